@@ -1,0 +1,1 @@
+"""coplug.models."""

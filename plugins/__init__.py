@@ -1,0 +1,1 @@
+"""coplug.plugins."""
