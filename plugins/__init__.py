@@ -1,1 +1,26 @@
-"""coplug.plugins."""
+"""coplug.plugins: solve Pyomo models with SCIP plugins or HiGHS, one results object back."""
+
+from coplug.plugins.base import Plugin
+from coplug.plugins.bridge import available_solvers, register_backend, solve
+from coplug.plugins.errors import (
+    CoplugError,
+    InputError,
+    SolverNotAvailableError,
+    UnsupportedModelError,
+)
+from coplug.plugins.results import Result, Status
+from coplug.plugins.varmap import VarMap
+
+__all__ = [
+    "CoplugError",
+    "InputError",
+    "Plugin",
+    "Result",
+    "SolverNotAvailableError",
+    "Status",
+    "UnsupportedModelError",
+    "VarMap",
+    "available_solvers",
+    "register_backend",
+    "solve",
+]

@@ -1,0 +1,41 @@
+"""Named formulations for the CLI (`coplug solve NAME --size N`): name -> model builder."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pyomo.environ as pyo
+
+from coplug.plugins.errors import InputError
+
+Builder = Callable[[int, int], pyo.ConcreteModel]
+
+_BUILDERS: dict[str, tuple[Builder, str]] = {}
+
+
+def register(name: str, builder: Builder, description: str) -> None:
+    """Register `builder(size, seed) -> Pyomo model` under `name`."""
+    _BUILDERS[name] = (builder, description)
+
+
+def names() -> dict[str, str]:
+    """Registered names and their one-line descriptions."""
+    return {name: desc for name, (_, desc) in sorted(_BUILDERS.items())}
+
+
+def build(name: str, size: int, seed: int = 0) -> pyo.ConcreteModel:
+    """Build the registered formulation `name` at `size` with `seed`."""
+    if name not in _BUILDERS:
+        raise InputError(f"unknown formulation {name!r}; known: {', '.join(sorted(_BUILDERS))}")
+    if size < 1:
+        raise InputError(f"--size must be >= 1, got {size}")
+    return _BUILDERS[name][0](size, seed)
+
+
+def _knapsack(size: int, seed: int) -> pyo.ConcreteModel:
+    from coplug.formulations.knapsack import knapsack_mip, random_knapsack
+
+    return knapsack_mip(random_knapsack(size, seed=seed))
+
+
+register("knapsack", _knapsack, "0/1 knapsack, uncorrelated, SIZE items")

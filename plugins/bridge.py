@@ -1,0 +1,288 @@
+"""`solve`: any Pyomo model through SCIP (with plugins) or HiGHS, one results object back.
+
+SCIP models are built by Pyomo's own `scip_persistent` interface, which exposes the
+PySCIPOpt model; plugins are included into it before the solve and see a `VarMap`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import pyomo.environ as pyo
+from pyomo.contrib.solver.common.factory import SolverFactory
+from pyomo.contrib.solver.common.results import TerminationCondition
+
+from coplug.plugins.base import plugin_name, plugin_statistics
+from coplug.plugins.errors import InputError, SolverNotAvailableError, UnsupportedModelError
+from coplug.plugins.results import Result, Status
+from coplug.plugins.varmap import VarMap
+
+Backend = Callable[..., Result]
+
+_SCIP_STATUS = {
+    "optimal": Status.OPTIMAL,
+    "infeasible": Status.INFEASIBLE,
+    "unbounded": Status.UNBOUNDED,
+    "inforunbd": Status.INFEASIBLE_OR_UNBOUNDED,
+    "timelimit": Status.TIME_LIMIT,
+    "nodelimit": Status.NODE_LIMIT,
+    "totalnodelimit": Status.NODE_LIMIT,
+    "stallnodelimit": Status.NODE_LIMIT,
+    "userinterrupt": Status.INTERRUPTED,
+}
+
+_PYOMO_STATUS = {
+    TerminationCondition.convergenceCriteriaSatisfied: Status.OPTIMAL,
+    TerminationCondition.provenInfeasible: Status.INFEASIBLE,
+    TerminationCondition.locallyInfeasible: Status.INFEASIBLE,
+    TerminationCondition.unbounded: Status.UNBOUNDED,
+    TerminationCondition.infeasibleOrUnbounded: Status.INFEASIBLE_OR_UNBOUNDED,
+    TerminationCondition.maxTimeLimit: Status.TIME_LIMIT,
+    TerminationCondition.iterationLimit: Status.NODE_LIMIT,
+    TerminationCondition.interrupted: Status.INTERRUPTED,
+}
+
+_BACKENDS: dict[str, Backend] = {}
+# Backends that live in their own module and load on first use ("module:function").
+_LAZY_BACKENDS: dict[str, str] = {"lap": "coplug.plugins.lap.backend:solve_assignment_model"}
+
+
+def register_backend(name: str, backend: Backend) -> None:
+    """Make `solve(model, solver=name)` call `backend(model, plugins=..., time_limit=...,
+    params=..., tee=...)`."""
+    _BACKENDS[name] = backend
+
+
+def available_solvers() -> list[str]:
+    """Names accepted by `solve(solver=...)`."""
+    return sorted(set(_BACKENDS) | set(_LAZY_BACKENDS))
+
+
+def solve(
+    model: pyo.Block,
+    solver: str = "scip",
+    plugins: Iterable[Any] = (),
+    time_limit: float | None = None,
+    tee: bool = False,
+    **params: Any,
+) -> Result:
+    """Solve a Pyomo model and load the best solution back into its variables.
+
+    `plugins` (SCIP only) are objects with `attach(scip_model, var_map)`; `params` are
+    solver options by their native names, e.g. ``**{"limits/nodes": 100}`` for SCIP.
+    Infeasible or unbounded models come back as a status, never as an exception.
+    """
+    if not isinstance(model, pyo.Block):
+        raise InputError(f"solve() needs a Pyomo model (a Block), got {type(model).__name__}")
+    if time_limit is not None and not time_limit > 0:
+        raise InputError(f"time_limit must be positive, got {time_limit}")
+    backend = _backend(solver)
+    return backend(model, plugins=list(plugins), time_limit=time_limit, params=params, tee=tee)
+
+
+def _backend(name: str) -> Backend:
+    """Look up a backend by name, importing lazy ones on first use."""
+    key = name.lower()
+    if key in _BACKENDS:
+        return _BACKENDS[key]
+    if key in _LAZY_BACKENDS:
+        module_name, func = _LAZY_BACKENDS[key].split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise SolverNotAvailableError(f"solver {name!r} is not available: {exc}") from exc
+        _BACKENDS[key] = getattr(module, func)
+        return _BACKENDS[key]
+    raise SolverNotAvailableError(
+        f"unknown solver {name!r}; choose one of {', '.join(available_solvers())}"
+    )
+
+
+def _contrib_solver(factory_name: str, label: str, package: str) -> Any:
+    """A Pyomo contrib solver instance, or a one-line error naming what to install."""
+    opt = SolverFactory(factory_name)
+    if not opt.available():
+        raise SolverNotAvailableError(f"{label} is not available: install {package}")
+    return opt
+
+
+def _solve_scip(
+    model: pyo.Block,
+    *,
+    plugins: list[Any],
+    time_limit: float | None,
+    params: Mapping[str, Any],
+    tee: bool,
+) -> Result:
+    """Build the model in SCIP via `scip_persistent`, attach plugins, optimize, load back."""
+    opt = _contrib_solver("scip_persistent", "SCIP", "pyscipopt")
+    try:
+        opt.set_instance(model)
+    except (ValueError, TypeError, NotImplementedError, KeyError, AttributeError) as exc:
+        raise UnsupportedModelError(f"SCIP cannot take this model: {exc}") from exc
+    scip = opt._solver_model  # the PySCIPOpt model; Pyomo keeps no public accessor
+    _use_native_objective(opt, model)
+    var_map = VarMap(opt._pyomo_var_to_solver_var_map)
+    _set_scip_params(scip, time_limit, params)
+    for plugin in plugins:
+        if not callable(getattr(plugin, "attach", None)):
+            raise InputError(f"plugin {plugin!r} has no attach(scip_model, var_map) method")
+        plugin.attach(scip, var_map)
+    scip.hideOutput(quiet=not tee)
+    scip.optimize()
+    result = scip_result(scip, plugins)
+    if result.has_solution:
+        _load_scip_solution(scip, var_map)
+    return result
+
+
+def scip_result(scip: Any, plugins: Iterable[Any] = (), solver: str = "scip") -> Result:
+    """Read status, objective, bound, nodes and time off a solved PySCIPOpt model."""
+    has_solution = scip.getNSols() > 0
+    status = _SCIP_STATUS.get(scip.getStatus(), Status.UNKNOWN)
+    if status is Status.UNKNOWN and has_solution:
+        status = Status.FEASIBLE
+    objective = scip.getObjVal() if has_solution else None
+    bound = None
+    if status not in (Status.INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED):
+        bound = _finite_or_inf(scip.getDualbound(), scip.infinity())
+    if status is Status.UNBOUNDED:
+        objective = None
+    return Result(
+        status=status,
+        solver=solver,
+        objective=objective,
+        bound=bound,
+        nodes=int(scip.getNTotalNodes()),
+        time=float(scip.getSolvingTime()),
+        has_solution=has_solution and status is not Status.UNBOUNDED,
+        plugin_stats={plugin_name(p): plugin_statistics(p) for p in plugins},
+    )
+
+
+def _finite_or_inf(value: float, infinity: float) -> float:
+    """Map SCIP's +-1e20 infinity onto math.inf."""
+    if value >= infinity:
+        return math.inf
+    if value <= -infinity:
+        return -math.inf
+    return float(value)
+
+
+def _use_native_objective(opt: Any, model: pyo.Block) -> None:
+    """Replace Pyomo's epigraph objective variable by SCIP's own linear objective.
+
+    `scip_persistent` always minimizes an auxiliary variable bounded by the objective
+    expression; for a linear objective that hides the objective coefficients from SCIP
+    (and from plugins reading them) and weakens its bounding, so we put them back.
+    """
+    objectives = list(model.component_data_objects(pyo.Objective, active=True))
+    if len(objectives) > 1:
+        raise UnsupportedModelError(f"model has {len(objectives)} active objectives; need one")
+    if objectives and objectives[0].expr.polynomial_degree() not in (0, 1):
+        return
+    scip = opt._solver_model
+    scip.delCons(opt._obj_con)
+    scip.delVar(opt._obj_var)
+    opt._obj_con = opt._obj_var = None
+    if not objectives:
+        return
+    objective = objectives[0]
+    sense = "maximize" if objective.sense == pyo.maximize else "minimize"
+    expr = opt._expr_visitor.walk_expression(objective.expr)
+    if isinstance(expr, (int, float)):
+        scip.addObjoffset(float(expr))
+        scip.setMaximize() if sense == "maximize" else scip.setMinimize()
+    else:
+        scip.setObjective(expr, sense=sense)
+
+
+def _set_scip_params(scip: Any, time_limit: float | None, params: Mapping[str, Any]) -> None:
+    """Apply the time limit and native SCIP parameters, naming any unknown one."""
+    if time_limit is not None:
+        scip.setParam("limits/time", float(time_limit))
+    for key, value in params.items():
+        try:
+            scip.setParam(key, value)
+        except (KeyError, LookupError, TypeError, ValueError, Exception) as exc:
+            raise InputError(f"cannot set SCIP parameter {key!r} to {value!r}: {exc}") from exc
+
+
+def _load_scip_solution(scip: Any, var_map: VarMap) -> None:
+    """Copy SCIP's best solution into the Pyomo variables (integers rounded when within 1e-6)."""
+    best = scip.getBestSol()
+    for var, scip_var in var_map.items():
+        if var.fixed:
+            continue
+        value = scip.getSolVal(best, scip_var)
+        if var.is_integer() and abs(value - round(value)) <= 1e-6:
+            value = float(round(value))
+        var.set_value(value, skip_validation=True)
+
+
+def _check_linear_for_highs(model: pyo.Block) -> None:
+    """HiGHS takes linear constraints and a linear or quadratic objective: name the offender."""
+    for con in model.component_data_objects(pyo.Constraint, active=True):
+        if con.body.polynomial_degree() not in (0, 1):
+            raise UnsupportedModelError(
+                f"HiGHS cannot take nonlinear constraint {con.name!r}; use solver='scip'"
+            )
+    for obj in model.component_data_objects(pyo.Objective, active=True):
+        if obj.expr.polynomial_degree() not in (0, 1, 2):
+            raise UnsupportedModelError(
+                f"HiGHS cannot take nonlinear objective {obj.name!r}; use solver='scip'"
+            )
+
+
+def _solve_highs(
+    model: pyo.Block,
+    *,
+    plugins: list[Any],
+    time_limit: float | None,
+    params: Mapping[str, Any],
+    tee: bool,
+) -> Result:
+    """Solve with HiGHS through Pyomo's contrib `highs` interface (no plugins)."""
+    if plugins:
+        raise InputError("HiGHS takes no plugins; plugins run inside SCIP (solver='scip')")
+    opt = _contrib_solver("highs", "HiGHS", "highspy")
+    _check_linear_for_highs(model)
+    start = time.perf_counter()
+    results = opt.solve(
+        model,
+        load_solutions=False,
+        raise_exception_on_nonoptimal_result=False,
+        time_limit=time_limit,
+        solver_options=dict(params),
+        tee=tee,
+    )
+    elapsed = time.perf_counter() - start
+    status = _PYOMO_STATUS.get(results.termination_condition, Status.UNKNOWN)
+    has_solution = results.solution_loader.get_number_of_solutions() > 0 if hasattr(
+        results.solution_loader, "get_number_of_solutions"
+    ) else results.incumbent_objective is not None
+    if status is Status.UNBOUNDED:
+        has_solution = False
+    if status is Status.UNKNOWN and has_solution:
+        status = Status.FEASIBLE
+    if has_solution:
+        results.solution_loader.load_vars()
+    info = opt._solver_model.getInfo()
+    bound = results.objective_bound if status is not Status.INFEASIBLE else None
+    return Result(
+        status=status,
+        solver="highs",
+        objective=results.incumbent_objective if has_solution else None,
+        bound=None if bound is None else float(bound),
+        nodes=max(int(getattr(info, "mip_node_count", 0)), 0),
+        time=elapsed,
+        has_solution=has_solution,
+    )
+
+
+register_backend("scip", _solve_scip)
+register_backend("highs", _solve_highs)

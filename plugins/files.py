@@ -1,0 +1,86 @@
+"""Solve MPS/LP files directly with SCIP or HiGHS (Pyomo cannot read these formats)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from coplug.plugins.bridge import _set_scip_params, scip_result
+from coplug.plugins.errors import InputError, SolverNotAvailableError
+from coplug.plugins.results import Result, Status
+
+_SUFFIXES = (".mps", ".lp", ".mps.gz", ".lp.gz")
+
+_HIGHS_STATUS = {
+    "Optimal": Status.OPTIMAL,
+    "Infeasible": Status.INFEASIBLE,
+    "Unbounded": Status.UNBOUNDED,
+    "Primal infeasible or unbounded": Status.INFEASIBLE_OR_UNBOUNDED,
+    "Time limit reached": Status.TIME_LIMIT,
+    "Interrupted by user": Status.INTERRUPTED,
+}
+
+
+def solve_file(
+    path: str | Path, solver: str = "scip", time_limit: float | None = None, **params: Any
+) -> Result:
+    """Read an MPS or LP file into the solver and solve it."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"no such file: {path}")
+    if not path.name.lower().endswith(_SUFFIXES):
+        raise InputError(f"{path.name}: expected an .mps or .lp file")
+    if solver == "scip":
+        return _solve_file_scip(path, time_limit, params)
+    if solver == "highs":
+        return _solve_file_highs(path, time_limit, params)
+    raise SolverNotAvailableError(f"files solve with 'scip' or 'highs', not {solver!r}")
+
+
+def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any]) -> Result:
+    """SCIP reads and solves the file."""
+    import pyscipopt
+
+    scip = pyscipopt.Model()
+    scip.hideOutput()
+    try:
+        scip.readProblem(str(path))
+    except Exception as exc:
+        raise InputError(f"SCIP cannot read {path.name}: {exc}") from exc
+    _set_scip_params(scip, time_limit, params)
+    scip.optimize()
+    return scip_result(scip)
+
+
+def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, Any]) -> Result:
+    """HiGHS reads and solves the file."""
+    import highspy
+
+    highs = highspy.Highs()
+    highs.silent()
+    if highs.readModel(str(path)) != highspy.HighsStatus.kOk:
+        raise InputError(f"HiGHS cannot read {path.name}")
+    if time_limit is not None:
+        highs.setOptionValue("time_limit", float(time_limit))
+    for key, value in params.items():
+        if highs.setOptionValue(key, value) != highspy.HighsStatus.kOk:
+            raise InputError(f"cannot set HiGHS option {key!r} to {value!r}")
+    start = time.perf_counter()
+    highs.run()
+    elapsed = time.perf_counter() - start
+    status = _HIGHS_STATUS.get(highs.modelStatusToString(highs.getModelStatus()), Status.UNKNOWN)
+    info = highs.getInfo()
+    has_solution = info.primal_solution_status == 2
+    if status is Status.UNKNOWN and has_solution:
+        status = Status.FEASIBLE
+    return Result(
+        status=status,
+        solver="highs",
+        objective=info.objective_function_value if has_solution else None,
+        bound=info.mip_dual_bound if status is Status.OPTIMAL and info.mip_node_count >= 0
+        else None,
+        nodes=max(int(info.mip_node_count), 0),
+        time=elapsed,
+        has_solution=has_solution,
+    )

@@ -1,0 +1,70 @@
+"""The results object every coplug solve returns, whatever the backend."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Status(str, Enum):
+    """Why a solve stopped; `has_solution` says whether a point was loaded."""
+
+    OPTIMAL = "optimal"
+    FEASIBLE = "feasible"
+    INFEASIBLE = "infeasible"
+    UNBOUNDED = "unbounded"
+    INFEASIBLE_OR_UNBOUNDED = "infeasible_or_unbounded"
+    TIME_LIMIT = "time_limit"
+    NODE_LIMIT = "node_limit"
+    INTERRUPTED = "interrupted"
+    UNKNOWN = "unknown"
+
+
+@dataclass
+class Result:
+    """Outcome of one solve: status, objective, bound, gap, nodes, time and plugin statistics."""
+
+    status: Status
+    solver: str
+    objective: float | None = None
+    bound: float | None = None
+    nodes: int = 0
+    time: float = 0.0
+    has_solution: bool = False
+    plugin_stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def gap(self) -> float | None:
+        """Relative gap |objective - bound| / max(|objective|, 1e-9); None without both."""
+        if self.objective is None or self.bound is None:
+            return None
+        if not (math.isfinite(self.objective) and math.isfinite(self.bound)):
+            return math.inf
+        diff = abs(self.objective - self.bound)
+        return 0.0 if diff <= 1e-12 else diff / max(abs(self.objective), 1e-9)
+
+    @property
+    def optimal(self) -> bool:
+        """True when the solver proved optimality."""
+        return self.status is Status.OPTIMAL
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dictionary (infinite numbers become strings)."""
+        data = asdict(self)
+        data["status"] = self.status.value
+        data["gap"] = self.gap
+        return _json_safe(data)
+
+
+def _json_safe(value: Any) -> Any:
+    """Replace non-finite floats by strings so `json.dumps` stays strict."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value

@@ -1,0 +1,48 @@
+"""Two-way map between Pyomo variables and SCIP variables, for plugins running inside SCIP."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pyomo.common.collections import ComponentMap
+from pyomo.core.base.var import VarData
+
+_TRANSFORMED_PREFIX = "t_"
+
+
+class VarMap:
+    """Pyomo variable <-> SCIP variable.
+
+    SCIP hands callbacks *transformed* variables (named ``t_<name>``); `to_pyomo` accepts
+    original and transformed ones alike, so plugins can speak in Pyomo names.
+    """
+
+    def __init__(self, pairs: ComponentMap) -> None:
+        self._to_scip = ComponentMap(pairs)
+        self._by_name = {scip_var.name: pyo for pyo, scip_var in pairs.items()}
+
+    def __len__(self) -> int:
+        return len(self._to_scip)
+
+    def __iter__(self) -> Iterator[VarData]:
+        return iter(self._to_scip)
+
+    def items(self):
+        """(Pyomo variable, SCIP variable) pairs."""
+        return self._to_scip.items()
+
+    def to_scip(self, var: VarData):
+        """SCIP (original-problem) variable of a Pyomo variable; KeyError if not in the model."""
+        return self._to_scip[var]
+
+    def to_pyomo(self, scip_var) -> VarData | None:
+        """Pyomo variable of a SCIP variable (original or transformed); None if SCIP made it."""
+        name = scip_var.name
+        found = self._by_name.get(name)
+        if found is None and name.startswith(_TRANSFORMED_PREFIX):
+            found = self._by_name.get(name[len(_TRANSFORMED_PREFIX):])
+        return found
+
+    def scip_name(self, var: VarData) -> str:
+        """Name SCIP uses for a Pyomo variable in the original problem."""
+        return self._to_scip[var].name
