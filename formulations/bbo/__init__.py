@@ -1,0 +1,1 @@
+"""coplug.formulations.bbo: evolved black-box-optimization benchmark programs."""

@@ -1,0 +1,1 @@
+"""coplug.plugins.lap: exact linear assignment (Jonker-Volgenant) with warm starts."""
