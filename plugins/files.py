@@ -6,6 +6,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pyomo.common.tee import capture_output
+
 from coplug.plugins.bridge import _set_scip_params, scip_result
 from coplug.plugins.errors import InputError, SolverNotAvailableError
 from coplug.plugins.results import Result, Status
@@ -57,7 +59,8 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     """HiGHS reads and solves the file."""
     import highspy
 
-    highs = highspy.Highs()
+    with capture_output(capture_fd=True):  # HiGHS prints a banner on construction
+        highs = highspy.Highs()
     highs.silent()
     if highs.readModel(str(path)) != highspy.HighsStatus.kOk:
         raise InputError(f"HiGHS cannot read {path.name}")

@@ -1,0 +1,24 @@
+"""Shared fixtures: small seeded models used across the suite."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+
+
+def assignment_model(cost: np.ndarray) -> pyo.ConcreteModel:
+    """Square assignment MIP: min sum c_ij x_ij, one per row and one per column."""
+    n = cost.shape[0]
+    m = pyo.ConcreteModel()
+    m.I = pyo.RangeSet(0, n - 1)
+    m.x = pyo.Var(m.I, m.I, domain=pyo.Binary)
+    m.row = pyo.Constraint(m.I, rule=lambda m, i: sum(m.x[i, j] for j in m.I) == 1)
+    m.col = pyo.Constraint(m.I, rule=lambda m, j: sum(m.x[i, j] for i in m.I) == 1)
+    m.cost = pyo.Objective(expr=sum(float(cost[i, j]) * m.x[i, j] for i in m.I for j in m.I))
+    return m
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(12345)

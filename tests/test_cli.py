@@ -1,0 +1,67 @@
+"""The `coplug` command line, run as a user would: in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from coplug.formulations.knapsack import knapsack_mip, random_knapsack
+from coplug.plugins import solve
+
+
+def _coplug(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "coplug.plugins.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_help_lists_commands() -> None:
+    out = _coplug("--help")
+    assert out.returncode == 0
+    for command in ("solve", "demo"):
+        assert command in out.stdout
+
+
+def test_demo_knapsack_section_runs() -> None:
+    out = _coplug("demo", "--only", "knapsack")
+    assert out.returncode == 0, out.stderr
+    assert "status     optimal" in out.stdout
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_solve_formulation_json_matches_library(solver: str) -> None:
+    out = _coplug("solve", "knapsack", "--size", "25", "--seed", "4", "--solver", solver, "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    expected = solve(knapsack_mip(random_knapsack(25, seed=4)), solver="highs").objective
+    assert data["status"] == "optimal"
+    assert data["objective"] == pytest.approx(expected)
+
+
+def test_solve_mps_file_with_both_solvers(tmp_path: Path) -> None:
+    model = knapsack_mip(random_knapsack(15, seed=9))
+    path = tmp_path / "knap.mps"
+    model.write(str(path), io_options={"symbolic_solver_labels": True})
+    expected = solve(model, solver="scip").objective
+    for solver in ("scip", "highs"):
+        out = _coplug("solve", str(path), "--solver", solver, "--json")
+        assert out.returncode == 0, out.stderr
+        data = json.loads(out.stdout)
+        assert data["status"] == "optimal"
+        assert abs(data["objective"]) == pytest.approx(abs(expected))
+
+
+def test_errors_are_one_line() -> None:
+    out = _coplug("solve", "nosuchproblem")
+    assert out.returncode == 2
+    assert out.stderr.strip().count("\n") == 0
+    assert "unknown formulation 'nosuchproblem'" in out.stderr
+    out = _coplug("solve", "missing.mps")
+    assert out.returncode == 2 and "no such file" in out.stderr
