@@ -1,0 +1,202 @@
+"""Dense Jonker-Volgenant kernels (numba): column reduction, augmenting row reduction and
+Dijkstra shortest augmenting paths on explicit duals (u, v) with u_i + v_j <= c_ij.
+
+All kernels work on a min-cost matrix with n_rows <= n_cols; `col4row`/`row4col` hold the
+partial assignment (-1 = free). Explicit duals let a caller start from any feasible (u, v).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+INF = np.inf
+
+
+@njit(cache=True)
+def column_reduction(c, v, col4row, row4col):
+    """JV column reduction plus reduction transfer (square c): v_j = min_i c_ij, greedy
+    tight matching; returns the number of free rows left."""
+    n = c.shape[0]
+    matches = np.zeros(n, np.int64)
+    for j in range(n - 1, -1, -1):
+        best = c[0, j]
+        imin = 0
+        for i in range(1, n):
+            if c[i, j] < best:
+                best = c[i, j]
+                imin = i
+        v[j] = best
+        matches[imin] += 1
+        if matches[imin] == 1:
+            col4row[imin] = j
+            row4col[j] = imin
+    n_free = 0
+    for i in range(n):
+        if matches[i] == 0:
+            n_free += 1
+        elif matches[i] == 1:
+            j1 = col4row[i]
+            mu = INF
+            for j in range(n):
+                if j != j1:
+                    r = c[i, j] - v[j]
+                    if r < mu:
+                        mu = r
+            if mu < INF:
+                v[j1] = c[i, j1] - mu
+    return n_free
+
+
+@njit(cache=True)
+def augmenting_row_reduction(c, v, col4row, row4col, free_rows, n_free):
+    """One JV augmenting-row-reduction pass (auction-like) over `free_rows[:n_free]`;
+    keeps v feasible for the implicit u_i = min_j c_ij - v_j. Returns the new free count."""
+    n = c.shape[1]
+    current = 0
+    new_free = 0
+    rr_cnt = 0
+    while current < n_free:
+        rr_cnt += 1
+        i = free_rows[current]
+        current += 1
+        j1 = 0
+        v1 = c[i, 0] - v[0]
+        j2 = -1
+        v2 = INF
+        for j in range(1, n):
+            r = c[i, j] - v[j]
+            if r < v2:
+                if r >= v1:
+                    v2 = r
+                    j2 = j
+                else:
+                    v2 = v1
+                    v1 = r
+                    j2 = j1
+                    j1 = j
+        i0 = row4col[j1]
+        v1_new = v[j1] - (v2 - v1)
+        v1_lowers = v1_new < v[j1]
+        if rr_cnt < current * n:
+            if v1_lowers:
+                v[j1] = v1_new
+            elif i0 >= 0 and j2 >= 0:
+                j1 = j2
+                i0 = row4col[j2]
+            if i0 >= 0:
+                col4row[i0] = -1
+                if v1_lowers:
+                    current -= 1
+                    free_rows[current] = i0
+                else:
+                    free_rows[new_free] = i0
+                    new_free += 1
+        elif i0 >= 0:
+            col4row[i0] = -1
+            free_rows[new_free] = i0
+            new_free += 1
+        col4row[i] = j1
+        row4col[j1] = i
+    return new_free
+
+
+@njit(cache=True)
+def implicit_row_duals(c, v, col4row, u):
+    """u_i = c_i,col4row[i] - v_col4row[i] for assigned rows, min_j (c_ij - v_j) for free ones."""
+    n, m = c.shape
+    for i in range(n):
+        j = col4row[i]
+        if j >= 0:
+            u[i] = c[i, j] - v[j]
+        else:
+            best = INF
+            for k in range(m):
+                r = c[i, k] - v[k]
+                if r < best:
+                    best = r
+            u[i] = best
+
+
+@njit(cache=True)
+def shortest_augmenting_paths(c, u, v, col4row, row4col):
+    """Augment every free row along a Dijkstra shortest path in reduced costs.
+
+    Needs feasible duals and tight assigned edges; returns the number of augmentations,
+    or -1 - i when row i cannot be assigned (only possible with infinite costs).
+    """
+    n, m = c.shape
+    shortest = np.empty(m, np.float64)
+    path = np.empty(m, np.int64)
+    remaining = np.empty(m, np.int64)
+    sr = np.zeros(n, np.bool_)
+    sc = np.zeros(m, np.bool_)
+    visited_rows = np.empty(n, np.int64)
+    visited_cols = np.empty(m, np.int64)
+    count = 0
+    for cur in range(n):
+        if col4row[cur] >= 0:
+            continue
+        count += 1
+        for it in range(m):
+            remaining[it] = m - 1 - it
+            shortest[it] = INF
+        num_remaining = m
+        n_vr = 0
+        n_vc = 0
+        min_val = 0.0
+        i = cur
+        sink = -1
+        while sink == -1:
+            sr[i] = True
+            visited_rows[n_vr] = i
+            n_vr += 1
+            lowest = INF
+            index = -1
+            base = min_val - u[i]
+            for it in range(num_remaining):
+                j = remaining[it]
+                r = base + c[i, j] - v[j]
+                if r < shortest[j]:
+                    path[j] = i
+                    shortest[j] = r
+                if shortest[j] < lowest or (shortest[j] == lowest and row4col[j] == -1):
+                    lowest = shortest[j]
+                    index = it
+            min_val = lowest
+            if min_val == INF or index < 0:
+                for k in range(n_vr):
+                    sr[visited_rows[k]] = False
+                for k in range(n_vc):
+                    sc[visited_cols[k]] = False
+                return -1 - cur
+            j = remaining[index]
+            if row4col[j] == -1:
+                sink = j
+            else:
+                i = row4col[j]
+            sc[j] = True
+            visited_cols[n_vc] = j
+            n_vc += 1
+            num_remaining -= 1
+            remaining[index] = remaining[num_remaining]
+        u[cur] += min_val
+        for k in range(n_vr):
+            i = visited_rows[k]
+            sr[i] = False
+            if i != cur:
+                u[i] += min_val - shortest[col4row[i]]
+        for k in range(n_vc):
+            j = visited_cols[k]
+            sc[j] = False
+            v[j] -= min_val - shortest[j]
+        j = sink
+        while True:
+            i = path[j]
+            row4col[j] = i
+            nxt = col4row[i]
+            col4row[i] = j
+            j = nxt
+            if i == cur:
+                break
+    return count

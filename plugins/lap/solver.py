@@ -1,0 +1,246 @@
+"""`solve_lap`: exact linear assignment, dense or sparse, cold or warm-started from row duals,
+always certified by complementary slackness (a failed certificate triggers a cold re-solve)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from coplug.plugins.errors import InputError
+from coplug.plugins.lap import certify, jv, sparse, warmstart
+
+_COUNTERS = {"solves": 0, "warm_solves": 0, "fallbacks": 0}
+
+
+@dataclass
+class LapSolution:
+    """Optimal assignment `row_ind[k] -> col_ind[k]`, its cost, optimal duals and work done.
+
+    Duals certify optimality: u_i + v_j <= c_ij (>= when maximizing), equality on the
+    assignment. `augmentations` counts shortest-augmenting-path searches; `fallback` says
+    the warm solve failed its certificate and was redone cold.
+    """
+
+    row_ind: np.ndarray
+    col_ind: np.ndarray
+    cost: float
+    row_duals: np.ndarray
+    col_duals: np.ndarray
+    augmentations: int
+    warm: bool
+    fallback: bool = False
+    time: float = 0.0
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def counters() -> dict[str, int]:
+    """Process-wide counts of solves, warm solves and certificate fallbacks to cold solves."""
+    return dict(_COUNTERS)
+
+
+def solve_lap(
+    cost: Any,
+    *,
+    maximize: bool = False,
+    row_duals: np.ndarray | None = None,
+    arr_passes: int | None = None,
+) -> LapSolution:
+    """Solve min (or max) sum_i c[i, col(i)] over injective assignments of rows to columns.
+
+    `cost` is a dense array (all finite) or a scipy.sparse matrix whose stored entries are
+    the allowed pairs. `row_duals` (any finite vector, one per row) warm-starts the solve
+    through the Min-Trick; the result is exact whatever they are.
+    """
+    start = time.perf_counter()
+    is_sparse = sp.issparse(cost)
+    c = sparse.as_csr(cost) if is_sparse else _dense(cost)
+    n, m = c.shape
+    if n == 0 or m == 0:
+        raise InputError(f"cost matrix is empty (shape {n}x{m})")
+    if maximize:
+        c = -c
+    transposed = n > m
+    if transposed:
+        c = c.T.tocsr() if is_sparse else c.T
+        n, m = m, n
+        row_duals = None
+    u0 = _check_duals(row_duals, n)
+    if is_sparse:
+        sparse.check_pattern(c)
+    scale = float(abs(c.data).max()) if is_sparse else float(np.abs(c).max())
+    _COUNTERS["solves"] += 1
+    _COUNTERS["warm_solves"] += u0 is not None
+    col4row, u, v, augs = _solve_min(c, u0, arr_passes)
+    fallback = False
+    if not _certified(c, col4row, u, scale):
+        if u0 is None:
+            raise RuntimeError("LAP certificate failed on a cold solve; please report this input")
+        _COUNTERS["fallbacks"] += 1
+        fallback = True
+        col4row, u, v, extra = _solve_min(c, None, None)
+        augs += extra
+        if not _certified(c, col4row, u, scale):
+            raise RuntimeError("LAP certificate failed on a cold solve; please report this input")
+    rows = np.arange(n)
+    total = _cost(c, rows, col4row)
+    if maximize:
+        u, v, total = -u, -v, -total
+    if transposed:
+        order = np.argsort(col4row)
+        rows, cols, u, v = col4row[order], rows[order], v, u
+    else:
+        cols = col4row
+    return LapSolution(
+        row_ind=rows,
+        col_ind=cols,
+        cost=float(total),
+        row_duals=u,
+        col_duals=v,
+        augmentations=int(augs),
+        warm=u0 is not None,
+        fallback=fallback,
+        time=time.perf_counter() - start,
+    )
+
+
+def _dense(cost: Any) -> np.ndarray:
+    """Validated 2-D finite float array (float32 kept, everything else as float64)."""
+    try:
+        c = np.asarray(cost)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"cost matrix is not numeric: {exc}") from exc
+    if c.ndim != 2:
+        raise InputError(f"cost matrix must be 2-D, got shape {c.shape}")
+    if c.dtype == np.bool_ or not np.issubdtype(c.dtype, np.number):
+        raise InputError(f"cost matrix must be numeric, got dtype {c.dtype}")
+    if np.issubdtype(c.dtype, np.complexfloating):
+        raise InputError("cost matrix must be real, got complex values")
+    if c.dtype != np.float32:
+        c = c.astype(np.float64, copy=False)
+    c = np.ascontiguousarray(c)
+    finite = np.isfinite(c)
+    if not finite.all():
+        i, j = np.argwhere(~finite)[0]
+        raise InputError(
+            f"cost[{i}, {j}] is {c[i, j]}; a dense cost matrix must be finite "
+            "(pass a scipy.sparse matrix to forbid pairs)"
+        )
+    return c
+
+
+def _check_duals(row_duals: np.ndarray | None, n: int) -> np.ndarray | None:
+    """Row duals as a finite float64 vector of length n, or None."""
+    if row_duals is None:
+        return None
+    u = np.asarray(row_duals, dtype=np.float64).ravel()
+    if u.shape != (n,):
+        raise InputError(f"row_duals must have one value per row ({n}), got shape {u.shape}")
+    if not np.isfinite(u).all():
+        raise InputError("row_duals must be finite")
+    return u
+
+
+def _solve_min(c: Any, u0: np.ndarray | None, arr_passes: int | None):
+    """Dispatch to the dense or sparse min-cost solve with n_rows <= n_cols."""
+    if sp.issparse(c):
+        return _solve_sparse(c, u0)
+    return _solve_dense(c, u0, arr_passes)
+
+
+def _solve_dense(c: np.ndarray, u0: np.ndarray | None, arr_passes: int | None):
+    """Cold JV (column reduction, augmenting row reduction, SAP) or warm (Min-Trick, SAP)."""
+    n, m = c.shape
+    if u0 is not None and n < m:
+        return _padded(c, u0, arr_passes)
+    col4row = np.full(n, -1, np.int64)
+    row4col = np.full(m, -1, np.int64)
+    u = np.empty(n, np.float64)
+    v = np.zeros(m, np.float64)
+    if u0 is not None:
+        u, v, col4row, row4col = warmstart.warm_state(c, u0)
+        passes = 0 if arr_passes is None else arr_passes
+    elif n == m:
+        jv.column_reduction(c, v, col4row, row4col)
+        passes = 2 if arr_passes is None else arr_passes
+    else:
+        u[:] = c.min(axis=1)
+        passes = 0
+    if passes and n == m and n > 1:
+        free = np.flatnonzero(col4row < 0).astype(np.int64)
+        n_free = free.size
+        for _ in range(passes):
+            if n_free == 0:
+                break
+            n_free = jv.augmenting_row_reduction(c, v, col4row, row4col, free, n_free)
+    if u0 is None and n == m or passes:
+        jv.implicit_row_duals(c, v, col4row, u)
+    augs = jv.shortest_augmenting_paths(c, u, v, col4row, row4col)
+    if augs < 0:
+        raise InputError(f"no assignment covers row {-1 - augs}")
+    return col4row, u, v, augs
+
+
+def _padded(c: np.ndarray, u0: np.ndarray, arr_passes: int | None):
+    """Warm rectangular solve: pad zero-cost dummy rows so the problem is square."""
+    n, m = c.shape
+    square = np.zeros((m, m), dtype=c.dtype)
+    square[:n] = c
+    u_full = np.concatenate([u0, np.full(m - n, u0.min() if n else 0.0)])
+    return _unpad(n, *_solve_dense(square, u_full, arr_passes))
+
+
+def _unpad(n: int, col4row: np.ndarray, u: np.ndarray, v: np.ndarray, augs: int):
+    """Drop dummy rows and shift duals so spare (dummy-matched) columns get v_j = 0 <= ..."""
+    shift = v[col4row[n:]].max()
+    return col4row[:n].copy(), u[:n] + shift, v - shift, augs
+
+
+def _solve_sparse(c: sp.csr_matrix, u0: np.ndarray | None):
+    """Sparse SAP: cold from row minima or warm from Min-Trick duals (rectangular: padded)."""
+    n, m = c.shape
+    if u0 is not None and n < m:
+        k = m - n
+        dummy = sp.csr_matrix(
+            (np.zeros(k * m), np.tile(np.arange(m), k), np.arange(0, k * m + 1, m)), shape=(k, m)
+        )
+        square = sp.vstack([c, dummy], format="csr")
+        u_full = np.concatenate([u0, np.full(m - n, u0.min())])
+        return _unpad(n, *_solve_sparse(square, u_full))
+    indptr = c.indptr.astype(np.int64)
+    indices = c.indices.astype(np.int64)
+    data = c.data
+    col4row = np.full(n, -1, np.int64)
+    row4col = np.full(m, -1, np.int64)
+    u = np.zeros(n, np.float64)
+    v = np.zeros(m, np.float64)
+    if u0 is not None:
+        u[:] = u0
+        sparse.sparse_min_trick(indptr, indices, data, m, u, v)
+    sparse.sparse_tighten_and_match(indptr, indices, data, u, v, col4row, row4col)
+    augs = sparse.sparse_augment(indptr, indices, data, m, u, v, col4row, row4col)
+    if augs < 0:
+        raise InputError(f"sparse pattern is infeasible: row {-1 - augs} cannot be assigned")
+    return col4row, u, v, augs
+
+
+def _certified(c: Any, col4row: np.ndarray, u: np.ndarray, scale: float) -> bool:
+    """Complementary-slackness certificate via weak duality with Min-Trick column duals."""
+    n, m = c.shape
+    if sp.issparse(c):
+        primal, bound = certify.sparse_gap(
+            c.indptr.astype(np.int64), c.indices.astype(np.int64), c.data, m, col4row, u
+        )
+    else:
+        primal, bound = certify.dense_gap(c, col4row, u)
+    return certify.certified(primal, bound, scale, n)
+
+
+def _cost(c: Any, rows: np.ndarray, cols: np.ndarray) -> float:
+    """Sum of the assigned entries (float64)."""
+    if sp.issparse(c):
+        return float(np.asarray(c[rows, cols], dtype=np.float64).sum())
+    return float(c[rows, cols].astype(np.float64).sum())

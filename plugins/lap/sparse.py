@@ -1,0 +1,209 @@
+"""LAPMOD-style sparse assignment: CSR costs, missing entries forbidden, heap Dijkstra
+shortest augmenting paths on explicit duals; infeasible patterns are named up front."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+from scipy.sparse.csgraph import maximum_bipartite_matching
+
+from coplug.plugins.errors import InputError
+
+INF = np.inf
+
+
+@njit(cache=True)
+def _push(keys, items, size, key, item):
+    """Insert (key, item) into the binary min-heap of `size` entries; returns the new size."""
+    k = size
+    keys[k] = key
+    items[k] = item
+    while k > 0:
+        parent = (k - 1) >> 1
+        if keys[parent] <= keys[k]:
+            break
+        keys[parent], keys[k] = keys[k], keys[parent]
+        items[parent], items[k] = items[k], items[parent]
+        k = parent
+    return size + 1
+
+
+@njit(cache=True)
+def _pop(keys, items, size):
+    """Remove the heap minimum; returns (key, item, new size)."""
+    key = keys[0]
+    item = items[0]
+    size -= 1
+    keys[0] = keys[size]
+    items[0] = items[size]
+    k = 0
+    while True:
+        left = 2 * k + 1
+        if left >= size:
+            break
+        child = left
+        if left + 1 < size and keys[left + 1] < keys[left]:
+            child = left + 1
+        if keys[k] <= keys[child]:
+            break
+        keys[k], keys[child] = keys[child], keys[k]
+        items[k], items[child] = items[child], items[k]
+        k = child
+    return key, item, size
+
+
+@njit(cache=True)
+def sparse_min_trick(indptr, indices, data, m, u, v):
+    """v_j = min over stored entries of column j of (c_ij - u_i); inf for empty columns."""
+    n = indptr.shape[0] - 1
+    for j in range(m):
+        v[j] = INF
+    for i in range(n):
+        for k in range(indptr[i], indptr[i + 1]):
+            r = data[k] - u[i]
+            if r < v[indices[k]]:
+                v[indices[k]] = r
+
+
+@njit(cache=True)
+def sparse_tighten_and_match(indptr, indices, data, u, v, col4row, row4col):
+    """Raise u_i to its row's minimum reduced cost and greedily keep free tight edges."""
+    n = indptr.shape[0] - 1
+    matched = 0
+    for i in range(n):
+        best = INF
+        jfree = -1
+        for k in range(indptr[i], indptr[i + 1]):
+            j = indices[k]
+            r = data[k] - v[j]
+            if r < best:
+                best = r
+                jfree = j if row4col[j] == -1 else -1
+            elif r == best and jfree == -1 and row4col[j] == -1:
+                jfree = j
+        u[i] = best
+        if jfree >= 0:
+            col4row[i] = jfree
+            row4col[jfree] = i
+            matched += 1
+    return matched
+
+
+@njit(cache=True)
+def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col):
+    """Heap-Dijkstra shortest augmenting path for every free row (feasible duals needed).
+
+    Returns the number of augmentations, or -1 - i when row i cannot be assigned.
+    """
+    n = indptr.shape[0] - 1
+    nnz = indptr[n]
+    dist = np.full(m, INF)
+    path = np.full(m, -1, np.int64)
+    done = np.zeros(m, np.bool_)
+    touched = np.empty(m, np.int64)
+    final_cols = np.empty(m, np.int64)
+    keys = np.empty(nnz + m + 1, np.float64)
+    items = np.empty(nnz + m + 1, np.int64)
+    count = 0
+    for cur in range(n):
+        if col4row[cur] >= 0:
+            continue
+        count += 1
+        n_touched = 0
+        n_final = 0
+        size = 0
+        sink = -1
+        min_val = 0.0
+        i = cur
+        d_i = 0.0
+        while True:
+            base = d_i - u[i]
+            for k in range(indptr[i], indptr[i + 1]):
+                j = indices[k]
+                if done[j]:
+                    continue
+                r = base + data[k] - v[j]
+                if r < dist[j]:
+                    if dist[j] == INF:
+                        touched[n_touched] = j
+                        n_touched += 1
+                    dist[j] = r
+                    path[j] = i
+                    size = _push(keys, items, size, r, j)
+            j = -1
+            while size > 0:
+                key, cand, size = _pop(keys, items, size)
+                if not done[cand] and key == dist[cand]:
+                    j = cand
+                    break
+            if j < 0:
+                break
+            done[j] = True
+            final_cols[n_final] = j
+            n_final += 1
+            if row4col[j] == -1:
+                sink = j
+                min_val = dist[j]
+                break
+            i = row4col[j]
+            d_i = dist[j]
+        if sink < 0:
+            for k in range(n_touched):
+                dist[touched[k]] = INF
+                done[touched[k]] = False
+            return -1 - cur
+        u[cur] += min_val
+        for k in range(n_final):
+            j = final_cols[k]
+            delta = min_val - dist[j]
+            v[j] -= delta
+            if j != sink:
+                u[row4col[j]] += delta
+        j = sink
+        while True:
+            i = path[j]
+            row4col[j] = i
+            nxt = col4row[i]
+            col4row[i] = j
+            j = nxt
+            if i == cur:
+                break
+        for k in range(n_touched):
+            dist[touched[k]] = INF
+            done[touched[k]] = False
+    return count
+
+
+def as_csr(cost: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
+    """Canonical float64 CSR (sorted, duplicates rejected) with finite stored entries."""
+    csr = sp.csr_matrix(cost, dtype=np.float64, copy=True)
+    csr.has_sorted_indices = False
+    csr.sort_indices()
+    if not csr.has_canonical_format:
+        raise InputError("sparse cost matrix has duplicate entries for some (row, column) pair")
+    bad = ~np.isfinite(csr.data)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        row = int(np.searchsorted(csr.indptr, k, side="right") - 1)
+        raise InputError(
+            f"sparse cost matrix stores a non-finite value {csr.data[k]} at "
+            f"({row}, {int(csr.indices[k])}); leave forbidden pairs out of the pattern instead"
+        )
+    return csr
+
+
+def check_pattern(csr: sp.csr_matrix) -> None:
+    """Raise InputError naming the first row that no assignment of all rows can cover."""
+    n, m = csr.shape
+    empty = np.flatnonzero(np.diff(csr.indptr) == 0)
+    if empty.size:
+        raise InputError(f"sparse pattern is infeasible: row {int(empty[0])} has no allowed column")
+    pattern = sp.csr_matrix((np.ones_like(csr.data), csr.indices, csr.indptr), shape=(n, m))
+    match = maximum_bipartite_matching(pattern, perm_type="column")
+    unmatched = np.flatnonzero(match < 0)
+    if unmatched.size:
+        raise InputError(
+            f"sparse pattern is infeasible: at most {n - unmatched.size} of {n} rows can be "
+            f"assigned (row {int(unmatched[0])} is left without a column)"
+        )
