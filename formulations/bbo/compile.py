@@ -1,0 +1,423 @@
+"""Compile a program to vectorized numpy/torch evaluators and to a Pyomo model.
+
+Evaluators take a batch `X` of shape (n, dim) and return (n,) values. The Pyomo model has
+box-bounded variables `x[i]`, one named `Expression` per let-binding and the program as
+its (minimized) objective; it can be exported as a plain Pyomo script, a JSON form, or
+any format Pyomo's `model.write` knows (.nl, .gms, .lp when linear).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyomo.environ as pyo
+from scipy.stats import qmc
+
+from coplug.formulations.bbo.grammar import (
+    Node,
+    Program,
+    ProgramError,
+    node_from_json,
+    node_to_json,
+    parse,
+    to_text,
+)
+from coplug.plugins.errors import InputError, UnsupportedModelError
+
+JSON_FORMAT = "coplug-bbo-program"
+MAX_ABS = 1e12
+
+
+class _Backend:
+    """Array operations for one library (numpy or torch), used by the closure compiler."""
+
+    def __init__(self, lib: str) -> None:
+        self.lib = lib
+        if lib == "numpy":
+            self.m = np
+            self.fns = {"exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos,
+                        "sqrt": np.sqrt, "abs": np.abs, "tanh": np.tanh, "floor": np.floor,
+                        "acos": np.arccos, "max": np.maximum, "min": np.minimum}
+        else:
+            import torch
+
+            self.m = torch
+            self.fns = {"exp": torch.exp, "log": torch.log, "sin": torch.sin, "cos": torch.cos,
+                        "sqrt": torch.sqrt, "abs": torch.abs, "tanh": torch.tanh,
+                        "floor": torch.floor, "acos": torch.arccos, "max": torch.maximum,
+                        "min": torch.minimum}
+
+    def const(self, value: Any) -> Any:
+        if self.lib == "numpy":
+            return np.asarray(value, dtype=float)
+        return self.m.as_tensor(np.asarray(value, dtype=float))
+
+    def reduce(self, name: str, v: Any) -> Any:
+        if self.lib == "numpy":
+            return (np.sum if name == "sum" else np.prod)(v, axis=-1, keepdims=True)
+        return (self.m.sum if name == "sum" else self.m.prod)(v, dim=-1, keepdim=True)
+
+
+_BINOPS: dict[str, Callable[[Any, Any], Any]] = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b, "pow": lambda a, b: a**b, "matmul": lambda m, v: v @ m.T,
+}
+
+Closure = Callable[[Any, dict[str, Any]], Any]
+
+
+def _closure(node: Node, be: _Backend) -> Closure:
+    """Compile one node into a closure `(X, env) -> value` (scalars carry shape (n, 1))."""
+    op = node.op
+    if op in ("num", "vec", "mat"):
+        c = be.const(node.value)
+        return lambda X, env: c
+    if op == "x":
+        return lambda X, env: X
+    if op == "xi":
+        i = node.value
+        return lambda X, env: X[:, i : i + 1]
+    if op == "ref":
+        name = node.value
+        return lambda X, env: env[name]
+    args = [_closure(arg, be) for arg in node.args]
+    if op == "neg":
+        (a,) = args
+        return lambda X, env: -a(X, env)
+    if op in _BINOPS:
+        f, (a, b) = _BINOPS[op], args
+        return lambda X, env: f(a(X, env), b(X, env))
+    if op in ("sum", "prod"):
+        (a,) = args
+        return lambda X, env: be.reduce(op, a(X, env))
+    fn = be.fns[op]
+    if len(args) == 1:
+        (a,) = args
+        return lambda X, env: fn(a(X, env))
+    a, b = args
+    if op in ("max", "min"):
+        return lambda X, env: fn(*_as_tensors(be, a(X, env), b(X, env)))
+    return lambda X, env: fn(a(X, env), b(X, env))
+
+
+def _as_tensors(be: _Backend, a: Any, b: Any) -> tuple[Any, Any]:
+    """torch.maximum needs tensors on both sides; numpy takes anything."""
+    if be.lib == "numpy":
+        return a, b
+    return be.m.as_tensor(a, dtype=be.m.float64), be.m.as_tensor(b, dtype=be.m.float64)
+
+
+def _evaluator(program: Program, lib: str) -> Callable[[Any], Any]:
+    be = _Backend(lib)
+    lets = [(name, _closure(node, be)) for name, node in program.lets]
+    body = _closure(program.body, be)
+    dim = program.dim
+
+    def evaluate(X: Any) -> Any:
+        if X.ndim == 1:
+            X = X.reshape(1, -1)
+        if X.shape[-1] != dim:
+            raise InputError(f"points must have {dim} columns, got shape {tuple(X.shape)}")
+        env: dict[str, Any] = {}
+        for name, f in lets:
+            env[name] = f(X, env)
+        out = body(X, env)
+        if lib == "numpy":
+            return np.broadcast_to(out, (X.shape[0], 1)).reshape(-1).astype(float)
+        return out.expand(X.shape[0], 1).reshape(-1)
+
+    return evaluate
+
+
+def numpy_evaluator(program: Program) -> Callable[[np.ndarray], np.ndarray]:
+    """Vectorized numpy evaluator: (n, dim) points -> (n,) values (nan/inf propagate)."""
+    inner = _evaluator(program, "numpy")
+
+    def evaluate(X: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return inner(np.asarray(X, dtype=float))
+
+    return evaluate
+
+
+def torch_evaluator(program: Program) -> Callable[[Any], Any]:
+    """Vectorized, differentiable torch evaluator on float64 tensors of shape (n, dim)."""
+    import torch
+
+    inner = _evaluator(program, "torch")
+    return lambda X: inner(torch.as_tensor(X, dtype=torch.float64))
+
+
+def check_points(program: Program, n: int = 256, seed: int = 0) -> np.ndarray:
+    """Points used for the finiteness check: a Latin hypercube, the center and corners."""
+    d = program.dim
+    unit = qmc.LatinHypercube(d=d, seed=seed).random(n)
+    corners = np.array(np.meshgrid(*[[0.0, 1.0]] * d)).reshape(d, -1).T if d <= 10 else []
+    unit = np.vstack([unit, np.full((1, d), 0.5), *([corners] if len(corners) else [])])
+    return program.lower + unit * (program.upper - program.lower)
+
+
+def validate(program: Program, n: int = 256, seed: int = 0, max_abs: float = MAX_ABS) -> None:
+    """Reject (ProgramError 'non_finite') a program that is not finite and bounded on its box."""
+    values = numpy_evaluator(program)(check_points(program, n, seed))
+    bad = ~np.isfinite(values)
+    if bad.any():
+        raise ProgramError("non_finite", f"not finite at {int(bad.sum())} of {values.size} "
+                           "sample points of the box")
+    if np.abs(values).max() > max_abs:
+        raise ProgramError("non_finite", f"|f| reaches {np.abs(values).max():.3g} on the box "
+                           f"(limit {max_abs:.0e})")
+
+
+def load(text: str, dim: int, lower: float = -5.0, upper: float = 5.0) -> Program:
+    """Parse and validate a program (grammar, shapes, finiteness on the box)."""
+    program = parse(text, dim, lower, upper)
+    validate(program)
+    return program
+
+
+class _Scalarizer:
+    """Expand a program into scalar expressions of some algebra (Pyomo or script text).
+
+    Vectors become lists of length dim; python floats are folded eagerly so constants
+    never reach the algebra as operations.
+    """
+
+    def __init__(self, program: Program, algebra: Any) -> None:
+        self.p, self.alg = program, algebra
+        self.refs: dict[str, Any] = {}
+
+    def run(self) -> Any:
+        for name, node in self.p.lets:
+            self.refs[name] = self.alg.define(name, self.value(node))
+        return self.value(self.p.body)
+
+    def value(self, node: Node) -> Any:
+        op = node.op
+        if op == "num":
+            return float(node.value)
+        if op in ("vec", "mat"):
+            return [list(r) for r in node.value] if op == "mat" else list(node.value)
+        if op == "x":
+            return [self.alg.var(i) for i in range(self.p.dim)]
+        if op == "xi":
+            return self.alg.var(node.value)
+        if op == "ref":
+            return self.refs[node.value]
+        args = [self.value(arg) for arg in node.args]
+        if op == "matmul":
+            mat, vec = args
+            return [self._dot(row, vec) for row in mat]
+        if op in ("sum", "prod"):
+            out = args[0][0]
+            for item in args[0][1:]:
+                out = self.binary("add" if op == "sum" else "mul", out, item)
+            return out
+        return self._elementwise(op, args)
+
+    def _dot(self, row: list[float], vec: list[Any]) -> Any:
+        terms = [self.binary("mul", c, v) for c, v in zip(row, vec, strict=True) if c != 0.0]
+        out: Any = 0.0
+        for term in terms:
+            out = term if isinstance(out, float) and out == 0.0 else self.binary("add", out, term)
+        return out
+
+    def _elementwise(self, op: str, args: list[Any]) -> Any:
+        if any(isinstance(a, list) for a in args):
+            cols = [a if isinstance(a, list) else [a] * self.p.dim for a in args]
+            return [self._elementwise(op, list(items)) for items in zip(*cols, strict=True)]
+        if op == "neg":
+            return -args[0] if isinstance(args[0], float) else self.alg.neg(args[0])
+        if op in ("add", "sub", "mul", "div", "pow"):
+            return self.binary(op, *args)
+        if op in ("max", "min"):
+            a, b = args
+            s = 1.0 if op == "max" else -1.0
+            spread = self.unary("abs", self.binary("sub", a, b))
+            return self.binary("mul", 0.5, self.binary("add", self.binary("add", a, b),
+                                                       self.binary("mul", s, spread)))
+        return self.unary(op, args[0])
+
+    def binary(self, op: str, a: Any, b: Any) -> Any:
+        if isinstance(a, float) and isinstance(b, float):
+            with np.errstate(all="ignore"):
+                return float(_BINOPS[op](np.float64(a), np.float64(b)))
+        return self.alg.binary(op, a, b)
+
+    def unary(self, op: str, a: Any) -> Any:
+        if isinstance(a, float):
+            fn = {"acos": np.arccos, "abs": np.abs}.get(op, getattr(np, op, None))
+            with np.errstate(all="ignore"):
+                return float(fn(a))
+        return self.alg.unary(op, a)
+
+
+# abs(a) is emitted as sqrt(a**2): Pyomo's SCIP interface has no handler for AbsExpression.
+_PYO_FN = {"exp": pyo.exp, "log": pyo.log, "sin": pyo.sin, "cos": pyo.cos, "sqrt": pyo.sqrt,
+           "abs": lambda a: pyo.sqrt(a**2), "tanh": pyo.tanh, "floor": pyo.floor,
+           "acos": pyo.acos}
+
+
+class _PyomoAlgebra:
+    """Builds Pyomo expressions on a model with an indexed variable `x`."""
+
+    def __init__(self, model: pyo.ConcreteModel) -> None:
+        self.m = model
+
+    def var(self, i: int) -> Any:
+        return self.m.x[i]
+
+    def define(self, name: str, value: Any) -> Any:
+        if isinstance(value, list):
+            comp = pyo.Expression(self.m.I, initialize=dict(enumerate(value)))
+            self.m.add_component(f"e_{name}", comp)
+            return [comp[i] for i in self.m.I]
+        comp = pyo.Expression(initialize=value)
+        self.m.add_component(f"e_{name}", comp)
+        return comp
+
+    def neg(self, a: Any) -> Any:
+        return -a
+
+    def binary(self, op: str, a: Any, b: Any) -> Any:
+        return _BINOPS[op](a, b)
+
+    def unary(self, op: str, a: Any) -> Any:
+        return _PYO_FN[op](a)
+
+
+def to_pyomo(program: Program, name: str = "bbo_program") -> pyo.ConcreteModel:
+    """Pyomo model: x in [lower, upper]^dim, one Expression per let, minimize the program."""
+    m = pyo.ConcreteModel(name=name)
+    m.I = pyo.RangeSet(0, program.dim - 1)
+    center = 0.5 * (program.lower + program.upper)
+    m.x = pyo.Var(m.I, bounds=(program.lower, program.upper), initialize=center)
+    objective = _Scalarizer(program, _PyomoAlgebra(m)).run()
+    m.obj = pyo.Objective(expr=objective, sense=pyo.minimize)
+    return m
+
+
+class _TextAlgebra:
+    """Builds Python source text of Pyomo expressions (for the exported script)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def lit(self, a: Any) -> str:
+        return repr(a) if isinstance(a, float) else a
+
+    def var(self, i: int) -> str:
+        return f"m.x[{i}]"
+
+    def define(self, name: str, value: Any) -> Any:
+        if isinstance(value, list):
+            items = ",\n    ".join(f"{i}: {self.lit(v)}" for i, v in enumerate(value))
+            self.lines.append(f"m.e_{name} = pyo.Expression(m.I, initialize={{\n    {items},\n}})")
+            return [f"m.e_{name}[{i}]" for i in range(len(value))]
+        self.lines.append(f"m.e_{name} = pyo.Expression(expr={self.lit(value)})")
+        return f"m.e_{name}"
+
+    def neg(self, a: str) -> str:
+        return f"(-{a})"
+
+    def binary(self, op: str, a: Any, b: Any) -> str:
+        sym = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**"}[op]
+        return f"({self.lit(a)} {sym} {self.lit(b)})"
+
+    def unary(self, op: str, a: Any) -> str:
+        return f"pyo.sqrt({a} ** 2)" if op == "abs" else f"pyo.{op}({a})"
+
+
+def pyomo_script(program: Program, name: str = "bbo_program") -> str:
+    """A standalone Python script that builds the same Pyomo model (`model = build()`)."""
+    alg = _TextAlgebra()
+    objective = alg.lit(_Scalarizer(program, alg).run())
+    center = 0.5 * (program.lower + program.upper)
+    source = "\n".join(f"# {line}" for line in to_text(program).splitlines()[:50])
+    body = "\n".join(["    " + line for block in alg.lines for line in block.splitlines()])
+    return f'''"""Pyomo model of a coplug.formulations.bbo benchmark program (dim={program.dim}).
+
+Generated by `coplug bbo export`; the program text (first lines):
+{source}
+"""
+
+import pyomo.environ as pyo
+
+
+def build():
+    m = pyo.ConcreteModel(name={name!r})
+    m.I = pyo.RangeSet(0, {program.dim - 1})
+    m.x = pyo.Var(m.I, bounds=({program.lower!r}, {program.upper!r}), initialize={center!r})
+{body}
+    m.obj = pyo.Objective(expr={objective}, sense=pyo.minimize)
+    return m
+
+
+model = build()
+
+if __name__ == "__main__":
+    model.pprint()
+'''
+
+
+def program_to_json(program: Program) -> dict[str, Any]:
+    """JSON form: box, dimension, canonical text and the expression trees."""
+    return {
+        "format": JSON_FORMAT,
+        "version": 1,
+        "dim": program.dim,
+        "lower": program.lower,
+        "upper": program.upper,
+        "text": to_text(program),
+        "lets": [[name, node_to_json(node)] for name, node in program.lets],
+        "body": node_to_json(program.body),
+    }
+
+
+def program_from_json(data: dict[str, Any]) -> Program:
+    """Read the JSON form back (text is authoritative; the trees must agree with it)."""
+    if not isinstance(data, dict) or data.get("format") != JSON_FORMAT:
+        raise InputError(f"not a {JSON_FORMAT} JSON document")
+    try:
+        program = load(data["text"], int(data["dim"]), float(data["lower"]), float(data["upper"]))
+    except KeyError as exc:
+        raise InputError(f"program JSON lacks field {exc}") from None
+    if "body" in data:
+        lets = tuple((name, node_from_json(node)) for name, node in data.get("lets", []))
+        if lets != program.lets or node_from_json(data["body"]) != program.body:
+            raise InputError("program JSON: trees disagree with the text")
+    return program
+
+
+WRITE_FORMATS = ("py", "json", "nl", "gms", "lp", "bar")
+
+
+def write_program(program: Program, path: str | Path, fmt: str | None = None) -> Path:
+    """Write the program as a Pyomo script (py), JSON form (json) or via `model.write`."""
+    path = Path(path)
+    fmt = (fmt or path.suffix.lstrip(".")).lower()
+    if fmt not in WRITE_FORMATS:
+        raise InputError(f"unknown export format {fmt!r}; choose one of {', '.join(WRITE_FORMATS)}")
+    if fmt == "py":
+        path.write_text(pyomo_script(program))
+    elif fmt == "json":
+        path.write_text(json.dumps(program_to_json(program), indent=1) + "\n")
+    else:
+        model = to_pyomo(program)
+        try:
+            model.write(str(path), format=fmt, io_options={"symbolic_solver_labels": True})
+        except (ValueError, RuntimeError, KeyError, TypeError) as exc:
+            raise UnsupportedModelError(f"Pyomo cannot write this program as .{fmt}: "
+                                        f"{str(exc).splitlines()[0]}") from None
+    return path
+
+
+def pyomo_objective_at(model: pyo.ConcreteModel, point: np.ndarray) -> float:
+    """Objective value of an emitted model at one point (sets the variables)."""
+    for i, v in enumerate(np.asarray(point, dtype=float)):
+        model.x[i].set_value(float(v), skip_validation=True)
+    return float(pyo.value(model.obj))

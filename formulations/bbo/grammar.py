@@ -1,0 +1,328 @@
+"""The benchmark-program grammar: a Python-syntax subset parsed with `ast`, never executed.
+
+A program is a few let-bindings (`name = expr`) and a final scalar expression in the
+decision vector `x` (length `dim`, box-bounded). Values are scalars, vectors of length
+`dim` (`x`, `[1.0, 2.0]`, elementwise results) or constant `dim x dim` matrices used as
+`M @ v`. Anything outside the whitelist is rejected with a `ProgramError` naming why.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from coplug.plugins.errors import InputError
+
+FUNCTIONS: dict[str, int] = {
+    "exp": 1, "log": 1, "sin": 1, "cos": 1, "sqrt": 1, "abs": 1, "tanh": 1,
+    "floor": 1, "acos": 1, "sum": 1, "prod": 1, "max": 2, "min": 2,
+}
+REDUCTIONS = frozenset({"sum", "prod"})
+CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e}
+BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
+          ast.MatMult: "matmul"}
+RESERVED = frozenset({"x", *FUNCTIONS, *CONSTANTS})
+MAX_TEXT = 500_000
+MAX_NODES = 200_000
+
+SCALAR, VECTOR, MATRIX = 0, 1, 2
+
+
+class ProgramError(InputError):
+    """A rejected program; `kind` is syntax | unsafe | shape | non_finite | too_large."""
+
+    def __init__(self, kind: str, reason: str) -> None:
+        super().__init__(f"program rejected ({kind}): {reason}")
+        self.kind = kind
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Node:
+    """One expression node: `op` plus children; `value` holds constants, indices and names."""
+
+    op: str
+    args: tuple[Node, ...] = ()
+    value: Any = None
+
+    def walk(self):
+        """Yield this node and all its descendants, depth first."""
+        yield self
+        for arg in self.args:
+            yield from arg.walk()
+
+    def size(self) -> int:
+        """Number of nodes in this subtree."""
+        return sum(1 for _ in self.walk())
+
+
+@dataclass(frozen=True)
+class Program:
+    """A validated benchmark program over x in [lower, upper]^dim."""
+
+    dim: int
+    lets: tuple[tuple[str, Node], ...]
+    body: Node
+    lower: float = -5.0
+    upper: float = 5.0
+    shapes: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def text(self) -> str:
+        """Canonical program text."""
+        return to_text(self)
+
+    def size(self) -> int:
+        """Total number of expression nodes."""
+        return self.body.size() + sum(node.size() for _, node in self.lets)
+
+
+def parse(text: str, dim: int, lower: float = -5.0, upper: float = 5.0) -> Program:
+    """Parse and validate program text for `dim` variables, or raise `ProgramError`."""
+    if not isinstance(text, str):
+        raise ProgramError("syntax", f"program must be text, got {type(text).__name__}")
+    if not isinstance(dim, int) or dim < 1:
+        raise InputError(f"dim must be a positive integer, got {dim!r}")
+    if not (math.isfinite(lower) and math.isfinite(upper) and lower < upper):
+        raise InputError(f"box must satisfy finite lower < upper, got [{lower}, {upper}]")
+    if len(text) > MAX_TEXT:
+        raise ProgramError("too_large", f"text has {len(text)} characters (max {MAX_TEXT})")
+    try:
+        tree = ast.parse(text, mode="exec")
+    except SyntaxError as exc:
+        raise ProgramError("syntax", f"line {exc.lineno}: {exc.msg}") from None
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise ProgramError("too_large", f"cannot parse: {type(exc).__name__}") from None
+    try:
+        return _Reader(dim, float(lower), float(upper)).program(tree)
+    except RecursionError:
+        raise ProgramError("too_large", "expression nested too deeply") from None
+
+
+class _Reader:
+    """Turn a whitelisted `ast.Module` into a `Program`, inferring shapes as it goes."""
+
+    def __init__(self, dim: int, lower: float, upper: float) -> None:
+        self.dim, self.lower, self.upper = dim, lower, upper
+        self.shapes: dict[str, int] = {}
+        self.nodes = 0
+
+    def program(self, tree: ast.Module) -> Program:
+        if not tree.body:
+            raise ProgramError("syntax", "empty program")
+        lets = []
+        for stmt in tree.body[:-1]:
+            if not isinstance(stmt, ast.Assign):
+                raise ProgramError("unsafe", f"line {stmt.lineno}: {type(stmt).__name__} "
+                                   "statement not allowed (only `name = expr`)")
+            lets.append(self._assign(stmt))
+        last = tree.body[-1]
+        if not isinstance(last, ast.Expr):
+            raise ProgramError("syntax", f"line {last.lineno}: the last line must be the "
+                               "objective expression")
+        body, shape = self.expr(last.value)
+        if shape != SCALAR:
+            raise ProgramError("shape", "the objective must be a scalar (use sum(...))")
+        return Program(self.dim, tuple(lets), body, self.lower, self.upper, dict(self.shapes))
+
+    def _assign(self, stmt: ast.Assign) -> tuple[str, Node]:
+        if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+            raise ProgramError("unsafe", f"line {stmt.lineno}: assign to one plain name")
+        name = stmt.targets[0].id
+        if name in RESERVED or name.startswith("_"):
+            raise ProgramError("unsafe", f"line {stmt.lineno}: cannot assign to {name!r}")
+        if name in self.shapes:
+            raise ProgramError("unsafe", f"line {stmt.lineno}: {name!r} assigned twice")
+        node, shape = self.expr(stmt.value)
+        self.shapes[name] = shape
+        return name, node
+
+    def _count(self) -> None:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise ProgramError("too_large", f"more than {MAX_NODES} expression nodes")
+
+    def expr(self, node: ast.AST) -> tuple[Node, int]:
+        """Translate one expression, returning the node and its shape."""
+        self._count()
+        line = getattr(node, "lineno", "?")
+        if isinstance(node, ast.Constant):
+            return Node("num", value=self._number(node)), SCALAR
+        if isinstance(node, ast.Name):
+            return self._name(node.id, line)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            arg, shape = self.expr(node.operand)
+            if shape == MATRIX:
+                raise ProgramError("shape", f"line {line}: a matrix can only be used as M @ v")
+            if isinstance(node.op, ast.UAdd):
+                return arg, shape
+            if arg.op == "num":
+                return Node("num", value=-arg.value), SCALAR
+            return Node("neg", (arg,)), shape
+        if isinstance(node, ast.BinOp) and type(node.op) in BINARY:
+            return self._binary(BINARY[type(node.op)], node, line)
+        if isinstance(node, ast.Call):
+            return self._call(node, line)
+        if isinstance(node, ast.Subscript):
+            return self._subscript(node, line)
+        if isinstance(node, ast.List):
+            return self._literal(node, line)
+        raise ProgramError("unsafe", f"line {line}: {type(node).__name__} is not allowed")
+
+    def _number(self, node: ast.AST) -> float:
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            value = self._number(node.operand)
+            return -value if isinstance(node.op, ast.USub) else value
+        if not isinstance(node, ast.Constant):
+            raise ProgramError("unsafe", f"line {getattr(node, 'lineno', '?')}: "
+                               "list entries must be numbers")
+        value = node.value
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ProgramError("unsafe", f"line {node.lineno}: constant {value!r} is not a number")
+        if isinstance(value, int) and abs(value) > 2**53:
+            raise ProgramError("non_finite", f"line {node.lineno}: integer constant too large")
+        value = float(value)
+        if not math.isfinite(value):
+            raise ProgramError("non_finite", f"line {node.lineno}: constant is not finite")
+        return value
+
+    def _name(self, name: str, line: Any) -> tuple[Node, int]:
+        if name == "x":
+            return Node("x"), VECTOR
+        if name in CONSTANTS:
+            return Node("num", value=CONSTANTS[name]), SCALAR
+        if name in self.shapes:
+            return Node("ref", value=name), self.shapes[name]
+        raise ProgramError("unsafe", f"line {line}: unknown name {name!r}")
+
+    def _binary(self, op: str, node: ast.BinOp, line: Any) -> tuple[Node, int]:
+        left, ls = self.expr(node.left)
+        right, rs = self.expr(node.right)
+        if op == "matmul":
+            if ls != MATRIX or rs != VECTOR:
+                raise ProgramError("shape", f"line {line}: @ needs a constant matrix @ a vector")
+            return Node(op, (left, right)), VECTOR
+        if MATRIX in (ls, rs):
+            raise ProgramError("shape", f"line {line}: a matrix can only be used as M @ v")
+        return Node(op, (left, right)), max(ls, rs)
+
+    def _call(self, node: ast.Call, line: Any) -> tuple[Node, int]:
+        if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
+            what = node.func.id if isinstance(node.func, ast.Name) else type(node.func).__name__
+            raise ProgramError("unsafe", f"line {line}: call to {what!r} is not allowed; "
+                               f"functions: {', '.join(sorted(FUNCTIONS))}")
+        name = node.func.id
+        if node.keywords or len(node.args) != FUNCTIONS[name]:
+            raise ProgramError("syntax", f"line {line}: {name}() takes {FUNCTIONS[name]} "
+                               "positional argument(s)")
+        args = [self.expr(arg) for arg in node.args]
+        shapes = [shape for _, shape in args]
+        if MATRIX in shapes:
+            raise ProgramError("shape", f"line {line}: a matrix can only be used as M @ v")
+        if name in REDUCTIONS:
+            if shapes[0] != VECTOR:
+                raise ProgramError("shape", f"line {line}: {name}() needs a vector")
+            return Node(name, (args[0][0],)), SCALAR
+        return Node(name, tuple(a for a, _ in args)), max(shapes)
+
+    def _subscript(self, node: ast.Subscript, line: Any) -> tuple[Node, int]:
+        if not (isinstance(node.value, ast.Name) and node.value.id == "x"):
+            raise ProgramError("unsafe", f"line {line}: only x[i] may be indexed")
+        index = node.slice
+        if not (isinstance(index, ast.Constant) and type(index.value) is int):
+            raise ProgramError("unsafe", f"line {line}: index of x must be an integer literal")
+        if not 0 <= index.value < self.dim:
+            raise ProgramError("shape", f"line {line}: x[{index.value}] is out of range for "
+                               f"dim={self.dim}")
+        return Node("xi", value=index.value), SCALAR
+
+    def _literal(self, node: ast.List, line: Any) -> tuple[Node, int]:
+        if node.elts and isinstance(node.elts[0], ast.List):
+            rows = []
+            for row in node.elts:
+                if not isinstance(row, ast.List):
+                    raise ProgramError("syntax", f"line {line}: ragged matrix literal")
+                rows.append(tuple(self._number(v) for v in row.elts))
+            if len(rows) != self.dim or any(len(r) != self.dim for r in rows):
+                raise ProgramError("shape", f"line {line}: matrix must be {self.dim}x{self.dim}")
+            return Node("mat", value=tuple(rows)), MATRIX
+        values = tuple(self._number(v) for v in node.elts)
+        if len(values) != self.dim:
+            raise ProgramError("shape", f"line {line}: vector has {len(values)} entries, "
+                               f"need dim={self.dim}")
+        return Node("vec", value=values), VECTOR
+
+
+_PRECEDENCE = {"add": 1, "sub": 1, "mul": 2, "div": 2, "matmul": 2, "neg": 3, "pow": 4}
+_SYMBOL = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@", "pow": "**"}
+_ATOM = 5
+
+
+def to_text(program: Program) -> str:
+    """Canonical text of a program: one `name = expr` line per let, then the objective."""
+    lines = [f"{name} = {node_text(node)}" for name, node in program.lets]
+    lines.append(node_text(program.body))
+    return "\n".join(lines) + "\n"
+
+
+def node_text(node: Node) -> str:
+    """Canonical text of one expression, with the fewest parentheses that keep its tree."""
+    return _text(node)[0]
+
+
+def _num(value: float) -> str:
+    return repr(float(value))
+
+
+def _text(node: Node) -> tuple[str, int]:
+    op = node.op
+    if op == "num":
+        return _num(node.value), (3 if node.value < 0 or str(node.value)[0] == "-" else _ATOM)
+    if op == "vec":
+        return "[" + ", ".join(_num(v) for v in node.value) + "]", _ATOM
+    if op == "mat":
+        rows = ("[" + ", ".join(_num(v) for v in row) + "]" for row in node.value)
+        return "[" + ", ".join(rows) + "]", _ATOM
+    if op == "x":
+        return "x", _ATOM
+    if op == "xi":
+        return f"x[{node.value}]", _ATOM
+    if op == "ref":
+        return node.value, _ATOM
+    if op == "neg":
+        text, prec = _text(node.args[0])
+        return "-" + (text if prec > 3 else f"({text})"), 3
+    if op in _SYMBOL:
+        prec = _PRECEDENCE[op]
+        (lt, lp), (rt, rp) = _text(node.args[0]), _text(node.args[1])
+        if op == "pow":
+            left = lt if lp > prec else f"({lt})"
+            right = rt if rp >= prec else f"({rt})"
+        else:
+            left = lt if lp >= prec else f"({lt})"
+            right = rt if rp > prec else f"({rt})"
+        return f"{left} {_SYMBOL[op]} {right}", prec
+    return f"{op}(" + ", ".join(node_text(arg) for arg in node.args) + ")", _ATOM
+
+
+def node_to_json(node: Node) -> dict[str, Any]:
+    """A plain-JSON form of an expression tree."""
+    data: dict[str, Any] = {"op": node.op}
+    if node.value is not None:
+        data["value"] = [list(r) for r in node.value] if node.op == "mat" else (
+            list(node.value) if node.op == "vec" else node.value)
+    if node.args:
+        data["args"] = [node_to_json(arg) for arg in node.args]
+    return data
+
+
+def node_from_json(data: dict[str, Any]) -> Node:
+    """Inverse of `node_to_json` (shape checks happen when the program text is re-parsed)."""
+    value = data.get("value")
+    if data["op"] == "mat":
+        value = tuple(tuple(float(v) for v in row) for row in value)
+    elif data["op"] == "vec":
+        value = tuple(float(v) for v in value)
+    return Node(data["op"], tuple(node_from_json(a) for a in data.get("args", ())), value)
