@@ -1,0 +1,242 @@
+"""Seeded MIP instance families of the PMVB paper, each emitted as a Pyomo model.
+
+Set cover, combinatorial auction, maximum independent set, fixed-charge network flow,
+multi-dimensional knapsack and generalized independent set (GISP). Every builder takes
+`(size, seed)` and returns a `pyo.ConcreteModel` whose binaries live in `model.x` (plus
+`model.y` for the edge binaries of GISP and fixed-charge flow). The generators follow the
+classical recipes (Balas-Ho set cover, Chu-Beasley knapsack, Barabasi-Albert graphs with
+clique inequalities, Colombi et al. GISP) in simplified, dependency-free form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import networkx as nx
+import numpy as np
+import pyomo.environ as pyo
+
+from coplug.plugins.errors import InputError
+
+Builder = Callable[[int, int], pyo.ConcreteModel]
+
+
+def _check_size(size: int, minimum: int, family: str) -> None:
+    """Reject sizes too small to make a meaningful instance of `family`."""
+    if int(size) < minimum:
+        raise InputError(f"{family} size must be >= {minimum}, got {size}")
+
+
+def setcover(size: int, seed: int = 0, density: float = 0.05) -> pyo.ConcreteModel:
+    """Set cover with `size` rows and 2*size columns, costs 1..100 (Balas-Ho style)."""
+    _check_size(size, 5, "setcover")
+    rng = np.random.default_rng(seed)
+    n_rows, n_cols = size, 2 * size
+    a = rng.random((n_rows, n_cols)) < density
+    a[np.arange(n_rows), rng.integers(0, n_cols, n_rows)] = True
+    a[rng.integers(0, n_rows, n_cols), np.arange(n_cols)] = True
+    cost = rng.integers(1, 101, n_cols)
+    m = pyo.ConcreteModel(name="setcover")
+    m.J = pyo.RangeSet(0, n_cols - 1)
+    m.x = pyo.Var(m.J, domain=pyo.Binary)
+    m.cover = pyo.Constraint(
+        range(n_rows), rule=lambda m, i: sum(m.x[j] for j in np.flatnonzero(a[i])) >= 1
+    )
+    m.cost = pyo.Objective(expr=sum(float(cost[j]) * m.x[j] for j in m.J))
+    return m
+
+
+def cauction(size: int, seed: int = 0) -> pyo.ConcreteModel:
+    """Combinatorial auction, `size` items, 5*size bids on mostly-local bundles (small world)."""
+    _check_size(size, 5, "cauction")
+    rng = np.random.default_rng(seed)
+    n_items, n_bids = size, 5 * size
+    value = rng.uniform(1.0, 100.0, n_items)
+    graph = nx.watts_strogatz_graph(n_items, 4, 0.2, seed=int(seed))
+    bundles: list[list[int]] = []
+    prices: list[float] = []
+    for _ in range(n_bids):
+        bundle = {int(rng.integers(n_items))}
+        target = int(rng.integers(2, 9))
+        while len(bundle) < target:
+            frontier = sorted({v for u in bundle for v in graph[u]} - bundle)
+            if not frontier or rng.random() < 0.3:
+                bundle.add(int(rng.integers(n_items)))
+            else:
+                bundle.add(int(rng.choice(frontier)))
+        bundles.append(sorted(bundle))
+        synergy = 1.0 + 0.2 * rng.random() * (len(bundle) - 1)
+        prices.append(float(value[list(bundle)].sum() * synergy * rng.uniform(0.8, 1.2)))
+    m = pyo.ConcreteModel(name="cauction")
+    m.B = pyo.RangeSet(0, n_bids - 1)
+    m.x = pyo.Var(m.B, domain=pyo.Binary)
+    holders = [[b for b in range(n_bids) if i in bundles[b]] for i in range(n_items)]
+    m.item = pyo.Constraint(
+        [i for i in range(n_items) if holders[i]],
+        rule=lambda m, i: sum(m.x[b] for b in holders[i]) <= 1,
+    )
+    m.revenue = pyo.Objective(
+        expr=sum(prices[b] * m.x[b] for b in m.B), sense=pyo.maximize
+    )
+    return m
+
+
+def _clique_cover(graph: nx.Graph) -> list[list[int]]:
+    """Maximal cliques, largest first, until every edge lies in one (Ecole-style)."""
+    uncovered = {frozenset(e) for e in graph.edges}
+    cover: list[list[int]] = []
+    for clique in sorted(nx.find_cliques(graph), key=lambda c: (-len(c), sorted(c))):
+        pairs = {frozenset((u, v)) for i, u in enumerate(clique) for v in clique[i + 1:]}
+        if pairs & uncovered:
+            cover.append(sorted(clique))
+            uncovered -= pairs
+        if not uncovered:
+            break
+    return cover
+
+
+def indset(size: int, seed: int = 0, affinity: int = 4) -> pyo.ConcreteModel:
+    """Maximum independent set on a Barabasi-Albert graph of `size` nodes, clique cover."""
+    _check_size(size, affinity + 1, "indset")
+    graph = nx.barabasi_albert_graph(size, affinity, seed=int(seed))
+    m = pyo.ConcreteModel(name="indset")
+    m.V = pyo.RangeSet(0, size - 1)
+    m.x = pyo.Var(m.V, domain=pyo.Binary)
+    cliques = _clique_cover(graph)
+    m.clique = pyo.Constraint(
+        range(len(cliques)), rule=lambda m, k: sum(m.x[v] for v in cliques[k]) <= 1
+    )
+    m.size = pyo.Objective(expr=sum(m.x[v] for v in m.V), sense=pyo.maximize)
+    return m
+
+
+def fcnf(size: int, seed: int = 0, p: float = 0.15) -> pyo.ConcreteModel:
+    """Fixed-charge network flow on a random strongly connected digraph of `size` nodes.
+
+    A Hamiltonian cycle with capacity = total supply keeps every instance feasible.
+    """
+    _check_size(size, 4, "fcnf")
+    rng = np.random.default_rng(seed)
+    graph = nx.gnp_random_graph(size, p, seed=int(seed), directed=True)
+    order = [int(v) for v in rng.permutation(size)]
+    nx.add_cycle(graph, order)
+    supply = np.zeros(size)
+    sources = rng.choice(size, max(1, size // 5), replace=False)
+    sinks = rng.choice(np.setdiff1d(np.arange(size), sources), max(1, size // 4), replace=False)
+    total = float(rng.integers(20, 50) * len(sinks))
+    supply[sources] = rng.multinomial(int(total), np.ones(len(sources)) / len(sources))
+    supply[sinks] -= rng.multinomial(int(total), np.ones(len(sinks)) / len(sinks))
+    arcs = sorted(graph.edges)
+    cycle = set(zip(order, order[1:] + order[:1], strict=True))
+    cap = {e: total if e in cycle else float(rng.integers(int(total // 4) + 1, int(total) + 1))
+           for e in arcs}
+    var_cost = {e: float(rng.integers(1, 11)) for e in arcs}
+    fix_cost = {e: float(rng.integers(50, 201)) for e in arcs}
+    m = pyo.ConcreteModel(name="fcnf")
+    m.A = pyo.Set(initialize=arcs, dimen=2)
+    m.f = pyo.Var(m.A, domain=pyo.NonNegativeReals)
+    m.y = pyo.Var(m.A, domain=pyo.Binary)
+    m.open = pyo.Constraint(m.A, rule=lambda m, u, v: m.f[u, v] <= cap[u, v] * m.y[u, v])
+    m.balance = pyo.Constraint(
+        range(size),
+        rule=lambda m, n: sum(m.f[n, v] for v in graph.successors(n))
+        - sum(m.f[u, n] for u in graph.predecessors(n))
+        == float(supply[n]),
+    )
+    m.cost = pyo.Objective(
+        expr=sum(var_cost[e] * m.f[e] + fix_cost[e] * m.y[e] for e in arcs)
+    )
+    return m
+
+
+def mknapsack(size: int, seed: int = 0, n_dims: int = 5) -> pyo.ConcreteModel:
+    """Multi-dimensional knapsack, `size` items, Chu-Beasley weights and tightness 1/2."""
+    _check_size(size, 2, "mknapsack")
+    rng = np.random.default_rng(seed)
+    weights = rng.integers(1, 1001, (n_dims, size))
+    values = weights.sum(axis=0) / n_dims + 500.0 * rng.random(size)
+    capacity = 0.5 * weights.sum(axis=1)
+    m = pyo.ConcreteModel(name="mknapsack")
+    m.I = pyo.RangeSet(0, size - 1)
+    m.x = pyo.Var(m.I, domain=pyo.Binary)
+    m.capacity = pyo.Constraint(
+        range(n_dims),
+        rule=lambda m, d: sum(float(weights[d, i]) * m.x[i] for i in m.I) <= capacity[d],
+    )
+    m.value = pyo.Objective(
+        expr=sum(round(float(values[i]), 2) * m.x[i] for i in m.I), sense=pyo.maximize
+    )
+    return m
+
+
+def gisp(size: int, seed: int = 0, p: float = 0.3, alpha: float = 0.25) -> pyo.ConcreteModel:
+    """Generalized independent set on G(size, p): a fraction `alpha` of edges removable at cost."""
+    _check_size(size, 3, "gisp")
+    rng = np.random.default_rng(seed)
+    graph = nx.gnp_random_graph(size, p, seed=int(seed))
+    edges = sorted(graph.edges)
+    removable = [e for e in edges if rng.random() < alpha]
+    fixed = sorted(set(edges) - set(removable))
+    cost = {e: float(rng.integers(20, 81)) for e in removable}
+    revenue = rng.integers(90, 111, size)
+    m = pyo.ConcreteModel(name="gisp")
+    m.V = pyo.RangeSet(0, size - 1)
+    m.E2 = pyo.Set(initialize=removable, dimen=2)
+    m.x = pyo.Var(m.V, domain=pyo.Binary)
+    m.y = pyo.Var(m.E2, domain=pyo.Binary)
+    m.hard = pyo.Constraint(
+        pyo.Set(initialize=fixed, dimen=2), rule=lambda m, u, v: m.x[u] + m.x[v] <= 1
+    )
+    m.soft = pyo.Constraint(m.E2, rule=lambda m, u, v: m.x[u] + m.x[v] - m.y[u, v] <= 1)
+    m.profit = pyo.Objective(
+        expr=sum(float(revenue[v]) * m.x[v] for v in m.V)
+        - sum(cost[e] * m.y[e] for e in removable),
+        sense=pyo.maximize,
+    )
+    return m
+
+
+FAMILIES: dict[str, Builder] = {
+    "setcover": setcover,
+    "cauction": cauction,
+    "indset": indset,
+    "fcnf": fcnf,
+    "mknapsack": mknapsack,
+    "gisp": gisp,
+}
+
+# Sizes at which default SCIP needs roughly seconds on one core (benchmark default).
+BENCH_SIZES: dict[str, int] = {
+    "setcover": 200,
+    "cauction": 150,
+    "indset": 400,
+    "fcnf": 30,
+    "mknapsack": 60,
+    "gisp": 80,
+}
+
+# Small sizes used for training data and tests (solved in well under a second).
+TRAIN_SIZES: dict[str, int] = {
+    "setcover": 150,
+    "cauction": 80,
+    "indset": 150,
+    "fcnf": 15,
+    "mknapsack": 30,
+    "gisp": 45,
+}
+
+DESCRIPTIONS: dict[str, str] = {
+    "setcover": "set cover, SIZE rows x 2*SIZE columns (PMVB family)",
+    "cauction": "combinatorial auction, SIZE items, 5*SIZE bids (PMVB family)",
+    "indset": "maximum independent set, Barabasi-Albert graph of SIZE nodes (PMVB family)",
+    "fcnf": "fixed-charge network flow, SIZE nodes (PMVB family)",
+    "mknapsack": "multi-dimensional knapsack, SIZE items x 5 dims (PMVB family)",
+    "gisp": "generalized independent set, G(SIZE, 0.3) (PMVB family)",
+}
+
+
+def build_family(family: str, size: int, seed: int = 0) -> pyo.ConcreteModel:
+    """Build one instance of `family` at `size` with `seed`."""
+    if family not in FAMILIES:
+        raise InputError(f"unknown MIP family {family!r}; known: {', '.join(FAMILIES)}")
+    return FAMILIES[family](int(size), int(seed))

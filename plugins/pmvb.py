@@ -1,0 +1,505 @@
+"""PMVB: probabilistic multi-variable branching (arXiv 2305.12352) as a SCIP branching rule.
+
+A predictor gives, for each binary variable, the probability p_j that it is 1 in an
+optimal solution. At the root PMVB branches on two cardinality hyperplanes instead of one
+variable: with U = {j : p_j >= t} and L = {j : p_j <= 1 - t},
+
+    likely child   sum_U x >= r_U  and  sum_L x <= r_L
+    r_U = ceil(sum_U p - sqrt(|U| ln(1/(1-q)) / 2))
+    r_L = floor(sum_L p + sqrt(|L| ln(1/(1-q)) / 2))
+
+(Hoeffding: each hyperplane holds an optimum with probability >= q when the p_j are
+calibrated and independent). Two complementary children, ``sum_U x <= r_U - 1`` and
+``sum_U x >= r_U, sum_L x >= r_L + 1``, cover the rest of the region, so the three
+children partition the feasible set exactly once and the optimum never changes, however
+bad the prediction. The likely child gets the highest node selection priority; below the
+root SCIP's own rules take over (or PMVB branches again on still-free variables while
+``depth > 0``).
+
+Predictors: ``"lp"`` (data-free: the root LP values), a fitted predictor from
+`coplug.learned.pmvb_predictors` (or a path to its checkpoint), or probabilities keyed by
+Pyomo variable (a mapping, or a sequence in the order of the bridge's `VarMap`).
+
+``mode="prefix"`` is the paper's reference scheme: solve the likely region as its own SCIP
+model, then the two complementary regions with the incumbent as objective limit. It needs
+several SCIP models, so it runs through `solve_pmvb_prefix(model, ...)`, not as a plugin.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyomo.environ as pyo
+from pyomo.common.collections import ComponentMap
+from pyscipopt import SCIP_RESULT, Branchrule, quicksum
+
+from coplug.plugins.errors import InputError
+from coplug.plugins.results import Result, Status
+from coplug.plugins.varmap import VarMap
+
+LIKELY_PRIORITY = 1e6
+OTHER_PRIORITY = -1e6
+_MODES = ("branch", "prefix")
+
+
+@dataclass(frozen=True)
+class Hyperplanes:
+    """The two PMVB cardinality hyperplanes over `upper` (U) and `lower` (L) index lists.
+
+    ``rhs_upper`` is None when the U-hyperplane is absent (U empty or trivially true),
+    likewise ``rhs_lower``.
+    """
+
+    upper: tuple[int, ...]
+    lower: tuple[int, ...]
+    rhs_upper: int | None
+    rhs_lower: int | None
+
+    @property
+    def empty(self) -> bool:
+        """True when neither hyperplane restricts anything (no branching)."""
+        return self.rhs_upper is None and self.rhs_lower is None
+
+    def likely_holds(self, x: np.ndarray) -> bool:
+        """Whether a 0/1 vector (indexed like the probabilities) lies in the likely child."""
+        x = np.asarray(x, dtype=float)
+        ok_u = self.rhs_upper is None or x[list(self.upper)].sum() >= self.rhs_upper - 1e-6
+        ok_l = self.rhs_lower is None or x[list(self.lower)].sum() <= self.rhs_lower + 1e-6
+        return bool(ok_u and ok_l)
+
+    def tightness(self, n: int) -> float:
+        """Share of the n variables pinned by the hyperplanes in the worst case (0..1)."""
+        pinned = (self.rhs_upper or 0) + (
+            len(self.lower) - self.rhs_lower if self.rhs_lower is not None else 0
+        )
+        return pinned / max(n, 1)
+
+
+def hoeffding_hyperplanes(
+    probs: np.ndarray, threshold: float = 0.9, confidence: float = 0.99
+) -> Hyperplanes:
+    """U, L and the Hoeffding right-hand sides for probabilities `probs` (the PMVB rule)."""
+    check_pmvb_params(threshold, confidence)
+    p = np.asarray(probs, dtype=float)
+    if p.ndim != 1 or np.isnan(p).any() or (p < 0).any() or (p > 1).any():
+        raise InputError("PMVB probabilities must be a 1-D array of numbers in [0, 1]")
+    log_term = math.log(1.0 / (1.0 - confidence))
+    upper = np.flatnonzero(p >= threshold)
+    lower = np.flatnonzero(p <= 1.0 - threshold)
+    rhs_u = rhs_l = None
+    if upper.size:
+        slack = math.sqrt(upper.size * log_term / 2.0)
+        rhs_u = math.ceil(p[upper].sum() - slack - 1e-9)
+        rhs_u = rhs_u if rhs_u > 0 else None
+    if lower.size:
+        slack = math.sqrt(lower.size * log_term / 2.0)
+        rhs_l = math.floor(p[lower].sum() + slack + 1e-9)
+        rhs_l = rhs_l if rhs_l < lower.size else None
+    return Hyperplanes(
+        upper=tuple(int(i) for i in upper) if rhs_u is not None else (),
+        lower=tuple(int(i) for i in lower) if rhs_l is not None else (),
+        rhs_upper=rhs_u,
+        rhs_lower=rhs_l,
+    )
+
+
+def check_pmvb_params(threshold: float, confidence: float) -> None:
+    """t in (0.5, 1] keeps U and L disjoint; q in (0, 1) keeps the log finite."""
+    if not 0.5 < float(threshold) <= 1.0:
+        raise InputError(f"PMVB threshold t must lie in (0.5, 1], got {threshold}")
+    if not 0.0 < float(confidence) < 1.0:
+        raise InputError(f"PMVB confidence q must lie in (0, 1), got {confidence}")
+
+
+def _is_binary(var: Any) -> bool:
+    """A SCIP variable that is integral with global bounds inside [0, 1]."""
+    return var.vtype() in ("BINARY", "INTEGER", "IMPLINT") and (
+        var.getLbGlobal() > -0.5 and var.getUbGlobal() < 1.5
+    )
+
+
+class _PMVBRule(Branchrule):
+    """The SCIP callback object; all logic and counters live in its owner `PMVBBranching`."""
+
+    def __init__(self, owner: PMVBBranching) -> None:
+        self.owner = owner
+
+    def branchexeclp(self, allowaddcons: bool) -> dict[str, Any]:
+        return {"result": self.owner._branch(self.model, allowaddcons)}
+
+    def branchexecext(self, allowaddcons: bool) -> dict[str, Any]:
+        return {"result": SCIP_RESULT.DIDNOTRUN}
+
+    def branchexecps(self, allowaddcons: bool) -> dict[str, Any]:
+        return {"result": SCIP_RESULT.DIDNOTRUN}
+
+
+@dataclass
+class _Stats:
+    calls: int = 0
+    branchings: int = 0
+    root_branched: bool = False
+    n_upper: int = 0
+    n_lower: int = 0
+    rhs_upper: int | None = None
+    rhs_lower: int | None = None
+    n_candidates: int = 0
+    seconds: float = 0.0
+    children: list[list[dict[str, Any]]] = field(default_factory=list)
+
+
+class PMVBBranching:
+    """Probabilistic multi-variable branching plugin for `coplug.plugins.solve`.
+
+    ``PMVBBranching("lp")`` is the data-free variant; pass a fitted predictor, a
+    checkpoint path or per-variable probabilities for the learned one. ``threshold`` (t)
+    and ``confidence`` (q) are the paper's hyperparameters; ``depth`` > 0 also branches at
+    nodes down to that depth on their still-free variables.
+    """
+
+    name = "pmvb"
+
+    def __init__(
+        self,
+        predictor: Any = "lp",
+        threshold: float = 0.9,
+        confidence: float = 0.99,
+        mode: str = "branch",
+        depth: int = 0,
+        priority: int = 1_000_000,
+    ) -> None:
+        check_pmvb_params(threshold, confidence)
+        if mode not in _MODES:
+            raise InputError(f"PMVB mode must be one of {_MODES}, got {mode!r}")
+        if int(depth) < 0:
+            raise InputError(f"PMVB depth must be >= 0, got {depth}")
+        self.predictor = _resolve_predictor(predictor)
+        self.threshold = float(threshold)
+        self.confidence = float(confidence)
+        self.mode = mode
+        self.depth = int(depth)
+        self.priority = int(priority)
+        self.only_likely = False
+        self._stats = _Stats()
+        self._scip: Any = None
+        self._var_map: VarMap | None = None
+        self._probs: ComponentMap | None = None
+        self.root_planes: tuple[list[Any], list[Any], int | None, int | None] | None = None
+
+    def attach(self, scip_model: Any, var_map: VarMap) -> None:
+        """Include the branching rule (highest priority, down to `depth`) into SCIP."""
+        if self.mode == "prefix":
+            raise InputError(
+                "PMVB mode='prefix' solves several SCIP models: call "
+                "coplug.plugins.pmvb.solve_pmvb_prefix(model, ...) instead of solve()"
+            )
+        self._scip, self._var_map, self._stats = scip_model, var_map, _Stats()
+        self._probs = _static_probabilities(self.predictor, var_map)
+        scip_model.includeBranchrule(
+            _PMVBRule(self), "pmvb", "probabilistic multi-variable branching",
+            priority=self.priority, maxdepth=self.depth, maxbounddist=1.0,
+        )
+
+    def statistics(self) -> dict[str, Any]:
+        """Counters, the root hyperplanes, and whether the likely child held the optimum."""
+        s = self._stats
+        return {
+            "predictor": _predictor_label(self.predictor),
+            "threshold": self.threshold,
+            "confidence": self.confidence,
+            "calls": s.calls,
+            "branchings": s.branchings,
+            "root_branched": s.root_branched,
+            "candidates": s.n_candidates,
+            "n_upper": s.n_upper,
+            "n_lower": s.n_lower,
+            "rhs_upper": s.rhs_upper,
+            "rhs_lower": s.rhs_lower,
+            "likely_held": self._likely_held(),
+            "seconds": round(s.seconds, 4),
+        }
+
+    @property
+    def children(self) -> list[list[dict[str, Any]]]:
+        """Per child of the root branching: its constraints as read back from SCIP."""
+        return self._stats.children
+
+    def _branch(self, scip: Any, allowaddcons: bool) -> Any:
+        """One call of the rule: build the hyperplanes at this node and create the children."""
+        start = time.perf_counter()
+        self._stats.calls += 1
+        try:
+            if not allowaddcons:
+                return SCIP_RESULT.DIDNOTRUN
+            node_depth = scip.getDepth()
+            variables, probs = self._candidates(scip, free_only=node_depth > 0)
+            planes = hoeffding_hyperplanes(probs, self.threshold, self.confidence)
+            if planes.empty:
+                return SCIP_RESULT.DIDNOTRUN
+            self._create_children(scip, variables, planes, record=node_depth == 0)
+            self._stats.branchings += 1
+            if node_depth == 0:
+                self._record_root(scip, variables, planes)
+            return SCIP_RESULT.BRANCHED
+        finally:
+            self._stats.seconds += time.perf_counter() - start
+
+    def _candidates(self, scip: Any, free_only: bool) -> tuple[list[Any], np.ndarray]:
+        """Active binary variables with a prediction, and their probabilities."""
+        variables = [v for v in scip.getVars(transformed=True) if _is_binary(v)]
+        if free_only:
+            variables = [v for v in variables if v.getLbLocal() < v.getUbLocal() - 0.5]
+        if self._probs is not None:
+            pyomo_vars = [self._var_map.to_pyomo(v) for v in variables]
+            keep = [i for i, pv in enumerate(pyomo_vars) if pv is not None and pv in self._probs]
+            variables = [variables[i] for i in keep]
+            probs = np.array([self._probs[pyomo_vars[i]] for i in keep], dtype=float)
+        elif self.predictor == "lp":
+            probs = np.array([v.getLPSol() for v in variables], dtype=float)
+        else:
+            probs = np.asarray(self.predictor.predict_variables(scip, variables), dtype=float)
+        probs = np.clip(np.nan_to_num(probs, nan=0.5), 0.0, 1.0)
+        self._stats.n_candidates = max(self._stats.n_candidates, len(variables))
+        return variables, probs
+
+    def _create_children(
+        self, scip: Any, variables: list[Any], planes: Hyperplanes, record: bool
+    ) -> None:
+        """Likely child first (highest priority), then the complementary children."""
+        upper = quicksum(variables[i] for i in planes.upper)
+        lower = quicksum(variables[i] for i in planes.lower)
+        ru, rl = planes.rhs_upper, planes.rhs_lower
+        specs: list[tuple[float, list[Any]]] = []
+        keep_u = [upper >= ru] if ru is not None else []
+        likely = keep_u + ([lower <= rl] if rl is not None else [])
+        specs.append((LIKELY_PRIORITY, likely))
+        if not self.only_likely:
+            if ru is not None:
+                specs.append((OTHER_PRIORITY, [upper <= ru - 1]))
+            if rl is not None:
+                specs.append((OTHER_PRIORITY, keep_u + [lower >= rl + 1]))
+        estimate = scip.getLocalEstimate()
+        for k, (prio, conss) in enumerate(specs):
+            child = scip.createChild(prio, estimate)
+            added = [
+                scip.addConsNode(child, cons, name=f"pmvb_{k}_{j}") for j, cons in enumerate(conss)
+            ]
+            if record:
+                self._stats.children.append([_read_linear(scip, c) for c in added])
+
+    def _record_root(self, scip: Any, variables: list[Any], planes: Hyperplanes) -> None:
+        """Keep the root hyperplanes (SCIP and Pyomo variables) for statistics and prefix."""
+        s = self._stats
+        s.root_branched = True
+        s.n_upper, s.n_lower = len(planes.upper), len(planes.lower)
+        s.rhs_upper, s.rhs_lower = planes.rhs_upper, planes.rhs_lower
+        self._root_scip = (
+            [variables[i] for i in planes.upper], [variables[i] for i in planes.lower]
+        )
+        to_pyomo = self._var_map.to_pyomo
+        self.root_planes = (
+            [to_pyomo(variables[i]) for i in planes.upper],
+            [to_pyomo(variables[i]) for i in planes.lower],
+            planes.rhs_upper,
+            planes.rhs_lower,
+        )
+
+    def _likely_held(self) -> bool | None:
+        """Whether SCIP's best solution lies in the likely child (None before/without one)."""
+        scip = self._scip
+        if not self._stats.root_branched or scip is None or scip.getNSols() == 0:
+            return None
+        best = scip.getBestSol()
+        upper, lower = self._root_scip
+        s = self._stats
+        try:
+            sum_u = sum(scip.getSolVal(best, v) for v in upper)
+            sum_l = sum(scip.getSolVal(best, v) for v in lower)
+        except Exception:  # the transformed problem may already be freed
+            return None
+        ok_u = s.rhs_upper is None or sum_u >= s.rhs_upper - 1e-6
+        ok_l = s.rhs_lower is None or sum_l <= s.rhs_lower + 1e-6
+        return bool(ok_u and ok_l)
+
+
+def _read_linear(scip: Any, cons: Any) -> dict[str, Any]:
+    """A node constraint as SCIP stores it: {var name: coefficient}, lhs, rhs."""
+    return {
+        "coefs": dict(scip.getValsLinear(cons)),
+        "lhs": scip.getLhs(cons),
+        "rhs": scip.getRhs(cons),
+    }
+
+
+def _resolve_predictor(predictor: Any) -> Any:
+    """Validate the predictor argument; load a checkpoint given by path."""
+    if isinstance(predictor, str) and predictor == "lp":
+        return "lp"
+    if isinstance(predictor, str) or hasattr(predictor, "__fspath__"):
+        from coplug.learned.pmvb_predictors import load_predictor
+
+        return load_predictor(predictor)
+    if callable(getattr(predictor, "predict_variables", None)):
+        return predictor
+    if isinstance(predictor, (Mapping, ComponentMap, Sequence, np.ndarray)):
+        return predictor
+    raise InputError(
+        "PMVB predictor must be 'lp', a fitted coplug.learned predictor, a checkpoint "
+        f"path, or probabilities keyed by Pyomo variable; got {type(predictor).__name__}"
+    )
+
+
+def _static_probabilities(predictor: Any, var_map: VarMap) -> ComponentMap | None:
+    """Probabilities given up front, keyed by Pyomo variable (None for lp/learned)."""
+    if isinstance(predictor, str) or callable(getattr(predictor, "predict_variables", None)):
+        return None
+    if isinstance(predictor, (Mapping, ComponentMap)):
+        items = list(predictor.items())
+    else:
+        values = np.asarray(predictor, dtype=float)
+        if values.shape != (len(var_map),):
+            raise InputError(
+                f"PMVB probability array has shape {values.shape}; need ({len(var_map)},), "
+                "one per model variable in VarMap order"
+            )
+        items = list(zip(var_map, values, strict=True))
+    probs = ComponentMap()
+    for var, p in items:
+        p = float(p)
+        if not 0.0 <= p <= 1.0:
+            name = getattr(var, "name", var)
+            raise InputError(f"PMVB probability for {name} is {p}, not in [0, 1]")
+        probs[var] = p
+    return probs
+
+
+def _predictor_label(predictor: Any) -> str:
+    """Short name of the predictor for statistics."""
+    if isinstance(predictor, str):
+        return predictor
+    if callable(getattr(predictor, "predict_variables", None)):
+        return str(getattr(predictor, "kind", type(predictor).__name__))
+    return "given"
+
+
+class _RegionPlugin:
+    """Adds global cardinality constraints over Pyomo variables and an objective limit."""
+
+    name = "pmvb_region"
+
+    def __init__(self, constraints: list[tuple[list[Any], str, int]], objlimit: float | None):
+        self.constraints = constraints
+        self.objlimit = objlimit
+
+    def attach(self, scip_model: Any, var_map: VarMap) -> None:
+        for k, (variables, sense, rhs) in enumerate(self.constraints):
+            expr = quicksum(var_map.to_scip(v) for v in variables)
+            cons = expr >= rhs if sense == ">=" else expr <= rhs
+            scip_model.addCons(cons, name=f"pmvb_region_{k}")
+        if self.objlimit is not None:
+            scip_model.setObjlimit(self.objlimit)
+
+
+def solve_pmvb_prefix(
+    model: pyo.Block,
+    predictor: Any = "lp",
+    threshold: float = 0.9,
+    confidence: float = 0.99,
+    time_limit: float | None = None,
+    **params: Any,
+) -> Result:
+    """PMVB prefix mode: solve the likely region, then its complement under the incumbent.
+
+    Step 1 solves the model with a PMVB rule that keeps only the likely child; steps 2 and 3
+    solve the complementary regions (``sum_U x <= r_U - 1``; ``sum_U x >= r_U, sum_L x >=
+    r_L + 1``) as fresh SCIP models with the best objective so far as objective limit. The
+    best solution is loaded into `model`; nodes and time are summed over all steps.
+    """
+    from coplug.plugins.bridge import solve
+
+    start = time.perf_counter()
+    rule = PMVBBranching(predictor, threshold, confidence, mode="branch")
+    rule.only_likely = True
+    first = solve(model, plugins=[rule], time_limit=time_limit, **params)
+    steps = [first]
+    maximize = _is_maximize(model)
+    best_obj, best_x = _snapshot(model, first)
+    if rule.root_planes is None:
+        first.extra["pmvb_prefix"] = {"steps": 1, "likely_objective": first.objective}
+        return first
+    upper, lower, ru, rl = rule.root_planes
+    regions = []
+    if ru is not None:
+        regions.append([(upper, "<=", ru - 1)])
+    if rl is not None:
+        regions.append(([(upper, ">=", ru)] if ru is not None else []) + [(lower, ">=", rl + 1)])
+    for region in regions:
+        left = None if time_limit is None else time_limit - (time.perf_counter() - start)
+        if left is not None and left <= 0:
+            break
+        result = solve(model, plugins=[_RegionPlugin(region, best_obj)], time_limit=left, **params)
+        steps.append(result)
+        obj, x = _snapshot(model, result)
+        if obj is not None and _improves(obj, best_obj, maximize):
+            best_obj, best_x = obj, x
+    if best_x is not None:
+        for var, value in best_x.items():
+            var.set_value(value, skip_validation=True)
+    return _combine(steps, first, best_obj, len(regions) + 1, time.perf_counter() - start)
+
+
+def _improves(obj: float, best: float | None, maximize: bool) -> bool:
+    """True when `obj` beats the incumbent `best` in the model's sense."""
+    return best is None or (obj > best if maximize else obj < best)
+
+
+def _is_maximize(model: pyo.Block) -> bool:
+    """True when the model's (single) active objective is maximized."""
+    objs = list(model.component_data_objects(pyo.Objective, active=True))
+    return bool(objs) and objs[0].sense == pyo.maximize
+
+
+def _snapshot(model: pyo.Block, result: Result) -> tuple[float | None, ComponentMap | None]:
+    """The objective and variable values a solve loaded into `model`, if it found a solution."""
+    if not result.has_solution:
+        return None, None
+    values = ComponentMap(
+        (v, v.value) for v in model.component_data_objects(pyo.Var, descend_into=True)
+    )
+    return result.objective, values
+
+
+def _combine(
+    steps: list[Result], first: Result, best: float | None, n_planned: int, wall: float
+) -> Result:
+    """One Result for the prefix solve: proven optimal only if every region was closed."""
+    closed = {Status.OPTIMAL, Status.INFEASIBLE}
+    done = len(steps) == n_planned and all(r.status in closed for r in steps)
+    if done:
+        status = Status.OPTIMAL if best is not None else Status.INFEASIBLE
+    else:
+        status = Status.FEASIBLE if best is not None else Status.TIME_LIMIT
+    return Result(
+        status=status,
+        solver="scip",
+        objective=best,
+        bound=best if status is Status.OPTIMAL else None,
+        nodes=sum(r.nodes for r in steps),
+        time=sum(r.time for r in steps),
+        has_solution=best is not None,
+        plugin_stats=first.plugin_stats,
+        extra={
+            "pmvb_prefix": {
+                "steps": len(steps),
+                "likely_objective": first.objective,
+                "step_status": [r.status.value for r in steps],
+                "step_nodes": [r.nodes for r in steps],
+                "wall": round(wall, 3),
+            }
+        },
+    )
