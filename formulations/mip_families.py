@@ -208,21 +208,21 @@ FAMILIES: dict[str, Builder] = {
 # Sizes at which default SCIP needs roughly seconds on one core (benchmark default).
 BENCH_SIZES: dict[str, int] = {
     "setcover": 200,
-    "cauction": 150,
+    "cauction": 100,
     "indset": 400,
     "fcnf": 30,
     "mknapsack": 60,
-    "gisp": 80,
+    "gisp": 70,
 }
 
 # Small sizes used for training data and tests (solved in well under a second).
 TRAIN_SIZES: dict[str, int] = {
     "setcover": 150,
-    "cauction": 80,
-    "indset": 150,
-    "fcnf": 15,
+    "cauction": 50,
+    "indset": 300,
+    "fcnf": 20,
     "mknapsack": 30,
-    "gisp": 45,
+    "gisp": 40,
 }
 
 DESCRIPTIONS: dict[str, str] = {

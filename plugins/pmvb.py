@@ -116,7 +116,7 @@ def check_pmvb_params(threshold: float, confidence: float) -> None:
         raise InputError(f"PMVB confidence q must lie in (0, 1), got {confidence}")
 
 
-def _is_binary(var: Any) -> bool:
+def is_binary_var(var: Any) -> bool:
     """A SCIP variable that is integral with global bounds inside [0, 1]."""
     return var.vtype() in ("BINARY", "INTEGER", "IMPLINT") and (
         var.getLbGlobal() > -0.5 and var.getUbGlobal() < 1.5
@@ -251,7 +251,7 @@ class PMVBBranching:
 
     def _candidates(self, scip: Any, free_only: bool) -> tuple[list[Any], np.ndarray]:
         """Active binary variables with a prediction, and their probabilities."""
-        variables = [v for v in scip.getVars(transformed=True) if _is_binary(v)]
+        variables = [v for v in scip.getVars(transformed=True) if is_binary_var(v)]
         if free_only:
             variables = [v for v in variables if v.getLbLocal() < v.getUbLocal() - 0.5]
         if self._probs is not None:

@@ -1,0 +1,201 @@
+"""PMVB predictors: P(x_j = 1 in an optimum) from per-variable root features.
+
+Three model kinds behind one scikit-learn style interface (`fit`, `predict_proba`):
+logistic regression ("logreg"), gradient boosting ("gbt") and a torch MLP ("mlp"). A
+share of the training rows is held out to calibrate the probabilities (isotonic or Platt
+via `CalibratedClassifierCV` on the frozen model), since PMVB's Hoeffding bound is only as
+honest as the calibration. `predict_variables(scip, vars)` is the hook the PMVB branching
+rule calls at the root; `save`/`load_predictor` write and read checkpoints (.joblib, or
+.pt for the MLP). Checkpoints are pickles: load only files you trust.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.validation import check_is_fitted
+
+from coplug.learned.pmvb_features import FEATURE_NAMES, root_features
+from coplug.plugins.errors import InputError
+
+KINDS = ("logreg", "gbt", "mlp")
+CALIBRATIONS = ("isotonic", "sigmoid", "none")
+
+
+class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
+    """Binary classifier: standardised inputs, ReLU MLP, full-batch Adam on log-loss."""
+
+    def __init__(
+        self, hidden: tuple[int, ...] = (64, 64), epochs: int = 300, lr: float = 1e-2,
+        weight_decay: float = 1e-4, random_state: int = 0,
+    ) -> None:
+        self.hidden = hidden
+        self.epochs = epochs
+        self.lr = lr
+        self.weight_decay = weight_decay
+        self.random_state = random_state
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> TorchMLPClassifier:
+        """Train on features X and 0/1 labels y."""
+        X, y = np.asarray(X, dtype=np.float32), np.asarray(y, dtype=np.float32)
+        torch.manual_seed(self.random_state)
+        self.classes_ = np.array([0, 1])
+        self.mean_ = X.mean(axis=0)
+        self.scale_ = np.where(X.std(axis=0) > 1e-9, X.std(axis=0), 1.0)
+        sizes = (X.shape[1], *self.hidden)
+        layers: list[torch.nn.Module] = []
+        for a, b in zip(sizes[:-1], sizes[1:], strict=True):
+            layers += [torch.nn.Linear(a, b), torch.nn.ReLU()]
+        self.net_ = torch.nn.Sequential(*layers, torch.nn.Linear(sizes[-1], 1))
+        opt = torch.optim.Adam(self.net_.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        inputs = torch.from_numpy((X - self.mean_) / self.scale_)
+        target = torch.from_numpy(y)
+        loss_fn = torch.nn.BCEWithLogitsLoss()
+        for _ in range(self.epochs):
+            opt.zero_grad()
+            loss = loss_fn(self.net_(inputs).squeeze(1), target)
+            loss.backward()
+            opt.step()
+        return self
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """Columns P(y=0), P(y=1)."""
+        check_is_fitted(self, "net_")
+        inputs = torch.from_numpy(((np.asarray(X) - self.mean_) / self.scale_).astype(np.float32))
+        with torch.no_grad():
+            p1 = torch.sigmoid(self.net_(inputs).squeeze(1)).numpy().astype(float)
+        return np.column_stack([1.0 - p1, p1])
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """0/1 labels at probability 1/2."""
+        return (self.predict_proba(X)[:, 1] >= 0.5).astype(int)
+
+
+def make_estimator(kind: str, random_state: int = 0) -> Any:
+    """An unfitted base classifier of `kind` (logreg, gbt or mlp)."""
+    if kind == "logreg":
+        return make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=1000))
+    if kind == "gbt":
+        return HistGradientBoostingClassifier(max_iter=150, learning_rate=0.1,
+                                              random_state=random_state)
+    if kind == "mlp":
+        return TorchMLPClassifier(random_state=random_state)
+    raise InputError(f"unknown PMVB predictor kind {kind!r}; choose one of {', '.join(KINDS)}")
+
+
+class PMVBPredictor(ClassifierMixin, BaseEstimator):
+    """A calibrated per-variable probability model for PMVB.
+
+    ``fit`` trains the `kind` classifier on (1 - calibration_share) of the rows and
+    calibrates it on the rest with `calibration` ("isotonic", "sigmoid" = Platt, "none").
+    """
+
+    def __init__(
+        self, kind: str = "logreg", calibration: str = "isotonic",
+        calibration_share: float = 0.25, random_state: int = 0,
+    ) -> None:
+        self.kind = kind
+        self.calibration = calibration
+        self.calibration_share = calibration_share
+        self.random_state = random_state
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> PMVBPredictor:
+        """Fit and calibrate on features X (n, n_features) and 0/1 labels y (n,)."""
+        X, y = _check_xy(X, y)
+        if self.calibration not in CALIBRATIONS:
+            raise InputError(
+                f"unknown calibration {self.calibration!r}; choose one of {CALIBRATIONS}"
+            )
+        self.classes_ = np.array([0, 1])
+        if self.calibration == "none":
+            self.model_ = make_estimator(self.kind, self.random_state).fit(X, y)
+            return self
+        X_fit, X_cal, y_fit, y_cal = train_test_split(
+            X, y, test_size=self.calibration_share, random_state=self.random_state, stratify=y
+        )
+        base = make_estimator(self.kind, self.random_state).fit(X_fit, y_fit)
+        self.model_ = CalibratedClassifierCV(FrozenEstimator(base), method=self.calibration)
+        self.model_.fit(X_cal, y_cal)
+        return self
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """Columns P(x_j = 0), P(x_j = 1)."""
+        check_is_fitted(self, "model_")
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or X.shape[1] != len(FEATURE_NAMES):
+            raise InputError(f"PMVB features must have shape (n, {len(FEATURE_NAMES)}), "
+                             f"got {X.shape}")
+        return np.asarray(self.model_.predict_proba(X), dtype=float)
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """0/1 labels at probability 1/2."""
+        return (self.predict_proba(X)[:, 1] >= 0.5).astype(int)
+
+    def predict_variables(self, scip: Any, variables: list[Any]) -> np.ndarray:
+        """P(x_j = 1) for SCIP variables at the current (root) LP: the PMVB rule's hook."""
+        if not variables:
+            return np.zeros(0)
+        return self.predict_proba(root_features(scip, variables))[:, 1]
+
+    def save(self, path: str | Path) -> Path:
+        """Write a checkpoint: .pt (torch.save) or .joblib, chosen by the suffix."""
+        check_is_fitted(self, "model_")
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix == ".pt":
+            torch.save(self, path)
+        elif path.suffix == ".joblib":
+            joblib.dump(self, path)
+        else:
+            raise InputError(f"checkpoint {path} must end in .joblib or .pt")
+        return path
+
+
+def load_predictor(path: str | Path) -> PMVBPredictor:
+    """Read a checkpoint written by `PMVBPredictor.save` (a trusted file)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"PMVB checkpoint {path} does not exist")
+    if path.suffix == ".pt":
+        obj = torch.load(path, weights_only=False)
+    elif path.suffix == ".joblib":
+        obj = joblib.load(path)
+    else:
+        raise InputError(f"checkpoint {path} must end in .joblib or .pt")
+    if not isinstance(obj, PMVBPredictor):
+        raise InputError(f"{path} holds a {type(obj).__name__}, not a PMVBPredictor")
+    return obj
+
+
+def shipped_checkpoint(family: str, kind: str) -> Path:
+    """Path of the checkpoint shipped in coplug.models for `family` and `kind`."""
+    import coplug.models
+
+    suffix = ".pt" if kind == "mlp" else ".joblib"
+    return Path(coplug.models.__file__).parent / f"pmvb_{family}_{kind}{suffix}"
+
+
+def _check_xy(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Validate the training matrix and labels, naming what is wrong."""
+    X, y = np.asarray(X, dtype=float), np.asarray(y)
+    if X.ndim != 2 or X.shape[0] != y.shape[0] or y.ndim != 1:
+        raise InputError(f"need X of shape (n, k) and y of shape (n,), got {X.shape}, {y.shape}")
+    if not np.isfinite(X).all():
+        raise InputError("PMVB training features contain NaN or infinite values")
+    if not np.isin(y, (0, 1)).all():
+        raise InputError("PMVB labels must be 0 or 1")
+    if np.unique(y).size < 2:
+        raise InputError("PMVB training labels hold only one class; solve more instances")
+    return X, y.astype(int)

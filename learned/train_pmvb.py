@@ -1,0 +1,188 @@
+"""Train PMVB predictors for one instance family and pick t and q on validation data.
+
+    python -m coplug.learned.train_pmvb --family setcover --n-train 200
+
+Data: seeded instances of the family (seeds seed .. seed+n_train-1 for training, the next
+n_val for validation; the benchmark draws held-out seeds from 100000 on) are solved to
+optimality by SCIP with a recorder plugin that reads the per-variable root features at
+the first branching (instances SCIP closes at the root carry no PMVB decision and are
+skipped). Labels are the optimal 0/1 values. Each requested kind (logreg, gbt, mlp) is
+fitted and calibrated (isotonic by default) and written to
+``models/pmvb_<family>_<kind>.joblib`` (``.pt`` for the MLP) with a JSON of its metadata.
+
+Choosing t and q (the concentration-bound rule): for every (t, q) on a grid, build the
+Hoeffding hyperplanes from the calibrated validation probabilities of each validation
+instance and check whether its recorded optimum lies in the likely child. Hoeffding
+promises this with probability about q (per hyperplane) if the probabilities are
+calibrated; we keep the pairs whose empirical hold rate is at least q and, among them,
+take the one that pins the most variables (largest mean tightness, i.e. r_U + |L| - r_L
+over n, the restriction the likely child imposes). If no pair keeps its promise, the pair
+with the highest hold rate wins. The JSON reports the chosen pair's empirical hold rate
+next to the promised q, and the whole grid. (The recorded optimum may not be the only
+one, so the hold rate is a lower bound on "the likely child held an optimum".)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from coplug.formulations.mip_families import FAMILIES, TRAIN_SIZES, build_family
+from coplug.learned.pmvb_features import FEATURE_NAMES, RootFeatureRecorder
+from coplug.learned.pmvb_predictors import KINDS, PMVBPredictor, shipped_checkpoint
+from coplug.plugins.bridge import solve
+from coplug.plugins.errors import CoplugError, InputError
+from coplug.plugins.pmvb import hoeffding_hyperplanes
+
+T_GRID = (0.6, 0.7, 0.8, 0.9, 0.95)
+Q_GRID = (0.8, 0.9, 0.95, 0.99)
+
+
+@dataclass
+class Sample:
+    """Root features and optimal labels of one solved instance."""
+
+    seed: int
+    features: np.ndarray
+    labels: np.ndarray
+
+
+def collect(family: str, size: int, seeds: Sequence[int], time_limit: float = 30.0,
+            progress: bool = True) -> list[Sample]:
+    """Solve each seeded instance and keep (root features, optimal labels) where SCIP branched."""
+    samples = []
+    for seed in tqdm(seeds, desc=f"solve {family}", disable=not progress, leave=False):
+        model = build_family(family, size, seed)
+        recorder = RootFeatureRecorder()
+        result = solve(model, plugins=[recorder], time_limit=time_limit)
+        if not result.optimal or not recorder.variables:
+            continue
+        labels = np.array([round(v.value or 0.0) for v in recorder.variables], dtype=int)
+        samples.append(Sample(int(seed), recorder.features, labels))
+    return samples
+
+
+def stack(samples: Sequence[Sample]) -> tuple[np.ndarray, np.ndarray]:
+    """All rows of all samples as one (X, y)."""
+    if not samples:
+        return np.zeros((0, len(FEATURE_NAMES))), np.zeros(0, dtype=int)
+    return np.vstack([s.features for s in samples]), np.concatenate([s.labels for s in samples])
+
+
+def select_t_q(
+    predictor: PMVBPredictor, samples: Sequence[Sample],
+    t_grid: Sequence[float] = T_GRID, q_grid: Sequence[float] = Q_GRID,
+) -> dict:
+    """Grid of (t, q) with empirical hold rate and tightness, and the chosen pair (see module)."""
+    probs = [predictor.predict_proba(s.features)[:, 1] for s in samples]
+    grid = []
+    for t in t_grid:
+        for q in q_grid:
+            held, tight = [], []
+            for p, s in zip(probs, samples, strict=True):
+                planes = hoeffding_hyperplanes(p, t, q)
+                held.append(planes.likely_holds(s.labels))
+                tight.append(planes.tightness(len(p)))
+            grid.append({"t": t, "q": q, "hold_rate": float(np.mean(held)) if held else 0.0,
+                         "tightness": float(np.mean(tight)) if tight else 0.0})
+    kept = [g for g in grid if g["hold_rate"] >= g["q"]]
+    if kept:
+        best = max(kept, key=lambda g: (g["tightness"], g["q"]))
+    else:
+        best = max(grid, key=lambda g: (g["hold_rate"], g["tightness"]))
+    return {"chosen": best, "grid": grid, "promise_kept": bool(kept)}
+
+
+def train_family(
+    family: str, n_train: int, n_val: int, size: int, seed: int, kinds: Sequence[str],
+    calibration: str, out_dir: Path | None, time_limit: float, progress: bool = True,
+) -> list[dict]:
+    """Collect data, fit each kind, select t and q, write checkpoints + JSON; return metadata."""
+    start = time.perf_counter()
+    train = collect(family, size, range(seed, seed + n_train), time_limit, progress)
+    val = collect(family, size, range(seed + n_train, seed + n_train + n_val), time_limit,
+                  progress)
+    X, y = stack(train)
+    X_val, y_val = stack(val)
+    if len(train) < 2 or len(val) < 1:
+        raise InputError(
+            f"only {len(train)} training / {len(val)} validation {family} instances of size "
+            f"{size} needed branching; raise --n-train or --size"
+        )
+    reports = []
+    for kind in kinds:
+        predictor = PMVBPredictor(kind=kind, calibration=calibration, random_state=seed).fit(X, y)
+        p_val = predictor.predict_proba(X_val)[:, 1]
+        selection = select_t_q(predictor, val)
+        meta = {
+            "family": family, "kind": kind, "calibration": calibration, "size": size,
+            "seed": seed, "n_train": n_train, "n_val": n_val,
+            "train_instances_used": len(train), "val_instances_used": len(val),
+            "train_rows": int(len(y)), "val_rows": int(len(y_val)),
+            "val_accuracy": float(np.mean((p_val >= 0.5) == y_val)),
+            "val_majority_accuracy": float(max(y_val.mean(), 1 - y_val.mean())),
+            "val_brier": float(np.mean((p_val - y_val) ** 2)),
+            "threshold": selection["chosen"]["t"], "confidence": selection["chosen"]["q"],
+            "empirical_hold_rate": selection["chosen"]["hold_rate"],
+            "promised_q": selection["chosen"]["q"], "promise_kept": selection["promise_kept"],
+            "grid": selection["grid"], "features": list(FEATURE_NAMES),
+            "seconds": round(time.perf_counter() - start, 1),
+        }
+        if out_dir is not None:
+            path = out_dir / shipped_checkpoint(family, kind).name
+            predictor.save(path)
+            path.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
+            meta["checkpoint"] = str(path)
+        reports.append(meta)
+    return reports
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line entry: train, print one line per kind."""
+    import coplug.models
+
+    parser = argparse.ArgumentParser(prog="python -m coplug.learned.train_pmvb",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--family", required=True, choices=sorted(FAMILIES))
+    parser.add_argument("--n-train", type=int, default=200)
+    parser.add_argument("--n-val", type=int, default=None, help="default: max(5, n_train // 4)")
+    parser.add_argument("--size", type=int, default=None, help="default: the family's train size")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--kinds", default="logreg,gbt,mlp", help=f"comma list of {KINDS}")
+    parser.add_argument("--calibration", default="isotonic", help="isotonic | sigmoid | none")
+    parser.add_argument("--time-limit", type=float, default=30.0, help="seconds per instance")
+    parser.add_argument("--out-dir", default=str(Path(coplug.models.__file__).parent))
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args(argv)
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    try:
+        if args.n_train < 2:
+            raise InputError(f"--n-train must be >= 2, got {args.n_train}")
+        bad = [k for k in kinds if k not in KINDS]
+        if bad:
+            raise InputError(f"unknown --kinds {bad}; choose from {KINDS}")
+        reports = train_family(
+            args.family, args.n_train, args.n_val or max(5, args.n_train // 4),
+            args.size or TRAIN_SIZES[args.family], args.seed, kinds, args.calibration,
+            Path(args.out_dir), args.time_limit, progress=not args.quiet,
+        )
+    except CoplugError as exc:
+        print(f"train_pmvb: error: {exc}", file=sys.stderr)
+        return 2
+    for r in reports:
+        print(f"{r['family']:10s} {r['kind']:7s} val_acc={r['val_accuracy']:.3f} "
+              f"(majority {r['val_majority_accuracy']:.3f}) t={r['threshold']} q={r['confidence']}"
+              f" hold={r['empirical_hold_rate']:.2f} -> {r.get('checkpoint')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
