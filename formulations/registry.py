@@ -39,3 +39,8 @@ def _knapsack(size: int, seed: int) -> pyo.ConcreteModel:
 
 
 register("knapsack", _knapsack, "0/1 knapsack, uncorrelated, SIZE items")
+
+from coplug.formulations import mip_families as _mip  # noqa: E402  (PMVB instance families)
+
+for _name, _builder in _mip.FAMILIES.items():
+    register(_name, _builder, _mip.DESCRIPTIONS[_name])

@@ -1,0 +1,125 @@
+"""`coplug pmvb FAMILY`: default SCIP vs SCIP + PMVB on one instance, and the demo section."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from coplug.plugins.errors import InputError
+from coplug.plugins.results import Result
+
+LEARNED_KINDS = ("logreg", "gbt", "mlp")
+
+
+def resolve_predictor(predictor: str, family: str | None) -> tuple[Any, dict[str, Any]]:
+    """'lp', a learned kind (the family's shipped checkpoint) or a checkpoint path, with its
+    training metadata ({} for lp)."""
+    if predictor == "lp":
+        return "lp", {}
+    if predictor in LEARNED_KINDS:
+        from coplug.learned.pmvb_predictors import shipped_checkpoint
+
+        if family is None:
+            raise InputError(f"--predictor {predictor} needs a family to pick its checkpoint")
+        path = shipped_checkpoint(family, predictor)
+    else:
+        path = Path(predictor)
+    if not path.is_file():
+        raise InputError(f"PMVB checkpoint {path} does not exist (train it with "
+                         "python -m coplug.learned.train_pmvb)")
+    meta_path = path.with_suffix(".json")
+    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+    from coplug.learned.pmvb_predictors import load_predictor
+
+    return load_predictor(path), meta
+
+
+def solve_with_pmvb(
+    model: Any, predictor: Any, threshold: float, confidence: float, mode: str = "branch",
+    time_limit: float | None = None, **params: Any,
+) -> Result:
+    """One PMVB solve in `mode` ("branch": plugin; "prefix": solve_pmvb_prefix)."""
+    from coplug.plugins.bridge import solve
+    from coplug.plugins.pmvb import PMVBBranching, solve_pmvb_prefix
+
+    if mode == "prefix":
+        return solve_pmvb_prefix(model, predictor, threshold, confidence, time_limit, **params)
+    rule = PMVBBranching(predictor, threshold, confidence, mode=mode)
+    return solve(model, plugins=[rule], time_limit=time_limit, **params)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """The `pmvb` command."""
+    p = subparsers.add_parser(
+        "pmvb", help="compare default SCIP with SCIP + PMVB branching on one instance"
+    )
+    p.add_argument("family", help="setcover | cauction | indset | fcnf | mknapsack | gisp")
+    p.add_argument("--size", type=int, default=None, help="default: the family's train size")
+    p.add_argument("--seed", type=int, default=100000)
+    p.add_argument("--predictor", default="lp",
+                   help="lp | logreg | gbt | mlp (shipped checkpoint) | path to a checkpoint")
+    p.add_argument("--threshold", type=float, default=None,
+                   help="t; default 0.9, or the checkpoint's tuned value")
+    p.add_argument("--confidence", type=float, default=None,
+                   help="q; default 0.99, or the checkpoint's tuned value")
+    p.add_argument("--mode", default="branch", choices=("branch", "prefix"))
+    p.add_argument("--time-limit", type=float, default=None, help="seconds per solve")
+    p.set_defaults(func=_cmd_pmvb)
+
+
+def _cmd_pmvb(args: argparse.Namespace) -> int:
+    """Solve one seeded instance both ways and print them side by side."""
+    from coplug.formulations.mip_families import FAMILIES, TRAIN_SIZES, build_family
+
+    if args.family not in FAMILIES:
+        raise InputError(f"unknown family {args.family!r}; known: {', '.join(FAMILIES)}")
+    predictor, meta = resolve_predictor(args.predictor, args.family)
+    t = args.threshold if args.threshold is not None else meta.get("threshold", 0.9)
+    q = args.confidence if args.confidence is not None else meta.get("confidence", 0.99)
+    size = args.size or TRAIN_SIZES[args.family]
+    compare(lambda: build_family(args.family, size, args.seed), predictor, t, q, args.mode,
+            args.time_limit, label=f"{args.family} size={size} seed={args.seed}")
+    return 0
+
+
+def compare(
+    build: Any, predictor: Any, threshold: float, confidence: float, mode: str = "branch",
+    time_limit: float | None = None, label: str = "",
+) -> tuple[Result, Result]:
+    """Solve `build()` with default SCIP and with PMVB; print both and whether optima agree."""
+    from coplug.plugins.bridge import solve
+
+    base = solve(build(), time_limit=time_limit)
+    pmvb = solve_with_pmvb(build(), predictor, threshold, confidence, mode, time_limit)
+    name = predictor if isinstance(predictor, str) else getattr(predictor, "kind", "learned")
+    print(f"{label}  PMVB predictor={name} t={threshold} q={confidence} mode={mode}")
+    print(f"{'':14s}{'status':>10s}{'objective':>16s}{'nodes':>9s}{'time s':>9s}")
+    for tag, r in (("SCIP default", base), ("SCIP + PMVB", pmvb)):
+        obj = "-" if r.objective is None else f"{r.objective:.6g}"
+        print(f"{tag:14s}{r.status.value:>10s}{obj:>16s}{r.nodes:>9d}{r.time:>9.3f}")
+    stats = pmvb.plugin_stats.get("pmvb", {})
+    if stats:
+        print(f"PMVB root: branched={stats['root_branched']} |U|={stats['n_upper']} "
+              f"r_U={stats['rhs_upper']} |L|={stats['n_lower']} r_L={stats['rhs_lower']} "
+              f"likely child held the optimum: {stats['likely_held']}")
+    print(f"same optimum: {same_objective(base, pmvb)}")
+    return base, pmvb
+
+
+def same_objective(a: Result, b: Result, tol: float = 1e-6) -> bool:
+    """Both optimal with objectives equal up to a relative tolerance."""
+    if not (a.optimal and b.optimal) or a.objective is None or b.objective is None:
+        return False
+    return abs(a.objective - b.objective) <= tol * max(1.0, abs(a.objective))
+
+
+def pmvb_section() -> None:
+    """PMVB (data-free, root LP as predictor) on a 35-item multi-dimensional knapsack."""
+    from coplug.formulations.mip_families import mknapsack
+
+    for mode in ("branch", "prefix"):
+        _, pmvb = compare(lambda: mknapsack(35, seed=100001), "lp", 0.9, 0.99, mode=mode,
+                          label="mknapsack n=35")
+        assert pmvb.optimal
