@@ -1,0 +1,224 @@
+"""Graphs with protected-group labels for fair clustering: seeded SBMs, bundled real graphs,
+and the validation every fair-clustering method runs first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import scipy.sparse as sp
+
+from coplug.plugins.errors import InputError
+
+
+@dataclass(frozen=True)
+class FairGraph:
+    """A symmetric sparse adjacency, one group code per node, and an optional planted labelling."""
+
+    adjacency: sp.csr_matrix
+    groups: np.ndarray
+    name: str = "graph"
+    planted: np.ndarray | None = None
+
+    @property
+    def n(self) -> int:
+        """Number of nodes."""
+        return int(self.adjacency.shape[0])
+
+
+def as_adjacency(graph: Any) -> sp.csr_matrix:
+    """A networkx graph, scipy sparse matrix or dense array as a float CSR adjacency."""
+    if isinstance(graph, FairGraph):
+        return graph.adjacency
+    if isinstance(graph, nx.Graph):
+        if graph.is_directed():
+            raise InputError("fair clustering needs an undirected graph, got a directed one")
+        if graph.number_of_nodes() == 0:
+            raise InputError("the graph has no nodes")
+        return sp.csr_matrix(nx.to_scipy_sparse_array(graph, weight="weight", dtype=float))
+    if sp.issparse(graph):
+        return sp.csr_matrix(graph, dtype=float)
+    if isinstance(graph, np.ndarray):
+        return sp.csr_matrix(graph.astype(float))
+    raise InputError(
+        f"graph must be a networkx Graph, a scipy sparse or a numpy adjacency, "
+        f"got {type(graph).__name__}"
+    )
+
+
+def group_codes(graph: Any, groups: Any, n_groups: int | None = None) -> np.ndarray:
+    """Group labels as codes 0..h-1 (a node-attribute name is read off a networkx graph)."""
+    if isinstance(groups, str):
+        if not isinstance(graph, nx.Graph):
+            raise InputError(f"groups={groups!r} names a node attribute: pass a networkx graph")
+        missing = [v for v, d in graph.nodes(data=True) if groups not in d]
+        if missing:
+            raise InputError(f"node {missing[0]!r} has no attribute {groups!r}")
+        groups = [d[groups] for _, d in graph.nodes(data=True)]
+    labels = np.asarray(groups)
+    if labels.ndim != 1:
+        raise InputError(f"groups must be one label per node (1-D), got shape {labels.shape}")
+    if n_groups is not None:
+        if not np.issubdtype(labels.dtype, np.integer):
+            raise InputError("with n_groups, groups must be integer codes 0..n_groups-1")
+        if labels.size and (labels.min() < 0 or labels.max() >= n_groups):
+            raise InputError(f"group codes must lie in 0..{n_groups - 1}")
+        absent = sorted(set(range(n_groups)) - set(labels.tolist()))
+        if absent:
+            raise InputError(f"group {absent[0]} is absent: no node carries it")
+        return labels.astype(np.int64)
+    return np.unique(labels, return_inverse=True)[1].astype(np.int64)
+
+
+def validate_fair_graph(
+    graph: Any, groups: Any, n_clusters: int | None = None, n_groups: int | None = None
+) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Check a graph and its groups for fair clustering; return (CSR adjacency, group codes).
+
+    `groups=None` checks the graph alone (plain spectral clustering) and returns zeros.
+    """
+    adjacency = as_adjacency(graph)
+    n = adjacency.shape[0]
+    if adjacency.shape[0] != adjacency.shape[1]:
+        raise InputError(f"adjacency must be square, got shape {adjacency.shape}")
+    if not np.isfinite(adjacency.data).all():
+        raise InputError("adjacency has NaN or infinite weights")
+    if (adjacency.data < 0).any():
+        raise InputError("adjacency has negative weights")
+    if abs(adjacency - adjacency.T).max() > 1e-9 * max(1.0, abs(adjacency).max()):
+        raise InputError("adjacency is not symmetric: fair clustering needs an undirected graph")
+    codes = np.zeros(n, dtype=np.int64)
+    if groups is not None:
+        codes = group_codes(graph, groups, n_groups)
+        if codes.size != n:
+            raise InputError(f"groups has {codes.size} labels for a graph of {n} nodes")
+        if codes.max(initial=0) < 1:
+            raise InputError("all nodes are in one group: fairness needs at least two groups")
+    degree = np.asarray(adjacency.sum(axis=1)).ravel() - adjacency.diagonal()
+    isolated = np.flatnonzero(degree <= 0)
+    if isolated.size:
+        raise InputError(
+            f"graph has {isolated.size} isolated node(s), e.g. node {int(isolated[0])}: "
+            "remove them or connect them"
+        )
+    if n_clusters is not None:
+        if int(n_clusters) != n_clusters or n_clusters < 1:
+            raise InputError(f"n_clusters must be a positive integer, got {n_clusters}")
+        if n_clusters > n:
+            raise InputError(f"n_clusters={n_clusters} is larger than the {n} nodes")
+    return adjacency, codes
+
+
+def fair_sbm(
+    n: int,
+    n_clusters: int = 5,
+    n_groups: int = 2,
+    avg_degree: float = 30.0,
+    affinity: tuple[float, float, float, float] = (6.0, 5.0, 1.5, 1.0),
+    group_share: tuple[float, ...] | None = None,
+    seed: int = 0,
+) -> FairGraph:
+    """Sparse SBM of Kleindessner et al. (2019): planted clusters that are fair by construction.
+
+    `affinity` = relative edge rates (same cluster & group, same cluster only, same group
+    only, neither), scaled so the expected degree is `avg_degree`. Edges are drawn block by
+    block (binomial counts, then uniform pairs), so n = 100,000 takes seconds.
+    """
+    if n < n_clusters * n_groups:
+        raise InputError(f"n={n} is smaller than n_clusters*n_groups={n_clusters * n_groups}")
+    if n_clusters < 1 or n_groups < 2:
+        raise InputError("fair_sbm needs n_clusters >= 1 and n_groups >= 2")
+    if avg_degree <= 0 or min(affinity) < 0:
+        raise InputError("avg_degree must be positive and affinities non-negative")
+    rng = np.random.default_rng(seed)
+    share = np.full(n_groups, 1.0 / n_groups) if group_share is None else np.asarray(group_share)
+    if share.size != n_groups or (share <= 0).any():
+        raise InputError(f"group_share must be {n_groups} positive numbers")
+    share = share / share.sum()
+    groups = rng.choice(n_groups, size=n, p=share)
+    clusters = np.empty(n, dtype=np.int64)
+    for g in range(n_groups):
+        members = np.flatnonzero(groups == g)
+        clusters[members] = rng.permutation(np.arange(members.size) % n_clusters)
+    block = clusters * n_groups + groups
+    members = [np.flatnonzero(block == b) for b in range(n_clusters * n_groups)]
+    a, b, c, d = affinity
+    rate = np.empty((len(members), len(members)))
+    for i in range(len(members)):
+        for j in range(len(members)):
+            same_c, same_g = i // n_groups == j // n_groups, i % n_groups == j % n_groups
+            rate[i, j] = a if same_c and same_g else b if same_c else c if same_g else d
+    sizes = np.array([m.size for m in members], dtype=float)
+    scale = avg_degree * n / (sizes @ rate @ sizes)
+    rows, cols = [], []
+    for i in range(len(members)):
+        for j in range(i, len(members)):
+            pairs = sizes[i] * sizes[j] if i != j else sizes[i] * (sizes[i] - 1) / 2
+            m = rng.binomial(int(pairs), min(1.0, rate[i, j] * scale))
+            rows.append(rng.choice(members[i], size=m))
+            cols.append(rng.choice(members[j], size=m))
+    r, c_ = np.concatenate(rows), np.concatenate(cols)
+    keep = r != c_
+    adjacency = sp.coo_matrix((np.ones(keep.sum()), (r[keep], c_[keep])), shape=(n, n)).tocsr()
+    adjacency = ((adjacency + adjacency.T) > 0).astype(float).tocsr()
+    _connect_isolated(adjacency, block, members, rng)
+    return FairGraph(adjacency.tocsr(), groups, f"fair_sbm(n={n},k={n_clusters})", clusters)
+
+
+def _connect_isolated(
+    adjacency: sp.csr_matrix, block: np.ndarray, members: list[np.ndarray], rng: np.random.Generator
+) -> None:
+    """Give each isolated node one edge inside its own block, so every node has a degree."""
+    degree = np.diff(adjacency.indptr)
+    for v in np.flatnonzero(degree == 0):
+        peers = members[block[v]]
+        u = v
+        while u == v:
+            u = peers[rng.integers(peers.size)] if peers.size > 1 else rng.integers(block.size)
+        adjacency[v, u] = adjacency[u, v] = 1.0
+
+
+def karate_club() -> FairGraph:
+    """Zachary's karate club (networkx), groups = the two clubs members joined."""
+    graph = nx.karate_club_graph()
+    adjacency = as_adjacency(graph)
+    return FairGraph(adjacency, group_codes(graph, "club"), "karate_club")
+
+
+def davis_southern_women() -> FairGraph:
+    """Davis southern women (networkx), groups = woman or event node (bipartite side)."""
+    graph = nx.davis_southern_women_graph()
+    return FairGraph(as_adjacency(graph), group_codes(graph, "bipartite"), "davis_southern_women")
+
+
+def diabetes_knn(n_neighbors: int = 10) -> FairGraph:
+    """kNN graph on scikit-learn's bundled diabetes data (442 patients), groups = sex.
+
+    The sex column is the sensitive attribute and is left out of the features.
+    """
+    from sklearn.datasets import load_diabetes
+    from sklearn.neighbors import kneighbors_graph
+    from sklearn.preprocessing import StandardScaler
+
+    data = load_diabetes()
+    sex = data.feature_names.index("sex")
+    features = StandardScaler().fit_transform(np.delete(data.data, sex, axis=1))
+    knn = kneighbors_graph(features, n_neighbors=n_neighbors, include_self=False)
+    adjacency = sp.csr_matrix(knn.maximum(knn.T), dtype=float)
+    return FairGraph(adjacency, group_codes(None, data.data[:, sex]), "diabetes_knn")
+
+
+REAL_GRAPHS = {
+    "karate": karate_club,
+    "davis": davis_southern_women,
+    "diabetes_knn": diabetes_knn,
+}
+
+
+def load_graph(name: str) -> FairGraph:
+    """One of the bundled real graphs by name (see REAL_GRAPHS)."""
+    if name not in REAL_GRAPHS:
+        raise InputError(f"unknown graph {name!r}; choose one of {', '.join(REAL_GRAPHS)}")
+    return REAL_GRAPHS[name]()

@@ -1,0 +1,235 @@
+"""Fair spectral clustering as a scikit-learn estimator: SC, FairSC and R-FairSC.
+
+* ``unnormalized`` / ``normalized``: plain spectral clustering (scipy Lanczos on the sparse
+  Laplacian), no fairness.
+* ``nullspace``: FairSC of Kleindessner et al. (2019): a dense orthonormal basis Z of the
+  null space of the fairness constraints F^T H = 0, then the k smallest eigenvectors of the
+  dense Z^T L Z. O(n^2) memory and O(n^3) time, the baseline.
+* ``riemannian``: R-FairSC: min tr(X^T L X) over the Stiefel manifold X^T X = I with the
+  fairness constraints split off (X = G, F^T G = 0) and solved by a linearized Riemannian
+  ADMM. Each iteration costs one sparse product L X, a polar retraction of an n x k matrix
+  and a rank-(h-1) projection: O(nnz k + n k^2) time and O(n k) memory.
+
+Every method then runs scikit-learn's KMeans on the embedding rows. ``laplacian`` picks the
+ratio-cut (``unnormalized``, L = D - A) or normalized-cut (``normalized``) relaxation for the
+fair methods; there the normalized problem is solved in X = D^{1/2} H with L_sym.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import scipy.linalg as la
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.cluster import KMeans
+
+from coplug.formulations.fair_graphs import validate_fair_graph
+from coplug.plugins.errors import InputError
+
+METHODS = ("riemannian", "nullspace", "unnormalized", "normalized")
+
+
+def laplacian(adjacency: sp.csr_matrix, normalized: bool) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Sparse L = D - A (or I - D^-1/2 A D^-1/2) and the degree vector."""
+    degree = np.asarray(adjacency.sum(axis=1)).ravel()
+    if not normalized:
+        return sp.csr_matrix(sp.diags(degree) - adjacency), degree
+    scale = sp.diags(1.0 / np.sqrt(degree))
+    return sp.csr_matrix(sp.identity(degree.size) - scale @ adjacency @ scale), degree
+
+
+def fairness_matrix(groups: np.ndarray) -> np.ndarray:
+    """F (n x (h-1)): columns 1[group s] - |V_s|/n; F^T H = 0 asks proportional clusters."""
+    h = int(groups.max()) + 1
+    indicator = (groups[:, None] == np.arange(h - 1)[None, :]).astype(float)
+    return indicator - indicator.mean(axis=0, keepdims=True)
+
+
+def largest_eigenvalue(matrix: sp.spmatrix, seed: int = 0) -> float:
+    """lambda_max of a sparse symmetric PSD matrix, to 1% (a few Lanczos steps)."""
+    v0 = np.random.default_rng(seed).standard_normal(matrix.shape[0])
+    value = spla.eigsh(matrix, k=1, which="LA", tol=1e-2, v0=v0, return_eigenvectors=False)
+    return float(value[0])
+
+
+def smallest_eigenvectors(lap: sp.spmatrix, k: int, seed: int = 0) -> np.ndarray:
+    """k eigenvectors of the smallest eigenvalues of a sparse Laplacian (Lanczos on c I - L)."""
+    n = lap.shape[0]
+    if k >= n - 1:
+        return la.eigh(lap.toarray(), subset_by_index=[0, k - 1])[1]
+    shift = 1.01 * largest_eigenvalue(lap, seed)
+    operator = spla.LinearOperator((n, n), matvec=lambda x: shift * x - lap @ x, dtype=float)
+    v0 = np.random.default_rng(seed).standard_normal(n)
+    values, vectors = spla.eigsh(operator, k=k, which="LA", tol=1e-8, v0=v0)
+    return vectors[:, np.argsort(-values)]
+
+
+def nullspace_embedding(
+    lap: sp.spmatrix, constraint: np.ndarray, k: int, mass: np.ndarray | None = None,
+    max_bytes: float = 8e9,
+) -> np.ndarray:
+    """FairSC: H = Z Y with Z the dense null-space basis of constraint^T, Y from eigh.
+
+    `mass` (the degrees, for the normalized cut) makes it the generalized problem
+    Z^T L Z y = lambda Z^T D Z y.
+    """
+    n = lap.shape[0]
+    needed = 3 * 8.0 * n * n
+    if needed > max_bytes:
+        raise MemoryError(
+            f"FairSC (nullspace) needs about {needed / 2**30:.1f} GiB of dense matrices at "
+            f"n={n}; use method='riemannian'"
+        )
+    q = la.qr(constraint, mode="full")[0]
+    basis = q[:, constraint.shape[1]:]
+    del q
+    projected = basis.T @ (lap @ basis)
+    projected = (projected + projected.T) / 2
+    if mass is None:
+        _, vectors = la.eigh(projected, subset_by_index=[0, k - 1], overwrite_a=True)
+    else:
+        gram = basis.T @ (mass[:, None] * basis)
+        _, vectors = la.eigh(projected, gram, subset_by_index=[0, k - 1], overwrite_a=True)
+    return basis @ vectors
+
+
+def polar(matrix: np.ndarray) -> np.ndarray:
+    """The nearest matrix with orthonormal columns (polar factor), via the k x k Gram."""
+    values, vectors = np.linalg.eigh(matrix.T @ matrix)
+    values = np.maximum(values, 1e-300)
+    return matrix @ ((vectors / np.sqrt(values)) @ vectors.T)
+
+
+def riemannian_admm_embedding(
+    lap: sp.spmatrix,
+    constraint: np.ndarray,
+    k: int,
+    rho: float | None = None,
+    max_iter: int = 1000,
+    tol: float = 1e-7,
+    seed: int = 0,
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """R-FairSC: min tr(X^T L X), X^T X = I, C^T X = 0, by linearized Riemannian ADMM.
+
+    Splitting X = G with G in the subspace {C^T G = 0}: the X-step minimizes the linearized
+    augmented Lagrangian plus (tau/2)||X - X_k||^2 over the Stiefel manifold (a polar
+    retraction), the G-step is the rank-(h-1) orthogonal projection, then a dual ascent step.
+    Only sparse products with L touch the graph. Stops when the relative change of the
+    objective and the split residual ||X - G|| both fall below `tol`.
+    """
+    n = lap.shape[0]
+    lam_max = largest_eigenvalue(lap, seed)
+    rho = 0.5 * lam_max if rho is None else float(rho)
+    tau = 2.02 * lam_max + rho
+    gram_inv = np.linalg.inv(constraint.T @ constraint)
+
+    def project(y: np.ndarray) -> np.ndarray:
+        return y - constraint @ (gram_inv @ (constraint.T @ y))
+
+    x = polar(project(np.random.default_rng(seed).standard_normal((n, k))))
+    g, dual = x.copy(), np.zeros_like(x)
+    lx = lap @ x
+    objective = float(np.sum(x * lx))
+    history = [objective]
+    residual, iterations = 0.0, 0
+    while iterations < max_iter:
+        iterations += 1
+        x = polar(tau * x - 2.0 * lx - dual - rho * (x - g))
+        g = project(x + dual / rho)
+        dual += rho * (x - g)
+        lx = lap @ x
+        new_objective = float(np.sum(x * lx))
+        residual = float(np.linalg.norm(x - g) / np.sqrt(k))
+        change = abs(new_objective - objective) / max(abs(new_objective), 1e-12)
+        objective = new_objective
+        history.append(objective)
+        if change < tol and residual < np.sqrt(tol):
+            break
+    info = {"iterations": iterations, "objective": objective, "residual": residual,
+            "history": history}
+    return x, info
+
+
+class FairSpectralClustering(ClusterMixin, BaseEstimator):
+    """Spectral clustering whose clusters keep each group at its graph-wide proportion.
+
+    Parameters: n_clusters; groups (one label per node, or a node-attribute name for a
+    networkx graph); method in METHODS; laplacian "unnormalized" (ratio cut) or
+    "normalized" (normalized cut) for the fair methods; admm settings for "riemannian";
+    n_init and random_state for KMeans.
+    Attributes after fit: labels_, embedding_, fit_time_, kmeans_time_, admm_info_.
+    """
+
+    def __init__(
+        self,
+        n_clusters: int = 2,
+        groups: Any = None,
+        method: str = "riemannian",
+        laplacian: str = "normalized",
+        rho: float | None = None,
+        max_iter: int = 1000,
+        tol: float = 1e-7,
+        n_init: int = 10,
+        random_state: int = 0,
+    ) -> None:
+        self.n_clusters = n_clusters
+        self.groups = groups
+        self.method = method
+        self.laplacian = laplacian
+        self.rho = rho
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_init = n_init
+        self.random_state = random_state
+
+    def fit(self, graph: Any, y: Any = None) -> FairSpectralClustering:
+        """Embed the graph by the chosen method, then cluster the embedding with KMeans."""
+        if self.method not in METHODS:
+            raise InputError(f"unknown method {self.method!r}; choose one of {', '.join(METHODS)}")
+        if self.laplacian not in ("unnormalized", "normalized"):
+            raise InputError(f"laplacian must be 'unnormalized' or 'normalized', got "
+                             f"{self.laplacian!r}")
+        if self.groups is None and self.method in ("riemannian", "nullspace"):
+            raise InputError(f"method={self.method!r} needs groups (one label per node)")
+        adjacency, codes = validate_fair_graph(graph, self.groups, self.n_clusters)
+        k = int(self.n_clusters)
+        start = time.perf_counter()
+        self.embedding_ = self._embed(adjacency, codes, k)
+        self.fit_time_ = time.perf_counter() - start
+        start = time.perf_counter()
+        kmeans = KMeans(k, n_init=self.n_init, random_state=self.random_state)
+        self.labels_ = kmeans.fit_predict(self.embedding_)
+        self.kmeans_time_ = time.perf_counter() - start
+        self.group_codes_ = codes
+        return self
+
+    def _embed(self, adjacency: sp.csr_matrix, codes: np.ndarray, k: int) -> np.ndarray:
+        """The n x k spectral embedding of the chosen method."""
+        self.admm_info_: dict[str, Any] = {}
+        if self.method in ("unnormalized", "normalized"):
+            normalized = self.method == "normalized"
+            lap, degree = laplacian(adjacency, normalized)
+            vectors = smallest_eigenvectors(lap, k, self.random_state)
+            return vectors / np.sqrt(degree)[:, None] if normalized else vectors
+        normalized = self.laplacian == "normalized"
+        lap, degree = laplacian(adjacency, normalized)
+        constraint = fairness_matrix(codes)
+        if k > codes.size - constraint.shape[1]:
+            raise InputError(f"n_clusters={k} exceeds the {codes.size - constraint.shape[1]} "
+                             "dimensions left by the fairness constraints")
+        if self.method == "nullspace":
+            if normalized:
+                unnormalized_lap, _ = laplacian(adjacency, False)
+                return nullspace_embedding(unnormalized_lap, constraint, k, mass=degree)
+            return nullspace_embedding(lap, constraint, k)
+        if normalized:
+            constraint = constraint / np.sqrt(degree)[:, None]
+        x, self.admm_info_ = riemannian_admm_embedding(
+            lap, constraint, k, self.rho, self.max_iter, self.tol, self.random_state
+        )
+        return x / np.sqrt(degree)[:, None] if normalized else x
+
