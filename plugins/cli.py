@@ -19,6 +19,7 @@ from coplug.plugins.results import Result
 COMMAND_MODULES: list[str] = [
     "coplug.plugins.cli",
     "coplug.plugins.demo",
+    "coplug.formulations.bbo.cli",
     "coplug.plugins.pmvb_cli",
 ]
 

@@ -326,3 +326,17 @@ def node_from_json(data: dict[str, Any]) -> Node:
     elif data["op"] == "vec":
         value = tuple(float(v) for v in value)
     return Node(data["op"], tuple(node_from_json(a) for a in data.get("args", ())), value)
+
+
+def shape_of(node: Node, let_shapes: dict[str, int] | None = None) -> int:
+    """Shape code (SCALAR, VECTOR, MATRIX) of an already validated expression."""
+    op = node.op
+    if op in ("num", "xi") or op in REDUCTIONS:
+        return SCALAR
+    if op in ("vec", "x", "matmul"):
+        return VECTOR
+    if op == "mat":
+        return MATRIX
+    if op == "ref":
+        return (let_shapes or {})[node.value]
+    return max(shape_of(arg, let_shapes) for arg in node.args)

@@ -1,0 +1,134 @@
+"""`coplug bbo evolve | export | solve`: evolve benchmark programs, write them, certify them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from coplug.plugins.errors import InputError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """The `bbo` command group."""
+    p = subparsers.add_parser("bbo", help="evolved black-box benchmark programs (EoB)")
+    sub = p.add_subparsers(dest="bbo_command", metavar="SUBCOMMAND")
+    sub.required = True
+
+    e = sub.add_parser("evolve", help="NSGA-II over programs: target similarity x differentiation")
+    e.add_argument("--dim", type=int, default=2)
+    e.add_argument("--targets", default="1,3,15,21", help="BBOB ids, e.g. 1,3,15 or 1-24")
+    e.add_argument("--target-program", action="append", default=[], metavar="FILE",
+                   help="extra target: a program .json file (repeatable)")
+    e.add_argument("--population", type=int, default=12)
+    e.add_argument("--generations", type=int, default=8)
+    e.add_argument("--budget", type=int, default=100, help="evaluations per solver run")
+    e.add_argument("--seeds", type=int, default=5, help="runs per solver")
+    e.add_argument("--max-nodes", type=int, default=40)
+    e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--run-dir", default="eob_run")
+    e.add_argument("--proposer", choices=("symbolic", "llm"), default="symbolic")
+    e.add_argument("--llm-url", default=None, help="OpenAI-compatible base URL (…/v1)")
+    e.add_argument("--llm-model", default=None)
+    e.add_argument("--llm-timeout", type=float, default=None)
+    e.add_argument("--quiet", action="store_true", help="no progress bar")
+    e.set_defaults(func=_cmd_evolve)
+
+    x = sub.add_parser("export", help="write a program as a Pyomo script, JSON, .nl, .gms, .lp")
+    _program_args(x)
+    x.add_argument("--format", default="py", choices=("py", "json", "nl", "gms", "lp", "bar"))
+    x.add_argument("--output", "-o", default=None, help="file (default: stdout for py/json)")
+    x.set_defaults(func=_cmd_export)
+
+    s = sub.add_parser("solve", help="certify a program's global optimum with SCIP")
+    _program_args(s)
+    s.add_argument("--time-limit", type=float, default=30.0)
+    s.set_defaults(func=_cmd_solve)
+
+
+def _program_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("program", metavar="PROGRAM_OR_FILE",
+                   help="program text, a file (.json program form or text), or bbob:FID")
+    p.add_argument("--dim", type=int, default=None, help="needed for text programs")
+    p.add_argument("--lower", type=float, default=-5.0)
+    p.add_argument("--upper", type=float, default=5.0)
+
+
+def read_program(spec: str, dim: int | None, lower: float = -5.0, upper: float = 5.0):
+    """A program from `bbob:FID`, a .json program file, a text file or inline text."""
+    from coplug.formulations.bbo.bbob import bbob_problem
+    from coplug.formulations.bbo.compile import load, program_from_json
+
+    if spec.startswith("bbob:"):
+        try:
+            fid = int(spec[5:])
+        except ValueError:
+            raise InputError(f"bad BBOB spec {spec!r}; use e.g. bbob:15") from None
+        return bbob_problem(fid, dim or 2).program
+    path = Path(spec)
+    if len(spec) < 4096 and path.is_file():
+        text = path.read_text()
+        if path.suffix == ".json":
+            try:
+                return program_from_json(json.loads(text))
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})") from None
+        spec = text
+    if dim is None:
+        raise InputError("a text program needs --dim")
+    return load(spec, dim, lower, upper)
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from coplug.formulations.bbo.compile import program_to_json, pyomo_script, write_program
+
+    program = read_program(args.program, args.dim, args.lower, args.upper)
+    if args.output is None:
+        if args.format not in ("py", "json"):
+            raise InputError(f"--format {args.format} needs --output FILE")
+        sys.stdout.write(pyomo_script(program) if args.format == "py"
+                         else json.dumps(program_to_json(program), indent=1) + "\n")
+        return 0
+    print(write_program(program, args.output, args.format))
+    return 0
+
+
+def _cmd_solve(args: argparse.Namespace) -> int:
+    from coplug.formulations.bbo.certify import certify
+    from coplug.plugins.cli import print_result
+
+    cert = certify(read_program(args.program, args.dim, args.lower, args.upper),
+                   time_limit=args.time_limit)
+    print_result(cert.result)
+    print(f"x          {None if cert.x is None else cert.x.round(6).tolist()}")
+    print(f"certified  {cert.certified}")
+    return 0
+
+
+def _cmd_evolve(args: argparse.Namespace) -> int:
+    from coplug.formulations.bbo.bbob import parse_fids
+    from coplug.formulations.bbo.evolve import EvolutionConfig, evolve
+    from coplug.formulations.bbo.proposers import LLMConfig, LLMProposer
+
+    config = EvolutionConfig(dim=args.dim, targets=tuple(parse_fids(args.targets)),
+                             population=args.population, generations=args.generations,
+                             budget=args.budget, seeds=args.seeds, max_nodes=args.max_nodes,
+                             seed=args.seed)
+    extra = {Path(f).stem: read_program(f, args.dim) for f in args.target_program}
+    proposer = None
+    if args.proposer == "llm":
+        llm = LLMConfig.from_env(base_url=args.llm_url, model=args.llm_model,
+                                 timeout=args.llm_timeout)
+        proposer = LLMProposer(args.dim, llm, max_nodes=args.max_nodes)
+    result = evolve(config, proposer, run_dir=args.run_dir, extra_targets=extra,
+                    progress=not args.quiet)
+    print(f"programs evaluated  {len(result.candidates)}")
+    print(f"hypervolume         {result.hypervolume[0]:.4f} -> {result.hypervolume[-1]:.4f}")
+    print(f"proposals           {result.rejections}")
+    print("Pareto front (similarity, differentiation, closest target, program):")
+    for c in result.front:
+        print(f"  {c.similarity:.3f}  {c.differentiation:.3f}  {c.target:24s} "
+              f"{c.text.strip().splitlines()[-1][:70]}")
+    print(f"run directory       {args.run_dir}")
+    return 0

@@ -1,0 +1,328 @@
+"""Evolution of benchmarks: NSGA-II over programs on (similarity to targets, differentiation).
+
+Similarity = 1 / (1 + d), d the normalized ELA-feature distance to the closest target;
+differentiation = portfolio rank separation (see `portfolio.differentiation`). Each run
+can write a directory with every program and score, the Pareto front (JSON, Pyomo
+scripts, PNG plot) and the hypervolume per generation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from coplug.formulations.bbo.bbob import bbob_problem
+from coplug.formulations.bbo.compile import program_to_json, pyomo_script
+from coplug.formulations.bbo.features import (
+    FEATURE_NAMES,
+    as_box_function,
+    ela_features,
+    feature_distance,
+    normalize,
+)
+from coplug.formulations.bbo.grammar import Program, to_text
+from coplug.formulations.bbo.portfolio import SOLVERS, differentiation, run_portfolio
+from coplug.formulations.bbo.proposers import Proposer, Scored, SymbolicProposer
+from coplug.plugins.errors import InputError
+
+
+@dataclass
+class EvolutionConfig:
+    """Sizes of one evolution run (defaults: the benchmark's)."""
+
+    dim: int = 2
+    targets: tuple[int, ...] = (1, 3, 15, 21)
+    population: int = 12
+    generations: int = 8
+    budget: int = 100
+    seeds: int = 5
+    sample: int = 0
+    max_nodes: int = 40
+    seed: int = 0
+    lower: float = -5.0
+    upper: float = 5.0
+
+    def __post_init__(self) -> None:
+        if self.dim < 2 or self.population < 2 or self.generations < 0 or self.seeds < 2:
+            raise InputError("need dim >= 2, population >= 2, generations >= 0, seeds >= 2")
+        self.sample = self.sample or 50 * self.dim
+
+
+@dataclass
+class Candidate:
+    """One evaluated program and its scores."""
+
+    id: int
+    generation: int
+    text: str
+    similarity: float
+    differentiation: float
+    distance: float
+    target: str
+    features: list[float]
+    best_value: float
+    solver_best: dict[str, float]
+    parents: list[int] = field(default_factory=list)
+    program: Program | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def objectives(self) -> tuple[float, float]:
+        return self.similarity, self.differentiation
+
+    def scored(self) -> Scored:
+        return Scored(self.program, self.similarity, self.differentiation, self.target,
+                      tuple(self.features))
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("program")
+        return data
+
+
+@dataclass
+class EvolutionResult:
+    """All candidates, the final population, the Pareto front and hypervolume history."""
+
+    candidates: list[Candidate]
+    population: list[Candidate]
+    front: list[Candidate]
+    hypervolume: list[float]
+    rejections: dict[str, int]
+    target_features: dict[str, list[float]]
+
+
+def target_features(config: EvolutionConfig,
+                    extra: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
+    """Normalized features of the BBOB targets (and extra callables/Pyomo models)."""
+    out = {}
+    for fid in config.targets:
+        problem = bbob_problem(fid, config.dim)
+        out[f"f{fid}_{problem.name}"] = _features(as_box_function(problem), config)
+    for name, target in (extra or {}).items():
+        fn = as_box_function(target, dim=config.dim, lower=config.lower, upper=config.upper,
+                             name=name)
+        if fn.dim != config.dim:
+            raise InputError(f"target {name!r} has {fn.dim} variables, evolution uses {config.dim}")
+        out[name] = _features(fn, config)
+    if not out:
+        raise InputError("evolution needs at least one target")
+    return out
+
+
+def _features(fn: Any, config: EvolutionConfig) -> np.ndarray:
+    return normalize(ela_features(fn, config.sample, seed=config.seed), config.sample)
+
+
+def score_program(program: Program, targets: dict[str, np.ndarray], config: EvolutionConfig,
+                  ident: int = 0, generation: int = 0, parents: Sequence[int] = ()) -> Candidate:
+    """Features, closest target and portfolio differentiation of one program."""
+    fn = as_box_function(program)
+    feats = _features(fn, config)
+    dists = {name: feature_distance(feats, f) for name, f in targets.items()}
+    target = min(dists, key=dists.get)
+    portfolio = run_portfolio(fn, config.budget, range(config.seeds), SOLVERS)
+    diff = differentiation(portfolio)
+    return Candidate(ident, generation, to_text(program), 1.0 / (1.0 + dists[target]),
+                     diff.score, dists[target], target, feats.tolist(), portfolio.best_value,
+                     portfolio.best_by_solver(), list(parents), program)
+
+
+def non_dominated_sort(points: np.ndarray) -> list[list[int]]:
+    """Fronts (lists of indices) of points to maximize, best front first."""
+    n = len(points)
+    ge = np.all(points[:, None] >= points[None], axis=-1)
+    gt = np.any(points[:, None] > points[None], axis=-1)
+    dominates = ge & gt
+    count = dominates.sum(axis=0)
+    fronts, current = [], [i for i in range(n) if count[i] == 0]
+    while current:
+        fronts.append(current)
+        nxt = []
+        for i in current:
+            for j in np.flatnonzero(dominates[i]):
+                count[j] -= 1
+                if count[j] == 0:
+                    nxt.append(int(j))
+        current = sorted(nxt)
+    return fronts
+
+
+def crowding_distance(points: np.ndarray) -> np.ndarray:
+    """NSGA-II crowding distance within one front."""
+    n, m = points.shape
+    dist = np.zeros(n)
+    if n <= 2:
+        return np.full(n, np.inf)
+    for k in range(m):
+        order = np.argsort(points[:, k], kind="stable")
+        span = points[order[-1], k] - points[order[0], k]
+        dist[order[0]] = dist[order[-1]] = np.inf
+        if span > 0:
+            dist[order[1:-1]] += (points[order[2:], k] - points[order[:-2], k]) / span
+    return dist
+
+
+def hypervolume(points: np.ndarray, ref: tuple[float, float] = (0.0, 0.0)) -> float:
+    """Area dominated by 2-D points (maximized) above the reference point."""
+    pts = np.asarray(points, dtype=float).reshape(-1, 2)
+    pts = pts[np.all(pts > ref, axis=1)]
+    if not len(pts):
+        return 0.0
+    pts = pts[np.argsort(-pts[:, 0], kind="stable")]
+    area, best_y = 0.0, ref[1]
+    for x, y in pts:
+        if y > best_y:
+            area += (x - ref[0]) * (y - best_y)
+            best_y = y
+    return float(area)
+
+
+def select(pool: list[Candidate], size: int) -> list[Candidate]:
+    """NSGA-II survival: whole fronts first, the last one cut by crowding distance."""
+    points = np.array([c.objectives for c in pool])
+    chosen: list[int] = []
+    for front in non_dominated_sort(points):
+        if len(chosen) + len(front) <= size:
+            chosen += front
+            continue
+        crowd = crowding_distance(points[front])
+        order = np.argsort(-crowd, kind="stable")
+        chosen += [front[i] for i in order[: size - len(chosen)]]
+        break
+    return [pool[i] for i in chosen]
+
+
+def _tournament(pop: list[Candidate], k: int, rng: np.random.Generator) -> list[Candidate]:
+    """k parents by binary tournament on (front rank, crowding)."""
+    points = np.array([c.objectives for c in pop])
+    rank = np.zeros(len(pop), dtype=int)
+    crowd = np.zeros(len(pop))
+    for r, front in enumerate(non_dominated_sort(points)):
+        rank[front] = r
+        crowd[front] = crowding_distance(points[front])
+    out = []
+    for _ in range(k):
+        i, j = rng.integers(len(pop), size=2)
+        better = i if (rank[i], -crowd[i]) <= (rank[j], -crowd[j]) else j
+        out.append(pop[int(better)])
+    return out
+
+
+def pareto_front(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Non-dominated candidates (shortest program per objective point), by decreasing similarity."""
+    if not candidates:
+        return []
+    points = np.array([c.objectives for c in candidates])
+    first = non_dominated_sort(points)[0]
+    best: dict[tuple[float, float], Candidate] = {}
+    for i in first:
+        key = tuple(np.round(points[i], 9))
+        if key not in best or len(candidates[i].text) < len(best[key].text):
+            best[key] = candidates[i]
+    return sorted(best.values(), key=lambda c: -c.similarity)
+
+
+def evolve(config: EvolutionConfig, proposer: Proposer | None = None,
+           run_dir: str | Path | None = None, extra_targets: dict[str, Any] | None = None,
+           progress: bool = True,
+           callback: Callable[[int, list[Candidate]], None] | None = None) -> EvolutionResult:
+    """Run NSGA-II: random initial programs, then `generations` rounds of proposals."""
+    rng = np.random.default_rng(config.seed)
+    targets = target_features(config, extra_targets)
+    seeder = SymbolicProposer(config.dim, config.lower, config.upper, config.max_nodes)
+    proposer = proposer or seeder
+    everyone: list[Candidate] = []
+    seen: set[str] = set()
+    duplicates = Counter()
+
+    def admit(programs: Sequence[Program], gen: int, parents: Sequence[int]) -> list[Candidate]:
+        out = []
+        for program in programs:
+            text = to_text(program)
+            if text in seen:
+                duplicates["rejected_duplicate"] += 1
+                continue
+            seen.add(text)
+            cand = score_program(program, targets, config, len(everyone), gen, parents)
+            everyone.append(cand)
+            out.append(cand)
+        return out
+
+    population = admit([seeder.random_program(rng) for _ in range(config.population)], 0, [])
+    history = [hypervolume(np.array([c.objectives for c in everyone]))]
+    bar = tqdm(range(1, config.generations + 1), desc="evolve", disable=not progress,
+               leave=False)
+    for gen in bar:
+        parents = _tournament(population, config.population, rng)
+        context = {"targets": {k: v.tolist() for k, v in targets.items()},
+                   "feature_names": FEATURE_NAMES}
+        programs = proposer.propose([p.scored() for p in parents], config.population, rng,
+                                    context)
+        children = admit(programs, gen, [p.id for p in parents])
+        population = select(population + children, config.population)
+        history.append(hypervolume(np.array([c.objectives for c in everyone])))
+        bar.set_postfix(hv=f"{history[-1]:.4f}", front=len(pareto_front(everyone)))
+        if callback:
+            callback(gen, population)
+    rejections = dict(proposer.stats) | dict(duplicates)
+    result = EvolutionResult(everyone, population, pareto_front(everyone), history, rejections,
+                             {k: v.tolist() for k, v in targets.items()})
+    if run_dir is not None:
+        write_run(result, config, Path(run_dir), proposer.name)
+    return result
+
+
+def write_run(result: EvolutionResult, config: EvolutionConfig, run_dir: Path,
+              proposer: str) -> None:
+    """Every program and score (JSONL), the front (JSON + Pyomo scripts), history, a plot."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.json").write_text(json.dumps(asdict(config) | {"proposer": proposer},
+                                                    indent=1))
+    with open(run_dir / "programs.jsonl", "w") as fh:
+        for cand in result.candidates:
+            fh.write(json.dumps(cand.to_json()) + "\n")
+    front_dir = run_dir / "front"
+    front_dir.mkdir(exist_ok=True)
+    front = []
+    for cand in result.front:
+        front.append(cand.to_json() | {"program": program_to_json(cand.program)})
+        (front_dir / f"program_{cand.id:04d}.py").write_text(
+            pyomo_script(cand.program, name=f"eob_{cand.id}"))
+    (run_dir / "pareto_front.json").write_text(json.dumps(front, indent=1))
+    (run_dir / "history.json").write_text(json.dumps({
+        "hypervolume": result.hypervolume, "rejections": result.rejections,
+        "targets": result.target_features, "feature_names": FEATURE_NAMES}, indent=1))
+    plot_front(result, run_dir / "pareto_front.png")
+
+
+def plot_front(result: EvolutionResult, path: Path) -> None:
+    """Scatter of all candidates with the Pareto front highlighted (Agg backend)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(9, 3.6))
+    pts = np.array([c.objectives for c in result.candidates])
+    gens = [c.generation for c in result.candidates]
+    sc = ax.scatter(pts[:, 0], pts[:, 1], c=gens, cmap="viridis", s=14, alpha=0.7)
+    front = np.array([c.objectives for c in result.front[::-1]])
+    ax.step(front[:, 0], front[:, 1], where="post", color="crimson", lw=1.5)
+    ax.scatter(front[:, 0], front[:, 1], color="crimson", s=22, label="Pareto front")
+    ax.set_xlabel("similarity to target")
+    ax.set_ylabel("portfolio differentiation")
+    ax.legend(loc="best", fontsize=8)
+    fig.colorbar(sc, ax=ax, label="generation")
+    bx.plot(range(len(result.hypervolume)), result.hypervolume, marker="o")
+    bx.set_xlabel("generation")
+    bx.set_ylabel("hypervolume")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

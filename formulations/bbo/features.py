@@ -1,0 +1,177 @@
+"""Exploratory-landscape-analysis features on a Latin-hypercube sample, and distances.
+
+Features (all invariant to affine rescaling of y): skewness and excess kurtosis of y,
+fitness-distance correlation, dispersion of the best 10%, number of basins found by
+steepest descent on the k-nearest-neighbour graph of the sample, and R^2 of linear and
+quadratic meta-models. Targets may be programs, BBOB problems, Python callables on
+(n, dim) arrays, or Pyomo models with box-bounded variables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyomo.environ as pyo
+from scipy.spatial import cKDTree
+from scipy.spatial.distance import pdist
+from scipy.stats import kurtosis, qmc, skew
+from sklearn.linear_model import LinearRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import PolynomialFeatures
+
+from coplug.formulations.bbo.compile import numpy_evaluator
+from coplug.formulations.bbo.grammar import Program
+from coplug.plugins.errors import InputError
+
+FEATURE_NAMES = ("y_skewness", "y_kurtosis", "fdc", "dispersion", "basins", "lin_r2", "quad_r2")
+
+
+@dataclass(frozen=True)
+class BoxFunction:
+    """A black-box objective `f((n, dim)) -> (n,)` on the box [lower, upper]."""
+
+    f: Callable[[np.ndarray], np.ndarray]
+    dim: int
+    lower: np.ndarray
+    upper: np.ndarray
+    name: str = "f"
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        return np.asarray(self.f(np.atleast_2d(X)), dtype=float).reshape(-1)
+
+    def scale(self, unit: np.ndarray) -> np.ndarray:
+        """Map points of the unit cube into the box."""
+        return self.lower + unit * (self.upper - self.lower)
+
+
+def as_box_function(target: Any, dim: int | None = None, lower: float = -5.0,
+                    upper: float = 5.0, name: str | None = None) -> BoxFunction:
+    """Wrap a Program, BBOBProblem, Pyomo model or callable (needs `dim`) as a BoxFunction."""
+    if isinstance(target, BoxFunction):
+        return target
+    if hasattr(target, "program") and isinstance(target.program, Program):
+        name = name or getattr(target, "name", None)
+        target = target.program
+    if isinstance(target, Program):
+        return BoxFunction(numpy_evaluator(target), target.dim, np.full(target.dim, target.lower),
+                           np.full(target.dim, target.upper), name or "program")
+    if isinstance(target, pyo.Block):
+        return _pyomo_function(target, name or target.name)
+    if callable(target):
+        if not isinstance(dim, int) or dim < 1:
+            raise InputError("a callable target needs dim=<number of variables>")
+        return BoxFunction(_batched(target, dim), dim, np.full(dim, float(lower)),
+                           np.full(dim, float(upper)), name or getattr(target, "__name__", "f"))
+    raise InputError(f"cannot use {type(target).__name__} as a target: give a program, BBOB "
+                     "problem, Pyomo model or callable")
+
+
+def _batched(func: Callable[..., Any], dim: int) -> Callable[[np.ndarray], np.ndarray]:
+    """Call `func` on the whole batch; fall back to row by row if it is not vectorized."""
+
+    def f(X: np.ndarray) -> np.ndarray:
+        try:
+            out = np.asarray(func(X), dtype=float).reshape(-1)
+            if out.shape == (X.shape[0],):
+                return out
+        except (TypeError, ValueError, IndexError):
+            pass
+        return np.array([float(func(row)) for row in X])
+
+    return f
+
+
+def _pyomo_function(model: pyo.Block, name: str) -> BoxFunction:
+    """Objective of a Pyomo model with bounded continuous variables, as a BoxFunction."""
+    objectives = list(model.component_data_objects(pyo.Objective, active=True))
+    if len(objectives) != 1:
+        raise InputError(f"Pyomo target needs exactly one active objective, has {len(objectives)}")
+    variables = [v for v in model.component_data_objects(pyo.Var) if not v.fixed]
+    if not variables:
+        raise InputError("Pyomo target has no free variables")
+    unbounded = [v.name for v in variables if v.lb is None or v.ub is None]
+    if unbounded:
+        raise InputError(f"Pyomo target variables need finite bounds: {', '.join(unbounded[:5])}")
+    obj = objectives[0]
+    sign = -1.0 if obj.sense == pyo.maximize else 1.0
+
+    def f(X: np.ndarray) -> np.ndarray:
+        out = np.empty(X.shape[0])
+        for k, row in enumerate(X):
+            for var, value in zip(variables, row, strict=True):
+                var.set_value(float(value), skip_validation=True)
+            try:
+                out[k] = sign * pyo.value(obj.expr)
+            except (ValueError, ZeroDivisionError, OverflowError):
+                out[k] = np.nan
+        return out
+
+    return BoxFunction(f, len(variables), np.array([float(v.lb) for v in variables]),
+                       np.array([float(v.ub) for v in variables]), name)
+
+
+def lhs_unit(dim: int, n: int, seed: int = 0) -> np.ndarray:
+    """A Latin-hypercube sample of n points in [0, 1]^dim."""
+    return qmc.LatinHypercube(d=dim, seed=seed).random(n)
+
+
+def ela_features(fn: BoxFunction, n: int | None = None, seed: int = 0) -> np.ndarray:
+    """Raw feature vector (order FEATURE_NAMES) from an LHS sample of n points (50*dim)."""
+    n = n or 50 * fn.dim
+    unit = lhs_unit(fn.dim, n, seed)
+    y = fn(fn.scale(unit))
+    if not np.all(np.isfinite(y)):
+        raise InputError(f"{fn.name}: objective is not finite on the sample")
+    return features_from_sample(unit, y)
+
+
+def features_from_sample(unit: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Features of a sample given in unit-cube coordinates."""
+    n = len(y)
+    if np.ptp(y) <= 1e-12 * max(1.0, np.abs(y).max()):
+        return np.array([0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0])
+    best = int(np.argmin(y))
+    dist = np.linalg.norm(unit - unit[best], axis=1)
+    fdc = float(np.corrcoef(y, dist)[0, 1]) if np.ptp(dist) > 0 else 0.0
+    top = np.argsort(y, kind="stable")[: max(2, n // 10)]
+    dispersion = float(pdist(unit[top]).mean() / pdist(unit).mean())
+    return np.array([float(skew(y)), float(kurtosis(y)), fdc, dispersion,
+                     float(_basin_count(unit, y)), _r2(unit, y, 1), _r2(unit, y, 2)])
+
+
+def _basin_count(unit: np.ndarray, y: np.ndarray) -> int:
+    """Distinct attractors of steepest descent on the k-NN graph of the sample (k = 2 dim)."""
+    k = min(len(y) - 1, 2 * unit.shape[1])
+    _, nbrs = cKDTree(unit).query(unit, k=k + 1)
+    step = nbrs[np.arange(len(y)), np.argmin(y[nbrs], axis=1)]
+    return int(np.sum(step == np.arange(len(y))))
+
+
+def _r2(unit: np.ndarray, y: np.ndarray, degree: int) -> float:
+    """In-sample R^2 of a polynomial least-squares meta-model."""
+    model = make_pipeline(PolynomialFeatures(degree, include_bias=False), LinearRegression())
+    return float(model.fit(unit, y).score(unit, y))
+
+
+def normalize(raw: np.ndarray, n: int) -> np.ndarray:
+    """Squash raw features into comparable ranges (about [-1, 1]) for distances."""
+    s, k, fdc, disp, basins, lin, quad = np.asarray(raw, dtype=float)
+    k = np.sign(k) * np.log1p(abs(k))
+    return np.array([s / (1 + abs(s)), k / (1 + abs(k)), fdc, min(disp, 1.5),
+                     np.log1p(basins) / np.log1p(n), np.clip(lin, 0, 1), np.clip(quad, 0, 1)])
+
+
+def feature_distance(a: np.ndarray, b: np.ndarray) -> float:
+    """Root-mean-square difference of two normalized feature vectors."""
+    return float(np.sqrt(np.mean((np.asarray(a) - np.asarray(b)) ** 2)))
+
+
+def normalized_features(target: Any, n: int | None = None, seed: int = 0,
+                        dim: int | None = None) -> np.ndarray:
+    """Normalized features of any target (see `as_box_function`)."""
+    fn = as_box_function(target, dim=dim)
+    n = n or 50 * fn.dim
+    return normalize(ela_features(fn, n, seed), n)

@@ -1,0 +1,224 @@
+"""A portfolio of black-box solvers on fixed evaluation budgets, and how well it separates.
+
+Solvers: random search, scipy differential evolution, Nelder-Mead and L-BFGS-B with
+restarts, CMA-ES (`cma`), and a Lipschitz certificate-guided pruning method. The
+differentiation score of a landscape is the mean normalized distance between solvers'
+mean ranks over all runs, counting only pairs a Mann-Whitney test separates (p < alpha).
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import differential_evolution, minimize
+from scipy.stats import mannwhitneyu, rankdata
+
+from coplug.formulations.bbo.features import BoxFunction
+from coplug.plugins.errors import InputError
+
+SOLVERS = ("random", "de", "nelder_mead", "lbfgsb", "cmaes", "lipschitz")
+
+
+class _Exhausted(Exception):
+    """Raised inside a solver when the evaluation budget is spent."""
+
+
+class _Budget:
+    """Counts evaluations of a BoxFunction, tracks the best value, stops at the budget."""
+
+    def __init__(self, fn: BoxFunction, budget: int) -> None:
+        self.fn, self.budget, self.used = fn, budget, 0
+        self.best, self.best_x = np.inf, None
+
+    @property
+    def left(self) -> int:
+        return self.budget - self.used
+
+    def batch(self, X: np.ndarray) -> np.ndarray:
+        """Evaluate a batch (clipped to the box); raise _Exhausted once nothing is left."""
+        X = np.clip(np.atleast_2d(X), self.fn.lower, self.fn.upper)
+        if self.left <= 0:
+            raise _Exhausted
+        take = min(len(X), self.left)
+        y = self.fn(X[:take])
+        y = np.where(np.isfinite(y), y, np.inf)
+        self.used += take
+        k = int(np.argmin(y))
+        if y[k] < self.best:
+            self.best, self.best_x = float(y[k]), X[k].copy()
+        if take < len(X):
+            raise _Exhausted
+        return y
+
+    def one(self, x: np.ndarray) -> float:
+        return float(self.batch(np.asarray(x, dtype=float)[None])[0])
+
+    def random(self, rng: np.random.Generator, n: int = 1) -> np.ndarray:
+        return self.fn.lower + rng.random((n, self.fn.dim)) * (self.fn.upper - self.fn.lower)
+
+
+def _random_search(b: _Budget, rng: np.random.Generator) -> None:
+    b.batch(b.random(rng, b.budget))
+
+
+def _differential_evolution(b: _Budget, rng: np.random.Generator) -> None:
+    bounds = list(zip(b.fn.lower, b.fn.upper, strict=True))
+    popsize = max(4, min(15, b.budget // (10 * b.fn.dim)))
+    differential_evolution(lambda X: b.batch(X.T), bounds, vectorized=True,
+                           updating="deferred", popsize=popsize, maxiter=10**6, tol=0.0,
+                           polish=False, seed=int(rng.integers(2**31)))
+
+
+def _restarts(method: str) -> Callable[[_Budget, np.random.Generator], None]:
+    """A local scipy method restarted from uniform random points until the budget is spent."""
+
+    def run(b: _Budget, rng: np.random.Generator) -> None:
+        bounds = list(zip(b.fn.lower, b.fn.upper, strict=True))
+        options = {"maxfev": b.budget, "xatol": 1e-8, "fatol": 1e-10} if method == (
+            "Nelder-Mead") else {"maxfun": b.budget}
+        while b.left > 0:
+            before = b.used
+            minimize(b.one, b.random(rng)[0], method=method, bounds=bounds, options=options)
+            if b.used == before:
+                return
+
+    return run
+
+
+def _cmaes(b: _Budget, rng: np.random.Generator) -> None:
+    import cma
+
+    span = b.fn.upper - b.fn.lower
+    while b.left > 0:
+        opts = {"bounds": [list(b.fn.lower), list(b.fn.upper)], "seed": int(rng.integers(1, 2**30)),
+                "verbose": -9, "verb_log": 0, "verb_disp": 0, "maxfevals": b.left,
+                "CMA_stds": list(span / span.max())}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            es = cma.CMAEvolutionStrategy(list(b.random(rng)[0]), 0.3 * float(span.max()), opts)
+            while not es.stop():
+                X = np.array(es.ask())
+                es.tell(list(X), list(b.batch(X)))
+
+
+def _lipschitz(b: _Budget, rng: np.random.Generator) -> None:
+    """Trisect the box with the lowest Lipschitz lower bound f(c) - L r; drop boxes whose
+    bound exceeds the incumbent (certified under the running slope estimate L)."""
+    lo, hi = b.fn.lower.astype(float), b.fn.upper.astype(float)
+    points: list[np.ndarray] = []
+    values: list[float] = []
+    slope = 0.0
+
+    def evaluate(X: np.ndarray) -> np.ndarray:
+        nonlocal slope
+        y = b.batch(X)
+        for x, v in zip(X, y, strict=True):
+            if points and np.isfinite(v):
+                P, V = np.array(points), np.array(values)
+                d = np.maximum(np.linalg.norm(P - x, axis=1), 1e-12)
+                fin = np.isfinite(V)
+                if fin.any():
+                    slope = max(slope, 1.5 * float(np.max(np.abs(V[fin] - v) / d[fin])))
+            points.append(x)
+            values.append(float(v))
+        return y
+
+    boxes = [(lo, hi, float(evaluate(((lo + hi) / 2)[None])[0]))]
+    while True:
+        bounds = np.array([fc - slope * 0.5 * np.linalg.norm(h - l) for l, h, fc in boxes])
+        keep = bounds <= b.best + 1e-12
+        boxes = [box for box, k in zip(boxes, keep, strict=True) if k]
+        l, h, fc = boxes.pop(int(np.argmin(bounds[keep])))
+        axis = int(np.argmax(h - l))
+        third = (h[axis] - l[axis]) / 3.0
+        new = np.array([(l + h) / 2, (l + h) / 2])
+        new[0, axis] -= third
+        new[1, axis] += third
+        y = evaluate(new)
+        for part, fv in enumerate((y[0], fc, y[1])):
+            nl, nh = l.copy(), h.copy()
+            nl[axis], nh[axis] = l[axis] + part * third, l[axis] + (part + 1) * third
+            boxes.append((nl, nh, float(fv)))
+
+
+_RUNNERS: dict[str, Callable[[_Budget, np.random.Generator], None]] = {
+    "random": _random_search,
+    "de": _differential_evolution,
+    "nelder_mead": _restarts("Nelder-Mead"),
+    "lbfgsb": _restarts("L-BFGS-B"),
+    "cmaes": _cmaes,
+    "lipschitz": _lipschitz,
+}
+
+
+def run_solver(name: str, fn: BoxFunction, budget: int, seed: int = 0) -> float:
+    """Best value solver `name` finds on `fn` within `budget` evaluations."""
+    if name not in _RUNNERS:
+        raise InputError(f"unknown solver {name!r}; choose from {', '.join(SOLVERS)}")
+    if budget < 2:
+        raise InputError(f"budget must be >= 2 evaluations, got {budget}")
+    b = _Budget(fn, budget)
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            _RUNNERS[name](b, np.random.default_rng([seed, SOLVERS.index(name)]))
+    except _Exhausted:
+        pass
+    return b.best
+
+
+@dataclass(frozen=True)
+class PortfolioResult:
+    """Best values found: `values[s, k]` for solver s and seed k, plus the best point."""
+
+    solvers: tuple[str, ...]
+    values: np.ndarray
+    best_value: float
+
+    def best_by_solver(self) -> dict[str, float]:
+        return {s: float(v) for s, v in zip(self.solvers, self.values.min(axis=1), strict=True)}
+
+
+def run_portfolio(fn: BoxFunction, budget: int = 200, seeds: Sequence[int] = range(5),
+                  solvers: Sequence[str] = SOLVERS) -> PortfolioResult:
+    """Run every solver on every seed with the same budget."""
+    values = np.array([[run_solver(s, fn, budget, seed) for seed in seeds] for s in solvers])
+    return PortfolioResult(tuple(solvers), values, float(values.min()))
+
+
+@dataclass(frozen=True)
+class Differentiation:
+    """How well the portfolio's ranks separate on one landscape."""
+
+    score: float
+    mean_ranks: dict[str, float]
+    significant_pairs: int
+    pairs: int
+
+
+def differentiation(result: PortfolioResult, alpha: float = 0.05,
+                    resolution: float = 1e-6) -> Differentiation:
+    """Mean over solver pairs of |mean rank difference| / runs, for pairs with MWU p < alpha.
+
+    Values closer than `resolution` times the value range count as ties.
+    """
+    v = result.values
+    span = float(np.ptp(v[np.isfinite(v)])) if np.isfinite(v).any() else 0.0
+    q = np.round((np.where(np.isfinite(v), v, np.nanmax(v[np.isfinite(v)], initial=0) + span + 1)
+                  - np.nanmin(v[np.isfinite(v)], initial=0)) / max(span, 1e-300) / resolution)
+    ranks = rankdata(q.reshape(-1)).reshape(q.shape)
+    mean = ranks.mean(axis=1)
+    total, sig, pairs = 0.0, 0, 0
+    for a, b in itertools.combinations(range(len(v)), 2):
+        pairs += 1
+        if span == 0 or np.array_equal(np.sort(q[a]), np.sort(q[b])):
+            continue
+        if mannwhitneyu(q[a], q[b], alternative="two-sided").pvalue < alpha:
+            sig += 1
+            total += abs(mean[a] - mean[b]) / q.size
+    score = total / pairs if pairs else 0.0
+    return Differentiation(score, dict(zip(result.solvers, mean.tolist(), strict=True)), sig, pairs)
