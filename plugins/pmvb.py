@@ -18,7 +18,8 @@ root SCIP's own rules take over (or PMVB branches again on still-free variables 
 
 Predictors: ``"lp"`` (data-free: the root LP values), a fitted predictor from
 `coplug.learned.pmvb_predictors` (or a path to its checkpoint), or probabilities keyed by
-Pyomo variable (a mapping, or a sequence in the order of the bridge's `VarMap`).
+Pyomo variable (a `ComponentMap`, a dict keyed by variable name such as ``"x[3]"``, or a
+sequence in the order of the bridge's `VarMap`).
 
 ``mode="prefix"`` is the paper's reference scheme: solve the likely region as its own SCIP
 model, then the two complementary regions with the incumbent as objective limit. It needs
@@ -359,7 +360,12 @@ def _static_probabilities(predictor: Any, var_map: VarMap) -> ComponentMap | Non
     if isinstance(predictor, str) or callable(getattr(predictor, "predict_variables", None)):
         return None
     if isinstance(predictor, (Mapping, ComponentMap)):
-        items = list(predictor.items())
+        by_name = {var.name: var for var in var_map}
+        items = []
+        for key, p in predictor.items():
+            if isinstance(key, str) and key not in by_name:
+                raise InputError(f"PMVB probability given for unknown variable {key!r}")
+            items.append((by_name[key] if isinstance(key, str) else key, p))
     else:
         values = np.asarray(predictor, dtype=float)
         if values.shape != (len(var_map),):

@@ -1,0 +1,146 @@
+"""PMVB branching: Hoeffding hyperplanes, exact partition into children, same optimum."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+from pyomo.common.collections import ComponentMap
+
+from coplug.formulations.mip_families import build_family
+from coplug.plugins import InputError, solve
+from coplug.plugins.pmvb import PMVBBranching, hoeffding_hyperplanes, solve_pmvb_prefix
+
+SMALL = {"mknapsack": 22, "setcover": 60, "gisp": 25, "indset": 120, "cauction": 30, "fcnf": 12}
+
+
+def _same(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-6 * max(1.0, abs(a))
+
+
+def _branching_instance(start: int = 0) -> tuple[pyo.ConcreteModel, int]:
+    """A small knapsack on which SCIP has to branch at the root."""
+    for seed in range(start, start + 20):
+        model = build_family("mknapsack", 22, seed)
+        if solve(model).nodes > 1:
+            return model, seed
+    raise AssertionError("no branching knapsack instance found")
+
+
+def test_hoeffding_right_hand_sides_follow_the_formula(rng: np.random.Generator) -> None:
+    p = rng.random(200)
+    t, q = 0.8, 0.95
+    planes = hoeffding_hyperplanes(p, t, q)
+    upper, lower = np.flatnonzero(p >= t), np.flatnonzero(p <= 1 - t)
+    log_term = math.log(1 / (1 - q))
+    assert planes.upper == tuple(upper) and planes.lower == tuple(lower)
+    assert planes.rhs_upper == math.ceil(p[upper].sum() - math.sqrt(len(upper) * log_term / 2))
+    assert planes.rhs_lower == math.floor(p[lower].sum() + math.sqrt(len(lower) * log_term / 2))
+
+
+def test_hoeffding_drops_trivial_hyperplanes() -> None:
+    planes = hoeffding_hyperplanes(np.array([0.95, 0.05, 0.5]), 0.9, 0.99)
+    assert planes.empty  # one variable each side: both bounds are implied by 0 <= x <= 1
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "word"),
+    [({"threshold": 0.4}, "threshold"), ({"confidence": 1.0}, "confidence"),
+     ({"mode": "fast"}, "mode"), ({"depth": -1}, "depth")],
+)
+def test_bad_parameters_are_named(kwargs: dict, word: str) -> None:
+    with pytest.raises(InputError, match=word):
+        PMVBBranching("lp", **kwargs)
+
+
+def test_bad_probabilities_and_prefix_via_solve_are_rejected() -> None:
+    model = build_family("mknapsack", 10, 0)
+    with pytest.raises(InputError, match="not in"):
+        solve(model, plugins=[PMVBBranching(ComponentMap([(model.x[0], 1.5)]))])
+    with pytest.raises(InputError, match="unknown variable"):
+        solve(model, plugins=[PMVBBranching({"nope[1]": 0.5})])
+    with pytest.raises(InputError, match="shape"):
+        solve(model, plugins=[PMVBBranching(np.zeros(3))])
+    with pytest.raises(InputError, match="solve_pmvb_prefix"):
+        solve(model, plugins=[PMVBBranching("lp", mode="prefix")])
+    with pytest.raises(InputError, match="does not exist"):
+        PMVBBranching("no/such/checkpoint.joblib")
+
+
+def test_rule_creates_children_that_partition_the_region() -> None:
+    model, _ = _branching_instance()
+    rule = PMVBBranching("lp", threshold=0.7, confidence=0.9)
+    result = solve(model, plugins=[rule])
+    stats = result.plugin_stats["pmvb"]
+    assert result.optimal and stats["calls"] >= 1 and stats["root_branched"]
+    children = rule.children
+    assert len(children) == 1 + (stats["rhs_upper"] is not None) + (stats["rhs_lower"] is not None)
+    likely = children[0]
+    sets = {frozenset(c["coefs"]) for child in children for c in child}
+    assert all(v == 1.0 for child in children for c in child for v in c["coefs"].values())
+    assert len(sets) == (stats["rhs_upper"] is not None) + (stats["rhs_lower"] is not None)
+    upper = next((c for c in likely if c["rhs"] >= 1e19), None)
+    lower = next((c for c in likely if c["lhs"] <= -1e19), None)
+    assert (upper is None or upper["lhs"] == stats["rhs_upper"]) and len(upper["coefs"]) == stats[
+        "n_upper"]
+    assert lower is None or lower["rhs"] == stats["rhs_lower"]
+    # Every (sum_U x, sum_L x) pair lies in exactly one child: the partition is exact.
+    u_set = frozenset(upper["coefs"]) if upper else frozenset()
+    l_set = frozenset(lower["coefs"]) if lower else frozenset()
+    for s_u, s_l in itertools.product(range(len(u_set) + 1), range(len(l_set) + 1)):
+        inside = 0
+        for child in children:
+            ok = True
+            for c in child:
+                value = s_u if frozenset(c["coefs"]) == u_set else s_l
+                ok &= c["lhs"] - 1e-9 <= value <= c["rhs"] + 1e-9
+            inside += ok
+        assert inside == 1, (s_u, s_l)
+
+
+@pytest.mark.parametrize("family", sorted(SMALL))
+def test_same_optimum_with_and_without_pmvb(family: str) -> None:
+    for seed in range(3):
+        model = build_family(family, SMALL[family], seed)
+        reference = solve(model)
+        assert reference.optimal
+        for t, q in ((0.9, 0.99), (0.6, 0.2)):  # (0.6, 0.2): tight, often wrong hyperplanes
+            result = solve(model, plugins=[PMVBBranching("lp", t, q)])
+            assert result.optimal and _same(result.objective, reference.objective), (seed, t, q)
+
+
+def test_wrong_predictor_keeps_the_optimum() -> None:
+    for start in (0, 30):
+        model, _ = _branching_instance(start)
+        reference = solve(model)
+        optimum = ComponentMap((v, round(v.value)) for v in model.x.values())
+        wrong = ComponentMap((v, 1.0 - x) for v, x in optimum.items())  # confidently wrong
+        rule = PMVBBranching(wrong, threshold=0.9, confidence=0.5)
+        result = solve(model, plugins=[rule])
+        stats = result.plugin_stats["pmvb"]
+        assert stats["root_branched"] and stats["likely_held"] is False
+        assert result.optimal and _same(result.objective, reference.objective)
+        assert _same(pyo.value(model.value), reference.objective)  # the loaded point
+        assert all(pyo.value(c.body) <= c.upper + 1e-6 for c in model.capacity.values())
+
+
+def test_deeper_branching_and_prefix_mode_stay_exact() -> None:
+    for family in ("mknapsack", "gisp", "setcover"):
+        model = build_family(family, SMALL[family], 1)
+        reference = solve(model)
+        deep = solve(model, plugins=[PMVBBranching("lp", 0.7, 0.9, depth=3)])
+        assert deep.optimal and _same(deep.objective, reference.objective)
+        prefix = solve_pmvb_prefix(model, "lp", 0.7, 0.5)
+        assert prefix.optimal and _same(prefix.objective, reference.objective)
+        objective = next(model.component_data_objects(pyo.Objective, active=True))
+        assert _same(pyo.value(objective), reference.objective)  # the loaded point
+
+
+def test_pmvb_objective_matches_highs() -> None:
+    model, _ = _branching_instance()
+    highs = solve(model, solver="highs")
+    result = solve(model, plugins=[PMVBBranching("lp", 0.8, 0.9)])
+    assert highs.optimal and result.optimal and _same(result.objective, highs.objective)
