@@ -394,6 +394,7 @@ def program_from_json(data: dict[str, Any]) -> Program:
 
 
 WRITE_FORMATS = ("py", "json", "nl", "gms", "lp", "bar")
+_PYOMO_FORMAT = {"nl": "nl", "gms": "gams", "lp": "lp", "bar": "bar"}
 
 
 def write_program(program: Program, path: str | Path, fmt: str | None = None) -> Path:
@@ -409,7 +410,8 @@ def write_program(program: Program, path: str | Path, fmt: str | None = None) ->
     else:
         model = to_pyomo(program)
         try:
-            model.write(str(path), format=fmt, io_options={"symbolic_solver_labels": True})
+            model.write(str(path), format=_PYOMO_FORMAT[fmt],
+                        io_options={"symbolic_solver_labels": True})
         except (ValueError, RuntimeError, KeyError, TypeError) as exc:
             raise UnsupportedModelError(f"Pyomo cannot write this program as .{fmt}: "
                                         f"{str(exc).splitlines()[0]}") from None
