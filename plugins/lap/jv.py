@@ -1,5 +1,5 @@
-"""Dense Jonker-Volgenant kernels (numba): column reduction, augmenting row reduction and
-Dijkstra shortest augmenting paths on explicit duals (u, v) with u_i + v_j <= c_ij.
+"""Dense Jonker-Volgenant kernels (numba): augmenting row reduction and Dijkstra shortest
+augmenting paths on explicit duals (u, v) with u_i + v_j <= c_ij.
 
 All kernels work on a min-cost matrix with n_rows <= n_cols; `col4row`/`row4col` hold the
 partial assignment (-1 = free). Explicit duals let a caller start from any feasible (u, v).
@@ -14,49 +14,17 @@ INF = np.inf
 
 
 @njit(cache=True)
-def column_reduction(c, v, col4row, row4col):
-    """JV column reduction plus reduction transfer (square c): v_j = min_i c_ij, greedy
-    tight matching; returns the number of free rows left."""
-    n = c.shape[0]
-    matches = np.zeros(n, np.int64)
-    for j in range(n - 1, -1, -1):
-        best = c[0, j]
-        imin = 0
-        for i in range(1, n):
-            if c[i, j] < best:
-                best = c[i, j]
-                imin = i
-        v[j] = best
-        matches[imin] += 1
-        if matches[imin] == 1:
-            col4row[imin] = j
-            row4col[j] = imin
-    n_free = 0
-    for i in range(n):
-        if matches[i] == 0:
-            n_free += 1
-        elif matches[i] == 1:
-            j1 = col4row[i]
-            mu = INF
-            for j in range(n):
-                if j != j1:
-                    r = c[i, j] - v[j]
-                    if r < mu:
-                        mu = r
-            if mu < INF:
-                v[j1] = c[i, j1] - mu
-    return n_free
-
-
-@njit(cache=True)
-def augmenting_row_reduction(c, v, col4row, row4col, free_rows, n_free):
-    """One JV augmenting-row-reduction pass (auction-like) over `free_rows[:n_free]`;
-    keeps v feasible for the implicit u_i = min_j c_ij - v_j. Returns the new free count."""
+def augmenting_row_reduction(c, v, col4row, row4col, free_rows, n_free, max_steps):
+    """One JV augmenting-row-reduction pass (auction-like) over `free_rows[:n_free]`, at
+    most `max_steps` row scans; keeps v feasible for the implicit u_i = min_j c_ij - v_j.
+    Returns (new free count, -1 when the step budget ran out; row scans done)."""
     n = c.shape[1]
     current = 0
     new_free = 0
     rr_cnt = 0
     while current < n_free:
+        if rr_cnt >= max_steps:
+            return -1, rr_cnt
         rr_cnt += 1
         i = free_rows[current]
         current += 1
@@ -98,7 +66,7 @@ def augmenting_row_reduction(c, v, col4row, row4col, free_rows, n_free):
             new_free += 1
         col4row[i] = j1
         row4col[j1] = i
-    return new_free
+    return new_free, rr_cnt
 
 
 @njit(cache=True)
@@ -128,7 +96,7 @@ def shortest_augmenting_paths(c, u, v, col4row, row4col):
     n, m = c.shape
     shortest = np.empty(m, np.float64)
     path = np.empty(m, np.int64)
-    remaining = np.empty(m, np.int64)
+    remaining = np.empty(m, np.uint64)
     sr = np.zeros(n, np.bool_)
     sc = np.zeros(m, np.bool_)
     visited_rows = np.empty(n, np.int64)
@@ -139,7 +107,7 @@ def shortest_augmenting_paths(c, u, v, col4row, row4col):
             continue
         count += 1
         for it in range(m):
-            remaining[it] = m - 1 - it
+            remaining[it] = np.uint64(m - 1 - it)
             shortest[it] = INF
         num_remaining = m
         n_vr = 0
@@ -154,14 +122,17 @@ def shortest_augmenting_paths(c, u, v, col4row, row4col):
             lowest = INF
             index = -1
             base = min_val - u[i]
+            row = c[i]
             for it in range(num_remaining):
-                j = remaining[it]
-                r = base + c[i, j] - v[j]
-                if r < shortest[j]:
-                    path[j] = i
-                    shortest[j] = r
-                if shortest[j] < lowest or (shortest[j] == lowest and row4col[j] == -1):
-                    lowest = shortest[j]
+                jj = remaining[it]
+                r = base + row[jj] - v[jj]
+                s = shortest[jj]
+                if r < s:
+                    path[jj] = i
+                    shortest[jj] = r
+                    s = r
+                if s < lowest or (s == lowest and row4col[jj] == -1):
+                    lowest = s
                     index = it
             min_val = lowest
             if min_val == INF or index < 0:
@@ -170,7 +141,7 @@ def shortest_augmenting_paths(c, u, v, col4row, row4col):
                 for k in range(n_vc):
                     sc[visited_cols[k]] = False
                 return -1 - cur
-            j = remaining[index]
+            j = np.int64(remaining[index])
             if row4col[j] == -1:
                 sink = j
             else:

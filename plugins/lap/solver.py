@@ -13,6 +13,8 @@ import scipy.sparse as sp
 from coplug.plugins.errors import InputError
 from coplug.plugins.lap import certify, jv, sparse, warmstart
 
+# Augmenting row reduction stalls on degenerate costs (many ties); cap its row scans.
+ARR_STEPS_PER_ROW = 2
 _COUNTERS = {"solves": 0, "warm_solves": 0, "fallbacks": 0}
 
 
@@ -74,15 +76,15 @@ def solve_lap(
     scale = float(abs(c.data).max()) if is_sparse else float(np.abs(c).max())
     _COUNTERS["solves"] += 1
     _COUNTERS["warm_solves"] += u0 is not None
-    col4row, u, v, augs = _solve_min(c, u0, arr_passes)
+    col4row, u, v, augs, scans = _solve_min(c, u0, arr_passes)
     fallback = False
     if not _certified(c, col4row, u, scale):
         if u0 is None:
             raise RuntimeError("LAP certificate failed on a cold solve; please report this input")
         _COUNTERS["fallbacks"] += 1
         fallback = True
-        col4row, u, v, extra = _solve_min(c, None, None)
-        augs += extra
+        col4row, u, v, extra, more = _solve_min(c, None, None)
+        augs, scans = augs + extra, scans + more
         if not _certified(c, col4row, u, scale):
             raise RuntimeError("LAP certificate failed on a cold solve; please report this input")
     rows = np.arange(n)
@@ -104,6 +106,7 @@ def solve_lap(
         warm=u0 is not None,
         fallback=fallback,
         time=time.perf_counter() - start,
+        info={"row_reduction_scans": int(scans)},
     )
 
 
@@ -152,36 +155,35 @@ def _solve_min(c: Any, u0: np.ndarray | None, arr_passes: int | None):
 
 
 def _solve_dense(c: np.ndarray, u0: np.ndarray | None, arr_passes: int | None):
-    """Cold JV (column reduction, augmenting row reduction, SAP) or warm (Min-Trick, SAP)."""
+    """Cold JV (augmenting row reduction from v = 0, then shortest augmenting paths) or warm
+    (Min-Trick duals and their tight edges, one reduction pass, shortest augmenting paths)."""
     n, m = c.shape
     if u0 is not None and n < m:
         return _padded(c, u0, arr_passes)
-    col4row = np.full(n, -1, np.int64)
-    row4col = np.full(m, -1, np.int64)
-    u = np.empty(n, np.float64)
-    v = np.zeros(m, np.float64)
     if u0 is not None:
         u, v, col4row, row4col = warmstart.warm_state(c, u0)
-        passes = 0 if arr_passes is None else arr_passes
-    elif n == m:
-        jv.column_reduction(c, v, col4row, row4col)
-        passes = 2 if arr_passes is None else arr_passes
     else:
-        u[:] = c.min(axis=1)
-        passes = 0
-    if passes and n == m and n > 1:
-        free = np.flatnonzero(col4row < 0).astype(np.int64)
-        n_free = free.size
-        for _ in range(passes):
-            if n_free == 0:
-                break
-            n_free = jv.augmenting_row_reduction(c, v, col4row, row4col, free, n_free)
-    if u0 is None and n == m or passes:
+        col4row = np.full(n, -1, np.int64)
+        row4col = np.full(m, -1, np.int64)
+        u = np.empty(n, np.float64)
+        v = np.zeros(m, np.float64)
+    passes = (1 if u0 is not None else 2) if arr_passes is None else arr_passes
+    free = np.flatnonzero(col4row < 0).astype(np.int64)
+    n_free = free.size
+    scans = 0
+    for _ in range(passes):
+        if n_free <= 0 or m < 2:
+            break
+        n_free, steps = jv.augmenting_row_reduction(
+            c, v, col4row, row4col, free, n_free, ARR_STEPS_PER_ROW * m
+        )
+        scans += steps
+    if u0 is None or passes:
         jv.implicit_row_duals(c, v, col4row, u)
     augs = jv.shortest_augmenting_paths(c, u, v, col4row, row4col)
     if augs < 0:
         raise InputError(f"no assignment covers row {-1 - augs}")
-    return col4row, u, v, augs
+    return col4row, u, v, augs, scans
 
 
 def _padded(c: np.ndarray, u0: np.ndarray, arr_passes: int | None):
@@ -193,10 +195,10 @@ def _padded(c: np.ndarray, u0: np.ndarray, arr_passes: int | None):
     return _unpad(n, *_solve_dense(square, u_full, arr_passes))
 
 
-def _unpad(n: int, col4row: np.ndarray, u: np.ndarray, v: np.ndarray, augs: int):
+def _unpad(n: int, col4row: np.ndarray, u: np.ndarray, v: np.ndarray, augs: int, scans: int):
     """Drop dummy rows and shift duals so spare (dummy-matched) columns get v_j = 0 <= ..."""
     shift = v[col4row[n:]].max()
-    return col4row[:n].copy(), u[:n] + shift, v - shift, augs
+    return col4row[:n].copy(), u[:n] + shift, v - shift, augs, scans
 
 
 def _solve_sparse(c: sp.csr_matrix, u0: np.ndarray | None):
@@ -224,7 +226,7 @@ def _solve_sparse(c: sp.csr_matrix, u0: np.ndarray | None):
     augs = sparse.sparse_augment(indptr, indices, data, m, u, v, col4row, row4col)
     if augs < 0:
         raise InputError(f"sparse pattern is infeasible: row {-1 - augs} cannot be assigned")
-    return col4row, u, v, augs
+    return col4row, u, v, augs, 0
 
 
 def _certified(c: Any, col4row: np.ndarray, u: np.ndarray, scale: float) -> bool:

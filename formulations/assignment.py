@@ -1,0 +1,239 @@
+"""Linear assignment instances: seeded generators, file loaders and the Pyomo model.
+
+Generators return dense cost matrices (float64 by default, float32 on request for big N):
+uniform, geometric (tracking: the same points one noisy frame later, shuffled),
+low-rank plus noise, and transport-like (shortest-path costs on a sparse road graph).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pyomo.environ as pyo
+from scipy.sparse.csgraph import dijkstra
+
+from coplug.plugins.errors import InputError
+
+
+def uniform(n: int, seed: int = 0, m: int | None = None, dtype: type = np.float64) -> np.ndarray:
+    """Costs i.i.d. uniform on [0, 1)."""
+    _check_size(n, m)
+    return np.random.default_rng(seed).random((n, m or n), dtype=dtype)
+
+
+def geometric(
+    n: int, seed: int = 0, m: int | None = None, noise: float = 0.2, dtype: type = np.float64
+) -> np.ndarray:
+    """Tracking: n points in the unit square, observed again after a move of `noise`
+    times the typical spacing (plus m - n clutter points), shuffled; cost = distance."""
+    _check_size(n, m)
+    rng = np.random.default_rng(seed)
+    a = rng.random((n, 2))
+    step = noise / np.sqrt(n)
+    b = np.vstack([a + rng.normal(scale=step, size=a.shape), rng.random(((m or n) - n, 2))])
+    b = b[rng.permutation(len(b))]
+    return _by_rows(n, len(b), dtype, lambda rows: _distances(a[rows], b))
+
+
+def low_rank(
+    n: int, seed: int = 0, m: int | None = None, rank: int = 4, noise: float = 0.1,
+    dtype: type = np.float64,
+) -> np.ndarray:
+    """Low-rank plus noise: C = A B^T / sqrt(rank) + noise, shifted to be non-negative."""
+    _check_size(n, m)
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(n, rank))
+    b = rng.normal(size=(m or n, rank))
+    c = _by_rows(
+        n, len(b), dtype,
+        lambda rows: (a[rows] @ b.T) / np.sqrt(rank)
+        + noise * rng.normal(size=(len(a[rows]), len(b))),
+    )
+    c -= c.min()
+    return c
+
+
+def transport(
+    n: int, seed: int = 0, m: int | None = None, nodes: int | None = None,
+    dtype: type = np.float64,
+) -> np.ndarray:
+    """Transport network: sources and sinks placed on a random geometric road graph
+    (networkx); cost = access distance + shortest road path + egress distance."""
+    _check_size(n, m)
+    m = m or n
+    rng = np.random.default_rng(seed)
+    k = nodes or int(min(max(64, (n + m) // 4), 3000))
+    graph = nx.random_geometric_graph(k, radius=np.sqrt(6.0 / k), seed=int(seed))
+    graph = graph.subgraph(max(nx.connected_components(graph), key=len)).copy()
+    order = list(graph.nodes)
+    pos = np.array([graph.nodes[v]["pos"] for v in order])
+    for u, w in graph.edges:
+        graph.edges[u, w]["weight"] = float(np.hypot(*(graph.nodes[u]["pos"] - np.array(
+            graph.nodes[w]["pos"]))))
+    road = dijkstra(nx.to_scipy_sparse_array(graph, nodelist=order, weight="weight"))
+    src, src_access = _attach(rng.random((n, 2)), pos)
+    dst, dst_access = _attach(rng.random((m, 2)), pos)
+    return _by_rows(
+        n, m, dtype,
+        lambda rows: src_access[rows, None] + road[np.ix_(src[rows], dst)] + dst_access[None, :],
+    )
+
+
+GENERATORS: dict[str, Callable[..., np.ndarray]] = {
+    "uniform": uniform,
+    "geometric": geometric,
+    "low_rank": low_rank,
+    "transport": transport,
+}
+
+
+def generate(name: str, n: int, seed: int = 0, **kwargs) -> np.ndarray:
+    """Cost matrix from the generator called `name`."""
+    if name not in GENERATORS:
+        raise InputError(f"unknown generator {name!r}; choose one of {', '.join(GENERATORS)}")
+    return GENERATORS[name](n, seed=seed, **kwargs)
+
+
+def load_costs(path: str | Path, square: bool = False) -> np.ndarray:
+    """Dense costs from .npy, .csv/.txt matrix, or an OR-Library assignp*.txt file."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"cost file not found: {path}")
+    suffix = path.suffix.lower()
+    if suffix == ".npy":
+        try:
+            c = np.load(path, allow_pickle=False)
+        except (ValueError, OSError) as exc:
+            raise InputError(f"{path}: not a readable .npy array ({exc})") from exc
+    elif re.match(r"assign", path.name, re.IGNORECASE):
+        c = load_orlib(path)
+    elif suffix in (".csv", ".txt"):
+        c = _load_csv(path)
+    else:
+        raise InputError(
+            f"{path}: unknown cost file type {suffix!r}; use .npy, .csv or assignp*.txt"
+        )
+    return validate_costs(c, square=square, source=str(path))
+
+
+def load_orlib(path: str | Path) -> np.ndarray:
+    """OR-Library assignment file: n, then the n x n costs row by row (any line breaks)."""
+    path = Path(path)
+    numbers: list[float] = []
+    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
+        for token in line.split():
+            try:
+                numbers.append(float(token))
+            except ValueError:
+                raise InputError(f"{path}:{lineno}: not a number: {token!r}") from None
+    if not numbers:
+        raise InputError(f"{path}: empty OR-Library assignment file")
+    n = numbers[0]
+    if n != int(n) or n < 1:
+        raise InputError(f"{path}:1: first number must be the size n >= 1, got {n}")
+    n = int(n)
+    if len(numbers) - 1 != n * n:
+        raise InputError(
+            f"{path}: expected {n}x{n} = {n * n} costs after n, found {len(numbers) - 1}"
+        )
+    return np.array(numbers[1:], dtype=np.float64).reshape(n, n)
+
+
+def _load_csv(path: Path) -> np.ndarray:
+    """A comma- or whitespace-separated matrix, errors naming the line."""
+    text = path.read_text()
+    delimiter = "," if "," in text else None
+    rows = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            rows.append([float(x) for x in line.split(delimiter)])
+        except ValueError:
+            raise InputError(f"{path}:{lineno}: non-numeric entry in {line.strip()!r}") from None
+        if len(rows[-1]) != len(rows[0]):
+            raise InputError(
+                f"{path}:{lineno}: row has {len(rows[-1])} entries, "
+                f"the first row has {len(rows[0])}"
+            )
+    if not rows:
+        raise InputError(f"{path}: no cost rows found")
+    return np.array(rows, dtype=np.float64)
+
+
+def validate_costs(c: np.ndarray, square: bool = False, source: str = "cost matrix") -> np.ndarray:
+    """A finite numeric 2-D matrix (square if asked), else InputError naming the defect."""
+    c = np.asarray(c)
+    if c.ndim != 2 or c.size == 0:
+        raise InputError(f"{source}: need a non-empty 2-D matrix, got shape {c.shape}")
+    if not np.issubdtype(c.dtype, np.number) or np.issubdtype(c.dtype, np.complexfloating):
+        raise InputError(f"{source}: costs must be real numbers, got dtype {c.dtype}")
+    if square and c.shape[0] != c.shape[1]:
+        raise InputError(f"{source}: need a square matrix, got {c.shape[0]}x{c.shape[1]}")
+    bad = ~np.isfinite(c)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise InputError(f"{source}: entry ({i}, {j}) is {c[i, j]}; costs must be finite")
+    return c
+
+
+def assignment_model(cost: np.ndarray, maximize: bool = False) -> pyo.ConcreteModel:
+    """Pyomo model: x[i,j] binary, one per row (== 1), one per column (== 1, or <= 1 when
+    there are more columns than rows), linear objective."""
+    c = validate_costs(cost)
+    n, m = c.shape
+    if n > m:
+        raise InputError(f"need rows <= columns for an assignment model, got {n}x{m}")
+    model = pyo.ConcreteModel(name="assignment")
+    model.I = pyo.RangeSet(0, n - 1)
+    model.J = pyo.RangeSet(0, m - 1)
+    model.x = pyo.Var(model.I, model.J, domain=pyo.Binary)
+    model.row = pyo.Constraint(model.I, rule=lambda mdl, i: sum(mdl.x[i, j] for j in mdl.J) == 1)
+    if n == m:
+        model.col = pyo.Constraint(
+            model.J, rule=lambda mdl, j: sum(mdl.x[i, j] for i in mdl.I) == 1
+        )
+    else:
+        model.col = pyo.Constraint(
+            model.J, rule=lambda mdl, j: sum(mdl.x[i, j] for i in mdl.I) <= 1
+        )
+    model.cost = pyo.Objective(
+        expr=sum(float(c[i, j]) * model.x[i, j] for i in model.I for j in model.J),
+        sense=pyo.maximize if maximize else pyo.minimize,
+    )
+    return model
+
+
+def _check_size(n: int, m: int | None) -> None:
+    """Sizes must be positive with n <= m."""
+    if n < 1 or (m is not None and m < n):
+        raise InputError(f"need 1 <= n <= m for an assignment instance, got n={n}, m={m}")
+
+
+def _by_rows(
+    n: int, m: int, dtype: type, block: Callable[[slice], np.ndarray], rows: int = 1024
+) -> np.ndarray:
+    """Fill an n x m matrix of `dtype` block by block (bounded float64 temporaries)."""
+    out = np.empty((n, m), dtype=dtype)
+    for start in range(0, n, rows):
+        sl = slice(start, min(start + rows, n))
+        out[sl] = block(sl)
+    return out
+
+
+def _distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Euclidean distance matrix between two point sets (float64)."""
+    sq = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2.0 * a @ b.T
+    return np.sqrt(np.maximum(sq, 0.0))
+
+
+def _attach(points: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Nearest graph node of each point and the straight-line access distance to it."""
+    from scipy.spatial import cKDTree
+
+    dist, idx = cKDTree(nodes).query(points)
+    return idx, dist
