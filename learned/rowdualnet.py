@@ -1,0 +1,170 @@
+"""RowDualNet: predict LAP row duals from per-row features, independent of N.
+
+Each row is described by sorted-cost statistics (its k smallest costs, the k smallest
+after column reduction, spread), scaled by an instance-level local cost scale, so one
+small MLP serves every size without O(N^2) memory. Predicted row duals become feasible
+duals through the Min-Trick v_j = min_i (c_ij - u_i) inside the solver.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import torch
+from numba import njit
+from torch import nn
+
+from coplug.plugins.errors import InputError
+
+K_SMALLEST = 8
+K_REDUCED = 4
+N_FEATURES = (K_SMALLEST - 1) + 1 + K_REDUCED + 3
+CHECKPOINT = "rowdualnet.pt"
+
+
+@njit(cache=True)
+def _smallest(row, k, out):
+    """The k smallest entries of `row`, ascending, into out[:k] (k <= len(row))."""
+    for t in range(k):
+        out[t] = np.inf
+    for x in row:
+        if x < out[k - 1]:
+            t = k - 1
+            while t > 0 and out[t - 1] > x:
+                out[t] = out[t - 1]
+                t -= 1
+            out[t] = x
+
+
+@njit(cache=True)
+def _raw_features(c, k, kr):
+    """Per row: k smallest costs, kr smallest column-reduced costs, mean and std."""
+    n, m = c.shape
+    k = min(k, m)
+    kr = min(kr, m)
+    small = np.empty((n, k))
+    reduced = np.empty((n, kr))
+    mean = np.empty(n)
+    std = np.empty(n)
+    colmin = np.full(m, np.inf)
+    buf = np.empty(m)
+    for i in range(n):
+        s = 0.0
+        s2 = 0.0
+        for j in range(m):
+            x = np.float64(c[i, j])
+            s += x
+            s2 += x * x
+            if x < colmin[j]:
+                colmin[j] = x
+        mean[i] = s / m
+        std[i] = np.sqrt(max(s2 / m - mean[i] * mean[i], 0.0))
+        _smallest(c[i], k, small[i])
+    for i in range(n):
+        for j in range(m):
+            buf[j] = c[i, j] - colmin[j]
+        _smallest(buf, kr, reduced[i])
+    return small, reduced, mean, std
+
+
+def row_features(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """(features (n, N_FEATURES) float32, row minima, local scale) of a dense cost matrix.
+
+    The scale is the mean gap between a row's 1st and k-th smallest cost, so features of
+    uniform, geometric or road costs look alike whatever N is.
+    """
+    c = np.asarray(c)
+    if c.ndim != 2 or c.shape[0] == 0 or c.shape[1] == 0:
+        raise InputError(f"row features need a non-empty 2-D cost matrix, got shape {c.shape}")
+    n, m = c.shape
+    small, reduced, mean, std = _raw_features(c, K_SMALLEST, K_REDUCED)
+    small = _pad_columns(small, K_SMALLEST)
+    reduced = _pad_columns(reduced, K_REDUCED)
+    s1 = small[:, 0]
+    scale = float(np.mean(small[:, -1] - s1))
+    if not scale > 0:
+        scale = float(np.std(c)) or 1.0
+    feats = np.empty((n, N_FEATURES), dtype=np.float32)
+    feats[:, : K_SMALLEST - 1] = (small[:, 1:] - s1[:, None]) / scale
+    feats[:, K_SMALLEST - 1] = (s1 - s1.mean()) / scale
+    feats[:, K_SMALLEST : K_SMALLEST + K_REDUCED] = reduced / scale
+    feats[:, -3] = np.log1p(np.maximum(mean - s1, 0.0) / scale)
+    feats[:, -2] = np.log1p(std / scale)
+    feats[:, -1] = np.log(m)
+    return feats, s1, scale
+
+
+def _pad_columns(a: np.ndarray, k: int) -> np.ndarray:
+    """Repeat the last column up to k columns (for matrices narrower than k)."""
+    if a.shape[1] >= k:
+        return a
+    return np.concatenate([a, np.repeat(a[:, -1:], k - a.shape[1], axis=1)], axis=1)
+
+
+class RowDualNet(nn.Module):
+    """MLP from one row's features to its dual offset above the row minimum (in scale units)."""
+
+    def __init__(self, n_features: int = N_FEATURES, hidden: int = 64) -> None:
+        super().__init__()
+        self.n_features = n_features
+        self.hidden = hidden
+        self.net = nn.Sequential(
+            nn.Linear(n_features, hidden),
+            nn.SiLU(),
+            nn.Linear(hidden, hidden),
+            nn.SiLU(),
+            nn.Linear(hidden, 1),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Offsets (n,) for features (n, n_features)."""
+        return self.net(x).squeeze(-1)
+
+    def predict_duals(self, c: np.ndarray) -> np.ndarray:
+        """Row duals u for a dense cost matrix (min-cost sense), as float64."""
+        feats, s1, scale = row_features(c)
+        with torch.no_grad():
+            offset = self(torch.from_numpy(feats)).double().numpy()
+        return s1 + scale * offset
+
+
+def min_trick(c: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Column duals v_j = min_i (c_ij - u_i), so u_i + v_j <= c_ij everywhere."""
+    return (np.asarray(c, dtype=np.float64) - np.asarray(u, dtype=np.float64)[:, None]).min(axis=0)
+
+
+def save(model: RowDualNet, path: str | Path, meta: dict) -> None:
+    """Write the weights to `path` and how they were trained to the sibling .json."""
+    path = Path(path)
+    torch.save(
+        {"state_dict": model.state_dict(), "n_features": model.n_features,
+         "hidden": model.hidden},
+        path,
+    )
+    path.with_suffix(".json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+
+
+def load(path: str | Path | None = None) -> RowDualNet:
+    """Load a checkpoint (default: the one shipped in coplug.models)."""
+    if path is None:
+        return _shipped()
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"RowDualNet checkpoint not found: {path}")
+    blob = torch.load(path, map_location="cpu", weights_only=True)
+    model = RowDualNet(int(blob["n_features"]), int(blob["hidden"]))
+    model.load_state_dict(blob["state_dict"])
+    model.eval()
+    return model
+
+
+@lru_cache(maxsize=1)
+def _shipped() -> RowDualNet:
+    """The packaged checkpoint, loaded once per process."""
+    ref = resources.files("coplug.models").joinpath(CHECKPOINT)
+    with resources.as_file(ref) as path:
+        return load(path)

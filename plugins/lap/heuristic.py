@@ -1,0 +1,282 @@
+"""SCIP primal heuristic: solve assignment-structured blocks of any MIP by warm-started JV.
+
+At attach time it finds blocks generically: binary variables that sit in exactly two
+set-partitioning rows (sum x = 1) whose rows split into a row and a column family. At each
+LP node it solves the block's LAP on LP-guided costs (warm-started from the previous
+call's duals), repairs the assignment (for diagonal-free square blocks, a permutation:
+cycles are patched into one), fixes the block in probing mode, completes the other
+variables by the probing LP, and hands the result to SCIP's `trySol`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import scipy.sparse as sp
+from pyscipopt import SCIP_HEURTIMING, SCIP_LPSOLSTAT, SCIP_RESULT, Heur
+
+from coplug.plugins.errors import InputError
+from coplug.plugins.lap.solver import solve_lap
+from coplug.plugins.varmap import VarMap
+
+
+@dataclass
+class Block:
+    """One assignment block: pair k joins row rows[k] to column cols[k] through vars[k]."""
+
+    n: int
+    m: int
+    rows: np.ndarray
+    cols: np.ndarray
+    costs: np.ndarray
+    vars: list[Any]
+    partner: np.ndarray | None = None
+    duals: np.ndarray | None = None
+    tvars: list[Any] = field(default_factory=list)
+
+    def dense(self, values: np.ndarray, fill: float = np.inf) -> np.ndarray:
+        """n x m matrix of per-pair `values`, `fill` where no pair exists."""
+        out = np.full((self.n, self.m), fill)
+        out[self.rows, self.cols] = values
+        return out
+
+
+def find_blocks(scip: Any, min_size: int = 2) -> list[Block]:
+    """Assignment blocks among the linear set-partitioning constraints of a SCIP model."""
+    by_name = {v.name: v for v in scip.getVars()}
+    unit: list[list[Any]] = []
+    for cons in scip.getConss():
+        if cons.getConshdlrName() != "linear":
+            continue
+        if abs(scip.getRhs(cons) - 1) > 1e-9 or abs(scip.getLhs(cons) - 1) > 1e-9:
+            continue
+        vals = scip.getValsLinear(cons)
+        variables = [by_name[name] for name in vals]
+        if all(abs(a - 1) <= 1e-9 for a in vals.values()) and all(
+            v.vtype() == "BINARY" for v in variables
+        ):
+            unit.append(variables)
+    where: dict[str, list[int]] = {}
+    for k, variables in enumerate(unit):
+        for var in variables:
+            where.setdefault(var.name, []).append(k)
+    graph = nx.MultiGraph()
+    for name, ks in where.items():
+        if len(ks) == 2:
+            graph.add_edge(ks[0], ks[1], key=name)
+    blocks = []
+    for component in nx.connected_components(graph):
+        sub = graph.subgraph(component)
+        if not nx.is_bipartite(sub):
+            continue
+        side_a, side_b = nx.bipartite.sets(sub)
+        if min(len(side_a), len(side_b)) < min_size:
+            continue
+        if len(side_a) > len(side_b):
+            side_a, side_b = side_b, side_a
+        row_of = {k: i for i, k in enumerate(sorted(side_a))}
+        col_of = {k: j for j, k in enumerate(sorted(side_b))}
+        rows, cols, variables = [], [], []
+        for a, b, name in sub.edges(keys=True):
+            r, c = (a, b) if a in row_of else (b, a)
+            rows.append(row_of[r])
+            cols.append(col_of[c])
+            variables.append(by_name[name])
+        block = Block(
+            n=len(row_of), m=len(col_of), rows=np.array(rows), cols=np.array(cols),
+            costs=np.array([v.getObj() for v in variables], dtype=float), vars=variables,
+        )
+        block.partner = _missing_diagonal(block)
+        blocks.append(block)
+    return blocks
+
+
+def _missing_diagonal(block: Block) -> np.ndarray | None:
+    """If each row lacks exactly one column and those form a bijection, the block is a
+    permutation of one set (row r ~ column partner[r]): cycles can then be patched."""
+    if block.n != block.m or len(block.rows) != block.n * (block.n - 1):
+        return None
+    present = np.zeros((block.n, block.m), dtype=bool)
+    present[block.rows, block.cols] = True
+    missing = np.argwhere(~present)
+    if len(missing) != block.n or len(set(missing[:, 1].tolist())) != block.n:
+        return None
+    partner = np.empty(block.n, dtype=np.int64)
+    partner[missing[:, 0]] = missing[:, 1]
+    return partner
+
+
+def successor_cycles(col_of_row: np.ndarray, partner: np.ndarray) -> list[list[int]]:
+    """Cycles of the permutation r -> row identified with the column assigned to r."""
+    row_of_col = np.empty_like(partner)
+    row_of_col[partner] = np.arange(len(partner))
+    succ = row_of_col[col_of_row]
+    seen = np.zeros(len(succ), dtype=bool)
+    cycles = []
+    for start in range(len(succ)):
+        if seen[start]:
+            continue
+        cycle, r = [], start
+        while not seen[r]:
+            seen[r] = True
+            cycle.append(r)
+            r = int(succ[r])
+        cycles.append(cycle)
+    return cycles
+
+
+def patch_cycles(col_of_row: np.ndarray, cost: np.ndarray, partner: np.ndarray) -> np.ndarray:
+    """Merge permutation cycles into one (Karp patching): repeatedly swap the columns of two
+    rows in different cycles, the cheapest swap touching the smallest cycle first."""
+    cols = col_of_row.copy()
+    while True:
+        cycles = successor_cycles(cols, partner)
+        if len(cycles) == 1:
+            return cols
+        smallest = min(cycles, key=len)
+        inside = np.zeros(len(cols), dtype=bool)
+        inside[smallest] = True
+        a = np.array(smallest)
+        b = np.flatnonzero(~inside)
+        delta = (cost[a[:, None], cols[b][None, :]] + cost[b[None, :], cols[a][:, None]]
+                 - cost[a, cols[a]][:, None] - cost[b, cols[b]][None, :])
+        k = int(np.argmin(delta))
+        if not np.isfinite(delta.flat[k]):
+            return cols
+        ia, ib = a[k // len(b)], b[k % len(b)]
+        cols[ia], cols[ib] = cols[ib], cols[ia]
+
+
+class _Heur(Heur):
+    """The PySCIPOpt heuristic object; all logic lives in LapHeuristic."""
+
+    def __init__(self, owner: LapHeuristic) -> None:
+        super().__init__()
+        self.owner = owner
+
+    def heurexec(self, heurtiming: Any, nodeinfeasible: bool) -> dict[str, Any]:
+        return {"result": self.owner.run(self.model, self)}
+
+
+class LapHeuristic:
+    """Primal heuristic plugin: warm-started LAP on assignment blocks, repaired, trySol'd.
+
+    `guidance` weights LP values in the LAP costs (cost - guidance * scale * x_lp);
+    `max_calls` bounds the work per solve.
+    """
+
+    name = "lap_heuristic"
+
+    def __init__(self, guidance: float = 1.0, max_calls: int = 200, freq: int = 1,
+                 priority: int = -1000) -> None:
+        if max_calls < 1 or freq < 0:
+            raise InputError(f"need max_calls >= 1 and freq >= 0, got {max_calls}, {freq}")
+        self.guidance = float(guidance)
+        self.max_calls = int(max_calls)
+        self.freq = int(freq)
+        self.priority = int(priority)
+        self.blocks: list[Block] = []
+        self._stats = {"blocks": 0, "calls": 0, "lap_solves": 0, "warm_solves": 0,
+                       "augmentations": 0, "patched_cycles": 0, "candidates": 0,
+                       "feasible": 0, "accepted": 0, "lap_time": 0.0, "time": 0.0}
+
+    def attach(self, scip_model: Any, var_map: VarMap | None = None) -> None:
+        """Find the assignment blocks and include the heuristic (no-op when there are none)."""
+        self.blocks = find_blocks(scip_model)
+        self._stats["blocks"] = len(self.blocks)
+        if not self.blocks:
+            return
+        scip_model.includeHeur(
+            _Heur(self), self.name, "warm-started JV on assignment blocks", "L",
+            priority=self.priority, freq=self.freq, freqofs=0, maxdepth=-1,
+            timingmask=SCIP_HEURTIMING.AFTERLPNODE,
+        )
+
+    def statistics(self) -> dict[str, Any]:
+        """Counters: calls, LAP solves, augmentations, candidates, accepted solutions, time."""
+        return dict(self._stats)
+
+    def run(self, scip: Any, heur: Any) -> Any:
+        """One heuristic call: every block gives a candidate; returns a SCIP_RESULT."""
+        if self._stats["calls"] >= self.max_calls:
+            return SCIP_RESULT.DIDNOTRUN
+        if scip.getLPSolstat() != SCIP_LPSOLSTAT.OPTIMAL:
+            return SCIP_RESULT.DIDNOTRUN
+        start = time.perf_counter()
+        self._stats["calls"] += 1
+        found = False
+        for block in self.blocks:
+            found |= self._run_block(scip, heur, block)
+        self._stats["time"] += time.perf_counter() - start
+        return SCIP_RESULT.FOUNDSOL if found else SCIP_RESULT.DIDNOTFIND
+
+    def _run_block(self, scip: Any, heur: Any, block: Block) -> bool:
+        """Solve, repair and try one block; True when SCIP accepted a new solution."""
+        if not block.tvars:
+            block.tvars = [scip.getTransformedVar(v) for v in block.vars]
+        lb = np.array([v.getLbLocal() for v in block.tvars])
+        ub = np.array([v.getUbLocal() for v in block.tvars])
+        x_lp = np.array([v.getLPSol() for v in block.tvars])
+        allowed = ub > 0.5
+        scale = float(np.median(np.abs(block.costs))) or 1.0
+        guided = block.costs - self.guidance * scale * x_lp - 1e6 * scale * (lb > 0.5)
+        cost = sp.csr_matrix(
+            (guided[allowed], (block.rows[allowed], block.cols[allowed])), shape=(block.n, block.m)
+        )
+        duals = block.duals if block.duals is not None and block.n <= block.m else None
+        t0 = time.perf_counter()
+        try:
+            solution = solve_lap(cost, row_duals=duals)
+        except InputError:
+            return False
+        finally:
+            self._stats["lap_time"] += time.perf_counter() - t0
+        self._stats["lap_solves"] += 1
+        self._stats["warm_solves"] += duals is not None
+        self._stats["augmentations"] += solution.augmentations
+        block.duals = solution.row_duals
+        cols = np.empty(block.n, dtype=np.int64)
+        cols[solution.row_ind] = solution.col_ind
+        if block.partner is not None:
+            true_cost = block.dense(np.where(allowed, block.costs, np.inf))
+            n_cycles = len(successor_cycles(cols, block.partner))
+            if n_cycles > 1:
+                self._stats["patched_cycles"] += n_cycles - 1
+                cols = patch_cycles(cols, true_cost, block.partner)
+        return self._try(scip, heur, block, cols, lb, ub)
+
+    def _try(self, scip: Any, heur: Any, block: Block, cols: np.ndarray, lb: np.ndarray,
+             ub: np.ndarray) -> bool:
+        """Fix the block to the assignment in probing, complete by LP, and trySol it."""
+        chosen = cols[block.rows] == block.cols
+        if np.any(chosen & (ub < 0.5)) or np.any(~chosen & (lb > 0.5)):
+            return False
+        self._stats["candidates"] += 1
+        scip.startProbing()
+        try:
+            for var, one in zip(block.tvars, chosen, strict=True):
+                if var.getLbLocal() == var.getUbLocal():
+                    continue
+                if one:
+                    scip.chgVarLbProbing(var, 1.0)
+                else:
+                    scip.chgVarUbProbing(var, 0.0)
+            lperror, cutoff = scip.solveProbingLP()
+            if lperror or cutoff or scip.getLPSolstat() != SCIP_LPSOLSTAT.OPTIMAL:
+                return False
+            values = [(v, v.getLPSol()) for v in scip.getVars(transformed=True)]
+        finally:
+            scip.endProbing()
+        self._stats["feasible"] += 1
+        sol = scip.createSol(heur)
+        for var, value in values:
+            if var.vtype() != "CONTINUOUS" and abs(value - round(value)) <= 1e-6:
+                value = float(round(value))
+            scip.setSolVal(sol, var, value)
+        accepted = bool(scip.trySol(sol, printreason=False))
+        self._stats["accepted"] += accepted
+        return accepted
