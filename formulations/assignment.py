@@ -237,3 +237,8 @@ def _attach(points: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
     dist, idx = cKDTree(nodes).query(points)
     return idx, dist
+
+
+def registry_model(size: int, seed: int = 0) -> pyo.ConcreteModel:
+    """`coplug solve assignment --size N`: a geometric (tracking) N x N assignment model."""
+    return assignment_model(geometric(size, seed=seed))

@@ -44,3 +44,6 @@ from coplug.formulations import mip_families as _mip  # noqa: E402  (PMVB instan
 
 for _name, _builder in _mip.FAMILIES.items():
     register(_name, _builder, _mip.DESCRIPTIONS[_name])
+from coplug.formulations.assignment import registry_model as _assignment  # noqa: E402
+
+register("assignment", _assignment, "linear assignment, geometric tracking costs, SIZE x SIZE")
