@@ -212,13 +212,18 @@ def differentiation(result: PortfolioResult, alpha: float = 0.05,
                   - np.nanmin(v[np.isfinite(v)], initial=0)) / max(span, 1e-300) / resolution)
     ranks = rankdata(q.reshape(-1)).reshape(q.shape)
     mean = ranks.mean(axis=1)
-    total, sig, pairs = 0.0, 0, 0
-    for a, b in itertools.combinations(range(len(v)), 2):
-        pairs += 1
-        if span == 0 or np.array_equal(np.sort(q[a]), np.sort(q[b])):
-            continue
-        if mannwhitneyu(q[a], q[b], alternative="two-sided").pvalue < alpha:
-            sig += 1
-            total += abs(mean[a] - mean[b]) / q.size
-    score = total / pairs if pairs else 0.0
-    return Differentiation(score, dict(zip(result.solvers, mean.tolist(), strict=True)), sig, pairs)
+    pairs = list(itertools.combinations(range(len(v)), 2))
+    differ = [(a, b) for a, b in pairs
+              if span > 0 and not np.array_equal(np.sort(q[a]), np.sort(q[b]))]
+    total, sig = 0.0, 0
+    if differ:
+        left, right = zip(*differ, strict=True)
+        pvalues = np.atleast_1d(mannwhitneyu(q[list(left)], q[list(right)], axis=1,
+                                             alternative="two-sided").pvalue)
+        for (a, b), p in zip(differ, pvalues, strict=True):
+            if p < alpha:
+                sig += 1
+                total += abs(mean[a] - mean[b]) / q.size
+    score = total / len(pairs) if pairs else 0.0
+    return Differentiation(score, dict(zip(result.solvers, mean.tolist(), strict=True)), sig,
+                           len(pairs))

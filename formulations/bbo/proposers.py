@@ -78,7 +78,8 @@ def _all_nodes(program: Program) -> list[Node]:
     return [n for tree in [*(t for _, t in program.lets), program.body] for n in tree.walk()]
 
 
-_UNARY = ("sin", "cos", "abs", "tanh", "square", "sqrt_abs", "log1p_abs", "gauss")
+# No tanh: Pyomo hands it to SCIP as a ratio of exponentials, which SCIP bounds poorly.
+_UNARY = ("sin", "cos", "abs", "square", "sqrt_abs", "log1p_abs", "gauss")
 _BINARY = ("add", "sub", "mul")
 
 

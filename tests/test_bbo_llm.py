@@ -1,0 +1,138 @@
+"""LLMProposer against a local stub chat server (127.0.0.1 only): the loop survives bad replies."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+
+from coplug.formulations.bbo.compile import load
+from coplug.formulations.bbo.evolve import EvolutionConfig, evolve
+from coplug.formulations.bbo.proposers import LLMConfig, LLMProposer, Scored, extract_program
+from coplug.plugins.errors import InputError
+
+MAX_REQUESTS = 40
+
+
+def _reply(kind: str, k: int) -> tuple[int, str]:
+    """HTTP status and assistant text for one behaviour."""
+    if kind == "good":
+        return 200, (f"Reflection: the better parent has a single basin.\n```program\n"
+                     f"z = x - [{0.1 * k:.1f}, -1.0]\nsum(z ** 2) + sin(3 * x[0])\n```")
+    if kind == "unsafe":
+        return 200, "```program\n__import__('os').system('echo pwned')\n```"
+    if kind == "prose":
+        return 200, "I am sorry, but I would rather talk about the weather."
+    if kind == "nonfinite":
+        return 200, "```program\nlog(x[0] - 10.0)\n```"
+    if kind == "error":
+        return 500, "overloaded"
+    raise AssertionError(kind)
+
+
+class _Stub(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, behaviours: list[str]) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.behaviours, self.requests, self.lock = behaviours, [], threading.Lock()
+
+    def handle_error(self, request, client_address) -> None:  # client gave up on a slow reply
+        pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        server: _Stub = self.server  # type: ignore[assignment]
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        with server.lock:
+            k = len(server.requests)
+            server.requests.append({"path": self.path, "body": body,
+                                    "auth": self.headers.get("Authorization")})
+        if k >= MAX_REQUESTS:
+            self.send_error(503)
+            return
+        kind = server.behaviours[k % len(server.behaviours)]
+        if kind == "slow":
+            time.sleep(0.6)
+            kind = "good"
+        status, text = _reply(kind, k)
+        payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}]})
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(payload.encode() if status == 200 else b"{}")
+
+
+@pytest.fixture
+def stub(request) -> Iterator[_Stub]:
+    server = _Stub(request.param)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("stub", [["good", "unsafe", "prose", "slow", "nonfinite"]],
+                         indirect=True)
+def test_full_loop_with_llm_counts_bad_replies(stub: _Stub, monkeypatch) -> None:
+    monkeypatch.setenv("COPLUG_LLM_BASE_URL", f"http://127.0.0.1:{stub.server_port}/v1")
+    monkeypatch.setenv("COPLUG_LLM_MODEL", "stub-model")
+    monkeypatch.setenv("COPLUG_LLM_API_KEY", "test-key")
+    config = LLMConfig.from_env(timeout=0.2, retries=0)
+    proposer = LLMProposer(2, config)
+    cfg = EvolutionConfig(dim=2, targets=(1,), population=4, generations=2, budget=16, seeds=3,
+                          sample=40, seed=1)
+    result = evolve(cfg, proposer=proposer, progress=False)
+    stats = result.rejections
+    assert len(stub.requests) == 8 <= MAX_REQUESTS
+    assert stats["accepted"] == 2
+    assert stats["rejected_unsafe"] == 2
+    assert stats["rejected_syntax"] == 2
+    assert stats["rejected_non_finite"] == 1
+    assert stats["failed_timeout"] == 1
+    assert len(result.candidates) == 4 + 2
+    first = stub.requests[0]
+    assert first["path"] == "/v1/chat/completions"
+    assert first["auth"] == "Bearer test-key" and first["body"]["model"] == "stub-model"
+    prompt = first["body"]["messages"][1]["content"]
+    assert "Parent 1" in prompt and "similarity" in prompt and "```program" in prompt
+    assert "Target f1_sphere" in prompt and "Reflect" in prompt
+
+
+@pytest.mark.parametrize("stub", [["error", "good"]], indirect=True)
+def test_retries_after_server_error(stub: _Stub) -> None:
+    config = LLMConfig(base_url=f"http://127.0.0.1:{stub.server_port}/v1", model="m",
+                       timeout=2.0, retries=1, backoff=0.01)
+    proposer = LLMProposer(2, config)
+    parent = Scored(load("sum(x ** 2)", 2), 0.5, 0.1, "f1", (0.0,) * 7)
+    programs = proposer.propose([parent], 1, np.random.default_rng(0), {})
+    assert len(programs) == 1 and len(stub.requests) == 2
+    assert proposer.stats["requests"] == 2 and proposer.stats["accepted"] == 1
+
+
+def test_unreachable_endpoint_and_missing_config(monkeypatch) -> None:
+    for name in ("COPLUG_LLM_BASE_URL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(InputError, match="COPLUG_LLM_BASE_URL"):
+        LLMConfig.from_env()
+    proposer = LLMProposer(2, LLMConfig(base_url="http://127.0.0.1:9/v1", model="m",
+                                        timeout=0.5, retries=0))
+    assert proposer.propose([], 2, np.random.default_rng(0), {}) == []
+    assert proposer.stats["failed_http_error"] == 2
+
+
+def test_extract_program() -> None:
+    assert extract_program("think\n```python\nsum(x)\n```\nmore") == "sum(x)\n"
+    assert extract_program("```\na = 1\n```\n```program\nsum(x)\n```") == "sum(x)\n"
+    assert extract_program("sum(x)") == "sum(x)"
+    assert extract_program("   ") is None
