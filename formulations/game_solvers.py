@@ -1,0 +1,394 @@
+"""Solvers for `Game`: log-barrier gradient ascent to a constrained Nash equilibrium, and a
+certifier that bounds each player's best-response gap with SCIP.
+
+The ascent (Alatur et al.-style independent learning): every player climbs the gradient of
+its own utility plus mu * sum log(slack) over the constraints and bounds that involve its
+variables. Steps are adaptive per player (grow after success, halve until the point is
+strictly feasible and the player's barrier utility rises by an Armijo margin), so no
+iterate ever leaves the interior. Gradients are exact: the Pyomo expressions are turned into
+sympy (Pyomo's own bridge), differentiated once and compiled to numpy.
+
+The certifier fixes every other player at the profile and solves the player's own problem
+through `coplug.plugins.solve` (SCIP handles the nonconvex nonlinear cases); SCIP's dual
+bound minus the player's utility is a verified upper bound on what that player can gain.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyomo.environ as pyo
+import sympy
+from pyomo.core.expr.sympy_tools import Pyomo2SympyVisitor, PyomoSympyBimap
+from pyomo.core.expr.visitor import identify_variables
+
+from coplug.formulations.games import Game
+from coplug.plugins.errors import InputError, UnsupportedModelError
+
+
+@dataclass
+class CompiledGame:
+    """Numpy callables for a game: utilities, own-variable gradients, slacks and their Jacobian.
+
+    Slack rows are the inequality constraints (s = upper - body or body - lower) followed by
+    the finite variable bounds; `involves[r, i]` says whether row r depends on player i.
+    """
+
+    players: list[str]
+    slices: list[slice]
+    names: list[str]
+    utilities: Callable[[np.ndarray], np.ndarray]
+    own_gradient: Callable[[np.ndarray], np.ndarray]
+    slacks: Callable[[np.ndarray], np.ndarray]
+    slack_jacobian: Callable[[np.ndarray], np.ndarray]
+    involves: np.ndarray
+
+    def pseudo_gradient(self, x: np.ndarray, mu: float) -> np.ndarray:
+        """Each variable's partial derivative of its owner's barrier-regularized utility."""
+        return self.own_gradient(x) + mu * (self.slack_jacobian(x).T @ (1.0 / self.slacks(x)))
+
+    def barrier_utilities(self, x: np.ndarray, mu: float) -> np.ndarray:
+        """u_i(x) + mu * sum of log slacks of the rows involving player i (-inf outside)."""
+        slack = self.slacks(x)
+        if not (slack > 0).all():
+            return np.full(len(self.players), -np.inf)
+        return self.utilities(x) + mu * (np.log(slack) @ self.involves)
+
+    def vector(self, profile: Mapping[str, Any]) -> np.ndarray:
+        """Concatenate a {player: values} profile in variable order."""
+        missing = [p for p in self.players if p not in profile]
+        if missing:
+            raise InputError(f"the start profile has no values for player {missing[0]!r}")
+        parts = []
+        for player, part in zip(self.players, self.slices, strict=True):
+            values = np.asarray(profile[player], dtype=float).ravel()
+            if values.size != part.stop - part.start:
+                raise InputError(f"player {player!r} needs {part.stop - part.start} values, "
+                                 f"got {values.size}")
+            parts.append(values)
+        return np.concatenate(parts)
+
+    def profile(self, x: np.ndarray) -> dict[str, np.ndarray]:
+        """Split a variable vector into a {player: values} profile."""
+        return {p: x[s].copy() for p, s in zip(self.players, self.slices, strict=True)}
+
+
+def compile_game(game: Game) -> CompiledGame:
+    """Translate the Pyomo game into compiled numpy functions (exact derivatives via sympy)."""
+    game.validate()
+    bimap = PyomoSympyBimap()
+    variables, slices, owner = [], [], []
+    for index, player in enumerate(game.players):
+        own = game.variables(player)
+        slices.append(slice(len(variables), len(variables) + len(own)))
+        variables.extend(own)
+        owner.extend([index] * len(own))
+    symbols = [bimap.getSympySymbol(v) for v in variables]
+    visitor = Pyomo2SympyVisitor(bimap)
+
+    def to_sympy(expr: Any) -> sympy.Expr:
+        result = sympy.sympify(visitor.walk_expression(expr))
+        extra = {s: float(pyo.value(bimap.getPyomoSymbol(s))) for s in result.free_symbols
+                 if s not in set(symbols)}
+        return result.subs(extra) if extra else result
+
+    utilities = [to_sympy(game.utility(p)) for p in game.players]
+    own_grad = [sympy.diff(utilities[owner[j]], symbols[j]) for j in range(len(symbols))]
+    rows, names = [], []
+    for con in [c for p in game.players for c in game.own_constraints(p)] + \
+            game.coupling_constraints():
+        if con.equality:
+            raise UnsupportedModelError(
+                f"equality constraint {con.name!r}: the log-barrier method needs inequalities"
+            )
+        body = to_sympy(con.body)
+        if con.has_ub():
+            rows.append(float(pyo.value(con.upper)) - body)
+            names.append(f"{con.name} (upper)")
+        if con.has_lb():
+            rows.append(body - float(pyo.value(con.lower)))
+            names.append(f"{con.name} (lower)")
+    for var, symbol in zip(variables, symbols, strict=True):
+        if var.has_lb():
+            rows.append(symbol - float(pyo.value(var.lb)))
+            names.append(f"{var.name} >= {pyo.value(var.lb)}")
+        if var.has_ub():
+            rows.append(float(pyo.value(var.ub)) - symbol)
+            names.append(f"{var.name} <= {pyo.value(var.ub)}")
+    jacobian = [[sympy.diff(row, s) for s in symbols] for row in rows]
+    involves = np.zeros((len(rows), len(game.players)))
+    for r, row in enumerate(rows):
+        for j, symbol in enumerate(symbols):
+            if symbol in row.free_symbols:
+                involves[r, owner[j]] = 1.0
+    return CompiledGame(
+        players=game.players,
+        slices=slices,
+        names=names,
+        utilities=_vector_function(symbols, utilities),
+        own_gradient=_vector_function(symbols, own_grad),
+        slacks=_vector_function(symbols, rows),
+        slack_jacobian=_matrix_function(symbols, jacobian, len(rows)),
+        involves=involves,
+    )
+
+
+def _vector_function(symbols: list, exprs: list) -> Callable[[np.ndarray], np.ndarray]:
+    """A numpy function x -> array of the expressions."""
+    if not exprs:
+        return lambda x: np.zeros(0)
+    compiled = sympy.lambdify(symbols, exprs, modules="numpy", cse=True)
+    return lambda x: np.asarray(compiled(*x), dtype=float)
+
+
+def _matrix_function(symbols: list, rows: list, m: int) -> Callable[[np.ndarray], np.ndarray]:
+    """A numpy function x -> (m, n) array of the expressions."""
+    if not rows:
+        return lambda x: np.zeros((0, len(symbols)))
+    flat = _vector_function(symbols, [e for row in rows for e in row])
+    return lambda x: flat(x).reshape(m, len(symbols))
+
+
+@dataclass
+class AscentResult:
+    """Where the ascent stopped, how many iterations it took, and the smallest slack seen."""
+
+    profile: dict[str, np.ndarray]
+    x: np.ndarray
+    iterations: int
+    mu: float
+    converged: bool
+    min_slack: float
+    trace: list[dict[str, float]] = field(default_factory=list)
+    iterates: list[np.ndarray] = field(default_factory=list)
+
+
+def barrier_gradient_ascent(
+    game: Game,
+    start: Mapping[str, Any] | None = None,
+    mu: float = 1e-6,
+    mu_start: float | None = 1e-1,
+    mu_decay: float = 0.2,
+    tol: float = 1e-3,
+    max_iter: int = 50_000,
+    update: str = "simultaneous",
+    step: float = 1e-2,
+    keep_iterates: bool = False,
+    callback: Callable[[int, np.ndarray, float], None] | None = None,
+) -> AscentResult:
+    """Independent log-barrier gradient ascent from a strictly feasible start.
+
+    `mu` is the final barrier weight (the equilibrium gap is about mu times the number of
+    constraints per player); `mu_start` > mu follows the barrier path down by `mu_decay`
+    (None keeps mu fixed, the analysed method). A stage ends when every player's predicted
+    Armijo gain eta ||g||^2 is below `tol * mu`. The game's variables hold the result.
+    """
+    if not (mu > 0 and 0 < mu_decay < 1 and step > 0 and tol > 0):
+        raise InputError("need mu > 0, 0 < mu_decay < 1, step > 0 and tol > 0")
+    if update not in ("simultaneous", "sequential"):
+        raise InputError(f"update must be 'simultaneous' or 'sequential', got {update!r}")
+    compiled = compile_game(game)
+    x = compiled.vector(start if start is not None else game.profile())
+    if not np.isfinite(x).all():
+        raise InputError("the start profile has missing or non-finite values")
+    slack = compiled.slacks(x)
+    if slack.size and slack.min() <= 0:
+        worst = int(np.argmin(slack))
+        raise InputError(
+            f"infeasible start: {compiled.names[worst]} has slack {slack[worst]:.3g}; "
+            "the barrier method needs a strictly feasible profile"
+        )
+    level = max(mu, mu_start) if mu_start is not None else mu
+    eta = np.full(len(compiled.players), float(step))
+    damping = [1.0]
+    min_slack = float(slack.min(initial=np.inf))
+    trace: list[dict[str, float]] = []
+    iterates = [x.copy()] if keep_iterates else []
+    converged = False
+    iteration = 0
+    while iteration < max_iter:
+        iteration += 1
+        if update == "sequential":
+            gains = _sequential_step(compiled, x, eta, level)
+        else:
+            gains = _simultaneous_step(compiled, x, eta, level, damping)
+        slack = compiled.slacks(x)
+        min_slack = min(min_slack, float(slack.min(initial=np.inf)))
+        trace.append({"iteration": iteration, "mu": level, "gain": float(gains.max()),
+                      "min_slack": float(slack.min(initial=np.inf))})
+        if keep_iterates:
+            iterates.append(x.copy())
+        if callback is not None:
+            callback(iteration, x, level)
+        if gains.max() <= tol * level:
+            if level <= mu:
+                converged = True
+                break
+            level = max(mu, level * mu_decay)
+    game.set_profile(compiled.profile(x))
+    return AscentResult(compiled.profile(x), x, iteration, level, converged, min_slack, trace,
+                        iterates)
+
+
+def _sequential_step(compiled: CompiledGame, x: np.ndarray, eta: np.ndarray,
+                     mu: float) -> np.ndarray:
+    """One round: each player in turn takes an Armijo step on its barrier utility (in place).
+
+    Updating players one after another keeps the barrier potential monotone in potential
+    games, and each accepted point is strictly feasible by construction.
+    """
+    gains = np.zeros(len(compiled.players))
+    for i, part in enumerate(compiled.slices):
+        gradient = compiled.pseudo_gradient(x, mu)[part]
+        norm2 = float(gradient @ gradient)
+        if norm2 == 0.0 or not np.isfinite(norm2):
+            continue
+        current = compiled.barrier_utilities(x, mu)[i]
+        size = eta[i] * 2.0
+        for _ in range(80):
+            trial = x.copy()
+            trial[part] += size * gradient
+            if compiled.barrier_utilities(trial, mu)[i] >= current + 1e-4 * size * norm2:
+                x[part] = trial[part]
+                gains[i] = size * norm2
+                break
+            size /= 2.0
+        eta[i] = max(size, 1e-300)
+    return gains
+
+
+def _simultaneous_step(compiled: CompiledGame, x: np.ndarray, eta: np.ndarray,
+                       mu: float, damping: list[float]) -> np.ndarray:
+    """One round of independent play: every player picks its Armijo step against the current
+    profile, all move at once scaled by a shared damping; the damping is halved until the joint
+    move is strictly feasible and the pseudo-gradient along the move has not turned by more
+    than half (in a potential game: the barrier potential rises, no joint overshoot).
+
+    Returns each player's unilateral predicted gain eta_i ||g_i||^2 (the stopping measure).
+    """
+    gradient = compiled.pseudo_gradient(x, mu)
+    current = compiled.barrier_utilities(x, mu)
+    gains = np.zeros(len(compiled.players))
+    steps = np.zeros_like(x)
+    for i, part in enumerate(compiled.slices):
+        norm2 = float(gradient[part] @ gradient[part])
+        if norm2 == 0.0 or not np.isfinite(norm2):
+            continue
+        size = eta[i] * 2.0
+        for _ in range(80):
+            trial = x.copy()
+            trial[part] += size * gradient[part]
+            if compiled.barrier_utilities(trial, mu)[i] >= current[i] + 1e-4 * size * norm2:
+                gains[i] = size * norm2
+                steps[part] = size
+                break
+            size /= 2.0
+        eta[i] = max(size, 1e-300)
+    move = steps * gradient
+    slope = float(gradient @ move)
+    theta = min(1.0, 2.0 * damping[0])
+    for _ in range(80):
+        trial = x + theta * move
+        slack = compiled.slacks(trial)
+        if (not slack.size or slack.min() > 0) and (
+            float(compiled.pseudo_gradient(trial, mu) @ move) >= -0.5 * slope
+        ):
+            x[:] = trial
+            break
+        theta /= 2.0
+    damping[0] = theta
+    return gains
+
+
+@dataclass
+class Certificate:
+    """Per player: utility at the profile, SCIP's best response value and dual bound, and the
+    verified gap (bound - utility); `epsilon` is the largest gap."""
+
+    utilities: dict[str, float]
+    best_values: dict[str, float]
+    bounds: dict[str, float]
+    gaps: dict[str, float]
+    best_responses: dict[str, np.ndarray]
+    statuses: dict[str, str]
+
+    @property
+    def epsilon(self) -> float:
+        """The certified epsilon: max over players of the best-response gap."""
+        return max(self.gaps.values())
+
+
+def max_violation(game: Game) -> tuple[float, str]:
+    """Largest constraint or bound violation at the current profile, and where (Pyomo values)."""
+    worst, where = 0.0, ""
+    for con in game.model.component_data_objects(pyo.Constraint, active=True):
+        body = float(pyo.value(con.body))
+        for limit, sign in ((con.upper, 1.0), (con.lower, -1.0)):
+            if limit is not None and sign * (body - float(pyo.value(limit))) > worst:
+                worst, where = sign * (body - float(pyo.value(limit))), con.name
+    for player in game.players:
+        for var in game.variables(player):
+            for limit, sign in ((var.ub, 1.0), (var.lb, -1.0)):
+                if limit is not None and sign * (var.value - limit) > worst:
+                    worst, where = sign * (var.value - limit), var.name
+    return worst, where
+
+
+def certify(
+    game: Game,
+    profile: Mapping[str, Any] | None = None,
+    solver: str = "scip",
+    time_limit: float | None = 60.0,
+    feasibility_tol: float = 1e-9,
+) -> Certificate:
+    """Best-response gap of every player at `profile` (default: the current values).
+
+    For each player, the others are fixed and the player's own problem (its utility, its
+    constraints, the coupling constraints) is solved to proven optimality; a nonlinear
+    utility reaches SCIP as an epigraph constraint. The profile must be feasible.
+    """
+    if profile is not None:
+        game.set_profile(profile)
+    violation, where = max_violation(game)
+    if violation > feasibility_tol:
+        raise InputError(f"profile is infeasible: {where} is violated by {violation:.3g}")
+    from coplug.plugins import solve
+
+    here = game.utilities()
+    values = game.profile()
+    result: dict[str, dict[str, Any]] = {k: {} for k in
+                                         ("best", "bound", "gap", "response", "status")}
+    for player in game.players:
+        model = game.model.clone()
+        for other in game.players:
+            if other != player:
+                for var in _block_vars(model.component(other)):
+                    var.fix()
+        for con in model.component_data_objects(pyo.Constraint, active=True):
+            if not any(True for _ in identify_variables(con.body, include_fixed=False)):
+                con.deactivate()
+        block = model.component(player)
+        model.best_response = pyo.Objective(expr=block.component("utility"), sense=pyo.maximize)
+        params = {"limits/gap": 0.0, "limits/absgap": 1e-10} if solver == "scip" else {}
+        outcome = solve(model, solver=solver, time_limit=time_limit, **params)
+        best = outcome.objective if outcome.has_solution else math.nan
+        bound = outcome.bound if outcome.bound is not None else math.inf
+        if not outcome.has_solution:
+            bound = math.inf
+        result["best"][player] = float(best)
+        result["bound"][player] = float(bound)
+        result["gap"][player] = max(float(bound) - here[player], 0.0)
+        result["response"][player] = np.array([v.value for v in _block_vars(block)])
+        result["status"][player] = outcome.status.value
+    game.set_profile(values)
+    return Certificate(here, result["best"], result["bound"], result["gap"], result["response"],
+                       result["status"])
+
+
+def _block_vars(block: pyo.Block) -> list[Any]:
+    """Unfixed variables of a block (the player's decision variables)."""
+    return [v for v in block.component_data_objects(pyo.Var, descend_into=True) if not v.fixed]

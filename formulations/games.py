@@ -1,0 +1,260 @@
+"""Games with coupling constraints, written in Pyomo: one block per player, shared constraints
+on the parent model.
+
+A player block holds its variables, its own constraints and an expression named `utility`
+(to maximize, concave in the player's own variables). Constraints anywhere outside the player
+blocks couple the players. Examples: Cournot oligopoly with a shared capacity, network flow
+control with shared link capacities, and a resource-allocation potential game with a
+nonconvex (bilinear) coupling constraint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import networkx as nx
+import numpy as np
+import pyomo.environ as pyo
+from pyomo.core.base.constraint import ConstraintData
+from pyomo.core.base.var import VarData
+from pyomo.core.expr.visitor import identify_variables
+
+from coplug.plugins.errors import InputError
+
+UTILITY = "utility"
+
+
+class Game:
+    """A Pyomo model whose player blocks each carry variables, own constraints and a utility."""
+
+    def __init__(self, name: str = "game") -> None:
+        self.model = pyo.ConcreteModel(name=name)
+        self._players: list[str] = []
+
+    def add_player(self, name: str) -> pyo.Block:
+        """A new, empty player block on the model; fill it with Vars, Constraints, `utility`."""
+        if not name.isidentifier() or self.model.component(name) is not None:
+            raise InputError(f"player name {name!r} must be a new Python identifier")
+        block = pyo.Block(concrete=True)
+        self.model.add_component(name, block)
+        self._players.append(name)
+        return block
+
+    @property
+    def players(self) -> list[str]:
+        """Player names in the order they were added."""
+        return list(self._players)
+
+    def block(self, player: str) -> pyo.Block:
+        """The block of one player."""
+        if player not in self._players:
+            raise InputError(f"unknown player {player!r}; players: {', '.join(self._players)}")
+        return self.model.component(player)
+
+    def variables(self, player: str) -> list[VarData]:
+        """The decision variables of one player (unfixed Vars inside its block)."""
+        return [
+            v for v in self.block(player).component_data_objects(pyo.Var, descend_into=True)
+            if not v.fixed
+        ]
+
+    def utility(self, player: str) -> pyo.Expression:
+        """The utility expression of one player (the component named `utility`)."""
+        utility = self.block(player).component(UTILITY)
+        if utility is None:
+            raise InputError(f"player {player!r} has no component named {UTILITY!r}")
+        return utility
+
+    def own_constraints(self, player: str) -> list[ConstraintData]:
+        """Active constraints inside one player's block."""
+        return list(self.block(player).component_data_objects(pyo.Constraint, active=True))
+
+    def coupling_constraints(self) -> list[ConstraintData]:
+        """Active constraints outside every player block: they couple the players."""
+        inside = {id(c) for p in self._players for c in self.own_constraints(p)}
+        return [
+            c for c in self.model.component_data_objects(pyo.Constraint, active=True)
+            if id(c) not in inside
+        ]
+
+    def validate(self) -> None:
+        """Each player needs variables and a utility; own constraints touch only own variables."""
+        if not self._players:
+            raise InputError("the game has no players")
+        owner: dict[int, str] = {}
+        for player in self._players:
+            variables = self.variables(player)
+            if not variables:
+                raise InputError(f"player {player!r} has no (unfixed) variables")
+            self.utility(player)
+            owner.update({id(v): player for v in variables})
+        for player in self._players:
+            for con in self.own_constraints(player):
+                for v in identify_variables(con.body, include_fixed=False):
+                    if owner.get(id(v)) != player:
+                        raise InputError(
+                            f"constraint {con.name!r} of player {player!r} uses {v.name!r}, "
+                            "which is not that player's: put it on the parent model"
+                        )
+        for con in self.coupling_constraints():
+            for v in identify_variables(con.body, include_fixed=False):
+                if id(v) not in owner:
+                    raise InputError(f"constraint {con.name!r} uses {v.name!r}, owned by no player")
+
+    def profile(self) -> dict[str, np.ndarray]:
+        """The current strategy of every player (variable values in block order)."""
+        return {
+            p: np.array([np.nan if v.value is None else v.value for v in self.variables(p)])
+            for p in self._players
+        }
+
+    def set_profile(self, profile: dict[str, Sequence[float]]) -> None:
+        """Load a strategy profile into the Pyomo variables."""
+        for player, values in profile.items():
+            variables = self.variables(player)
+            values = np.asarray(values, dtype=float).ravel()
+            if values.size != len(variables):
+                raise InputError(
+                    f"player {player!r} has {len(variables)} variables, got {values.size} values"
+                )
+            for var, value in zip(variables, values, strict=True):
+                var.set_value(float(value), skip_validation=True)
+
+    def utilities(self) -> dict[str, float]:
+        """Each player's utility at the current profile."""
+        return {p: float(pyo.value(self.utility(p))) for p in self._players}
+
+
+def cournot(
+    n_firms: int = 3,
+    intercept: float = 10.0,
+    slope: float = 1.0,
+    costs: float | Sequence[float] = 1.0,
+    capacity: float = 5.0,
+) -> Game:
+    """Cournot oligopoly: price a - b Q, firm i earns q_i (a - b Q) - c_i q_i, sum q <= capacity."""
+    cost = np.broadcast_to(np.asarray(costs, dtype=float), (n_firms,))
+    if n_firms < 1 or slope <= 0 or capacity <= 0 or (cost < 0).any():
+        raise InputError("cournot needs n_firms >= 1, slope > 0, capacity > 0 and costs >= 0")
+    game = Game("cournot")
+    firms = [game.add_player(f"firm{i}") for i in range(n_firms)]
+    for firm in firms:
+        firm.q = pyo.Var(bounds=(0, capacity), initialize=0.1 * capacity / n_firms)
+    total = sum(f.q for f in firms)
+    for firm, c in zip(firms, cost, strict=True):
+        firm.utility = pyo.Expression(expr=firm.q * (intercept - slope * total) - float(c) * firm.q)
+    game.model.capacity = pyo.Constraint(expr=total <= capacity)
+    return game
+
+
+def cournot_equilibrium(
+    n_firms: int, intercept: float, slope: float, cost: float, capacity: float
+) -> float:
+    """Symmetric equilibrium quantity: (a - c) / (b (n + 1)) unless capacity binds, then C / n.
+
+    With a binding shared capacity this is the variational equilibrium (the maximizer of the
+    potential over the shared set), the one the barrier method selects.
+    """
+    return min(max(intercept - cost, 0.0) / (slope * (n_firms + 1)), capacity / n_firms)
+
+
+def default_network() -> nx.Graph:
+    """A 6-node two-route network with link capacities (attribute `capacity`)."""
+    graph = nx.Graph()
+    links = [
+        ("s1", "a", 4.0), ("s2", "a", 4.0), ("a", "b", 3.0), ("b", "t", 5.0),
+        ("a", "c", 2.0), ("c", "t", 4.0), ("s3", "c", 4.0), ("s3", "b", 3.0),
+    ]
+    for u, v, cap in links:
+        graph.add_edge(u, v, capacity=cap)
+    return graph
+
+
+def network_flow(
+    graph: nx.Graph | None = None,
+    demands: Sequence[tuple[str, str, float]] = (("s1", "t", 3.0), ("s2", "t", 2.0),
+                                                  ("s3", "t", 1.0)),
+    paths_per_player: int = 2,
+    latency: float = 0.1,
+) -> Game:
+    """Flow control: each source sends on its k shortest paths; utility w log(1 + rate) minus
+    a linear congestion cost; a link shared by several players is a coupling capacity."""
+    graph = default_network() if graph is None else graph
+    if any("capacity" not in d for _, _, d in graph.edges(data=True)):
+        raise InputError("every link of the network needs a 'capacity' attribute")
+    game = Game("network_flow")
+    usage: dict[frozenset, list[tuple[int, VarData]]] = {}
+    players = []
+    for r, (source, target, weight) in enumerate(demands):
+        if source not in graph or target not in graph or not nx.has_path(graph, source, target):
+            raise InputError(f"demand {r} has no path from {source!r} to {target!r}")
+        paths = []
+        for path in nx.shortest_simple_paths(graph, source, target):
+            paths.append(path)
+            if len(paths) == paths_per_player:
+                break
+        block = game.add_player(f"source{r}")
+        block.P = pyo.RangeSet(0, len(paths) - 1)
+        block.x = pyo.Var(block.P, domain=pyo.NonNegativeReals, initialize=0.01)
+        for p, path in enumerate(paths):
+            for u, v in zip(path[:-1], path[1:], strict=True):
+                usage.setdefault(frozenset((u, v)), []).append((r, block.x[p]))
+        players.append((block, paths, float(weight)))
+    load = {link: sum(x for _, x in users) for link, users in usage.items()}
+    for block, paths, weight in players:
+        rate = sum(block.x[p] for p in block.P)
+        congestion = sum(
+            block.x[p] * sum(latency * load[frozenset((u, v))]
+                             for u, v in zip(path[:-1], path[1:], strict=True))
+            for p, path in enumerate(paths)
+        )
+        block.utility = pyo.Expression(expr=weight * pyo.log(1 + rate) - congestion)
+    game.model.links = pyo.ConstraintList()
+    for link, users in sorted(usage.items(), key=lambda item: sorted(item[0])):
+        u, v = sorted(link)
+        capacity = float(graph.edges[u, v]["capacity"])
+        owners = {r for r, _ in users}
+        if len(owners) == 1:
+            block = players[owners.pop()][0]
+            block.add_component(f"cap_{u}_{v}", pyo.Constraint(expr=load[link] <= capacity))
+        else:
+            game.model.links.add(load[link] <= capacity)
+    return game
+
+
+def resource_allocation(
+    weights: Sequence[float] = (3.0, 2.0, 1.5),
+    price: float = 0.1,
+    budget: float = 4.0,
+    interference: float = 0.5,
+    upper: float = 10.0,
+) -> Game:
+    """Potential game: player i earns w_i log(1 + x_i) - price x_i, shared budget
+    sum x_i + interference * sum_{i<j} x_i x_j <= budget (convex in each x_i, not jointly)."""
+    if budget <= 0 or interference < 0 or upper <= 0:
+        raise InputError("resource_allocation needs budget > 0, interference >= 0, upper > 0")
+    game = Game("resource_allocation")
+    blocks = [game.add_player(f"agent{i}") for i in range(len(weights))]
+    for block, weight in zip(blocks, weights, strict=True):
+        block.x = pyo.Var(bounds=(0, upper), initialize=0.01)
+        block.utility = pyo.Expression(expr=float(weight) * pyo.log(1 + block.x) - price * block.x)
+    pairs = [(i, j) for i in range(len(blocks)) for j in range(i + 1, len(blocks))]
+    game.model.budget = pyo.Constraint(
+        expr=sum(b.x for b in blocks)
+        + interference * sum(blocks[i].x * blocks[j].x for i, j in pairs) <= budget
+    )
+    return game
+
+
+EXAMPLES = {
+    "cournot": cournot,
+    "network_flow": network_flow,
+    "resource_allocation": resource_allocation,
+}
+
+
+def example(name: str) -> Game:
+    """One of the example games by name (see EXAMPLES)."""
+    if name not in EXAMPLES:
+        raise InputError(f"unknown game {name!r}; choose one of {', '.join(EXAMPLES)}")
+    return EXAMPLES[name]()
