@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from tqdm import tqdm
 
 import coplug.models
 from coplug.formulations.assignment import GENERATORS, generate
@@ -27,13 +28,13 @@ def make_dataset(
 ) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """(features, normalized target offsets) per instance; targets from exact cold solves."""
     data = []
-    for g_index, name in enumerate(generators):
-        for n in sizes:
-            for k in range(per_cell):
-                c = generate(name, n, seed=seed + 1000 * g_index + 37 * n + k)
-                u = solve_lap(c).row_duals
-                feats, s1, scale = row_features(c)
-                data.append((torch.from_numpy(feats), torch.from_numpy((u - s1) / scale).float()))
+    cells = [(g, name, n, k) for g, name in enumerate(generators) for n in sizes
+             for k in range(per_cell)]
+    for g_index, name, n, k in tqdm(cells, desc="instances", leave=False):
+        c = generate(name, n, seed=seed + 1000 * g_index + 37 * n + k)
+        u = solve_lap(c).row_duals
+        feats, s1, scale = row_features(c)
+        data.append((torch.from_numpy(feats), torch.from_numpy((u - s1) / scale).float()))
     return data
 
 
@@ -53,7 +54,7 @@ def train(
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(epochs, 1))
     rng = np.random.default_rng(seed)
     last = float("nan")
-    for _ in range(epochs):
+    for _ in tqdm(range(epochs), desc="epochs", leave=False):
         total = 0.0
         for idx in rng.permutation(len(data)):
             x, y = data[idx]
@@ -103,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
     p.add_argument("--quick", action="store_true", help="tiny run (tests, smoke checks)")
     args = p.parse_args(argv)
+    torch.set_num_threads(1)
     if args.quick:
         args.sizes, args.per_cell, args.epochs, args.hidden, args.eval_n = [32, 48], 2, 3, 16, 64
     start = time.perf_counter()
@@ -115,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         "epochs": args.epochs, "seed": args.seed, "final_train_loss": loss,
         "loss": "shift-invariant MSE of (u - row_min) / local_scale, targets from cold JV",
         "held_out": report, "train_seconds": round(time.perf_counter() - start, 1),
-        "command": "python -m coplug.learned.train_rowdual " + " ".join(argv or []),
+        "command": " ".join(["python -m coplug.learned.train_rowdual", *(argv or [])]),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     save(model, args.out, meta)

@@ -53,8 +53,9 @@ def solve_lap(
 ) -> LapSolution:
     """Solve min (or max) sum_i c[i, col(i)] over injective assignments of rows to columns.
 
-    `cost` is a dense array (all finite) or a scipy.sparse matrix whose stored entries are
-    the allowed pairs. `row_duals` (any finite vector, one per row) warm-starts the solve
+    `cost` is a dense array (all finite) or a scipy.sparse matrix whose stored entries
+    (explicit zeros included; scipy drops zeros when converting from dense) are the allowed
+    pairs. `row_duals` (any finite vector, one per row) warm-starts the solve
     through the Min-Trick; the result is exact whatever they are.
     """
     start = time.perf_counter()

@@ -1,0 +1,105 @@
+"""`solve(model, solver="lap")`: assignment-structured Pyomo models solved by JV match SCIP;
+other models are refused with a reason; infeasible patterns come back as a status."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+
+from coplug.formulations.assignment import assignment_model, generate
+from coplug.formulations.knapsack import knapsack_mip, random_knapsack
+from coplug.plugins import InputError, Status, UnsupportedModelError, solve
+
+
+def _one_per(model: pyo.ConcreteModel, pairs: list, n: int) -> None:
+    """Row constraints `out` and column constraints `inn` over the allowed pairs."""
+    rows = {i: [p for p in pairs if p[0] == i] for i in range(n)}
+    cols = {j: [p for p in pairs if p[1] == j] for j in range(n)}
+    model.out = pyo.Constraint(range(n), rule=lambda m, i: sum(m.x[p] for p in rows[i]) == 1)
+    model.inn = pyo.Constraint(range(n), rule=lambda m, j: sum(m.x[p] for p in cols[j]) == 1)
+
+
+def _assignment_of(model: pyo.ConcreteModel) -> list[tuple[int, int]]:
+    return sorted(k for k in model.x if model.x[k].value > 0.5)
+
+
+@pytest.mark.parametrize(
+    ("shape", "maximize", "seed"),
+    [((6, 6), False, 0), ((6, 6), True, 1), ((4, 7), False, 2), ((5, 8), True, 3)],
+)
+def test_lap_matches_scip(shape: tuple[int, int], maximize: bool, seed: int) -> None:
+    cost = np.random.default_rng(seed).integers(-9, 10, size=shape).astype(float)
+    model = assignment_model(cost, maximize=maximize)
+    lap = solve(model, solver="lap")
+    pairs = _assignment_of(model)
+    scip = solve(model, solver="scip")
+    assert lap.status is Status.OPTIMAL and lap.has_solution
+    assert lap.objective == pytest.approx(scip.objective, abs=1e-9)
+    assert len(pairs) == shape[0] and len({j for _, j in pairs}) == shape[0]
+    assert sum(cost[i, j] for i, j in pairs) == pytest.approx(lap.objective)
+
+
+def test_sparse_continuous_model_with_offset_matches_highs() -> None:
+    n = 6
+    rng = np.random.default_rng(5)
+    pairs = [(i, j) for i in range(n) for j in range(n) if (i + 2 * j) % 4 != 1]
+    model = pyo.ConcreteModel()
+    model.x = pyo.Var(pairs, bounds=(0, None))
+    _one_per(model, pairs, n)
+    model.obj = pyo.Objective(expr=sum(float(rng.integers(1, 20)) * model.x[p] for p in pairs) + 7)
+    lap = solve(model, solver="lap")
+    assert lap.extra["pairs"] == len(pairs)
+    assert lap.objective == pytest.approx(solve(model, solver="highs").objective)
+
+
+def test_warm_option_uses_rowdualnet_and_stays_exact() -> None:
+    model = assignment_model(generate("geometric", 40, seed=8))
+    warm = solve(model, solver="lap", warm=True)
+    assert warm.extra["warm"]
+    assert warm.objective == pytest.approx(solve(model, solver="lap").objective, rel=1e-12)
+
+
+def test_infeasible_pattern_is_a_status() -> None:
+    model = pyo.ConcreteModel()
+    pairs = [(0, 0), (1, 0), (2, 1), (2, 2)]
+    model.x = pyo.Var(pairs, domain=pyo.Binary)
+    _one_per(model, pairs, 3)
+    model.o = pyo.Objective(expr=sum(model.x[p] for p in pairs))
+    result = solve(model, solver="lap")
+    assert result.status is Status.INFEASIBLE and not result.has_solution
+    assert solve(model, solver="scip").status is Status.INFEASIBLE
+
+
+def _tsp_mtz(n: int) -> pyo.ConcreteModel:
+    arcs = [(i, j) for i in range(n) for j in range(n) if i != j]
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(arcs, domain=pyo.Binary)
+    m.u = pyo.Var(range(1, n), bounds=(1, n - 1))
+    _one_per(m, arcs, n)
+    m.mtz = pyo.Constraint(
+        [(i, j) for i, j in arcs if i and j],
+        rule=lambda m, i, j: m.u[i] - m.u[j] + (n - 1) * m.x[i, j] <= n - 2,
+    )
+    m.obj = pyo.Objective(expr=sum((i + 2 * j) % 5 * m.x[i, j] for i, j in arcs))
+    return m
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        (knapsack_mip(random_knapsack(5, seed=0)), "coefficients"),
+        (_tsp_mtz(5), "coefficients"),
+    ],
+)
+def test_non_assignment_models_are_refused(model, message: str) -> None:
+    with pytest.raises(UnsupportedModelError, match=message):
+        solve(model, solver="lap")
+
+
+def test_lap_takes_no_plugins_or_unknown_options() -> None:
+    model = assignment_model(np.eye(3))
+    with pytest.raises(InputError, match="no plugins"):
+        solve(model, solver="lap", plugins=[object()])
+    with pytest.raises(InputError, match="unknown lap option"):
+        solve(model, solver="lap", gap=0.1)

@@ -1,0 +1,136 @@
+"""Dense JV: exact against scipy on random, tied, negative, rectangular and maximize
+matrices; warm starts from arbitrary (adversarial) duals stay exact; duals certify."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy.optimize import linear_sum_assignment
+
+from coplug.formulations.assignment import generate
+from coplug.plugins.errors import InputError
+from coplug.plugins.lap import certify
+from coplug.plugins.lap.solver import counters, solve_lap
+from coplug.plugins.lap.warmstart import min_trick
+
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm_jit() -> None:
+    """Compile (or load from cache) every kernel once for this module."""
+    c = np.arange(12.0).reshape(3, 4)
+    solve_lap(c)
+    solve_lap(c, row_duals=np.zeros(3))
+    solve_lap(c.astype(np.float32), row_duals=np.zeros(3))
+
+
+def _matrices(max_side: int = 7):
+    """Small matrices: integer costs in a narrow range give many ties; negatives included."""
+    shapes = st.tuples(st.integers(1, max_side), st.integers(1, max_side))
+    ints = shapes.flatmap(lambda s: arrays(np.int64, s, elements=st.integers(-4, 4)))
+    floats = shapes.flatmap(
+        lambda s: arrays(np.float64, s, elements=st.floats(-1e3, 1e3, allow_nan=False))
+    )
+    return st.one_of(ints.map(lambda a: a.astype(np.float64)), floats)
+
+
+def _scipy_objective(c: np.ndarray, maximize: bool) -> float:
+    r, k = linear_sum_assignment(c, maximize=maximize)
+    return float(c[r, k].sum())
+
+
+def _check_duals(c: np.ndarray, sol, maximize: bool) -> None:
+    """u_i + v_j <= c_ij (>= when maximizing), tight on the assignment."""
+    slack = c - sol.row_duals[:, None] - sol.col_duals[None, :]
+    slack = -slack if maximize else slack
+    tol = 1e-7 * max(1.0, np.abs(c).max())
+    assert slack.min() >= -tol
+    assert np.abs(slack[sol.row_ind, sol.col_ind]).max() <= tol
+
+
+@SETTINGS
+@given(_matrices(), st.booleans())
+def test_cold_objective_equals_scipy(c: np.ndarray, maximize: bool) -> None:
+    sol = solve_lap(c, maximize=maximize)
+    assert len(set(sol.col_ind.tolist())) == len(sol.col_ind) == min(c.shape)
+    assert len(set(sol.row_ind.tolist())) == len(sol.row_ind)
+    assert sol.cost == pytest.approx(_scipy_objective(c, maximize), abs=1e-7)
+    assert sol.cost == pytest.approx(float(c[sol.row_ind, sol.col_ind].sum()), abs=1e-7)
+    if c.shape[0] == c.shape[1]:
+        _check_duals(c, sol, maximize)
+
+
+@SETTINGS
+@given(_matrices(), st.booleans(), st.data())
+def test_warm_from_adversarial_duals_is_exact(c: np.ndarray, maximize: bool, data) -> None:
+    n = c.shape[0]
+    magnitude = data.draw(st.sampled_from([1e-3, 1.0, 1e3, 1e9, 1e15]))
+    u = data.draw(arrays(np.float64, n, elements=st.floats(-1, 1, allow_nan=False))) * magnitude
+    sol = solve_lap(c, maximize=maximize, row_duals=u if n <= c.shape[1] else None)
+    assert sol.cost == pytest.approx(_scipy_objective(c, maximize), abs=1e-7)
+
+
+def test_huge_duals_fall_back_to_cold_and_are_counted() -> None:
+    c = np.random.default_rng(3).random((40, 40))
+    before = counters()["fallbacks"]
+    u = np.zeros(40)
+    u[0] = 1e17  # v_j = min_i (c_ij - u_i) loses every digit of c: certificate must fail
+    sol = solve_lap(c, row_duals=u)
+    assert sol.cost == pytest.approx(_scipy_objective(c, False), abs=1e-9)
+    assert sol.fallback
+    assert counters()["fallbacks"] == before + 1
+
+
+@SETTINGS
+@given(_matrices(), st.data())
+def test_min_trick_makes_any_row_duals_feasible(c: np.ndarray, data) -> None:
+    u = data.draw(arrays(np.float64, c.shape[0], elements=st.floats(-1e6, 1e6, allow_nan=False)))
+    v = np.empty(c.shape[1])
+    min_trick(c, u, v)
+    scale = max(1.0, np.abs(c).max(), np.abs(u).max())
+    assert (u[:, None] + v[None, :] <= c + 1e-12 * scale).all()
+
+
+@pytest.mark.parametrize("name", ["uniform", "geometric", "low_rank", "transport"])
+def test_generators_cold_and_warm_match_scipy(name: str) -> None:
+    c = generate(name, 150, seed=4)
+    ref = _scipy_objective(c, False)
+    cold = solve_lap(c)
+    warm = solve_lap(c, row_duals=cold.row_duals + np.random.default_rng(0).normal(size=150))
+    assert cold.cost == pytest.approx(ref, rel=1e-12)
+    assert warm.cost == pytest.approx(ref, rel=1e-12)
+    primal, bound = certify.dense_gap(c, cold.col_ind, cold.row_duals)
+    assert primal - bound <= 1e-9
+
+
+def test_float32_costs_solve_exactly() -> None:
+    c = generate("geometric", 120, seed=2, dtype=np.float32)
+    sol = solve_lap(c, row_duals=np.zeros(120))
+    assert sol.cost == pytest.approx(_scipy_objective(c.astype(np.float64), False), rel=1e-9)
+
+
+def test_certificate_rejects_a_suboptimal_assignment() -> None:
+    c = np.array([[1.0, 5.0], [5.0, 1.0]])
+    primal, bound = certify.dense_gap(c, np.array([1, 0]), np.array([1.0, 1.0]))
+    assert not certify.certified(primal, bound, 5.0, 2)
+
+
+@pytest.mark.parametrize(
+    ("cost", "duals", "message"),
+    [
+        (np.array([[1.0, np.nan]]), None, "nan"),
+        (np.array([[1.0, np.inf], [0.0, 1.0]]), None, "scipy.sparse"),
+        (np.arange(4.0), None, "2-D"),
+        (np.zeros((0, 3)), None, "empty"),
+        (np.array([["a", "b"]]), None, "numeric"),
+        (np.ones((2, 2)), np.ones(3), "one value per row"),
+        (np.ones((2, 2)), np.array([0.0, np.nan]), "finite"),
+    ],
+)
+def test_bad_input_names_the_problem(cost, duals, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        solve_lap(cost, row_duals=duals)
