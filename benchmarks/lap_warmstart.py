@@ -1,0 +1,141 @@
+"""Benchmark: cold JV vs RowDualNet-warm JV vs lap.lapjv vs scipy on generated LAPs.
+
+    python benchmarks/lap_warmstart.py                 # issue grid: 4 generators x N 1024..16384
+    python benchmarks/lap_warmstart.py --quick         # N 512, 1024
+    python benchmarks/lap_warmstart.py --sizes 2048 4096 --generators geometric low_rank
+
+Warm time includes RowDualNet inference (features + MLP). Every objective is checked
+against scipy's. A method is skipped at a size when its time at the previous size, scaled
+by (ratio of sizes)^3, would exceed --max-seconds. Matrices from --float32-from on are
+float32 (a 16384^2 float64 matrix is 2 GB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import lap
+import numpy as np
+import torch
+from scipy.optimize import linear_sum_assignment
+from tqdm import tqdm
+
+from coplug.formulations.assignment import GENERATORS, generate
+from coplug.learned.rowdualnet import load
+from coplug.plugins.lap.solver import counters, solve_lap
+
+STRUCTURED = ("geometric", "low_rank", "transport")
+METHODS = ("scipy", "lapjv", "cold", "warm")
+
+
+def _run(method: str, c: np.ndarray, model) -> tuple[float, float, int | None, float]:
+    """(seconds, objective, augmentations, inference seconds) of one method."""
+    start = time.perf_counter()
+    if method == "scipy":
+        r, k = linear_sum_assignment(c)
+        return time.perf_counter() - start, float(c[r, k].astype(np.float64).sum()), None, 0.0
+    if method == "lapjv":
+        x = lap.lapjv(c, extend_cost=False, return_cost=False)[0]
+        rows = np.arange(len(x))
+        return time.perf_counter() - start, float(c[rows, x].astype(np.float64).sum()), None, 0.0
+    if method == "cold":
+        sol = solve_lap(c)
+        return time.perf_counter() - start, sol.cost, sol.augmentations, 0.0
+    u = model.predict_duals(c)
+    inference = time.perf_counter() - start
+    sol = solve_lap(c, row_duals=u)
+    return time.perf_counter() - start, sol.cost, sol.augmentations, inference
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the grid, print the table and one summary line."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--generators", nargs="+", default=list(GENERATORS), choices=list(GENERATORS))
+    p.add_argument("--sizes", nargs="+", type=int, default=[1024, 2048, 4096, 8192, 16384])
+    p.add_argument("--seed", type=int, default=2026)
+    p.add_argument("--float32-from", type=int, default=8192)
+    p.add_argument("--max-seconds", type=float, default=300.0, help="skip predicted longer runs")
+    p.add_argument("--quick", action="store_true", help="sizes 512 and 1024")
+    args = p.parse_args(argv)
+    sizes = [512, 1024] if args.quick else sorted(args.sizes)
+    torch.set_num_threads(1)  # a tiny MLP: thread pools only add contention
+    model = load()
+    solve_lap(np.arange(16.0).reshape(4, 4), row_duals=model.predict_duals(np.eye(4)))  # JIT
+    header = (f"{'generator':10s} {'N':>6s} {'scipy':>8s} {'lapjv':>8s} {'cold':>8s} {'augs':>6s} "
+              f"{'warm':>8s} {'(inf)':>6s} {'augs':>6s} {'cold/warm':>9s} {'lapjv/warm':>10s} opt")
+    rows: list[dict] = []
+    last: dict[tuple[str, str], tuple[int, float]] = {}
+    cells = [(g, n) for g in args.generators for n in sizes]
+    try:
+        for name, n in tqdm(cells, desc="lap benchmark", file=sys.stderr):
+            dtype = np.float32 if n >= args.float32_from else np.float64
+            c = generate(name, n, seed=args.seed, dtype=dtype)
+            row = {"generator": name, "n": n}
+            for method in METHODS:
+                prev = last.get((name, method))
+                if prev and prev[1] * (n / prev[0]) ** 3 > args.max_seconds:
+                    row[method] = None
+                    continue
+                seconds, objective, augs, inference = _run(method, c, model)
+                last[(name, method)] = (n, seconds)
+                row[method] = (seconds, objective, augs, inference)
+            rows.append(row)
+            del c
+    except KeyboardInterrupt:
+        print("interrupted: partial table", file=sys.stderr)
+    print(header)
+    for row in rows:
+        print(_format(row))
+    print(_summary(rows))
+    return 0
+
+
+def _format(row: dict) -> str:
+    """One table line; '-' for skipped methods."""
+    def t(method: str) -> str:
+        return f"{row[method][0]:8.3f}" if row[method] else f"{'-':>8s}"
+
+    def a(method: str) -> str:
+        return f"{row[method][2]:6d}" if row[method] else f"{'-':>6s}"
+
+    warm, cold, lapjv = row["warm"], row["cold"], row["lapjv"]
+    inf = f"{warm[3]:6.3f}" if warm else f"{'-':>6s}"
+    cw = f"{cold[0] / warm[0]:9.2f}" if warm and cold else f"{'-':>9s}"
+    lw = f"{lapjv[0] / warm[0]:10.2f}" if warm and lapjv else f"{'-':>10s}"
+    return (f"{row['generator']:10s} {row['n']:6d} {t('scipy')} {t('lapjv')} {t('cold')} "
+            f"{a('cold')} {t('warm')} {inf} {a('warm')} {cw} {lw} {_optimal(row)}")
+
+
+def _optimal(row: dict) -> str:
+    """'yes' when every method that ran matches scipy's objective ('n/a' without scipy)."""
+    if not row["scipy"]:
+        ref = row["cold"][1] if row["cold"] else None
+        others = [row[m][1] for m in ("lapjv", "warm") if row[m]]
+        if ref is None:
+            return "n/a"
+        ok = all(abs(o - ref) <= 1e-6 * max(1.0, abs(ref)) for o in others)
+        return "yes*" if ok else "NO"
+    ref = row["scipy"][1]
+    ok = all(abs(row[m][1] - ref) <= 1e-6 * max(1.0, abs(ref)) for m in METHODS if row[m])
+    return "yes" if ok else "NO"
+
+
+def _summary(rows: list[dict]) -> str:
+    """The one summary line: optimality, warm speedups, target cells."""
+    checked = [r for r in rows if r["warm"] and r["cold"]]
+    ok = sum(_optimal(r).startswith("yes") for r in rows)
+    speed = [r["cold"][0] / r["warm"][0] for r in checked]
+    target = [r for r in checked if r["generator"] in STRUCTURED and r["n"] >= 4096]
+    hit = [r for r in target if r["cold"][0] / r["warm"][0] >= 2.0]
+    beat = [r for r in target if r["lapjv"] and r["lapjv"][0] > r["warm"][0]]
+    median = f"{statistics.median(speed):.2f}x" if speed else "n/a"
+    return (f"SUMMARY lap_warmstart: {ok}/{len(rows)} cells optimal vs scipy; warm vs cold median "
+            f"{median}; structured N>=4096: >=2x in {len(hit)}/{len(target)}, faster than "
+            f"lapjv in {len(beat)}/{len(target)}; fallbacks {counters()['fallbacks']}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
