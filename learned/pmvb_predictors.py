@@ -26,6 +26,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
 
 from coplug.learned.pmvb_features import FEATURE_NAMES, root_features
 from coplug.plugins.errors import InputError
@@ -35,47 +36,58 @@ CALIBRATIONS = ("isotonic", "sigmoid", "none")
 
 
 class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
-    """Binary classifier: standardised inputs, ReLU MLP, full-batch Adam on log-loss."""
+    """Binary classifier: ReLU MLP, full-batch Adam on log-loss, one CPU thread.
+
+    Expects standardised inputs (`make_estimator` puts a StandardScaler in front); inputs
+    are clipped to [-clip, clip] so a feature that was near-constant in training cannot
+    blow up at prediction time.
+    """
 
     def __init__(
-        self, hidden: tuple[int, ...] = (64, 64), epochs: int = 300, lr: float = 1e-2,
-        weight_decay: float = 1e-4, random_state: int = 0,
+        self, hidden: tuple[int, ...] = (64, 64), epochs: int = 200, lr: float = 5e-3,
+        weight_decay: float = 1e-3, clip: float = 5.0, random_state: int = 0,
     ) -> None:
         self.hidden = hidden
         self.epochs = epochs
         self.lr = lr
         self.weight_decay = weight_decay
+        self.clip = clip
         self.random_state = random_state
+
+    def _inputs(self, X: np.ndarray) -> torch.Tensor:
+        """Clipped float32 tensor of the (standardised) features."""
+        return torch.from_numpy(np.clip(np.asarray(X, dtype=np.float32), -self.clip, self.clip))
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> TorchMLPClassifier:
         """Train on features X and 0/1 labels y."""
         X, y = np.asarray(X, dtype=np.float32), np.asarray(y, dtype=np.float32)
         torch.manual_seed(self.random_state)
         self.classes_ = np.array([0, 1])
-        self.mean_ = X.mean(axis=0)
-        self.scale_ = np.where(X.std(axis=0) > 1e-9, X.std(axis=0), 1.0)
         sizes = (X.shape[1], *self.hidden)
         layers: list[torch.nn.Module] = []
         for a, b in zip(sizes[:-1], sizes[1:], strict=True):
             layers += [torch.nn.Linear(a, b), torch.nn.ReLU()]
         self.net_ = torch.nn.Sequential(*layers, torch.nn.Linear(sizes[-1], 1))
         opt = torch.optim.Adam(self.net_.parameters(), lr=self.lr, weight_decay=self.weight_decay)
-        inputs = torch.from_numpy((X - self.mean_) / self.scale_)
-        target = torch.from_numpy(y)
+        inputs, target = self._inputs(X), torch.from_numpy(y)
         loss_fn = torch.nn.BCEWithLogitsLoss()
-        for _ in range(self.epochs):
-            opt.zero_grad()
-            loss = loss_fn(self.net_(inputs).squeeze(1), target)
-            loss.backward()
-            opt.step()
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # tiny full-batch problem: threads only add contention
+        try:
+            for _ in range(self.epochs):
+                opt.zero_grad()
+                loss = loss_fn(self.net_(inputs).squeeze(1), target)
+                loss.backward()
+                opt.step()
+        finally:
+            torch.set_num_threads(threads)
         return self
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """Columns P(y=0), P(y=1)."""
         check_is_fitted(self, "net_")
-        inputs = torch.from_numpy(((np.asarray(X) - self.mean_) / self.scale_).astype(np.float32))
         with torch.no_grad():
-            p1 = torch.sigmoid(self.net_(inputs).squeeze(1)).numpy().astype(float)
+            p1 = torch.sigmoid(self.net_(self._inputs(X)).squeeze(1)).numpy().astype(float)
         return np.column_stack([1.0 - p1, p1])
 
     def predict(self, X: np.ndarray) -> np.ndarray:
@@ -91,7 +103,7 @@ def make_estimator(kind: str, random_state: int = 0) -> Any:
         return HistGradientBoostingClassifier(max_iter=150, learning_rate=0.1,
                                               random_state=random_state)
     if kind == "mlp":
-        return TorchMLPClassifier(random_state=random_state)
+        return make_pipeline(StandardScaler(), TorchMLPClassifier(random_state=random_state))
     raise InputError(f"unknown PMVB predictor kind {kind!r}; choose one of {', '.join(KINDS)}")
 
 
@@ -114,6 +126,11 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
     def fit(self, X: np.ndarray, y: np.ndarray) -> PMVBPredictor:
         """Fit and calibrate on features X (n, n_features) and 0/1 labels y (n,)."""
         X, y = _check_xy(X, y)
+        with threadpool_limits(limits=1):  # small data: threads only add contention
+            return self._fit(X, y)
+
+    def _fit(self, X: np.ndarray, y: np.ndarray) -> PMVBPredictor:
+        """Fit (and calibrate) on validated data."""
         if self.calibration not in CALIBRATIONS:
             raise InputError(
                 f"unknown calibration {self.calibration!r}; choose one of {CALIBRATIONS}"
@@ -137,7 +154,8 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
         if X.ndim != 2 or X.shape[1] != len(FEATURE_NAMES):
             raise InputError(f"PMVB features must have shape (n, {len(FEATURE_NAMES)}), "
                              f"got {X.shape}")
-        return np.asarray(self.model_.predict_proba(X), dtype=float)
+        with threadpool_limits(limits=1):
+            return np.asarray(self.model_.predict_proba(X), dtype=float)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """0/1 labels at probability 1/2."""

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -151,6 +152,7 @@ class _Stats:
     rhs_lower: int | None = None
     n_candidates: int = 0
     seconds: float = 0.0
+    error: str | None = None
     children: list[list[dict[str, Any]]] = field(default_factory=list)
 
 
@@ -223,6 +225,7 @@ class PMVBBranching:
             "rhs_lower": s.rhs_lower,
             "likely_held": self._likely_held(),
             "seconds": round(s.seconds, 4),
+            "error": s.error,
         }
 
     @property
@@ -238,7 +241,13 @@ class PMVBBranching:
             if not allowaddcons:
                 return SCIP_RESULT.DIDNOTRUN
             node_depth = scip.getDepth()
-            variables, probs = self._candidates(scip, free_only=node_depth > 0)
+            try:
+                variables, probs = self._candidates(scip, free_only=node_depth > 0)
+            except Exception as exc:  # a failing predictor must not abort SCIP's search
+                self._stats.error = f"{type(exc).__name__}: {exc}"
+                warnings.warn(f"PMVB predictor failed, SCIP branches as usual: {exc}",
+                              RuntimeWarning, stacklevel=1)
+                return SCIP_RESULT.DIDNOTRUN
             planes = hoeffding_hyperplanes(probs, self.threshold, self.confidence)
             if planes.empty:
                 return SCIP_RESULT.DIDNOTRUN

@@ -144,3 +144,20 @@ def test_pmvb_objective_matches_highs() -> None:
     highs = solve(model, solver="highs")
     result = solve(model, plugins=[PMVBBranching("lp", 0.8, 0.9)])
     assert highs.optimal and result.optimal and _same(result.objective, highs.objective)
+
+
+class _FailingPredictor:
+    kind = "failing"
+
+    def predict_variables(self, scip: object, variables: list) -> np.ndarray:
+        raise RuntimeError("model file corrupt")
+
+
+def test_failing_predictor_falls_back_to_scip() -> None:
+    model, _ = _branching_instance()
+    reference = solve(model)
+    with pytest.warns(RuntimeWarning, match="corrupt"):
+        result = solve(model, plugins=[PMVBBranching(_FailingPredictor())])
+    stats = result.plugin_stats["pmvb"]
+    assert "corrupt" in stats["error"] and not stats["root_branched"]
+    assert result.optimal and _same(result.objective, reference.objective)

@@ -1,0 +1,186 @@
+"""Default SCIP vs SCIP + PMVB (each predictor) on held-out seeded instances per family.
+
+    python benchmarks/pmvb_vs_scip.py                 # 50 instances x 6 families (hours)
+    python benchmarks/pmvb_vs_scip.py --quick         # 3 small instances per family
+    python benchmarks/pmvb_vs_scip.py --families mknapsack,gisp --n-instances 10 --size 40
+
+Every configuration solves the same instances (seeds from --seed-start on, disjoint from
+the training seeds) with the same SCIP settings and random seed. Per family it prints the
+shifted geometric mean of time (shift 1 s) and nodes (shift 10), the speed-up against
+default SCIP, wins/losses on time, how often the likely child held the optimum, and
+whether the optimum agreed with default SCIP on every instance. Learned predictors use
+the checkpoints shipped in models/ with their tuned t and q; "lp" uses --threshold and
+--confidence. The last line is the summary: families where some PMVB variant reached the
+1.3x target, and the number of optimum disagreements (must be 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from tqdm import tqdm
+
+from coplug.formulations.mip_families import BENCH_SIZES, FAMILIES, TRAIN_SIZES, build_family
+from coplug.plugins.bridge import solve
+from coplug.plugins.pmvb_cli import resolve_predictor, same_objective, solve_with_pmvb
+from coplug.plugins.results import Result
+
+TARGET = 1.3
+
+
+@dataclass
+class Config:
+    """One solver configuration: default SCIP (predictor None) or PMVB with a predictor."""
+
+    label: str
+    predictor: object = None
+    threshold: float = 0.9
+    confidence: float = 0.99
+    mode: str = "branch"
+
+
+@dataclass
+class Row:
+    """Results of one configuration on one family."""
+
+    times: list[float] = field(default_factory=list)
+    nodes: list[int] = field(default_factory=list)
+    agree: list[bool | None] = field(default_factory=list)
+    held: list[bool] = field(default_factory=list)
+    branched: int = 0
+
+
+def sgm(values: Sequence[float], shift: float) -> float:
+    """Shifted geometric mean: exp(mean(log(v + shift))) - shift."""
+    arr = np.asarray(values, dtype=float)
+    return float(np.exp(np.log(arr + shift).mean()) - shift) if arr.size else float("nan")
+
+
+def configs_for(family: str, predictors: Sequence[str], modes: Sequence[str], t: float,
+                q: float) -> list[Config]:
+    """Default SCIP plus one PMVB config per (predictor, mode) that can be loaded."""
+    out = [Config("scip")]
+    for name in predictors:
+        try:
+            predictor, meta = resolve_predictor(name, family)
+        except Exception as exc:  # a missing checkpoint skips that predictor, loudly
+            print(f"  skip {family}/{name}: {exc}", file=sys.stderr)
+            continue
+        tt, qq = (t, q) if name == "lp" else (meta.get("threshold", t), meta.get("confidence", q))
+        for mode in modes:
+            label = f"pmvb-{name}" + ("" if mode == "branch" else f"-{mode}")
+            out.append(Config(label, predictor, tt, qq, mode))
+    return out
+
+
+def run_config(model, config: Config, time_limit: float, seed: int) -> Result:
+    """Solve `model` under one configuration with SCIP's random seed shift `seed`."""
+    params = {"randomization/randomseedshift": seed % 2**31}
+    if config.predictor is None:
+        return solve(model, time_limit=time_limit, **params)
+    return solve_with_pmvb(model, config.predictor, config.threshold, config.confidence,
+                           config.mode, time_limit, **params)
+
+
+def bench_family(family: str, size: int, seeds: Sequence[int], configs: list[Config],
+                 time_limit: float) -> dict[str, Row]:
+    """Solve every instance under every configuration; rows keyed by config label."""
+    rows = {c.label: Row() for c in configs}
+    for seed in tqdm(seeds, desc=f"{family} n={size}", leave=False):
+        model = build_family(family, size, seed)
+        base = None
+        for config in configs:
+            result = run_config(model, config, time_limit, seed)
+            base = base or result
+            row = rows[config.label]
+            row.times.append(result.time)
+            row.nodes.append(result.nodes)
+            both = base.optimal and result.optimal  # a time-limited solve proves nothing
+            row.agree.append(same_objective(base, result) if both else None)
+            stats = result.plugin_stats.get("pmvb", {})
+            if stats.get("root_branched"):
+                row.branched += 1
+                row.held.append(bool(stats.get("likely_held")))
+    return rows
+
+
+def print_family(family: str, size: int, rows: dict[str, Row]) -> dict[str, float]:
+    """The family's table; returns speed-ups (sgm time ratio vs default) per config."""
+    base = rows["scip"]
+    t0, n0 = sgm(base.times, 1.0), sgm(base.nodes, 10.0)
+    print(f"\n{family} (size {size}, {len(base.times)} instances)")
+    print(f"{'config':22s}{'sgm time':>10s}{'speedup':>9s}{'sgm nodes':>11s}{'node ratio':>11s}"
+          f"{'wins/losses':>13s}{'branched':>10s}{'held':>7s}{'same opt':>10s}")
+    speedups = {}
+    for label, row in rows.items():
+        t, n = sgm(row.times, 1.0), sgm(row.nodes, 10.0)
+        wins = sum(a < 0.95 * b for a, b in zip(row.times, base.times, strict=True))
+        losses = sum(a > 1.05 * b for a, b in zip(row.times, base.times, strict=True))
+        held = f"{np.mean(row.held):.2f}" if row.held else "-"
+        agreed = f"{sum(a is True for a in row.agree)}/{sum(a is not None for a in row.agree)}"
+        speedups[label] = t0 / t if t > 0 else float("nan")
+        print(f"{label:22s}{t:10.3f}{speedups[label]:9.2f}{n:11.1f}{n0 / max(n, 1e-9):11.2f}"
+              f"{f'{wins}/{losses}':>13s}{row.branched:>10d}{held:>7s}"
+              f"{agreed:>10s}")
+    return speedups
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--families", default=",".join(FAMILIES))
+    parser.add_argument("--n-instances", type=int, default=50)
+    parser.add_argument("--size", type=int, default=None, help="override every family's size")
+    parser.add_argument("--predictors", default="lp,logreg,gbt,mlp")
+    parser.add_argument("--modes", default="branch", help="comma list of branch, prefix")
+    parser.add_argument("--threshold", type=float, default=0.9, help="t for the lp predictor")
+    parser.add_argument("--confidence", type=float, default=0.99, help="q for the lp predictor")
+    parser.add_argument("--time-limit", type=float, default=300.0, help="seconds per solve")
+    parser.add_argument("--seed-start", type=int, default=100000)
+    parser.add_argument("--quick", action="store_true", help="3 instances at the train sizes")
+    parser.add_argument("--json", default=None, help="write all raw figures to this file")
+    args = parser.parse_args(argv)
+    families = [f.strip() for f in args.families.split(",") if f.strip()]
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown:
+        parser.error(f"unknown families {unknown}; known: {', '.join(FAMILIES)}")
+    n = 3 if args.quick else args.n_instances
+    predictors = [p.strip() for p in args.predictors.split(",") if p.strip()]
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    seeds = range(args.seed_start, args.seed_start + n)
+    results: dict[str, dict] = {}
+    hits, disagreements, solves = [], 0, 0
+    start = time.perf_counter()
+    try:
+        for family in families:
+            size = args.size or (TRAIN_SIZES if args.quick else BENCH_SIZES)[family]
+            configs = configs_for(family, predictors, modes, args.threshold, args.confidence)
+            rows = bench_family(family, size, seeds, configs, args.time_limit)
+            speedups = print_family(family, size, rows)
+            best = max((v, k) for k, v in speedups.items() if k != "scip") if len(speedups) > 1 \
+                else (float("nan"), "-")
+            if best[0] >= TARGET:
+                hits.append(f"{family}:{best[1]}")
+            disagreements += sum(a is False for r in rows.values() for a in r.agree)
+            solves += sum(a is not None for r in rows.values() for a in r.agree)
+            results[family] = {"size": size, "speedups": speedups,
+                               "rows": {k: vars(v) for k, v in rows.items()}}
+    except KeyboardInterrupt:
+        print("\ninterrupted: summary covers the families finished so far", file=sys.stderr)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(results, fh, indent=1, default=float)
+    print(f"\nSUMMARY: PMVB >= {TARGET}x faster (shifted geometric mean time) on "
+          f"{len(hits)}/{len(results)} families {hits}; optimum disagreements "
+          f"{disagreements}/{solves} compared solves; {n} instances/family; "
+          f"{time.perf_counter() - start:.0f} s wall")
+    return 1 if disagreements else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
