@@ -1,0 +1,93 @@
+"""Assignment instances: seeded generators, loaders with clear errors, the Pyomo builder and
+the `assignment` registry entry."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from coplug.formulations import registry
+from coplug.formulations.assignment import (
+    GENERATORS,
+    assignment_model,
+    generate,
+    load_costs,
+    validate_costs,
+)
+from coplug.plugins import InputError, solve
+
+
+@pytest.mark.parametrize("name", list(GENERATORS))
+def test_generators_are_seeded_finite_and_rectangular_capable(name: str) -> None:
+    a = generate(name, 40, seed=3)
+    assert a.shape == (40, 40) and np.isfinite(a).all() and (a >= 0).all()
+    assert np.array_equal(a, generate(name, 40, seed=3))
+    assert not np.array_equal(a, generate(name, 40, seed=4))
+    b = generate(name, 30, seed=3, m=45, dtype=np.float32)
+    assert b.shape == (30, 45) and b.dtype == np.float32
+
+
+def test_geometric_is_a_tracking_problem() -> None:
+    c = generate("geometric", 200, seed=0, noise=0.05)
+    nearest = c.argmin(axis=1)
+    assert (c.argmin(axis=0)[nearest] == np.arange(200)).mean() > 0.8  # mostly mutual nearest
+
+
+def test_unknown_generator_and_bad_size() -> None:
+    with pytest.raises(InputError, match="unknown generator"):
+        generate("nope", 5)
+    with pytest.raises(InputError, match="n <= m"):
+        generate("uniform", 5, m=3)
+
+
+def test_npy_and_csv_round_trip(tmp_path) -> None:
+    c = generate("uniform", 5, seed=1)
+    np.save(tmp_path / "c.npy", c)
+    np.savetxt(tmp_path / "c.csv", c, delimiter=",")
+    assert np.array_equal(load_costs(tmp_path / "c.npy"), c)
+    assert np.allclose(load_costs(tmp_path / "c.csv"), c)
+
+
+def test_orlib_file(tmp_path) -> None:
+    path = tmp_path / "assignp_tiny.txt"
+    path.write_text(" 3\n 1 2 3 4\n 5 6\n 7 8 9\n")
+    c = load_costs(path)
+    assert c.shape == (3, 3) and c[2, 2] == 9
+    assert solve(assignment_model(c), solver="lap").objective == pytest.approx(15)
+    path.write_text(" 3\n 1 2 3 4\n 5 6\n 7 8\n")
+    with pytest.raises(InputError, match="expected 3x3 = 9 costs after n, found 8"):
+        load_costs(path)
+    path.write_text("3\n1 2 x\n")
+    with pytest.raises(InputError, match=":2: not a number"):
+        load_costs(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("1,2\n3,x\n", ":2: non-numeric"),
+        ("1,2\n3\n", ":2: row has 1 entries"),
+        ("1,nan\n3,4\n", "is nan"),
+        ("1,inf\n3,4\n", "is inf"),
+        ("", "no cost rows"),
+    ],
+)
+def test_bad_csv_is_named(tmp_path, text: str, message: str) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message):
+        load_costs(path)
+
+
+def test_square_required_and_missing_file(tmp_path) -> None:
+    with pytest.raises(InputError, match="square"):
+        validate_costs(np.ones((2, 3)), square=True)
+    with pytest.raises(InputError, match="not found"):
+        load_costs(tmp_path / "missing.npy")
+
+
+def test_registry_entry_solves_by_lap_and_scip_alike() -> None:
+    assert "assignment" in registry.names()
+    model = registry.build("assignment", 8, seed=2)
+    lap = solve(model, solver="lap").objective
+    assert solve(model, solver="scip").objective == pytest.approx(lap)

@@ -1,0 +1,68 @@
+"""RowDualNet: N-independent features, Min-Trick feasibility, exact warm solves, the shipped
+checkpoint, and the training script end to end on tiny data."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy.optimize import linear_sum_assignment
+
+from coplug.formulations.assignment import generate
+from coplug.learned import rowdualnet, train_rowdual
+from coplug.learned.rowdualnet import N_FEATURES, load, min_trick, row_features
+from coplug.plugins.lap.solver import solve_lap
+
+
+@pytest.mark.parametrize("n", [3, 50, 400])
+def test_features_have_fixed_width_for_any_n(n: int) -> None:
+    feats, s1, scale = row_features(generate("uniform", n, seed=n))
+    assert feats.shape == (n, N_FEATURES) and np.isfinite(feats).all() and scale > 0
+    assert np.all(feats[:, : rowdualnet.K_SMALLEST - 1] >= 0)
+
+
+def test_min_trick_of_predicted_duals_is_feasible() -> None:
+    c = generate("low_rank", 200, seed=1)
+    u = load().predict_duals(c)
+    v = min_trick(c, u)
+    assert (u[:, None] + v[None, :] <= c + 1e-12).all()
+    assert np.isclose(u[:, None] + v[None, :], c).any(axis=0).all()  # every column tight
+
+
+@pytest.mark.parametrize("name", ["geometric", "transport"])
+def test_shipped_model_warm_start_is_exact(name: str) -> None:
+    c = generate(name, 300, seed=11)
+    sol = solve_lap(c, row_duals=load().predict_duals(c))
+    r, k = linear_sum_assignment(c)
+    assert sol.cost == pytest.approx(c[r, k].sum(), rel=1e-12)
+
+
+def test_shipped_checkpoint_is_small_and_documented() -> None:
+    from pathlib import Path
+
+    import coplug.models
+
+    folder = Path(coplug.models.__file__).parent
+    assert (folder / "rowdualnet.pt").stat().st_size < 1_000_000
+    meta = json.loads((folder / "rowdualnet.json").read_text())
+    assert {"generators", "sizes", "epochs", "held_out", "command"} <= set(meta)
+
+
+def test_training_script_end_to_end(tmp_path) -> None:
+    out = tmp_path / "rdn.pt"
+    assert train_rowdual.main(["--quick", "--generators", "uniform", "geometric", "--out",
+                               str(out)]) == 0
+    model = load(out)
+    meta = json.loads(out.with_suffix(".json").read_text())
+    assert meta["generators"] == ["uniform", "geometric"] and meta["instances"] == 8
+    c = generate("geometric", 60, seed=5)
+    r, k = linear_sum_assignment(c)
+    assert solve_lap(c, row_duals=model.predict_duals(c)).cost == pytest.approx(c[r, k].sum())
+
+
+def test_missing_checkpoint_is_named(tmp_path) -> None:
+    from coplug.plugins.errors import InputError
+
+    with pytest.raises(InputError, match="not found"):
+        load(tmp_path / "nope.pt")
