@@ -314,7 +314,7 @@ def plot_front(result: EvolutionResult, path: Path) -> None:
     gens = [c.generation for c in result.candidates]
     sc = ax.scatter(pts[:, 0], pts[:, 1], c=gens, cmap="viridis", s=14, alpha=0.7)
     front = np.array([c.objectives for c in result.front[::-1]])
-    ax.step(front[:, 0], front[:, 1], where="post", color="crimson", lw=1.5)
+    ax.step(front[:, 0], front[:, 1], where="pre", color="crimson", lw=1.5)
     ax.scatter(front[:, 0], front[:, 1], color="crimson", s=22, label="Pareto front")
     ax.set_xlabel("similarity to target")
     ax.set_ylabel("portfolio differentiation")
