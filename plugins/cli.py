@@ -18,6 +18,7 @@ from coplug.plugins.results import Result
 # Modules that contribute subcommands; each defines register(subparsers).
 COMMAND_MODULES: list[str] = [
     "coplug.plugins.cli",
+    "coplug.plugins.lap.cli",
     "coplug.plugins.demo",
     "coplug.formulations.bbo.cli",
     "coplug.plugins.pmvb_cli",

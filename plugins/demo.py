@@ -12,6 +12,7 @@ import time
 
 DEMO_SECTIONS: list[str] = [
     "coplug.plugins.demo:knapsack_section",
+    "coplug.plugins.lap.demo:lap_section",
     "coplug.formulations.bbo.demo:evolved_benchmark_section",
     "coplug.plugins.pmvb_cli:pmvb_section",
 ]
