@@ -1,1 +1,6 @@
 """coplug.plugins.lap: exact linear assignment (Jonker-Volgenant) with warm starts."""
+
+from coplug.plugins.lap.heuristic import LapHeuristic
+from coplug.plugins.lap.solver import LapSolution, counters, solve_lap
+
+__all__ = ["LapHeuristic", "LapSolution", "counters", "solve_lap"]

@@ -56,7 +56,8 @@ def solve_lap(
     `cost` is a dense array (all finite) or a scipy.sparse matrix whose stored entries
     (explicit zeros included; scipy drops zeros when converting from dense) are the allowed
     pairs. `row_duals` (any finite vector, one per row) warm-starts the solve
-    through the Min-Trick; the result is exact whatever they are.
+    through the Min-Trick; the result is exact whatever they are. They are ignored (cold
+    solve, `warm=False`) when there are more rows than columns.
     """
     start = time.perf_counter()
     is_sparse = sp.issparse(cost)
