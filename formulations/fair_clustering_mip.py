@@ -101,3 +101,12 @@ def mip_labels(model: pyo.ConcreteModel) -> np.ndarray:
     if (labels < 0).any():
         raise InputError("the model holds no solution: solve it first")
     return labels
+
+
+def registry_model(size: int, seed: int) -> pyo.ConcreteModel:
+    """`coplug solve fair_clustering --size N`: exact fair 2-clustering of two planted
+    communities of about N/2 nodes each (half of each group in each)."""
+    from coplug.formulations.fair_graphs import fair_communities
+
+    data = fair_communities(max(2, size // 4 * 2), seed=seed)
+    return fair_clustering_mip(data.adjacency, data.groups, 2)

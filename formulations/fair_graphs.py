@@ -180,6 +180,25 @@ def _connect_isolated(
         adjacency[v, u] = adjacency[u, v] = 1.0
 
 
+def fair_communities(size: int = 6, p_in: float = 0.8, seed: int = 5) -> FairGraph:
+    """Two dense communities of `size` nodes (half of each group in each) joined by two edges:
+    a tiny graph whose fair optimum is the planted split, small enough for the exact MIP."""
+    if size < 2 or size % 2:
+        raise InputError(f"size must be an even number >= 2, got {size}")
+    rng = np.random.default_rng(seed)
+    graph = nx.Graph()
+    graph.add_nodes_from(range(2 * size))
+    for block in (range(size), range(size, 2 * size)):
+        for i in block:
+            for j in block:
+                if i < j and (j == i + 1 or rng.random() < p_in):
+                    graph.add_edge(i, j)
+    graph.add_edges_from([(0, size), (size // 2, size + size // 2)])
+    groups = np.tile(np.repeat([0, 1], size // 2), 2)
+    planted = np.repeat([0, 1], size)
+    return FairGraph(as_adjacency(graph), groups, f"fair_communities({2 * size})", planted)
+
+
 def karate_club() -> FairGraph:
     """Zachary's karate club (networkx), groups = the two clubs members joined."""
     graph = nx.karate_club_graph()

@@ -1,7 +1,7 @@
 """Solvers for `Game`: log-barrier gradient ascent to a constrained Nash equilibrium, and a
 certifier that bounds each player's best-response gap with SCIP.
 
-The ascent (Alatur et al.-style independent learning): every player climbs the gradient of
+The ascent (independent learning, as in the seed result): every player climbs the gradient of
 its own utility plus mu * sum log(slack) over the constraints and bounds that involve its
 variables. Steps are adaptive per player (grow after success, halve until the point is
 strictly feasible and the player's barrier utility rises by an Armijo margin), so no
@@ -171,7 +171,7 @@ def barrier_gradient_ascent(
     game: Game,
     start: Mapping[str, Any] | None = None,
     mu: float = 1e-6,
-    mu_start: float | None = 1e-1,
+    mu_start: float | None = None,
     mu_decay: float = 0.2,
     tol: float = 1e-3,
     max_iter: int = 50_000,
@@ -182,10 +182,11 @@ def barrier_gradient_ascent(
 ) -> AscentResult:
     """Independent log-barrier gradient ascent from a strictly feasible start.
 
-    `mu` is the final barrier weight (the equilibrium gap is about mu times the number of
-    constraints per player); `mu_start` > mu follows the barrier path down by `mu_decay`
-    (None keeps mu fixed, the analysed method). A stage ends when every player's predicted
-    Armijo gain eta ||g||^2 is below `tol * mu`. The game's variables hold the result.
+    `mu` is the barrier weight (the equilibrium gap is about mu times the number of active
+    constraints per player), fixed as in the analysed method; `mu_start` > mu instead follows
+    the barrier path down from mu_start by factors `mu_decay`. A stage ends when every
+    player's predicted Armijo gain eta ||g||^2 is below `tol * mu`. The game's variables
+    hold the result.
     """
     if not (mu > 0 and 0 < mu_decay < 1 and step > 0 and tol > 0):
         raise InputError("need mu > 0, 0 < mu_decay < 1, step > 0 and tol > 0")

@@ -47,3 +47,6 @@ for _name, _builder in _mip.FAMILIES.items():
 from coplug.formulations.assignment import registry_model as _assignment  # noqa: E402
 
 register("assignment", _assignment, "linear assignment, geometric tracking costs, SIZE x SIZE")
+from coplug.formulations.fair_clustering_mip import registry_model as _fair  # noqa: E402
+
+register("fair_clustering", _fair, "exact fair 2-clustering (ratio cut), two planted communities, ~SIZE nodes")

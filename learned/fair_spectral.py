@@ -3,16 +3,17 @@
 * ``unnormalized`` / ``normalized``: plain spectral clustering (scipy Lanczos on the sparse
   Laplacian), no fairness.
 * ``nullspace``: FairSC of Kleindessner et al. (2019): a dense orthonormal basis Z of the
-  null space of the fairness constraints F^T H = 0, then the k smallest eigenvectors of the
-  dense Z^T L Z. O(n^2) memory and O(n^3) time, the baseline.
+  null space of the fairness constraints F^T H = 0 (full QR), then the k smallest
+  eigenvectors of the dense Z^T L Z. O(n^2) memory and O(n^3) time, the baseline.
 * ``riemannian``: R-FairSC: min tr(X^T L X) over the Stiefel manifold X^T X = I with the
   fairness constraints split off (X = G, F^T G = 0) and solved by a linearized Riemannian
   ADMM. Each iteration costs one sparse product L X, a polar retraction of an n x k matrix
   and a rank-(h-1) projection: O(nnz k + n k^2) time and O(n k) memory.
 
 Every method then runs scikit-learn's KMeans on the embedding rows. ``laplacian`` picks the
-ratio-cut (``unnormalized``, L = D - A) or normalized-cut (``normalized``) relaxation for the
-fair methods; there the normalized problem is solved in X = D^{1/2} H with L_sym.
+ratio-cut (``unnormalized``, L = D - A) or normalized-cut (``normalized``, the default)
+relaxation for the fair methods; both solve the normalized one in X = D^{1/2} H with L_sym
+and the constraints D^{-1/2} F.
 """
 
 from __future__ import annotations
@@ -69,14 +70,11 @@ def smallest_eigenvectors(lap: sp.spmatrix, k: int, seed: int = 0) -> np.ndarray
 
 
 def nullspace_embedding(
-    lap: sp.spmatrix, constraint: np.ndarray, k: int, mass: np.ndarray | None = None,
-    max_bytes: float = 8e9,
+    lap: sp.spmatrix, constraint: np.ndarray, k: int, max_bytes: float = 8e9
 ) -> np.ndarray:
-    """FairSC: H = Z Y with Z the dense null-space basis of constraint^T, Y from eigh.
-
-    `mass` (the degrees, for the normalized cut) makes it the generalized problem
-    Z^T L Z y = lambda Z^T D Z y.
-    """
+    """FairSC: H = Z Y with Z the dense null-space basis of constraint^T, Y the k smallest
+    eigenvectors of the dense Z^T L Z (the normalized variant passes L_sym and D^-1/2 F,
+    which is Kleindessner et al.'s generalized problem in the variable X = D^1/2 H)."""
     n = lap.shape[0]
     needed = 3 * 8.0 * n * n
     if needed > max_bytes:
@@ -89,11 +87,7 @@ def nullspace_embedding(
     del q
     projected = basis.T @ (lap @ basis)
     projected = (projected + projected.T) / 2
-    if mass is None:
-        _, vectors = la.eigh(projected, subset_by_index=[0, k - 1], overwrite_a=True)
-    else:
-        gram = basis.T @ (mass[:, None] * basis)
-        _, vectors = la.eigh(projected, gram, subset_by_index=[0, k - 1], overwrite_a=True)
+    _, vectors = la.eigh(projected, subset_by_index=[0, k - 1], overwrite_a=True)
     return basis @ vectors
 
 
@@ -221,15 +215,13 @@ class FairSpectralClustering(ClusterMixin, BaseEstimator):
         if k > codes.size - constraint.shape[1]:
             raise InputError(f"n_clusters={k} exceeds the {codes.size - constraint.shape[1]} "
                              "dimensions left by the fairness constraints")
-        if self.method == "nullspace":
-            if normalized:
-                unnormalized_lap, _ = laplacian(adjacency, False)
-                return nullspace_embedding(unnormalized_lap, constraint, k, mass=degree)
-            return nullspace_embedding(lap, constraint, k)
         if normalized:
             constraint = constraint / np.sqrt(degree)[:, None]
-        x, self.admm_info_ = riemannian_admm_embedding(
-            lap, constraint, k, self.rho, self.max_iter, self.tol, self.random_state
-        )
+        if self.method == "nullspace":
+            x = nullspace_embedding(lap, constraint, k)
+        else:
+            x, self.admm_info_ = riemannian_admm_embedding(
+                lap, constraint, k, self.rho, self.max_iter, self.tol, self.random_state
+            )
         return x / np.sqrt(degree)[:, None] if normalized else x
 

@@ -22,6 +22,8 @@ COMMAND_MODULES: list[str] = [
     "coplug.plugins.demo",
     "coplug.formulations.bbo.cli",
     "coplug.plugins.pmvb_cli",
+    "coplug.formulations.fair_cli",
+    "coplug.formulations.games_cli",
 ]
 
 

@@ -15,6 +15,8 @@ DEMO_SECTIONS: list[str] = [
     "coplug.plugins.lap.demo:lap_section",
     "coplug.formulations.bbo.demo:evolved_benchmark_section",
     "coplug.plugins.pmvb_cli:pmvb_section",
+    "coplug.formulations.fair_cli:fair_clustering_section",
+    "coplug.formulations.games_cli:games_section",
 ]
 
 
