@@ -49,4 +49,4 @@ from coplug.formulations.assignment import registry_model as _assignment  # noqa
 register("assignment", _assignment, "linear assignment, geometric tracking costs, SIZE x SIZE")
 from coplug.formulations.fair_clustering_mip import registry_model as _fair  # noqa: E402
 
-register("fair_clustering", _fair, "exact fair 2-clustering (ratio cut), two planted communities, ~SIZE nodes")
+register("fair_clustering", _fair, "exact fair 2-clustering (ratio cut), ~SIZE nodes")
