@@ -15,7 +15,8 @@ import pyomo.environ as pyo
 from coplug.formulations.bbo.compile import numpy_evaluator, to_pyomo
 from coplug.formulations.bbo.grammar import Program
 from coplug.plugins.bridge import solve
-from coplug.plugins.results import Result
+from coplug.plugins.errors import UnsupportedModelError
+from coplug.plugins.results import Result, Status
 
 
 @dataclass(frozen=True)
@@ -39,9 +40,15 @@ class Certificate:
 def certify(program: Program, time_limit: float = 10.0, gap_tol: float = 1e-6,
             value_tol: float = 1e-5) -> Certificate:
     """Solve the program's Pyomo model with SCIP; certified = optimal, gap <= gap_tol and
-    the numpy value at SCIP's point matches SCIP's objective within value_tol (relative)."""
+    the numpy value at SCIP's point matches SCIP's objective within value_tol (relative).
+    A model SCIP cannot take (e.g. floor, acos) comes back uncertified with the reason in
+    `result.extra["error"]`."""
     model = to_pyomo(program)
-    result = solve(model, solver="scip", time_limit=time_limit)
+    try:
+        result = solve(model, solver="scip", time_limit=time_limit)
+    except UnsupportedModelError as exc:
+        return Certificate(Result(Status.UNKNOWN, "scip", extra={"error": str(exc)}), None, None,
+                           False)
     if not result.has_solution:
         return Certificate(result, None, None, False)
     x = np.array([pyo.value(model.x[i]) for i in model.I])

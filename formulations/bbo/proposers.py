@@ -98,7 +98,8 @@ def _wrap(kind: str, a: Node) -> Node:
 
 @dataclass
 class SymbolicProposer:
-    """Offline proposer: subtree mutation, constant jitter, wrapping, shrinking, crossover."""
+    """Offline proposer: subtree replacement, constant jitter, wrapping, operator swap,
+    shrinking, added terms, and subtree crossover between parents."""
 
     dim: int
     lower: float = -5.0
@@ -179,7 +180,7 @@ class SymbolicProposer:
         nodes = list(trees[k].walk())
         target = nodes[int(rng.integers(len(nodes)))]
         shape = shape_of(target, program.shapes)
-        kind = rng.choice(["subtree", "jitter", "wrap", "operator", "shrink"])
+        kind = rng.choice(["subtree", "jitter", "wrap", "operator", "shrink", "add_term"])
         if kind == "jitter" and target.op in ("num", "vec"):
             noise = rng.normal(0, 0.3, np.shape(target.value))
             value = np.round(np.asarray(target.value) + noise, 3)
@@ -194,6 +195,8 @@ class SymbolicProposer:
             if not same:
                 return None
             new = same[int(rng.integers(len(same)))]
+        elif kind == "add_term" and shape in (SCALAR, VECTOR):
+            new = Node("add", (target, self._random(rng, shape, 2)))
         elif shape in (SCALAR, VECTOR):
             new = self._random(rng, shape, 2)
         else:
