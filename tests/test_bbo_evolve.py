@@ -89,3 +89,19 @@ def test_scip_certifies_front_programs_at_least_as_good_as_portfolio(run) -> Non
 def test_config_validation() -> None:
     with pytest.raises(InputError, match="dim >= 2"):
         EvolutionConfig(dim=1)
+
+
+def test_extra_targets_callable_and_pyomo() -> None:
+    from coplug.formulations.bbo.compile import load, to_pyomo
+    from coplug.formulations.bbo.evolve import target_features
+
+    config = EvolutionConfig(dim=2, targets=(1,), population=2, generations=0, seeds=2,
+                             sample=40)
+    feats = target_features(config, {
+        "bowl": lambda X: (X**2).sum(axis=1),
+        "pyomo_bowl": to_pyomo(load("sum(x ** 2)", 2)),
+    })
+    assert set(feats) == {"f1_sphere", "bowl", "pyomo_bowl"}
+    np.testing.assert_allclose(feats["bowl"], feats["pyomo_bowl"], atol=1e-9)
+    with pytest.raises(InputError, match="3 variables"):
+        target_features(config, {"wrong": to_pyomo(load("sum(x ** 2)", 3))})
