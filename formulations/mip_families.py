@@ -220,7 +220,7 @@ TRAIN_SIZES: dict[str, int] = {
     "setcover": 150,
     "cauction": 50,
     "indset": 300,
-    "fcnf": 20,
+    "fcnf": 25,
     "mknapsack": 30,
     "gisp": 40,
 }

@@ -111,7 +111,8 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
     """A calibrated per-variable probability model for PMVB.
 
     ``fit`` trains the `kind` classifier on (1 - calibration_share) of the rows and
-    calibrates it on the rest with `calibration` ("isotonic", "sigmoid" = Platt, "none").
+    calibrates it on the rest with `calibration` ("isotonic", "sigmoid" = Platt, "none");
+    with too few rows of a class to split, it stays uncalibrated (``calibrated_`` False).
     """
 
     def __init__(
@@ -136,15 +137,22 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
                 f"unknown calibration {self.calibration!r}; choose one of {CALIBRATIONS}"
             )
         self.classes_ = np.array([0, 1])
-        if self.calibration == "none":
+        self.calibrated_ = False
+        if self.calibration == "none" or np.bincount(y, minlength=2).min() < 4:
             self.model_ = make_estimator(self.kind, self.random_state).fit(X, y)
-            return self
+            return self  # too few rows of a class to hold some out for calibration
         X_fit, X_cal, y_fit, y_cal = train_test_split(
             X, y, test_size=self.calibration_share, random_state=self.random_state, stratify=y
         )
         base = make_estimator(self.kind, self.random_state).fit(X_fit, y_fit)
-        self.model_ = CalibratedClassifierCV(FrozenEstimator(base), method=self.calibration)
+        folds = int(min(5, np.bincount(y_cal, minlength=2).min()))
+        if folds < 2:
+            self.model_ = base
+            return self
+        self.model_ = CalibratedClassifierCV(FrozenEstimator(base), method=self.calibration,
+                                             cv=folds)
         self.model_.fit(X_cal, y_cal)
+        self.calibrated_ = True
         return self
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:

@@ -123,7 +123,8 @@ def train_family(
         p_val = predictor.predict_proba(X_val)[:, 1]
         selection = select_t_q(predictor, val)
         meta = {
-            "family": family, "kind": kind, "calibration": calibration, "size": size,
+            "family": family, "kind": kind, "calibration": calibration,
+            "calibrated": bool(predictor.calibrated_), "size": size,
             "seed": seed, "n_train": n_train, "n_val": n_val,
             "train_instances_used": len(train), "val_instances_used": len(val),
             "train_rows": int(len(y)), "val_rows": int(len(y_val)),

@@ -49,6 +49,14 @@ def test_bad_training_input_is_named(rng: np.random.Generator, tmp_path: Path) -
         PMVBPredictor(calibration="sigmoid").fit(X, y).save(tmp_path / "p.pkl")
 
 
+def test_too_few_rows_of_a_class_stay_uncalibrated(rng: np.random.Generator) -> None:
+    X, _ = _toy_data(rng, 60)
+    y = np.zeros(60, dtype=int)
+    y[:3] = 1
+    predictor = PMVBPredictor(kind="logreg").fit(X, y)
+    assert not predictor.calibrated_ and predictor.predict_proba(X).shape == (60, 2)
+
+
 def test_recorder_reads_root_features() -> None:
     model = build_family("mknapsack", 22, 0)
     recorder = RootFeatureRecorder()
