@@ -1,12 +1,15 @@
-"""0/1 knapsack: seeded instance generators and the exact Pyomo MIP."""
+"""0/1 knapsack: seeded generators, the classic text format, the exact MIP and two QUBOs."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pyomo.environ as pyo
+import scipy.sparse as sp
 
+from coplug.formulations.qubo import QUBO
 from coplug.plugins.errors import InputError
 
 
@@ -78,3 +81,175 @@ def knapsack_mip(instance: KnapsackInstance) -> pyo.ConcreteModel:
         expr=sum(float(instance.values[i]) * m.x[i] for i in m.I), sense=pyo.maximize
     )
     return m
+
+
+def load_knapsack(path: str | Path) -> KnapsackInstance:
+    """Read a classic knapsack text file; errors name the offending line.
+
+    Two layouts are accepted: ``n capacity`` then n lines ``value weight`` (the usual
+    teaching format), or Pisinger's ``n`` then n lines ``id value weight`` then ``capacity``.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"knapsack file not found: {path}")
+    lines = [
+        (k + 1, line.split())
+        for k, line in enumerate(path.read_text().splitlines())
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    if not lines:
+        raise InputError(f"{path}: empty knapsack file")
+    head_no, head = lines[0]
+    header = _ints(path, head_no, head, (1, 2))
+    n = header[0]
+    if n < 1:
+        raise InputError(f"{path}:{head_no}: item count must be >= 1, got {n}")
+    body = lines[1 : n + 1]
+    if len(body) < n:
+        raise InputError(f"{path}: header on line {head_no} announces {n} items, found {len(body)}")
+    width = 2 if len(header) == 2 else 3
+    rows = [_ints(path, no, toks, (width,)) for no, toks in body]
+    values = np.array([r[-2] for r in rows])
+    weights = np.array([r[-1] for r in rows])
+    for (no, _), v, w in zip(body, values, weights, strict=True):
+        if v < 0 or w < 0:
+            raise InputError(f"{path}:{no}: value and weight must be non-negative")
+    if len(header) == 2:
+        capacity, extra = header[1], lines[n + 1 :]
+    else:
+        if len(lines) < n + 2:
+            raise InputError(f"{path}: missing capacity line after the {n} items")
+        cap_no, cap = lines[n + 1]
+        capacity, extra = _ints(path, cap_no, cap, (1,))[0], lines[n + 2 :]
+    if extra:
+        raise InputError(f"{path}:{extra[0][0]}: unexpected content after the items")
+    if capacity < 0:
+        raise InputError(f"{path}: capacity must be non-negative, got {capacity}")
+    return KnapsackInstance(values=values, weights=weights, capacity=int(capacity))
+
+
+def save_knapsack(instance: KnapsackInstance, path: str | Path) -> None:
+    """Write an instance in the ``n capacity`` / ``value weight`` layout."""
+    lines = [f"{instance.n} {instance.capacity}"]
+    lines += [f"{int(v)} {int(w)}" for v, w in zip(instance.values, instance.weights, strict=True)]
+    Path(path).write_text("\n".join(lines) + "\n")
+
+
+def _ints(path: Path, line_no: int, tokens: list[str], widths: tuple[int, ...]) -> list[int]:
+    """Parse one line of integers with an expected token count, or name the line."""
+    if len(tokens) not in widths:
+        want = " or ".join(str(w) for w in widths)
+        raise InputError(f"{path}:{line_no}: expected {want} numbers, got {len(tokens)}")
+    try:
+        return [int(t) for t in tokens]
+    except ValueError:
+        raise InputError(f"{path}:{line_no}: not an integer in {' '.join(tokens)!r}") from None
+
+
+def knapsack_qubo_naive(instance: KnapsackInstance) -> QUBO:
+    """Textbook QUBO: -v'x + P (w'x + a'y - C)^2, binary slack y, x_i^2 kept, P = max v + 1.
+
+    Violates both structural conditions: the squared penalty has positive diagonal (so the
+    relaxation has fractional minimizers, e.g. the LP-like point w'x = C) and its single
+    flips change the residual by w_i, so overweight points with small residual are traps.
+    """
+    n, C = instance.n, int(instance.capacity)
+    slack = _slack_coefficients(C)
+    a = np.concatenate([instance.weights.astype(float), slack])
+    P = float(instance.values.max()) + 1.0
+    N = a.size
+    c = np.zeros(N)
+    c[:n] = -instance.values
+    c -= 2 * P * C * a
+    return QUBO(
+        Q=sp.csr_matrix((N, N)),
+        c=c,
+        constant=P * C * C,
+        A=sp.csr_matrix(a[None, :]),
+        weights=np.array([P]),
+        decode=lambda z: np.round(np.asarray(z)[:n]).astype(int),
+        is_feasible=instance.is_feasible,
+        objective=instance.value,
+        sense=-1,
+        margin=0.0,
+        form="naive",
+        problem="knapsack",
+        names=[f"x{i}" for i in range(n)] + [f"s{k}" for k in range(slack.size)],
+    )
+
+
+def _slack_coefficients(C: int) -> np.ndarray:
+    """Bounded binary expansion 1, 2, 4, ..., r with sum exactly C (empty when C = 0)."""
+    coeffs, total, k = [], 0, 1
+    while total + k <= C:
+        coeffs.append(k)
+        total += k
+        k *= 2
+    if total < C:
+        coeffs.append(C - total)
+    return np.array(coeffs, dtype=float)
+
+
+def knapsack_qubo_safe(instance: KnapsackInstance, margin: float | None = None) -> QUBO:
+    """Placement QUBO whose every local minimizer on [0,1]^n is binary and feasible.
+
+    Variable y[i,p] puts item i on the capacity slots [p, p + w_i) of a line of C slots.
+    Energy: -sum v_i y[i,p] + P * (pairs sharing a slot, counted per shared slot)
+    + P * (pairs of placements of one item) + mu * sum y(1 - y), with the squares of the
+    pair counts multilinearised. Feasible packings are exactly the knapsack solutions
+    (non-overlapping intervals in [0, C) have total length <= C and conversely). Every
+    infeasible binary point has a placement whose removal changes the energy by at most
+    v_max - P = -margin; the diagonal is -mu < 0 with mu = margin / 2 (see README.md).
+    """
+    C = int(instance.capacity)
+    vmax = max(float(instance.values.max()), 1.0)
+    delta = vmax if margin is None else float(margin)
+    if delta <= 0:
+        raise InputError(f"margin must be positive, got {delta}")
+    P = vmax + delta
+    mu = delta / 2
+    item_of, start_of = [], []
+    for i, w in enumerate(instance.weights):
+        if w <= C:
+            starts = np.arange(C - w + 1) if w > 0 else np.zeros(1, dtype=int)
+            item_of.append(np.full(starts.size, i))
+            start_of.append(starts)
+    if not item_of:
+        raise InputError("no item fits the capacity; the knapsack is trivially empty")
+    item = np.concatenate(item_of)
+    start = np.concatenate(start_of)
+    N = item.size
+    wv = instance.weights[item]
+    rows_r, rows_c = [], []
+    for k in range(N):
+        rows_r.append(np.arange(start[k], start[k] + wv[k]))
+        rows_c.append(np.full(wv[k], k))
+    slot_rows = np.concatenate(rows_r) if rows_r else np.zeros(0, dtype=int)
+    slot_cols = np.concatenate(rows_c) if rows_c else np.zeros(0, dtype=int)
+    A_slots = sp.csr_matrix((np.ones(slot_rows.size), (slot_rows, slot_cols)), shape=(C, N))
+    A_items = sp.csr_matrix((np.ones(N), (item, np.arange(N))), shape=(instance.n, N))
+    A = sp.vstack([A_slots, A_items]).tocsr()
+    count = np.asarray(A.sum(axis=0)).reshape(-1)
+    Q = sp.diags(-(P / 2) * count - mu).tocsr()
+    c = -instance.values[item].astype(float) + mu
+
+    def decode(z: np.ndarray) -> np.ndarray:
+        x = np.zeros(instance.n, dtype=int)
+        x[np.unique(item[np.asarray(z) > 0.5])] = 1
+        return x
+
+    return QUBO(
+        Q=Q,
+        c=c,
+        constant=0.0,
+        A=A,
+        weights=np.full(A.shape[0], P / 2),
+        decode=decode,
+        is_feasible=instance.is_feasible,
+        objective=instance.value,
+        sense=-1,
+        margin=delta,
+        form="safe",
+        problem="knapsack",
+        names=[f"y{i}@{p}" for i, p in zip(item, start, strict=True)],
+    )

@@ -1,0 +1,205 @@
+"""Open-pit mining: block models on 2-D/3-D grids with slope precedences, the exact MIP
+(maximum-weight closure) and a naive and a safe QUBO.
+
+Depth 0 is the surface. A block at depth d > 0 can be mined only if the blocks above it
+inside the slope pattern are mined: 3 blocks in 2-D (45 degrees), 5 ("plus") or 9 ("box")
+in 3-D.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyomo.environ as pyo
+
+from coplug.formulations.qubo import QUBO, symmetric
+from coplug.plugins.errors import InputError
+
+_PATTERNS = {
+    2: {"slope": [(-1,), (0,), (1,)]},
+    3: {
+        "plus": [(0, 0), (-1, 0), (1, 0), (0, -1), (0, 1)],
+        "box": [(a, b) for a in (-1, 0, 1) for b in (-1, 0, 1)],
+    },
+}
+
+
+@dataclass(frozen=True)
+class BlockModel:
+    """Block values on a grid (axis 0 = depth), and the precedence arcs (pred, succ)."""
+
+    values: np.ndarray
+    pattern: str = "slope"
+
+    def __post_init__(self) -> None:
+        v = np.asarray(self.values, dtype=float)
+        if v.ndim not in (2, 3):
+            raise InputError(f"block values must be a 2-D or 3-D grid, got {v.ndim}-D")
+        if min(v.shape) < 1 or v.size < 2:
+            raise InputError(f"block grid too small: shape {v.shape}")
+        if not np.isfinite(v).all():
+            raise InputError("block values contain NaN or infinite entries")
+        if self.pattern not in _PATTERNS[v.ndim]:
+            raise InputError(
+                f"slope pattern {self.pattern!r} is not defined in {v.ndim}-D; "
+                f"use one of {', '.join(_PATTERNS[v.ndim])}"
+            )
+        object.__setattr__(self, "values", v)
+
+    @property
+    def n(self) -> int:
+        """Number of blocks."""
+        return int(self.values.size)
+
+    @property
+    def flat_values(self) -> np.ndarray:
+        """Block values in flat (C order) index."""
+        return self.values.reshape(-1)
+
+    @property
+    def depth(self) -> np.ndarray:
+        """Depth of each block (flat index)."""
+        return np.unravel_index(np.arange(self.n), self.values.shape)[0]
+
+    def arcs(self) -> np.ndarray:
+        """(pred, succ) pairs: mining succ requires pred, pred one level up in the pattern."""
+        shape = self.values.shape
+        out = []
+        for offset in _PATTERNS[self.values.ndim][self.pattern]:
+            grids = np.indices(shape)
+            above = [grids[0] - 1] + [g + o for g, o in zip(grids[1:], offset, strict=True)]
+            ok = above[0] >= 0
+            for ax, g in enumerate(above[1:], start=1):
+                ok &= (g >= 0) & (g < shape[ax])
+            succ = np.ravel_multi_index(tuple(g[ok] for g in grids), shape)
+            pred = np.ravel_multi_index(tuple(g[ok] for g in above), shape)
+            out.append(np.stack([pred, succ], axis=1))
+        return np.concatenate(out)
+
+    def max_successors(self) -> int:
+        """Largest number of blocks directly below any block in the pattern."""
+        return len(_PATTERNS[self.values.ndim][self.pattern])
+
+    def is_feasible(self, x: np.ndarray) -> bool:
+        """True when the 0/1 selection is closed under the precedences (a valid pit)."""
+        x = np.asarray(x)
+        if x.shape != (self.n,) or not np.isin(x, (0, 1)).all():
+            return False
+        a = self.arcs()
+        return bool((x[a[:, 1]] <= x[a[:, 0]]).all())
+
+    def value(self, x: np.ndarray) -> float:
+        """Total value of a pit."""
+        return float(self.flat_values @ np.asarray(x, dtype=float))
+
+
+def random_block_model(
+    size: int, seed: int = 0, dims: int = 2, pattern: str | None = None, max_depth: int = 8
+) -> BlockModel:
+    """About `size` blocks on a shallow grid: waste costs -1, a few Gaussian ore bodies pay.
+
+    Depth is kept <= `max_depth`, since the safe QUBO's penalties grow geometrically
+    with depth (see `openpit_qubo_safe`).
+    """
+    if size < 4:
+        raise InputError(f"block model size must be >= 4, got {size}")
+    if dims not in (2, 3):
+        raise InputError(f"dims must be 2 or 3, got {dims}")
+    rng = np.random.default_rng(seed)
+    if dims == 2:
+        nz = int(np.clip(round(size**0.5 / 3), 2, max_depth))
+        shape: tuple[int, ...] = (nz, max(2, size // nz))
+    else:
+        nz = int(np.clip(round(size ** (1 / 3) / 2), 2, max_depth))
+        side = max(2, int(round((size / nz) ** 0.5)))
+        shape = (nz, side, side)
+    grids = np.indices(shape).astype(float)
+    grade = np.zeros(shape)
+    for _ in range(max(1, int(np.prod(shape[1:])) // 25)):
+        centre = [rng.uniform(0.4, 1.0) * shape[0]] + [rng.uniform(0, s) for s in shape[1:]]
+        spread = rng.uniform(1.0, 3.0)
+        dist2 = sum((g - c) ** 2 for g, c in zip(grids, centre, strict=True))
+        grade += rng.uniform(4, 12) * np.exp(-dist2 / (2 * spread**2))
+    values = np.round(grade - 1.0 + rng.normal(0, 0.3, size=shape), 1)
+    return BlockModel(values, pattern=pattern or ("slope" if dims == 2 else "plus"))
+
+
+def openpit_mip(model: BlockModel) -> pyo.ConcreteModel:
+    """Exact MIP: maximize sum v_b x_b subject to x_succ <= x_pred on every arc, x binary."""
+    m = pyo.ConcreteModel(name="openpit")
+    m.B = pyo.RangeSet(0, model.n - 1)
+    m.x = pyo.Var(m.B, domain=pyo.Binary)
+    arcs = [(int(p), int(s)) for p, s in model.arcs()]
+    m.ARCS = pyo.Set(initialize=arcs, dimen=2)
+    m.precedence = pyo.Constraint(m.ARCS, rule=lambda m, p, s: m.x[s] <= m.x[p])
+    v = model.flat_values
+    m.value = pyo.Objective(expr=sum(float(v[b]) * m.x[b] for b in m.B), sense=pyo.maximize)
+    return m
+
+
+def _qubo(model: BlockModel, weights: np.ndarray, mu: np.ndarray, margin: float, form: str):
+    """-v'x + sum_arcs P_a x_succ (1 - x_pred) + sum_b mu_b x_b (1 - x_b) as a QUBO."""
+    n = model.n
+    arcs = model.arcs()
+    v = model.flat_values
+    Q = symmetric(arcs[:, 0], arcs[:, 1], -weights, n) + symmetric(
+        np.arange(n), np.arange(n), -mu, n
+    )
+    c = -v + np.bincount(arcs[:, 1], weights=weights, minlength=n) + mu
+    return QUBO(
+        Q=Q,
+        c=c,
+        constant=0.0,
+        decode=lambda z: np.round(np.asarray(z)).astype(int),
+        is_feasible=model.is_feasible,
+        objective=model.value,
+        sense=-1,
+        margin=margin,
+        form=form,
+        problem="openpit",
+        names=[f"b{b}" for b in range(n)],
+    )
+
+
+def openpit_qubo_naive(model: BlockModel, penalty: float | None = None) -> QUBO:
+    """Textbook QUBO: -v'x + P sum_arcs x_succ (1 - x_pred), one P = max|v| + 1.
+
+    Zero diagonal (multilinear) and one uniform P: a mined band whose top row has as many
+    unmined predecessors as mined successors is a flat or strict infeasible local minimum.
+    """
+    P = float(np.abs(model.flat_values).max()) + 1.0 if penalty is None else float(penalty)
+    arcs = model.arcs()
+    return _qubo(model, np.full(len(arcs), P), np.zeros(model.n), 0.0, "naive")
+
+
+def openpit_penalties(model: BlockModel) -> np.ndarray:
+    """Level weights P_d (arcs into depth d): P_d = 2 (K P_{d+1} + v+), P_{deepest} = 2 v+.
+
+    Removing any mined block with an unmined predecessor at depth d then changes the energy
+    by <= v+ - P_d + K P_{d+1} = -P_d / 2 (K = max successors, v+ = max(max v, 1)).
+    """
+    depth = model.values.shape[0]
+    K = model.max_successors()
+    vplus = max(float(model.flat_values.max()), 1.0)
+    P = np.zeros(depth)
+    P[-1] = 2.0 * vplus
+    for d in range(depth - 2, -1, -1):
+        P[d] = 2.0 * (K * P[d + 1] + vplus)
+    return P
+
+
+def openpit_qubo_safe(model: BlockModel) -> QUBO:
+    """Safe QUBO: every local minimizer of its box relaxation is a feasible pit.
+
+    Arc (pred -> succ at depth d) weighs P_d from `openpit_penalties`, block b gets the
+    concavity mu_b = P_{depth(b)} / 4 > 0, so the diagonal is negative and every mined block
+    with an unmined predecessor can be dropped for an energy decrease >= P_d / 2 > mu_b
+    (proof in README.md). The penalties grow like (2K)^depth: keep pits shallow.
+    """
+    P = openpit_penalties(model)
+    arcs = model.arcs()
+    depth = model.depth
+    weights = P[depth[arcs[:, 1]]]
+    mu = P[depth] / 4.0
+    return _qubo(model, weights, mu, float(P.min() / 2.0), "safe")

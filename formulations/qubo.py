@@ -1,0 +1,155 @@
+"""The QUBO object: f(z) = z'Qz + c'z + constant + sum_r w_r (a_r'z)^2, on {0,1}^n or [0,1]^n.
+
+Penalties of the form w_r (a_r'z)^2 are kept factored (sparse rows A, weights w) so that
+large one-hot or packing penalties never materialise a dense Q; `dense_Q()` expands them
+for small problems. Each QUBO knows how to decode a binary point into a problem solution,
+whether that solution is feasible, and its objective, so that on every feasible binary
+point whose penalty vanishes ``energy(z) == sense * objective(decode(z))``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyomo.environ as pyo
+import scipy.sparse as sp
+
+from coplug.plugins.errors import InputError
+
+
+@dataclass
+class QUBO:
+    """A quadratic pseudo-Boolean energy with its link back to the original problem.
+
+    `sense` is +1 when the problem minimizes its objective (TSP) and -1 when it maximizes
+    (knapsack value, pit value). `margin` is the proven size of an improving single flip at
+    every binary point with positive penalty (0 when no such guarantee holds, e.g. naive).
+    """
+
+    Q: sp.csr_matrix
+    c: np.ndarray
+    constant: float
+    decode: Callable[[np.ndarray], Any]
+    is_feasible: Callable[[Any], bool]
+    objective: Callable[[Any], float]
+    sense: int = 1
+    A: sp.csr_matrix | None = None
+    weights: np.ndarray | None = None
+    margin: float = 0.0
+    form: str = "safe"
+    problem: str = ""
+    names: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.Q = sp.csr_matrix(self.Q, dtype=float)
+        n = self.Q.shape[0]
+        if self.Q.shape != (n, n):
+            raise InputError(f"Q must be square, got shape {self.Q.shape}")
+        if abs(self.Q - self.Q.T).max() > 1e-9 * max(1.0, abs(self.Q).max()):
+            raise InputError("Q must be symmetric")
+        self.c = np.asarray(self.c, dtype=float).reshape(-1)
+        if self.c.shape != (n,):
+            raise InputError(f"c must have length {n}, got {self.c.shape}")
+        if self.A is None:
+            self.A = sp.csr_matrix((0, n))
+            self.weights = np.zeros(0)
+        self.A = sp.csr_matrix(self.A, dtype=float)
+        self.weights = np.asarray(self.weights, dtype=float).reshape(-1)
+        if self.A.shape[1] != n or self.weights.shape != (self.A.shape[0],):
+            raise InputError(
+                f"penalty rows must be (m, {n}) with m weights, got {self.A.shape} "
+                f"and {self.weights.shape}"
+            )
+        if not (np.isfinite(self.c).all() and np.isfinite(self.Q.data).all()):
+            raise InputError("QUBO coefficients must be finite")
+
+    @property
+    def n(self) -> int:
+        """Number of binary variables."""
+        return int(self.Q.shape[0])
+
+    def diagonal(self) -> np.ndarray:
+        """Diagonal of the full quadratic form (Q plus the expanded penalty rows)."""
+        A2 = self.A.multiply(self.A)
+        return self.Q.diagonal() + np.asarray(A2.T @ self.weights).reshape(-1)
+
+    def dense_Q(self) -> np.ndarray:
+        """The full symmetric Q with penalty rows expanded (small problems only)."""
+        if self.n > 6000:
+            raise InputError(f"refusing to expand a dense {self.n}x{self.n} Q; use matvecs")
+        return self.Q.toarray() + (self.A.T @ sp.diags(self.weights) @ self.A).toarray()
+
+    def energy(self, z: np.ndarray) -> np.ndarray:
+        """f(z) for one point (n,) or a batch (B, n)."""
+        Z = np.atleast_2d(np.asarray(z, dtype=float))
+        AZ = (self.A @ Z.T).T
+        quad = np.einsum("bi,bi->b", Z, (self.Q @ Z.T).T) + (AZ**2) @ self.weights
+        out = quad + Z @ self.c + self.constant
+        return out if np.ndim(z) == 2 else out[0]
+
+    def gradient(self, z: np.ndarray) -> np.ndarray:
+        """grad f(z) = 2 Q z + 2 A' W A z + c."""
+        z = np.asarray(z, dtype=float)
+        return 2 * (self.Q @ z) + 2 * (self.A.T @ (self.weights * (self.A @ z))) + self.c
+
+    def hessian_block(self, idx: np.ndarray) -> np.ndarray:
+        """The Hessian 2(Q + A'WA) restricted to coordinates `idx` (dense)."""
+        idx = np.asarray(idx, dtype=int)
+        Qs = self.Q[idx][:, idx].toarray()
+        As = self.A[:, idx]
+        return 2 * (Qs + (As.T @ sp.diags(self.weights) @ As).toarray())
+
+    def flip_deltas(self, z: np.ndarray) -> np.ndarray:
+        """Energy change of flipping each single bit of a binary point (exact)."""
+        z = np.asarray(z, dtype=float)
+        d = 1.0 - 2.0 * z
+        return d * self.gradient(z) + self.diagonal()
+
+    def solution_objective(self, z: np.ndarray) -> float | None:
+        """Problem objective of the decoded point, or None when it is infeasible."""
+        sol = self.decode(np.asarray(z))
+        return float(self.objective(sol)) if self.is_feasible(sol) else None
+
+    def to_pyomo(self) -> pyo.ConcreteModel:
+        """Binary quadratic Pyomo model minimizing f, so SCIP can solve the QUBO exactly."""
+        m = pyo.ConcreteModel(name=f"qubo_{self.problem}_{self.form}")
+        m.I = pyo.RangeSet(0, self.n - 1)
+        m.z = pyo.Var(m.I, domain=pyo.Binary)
+        Qu = sp.triu(self.Q).tocoo()
+        quad = sum(
+            (float(v) if i == j else 2.0 * float(v)) * m.z[int(i)] * m.z[int(j)]
+            for i, j, v in zip(Qu.row, Qu.col, Qu.data, strict=True)
+            if v != 0
+        )
+        lin = sum(float(self.c[i]) * m.z[i] for i in range(self.n) if self.c[i] != 0)
+        pens = 0
+        for r in range(self.A.shape[0]):
+            row = self.A.getrow(r)
+            form = sum(float(v) * m.z[int(j)] for j, v in zip(row.indices, row.data, strict=True))
+            pens = pens + float(self.weights[r]) * form * form
+        m.energy = pyo.Objective(expr=quad + lin + pens + float(self.constant))
+        return m
+
+    def from_pyomo(self, model: pyo.ConcreteModel) -> np.ndarray:
+        """Read the binary point out of a solved `to_pyomo()` model."""
+        return np.array([round(pyo.value(model.z[i])) for i in range(self.n)], dtype=float)
+
+
+def multilinear_pairs(groups: list[np.ndarray], n: int) -> sp.csr_matrix:
+    """0/1 incidence rows (one per group of variable indices) for pair-count penalties."""
+    rows = np.concatenate([np.full(len(g), r) for r, g in enumerate(groups)]) if groups else []
+    cols = np.concatenate(groups) if groups else []
+    return sp.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(groups), n))
+
+
+def symmetric(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, n: int) -> sp.csr_matrix:
+    """Symmetric sparse Q holding the products vals[k] * z_rows[k] * z_cols[k]."""
+    rows, cols, vals = np.asarray(rows), np.asarray(cols), np.asarray(vals, dtype=float)
+    off = rows != cols
+    r = np.concatenate([rows[off], cols[off], rows[~off]])
+    c = np.concatenate([cols[off], rows[off], cols[~off]])
+    v = np.concatenate([vals[off] / 2, vals[off] / 2, vals[~off]])
+    return sp.csr_matrix((v, (r, c)), shape=(n, n))

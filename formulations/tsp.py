@@ -1,0 +1,418 @@
+"""Travelling salesman: seeded Euclidean instances, a TSPLIB reader, the exact MIP (MTZ) and
+a naive and a safe position-based QUBO.
+
+QUBO variables x[i, t] (city i in 1..n-1 at tour position t in 1..n-1); city 0 is fixed at
+position 0, which removes the rotation symmetry and keeps n - 1 one-hot rows and columns.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyomo.environ as pyo
+
+from coplug.formulations.qubo import QUBO, multilinear_pairs, symmetric
+from coplug.plugins.errors import InputError
+
+
+@dataclass(frozen=True)
+class TSPInstance:
+    """A square non-negative distance matrix (zero diagonal), optional coordinates."""
+
+    dist: np.ndarray
+    coords: np.ndarray | None = None
+    name: str = "tsp"
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        d = check_distances(self.dist)
+        object.__setattr__(self, "dist", d)
+
+    @property
+    def n(self) -> int:
+        """Number of cities."""
+        return int(self.dist.shape[0])
+
+
+def check_distances(dist: np.ndarray) -> np.ndarray:
+    """Validate a distance matrix: square, >= 3 cities, finite, non-negative."""
+    d = np.asarray(dist, dtype=float)
+    if d.ndim != 2 or d.shape[0] != d.shape[1]:
+        raise InputError(f"distance matrix must be square, got shape {d.shape}")
+    if d.shape[0] < 3:
+        raise InputError(f"a TSP needs at least 3 cities, got {d.shape[0]}")
+    if not np.isfinite(d).all():
+        raise InputError("distance matrix contains NaN or infinite entries")
+    if (d < 0).any():
+        raise InputError("distances must be non-negative")
+    d = d.copy()
+    np.fill_diagonal(d, 0.0)
+    return d
+
+
+def random_euclidean(n: int, seed: int = 0, scale: float = 100.0) -> TSPInstance:
+    """n uniform points in a square, TSPLIB EUC_2D distances (rounded to nearest integer)."""
+    if n < 3:
+        raise InputError(f"TSP size must be >= 3, got {n}")
+    coords = np.random.default_rng(seed).uniform(0, scale, size=(n, 2))
+    return TSPInstance(euc_2d(coords), coords=coords, name=f"rand{n}_{seed}")
+
+
+def euc_2d(coords: np.ndarray) -> np.ndarray:
+    """TSPLIB EUC_2D: nint of the Euclidean distance."""
+    diff = coords[:, None, :] - coords[None, :, :]
+    return np.floor(np.sqrt((diff**2).sum(-1)) + 0.5)
+
+
+def tour_length(dist: np.ndarray, tour: list[int] | np.ndarray) -> float:
+    """Length of the closed tour visiting `tour` in order."""
+    t = np.asarray(tour, dtype=int)
+    return float(np.asarray(dist)[t, np.roll(t, -1)].sum())
+
+
+def is_tour(tour: list[int] | np.ndarray | None, n: int) -> bool:
+    """True when `tour` visits each of the n cities exactly once."""
+    return tour is not None and sorted(int(c) for c in tour) == list(range(n))
+
+
+# ---------------------------------------------------------------- TSPLIB
+_EXPLICIT_FORMATS = (
+    "FULL_MATRIX",
+    "UPPER_ROW",
+    "LOWER_ROW",
+    "UPPER_DIAG_ROW",
+    "LOWER_DIAG_ROW",
+)
+
+
+def load_tsplib(path: str | Path) -> TSPInstance:
+    """Read a TSPLIB `.tsp` file (EUC_2D coordinates or EXPLICIT matrices).
+
+    Errors name the file and line: unknown keywords, non-numeric data, short sections.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"TSPLIB file not found: {path}")
+    lines = path.read_text().splitlines()
+    spec: dict[str, str] = {}
+    k = 0
+    coords = None
+    weights: list[tuple[int, float]] = []
+    while k < len(lines):
+        raw = lines[k].strip()
+        no = k + 1
+        k += 1
+        if not raw:
+            continue
+        if raw == "EOF":
+            break
+        if raw.endswith("_SECTION") or raw.split(":")[0].strip().endswith("_SECTION"):
+            section = raw.split(":")[0].strip()
+            n = _dimension(path, spec, no)
+            if section == "NODE_COORD_SECTION":
+                coords, k = _read_coords(path, lines, k, n)
+            elif section == "EDGE_WEIGHT_SECTION":
+                weights, k = _read_numbers(path, lines, k)
+            elif section in ("DISPLAY_DATA_SECTION", "FIXED_EDGES_SECTION"):
+                _, k = _read_numbers(path, lines, k, allow_minus_one=True)
+            else:
+                raise InputError(f"{path}:{no}: unsupported section {section}")
+            continue
+        if ":" not in raw:
+            raise InputError(f"{path}:{no}: expected 'KEY : VALUE', got {raw!r}")
+        key, value = (s.strip() for s in raw.split(":", 1))
+        spec[key.upper()] = value
+    n = _dimension(path, spec, len(lines))
+    kind = spec.get("TYPE", "TSP").upper()
+    if kind not in ("TSP", "ATSP"):
+        raise InputError(f"{path}: TYPE {kind} is not a TSP")
+    ewt = spec.get("EDGE_WEIGHT_TYPE", "").upper()
+    name = spec.get("NAME", path.stem)
+    if ewt == "EUC_2D":
+        if coords is None:
+            raise InputError(f"{path}: EUC_2D needs a NODE_COORD_SECTION")
+        return TSPInstance(euc_2d(coords), coords=coords, name=name, meta=spec)
+    if ewt == "EXPLICIT":
+        fmt = spec.get("EDGE_WEIGHT_FORMAT", "").upper()
+        if fmt not in _EXPLICIT_FORMATS:
+            raise InputError(
+                f"{path}: EDGE_WEIGHT_FORMAT {fmt or '(missing)'} not supported; "
+                f"use one of {', '.join(_EXPLICIT_FORMATS)}"
+            )
+        return TSPInstance(_explicit_matrix(path, weights, n, fmt), name=name, meta=spec)
+    raise InputError(
+        f"{path}: EDGE_WEIGHT_TYPE {ewt or '(missing)'} not supported (use EUC_2D or EXPLICIT)"
+    )
+
+
+def _dimension(path: Path, spec: dict[str, str], line_no: int) -> int:
+    """The DIMENSION entry as an int, or an error naming the line."""
+    if "DIMENSION" not in spec:
+        raise InputError(f"{path}:{line_no}: DIMENSION must come before the data sections")
+    try:
+        n = int(spec["DIMENSION"])
+    except ValueError:
+        raise InputError(f"{path}: DIMENSION {spec['DIMENSION']!r} is not an integer") from None
+    if n < 3:
+        raise InputError(f"{path}: DIMENSION must be >= 3, got {n}")
+    return n
+
+
+def _read_coords(path: Path, lines: list[str], k: int, n: int) -> tuple[np.ndarray, int]:
+    """n lines 'id x y' from line index k."""
+    coords = np.full((n, 2), np.nan)
+    read = 0
+    while read < n:
+        if k >= len(lines):
+            raise InputError(f"{path}: NODE_COORD_SECTION ends after {read} of {n} nodes")
+        toks, no = lines[k].split(), k + 1
+        k += 1
+        if not toks:
+            continue
+        if len(toks) != 3:
+            raise InputError(f"{path}:{no}: expected 'id x y', got {lines[k - 1].strip()!r}")
+        try:
+            idx, x, y = int(toks[0]), float(toks[1]), float(toks[2])
+        except ValueError:
+            raise InputError(f"{path}:{no}: non-numeric coordinate line {lines[k - 1]!r}") from None
+        if not 1 <= idx <= n:
+            raise InputError(f"{path}:{no}: node id {idx} outside 1..{n}")
+        if not (math.isfinite(x) and math.isfinite(y)):
+            raise InputError(f"{path}:{no}: coordinates must be finite")
+        coords[idx - 1] = (x, y)
+        read += 1
+    if np.isnan(coords).any():
+        raise InputError(f"{path}: NODE_COORD_SECTION repeats some node ids and misses others")
+    return coords, k
+
+
+def _read_numbers(
+    path: Path, lines: list[str], k: int, allow_minus_one: bool = False
+) -> tuple[list[tuple[int, float]], int]:
+    """All numbers until the next keyword line, each with its line number."""
+    out: list[tuple[int, float]] = []
+    while k < len(lines):
+        raw = lines[k].strip()
+        if raw and (raw == "EOF" or raw[0].isalpha()):
+            break
+        for tok in raw.split():
+            try:
+                val = float(tok)
+            except ValueError:
+                raise InputError(f"{path}:{k + 1}: not a number: {tok!r}") from None
+            if not math.isfinite(val):
+                raise InputError(f"{path}:{k + 1}: weights must be finite, got {tok!r}")
+            out.append((k + 1, val))
+        k += 1
+    return out, k
+
+
+def _explicit_matrix(path: Path, weights: list[tuple[int, float]], n: int, fmt: str) -> np.ndarray:
+    """Fill an n x n matrix from a TSPLIB explicit weight list."""
+    if fmt == "FULL_MATRIX":
+        cells = [(i, j) for i in range(n) for j in range(n)]
+    elif fmt == "UPPER_ROW":
+        cells = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    elif fmt == "LOWER_ROW":
+        cells = [(i, j) for i in range(n) for j in range(i)]
+    elif fmt == "UPPER_DIAG_ROW":
+        cells = [(i, j) for i in range(n) for j in range(i, n)]
+    else:
+        cells = [(i, j) for i in range(n) for j in range(i + 1)]
+    if len(weights) != len(cells):
+        where = f" (last number on line {weights[-1][0]})" if weights else ""
+        raise InputError(
+            f"{path}: EDGE_WEIGHT_SECTION has {len(weights)} numbers, {fmt} with "
+            f"DIMENSION {n} needs {len(cells)}{where}"
+        )
+    d = np.zeros((n, n))
+    for (i, j), (no, val) in zip(cells, weights, strict=True):
+        if val < 0:
+            raise InputError(f"{path}:{no}: negative distance {val}")
+        d[i, j] = val
+        if fmt != "FULL_MATRIX":
+            d[j, i] = val
+    return d
+
+
+# ---------------------------------------------------------------- exact MIP
+def tsp_mip(dist: np.ndarray, subtour: str = "mtz") -> pyo.ConcreteModel:
+    """Exact TSP MIP: binary x[i,j] (i != j), `out_degree[i]`, `in_degree[j]`, MTZ order u.
+
+    `subtour="mtz"` adds Miller-Tucker-Zemlin constraints; `subtour="none"` leaves only the
+    assignment constraints (the relaxation `solve_tsp_lazy` tightens with subtour cuts).
+    """
+    d = check_distances(dist)
+    if subtour not in ("mtz", "none"):
+        raise InputError(f"unknown subtour elimination {subtour!r}; use 'mtz' or 'none'")
+    n = d.shape[0]
+    m = pyo.ConcreteModel(name="tsp")
+    m.N = pyo.RangeSet(0, n - 1)
+    m.A = pyo.Set(initialize=[(i, j) for i in range(n) for j in range(n) if i != j], dimen=2)
+    m.x = pyo.Var(m.A, domain=pyo.Binary)
+    m.out_degree = pyo.Constraint(
+        m.N, rule=lambda m, i: sum(m.x[i, j] for j in range(n) if j != i) == 1
+    )
+    m.in_degree = pyo.Constraint(
+        m.N, rule=lambda m, j: sum(m.x[i, j] for i in range(n) if i != j) == 1
+    )
+    if subtour == "mtz":
+        m.U = pyo.RangeSet(1, n - 1)
+        m.u = pyo.Var(m.U, bounds=(1, n - 1))
+        m.mtz = pyo.Constraint(
+            [(i, j) for i in range(1, n) for j in range(1, n) if i != j],
+            rule=lambda m, i, j: m.u[i] - m.u[j] + (n - 1) * m.x[i, j] <= n - 2,
+        )
+    m.length = pyo.Objective(expr=sum(float(d[i, j]) * m.x[i, j] for i, j in m.A))
+    return m
+
+
+def tour_from_model(model: pyo.ConcreteModel) -> list[int]:
+    """Follow the chosen arcs x[i,j] from city 0 into a city order."""
+    succ = {i: j for (i, j) in model.A if (model.x[i, j].value or 0) > 0.5}
+    tour, city = [0], succ.get(0)
+    while city is not None and city != 0 and len(tour) <= len(succ):
+        tour.append(city)
+        city = succ.get(city)
+    return tour
+
+
+def solve_tsp_lazy(dist: np.ndarray, solver: str = "scip", max_rounds: int = 200) -> list[int]:
+    """Exact TSP by lazy subtour cuts: solve the assignment model, cut every subtour, repeat."""
+    from coplug.plugins.bridge import solve
+
+    d = check_distances(dist)
+    n = d.shape[0]
+    m = tsp_mip(d, subtour="none")
+    m.cuts = pyo.ConstraintList()
+    for _ in range(max_rounds):
+        result = solve(m, solver=solver)
+        if not result.has_solution:
+            raise InputError(f"TSP relaxation has no solution ({result.status.value})")
+        succ = {i: j for (i, j) in m.A if m.x[i, j].value > 0.5}
+        cycles = _cycles(succ, n)
+        if len(cycles) == 1:
+            return cycles[0]
+        for cyc in cycles:
+            inside = set(cyc)
+            m.cuts.add(sum(m.x[i, j] for i in inside for j in inside if i != j) <= len(cyc) - 1)
+    raise InputError(f"no tour after {max_rounds} rounds of subtour cuts")
+
+
+def _cycles(succ: dict[int, int], n: int) -> list[list[int]]:
+    """Split a successor map (a permutation) into its cycles."""
+    seen, out = set(), []
+    for s in range(n):
+        if s in seen:
+            continue
+        cyc, c = [], s
+        while c not in seen:
+            seen.add(c)
+            cyc.append(c)
+            c = succ[c]
+        out.append(cyc)
+    return out
+
+
+# ---------------------------------------------------------------- QUBOs
+def _positions(n: int) -> tuple[int, np.ndarray, list[np.ndarray]]:
+    """m = n - 1, index grid idx[i-1, t-1] and the 2m one-hot groups (cities, positions)."""
+    m = n - 1
+    idx = np.arange(m * m).reshape(m, m)
+    groups = [idx[i] for i in range(m)] + [idx[:, t] for t in range(m)]
+    return m, idx, groups
+
+
+def _tour_terms(d: np.ndarray, idx: np.ndarray) -> tuple[list, np.ndarray]:
+    """Quadratic (rows, cols, vals) and linear terms of the tour length in x[i, t]."""
+    m = idx.shape[0]
+    rows, cols, vals = [], [], []
+    cities = np.arange(1, m + 1)
+    for t in range(m - 1):
+        for a, i in enumerate(cities):
+            for b, j in enumerate(cities):
+                if i != j and d[i, j] != 0:
+                    rows.append(idx[a, t])
+                    cols.append(idx[b, t + 1])
+                    vals.append(d[i, j])
+    lin = np.zeros(m * m)
+    lin[idx[:, 0]] += d[0, cities]
+    lin[idx[:, m - 1]] += d[cities, 0]
+    return [np.array(rows, dtype=int), np.array(cols, dtype=int), np.array(vals)], lin
+
+
+def _decoder(n: int, idx: np.ndarray):
+    """Decode x[i, t] into a city order starting at 0 (None unless a permutation matrix)."""
+    m = n - 1
+
+    def decode(z: np.ndarray) -> list[int] | None:
+        X = np.asarray(z).reshape(m, m) > 0.5
+        if not ((X.sum(0) == 1).all() and (X.sum(1) == 1).all()):
+            return None
+        return [0] + [int(np.flatnonzero(X[:, t])[0]) + 1 for t in range(m)]
+
+    return decode
+
+
+def _qubo(d: np.ndarray, Q, c, constant, A, weights, margin: float, form: str) -> QUBO:
+    """Wrap TSP QUBO data with its decoder, feasibility test and tour length."""
+    n = d.shape[0]
+    m, idx, _ = _positions(n)
+    return QUBO(
+        Q=Q,
+        c=c,
+        constant=constant,
+        A=A,
+        weights=weights,
+        decode=_decoder(n, idx),
+        is_feasible=lambda tour: is_tour(tour, n),
+        objective=lambda tour: tour_length(d, tour),
+        sense=1,
+        margin=margin,
+        form=form,
+        problem="tsp",
+        names=[f"x{i}@{t}" for i in range(1, n) for t in range(1, n)],
+    )
+
+
+def tsp_qubo_naive(dist: np.ndarray, penalty: float | None = None) -> QUBO:
+    """Textbook QUBO: length + A sum_rows (1 - sum x)^2 + A sum_cols (1 - sum x)^2, A = 2 d_max.
+
+    The squared one-hot penalties keep x^2 on the diagonal (positive), so the relaxation is
+    convex along each coordinate and has fractional minimizers (e.g. near x = J/m).
+    """
+    d = check_distances(dist)
+    n = d.shape[0]
+    m, idx, groups = _positions(n)
+    A = 2.0 * max(d.max(), 1.0) if penalty is None else float(penalty)
+    (r, cc, v), lin = _tour_terms(d, idx)
+    Q = symmetric(r, cc, v, m * m)
+    rows = multilinear_pairs(groups, m * m)
+    c = lin - 4.0 * A
+    return _qubo(d, Q, c, 2.0 * m * A, rows, np.full(2 * m, A), 0.0, "naive")
+
+
+def tsp_qubo_safe(dist: np.ndarray) -> QUBO:
+    """Safe QUBO: every local minimizer of its box relaxation is a tour.
+
+    Per one-hot group (a city row or a position column) with count k the penalty is
+    a * k(k-1)/2 - b * k + b (zero iff k = 1), multilinear, with b = 2 d_max and a = 6 d_max,
+    plus mu * sum x(1 - x), mu = d_max. Every non-tour binary point has a flip lowering the
+    energy by >= 2 d_max (README.md): drop a city from an overfull group (<= 2b - a) or, when
+    all groups hold <= 1, put an unplaced city on a free position (<= -2b + 2 d_max).
+    """
+    d = check_distances(dist)
+    n = d.shape[0]
+    m, idx, groups = _positions(n)
+    dmax = max(float(d.max()), 1.0)
+    a, b, mu = 6.0 * dmax, 2.0 * dmax, dmax
+    (r, cc, v), lin = _tour_terms(d, idx)
+    N = m * m
+    rows = multilinear_pairs(groups, N)
+    # a * pairs = (a/2) [(sum x)^2 - sum x^2]: each variable lies in two groups.
+    Q = symmetric(r, cc, v, N) + symmetric(np.arange(N), np.arange(N), np.full(N, -a - mu), N)
+    c = lin - 2.0 * b + mu
+    return _qubo(d, Q, c, 2.0 * m * b, rows, np.full(2 * m, a / 2), 2.0 * dmax, "safe")
