@@ -163,21 +163,24 @@ def fair_sbm(
     keep = r != c_
     adjacency = sp.coo_matrix((np.ones(keep.sum()), (r[keep], c_[keep])), shape=(n, n)).tocsr()
     adjacency = ((adjacency + adjacency.T) > 0).astype(float).tocsr()
-    _connect_isolated(adjacency, block, members, rng)
-    return FairGraph(adjacency.tocsr(), groups, f"fair_sbm(n={n},k={n_clusters})", clusters)
+    adjacency = _connect_isolated(adjacency, block, members, rng)
+    return FairGraph(adjacency, groups, f"fair_sbm(n={n},k={n_clusters})", clusters)
 
 
 def _connect_isolated(
     adjacency: sp.csr_matrix, block: np.ndarray, members: list[np.ndarray], rng: np.random.Generator
-) -> None:
+) -> sp.csr_matrix:
     """Give each isolated node one edge inside its own block, so every node has a degree."""
-    degree = np.diff(adjacency.indptr)
-    for v in np.flatnonzero(degree == 0):
+    isolated = np.flatnonzero(np.diff(adjacency.indptr) == 0)
+    if not isolated.size:
+        return adjacency
+    partners = []
+    for v in isolated:
         peers = members[block[v]]
-        u = v
-        while u == v:
-            u = peers[rng.integers(peers.size)] if peers.size > 1 else rng.integers(block.size)
-        adjacency[v, u] = adjacency[u, v] = 1.0
+        peers = peers[peers != v] if peers.size > 1 else np.delete(np.arange(block.size), v)
+        partners.append(peers[rng.integers(peers.size)])
+    extra = sp.coo_matrix((np.ones(isolated.size), (isolated, partners)), shape=adjacency.shape)
+    return ((adjacency + extra + extra.T) > 0).astype(float).tocsr()
 
 
 def fair_communities(size: int = 6, p_in: float = 0.8, seed: int = 5) -> FairGraph:

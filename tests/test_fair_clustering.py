@@ -11,24 +11,16 @@ import scipy.sparse as sp
 from sklearn.metrics import adjusted_rand_score
 
 from coplug.formulations.fair_clustering_mip import fair_clustering_mip, mip_labels
-from coplug.formulations.fair_graphs import fair_sbm, load_graph, validate_fair_graph
+from coplug.formulations.fair_graphs import (
+    fair_communities,
+    fair_sbm,
+    load_graph,
+    validate_fair_graph,
+)
 from coplug.formulations.fair_metrics import balance, proportion_deviation, ratio_cut
 from coplug.learned.fair_spectral import FairSpectralClustering
 from coplug.plugins import solve
 from coplug.plugins.errors import InputError
-
-
-def _two_fair_communities() -> tuple[nx.Graph, np.ndarray]:
-    """Two dense 6-node communities (3 + 3 per group) joined by two edges, plus noise."""
-    rng = np.random.default_rng(5)
-    graph = nx.Graph()
-    for block in (range(0, 6), range(6, 12)):
-        for i, j in itertools.combinations(block, 2):
-            if rng.random() < 0.8:
-                graph.add_edge(i, j)
-    graph.add_edges_from([(0, 6), (3, 9)])
-    groups = np.array([0, 0, 0, 1, 1, 1] * 2)
-    return graph, groups
 
 
 def _brute_force_fair_ratio_cut(adjacency: sp.csr_matrix, groups: np.ndarray, k: int) -> float:
@@ -43,9 +35,9 @@ def _brute_force_fair_ratio_cut(adjacency: sp.csr_matrix, groups: np.ndarray, k:
 
 @pytest.mark.parametrize("solver", ["highs", "scip"])
 def test_mip_is_the_exact_fair_optimum(solver: str) -> None:
-    graph, groups = _two_fair_communities()
-    adjacency = validate_fair_graph(graph, groups)[0]
-    model = fair_clustering_mip(graph, groups, 2)
+    data = fair_communities(6, p_in=0.7, seed=11)
+    adjacency, groups = data.adjacency, data.groups
+    model = fair_clustering_mip(adjacency, groups, 2)
     result = solve(model, solver=solver)
     assert result.optimal
     labels = mip_labels(model)
@@ -57,8 +49,9 @@ def test_mip_is_the_exact_fair_optimum(solver: str) -> None:
 
 
 def test_spectral_methods_compared_with_mip_optimum() -> None:
-    graph, groups = _two_fair_communities()
-    adjacency = validate_fair_graph(graph, groups)[0]
+    data = fair_communities(6, seed=5)
+    graph = nx.from_scipy_sparse_array(data.adjacency)
+    adjacency, groups = data.adjacency, data.groups
     model = fair_clustering_mip(graph, groups, 2)
     optimum = solve(model, solver="highs").objective
     for method in ("riemannian", "nullspace"):
@@ -68,18 +61,18 @@ def test_spectral_methods_compared_with_mip_optimum() -> None:
 
 
 def test_riemannian_recovers_planted_fair_partition() -> None:
-    data = fair_sbm(3000, n_clusters=4, avg_degree=25, seed=2)
+    data = fair_sbm(2000, n_clusters=4, avg_degree=25, seed=2)
     estimator = FairSpectralClustering(4, data.groups, method="riemannian")
     labels = estimator.fit_predict(data.adjacency)
     assert adjusted_rand_score(data.planted, labels) > 0.95
     assert balance(labels, data.groups) > 0.85
-    assert estimator.embedding_.shape == (3000, 4)
+    assert estimator.embedding_.shape == (2000, 4)
     assert estimator.admm_info_["residual"] < 1e-3
 
 
 @pytest.mark.parametrize("laplacian", ["normalized", "unnormalized"])
 def test_fairsc_and_rfairsc_agree_on_small_graphs(laplacian: str) -> None:
-    data = fair_sbm(400, n_clusters=3, avg_degree=40, seed=4)
+    data = fair_sbm(300, n_clusters=3, avg_degree=40, seed=4)
     runs = {
         method: FairSpectralClustering(3, data.groups, method=method, laplacian=laplacian).fit(
             data.adjacency
@@ -98,8 +91,14 @@ def test_fairsc_and_rfairsc_agree_on_small_graphs(laplacian: str) -> None:
 
 def test_accepts_networkx_and_real_graphs() -> None:
     data = load_graph("diabetes_knn")
-    labels = FairSpectralClustering(2, data.groups).fit_predict(data.adjacency)
+    assert data.n == 442 and np.bincount(data.groups).tolist() == [235, 207]
+    labels = FairSpectralClustering(2, data.groups, method="normalized").fit_predict(
+        data.adjacency
+    )
     assert labels.shape == (data.n,)
+    davis = load_graph("davis")
+    labels = FairSpectralClustering(2, davis.groups).fit_predict(davis.adjacency)
+    assert set(labels) == {0, 1}
     karate = nx.karate_club_graph()
     labels = FairSpectralClustering(2, "club", method="nullspace").fit_predict(karate)
     assert set(labels) == {0, 1}
