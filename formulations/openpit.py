@@ -203,3 +203,8 @@ def openpit_qubo_safe(model: BlockModel) -> QUBO:
     weights = P[depth[arcs[:, 1]]]
     mu = P[depth] / 4.0
     return _qubo(model, weights, mu, float(P.min() / 2.0), "safe")
+
+
+def registry_model(size: int, seed: int) -> pyo.ConcreteModel:
+    """`coplug solve openpit --size N`: closure MIP of a random 2-D block model."""
+    return openpit_mip(random_block_model(size, seed=seed))

@@ -110,8 +110,15 @@ def certify(qubo: QUBO, z: np.ndarray, tol: float = 1e-6) -> Certificate:
         objective = qubo.solution_objective(np.round(z))
         feasible = objective is not None
     reason = (
-        "not KKT" if not kkt else "negative curvature on free coordinates" if not second
-        else "fractional" if not binary else "infeasible" if not feasible else ""
+        "not KKT"
+        if not kkt
+        else "negative curvature on free coordinates"
+        if not second
+        else "fractional"
+        if not binary
+        else "infeasible"
+        if not feasible
+        else ""
     )
     return Certificate(
         kkt=kkt,
@@ -186,17 +193,56 @@ def minimize(
     certify_points: bool = True,
     dense_limit: int = 3000,
     kicks: int = 3,
+    threads: int | None = 1,
 ) -> RunReport:
     """Run PGD or Adam from `starts` uniform random points in [0,1]^n, batched in one tensor.
 
     A start stops when its scaled projected-gradient residual is <= `tol` at a binary point
     (fractional ones are kicked first, see module docstring) or at `max_iter`; each end point
-    then gets a `Certificate`.
+    then gets a `Certificate`. `threads` sets torch's CPU threads for the run (one is
+    fastest for these many small batched products on a shared machine; None keeps torch's).
     """
     if method not in METHODS:
         raise InputError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
     if starts < 1 or max_iter < 1 or not lr > 0 or not tol > 0:
         raise InputError("starts and max_iter must be >= 1, lr and tol positive")
+    previous_threads = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(int(threads))
+    try:
+        return _run(
+            qubo,
+            method,
+            starts,
+            seed,
+            max_iter,
+            tol,
+            lr,
+            device,
+            progress,
+            certify_points,
+            dense_limit,
+            kicks,
+        )
+    finally:
+        torch.set_num_threads(previous_threads)
+
+
+def _run(
+    qubo: QUBO,
+    method: str,
+    starts: int,
+    seed: int,
+    max_iter: int,
+    tol: float,
+    lr: float,
+    device: str,
+    progress: bool,
+    certify_points: bool,
+    dense_limit: int,
+    kicks: int,
+) -> RunReport:
+    """The batched iteration behind `minimize`."""
     dtype = torch.float64
     t0 = time.perf_counter()
     op = _Operator(qubo, dtype, device, dense_limit)

@@ -50,3 +50,9 @@ register("assignment", _assignment, "linear assignment, geometric tracking costs
 from coplug.formulations.fair_clustering_mip import registry_model as _fair  # noqa: E402
 
 register("fair_clustering", _fair, "exact fair 2-clustering (ratio cut), ~SIZE nodes")
+from coplug.formulations.tsp import registry_model as _tsp  # noqa: E402
+
+register("tsp", _tsp, "travelling salesman, random Euclidean, MTZ, SIZE cities")
+from coplug.formulations.openpit import registry_model as _openpit  # noqa: E402
+
+register("openpit", _openpit, "open-pit mining closure, random 2-D block model, ~SIZE blocks")

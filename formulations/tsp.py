@@ -416,3 +416,8 @@ def tsp_qubo_safe(dist: np.ndarray) -> QUBO:
     Q = symmetric(r, cc, v, N) + symmetric(np.arange(N), np.arange(N), np.full(N, -a - mu), N)
     c = lin - 2.0 * b + mu
     return _qubo(d, Q, c, 2.0 * m * b, rows, np.full(2 * m, a / 2), 2.0 * dmax, "safe")
+
+
+def registry_model(size: int, seed: int) -> pyo.ConcreteModel:
+    """`coplug solve tsp --size N`: MTZ model of a random Euclidean instance."""
+    return tsp_mip(random_euclidean(size, seed=seed).dist)

@@ -15,16 +15,33 @@ from collections.abc import Sequence
 from coplug.plugins.errors import CoplugError
 from coplug.plugins.results import Result
 
-# Modules that contribute subcommands; each defines register(subparsers).
-COMMAND_MODULES: list[str] = [
-    "coplug.plugins.cli",
-    "coplug.plugins.lap.cli",
-    "coplug.plugins.demo",
-    "coplug.formulations.bbo.cli",
-    "coplug.plugins.pmvb_cli",
-    "coplug.formulations.fair_cli",
-    "coplug.formulations.games_cli",
-]
+# Command name -> (module defining register(subparsers), one-line help). Only the module of
+# the command being run is imported, so `coplug --help` stays fast.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "solve": ("coplug.plugins.cli", "solve an MPS/LP file or a registered formulation"),
+    "demo": ("coplug.plugins.demo", "run the showcase end to end (offline)"),
+    "qubo": (
+        "coplug.formulations.qubo_cli",
+        "PGD/Adam on a safe or naive relaxed QUBO (knapsack, tsp, openpit) vs SCIP",
+    ),
+    "lap": (
+        "coplug.plugins.lap.cli",
+        "exact linear assignment (JV) from a .npy/.csv/assignp*.txt file or generator",
+    ),
+    "pmvb": (
+        "coplug.plugins.pmvb_cli",
+        "compare default SCIP with SCIP + PMVB branching on one instance",
+    ),
+    "fairsc": (
+        "coplug.formulations.fair_cli",
+        "fair spectral clustering (SC, FairSC, R-FairSC) on an SBM or real graph",
+    ),
+    "game": (
+        "coplug.formulations.games_cli",
+        "constrained concave game: log-barrier ascent + SCIP-certified NE gap",
+    ),
+    "bbo": ("coplug.formulations.bbo.cli", "evolved black-box benchmark programs (EoB)"),
+}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -75,21 +92,26 @@ def print_result(result: Result, as_json: bool = False) -> None:
         print(f"plugin     {name}: {stats}")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser with every registered command."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser: full arguments for `command`, a one-line stub for every other command."""
     parser = argparse.ArgumentParser(
         prog="coplug", description="Solver plugins and safe formulations for Pyomo + SCIP/HiGHS"
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
-    for module_name in COMMAND_MODULES:
-        importlib.import_module(module_name).register(subparsers)
+    if command in COMMANDS:
+        importlib.import_module(COMMANDS[command][0]).register(subparsers)
+    for name, (_, help_text) in COMMANDS.items():
+        if name not in subparsers.choices:
+            subparsers.add_parser(name, help=help_text)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: run one command; CoplugError prints one line and exits 2."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((arg for arg in argv if not arg.startswith("-")), None)
+    args = build_parser(command).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except CoplugError as exc:
