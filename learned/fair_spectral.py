@@ -78,7 +78,7 @@ def nullspace_embedding(
     n = lap.shape[0]
     needed = 3 * 8.0 * n * n
     if needed > max_bytes:
-        raise MemoryError(
+        raise InputError(
             f"FairSC (nullspace) needs about {needed / 2**30:.1f} GiB of dense matrices at "
             f"n={n}; use method='riemannian'"
         )

@@ -128,3 +128,22 @@ def test_bad_input_is_a_clear_error() -> None:
     directed = nx.DiGraph([(0, 1)])
     with pytest.raises(InputError, match="undirected"):
         FairSpectralClustering(2, [0, 1]).fit(directed)
+
+
+def test_nullspace_refuses_what_does_not_fit() -> None:
+    from coplug.learned.fair_spectral import fairness_matrix, laplacian, nullspace_embedding
+
+    data = fair_sbm(500, n_clusters=2, seed=0)
+    lap, _ = laplacian(data.adjacency, normalized=False)
+    with pytest.raises(InputError, match="GiB of dense matrices.*riemannian"):
+        nullspace_embedding(lap, fairness_matrix(data.groups), 2, max_bytes=1e6)
+
+
+def test_cli_fairsc_runs_and_reports_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    from coplug.plugins.cli import main
+
+    assert main(["fairsc", "--n", "400", "--clusters", "2", "--method", "riemannian"]) == 0
+    out = capsys.readouterr().out
+    assert "riemannian" in out and "balance" in out
+    assert main(["fairsc", "--n", "3", "--clusters", "5"]) == 2
+    assert "smaller than n_clusters*n_groups" in capsys.readouterr().err

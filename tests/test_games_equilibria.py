@@ -108,3 +108,11 @@ def test_game_written_by_hand_and_bad_games() -> None:
         compile_game(game)
     with pytest.raises(InputError, match="new Python identifier"):
         game.add_player("a")
+
+
+def test_cli_game_prints_certified_epsilon(capsys: pytest.CaptureFixture[str]) -> None:
+    from coplug.plugins.cli import main
+
+    assert main(["game", "cournot", "--mu", "1e-6"]) == 0
+    out = capsys.readouterr().out
+    assert float(out.split("certified epsilon ")[1].split()[0]) < 1e-4
