@@ -12,8 +12,11 @@
 
 Every method then runs scikit-learn's KMeans on the embedding rows. ``laplacian`` picks the
 ratio-cut (``unnormalized``, L = D - A) or normalized-cut (``normalized``, the default)
-relaxation for the fair methods; both solve the normalized one in X = D^{1/2} H with L_sym
-and the constraints D^{-1/2} F.
+relaxation for the fair methods; for ``normalized`` both work in X = D^{1/2} H with L_sym
+and the constraints D^{-1/2} F, and return H = D^{-1/2} X.
+
+It lives in `learned/` because it is a scikit-learn estimator (fit / labels_), not a Pyomo
+formulation; its exact counterpart is `coplug.formulations.fair_clustering_mip`.
 """
 
 from __future__ import annotations
@@ -153,7 +156,8 @@ class FairSpectralClustering(ClusterMixin, BaseEstimator):
 
     Parameters: n_clusters; groups (one label per node, or a node-attribute name for a
     networkx graph); method in METHODS; laplacian "unnormalized" (ratio cut) or
-    "normalized" (normalized cut) for the fair methods; admm settings for "riemannian";
+    "normalized" (normalized cut, default) for the fair methods; ADMM settings (rho,
+    max_iter, tol) for "riemannian";
     n_init and random_state for KMeans.
     Attributes after fit: labels_, embedding_, fit_time_, kmeans_time_, admm_info_.
     """
