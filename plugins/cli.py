@@ -1,7 +1,7 @@
 """The `coplug` command line: a thin argparse front over the library.
 
-Each capability adds its commands from its own module (a `register(subparsers)`
-function listed in `COMMAND_MODULES`), so this file stays generic.
+Each capability adds its command from its own module (a `register(subparsers)` function,
+listed in `COMMANDS`), so this file stays generic and only the chosen command is imported.
 """
 
 from __future__ import annotations

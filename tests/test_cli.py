@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import pytest
 
 from coplug.formulations.knapsack import knapsack_mip, random_knapsack
 from coplug.plugins import solve
+from coplug.plugins.cli import COMMANDS, build_parser
 
 
 def _coplug(*args: str) -> subprocess.CompletedProcess:
@@ -25,8 +27,17 @@ def _coplug(*args: str) -> subprocess.CompletedProcess:
 def test_help_lists_commands() -> None:
     out = _coplug("--help")
     assert out.returncode == 0
-    for command in ("solve", "demo"):
-        assert command in out.stdout
+    for command in COMMANDS:
+        assert f"    {command} " in out.stdout
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_each_command_module_registers_its_command(command: str) -> None:
+    parser = build_parser(command)
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    registered = subparsers.choices[command]
+    assert len(registered._actions) > 1, f"{command} has only the stub parser"
+    assert registered.get_default("func") is not None
 
 
 def test_demo_knapsack_section_runs() -> None:
