@@ -202,6 +202,7 @@ class PMVBBranching:
                 "coplug.plugins.pmvb.solve_pmvb_prefix(model, ...) instead of solve()"
             )
         self._scip, self._var_map, self._stats = scip_model, var_map, _Stats()
+        self.root_planes = None
         self._probs = _static_probabilities(self.predictor, var_map)
         scip_model.includeBranchrule(
             _PMVBRule(self), "pmvb", "probabilistic multi-variable branching",
