@@ -5,8 +5,9 @@ PGD scales the gradient by D_i >= sum_j |H_ij| (a bound on the Hessian row sums)
 unit projected step always descends; it doubles the step while the energy keeps falling
 and falls back towards the unit step otherwise (monotone in energy). Both methods stop a
 start once its scaled projected-gradient residual max_i |x_i - clip(x_i - g_i / D_i)| is
-below `tol` at a binary point; a fractional point with residual below `tol` gets up to
-`kicks` random perturbations of its free coordinates before it is accepted as final.
+below `tol` at a binary point with no zero-slope coordinate; any other stationary point
+(fractional, or a vertex with a zero partial derivative) gets up to `kicks` random
+perturbations of those coordinates before it is accepted as final.
 """
 
 from __future__ import annotations
@@ -266,22 +267,33 @@ def _run(
     with torch.no_grad():
         for it in range(1, max_iter + 1):
             residual = (X - (X - G / D).clamp(0.0, 1.0)).abs().amax(dim=0)
-            binary = ((X == 0) | (X == 1)).all(dim=0)
-            stalled = (residual <= tol) & ~binary & ~done
+            at_bound = (X == 0) | (X == 1)
+            binary = at_bound.all(dim=0)
+            # zero slope at a bound: with a concave diagonal that vertex is no minimizer
+            flat = at_bound & ((G / D).abs() <= tol)
+            strict_vertex = (residual <= tol) & binary & ~flat.any(dim=0)
+            stalled = (residual <= tol) & ~strict_vertex & ~done
             if kicks and bool(stalled.any()):
-                # Perturbed gradient descent: a fractional stationary point gets a random kick
-                # on its free coordinates (a saddle is left, a true minimum is found again).
+                # Perturbed gradient descent: a stationary point that is fractional or has a
+                # zero-slope bound coordinate gets a random kick on those coordinates (a saddle
+                # is left, a true minimum is found again).
                 kick = stalled & (kicked < kicks)
-                frac = (X > 0) & (X < 1) & kick[None, :]
-                noise = (torch.rand(X.shape, generator=gen, dtype=dtype).to(device) - 0.5) * 0.1
-                X = torch.where(frac, (X + noise).clamp(0.0, 1.0), X)
+                noise = torch.rand(X.shape, generator=gen, dtype=dtype).to(device) * 0.1
+                frac = ~at_bound & kick[None, :]
+                # one zero-slope coordinate per start: along it alone the energy is concave
+                pick = (flat * noise).argmax(dim=0)
+                inward = torch.zeros_like(flat)
+                inward[pick, torch.arange(X.shape[1], device=device)] = True
+                inward &= flat & kick[None, :]
+                X = torch.where(frac, (X + noise - 0.05).clamp(0.0, 1.0), X)
+                X = torch.where(inward, (X + (1 - 2 * X) * (0.1 + noise)).clamp(0.0, 1.0), X)
                 G = op.grad(X)
                 F = op.energy(X, G)
                 m.zero_()
                 v.zero_()
                 kicked += kick.to(kicked.dtype)
                 stalled &= ~kick
-            newly = ((residual <= tol) & binary | stalled) & ~done
+            newly = (strict_vertex | stalled) & ~done
             done |= newly
             if bar is not None and newly.any():
                 bar.update(int(newly.sum()))
