@@ -27,10 +27,11 @@ _PATTERNS = {
 
 @dataclass(frozen=True)
 class BlockModel:
-    """Block values on a grid (axis 0 = depth), and the precedence arcs (pred, succ)."""
+    """Block values on a grid (axis 0 = depth) and a slope pattern (default: "slope" in 2-D,
+    "plus" in 3-D) that defines the precedence arcs (pred, succ)."""
 
     values: np.ndarray
-    pattern: str = "slope"
+    pattern: str = ""
 
     def __post_init__(self) -> None:
         v = np.asarray(self.values, dtype=float)
@@ -40,6 +41,8 @@ class BlockModel:
             raise InputError(f"block grid too small: shape {v.shape}")
         if not np.isfinite(v).all():
             raise InputError("block values contain NaN or infinite entries")
+        if not self.pattern:
+            object.__setattr__(self, "pattern", "slope" if v.ndim == 2 else "plus")
         if self.pattern not in _PATTERNS[v.ndim]:
             raise InputError(
                 f"slope pattern {self.pattern!r} is not defined in {v.ndim}-D; "
