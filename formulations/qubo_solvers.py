@@ -87,13 +87,16 @@ def gradient_scale(qubo: QUBO) -> np.ndarray:
     return np.maximum(2 * (row + np.asarray(pen).reshape(-1)), 1e-12)
 
 
-def certify(qubo: QUBO, z: np.ndarray, tol: float = 1e-6) -> Certificate:
+def certify(
+    qubo: QUBO, z: np.ndarray, tol: float = 1e-6, scale: np.ndarray | None = None
+) -> Certificate:
     """Check a final point: KKT on the box, PSD Hessian on free and degenerate coordinates,
-    binary, feasible. Tolerances are relative to the per-coordinate scale D_i."""
+    binary, feasible. Tolerances are relative to the per-coordinate scale D_i (`scale`,
+    from `gradient_scale`, may be passed in when certifying many points)."""
     z = np.asarray(z, dtype=float)
     if z.shape != (qubo.n,):
         raise InputError(f"point must have length {qubo.n}, got shape {z.shape}")
-    D = gradient_scale(qubo)
+    D = gradient_scale(qubo) if scale is None else scale
     g = qubo.gradient(z) / D
     at0, at1 = z <= tol, z >= 1 - tol
     free = ~(at0 | at1)
@@ -322,7 +325,8 @@ def _run(
         bar.close()
     points = X.T.cpu().numpy().copy()
     seconds = time.perf_counter() - t0
-    certs = [certify(qubo, p) for p in points] if certify_points else []
+    scale = gradient_scale(qubo)
+    certs = [certify(qubo, p, scale=scale) for p in points] if certify_points else []
     return RunReport(
         points=points,
         energies=qubo.energy(points),

