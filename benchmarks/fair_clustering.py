@@ -49,13 +49,13 @@ def run_method(data, method: str, k: int, laplacian: str, max_gib: float) -> dic
 
 
 def scaling(sizes: list[int], k: int, degree: float, laplacian: str, max_gib: float,
-            seed: int) -> list[dict]:
+            seed: int, affinity: tuple[float, ...] = (6.0, 5.0, 1.5, 1.0)) -> list[dict]:
     """Every method at every size; prints one row per (n, method)."""
     rows = []
     print(f"{'n':>7} {'method':<9}{'balance':>9}{'ratio cut':>11}{'time s':>9}{'embed s':>9}"
           f"{'ARI':>7}{'iters':>7}  vs FairSC")
     for n in sizes:
-        data = fair_sbm(n, n_clusters=k, avg_degree=degree, seed=seed)
+        data = fair_sbm(n, n_clusters=k, avg_degree=degree, affinity=affinity, seed=seed)
         results = {}
         for method in tqdm(METHODS, desc=f"n={n}", leave=False, file=sys.stderr):
             results[method] = run_method(data, method, k, laplacian, max_gib)
@@ -113,13 +113,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-dense-gib", type=float, default=12.0,
                         help="FairSC runs only where its dense matrices fit in this")
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads for every method")
+    parser.add_argument("--affinity", default="6,5,1.5,1",
+                        help="SBM edge rates: same cluster+group, cluster, group, neither")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     sizes = [1000, 3000] if args.quick else [int(s) for s in args.sizes.split(",")]
     try:
         with threadpool_limits(args.threads):
+            affinity = tuple(float(a) for a in args.affinity.split(","))
             rows = scaling(sizes, args.clusters, args.degree, args.laplacian,
-                           args.max_dense_gib, args.seed)
+                           args.max_dense_gib, args.seed, affinity)
             mip = against_mip()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
