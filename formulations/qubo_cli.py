@@ -104,10 +104,10 @@ def exact_optimum(case: Case, time_limit: float | None = None) -> tuple[float | 
 
 
 def gap(best: float | None, optimum: float | None, sense: int) -> float | None:
-    """Relative gap of a found objective to the optimum (0 = optimal; None if missing)."""
+    """Gap of a found objective to the optimum, relative to max(|optimum|, 1) (0 = optimal)."""
     if best is None or optimum is None:
         return None
-    return sense * (best - optimum) / max(abs(optimum), 1e-9)
+    return sense * (best - optimum) / max(abs(optimum), 1.0)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

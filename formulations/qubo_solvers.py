@@ -7,7 +7,8 @@ and falls back towards the unit step otherwise (monotone in energy). Both method
 start once its scaled projected-gradient residual max_i |x_i - clip(x_i - g_i / D_i)| is
 below `tol` at a binary point with no zero-slope coordinate; any other stationary point
 (fractional, or a vertex with a zero partial derivative) gets up to `kicks` random
-perturbations of those coordinates before it is accepted as final.
+perturbations (randomised rounding of the fractional coordinates, an inward push of one
+zero-slope coordinate) before it is accepted as final.
 """
 
 from __future__ import annotations
@@ -277,9 +278,9 @@ def _run(
             strict_vertex = (residual <= tol) & binary & ~flat.any(dim=0)
             stalled = (residual <= tol) & ~strict_vertex & ~done
             if kicks and bool(stalled.any()):
-                # Perturbed gradient descent: a stationary point that is fractional or has a
-                # zero-slope bound coordinate gets a random kick on those coordinates (a saddle
-                # is left, a true minimum is found again).
+                # Perturbed descent: at a stationary point its fractional coordinates are
+                # rounded at random (x_i -> 1 with probability x_i) and one zero-slope bound
+                # coordinate is pushed inwards; a saddle is left, a true minimum found again.
                 kick = stalled & (kicked < kicks)
                 noise = torch.rand(X.shape, generator=gen, dtype=dtype).to(device) * 0.1
                 frac = ~at_bound & kick[None, :]
@@ -288,7 +289,8 @@ def _run(
                 inward = torch.zeros_like(flat)
                 inward[pick, torch.arange(X.shape[1], device=device)] = True
                 inward &= flat & kick[None, :]
-                X = torch.where(frac, (X + noise - 0.05).clamp(0.0, 1.0), X)
+                coin = torch.rand(X.shape, generator=gen, dtype=dtype).to(device)
+                X = torch.where(frac, (coin < X).to(dtype), X)
                 X = torch.where(inward, (X + (1 - 2 * X) * (0.1 + noise)).clamp(0.0, 1.0), X)
                 G = op.grad(X)
                 F = op.energy(X, G)
@@ -303,14 +305,18 @@ def _run(
             if bool(done.all()):
                 break
             active = ~done
+            # random per-coordinate step factors in [1/2, 1] break exact symmetries (twin
+            # variables clamped to the same bound would otherwise move in lockstep forever);
+            # the scaled step stays below the Jacobi bound, so PGD still descends.
+            jitter = 0.5 + 0.5 * torch.rand(X.shape, generator=gen, dtype=dtype).to(device)
             if method == "pgd":
-                Y = (X - step * G / D).clamp(0.0, 1.0)
+                Y = (X - step * jitter * G / D).clamp(0.0, 1.0)
             else:
                 m.mul_(beta1).add_((1 - beta1) * G)
                 v.mul_(beta2).add_((1 - beta2) * G * G)
                 mhat = m / (1 - beta1**it)
                 vhat = v / (1 - beta2**it)
-                Y = (X - lr * mhat / (vhat.sqrt() + eps)).clamp(0.0, 1.0)
+                Y = (X - lr * jitter * mhat / (vhat.sqrt() + eps)).clamp(0.0, 1.0)
             GY = op.grad(Y)
             FY = op.energy(Y, GY)
             accept = active
