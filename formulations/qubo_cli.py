@@ -107,7 +107,7 @@ def gap(best: float | None, optimum: float | None, sense: int) -> float | None:
     """Gap of a found objective to the optimum, relative to max(|optimum|, 1) (0 = optimal)."""
     if best is None or optimum is None:
         return None
-    return sense * (best - optimum) / max(abs(optimum), 1.0)
+    return sense * (best - optimum) / max(abs(optimum), 1.0) + 0.0  # no -0.0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
