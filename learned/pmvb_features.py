@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from pyscipopt import SCIP_RESULT, Branchrule
+from pyscipopt import SCIP_EVENTTYPE, SCIP_LPSOLSTAT, SCIP_RESULT, Branchrule, Eventhdlr
 
 from coplug.plugins.pmvb import is_binary_var
 from coplug.plugins.varmap import VarMap
@@ -105,6 +105,7 @@ class _Recorder(Branchrule):
     def branchexeclp(self, allowaddcons: bool) -> dict[str, Any]:
         if self.model.getDepth() == 0:
             self.owner._record(self.model)
+            self.owner.branched = True
         return {"result": SCIP_RESULT.DIDNOTRUN}
 
     def branchexecext(self, allowaddcons: bool) -> dict[str, Any]:
@@ -114,11 +115,31 @@ class _Recorder(Branchrule):
         return {"result": SCIP_RESULT.DIDNOTRUN}
 
 
+class _RootLPWatcher(Eventhdlr):
+    """Reads the root features after every optimal root LP (the last one wins)."""
+
+    def __init__(self, owner: RootFeatureRecorder) -> None:
+        self.owner = owner
+
+    def eventinit(self) -> None:
+        self.model.catchEvent(SCIP_EVENTTYPE.LPSOLVED, self)
+
+    def eventexit(self) -> None:
+        self.model.dropEvent(SCIP_EVENTTYPE.LPSOLVED, self)
+
+    def eventexec(self, event: Any) -> None:
+        scip = self.model
+        optimal = scip.getLPSolstat() == SCIP_LPSOLSTAT.OPTIMAL
+        if scip.getDepth() == 0 and optimal and not self.owner.branched:
+            self.owner._record(scip)
+
+
 class RootFeatureRecorder:
     """coplug plugin: records root features keyed by Pyomo variable (for training data).
 
-    After the solve, `features` maps each recorded Pyomo variable to its feature row; it is
-    empty when SCIP solved the root without branching.
+    Features come from the root LP SCIP branches on; when SCIP closes the root without
+    branching they come from its last optimal root LP, so every solved instance yields
+    data. After the solve, `variables` and `features` hold the rows (empty if no LP).
     """
 
     name = "pmvb_recorder"
@@ -126,6 +147,7 @@ class RootFeatureRecorder:
     def __init__(self) -> None:
         self.variables: list[Any] = []
         self.features = np.zeros((0, len(FEATURE_NAMES)))
+        self.branched = False
         self._var_map: VarMap | None = None
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
@@ -135,6 +157,8 @@ class RootFeatureRecorder:
             _Recorder(self), "pmvb_recorder", "records PMVB root features",
             priority=2_000_000, maxdepth=0, maxbounddist=1.0,
         )
+        scip_model.includeEventhdlr(_RootLPWatcher(self), "pmvb_root_lp",
+                                    "records PMVB features at root LPs")
 
     def _record(self, scip: Any) -> None:
         """Keep the features of every binary variable that maps to a Pyomo variable."""

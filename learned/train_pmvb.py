@@ -5,9 +5,10 @@
 Data: seeded instances of the family (seeds seed .. seed+n_train-1 for training, the next
 n_val for validation; the benchmark draws held-out seeds from 100000 on) are solved to
 optimality by SCIP with a recorder plugin that reads the per-variable root features at
-the first branching (instances SCIP closes at the root carry no PMVB decision and are
-skipped). Labels are the optimal 0/1 values. Each requested kind (logreg, gbt, mlp) is
-fitted and calibrated (isotonic by default) and written to
+the first branching, or at the last root LP when SCIP closes the root without branching
+(instances solved in presolve, with no LP, are skipped). Labels are the optimal 0/1
+values. Each requested kind (logreg, gbt, mlp) is fitted, calibrated (isotonic by
+default) and written to
 ``models/pmvb_<family>_<kind>.joblib`` (``.pt`` for the MLP) with a JSON of its metadata.
 
 Choosing t and q (the concentration-bound rule): for every (t, q) on a grid, build the
