@@ -94,6 +94,16 @@ def nullspace_embedding(
     return basis @ vectors
 
 
+def spectral_start(lap: sp.spmatrix, constraint: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
+    """Warm start: the k + h - 1 smallest Lanczos eigenvectors of L, projected onto the fair
+    subspace, then the best k directions of that span (Rayleigh-Ritz). Sparse products only."""
+    vectors = smallest_eigenvectors(lap, min(k + constraint.shape[1], lap.shape[0] - 1), seed)
+    gram_inv = np.linalg.inv(constraint.T @ constraint)
+    basis = np.linalg.qr(vectors - constraint @ (gram_inv @ (constraint.T @ vectors)))[0]
+    _, ritz = np.linalg.eigh(basis.T @ (lap @ basis))
+    return basis @ ritz[:, :k]
+
+
 def polar(matrix: np.ndarray) -> np.ndarray:
     """The nearest matrix with orthonormal columns (polar factor), via the k x k Gram."""
     values, vectors = np.linalg.eigh(matrix.T @ matrix)
@@ -109,6 +119,7 @@ def riemannian_admm_embedding(
     max_iter: int = 1000,
     tol: float = 1e-7,
     seed: int = 0,
+    start: np.ndarray | None = None,
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """R-FairSC: min tr(X^T L X), X^T X = I, C^T X = 0, by linearized Riemannian ADMM.
 
@@ -116,7 +127,9 @@ def riemannian_admm_embedding(
     augmented Lagrangian plus (tau/2)||X - X_k||^2 over the Stiefel manifold (a polar
     retraction), the G-step is the rank-(h-1) orthogonal projection, then a dual ascent step.
     Only sparse products with L touch the graph. Stops when the relative change of the
-    objective and the split residual ||X - G|| both fall below `tol`.
+    objective and the split residual ||X - G|| both fall below `tol`; the last X is then
+    projected and retracted once more, so the result satisfies C^T X = 0 exactly. `start`
+    (n x k) is the initial point; default random.
     """
     n = lap.shape[0]
     lam_max = largest_eigenvalue(lap, seed)
@@ -127,7 +140,9 @@ def riemannian_admm_embedding(
     def project(y: np.ndarray) -> np.ndarray:
         return y - constraint @ (gram_inv @ (constraint.T @ y))
 
-    x = polar(project(np.random.default_rng(seed).standard_normal((n, k))))
+    if start is None:
+        start = np.random.default_rng(seed).standard_normal((n, k))
+    x = polar(project(start))
     g, dual = x.copy(), np.zeros_like(x)
     lx = lap @ x
     objective = float(np.sum(x * lx))
@@ -146,6 +161,8 @@ def riemannian_admm_embedding(
         history.append(objective)
         if change < tol and residual < np.sqrt(tol):
             break
+    x = polar(project(x))
+    objective = float(np.sum(x * (lap @ x)))
     info = {"iterations": iterations, "objective": objective, "residual": residual,
             "history": history}
     return x, info
@@ -157,7 +174,7 @@ class FairSpectralClustering(ClusterMixin, BaseEstimator):
     Parameters: n_clusters; groups (one label per node, or a node-attribute name for a
     networkx graph); method in METHODS; laplacian "unnormalized" (ratio cut) or
     "normalized" (normalized cut, default) for the fair methods; ADMM settings (rho,
-    max_iter, tol) for "riemannian";
+    max_iter, tol, init = "spectral" warm start or "random") for "riemannian";
     n_init and random_state for KMeans.
     Attributes after fit: labels_, embedding_, fit_time_, kmeans_time_, admm_info_.
     """
@@ -171,6 +188,7 @@ class FairSpectralClustering(ClusterMixin, BaseEstimator):
         rho: float | None = None,
         max_iter: int = 1000,
         tol: float = 1e-7,
+        init: str = "spectral",
         n_init: int = 10,
         random_state: int = 0,
     ) -> None:
@@ -181,6 +199,7 @@ class FairSpectralClustering(ClusterMixin, BaseEstimator):
         self.rho = rho
         self.max_iter = max_iter
         self.tol = tol
+        self.init = init
         self.n_init = n_init
         self.random_state = random_state
 
@@ -188,6 +207,8 @@ class FairSpectralClustering(ClusterMixin, BaseEstimator):
         """Embed the graph by the chosen method, then cluster the embedding with KMeans."""
         if self.method not in METHODS:
             raise InputError(f"unknown method {self.method!r}; choose one of {', '.join(METHODS)}")
+        if self.init not in ("spectral", "random"):
+            raise InputError(f"init must be 'spectral' or 'random', got {self.init!r}")
         if self.laplacian not in ("unnormalized", "normalized"):
             raise InputError(f"laplacian must be 'unnormalized' or 'normalized', got "
                              f"{self.laplacian!r}")
@@ -224,8 +245,11 @@ class FairSpectralClustering(ClusterMixin, BaseEstimator):
         if self.method == "nullspace":
             x = nullspace_embedding(lap, constraint, k)
         else:
+            start = None
+            if self.init == "spectral":
+                start = spectral_start(lap, constraint, k, self.random_state)
             x, self.admm_info_ = riemannian_admm_embedding(
-                lap, constraint, k, self.rho, self.max_iter, self.tol, self.random_state
+                lap, constraint, k, self.rho, self.max_iter, self.tol, self.random_state, start
             )
         return x / np.sqrt(degree)[:, None] if normalized else x
 
