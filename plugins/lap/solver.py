@@ -75,7 +75,8 @@ def solve_lap(
     u0 = _check_duals(row_duals, n)
     if is_sparse:
         sparse.check_pattern(c)
-    scale = float(abs(c.data).max()) if is_sparse else float(np.abs(c).max())
+    values = c.data if is_sparse else c
+    scale = float(max(values.max(), -values.min()))
     _COUNTERS["solves"] += 1
     _COUNTERS["warm_solves"] += u0 is not None
     col4row, u, v, augs, scans = _solve_min(c, u0, arr_passes)
@@ -127,9 +128,8 @@ def _dense(cost: Any) -> np.ndarray:
     if c.dtype != np.float32:
         c = c.astype(np.float64, copy=False)
     c = np.ascontiguousarray(c)
-    finite = np.isfinite(c)
-    if not finite.all():
-        i, j = np.argwhere(~finite)[0]
+    if c.size and not np.isfinite([c.min(), c.max()]).all():  # NaN or inf somewhere
+        i, j = np.argwhere(~np.isfinite(c))[0]
         raise InputError(
             f"cost[{i}, {j}] is {c[i, j]}; a dense cost matrix must be finite "
             "(pass a scipy.sparse matrix to forbid pairs)"
