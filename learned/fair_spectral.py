@@ -95,9 +95,10 @@ def nullspace_embedding(
 
 
 def spectral_start(lap: sp.spmatrix, constraint: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
-    """Warm start: the k + h - 1 smallest Lanczos eigenvectors of L, projected onto the fair
+    """Warm start: the 2k + h - 1 smallest Lanczos eigenvectors of L, projected onto the fair
     subspace, then the best k directions of that span (Rayleigh-Ritz). Sparse products only."""
-    vectors = smallest_eigenvectors(lap, min(k + constraint.shape[1], lap.shape[0] - 1), seed)
+    count = min(2 * k + constraint.shape[1], lap.shape[0] - 1)
+    vectors = smallest_eigenvectors(lap, count, seed)
     gram_inv = np.linalg.inv(constraint.T @ constraint)
     basis = np.linalg.qr(vectors - constraint @ (gram_inv @ (constraint.T @ vectors)))[0]
     _, ritz = np.linalg.eigh(basis.T @ (lap @ basis))
