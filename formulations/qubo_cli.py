@@ -98,7 +98,8 @@ def exact_optimum(case: Case, time_limit: float | None = None) -> tuple[float | 
 
     model = case.mip()
     start = time.perf_counter()
-    result = solve(model, solver="scip", time_limit=time_limit)
+    # SCIP would swallow Ctrl-C for the rest of the process; let Python see it instead.
+    result = solve(model, solver="scip", time_limit=time_limit, **{"misc/catchctrlc": False})
     seconds = time.perf_counter() - start
     return (result.objective if result.has_solution else None), seconds
 
