@@ -22,7 +22,7 @@ from coplug.plugins.errors import InputError
 
 K_SMALLEST = 8
 K_REDUCED = 4
-N_FEATURES = (K_SMALLEST - 1) + 1 + K_REDUCED + 3
+N_FEATURES = (K_SMALLEST - 1) + 1 + K_REDUCED + 2
 CHECKPOINT = "rowdualnet.pt"
 
 
@@ -80,7 +80,7 @@ def row_features(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     c = np.asarray(c)
     if c.ndim != 2 or c.shape[0] == 0 or c.shape[1] == 0:
         raise InputError(f"row features need a non-empty 2-D cost matrix, got shape {c.shape}")
-    n, m = c.shape
+    n = c.shape[0]
     small, reduced, mean, std = _raw_features(c, K_SMALLEST, K_REDUCED)
     small = _pad_columns(small, K_SMALLEST)
     reduced = _pad_columns(reduced, K_REDUCED)
@@ -92,9 +92,8 @@ def row_features(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     feats[:, : K_SMALLEST - 1] = (small[:, 1:] - s1[:, None]) / scale
     feats[:, K_SMALLEST - 1] = (s1 - s1.mean()) / scale
     feats[:, K_SMALLEST : K_SMALLEST + K_REDUCED] = reduced / scale
-    feats[:, -3] = np.log1p(np.maximum(mean - s1, 0.0) / scale)
-    feats[:, -2] = np.log1p(std / scale)
-    feats[:, -1] = np.log(m)
+    feats[:, -2] = np.log1p(np.maximum(mean - s1, 0.0) / scale)
+    feats[:, -1] = np.log1p(std / scale)
     return feats, s1, scale
 
 

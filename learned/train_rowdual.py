@@ -8,6 +8,7 @@ writes models/rowdualnet.pt plus models/rowdualnet.json describing the run.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -95,12 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     """Build data, train, evaluate on held-out seeds, write the checkpoint and its JSON."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--generators", nargs="+", default=list(GENERATORS), choices=list(GENERATORS))
-    p.add_argument("--sizes", nargs="+", type=int, default=[128, 256, 512])
-    p.add_argument("--per-cell", type=int, default=6, help="instances per generator and size")
+    p.add_argument("--sizes", nargs="+", type=int, default=[256, 512, 1024, 2048])
+    p.add_argument("--per-cell", type=int, default=3, help="instances per generator and size")
     p.add_argument("--epochs", type=int, default=60)
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--eval-n", type=int, default=1024, help="held-out instance size")
+    p.add_argument("--eval-n", type=int, default=4096, help="held-out instance size")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
     p.add_argument("--quick", action="store_true", help="tiny run (tests, smoke checks)")
     args = p.parse_args(argv)
@@ -117,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         "epochs": args.epochs, "seed": args.seed, "final_train_loss": loss,
         "loss": "shift-invariant MSE of (u - row_min) / local_scale, targets from cold JV",
         "held_out": report, "train_seconds": round(time.perf_counter() - start, 1),
-        "command": " ".join(["python -m coplug.learned.train_rowdual", *(argv or [])]),
+        "command": " ".join(["python -m coplug.learned.train_rowdual",
+                             *(sys.argv[1:] if argv is None else argv)]),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     save(model, args.out, meta)
