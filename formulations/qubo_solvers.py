@@ -14,6 +14,7 @@ zero-slope coordinate) before it is accepted as final.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -139,15 +140,17 @@ def certify(
 def _torch_csr(M: sp.csr_matrix, dtype: torch.dtype, device: str) -> torch.Tensor:
     """A scipy CSR matrix as a torch sparse CSR tensor."""
     M = sp.csr_matrix(M)
-    return torch.sparse_csr_tensor(
-        torch.from_numpy(M.indptr.astype(np.int64)),
-        torch.from_numpy(M.indices.astype(np.int64)),
-        torch.from_numpy(M.data.astype(np.float64)),
-        size=M.shape,
-        dtype=dtype,
-        device=device,
-        check_invariants=True,
-    )
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
+        return torch.sparse_csr_tensor(
+            torch.from_numpy(M.indptr.astype(np.int64)),
+            torch.from_numpy(M.indices.astype(np.int64)),
+            torch.from_numpy(M.data.astype(np.float64)),
+            size=M.shape,
+            dtype=dtype,
+            device=device,
+            check_invariants=True,
+        )
 
 
 class _Operator:
