@@ -103,3 +103,13 @@ def test_lap_takes_no_plugins_or_unknown_options() -> None:
         solve(model, solver="lap", plugins=[object()])
     with pytest.raises(InputError, match="unknown lap option"):
         solve(model, solver="lap", gap=0.1)
+
+
+def test_tsp_assignment_relaxation_goes_through_lap() -> None:
+    tsp = pytest.importorskip("coplug.formulations.tsp")
+    p = np.random.default_rng(4).random((9, 2))
+    dist = np.round(100 * np.linalg.norm(p[:, None] - p[None], axis=2))
+    model = tsp.tsp_mip(dist, subtour="none")
+    lap = solve(model, solver="lap")
+    assert lap.extra["pairs"] == 9 * 8
+    assert lap.objective == pytest.approx(solve(model, solver="scip").objective)
