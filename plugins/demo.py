@@ -11,8 +11,8 @@ import importlib
 import time
 
 DEMO_SECTIONS: list[str] = [
-    "coplug.formulations.qubo_cli:qubo_section",
     "coplug.plugins.demo:knapsack_section",
+    "coplug.formulations.qubo_cli:qubo_section",
     "coplug.plugins.lap.demo:lap_section",
     "coplug.formulations.bbo.demo:evolved_benchmark_section",
     "coplug.plugins.pmvb_cli:pmvb_section",
