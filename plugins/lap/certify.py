@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from coplug.plugins.lap.warmstart import min_trick
+
 INF = np.inf
 
 
@@ -31,13 +33,8 @@ def dense_gap(c, col4row, u):
     n, m = c.shape
     if not _valid_assignment(col4row, m):
         return INF, -INF
-    v = np.full(m, INF)
-    for i in range(n):
-        ui = u[i]
-        for j in range(m):
-            r = c[i, j] - ui
-            if r < v[j]:
-                v[j] = r
+    v = np.empty(m)
+    min_trick(c, u, v)
     primal = 0.0
     for i in range(n):
         primal += c[i, col4row[i]]

@@ -14,6 +14,20 @@ INF = np.inf
 
 
 @njit(cache=True)
+def flip_path(path, col4row, row4col, sink, cur):
+    """Augment along the shortest path that ends at free column `sink` and starts at row `cur`."""
+    j = sink
+    while True:
+        i = path[j]
+        row4col[j] = i
+        nxt = col4row[i]
+        col4row[i] = j
+        j = nxt
+        if i == cur:
+            break
+
+
+@njit(cache=True)
 def augmenting_row_reduction(c, v, col4row, row4col, free_rows, n_free, max_steps):
     """One JV augmenting-row-reduction pass (auction-like) over `free_rows[:n_free]`, at
     most `max_steps` row scans; keeps v feasible for the implicit u_i = min_j c_ij - v_j.
@@ -161,13 +175,5 @@ def shortest_augmenting_paths(c, u, v, col4row, row4col):
             j = visited_cols[k]
             sc[j] = False
             v[j] -= min_val - shortest[j]
-        j = sink
-        while True:
-            i = path[j]
-            row4col[j] = i
-            nxt = col4row[i]
-            col4row[i] = j
-            j = nxt
-            if i == cur:
-                break
+        flip_path(path, col4row, row4col, sink, cur)
     return count

@@ -9,6 +9,7 @@ from numba import njit
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from coplug.plugins.errors import InputError
+from coplug.plugins.lap.jv import flip_path
 
 INF = np.inf
 
@@ -160,15 +161,7 @@ def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col):
             v[j] -= delta
             if j != sink:
                 u[row4col[j]] += delta
-        j = sink
-        while True:
-            i = path[j]
-            row4col[j] = i
-            nxt = col4row[i]
-            col4row[i] = j
-            j = nxt
-            if i == cur:
-                break
+        flip_path(path, col4row, row4col, sink, cur)
         for k in range(n_touched):
             dist[touched[k]] = INF
             done[touched[k]] = False
