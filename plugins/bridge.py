@@ -14,7 +14,7 @@ from typing import Any
 
 import pyomo.environ as pyo
 from pyomo.contrib.solver.common.factory import SolverFactory
-from pyomo.contrib.solver.common.results import TerminationCondition
+from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
 from coplug.plugins.base import plugin_name, plugin_statistics
 from coplug.plugins.errors import InputError, SolverNotAvailableError, UnsupportedModelError
@@ -262,11 +262,9 @@ def _solve_highs(
     )
     elapsed = time.perf_counter() - start
     status = _PYOMO_STATUS.get(results.termination_condition, Status.UNKNOWN)
-    has_solution = results.solution_loader.get_number_of_solutions() > 0 if hasattr(
-        results.solution_loader, "get_number_of_solutions"
-    ) else results.incumbent_objective is not None
-    if status is Status.UNBOUNDED:
-        has_solution = False
+    has_solution = (
+        results.solution_status != SolutionStatus.noSolution and status is not Status.UNBOUNDED
+    )
     if status is Status.UNKNOWN and has_solution:
         status = Status.FEASIBLE
     if has_solution:
