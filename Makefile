@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test setup lint bench clean
+.PHONY: demo test setup lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
