@@ -225,15 +225,6 @@ TRAIN_SIZES: dict[str, int] = {
     "gisp": 40,
 }
 
-DESCRIPTIONS: dict[str, str] = {
-    "setcover": "set cover, SIZE rows x 2*SIZE columns (PMVB family)",
-    "cauction": "combinatorial auction, SIZE items, 5*SIZE bids (PMVB family)",
-    "indset": "maximum independent set, Barabasi-Albert graph of SIZE nodes (PMVB family)",
-    "fcnf": "fixed-charge network flow, SIZE nodes (PMVB family)",
-    "mknapsack": "multi-dimensional knapsack, SIZE items x 5 dims (PMVB family)",
-    "gisp": "generalized independent set, G(SIZE, 0.3) (PMVB family)",
-}
-
 
 def build_family(family: str, size: int, seed: int = 0) -> pyo.ConcreteModel:
     """Build one instance of `family` at `size` with `seed`."""
