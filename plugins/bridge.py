@@ -196,7 +196,8 @@ def _use_native_objective(opt: Any, model: pyo.Block) -> None:
     expr = opt._expr_visitor.walk_expression(objective.expr)
     if isinstance(expr, (int, float)):
         scip.addObjoffset(float(expr))
-        scip.setMaximize() if sense == "maximize" else scip.setMinimize()
+        if sense == "maximize":
+            scip.setMaximize()
     else:
         scip.setObjective(expr, sense=sense)
 
@@ -208,7 +209,7 @@ def _set_scip_params(scip: Any, time_limit: float | None, params: Mapping[str, A
     for key, value in params.items():
         try:
             scip.setParam(key, value)
-        except (KeyError, LookupError, TypeError, ValueError, Exception) as exc:
+        except Exception as exc:  # PySCIPOpt raises KeyError or a bare Exception
             raise InputError(f"cannot set SCIP parameter {key!r} to {value!r}: {exc}") from exc
 
 
