@@ -85,6 +85,15 @@ def test_huge_duals_fall_back_to_cold_and_are_counted() -> None:
     assert counters()["fallbacks"] == before + 1
 
 
+
+def test_duals_that_swamp_the_costs_are_not_certified() -> None:
+    # Found by hypothesis: at 1e15 the 0.0625 cost difference vanishes in c_ij - u_i, so the
+    # weak-duality gap reads 0 for the wrong assignment; the certificate must refuse it.
+    c = np.array([[0.0, -0.0625], [0.0, 0.0]])
+    sol = solve_lap(c, row_duals=np.array([1e15, 1e15]))
+    assert sol.cost == -0.0625
+    assert sol.fallback
+
 @SETTINGS
 @given(_matrices(), st.data())
 def test_min_trick_makes_any_row_duals_feasible(c: np.ndarray, data) -> None:

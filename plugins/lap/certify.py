@@ -83,8 +83,15 @@ def tolerance(scale: float, n: int) -> float:
     return 1e-9 * max(1.0, scale) * max(1, n)
 
 
-def certified(primal: float, bound: float, scale: float, n: int) -> bool:
-    """True when the cost meets the dual bound within round-off."""
+def certified(
+    primal: float, bound: float, scale: float, n: int, dual_magnitude: float = 0.0
+) -> bool:
+    """True when the cost meets the dual bound within round-off.
+
+    Duals far larger than the costs make `c_ij - u_i` lose the costs' digits, so the bound is
+    only trusted while that round-off (about n * eps * max|u|) stays inside the tolerance.
+    """
+    lost = 4.0 * max(1, n) * np.finfo(np.float64).eps * (max(1.0, scale) + dual_magnitude)
     return bool(np.isfinite(primal) and np.isfinite(bound)) and (
-        primal - bound <= tolerance(scale, n)
+        lost <= tolerance(scale, n) and primal - bound <= tolerance(scale, n)
     )

@@ -240,7 +240,7 @@ def _certified(c: Any, col4row: np.ndarray, u: np.ndarray, scale: float) -> bool
         )
     else:
         primal, bound = certify.dense_gap(c, col4row, u)
-    return certify.certified(primal, bound, scale, n)
+    return certify.certified(primal, bound, scale, n, float(np.abs(u).max(initial=0.0)))
 
 
 def _cost(c: Any, rows: np.ndarray, cols: np.ndarray) -> float:
