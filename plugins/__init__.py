@@ -6,6 +6,7 @@ from coplug.plugins.errors import (
     CoplugError,
     InputError,
     SolverNotAvailableError,
+    TimeLimitError,
     UnsupportedModelError,
 )
 from coplug.plugins.results import Result, Status
@@ -18,6 +19,7 @@ __all__ = [
     "Result",
     "SolverNotAvailableError",
     "Status",
+    "TimeLimitError",
     "UnsupportedModelError",
     "VarMap",
     "available_solvers",

@@ -17,3 +17,7 @@ class SolverNotAvailableError(CoplugError, RuntimeError):
 
 class UnsupportedModelError(CoplugError, ValueError):
     """The model uses a construct the chosen solver cannot take (e.g. nonlinear to HiGHS)."""
+
+
+class TimeLimitError(CoplugError, TimeoutError):
+    """A solve ran out of its time limit before it had a certified answer to return."""

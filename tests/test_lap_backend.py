@@ -113,3 +113,10 @@ def test_tsp_assignment_relaxation_goes_through_lap() -> None:
     lap = solve(model, solver="lap")
     assert lap.extra["pairs"] == 9 * 8
     assert lap.objective == pytest.approx(solve(model, solver="scip").objective)
+
+
+def test_time_limit_is_a_status_without_solution() -> None:
+    model = assignment_model(generate("uniform", 300, seed=0))
+    result = solve(model, solver="lap", time_limit=1e-9)
+    assert result.status is Status.TIME_LIMIT and not result.has_solution
+    assert solve(model, solver="lap", time_limit=60).status is Status.OPTIMAL

@@ -11,7 +11,7 @@ from hypothesis.extra.numpy import arrays
 from scipy.optimize import linear_sum_assignment
 
 from coplug.formulations.assignment import generate
-from coplug.plugins.errors import InputError
+from coplug.plugins.errors import InputError, TimeLimitError
 from coplug.plugins.lap import certify
 from coplug.plugins.lap.solver import counters, solve_lap
 from coplug.plugins.lap.warmstart import min_trick
@@ -143,3 +143,20 @@ def test_certificate_rejects_a_suboptimal_assignment() -> None:
 def test_bad_input_names_the_problem(cost, duals, message: str) -> None:
     with pytest.raises(InputError, match=message):
         solve_lap(cost, row_duals=duals)
+
+
+@pytest.mark.parametrize("sparse_input", [False, True])
+def test_time_limit_stops_between_augmentation_chunks(sparse_input: bool) -> None:
+    import scipy.sparse as sp
+
+    c = generate("uniform", 300, seed=0)
+    full = solve_lap(sp.csr_matrix(c) if sparse_input else c, time_limit=60.0)
+    assert full.augmentations > 4  # more than the first chunk, so the deadline is checked
+    with pytest.raises(TimeLimitError, match="time limit"):
+        solve_lap(sp.csr_matrix(c) if sparse_input else c, time_limit=1e-9)
+
+
+@pytest.mark.parametrize("limit", [0.0, -1.0, float("nan")])
+def test_bad_time_limit_is_refused(limit: float) -> None:
+    with pytest.raises(InputError, match="time_limit"):
+        solve_lap(np.eye(3), time_limit=limit)

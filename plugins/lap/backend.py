@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from pyomo.core.base.var import VarData
 from pyomo.repn import generate_standard_repn
 
-from coplug.plugins.errors import InputError, UnsupportedModelError
+from coplug.plugins.errors import InputError, TimeLimitError, UnsupportedModelError
 from coplug.plugins.lap.solver import solve_lap
 from coplug.plugins.results import Result, Status
 
@@ -56,7 +56,8 @@ def solve_assignment_model(
     tee: bool,
 ) -> Result:
     """Solve an assignment-structured model by JV and load x back; `warm=True` predicts
-    row duals with RowDualNet (dense costs). `time_limit` is not needed: JV is polynomial."""
+    row duals with RowDualNet (dense costs). Past `time_limit` seconds the result has status
+    TIME_LIMIT and no solution (JV holds no complete assignment before it finishes)."""
     if plugins:
         raise InputError("solver='lap' takes no plugins; plugins run inside SCIP (solver='scip')")
     unknown = set(params) - _KNOWN_PARAMS
@@ -75,7 +76,13 @@ def solve_assignment_model(
         duals = load().predict_duals(-cost if structure.maximize else cost)
         duals = -duals if structure.maximize else duals
     try:
-        solution = solve_lap(cost, maximize=structure.maximize, row_duals=duals)
+        remaining = None if time_limit is None else max(time_limit - (time.perf_counter() - start),
+                                                        1e-9)
+        solution = solve_lap(cost, maximize=structure.maximize, row_duals=duals,
+                             time_limit=remaining)
+    except TimeLimitError as exc:
+        return Result(status=Status.TIME_LIMIT, solver="lap", time=time.perf_counter() - start,
+                      extra={"reason": str(exc)})
     except InputError as exc:
         if "infeasible" not in str(exc):
             raise

@@ -101,11 +101,12 @@ def implicit_row_duals(c, v, col4row, u):
 
 
 @njit(cache=True)
-def shortest_augmenting_paths(c, u, v, col4row, row4col):
-    """Augment every free row along a Dijkstra shortest path in reduced costs.
+def shortest_augmenting_paths(c, u, v, col4row, row4col, start, max_augs):
+    """Augment free rows from row `start` on along Dijkstra shortest paths in reduced costs,
+    at most `max_augs` of them, so a caller can check a deadline between chunks.
 
-    Needs feasible duals and tight assigned edges; returns the number of augmentations,
-    or -1 - i when row i cannot be assigned (only possible with infinite costs).
+    Needs feasible duals and tight assigned edges; returns (augmentations, next row to
+    look at), or (-1 - i, i) when row i cannot be assigned (only with infinite costs).
     """
     n, m = c.shape
     shortest = np.empty(m, np.float64)
@@ -116,9 +117,11 @@ def shortest_augmenting_paths(c, u, v, col4row, row4col):
     visited_rows = np.empty(n, np.int64)
     visited_cols = np.empty(m, np.int64)
     count = 0
-    for cur in range(n):
+    for cur in range(start, n):
         if col4row[cur] >= 0:
             continue
+        if count == max_augs:
+            return count, cur
         count += 1
         for it in range(m):
             remaining[it] = np.uint64(m - 1 - it)
@@ -154,7 +157,7 @@ def shortest_augmenting_paths(c, u, v, col4row, row4col):
                     sr[visited_rows[k]] = False
                 for k in range(n_vc):
                     sc[visited_cols[k]] = False
-                return -1 - cur
+                return -1 - cur, cur
             j = np.int64(remaining[index])
             if row4col[j] == -1:
                 sink = j
@@ -176,4 +179,4 @@ def shortest_augmenting_paths(c, u, v, col4row, row4col):
             sc[j] = False
             v[j] -= min_val - shortest[j]
         flip_path(path, col4row, row4col, sink, cur)
-    return count
+    return count, n

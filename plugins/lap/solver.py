@@ -4,17 +4,21 @@ always certified by complementary slackness (a failed certificate triggers a col
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from coplug.plugins.errors import InputError
+from coplug.plugins.errors import InputError, TimeLimitError
 from coplug.plugins.lap import certify, jv, sparse, warmstart
 
 # Augmenting row reduction stalls on degenerate costs (many ties); cap its row scans.
 ARR_STEPS_PER_ROW = 2
+# Augmentations run in chunks sized to take about this long, so a deadline or Ctrl-C
+# is noticed between them (numba kernels cannot be interrupted).
+CHUNK_SECONDS = 0.2
 _COUNTERS = {"solves": 0, "warm_solves": 0, "fallbacks": 0}
 
 
@@ -50,6 +54,7 @@ def solve_lap(
     maximize: bool = False,
     row_duals: np.ndarray | None = None,
     arr_passes: int | None = None,
+    time_limit: float | None = None,
 ) -> LapSolution:
     """Solve min (or max) sum_i c[i, col(i)] over injective assignments of rows to columns.
 
@@ -57,9 +62,14 @@ def solve_lap(
     (explicit zeros included; scipy drops zeros when converting from dense) are the allowed
     pairs. `row_duals` (any finite vector, one per row) warm-starts the solve
     through the Min-Trick; the result is exact whatever they are. They are ignored (cold
-    solve, `warm=False`) when there are more rows than columns.
+    solve, `warm=False`) when there are more rows than columns. Past `time_limit` seconds
+    it raises `TimeLimitError` (JV has no certified answer before it finishes); Ctrl-C
+    interrupts it between augmentation chunks.
     """
     start = time.perf_counter()
+    if time_limit is not None and not time_limit > 0:
+        raise InputError(f"time_limit must be a positive number of seconds, got {time_limit}")
+    deadline = None if time_limit is None else start + time_limit
     is_sparse = sp.issparse(cost)
     c = sparse.as_csr(cost) if is_sparse else _dense(cost)
     n, m = c.shape
@@ -79,14 +89,14 @@ def solve_lap(
     scale = float(max(values.max(), -values.min()))
     _COUNTERS["solves"] += 1
     _COUNTERS["warm_solves"] += u0 is not None
-    col4row, u, v, augs, scans = _solve_min(c, u0, arr_passes)
+    col4row, u, v, augs, scans = _solve_min(c, u0, arr_passes, deadline)
     fallback = False
     if not _certified(c, col4row, u, scale):
         if u0 is None:
             raise RuntimeError("LAP certificate failed on a cold solve; please report this input")
         _COUNTERS["fallbacks"] += 1
         fallback = True
-        col4row, u, v, extra, more = _solve_min(c, None, None)
+        col4row, u, v, extra, more = _solve_min(c, None, None, deadline)
         augs, scans = augs + extra, scans + more
         if not _certified(c, col4row, u, scale):
             raise RuntimeError("LAP certificate failed on a cold solve; please report this input")
@@ -149,19 +159,42 @@ def _check_duals(row_duals: np.ndarray | None, n: int) -> np.ndarray | None:
     return u
 
 
-def _solve_min(c: Any, u0: np.ndarray | None, arr_passes: int | None):
+def _solve_min(c: Any, u0: np.ndarray | None, arr_passes: int | None, deadline: float | None):
     """Dispatch to the dense or sparse min-cost solve with n_rows <= n_cols."""
     if sp.issparse(c):
-        return _solve_sparse(c, u0)
-    return _solve_dense(c, u0, arr_passes)
+        return _solve_sparse(c, u0, deadline)
+    return _solve_dense(c, u0, arr_passes, deadline)
 
 
-def _solve_dense(c: np.ndarray, u0: np.ndarray | None, arr_passes: int | None):
+def _augment_in_chunks(kernel: Callable, args: tuple, n: int, deadline: float | None) -> int:
+    """Run an augmenting kernel over rows 0..n-1 in chunks timed to about CHUNK_SECONDS,
+    checking `deadline` between chunks; returns its augmentation count (< 0: infeasible)."""
+    total, row, chunk = 0, 0, 4
+    while row < n:
+        tick = time.perf_counter()
+        augs, row = kernel(*args, row, chunk)
+        if augs < 0:
+            return augs
+        total += augs
+        now = time.perf_counter()
+        if row < n and deadline is not None and now > deadline:
+            raise TimeLimitError(f"LAP time limit reached after {total} augmentations")
+        elapsed = now - tick
+        if elapsed < CHUNK_SECONDS / 2:
+            chunk *= 2
+        elif elapsed > 2 * CHUNK_SECONDS:
+            chunk = max(1, chunk // 2)
+    return total
+
+
+def _solve_dense(
+    c: np.ndarray, u0: np.ndarray | None, arr_passes: int | None, deadline: float | None
+):
     """Cold JV (augmenting row reduction from v = 0, then shortest augmenting paths) or warm
     (Min-Trick duals and their tight edges, one reduction pass, shortest augmenting paths)."""
     n, m = c.shape
     if u0 is not None and n < m:
-        return _padded(c, u0, arr_passes)
+        return _padded(c, u0, arr_passes, deadline)
     if u0 is not None:
         u, v, col4row, row4col = warmstart.warm_state(c, u0)
     else:
@@ -182,19 +215,20 @@ def _solve_dense(c: np.ndarray, u0: np.ndarray | None, arr_passes: int | None):
         scans += steps
     if u0 is None or passes:
         jv.implicit_row_duals(c, v, col4row, u)
-    augs = jv.shortest_augmenting_paths(c, u, v, col4row, row4col)
+    augs = _augment_in_chunks(jv.shortest_augmenting_paths, (c, u, v, col4row, row4col), n,
+                              deadline)
     if augs < 0:
         raise InputError(f"no assignment covers row {-1 - augs}")
     return col4row, u, v, augs, scans
 
 
-def _padded(c: np.ndarray, u0: np.ndarray, arr_passes: int | None):
+def _padded(c: np.ndarray, u0: np.ndarray, arr_passes: int | None, deadline: float | None):
     """Warm rectangular solve: pad zero-cost dummy rows so the problem is square."""
     n, m = c.shape
     square = np.zeros((m, m), dtype=c.dtype)
     square[:n] = c
     u_full = np.concatenate([u0, np.full(m - n, u0.min() if n else 0.0)])
-    return _unpad(n, *_solve_dense(square, u_full, arr_passes))
+    return _unpad(n, *_solve_dense(square, u_full, arr_passes, deadline))
 
 
 def _unpad(n: int, col4row: np.ndarray, u: np.ndarray, v: np.ndarray, augs: int, scans: int):
@@ -203,7 +237,7 @@ def _unpad(n: int, col4row: np.ndarray, u: np.ndarray, v: np.ndarray, augs: int,
     return col4row[:n].copy(), u[:n] + shift, v - shift, augs, scans
 
 
-def _solve_sparse(c: sp.csr_matrix, u0: np.ndarray | None):
+def _solve_sparse(c: sp.csr_matrix, u0: np.ndarray | None, deadline: float | None):
     """Sparse SAP: cold from row minima or warm from Min-Trick duals (rectangular: padded)."""
     n, m = c.shape
     if u0 is not None and n < m:
@@ -213,7 +247,7 @@ def _solve_sparse(c: sp.csr_matrix, u0: np.ndarray | None):
         )
         square = sp.vstack([c, dummy], format="csr")
         u_full = np.concatenate([u0, np.full(m - n, u0.min())])
-        return _unpad(n, *_solve_sparse(square, u_full))
+        return _unpad(n, *_solve_sparse(square, u_full, deadline))
     indptr = c.indptr.astype(np.int64)
     indices = c.indices.astype(np.int64)
     data = c.data
@@ -225,7 +259,9 @@ def _solve_sparse(c: sp.csr_matrix, u0: np.ndarray | None):
         u[:] = u0
         sparse.sparse_min_trick(indptr, indices, data, m, u, v)
     sparse.sparse_tighten_and_match(indptr, indices, data, u, v, col4row, row4col)
-    augs = sparse.sparse_augment(indptr, indices, data, m, u, v, col4row, row4col)
+    augs = _augment_in_chunks(
+        sparse.sparse_augment, (indptr, indices, data, m, u, v, col4row, row4col), n, deadline
+    )
     if augs < 0:
         raise InputError(f"sparse pattern is infeasible: row {-1 - augs} cannot be assigned")
     return col4row, u, v, augs, 0

@@ -92,10 +92,12 @@ def sparse_tighten_and_match(indptr, indices, data, u, v, col4row, row4col):
 
 
 @njit(cache=True)
-def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col):
-    """Heap-Dijkstra shortest augmenting path for every free row (feasible duals needed).
+def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col, start, max_augs):
+    """Heap-Dijkstra shortest augmenting paths for free rows from `start` on, at most
+    `max_augs` of them (feasible duals needed).
 
-    Returns the number of augmentations, or -1 - i when row i cannot be assigned.
+    Returns (augmentations, next row to look at), or (-1 - i, i) when row i cannot be
+    assigned.
     """
     n = indptr.shape[0] - 1
     nnz = indptr[n]
@@ -107,9 +109,11 @@ def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col):
     keys = np.empty(nnz + m + 1, np.float64)
     items = np.empty(nnz + m + 1, np.int64)
     count = 0
-    for cur in range(n):
+    for cur in range(start, n):
         if col4row[cur] >= 0:
             continue
+        if count == max_augs:
+            return count, cur
         count += 1
         n_touched = 0
         n_final = 0
@@ -153,7 +157,7 @@ def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col):
             for k in range(n_touched):
                 dist[touched[k]] = INF
                 done[touched[k]] = False
-            return -1 - cur
+            return -1 - cur, cur
         u[cur] += min_val
         for k in range(n_final):
             j = final_cols[k]
@@ -165,7 +169,7 @@ def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col):
         for k in range(n_touched):
             dist[touched[k]] = INF
             done[touched[k]] = False
-    return count
+    return count, n
 
 
 def as_csr(cost: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
