@@ -16,6 +16,24 @@ INF = np.inf
 
 
 @njit(cache=True)
+def value_range(values):
+    """(min, max) of a 1-D array in one pass, or (NaN, NaN) when an entry is NaN or inf, so
+    one pass both validates the costs and gives the scale the certificate's tolerance needs."""
+    lo = INF
+    hi = -INF
+    poison = 0.0
+    for x in values:
+        poison += x * 0.0  # stays 0 unless some x is NaN or +-inf
+        if x < lo:
+            lo = x
+        if x > hi:
+            hi = x
+    if poison != 0.0:
+        return np.nan, np.nan
+    return np.float64(lo), np.float64(hi)
+
+
+@njit(cache=True)
 def _valid_assignment(col4row, m):
     """True when every row has a distinct column in range."""
     used = np.zeros(m, np.bool_)

@@ -19,6 +19,10 @@ ARR_STEPS_PER_ROW = 2
 # Augmentations run in chunks sized to take about this long, so a deadline or Ctrl-C
 # is noticed between them (numba kernels cannot be interrupted).
 CHUNK_SECONDS = 0.2
+# Cold square solves start from JV's column reduction when it matches at least this share
+# of the rows; below it the column minima pile onto few rows (low-rank costs) and zero duals
+# left to row reduction start better.
+COLUMN_REDUCTION_MIN_MATCHED = 0.5
 _COUNTERS = {"solves": 0, "warm_solves": 0, "fallbacks": 0}
 
 
@@ -71,7 +75,7 @@ def solve_lap(
         raise InputError(f"time_limit must be a positive number of seconds, got {time_limit}")
     deadline = None if time_limit is None else start + time_limit
     is_sparse = sp.issparse(cost)
-    c = sparse.as_csr(cost) if is_sparse else _dense(cost)
+    c, scale = _sparse(cost) if is_sparse else _dense(cost)
     n, m = c.shape
     if n == 0 or m == 0:
         raise InputError(f"cost matrix is empty (shape {n}x{m})")
@@ -85,8 +89,6 @@ def solve_lap(
     u0 = _check_duals(row_duals, n)
     if is_sparse:
         sparse.check_pattern(c)
-    values = c.data if is_sparse else c
-    scale = float(max(values.max(), -values.min()))
     _COUNTERS["solves"] += 1
     _COUNTERS["warm_solves"] += u0 is not None
     col4row, u, v, augs, scans = _solve_min(c, u0, arr_passes, deadline)
@@ -123,8 +125,15 @@ def solve_lap(
     )
 
 
-def _dense(cost: Any) -> np.ndarray:
-    """Validated 2-D finite float array (float32 kept, everything else as float64)."""
+def _sparse(cost: Any) -> tuple[sp.csr_matrix, float]:
+    """Validated canonical CSR costs and their scale max |c_ij| over stored entries."""
+    c = sparse.as_csr(cost)
+    return c, float(np.abs(c.data).max(initial=0.0))
+
+
+def _dense(cost: Any) -> tuple[np.ndarray, float]:
+    """Validated 2-D finite float array (float32 kept, everything else as float64) and its
+    scale max |c_ij|, from one pass over the entries."""
     try:
         c = np.asarray(cost)
     except (TypeError, ValueError) as exc:
@@ -138,13 +147,14 @@ def _dense(cost: Any) -> np.ndarray:
     if c.dtype != np.float32:
         c = c.astype(np.float64, copy=False)
     c = np.ascontiguousarray(c)
-    if c.size and not np.isfinite([c.min(), c.max()]).all():  # NaN or inf somewhere
+    lo, hi = certify.value_range(c.ravel())
+    if c.size and np.isnan(lo):  # NaN or inf somewhere
         i, j = np.argwhere(~np.isfinite(c))[0]
         raise InputError(
             f"cost[{i}, {j}] is {c[i, j]}; a dense cost matrix must be finite "
             "(pass a scipy.sparse matrix to forbid pairs)"
         )
-    return c
+    return c, float(max(hi, -lo)) if c.size else 0.0
 
 
 def _check_duals(row_duals: np.ndarray | None, n: int) -> np.ndarray | None:
@@ -190,19 +200,17 @@ def _augment_in_chunks(kernel: Callable, args: tuple, n: int, deadline: float | 
 def _solve_dense(
     c: np.ndarray, u0: np.ndarray | None, arr_passes: int | None, deadline: float | None
 ):
-    """Cold JV (augmenting row reduction from v = 0, then shortest augmenting paths) or warm
-    (Min-Trick duals and their tight edges, one reduction pass, shortest augmenting paths)."""
+    """Cold JV (column reduction or v = 0, augmenting row reduction, shortest augmenting
+    paths) or warm (Min-Trick duals and their tight edges, one reduction pass, shortest
+    augmenting paths)."""
     n, m = c.shape
     if u0 is not None and n < m:
         return _padded(c, u0, arr_passes, deadline)
     if u0 is not None:
-        u, v, col4row, row4col = warmstart.warm_state(c, u0)
+        (u, v, col4row, row4col), reduced = warmstart.warm_state(c, u0), True
     else:
-        col4row = np.full(n, -1, np.int64)
-        row4col = np.full(m, -1, np.int64)
-        u = np.empty(n, np.float64)
-        v = np.zeros(m, np.float64)
-    passes = (1 if u0 is not None else 2) if arr_passes is None else arr_passes
+        (u, v, col4row, row4col), reduced = _cold_state(c)
+    passes = (1 if reduced else 2) if arr_passes is None else arr_passes
     free = np.flatnonzero(col4row < 0).astype(np.int64)
     n_free = free.size
     scans = 0
@@ -220,6 +228,21 @@ def _solve_dense(
     if augs < 0:
         raise InputError(f"no assignment covers row {-1 - augs}")
     return col4row, u, v, augs, scans
+
+
+def _cold_state(c: np.ndarray) -> tuple[tuple[np.ndarray, ...], bool]:
+    """(u, v, col4row, row4col) to start a cold solve, and whether column reduction made it.
+
+    Column reduction (v_j = min_i c_ij, tight edges matched) is JV's start; it needs a square
+    matrix (rectangular duals must keep v <= 0) and is dropped when it matches too few rows.
+    """
+    n, m = c.shape
+    if n == m:
+        state = warmstart.warm_state(c, np.zeros(n))
+        if np.count_nonzero(state[2] >= 0) >= COLUMN_REDUCTION_MIN_MATCHED * n:
+            return state, True
+    empty = (np.empty(n), np.zeros(m), np.full(n, -1, np.int64), np.full(m, -1, np.int64))
+    return empty, False
 
 
 def _padded(c: np.ndarray, u0: np.ndarray, arr_passes: int | None, deadline: float | None):
