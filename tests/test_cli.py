@@ -75,3 +75,10 @@ def test_errors_are_one_line() -> None:
     assert "unknown formulation 'nosuchproblem'" in out.stderr
     out = _coplug("solve", "missing.mps")
     assert out.returncode == 2 and "no such file" in out.stderr
+
+
+def test_lap_time_limit_is_one_line_error_and_check_matches_scipy() -> None:
+    out = _coplug("lap", "--generator", "uniform", "--n", "300", "--time-limit", "1e-9")
+    assert out.returncode == 2 and "time limit" in out.stderr and "Traceback" not in out.stderr
+    out = _coplug("lap", "--generator", "uniform", "--n", "300", "--check", "--json")
+    assert out.returncode == 0 and json.loads(out.stdout)["matches_scipy"]

@@ -22,6 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--warm", action="store_true", help="warm-start from RowDualNet duals")
     p.add_argument("--maximize", action="store_true")
+    p.add_argument("--time-limit", type=float, default=None, help="seconds; stop without answer")
     p.add_argument("--check", action="store_true", help="compare with scipy's objective")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_cmd_lap)
@@ -42,7 +43,7 @@ def _cmd_lap(args: argparse.Namespace) -> int:
 
         duals = load().predict_duals(-c if args.maximize else c)
         duals = -duals if args.maximize else duals
-    sol = solve_lap(c, maximize=args.maximize, row_duals=duals)
+    sol = solve_lap(c, maximize=args.maximize, row_duals=duals, time_limit=args.time_limit)
     report = {
         "shape": list(c.shape), "cost": sol.cost, "seconds": time.perf_counter() - start,
         "augmentations": sol.augmentations, "warm": sol.warm, "fallback": sol.fallback,
