@@ -3,11 +3,13 @@
     python benchmarks/lap_warmstart.py                 # issue grid: 4 generators x N 1024..16384
     python benchmarks/lap_warmstart.py --quick         # N 512, 1024
     python benchmarks/lap_warmstart.py --sizes 2048 4096 --generators geometric low_rank
+    python benchmarks/lap_warmstart.py --oracle        # also warm JV from the exact duals
 
-Warm time includes RowDualNet inference (features + MLP). Every objective is checked
-against scipy's. A method is skipped at a size when its time at the previous size, scaled
-by (ratio of sizes)^3, would exceed --max-seconds. Matrices from --float32-from on are
-float32 (a 16384^2 float64 matrix is 2 GB).
+Warm time includes RowDualNet inference (features + MLP). `--oracle` adds warm JV started
+from the optimal row duals of the cold solve (not timed): the most any prediction can give.
+Every objective is checked against scipy's. A method is skipped at a size when its time
+at the previous size, scaled by (ratio of sizes)^3, would exceed --max-seconds. Matrices
+from --float32-from on are float32 (a 16384^2 float64 matrix is 2 GB).
 """
 
 from __future__ import annotations
@@ -31,9 +33,14 @@ STRUCTURED = ("geometric", "low_rank", "transport")
 METHODS = ("scipy", "lapjv", "cold", "warm")
 
 
-def _run(method: str, c: np.ndarray, model) -> tuple[float, float, int | None, float]:
-    """(seconds, objective, augmentations, inference seconds) of one method."""
+def _run(method: str, c: np.ndarray, model, exact: np.ndarray | None = None
+         ) -> tuple[float, float, int | None, float]:
+    """(seconds, objective, augmentations, inference seconds) of one method; `exact` are
+    the optimal row duals the oracle starts from."""
     start = time.perf_counter()
+    if method == "oracle":
+        sol = solve_lap(c, row_duals=exact)
+        return time.perf_counter() - start, sol.cost, sol.augmentations, 0.0
     if method == "scipy":
         r, k = linear_sum_assignment(c)
         return time.perf_counter() - start, float(c[r, k].astype(np.float64).sum()), None, 0.0
@@ -59,13 +66,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--float32-from", type=int, default=8192)
     p.add_argument("--max-seconds", type=float, default=300.0, help="skip predicted longer runs")
     p.add_argument("--quick", action="store_true", help="sizes 512 and 1024")
+    p.add_argument("--oracle", action="store_true", help="also warm JV from the exact duals")
     args = p.parse_args(argv)
+    methods = METHODS + ("oracle",) if args.oracle else METHODS
     sizes = [512, 1024] if args.quick else sorted(args.sizes)
     torch.set_num_threads(1)  # a tiny MLP: thread pools only add contention
     model = load()
     solve_lap(np.arange(16.0).reshape(4, 4), row_duals=model.predict_duals(np.eye(4)))  # JIT
     header = (f"{'generator':10s} {'N':>6s} {'scipy':>8s} {'lapjv':>8s} {'cold':>8s} {'augs':>6s} "
-              f"{'warm':>8s} {'(inf)':>6s} {'augs':>6s} {'cold/warm':>9s} {'lapjv/warm':>10s} opt")
+              f"{'warm':>8s} {'(inf)':>6s} {'augs':>6s} {'cold/warm':>9s} {'lapjv/warm':>10s} "
+              + (f"{'oracle':>8s} {'augs':>6s} " if args.oracle else "") + "opt")
     rows: list[dict] = []
     last: dict[tuple[str, str], tuple[int, float]] = {}
     cells = [(g, n) for g in args.generators for n in sizes]
@@ -74,12 +84,14 @@ def main(argv: list[str] | None = None) -> int:
             dtype = np.float32 if n >= args.float32_from else np.float64
             c = generate(name, n, seed=args.seed, dtype=dtype)
             row = {"generator": name, "n": n}
-            for method in METHODS:
+            for method in methods:
                 prev = last.get((name, method))
-                if prev and prev[1] * (n / prev[0]) ** 3 > args.max_seconds:
+                skip = method == "oracle" and not row["cold"]
+                if skip or (prev and prev[1] * (n / prev[0]) ** 3 > args.max_seconds):
                     row[method] = None
                     continue
-                seconds, objective, augs, inference = _run(method, c, model)
+                exact = solve_lap(c).row_duals if method == "oracle" else None
+                seconds, objective, augs, inference = _run(method, c, model, exact)
                 last[(name, method)] = (n, seconds)
                 row[method] = (seconds, objective, augs, inference)
             rows.append(row)
@@ -105,21 +117,23 @@ def _format(row: dict) -> str:
     inf = f"{warm[3]:6.3f}" if warm else f"{'-':>6s}"
     cw = f"{cold[0] / warm[0]:9.2f}" if warm and cold else f"{'-':>9s}"
     lw = f"{lapjv[0] / warm[0]:10.2f}" if warm and lapjv else f"{'-':>10s}"
+    oracle = f"{t('oracle')} {a('oracle')} " if "oracle" in row else ""
     return (f"{row['generator']:10s} {row['n']:6d} {t('scipy')} {t('lapjv')} {t('cold')} "
-            f"{a('cold')} {t('warm')} {inf} {a('warm')} {cw} {lw} {_optimal(row)}")
+            f"{a('cold')} {t('warm')} {inf} {a('warm')} {cw} {lw} {oracle}{_optimal(row)}")
 
 
 def _optimal(row: dict) -> str:
     """'yes' when every method that ran matches scipy's objective ('n/a' without scipy)."""
     if not row["scipy"]:
         ref = row["cold"][1] if row["cold"] else None
-        others = [row[m][1] for m in ("lapjv", "warm") if row[m]]
+        others = [row[m][1] for m in ("lapjv", "warm", "oracle") if row.get(m)]
         if ref is None:
             return "n/a"
         ok = all(abs(o - ref) <= 1e-6 * max(1.0, abs(ref)) for o in others)
         return "yes*" if ok else "NO"
     ref = row["scipy"][1]
-    ok = all(abs(row[m][1] - ref) <= 1e-6 * max(1.0, abs(ref)) for m in METHODS if row[m])
+    ran = [m for m in (*METHODS, "oracle") if row.get(m)]
+    ok = all(abs(row[m][1] - ref) <= 1e-6 * max(1.0, abs(ref)) for m in ran)
     return "yes" if ok else "NO"
 
 
