@@ -162,6 +162,8 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
         if X.ndim != 2 or X.shape[1] != len(FEATURE_NAMES):
             raise InputError(f"PMVB features must have shape (n, {len(FEATURE_NAMES)}), "
                              f"got {X.shape}")
+        if X.shape[0] == 0:  # no variables: nothing to predict (sklearn refuses 0 rows)
+            return np.zeros((0, 2))
         with threadpool_limits(limits=1):
             return np.asarray(self.model_.predict_proba(X), dtype=float)
 

@@ -35,6 +35,7 @@ def test_checkpoint_round_trip(kind: str, suffix: str, rng: np.random.Generator,
     assert ((proba[:, 1] >= 0.5) == y).mean() > 0.75  # it learned the signal
     loaded = load_predictor(predictor.save(tmp_path / f"p{suffix}"))
     assert np.allclose(loaded.predict_proba(X), proba)
+    assert loaded.predict_proba(X[:0]).shape == (0, 2)  # no variables, no predictions
 
 
 def test_bad_training_input_is_named(rng: np.random.Generator, tmp_path: Path) -> None:
