@@ -21,6 +21,11 @@ Predictors: ``"lp"`` (data-free: the root LP values), a fitted predictor from
 Pyomo variable (a `ComponentMap`, a dict keyed by variable name such as ``"x[3]"``, or a
 sequence in the order of the bridge's `VarMap`).
 
+With ``"lp"`` the root LP optimum x* satisfies both likely-child hyperplanes whenever the
+Hoeffding slack is at least one (r_U <= sum_U x*, r_L >= sum_L x*), so the likely child
+starts from the root's LP bound: PMVB then gains only through what the cardinality
+constraints propagate and how fast the complementary children are pruned.
+
 ``mode="prefix"`` is the paper's reference scheme: solve the likely region as its own SCIP
 model, then the two complementary regions with the incumbent as objective limit. It needs
 several SCIP models, so it runs through `solve_pmvb_prefix(model, ...)`, not as a plugin.

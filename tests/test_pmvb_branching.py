@@ -41,6 +41,21 @@ def test_hoeffding_right_hand_sides_follow_the_formula(rng: np.random.Generator)
     assert planes.rhs_lower == math.floor(p[lower].sum() + math.sqrt(len(lower) * log_term / 2))
 
 
+@pytest.mark.parametrize(("t", "q"), [(0.9, 0.99), (0.6, 0.8), (0.95, 0.9)])
+def test_probabilities_themselves_lie_in_the_likely_child(t: float, q: float,
+                                                          rng: np.random.Generator) -> None:
+    # Why "lp" mode cannot move the root bound: once the Hoeffding slack is >= 1 the
+    # vector p (the root LP optimum in "lp" mode) satisfies both likely-child hyperplanes.
+    for _ in range(50):
+        p = rng.beta(0.3, 0.3, size=int(rng.integers(10, 300)))
+        planes = hoeffding_hyperplanes(p, t, q)
+        slack = math.log(1 / (1 - q)) / 2
+        if planes.upper and len(planes.upper) * slack >= 1:
+            assert p[list(planes.upper)].sum() >= planes.rhs_upper
+        if planes.lower and len(planes.lower) * slack >= 1:
+            assert p[list(planes.lower)].sum() <= planes.rhs_lower
+
+
 def test_hoeffding_drops_trivial_hyperplanes() -> None:
     planes = hoeffding_hyperplanes(np.array([0.95, 0.05, 0.5]), 0.9, 0.99)
     assert planes.empty  # one variable each side: both bounds are implied by 0 <= x <= 1
