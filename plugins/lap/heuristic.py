@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from pyscipopt import SCIP_HEURTIMING, SCIP_LPSOLSTAT, SCIP_RESULT, Heur
 
-from coplug.plugins.errors import InputError
+from coplug.plugins.errors import InputError, TimeLimitError
 from coplug.plugins.lap.solver import solve_lap
 from coplug.plugins.varmap import VarMap
 
@@ -108,6 +108,15 @@ def _missing_diagonal(block: Block) -> np.ndarray | None:
     partner = np.empty(block.n, dtype=np.int64)
     partner[missing[:, 0]] = missing[:, 1]
     return partner
+
+
+def _time_left(scip: Any) -> float | None:
+    """Seconds left before SCIP's own time limit (None when it has none), so the heuristic
+    never runs SCIP past it."""
+    limit = scip.getParam("limits/time")
+    if limit >= scip.infinity():
+        return None
+    return max(limit - scip.getSolvingTime(), 1e-9)
 
 
 def successor_cycles(col_of_row: np.ndarray, partner: np.ndarray) -> list[list[int]]:
@@ -230,8 +239,8 @@ class LapHeuristic:
         duals = block.duals if block.duals is not None and block.n <= block.m else None
         t0 = time.perf_counter()
         try:
-            solution = solve_lap(cost, row_duals=duals)
-        except InputError:
+            solution = solve_lap(cost, row_duals=duals, time_limit=_time_left(scip))
+        except (InputError, TimeLimitError):
             return False
         finally:
             self._stats["lap_time"] += time.perf_counter() - t0
