@@ -34,27 +34,28 @@ METHODS = ("scipy", "lapjv", "cold", "warm")
 
 
 def _run(method: str, c: np.ndarray, model, exact: np.ndarray | None = None
-         ) -> tuple[float, float, int | None, float]:
-    """(seconds, objective, augmentations, inference seconds) of one method; `exact` are
-    the optimal row duals the oracle starts from."""
+         ) -> tuple[float, float, int | None, float, np.ndarray | None]:
+    """(seconds, objective, augmentations, inference seconds, row duals) of one method;
+    `exact` are the optimal row duals (from the cold solve) the oracle starts from."""
     start = time.perf_counter()
     if method == "oracle":
         sol = solve_lap(c, row_duals=exact)
-        return time.perf_counter() - start, sol.cost, sol.augmentations, 0.0
+        return time.perf_counter() - start, sol.cost, sol.augmentations, 0.0, None
     if method == "scipy":
         r, k = linear_sum_assignment(c)
-        return time.perf_counter() - start, float(c[r, k].astype(np.float64).sum()), None, 0.0
+        return time.perf_counter() - start, float(c[r, k].astype(np.float64).sum()), None, 0.0, None
     if method == "lapjv":
         x = lap.lapjv(c, extend_cost=False, return_cost=False)[0]
         rows = np.arange(len(x))
-        return time.perf_counter() - start, float(c[rows, x].astype(np.float64).sum()), None, 0.0
+        cost = float(c[rows, x].astype(np.float64).sum())
+        return time.perf_counter() - start, cost, None, 0.0, None
     if method == "cold":
         sol = solve_lap(c)
-        return time.perf_counter() - start, sol.cost, sol.augmentations, 0.0
+        return time.perf_counter() - start, sol.cost, sol.augmentations, 0.0, sol.row_duals
     u = model.predict_duals(c)
     inference = time.perf_counter() - start
     sol = solve_lap(c, row_duals=u)
-    return time.perf_counter() - start, sol.cost, sol.augmentations, inference
+    return time.perf_counter() - start, sol.cost, sol.augmentations, inference, None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,14 +88,15 @@ def main(argv: list[str] | None = None) -> int:
             dtype = np.float32 if n >= args.float32_from else np.float64
             c = generate(name, n, seed=args.seed, dtype=dtype)
             row = dict.fromkeys(METHODS) | {"generator": name, "n": n}
+            exact = None  # the cold solve's optimal row duals, for the oracle
             for method in methods:
                 prev = last.get((name, method))
                 skip = method == "oracle" and not row.get("cold")
                 if skip or (prev and prev[1] * (n / prev[0]) ** 3 > args.max_seconds):
                     row[method] = None
                     continue
-                exact = solve_lap(c).row_duals if method == "oracle" else None
-                seconds, objective, augs, inference = _run(method, c, model, exact)
+                seconds, objective, augs, inference, duals = _run(method, c, model, exact)
+                exact = duals if method == "cold" else exact
                 last[(name, method)] = (n, seconds)
                 row[method] = (seconds, objective, augs, inference)
             rows.append(row)
