@@ -145,6 +145,21 @@ def test_bad_input_names_the_problem(cost, duals, message: str) -> None:
         solve_lap(cost, row_duals=duals)
 
 
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5), (5, 3)])
+@pytest.mark.parametrize("maximize", [False, True])
+@pytest.mark.parametrize("warm", [False, True])
+def test_non_finite_entry_is_named_where_the_caller_put_it(
+    shape: tuple[int, int], maximize: bool, warm: bool
+) -> None:
+    """The finiteness check rides on the solve's first pass, whatever path it takes (square,
+    padded, transposed, negated, warm); the error still names the caller's entry."""
+    c = np.arange(float(shape[0] * shape[1])).reshape(shape)
+    c[shape[0] - 1, 1] = np.inf
+    duals = np.zeros(shape[0]) if warm else None
+    with pytest.raises(InputError, match=rf"cost\[{shape[0] - 1}, 1\] is inf"):
+        solve_lap(c, maximize=maximize, row_duals=duals)
+
+
 @pytest.mark.parametrize("sparse_input", [False, True])
 def test_time_limit_stops_between_augmentation_chunks(sparse_input: bool) -> None:
     import scipy.sparse as sp

@@ -75,7 +75,8 @@ def solve_lap(
         raise InputError(f"time_limit must be a positive number of seconds, got {time_limit}")
     deadline = None if time_limit is None else start + time_limit
     is_sparse = sp.issparse(cost)
-    c, scale = _sparse(cost) if is_sparse else _dense(cost)
+    c = sparse.as_csr(cost) if is_sparse else _dense(cost)
+    given = c
     n, m = c.shape
     if n == 0 or m == 0:
         raise InputError(f"cost matrix is empty (shape {n}x{m})")
@@ -91,14 +92,17 @@ def solve_lap(
         sparse.check_pattern(c)
     _COUNTERS["solves"] += 1
     _COUNTERS["warm_solves"] += u0 is not None
-    col4row, u, v, augs, scans = _solve_min(c, u0, arr_passes, deadline)
+    try:
+        col4row, u, v, augs, scans, scale = _solve_min(c, u0, arr_passes, deadline)
+    except _NotFinite:
+        raise _not_finite(given) from None
     fallback = False
     if not _certified(c, col4row, u, scale):
         if u0 is None:
             raise RuntimeError("LAP certificate failed on a cold solve; please report this input")
         _COUNTERS["fallbacks"] += 1
         fallback = True
-        col4row, u, v, extra, more = _solve_min(c, None, None, deadline)
+        col4row, u, v, extra, more, _ = _solve_min(c, None, None, deadline)
         augs, scans = augs + extra, scans + more
         if not _certified(c, col4row, u, scale):
             raise RuntimeError("LAP certificate failed on a cold solve; please report this input")
@@ -125,15 +129,16 @@ def solve_lap(
     )
 
 
-def _sparse(cost: Any) -> tuple[sp.csr_matrix, float]:
-    """Validated canonical CSR costs and their scale max |c_ij| over stored entries."""
-    c = sparse.as_csr(cost)
-    return c, float(np.abs(c.data).max(initial=0.0))
+class _NotFinite(Exception):
+    """A dense cost entry is NaN or infinite (found by the solve's first pass)."""
 
 
-def _dense(cost: Any) -> tuple[np.ndarray, float]:
-    """Validated 2-D finite float array (float32 kept, everything else as float64) and its
-    scale max |c_ij|, from one pass over the entries."""
+def _dense(cost: Any) -> np.ndarray:
+    """C-contiguous 2-D real float array (float32 kept, everything else as float64).
+
+    Its entries are checked for NaN and inf by the solve's first pass over the matrix
+    (`warmstart.min_trick` or `certify.value_range`), not by a pass of its own.
+    """
     try:
         c = np.asarray(cost)
     except (TypeError, ValueError) as exc:
@@ -146,15 +151,16 @@ def _dense(cost: Any) -> tuple[np.ndarray, float]:
         raise InputError("cost matrix must be real, got complex values")
     if c.dtype != np.float32:
         c = c.astype(np.float64, copy=False)
-    c = np.ascontiguousarray(c)
-    lo, hi = certify.value_range(c.ravel())
-    if c.size and np.isnan(lo):  # NaN or inf somewhere
-        i, j = np.argwhere(~np.isfinite(c))[0]
-        raise InputError(
-            f"cost[{i}, {j}] is {c[i, j]}; a dense cost matrix must be finite "
-            "(pass a scipy.sparse matrix to forbid pairs)"
-        )
-    return c, float(max(hi, -lo)) if c.size else 0.0
+    return np.ascontiguousarray(c)
+
+
+def _not_finite(c: np.ndarray) -> InputError:
+    """The error naming the first NaN or inf entry of the caller's dense matrix `c`."""
+    i, j = np.argwhere(~np.isfinite(c))[0]
+    return InputError(
+        f"cost[{i}, {j}] is {c[i, j]}; a dense cost matrix must be finite "
+        "(pass a scipy.sparse matrix to forbid pairs)"
+    )
 
 
 def _check_duals(row_duals: np.ndarray | None, n: int) -> np.ndarray | None:
@@ -207,9 +213,12 @@ def _solve_dense(
     if u0 is not None and n < m:
         return _padded(c, u0, arr_passes, deadline)
     if u0 is not None:
-        (u, v, col4row, row4col), reduced = warmstart.warm_state(c, u0), True
+        (u, v, col4row, row4col), scale = warmstart.warm_state(c, u0)
+        reduced = True
     else:
-        (u, v, col4row, row4col), reduced = _cold_state(c)
+        (u, v, col4row, row4col), scale, reduced = _cold_state(c)
+    if np.isnan(scale):
+        raise _NotFinite
     passes = (1 if reduced else 2) if arr_passes is None else arr_passes
     free = np.flatnonzero(col4row < 0).astype(np.int64)
     n_free = free.size
@@ -227,22 +236,26 @@ def _solve_dense(
                               deadline)
     if augs < 0:
         raise InputError(f"no assignment covers row {-1 - augs}")
-    return col4row, u, v, augs, scans
+    return col4row, u, v, augs, scans, scale
 
 
-def _cold_state(c: np.ndarray) -> tuple[tuple[np.ndarray, ...], bool]:
-    """(u, v, col4row, row4col) to start a cold solve, and whether column reduction made it.
+def _cold_state(c: np.ndarray) -> tuple[tuple[np.ndarray, ...], float, bool]:
+    """(u, v, col4row, row4col) to start a cold solve, the cost scale max |c_ij| (NaN when an
+    entry is not finite) and whether column reduction made the start.
 
     Column reduction (v_j = min_i c_ij, tight edges matched) is JV's start; it needs a square
     matrix (rectangular duals must keep v <= 0) and is dropped when it matches too few rows.
     """
     n, m = c.shape
     if n == m:
-        state = warmstart.warm_state(c, np.zeros(n))
-        if np.count_nonzero(state[2] >= 0) >= COLUMN_REDUCTION_MIN_MATCHED * n:
-            return state, True
+        state, scale = warmstart.warm_state(c, np.zeros(n))
+        if np.isnan(scale) or np.count_nonzero(state[2] >= 0) >= COLUMN_REDUCTION_MIN_MATCHED * n:
+            return state, scale, True
+    else:
+        lo, hi = certify.value_range(np.ravel(c, order="K"))
+        scale = float(max(hi, -lo))
     empty = (np.empty(n), np.zeros(m), np.full(n, -1, np.int64), np.full(m, -1, np.int64))
-    return empty, False
+    return empty, scale, False
 
 
 def _padded(c: np.ndarray, u0: np.ndarray, arr_passes: int | None, deadline: float | None):
@@ -254,10 +267,11 @@ def _padded(c: np.ndarray, u0: np.ndarray, arr_passes: int | None, deadline: flo
     return _unpad(n, *_solve_dense(square, u_full, arr_passes, deadline))
 
 
-def _unpad(n: int, col4row: np.ndarray, u: np.ndarray, v: np.ndarray, augs: int, scans: int):
+def _unpad(n: int, col4row: np.ndarray, u: np.ndarray, v: np.ndarray, augs: int, scans: int,
+           scale: float):
     """Drop dummy rows and shift duals so spare (dummy-matched) columns get v_j = 0 <= ..."""
     shift = v[col4row[n:]].max()
-    return col4row[:n].copy(), u[:n] + shift, v - shift, augs, scans
+    return col4row[:n].copy(), u[:n] + shift, v - shift, augs, scans, scale
 
 
 def _solve_sparse(c: sp.csr_matrix, u0: np.ndarray | None, deadline: float | None):
@@ -287,7 +301,7 @@ def _solve_sparse(c: sp.csr_matrix, u0: np.ndarray | None, deadline: float | Non
     )
     if augs < 0:
         raise InputError(f"sparse pattern is infeasible: row {-1 - augs} cannot be assigned")
-    return col4row, u, v, augs, 0
+    return col4row, u, v, augs, 0, float(np.abs(data).max(initial=0.0))
 
 
 def _certified(c: Any, col4row: np.ndarray, u: np.ndarray, scale: float) -> bool:
