@@ -87,6 +87,8 @@ def solve_lap(
         c = c.T.tocsr() if is_sparse else c.T
         n, m = m, n
         row_duals = None
+    if not is_sparse:
+        c = np.ascontiguousarray(c)  # the kernels walk rows; a strided view is 3x slower
     u0 = _check_duals(row_duals, n)
     if is_sparse:
         sparse.check_pattern(c)
@@ -134,7 +136,7 @@ class _NotFinite(Exception):
 
 
 def _dense(cost: Any) -> np.ndarray:
-    """C-contiguous 2-D real float array (float32 kept, everything else as float64).
+    """2-D real float array (float32 kept, everything else as float64), in any memory order.
 
     Its entries are checked for NaN and inf by the solve's first pass over the matrix
     (`warmstart.min_trick` or `certify.value_range`), not by a pass of its own.
@@ -151,7 +153,7 @@ def _dense(cost: Any) -> np.ndarray:
         raise InputError("cost matrix must be real, got complex values")
     if c.dtype != np.float32:
         c = c.astype(np.float64, copy=False)
-    return np.ascontiguousarray(c)
+    return c
 
 
 def _not_finite(c: np.ndarray) -> InputError:
