@@ -14,7 +14,7 @@ from coplug.formulations.assignment import generate
 from coplug.plugins.errors import InputError, TimeLimitError
 from coplug.plugins.lap import certify
 from coplug.plugins.lap.solver import counters, solve_lap
-from coplug.plugins.lap.warmstart import min_trick
+from coplug.plugins.lap.warmstart import min_trick, warm_state
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -28,9 +28,10 @@ def warm_jit() -> None:
     solve_lap(c.astype(np.float32), row_duals=np.zeros(3))
 
 
-def _matrices(max_side: int = 7):
+def _matrices(max_side: int = 7, square: bool = False):
     """Small matrices: integer costs in a narrow range give many ties; negatives included."""
-    shapes = st.tuples(st.integers(1, max_side), st.integers(1, max_side))
+    sides = st.integers(1, max_side)
+    shapes = sides.map(lambda k: (k, k)) if square else st.tuples(sides, sides)
     ints = shapes.flatmap(lambda s: arrays(np.int64, s, elements=st.integers(-4, 4)))
     floats = shapes.flatmap(
         lambda s: arrays(np.float64, s, elements=st.floats(-1e3, 1e3, allow_nan=False))
@@ -102,6 +103,38 @@ def test_min_trick_makes_any_row_duals_feasible(c: np.ndarray, data) -> None:
     min_trick(c, u, v)
     scale = max(1.0, np.abs(c).max(), np.abs(u).max())
     assert (u[:, None] + v[None, :] <= c + 1e-12 * scale).all()
+
+
+@SETTINGS
+@given(_matrices(square=True), st.data())
+def test_incremental_certificate_bound_is_valid_for_any_final_duals(c: np.ndarray, data) -> None:
+    """From a tightened snapshot, whatever duals a solve ends with (even adversarial ones),
+    the rescanned bound never exceeds the optimum: a wrong assignment cannot be certified."""
+    n = c.shape[0]
+    duals = arrays(np.float64, n, elements=st.floats(-1e3, 1e3, allow_nan=False))
+    (u_snap, v_snap, _, _), _ = warm_state(c, data.draw(duals))
+    u, v = data.draw(duals), data.draw(duals)
+    rows, cols = linear_sum_assignment(c)
+    best = float(c[rows, cols].sum())
+    scale = max(1.0, np.abs(c).max(), np.abs(u).max(), np.abs(v).max(), np.abs(u_snap).max())
+    for assignment in (cols, np.roll(cols, 1)):
+        primal, bound = certify.dense_gap_since(c, assignment, u, v, u_snap, v_snap)
+        assert primal == pytest.approx(float(c[rows, assignment].sum()))
+        assert bound <= best + 1e-9 * scale * n
+        if primal > best + 1e-6 * scale:
+            assert not certify.certified(primal, bound, np.abs(c).max(), n)
+
+
+@pytest.mark.parametrize("name", ["uniform", "geometric", "low_rank", "transport"])
+def test_incremental_certificate_certifies_optimal_solves(name: str) -> None:
+    """A solve's own duals pass the rescanning certificate, with the same gap as a full pass."""
+    c = generate(name, 150, seed=5)
+    (u_snap, v_snap, _, _), _ = warm_state(c, np.zeros(150))
+    sol = solve_lap(c)
+    primal, bound = certify.dense_gap_since(c, sol.col_ind, sol.row_duals, sol.col_duals,
+                                            u_snap, v_snap)
+    assert certify.certified(primal, bound, np.abs(c).max(), 150)
+    assert primal == pytest.approx(_scipy_objective(c, False), rel=1e-12)
 
 
 @pytest.mark.parametrize("name", ["uniform", "geometric", "low_rank", "transport"])
