@@ -16,9 +16,10 @@ INF = np.inf
 
 
 @njit(cache=True)
-def value_range(values):
-    """(min, max) of a 1-D array in one pass, or (NaN, NaN) when an entry is NaN or inf, so
-    one pass both validates the costs and gives the scale the certificate's tolerance needs."""
+def cost_scale(values):
+    """max |x| over a 1-D array, or NaN when an entry is NaN or inf, so one pass both
+    validates the costs and gives the scale the certificate's tolerance needs (the same
+    contract as `warmstart.checked_min_trick`'s return value)."""
     lo = INF
     hi = -INF
     poison = 0.0
@@ -29,8 +30,8 @@ def value_range(values):
         if x > hi:
             hi = x
     if poison != 0.0:
-        return np.nan, np.nan
-    return np.float64(lo), np.float64(hi)
+        return np.nan
+    return max(np.float64(hi), -np.float64(lo)) if values.size else 0.0
 
 
 @njit(cache=True)

@@ -159,7 +159,7 @@ def _dense(cost: Any) -> np.ndarray:
     """2-D real float array (float32 kept, everything else as float64), in any memory order.
 
     Its entries are checked for NaN and inf by the solve's first pass over the matrix
-    (`warmstart.checked_min_trick` or `certify.value_range`), not by a pass of its own.
+    (`warmstart.checked_min_trick` or `certify.cost_scale`), not by a pass of its own.
     """
     try:
         c = np.asarray(cost)
@@ -277,8 +277,7 @@ def _cold_state(c: np.ndarray) -> tuple[tuple[np.ndarray, ...], float, bool]:
         if np.isnan(scale) or np.count_nonzero(state[2] >= 0) >= COLUMN_REDUCTION_MIN_MATCHED * n:
             return state, scale, True
     else:
-        lo, hi = certify.value_range(np.ravel(c, order="K"))
-        scale = float(max(hi, -lo))
+        scale = float(certify.cost_scale(np.ravel(c, order="K")))
     empty = (np.empty(n), np.zeros(m), np.full(n, -1, np.int64), np.full(m, -1, np.int64))
     return empty, scale, False
 
