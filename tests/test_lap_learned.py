@@ -66,3 +66,66 @@ def test_missing_checkpoint_is_named(tmp_path) -> None:
 
     with pytest.raises(InputError, match="not found"):
         load(tmp_path / "nope.pt")
+
+
+class _Recorder:
+    """A predictor that returns fixed duals and counts its calls."""
+
+    def __init__(self, duals) -> None:
+        self.duals, self.calls = duals, 0
+
+    def predict_duals(self, c: np.ndarray) -> np.ndarray:
+        self.calls += 1
+        return self.duals(c) if callable(self.duals) else self.duals
+
+
+@pytest.mark.parametrize("name", ["uniform", "low_rank", "transport"])
+@pytest.mark.parametrize("maximize", [False, True])
+def test_predictor_path_is_exact_and_uses_the_prediction(name: str, maximize: bool) -> None:
+    c = generate(name, 120, seed=3)
+    sol = solve_lap(c, maximize=maximize, predictor=load())
+    r, k = linear_sum_assignment(c, maximize=maximize)
+    assert sol.cost == pytest.approx(c[r, k].sum(), rel=1e-12)
+    if not maximize:  # column reduction leaves over 10% of these rows free
+        assert sol.warm and sol.info["prediction"] == "used" and sol.info["inference_s"] > 0
+
+
+def test_predictor_is_skipped_when_column_reduction_nearly_solves() -> None:
+    c = generate("geometric", 400, seed=2)
+    spy = _Recorder(lambda c: np.zeros(len(c)))
+    sol = solve_lap(c, predictor=spy)
+    r, k = linear_sum_assignment(c)
+    assert spy.calls == 0 and not sol.warm and sol.info["prediction"].startswith("skipped")
+    assert sol.cost == pytest.approx(c[r, k].sum(), rel=1e-12)
+
+
+def test_adversarial_predictor_stays_exact_on_rectangular_costs() -> None:
+    c = generate("uniform", 30, m=45, seed=4)
+    spy = _Recorder(lambda c: np.random.default_rng(0).normal(scale=100.0, size=len(c)))
+    sol = solve_lap(c, predictor=spy)
+    r, k = linear_sum_assignment(c)
+    assert spy.calls == 1 and sol.warm
+    assert sol.cost == pytest.approx(c[r, k].sum(), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("predictor", "match"),
+    [
+        (_Recorder(np.zeros(3)), "predictor's row duals must have one value per row"),
+        (_Recorder(np.full(8, np.nan)), "predictor's row duals must be finite"),
+        (object(), "predictor must have a predict_duals"),
+    ],
+)
+def test_bad_predictors_are_named(predictor, match: str) -> None:
+    from coplug.plugins.errors import InputError
+
+    c = generate("low_rank", 8, seed=0)
+    with pytest.raises(InputError, match=match):
+        solve_lap(c, predictor=predictor)
+
+
+def test_row_duals_and_predictor_together_are_refused() -> None:
+    from coplug.plugins.errors import InputError
+
+    with pytest.raises(InputError, match="not both"):
+        solve_lap(np.eye(3), row_duals=np.zeros(3), predictor=load())

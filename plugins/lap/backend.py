@@ -69,16 +69,15 @@ def solve_assignment_model(
         return Result(status=Status.INFEASIBLE, solver="lap", time=time.perf_counter() - start,
                       extra={"reason": structure.infeasible})
     cost = structure.cost_matrix()
-    duals = None
-    if params.get("warm") and isinstance(cost, np.ndarray) and cost.shape[0] <= cost.shape[1]:
+    predictor = None
+    if params.get("warm"):
         from coplug.learned.rowdualnet import load
 
-        duals = load().predict_duals(-cost if structure.maximize else cost)
-        duals = -duals if structure.maximize else duals
+        predictor = load()
     try:
         remaining = None if time_limit is None else max(time_limit - (time.perf_counter() - start),
                                                         1e-9)
-        solution = solve_lap(cost, maximize=structure.maximize, row_duals=duals,
+        solution = solve_lap(cost, maximize=structure.maximize, predictor=predictor,
                              time_limit=remaining)
     except TimeLimitError as exc:
         return Result(status=Status.TIME_LIMIT, solver="lap", time=time.perf_counter() - start,
@@ -106,6 +105,7 @@ def solve_assignment_model(
             "pairs": len(structure.costs),
             "augmentations": solution.augmentations,
             "warm": solution.warm,
+            "prediction": solution.info["prediction"],
             "fallback": solution.fallback,
         },
     )

@@ -21,13 +21,12 @@ def lap_section() -> None:
     for name, n in (("geometric", 1500), ("low_rank", 1000)):
         c = generate(name, n, seed=7)
         cold = solve_lap(c)
-        start = time.perf_counter()
-        warm = solve_lap(c, row_duals=model.predict_duals(c))
-        warm_s = time.perf_counter() - start
+        warm = solve_lap(c, predictor=model)
         start = time.perf_counter()
         r, k = linear_sum_assignment(c)
         scipy_s = time.perf_counter() - start
         assert np.isclose(cold.cost, c[r, k].sum()) and np.isclose(warm.cost, cold.cost)
         print(f"{name:9s} N={n}  cold JV {cold.time:.3f}s ({cold.augmentations} augmentations)"
-              f"  warm JV {warm_s:.3f}s incl. inference ({warm.augmentations})"
+              f"  warm JV {warm.time:.3f}s incl. inference ({warm.augmentations}; "
+              f"prediction {warm.info['prediction']})"
               f"  scipy {scipy_s:.3f}s  objective {cold.cost:.4f} (all equal)")

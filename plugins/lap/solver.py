@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -28,6 +28,10 @@ COLUMN_REDUCTION_MIN_MATCHED = 0.5
 # about as much as COLUMN_RESCAN_COST contiguous row rescans).
 INCREMENTAL_CERTIFICATE_MAX_SHARE = 0.5
 COLUMN_RESCAN_COST = 8
+# A square solve given a `predictor` asks it for duals only when JV's column reduction
+# leaves more than this share of the rows free: below it the few augmentations left cost
+# less than a prediction (tracking costs: column reduction matches about 94% of the rows).
+PREDICT_MIN_FREE = 0.1
 _COUNTERS = {"solves": 0, "warm_solves": 0, "fallbacks": 0}
 
 
@@ -63,6 +67,16 @@ class _Solved(NamedTuple):
     scale: float
     # (u, v) known dual feasible on every entry (after row tightening); None: not known
     snapshot: tuple[np.ndarray, np.ndarray] | None = None
+    warm: bool = False
+    prediction: str = "none"
+    inference: float = 0.0
+
+
+class DualPredictor(Protocol):
+    """What `solve_lap(..., predictor=...)` calls: row duals for a dense min-cost matrix with
+    no more rows than columns (e.g. `coplug.learned.rowdualnet.RowDualNet`)."""
+
+    def predict_duals(self, c: np.ndarray) -> np.ndarray: ...
 
 
 def counters() -> dict[str, int]:
@@ -75,6 +89,7 @@ def solve_lap(
     *,
     maximize: bool = False,
     row_duals: np.ndarray | None = None,
+    predictor: DualPredictor | None = None,
     arr_passes: int | None = None,
     time_limit: float | None = None,
 ) -> LapSolution:
@@ -84,11 +99,20 @@ def solve_lap(
     (explicit zeros included; scipy drops zeros when converting from dense) are the allowed
     pairs. `row_duals` (any finite vector, one per row) warm-starts the solve
     through the Min-Trick; the result is exact whatever they are. They are ignored (cold
-    solve, `warm=False`) when there are more rows than columns. Past `time_limit` seconds
+    solve, `warm=False`) when there are more rows than columns. `predictor` instead supplies
+    them (`predict_duals` on the min-cost matrix, inference timed in `info`) for dense costs
+    when JV's column reduction leaves more than PREDICT_MIN_FREE of the rows free;
+    `info["prediction"]` says whether it was used or why not. Past `time_limit` seconds
     it raises `TimeLimitError` (JV has no certified answer before it finishes); Ctrl-C
     interrupts it between augmentation chunks.
     """
     start = time.perf_counter()
+    if row_duals is not None and predictor is not None:
+        raise InputError("give row_duals or a predictor, not both")
+    if predictor is not None and not callable(getattr(predictor, "predict_duals", None)):
+        raise InputError(
+            f"predictor must have a predict_duals(cost) method, got {type(predictor).__name__}"
+        )
     if time_limit is not None and not time_limit > 0:
         raise InputError(f"time_limit must be a positive number of seconds, got {time_limit}")
     deadline = None if time_limit is None else start + time_limit
@@ -105,21 +129,24 @@ def solve_lap(
         c = c.T.tocsr() if is_sparse else c.T
         n, m = m, n
         row_duals = None
+    if transposed or is_sparse:
+        predictor = None
     if not is_sparse:
         c = np.ascontiguousarray(c)  # the kernels walk rows; a strided view is 3x slower
     u0 = _check_duals(row_duals, n)
     if is_sparse:
         sparse.check_pattern(c)
     _COUNTERS["solves"] += 1
-    _COUNTERS["warm_solves"] += u0 is not None
     try:
-        solved = _solve_min(c, u0, arr_passes, deadline)
+        solved = _solve_min(c, u0, arr_passes, deadline, predictor)
     except _NotFinite:
         raise _not_finite(given) from None
+    _COUNTERS["warm_solves"] += solved.warm
     fallback = False
+    warm, prediction, inference = solved.warm, solved.prediction, solved.inference
     augs, scans = solved.augs, solved.scans
     if not _certified(c, solved):
-        if u0 is None:
+        if not warm:
             raise RuntimeError("LAP certificate failed on a cold solve; please report this input")
         _COUNTERS["fallbacks"] += 1
         fallback = True
@@ -144,10 +171,11 @@ def solve_lap(
         row_duals=u,
         col_duals=v,
         augmentations=int(augs),
-        warm=u0 is not None,
+        warm=warm,
         fallback=fallback,
         time=time.perf_counter() - start,
-        info={"row_reduction_scans": int(scans)},
+        info={"row_reduction_scans": int(scans), "prediction": prediction,
+              "inference_s": inference},
     )
 
 
@@ -185,25 +213,56 @@ def _not_finite(c: np.ndarray) -> InputError:
     )
 
 
-def _check_duals(row_duals: np.ndarray | None, n: int) -> np.ndarray | None:
+def _check_duals(row_duals: Any, n: int, what: str = "row_duals") -> np.ndarray | None:
     """Row duals as a finite float64 vector of length n, or None."""
     if row_duals is None:
         return None
-    u = np.asarray(row_duals, dtype=np.float64).ravel()
+    try:
+        u = np.asarray(row_duals, dtype=np.float64).ravel()
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{what} must be numeric: {exc}") from exc
     if u.shape != (n,):
-        raise InputError(f"row_duals must have one value per row ({n}), got shape {u.shape}")
+        raise InputError(f"{what} must have one value per row ({n}), got shape {u.shape}")
     if not np.isfinite(u).all():
-        raise InputError("row_duals must be finite")
+        raise InputError(f"{what} must be finite")
     return u
 
 
 def _solve_min(
-    c: Any, u0: np.ndarray | None, arr_passes: int | None, deadline: float | None
+    c: Any, u0: np.ndarray | None, arr_passes: int | None, deadline: float | None,
+    predictor: DualPredictor | None = None,
 ) -> _Solved:
-    """Dispatch to the dense or sparse min-cost solve with n_rows <= n_cols."""
+    """Dispatch to the dense or sparse min-cost solve with n_rows <= n_cols (a predictor
+    only reaches here with dense costs)."""
+    if predictor is not None:
+        return _solve_predicted(c, predictor, arr_passes, deadline)
     if sp.issparse(c):
-        return _solve_sparse(c, u0, deadline)
-    return _solve_dense(c, u0, arr_passes, deadline)
+        solved = _solve_sparse(c, u0, deadline)
+    else:
+        solved = _solve_dense(c, u0, arr_passes, deadline)
+    return solved._replace(warm=u0 is not None, prediction="none" if u0 is None else "given")
+
+
+def _solve_predicted(
+    c: np.ndarray, predictor: DualPredictor, arr_passes: int | None, deadline: float | None
+) -> _Solved:
+    """Dense solve that asks `predictor` for row duals unless JV's column reduction already
+    matches all but PREDICT_MIN_FREE of the rows (then it goes on cold from that start)."""
+    n, m = c.shape
+    if n == m:
+        state, scale = warmstart.warm_state(c, np.zeros(n))
+        if np.isnan(scale):
+            raise _NotFinite
+        free = np.count_nonzero(state[2] < 0)
+        if free <= PREDICT_MIN_FREE * n:
+            solved = _solve_dense(c, None, arr_passes, deadline, (state, scale, True))
+            return solved._replace(prediction=f"skipped: column reduction left {free} of {n} "
+                                   "rows free")
+    tick = time.perf_counter()
+    u0 = _check_duals(predictor.predict_duals(c), n, "predictor's row duals")
+    inference = time.perf_counter() - tick
+    solved = _solve_dense(c, u0, arr_passes, deadline)
+    return solved._replace(warm=True, prediction="used", inference=inference)
 
 
 def _augment_in_chunks(kernel: Callable, args: tuple, n: int, deadline: float | None) -> int:
@@ -228,11 +287,12 @@ def _augment_in_chunks(kernel: Callable, args: tuple, n: int, deadline: float | 
 
 
 def _solve_dense(
-    c: np.ndarray, u0: np.ndarray | None, arr_passes: int | None, deadline: float | None
+    c: np.ndarray, u0: np.ndarray | None, arr_passes: int | None, deadline: float | None,
+    reduction: tuple[tuple[np.ndarray, ...], float, bool] | None = None,
 ) -> _Solved:
     """Cold JV (column reduction or v = 0, augmenting row reduction, shortest augmenting
     paths) or warm (Min-Trick duals and their tight edges, one reduction pass, shortest
-    augmenting paths)."""
+    augmenting paths). `reduction` is a column reduction `_cold_state` would compute."""
     n, m = c.shape
     if u0 is not None and n < m:
         return _padded(c, u0, arr_passes, deadline)
@@ -240,7 +300,7 @@ def _solve_dense(
         (u, v, col4row, row4col), scale = warmstart.warm_state(c, u0)
         reduced = True
     else:
-        (u, v, col4row, row4col), scale, reduced = _cold_state(c)
+        (u, v, col4row, row4col), scale, reduced = reduction or _cold_state(c)
     if np.isnan(scale):
         raise _NotFinite
     snapshot = (u.copy(), v.copy()) if reduced else None  # tightened: feasible everywhere
