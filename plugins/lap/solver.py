@@ -250,12 +250,12 @@ def _solve_predicted(
     matches all but PREDICT_MIN_FREE of the rows (then it goes on cold from that start)."""
     n, m = c.shape
     if n == m:
-        state, scale = warmstart.warm_state(c, np.zeros(n))
-        if np.isnan(scale):
+        reduction = _cold_state(c)
+        if np.isnan(reduction[1]):
             raise _NotFinite
-        free = np.count_nonzero(state[2] < 0)
+        free = np.count_nonzero(reduction[0][2] < 0)  # all rows when it was dropped
         if free <= PREDICT_MIN_FREE * n:
-            solved = _solve_dense(c, None, arr_passes, deadline, (state, scale, True))
+            solved = _solve_dense(c, None, arr_passes, deadline, reduction)
             return solved._replace(prediction=f"skipped: column reduction left {free} of {n} "
                                    "rows free")
     tick = time.perf_counter()
