@@ -15,7 +15,8 @@ lp,oracle`) gives PMVB default SCIP's optimal solution as its probabilities: the
 predictor could tell it, so it bounds what better predictions can gain; it never counts
 towards the target. `--baselines pscost` adds SCIP with pseudo-cost branching (no strong
 branching), to tell a gain from the hyperplanes apart from a gain from skipping SCIP's
-root strong branching, which PMVB's root branching also does. The last line is the
+root strong branching, which PMVB's root branching also does. `--depths 0,3` adds PMVB
+variants that branch on hyperplanes again down to depth 3. The last line is the
 summary: families where some PMVB variant reached the 1.3x target, and the number of
 optimum disagreements (must be 0).
 """
@@ -56,6 +57,7 @@ class Config:
     threshold: float = 0.9
     confidence: float = 0.99
     mode: str = "branch"
+    depth: int = 0
     params: dict[str, float] = field(default_factory=dict)
 
 
@@ -77,13 +79,15 @@ def sgm(values: Sequence[float], shift: float) -> float:
 
 
 def configs_for(family: str, predictors: Sequence[str], modes: Sequence[str], t: float,
-                q: float, baselines: Sequence[str] = ()) -> list[Config]:
-    """Default SCIP, the chosen SCIP baselines, then one PMVB config per (predictor, mode)
-    that can be loaded."""
+                q: float, baselines: Sequence[str] = (), depths: Sequence[int] = (0,)
+                ) -> list[Config]:
+    """Default SCIP, the chosen SCIP baselines, then one PMVB config per (predictor, mode,
+    depth) that can be loaded; depths > 0 only in branch mode (prefix is root-only)."""
     out = [Config("scip")] + [Config(f"scip-{name}", params=BASELINES[name]) for name in baselines]
+    variants = [(mode, d) for mode in modes for d in depths if d == 0 or mode == "branch"]
     for name in predictors:
         if name == ORACLE:
-            out += [Config(_label(name, mode), ORACLE, t, q, mode) for mode in modes]
+            out += [Config(_label(name, mode, d), ORACLE, t, q, mode, d) for mode, d in variants]
             continue
         try:
             predictor, meta = resolve_predictor(name, family)
@@ -91,13 +95,14 @@ def configs_for(family: str, predictors: Sequence[str], modes: Sequence[str], t:
             print(f"  skip {family}/{name}: {exc}", file=sys.stderr)
             continue
         tt, qq = (t, q) if name == "lp" else (meta.get("threshold", t), meta.get("confidence", q))
-        out += [Config(_label(name, mode), predictor, tt, qq, mode) for mode in modes]
+        out += [Config(_label(name, mode, d), predictor, tt, qq, mode, d) for mode, d in variants]
     return out
 
 
-def _label(predictor: str, mode: str) -> str:
+def _label(predictor: str, mode: str, depth: int = 0) -> str:
     """Row label of a PMVB configuration."""
-    return f"pmvb-{predictor}" + ("" if mode == "branch" else f"-{mode}")
+    return (f"pmvb-{predictor}" + ("" if mode == "branch" else f"-{mode}")
+            + (f"-d{depth}" if depth else ""))
 
 
 def optimum_probabilities(model: pyo.Block) -> ComponentMap:
@@ -119,7 +124,7 @@ def run_config(model, config: Config, time_limit: float, seed: int) -> Result:
     if config.predictor is None:
         return solve(model, time_limit=time_limit, **params)
     return solve_with_pmvb(model, config.predictor, config.threshold, config.confidence,
-                           config.mode, time_limit, **params)
+                           config.mode, time_limit, config.depth, **params)
 
 
 def bench_family(family: str, size: int, seeds: Sequence[int], configs: list[Config],
@@ -191,6 +196,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="N for every family, or per family: setcover=200,gisp=50")
     parser.add_argument("--predictors", default="lp,logreg,gbt,mlp")
     parser.add_argument("--modes", default="branch", help="comma list of branch, prefix")
+    parser.add_argument("--depths", default="0",
+                        help="comma list of PMVB depths (branch mode): 0 = root only, d > 0 "
+                             "also branches on hyperplanes at nodes down to depth d")
     parser.add_argument("--baselines", default="",
                         help=f"comma list of extra SCIP configurations: {', '.join(BASELINES)}")
     parser.add_argument("--threshold", type=float, default=0.9, help="t for the lp predictor")
@@ -209,6 +217,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     predictors = [p.strip() for p in args.predictors.split(",") if p.strip()]
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     baselines = [b.strip() for b in args.baselines.split(",") if b.strip()]
+    try:
+        depths = [int(d) for d in args.depths.split(",") if d.strip()]
+    except ValueError:
+        parser.error(f"--depths must be a comma list of integers, got {args.depths!r}")
+    if not depths or min(depths) < 0:
+        parser.error(f"--depths must list depths >= 0, got {args.depths!r}")
     if set(baselines) - set(BASELINES):
         parser.error(f"unknown baselines {sorted(set(baselines) - set(BASELINES))}; known: "
                      f"{', '.join(BASELINES)}")
@@ -220,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for family in families:
             size = sizes.get(family) or (TRAIN_SIZES if args.quick else BENCH_SIZES)[family]
             configs = configs_for(family, predictors, modes, args.threshold, args.confidence,
-                                  baselines)
+                                  baselines, depths)
             rows = bench_family(family, size, seeds, configs, args.time_limit)
             speedups = print_family(family, size, rows)
             fair = [(v, k) for k, v in speedups.items()

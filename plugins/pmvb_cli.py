@@ -38,15 +38,18 @@ def resolve_predictor(predictor: str, family: str | None) -> tuple[Any, dict[str
 
 def solve_with_pmvb(
     model: Any, predictor: Any, threshold: float, confidence: float, mode: str = "branch",
-    time_limit: float | None = None, **params: Any,
+    time_limit: float | None = None, depth: int = 0, **params: Any,
 ) -> Result:
-    """One PMVB solve in `mode` ("branch": plugin; "prefix": solve_pmvb_prefix)."""
+    """One PMVB solve in `mode` ("branch": plugin, hyperplanes down to `depth`; "prefix":
+    solve_pmvb_prefix, root only)."""
     from coplug.plugins.bridge import solve
     from coplug.plugins.pmvb import PMVBBranching, solve_pmvb_prefix
 
     if mode == "prefix":
+        if depth:
+            raise InputError("PMVB prefix mode branches at the root only; use depth=0")
         return solve_pmvb_prefix(model, predictor, threshold, confidence, time_limit, **params)
-    rule = PMVBBranching(predictor, threshold, confidence, mode=mode)
+    rule = PMVBBranching(predictor, threshold, confidence, mode=mode, depth=depth)
     return solve(model, plugins=[rule], time_limit=time_limit, **params)
 
 
@@ -65,6 +68,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--confidence", type=float, default=None,
                    help="q; default 0.99, or the checkpoint's tuned value")
     p.add_argument("--mode", default="branch", choices=("branch", "prefix"))
+    p.add_argument("--depth", type=int, default=0,
+                   help="branch mode: also branch on hyperplanes at nodes down to this depth")
     p.add_argument("--time-limit", type=float, default=None, help="seconds per solve")
     p.set_defaults(func=_cmd_pmvb)
 
@@ -80,21 +85,23 @@ def _cmd_pmvb(args: argparse.Namespace) -> int:
     q = args.confidence if args.confidence is not None else meta.get("confidence", 0.99)
     size = args.size or TRAIN_SIZES[args.family]
     compare(lambda: build_family(args.family, size, args.seed), predictor, t, q, args.mode,
-            args.time_limit, label=f"{args.family} size={size} seed={args.seed}")
+            args.time_limit, label=f"{args.family} size={size} seed={args.seed}",
+            depth=args.depth)
     return 0
 
 
 def compare(
     build: Any, predictor: Any, threshold: float, confidence: float, mode: str = "branch",
-    time_limit: float | None = None, label: str = "",
+    time_limit: float | None = None, label: str = "", depth: int = 0,
 ) -> tuple[Result, Result]:
     """Solve `build()` with default SCIP and with PMVB; print both and whether optima agree."""
     from coplug.plugins.bridge import solve
 
     base = solve(build(), time_limit=time_limit)
-    pmvb = solve_with_pmvb(build(), predictor, threshold, confidence, mode, time_limit)
+    pmvb = solve_with_pmvb(build(), predictor, threshold, confidence, mode, time_limit, depth)
     name = predictor if isinstance(predictor, str) else getattr(predictor, "kind", "learned")
-    print(f"{label}  PMVB predictor={name} t={threshold} q={confidence} mode={mode}")
+    print(f"{label}  PMVB predictor={name} t={threshold} q={confidence} mode={mode} "
+          f"depth={depth}")
     print(f"{'':14s}{'status':>10s}{'objective':>16s}{'nodes':>9s}{'time s':>9s}")
     for tag, r in (("SCIP default", base), ("SCIP + PMVB", pmvb)):
         obj = "-" if r.objective is None else f"{r.objective:.6g}"

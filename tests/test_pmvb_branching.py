@@ -176,3 +176,14 @@ def test_failing_predictor_falls_back_to_scip() -> None:
     stats = result.plugin_stats["pmvb"]
     assert "corrupt" in stats["error"] and not stats["root_branched"]
     assert result.optimal and _same(result.objective, reference.objective)
+
+
+def test_cli_pmvb_with_depth_reports_the_same_optimum(capsys: pytest.CaptureFixture) -> None:
+    from coplug.plugins.cli import main
+
+    assert main(["pmvb", "mknapsack", "--size", "22", "--seed", "1", "--depth", "3",
+                 "--threshold", "0.7", "--confidence", "0.9"]) == 0
+    out = capsys.readouterr().out
+    assert "depth=3" in out and "same optimum: True" in out
+    assert main(["pmvb", "mknapsack", "--size", "22", "--mode", "prefix", "--depth", "2"]) == 2
+    assert "root only" in capsys.readouterr().err
