@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from coplug.plugins.errors import InputError, TimeLimitError
-from coplug.plugins.lap import certify, jv, sparse, warmstart
+from coplug.plugins.lap import certify, jv, sparse, sparsify, warmstart
 
 # Augmenting row reduction stalls on degenerate costs (many ties); cap its row scans.
 ARR_STEPS_PER_ROW = 2
@@ -32,6 +32,10 @@ COLUMN_RESCAN_COST = 8
 # leaves more than this share of the rows free: below it the few augmentations left cost
 # less than a prediction (tracking costs: column reduction matches about 94% of the rows).
 PREDICT_MIN_FREE = 0.1
+# Predicted square warm starts are first refined on the sparse LAP over each row's and
+# column's SPARSIFY_K smallest reduced costs (plus the diagonal, so it is feasible): its
+# optimal duals and assignment then start the dense solve. 0 turns the refinement off.
+SPARSIFY_K = 16
 _COUNTERS = {"solves": 0, "warm_solves": 0, "fallbacks": 0}
 
 
@@ -70,6 +74,8 @@ class _Solved(NamedTuple):
     warm: bool = False
     prediction: str = "none"
     inference: float = 0.0
+    sparse_augs: int = 0
+    sparse_s: float = 0.0
 
 
 class DualPredictor(Protocol):
@@ -175,7 +181,8 @@ def solve_lap(
         fallback=fallback,
         time=time.perf_counter() - start,
         info={"row_reduction_scans": int(scans), "prediction": prediction,
-              "inference_s": inference},
+              "inference_s": inference, "sparse_augmentations": int(solved.sparse_augs),
+              "sparse_s": solved.sparse_s},
     )
 
 
@@ -261,8 +268,25 @@ def _solve_predicted(
     tick = time.perf_counter()
     u0 = _check_duals(predictor.predict_duals(c), n, "predictor's row duals")
     inference = time.perf_counter() - tick
-    solved = _solve_dense(c, u0, arr_passes, deadline)
-    return solved._replace(warm=True, prediction="used", inference=inference)
+    if n != m or not 0 < SPARSIFY_K < n // 4:
+        solved = _solve_dense(c, u0, arr_passes, deadline)
+        return solved._replace(warm=True, prediction="used", inference=inference)
+    tick = time.perf_counter()
+    refined = _refine_sparse(c, u0, SPARSIFY_K, deadline)
+    sparse_s = time.perf_counter() - tick
+    solved = _solve_dense(c, refined.u, arr_passes, deadline, start=refined.col4row)
+    return solved._replace(warm=True, prediction="used", inference=inference,
+                           sparse_augs=refined.augs, sparse_s=sparse_s)
+
+
+def _refine_sparse(c: np.ndarray, u0: np.ndarray, k: int, deadline: float | None) -> _Solved:
+    """Optimal solve of the square LAP restricted to the k smallest reduced costs of each row
+    and column under the Min-Trick duals of `u0`, plus the diagonal; warm from `u0`."""
+    v0 = np.empty(c.shape[1])
+    warmstart.min_trick(c, u0, v0)
+    indptr, indices, data = sparsify.reduced_cost_pattern(c, u0, v0, k)
+    pattern = sp.csr_matrix((data, indices, indptr), shape=c.shape)
+    return _solve_sparse(pattern, u0, deadline)
 
 
 def _augment_in_chunks(kernel: Callable, args: tuple, n: int, deadline: float | None) -> int:
@@ -289,15 +313,17 @@ def _augment_in_chunks(kernel: Callable, args: tuple, n: int, deadline: float | 
 def _solve_dense(
     c: np.ndarray, u0: np.ndarray | None, arr_passes: int | None, deadline: float | None,
     reduction: tuple[tuple[np.ndarray, ...], float, bool] | None = None,
+    start: np.ndarray | None = None,
 ) -> _Solved:
     """Cold JV (column reduction or v = 0, augmenting row reduction, shortest augmenting
-    paths) or warm (Min-Trick duals and their tight edges, one reduction pass, shortest
-    augmenting paths). `reduction` is a column reduction `_cold_state` would compute."""
+    paths) or warm (Min-Trick duals and their tight edges, first those of the assignment
+    `start`, one reduction pass, shortest augmenting paths). `reduction` is a column
+    reduction `_cold_state` would compute."""
     n, m = c.shape
     if u0 is not None and n < m:
         return _padded(c, u0, arr_passes, deadline)
     if u0 is not None:
-        (u, v, col4row, row4col), scale = warmstart.warm_state(c, u0)
+        (u, v, col4row, row4col), scale = warmstart.warm_state(c, u0, start)
         reduced = True
     else:
         (u, v, col4row, row4col), scale, reduced = reduction or _cold_state(c)

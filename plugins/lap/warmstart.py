@@ -7,6 +7,9 @@ import numpy as np
 from numba import njit
 
 INF = np.inf
+# An edge of a given start assignment counts as tight up to this many float64 ulps of the
+# cost scale: duals carried over from another solve differ from the Min-Trick by round-off.
+KEEP_TIGHT_ULPS = 64
 
 
 @njit(cache=True)
@@ -52,14 +55,30 @@ def checked_min_trick(c, u, v):
 
 
 @njit(cache=True)
-def tighten_and_match(c, u, v, col4row, row4col):
-    """Raise each u_i to min_j (c_ij - v_j) and keep a greedy matching of tight edges.
+def keep_tight(c, u, v, start, col4row, row4col, tol):
+    """Keep the edges (i, start[i]) whose reduced cost under (u, v) is at most `tol` (round-off
+    of the duals that made `start`) as a partial matching."""
+    for i in range(c.shape[0]):
+        j = start[i]
+        if j >= 0 and row4col[j] == -1 and c[i, j] - u[i] - v[j] <= tol:
+            col4row[i] = j
+            row4col[j] = i
+
+
+@njit(cache=True)
+def tighten_and_match(c, u, v, col4row, row4col, start):
+    """Raise each unmatched u_i to min_j (c_ij - v_j) and match it to a free tight column:
+    start[i] when that one is, else the first (a matched row's edge is tight, so its u_i
+    is already that minimum).
 
     Duals stay feasible and every kept edge has zero reduced cost; returns rows matched.
     """
     n, m = c.shape
     matched = 0
     for i in range(n):
+        if col4row[i] >= 0:
+            matched += 1
+            continue
         best = INF
         jfree = -1
         for j in range(m):
@@ -70,6 +89,9 @@ def tighten_and_match(c, u, v, col4row, row4col):
             elif r == best and jfree == -1 and row4col[j] == -1:
                 jfree = j
         u[i] = best
+        j = start[i]
+        if j >= 0 and row4col[j] == -1 and c[i, j] - v[j] == best:
+            jfree = j
         if jfree >= 0:
             col4row[i] = jfree
             row4col[jfree] = i
@@ -77,10 +99,12 @@ def tighten_and_match(c, u, v, col4row, row4col):
     return matched
 
 
-def warm_state(c: np.ndarray, row_duals: np.ndarray) -> tuple[tuple[np.ndarray, ...], float]:
-    """Feasible (u, v) from any finite row duals plus the tight partial matching they give,
-    and the cost scale max |c_ij| (NaN when `c` has a non-finite entry: nothing else is
-    computed then)."""
+def warm_state(
+    c: np.ndarray, row_duals: np.ndarray, start: np.ndarray | None = None
+) -> tuple[tuple[np.ndarray, ...], float]:
+    """Feasible (u, v) from any finite row duals plus the tight partial matching they give
+    (first the still-tight edges of the assignment `start`, if any), and the cost scale
+    max |c_ij| (NaN when `c` has a non-finite entry: nothing else is computed then)."""
     n, m = c.shape
     u = np.array(row_duals, dtype=np.float64)
     v = np.empty(m, np.float64)
@@ -88,5 +112,9 @@ def warm_state(c: np.ndarray, row_duals: np.ndarray) -> tuple[tuple[np.ndarray, 
     row4col = np.full(m, -1, np.int64)
     scale = checked_min_trick(c, u, v)
     if not np.isnan(scale):
-        tighten_and_match(c, u, v, col4row, row4col)
+        if start is None:
+            start = np.full(n, -1, np.int64)
+        tol = KEEP_TIGHT_ULPS * np.finfo(np.float64).eps * max(1.0, scale)
+        keep_tight(c, u, v, start, col4row, row4col, tol)
+        tighten_and_match(c, u, v, col4row, row4col, start)
     return (u, v, col4row, row4col), float(scale)

@@ -1,0 +1,106 @@
+"""Reduced-cost sparsification of a dense LAP around feasible duals.
+
+Given feasible duals (u, v), keep each row's and each column's k smallest reduced costs
+c_ij - u_i - v_j, plus the diagonal so that a perfect matching always exists. The optimum
+of that sparse LAP is usually close to the dense optimum, and its duals are a far better
+warm start than the duals it started from; the dense solve that follows keeps exactness.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+INF = np.inf
+
+
+@njit(cache=True)
+def _insert(vals, idx, k, x, j):
+    """Insert (x, j) into the ascending length-k buffers vals/idx (x < vals[k - 1])."""
+    t = k - 1
+    while t > 0 and vals[t - 1] > x:
+        vals[t] = vals[t - 1]
+        idx[t] = idx[t - 1]
+        t -= 1
+    vals[t] = x
+    idx[t] = j
+
+
+@njit(cache=True)
+def _insert_column(vals, idx, k, x, i, j):
+    """Insert (x, row i) into column j of the (k, m) buffers, kept ascending down axis 0."""
+    t = k - 1
+    while t > 0 and vals[t - 1, j] > x:
+        vals[t, j] = vals[t - 1, j]
+        idx[t, j] = idx[t - 1, j]
+        t -= 1
+    vals[t, j] = x
+    idx[t, j] = i
+
+
+@njit(cache=True)
+def reduced_cost_pattern(c, u, v, k):
+    """CSR (indptr, indices, data) of the entries among each row's and each column's k
+    smallest reduced costs c_ij - u_i - v_j, plus (i, i); data are the costs c_ij.
+
+    Needs n <= m (the diagonal then exists) and 1 <= k <= min(n, m).
+    """
+    n, m = c.shape
+    row_idx = np.empty((n, k), np.int64)
+    row_val = np.empty(k)
+    col_val = np.full((k, m), INF)
+    col_idx = np.full((k, m), -1, np.int64)
+    for i in range(n):
+        for t in range(k):
+            row_val[t] = INF
+            row_idx[i, t] = i
+        ui = u[i]
+        for j in range(m):
+            r = c[i, j] - ui - v[j]
+            if r < row_val[k - 1]:
+                _insert(row_val, row_idx[i], k, r, j)
+            if r < col_val[k - 1, j]:
+                _insert_column(col_val, col_idx, k, r, i, j)
+    extra = np.zeros(n + 1, np.int64)
+    for j in range(m):
+        for t in range(k):
+            if col_idx[t, j] >= 0:
+                extra[col_idx[t, j] + 1] += 1
+    for i in range(n):
+        extra[i + 1] += extra[i]
+    by_row = np.empty(extra[n], np.int64)
+    fill = extra[:n].copy()
+    for j in range(m):
+        for t in range(k):
+            i = col_idx[t, j]
+            if i >= 0:
+                by_row[fill[i]] = j
+                fill[i] += 1
+    indptr = np.zeros(n + 1, np.int64)
+    indices = np.empty(n * (k + 1) + extra[n], np.int64)
+    seen = np.full(m, -1, np.int64)
+    nnz = 0
+    for i in range(n):
+        seen[i] = i
+        indices[nnz] = i
+        nnz += 1
+        for t in range(k):
+            j = row_idx[i, t]
+            if seen[j] != i:
+                seen[j] = i
+                indices[nnz] = j
+                nnz += 1
+        for s in range(extra[i], extra[i + 1]):
+            j = by_row[s]
+            if seen[j] != i:
+                seen[j] = i
+                indices[nnz] = j
+                nnz += 1
+        indices[indptr[i]:nnz].sort()
+        indptr[i + 1] = nnz
+    indices = indices[:nnz]
+    data = np.empty(nnz)
+    for i in range(n):
+        for s in range(indptr[i], indptr[i + 1]):
+            data[s] = c[i, indices[s]]
+    return indptr, indices, data
