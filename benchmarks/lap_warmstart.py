@@ -4,6 +4,7 @@
     python benchmarks/lap_warmstart.py --quick         # N 512, 1024
     python benchmarks/lap_warmstart.py --sizes 2048 4096 --generators geometric low_rank
     python benchmarks/lap_warmstart.py --oracle        # also warm JV from the exact duals
+    python benchmarks/lap_warmstart.py --methods cold warm rowmin   # ablation: row minima
 
 Warm is `solve_lap(c, predictor=RowDualNet)`: its time includes inference (features + MLP)
 and the sparse refinement of the prediction (the "(sp)" column: the LAP over each row's and
@@ -36,6 +37,16 @@ from coplug.plugins.lap.solver import counters, solve_lap
 
 STRUCTURED = ("geometric", "low_rank", "transport")
 METHODS = ("scipy", "lapjv", "cold", "warm")
+# Opt-in ablation (`--methods ... rowmin`): the warm pipeline fed row minima instead of
+# RowDualNet duals, to show what the learned prediction adds.
+ABLATIONS = ("rowmin",)
+
+
+class RowMinima:
+    """A data-free "predictor": u_i = min_j c_ij."""
+
+    def predict_duals(self, c: np.ndarray) -> np.ndarray:
+        return c.min(axis=1).astype(np.float64)
 
 
 def _run(method: str, c: np.ndarray, model, exact: np.ndarray | None = None
@@ -59,7 +70,7 @@ def _run(method: str, c: np.ndarray, model, exact: np.ndarray | None = None
     if method == "cold":
         sol = solve_lap(c)
         return time.perf_counter() - start, sol.cost, sol.augmentations, (0.0, 0.0), sol.row_duals
-    sol = solve_lap(c, predictor=model)
+    sol = solve_lap(c, predictor=RowMinima() if method == "rowmin" else model)
     extra = (sol.info["inference_s"], sol.info["sparse_s"])
     return time.perf_counter() - start, sol.cost, sol.augmentations, extra, None
 
@@ -74,10 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-seconds", type=float, default=300.0, help="skip predicted longer runs")
     p.add_argument("--quick", action="store_true", help="sizes 512 and 1024")
     p.add_argument("--oracle", action="store_true", help="also warm JV from the exact duals")
-    p.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS),
+    p.add_argument("--methods", nargs="+", default=list(METHODS),
+                   choices=list(METHODS + ABLATIONS),
                    help="run only these (e.g. cold warm at N=16384, where scipy takes hours)")
     args = p.parse_args(argv)
-    chosen = tuple(m for m in METHODS if m in args.methods)
+    chosen = tuple(m for m in METHODS + ABLATIONS if m in args.methods)
     methods = chosen + ("oracle",) if args.oracle else chosen
     sizes = [512, 1024] if args.quick else sorted(args.sizes)
     torch.set_num_threads(1)  # a tiny MLP: thread pools only add contention
@@ -86,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     header = (f"{'generator':10s} {'N':>6s} {'scipy':>8s} {'lapjv':>8s} {'cold':>8s} {'augs':>6s} "
               f"{'warm':>8s} {'(inf)':>6s} {'(sp)':>6s} {'augs':>6s} {'cold/warm':>9s} "
               f"{'lapjv/warm':>10s} "
+              + (f"{'rowmin':>8s} {'augs':>6s} " if "rowmin" in chosen else "")
               + (f"{'oracle':>8s} {'augs':>6s} " if args.oracle else "") + "opt")
     rows: list[dict] = []
     last: dict[tuple[str, str], tuple[int, float]] = {}
@@ -94,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, n in tqdm(cells, desc="lap benchmark", file=sys.stderr):
             dtype = np.float32 if n >= args.float32_from else np.float64
             c = generate(name, n, seed=args.seed, dtype=dtype)
-            row = dict.fromkeys(METHODS) | {"generator": name, "n": n}
+            row = dict.fromkeys(methods) | dict.fromkeys(METHODS) | {"generator": name, "n": n}
             exact = None  # the cold solve's optimal row duals, for the oracle
             for method in methods:
                 prev = last.get((name, method))
@@ -129,7 +142,7 @@ def _format(row: dict) -> str:
     inf = f"{warm[3][0]:6.3f} {warm[3][1]:6.3f}" if warm else f"{'-':>6s} {'-':>6s}"
     cw = f"{cold[0] / warm[0]:9.2f}" if warm and cold else f"{'-':>9s}"
     lw = f"{lapjv[0] / warm[0]:10.2f}" if warm and lapjv else f"{'-':>10s}"
-    oracle = f"{t('oracle')} {a('oracle')} " if "oracle" in row else ""
+    oracle = "".join(f"{t(m)} {a(m)} " for m in ("rowmin", "oracle") if m in row)
     return (f"{row['generator']:10s} {row['n']:6d} {t('scipy')} {t('lapjv')} {t('cold')} "
             f"{a('cold')} {t('warm')} {inf} {a('warm')} {cw} {lw} {oracle}{_optimal(row)}")
 
@@ -138,13 +151,13 @@ def _optimal(row: dict) -> str:
     """'yes' when every method that ran matches scipy's objective ('n/a' without scipy)."""
     if not row["scipy"]:
         ref = row["cold"][1] if row["cold"] else None
-        others = [row[m][1] for m in ("lapjv", "warm", "oracle") if row.get(m)]
+        others = [row[m][1] for m in ("lapjv", "warm", "rowmin", "oracle") if row.get(m)]
         if ref is None:
             return "n/a"
         ok = all(abs(o - ref) <= 1e-6 * max(1.0, abs(ref)) for o in others)
         return "yes*" if ok else "NO"
     ref = row["scipy"][1]
-    ran = [m for m in (*METHODS, "oracle") if row.get(m)]
+    ran = [m for m in (*METHODS, *ABLATIONS, "oracle") if row.get(m)]
     ok = all(abs(row[m][1] - ref) <= 1e-6 * max(1.0, abs(ref)) for m in ran)
     return "yes" if ok else "NO"
 

@@ -1,5 +1,6 @@
 """Reduced-cost sparsification of predicted warm starts: the pattern holds what it promises,
-the refined solve stays exact whatever the prediction, and a start assignment is reused."""
+pricing adds the violated entries, the refined solve stays exact whatever the prediction,
+and a start assignment is reused."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from coplug.formulations.assignment import generate
 from coplug.learned.rowdualnet import load
 from coplug.plugins.lap import solver
 from coplug.plugins.lap.solver import solve_lap
-from coplug.plugins.lap.sparsify import reduced_cost_pattern
+from coplug.plugins.lap.sparsify import price_pattern, reduced_cost_pattern
 from coplug.plugins.lap.warmstart import min_trick, warm_state
 
 
@@ -101,3 +102,33 @@ def test_wrong_start_keeps_only_tight_edges_and_feasible_duals() -> None:
     matched = np.flatnonzero(col4row >= 0)
     assert np.allclose(c[matched, col4row[matched]], u[matched] + v[col4row[matched]])
     assert np.array_equal(row4col[col4row[matched]], matched)
+
+
+def test_pricing_adds_each_rows_most_violated_missing_entries() -> None:
+    rng = np.random.default_rng(7)
+    n, k = 30, 3
+    c = rng.random((n, n))
+    u, v = rng.random(n), np.zeros(n)  # deliberately infeasible duals
+    indptr, indices, _ = reduced_cost_pattern(c, np.zeros(n), c.min(axis=0), 2)
+    new_indptr, new_indices, data, violations = price_pattern(c, u, v, indptr, indices, k, 0.0)
+    old = np.zeros((n, n), dtype=bool)
+    for i in range(n):
+        old[i, indices[indptr[i]:indptr[i + 1]]] = True
+    r = c - u[:, None] - v[None, :]
+    missing = np.where(old, np.inf, r)
+    assert violations == np.count_nonzero(missing < 0)
+    for i in range(n):
+        row = new_indices[new_indptr[i]:new_indptr[i + 1]]
+        assert (np.diff(row) > 0).all() and np.array_equal(data[new_indptr[i]:new_indptr[i + 1]],
+                                                           c[i, row])
+        worst = np.argsort(missing[i])[: min(k, np.count_nonzero(missing[i] < 0))]
+        assert set(row) == set(np.flatnonzero(old[i])) | set(worst)
+
+
+def test_pricing_finds_nothing_once_duals_are_optimal() -> None:
+    c = generate("transport", 200, seed=2)
+    exact = solve_lap(c)
+    indptr, indices, _ = reduced_cost_pattern(c, exact.row_duals, exact.col_duals, 4)
+    *_, violations = price_pattern(c, exact.row_duals, exact.col_duals, indptr, indices, 4,
+                                   1e-9)
+    assert violations == 0

@@ -36,6 +36,9 @@ PREDICT_MIN_FREE = 0.1
 # column's SPARSIFY_K smallest reduced costs (plus the diagonal, so it is feasible): its
 # optimal duals and assignment then start the dense solve. 0 turns the refinement off.
 SPARSIFY_K = 16
+# Rounds of pricing: the missing entries its duals violate join the sparse LAP, which is
+# solved again from its last duals and assignment.
+PRICING_ROUNDS = 6
 _COUNTERS = {"solves": 0, "warm_solves": 0, "fallbacks": 0}
 
 
@@ -272,21 +275,38 @@ def _solve_predicted(
         solved = _solve_dense(c, u0, arr_passes, deadline)
         return solved._replace(warm=True, prediction="used", inference=inference)
     tick = time.perf_counter()
-    refined = _refine_sparse(c, u0, SPARSIFY_K, deadline)
+    refined = _refine_sparse(c, u0, SPARSIFY_K, reduction[1], deadline)
     sparse_s = time.perf_counter() - tick
     solved = _solve_dense(c, refined.u, arr_passes, deadline, start=refined.col4row)
     return solved._replace(warm=True, prediction="used", inference=inference,
                            sparse_augs=refined.augs, sparse_s=sparse_s)
 
 
-def _refine_sparse(c: np.ndarray, u0: np.ndarray, k: int, deadline: float | None) -> _Solved:
+def _refine_sparse(
+    c: np.ndarray, u0: np.ndarray, k: int, scale: float, deadline: float | None
+) -> _Solved:
     """Optimal solve of the square LAP restricted to the k smallest reduced costs of each row
-    and column under the Min-Trick duals of `u0`, plus the diagonal; warm from `u0`."""
-    v0 = np.empty(c.shape[1])
+    and column under the Min-Trick duals of `u0`, plus the diagonal; then up to
+    PRICING_ROUNDS times, add each row's k most violated missing entries under that
+    solve's duals and re-solve warm (no violation left: the sparse optimum is the dense one).
+    """
+    n, m = c.shape
+    v0 = np.empty(m)
     warmstart.min_trick(c, u0, v0)
     indptr, indices, data = sparsify.reduced_cost_pattern(c, u0, v0, k)
-    pattern = sp.csr_matrix((data, indices, indptr), shape=c.shape)
-    return _solve_sparse(pattern, u0, deadline)
+    solved = _solve_sparse(sp.csr_matrix((data, indices, indptr), shape=(n, m)), u0, deadline)
+    tol = warmstart.KEEP_TIGHT_ULPS * np.finfo(np.float64).eps * max(1.0, scale)
+    augs = solved.augs
+    for _ in range(PRICING_ROUNDS):
+        indptr, indices, data, violations = sparsify.price_pattern(
+            c, solved.u, solved.v, indptr, indices, k, tol
+        )
+        if violations == 0:
+            break
+        pattern = sp.csr_matrix((data, indices, indptr), shape=(n, m))
+        solved = _solve_sparse(pattern, solved.u, deadline, start=solved.col4row)
+        augs += solved.augs
+    return solved._replace(augs=augs)
 
 
 def _augment_in_chunks(kernel: Callable, args: tuple, n: int, deadline: float | None) -> int:
@@ -389,8 +409,12 @@ def _unpad(n: int, solved: _Solved) -> _Solved:
                            snapshot=None)
 
 
-def _solve_sparse(c: sp.csr_matrix, u0: np.ndarray | None, deadline: float | None) -> _Solved:
-    """Sparse SAP: cold from row minima or warm from Min-Trick duals (rectangular: padded)."""
+def _solve_sparse(
+    c: sp.csr_matrix, u0: np.ndarray | None, deadline: float | None,
+    start: np.ndarray | None = None,
+) -> _Solved:
+    """Sparse SAP: cold from row minima or warm from Min-Trick duals, keeping the still-tight
+    edges of the assignment `start` (square only; rectangular: padded)."""
     n, m = c.shape
     if u0 is not None and n < m:
         k = m - n
@@ -410,6 +434,10 @@ def _solve_sparse(c: sp.csr_matrix, u0: np.ndarray | None, deadline: float | Non
     if u0 is not None:
         u[:] = u0
         sparse.sparse_min_trick(indptr, indices, data, m, u, v)
+    if start is not None:
+        scale = float(np.abs(data).max(initial=0.0))
+        tol = warmstart.KEEP_TIGHT_ULPS * np.finfo(np.float64).eps * max(1.0, scale)
+        sparse.sparse_keep_tight(indptr, indices, data, u, v, start, col4row, row4col, tol)
     sparse.sparse_tighten_and_match(indptr, indices, data, u, v, col4row, row4col)
     augs = _augment_in_chunks(
         sparse.sparse_augment, (indptr, indices, data, m, u, v, col4row, row4col), n, deadline

@@ -68,11 +68,32 @@ def sparse_min_trick(indptr, indices, data, m, u, v):
 
 
 @njit(cache=True)
+def sparse_keep_tight(indptr, indices, data, u, v, start, col4row, row4col, tol):
+    """Keep the stored edges (i, start[i]) whose reduced cost is at most `tol` as a partial
+    matching (the rows' duals are then already their minimum, up to `tol`)."""
+    n = indptr.shape[0] - 1
+    for i in range(n):
+        j = start[i]
+        if j < 0 or row4col[j] != -1:
+            continue
+        for k in range(indptr[i], indptr[i + 1]):
+            if indices[k] == j:
+                if data[k] - u[i] - v[j] <= tol:
+                    col4row[i] = j
+                    row4col[j] = i
+                break
+
+
+@njit(cache=True)
 def sparse_tighten_and_match(indptr, indices, data, u, v, col4row, row4col):
-    """Raise u_i to its row's minimum reduced cost and greedily keep free tight edges."""
+    """Raise each unmatched u_i to its row's minimum reduced cost and greedily keep free
+    tight edges."""
     n = indptr.shape[0] - 1
     matched = 0
     for i in range(n):
+        if col4row[i] >= 0:
+            matched += 1
+            continue
         best = INF
         jfree = -1
         for k in range(indptr[i], indptr[i + 1]):

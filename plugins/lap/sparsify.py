@@ -104,3 +104,49 @@ def reduced_cost_pattern(c, u, v, k):
         for s in range(indptr[i], indptr[i + 1]):
             data[s] = c[i, indices[s]]
     return indptr, indices, data
+
+
+@njit(cache=True)
+def price_pattern(c, u, v, indptr, indices, k, tol):
+    """Add to the pattern each row's (up to) k most negative reduced costs c_ij - u_i - v_j
+    below -tol among the entries it lacks; returns the merged CSR (indptr, indices, data)
+    and the number of violated entries found (0: (u, v) are feasible for the dense LAP).
+    """
+    n, m = c.shape
+    add_val = np.empty(k)
+    add_idx = np.empty((n, k), np.int64)
+    n_add = np.zeros(n, np.int64)
+    seen = np.full(m, -1, np.int64)
+    violations = 0
+    for i in range(n):
+        for s in range(indptr[i], indptr[i + 1]):
+            seen[indices[s]] = i
+        for t in range(k):
+            add_val[t] = -tol
+        ui = u[i]
+        for j in range(m):
+            r = c[i, j] - ui - v[j]
+            if r < -tol and seen[j] != i:
+                violations += 1
+                if r < add_val[k - 1]:
+                    _insert(add_val, add_idx[i], k, r, j)
+        for t in range(k):
+            if add_val[t] < -tol:
+                n_add[i] += 1
+    new_indptr = np.zeros(n + 1, np.int64)
+    for i in range(n):
+        new_indptr[i + 1] = new_indptr[i] + indptr[i + 1] - indptr[i] + n_add[i]
+    new_indices = np.empty(new_indptr[n], np.int64)
+    data = np.empty(new_indptr[n])
+    for i in range(n):
+        at = new_indptr[i]
+        for s in range(indptr[i], indptr[i + 1]):
+            new_indices[at] = indices[s]
+            at += 1
+        for t in range(n_add[i]):
+            new_indices[at] = add_idx[i, t]
+            at += 1
+        new_indices[new_indptr[i]:at].sort()
+        for s in range(new_indptr[i], at):
+            data[s] = c[i, new_indices[s]]
+    return new_indptr, new_indices, data, violations
