@@ -295,7 +295,7 @@ def _refine_sparse(
     warmstart.min_trick(c, u0, v0)
     indptr, indices, data = sparsify.reduced_cost_pattern(c, u0, v0, k)
     solved = _solve_sparse(sp.csr_matrix((data, indices, indptr), shape=(n, m)), u0, deadline)
-    tol = warmstart.KEEP_TIGHT_ULPS * np.finfo(np.float64).eps * max(1.0, scale)
+    tol = warmstart.tight_tolerance(scale)
     augs = solved.augs
     for _ in range(PRICING_ROUNDS):
         indptr, indices, data, violations = sparsify.price_pattern(
@@ -434,9 +434,9 @@ def _solve_sparse(
     if u0 is not None:
         u[:] = u0
         sparse.sparse_min_trick(indptr, indices, data, m, u, v)
+    scale = float(np.abs(data).max(initial=0.0))
     if start is not None:
-        scale = float(np.abs(data).max(initial=0.0))
-        tol = warmstart.KEEP_TIGHT_ULPS * np.finfo(np.float64).eps * max(1.0, scale)
+        tol = warmstart.tight_tolerance(scale)
         sparse.sparse_keep_tight(indptr, indices, data, u, v, start, col4row, row4col, tol)
     sparse.sparse_tighten_and_match(indptr, indices, data, u, v, col4row, row4col)
     augs = _augment_in_chunks(
@@ -444,7 +444,7 @@ def _solve_sparse(
     )
     if augs < 0:
         raise InputError(f"sparse pattern is infeasible: row {-1 - augs} cannot be assigned")
-    return _Solved(col4row, u, v, augs, 0, float(np.abs(data).max(initial=0.0)))
+    return _Solved(col4row, u, v, augs, 0, scale)
 
 
 def _certified(c: Any, solved: _Solved) -> bool:

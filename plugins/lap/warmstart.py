@@ -54,6 +54,11 @@ def checked_min_trick(c, u, v):
     return max(np.float64(hi), -np.float64(lo)) if n * m else 0.0
 
 
+def tight_tolerance(scale: float) -> float:
+    """How far above zero a carried-over edge's reduced cost may be and still count as tight."""
+    return KEEP_TIGHT_ULPS * np.finfo(np.float64).eps * max(1.0, scale)
+
+
 @njit(cache=True)
 def keep_tight(c, u, v, start, col4row, row4col, tol):
     """Keep the edges (i, start[i]) whose reduced cost under (u, v) is at most `tol` (round-off
@@ -114,7 +119,6 @@ def warm_state(
     if not np.isnan(scale):
         if start is None:
             start = np.full(n, -1, np.int64)
-        tol = KEEP_TIGHT_ULPS * np.finfo(np.float64).eps * max(1.0, scale)
-        keep_tight(c, u, v, start, col4row, row4col, tol)
+        keep_tight(c, u, v, start, col4row, row4col, tight_tolerance(scale))
         tighten_and_match(c, u, v, col4row, row4col, start)
     return (u, v, col4row, row4col), float(scale)
