@@ -38,7 +38,7 @@ PREDICT_MIN_FREE = 0.1
 SPARSIFY_K = 16
 # Rounds of pricing: the missing entries its duals violate join the sparse LAP, which is
 # solved again from its last duals and assignment.
-PRICING_ROUNDS = 6
+PRICING_ROUNDS = 12
 _COUNTERS = {"solves": 0, "warm_solves": 0, "fallbacks": 0}
 
 
