@@ -8,8 +8,9 @@
 
 Warm is `solve_lap(c, predictor=RowDualNet)`: its time includes inference (features + MLP)
 and the sparse refinement of the prediction (the "(sp)" column: the LAP over each row's and
-column's 16 smallest reduced costs, whose duals and assignment start the dense solve; its
-augmentations are not in "augs"). It predicts only when JV's column reduction leaves more
+column's 16 smallest reduced costs, priced until no missing entry is violated or for 12
+rounds, whose duals and assignment start the dense solve; its augmentations are not in
+"augs"). It predicts only when JV's column reduction leaves more
 than 10% of the rows free (tracking costs rarely do; "(inf)" and "(sp)" are then 0).
 `--oracle` adds warm JV started from the optimal row duals of the cold solve (not timed):
 the most any prediction can give.
