@@ -27,31 +27,46 @@ def min_trick(c, u, v):
 
 
 @njit(cache=True)
-def checked_min_trick(c, u, v):
-    """`min_trick` that also returns the cost scale max |c_ij|, or NaN when an entry is NaN
-    or infinite: the solve's first pass validates the costs too (one pass instead of two).
-    Its range tracking costs about half a pass more, so later passes use `min_trick`."""
+def checked_min_trick(c, u, v, argmin):
+    """`min_trick` that also records each column's minimizing row in `argmin` and returns the
+    cost scale max |c_ij|, or NaN when an entry is NaN or infinite: the solve's first pass
+    validates the costs and finds JV's column-reduction edges too (one pass, not three).
+    Everything it tracks is per column, so the inner loop stays vectorized."""
     n, m = c.shape
+    top = np.zeros(m)
+    poison = np.zeros(m)
     for j in range(m):
         v[j] = INF
-    lo = INF
-    hi = -INF
-    poison = 0.0
+        argmin[j] = -1
     for i in range(n):
         ui = u[i]
         for j in range(m):
             x = c[i, j]
-            poison += x * 0.0  # stays 0 unless some entry is NaN or +-inf
-            if x < lo:
-                lo = x
-            if x > hi:
-                hi = x
+            poison[j] += x * 0.0  # stays 0 unless some entry is NaN or +-inf
+            a = abs(x)
+            if a > top[j]:
+                top[j] = a
             r = x - ui
             if r < v[j]:
                 v[j] = r
-    if poison != 0.0:
+                argmin[j] = i
+    if poison.sum() != 0.0:
         return np.nan
-    return max(np.float64(hi), -np.float64(lo)) if n * m else 0.0
+    return top.max() if n * m else 0.0
+
+
+@njit(cache=True)
+def match_argmins(argmin, col4row, row4col):
+    """Match each free column to its Min-Trick row when that row is still free: the edge is
+    tight by construction (JV's column reduction). Returns rows matched."""
+    matched = 0
+    for j in range(argmin.size):
+        i = argmin[j]
+        if i >= 0 and row4col[j] == -1 and col4row[i] == -1:
+            col4row[i] = j
+            row4col[j] = i
+            matched += 1
+    return matched
 
 
 def tight_tolerance(scale: float) -> float:
@@ -115,10 +130,12 @@ def warm_state(
     v = np.empty(m, np.float64)
     col4row = np.full(n, -1, np.int64)
     row4col = np.full(m, -1, np.int64)
-    scale = checked_min_trick(c, u, v)
+    argmin = np.empty(m, np.int64)
+    scale = checked_min_trick(c, u, v, argmin)
     if not np.isnan(scale):
         if start is None:
             start = np.full(n, -1, np.int64)
         keep_tight(c, u, v, start, col4row, row4col, tight_tolerance(scale))
+        match_argmins(argmin, col4row, row4col)
         tighten_and_match(c, u, v, col4row, row4col, start)
     return (u, v, col4row, row4col), float(scale)
