@@ -11,7 +11,7 @@ and the sparse refinement of the prediction (the "(sp)" column: the LAP over eac
 column's 16 smallest reduced costs, priced until no missing entry is violated or for 12
 rounds, whose duals and assignment start the dense solve; its augmentations are not in
 "augs"). It predicts only when JV's column reduction leaves more
-than 10% of the rows free (tracking costs rarely do; "(inf)" and "(sp)" are then 0).
+than 15% of the rows free (tracking costs do not; "(inf)" and "(sp)" are then 0).
 `--oracle` adds warm JV started from the optimal row duals of the cold solve (not timed):
 the most any prediction can give.
 Every objective is checked against scipy's. A method is skipped at a size when its time

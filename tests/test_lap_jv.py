@@ -14,7 +14,7 @@ from coplug.formulations.assignment import generate
 from coplug.plugins.errors import InputError, TimeLimitError
 from coplug.plugins.lap import certify
 from coplug.plugins.lap.solver import counters, solve_lap
-from coplug.plugins.lap.warmstart import min_trick, warm_state
+from coplug.plugins.lap.warmstart import checked_min_trick, min_trick, warm_state
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -103,6 +103,42 @@ def test_min_trick_makes_any_row_duals_feasible(c: np.ndarray, data) -> None:
     min_trick(c, u, v)
     scale = max(1.0, np.abs(c).max(), np.abs(u).max())
     assert (u[:, None] + v[None, :] <= c + 1e-12 * scale).all()
+
+
+@SETTINGS
+@given(_matrices(), st.data())
+def test_checked_min_trick_finds_column_minima_scale_and_non_finite(c: np.ndarray, data) -> None:
+    """The first pass's column duals, minimizing rows and cost scale equal numpy's; one NaN
+    or inf anywhere turns the scale into NaN."""
+    n, m = c.shape
+    u = data.draw(arrays(np.float64, n, elements=st.floats(-1e3, 1e3, allow_nan=False)))
+    v, argmin = np.empty(m), np.empty(m, np.int64)
+    scale = checked_min_trick(c, u, v, argmin)
+    reduced = c - u[:, None]
+    assert scale == np.abs(c).max()
+    np.testing.assert_array_equal(v, reduced.min(axis=0))
+    np.testing.assert_array_equal(reduced[argmin, np.arange(m)], v)
+    bad = c.copy()
+    bad[data.draw(st.integers(0, n - 1)), data.draw(st.integers(0, m - 1))] = data.draw(
+        st.sampled_from([np.nan, np.inf, -np.inf]))
+    assert np.isnan(checked_min_trick(bad, u, v, argmin))
+
+
+@SETTINGS
+@given(_matrices(square=True), st.data())
+def test_warm_state_is_a_feasible_tight_partial_matching(c: np.ndarray, data) -> None:
+    """Column-minimum matches plus row tightening: duals feasible, every matched edge tight,
+    col4row and row4col consistent."""
+    n = c.shape[0]
+    u0 = data.draw(arrays(np.float64, n, elements=st.floats(-1e3, 1e3, allow_nan=False)))
+    (u, v, col4row, row4col), _ = warm_state(c, u0)
+    scale = max(1.0, np.abs(c).max(), np.abs(u0).max())
+    slack = c - u[:, None] - v[None, :]
+    assert slack.min() >= -1e-12 * scale
+    rows = np.flatnonzero(col4row >= 0)
+    assert np.abs(slack[rows, col4row[rows]]).max(initial=0.0) <= 1e-12 * scale
+    np.testing.assert_array_equal(row4col[col4row[rows]], rows)
+    assert np.count_nonzero(row4col >= 0) == rows.size
 
 
 @SETTINGS
