@@ -123,7 +123,8 @@ def warm_state(
     c: np.ndarray, row_duals: np.ndarray, start: np.ndarray | None = None
 ) -> tuple[tuple[np.ndarray, ...], float]:
     """Feasible (u, v) from any finite row duals plus the tight partial matching they give
-    (first the still-tight edges of the assignment `start`, if any), and the cost scale
+    (the still-tight edges of the assignment `start`, if any, then each column's Min-Trick
+    row, then the rows still free after tightening), and the cost scale
     max |c_ij| (NaN when `c` has a non-finite entry: nothing else is computed then)."""
     n, m = c.shape
     u = np.array(row_duals, dtype=np.float64)
