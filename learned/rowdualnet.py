@@ -82,6 +82,11 @@ def row_features(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         raise InputError(f"row features need a non-empty 2-D cost matrix, got shape {c.shape}")
     n = c.shape[0]
     small, reduced, mean, std = _raw_features(c, K_SMALLEST, K_REDUCED)
+    bad = ~(np.isfinite(mean) & np.isfinite(small[:, 0]))  # a NaN or inf entry spoils both
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"cost row {i} has a NaN or infinite entry (or overflows float64); "
+                         "RowDualNet needs finite costs")
     small = _pad_columns(small, K_SMALLEST)
     reduced = _pad_columns(reduced, K_REDUCED)
     s1 = small[:, 0]

@@ -12,6 +12,7 @@ from scipy.optimize import linear_sum_assignment
 from coplug.formulations.assignment import generate
 from coplug.learned import rowdualnet, train_rowdual
 from coplug.learned.rowdualnet import N_FEATURES, load, min_trick, row_features
+from coplug.plugins.errors import InputError
 from coplug.plugins.lap.solver import solve_lap
 
 
@@ -20,6 +21,14 @@ def test_features_have_fixed_width_for_any_n(n: int) -> None:
     feats, s1, scale = row_features(generate("uniform", n, seed=n))
     assert feats.shape == (n, N_FEATURES) and np.isfinite(feats).all() and scale > 0
     assert np.all(feats[:, : rowdualnet.K_SMALLEST - 1] >= 0)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_features_reject_non_finite_costs_naming_the_row(bad: float) -> None:
+    c = generate("uniform", 30, seed=2)
+    c[7, 11] = bad
+    with pytest.raises(InputError, match="cost row 7 has a NaN or infinite entry"):
+        load().predict_duals(c)
 
 
 def test_min_trick_of_predicted_duals_is_feasible() -> None:
