@@ -89,10 +89,8 @@ def sparse_tighten_and_match(indptr, indices, data, u, v, col4row, row4col):
     """Raise each unmatched u_i to its row's minimum reduced cost and greedily keep free
     tight edges."""
     n = indptr.shape[0] - 1
-    matched = 0
     for i in range(n):
         if col4row[i] >= 0:
-            matched += 1
             continue
         best = INF
         jfree = -1
@@ -108,8 +106,6 @@ def sparse_tighten_and_match(indptr, indices, data, u, v, col4row, row4col):
         if jfree >= 0:
             col4row[i] = jfree
             row4col[jfree] = i
-            matched += 1
-    return matched
 
 
 @njit(cache=True)

@@ -58,15 +58,12 @@ def checked_min_trick(c, u, v, argmin):
 @njit(cache=True)
 def match_argmins(argmin, col4row, row4col):
     """Match each free column to its Min-Trick row when that row is still free: the edge is
-    tight by construction (JV's column reduction). Returns rows matched."""
-    matched = 0
+    tight by construction (JV's column reduction)."""
     for j in range(argmin.size):
         i = argmin[j]
         if i >= 0 and row4col[j] == -1 and col4row[i] == -1:
             col4row[i] = j
             row4col[j] = i
-            matched += 1
-    return matched
 
 
 def tight_tolerance(scale: float) -> float:
@@ -91,13 +88,11 @@ def tighten_and_match(c, u, v, col4row, row4col, start):
     start[i] when that one is, else the first (a matched row's edge is tight, so its u_i
     is already that minimum).
 
-    Duals stay feasible and every kept edge has zero reduced cost; returns rows matched.
+    Duals stay feasible and every kept edge has zero reduced cost.
     """
     n, m = c.shape
-    matched = 0
     for i in range(n):
         if col4row[i] >= 0:
-            matched += 1
             continue
         best = INF
         jfree = -1
@@ -115,8 +110,6 @@ def tighten_and_match(c, u, v, col4row, row4col, start):
         if jfree >= 0:
             col4row[i] = jfree
             row4col[jfree] = i
-            matched += 1
-    return matched
 
 
 def warm_state(
