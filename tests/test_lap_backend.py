@@ -124,3 +124,39 @@ def test_time_limit_is_a_status_without_solution() -> None:
     result = solve(model, solver="lap", time_limit=1e-9)
     assert result.status is Status.TIME_LIMIT and not result.has_solution
     assert solve(model, solver="lap", time_limit=60).status is Status.OPTIMAL
+
+
+@pytest.mark.parametrize("maximize", [False, True])
+def test_two_variables_for_one_pair_keep_the_better_and_match_highs(maximize: bool) -> None:
+    """A second variable for pair (0, 0) and a missing pair: exact, and the loaded x
+    satisfies every constraint."""
+    pairs = [(0, 0), (0, 1), (1, 1), (1, 2), (2, 2), (2, 0)]
+    model = pyo.ConcreteModel()
+    model.x = pyo.Var(pairs, domain=pyo.Binary)
+    model.y = pyo.Var(domain=pyo.Binary)
+    model.out = pyo.Constraint(range(3), rule=lambda m, i: sum(
+        m.x[p] for p in pairs if p[0] == i) + (m.y if i == 0 else 0) == 1)
+    model.inn = pyo.Constraint(range(3), rule=lambda m, j: sum(
+        m.x[p] for p in pairs if p[1] == j) + (m.y if j == 0 else 0) == 1)
+    cost = {p: float(k + 1) for k, p in enumerate(pairs)}
+    model.obj = pyo.Objective(expr=sum(cost[p] * model.x[p] for p in pairs) + 10 * model.y,
+                              sense=pyo.maximize if maximize else pyo.minimize)
+    lap = solve(model, solver="lap")
+    assert lap.extra["pairs"] == len(pairs)
+    assert pyo.value(model.obj) == pytest.approx(lap.objective)
+    for con in model.component_data_objects(pyo.Constraint):
+        assert pyo.value(con.body) == pytest.approx(1.0)
+    assert lap.objective == pytest.approx(solve(model, solver="highs").objective)
+
+
+def test_rectangular_model_with_column_family_declared_first_is_solved() -> None:
+    cost = np.array([[1.0, 5.0, 2.0], [2.0, 1.0, 4.0]])
+    model = pyo.ConcreteModel()
+    model.x = pyo.Var(range(2), range(3), domain=pyo.Binary)
+    model.inn = pyo.Constraint(range(3), rule=lambda m, j: sum(m.x[i, j] for i in range(2)) <= 1)
+    model.out = pyo.Constraint(range(2), rule=lambda m, i: sum(m.x[i, j] for j in range(3)) == 1)
+    model.obj = pyo.Objective(expr=sum(cost[i, j] * model.x[i, j]
+                                       for i in range(2) for j in range(3)))
+    lap = solve(model, solver="lap")
+    assert lap.status is Status.OPTIMAL
+    assert lap.objective == pytest.approx(solve(model, solver="highs").objective)

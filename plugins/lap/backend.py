@@ -215,6 +215,7 @@ def _orient(graph, cons, var_obj, obj_coef, maximize, offset) -> AssignmentStruc
             )
         if senses_a == {"<="} or (senses_b == {"=="} and len(side_b) < len(side_a)):
             side_a, side_b = side_b, side_a
+            senses_a, senses_b = senses_b, senses_a
         if senses_b == {"=="} and len(side_a) != len(side_b):
             infeasible = (
                 f"{len(side_a)} row constraints but {len(side_b)} column constraints "
@@ -227,15 +228,24 @@ def _orient(graph, cons, var_obj, obj_coef, maximize, offset) -> AssignmentStruc
     if len(row_of) > len(col_of):
         infeasible = f"{len(row_of)} rows must each get one of only {len(col_of)} columns"
     rows, cols, costs, variables, zero_vars = [], [], [], [], []
+    slot: dict[tuple[int, int], int] = {}
     for a, b, vid in graph.edges(keys=True):
         var = var_obj[vid]
         if var.ub is not None and var.ub <= 1e-9:
             zero_vars.append(var)
             continue
         r, c = (a, b) if a in row_of else (b, a)
-        rows.append(row_of[r])
-        cols.append(col_of[c])
-        costs.append(obj_coef.get(vid, 0.0))
+        pair, cost = (row_of[r], col_of[c]), obj_coef.get(vid, 0.0)
+        if pair in slot:  # two variables for one pair: at most one can be 1, keep the better
+            k = slot[pair]
+            if (cost > costs[k]) if maximize else (cost < costs[k]):
+                variables[k], costs[k], var = var, cost, variables[k]
+            zero_vars.append(var)
+            continue
+        slot[pair] = len(costs)
+        rows.append(pair[0])
+        cols.append(pair[1])
+        costs.append(cost)
         variables.append(var)
     return AssignmentStructure(
         n_rows=len(row_of), n_cols=len(col_of), rows=np.array(rows, dtype=np.int64),
