@@ -103,13 +103,15 @@ def load_costs(path: str | Path, square: bool = False) -> np.ndarray:
     path = Path(path)
     if not path.exists():
         raise InputError(f"cost file not found: {path}")
+    if not path.is_file():
+        raise InputError(f"{path}: not a file")
     suffix = path.suffix.lower()
     if suffix == ".npy":
         try:
             c = np.load(path, allow_pickle=False)
         except (ValueError, OSError) as exc:
             raise InputError(f"{path}: not a readable .npy array ({exc})") from exc
-    elif re.match(r"assign", path.name, re.IGNORECASE):
+    elif re.match(r"assign", path.name, re.IGNORECASE) and suffix in (".txt", ""):
         c = load_orlib(path)
     elif suffix in (".csv", ".txt"):
         c = _load_csv(path)
@@ -124,7 +126,7 @@ def load_orlib(path: str | Path) -> np.ndarray:
     """OR-Library assignment file: n, then the n x n costs row by row (any line breaks)."""
     path = Path(path)
     numbers: list[float] = []
-    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
+    for lineno, line in enumerate(_read_text(path).splitlines(), start=1):
         for token in line.split():
             try:
                 numbers.append(float(token))
@@ -133,7 +135,7 @@ def load_orlib(path: str | Path) -> np.ndarray:
     if not numbers:
         raise InputError(f"{path}: empty OR-Library assignment file")
     n = numbers[0]
-    if n != int(n) or n < 1:
+    if not np.isfinite(n) or n != int(n) or n < 1:
         raise InputError(f"{path}:1: first number must be the size n >= 1, got {n}")
     n = int(n)
     if len(numbers) - 1 != n * n:
@@ -143,14 +145,21 @@ def load_orlib(path: str | Path) -> np.ndarray:
     return np.array(numbers[1:], dtype=np.float64).reshape(n, n)
 
 
+def _read_text(path: Path) -> str:
+    """The file's text, or InputError when it cannot be read as text."""
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not a readable text file ({exc})") from exc
+
+
 def _load_csv(path: Path) -> np.ndarray:
     """A comma- or whitespace-separated matrix, errors naming the line."""
-    text = path.read_text()
-    delimiter = "," if "," in text else None
+    lines = [(lineno, line) for lineno, line in enumerate(_read_text(path).splitlines(), start=1)
+             if line.strip() and not line.lstrip().startswith("#")]
+    delimiter = "," if any("," in line for _, line in lines) else None
     rows = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
+    for lineno, line in lines:
         try:
             rows.append([float(x) for x in line.split(delimiter)])
         except ValueError:

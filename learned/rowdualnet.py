@@ -82,7 +82,7 @@ def row_features(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         raise InputError(f"row features need a non-empty 2-D cost matrix, got shape {c.shape}")
     n = c.shape[0]
     small, reduced, mean, std = _raw_features(c, K_SMALLEST, K_REDUCED)
-    bad = ~(np.isfinite(mean) & np.isfinite(small[:, 0]))  # a NaN or inf entry spoils both
+    bad = ~(np.isfinite(mean) & np.isfinite(std) & np.isfinite(small[:, 0]))  # NaN/inf/overflow
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InputError(f"cost row {i} has a NaN or infinite entry (or overflows float64); "

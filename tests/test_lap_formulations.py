@@ -60,6 +60,30 @@ def test_orlib_file(tmp_path) -> None:
     path.write_text("3\n1 2 x\n")
     with pytest.raises(InputError, match=":2: not a number"):
         load_costs(path)
+    for size in ("nan", "inf"):
+        path.write_text(f"{size}\n1 2\n")
+        with pytest.raises(InputError, match="first number must be the size"):
+            load_costs(path)
+
+
+def test_files_named_assign_are_read_by_their_extension(tmp_path) -> None:
+    """Only assign*.txt is OR-Library; assignments.csv is a CSV matrix, and a comma in a
+    comment does not make a whitespace-separated file comma-separated."""
+    path = tmp_path / "assignments.csv"
+    path.write_text("4,1\n2,3\n")
+    assert load_costs(path).tolist() == [[4, 1], [2, 3]]
+    path = tmp_path / "spaces.txt"
+    path.write_text("# costs, row by row\n4 1\n2 3\n")
+    assert load_costs(path).tolist() == [[4, 1], [2, 3]]
+
+
+def test_unreadable_cost_files_are_named(tmp_path) -> None:
+    with pytest.raises(InputError, match="not a file"):
+        load_costs(tmp_path)
+    path = tmp_path / "latin1.csv"
+    path.write_bytes(b"1,2\n3,\xe9\n")
+    with pytest.raises(InputError, match="not a readable text file"):
+        load_costs(path)
 
 
 @pytest.mark.parametrize(

@@ -207,6 +207,9 @@ def test_certificate_rejects_a_suboptimal_assignment() -> None:
         (np.array([["a", "b"]]), None, "numeric"),
         (np.ones((2, 2)), np.ones(3), "one value per row"),
         (np.ones((2, 2)), np.array([0.0, np.nan]), "finite"),
+        (np.ones((3, 2)), np.ones(2), "one value per row"),  # tall: checked, then unused
+        (np.ma.masked_array(np.eye(2), mask=np.eye(2)), None, "masked"),
+        (np.full((2, 2), 1e308), None, "overflow float64"),
     ],
 )
 def test_bad_input_names_the_problem(cost, duals, message: str) -> None:
@@ -244,3 +247,30 @@ def test_time_limit_stops_between_augmentation_chunks(sparse_input: bool) -> Non
 def test_bad_time_limit_is_refused(limit: float) -> None:
     with pytest.raises(InputError, match="time_limit"):
         solve_lap(np.eye(3), time_limit=limit)
+
+
+def test_maximize_duals_can_be_passed_back() -> None:
+    """Returned duals are in the max convention and so are given ones: passing them back
+    restarts at the optimum (few augmentations) instead of far from it."""
+    c = generate("low_rank", 200, seed=1)
+    cold = solve_lap(c, maximize=True)
+    again = solve_lap(c, maximize=True, row_duals=cold.row_duals)
+    assert again.cost == pytest.approx(cold.cost, rel=1e-12) and not again.fallback
+    assert again.augmentations < cold.augmentations / 4
+
+
+def test_wide_matrix_is_not_padded_for_a_warm_start() -> None:
+    c = np.random.default_rng(0).random((3, 400))
+    sol = solve_lap(c, row_duals=np.zeros(3))
+    r, k = linear_sum_assignment(c)
+    assert not sol.warm and "too wide" in sol.info["prediction"]
+    assert sol.cost == pytest.approx(c[r, k].sum(), rel=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e-13, 1e-200])
+def test_costs_far_below_one_keep_their_digits(scale: float) -> None:
+    """The certificate's tolerance is relative to the costs, not at least 1."""
+    c = generate("transport", 120, seed=3) * scale
+    r, k = linear_sum_assignment(c)
+    for duals in (None, np.random.default_rng(2).normal(scale=scale, size=120)):
+        assert solve_lap(c, row_duals=duals).cost == pytest.approx(c[r, k].sum(), rel=1e-9, abs=0)

@@ -123,6 +123,7 @@ def test_adversarial_predictor_stays_exact_on_rectangular_costs() -> None:
         (_Recorder(np.zeros(3)), "predictor's row duals must have one value per row"),
         (_Recorder(np.full(8, np.nan)), "predictor's row duals must be finite"),
         (object(), "predictor must have a predict_duals"),
+        (_Recorder(None), "returned None"),
     ],
 )
 def test_bad_predictors_are_named(predictor, match: str) -> None:
@@ -138,3 +139,11 @@ def test_row_duals_and_predictor_together_are_refused() -> None:
 
     with pytest.raises(InputError, match="not both"):
         solve_lap(np.eye(3), row_duals=np.zeros(3), predictor=load())
+
+
+def test_predictor_path_is_exact_on_costs_far_below_one() -> None:
+    c = generate("transport", 300, seed=3) * 1e-13
+    r, k = linear_sum_assignment(c)
+    sol = solve_lap(c, predictor=load())
+    assert sol.info["prediction"] == "used"
+    assert sol.cost == pytest.approx(c[r, k].sum(), rel=1e-9, abs=0)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from coplug.plugins.lap.warmstart import min_trick
+from coplug.plugins.lap.warmstart import min_trick, positive_scale
 
 INF = np.inf
 
@@ -133,7 +133,7 @@ def sparse_gap(indptr, indices, data, m, col4row, u):
 
 def tolerance(scale: float, n: int) -> float:
     """Accepted |primal - bound|: float64 round-off of n dual updates at this cost scale."""
-    return 1e-9 * max(1.0, scale) * max(1, n)
+    return 1e-9 * positive_scale(scale) * max(1, n)
 
 
 def certified(
@@ -144,7 +144,7 @@ def certified(
     Duals far larger than the costs make `c_ij - u_i` lose the costs' digits, so the bound is
     only trusted while that round-off (about n * eps * max|u|) stays inside the tolerance.
     """
-    lost = 4.0 * max(1, n) * np.finfo(np.float64).eps * (max(1.0, scale) + dual_magnitude)
+    lost = 4.0 * max(1, n) * np.finfo(np.float64).eps * (positive_scale(scale) + dual_magnitude)
     return bool(np.isfinite(primal) and np.isfinite(bound)) and (
         lost <= tolerance(scale, n) and primal - bound <= tolerance(scale, n)
     )

@@ -107,9 +107,12 @@ def solve_lap(
 
     `cost` is a dense array (all finite) or a scipy.sparse matrix whose stored entries
     (explicit zeros included; scipy drops zeros when converting from dense) are the allowed
-    pairs. `row_duals` (any finite vector, one per row) warm-starts the solve
-    through the Min-Trick; the result is exact whatever they are. They are ignored (cold
-    solve, `warm=False`) when there are more rows than columns. `predictor` instead supplies
+    pairs. `row_duals` (any finite vector, one per row; under `maximize` in the convention
+    `LapSolution.row_duals` returns, so a previous solution's duals can be passed back)
+    warm-starts the solve through the Min-Trick; the result is exact whatever they are.
+    They are not used (cold solve, `warm=False`, the reason in `info["prediction"]`) when
+    there are more rows than columns, or when padding to a square would more than double
+    the matrix (dense: over twice as many columns as rows). `predictor` instead supplies
     them (`predict_duals` on the min-cost matrix, inference timed in `info`) for dense costs
     when JV's column reduction leaves more than PREDICT_MIN_FREE of the rows free;
     `info["prediction"]` says whether it was used or why not. Past `time_limit` seconds
@@ -132,18 +135,21 @@ def solve_lap(
     n, m = c.shape
     if n == 0 or m == 0:
         raise InputError(f"cost matrix is empty (shape {n}x{m})")
+    u0 = _check_duals(row_duals, n)
     if maximize:
         c = -c
+        u0 = None if u0 is None else -u0  # given in the max convention LapSolution returns
     transposed = n > m
     if transposed:
         c = c.T.tocsr() if is_sparse else c.T
         n, m = m, n
-        row_duals = None
-    if transposed or is_sparse:
-        predictor = None
     if not is_sparse:
         c = np.ascontiguousarray(c)  # the kernels walk rows; a strided view is 3x slower
-    u0 = _check_duals(row_duals, n)
+    dropped = _why_cold(c, transposed, u0 is not None or predictor is not None)
+    if dropped or is_sparse:
+        predictor = None
+    if dropped:
+        u0 = None
     if is_sparse:
         sparse.check_pattern(c)
     _COUNTERS["solves"] += 1
@@ -151,19 +157,21 @@ def solve_lap(
         solved = _solve_min(c, u0, arr_passes, deadline, predictor)
     except _NotFinite:
         raise _not_finite(given) from None
+    if dropped:
+        solved = solved._replace(prediction=f"skipped: {dropped}")
     _COUNTERS["warm_solves"] += solved.warm
     fallback = False
     warm, prediction, inference = solved.warm, solved.prediction, solved.inference
     augs, scans = solved.augs, solved.scans
     if not _certified(c, solved):
         if not warm:
-            raise RuntimeError("LAP certificate failed on a cold solve; please report this input")
+            raise _cold_failure(solved.scale, n)
         _COUNTERS["fallbacks"] += 1
         fallback = True
         solved = _solve_min(c, None, None, deadline)
         augs, scans = augs + solved.augs, scans + solved.scans
         if not _certified(c, solved):
-            raise RuntimeError("LAP certificate failed on a cold solve; please report this input")
+            raise _cold_failure(solved.scale, n)
     col4row, u, v = solved.col4row, solved.u, solved.v
     rows = np.arange(n)
     total = _cost(c, rows, col4row)
@@ -190,6 +198,31 @@ def solve_lap(
     )
 
 
+def _why_cold(c: Any, transposed: bool, asked: bool) -> str | None:
+    """Why given duals or a predictor are not used (None: they are), so `info` can say so.
+
+    Warm starts need n_rows <= n_cols and pad dummy rows up to a square; past twice the
+    matrix's own size that padding costs more memory and time than it can save."""
+    if not asked:
+        return None
+    if transposed:
+        return "more rows than columns (solved transposed, cold)"
+    n, m = c.shape
+    size = c.nnz if sp.issparse(c) else n * m
+    if (m - n) * m > size:
+        return f"{n}x{m} is too wide to pad to a square warm start"
+    return None
+
+
+def _cold_failure(scale: float, n: int) -> Exception:
+    """The error for a cold solve that fails its certificate: float64 overflow when the
+    costs are that large, else a bug to report."""
+    if not scale * max(n, 1) * 4 < np.finfo(np.float64).max:
+        return InputError(f"costs up to {scale:.3g} overflow float64 sums over {n} rows; "
+                          "rescale the cost matrix")
+    return RuntimeError("LAP certificate failed on a cold solve; please report this input")
+
+
 class _NotFinite(Exception):
     """A dense cost entry is NaN or infinite (found by the solve's first pass)."""
 
@@ -200,6 +233,9 @@ def _dense(cost: Any) -> np.ndarray:
     Its entries are checked for NaN and inf by the solve's first pass over the matrix
     (`warmstart.checked_min_trick` or `certify.cost_scale`), not by a pass of its own.
     """
+    if isinstance(cost, np.ma.MaskedArray):
+        raise InputError("masked cost arrays are not supported; pass a scipy.sparse matrix "
+                         "whose stored entries are the allowed pairs")
     try:
         c = np.asarray(cost)
     except (TypeError, ValueError) as exc:
@@ -270,7 +306,10 @@ def _solve_predicted(
             return solved._replace(prediction=f"skipped: column reduction left {free} of {n} "
                                    "rows free")
     tick = time.perf_counter()
-    u0 = _check_duals(predictor.predict_duals(c), n, "predictor's row duals")
+    predicted = predictor.predict_duals(c)
+    if predicted is None:
+        raise InputError(f"predictor {type(predictor).__name__}.predict_duals returned None")
+    u0 = _check_duals(predicted, n, "predictor's row duals")
     inference = time.perf_counter() - tick
     if n != m or not 0 < SPARSIFY_K < n // 4:
         solved = _solve_dense(c, u0, arr_passes, deadline)

@@ -66,9 +66,15 @@ def match_argmins(argmin, col4row, row4col):
             row4col[j] = i
 
 
+def positive_scale(scale: float) -> float:
+    """The cost scale the tolerances are relative to: max |c_ij|, or 1 for an all-zero matrix.
+    Not floored at 1, so costs far below 1 keep their digits."""
+    return scale if scale > 0 else 1.0
+
+
 def tight_tolerance(scale: float) -> float:
     """How far above zero a carried-over edge's reduced cost may be and still count as tight."""
-    return KEEP_TIGHT_ULPS * np.finfo(np.float64).eps * max(1.0, scale)
+    return KEEP_TIGHT_ULPS * np.finfo(np.float64).eps * positive_scale(scale)
 
 
 @njit(cache=True)
