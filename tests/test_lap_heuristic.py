@@ -111,3 +111,25 @@ def test_patching_turns_cycles_into_one_tour() -> None:
     tour = patch_cycles(two_cycles, cost, partner)
     assert len(successor_cycles(tour, partner)) == 1
     assert sorted(tour.tolist()) == list(range(n))
+
+
+@pytest.mark.parametrize("sense", ["minimize", "maximize"])
+def test_block_costs_follow_the_objective_sense(sense: str) -> None:
+    """On a maximizing model the block's LAP (which minimizes) must find the maximum."""
+    from pyscipopt import Model, quicksum
+
+    from coplug.plugins.lap.heuristic import find_blocks
+
+    cost = np.random.default_rng(5).integers(0, 100, size=(5, 5)).astype(float)
+    scip = Model()
+    x = {(i, j): scip.addVar(vtype="B", name=f"x_{i}_{j}") for i in range(5) for j in range(5)}
+    for k in range(5):
+        scip.addCons(quicksum(x[k, j] for j in range(5)) == 1)
+        scip.addCons(quicksum(x[i, k] for i in range(5)) == 1)
+    scip.setObjective(quicksum(cost[i, j] * x[i, j] for i, j in x), sense)
+    (block,) = find_blocks(scip)
+    chosen = solve_lap(block.dense(block.costs))
+    picked = {(block.vars[k].name) for k in range(len(block.rows))
+              if chosen.col_ind[block.rows[k]] == block.cols[k]}
+    value = sum(cost[i, j] for (i, j), var in x.items() if var.name in picked)
+    assert value == solve_lap(cost, maximize=sense == "maximize").cost

@@ -81,6 +81,13 @@ def test_empty_row_is_named() -> None:
         solve_lap(matrix)
 
 
+def test_empty_column_of_a_tall_matrix_is_named_as_a_column() -> None:
+    """Tall matrices are solved transposed; the error still names the caller's column."""
+    matrix = sp.csr_matrix((np.ones(3), ([0, 1, 2], [0, 0, 0])), shape=(3, 2))
+    with pytest.raises(InputError, match="column 1 has no allowed row"):
+        solve_lap(matrix)
+
+
 def test_hall_violation_is_named() -> None:
     matrix = sp.csr_matrix((np.ones(3), ([0, 1, 2], [0, 0, 1])), shape=(3, 3))
     with pytest.raises(InputError, match="at most 2 of 3 rows"):

@@ -26,7 +26,8 @@ from coplug.plugins.varmap import VarMap
 
 @dataclass
 class Block:
-    """One assignment block: pair k joins row rows[k] to column cols[k] through vars[k]."""
+    """One assignment block: pair k joins row rows[k] to column cols[k] through vars[k];
+    `costs` are its objective coefficients in the minimizing sense (negated for max)."""
 
     n: int
     m: int
@@ -68,6 +69,7 @@ def find_blocks(scip: Any, min_size: int = 2) -> list[Block]:
     for name, ks in where.items():
         if len(ks) == 2:
             graph.add_edge(ks[0], ks[1], key=name)
+    sign = -1.0 if scip.getObjectiveSense() == "maximize" else 1.0  # LAP costs minimize
     blocks = []
     for component in nx.connected_components(graph):
         sub = graph.subgraph(component)
@@ -88,7 +90,7 @@ def find_blocks(scip: Any, min_size: int = 2) -> list[Block]:
             variables.append(by_name[name])
         block = Block(
             n=len(row_of), m=len(col_of), rows=np.array(rows), cols=np.array(cols),
-            costs=np.array([v.getObj() for v in variables], dtype=float), vars=variables,
+            costs=sign * np.array([v.getObj() for v in variables], dtype=float), vars=variables,
         )
         block.partner = _missing_diagonal(block)
         blocks.append(block)

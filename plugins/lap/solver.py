@@ -151,7 +151,7 @@ def solve_lap(
     if dropped:
         u0 = None
     if is_sparse:
-        sparse.check_pattern(c)
+        sparse.check_pattern(c, transposed)
     _COUNTERS["solves"] += 1
     try:
         solved = _solve_min(c, u0, arr_passes, deadline, predictor)

@@ -207,17 +207,21 @@ def as_csr(cost: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
     return csr
 
 
-def check_pattern(csr: sp.csr_matrix) -> None:
-    """Raise InputError naming the first row that no assignment of all rows can cover."""
+def check_pattern(csr: sp.csr_matrix, transposed: bool = False) -> None:
+    """Raise InputError naming the first row that no assignment of all rows can cover
+    (a column of the caller's matrix when it was transposed to put the short side first)."""
     n, m = csr.shape
+    line, other = ("column", "row") if transposed else ("row", "column")
     empty = np.flatnonzero(np.diff(csr.indptr) == 0)
     if empty.size:
-        raise InputError(f"sparse pattern is infeasible: row {int(empty[0])} has no allowed column")
+        raise InputError(
+            f"sparse pattern is infeasible: {line} {int(empty[0])} has no allowed {other}"
+        )
     pattern = sp.csr_matrix((np.ones_like(csr.data), csr.indices, csr.indptr), shape=(n, m))
     match = maximum_bipartite_matching(pattern, perm_type="column")
     unmatched = np.flatnonzero(match < 0)
     if unmatched.size:
         raise InputError(
-            f"sparse pattern is infeasible: at most {n - unmatched.size} of {n} rows can be "
-            f"assigned (row {int(unmatched[0])} is left without a column)"
+            f"sparse pattern is infeasible: at most {n - unmatched.size} of {n} {line}s can be "
+            f"assigned ({line} {int(unmatched[0])} is left without a {other})"
         )
