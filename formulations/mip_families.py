@@ -21,15 +21,18 @@ from coplug.plugins.errors import InputError
 Builder = Callable[[int, int], pyo.ConcreteModel]
 
 
-def _check_size(size: int, minimum: int, family: str) -> None:
-    """Reject sizes too small to make a meaningful instance of `family`."""
+def _check_size(size: int, minimum: int, family: str, seed: int) -> None:
+    """Reject sizes too small to make a meaningful instance of `family`, and seeds numpy
+    and networkx would refuse deep inside (negative)."""
     if int(size) < minimum:
         raise InputError(f"{family} size must be >= {minimum}, got {size}")
+    if int(seed) < 0:
+        raise InputError(f"{family} seed must be a non-negative integer, got {seed}")
 
 
 def setcover(size: int, seed: int = 0, density: float = 0.05) -> pyo.ConcreteModel:
     """Set cover with `size` rows and 2*size columns, costs 1..100 (Balas-Ho style)."""
-    _check_size(size, 5, "setcover")
+    _check_size(size, 5, "setcover", seed)
     rng = np.random.default_rng(seed)
     n_rows, n_cols = size, 2 * size
     a = rng.random((n_rows, n_cols)) < density
@@ -48,7 +51,7 @@ def setcover(size: int, seed: int = 0, density: float = 0.05) -> pyo.ConcreteMod
 
 def cauction(size: int, seed: int = 0) -> pyo.ConcreteModel:
     """Combinatorial auction, `size` items, 5*size bids on mostly-local bundles (small world)."""
-    _check_size(size, 5, "cauction")
+    _check_size(size, 5, "cauction", seed)
     rng = np.random.default_rng(seed)
     n_items, n_bids = size, 5 * size
     value = rng.uniform(1.0, 100.0, n_items)
@@ -57,7 +60,7 @@ def cauction(size: int, seed: int = 0) -> pyo.ConcreteModel:
     prices: list[float] = []
     for _ in range(n_bids):
         bundle = {int(rng.integers(n_items))}
-        target = int(rng.integers(2, 9))
+        target = min(int(rng.integers(2, 9)), n_items)  # small auctions: all items
         while len(bundle) < target:
             frontier = sorted({v for u in bundle for v in graph[u]} - bundle)
             if not frontier or rng.random() < 0.3:
@@ -97,7 +100,7 @@ def _clique_cover(graph: nx.Graph) -> list[list[int]]:
 
 def indset(size: int, seed: int = 0, affinity: int = 4) -> pyo.ConcreteModel:
     """Maximum independent set on a Barabasi-Albert graph of `size` nodes, clique cover."""
-    _check_size(size, affinity + 1, "indset")
+    _check_size(size, affinity + 1, "indset", seed)
     graph = nx.barabasi_albert_graph(size, affinity, seed=int(seed))
     m = pyo.ConcreteModel(name="indset")
     m.V = pyo.RangeSet(0, size - 1)
@@ -115,7 +118,7 @@ def fcnf(size: int, seed: int = 0, p: float = 0.15) -> pyo.ConcreteModel:
 
     A Hamiltonian cycle with capacity = total supply keeps every instance feasible.
     """
-    _check_size(size, 4, "fcnf")
+    _check_size(size, 4, "fcnf", seed)
     rng = np.random.default_rng(seed)
     graph = nx.gnp_random_graph(size, p, seed=int(seed), directed=True)
     order = [int(v) for v in rng.permutation(size)]
@@ -151,7 +154,7 @@ def fcnf(size: int, seed: int = 0, p: float = 0.15) -> pyo.ConcreteModel:
 
 def mknapsack(size: int, seed: int = 0, n_dims: int = 5) -> pyo.ConcreteModel:
     """Multi-dimensional knapsack, `size` items, Chu-Beasley weights and tightness 1/2."""
-    _check_size(size, 2, "mknapsack")
+    _check_size(size, 2, "mknapsack", seed)
     rng = np.random.default_rng(seed)
     weights = rng.integers(1, 1001, (n_dims, size))
     values = weights.sum(axis=0) / n_dims + 500.0 * rng.random(size)
@@ -171,7 +174,7 @@ def mknapsack(size: int, seed: int = 0, n_dims: int = 5) -> pyo.ConcreteModel:
 
 def gisp(size: int, seed: int = 0, p: float = 0.3, alpha: float = 0.25) -> pyo.ConcreteModel:
     """Generalized independent set on G(size, p): a fraction `alpha` of edges removable at cost."""
-    _check_size(size, 3, "gisp")
+    _check_size(size, 3, "gisp", seed)
     rng = np.random.default_rng(seed)
     graph = nx.gnp_random_graph(size, p, seed=int(seed))
     edges = sorted(graph.edges)

@@ -25,3 +25,16 @@ def test_bad_family_or_size_is_named() -> None:
         build_family("tsp", 10)
     with pytest.raises(InputError, match="size"):
         build_family("indset", 2)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_negative_seed_is_named(family: str) -> None:
+    with pytest.raises(InputError, match="seed must be a non-negative integer"):
+        build_family(family, TINY[family], -1)
+
+
+@pytest.mark.parametrize("size", [5, 6, 7])
+def test_smallest_auctions_build_and_solve(size: int) -> None:
+    """Bundle targets reach 8 items; fewer items must not loop forever."""
+    model = build_family("cauction", size, 0)
+    assert solve(model).objective == pytest.approx(solve(model, solver="highs").objective)
