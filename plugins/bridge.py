@@ -15,6 +15,7 @@ from typing import Any
 import pyomo.environ as pyo
 from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+from pyomo.core.expr.visitor import identify_variables
 
 from coplug.plugins.base import plugin_name, plugin_statistics
 from coplug.plugins.errors import InputError, SolverNotAvailableError, UnsupportedModelError
@@ -80,6 +81,8 @@ def solve(
         raise InputError(f"solve() needs a Pyomo model (a Block), got {type(model).__name__}")
     if time_limit is not None and not time_limit > 0:
         raise InputError(f"time_limit must be positive, got {time_limit}")
+    if time_limit == math.inf:
+        time_limit = None
     backend = _backend(solver)
     return backend(model, plugins=list(plugins), time_limit=time_limit, params=params, tee=tee)
 
@@ -186,6 +189,8 @@ def _use_native_objective(opt: Any, model: pyo.Block) -> None:
     if objectives and objectives[0].expr.polynomial_degree() not in (0, 1):
         return
     scip = opt._solver_model
+    if opt._obj_con is None:  # no active objective: Pyomo added no epigraph variable
+        return
     scip.delCons(opt._obj_con)
     scip.delVar(opt._obj_var)
     opt._obj_con = opt._obj_var = None
@@ -233,10 +238,24 @@ def _check_linear_for_highs(model: pyo.Block) -> None:
                 f"HiGHS cannot take nonlinear constraint {con.name!r}; use solver='scip'"
             )
     for obj in model.component_data_objects(pyo.Objective, active=True):
-        if obj.expr.polynomial_degree() not in (0, 1, 2):
+        degree = obj.expr.polynomial_degree()
+        if degree not in (0, 1, 2):
             raise UnsupportedModelError(
                 f"HiGHS cannot take nonlinear objective {obj.name!r}; use solver='scip'"
             )
+        if degree == 2 and _has_integers(model):
+            raise UnsupportedModelError(
+                f"HiGHS cannot take quadratic objective {obj.name!r} with integer variables "
+                "(MIQP); use solver='scip'"
+            )
+
+
+def _has_integers(model: pyo.Block) -> bool:
+    """Whether an unfixed binary or integer variable appears in an active component."""
+    components = (pyo.Constraint, pyo.Objective)
+    return any(var.is_integer() and not var.fixed
+               for data in model.component_data_objects(components, active=True)
+               for var in identify_variables(data.expr, include_fixed=False))
 
 
 def _solve_highs(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pyomo.environ as pyo
@@ -186,3 +187,30 @@ def test_time_limit_is_reported() -> None:
     assert result.status in (Status.TIME_LIMIT, Status.OPTIMAL)
     if result.status is Status.TIME_LIMIT:
         assert result.gap is None or result.gap >= 0
+
+
+def test_model_without_objective_is_a_feasibility_problem_for_scip_and_highs() -> None:
+    model = pyo.ConcreteModel()
+    model.x = pyo.Var(bounds=(0, 3), domain=pyo.Integers)
+    model.c = pyo.Constraint(expr=model.x >= 1.5)
+    for solver in ("scip", "highs"):
+        model.x.set_value(None)
+        result = solve(model, solver=solver)
+        assert result.status is Status.OPTIMAL and model.x.value in (2.0, 3.0)
+
+
+def test_infinite_time_limit_means_none() -> None:
+    model = pyo.ConcreteModel()
+    model.x = pyo.Var(domain=pyo.Binary)
+    model.o = pyo.Objective(expr=model.x, sense=pyo.maximize)
+    assert solve(model, time_limit=math.inf).objective == pytest.approx(1.0)
+
+
+def test_highs_refuses_a_quadratic_objective_over_integers() -> None:
+    """HiGHS has no MIQP; it used to return status unknown without a word."""
+    model = pyo.ConcreteModel()
+    model.x = pyo.Var(bounds=(-3, 3), domain=pyo.Integers)
+    model.o = pyo.Objective(expr=(model.x - 1.4) ** 2)
+    with pytest.raises(UnsupportedModelError, match="MIQP"):
+        solve(model, solver="highs")
+    assert solve(model).objective == pytest.approx(0.16)
