@@ -194,14 +194,17 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
 def load_predictor(path: str | Path) -> PMVBPredictor:
     """Read a checkpoint written by `PMVBPredictor.save` (a trusted file)."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise InputError(f"PMVB checkpoint {path} does not exist")
-    if path.suffix == ".pt":
-        obj = torch.load(path, weights_only=False)
-    elif path.suffix == ".joblib":
-        obj = joblib.load(path)
-    else:
+    if not path.is_file():
+        raise InputError(f"PMVB checkpoint {path} is not a file")
+    if path.suffix not in (".pt", ".joblib"):
         raise InputError(f"checkpoint {path} must end in .joblib or .pt")
+    try:
+        obj = torch.load(path, weights_only=False) if path.suffix == ".pt" else joblib.load(path)
+    except Exception as exc:  # pickle, zip and EOF errors all mean the same thing here
+        raise InputError(f"PMVB checkpoint {path} is unreadable or corrupt: "
+                         f"{type(exc).__name__}: {exc}") from exc
     if not isinstance(obj, PMVBPredictor):
         raise InputError(f"{path} holds a {type(obj).__name__}, not a PMVBPredictor")
     return obj

@@ -267,7 +267,9 @@ class PMVBBranching:
 
     def _candidates(self, scip: Any, free_only: bool) -> tuple[list[Any], np.ndarray]:
         """Active binary variables with a prediction, and their probabilities."""
-        variables = [v for v in scip.getVars(transformed=True) if is_binary_var(v)]
+        to_pyomo = self._var_map.to_pyomo
+        variables = [v for v in scip.getVars(transformed=True)
+                     if is_binary_var(v) and to_pyomo(v) is not None]  # not SCIP's own
         if free_only:
             variables = [v for v in variables if v.getLbLocal() < v.getUbLocal() - 0.5]
         if self._probs is not None:
@@ -279,6 +281,9 @@ class PMVBBranching:
             probs = np.array([v.getLPSol() for v in variables], dtype=float)
         else:
             probs = np.asarray(self.predictor.predict_variables(scip, variables), dtype=float)
+            if probs.shape != (len(variables),):
+                raise InputError(f"predict_variables returned shape {probs.shape} for "
+                                 f"{len(variables)} variables")
         probs = np.clip(np.nan_to_num(probs, nan=0.5), 0.0, 1.0)
         self._stats.n_candidates = max(self._stats.n_candidates, len(variables))
         return variables, probs
@@ -380,6 +385,12 @@ def _static_probabilities(predictor: Any, var_map: VarMap) -> ComponentMap | Non
         for key, p in predictor.items():
             if isinstance(key, str) and key not in by_name:
                 raise InputError(f"PMVB probability given for unknown variable {key!r}")
+            if not isinstance(key, str) and key not in var_map:
+                raise InputError(
+                    f"PMVB probability key {getattr(key, 'name', key)!r} is not a scalar "
+                    "variable of this model's active constraints or objective (index an "
+                    "indexed variable: m.x[i])"
+                )
             items.append((by_name[key] if isinstance(key, str) else key, p))
     else:
         values = np.asarray(predictor, dtype=float)

@@ -83,7 +83,7 @@ def _cmd_pmvb(args: argparse.Namespace) -> int:
     predictor, meta = resolve_predictor(args.predictor, args.family)
     t = args.threshold if args.threshold is not None else meta.get("threshold", 0.9)
     q = args.confidence if args.confidence is not None else meta.get("confidence", 0.99)
-    size = args.size or TRAIN_SIZES[args.family]
+    size = TRAIN_SIZES[args.family] if args.size is None else args.size
     compare(lambda: build_family(args.family, size, args.seed), predictor, t, q, args.mode,
             args.time_limit, label=f"{args.family} size={size} seed={args.seed}",
             depth=args.depth)

@@ -24,6 +24,9 @@ class VarMap:
     def __len__(self) -> int:
         return len(self._to_scip)
 
+    def __contains__(self, var: object) -> bool:
+        return isinstance(var, VarData) and var in self._to_scip
+
     def __iter__(self) -> Iterator[VarData]:
         return iter(self._to_scip)
 

@@ -83,6 +83,18 @@ def test_bad_probabilities_and_prefix_via_solve_are_rejected() -> None:
         solve(model, plugins=[PMVBBranching("lp", mode="prefix")])
     with pytest.raises(InputError, match="does not exist"):
         PMVBBranching("no/such/checkpoint.joblib")
+    for key in (3, model.x, build_family("mknapsack", 10, 1).x[0]):
+        with pytest.raises(InputError, match="not a scalar variable of this model"):
+            solve(model, plugins=[PMVBBranching(ComponentMap([(key, 0.9)]))])
+
+
+def test_corrupt_checkpoint_is_named(tmp_path) -> None:
+    for name in ("bad.joblib", "bad.pt"):
+        (tmp_path / name).write_text("hello")
+        with pytest.raises(InputError, match="unreadable or corrupt"):
+            PMVBBranching(tmp_path / name)
+    with pytest.raises(InputError, match="not a file"):
+        PMVBBranching(tmp_path)
 
 
 def test_rule_creates_children_that_partition_the_region() -> None:
@@ -176,6 +188,49 @@ def test_failing_predictor_falls_back_to_scip() -> None:
     stats = result.plugin_stats["pmvb"]
     assert "corrupt" in stats["error"] and not stats["root_branched"]
     assert result.optimal and _same(result.objective, reference.objective)
+
+
+class _ShapedPredictor:
+    kind = "shaped"
+
+    def __init__(self, shape: object) -> None:
+        self.shape = shape
+
+    def predict_variables(self, scip: object, variables: list) -> np.ndarray | None:
+        if self.shape is None:
+            return None
+        n = len(variables)
+        return np.full({"short": (3,), "long": (n + 2,), "2d": (n, 1)}[self.shape], 0.95)
+
+
+@pytest.mark.parametrize("shape", ["short", "long", "2d", None])
+def test_wrong_shaped_prediction_falls_back_with_a_warning(shape: object) -> None:
+    """A short prediction used to be applied to the first few variables silently; a long,
+    2-D or missing one aborted SCIP."""
+    model, _ = _branching_instance()
+    reference = solve(model)
+    with pytest.warns(RuntimeWarning, match="shape"):
+        result = solve(model, plugins=[PMVBBranching(_ShapedPredictor(shape))])
+    assert not result.plugin_stats["pmvb"]["root_branched"]
+    assert result.optimal and _same(result.objective, reference.objective)
+
+
+def test_binaries_scip_creates_in_presolve_are_not_candidates() -> None:
+    """An integer in [2, 3] becomes a SCIP binary with no Pyomo variable; prefix mode used to
+    fail with a KeyError on it."""
+    model = build_family("mknapsack", 30, 1)
+    model.z = pyo.Var(domain=pyo.Integers, bounds=(2, 3))
+    first = model.capacity[0]
+    first.set_value(first.body + 100 * model.z <= first.upper + 250)
+    model.value.expr = model.value.expr + 7.5 * model.z
+    reference = solve(model)
+    rule = PMVBBranching("lp", 0.7, 0.5)
+    branched = solve(model, plugins=[rule])
+    assert rule.root_planes is None or all(v is not None for v in rule.root_planes[0]
+                                           + rule.root_planes[1])
+    prefix = solve_pmvb_prefix(model, "lp", 0.7, 0.5)
+    assert _same(branched.objective, reference.objective)
+    assert _same(prefix.objective, reference.objective)
 
 
 def test_cli_pmvb_with_depth_reports_the_same_optimum(capsys: pytest.CaptureFixture) -> None:
