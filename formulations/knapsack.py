@@ -12,18 +12,25 @@ import scipy.sparse as sp
 from coplug.formulations.qubo import QUBO
 from coplug.plugins.errors import InputError
 
+# The safe placement QUBO has about n * C variables and n * C * w nonzeros; past this many
+# nonzeros (about 60 MB while building) knapsack_qubo_safe refuses and points to the MIP.
+SAFE_MAX_NONZEROS = 1_000_000
+
 
 @dataclass(frozen=True)
 class KnapsackInstance:
-    """Item values, item weights and a capacity (all non-negative integers)."""
+    """Item values (finite, >= 0), integer item weights and an integer capacity (>= 0).
+
+    Whole-number floats are accepted for weights and capacity and stored as integers.
+    """
 
     values: np.ndarray
     weights: np.ndarray
     capacity: int
 
     def __post_init__(self) -> None:
-        values = np.asarray(self.values)
-        weights = np.asarray(self.weights)
+        values = _finite_nonnegative(self.values, "values")
+        weights = _nonnegative_ints(self.weights, "weights")
         if values.ndim != 1 or weights.shape != values.shape:
             raise InputError(
                 f"values and weights must be 1-D of one length, got shapes "
@@ -31,10 +38,12 @@ class KnapsackInstance:
             )
         if values.size == 0:
             raise InputError("a knapsack instance needs at least one item")
-        if (weights < 0).any() or self.capacity < 0:
-            raise InputError("knapsack weights and capacity must be non-negative")
+        capacity = _nonnegative_ints(np.asarray(self.capacity), "capacity")
+        if capacity.ndim != 0:
+            raise InputError(f"capacity must be one number, got shape {capacity.shape}")
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "weights", weights)
+        object.__setattr__(self, "capacity", int(capacity))
 
     @property
     def n(self) -> int:
@@ -49,6 +58,43 @@ class KnapsackInstance:
     def value(self, x: np.ndarray) -> float:
         """Total value of a selection."""
         return float(self.values @ np.asarray(x))
+
+
+def _as_numbers(data: object, field: str) -> np.ndarray:
+    """An array of real numbers (booleans and integers kept exact), or an error naming the field."""
+    array = np.asarray(data)
+    if array.dtype.kind in "biu":
+        return array.astype(np.int64)
+    if array.dtype.kind != "f":
+        raise InputError(f"knapsack {field} must be numeric, got {array.dtype} data")
+    return array
+
+
+def _first_bad(bad: np.ndarray, array: np.ndarray, field: str, want: str) -> None:
+    """Raise an error naming the first flagged entry of `array` (its index when it has one)."""
+    if bad.any():
+        index = tuple(int(k) for k in np.argwhere(bad)[0])
+        where = field if array.ndim == 0 else f"{field}[{', '.join(map(str, index))}]"
+        raise InputError(f"knapsack {where} must be {want}, got {array[index].item()!r}")
+
+
+def _finite_nonnegative(data: object, field: str) -> np.ndarray:
+    """Finite non-negative numbers, checked entry by entry so the error names the index."""
+    array = _as_numbers(data, field)
+    _first_bad(~np.isfinite(array) | (array < 0), array, field, "a finite number >= 0")
+    return array
+
+
+def _nonnegative_ints(data: object, field: str) -> np.ndarray:
+    """Non-negative integers; whole-number floats become int64, anything else is named."""
+    array = _as_numbers(data, field)
+    want = "a non-negative integer"
+    if array.dtype.kind == "f":
+        whole = np.isfinite(array) & (np.floor(array) == array) & (np.abs(array) < 2.0**63)
+        _first_bad(~whole, array, field, want)
+        array = array.astype(np.int64)
+    _first_bad(array < 0, array, field, want)
+    return array
 
 
 def random_knapsack(
@@ -190,7 +236,28 @@ def _slack_coefficients(C: int) -> np.ndarray:
     return np.array(coeffs, dtype=float)
 
 
-def knapsack_qubo_safe(instance: KnapsackInstance, margin: float | None = None) -> QUBO:
+def safe_qubo_size(instance: KnapsackInstance) -> tuple[int, int]:
+    """Variables and stored nonzeros (penalty rows plus diagonal) of the safe QUBO, exactly.
+
+    Computed from the weights alone, in Python integers, so a size check never allocates
+    (or overflows) what it is meant to refuse. An instance where nothing fits gets the
+    one placeholder variable of `knapsack_qubo_safe`.
+    """
+    C = int(instance.capacity)
+    variables, nonzeros = 0, 0
+    for w in instance.weights.tolist():
+        if w <= C:
+            placements = C - w + 1 if w > 0 else 1
+            variables += placements
+            nonzeros += placements * (w + 2)  # w slot rows, the item row, the diagonal
+    return (variables, nonzeros) if variables else (1, 1)
+
+
+def knapsack_qubo_safe(
+    instance: KnapsackInstance,
+    margin: float | None = None,
+    max_nonzeros: int = SAFE_MAX_NONZEROS,
+) -> QUBO:
     """Placement QUBO whose every local minimizer on [0,1]^n is binary and feasible.
 
     Variable y[i,p] puts item i on the capacity slots [p, p + w_i) of a line of C slots.
@@ -200,12 +267,24 @@ def knapsack_qubo_safe(instance: KnapsackInstance, margin: float | None = None) 
     (non-overlapping intervals in [0, C) have total length <= C and conversely). Every
     infeasible binary point has a placement whose removal changes the energy by at most
     v_max - P = -margin; the diagonal is -mu < 0 with mu = margin / 2 (see README.md).
+    The size is pseudo-polynomial (about n * C variables): past `max_nonzeros` stored
+    nonzeros (default SAFE_MAX_NONZEROS) it raises InputError before allocating anything.
+    When no item fits, the empty selection is the only solution and the QUBO is one
+    placeholder variable with energy mu * y(1 - y), zero on both binary values.
     """
     C = int(instance.capacity)
     vmax = max(float(instance.values.max()), 1.0)
     delta = vmax if margin is None else float(margin)
-    if delta <= 0:
+    if not delta > 0:
         raise InputError(f"margin must be positive, got {delta}")
+    variables, nonzeros = safe_qubo_size(instance)
+    if nonzeros > max_nonzeros:
+        raise InputError(
+            f"the safe knapsack QUBO would have {variables} variables and {nonzeros} "
+            f"nonzeros ({instance.n} items, capacity {C}), over the limit {max_nonzeros} "
+            "(raise it with max_nonzeros=); its size grows with the capacity, so solve the "
+            "exact MIP knapsack_mip(instance) with SCIP or HiGHS instead"
+        )
     P = vmax + delta
     mu = delta / 2
     item_of, start_of = [], []
@@ -215,7 +294,7 @@ def knapsack_qubo_safe(instance: KnapsackInstance, margin: float | None = None) 
             item_of.append(np.full(starts.size, i))
             start_of.append(starts)
     if not item_of:
-        raise InputError("no item fits the capacity; the knapsack is trivially empty")
+        return _empty_knapsack_qubo(instance, delta)
     item = np.concatenate(item_of)
     start = np.concatenate(start_of)
     N = item.size
@@ -252,4 +331,26 @@ def knapsack_qubo_safe(instance: KnapsackInstance, margin: float | None = None) 
         form="safe",
         problem="knapsack",
         names=[f"y{i}@{p}" for i, p in zip(item, start, strict=True)],
+    )
+
+
+def _empty_knapsack_qubo(instance: KnapsackInstance, delta: float) -> QUBO:
+    """The safe QUBO of a knapsack where no item fits: one placeholder y, energy mu y(1 - y).
+
+    Both binary values decode to the empty selection (feasible, value 0) and have energy 0;
+    the diagonal is -mu < 0, so the only local minimizers of the relaxation are y = 0, 1.
+    """
+    mu = delta / 2
+    return QUBO(
+        Q=sp.csr_matrix(np.array([[-mu]])),
+        c=np.array([mu]),
+        constant=0.0,
+        decode=lambda z: np.zeros(instance.n, dtype=int),
+        is_feasible=instance.is_feasible,
+        objective=instance.value,
+        sense=-1,
+        margin=delta,
+        form="safe",
+        problem="knapsack",
+        names=["empty"],
     )

@@ -48,11 +48,17 @@ class QUBO:
         n = self.Q.shape[0]
         if self.Q.shape != (n, n):
             raise InputError(f"Q must be square, got shape {self.Q.shape}")
+        _require_finite(self.Q.data, "Q")
         if abs(self.Q - self.Q.T).max() > 1e-9 * max(1.0, abs(self.Q).max()):
             raise InputError("Q must be symmetric")
         self.c = np.asarray(self.c, dtype=float).reshape(-1)
         if self.c.shape != (n,):
             raise InputError(f"c must have length {n}, got {self.c.shape}")
+        _require_finite(self.c, "c")
+        if np.ndim(self.constant) != 0 or not isinstance(self.constant, (int, float, np.number)):
+            raise InputError(f"QUBO constant must be one number, got {self.constant!r}")
+        self.constant = float(self.constant)
+        _require_finite(np.array([self.constant]), "constant")
         if self.A is None:
             self.A = sp.csr_matrix((0, n))
             self.weights = np.zeros(0)
@@ -63,8 +69,8 @@ class QUBO:
                 f"penalty rows must be (m, {n}) with m weights, got {self.A.shape} "
                 f"and {self.weights.shape}"
             )
-        if not (np.isfinite(self.c).all() and np.isfinite(self.Q.data).all()):
-            raise InputError("QUBO coefficients must be finite")
+        _require_finite(self.A.data, "A")
+        _require_finite(self.weights, "weights")
 
     @property
     def n(self) -> int:
@@ -136,6 +142,14 @@ class QUBO:
     def from_pyomo(self, model: pyo.ConcreteModel) -> np.ndarray:
         """Read the binary point out of a solved `to_pyomo()` model."""
         return np.array([round(pyo.value(model.z[i])) for i in range(self.n)], dtype=float)
+
+
+def _require_finite(values: np.ndarray, field: str) -> None:
+    """Refuse NaN or infinite coefficients, naming the field: they poison every energy."""
+    bad = ~np.isfinite(values)
+    if bad.any():
+        first = float(values[np.flatnonzero(bad)[0]])
+        raise InputError(f"QUBO {field} has NaN or infinite entries (first: {first})")
 
 
 def multilinear_pairs(groups: list[np.ndarray], n: int) -> sp.csr_matrix:

@@ -64,14 +64,20 @@ class RunReport:
     stats: dict = field(default_factory=dict)
 
     @property
-    def fraction_ok(self) -> float:
-        """Fraction of starts ending binary, feasible and certified locally minimal."""
-        return float(np.mean([c.ok for c in self.certificates]))
+    def fraction_ok(self) -> float | None:
+        """Fraction of starts ending binary, feasible and certified locally minimal.
+
+        None when the points were not certified (`minimize(..., certify_points=False)`).
+        """
+        return _fraction([c.ok for c in self.certificates])
 
     @property
-    def fraction_binary_feasible(self) -> float:
-        """Fraction of starts ending at a binary point that decodes to a feasible solution."""
-        return float(np.mean([c.binary and c.feasible for c in self.certificates]))
+    def fraction_binary_feasible(self) -> float | None:
+        """Fraction of starts ending at a binary point that decodes to a feasible solution.
+
+        None when the points were not certified (`minimize(..., certify_points=False)`).
+        """
+        return _fraction([c.binary and c.feasible for c in self.certificates])
 
     def best_objective(self, sense: int) -> float | None:
         """Best problem objective over feasible binary end points (None if there is none)."""
@@ -79,6 +85,11 @@ class RunReport:
         if not vals:
             return None
         return float(min(vals) if sense > 0 else max(vals))
+
+
+def _fraction(flags: list[bool]) -> float | None:
+    """Share of true flags, or None for no flags (an empty mean is not a fraction)."""
+    return sum(flags) / len(flags) if flags else None
 
 
 def gradient_scale(qubo: QUBO) -> np.ndarray:
