@@ -8,12 +8,40 @@ import scipy.sparse as sp
 from coplug.plugins.errors import InputError
 
 
+def _recode(values: object, field: str, n: int | None = None) -> np.ndarray:
+    """Any 1-D labels (ints of any range, floats, strings) as codes 0..k-1 via np.unique.
+
+    Labels are never used as indices, so gaps, negative codes and non-integer labels count
+    as the groups or clusters they name; NaN and a length other than `n` are refused.
+    """
+    labels = np.asarray(values)
+    if labels.ndim != 1:
+        raise InputError(f"{field} must be 1-D (one entry per node), got shape {labels.shape}")
+    if n is not None and labels.size != n:
+        raise InputError(f"{field} must have one entry per node ({n}), got {labels.size}")
+    if labels.size == 0:
+        raise InputError(f"{field} is empty: the partition needs at least one node")
+    if labels.dtype.kind in "fc" and np.isnan(labels).any():
+        first = int(np.flatnonzero(np.isnan(labels))[0])
+        raise InputError(f"{field} has a NaN label (first at node {first})")
+    try:
+        return np.unique(labels, return_inverse=True)[1].reshape(-1)
+    except TypeError as exc:
+        raise InputError(f"{field} mixes labels that cannot be compared: {exc}") from None
+
+
 def _codes(labels: np.ndarray, n: int) -> np.ndarray:
     """Cluster labels as codes 0..k-1, checked against the node count."""
-    labels = np.asarray(labels)
-    if labels.shape != (n,):
-        raise InputError(f"labels must have one entry per node ({n}), got shape {labels.shape}")
-    return np.unique(labels, return_inverse=True)[1]
+    return _recode(labels, "labels", n)
+
+
+def _contingency(labels: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Node counts per (cluster, group) and the group codes, both recoded from any labels."""
+    group_codes = _recode(groups, "groups")
+    codes = _codes(labels, group_codes.size)
+    table = np.zeros((int(codes.max()) + 1, int(group_codes.max()) + 1))
+    np.add.at(table, (codes, group_codes), 1.0)
+    return table, group_codes
 
 
 def cluster_cuts(adjacency: sp.spmatrix, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -42,20 +70,13 @@ def cut_weight(adjacency: sp.spmatrix, labels: np.ndarray) -> float:
 
 def balance(labels: np.ndarray, groups: np.ndarray) -> float:
     """min over clusters C and groups s != s' of |C & V_s| / |C & V_s'| (1 = perfectly fair)."""
-    groups = np.asarray(groups)
-    codes = _codes(labels, groups.size)
-    table = np.zeros((int(codes.max()) + 1, int(groups.max()) + 1))
-    np.add.at(table, (codes, groups), 1.0)
-    largest = table.max(axis=1)
-    return float((table.min(axis=1) / largest).min())
+    table, _ = _contingency(labels, groups)
+    return float((table.min(axis=1) / table.max(axis=1)).min())
 
 
 def proportion_deviation(labels: np.ndarray, groups: np.ndarray) -> float:
     """Largest |share of group s in cluster C - share of s in the whole graph|."""
-    groups = np.asarray(groups)
-    codes = _codes(labels, groups.size)
-    table = np.zeros((int(codes.max()) + 1, int(groups.max()) + 1))
-    np.add.at(table, (codes, groups), 1.0)
+    table, group_codes = _contingency(labels, groups)
     shares = table / table.sum(axis=1, keepdims=True)
-    overall = np.bincount(groups) / groups.size
+    overall = np.bincount(group_codes) / group_codes.size
     return float(np.abs(shares - overall).max())
