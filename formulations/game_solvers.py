@@ -46,6 +46,7 @@ class CompiledGame:
     slacks: Callable[[np.ndarray], np.ndarray]
     slack_jacobian: Callable[[np.ndarray], np.ndarray]
     involves: np.ndarray
+    variable_names: list[str] = field(default_factory=list)
 
     def pseudo_gradient(self, x: np.ndarray, mu: float) -> np.ndarray:
         """Each variable's partial derivative of its owner's barrier-regularized utility."""
@@ -134,6 +135,7 @@ def compile_game(game: Game) -> CompiledGame:
         slacks=_vector_function(symbols, rows),
         slack_jacobian=_matrix_function(symbols, jacobian, len(rows)),
         involves=involves,
+        variable_names=[v.name for v in variables],
     )
 
 
@@ -151,6 +153,11 @@ def _matrix_function(symbols: list, rows: list, m: int) -> Callable[[np.ndarray]
         return lambda x: np.zeros((0, len(symbols)))
     flat = _vector_function(symbols, [e for row in rows for e in row])
     return lambda x: flat(x).reshape(m, len(symbols))
+
+
+# An iterate beyond this size (in any coordinate) means the ascent is running off to infinity:
+# barrier_gradient_ascent stops and reports the game as unbounded (keyword divergence_bound).
+DIVERGENCE_BOUND = 1e12
 
 
 @dataclass
@@ -179,6 +186,7 @@ def barrier_gradient_ascent(
     step: float = 1e-2,
     keep_iterates: bool = False,
     callback: Callable[[int, np.ndarray, float], None] | None = None,
+    divergence_bound: float = DIVERGENCE_BOUND,
 ) -> AscentResult:
     """Independent log-barrier gradient ascent from a strictly feasible start.
 
@@ -186,10 +194,14 @@ def barrier_gradient_ascent(
     constraints per player), fixed as in the analysed method; `mu_start` > mu instead follows
     the barrier path down from mu_start by factors `mu_decay`. A stage ends when every
     player's predicted Armijo gain eta ||g||^2 is below `tol * mu`. The game's variables
-    hold the result.
+    hold the result. An iterate that is non-finite or beyond `divergence_bound` in absolute
+    value raises InputError: a utility that grows without bound on the feasible set has no
+    equilibrium to reach.
     """
-    if not (mu > 0 and 0 < mu_decay < 1 and step > 0 and tol > 0):
-        raise InputError("need mu > 0, 0 < mu_decay < 1, step > 0 and tol > 0")
+    if not (mu > 0 and 0 < mu_decay < 1 and step > 0 and tol > 0 and divergence_bound > 0):
+        raise InputError(
+            "need mu > 0, 0 < mu_decay < 1, step > 0, tol > 0 and divergence_bound > 0"
+        )
     if update not in ("simultaneous", "sequential"):
         raise InputError(f"update must be 'simultaneous' or 'sequential', got {update!r}")
     compiled = compile_game(game)
@@ -217,6 +229,7 @@ def barrier_gradient_ascent(
             gains = _sequential_step(compiled, x, eta, level)
         else:
             gains = _simultaneous_step(compiled, x, eta, level, damping)
+        _check_bounded(compiled, x, iteration, divergence_bound)
         slack = compiled.slacks(x)
         min_slack = min(min_slack, float(slack.min(initial=np.inf)))
         trace.append({"iteration": iteration, "mu": level, "gain": float(gains.max()),
@@ -233,6 +246,18 @@ def barrier_gradient_ascent(
     game.set_profile(compiled.profile(x))
     return AscentResult(compiled.profile(x), x, iteration, level, converged, min_slack, trace,
                         iterates)
+
+
+def _check_bounded(compiled: CompiledGame, x: np.ndarray, iteration: int, bound: float) -> None:
+    """Stop a diverging ascent: a non-finite iterate or one beyond `bound` means no equilibrium."""
+    bad = ~np.isfinite(x) | (np.abs(x) > bound)
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"the game looks unbounded: variable {compiled.variable_names[j]!r} reached "
+            f"{x[j]:.3g} after {iteration} iterations (divergence_bound {bound:.3g}); "
+            "bound the variable or check that its utility cannot grow without limit"
+        )
 
 
 def _sequential_step(compiled: CompiledGame, x: np.ndarray, eta: np.ndarray,
@@ -323,8 +348,20 @@ class Certificate:
         return max(self.gaps.values())
 
 
+def _require_values(game: Game) -> None:
+    """Every player variable needs a finite value before the profile can be checked."""
+    for player in game.players:
+        for var in game.variables(player):
+            if var.value is None:
+                raise InputError(f"variable {var.name!r} has no value: give a profile or "
+                                 "initialize it before checking or certifying the game")
+            if not math.isfinite(var.value):
+                raise InputError(f"variable {var.name!r} has the non-finite value {var.value}")
+
+
 def max_violation(game: Game) -> tuple[float, str]:
     """Largest constraint or bound violation at the current profile, and where (Pyomo values)."""
+    _require_values(game)
     worst, where = 0.0, ""
     for con in game.model.component_data_objects(pyo.Constraint, active=True):
         body = float(pyo.value(con.body))
@@ -352,6 +389,7 @@ def certify(
     constraints, the coupling constraints) is solved to proven optimality; a nonlinear
     utility reaches SCIP as an epigraph constraint. The profile must be feasible.
     """
+    game.validate()
     if profile is not None:
         game.set_profile(profile)
     violation, where = max_violation(game)

@@ -86,6 +86,7 @@ class Game:
             variables = self.variables(player)
             if not variables:
                 raise InputError(f"player {player!r} has no (unfixed) variables")
+            _require_continuous(variables)
             self.utility(player)
             owner.update({id(v): player for v in variables})
         for player in self._players:
@@ -125,6 +126,28 @@ class Game:
         return {p: float(pyo.value(self.utility(p))) for p in self._players}
 
 
+def _require_continuous(variables: list[VarData]) -> None:
+    """Refuse integer and binary variables: the barrier ascent and the certificate are for
+    continuous strategies and would silently treat an integer variable as a real one."""
+    for var in variables:
+        if not var.is_continuous():
+            raise InputError(
+                f"variable {var.name!r} is not continuous (domain {var.domain.name}); "
+                "games here need continuous strategies: relax it to Reals with bounds"
+            )
+
+
+def _firm_costs(costs: float | Sequence[float], n_firms: int) -> np.ndarray:
+    """One marginal cost per firm from a number or a sequence of n_firms numbers."""
+    cost = np.asarray(costs, dtype=float)
+    if cost.ndim > 1:
+        raise InputError(f"costs must be one number or one per firm, got shape {cost.shape}")
+    if cost.ndim == 1 and cost.size != n_firms:
+        raise InputError(f"got {cost.size} costs for {n_firms} firms: give one number or "
+                         f"one cost per firm")
+    return np.broadcast_to(cost, (n_firms,))
+
+
 def cournot(
     n_firms: int = 3,
     intercept: float = 10.0,
@@ -133,8 +156,12 @@ def cournot(
     capacity: float = 5.0,
 ) -> Game:
     """Cournot oligopoly: price a - b Q, firm i earns q_i (a - b Q) - c_i q_i, sum q <= capacity."""
-    cost = np.broadcast_to(np.asarray(costs, dtype=float), (n_firms,))
-    if n_firms < 1 or slope <= 0 or capacity <= 0 or (cost < 0).any():
+    if n_firms < 1 or not slope > 0 or not capacity > 0:
+        raise InputError("cournot needs n_firms >= 1, slope > 0, capacity > 0 and costs >= 0")
+    cost = _firm_costs(costs, n_firms)
+    if not np.isfinite([intercept, slope, capacity, *cost]).all():
+        raise InputError("cournot needs finite intercept, slope, capacity and costs")
+    if (cost < 0).any():
         raise InputError("cournot needs n_firms >= 1, slope > 0, capacity > 0 and costs >= 0")
     game = Game("cournot")
     firms = [game.add_player(f"firm{i}") for i in range(n_firms)]
