@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -13,7 +14,14 @@ import pytest
 
 from coplug.formulations.bbo.compile import load
 from coplug.formulations.bbo.evolve import EvolutionConfig, evolve
-from coplug.formulations.bbo.proposers import LLMConfig, LLMProposer, Scored, extract_program
+from coplug.formulations.bbo.proposers import (
+    LLMConfig,
+    LLMEndpointError,
+    LLMProposer,
+    Scored,
+    extract_program,
+)
+from coplug.plugins.cli import main
 from coplug.plugins.errors import InputError
 
 MAX_REQUESTS = 40
@@ -120,15 +128,47 @@ def test_retries_after_server_error(stub: _Stub) -> None:
     assert proposer.stats["requests"] == 2 and proposer.stats["accepted"] == 1
 
 
+def _closed_port_url() -> str:
+    """Base URL of a local port nothing listens on (connections are refused at once)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
 def test_unreachable_endpoint_and_missing_config(monkeypatch) -> None:
     for name in ("COPLUG_LLM_BASE_URL", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(InputError, match="COPLUG_LLM_BASE_URL"):
         LLMConfig.from_env()
-    proposer = LLMProposer(2, LLMConfig(base_url="http://127.0.0.1:9/v1", model="m",
-                                        timeout=0.5, retries=0))
-    assert proposer.propose([], 2, np.random.default_rng(0), {}) == []
-    assert proposer.stats["failed_http_error"] == 2
+    url = _closed_port_url()
+    proposer = LLMProposer(2, LLMConfig(base_url=url, model="m", timeout=0.5, retries=1,
+                                        backoff=0.01))
+    with pytest.raises(LLMEndpointError, match=f"{url}/chat/completions.*cannot connect.*2 tries"):
+        proposer.propose([], 2, np.random.default_rng(0), {})
+    assert proposer.stats["requests"] == 2 and proposer.stats["failed_http_error"] == 1
+
+
+def test_evolve_command_stops_at_a_dead_endpoint(tmp_path, capsys) -> None:
+    url = _closed_port_url()
+    start = time.perf_counter()
+    assert main(["bbo", "evolve", "--proposer", "llm", "--llm-url", url, "--targets", "1",
+                 "--population", "3", "--generations", "2", "--budget", "30", "--seeds", "3",
+                 "--run-dir", str(tmp_path / "run"), "--quiet"]) == 2
+    assert time.perf_counter() - start < 30.0
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("coplug: error: LLM endpoint") and url in err and "\n" not in err
+    assert "--llm-url" in err and not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("stub", [["good", "error"]], indirect=True)
+def test_failures_after_a_first_answer_are_only_counted(stub: _Stub) -> None:
+    config = LLMConfig(base_url=f"http://127.0.0.1:{stub.server_port}/v1", model="m",
+                       timeout=2.0, retries=0)
+    proposer = LLMProposer(2, config)
+    parent = Scored(load("sum(x ** 2)", 2), 0.5, 0.1, "f1", (0.0,) * 7)
+    programs = proposer.propose([parent], 2, np.random.default_rng(0), {})
+    assert len(programs) == 1 and proposer.stats["failed_http_error"] == 1
 
 
 def test_extract_program() -> None:

@@ -4,6 +4,7 @@
 `LLMProposer` asks any OpenAI-compatible chat endpoint for programs, showing it parent
 programs with their scores and the target landscape (the reflection step). Every
 proposal goes through the same validation; rejections are counted by reason in `stats`.
+An endpoint that fails its very first request raises `LLMEndpointError` naming the URL.
 """
 
 from __future__ import annotations
@@ -32,7 +33,11 @@ from coplug.formulations.bbo.grammar import (
     shape_of,
     to_text,
 )
-from coplug.plugins.errors import InputError
+from coplug.plugins.errors import CoplugError, InputError
+
+
+class LLMEndpointError(CoplugError, ConnectionError):
+    """The LLM endpoint never answered: unreachable, refusing, or not a chat-completions API."""
 
 
 @dataclass(frozen=True)
@@ -292,10 +297,12 @@ class LLMProposer:
     parents_shown: int = 4
     name: str = "llm"
     stats: Counter = field(default_factory=Counter)
+    answered: bool = field(default=False, init=False)
 
     def propose(self, parents: Sequence[Scored], n: int, rng: np.random.Generator,
                 context: dict[str, Any] | None = None) -> list[Program]:
-        """Up to n validated programs; failed requests and bad replies are only counted."""
+        """Up to n validated programs; failed requests and bad replies are only counted, once
+        the endpoint has answered (before that a failed request raises LLMEndpointError)."""
         out = []
         for _ in range(n):
             shown = sorted(parents, key=lambda p: -(p.similarity + p.differentiation))
@@ -335,7 +342,9 @@ class LLMProposer:
                 {"role": "user", "content": "\n".join(lines)}]
 
     def _ask(self, messages: list[dict]) -> str | None:
-        """POST to /chat/completions with retries; None (counted) when every try fails."""
+        """POST to /chat/completions with retries; None (counted) when every try fails, but
+        LLMEndpointError when the endpoint has never answered, so a wrong or dead URL stops
+        the run at its first request instead of counting failures for hours."""
         cfg = self.config
         body = json.dumps({"model": cfg.model, "messages": messages,
                            "temperature": cfg.temperature, "max_tokens": cfg.max_tokens}).encode()
@@ -343,29 +352,45 @@ class LLMProposer:
         if cfg.api_key:
             headers["Authorization"] = f"Bearer {cfg.api_key}"
         url = cfg.base_url.rstrip("/") + "/chat/completions"
-        reason = "http_error"
+        reason, detail, tries = "http_error", "", 0
         for attempt in range(cfg.retries + 1):
             if attempt:
                 time.sleep(cfg.backoff * 2 ** (attempt - 1))
             self.stats["requests"] += 1
+            tries += 1
             try:
                 request = urllib.request.Request(url, data=body, headers=headers, method="POST")
                 with urllib.request.urlopen(request, timeout=cfg.timeout) as response:
                     data = json.loads(response.read().decode("utf-8", "replace"))
-                return str(data["choices"][0]["message"]["content"])
-            except urllib.error.HTTPError as exc:
-                reason = "http_error"
-                if exc.code < 500 and exc.code != 429:
+                content = str(data["choices"][0]["message"]["content"])
+            except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+                reason, detail, retry = _classify_failure(exc, cfg.timeout)
+                if not retry:
                     break
-            except TimeoutError:
-                reason = "timeout"
-            except urllib.error.URLError as exc:
-                reason = "timeout" if isinstance(exc.reason, TimeoutError) else "http_error"
-            except (ValueError, KeyError, IndexError, TypeError):
-                reason = "bad_response"
-                break
+                continue
+            self.answered = True
+            return content
         self.stats[f"failed_{reason}"] += 1
+        if not self.answered:
+            hint = "raise --llm-timeout or check" if reason == "timeout" else "check"
+            raise LLMEndpointError(f"LLM endpoint {url} did not answer the first request "
+                                   f"({detail}; {tries} tries): {hint} --llm-url or "
+                                   "COPLUG_LLM_BASE_URL")
         return None
+
+
+def _classify_failure(exc: Exception, timeout: float) -> tuple[str, str, bool]:
+    """(stats reason, readable detail, worth retrying) for one failed request."""
+    if isinstance(exc, urllib.error.HTTPError):
+        return "http_error", f"HTTP {exc.code} {exc.reason}", exc.code >= 500 or exc.code == 429
+    if isinstance(exc, TimeoutError) or (isinstance(exc, urllib.error.URLError)
+                                         and isinstance(exc.reason, TimeoutError)):
+        return "timeout", f"no reply within {timeout:g} s", True
+    if isinstance(exc, urllib.error.URLError):
+        return "http_error", f"cannot connect: {exc.reason}", True
+    if isinstance(exc, OSError):
+        return "http_error", f"connection failed: {exc}", True
+    return "bad_response", "the reply is not chat-completions JSON", False
 
 
 def extract_program(reply: str) -> str | None:
