@@ -37,18 +37,30 @@ class Certificate:
         return self.result.bound
 
 
+# Statuses a box-bounded program that is finite on its box can never have.
+_IMPOSSIBLE = (Status.INFEASIBLE, Status.UNBOUNDED, Status.INFEASIBLE_OR_UNBOUNDED)
+
+
 def certify(program: Program, time_limit: float = 10.0, gap_tol: float = 1e-6,
             value_tol: float = 1e-5) -> Certificate:
     """Solve the program's Pyomo model with SCIP; certified = optimal, gap <= gap_tol and
     the numpy value at SCIP's point matches SCIP's objective within value_tol (relative).
-    A model SCIP cannot take (e.g. floor, acos) comes back uncertified with the reason in
-    `result.extra["error"]`."""
+    A model SCIP cannot take (e.g. floor, acos) or fails on (e.g. LP errors near a pole)
+    comes back uncertified with the reason in `result.extra["error"]`."""
     model = to_pyomo(program)
     try:
         result = solve(model, solver="scip", time_limit=time_limit)
     except UnsupportedModelError as exc:
-        return Certificate(Result(Status.UNKNOWN, "scip", extra={"error": str(exc)}), None, None,
-                           False)
+        return _failed(str(exc))
+    except Exception as exc:
+        if not _is_scip_error(exc):
+            raise
+        return _failed(f"SCIP stopped with an error ({exc}): numerical trouble, e.g. a pole "
+                       "or a near-singular point of the program on its box")
+    if result.status in _IMPOSSIBLE:
+        result.extra["error"] = (f"SCIP reports {result.status.value}, which a program finite "
+                                 "on its box cannot be: it is undefined somewhere on the box "
+                                 "(a pole, log of a negative) or SCIP hit numerical trouble")
     if not result.has_solution:
         return Certificate(result, None, None, False)
     x = np.array([pyo.value(model.x[i]) for i in model.I])
@@ -57,3 +69,13 @@ def certify(program: Program, time_limit: float = 10.0, gap_tol: float = 1e-6,
     gap = result.gap
     certified = bool(result.optimal and gap is not None and gap <= gap_tol and agree)
     return Certificate(result, x, value, certified)
+
+
+def _failed(reason: str) -> Certificate:
+    """An uncertified answer without a point, carrying why in `result.extra["error"]`."""
+    return Certificate(Result(Status.UNKNOWN, "scip", extra={"error": reason}), None, None, False)
+
+
+def _is_scip_error(exc: Exception) -> bool:
+    """PySCIPOpt reports a SCIP error return code as a bare Exception('SCIP: ...')."""
+    return type(exc) is Exception and str(exc).startswith("SCIP")

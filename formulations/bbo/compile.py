@@ -4,17 +4,30 @@ Evaluators take a batch `X` of shape (n, dim) and return (n,) values. The Pyomo 
 box-bounded variables `x[i]`, one named `Expression` per let-binding and the program as
 its (minimized) objective; it can be exported as a plain Pyomo script, a JSON form, or
 any format Pyomo's `model.write` knows (.nl, .gms, .lp when linear).
+
+A large subexpression used more than once (an operand of max/min, a let referenced
+twice, a vector entry several matrix rows use, a scalar broadcast over a vector) is bound
+to an auxiliary variable `aux[k]`, bounded by its interval range, with the defining
+equality `aux_def[k]: aux[k] == expr`, so the model stays linear in the program's size:
+Pyomo, SCIP and the writers expand a shared `Expression` at every use, which is
+exponential along a chain of lets (BBOB f21 nests 100 max). The model is an exact
+reformulation; `set_point` (used by `pyomo_objective_at`) sets x and then each auxiliary
+variable to its defining value.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
+from pyomo.common.errors import InfeasibleConstraintException
+from pyomo.contrib.fbbt.fbbt import compute_bounds_on_expr
 from scipy.stats import qmc
 
 from coplug.formulations.bbo.grammar import (
@@ -22,6 +35,7 @@ from coplug.formulations.bbo.grammar import (
     Program,
     ProgramError,
     node_from_json,
+    node_text,
     node_to_json,
     parse,
     to_text,
@@ -163,7 +177,8 @@ def check_points(program: Program, n: int = 256, seed: int = 0) -> np.ndarray:
 
 def validate(program: Program, n: int = 256, seed: int = 0, max_abs: float = MAX_ABS) -> None:
     """Reject (ProgramError 'non_finite') a program that is not finite and bounded on its box."""
-    values = numpy_evaluator(program)(check_points(program, n, seed))
+    points = check_points(program, n, seed)
+    values = numpy_evaluator(program)(points)
     bad = ~np.isfinite(values)
     if bad.any():
         raise ProgramError("non_finite", f"not finite at {int(bad.sum())} of {values.size} "
@@ -171,6 +186,63 @@ def validate(program: Program, n: int = 256, seed: int = 0, max_abs: float = MAX
     if np.abs(values).max() > max_abs:
         raise ProgramError("non_finite", f"|f| reaches {np.abs(values).max():.3g} on the box "
                            f"(limit {max_abs:.0e})")
+    _reject_sign_changing_denominators(program, points)
+
+
+def _reject_sign_changing_denominators(program: Program, points: np.ndarray) -> None:
+    """Reject a division whose denominator takes both signs on the sample points: a pole.
+
+    Every operation but floor is continuous where it is defined, so a floor-free denominator
+    that is positive at one point and negative at another vanishes (or is undefined) on the
+    segment between them, inside the box. Interval bounds would over-reject: they cannot
+    tell (x - 1)**2 + 1 written out from a denominator that really reaches 0.
+    """
+    with_floor = _lets_using_floor(program)
+    denominators = [den for den in map(_denominator, _program_nodes(program))
+                    if den is not None and not _uses_floor(den, with_floor)]
+    if not denominators:
+        return
+    be = _Backend("numpy")
+    env: dict[str, Any] = {}
+    with np.errstate(all="ignore"):
+        for name, node in program.lets:
+            env[name] = _closure(node, be)(points, env)
+        for den in denominators:
+            raw = np.asarray(_closure(den, be)(points, env))
+            values = np.broadcast_to(raw, np.broadcast_shapes(raw.shape, (len(points), 1)))
+            values = np.where(np.isfinite(values), values, 0.0)
+            if ((values > 0).any(axis=0) & (values < 0).any(axis=0)).any():
+                raise ProgramError("non_finite", f"the denominator {node_text(den)[:80]} "
+                                   "changes sign on the box, so the program has a pole there")
+
+
+def _denominator(node: Node) -> Node | None:
+    """What a node divides by: the right side of `/`, the base of `** negative constant`."""
+    if node.op == "div":
+        return node.args[1]
+    if node.op == "pow" and node.args[1].op == "num" and node.args[1].value < 0:
+        return node.args[0]
+    return None
+
+
+def _program_nodes(program: Program) -> list[Node]:
+    """Every expression node of the program's lets and body."""
+    return [n for tree in [*(t for _, t in program.lets), program.body] for n in tree.walk()]
+
+
+def _lets_using_floor(program: Program) -> set[str]:
+    """Names of the lets whose value depends on floor (directly or through earlier lets)."""
+    names: set[str] = set()
+    for name, node in program.lets:
+        if _uses_floor(node, names):
+            names.add(name)
+    return names
+
+
+def _uses_floor(node: Node, floor_lets: set[str]) -> bool:
+    """Whether an expression uses floor, the one discontinuous op, itself or via a let."""
+    return any(sub.op == "floor" or (sub.op == "ref" and sub.value in floor_lets)
+               for sub in node.walk())
 
 
 def load(text: str, dim: int, lower: float = -5.0, upper: float = 5.0) -> Program:
@@ -180,21 +252,72 @@ def load(text: str, dim: int, lower: float = -5.0, upper: float = 5.0) -> Progra
     return program
 
 
+# A shared value of at most this many nodes is copied at each use instead of named by an
+# auxiliary variable: copying caps growth at this factor, and keeps the models of programs
+# without runaway sharing as they always were (SCIP certifies them no worse than before).
+COPY_LIMIT = 64
+
+
+@dataclass(frozen=True)
+class _Sized:
+    """An algebra expression with the node count of its tree once every name is expanded."""
+
+    expr: Any
+    size: int
+
+
+Scalar = float | _Sized
+
+
+def _expr(a: Scalar) -> Any:
+    """What the algebra takes: the float itself or the wrapped expression."""
+    return a if isinstance(a, float) else a.expr
+
+
+def _size(a: Scalar) -> int:
+    """Expanded node count (a float is one node)."""
+    return 1 if isinstance(a, float) else a.size
+
+
 class _Scalarizer:
     """Expand a program into scalar expressions of some algebra (Pyomo or script text).
 
     Vectors become lists of length dim; python floats are folded eagerly so constants
-    never reach the algebra as operations.
+    never reach the algebra as operations. A value used more than once goes through
+    `share`: one larger than COPY_LIMIT nodes is bound to an auxiliary variable, smaller
+    ones are copied, so the expanded output is at most COPY_LIMIT times the work done.
+    The rule depends only on the program, so every algebra builds the same model.
     """
 
     def __init__(self, program: Program, algebra: Any) -> None:
         self.p, self.alg = program, algebra
         self.refs: dict[str, Any] = {}
+        self.uses = Counter(n.value for n in _program_nodes(program) if n.op == "ref")
 
     def run(self) -> Any:
         for name, node in self.p.lets:
-            self.refs[name] = self.alg.define(name, self.value(node))
-        return self.value(self.p.body)
+            value = self.value(node)
+            if self.uses[name] > 1:
+                value = self.share(value)
+            self.refs[name] = self._define(name, value)
+        return _expr(self.value(self.p.body))
+
+    def _define(self, name: str, value: Scalar | list[Scalar]) -> Scalar | list[Scalar]:
+        """Name a let's value in the algebra; each use of the name expands to the value."""
+        named = self.alg.define(name, [_expr(v) for v in value] if isinstance(value, list)
+                                else _expr(value))
+        if isinstance(value, list):
+            return [_Sized(e, _size(v)) for e, v in zip(named, value, strict=True)]
+        return _Sized(named, _size(value))
+
+    def share(self, value: Any) -> Any:
+        """The value (or list of values) made cheap to use again: one over COPY_LIMIT nodes
+        becomes an auxiliary variable, a smaller one is copied at each use."""
+        if isinstance(value, list):
+            return [self.share(item) for item in value]
+        if _size(value) <= COPY_LIMIT:
+            return value
+        return _Sized(self.alg.bind(value.expr), 1)
 
     def value(self, node: Node) -> Any:
         op = node.op
@@ -203,14 +326,16 @@ class _Scalarizer:
         if op in ("vec", "mat"):
             return [list(r) for r in node.value] if op == "mat" else list(node.value)
         if op == "x":
-            return [self.alg.var(i) for i in range(self.p.dim)]
+            return [_Sized(self.alg.var(i), 1) for i in range(self.p.dim)]
         if op == "xi":
-            return self.alg.var(node.value)
+            return _Sized(self.alg.var(node.value), 1)
         if op == "ref":
             return self.refs[node.value]
         args = [self.value(arg) for arg in node.args]
         if op == "matmul":
             mat, vec = args
+            reused = [sum(row[j] != 0.0 for row in mat) > 1 for j in range(len(vec))]
+            vec = [self.share(v) if again else v for v, again in zip(vec, reused, strict=True)]
             return [self._dot(row, vec) for row in mat]
         if op in ("sum", "prod"):
             out = args[0][0]
@@ -219,41 +344,44 @@ class _Scalarizer:
             return out
         return self._elementwise(op, args)
 
-    def _dot(self, row: list[float], vec: list[Any]) -> Any:
+    def _dot(self, row: list[float], vec: list[Scalar]) -> Scalar:
         terms = [self.binary("mul", c, v) for c, v in zip(row, vec, strict=True) if c != 0.0]
-        out: Any = 0.0
+        out: Scalar = 0.0
         for term in terms:
             out = term if isinstance(out, float) and out == 0.0 else self.binary("add", out, term)
         return out
 
     def _elementwise(self, op: str, args: list[Any]) -> Any:
         if any(isinstance(a, list) for a in args):
-            cols = [a if isinstance(a, list) else [a] * self.p.dim for a in args]
+            n = self.p.dim
+            cols = [a if isinstance(a, list) else [self.share(a) if n > 1 else a] * n
+                    for a in args]
             return [self._elementwise(op, list(items)) for items in zip(*cols, strict=True)]
         if op == "neg":
-            return -args[0] if isinstance(args[0], float) else self.alg.neg(args[0])
+            a = args[0]
+            return -a if isinstance(a, float) else _Sized(self.alg.neg(a.expr), 1 + a.size)
         if op in ("add", "sub", "mul", "div", "pow"):
             return self.binary(op, *args)
         if op in ("max", "min"):
-            a, b = args
+            a, b = self.share(args[0]), self.share(args[1])
             s = 1.0 if op == "max" else -1.0
             spread = self.unary("abs", self.binary("sub", a, b))
             return self.binary("mul", 0.5, self.binary("add", self.binary("add", a, b),
                                                        self.binary("mul", s, spread)))
         return self.unary(op, args[0])
 
-    def binary(self, op: str, a: Any, b: Any) -> Any:
+    def binary(self, op: str, a: Scalar, b: Scalar) -> Scalar:
         if isinstance(a, float) and isinstance(b, float):
             with np.errstate(all="ignore"):
                 return float(_BINOPS[op](np.float64(a), np.float64(b)))
-        return self.alg.binary(op, a, b)
+        return _Sized(self.alg.binary(op, _expr(a), _expr(b)), 1 + _size(a) + _size(b))
 
-    def unary(self, op: str, a: Any) -> Any:
+    def unary(self, op: str, a: Scalar) -> Scalar:
         if isinstance(a, float):
             fn = {"acos": np.arccos, "abs": np.abs}.get(op, getattr(np, op, None))
             with np.errstate(all="ignore"):
                 return float(fn(a))
-        return self.alg.unary(op, a)
+        return _Sized(self.alg.unary(op, a.expr), 1 + a.size)
 
 
 # abs(a) is emitted as sqrt(a**2): Pyomo's SCIP interface has no handler for AbsExpression.
@@ -270,6 +398,17 @@ class _PyomoAlgebra:
 
     def var(self, i: int) -> Any:
         return self.m.x[i]
+
+    def bind(self, value: Any) -> Any:
+        """A new auxiliary variable aux[k] with the defining constraint aux[k] == value,
+        bounded by the value's interval range (SCIP's interface needs bounds on pow bases)."""
+        if self.m.component("aux") is None:
+            self.m.aux = pyo.VarList()
+            self.m.aux_def = pyo.ConstraintList()
+        var = self.m.aux.add()
+        var.bounds = _implied_bounds(value)
+        self.m.aux_def.add(var == value)
+        return var
 
     def define(self, name: str, value: Any) -> Any:
         if isinstance(value, list):
@@ -290,8 +429,23 @@ class _PyomoAlgebra:
         return _PYO_FN[op](a)
 
 
+def _implied_bounds(expr: Any) -> tuple[float | None, float | None]:
+    """Interval range of a Pyomo expression over its variables' bounds, rounded outward by
+    a relative 1e-9 so float error cannot cut a feasible value; None where unknown."""
+    try:
+        lower, upper = compute_bounds_on_expr(expr)
+    except (KeyError, ValueError, ArithmeticError, InfeasibleConstraintException):
+        return None, None
+    lower = lower - 1e-9 * abs(lower) if lower is not None and np.isfinite(lower) else None
+    upper = upper + 1e-9 * abs(upper) if upper is not None and np.isfinite(upper) else None
+    if lower is not None and upper is not None and lower > upper:
+        return None, None
+    return lower, upper
+
+
 def to_pyomo(program: Program, name: str = "bbo_program") -> pyo.ConcreteModel:
-    """Pyomo model: x in [lower, upper]^dim, one Expression per let, minimize the program."""
+    """Pyomo model: x in [lower, upper]^dim, one Expression per let, auxiliary variables
+    for shared subexpressions, minimize the program (evaluate it with `pyomo_objective_at`)."""
     m = pyo.ConcreteModel(name=name)
     m.I = pyo.RangeSet(0, program.dim - 1)
     center = 0.5 * (program.lower + program.upper)
@@ -302,16 +456,27 @@ def to_pyomo(program: Program, name: str = "bbo_program") -> pyo.ConcreteModel:
 
 
 class _TextAlgebra:
-    """Builds Python source text of Pyomo expressions (for the exported script)."""
+    """Builds Python source text of Pyomo expressions (for the exported script); the
+    auxiliary variables get the bounds `to_pyomo` gave them, in the same order."""
 
-    def __init__(self) -> None:
+    def __init__(self, aux_bounds: list[tuple[float | None, float | None]]) -> None:
         self.lines: list[str] = []
+        self.aux_bounds = aux_bounds
+        self.aux = 0
 
     def lit(self, a: Any) -> str:
         return repr(a) if isinstance(a, float) else a
 
     def var(self, i: int) -> str:
         return f"m.x[{i}]"
+
+    def bind(self, value: Any) -> str:
+        """Emit the next auxiliary variable with its defining constraint; return its name."""
+        name = f"m.aux[{self.aux + 1}]"
+        self.lines.append(f"m.aux_def.add(m.aux.add() == {self.lit(value)})")
+        self.lines.append(f"{name}.bounds = {self.aux_bounds[self.aux]!r}")
+        self.aux += 1
+        return name
 
     def define(self, name: str, value: Any) -> Any:
         if isinstance(value, list):
@@ -334,11 +499,14 @@ class _TextAlgebra:
 
 def pyomo_script(program: Program, name: str = "bbo_program") -> str:
     """A standalone Python script that builds the same Pyomo model (`model = build()`)."""
-    alg = _TextAlgebra()
+    aux = to_pyomo(program).component("aux")
+    alg = _TextAlgebra([var.bounds for var in aux.values()] if aux is not None else [])
     objective = alg.lit(_Scalarizer(program, alg).run())
     center = 0.5 * (program.lower + program.upper)
     source = "\n".join(f"# {line}" for line in to_text(program).splitlines()[:50])
-    body = "\n".join(["    " + line for block in alg.lines for line in block.splitlines()])
+    declare = ["m.aux = pyo.VarList()", "m.aux_def = pyo.ConstraintList()"] if alg.aux else []
+    lines = [*declare, *alg.lines]
+    body = "\n".join(["    " + line for block in lines for line in block.splitlines()])
     return f'''"""Pyomo model of a coplug.formulations.bbo benchmark program (dim={program.dim}).
 
 Generated by `coplug bbo export`; the program text (first lines):
@@ -418,8 +586,29 @@ def write_program(program: Program, path: str | Path, fmt: str | None = None) ->
     return path
 
 
-def pyomo_objective_at(model: pyo.ConcreteModel, point: np.ndarray) -> float:
-    """Objective value of an emitted model at one point (sets the variables)."""
+def auxiliary_definitions(model: pyo.Block) -> list[tuple[Any, Any]]:
+    """(auxiliary variable, defining expression) pairs of an emitted model, in the order
+    they were defined (each may use only x and earlier auxiliaries)."""
+    definitions = model.component("aux_def")
+    if definitions is None:
+        return []
+    return [tuple(con.expr.args) for con in definitions.values()]
+
+
+def update_auxiliaries(model: pyo.Block) -> None:
+    """Set every auxiliary variable to its defining value at the current x (one pass)."""
+    for var, expr in auxiliary_definitions(model):
+        var.set_value(float(pyo.value(expr)), skip_validation=True)
+
+
+def set_point(model: pyo.ConcreteModel, point: np.ndarray) -> None:
+    """Put an emitted model at one point: x, then the auxiliary variables it determines."""
     for i, v in enumerate(np.asarray(point, dtype=float)):
         model.x[i].set_value(float(v), skip_validation=True)
+    update_auxiliaries(model)
+
+
+def pyomo_objective_at(model: pyo.ConcreteModel, point: np.ndarray) -> float:
+    """Objective value of an emitted model at one point (sets x and the auxiliaries)."""
+    set_point(model, point)
     return float(pyo.value(model.obj))

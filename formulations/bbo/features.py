@@ -24,7 +24,11 @@ from sklearn.linear_model import LinearRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import PolynomialFeatures
 
-from coplug.formulations.bbo.compile import numpy_evaluator
+from coplug.formulations.bbo.compile import (
+    auxiliary_definitions,
+    numpy_evaluator,
+    update_auxiliaries,
+)
 from coplug.formulations.bbo.grammar import Program
 from coplug.plugins.errors import InputError
 
@@ -87,11 +91,14 @@ def _batched(func: Callable[..., Any], dim: int) -> Callable[[np.ndarray], np.nd
 
 
 def _pyomo_function(model: pyo.Block, name: str) -> BoxFunction:
-    """Objective of a Pyomo model with bounded continuous variables, as a BoxFunction."""
+    """Objective of a Pyomo model with bounded continuous variables, as a BoxFunction
+    (the auxiliary variables of `to_pyomo` follow x through their definitions)."""
     objectives = list(model.component_data_objects(pyo.Objective, active=True))
     if len(objectives) != 1:
         raise InputError(f"Pyomo target needs exactly one active objective, has {len(objectives)}")
-    variables = [v for v in model.component_data_objects(pyo.Var) if not v.fixed]
+    defined = {id(var) for var, _ in auxiliary_definitions(model)}
+    variables = [v for v in model.component_data_objects(pyo.Var)
+                 if not v.fixed and id(v) not in defined]
     if not variables:
         raise InputError("Pyomo target has no free variables")
     unbounded = [v.name for v in variables if v.lb is None or v.ub is None]
@@ -106,6 +113,7 @@ def _pyomo_function(model: pyo.Block, name: str) -> BoxFunction:
             for var, value in zip(variables, row, strict=True):
                 var.set_value(float(value), skip_validation=True)
             try:
+                update_auxiliaries(model)
                 out[k] = sign * pyo.value(obj.expr)
             except (ValueError, ZeroDivisionError, OverflowError):
                 out[k] = np.nan
