@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 
+import pytest
+
+from coplug.formulations.bbo.portfolio import min_runs_for_significance
 from coplug.plugins.cli import main
 
 
@@ -41,7 +45,15 @@ def test_bad_program_is_one_line_error(capsys) -> None:
 def test_evolve_command(tmp_path, capsys) -> None:
     run_dir = tmp_path / "run"
     assert main(["bbo", "evolve", "--targets", "1", "--population", "2", "--generations", "1",
-                 "--budget", "10", "--seeds", "2", "--run-dir", str(run_dir), "--quiet"]) == 0
+                 "--budget", "10", "--seeds", "3", "--run-dir", str(run_dir), "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "Pareto front" in out and "hypervolume" in out
     assert (run_dir / "pareto_front.json").exists() and (run_dir / "pareto_front.png").exists()
+
+
+def test_seeds_help_names_the_computed_minimum(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["bbo", "evolve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    found = re.search(r"runs per solver, at least (\d+): .*5% Mann-Whitney", text)
+    assert found and int(found.group(1)) == min_runs_for_significance(0.05)

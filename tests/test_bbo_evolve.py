@@ -91,11 +91,21 @@ def test_config_validation() -> None:
         EvolutionConfig(dim=1)
 
 
+def test_too_few_seeds_name_the_minimum_for_the_significance() -> None:
+    with pytest.raises(InputError, match=r"seeds=2 is too few.*alpha=0\.05.*seeds >= 3"):
+        EvolutionConfig(seeds=2)
+    with pytest.raises(InputError, match=r"alpha=0\.01.*seeds >= 5"):
+        EvolutionConfig(seeds=4, alpha=0.01)
+    with pytest.raises(InputError, match="alpha must be in"):
+        EvolutionConfig(alpha=1.5)
+    assert EvolutionConfig(seeds=3).seeds == 3 and EvolutionConfig(seeds=5, alpha=0.01)
+
+
 def test_extra_targets_callable_and_pyomo() -> None:
     from coplug.formulations.bbo.compile import load, to_pyomo
     from coplug.formulations.bbo.evolve import target_features
 
-    config = EvolutionConfig(dim=2, targets=(1,), population=2, generations=0, seeds=2,
+    config = EvolutionConfig(dim=2, targets=(1,), population=2, generations=0, seeds=3,
                              sample=40)
     feats = target_features(config, {
         "bowl": lambda X: (X**2).sum(axis=1),

@@ -19,6 +19,7 @@ from coplug.formulations.bbo.portfolio import (
     SOLVERS,
     PortfolioResult,
     differentiation,
+    min_runs_for_significance,
     run_portfolio,
     run_solver,
 )
@@ -98,3 +99,16 @@ def test_portfolio_separates_solvers_on_rastrigin() -> None:
     assert result.values.shape == (len(SOLVERS), 4)
     assert result.best_value >= bbob_problem(3, 2).f_opt - 1e-9
     assert differentiation(result).score > 0.0
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.01])
+def test_min_runs_is_the_first_count_that_can_separate_two_solvers(alpha: float) -> None:
+    need = min_runs_for_significance(alpha)
+
+    def separated(runs: int, tied: bool) -> PortfolioResult:
+        low = np.zeros(runs) if tied else np.arange(runs, dtype=float)
+        return PortfolioResult(("a", "b"), np.array([low, low + runs + 1.0]), 0.0)
+
+    assert differentiation(separated(need, tied=True), alpha=alpha).score > 0.0
+    for tied in (True, False):
+        assert differentiation(separated(need - 1, tied), alpha=alpha).score == 0.0

@@ -28,14 +28,20 @@ from coplug.formulations.bbo.features import (
     normalize,
 )
 from coplug.formulations.bbo.grammar import Program, to_text
-from coplug.formulations.bbo.portfolio import SOLVERS, differentiation, run_portfolio
+from coplug.formulations.bbo.portfolio import (
+    SOLVERS,
+    differentiation,
+    min_runs_for_significance,
+    run_portfolio,
+)
 from coplug.formulations.bbo.proposers import Proposer, Scored, SymbolicProposer
 from coplug.plugins.errors import InputError
 
 
 @dataclass
 class EvolutionConfig:
-    """Sizes of one evolution run (defaults: the benchmark's)."""
+    """Sizes of one evolution run (defaults: the benchmark's); `alpha` is the significance
+    at which the portfolio's solver pairs count as separated."""
 
     dim: int = 2
     targets: tuple[int, ...] = (1, 3, 15, 21)
@@ -48,10 +54,17 @@ class EvolutionConfig:
     seed: int = 0
     lower: float = -5.0
     upper: float = 5.0
+    alpha: float = 0.05
 
     def __post_init__(self) -> None:
-        if self.dim < 2 or self.population < 2 or self.generations < 0 or self.seeds < 2:
-            raise InputError("need dim >= 2, population >= 2, generations >= 0, seeds >= 2")
+        if self.dim < 2 or self.population < 2 or self.generations < 0:
+            raise InputError("need dim >= 2, population >= 2, generations >= 0")
+        need = min_runs_for_significance(self.alpha)
+        if self.seeds < need:
+            raise InputError(f"seeds={self.seeds} is too few: with fewer than {need} runs per "
+                             "solver no Mann-Whitney p-value can fall below "
+                             f"alpha={self.alpha}, so every differentiation score would be 0; "
+                             f"use seeds >= {need}")
         self.sample = self.sample or 50 * self.dim
 
 
@@ -128,7 +141,7 @@ def score_program(program: Program, targets: dict[str, np.ndarray], config: Evol
     dists = {name: feature_distance(feats, f) for name, f in targets.items()}
     target = min(dists, key=dists.get)
     portfolio = run_portfolio(fn, config.budget, range(config.seeds), SOLVERS)
-    diff = differentiation(portfolio)
+    diff = differentiation(portfolio, alpha=config.alpha)
     return Candidate(ident, generation, to_text(program), 1.0 / (1.0 + dists[target]),
                      diff.score, dists[target], target, feats.tolist(), portfolio.best_value,
                      portfolio.best_by_solver(), list(parents), program)

@@ -3,7 +3,8 @@
 Solvers: random search, scipy differential evolution, Nelder-Mead and L-BFGS-B with
 restarts, CMA-ES (`cma`), and a Lipschitz certificate-guided pruning method. The
 differentiation score of a landscape is the mean normalized distance between solvers'
-mean ranks over all runs, counting only pairs a Mann-Whitney test separates (p < alpha).
+mean ranks over all runs, counting only pairs a Mann-Whitney test separates (p < alpha);
+`min_runs_for_significance` is the fewest runs per solver for which that can happen.
 """
 
 from __future__ import annotations
@@ -219,8 +220,7 @@ def differentiation(result: PortfolioResult, alpha: float = 0.05,
     total, sig = 0.0, 0
     if differ:
         left, right = zip(*differ, strict=True)
-        pvalues = np.atleast_1d(mannwhitneyu(q[list(left)], q[list(right)], axis=1,
-                                             alternative="two-sided").pvalue)
+        pvalues = _pvalues(q[list(left)], q[list(right)])
         for (a, b), p in zip(differ, pvalues, strict=True):
             if p < alpha:
                 sig += 1
@@ -228,3 +228,29 @@ def differentiation(result: PortfolioResult, alpha: float = 0.05,
     score = total / len(pairs) if pairs else 0.0
     return Differentiation(score, dict(zip(result.solvers, mean.tolist(), strict=True)), sig,
                            len(pairs))
+
+
+def _pvalues(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Two-sided Mann-Whitney p-values of the rows of `a` against the rows of `b`."""
+    return np.atleast_1d(mannwhitneyu(a, b, axis=1, alternative="two-sided").pvalue)
+
+
+# Search cap for min_runs_for_significance: 200 runs already reach p ~ 1e-80.
+MAX_RUNS = 200
+
+
+def min_runs_for_significance(alpha: float = 0.05) -> int:
+    """Fewest runs per solver at which `differentiation` can find a pair significant.
+
+    The smallest p-value n against n runs can give is at complete separation, either all
+    values distinct (exact test) or tied within each side (asymptotic test, ties shrink
+    its variance); below the returned n even that p is >= alpha, so the score is always 0.
+    """
+    if not 0.0 < alpha < 1.0:
+        raise InputError(f"significance level alpha must be in (0, 1), got {alpha}")
+    for n in range(2, MAX_RUNS + 1):
+        distinct = np.arange(2.0 * n).reshape(2, 1, n)
+        tied = np.repeat([[0.0], [1.0]], n, axis=1).reshape(2, 1, n)
+        if min(_pvalues(*distinct)[0], _pvalues(*tied)[0]) < alpha:
+            return n
+    raise InputError(f"alpha={alpha} needs more than {MAX_RUNS} runs per solver")
