@@ -258,6 +258,23 @@ def _has_integers(model: pyo.Block) -> bool:
                for var in identify_variables(data.expr, include_fixed=False))
 
 
+def _check_highs_options(params: Mapping[str, Any]) -> None:
+    """Name an unknown HiGHS option or a bad value up front: Pyomo's interface ignores the
+    status HiGHS returns, so a typo would otherwise change nothing without a word."""
+    if not params:
+        return
+    import highspy
+    from pyomo.common.tee import capture_output
+
+    with capture_output(capture_fd=True):  # HiGHS prints its banner on first construction
+        checker = highspy.Highs()
+        checker.setOptionValue("output_flag", False)
+    for key, value in params.items():
+        if checker.setOptionValue(key, value) != highspy.HighsStatus.kOk:
+            raise InputError(f"cannot set HiGHS option {key!r} to {value!r}: unknown option "
+                             "or a value of the wrong type or range")
+
+
 def _solve_highs(
     model: pyo.Block,
     *,
@@ -271,6 +288,7 @@ def _solve_highs(
         raise InputError("HiGHS takes no plugins; plugins run inside SCIP (solver='scip')")
     opt = _contrib_solver("highs", "HiGHS", "highspy")
     _check_linear_for_highs(model)
+    _check_highs_options(params)
     start = time.perf_counter()
     results = opt.solve(
         model,

@@ -214,3 +214,15 @@ def test_highs_refuses_a_quadratic_objective_over_integers() -> None:
     with pytest.raises(UnsupportedModelError, match="MIQP"):
         solve(model, solver="highs")
     assert solve(model).objective == pytest.approx(0.16)
+
+
+@pytest.mark.parametrize("option", [{"mip_rel_gapz": 0.1}, {"mip_rel_gap": "abc"},
+                                    {"mip_rel_gap": -1.0}])
+def test_bad_highs_option_is_named(option: dict) -> None:
+    """Pyomo's HiGHS interface ignores HiGHS's status, so a typo used to change nothing."""
+    model = pyo.ConcreteModel()
+    model.x = pyo.Var(domain=pyo.Binary)
+    model.o = pyo.Objective(expr=model.x, sense=pyo.maximize)
+    with pytest.raises(InputError, match=f"HiGHS option {next(iter(option))!r}"):
+        solve(model, solver="highs", **option)
+    assert solve(model, solver="highs", mip_rel_gap=0.1).objective == pytest.approx(1.0)
