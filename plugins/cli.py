@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from coplug.plugins.errors import CoplugError
+from coplug.plugins.errors import CoplugError, InputError
 from coplug.plugins.results import Result
 
 # Command name -> (module defining register(subparsers), one-line help). Only the module of
@@ -49,7 +49,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "solve", help="solve an MPS/LP file or a registered formulation (e.g. knapsack)"
     )
-    p.add_argument("target", help="an .mps/.lp file, or a formulation name (see --list)")
+    p.add_argument("target", nargs="?",
+                   help="an .mps/.lp file, or a formulation name (see --list)")
+    p.add_argument("--list", action="store_true", help="list the formulation names and exit")
     p.add_argument("--size", type=int, default=30, help="instance size for a formulation name")
     p.add_argument("--seed", type=int, default=0, help="instance seed for a formulation name")
     p.add_argument("--solver", default="scip", help="scip | highs (| lap for assignments)")
@@ -62,6 +64,14 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     """Solve a file or a named formulation and print the result."""
     from pathlib import Path
 
+    if args.list:
+        from coplug.formulations import registry
+
+        for name, description in registry.names().items():
+            print(f"{name:16s} {description}")
+        return 0
+    if args.target is None:
+        raise InputError("give an .mps/.lp file or a formulation name (coplug solve --list)")
     if Path(args.target).suffix or Path(args.target).exists():
         from coplug.plugins.files import solve_file
 

@@ -82,3 +82,13 @@ def test_lap_time_limit_is_one_line_error_and_check_matches_scipy() -> None:
     assert out.returncode == 2 and "time limit" in out.stderr and "Traceback" not in out.stderr
     out = _coplug("lap", "--generator", "uniform", "--n", "300", "--check", "--json")
     assert out.returncode == 0 and json.loads(out.stdout)["matches_scipy"]
+
+
+def test_solve_list_names_every_formulation_and_a_missing_target_is_named() -> None:
+    from coplug.formulations import registry
+
+    listed = _coplug("solve", "--list")
+    assert listed.returncode == 0, listed.stderr
+    assert {line.split()[0] for line in listed.stdout.splitlines()} == set(registry.names())
+    missing = _coplug("solve")
+    assert missing.returncode == 2 and "coplug solve --list" in missing.stderr
