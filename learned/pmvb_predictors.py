@@ -11,6 +11,7 @@ rule calls at the root; `save`/`load_predictor` write and read checkpoints (.job
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -208,6 +209,18 @@ def load_predictor(path: str | Path) -> PMVBPredictor:
     if not isinstance(obj, PMVBPredictor):
         raise InputError(f"{path} holds a {type(obj).__name__}, not a PMVBPredictor")
     return obj
+
+
+def checkpoint_metadata(path: str | Path) -> dict[str, Any]:
+    """The JSON written next to a checkpoint by train_pmvb (family, sizes, validation
+    accuracy, the tuned "threshold" and "confidence"), or {} when there is none."""
+    meta_path = Path(path).with_suffix(".json")
+    if not meta_path.is_file():
+        return {}
+    try:
+        return json.loads(meta_path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"PMVB checkpoint metadata {meta_path} is unreadable: {exc}") from exc
 
 
 def shipped_checkpoint(family: str, kind: str) -> Path:

@@ -52,6 +52,8 @@ from coplug.plugins.varmap import VarMap
 LIKELY_PRIORITY = 1e6
 OTHER_PRIORITY = -1e6
 _MODES = ("branch", "prefix")
+# (t, q) when neither the caller nor a checkpoint's tuning gives them: the paper's defaults.
+DEFAULT_T_Q = (0.9, 0.99)
 
 
 @dataclass(frozen=True)
@@ -166,8 +168,9 @@ class PMVBBranching:
 
     ``PMVBBranching("lp")`` is the data-free variant; pass a fitted predictor, a
     checkpoint path or per-variable probabilities for the learned one. ``threshold`` (t)
-    and ``confidence`` (q) are the paper's hyperparameters; ``depth`` > 0 also branches at
-    nodes down to that depth on their still-free variables.
+    and ``confidence`` (q) are the paper's hyperparameters: left as None they are the
+    values train_pmvb tuned for a checkpoint path (its JSON), else 0.9 and 0.99.
+    ``depth`` > 0 also branches at nodes down to that depth on their still-free variables.
     """
 
     name = "pmvb"
@@ -175,12 +178,13 @@ class PMVBBranching:
     def __init__(
         self,
         predictor: Any = "lp",
-        threshold: float = 0.9,
-        confidence: float = 0.99,
+        threshold: float | None = None,
+        confidence: float | None = None,
         mode: str = "branch",
         depth: int = 0,
         priority: int = 1_000_000,
     ) -> None:
+        threshold, confidence = _tuned_or_default(predictor, threshold, confidence)
         check_pmvb_params(threshold, confidence)
         if mode not in _MODES:
             raise InputError(f"PMVB mode must be one of {_MODES}, got {mode!r}")
@@ -357,6 +361,22 @@ def _read_linear(scip: Any, cons: Any) -> dict[str, Any]:
     }
 
 
+def _tuned_or_default(
+    predictor: Any, threshold: float | None, confidence: float | None
+) -> tuple[float, float]:
+    """Fill an unset t or q from a checkpoint path's tuned values, else DEFAULT_T_Q."""
+    meta: dict[str, Any] = {}
+    if (threshold is None or confidence is None) and (
+        (isinstance(predictor, str) and predictor != "lp") or hasattr(predictor, "__fspath__")
+    ):
+        from coplug.learned.pmvb_predictors import checkpoint_metadata
+
+        meta = checkpoint_metadata(predictor)
+    t = meta.get("threshold", DEFAULT_T_Q[0]) if threshold is None else threshold
+    q = meta.get("confidence", DEFAULT_T_Q[1]) if confidence is None else confidence
+    return float(t), float(q)
+
+
 def _resolve_predictor(predictor: Any) -> Any:
     """Validate the predictor argument; load a checkpoint given by path."""
     if isinstance(predictor, str) and predictor == "lp":
@@ -440,8 +460,8 @@ class _RegionPlugin:
 def solve_pmvb_prefix(
     model: pyo.Block,
     predictor: Any = "lp",
-    threshold: float = 0.9,
-    confidence: float = 0.99,
+    threshold: float | None = None,
+    confidence: float | None = None,
     time_limit: float | None = None,
     **params: Any,
 ) -> Result:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +28,9 @@ def resolve_predictor(predictor: str, family: str | None) -> tuple[Any, dict[str
     if not path.is_file():
         raise InputError(f"PMVB checkpoint {path} does not exist (train it with "
                          "python -m coplug.learned.train_pmvb)")
-    meta_path = path.with_suffix(".json")
-    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
-    from coplug.learned.pmvb_predictors import load_predictor
+    from coplug.learned.pmvb_predictors import checkpoint_metadata, load_predictor
 
-    return load_predictor(path), meta
+    return load_predictor(path), checkpoint_metadata(path)
 
 
 def solve_with_pmvb(
@@ -77,12 +74,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _cmd_pmvb(args: argparse.Namespace) -> int:
     """Solve one seeded instance both ways and print them side by side."""
     from coplug.formulations.mip_families import FAMILIES, TRAIN_SIZES, build_family
+    from coplug.plugins.pmvb import DEFAULT_T_Q
 
     if args.family not in FAMILIES:
         raise InputError(f"unknown family {args.family!r}; known: {', '.join(FAMILIES)}")
     predictor, meta = resolve_predictor(args.predictor, args.family)
-    t = args.threshold if args.threshold is not None else meta.get("threshold", 0.9)
-    q = args.confidence if args.confidence is not None else meta.get("confidence", 0.99)
+    t = args.threshold if args.threshold is not None else meta.get("threshold", DEFAULT_T_Q[0])
+    q = args.confidence if args.confidence is not None else meta.get("confidence", DEFAULT_T_Q[1])
     size = TRAIN_SIZES[args.family] if args.size is None else args.size
     compare(lambda: build_family(args.family, size, args.seed), predictor, t, q, args.mode,
             args.time_limit, label=f"{args.family} size={size} seed={args.seed}",

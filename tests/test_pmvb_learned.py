@@ -102,3 +102,16 @@ def test_shipped_checkpoints_have_metadata() -> None:
         path = shipped_checkpoint(meta["family"], meta["kind"])
         assert path.is_file() and path.with_suffix(".json") == meta_path
         assert 0.5 < meta["threshold"] <= 1.0 and 0.0 < meta["confidence"] < 1.0
+
+
+def test_checkpoint_path_brings_its_tuned_t_and_q() -> None:
+    """Unset t and q come from the checkpoint's JSON; given ones win; lp keeps 0.9/0.99."""
+    from coplug.learned.pmvb_predictors import checkpoint_metadata, shipped_checkpoint
+    from coplug.plugins.pmvb import DEFAULT_T_Q, PMVBBranching
+
+    path = shipped_checkpoint("mknapsack", "logreg")
+    meta = checkpoint_metadata(path)
+    rule = PMVBBranching(path)
+    assert (rule.threshold, rule.confidence) == (meta["threshold"], meta["confidence"])
+    assert PMVBBranching(str(path), threshold=0.95).threshold == 0.95
+    assert (PMVBBranching("lp").threshold, PMVBBranching("lp").confidence) == DEFAULT_T_Q
