@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+TORCH_INDEX ?=
 
 .PHONY: demo test setup lint clean
 
@@ -10,7 +11,8 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# torch first, pinned: its CPU build lies on disk; an unpinned torch drags a CUDA build.
-	$(PY) -m pip install -q torch==2.13.0
+	# Elsewhere, TORCH_INDEX=https://download.pytorch.org/whl/cpu fetches the CPU wheel.
+	$(PY) -m pip install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PY) -m pip install -q -e ".[dev]"
 	touch $(STAMP)
 
