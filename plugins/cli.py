@@ -98,6 +98,8 @@ def print_result(result: Result, as_json: bool = False) -> None:
     print(f"gap        {gap if gap is None else f'{gap:.2e}'}")
     print(f"nodes      {result.nodes}")
     print(f"time       {result.time:.3f} s  ({result.solver})")
+    if "lap_s" in result.extra:
+        print(f"           {result.extra['lap_s']:.3f} s in JV, the rest reading the model")
     for name, stats in result.plugin_stats.items():
         print(f"plugin     {name}: {stats}")
 

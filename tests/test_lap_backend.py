@@ -35,6 +35,7 @@ def test_lap_matches_scip(shape: tuple[int, int], maximize: bool, seed: int) -> 
     pairs = _assignment_of(model)
     scip = solve(model, solver="scip")
     assert lap.status is Status.OPTIMAL and lap.has_solution
+    assert 0 < lap.extra["lap_s"] <= lap.time
     assert lap.objective == pytest.approx(scip.objective, abs=1e-9)
     assert len(pairs) == shape[0] and len({j for _, j in pairs}) == shape[0]
     assert sum(cost[i, j] for i, j in pairs) == pytest.approx(lap.objective)

@@ -104,6 +104,7 @@ def solve_assignment_model(
             "cols": structure.n_cols,
             "pairs": len(structure.costs),
             "augmentations": solution.augmentations,
+            "lap_s": solution.time,  # JV alone; `time` also counts reading the Pyomo model
             "warm": solution.warm,
             "prediction": solution.info["prediction"],
             "fallback": solution.fallback,
