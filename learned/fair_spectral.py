@@ -216,6 +216,7 @@ class FairSpectralClustering(ClusterMixin, BaseEstimator):
         if self.laplacian not in ("unnormalized", "normalized"):
             raise InputError(f"laplacian must be 'unnormalized' or 'normalized', got "
                              f"{self.laplacian!r}")
+        self._check_admm_settings()
         if self.groups is None and self.method in ("riemannian", "nullspace"):
             raise InputError(f"method={self.method!r} needs groups (one label per node)")
         adjacency, codes = validate_fair_graph(graph, self.groups, self.n_clusters)
@@ -229,6 +230,17 @@ class FairSpectralClustering(ClusterMixin, BaseEstimator):
         self.kmeans_time_ = time.perf_counter() - start
         self.group_codes_ = codes
         return self
+
+    def _check_admm_settings(self) -> None:
+        """Reject a non-positive rho or max_iter < 1 here, not deep inside the ADMM loop."""
+        rho = self.rho
+        number = isinstance(rho, int | float | np.number) and not isinstance(rho, bool)
+        if rho is not None and not (number and np.isfinite(rho) and rho > 0):
+            raise InputError(f"rho must be a finite number > 0 (or None for 0.5 lambda_max), "
+                             f"got {rho!r}")
+        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, int | np.integer) \
+                or self.max_iter < 1:
+            raise InputError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
 
     def _embed(self, adjacency: sp.csr_matrix, codes: np.ndarray, k: int) -> np.ndarray:
         """The n x k spectral embedding of the chosen method."""

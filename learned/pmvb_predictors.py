@@ -29,6 +29,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
+from coplug.learned.checkpoint_io import atomic_write
 from coplug.learned.pmvb_features import FEATURE_NAMES, root_features
 from coplug.plugins.errors import InputError
 
@@ -61,9 +62,10 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> TorchMLPClassifier:
         """Train on features X and 0/1 labels y."""
-        X, y = np.asarray(X, dtype=np.float32), np.asarray(y, dtype=np.float32)
+        X, y = self._check_fit_input(X, y)
         torch.manual_seed(self.random_state)
         self.classes_ = np.array([0, 1])
+        self.n_features_in_ = X.shape[1]
         sizes = (X.shape[1], *self.hidden)
         layers: list[torch.nn.Module] = []
         for a, b in zip(sizes[:-1], sizes[1:], strict=True):
@@ -84,9 +86,35 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
             torch.set_num_threads(threads)
         return self
 
+    def _check_fit_input(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Validate settings, features and 0/1 labels before training (sklearn: in fit)."""
+        if isinstance(self.epochs, bool) or not isinstance(self.epochs, int | np.integer) \
+                or self.epochs < 1:
+            raise InputError(f"TorchMLPClassifier epochs must be an integer >= 1, "
+                             f"got {self.epochs!r}")
+        if not isinstance(self.hidden, tuple | list) or any(
+                isinstance(h, bool) or not isinstance(h, int | np.integer) or h < 1
+                for h in self.hidden):
+            raise InputError(f"TorchMLPClassifier hidden must hold integers >= 1, "
+                             f"got {self.hidden!r}")
+        X, y = np.asarray(X, dtype=np.float32), np.asarray(y)
+        if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0] or X.shape[0] == 0:
+            raise InputError(f"TorchMLPClassifier needs X of shape (n, k) and y of shape (n,), "
+                             f"n >= 1, got {X.shape}, {y.shape}")
+        bad = ~np.isin(y, (0, 1))
+        if bad.any():
+            raise InputError(f"TorchMLPClassifier labels must be 0 or 1, found "
+                             f"{np.unique(y[bad])[:5].tolist()}")
+        return X, y.astype(np.float32)
+
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """Columns P(y=0), P(y=1)."""
         check_is_fitted(self, "net_")
+        X = np.asarray(X, dtype=np.float32)
+        width = getattr(self, "n_features_in_", self.net_[0].in_features)
+        if X.ndim != 2 or X.shape[1] != width:
+            raise InputError(f"TorchMLPClassifier was fitted on {width} features; "
+                             f"got input of shape {X.shape}")
         with torch.no_grad():
             p1 = torch.sigmoid(self.net_(self._inputs(X)).squeeze(1)).numpy().astype(float)
         return np.column_stack([1.0 - p1, p1])
@@ -128,6 +156,12 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
     def fit(self, X: np.ndarray, y: np.ndarray) -> PMVBPredictor:
         """Fit and calibrate on features X (n, n_features) and 0/1 labels y (n,)."""
         X, y = _check_xy(X, y)
+        share = self.calibration_share
+        if isinstance(share, bool) or not isinstance(share, int | float | np.number) \
+                or not 0.0 < float(share) < 1.0:
+            raise InputError(f"calibration_share must be a number strictly between 0 and 1, "
+                             f"got {share!r}")
+        self.n_features_in_ = X.shape[1]
         with threadpool_limits(limits=1):  # small data: threads only add contention
             return self._fit(X, y)
 
@@ -160,9 +194,10 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
         """Columns P(x_j = 0), P(x_j = 1)."""
         check_is_fitted(self, "model_")
         X = np.asarray(X, dtype=float)
-        if X.ndim != 2 or X.shape[1] != len(FEATURE_NAMES):
-            raise InputError(f"PMVB features must have shape (n, {len(FEATURE_NAMES)}), "
-                             f"got {X.shape}")
+        width = getattr(self, "n_features_in_", len(FEATURE_NAMES))  # older checkpoints
+        if X.ndim != 2 or X.shape[1] != width:
+            raise InputError(f"this PMVB predictor was fitted on {width} features, so X must "
+                             f"have shape (n, {width}); got {X.shape}")
         if X.shape[0] == 0:  # no variables: nothing to predict (sklearn refuses 0 rows)
             return np.zeros((0, 2))
         with threadpool_limits(limits=1):
@@ -179,14 +214,20 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
         return self.predict_proba(root_features(scip, variables))[:, 1]
 
     def save(self, path: str | Path) -> Path:
-        """Write a checkpoint: .pt (torch.save) or .joblib, chosen by the suffix."""
+        """Write a checkpoint: .pt (torch.save) or .joblib, chosen by the suffix.
+
+        Written to a temporary file and renamed over `path`, so an interrupt mid-write
+        leaves the previous checkpoint intact rather than a corrupt one.
+        """
         check_is_fitted(self, "model_")
         path = Path(path)
+        if path.suffix not in (".pt", ".joblib"):
+            raise InputError(f"checkpoint {path} must end in .joblib or .pt")
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.suffix == ".pt":
-            torch.save(self, path)
+            atomic_write(path, lambda tmp: torch.save(self, tmp))
         elif path.suffix == ".joblib":
-            joblib.dump(self, path)
+            atomic_write(path, lambda tmp: joblib.dump(self, tmp))
         else:
             raise InputError(f"checkpoint {path} must end in .joblib or .pt")
         return path

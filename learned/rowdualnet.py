@@ -8,7 +8,6 @@ duals through the Min-Trick v_j = min_i (c_ij - u_i) inside the solver.
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -18,6 +17,7 @@ import torch
 from numba import njit
 from torch import nn
 
+from coplug.learned.checkpoint_io import atomic_write, atomic_write_text, strict_json
 from coplug.plugins.errors import InputError
 
 K_SMALLEST = 8
@@ -142,14 +142,17 @@ def min_trick(c: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 
 def save(model: RowDualNet, path: str | Path, meta: dict) -> None:
-    """Write the weights to `path` and how they were trained to the sibling .json."""
+    """Write the weights to `path` and how they were trained to the sibling .json.
+
+    Both files are written atomically (temporary file + rename), so an interrupt never
+    leaves a corrupt checkpoint in place of a good one; the JSON never holds NaN.
+    """
     path = Path(path)
-    torch.save(
-        {"state_dict": model.state_dict(), "n_features": model.n_features,
-         "hidden": model.hidden},
-        path,
-    )
-    path.with_suffix(".json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    text = strict_json(meta, indent=2, sort_keys=True)
+    blob = {"state_dict": model.state_dict(), "n_features": model.n_features,
+            "hidden": model.hidden}
+    atomic_write(path, lambda tmp: torch.save(blob, tmp))
+    atomic_write_text(path.with_suffix(".json"), text)
 
 
 def load(path: str | Path | None = None) -> RowDualNet:
@@ -159,9 +162,27 @@ def load(path: str | Path | None = None) -> RowDualNet:
     path = Path(path)
     if not path.exists():
         raise InputError(f"RowDualNet checkpoint not found: {path}")
-    blob = torch.load(path, map_location="cpu", weights_only=True)
-    model = RowDualNet(int(blob["n_features"]), int(blob["hidden"]))
-    model.load_state_dict(blob["state_dict"])
+    if not path.is_file():
+        raise InputError(f"RowDualNet checkpoint {path} is not a file")
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # zip, pickle, EOF and struct errors all mean a bad file
+        raise InputError(f"RowDualNet checkpoint {path} is unreadable or corrupt: "
+                         f"{type(exc).__name__}: {exc}") from exc
+    return _model_from_blob(blob, path)
+
+
+def _model_from_blob(blob: object, path: Path) -> RowDualNet:
+    """Rebuild the network from a loaded checkpoint dict, naming the file if it is not one."""
+    if not isinstance(blob, dict) or not {"state_dict", "n_features", "hidden"} <= set(blob):
+        raise InputError(f"RowDualNet checkpoint {path} lacks state_dict, n_features or "
+                         "hidden; it was not written by rowdualnet.save")
+    try:
+        model = RowDualNet(int(blob["n_features"]), int(blob["hidden"]))
+        model.load_state_dict(blob["state_dict"])
+    except (TypeError, ValueError, RuntimeError, AttributeError) as exc:
+        raise InputError(f"RowDualNet checkpoint {path} does not match the network: "
+                         f"{type(exc).__name__}: {exc}") from exc
     model.eval()
     return model
 

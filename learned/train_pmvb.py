@@ -26,7 +26,6 @@ one, so the hold rate is a lower bound on "the likely child held an optimum".)
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -37,11 +36,18 @@ import numpy as np
 from tqdm import tqdm
 
 from coplug.formulations.mip_families import FAMILIES, TRAIN_SIZES, build_family
+from coplug.learned.checkpoint_io import atomic_write_text, strict_json, unwritable_reason
 from coplug.learned.pmvb_features import FEATURE_NAMES, RootFeatureRecorder
-from coplug.learned.pmvb_predictors import KINDS, PMVBPredictor, shipped_checkpoint
+from coplug.learned.pmvb_predictors import (
+    CALIBRATIONS,
+    KINDS,
+    PMVBPredictor,
+    shipped_checkpoint,
+)
 from coplug.plugins.bridge import solve
 from coplug.plugins.errors import CoplugError, InputError
 from coplug.plugins.pmvb import hoeffding_hyperplanes
+from coplug.plugins.results import Status
 
 T_GRID = (0.6, 0.7, 0.8, 0.9, 0.95)
 Q_GRID = (0.8, 0.9, 0.95, 0.99)
@@ -58,12 +64,18 @@ class Sample:
 
 def collect(family: str, size: int, seeds: Sequence[int], time_limit: float = 30.0,
             progress: bool = True) -> list[Sample]:
-    """Solve each seeded instance and keep (root features, optimal labels) where SCIP branched."""
+    """Solve each seeded instance and keep (root features, optimal labels) where SCIP branched.
+
+    SCIP catches Ctrl-C and returns an INTERRUPTED result; that is re-raised as
+    KeyboardInterrupt so training stops instead of silently dropping the instance.
+    """
     samples = []
     for seed in tqdm(seeds, desc=f"solve {family}", disable=not progress, leave=False):
         model = build_family(family, size, seed)
         recorder = RootFeatureRecorder()
         result = solve(model, plugins=[recorder], time_limit=time_limit)
+        if result.status is Status.INTERRUPTED:
+            raise KeyboardInterrupt(f"SCIP solve of {family} seed {seed} interrupted")
         if not result.optimal or not recorder.variables:
             continue
         labels = np.array([round(v.value or 0.0) for v in recorder.variables], dtype=int)
@@ -107,6 +119,18 @@ def train_family(
     calibration: str, out_dir: Path | None, time_limit: float, progress: bool = True,
 ) -> list[dict]:
     """Collect data, fit each kind, select t and q, write checkpoints + JSON; return metadata."""
+    fitted = fit_family(family, n_train, n_val, size, seed, kinds, calibration, time_limit,
+                        progress)
+    if out_dir is not None:
+        write_checkpoints(fitted, out_dir)
+    return [meta for _, meta in fitted]
+
+
+def fit_family(
+    family: str, n_train: int, n_val: int, size: int, seed: int, kinds: Sequence[str],
+    calibration: str, time_limit: float, progress: bool = True,
+) -> list[tuple[PMVBPredictor, dict]]:
+    """Collect data, fit each kind and select t and q; (predictor, metadata) pairs, no writes."""
     start = time.perf_counter()
     train = collect(family, size, range(seed, seed + n_train), time_limit, progress)
     val = collect(family, size, range(seed + n_train, seed + n_train + n_val), time_limit,
@@ -118,7 +142,7 @@ def train_family(
             f"only {len(train)} training / {len(val)} validation {family} instances of size "
             f"{size} needed branching; raise --n-train or --size"
         )
-    reports = []
+    fitted = []
     for kind in kinds:
         predictor = PMVBPredictor(kind=kind, calibration=calibration, random_state=seed).fit(X, y)
         p_val = predictor.predict_proba(X_val)[:, 1]
@@ -138,48 +162,92 @@ def train_family(
             "grid": selection["grid"], "features": list(FEATURE_NAMES),
             "seconds": round(time.perf_counter() - start, 1),
         }
-        if out_dir is not None:
-            path = out_dir / shipped_checkpoint(family, kind).name
-            predictor.save(path)
-            path.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
-            meta["checkpoint"] = str(path)
-        reports.append(meta)
-    return reports
+        fitted.append((predictor, meta))
+    return fitted
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Command line entry: train, print one line per kind."""
+def write_checkpoints(fitted: Sequence[tuple[PMVBPredictor, dict]], out_dir: Path) -> None:
+    """Write each predictor and its JSON (atomically, strict JSON) and note the path in meta."""
+    for predictor, meta in fitted:
+        path = out_dir / shipped_checkpoint(meta["family"], meta["kind"]).name
+        text = strict_json(meta, indent=1)
+        predictor.save(path)
+        atomic_write_text(path.with_suffix(".json"), text)
+        meta["checkpoint"] = str(path)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of train_pmvb."""
     import coplug.models
 
     parser = argparse.ArgumentParser(prog="python -m coplug.learned.train_pmvb",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--family", required=True, choices=sorted(FAMILIES))
-    parser.add_argument("--n-train", type=int, default=200)
-    parser.add_argument("--n-val", type=int, default=None, help="default: max(5, n_train // 4)")
+    parser.add_argument("--n-train", type=int, default=200, help=">= 2")
+    parser.add_argument("--n-val", type=int, default=None,
+                        help=">= 1; default: max(5, n_train // 4)")
     parser.add_argument("--size", type=int, default=None, help="default: the family's train size")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help=">= 0")
     parser.add_argument("--kinds", default="logreg,gbt,mlp", help=f"comma list of {KINDS}")
-    parser.add_argument("--calibration", default="isotonic", help="isotonic | sigmoid | none")
+    parser.add_argument("--calibration", default="isotonic", choices=CALIBRATIONS)
     parser.add_argument("--time-limit", type=float, default=30.0, help="seconds per instance")
     parser.add_argument("--out-dir", default=str(Path(coplug.models.__file__).parent))
     parser.add_argument("--quiet", action="store_true")
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse and validate everything before any solve, so a bad flag costs no time."""
+    parser = build_parser()
     args = parser.parse_args(argv)
-    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    if args.n_train < 2:
+        parser.error(f"--n-train must be >= 2, got {args.n_train}")
+    if args.n_val is None:
+        args.n_val = max(5, args.n_train // 4)
+    elif args.n_val < 1:
+        parser.error(f"--n-val must be >= 1, got {args.n_val}")
+    if args.seed < 0:
+        parser.error(f"--seed must be >= 0, got {args.seed}")
+    if not (np.isfinite(args.time_limit) and args.time_limit > 0):
+        parser.error(f"--time-limit must be a positive number of seconds, got {args.time_limit}")
+    if args.size is None:
+        args.size = TRAIN_SIZES[args.family]
     try:
-        if args.n_train < 2:
-            raise InputError(f"--n-train must be >= 2, got {args.n_train}")
-        bad = [k for k in kinds if k not in KINDS]
-        if bad:
-            raise InputError(f"unknown --kinds {bad}; choose from {KINDS}")
-        reports = train_family(
-            args.family, args.n_train, args.n_val or max(5, args.n_train // 4),
-            args.size or TRAIN_SIZES[args.family], args.seed, kinds, args.calibration,
-            Path(args.out_dir), args.time_limit, progress=not args.quiet,
-        )
+        build_family(args.family, args.size, args.seed)  # the family's own size check
+    except InputError as exc:
+        parser.error(f"--size {args.size}: {exc}")
+    kinds = list(dict.fromkeys(k.strip() for k in args.kinds.split(",") if k.strip()))
+    if not kinds:
+        parser.error(f"--kinds names no predictor kind; give a comma list of {KINDS}")
+    bad = [k for k in kinds if k not in KINDS]
+    if bad:
+        parser.error(f"unknown --kinds {bad}; choose from {KINDS}")
+    args.kinds = kinds
+    args.out_dir = Path(args.out_dir)
+    problem = unwritable_reason(args.out_dir)
+    targets = [args.out_dir / shipped_checkpoint(args.family, k).name for k in kinds]
+    folders = [t for t in targets + [t.with_suffix(".json") for t in targets] if t.is_dir()]
+    if problem or folders:
+        parser.error(f"--out-dir {args.out_dir}: {problem or f'{folders[0]} is a folder'}")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line entry: train, print one line per kind; Ctrl-C writes nothing, exits 130."""
+    args = parse_args(argv)
+    try:
+        fitted = fit_family(args.family, args.n_train, args.n_val, args.size, args.seed,
+                            args.kinds, args.calibration, args.time_limit,
+                            progress=not args.quiet)
+    except KeyboardInterrupt:
+        print("train_pmvb: interrupted; nothing written", file=sys.stderr)
+        return 130
     except CoplugError as exc:
         print(f"train_pmvb: error: {exc}", file=sys.stderr)
         return 2
-    for r in reports:
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    write_checkpoints(fitted, args.out_dir)
+    for _, r in fitted:
         print(f"{r['family']:10s} {r['kind']:7s} val_acc={r['val_accuracy']:.3f} "
               f"(majority {r['val_majority_accuracy']:.3f}) t={r['threshold']} q={r['confidence']}"
               f" hold={r['empirical_hold_rate']:.2f} -> {r.get('checkpoint')}")

@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 import coplug.models
 from coplug.formulations.assignment import GENERATORS, generate
+from coplug.learned.checkpoint_io import unwritable_reason
 from coplug.learned.rowdualnet import RowDualNet, row_features, save
 from coplug.plugins.lap.solver import solve_lap
 
@@ -91,22 +92,95 @@ def evaluate(model: RowDualNet, generators: list[str], n: int, seed: int) -> dic
     return report
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Build data, train, evaluate on held-out seeds, write the checkpoint and its JSON."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+FULL = {"sizes": [256, 512, 1024, 2048], "per_cell": 3, "epochs": 60, "hidden": 64,
+        "eval_n": 4096}
+QUICK = {"sizes": [32, 48], "per_cell": 2, "epochs": 3, "hidden": 16, "eval_n": 64}
+MAX_SEED = 2**32 - 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line; sizing flags default to None so --quick can tell what was given."""
+    p = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        epilog="--quick only changes the defaults of the sizing flags (--sizes, --per-cell, "
+               f"--epochs, --hidden, --eval-n) to {QUICK}; any of them given explicitly "
+               "wins over --quick.",
+    )
     p.add_argument("--generators", nargs="+", default=list(GENERATORS), choices=list(GENERATORS))
-    p.add_argument("--sizes", nargs="+", type=int, default=[256, 512, 1024, 2048])
-    p.add_argument("--per-cell", type=int, default=3, help="instances per generator and size")
-    p.add_argument("--epochs", type=int, default=60)
-    p.add_argument("--hidden", type=int, default=64)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--eval-n", type=int, default=4096, help="held-out instance size")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    p.add_argument("--quick", action="store_true", help="tiny run (tests, smoke checks)")
+    p.add_argument("--sizes", nargs="+", type=int, default=None,
+                   help=f"training instance sizes, each >= 1 (default {FULL['sizes']})")
+    p.add_argument("--per-cell", type=int, default=None,
+                   help=f"instances per generator and size, >= 1 (default {FULL['per_cell']})")
+    p.add_argument("--epochs", type=int, default=None, help=f">= 1 (default {FULL['epochs']})")
+    p.add_argument("--hidden", type=int, default=None,
+                   help=f"hidden width, >= 1 (default {FULL['hidden']})")
+    p.add_argument("--seed", type=int, default=0, help=f"0 .. {MAX_SEED}")
+    p.add_argument("--eval-n", type=int, default=None,
+                   help=f"held-out instance size, >= 1 (default {FULL['eval_n']})")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                   help="checkpoint path; its .json sidecar goes next to it")
+    p.add_argument("--quick", action="store_true",
+                   help="tiny run (tests, smoke checks): small defaults for the sizing flags "
+                        "not given explicitly")
+    return p
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """Parse, fill the sizing defaults (quick or full) and reject bad values before any work."""
+    p = build_parser()
     args = p.parse_args(argv)
+    defaults = QUICK if args.quick else FULL
+    for key, value in defaults.items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    for flag, value in (("--per-cell", args.per_cell), ("--epochs", args.epochs),
+                        ("--hidden", args.hidden), ("--eval-n", args.eval_n),
+                        *(("--sizes", n) for n in args.sizes)):
+        if value < 1:
+            p.error(f"{flag} must be >= 1, got {value}")
+    if not 0 <= args.seed <= MAX_SEED:
+        p.error(f"--seed must be in 0 .. {MAX_SEED}, got {args.seed}")
+    problem = out_problem(args.out)
+    if problem:
+        p.error(f"--out {args.out}: {problem}")
+    return args
+
+
+def out_problem(out: Path) -> str | None:
+    """Why the checkpoint and its .json sidecar could not be written at `out`, or None."""
+    if out.suffix == ".json":
+        return "the checkpoint may not end in .json (its metadata goes to the .json sidecar)"
+    for path in (out, out.with_suffix(".json")):
+        if path.is_dir():
+            return f"{path} is a folder"
+    return unwritable_reason(out.parent)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build data, train, evaluate on held-out seeds, write the checkpoint and its JSON.
+
+    Ctrl-C before the write leaves the old checkpoint untouched and exits 130.
+    """
+    args = parse_args(argv)
     torch.set_num_threads(1)
-    if args.quick:
-        args.sizes, args.per_cell, args.epochs, args.hidden, args.eval_n = [32, 48], 2, 3, 16, 64
+    try:
+        model, meta = fit_and_evaluate(args, argv)
+    except KeyboardInterrupt:
+        print("train_rowdual: interrupted; nothing written", file=sys.stderr)
+        return 130
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    save(model, args.out, meta)
+    print(f"trained on {meta['instances']} instances, loss {meta['final_train_loss']:.4f}; "
+          f"wrote {args.out}")
+    for name, r in meta["held_out"].items():
+        print(f"  {name:9s} n={r['n']} augmentations cold {r['cold_augmentations']} "
+              f"warm {r['warm_augmentations']}  time cold {r['cold_s']}s "
+              f"warm {r['warm_s_with_inference']}s")
+    return 0
+
+
+def fit_and_evaluate(args: argparse.Namespace, argv: list[str] | None) -> tuple[RowDualNet, dict]:
+    """Train and evaluate for validated arguments; the model and its metadata (no writes)."""
     start = time.perf_counter()
     data = make_dataset(args.generators, args.sizes, args.per_cell, args.seed)
     model, loss = train(data, args.epochs, args.hidden, args.seed)
@@ -120,14 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         "command": " ".join(["python -m coplug.learned.train_rowdual",
                              *(sys.argv[1:] if argv is None else argv)]),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    save(model, args.out, meta)
-    print(f"trained on {len(data)} instances, loss {loss:.4f}; wrote {args.out}")
-    for name, r in report.items():
-        print(f"  {name:9s} n={r['n']} augmentations cold {r['cold_augmentations']} "
-              f"warm {r['warm_augmentations']}  time cold {r['cold_s']}s "
-              f"warm {r['warm_s_with_inference']}s")
-    return 0
+    return model, meta
 
 
 if __name__ == "__main__":

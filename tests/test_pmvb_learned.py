@@ -89,8 +89,9 @@ def test_training_script_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_training_script_rejects_bad_arguments(capsys: pytest.CaptureFixture) -> None:
-    assert train_pmvb.main(["--family", "mknapsack", "--n-train", "1"]) == 2
-    assert "--n-train" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        train_pmvb.main(["--family", "mknapsack", "--n-train", "1"])
+    assert exc.value.code == 2 and "--n-train" in capsys.readouterr().err
 
 
 def test_shipped_checkpoints_have_metadata() -> None:

@@ -1,0 +1,84 @@
+"""Safe checkpoint writing for the training scripts: atomic files, strict JSON, early checks.
+
+A checkpoint is written to a temporary file in its own folder and moved over the final
+name with `os.replace`, so an interrupt or a failing dump never leaves a half-written
+file where a good one was. JSON sidecars go the same way and never contain NaN.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def _default_mode() -> int:
+    """Permissions a plain `open(path, "w")` would give (0o666 less the umask)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
+    """Call `write(tmp)` on a temporary sibling of `path`, then rename it over `path`.
+
+    The temporary file is removed if `write` raises (KeyboardInterrupt included), so the
+    previous file at `path`, if any, stays intact and no stray file is left behind.
+    """
+    path = Path(path)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        write(tmp)
+        os.chmod(tmp, _default_mode())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """Write `text` to `path` atomically (see `atomic_write`)."""
+    return atomic_write(path, lambda tmp: tmp.write_text(text))
+
+
+def json_safe(value: Any) -> Any:
+    """`value` with NaN and infinite floats replaced by None, so strict JSON can hold it."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def strict_json(meta: dict[str, Any], **kwargs: Any) -> str:
+    """Standard JSON text of `meta` (non-finite numbers become null), newline-terminated."""
+    return json.dumps(json_safe(meta), allow_nan=False, **kwargs) + "\n"
+
+
+def unwritable_reason(folder: str | Path) -> str | None:
+    """Why files cannot be created in `folder` (made if missing), or None if they can.
+
+    Checked before hours of training: the nearest existing ancestor must be a folder in
+    which a file can actually be created (a probe file is made and removed at once).
+    """
+    folder = Path(folder)
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is not a folder"
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as exc:
+        return f"cannot write in {existing}: {exc.strerror or exc}"
+    return None
