@@ -17,6 +17,7 @@ import argparse
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -27,6 +28,7 @@ from coplug.formulations.bbo.evolve import EvolutionConfig, evolve, target_featu
 from coplug.formulations.bbo.features import as_box_function, ela_features, feature_distance
 from coplug.formulations.bbo.features import normalize as normalize_features
 from coplug.formulations.bbo.proposers import SymbolicProposer
+from coplug.plugins.errors import InputError
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -44,6 +46,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.quick:
         args.population, args.generations, args.budget, args.seeds = 6, 3, 40, 4
+    try:
+        targets = tuple(parse_fids(args.targets))
+    except InputError as exc:
+        p.error(f"argument --targets: {exc}")
+    try:
+        args.config = EvolutionConfig(dim=args.dim, targets=targets, population=args.population,
+                                      generations=args.generations, budget=args.budget,
+                                      seeds=args.seeds, seed=args.seed)
+    except InputError as exc:
+        p.error(str(exc))
+    if args.run_dir is not None:
+        try:
+            Path(args.run_dir).mkdir(parents=True, exist_ok=True)
+            tempfile.TemporaryFile(dir=args.run_dir).close()
+        except OSError as exc:
+            p.error(f"argument --run-dir: cannot write to {args.run_dir!r}: "
+                    f"{exc.strerror or exc}")
     return args
 
 
@@ -61,11 +80,17 @@ def random_baseline(config: EvolutionConfig, targets: dict[str, np.ndarray], n: 
     return best
 
 
+def hypervolume_change(hv: list[float]) -> str:
+    """First -> last hypervolume with their ratio; no ratio when the first is 0."""
+    trend = "grew" if hv[-1] > hv[0] else "flat"
+    if hv[0] > 0:
+        return f"{hv[0]:.4f} -> {hv[-1]:.4f} (x{hv[-1] / hv[0]:.2f}, {trend})"
+    return f"from 0 to {hv[-1]:.4f} ({trend})"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    config = EvolutionConfig(dim=args.dim, targets=tuple(parse_fids(args.targets)),
-                             population=args.population, generations=args.generations,
-                             budget=args.budget, seeds=args.seeds, seed=args.seed)
+    config = args.config
     run_dir = args.run_dir or tempfile.mkdtemp(prefix="eob_")
     start = time.perf_counter()
     result = evolve(config, run_dir=run_dir)
@@ -78,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\ngeneration  hypervolume  ratio_vs_gen0")
     hv = result.hypervolume
     for g, v in enumerate(hv):
-        print(f"{g:>10d}  {v:11.4f}  {v / max(hv[0], 1e-12):13.3f}")
+        ratio = f"{v / hv[0]:13.3f}" if hv[0] > 0 else f"{'-':>13s}"
+        print(f"{g:>10d}  {v:11.4f}  {ratio}")
 
     targets = {k: np.array(v) for k, v in target_features(config).items()}
     baseline = random_baseline(config, targets, len(result.candidates), args.seed + 1000)
@@ -107,13 +133,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{cand.best_value:15.6g} {cert.certified!s:>10s} {ok!s:>16s} "
               f"{cert.result.time:7.2f}  {text[:60]}")
 
-    grew = hv[-1] > hv[0]
-    growth = hv[-1] / max(hv[0], 1e-12)
-    print(f"\nSUMMARY eob: hypervolume {hv[0]:.4f} -> {hv[-1]:.4f} (x{growth:.2f}, "
-          f"{'grew' if grew else 'flat'}); evolved closer than random on {wins}/{len(targets)} "
-          f"targets (mean distance ratio {np.mean(ratios):.3f}); SCIP certified "
-          f"{certified}/{len(result.front)} front programs, certified optimum <= best portfolio "
-          f"value on {as_good}/{len(result.front)}")
+    print(f"\nSUMMARY eob: hypervolume {hypervolume_change(hv)}; evolved closer than random on "
+          f"{wins}/{len(targets)} targets (mean distance ratio {np.mean(ratios):.3f}); SCIP "
+          f"certified {certified}/{len(result.front)} front programs, certified optimum <= best "
+          f"portfolio value on {as_good}/{len(result.front)}")
     return 0
 
 

@@ -102,27 +102,62 @@ def against_mip(k: int = 2) -> list[tuple[str, float, dict[str, float]]]:
     return out
 
 
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def int_list(text: str) -> list[int]:
+    """argparse type: comma-separated integers >= 1."""
+    values = [positive_int(s) for s in text.split(",") if s.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers >= 1, got {text!r}")
+    return values
+
+
+def affinity_rates(text: str) -> tuple[float, ...]:
+    """argparse type: four non-negative edge rates, not all zero."""
+    try:
+        values = tuple(float(a) for a in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != 4 or min(values) < 0 or max(values) <= 0:
+        raise argparse.ArgumentTypeError(
+            f"expected 4 comma-separated rates >= 0, not all 0, got {text!r}")
+    return values
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1000,10000,100000", help="comma-separated n")
+    parser.add_argument("--sizes", type=int_list, default="1000,10000,100000",
+                        help="comma-separated n")
     parser.add_argument("--quick", action="store_true", help="n = 1000, 3000 only")
-    parser.add_argument("--clusters", type=int, default=5)
+    parser.add_argument("--clusters", type=positive_int, default=5)
     parser.add_argument("--degree", type=float, default=30.0, help="SBM average degree")
     parser.add_argument("--laplacian", default="normalized",
                         choices=("normalized", "unnormalized"))
     parser.add_argument("--max-dense-gib", type=float, default=12.0,
                         help="FairSC runs only where its dense matrices fit in this")
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads for every method")
-    parser.add_argument("--affinity", default="6,5,1.5,1",
+    parser.add_argument("--affinity", type=affinity_rates, default="6,5,1.5,1",
                         help="SBM edge rates: same cluster+group, cluster, group, neither")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
-    sizes = [1000, 3000] if args.quick else [int(s) for s in args.sizes.split(",")]
+    sizes = [1000, 3000] if args.quick else args.sizes
+    if min(sizes) < 2 * args.clusters:
+        parser.error(f"n={min(sizes)} is smaller than 2 groups x --clusters {args.clusters}")
+    if not args.degree > 0:
+        parser.error(f"argument --degree: must be positive, got {args.degree}")
     try:
         with threadpool_limits(args.threads):
-            affinity = tuple(float(a) for a in args.affinity.split(","))
             rows = scaling(sizes, args.clusters, args.degree, args.laplacian,
-                           args.max_dense_gib, args.seed, affinity)
+                           args.max_dense_gib, args.seed, args.affinity)
             mip = against_mip()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -81,16 +81,50 @@ def fitted_slope(rows: list[dict]) -> float:
     return float(np.polyfit(np.log(1 / eps), np.log(iters), 1)[0])
 
 
+def epsilon_list(text: str) -> list[float]:
+    """argparse type: comma-separated target gaps, each a finite number > 0."""
+    try:
+        values = [float(e) for e in text.split(",") if e.strip()]
+    except ValueError:
+        values = []
+    if not values or not all(0 < e < float("inf") for e in values):
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated numbers > 0 (e.g. 1e-1,1e-2), got {text!r}")
+    return values
+
+
+def game_list(text: str) -> list[str]:
+    """argparse type: a non-empty comma list of example game names."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    bad = [n for n in names if n not in EXAMPLES]
+    if bad or not names:
+        what = f"unknown {', '.join(map(repr, bad))}" if bad else "empty list"
+        raise argparse.ArgumentTypeError(f"{what}; use a comma list of {', '.join(EXAMPLES)}")
+    return names
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--eps", default="1e-1,1e-2,1e-3,1e-4", help="target gaps")
-    parser.add_argument("--games", default=",".join(EXAMPLES))
-    parser.add_argument("--max-iter", type=int, default=20_000)
+    parser.add_argument("--eps", type=epsilon_list, default="1e-1,1e-2,1e-3,1e-4",
+                        help="target gaps")
+    parser.add_argument("--games", type=game_list, default=",".join(EXAMPLES))
+    parser.add_argument("--max-iter", type=positive_int, default=20_000)
     parser.add_argument("--quick", action="store_true", help="eps 1e-1..1e-3, 5000 iterations")
     args = parser.parse_args(argv)
-    targets = [1e-1, 1e-2, 1e-3] if args.quick else [float(e) for e in args.eps.split(",")]
+    targets = [1e-1, 1e-2, 1e-3] if args.quick else args.eps
     max_iter = 5000 if args.quick else args.max_iter
-    names = args.games.split(",")
+    names = args.games
     rows = []
     print(f"{'game':<20}{'eps':>8}{'mu':>9}{'iters to eps':>14}{'ran':>7}{'final gap':>11}"
           f"{'min slack':>11}  feasible  certified gap at iteration (t:gap)")

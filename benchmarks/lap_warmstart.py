@@ -76,11 +76,22 @@ def _run(method: str, c: np.ndarray, model, exact: np.ndarray | None = None
     return time.perf_counter() - start, sol.cost, sol.augmentations, extra, None
 
 
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the grid, print the table and one summary line."""
+    """Run the grid, print the table and one summary line; 130 when interrupted."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--generators", nargs="+", default=list(GENERATORS), choices=list(GENERATORS))
-    p.add_argument("--sizes", nargs="+", type=int, default=[1024, 2048, 4096, 8192, 16384])
+    p.add_argument("--sizes", nargs="+", type=positive_int, default=[1024, 2048, 4096, 8192, 16384])
     p.add_argument("--seed", type=int, default=2026)
     p.add_argument("--float32-from", type=int, default=8192)
     p.add_argument("--max-seconds", type=float, default=300.0, help="skip predicted longer runs")
@@ -106,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict] = []
     last: dict[tuple[str, str], tuple[int, float]] = {}
     cells = [(g, n) for g in args.generators for n in sizes]
+    interrupted = False
     try:
         for name, n in tqdm(cells, desc="lap benchmark", file=sys.stderr):
             dtype = np.float32 if n >= args.float32_from else np.float64
@@ -125,12 +137,13 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row)
             del c
     except KeyboardInterrupt:
+        interrupted = True
         print("interrupted: partial table", file=sys.stderr)
     print(header)
     for row in rows:
         print(_format(row))
     print(_summary(rows))
-    return 0
+    return 130 if interrupted else 0
 
 
 def _format(row: dict) -> str:

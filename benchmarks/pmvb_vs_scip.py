@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -37,11 +38,14 @@ from tqdm import tqdm
 
 from coplug.formulations.mip_families import BENCH_SIZES, FAMILIES, TRAIN_SIZES, build_family
 from coplug.plugins.bridge import solve
+from coplug.plugins.errors import InputError
+from coplug.plugins.pmvb import check_pmvb_params
 from coplug.plugins.pmvb_cli import resolve_predictor, same_objective, solve_with_pmvb
-from coplug.plugins.results import Result
+from coplug.plugins.results import Result, Status
 
 TARGET = 1.3
 ORACLE = "oracle"
+MODES = ("branch", "prefix")
 # Extra SCIP configurations to compare against (no PMVB): label suffix -> SCIP parameters.
 BASELINES: dict[str, dict[str, float]] = {
     "pscost": {"branching/pscost/priority": 100_000},  # pseudo costs only, no strong branching
@@ -118,13 +122,19 @@ def run_config(model, config: Config, time_limit: float, seed: int) -> Result:
     """Solve `model` under one configuration with SCIP's random seed shift `seed`.
 
     Times are SCIP's CPU clock (timing/clocktype 1), so machine load does not skew them.
+    A solve cut short by Ctrl-C (status INTERRUPTED) raises KeyboardInterrupt, so it never
+    counts as a result.
     """
     params = {"randomization/randomseedshift": seed % 2**31, "timing/clocktype": 1,
               **config.params}
     if config.predictor is None:
-        return solve(model, time_limit=time_limit, **params)
-    return solve_with_pmvb(model, config.predictor, config.threshold, config.confidence,
-                           config.mode, time_limit, config.depth, **params)
+        result = solve(model, time_limit=time_limit, **params)
+    else:
+        result = solve_with_pmvb(model, config.predictor, config.threshold, config.confidence,
+                                 config.mode, time_limit, config.depth, **params)
+    if result.status is Status.INTERRUPTED:
+        raise KeyboardInterrupt
+    return result
 
 
 def bench_family(family: str, size: int, seeds: Sequence[int], configs: list[Config],
@@ -175,23 +185,64 @@ def print_family(family: str, size: int, rows: dict[str, Row]) -> dict[str, floa
 
 def parse_sizes(text: str | None, families: Sequence[str], parser: argparse.ArgumentParser
                 ) -> dict[str, int]:
-    """--size as one integer for all families or as family=N pairs."""
+    """--size as one integer >= 1 for all families or as family=N pairs over --families."""
     if not text:
         return {}
     try:
         if "=" not in text:
-            return dict.fromkeys(families, int(text))
-        pairs = (item.split("=") for item in text.split(",") if item.strip())
-        return {name.strip(): int(value) for name, value in pairs}
+            sizes = dict.fromkeys(families, int(text))
+        else:
+            pairs = (item.split("=") for item in text.split(",") if item.strip())
+            sizes = {name.strip(): int(value) for name, value in pairs}
     except ValueError:
         parser.error(f"--size must be N or family=N pairs, got {text!r}")
-        raise
+    for name, size in sizes.items():
+        if name not in families:
+            parser.error(f"--size names family {name!r}, which is not among --families "
+                         f"({', '.join(families)})")
+        if size < 1:
+            parser.error(f"--size for {name} must be >= 1, got {size}")
+    return sizes
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {value}")
+    return value
+
+
+def check_writable(path: str, parser: argparse.ArgumentParser) -> None:
+    """Fail before any solve when `path` cannot be written (a file it creates is removed)."""
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        parser.error(f"--json {path!r} is not writable: {exc.strerror or exc}")
+    if not existed:
+        os.remove(path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--families", default=",".join(FAMILIES))
-    parser.add_argument("--n-instances", type=int, default=50)
+    parser.add_argument("--n-instances", type=positive_int, default=50)
     parser.add_argument("--size", default=None,
                         help="N for every family, or per family: setcover=200,gisp=50")
     parser.add_argument("--predictors", default="lp,logreg,gbt,mlp")
@@ -203,7 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help=f"comma list of extra SCIP configurations: {', '.join(BASELINES)}")
     parser.add_argument("--threshold", type=float, default=0.9, help="t for the lp predictor")
     parser.add_argument("--confidence", type=float, default=0.99, help="q for the lp predictor")
-    parser.add_argument("--time-limit", type=float, default=300.0, help="seconds per solve")
+    parser.add_argument("--time-limit", type=positive_float, default=300.0,
+                        help="seconds per solve")
     parser.add_argument("--seed-start", type=int, default=100000)
     parser.add_argument("--quick", action="store_true", help="3 instances at the train sizes")
     parser.add_argument("--json", default=None, help="write all raw figures to this file")
@@ -216,6 +268,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = parse_sizes(args.size, families, parser)
     predictors = [p.strip() for p in args.predictors.split(",") if p.strip()]
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    if not modes or set(modes) - set(MODES):
+        parser.error(f"--modes must list some of {', '.join(MODES)}, got {args.modes!r}")
+    try:
+        check_pmvb_params(args.threshold, args.confidence)
+    except InputError as exc:
+        parser.error(f"--threshold/--confidence: {exc}")
     baselines = [b.strip() for b in args.baselines.split(",") if b.strip()]
     try:
         depths = [int(d) for d in args.depths.split(",") if d.strip()]
@@ -226,9 +284,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if set(baselines) - set(BASELINES):
         parser.error(f"unknown baselines {sorted(set(baselines) - set(BASELINES))}; known: "
                      f"{', '.join(BASELINES)}")
+    if args.json:
+        check_writable(args.json, parser)
     seeds = range(args.seed_start, args.seed_start + n)
     results: dict[str, dict] = {}
     hits, disagreements, solves = [], 0, 0
+    interrupted = False
     start = time.perf_counter()
     try:
         for family in families:
@@ -247,6 +308,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             results[family] = {"size": size, "speedups": speedups,
                                "rows": {k: vars(v) for k, v in rows.items()}}
     except KeyboardInterrupt:
+        interrupted = True
         print("\ninterrupted: summary covers the families finished so far", file=sys.stderr)
     if args.json:
         with open(args.json, "w") as fh:
@@ -255,6 +317,8 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{len(hits)}/{len(results)} families {hits}; optimum disagreements "
           f"{disagreements}/{solves} compared solves; {n} instances/family; "
           f"{time.perf_counter() - start:.0f} s wall")
+    if interrupted:
+        return 130
     return 1 if disagreements else 0
 
 

@@ -13,51 +13,88 @@ against SCIP on the same instance. Ends with one summary line.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections import defaultdict
 
 import numpy as np
 from tqdm import tqdm
 
-from coplug.formulations.qubo_cli import PROBLEMS, exact_optimum, gap, make_case
-from coplug.formulations.qubo_solvers import minimize
+from coplug.formulations.qubo_cli import FORMS, PROBLEMS, exact_optimum, gap, make_case
+from coplug.formulations.qubo_solvers import METHODS, minimize
 
 DEFAULT_SIZES = {"knapsack": "20,60,200", "tsp": "8,15,30", "openpit": "100,500,2000"}
 QUICK_SIZES = {"knapsack": "8,12", "tsp": "5,8", "openpit": "60,200"}
 
 
-def parse_args() -> argparse.Namespace:
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def int_list(text: str) -> list[int]:
+    """argparse type: comma-separated integers >= 1."""
+    values = [positive_int(s) for s in text.split(",") if s.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers >= 1, got {text!r}")
+    return values
+
+
+def choice_list(known: tuple[str, ...]):
+    """argparse type: a non-empty comma list drawn from `known`."""
+
+    def parse(text: str) -> list[str]:
+        values = [s.strip() for s in text.split(",") if s.strip()]
+        bad = [v for v in values if v not in known]
+        if bad or not values:
+            what = f"unknown {', '.join(map(repr, bad))}" if bad else "empty list"
+            raise argparse.ArgumentTypeError(f"{what}; use a comma list of {', '.join(known)}")
+        return values
+
+    return parse
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Command-line flags; --quick shrinks everything."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--problems", default=",".join(PROBLEMS))
+    p.add_argument("--problems", type=choice_list(PROBLEMS), default=",".join(PROBLEMS))
     for name in PROBLEMS:
-        p.add_argument(f"--{name}-sizes", default=None, help=f"default {DEFAULT_SIZES[name]}")
-    p.add_argument("--instances", type=int, default=None, help="per size (default 10)")
-    p.add_argument("--starts", type=int, default=None, help="per run (default 200)")
-    p.add_argument("--max-iter", type=int, default=3000)
-    p.add_argument("--forms", default="safe,naive")
-    p.add_argument("--methods", default="pgd,adam")
+        p.add_argument(f"--{name}-sizes", type=int_list, default=None,
+                       help=f"default {DEFAULT_SIZES[name]}")
+    p.add_argument("--instances", type=positive_int, default=None, help="per size (default 10)")
+    p.add_argument("--starts", type=positive_int, default=None, help="per run (default 200)")
+    p.add_argument("--max-iter", type=positive_int, default=3000)
+    p.add_argument("--forms", type=choice_list(FORMS), default="safe,naive")
+    p.add_argument("--methods", type=choice_list(METHODS), default="pgd,adam")
     p.add_argument("--time-limit", type=float, default=600.0, help="SCIP, seconds")
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    p.add_argument("--threads", type=positive_int, default=1, help="torch CPU threads")
     p.add_argument("--quick", action="store_true", help="small sizes, 2 instances, 32 starts")
-    args = p.parse_args()
+    args = p.parse_args(argv)
+    if not args.time_limit > 0:
+        p.error(f"argument --time-limit: must be positive, got {args.time_limit}")
     sizes = QUICK_SIZES if args.quick else DEFAULT_SIZES
     for name in PROBLEMS:
         key = f"{name}_sizes"
-        value = getattr(args, key) or sizes[name]
-        setattr(args, key, [int(s) for s in value.split(",") if s])
-    args.instances = args.instances or (2 if args.quick else 10)
-    args.starts = args.starts or (32 if args.quick else 200)
+        if getattr(args, key) is None:
+            setattr(args, key, int_list(sizes[name]))
+    if args.instances is None:
+        args.instances = 2 if args.quick else 10
+    if args.starts is None:
+        args.starts = 32 if args.quick else 200
     return args
 
 
-def main() -> None:
-    """Run the grid, print the table and the summary line."""
+def main(argv: list[str] | None = None) -> int:
+    """Run the grid, print the table and the summary line; 130 when interrupted."""
     start = time.perf_counter()
-    args = parse_args()
-    problems = [p for p in args.problems.split(",") if p]
-    forms = [f for f in args.forms.split(",") if f]
-    methods = [m for m in args.methods.split(",") if m]
+    args = parse_args(argv)
+    problems, forms, methods = args.problems, args.forms, args.methods
     grid = [
         (prob, size, seed)
         for prob in problems
@@ -65,6 +102,7 @@ def main() -> None:
         for seed in range(args.instances)
     ]
     rows: dict[tuple, list[dict]] = defaultdict(list)
+    interrupted = False
     bar = tqdm(total=len(grid) * len(forms) * len(methods), desc="runs", unit="run")
     try:
         for prob, size, seed in grid:
@@ -95,10 +133,12 @@ def main() -> None:
                     )
                     bar.update()
     except KeyboardInterrupt:
+        interrupted = True
         print("\ninterrupted: partial results")
     finally:
         bar.close()
     print_table(rows, args.starts, time.perf_counter() - start)
+    return 130 if interrupted else 0
 
 
 def print_table(rows: dict[tuple, list[dict]], starts: int, wall: float) -> None:
@@ -134,4 +174,4 @@ def print_table(rows: dict[tuple, list[dict]], starts: int, wall: float) -> None
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""Benchmark scripts: bad arguments stop at argparse (exit 2, one error line) before any
+work, and an interrupted run prints its partial results and returns 130."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from coplug.plugins.results import Result, Status
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@functools.cache
+def bench(name: str) -> ModuleType:
+    """Import benchmarks/<name>.py as a module (the folder is not a package)."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+BAD_ARGS = [
+    ("qubo_local_minima", ["--problems", "bogus"], "--problems: unknown 'bogus'"),
+    ("qubo_local_minima", ["--forms", "bogus"], "--forms: unknown 'bogus'"),
+    ("qubo_local_minima", ["--methods", "bogus"], "--methods: unknown 'bogus'"),
+    ("qubo_local_minima", ["--knapsack-sizes", "x"], "--knapsack-sizes"),
+    ("qubo_local_minima", ["--instances", "0"], "--instances"),
+    ("qubo_local_minima", ["--starts", "0"], "--starts"),
+    ("pmvb_vs_scip", ["--modes", "bogus"], "--modes"),
+    ("pmvb_vs_scip", ["--threshold", "2"], "threshold"),
+    ("pmvb_vs_scip", ["--time-limit", "0"], "--time-limit"),
+    ("pmvb_vs_scip", ["--n-instances", "0"], "--n-instances"),
+    ("pmvb_vs_scip", ["--n-instances", "-2"], "--n-instances"),
+    ("pmvb_vs_scip", ["--size", "0"], "--size"),
+    ("pmvb_vs_scip", ["--families", "mknapsack", "--size", "gisp=20"], "'gisp'"),
+    ("fair_clustering", ["--sizes", "abc"], "--sizes"),
+    ("fair_clustering", ["--affinity", "1,2"], "--affinity"),
+    ("fair_clustering", ["--clusters", "0"], "--clusters"),
+    ("games_convergence", ["--games", "bogus"], "--games: unknown 'bogus'"),
+    ("games_convergence", ["--eps", "abc"], "--eps"),
+    ("games_convergence", ["--eps", "0"], "--eps"),
+    ("lap_warmstart", ["--sizes", "0"], "--sizes"),
+    ("eob_evolution", ["--seeds", "1"], "seeds=1 is too few"),
+    ("eob_evolution", ["--targets", "99"], "--targets"),
+]
+
+
+def assert_usage_error(capsys, call, fragment: str) -> None:
+    """`call()` exits 2 and its stderr ends in one error line containing `fragment`."""
+    with pytest.raises(SystemExit) as exc:
+        call()
+    assert exc.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    last = captured.err.strip().splitlines()[-1]
+    assert "error: " in last and fragment in last
+
+
+@pytest.mark.parametrize(("name", "argv", "fragment"), BAD_ARGS,
+                         ids=[f"{n}:{' '.join(a)}" for n, a, _ in BAD_ARGS])
+def test_bad_argument_is_a_usage_error(capsys, name, argv, fragment):
+    assert_usage_error(capsys, lambda: bench(name).main(argv), fragment)
+
+
+def test_pmvb_unwritable_json_fails_up_front(capsys, tmp_path):
+    path = tmp_path / "missing" / "out.json"
+    assert_usage_error(capsys, lambda: bench("pmvb_vs_scip").main(["--json", str(path)]),
+                       "--json")
+
+
+def test_pmvb_json_check_leaves_files_as_they_were(tmp_path):
+    check_writable = bench("pmvb_vs_scip").check_writable
+    fresh, kept = tmp_path / "fresh.json", tmp_path / "kept.json"
+    kept.write_text("{}")
+    check_writable(str(fresh), argparse.ArgumentParser())
+    check_writable(str(kept), argparse.ArgumentParser())
+    assert not fresh.exists()
+    assert kept.read_text() == "{}"
+
+
+def test_eob_unwritable_run_dir_fails_up_front(capsys, tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    argv = ["--run-dir", str(blocker / "run")]
+    assert_usage_error(capsys, lambda: bench("eob_evolution").main(argv), "--run-dir")
+
+
+def test_eob_hypervolume_ratio_only_from_a_positive_start():
+    change = bench("eob_evolution").hypervolume_change
+    assert change([0.0, 0.1374]) == "from 0 to 0.1374 (grew)"
+    assert change([0.5, 1.0]) == "0.5000 -> 1.0000 (x2.00, grew)"
+
+
+def test_pmvb_interrupted_solve_is_an_interrupt(capsys, monkeypatch):
+    module = bench("pmvb_vs_scip")
+    monkeypatch.setattr(module, "solve", lambda *a, **k: Result(Status.INTERRUPTED, "scip"))
+    code = module.main(["--families", "mknapsack", "--n-instances", "1", "--size", "10",
+                        "--predictors", "lp"])
+    captured = capsys.readouterr()
+    assert code == 130
+    assert "interrupted" in captured.err
+    assert "on 0/0 families" in captured.out.strip().splitlines()[-1]
+
+
+def _interrupt(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+def test_qubo_interrupt_prints_partial_summary_and_returns_130(capsys, monkeypatch):
+    module = bench("qubo_local_minima")
+    monkeypatch.setattr(module, "make_case", _interrupt)
+    assert module.main(["--problems", "knapsack", "--knapsack-sizes", "5"]) == 130
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("SUMMARY starts=200")
+
+
+def test_lap_interrupt_prints_partial_table_and_returns_130(capsys, monkeypatch):
+    module = bench("lap_warmstart")
+    monkeypatch.setattr(module, "load", lambda: None)
+    monkeypatch.setattr(module, "solve_lap", lambda *a, **k: None)
+    monkeypatch.setattr(module, "_run", _interrupt)
+    assert module.main(["--sizes", "16", "--generators", "uniform"]) == 130
+    captured = capsys.readouterr()
+    assert "interrupted: partial table" in captured.err
+    assert captured.out.strip().splitlines()[-1].startswith("SUMMARY lap_warmstart")
