@@ -79,12 +79,16 @@ def solve(
     """
     if not isinstance(model, pyo.Block):
         raise InputError(f"solve() needs a Pyomo model (a Block), got {type(model).__name__}")
-    if time_limit is not None and not time_limit > 0:
-        raise InputError(f"time_limit must be positive, got {time_limit}")
-    if time_limit == math.inf:
-        time_limit = None
+    time_limit = checked_time_limit(time_limit)
     backend = _backend(solver)
     return backend(model, plugins=list(plugins), time_limit=time_limit, params=params, tee=tee)
+
+
+def checked_time_limit(time_limit: float | None) -> float | None:
+    """A positive number of seconds, None for no limit (inf means none too)."""
+    if time_limit is not None and not time_limit > 0:
+        raise InputError(f"time_limit must be positive, got {time_limit}")
+    return None if time_limit == math.inf else time_limit
 
 
 def _backend(name: str) -> Backend:

@@ -8,7 +8,7 @@ from typing import Any
 
 from pyomo.common.tee import capture_output
 
-from coplug.plugins.bridge import _set_scip_params, scip_result
+from coplug.plugins.bridge import _set_scip_params, checked_time_limit, scip_result
 from coplug.plugins.errors import InputError, SolverNotAvailableError
 from coplug.plugins.results import Result, Status
 
@@ -29,6 +29,7 @@ def solve_file(
 ) -> Result:
     """Read an MPS or LP file into the solver and solve it."""
     path = Path(path)
+    time_limit = checked_time_limit(time_limit)
     if not path.is_file():
         raise InputError(f"no such file: {path}")
     if not path.name.lower().endswith(_SUFFIXES):

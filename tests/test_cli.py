@@ -92,3 +92,18 @@ def test_solve_list_names_every_formulation_and_a_missing_target_is_named() -> N
     assert {line.split()[0] for line in listed.stdout.splitlines()} == set(registry.names())
     missing = _coplug("solve")
     assert missing.returncode == 2 and "coplug solve --list" in missing.stderr
+
+
+def test_file_solves_check_the_time_limit_like_solve(tmp_path: Path) -> None:
+    from coplug.plugins import InputError
+    from coplug.plugins.files import solve_file
+
+    model = knapsack_mip(random_knapsack(12, seed=2))
+    path = tmp_path / "knap.lp"
+    model.write(str(path), io_options={"symbolic_solver_labels": True})
+    expected = solve(model).objective
+    for solver in ("scip", "highs"):
+        with pytest.raises(InputError, match="time_limit must be positive"):
+            solve_file(path, solver=solver, time_limit=0)
+        assert solve_file(path, solver=solver, time_limit=float("inf")).objective == \
+            pytest.approx(expected)
