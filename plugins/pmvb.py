@@ -18,8 +18,8 @@ root SCIP's own rules take over (or PMVB branches again on still-free variables 
 
 Predictors: ``"lp"`` (data-free: the root LP values), a fitted predictor from
 `coplug.learned.pmvb_predictors` (or a path to its checkpoint), or probabilities keyed by
-Pyomo variable (a `ComponentMap`, a dict keyed by variable name such as ``"x[3]"``, or a
-sequence in the order of the bridge's `VarMap`).
+Pyomo variable (a `ComponentMap`, or a dict keyed by variable name such as ``"x[3]"``; a
+bare sequence is refused, since a Pyomo model has no variable order it could follow).
 
 With ``"lp"`` the root LP optimum x* satisfies both likely-child hyperplanes whenever the
 Hoeffding slack is at least one (r_U <= sum_U x*, r_L >= sum_L x*), so the likely child
@@ -387,8 +387,14 @@ def _resolve_predictor(predictor: Any) -> Any:
         return load_predictor(predictor)
     if callable(getattr(predictor, "predict_variables", None)):
         return predictor
-    if isinstance(predictor, (Mapping, ComponentMap, Sequence, np.ndarray)):
+    if isinstance(predictor, (Mapping, ComponentMap)):
         return predictor
+    if isinstance(predictor, (Sequence, np.ndarray)):
+        raise InputError(
+            "PMVB probabilities need their variables: give a dict keyed by variable name "
+            "({'x[3]': 0.9}) or a ComponentMap keyed by Pyomo variable, not a bare sequence "
+            "(the model has no variable order a list could follow)"
+        )
     raise InputError(
         "PMVB predictor must be 'lp', a fitted coplug.learned predictor, a checkpoint "
         f"path, or probabilities keyed by Pyomo variable; got {type(predictor).__name__}"
@@ -399,27 +405,18 @@ def _static_probabilities(predictor: Any, var_map: VarMap) -> ComponentMap | Non
     """Probabilities given up front, keyed by Pyomo variable (None for lp/learned)."""
     if isinstance(predictor, str) or callable(getattr(predictor, "predict_variables", None)):
         return None
-    if isinstance(predictor, (Mapping, ComponentMap)):
-        by_name = {var.name: var for var in var_map}
-        items = []
-        for key, p in predictor.items():
-            if isinstance(key, str) and key not in by_name:
-                raise InputError(f"PMVB probability given for unknown variable {key!r}")
-            if not isinstance(key, str) and key not in var_map:
-                raise InputError(
-                    f"PMVB probability key {getattr(key, 'name', key)!r} is not a scalar "
-                    "variable of this model's active constraints or objective (index an "
-                    "indexed variable: m.x[i])"
-                )
-            items.append((by_name[key] if isinstance(key, str) else key, p))
-    else:
-        values = np.asarray(predictor, dtype=float)
-        if values.shape != (len(var_map),):
+    by_name = {var.name: var for var in var_map}
+    items = []
+    for key, p in predictor.items():
+        if isinstance(key, str) and key not in by_name:
+            raise InputError(f"PMVB probability given for unknown variable {key!r}")
+        if not isinstance(key, str) and key not in var_map:
             raise InputError(
-                f"PMVB probability array has shape {values.shape}; need ({len(var_map)},), "
-                "one per model variable in VarMap order"
+                f"PMVB probability key {getattr(key, 'name', key)!r} is not a scalar "
+                "variable of this model's active constraints or objective (index an "
+                "indexed variable: m.x[i])"
             )
-        items = list(zip(var_map, values, strict=True))
+        items.append((by_name[key] if isinstance(key, str) else key, p))
     probs = ComponentMap()
     for var, p in items:
         p = float(p)

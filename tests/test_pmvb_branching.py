@@ -77,8 +77,9 @@ def test_bad_probabilities_and_prefix_via_solve_are_rejected() -> None:
         solve(model, plugins=[PMVBBranching(ComponentMap([(model.x[0], 1.5)]))])
     with pytest.raises(InputError, match="unknown variable"):
         solve(model, plugins=[PMVBBranching({"nope[1]": 0.5})])
-    with pytest.raises(InputError, match="shape"):
-        solve(model, plugins=[PMVBBranching(np.zeros(3))])
+    for bare in (np.zeros(3), [0.5] * 3):
+        with pytest.raises(InputError, match="not a bare sequence"):
+            PMVBBranching(bare)
     with pytest.raises(InputError, match="solve_pmvb_prefix"):
         solve(model, plugins=[PMVBBranching("lp", mode="prefix")])
     with pytest.raises(InputError, match="does not exist"):
