@@ -24,6 +24,7 @@ from coplug.formulations.fair_graphs import fair_communities, fair_sbm
 from coplug.formulations.fair_metrics import balance, ratio_cut
 from coplug.learned.fair_spectral import FairSpectralClustering
 from coplug.plugins import solve
+from coplug.plugins.argtypes import int_list, positive_int
 
 METHODS = ("normalized", "nullspace", "riemannian")
 LABEL = {"normalized": "SC", "nullspace": "FairSC", "riemannian": "R-FairSC"}
@@ -102,23 +103,8 @@ def against_mip(k: int = 2) -> list[tuple[str, float, dict[str, float]]]:
     return out
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
-    return value
 
 
-def int_list(text: str) -> list[int]:
-    """argparse type: comma-separated integers >= 1."""
-    values = [positive_int(s) for s in text.split(",") if s.strip()]
-    if not values:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers >= 1, got {text!r}")
-    return values
 
 
 def affinity_rates(text: str) -> tuple[float, ...]:

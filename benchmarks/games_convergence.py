@@ -28,6 +28,7 @@ from coplug.formulations.game_solvers import (
     max_violation,
 )
 from coplug.formulations.games import EXAMPLES, example
+from coplug.plugins.argtypes import choice_list, positive_int
 
 
 def checkpoints(last: int, factor: float = 1.5) -> list[int]:
@@ -93,32 +94,15 @@ def epsilon_list(text: str) -> list[float]:
     return values
 
 
-def game_list(text: str) -> list[str]:
-    """argparse type: a non-empty comma list of example game names."""
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    bad = [n for n in names if n not in EXAMPLES]
-    if bad or not names:
-        what = f"unknown {', '.join(map(repr, bad))}" if bad else "empty list"
-        raise argparse.ArgumentTypeError(f"{what}; use a comma list of {', '.join(EXAMPLES)}")
-    return names
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
-    return value
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--eps", type=epsilon_list, default="1e-1,1e-2,1e-3,1e-4",
                         help="target gaps")
-    parser.add_argument("--games", type=game_list, default=",".join(EXAMPLES))
+    parser.add_argument("--games", type=choice_list(EXAMPLES), default=",".join(EXAMPLES))
     parser.add_argument("--max-iter", type=positive_int, default=20_000)
     parser.add_argument("--quick", action="store_true", help="eps 1e-1..1e-3, 5000 iterations")
     args = parser.parse_args(argv)

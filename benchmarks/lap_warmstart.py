@@ -34,6 +34,7 @@ from tqdm import tqdm
 
 from coplug.formulations.assignment import GENERATORS, generate
 from coplug.learned.rowdualnet import load
+from coplug.plugins.argtypes import positive_int
 from coplug.plugins.lap.solver import counters, solve_lap
 
 STRUCTURED = ("geometric", "low_rank", "transport")
@@ -76,15 +77,6 @@ def _run(method: str, c: np.ndarray, model, exact: np.ndarray | None = None
     return time.perf_counter() - start, sol.cost, sol.augmentations, extra, None
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
-    return value
 
 
 def main(argv: list[str] | None = None) -> int:

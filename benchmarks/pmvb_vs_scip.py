@@ -37,6 +37,7 @@ from pyomo.common.collections import ComponentMap
 from tqdm import tqdm
 
 from coplug.formulations.mip_families import BENCH_SIZES, FAMILIES, TRAIN_SIZES, build_family
+from coplug.plugins.argtypes import positive_float, positive_int
 from coplug.plugins.bridge import solve
 from coplug.plugins.errors import InputError
 from coplug.plugins.pmvb import check_pmvb_params
@@ -205,26 +206,8 @@ def parse_sizes(text: str | None, families: Sequence[str], parser: argparse.Argu
     return sizes
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
-    return value
 
 
-def positive_float(text: str) -> float:
-    """argparse type: a finite number > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {value}")
-    return value
 
 
 def check_writable(path: str, parser: argparse.ArgumentParser) -> None:

@@ -22,42 +22,16 @@ from tqdm import tqdm
 
 from coplug.formulations.qubo_cli import FORMS, PROBLEMS, exact_optimum, gap, make_case
 from coplug.formulations.qubo_solvers import METHODS, minimize
+from coplug.plugins.argtypes import choice_list, int_list, positive_int
 
 DEFAULT_SIZES = {"knapsack": "20,60,200", "tsp": "8,15,30", "openpit": "100,500,2000"}
 QUICK_SIZES = {"knapsack": "8,12", "tsp": "5,8", "openpit": "60,200"}
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
-    return value
 
 
-def int_list(text: str) -> list[int]:
-    """argparse type: comma-separated integers >= 1."""
-    values = [positive_int(s) for s in text.split(",") if s.strip()]
-    if not values:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers >= 1, got {text!r}")
-    return values
 
 
-def choice_list(known: tuple[str, ...]):
-    """argparse type: a non-empty comma list drawn from `known`."""
-
-    def parse(text: str) -> list[str]:
-        values = [s.strip() for s in text.split(",") if s.strip()]
-        bad = [v for v in values if v not in known]
-        if bad or not values:
-            what = f"unknown {', '.join(map(repr, bad))}" if bad else "empty list"
-            raise argparse.ArgumentTypeError(f"{what}; use a comma list of {', '.join(known)}")
-        return values
-
-    return parse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -1,0 +1,53 @@
+"""argparse `type=` functions shared by the command line and the benchmark scripts, so a bad
+flag is a one-line usage error before any work starts."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable, Iterable
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {value}")
+    return value
+
+
+def int_list(text: str) -> list[int]:
+    """Comma-separated integers >= 1."""
+    values = [positive_int(s) for s in text.split(",") if s.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers >= 1, got {text!r}")
+    return values
+
+
+def choice_list(known: Iterable[str]) -> Callable[[str], list[str]]:
+    """A type for a non-empty comma list drawn from `known`."""
+    known = tuple(known)
+
+    def parse(text: str) -> list[str]:
+        values = [s.strip() for s in text.split(",") if s.strip()]
+        bad = [v for v in values if v not in known]
+        if bad or not values:
+            what = f"unknown {', '.join(map(repr, bad))}" if bad else "empty list"
+            raise argparse.ArgumentTypeError(f"{what}; use a comma list of {', '.join(known)}")
+        return values
+
+    return parse
