@@ -324,13 +324,8 @@ def knapsack_qubo_safe(
         A=A,
         weights=np.full(A.shape[0], P / 2),
         decode=decode,
-        is_feasible=instance.is_feasible,
-        objective=instance.value,
-        sense=-1,
-        margin=delta,
-        form="safe",
-        problem="knapsack",
         names=[f"y{i}@{p}" for i, p in zip(item, start, strict=True)],
+        **_safe_fields(instance, delta),
     )
 
 
@@ -346,11 +341,12 @@ def _empty_knapsack_qubo(instance: KnapsackInstance, delta: float) -> QUBO:
         c=np.array([mu]),
         constant=0.0,
         decode=lambda z: np.zeros(instance.n, dtype=int),
-        is_feasible=instance.is_feasible,
-        objective=instance.value,
-        sense=-1,
-        margin=delta,
-        form="safe",
-        problem="knapsack",
         names=["empty"],
+        **_safe_fields(instance, delta),
     )
+
+
+def _safe_fields(instance: KnapsackInstance, delta: float) -> dict:
+    """The QUBO fields every safe knapsack form shares: feasibility, value, sense, margin."""
+    return {"is_feasible": instance.is_feasible, "objective": instance.value, "sense": -1,
+            "margin": delta, "form": "safe", "problem": "knapsack"}
