@@ -213,10 +213,14 @@ class PMVBBranching:
         self._scip, self._var_map, self._stats = scip_model, var_map, _Stats()
         self.root_planes = None
         self._probs = _static_probabilities(self.predictor, var_map)
-        scip_model.includeBranchrule(
-            _PMVBRule(self), "pmvb", "probabilistic multi-variable branching",
-            priority=self.priority, maxdepth=self.depth, maxbounddist=1.0,
-        )
+        try:
+            scip_model.includeBranchrule(
+                _PMVBRule(self), "pmvb", "probabilistic multi-variable branching",
+                priority=self.priority, maxdepth=self.depth, maxbounddist=1.0,
+            )
+        except Exception as exc:  # PySCIPOpt raises a bare Exception for SCIP's error code
+            raise InputError(f"SCIP refused the PMVB branching rule ({exc}); pass one "
+                             "PMVBBranching per solve") from exc
 
     def statistics(self) -> dict[str, Any]:
         """Counters, the root hyperplanes, and whether the likely child held the optimum."""

@@ -89,6 +89,12 @@ def test_bad_probabilities_and_prefix_via_solve_are_rejected() -> None:
             solve(model, plugins=[PMVBBranching(ComponentMap([(key, 0.9)]))])
 
 
+def test_two_pmvb_rules_in_one_solve_are_named() -> None:
+    model = build_family("mknapsack", 10, 0)
+    with pytest.raises(InputError, match="one PMVBBranching per solve"):
+        solve(model, plugins=[PMVBBranching("lp"), PMVBBranching("lp")])
+
+
 def test_corrupt_checkpoint_is_named(tmp_path) -> None:
     for name in ("bad.joblib", "bad.pt"):
         (tmp_path / name).write_text("hello")
