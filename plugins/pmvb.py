@@ -503,7 +503,8 @@ def solve_pmvb_prefix(
     if best_x is not None:
         for var, value in best_x.items():
             var.set_value(value, skip_validation=True)
-    return _combine(steps, first, best_obj, len(regions) + 1, time.perf_counter() - start)
+    return _combine(steps, first, best_obj, len(regions) + 1, time.perf_counter() - start,
+                    maximize)
 
 
 def _improves(obj: float, best: float | None, maximize: bool) -> bool:
@@ -528,7 +529,8 @@ def _snapshot(model: pyo.Block, result: Result) -> tuple[float | None, Component
 
 
 def _combine(
-    steps: list[Result], first: Result, best: float | None, n_planned: int, wall: float
+    steps: list[Result], first: Result, best: float | None, n_planned: int, wall: float,
+    maximize: bool,
 ) -> Result:
     """One Result for the prefix solve: proven optimal only if every region was closed."""
     closed = {Status.OPTIMAL, Status.INFEASIBLE}
@@ -541,7 +543,8 @@ def _combine(
         status=status,
         solver="scip",
         objective=best,
-        bound=best if status is Status.OPTIMAL else None,
+        bound=best if status is Status.OPTIMAL else _prefix_bound(steps, n_planned, best,
+                                                                   maximize),
         nodes=sum(r.nodes for r in steps),
         time=sum(r.time for r in steps),
         has_solution=best is not None,
@@ -556,3 +559,17 @@ def _combine(
             }
         },
     )
+
+
+def _prefix_bound(
+    steps: list[Result], n_planned: int, best: float | None, maximize: bool
+) -> float | None:
+    """The weakest region bound once every region was searched (a region found infeasible
+    under the objective limit is bounded by the incumbent), else None: unsearched regions
+    bound nothing."""
+    if len(steps) < n_planned:
+        return None
+    bounds = [best if r.status is Status.INFEASIBLE else r.bound for r in steps]
+    if any(b is None for b in bounds):
+        return None
+    return max(bounds) if maximize else min(bounds)

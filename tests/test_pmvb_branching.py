@@ -249,3 +249,13 @@ def test_cli_pmvb_with_depth_reports_the_same_optimum(capsys: pytest.CaptureFixt
     assert "depth=3" in out and "same optimum: True" in out
     assert main(["pmvb", "mknapsack", "--size", "22", "--mode", "prefix", "--depth", "2"]) == 2
     assert "root only" in capsys.readouterr().err
+
+
+def test_prefix_under_a_node_limit_reports_a_valid_bound() -> None:
+    """Every region searched but not closed: the weakest region bound still brackets the
+    optimum (it was None)."""
+    model = build_family("mknapsack", 45, 1)  # maximizes
+    optimum = solve(model).objective
+    result = solve_pmvb_prefix(model, "lp", 0.7, 0.5, **{"limits/nodes": 2})
+    assert result.status.value == "feasible" and result.bound is not None
+    assert result.objective <= optimum + 1e-6 <= result.bound + 2e-6
