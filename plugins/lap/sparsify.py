@@ -27,18 +27,6 @@ def _insert(vals, idx, k, x, j):
 
 
 @njit(cache=True)
-def _insert_column(vals, idx, k, x, i, j):
-    """Insert (x, row i) into column j of the (k, m) buffers, kept ascending down axis 0."""
-    t = k - 1
-    while t > 0 and vals[t - 1, j] > x:
-        vals[t, j] = vals[t - 1, j]
-        idx[t, j] = idx[t - 1, j]
-        t -= 1
-    vals[t, j] = x
-    idx[t, j] = i
-
-
-@njit(cache=True)
 def reduced_cost_pattern(c, u, v, k):
     """CSR (indptr, indices, data) of the entries among each row's and each column's k
     smallest reduced costs c_ij - u_i - v_j, plus (i, i); data are the costs c_ij.
@@ -48,8 +36,9 @@ def reduced_cost_pattern(c, u, v, k):
     n, m = c.shape
     row_idx = np.empty((n, k), np.int64)
     row_val = np.empty(k)
-    col_val = np.full((k, m), INF)
-    col_idx = np.full((k, m), -1, np.int64)
+    col_thr = np.full(m, INF)  # col_val[:, k - 1], contiguous for the hot comparison
+    col_val = np.full((m, k), INF)  # one column's buffer per row: shifts stay in cache
+    col_idx = np.full((m, k), -1, np.int64)
     for i in range(n):
         for t in range(k):
             row_val[t] = INF
@@ -59,20 +48,21 @@ def reduced_cost_pattern(c, u, v, k):
             r = c[i, j] - ui - v[j]
             if r < row_val[k - 1]:
                 _insert(row_val, row_idx[i], k, r, j)
-            if r < col_val[k - 1, j]:
-                _insert_column(col_val, col_idx, k, r, i, j)
+            if r < col_thr[j]:
+                _insert(col_val[j], col_idx[j], k, r, i)
+                col_thr[j] = col_val[j, k - 1]
     extra = np.zeros(n + 1, np.int64)
     for j in range(m):
         for t in range(k):
-            if col_idx[t, j] >= 0:
-                extra[col_idx[t, j] + 1] += 1
+            if col_idx[j, t] >= 0:
+                extra[col_idx[j, t] + 1] += 1
     for i in range(n):
         extra[i + 1] += extra[i]
     by_row = np.empty(extra[n], np.int64)
     fill = extra[:n].copy()
     for j in range(m):
         for t in range(k):
-            i = col_idx[t, j]
+            i = col_idx[j, t]
             if i >= 0:
                 by_row[fill[i]] = j
                 fill[i] += 1
