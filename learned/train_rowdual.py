@@ -117,8 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help=f"0 .. {MAX_SEED}")
     p.add_argument("--eval-n", type=int, default=None,
                    help=f"held-out instance size, >= 1 (default {FULL['eval_n']})")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                   help="checkpoint path; its .json sidecar goes next to it")
+    p.add_argument("--out", type=Path, default=None,
+                   help=f"checkpoint path; its .json sidecar goes next to it (default "
+                        f"{DEFAULT_OUT}, the shipped model; --quick needs an explicit --out)")
     p.add_argument("--quick", action="store_true",
                    help="tiny run (tests, smoke checks): small defaults for the sizing flags "
                         "not given explicitly")
@@ -140,6 +141,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             p.error(f"{flag} must be >= 1, got {value}")
     if not 0 <= args.seed <= MAX_SEED:
         p.error(f"--seed must be in 0 .. {MAX_SEED}, got {args.seed}")
+    if args.out is None:
+        if args.quick:
+            p.error(f"--quick trains a toy model: give --out (the default {DEFAULT_OUT} is "
+                    "the shipped checkpoint)")
+        args.out = DEFAULT_OUT
     problem = out_problem(args.out)
     if problem:
         p.error(f"--out {args.out}: {problem}")

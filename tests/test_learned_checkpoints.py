@@ -195,3 +195,10 @@ def test_quick_only_fills_sizing_flags_not_given(tmp_path: Path) -> None:
     full = train_rowdual.parse_args(["--out", str(tmp_path / "a.pt")])
     assert full.epochs == train_rowdual.FULL["epochs"]
     assert "wins over --quick" in train_rowdual.build_parser().format_help().replace("\n", " ")
+
+
+def test_quick_run_never_overwrites_the_shipped_checkpoint() -> None:
+    with pytest.raises(SystemExit) as stop:
+        train_rowdual.parse_args(["--quick"])
+    assert stop.value.code == 2
+    assert train_rowdual.parse_args([]).out == train_rowdual.DEFAULT_OUT
