@@ -276,15 +276,15 @@ class PMVBBranching:
     def _candidates(self, scip: Any, free_only: bool) -> tuple[list[Any], np.ndarray]:
         """Active binary variables with a prediction, and their probabilities."""
         to_pyomo = self._var_map.to_pyomo
-        variables = [v for v in scip.getVars(transformed=True)
-                     if is_binary_var(v) and to_pyomo(v) is not None]  # not SCIP's own
+        pairs = [(v, to_pyomo(v)) for v in scip.getVars(transformed=True) if is_binary_var(v)]
+        pairs = [(v, pv) for v, pv in pairs if pv is not None]  # not the binaries SCIP made
         if free_only:
-            variables = [v for v in variables if v.getLbLocal() < v.getUbLocal() - 0.5]
+            pairs = [(v, pv) for v, pv in pairs if v.getLbLocal() < v.getUbLocal() - 0.5]
         if self._probs is not None:
-            pyomo_vars = [self._var_map.to_pyomo(v) for v in variables]
-            keep = [i for i, pv in enumerate(pyomo_vars) if pv is not None and pv in self._probs]
-            variables = [variables[i] for i in keep]
-            probs = np.array([self._probs[pyomo_vars[i]] for i in keep], dtype=float)
+            pairs = [(v, pv) for v, pv in pairs if pv in self._probs]
+        variables = [v for v, _ in pairs]
+        if self._probs is not None:
+            probs = np.array([self._probs[pv] for _, pv in pairs], dtype=float)
         elif self.predictor == "lp":
             probs = np.array([v.getLPSol() for v in variables], dtype=float)
         else:
@@ -376,6 +376,13 @@ def _tuned_or_default(
         from coplug.learned.pmvb_predictors import checkpoint_metadata
 
         meta = checkpoint_metadata(predictor)
+    return tuned_t_q(meta, threshold, confidence)
+
+
+def tuned_t_q(
+    meta: Mapping[str, Any], threshold: float | None, confidence: float | None
+) -> tuple[float, float]:
+    """t and q as given, else a checkpoint's tuned "threshold"/"confidence", else DEFAULT_T_Q."""
     t = meta.get("threshold", DEFAULT_T_Q[0]) if threshold is None else threshold
     q = meta.get("confidence", DEFAULT_T_Q[1]) if confidence is None else confidence
     return float(t), float(q)

@@ -74,13 +74,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _cmd_pmvb(args: argparse.Namespace) -> int:
     """Solve one seeded instance both ways and print them side by side."""
     from coplug.formulations.mip_families import FAMILIES, TRAIN_SIZES, build_family
-    from coplug.plugins.pmvb import DEFAULT_T_Q
+    from coplug.plugins.pmvb import tuned_t_q
 
     if args.family not in FAMILIES:
         raise InputError(f"unknown family {args.family!r}; known: {', '.join(FAMILIES)}")
     predictor, meta = resolve_predictor(args.predictor, args.family)
-    t = args.threshold if args.threshold is not None else meta.get("threshold", DEFAULT_T_Q[0])
-    q = args.confidence if args.confidence is not None else meta.get("confidence", DEFAULT_T_Q[1])
+    t, q = tuned_t_q(meta, args.threshold, args.confidence)
     size = TRAIN_SIZES[args.family] if args.size is None else args.size
     compare(lambda: build_family(args.family, size, args.seed), predictor, t, q, args.mode,
             args.time_limit, label=f"{args.family} size={size} seed={args.seed}",
