@@ -224,12 +224,8 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
         if path.suffix not in (".pt", ".joblib"):
             raise InputError(f"checkpoint {path} must end in .joblib or .pt")
         path.parent.mkdir(parents=True, exist_ok=True)
-        if path.suffix == ".pt":
-            atomic_write(path, lambda tmp: torch.save(self, tmp))
-        elif path.suffix == ".joblib":
-            atomic_write(path, lambda tmp: joblib.dump(self, tmp))
-        else:
-            raise InputError(f"checkpoint {path} must end in .joblib or .pt")
+        dump = torch.save if path.suffix == ".pt" else joblib.dump
+        atomic_write(path, lambda tmp: dump(self, tmp))
         return path
 
 
