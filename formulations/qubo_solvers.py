@@ -25,12 +25,16 @@ from coplug.formulations.qubo import QUBO
 from coplug.plugins.errors import InputError
 
 METHODS = ("pgd", "adam")
+# A binary point counts as feasible only when its penalty, energy - sense * objective, is
+# zero to this fraction of the QUBO's largest coefficient (see `_exact_objective`).
+PENALTY_RTOL = 1e-12
 
 
 @dataclass(frozen=True)
 class Certificate:
     """What a final point is: KKT on the box, second order on free coordinates, binary,
-    decodes to a feasible solution; `strict` when binary with all multipliers nonzero."""
+    encodes a feasible solution with zero penalty; `strict` when binary with all multipliers
+    nonzero. `objective` is that solution's objective (None unless feasible)."""
 
     kkt: bool
     second_order: bool
@@ -73,7 +77,7 @@ class RunReport:
 
     @property
     def fraction_binary_feasible(self) -> float | None:
-        """Fraction of starts ending at a binary point that decodes to a feasible solution.
+        """Fraction of starts ending at a binary point that encodes a feasible solution exactly.
 
         None when the points were not certified (`minimize(..., certify_points=False)`).
         """
@@ -104,14 +108,16 @@ def certify(
     qubo: QUBO, z: np.ndarray, tol: float = 1e-6, scale: np.ndarray | None = None
 ) -> Certificate:
     """Check a final point: KKT on the box, PSD Hessian on free and degenerate coordinates,
-    binary, feasible. Tolerances are relative to the per-coordinate scale D_i (`scale`,
-    from `gradient_scale`, may be passed in when certifying many points)."""
+    binary, feasible (decodes to a feasible solution with zero penalty). Tolerances are
+    relative to the per-coordinate scale D_i (`scale`, from `gradient_scale`, may be passed
+    in when certifying many points); a point outside [0,1]^n beyond `tol` is refused."""
     z = np.asarray(z, dtype=float)
     if z.shape != (qubo.n,):
         raise InputError(f"point must have length {qubo.n}, got shape {z.shape}")
+    _require_in_box(z, tol)
     D = gradient_scale(qubo) if scale is None else scale
     g = qubo.gradient(z) / D
-    at0, at1 = z <= tol, z >= 1 - tol
+    at0, at1 = np.abs(z) <= tol, np.abs(z - 1) <= tol
     free = ~(at0 | at1)
     kkt = bool((g[at0] >= -tol).all() and (g[at1] <= tol).all() and (np.abs(g[free]) <= tol).all())
     degenerate = (at0 | at1) & (np.abs(g) <= tol)
@@ -121,11 +127,8 @@ def certify(
         H = qubo.hessian_block(idx) / np.sqrt(np.outer(D[idx], D[idx]))
         second = bool(np.linalg.eigvalsh(H).min() >= -tol)
     binary = not free.any()
-    feasible = False
-    objective = None
-    if binary:
-        objective = qubo.solution_objective(np.round(z))
-        feasible = objective is not None
+    objective = _exact_objective(qubo, np.round(z)) if binary else None
+    feasible = objective is not None
     reason = (
         "not KKT"
         if not kkt
@@ -133,7 +136,7 @@ def certify(
         if not second
         else "fractional"
         if not binary
-        else "infeasible"
+        else "infeasible or positive penalty"
         if not feasible
         else ""
     )
@@ -146,6 +149,29 @@ def certify(
         objective=objective,
         reason=reason,
     )
+
+
+def _require_in_box(z: np.ndarray, tol: float) -> None:
+    """Refuse a point outside [0,1]^n (beyond `tol`) or with NaN: it is no relaxation point."""
+    outside = ~((z >= -tol) & (z <= 1 + tol))
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise InputError(f"point z[{i}] = {z[i]} lies outside the box [0, 1] (tolerance {tol})")
+
+
+def _exact_objective(qubo: QUBO, z: np.ndarray) -> float | None:
+    """Objective of a binary point that encodes a feasible solution exactly, else None.
+
+    Exactly means zero penalty: energy(z) == sense * objective up to PENALTY_RTOL times the
+    largest linear coefficient or constant (float64 rounding of the energy's large terms is
+    a few ulp of that size; every packaged form's smallest positive penalty is far above).
+    """
+    objective = qubo.solution_objective(z)
+    if objective is None:
+        return None
+    size = max(1.0, float(np.abs(qubo.c).max()), abs(qubo.constant), abs(objective))
+    penalty = float(qubo.energy(z)) - qubo.sense * objective
+    return objective if abs(penalty) <= PENALTY_RTOL * size else None
 
 
 def _torch_csr(M: sp.csr_matrix, dtype: torch.dtype, device: str) -> torch.Tensor:
