@@ -3,7 +3,9 @@ one torch tensor, and a per-point certificate (local minimizer, binary, feasible
 
 PGD scales the gradient by D_i >= sum_j |H_ij| (a bound on the Hessian row sums), so the
 unit projected step always descends; it doubles the step while the energy keeps falling
-and falls back towards the unit step otherwise (monotone in energy). Both methods stop a
+and falls back towards the unit step otherwise (monotone in energy). Adam runs on the
+gradient scaled by S_i = max(D_i, |c_i|) (its step is invariant to a fixed per-coordinate
+scale, and |g_i / S_i| <= 2 keeps its squared moments finite). Both methods stop a
 start once its scaled projected-gradient residual max_i |x_i - clip(x_i - g_i / D_i)| is
 below `tol` at a binary point with no zero-slope coordinate; any other stationary point
 (fractional, or a vertex with a zero partial derivative) gets up to `kicks` random
@@ -102,6 +104,11 @@ def gradient_scale(qubo: QUBO) -> np.ndarray:
     row = np.asarray(abs(qubo.Q).sum(axis=1)).reshape(-1)
     pen = absA.T @ (np.abs(qubo.weights) * np.asarray(absA.sum(axis=1)).reshape(-1))
     return np.maximum(2 * (row + np.asarray(pen).reshape(-1)), 1e-12)
+
+
+def adam_scale(qubo: QUBO, D: np.ndarray) -> np.ndarray:
+    """S_i = max(D_i, |c_i|) >= |g_i| / 2 on the box: Adam's moments of g / S cannot overflow."""
+    return np.maximum(D, np.abs(qubo.c))
 
 
 def certify(
@@ -291,7 +298,11 @@ def _run(
     dtype = torch.float64
     t0 = time.perf_counter()
     op = _Operator(qubo, dtype, device, dense_limit)
-    D = torch.as_tensor(gradient_scale(qubo), dtype=dtype, device=device)[:, None]
+    scale = gradient_scale(qubo)
+    if not np.isfinite(scale).all():
+        raise InputError("QUBO coefficients too large: the Hessian row sums overflow float64")
+    D = torch.as_tensor(scale, dtype=dtype, device=device)[:, None]
+    S = torch.as_tensor(adam_scale(qubo, scale), dtype=dtype, device=device)[:, None]
     gen = torch.Generator(device="cpu").manual_seed(int(seed))
     X = torch.rand((qubo.n, starts), generator=gen, dtype=dtype).to(device)
     G = op.grad(X)
@@ -352,8 +363,9 @@ def _run(
             if method == "pgd":
                 Y = (X - step * jitter * G / D).clamp(0.0, 1.0)
             else:
-                m.mul_(beta1).add_((1 - beta1) * G)
-                v.mul_(beta2).add_((1 - beta2) * G * G)
+                GS = G / S
+                m.mul_(beta1).add_((1 - beta1) * GS)
+                v.mul_(beta2).add_((1 - beta2) * GS * GS)
                 mhat = m / (1 - beta1**it)
                 vhat = v / (1 - beta2**it)
                 Y = (X - lr * jitter * mhat / (vhat.sqrt() + eps)).clamp(0.0, 1.0)
@@ -370,8 +382,9 @@ def _run(
     if bar is not None:
         bar.close()
     points = X.T.cpu().numpy().copy()
+    if not np.isfinite(points).all():
+        raise InputError(f"{method} produced non-finite points; the QUBO is badly scaled")
     seconds = time.perf_counter() - t0
-    scale = gradient_scale(qubo)
     certs = [certify(qubo, p, scale=scale) for p in points] if certify_points else []
     return RunReport(
         points=points,

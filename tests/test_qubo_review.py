@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from coplug.formulations.knapsack import KnapsackInstance, knapsack_qubo_safe
-from coplug.formulations.qubo_solvers import RunReport, certify
+from coplug.formulations.qubo import QUBO
+from coplug.formulations.qubo_solvers import RunReport, certify, minimize
+from coplug.formulations.tsp import tsp_qubo_safe
 from coplug.plugins.errors import InputError
 
 
@@ -29,3 +32,23 @@ def test_positive_penalty_point_is_not_feasible() -> None:
     assert once.feasible and once.objective == 5.0
     report = RunReport(np.zeros((1, q.n)), np.zeros(1), [cert], 1, 0.0, "pgd")
     assert report.fraction_binary_feasible == 0.0 and report.best_objective(-1) is None
+
+
+def _plain(Q: np.ndarray, c: np.ndarray) -> QUBO:
+    return QUBO(
+        Q=sp.csr_matrix(Q),
+        c=c,
+        constant=0.0,
+        decode=lambda z: z,
+        is_feasible=lambda x: True,
+        objective=lambda x: 0.0,
+    )
+
+
+def test_adam_converges_when_squared_gradients_overflow() -> None:
+    d = np.array([[0, 1e200, 1, 2], [1e200, 0, 1, 3], [1, 1, 0, 1], [2, 3, 1, 0.0]])
+    report = minimize(tsp_qubo_safe(d), method="adam", starts=4, seed=0, max_iter=1000)
+    assert report.fraction_ok == 1.0 and report.stats["converged"] == 4
+    linear = _plain(-np.eye(2), np.array([1e200, -1e200]))  # |c| >> the Hessian bound D
+    report = minimize(linear, method="adam", starts=4, seed=0, max_iter=200)
+    assert np.array_equal(report.points, np.tile([0.0, 1.0], (4, 1)))
