@@ -19,6 +19,9 @@ from coplug.plugins.lap.solver import solve_lap
 from coplug.plugins.results import Result, Status
 
 _KNOWN_PARAMS = {"warm"}
+# Coefficients of a row/column constraint must agree to this relative tolerance (no absolute
+# slack): x0 + 1.000009 x1 == 1 is not an assignment row (x1 = 1 would violate it).
+COEF_RTOL = 1e-12
 
 
 @dataclass
@@ -164,10 +167,19 @@ def _unit_constraint(con: Any) -> tuple[str, list[VarData], str]:
     if repn.nonlinear_expr is not None or not repn.linear_vars:
         raise UnsupportedModelError(f"constraint {con.name!r} is not a linear sum of variables")
     coefs = np.array(repn.linear_coefs, dtype=float)
-    a = coefs[0]
-    if a <= 0 or not np.allclose(coefs, a):
+    a = float(coefs[0])
+    if not a > 0:
         raise UnsupportedModelError(
-            f"constraint {con.name!r} has unequal or non-positive coefficients; need sum(x) = 1"
+            f"constraint {con.name!r} has coefficient {a} on {repn.linear_vars[0].name!r}; "
+            "need sum(x) (=|<=) 1 with equal positive coefficients"
+        )
+    unequal = np.flatnonzero(np.abs(coefs - a) > COEF_RTOL * a)
+    if unequal.size:
+        k = int(unequal[0])
+        raise UnsupportedModelError(
+            f"constraint {con.name!r} has coefficient {float(coefs[k])!r} on "
+            f"{repn.linear_vars[k].name!r} but {a!r} on {repn.linear_vars[0].name!r}; "
+            "need sum(x) (=|<=) 1 with equal coefficients"
         )
     lower = None if con.lower is None else (pyo.value(con.lower) - repn.constant) / a
     upper = None if con.upper is None else (pyo.value(con.upper) - repn.constant) / a
