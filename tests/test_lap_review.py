@@ -6,9 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pyo
 import pytest
+import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment
 
 from coplug.formulations.assignment import assignment_model
-from coplug.plugins import Status, UnsupportedModelError, solve
+from coplug.plugins import InputError, Status, UnsupportedModelError, solve
+from coplug.plugins.lap import solve_lap
 
 C3 = np.array([[4.0, 1.0, 3.0], [2.0, 0.0, 5.0], [3.0, 2.0, 2.0]])
 
@@ -37,3 +40,80 @@ def test_scaled_row_with_equal_coefficients_is_still_an_assignment() -> None:
     lap = solve(model, solver="lap")
     assert lap.status is Status.OPTIMAL
     assert lap.objective == pytest.approx(solve(model, solver="highs").objective)
+
+
+def _scipy_cost(dense: np.ndarray, allowed: np.ndarray) -> float:
+    """scipy's optimum over the allowed pairs (forbidden ones set to inf)."""
+    masked = np.where(allowed, dense, np.inf)
+    r, k = linear_sum_assignment(masked)
+    return float(masked[r, k].sum())
+
+
+@pytest.mark.parametrize(
+    ("cost", "message"),
+    [
+        (np.array([[1 + 5j, 2], [2, 1 + 5j]]), "must be real"),
+        (np.array([[True, True], [True, False]]), "dtype bool"),
+    ],
+)
+def test_sparse_dtypes_follow_the_dense_rules(cost: np.ndarray, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        solve_lap(cost)
+    with pytest.raises(InputError, match=message):
+        solve_lap(sp.csr_matrix(cost))
+
+
+def test_sparse_integer_costs_match_scipy() -> None:
+    cost = np.array([[1, 2, 9], [3, 1, 4], [5, 6, 2]], dtype=np.int8)
+    assert solve_lap(sp.csc_matrix(cost)).cost == _scipy_cost(cost.astype(float), cost != 0)
+
+
+_DUP = ([1.0, 2.0, 10.0, 10.0, 1.0], [0, 0, 1, 0, 1], [0, 3, 5])  # (0, 0) stored twice
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: sp.coo_matrix((_DUP[0], ([0, 0, 0, 1, 1], _DUP[1])), shape=(2, 2)),
+        lambda: sp.coo_array((_DUP[0], ([0, 0, 0, 1, 1], _DUP[1])), shape=(2, 2)),
+        lambda: sp.csr_matrix(_DUP, shape=(2, 2)),
+        lambda: sp.csc_matrix(_DUP, shape=(2, 2)),
+        lambda: sp.bsr_matrix((np.reshape(_DUP[0], (-1, 1, 1)), *_DUP[1:]), shape=(2, 2)),
+    ],
+    ids=["coo_matrix", "coo_array", "csr", "csc", "bsr"],
+)
+def test_duplicate_entries_are_rejected_in_every_format(make) -> None:
+    """COO used to sum them silently (1 + 2 at (0, 0)); CSR and CSC rejected them."""
+    cost = make()
+    assert cost.nnz == 5
+    with pytest.raises(InputError, match=r"\(0, 0\) more than once"):
+        solve_lap(cost)
+
+
+def test_coo_without_duplicates_keeps_explicit_zeros_and_matches_scipy() -> None:
+    rows, cols, data = [1, 0, 1, 2, 2], [0, 1, 1, 2, 0], [3.0, 0.0, 1.0, 4.0, 0.0]
+    dense = np.zeros((3, 3))
+    dense[rows, cols] = data
+    allowed = np.zeros((3, 3), dtype=bool)
+    allowed[rows, cols] = True
+    cost = sp.coo_matrix((data, (rows, cols)), shape=(3, 3))
+    assert solve_lap(cost).cost == _scipy_cost(dense, allowed) == 7.0
+
+
+@pytest.mark.parametrize("cls", [sp.dia_matrix, sp.dia_array])
+def test_dia_stored_zeros_are_allowed_pairs(cls) -> None:
+    """Every in-bounds diagonal position is stored (scipy's nnz counts it), zeros included."""
+    data = np.array([[0.0, 7.0, 2.0, 9.0], [4.0, 0.0, 6.0, 8.0]])
+    cost = cls((data, [0, 1]), shape=(3, 4))
+    allowed = np.eye(3, 4, dtype=bool) | np.eye(3, 4, k=1, dtype=bool)
+    dense = np.zeros((3, 4))
+    dense[allowed] = [0.0, 0.0, 7.0, 6.0, 2.0, 8.0]
+    assert cost.nnz == allowed.sum() == 6
+    assert solve_lap(cost).cost == _scipy_cost(dense, allowed) == 9.0
+    single = cls(sp.coo_matrix(([0.0, 5.0], ([0, 1], [0, 1])), shape=(2, 2)))
+    assert solve_lap(single).cost == 5.0
+
+
+def test_one_dimensional_sparse_array_is_refused() -> None:
+    with pytest.raises(InputError, match="must be 2-D"):
+        solve_lap(sp.coo_array(([1.0, 2.0], ([0, 1],)), shape=(3,)))

@@ -190,12 +190,22 @@ def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col, start, max_
 
 
 def as_csr(cost: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
-    """Canonical float64 CSR (sorted, duplicates rejected) with finite stored entries."""
-    csr = sp.csr_matrix(cost, dtype=np.float64, copy=True)
+    """Canonical float64 CSR (sorted, duplicates rejected) with finite stored entries.
+
+    Dtypes follow the dense rules (real numbers only: no bool, no complex). The stored
+    entries of every format are the allowed pairs, explicit zeros included; a DIA matrix
+    stores every in-bounds position of its diagonals (as its `nnz` counts them).
+    """
+    _check_dtype(cost)
+    if cost.ndim != 2:
+        raise InputError(f"sparse cost matrix must be 2-D, got shape {cost.shape}")
+    csr = _stored_csr(cost)
     csr.has_sorted_indices = False
     csr.sort_indices()
     if not csr.has_canonical_format:
-        raise InputError("sparse cost matrix has duplicate entries for some (row, column) pair")
+        row, col = _first_duplicate(csr)
+        raise InputError(f"sparse cost matrix stores ({row}, {col}) more than once; "
+                         "give each allowed pair one entry")
     bad = ~np.isfinite(csr.data)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
@@ -205,6 +215,55 @@ def as_csr(cost: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
             f"({row}, {int(csr.indices[k])}); leave forbidden pairs out of the pattern instead"
         )
     return csr
+
+
+def _first_duplicate(csr: sp.csr_matrix) -> tuple[int, int]:
+    """(row, column) of the first repeated entry of a CSR with sorted indices."""
+    rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+    k = int(np.flatnonzero((rows[1:] == rows[:-1]) & (csr.indices[1:] == csr.indices[:-1]))[0])
+    return int(rows[k]), int(csr.indices[k])
+
+
+def _check_dtype(cost: sp.spmatrix | sp.sparray) -> None:
+    """Real numeric entries only, as for dense costs (bool and complex are refused)."""
+    dtype = np.dtype(cost.dtype)
+    if dtype == np.bool_ or not np.issubdtype(dtype, np.number):
+        raise InputError(f"sparse cost matrix must be numeric, got dtype {dtype}")
+    if np.issubdtype(dtype, np.complexfloating):
+        raise InputError("sparse cost matrix must be real, got complex values")
+
+
+def _stored_csr(cost: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
+    """A float64 CSR copy holding every stored entry, duplicates kept (not summed) so that
+    `as_csr` can reject them whatever the input format."""
+    if cost.format == "dia":
+        cost = _dia_entries(cost)
+    if cost.format == "coo":
+        return _coo_to_csr(cost)
+    return sp.csr_matrix(cost, dtype=np.float64, copy=True)
+
+
+def _coo_to_csr(coo: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
+    """CSR with the COO entries in row order, duplicates kept (scipy's `tocsr` sums them)."""
+    n, m = coo.shape
+    row = np.asarray(coo.row, dtype=np.int64)
+    order = np.argsort(row, kind="stable")
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row, minlength=n), out=indptr[1:])
+    data = np.asarray(coo.data, dtype=np.float64)[order]
+    indices = np.asarray(coo.col, dtype=np.int64)[order]
+    return sp.csr_matrix((data, indices, indptr), shape=(n, m))
+
+
+def _dia_entries(dia: sp.spmatrix | sp.sparray) -> sp.coo_matrix:
+    """COO of every in-bounds diagonal position, stored zeros included (scipy's `tocoo`
+    drops them: it cannot tell them from padding)."""
+    n, m = dia.shape
+    cols = np.arange(dia.data.shape[1], dtype=np.int64)
+    rows = cols[None, :] - np.asarray(dia.offsets, dtype=np.int64)[:, None]
+    keep = (rows >= 0) & (rows < n) & (cols[None, :] < m)
+    cols = np.broadcast_to(cols, rows.shape)
+    return sp.coo_matrix((dia.data[keep], (rows[keep], cols[keep])), shape=(n, m))
 
 
 def check_pattern(csr: sp.csr_matrix, transposed: bool = False) -> None:
