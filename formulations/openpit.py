@@ -16,6 +16,10 @@ import pyomo.environ as pyo
 from coplug.formulations.qubo import QUBO, symmetric
 from coplug.plugins.errors import InputError
 
+# The safe QUBO's largest penalty P_0 may be at most this many times v+ (see
+# `openpit_penalties`): ulp(P_0) then stays below 2^-20 v+.
+PENALTY_LIMIT = 2.0**32
+
 _PATTERNS = {
     2: {"slope": [(-1,), (0,), (1,)]},
     3: {
@@ -181,15 +185,25 @@ def openpit_penalties(model: BlockModel) -> np.ndarray:
 
     Removing any mined block with an unmined predecessor at depth d then changes the energy
     by <= v+ - P_d + K P_{d+1} = -P_d / 2 (K = max successors, v+ = max(max v, 1)).
+    P_0 grows like (2K)^depth, and energies are float64 sums of terms up to P_0, each known
+    to about ulp(P_0) = P_0 * 2^-52. Past P_0 > PENALTY_LIMIT * v+ (2^32, so ulp(P_0) >
+    2^-20 v+, about a millionth of the largest value) the energy would no longer resolve
+    block values, and InputError is raised before any QUBO is built.
     """
     depth = model.values.shape[0]
     K = model.max_successors()
     vplus = max(float(model.flat_values.max()), 1.0)
-    P = np.zeros(depth)
-    P[-1] = 2.0 * vplus
-    for d in range(depth - 2, -1, -1):
-        P[d] = 2.0 * (K * P[d + 1] + vplus)
-    return P
+    levels = [2.0 * vplus]
+    for _ in range(depth - 1):
+        levels.append(2.0 * (K * levels[-1] + vplus))
+    if levels[-1] > PENALTY_LIMIT * vplus:
+        raise InputError(
+            f"open-pit model of depth {depth} needs the safe-QUBO penalty P_0 = "
+            f"{levels[-1]:.3g}, over {PENALTY_LIMIT:.3g} times the largest block value "
+            f"{vplus:g}: float64 energies could no longer resolve block values; solve the "
+            "exact MIP openpit_mip(model) instead"
+        )
+    return np.array(levels[::-1])
 
 
 def openpit_qubo_safe(model: BlockModel) -> QUBO:
@@ -198,7 +212,8 @@ def openpit_qubo_safe(model: BlockModel) -> QUBO:
     Arc (pred -> succ at depth d) weighs P_d from `openpit_penalties`, block b gets the
     concavity mu_b = P_{depth(b)} / 4 > 0, so the diagonal is negative and every mined block
     with an unmined predecessor can be dropped for an energy decrease >= P_d / 2 > mu_b
-    (proof in README.md). The penalties grow like (2K)^depth: keep pits shallow.
+    (proof in README.md). The penalties grow like (2K)^depth: keep pits shallow (too deep
+    a pit for float64 is refused, see `openpit_penalties`).
     """
     P = openpit_penalties(model)
     arcs = model.arcs()

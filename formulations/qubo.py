@@ -96,6 +96,13 @@ class QUBO:
         out = quad + Z @ self.c + self.constant
         return out if np.ndim(z) == 2 else out[0]
 
+    def magnitude(self, z: np.ndarray) -> float:
+        """Sum of the absolute values of the energy's terms at one point: the scale of the
+        float64 rounding error in `energy(z)` (large cancelling penalties make it large)."""
+        a = np.abs(np.asarray(z, dtype=float))
+        pen = np.abs(self.weights) @ (abs(self.A) @ a) ** 2
+        return float(a @ (abs(self.Q) @ a) + np.abs(self.c) @ a + abs(self.constant) + pen)
+
     def gradient(self, z: np.ndarray) -> np.ndarray:
         """grad f(z) = 2 Q z + 2 A' W A z + c."""
         z = np.asarray(z, dtype=float)

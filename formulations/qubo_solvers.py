@@ -28,7 +28,7 @@ from coplug.plugins.errors import InputError
 
 METHODS = ("pgd", "adam")
 # A binary point counts as feasible only when its penalty, energy - sense * objective, is
-# zero to this fraction of the QUBO's largest coefficient (see `_exact_objective`).
+# zero to this fraction of the size of the energy's terms there (see `_exact_objective`).
 PENALTY_RTOL = 1e-12
 
 
@@ -170,13 +170,13 @@ def _exact_objective(qubo: QUBO, z: np.ndarray) -> float | None:
     """Objective of a binary point that encodes a feasible solution exactly, else None.
 
     Exactly means zero penalty: energy(z) == sense * objective up to PENALTY_RTOL times the
-    largest linear coefficient or constant (float64 rounding of the energy's large terms is
-    a few ulp of that size; every packaged form's smallest positive penalty is far above).
+    sum of the absolute terms of the energy at z (`QUBO.magnitude`), which bounds its float64
+    rounding error (a sum of n terms is off by about sqrt(n) ulp of that size, far less).
     """
     objective = qubo.solution_objective(z)
     if objective is None:
         return None
-    size = max(1.0, float(np.abs(qubo.c).max()), abs(qubo.constant), abs(objective))
+    size = max(1.0, qubo.magnitude(z), abs(objective))
     penalty = float(qubo.energy(z)) - qubo.sense * objective
     return objective if abs(penalty) <= PENALTY_RTOL * size else None
 

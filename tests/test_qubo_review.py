@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from coplug.formulations.knapsack import KnapsackInstance, knapsack_qubo_safe
+from coplug.formulations.openpit import BlockModel, openpit_qubo_safe
 from coplug.formulations.qubo import QUBO
 from coplug.formulations.qubo_solvers import RunReport, certify, minimize
 from coplug.formulations.tsp import tsp_qubo_safe
@@ -52,3 +53,19 @@ def test_adam_converges_when_squared_gradients_overflow() -> None:
     linear = _plain(-np.eye(2), np.array([1e200, -1e200]))  # |c| >> the Hessian bound D
     report = minimize(linear, method="adam", starts=4, seed=0, max_iter=200)
     assert np.array_equal(report.points, np.tile([0.0, 1.0], (4, 1)))
+
+
+@pytest.mark.parametrize(("shape", "pattern"), [((400, 1), ""), ((13, 4), ""), ((9, 3, 3), "box")])
+def test_too_deep_pit_is_refused_naming_depth_and_penalty(shape: tuple, pattern: str) -> None:
+    model = BlockModel(np.ones(shape), pattern=pattern)
+    with pytest.raises(InputError, match=rf"depth {shape[0]} .*P_0 = .*openpit_mip"):
+        openpit_qubo_safe(model)
+
+
+def test_deepest_accepted_pit_keeps_energy_equal_to_minus_value() -> None:
+    model = BlockModel(np.random.default_rng(0).normal(0, 2, (8, 10, 10)).round(1), "box")
+    q = openpit_qubo_safe(model)
+    for k in range(9):
+        pit = (np.arange(model.n) < k * 100).astype(float)  # the top k levels
+        assert abs(q.energy(pit) + model.value(pit)) < 0.01  # values are on a 0.1 grid
+        assert certify(q, pit).objective == pytest.approx(model.value(pit))
