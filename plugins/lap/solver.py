@@ -40,6 +40,11 @@ SPARSIFY_K = 16
 # Rounds of pricing: the missing entries its duals violate join the sparse LAP, which is
 # solved again from its last duals and assignment.
 PRICING_ROUNDS = 12
+# A warm solve whose row duals end up above this many times n * max |c_ij| is not trusted:
+# duals that large erase the costs' low digits from every reduced cost (JV's duals stay
+# within about n times the cost range; square starts are centred first), so it falls back
+# to a cold solve.
+WARM_DUALS_MAX_FACTOR = 16.0
 _COUNTERS = {"solves": 0, "warm_solves": 0, "fallbacks": 0}
 
 
@@ -150,6 +155,8 @@ def solve_lap(
         predictor = None
     if dropped:
         u0 = None
+    if u0 is not None and n == m:
+        u0 = _centered(u0)
     if is_sparse:
         sparse.check_pattern(c, transposed)
     _COUNTERS["solves"] += 1
@@ -275,6 +282,12 @@ def _check_duals(row_duals: Any, n: int, what: str = "row_duals") -> np.ndarray 
     return u
 
 
+def _centered(u0: np.ndarray) -> np.ndarray:
+    """Square LAP row duals shifted to median 0: (u - d, v + d) is the same start, and a
+    constant offset far above the costs would only erase their low digits."""
+    return u0 - np.median(u0)
+
+
 def _solve_min(
     c: Any, u0: np.ndarray | None, arr_passes: int | None, deadline: float | None,
     predictor: DualPredictor | None = None,
@@ -310,6 +323,8 @@ def _solve_predicted(
     if predicted is None:
         raise InputError(f"predictor {type(predictor).__name__}.predict_duals returned None")
     u0 = _check_duals(predicted, n, "predictor's row duals")
+    if n == m:
+        u0 = _centered(u0)
     inference = time.perf_counter() - tick
     if n != m or not 0 < SPARSIFY_K < n // 4:
         solved = _solve_dense(c, u0, arr_passes, deadline)
@@ -489,18 +504,31 @@ def _solve_sparse(
 
 def _certified(c: Any, solved: _Solved) -> bool:
     """Complementary-slackness certificate via weak duality: Min-Trick column duals from a
-    full pass, or, when few duals rose since row tightening, a rescan of just those lines."""
+    full pass, or, when few duals rose since row tightening, a rescan of just those lines.
+
+    A warm solve's tolerance is relative to its assigned costs, not to max |c|: one huge entry
+    the assignment avoids must not loosen the accepted gap (a wrong warm answer would pass);
+    a false reject there only costs the cold re-solve. Cold JV is exact by construction and
+    may legitimately carry duals near max |c|, so its tolerance stays relative to max |c|."""
     n, m = c.shape
     col4row, u = solved.col4row, solved.u
     if sp.issparse(c):
-        primal, bound = certify.sparse_gap(
+        primal, bound, assigned = certify.sparse_gap(
             c.indptr.astype(np.int64), c.indices.astype(np.int64), c.data, m, col4row, u
         )
     elif solved.snapshot is not None and _few_rose(solved, n):
-        primal, bound = certify.dense_gap_since(c, col4row, u, solved.v, *solved.snapshot)
+        primal, bound, assigned = certify.dense_gap_since(
+            c, col4row, u, solved.v, *solved.snapshot
+        )
     else:
-        primal, bound = certify.dense_gap(c, col4row, u)
-    return certify.certified(primal, bound, solved.scale, n, float(np.abs(u).max(initial=0.0)))
+        primal, bound, assigned = certify.dense_gap(c, col4row, u)
+    dual_magnitude = float(np.abs(u).max(initial=0.0))
+    if solved.warm and dual_magnitude > (
+        WARM_DUALS_MAX_FACTOR * max(n, 1) * warmstart.positive_scale(solved.scale)
+    ):
+        return False
+    scale = assigned if solved.warm and assigned > 0 else solved.scale
+    return certify.certified(primal, bound, scale, n, dual_magnitude, strict=solved.warm)
 
 
 def _few_rose(solved: _Solved, n: int) -> bool:
