@@ -9,7 +9,7 @@ import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
 
-from coplug.formulations.qubo import QUBO
+from coplug.formulations.qubo import QUBO, check_count, check_seed
 from coplug.plugins.errors import InputError
 
 # The safe placement QUBO has about n * C variables and n * C * w nonzeros; past this many
@@ -100,10 +100,11 @@ def _nonnegative_ints(data: object, field: str) -> np.ndarray:
 def random_knapsack(
     n: int, seed: int = 0, kind: str = "uncorrelated", r: int = 100
 ) -> KnapsackInstance:
-    """Pisinger-style instance: `uncorrelated` or `strongly_correlated` (v = w + r/10)."""
-    if n < 1:
-        raise InputError(f"knapsack size must be >= 1, got {n}")
-    rng = np.random.default_rng(seed)
+    """Pisinger-style instance: `uncorrelated` or `strongly_correlated` (v = w + r/10),
+    weights (and uncorrelated values) drawn from 1..r."""
+    n = check_count(n, "knapsack size n", 1)
+    r = check_count(r, "knapsack weight range r", 1)
+    rng = np.random.default_rng(check_seed(seed))
     weights = rng.integers(1, r + 1, size=n)
     if kind == "uncorrelated":
         values = rng.integers(1, r + 1, size=n)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
-from coplug.formulations.qubo import QUBO, symmetric
+from coplug.formulations.qubo import QUBO, check_count, check_seed, symmetric
 from coplug.plugins.errors import InputError
 
 # The safe QUBO's largest penalty P_0 may be at most this many times v+ (see
@@ -109,11 +109,11 @@ def random_block_model(
     Depth is kept <= `max_depth`, since the safe QUBO's penalties grow geometrically
     with depth (see `openpit_qubo_safe`).
     """
-    if size < 4:
-        raise InputError(f"block model size must be >= 4, got {size}")
+    size = check_count(size, "block model size", 4)
+    max_depth = check_count(max_depth, "max_depth", 1)
     if dims not in (2, 3):
         raise InputError(f"dims must be 2 or 3, got {dims}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     if dims == 2:
         nz = int(np.clip(round(size**0.5 / 3), 2, max_depth))
         shape: tuple[int, ...] = (nz, max(2, size // nz))

@@ -13,7 +13,7 @@ from typing import Any
 
 import pyomo.environ as pyo
 
-from coplug.formulations.qubo import QUBO
+from coplug.formulations.qubo import QUBO, check_seed
 from coplug.plugins.errors import InputError
 
 PROBLEMS = ("knapsack", "tsp", "openpit")
@@ -121,11 +121,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--method", choices=("adam", "pgd"), default="adam")
     p.add_argument("--form", choices=FORMS, default="safe")
     p.add_argument("--starts", type=int, default=200, help="random starts, batched")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=_seed, default=0, help="integer in [0, 2**63)")
     p.add_argument("--max-iter", type=int, default=3000)
     p.add_argument("--file", default=None, help="a knapsack text file or a TSPLIB .tsp file")
     p.add_argument("--time-limit", type=float, default=None, help="SCIP time limit, seconds")
     p.set_defaults(func=_cmd_qubo)
+
+
+def _seed(text: str) -> int:
+    """argparse type for --seed: an integer in [0, 2**63), refused before anything runs."""
+    try:
+        return check_seed(int(text))
+    except (ValueError, InputError):
+        message = f"must be an integer in [0, 2**63), got {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
 
 
 def _cmd_qubo(args: argparse.Namespace) -> int:

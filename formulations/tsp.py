@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pyomo.environ as pyo
 
-from coplug.formulations.qubo import QUBO, multilinear_pairs, symmetric
+from coplug.formulations.qubo import QUBO, check_count, check_seed, multilinear_pairs, symmetric
 from coplug.plugins.errors import InputError
 
 
@@ -55,8 +55,8 @@ def check_distances(dist: np.ndarray) -> np.ndarray:
 
 def random_euclidean(n: int, seed: int = 0, scale: float = 100.0) -> TSPInstance:
     """n uniform points in a square, TSPLIB EUC_2D distances (rounded to nearest integer)."""
-    if n < 3:
-        raise InputError(f"TSP size must be >= 3, got {n}")
+    n = check_count(n, "TSP size n", 3)
+    seed = check_seed(seed)
     coords = np.random.default_rng(seed).uniform(0, scale, size=(n, 2))
     return TSPInstance(euc_2d(coords), coords=coords, name=f"rand{n}_{seed}")
 

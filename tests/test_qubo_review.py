@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from coplug.formulations.knapsack import KnapsackInstance, knapsack_qubo_safe
-from coplug.formulations.openpit import BlockModel, openpit_qubo_safe
+from coplug.formulations.knapsack import KnapsackInstance, knapsack_qubo_safe, random_knapsack
+from coplug.formulations.openpit import BlockModel, openpit_qubo_safe, random_block_model
 from coplug.formulations.qubo import QUBO
 from coplug.formulations.qubo_solvers import RunReport, certify, minimize
-from coplug.formulations.tsp import tsp_qubo_safe
+from coplug.formulations.tsp import random_euclidean, tsp_qubo_safe
+from coplug.plugins.cli import main
 from coplug.plugins.errors import InputError
 
 
@@ -69,3 +70,29 @@ def test_deepest_accepted_pit_keeps_energy_equal_to_minus_value() -> None:
         pit = (np.arange(model.n) < k * 100).astype(float)  # the top k levels
         assert abs(q.energy(pit) + model.value(pit)) < 0.01  # values are on a 0.1 grid
         assert certify(q, pit).objective == pytest.approx(model.value(pit))
+
+
+@pytest.mark.parametrize("seed", [-1, 2**63, 2.5, None, True])
+def test_generators_refuse_bad_seeds(seed: object) -> None:
+    for make in (random_knapsack, random_euclidean, random_block_model):
+        with pytest.raises(InputError, match=r"seed must be an integer in \[0, 2\*\*63\)"):
+            make(5, seed=seed)
+    assert random_euclidean(4, seed=2**63 - 1).n == 4
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [({"n": 3, "r": 0}, "weight range r"), ({"n": 2.5}, "size n"), ({"n": True}, "size n")],
+)
+def test_random_knapsack_validates_size_and_range(kwargs: dict, match: str) -> None:
+    with pytest.raises(InputError, match=match):
+        random_knapsack(**kwargs)
+    assert random_knapsack(3, r=1).weights.tolist() == [1, 1, 1]
+
+
+@pytest.mark.parametrize("seed", ["-5", "99999999999999999999", "x"])
+def test_cli_refuses_bad_seed_up_front(seed: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["qubo", "knapsack", "--size", "3", "--starts", "2", "--seed", seed])
+    assert exc.value.code == 2
+    assert "argument --seed: must be an integer" in capsys.readouterr().err
