@@ -3,6 +3,8 @@ gradients, deep-pit guard, seeds and argument validation, neutral QUBO labels, C
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -96,3 +98,13 @@ def test_cli_refuses_bad_seed_up_front(seed: str, capsys: pytest.CaptureFixture[
         main(["qubo", "knapsack", "--size", "3", "--starts", "2", "--seed", seed])
     assert exc.value.code == 2
     assert "argument --seed: must be an integer" in capsys.readouterr().err
+
+
+def test_certified_minimizer_need_not_be_one_flip_optimal_and_readme_says_so() -> None:
+    q = knapsack_qubo_safe(KnapsackInstance([10, 4], [1, 1], 2))  # mu = 5
+    alone = np.array([1.0, 0.0, 0.0, 0.0])  # item 0 on slot 0; names y0@0 y0@1 y1@0 y1@1
+    assert certify(q, alone).ok and certify(q, alone).objective == 10.0
+    assert q.flip_deltas(alone).min() == pytest.approx(-4.0)  # adding item 1 gains 4
+    text = (Path(__file__).parents[1] / "formulations" / "README.md").read_text()
+    assert "slightly strengthened" not in text and "minimizers are 1-flip local optima" not in text
+    assert "nor\neven 1-flip optimal" in text
