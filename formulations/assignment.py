@@ -21,7 +21,7 @@ from coplug.plugins.errors import InputError
 
 def uniform(n: int, seed: int = 0, m: int | None = None, dtype: type = np.float64) -> np.ndarray:
     """Costs i.i.d. uniform on [0, 1)."""
-    _check_size(n, m)
+    _check_args(n, m, seed, dtype)
     return np.random.default_rng(seed).random((n, m or n), dtype=dtype)
 
 
@@ -30,7 +30,8 @@ def geometric(
 ) -> np.ndarray:
     """Tracking: n points in the unit square, observed again after a move of `noise`
     times the typical spacing (plus m - n clutter points), shuffled; cost = distance."""
-    _check_size(n, m)
+    _check_args(n, m, seed, dtype)
+    _check_noise(noise)
     rng = np.random.default_rng(seed)
     a = rng.random((n, 2))
     step = noise / np.sqrt(n)
@@ -44,7 +45,9 @@ def low_rank(
     dtype: type = np.float64,
 ) -> np.ndarray:
     """Low-rank plus noise: C = A B^T / sqrt(rank) + noise, shifted to be non-negative."""
-    _check_size(n, m)
+    _check_args(n, m, seed, dtype)
+    _check_count(rank, "rank")
+    _check_noise(noise)
     rng = np.random.default_rng(seed)
     a = rng.normal(size=(n, rank))
     b = rng.normal(size=(m or n, rank))
@@ -63,7 +66,9 @@ def transport(
 ) -> np.ndarray:
     """Transport network: sources and sinks placed on a random geometric road graph
     (networkx); cost = access distance + shortest road path + egress distance."""
-    _check_size(n, m)
+    _check_args(n, m, seed, dtype)
+    if nodes is not None:
+        _check_count(nodes, "nodes")
     m = m or n
     rng = np.random.default_rng(seed)
     k = nodes or int(min(max(64, (n + m) // 4), 3000))
@@ -217,10 +222,37 @@ def assignment_model(cost: np.ndarray, maximize: bool = False) -> pyo.ConcreteMo
     return model
 
 
-def _check_size(n: int, m: int | None) -> None:
-    """Sizes must be positive with n <= m."""
-    if n < 1 or (m is not None and m < n):
+def _check_args(n: int, m: int | None, seed: int, dtype: type) -> None:
+    """Arguments every generator takes, checked before numpy sees them (it raises raw
+    errors, or a negative seed's long traceback)."""
+    _check_count(n, "n")
+    if m is not None:
+        _check_count(m, "m")
+    if m is not None and m < n:
         raise InputError(f"need 1 <= n <= m for an assignment instance, got n={n}, m={m}")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise InputError(f"seed must be a non-negative integer, got {seed!r}")
+    try:
+        kind = np.dtype(dtype)
+    except TypeError:
+        kind = None
+    if kind not in (np.float32, np.float64):
+        shown = dtype if kind is None else kind
+        raise InputError(f"dtype must be float32 or float64, got {shown}")
+
+
+def _check_count(value: int, name: str) -> None:
+    """A size-like argument (n, m, rank, nodes) must be an integer >= 1."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise InputError(f"{name} must be an integer >= 1, got {value!r}")
+
+
+def _check_noise(noise: float) -> None:
+    """Noise is a finite non-negative scale (a negative one is not a standard deviation)."""
+    if isinstance(noise, bool) or not isinstance(noise, int | float | np.number) or not (
+        np.isfinite(noise) and noise >= 0
+    ):
+        raise InputError(f"noise must be a finite number >= 0, got {noise!r}")
 
 
 def _by_rows(

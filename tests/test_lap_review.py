@@ -3,13 +3,15 @@ generator arguments and model messages, each checked against scipy or HiGHS."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pyomo.environ as pyo
 import pytest
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
-from coplug.formulations.assignment import assignment_model
+from coplug.formulations.assignment import assignment_model, generate
 from coplug.plugins import InputError, Status, UnsupportedModelError, solve
 from coplug.plugins.lap import solve_lap
 
@@ -117,3 +119,57 @@ def test_dia_stored_zeros_are_allowed_pairs(cls) -> None:
 def test_one_dimensional_sparse_array_is_refused() -> None:
     with pytest.raises(InputError, match="must be 2-D"):
         solve_lap(sp.coo_array(([1.0, 2.0], ([0, 1],)), shape=(3,)))
+
+
+@pytest.mark.parametrize(
+    ("cost", "maximize"),
+    [
+        (np.random.default_rng(0).random((200, 200), dtype=np.float32) * 100, False),
+        (np.full((30, 30), 6e4, dtype=np.float16) + np.eye(30, dtype=np.float16) * 32, True),
+        (np.array([[1, 2**62], [2**62, 1]], dtype=np.int64), True),
+    ],
+    ids=["float32", "float16", "int64"],
+)
+def test_cli_check_sums_in_float64(tmp_path, capsys, cost: np.ndarray, maximize: bool) -> None:
+    """Input-dtype sums gave false mismatches (float32), inf (float16), overflow (int64)."""
+    from coplug.plugins.cli import main
+
+    np.save(tmp_path / "c.npy", cost)
+    argv = ["lap", str(tmp_path / "c.npy"), "--check", "--json"] + ["--maximize"] * maximize
+    assert main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    c64 = cost.astype(np.float64)
+    r, k = linear_sum_assignment(c64, maximize=maximize)
+    assert report["scipy_cost"] == float(c64[r, k].sum())
+    assert report["cost"] == pytest.approx(report["scipy_cost"], rel=1e-12)
+    assert report["matches_scipy"] is True
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs", "message"),
+    [
+        ("uniform", {"seed": -1}, "seed must be a non-negative integer, got -1"),
+        ("transport", {"seed": 1.5}, "seed must be a non-negative integer"),
+        ("low_rank", {"rank": 0}, "rank must be an integer >= 1, got 0"),
+        ("low_rank", {"rank": -1}, "rank must be an integer >= 1"),
+        ("low_rank", {"noise": float("nan")}, "noise must be a finite number >= 0"),
+        ("geometric", {"noise": -1}, "noise must be a finite number >= 0, got -1"),
+        ("uniform", {"dtype": np.float16}, "dtype must be float32 or float64, got float16"),
+        ("geometric", {"dtype": np.int64}, "dtype must be float32 or float64, got int64"),
+        ("transport", {"nodes": -3}, "nodes must be an integer >= 1"),
+        ("uniform", {"n": 0}, "n must be an integer >= 1"),
+    ],
+)
+def test_generator_arguments_are_checked_up_front(name: str, kwargs: dict, message: str) -> None:
+    """These used to raise raw numpy errors or, for rank=0, return an all-NaN matrix."""
+    args = {"n": 5, **kwargs}
+    with pytest.raises(InputError, match=message):
+        generate(name, args.pop("n"), **args)
+
+
+def test_cli_negative_seed_is_a_usage_error(capsys) -> None:
+    from coplug.plugins.cli import main
+
+    assert main(["lap", "--generator", "uniform", "--n", "3", "--seed", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "coplug: error: seed must be a non-negative integer, got -1"
