@@ -103,7 +103,7 @@ def random_knapsack(
     """Pisinger-style instance: `uncorrelated` or `strongly_correlated` (v = w + r/10),
     weights (and uncorrelated values) drawn from 1..r."""
     n = check_count(n, "knapsack size n", 1)
-    r = check_count(r, "knapsack weight range r", 1)
+    r = check_count(r, "knapsack weight range r", 1, 2**62)
     rng = np.random.default_rng(check_seed(seed))
     weights = rng.integers(1, r + 1, size=n)
     if kind == "uncorrelated":

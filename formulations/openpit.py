@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
-from coplug.formulations.qubo import QUBO, check_count, check_seed, symmetric
+from coplug.formulations.qubo import QUBO, check_count, check_seed, numeric_array, symmetric
 from coplug.plugins.errors import InputError
 
 # The safe QUBO's largest penalty P_0 may be at most this many times v+ (see
@@ -38,7 +38,7 @@ class BlockModel:
     pattern: str = ""
 
     def __post_init__(self) -> None:
-        v = np.asarray(self.values, dtype=float)
+        v = numeric_array(self.values, "block values")
         if v.ndim not in (2, 3):
             raise InputError(f"block values must be a 2-D or 3-D grid, got {v.ndim}-D")
         if min(v.shape) < 1 or v.size < 2:

@@ -48,6 +48,8 @@ class QUBO:
         n = self.Q.shape[0]
         if self.Q.shape != (n, n):
             raise InputError(f"Q must be square, got shape {self.Q.shape}")
+        if n == 0:
+            raise InputError("a QUBO needs at least one variable, got a 0x0 Q")
         _require_finite(self.Q.data, "Q")
         if abs(self.Q - self.Q.T).max() > 1e-9 * max(1.0, abs(self.Q).max()):
             raise InputError("Q must be symmetric")
@@ -91,6 +93,8 @@ class QUBO:
     def energy(self, z: np.ndarray) -> np.ndarray:
         """f(z) for one point (n,) or a batch (B, n)."""
         Z = np.atleast_2d(np.asarray(z, dtype=float))
+        if Z.ndim != 2 or Z.shape[1] != self.n:
+            raise InputError(f"energy needs points of length {self.n}, got shape {np.shape(z)}")
         AZ = (self.A @ Z.T).T
         quad = np.einsum("bi,bi->b", Z, (self.Q @ Z.T).T) + (AZ**2) @ self.weights
         out = quad + Z @ self.c + self.constant
@@ -148,7 +152,10 @@ class QUBO:
 
     def from_pyomo(self, model: pyo.ConcreteModel) -> np.ndarray:
         """Read the binary point out of a solved `to_pyomo()` model."""
-        return np.array([round(pyo.value(model.z[i])) for i in range(self.n)], dtype=float)
+        values = [pyo.value(model.z[i], exception=False) for i in range(self.n)]
+        if any(v is None for v in values):
+            raise InputError("the to_pyomo() model has no value for z; solve it first")
+        return np.array([round(v) for v in values], dtype=float)
 
 
 def _require_finite(values: np.ndarray, field: str) -> None:
@@ -169,11 +176,23 @@ def check_seed(seed: object) -> int:
     return int(seed)
 
 
-def check_count(value: object, name: str, minimum: int, maximum: int = 2**62) -> int:
-    """A whole number in [minimum, maximum] (bools refused), or an InputError naming it."""
-    if not _is_int(value) or not minimum <= int(value) <= maximum:
-        raise InputError(f"{name} must be an integer in [{minimum}, {maximum}], got {value!r}")
+def check_count(value: object, name: str, minimum: int, maximum: int | None = None) -> int:
+    """A whole number >= minimum (and <= maximum if given; bools refused), else InputError."""
+    top = "" if maximum is None else f" and <= {maximum}"
+    if not _is_int(value) or int(value) < minimum or (maximum is not None and value > maximum):
+        raise InputError(f"{name} must be an integer >= {minimum}{top}, got {value!r}")
     return int(value)
+
+
+def numeric_array(data: object, what: str) -> np.ndarray:
+    """`data` as a float array, or an InputError naming `what` (strings, objects, ragged)."""
+    try:
+        array = np.asarray(data)
+    except ValueError:
+        raise InputError(f"{what} must be a rectangular array of numbers") from None
+    if array.dtype.kind not in "biuf":
+        raise InputError(f"{what} must be numeric, got {array.dtype} data")
+    return array.astype(float)
 
 
 def _is_int(value: object) -> bool:

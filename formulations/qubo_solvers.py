@@ -15,6 +15,7 @@ zero-slope coordinate) before it is accepted as final.
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from coplug.formulations.qubo import QUBO
+from coplug.formulations.qubo import QUBO, check_count, check_seed
 from coplug.plugins.errors import InputError
 
 METHODS = ("pgd", "adam")
@@ -254,13 +255,17 @@ def minimize(
     then gets a `Certificate`. `threads` sets torch's CPU threads for the run (one is
     fastest for these many small batched products on a shared machine; None keeps torch's).
     """
-    if method not in METHODS:
-        raise InputError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
-    if starts < 1 or max_iter < 1 or not lr > 0 or not tol > 0:
-        raise InputError("starts and max_iter must be >= 1, lr and tol positive")
+    _check_arguments(qubo, method, lr, tol, device)
+    starts = check_count(starts, "starts", 1)
+    seed = check_seed(seed)
+    max_iter = check_count(max_iter, "max_iter", 1)
+    dense_limit = check_count(dense_limit, "dense_limit", 0)
+    kicks = check_count(kicks, "kicks", 0)
+    if threads is not None:
+        threads = check_count(threads, "threads", 1)
     previous_threads = torch.get_num_threads()
     if threads is not None:
-        torch.set_num_threads(int(threads))
+        torch.set_num_threads(threads)
     try:
         return _run(
             qubo,
@@ -278,6 +283,23 @@ def minimize(
         )
     finally:
         torch.set_num_threads(previous_threads)
+
+
+def _check_arguments(qubo: object, method: str, lr: float, tol: float, device: str) -> None:
+    """Refuse a non-QUBO, an unknown method, a non-finite or non-positive lr or tol, and a
+    device torch cannot use, each with a message naming the argument."""
+    if not isinstance(qubo, QUBO):
+        raise InputError(f"minimize needs a QUBO, got {type(qubo).__name__}")
+    if method not in METHODS:
+        raise InputError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+    for name, value in (("lr", lr), ("tol", tol)):
+        if not (isinstance(value, (int, float, np.number)) and 0 < value < math.inf):
+            raise InputError(f"{name} must be a finite positive number, got {value!r}")
+    try:
+        torch.empty(0, device=device)
+    except (RuntimeError, AssertionError, TypeError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"device {device!r} is not usable here: {reason}") from None
 
 
 def _run(

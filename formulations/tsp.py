@@ -14,7 +14,14 @@ from pathlib import Path
 import numpy as np
 import pyomo.environ as pyo
 
-from coplug.formulations.qubo import QUBO, check_count, check_seed, multilinear_pairs, symmetric
+from coplug.formulations.qubo import (
+    QUBO,
+    check_count,
+    check_seed,
+    multilinear_pairs,
+    numeric_array,
+    symmetric,
+)
 from coplug.plugins.errors import InputError
 
 
@@ -38,8 +45,8 @@ class TSPInstance:
 
 
 def check_distances(dist: np.ndarray) -> np.ndarray:
-    """Validate a distance matrix: square, >= 3 cities, finite, non-negative."""
-    d = np.asarray(dist, dtype=float)
+    """Validate a distance matrix: numeric, square, >= 3 cities, finite, non-negative."""
+    d = numeric_array(dist, "distance matrix")
     if d.ndim != 2 or d.shape[0] != d.shape[1]:
         raise InputError(f"distance matrix must be square, got shape {d.shape}")
     if d.shape[0] < 3:

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import torch
 
 from coplug.formulations.knapsack import KnapsackInstance, knapsack_qubo_safe, random_knapsack
 from coplug.formulations.openpit import BlockModel, openpit_qubo_safe, random_block_model
@@ -108,3 +109,45 @@ def test_certified_minimizer_need_not_be_one_flip_optimal_and_readme_says_so() -
     text = (Path(__file__).parents[1] / "formulations" / "README.md").read_text()
     assert "slightly strengthened" not in text and "minimizers are 1-flip local optima" not in text
     assert "nor\neven 1-flip optimal" in text
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"starts": 2.5}, "starts"),
+        ({"starts": True}, "starts"),
+        ({"seed": None}, "seed"),
+        ({"seed": -1}, "seed"),
+        ({"threads": 0}, "threads"),
+        ({"device": "bogus"}, "device 'bogus'"),
+        ({"tol": float("inf")}, "tol"),
+        ({"lr": float("nan")}, "lr"),
+        ({"kicks": -1}, "kicks"),
+        ({"max_iter": 0}, "max_iter"),
+    ],
+)
+def test_minimize_refuses_bad_arguments_naming_them(kwargs: dict, name: str) -> None:
+    q = tsp_qubo_safe(random_euclidean(4).dist)
+    with pytest.raises(InputError, match=rf"^{name} "):
+        minimize(q, **kwargs)
+
+
+def test_minimize_refuses_an_unavailable_cuda_device() -> None:
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    with pytest.raises(InputError, match="device 'cuda' is not usable"):
+        minimize(tsp_qubo_safe(random_euclidean(4).dist), starts=2, device="cuda")
+
+
+def test_qubo_data_and_points_are_checked() -> None:
+    with pytest.raises(InputError, match="at least one variable"):
+        _plain(np.zeros((0, 0)), np.zeros(0))
+    q = tsp_qubo_safe(random_euclidean(4).dist)
+    with pytest.raises(InputError, match="energy needs points of length 9"):
+        q.energy(np.zeros(3))
+    with pytest.raises(InputError, match="solve it first"):
+        q.from_pyomo(q.to_pyomo())
+    with pytest.raises(InputError, match="distance matrix must be numeric"):
+        tsp_qubo_safe([["a", "b", "c"]] * 3)
+    with pytest.raises(InputError, match="block values must be numeric"):
+        BlockModel(np.array([["a", "b"]]))
