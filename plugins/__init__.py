@@ -5,6 +5,7 @@ from coplug.plugins.bridge import available_solvers, register_backend, solve
 from coplug.plugins.errors import (
     CoplugError,
     InputError,
+    SolverError,
     SolverNotAvailableError,
     TimeLimitError,
     UnsupportedModelError,
@@ -17,6 +18,7 @@ __all__ = [
     "InputError",
     "Plugin",
     "Result",
+    "SolverError",
     "SolverNotAvailableError",
     "Status",
     "TimeLimitError",

@@ -8,17 +8,28 @@ from __future__ import annotations
 
 import importlib
 import math
+import numbers
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import numpy as np
 import pyomo.environ as pyo
+from pyomo.common.collections import ComponentMap
 from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+from pyomo.core.base.block import BlockData
 from pyomo.core.expr.visitor import identify_variables
+from pyomo.core.staleflag import StaleFlagManager
+from pyomo.repn.standard_repn import generate_standard_repn
 
 from coplug.plugins.base import plugin_name, plugin_statistics
-from coplug.plugins.errors import InputError, SolverNotAvailableError, UnsupportedModelError
+from coplug.plugins.errors import (
+    InputError,
+    SolverError,
+    SolverNotAvailableError,
+    UnsupportedModelError,
+)
 from coplug.plugins.results import Result, Status
 from coplug.plugins.varmap import VarMap
 
@@ -77,15 +88,31 @@ def solve(
     solver options by their native names, e.g. ``**{"limits/nodes": 100}`` for SCIP.
     Infeasible or unbounded models come back as a status, never as an exception.
     """
-    if not isinstance(model, pyo.Block):
-        raise InputError(f"solve() needs a Pyomo model (a Block), got {type(model).__name__}")
+    _check_model(model)
     time_limit = checked_time_limit(time_limit)
     backend = _backend(solver)
     return backend(model, plugins=list(plugins), time_limit=time_limit, params=params, tee=tee)
 
 
+def _check_model(model: Any) -> None:
+    """A Pyomo model or one block of it (e.g. `m.scen[2]`) with at most one active objective."""
+    if not isinstance(model, BlockData):
+        what = type(model).__name__
+        if isinstance(model, pyo.Block):  # an indexed Block: which element is meant?
+            raise InputError(f"solve() got the indexed Block {model.name!r}; pass one of its "
+                             f"blocks, e.g. {model.name}[{next(iter(model.index_set()), 1)!r}]")
+        raise InputError(f"solve() needs a Pyomo model (a Block), got {what}")
+    objectives = sum(1 for _ in model.component_data_objects(pyo.Objective, active=True))
+    if objectives > 1:
+        raise UnsupportedModelError(f"model has {objectives} active objectives; need one")
+
+
 def checked_time_limit(time_limit: float | None) -> float | None:
     """A positive number of seconds, None for no limit (inf means none too)."""
+    if time_limit is not None and (
+        isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
+    ):
+        raise InputError(f"time_limit must be a number of seconds, got {time_limit!r}")
     if time_limit is not None and not time_limit > 0:
         raise InputError(f"time_limit must be positive, got {time_limit}")
     return None if time_limit == math.inf else time_limit
@@ -142,6 +169,7 @@ def _solve_scip(
     scip.hideOutput(quiet=not tee)
     scip.optimize()
     result = scip_result(scip, plugins)
+    StaleFlagManager.mark_all_as_stale()  # values from an earlier solve are stale
     if result.has_solution:
         _load_scip_solution(scip, var_map)
     return result
@@ -185,30 +213,37 @@ def _use_native_objective(opt: Any, model: pyo.Block) -> None:
 
     `scip_persistent` always minimizes an auxiliary variable bounded by the objective
     expression; for a linear objective that hides the objective coefficients from SCIP
-    (and from plugins reading them) and weakens its bounding, so we put them back.
+    (and from plugins reading them) and weakens its bounding, so we put them back. Linear
+    means linear once Params and fixed variables take their values (`cost * x` with a
+    mutable Param, `price * q` with `price` fixed): Pyomo's expression walker would turn
+    those into SCIP variables and a bilinear objective SCIP refuses.
     """
     objectives = list(model.component_data_objects(pyo.Objective, active=True))
-    if len(objectives) > 1:
-        raise UnsupportedModelError(f"model has {len(objectives)} active objectives; need one")
-    if objectives and objectives[0].expr.polynomial_degree() not in (0, 1):
-        return
+    repn = None
+    if objectives:
+        repn = generate_standard_repn(objectives[0].expr, compute_values=True, quadratic=False)
+        if not repn.is_linear():
+            return
     scip = opt._solver_model
     if opt._obj_con is None:  # no active objective: Pyomo added no epigraph variable
         return
     scip.delCons(opt._obj_con)
     scip.delVar(opt._obj_var)
     opt._obj_con = opt._obj_var = None
-    if not objectives:
+    if repn is None:
         return
-    objective = objectives[0]
-    sense = "maximize" if objective.sense == pyo.maximize else "minimize"
-    expr = opt._expr_visitor.walk_expression(objective.expr)
-    if isinstance(expr, (int, float)):
-        scip.addObjoffset(float(expr))
-        if sense == "maximize":
-            scip.setMaximize()
-    else:
-        scip.setObjective(expr, sense=sense)
+    sense = "maximize" if objectives[0].sense == pyo.maximize else "minimize"
+    to_scip = opt._pyomo_var_to_solver_var_map
+    terms = [(float(coef), to_scip[var]) for coef, var in zip(repn.linear_coefs,
+                                                              repn.linear_vars, strict=True)
+             if coef != 0]
+    if terms:
+        from pyscipopt import quicksum  # SCIP is optional until a SCIP model is built
+
+        scip.setObjective(quicksum(coef * var for coef, var in terms), sense=sense)
+    elif sense == "maximize":
+        scip.setMaximize()
+    scip.addObjoffset(float(repn.constant))
 
 
 def _set_scip_params(scip: Any, time_limit: float | None, params: Mapping[str, Any]) -> None:
@@ -252,6 +287,35 @@ def _check_linear_for_highs(model: pyo.Block) -> None:
                 f"HiGHS cannot take quadratic objective {obj.name!r} with integer variables "
                 "(MIQP); use solver='scip'"
             )
+        if degree == 2 and not _convex_quadratic(obj):
+            direction = "maximize" if obj.sense == pyo.maximize else "minimize"
+            raise UnsupportedModelError(
+                f"HiGHS cannot {direction} the non-convex quadratic objective {obj.name!r}; "
+                "use solver='scip'"
+            )
+
+
+# Largest quadratic objective (variables in its quadratic part) checked for convexity up front;
+# beyond it HiGHS's own refusal is reported after the solve.
+CONVEXITY_CHECK_MAX_VARS = 2000
+
+
+def _convex_quadratic(obj: Any) -> bool:
+    """Whether the objective's Hessian is PSD (minimize) or NSD (maximize), as HiGHS needs."""
+    repn = generate_standard_repn(obj.expr, compute_values=True, quadratic=True)
+    index = ComponentMap()
+    for var in (v for pair in repn.quadratic_vars for v in pair):
+        index.setdefault(var, len(index))
+    if not index or len(index) > CONVEXITY_CHECK_MAX_VARS:
+        return True
+    hessian = np.zeros((len(index), len(index)))
+    for coef, (a, b) in zip(repn.quadratic_coefs, repn.quadratic_vars, strict=True):
+        hessian[index[a], index[b]] += coef
+        hessian[index[b], index[a]] += coef
+    if obj.sense == pyo.maximize:
+        hessian = -hessian
+    eigenvalues = np.linalg.eigvalsh(hessian)
+    return bool(eigenvalues[0] >= -1e-9 * max(1.0, np.abs(eigenvalues).max()))
 
 
 def _has_integers(model: pyo.Block) -> bool:
@@ -260,6 +324,29 @@ def _has_integers(model: pyo.Block) -> bool:
     return any(var.is_integer() and not var.fixed
                for data in model.component_data_objects(components, active=True)
                for var in identify_variables(data.expr, include_fixed=False))
+
+
+def _has_free_variables(model: pyo.Block) -> bool:
+    """Whether an unfixed variable appears in an active constraint or objective."""
+    components = (pyo.Constraint, pyo.Objective)
+    return any(True for data in model.component_data_objects(components, active=True)
+               for _ in identify_variables(data.expr, include_fixed=False))
+
+
+def _constant_result(model: pyo.Block, solver: str) -> Result:
+    """The answer for a model with nothing left to decide (every variable fixed or absent):
+    its objective value when every constraint holds, else infeasible. HiGHS gets no model."""
+    for con in model.component_data_objects(pyo.Constraint, active=True):
+        body = pyo.value(con.body)
+        slack = 1e-9 * max(1.0, abs(body))
+        if (con.has_lb() and body < pyo.value(con.lower) - slack) or (
+            con.has_ub() and body > pyo.value(con.upper) + slack
+        ):
+            return Result(status=Status.INFEASIBLE, solver=solver)
+    objective = next(model.component_data_objects(pyo.Objective, active=True), None)
+    value = None if objective is None else float(pyo.value(objective.expr))
+    return Result(status=Status.OPTIMAL, solver=solver, objective=value, bound=value,
+                  has_solution=True)
 
 
 def _check_highs_options(params: Mapping[str, Any]) -> None:
@@ -293,6 +380,8 @@ def _solve_highs(
     opt = _contrib_solver("highs", "HiGHS", "highspy")
     _check_linear_for_highs(model)
     _check_highs_options(params)
+    if not _has_free_variables(model):
+        return _constant_result(model, "highs")
     start = time.perf_counter()
     results = opt.solve(
         model,
@@ -309,9 +398,17 @@ def _solve_highs(
     )
     if status is Status.UNKNOWN and has_solution:
         status = Status.FEASIBLE
+    highs = opt._solver_model
+    if status is Status.UNKNOWN:
+        raise SolverError(
+            "HiGHS stopped with no answer (model status "
+            f"{highs.modelStatusToString(highs.getModelStatus())!r}); rerun with tee=True "
+            "for its log"
+        )
+    StaleFlagManager.mark_all_as_stale()
     if has_solution:
         results.solution_loader.load_vars()
-    info = opt._solver_model.getInfo()
+    info = highs.getInfo()
     bound = results.objective_bound if status is not Status.INFEASIBLE else None
     return Result(
         status=status,

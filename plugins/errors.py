@@ -19,5 +19,9 @@ class UnsupportedModelError(CoplugError, ValueError):
     """The model uses a construct the chosen solver cannot take (e.g. nonlinear to HiGHS)."""
 
 
+class SolverError(CoplugError, RuntimeError):
+    """The solver stopped with an error of its own (its status named) and no answer."""
+
+
 class TimeLimitError(CoplugError, TimeoutError):
     """A solve ran out of its time limit before it had a certified answer to return."""

@@ -30,13 +30,15 @@ def solve_file(
     """Read an MPS or LP file into the solver and solve it."""
     path = Path(path)
     time_limit = checked_time_limit(time_limit)
+    if path.is_dir():
+        raise InputError(f"{path} is a directory, not an .mps or .lp file")
     if not path.is_file():
         raise InputError(f"no such file: {path}")
     if not path.name.lower().endswith(_SUFFIXES):
         raise InputError(f"{path.name}: expected an .mps or .lp file")
-    if solver == "scip":
+    if solver.lower() == "scip":
         return _solve_file_scip(path, time_limit, params)
-    if solver == "highs":
+    if solver.lower() == "highs":
         return _solve_file_highs(path, time_limit, params)
     raise SolverNotAvailableError(f"files solve with 'scip' or 'highs', not {solver!r}")
 
@@ -75,16 +77,25 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     elapsed = time.perf_counter() - start
     status = _HIGHS_STATUS.get(highs.modelStatusToString(highs.getModelStatus()), Status.UNKNOWN)
     info = highs.getInfo()
-    has_solution = info.primal_solution_status == 2
+    has_solution = info.primal_solution_status == 2 and status is not Status.UNBOUNDED
     if status is Status.UNKNOWN and has_solution:
         status = Status.FEASIBLE
     return Result(
         status=status,
         solver="highs",
         objective=info.objective_function_value if has_solution else None,
-        bound=info.mip_dual_bound if status is Status.OPTIMAL and info.mip_node_count >= 0
-        else None,
+        bound=_highs_bound(info, status),
         nodes=max(int(info.mip_node_count), 0),
         time=elapsed,
         has_solution=has_solution,
     )
+
+
+def _highs_bound(info: Any, status: Status) -> float | None:
+    """HiGHS's dual bound: the MIP bound once branch and bound ran (also under a limit), the
+    objective of an LP solved to optimality, else None."""
+    if status in (Status.INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED, Status.UNBOUNDED):
+        return None
+    if info.mip_node_count >= 0:
+        return float(info.mip_dual_bound)
+    return float(info.objective_function_value) if status is Status.OPTIMAL else None
