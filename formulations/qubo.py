@@ -27,6 +27,8 @@ class QUBO:
     `sense` is +1 when the problem minimizes its objective (TSP) and -1 when it maximizes
     (knapsack value, pit value). `margin` is the proven size of an improving single flip at
     every binary point with positive penalty (0 when no such guarantee holds, e.g. naive).
+    `form` labels the construction: "safe" and "naive" are set by the packaged builders, a
+    hand-built QUBO is "custom" (no safety is implied).
     """
 
     Q: sp.csr_matrix
@@ -39,7 +41,7 @@ class QUBO:
     A: sp.csr_matrix | None = None
     weights: np.ndarray | None = None
     margin: float = 0.0
-    form: str = "safe"
+    form: str = "custom"
     problem: str = ""
     names: list[str] = field(default_factory=list)
 

@@ -10,11 +10,21 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from coplug.formulations.knapsack import KnapsackInstance, knapsack_qubo_safe, random_knapsack
-from coplug.formulations.openpit import BlockModel, openpit_qubo_safe, random_block_model
+from coplug.formulations.knapsack import (
+    KnapsackInstance,
+    knapsack_qubo_naive,
+    knapsack_qubo_safe,
+    random_knapsack,
+)
+from coplug.formulations.openpit import (
+    BlockModel,
+    openpit_qubo_naive,
+    openpit_qubo_safe,
+    random_block_model,
+)
 from coplug.formulations.qubo import QUBO
 from coplug.formulations.qubo_solvers import RunReport, certify, minimize
-from coplug.formulations.tsp import random_euclidean, tsp_qubo_safe
+from coplug.formulations.tsp import random_euclidean, tsp_qubo_naive, tsp_qubo_safe
 from coplug.plugins.cli import main
 from coplug.plugins.errors import InputError
 
@@ -151,3 +161,15 @@ def test_qubo_data_and_points_are_checked() -> None:
         tsp_qubo_safe([["a", "b", "c"]] * 3)
     with pytest.raises(InputError, match="block values must be numeric"):
         BlockModel(np.array([["a", "b"]]))
+
+
+def test_hand_built_qubo_is_labelled_custom_and_packaged_forms_keep_labels() -> None:
+    assert _plain(-np.eye(2), np.ones(2)).form == "custom"
+    inst = KnapsackInstance([3, 4], [1, 1], 1)
+    assert knapsack_qubo_safe(inst).form == "safe"
+    assert knapsack_qubo_safe(KnapsackInstance([3], [5], 1)).form == "safe"  # nothing fits
+    assert knapsack_qubo_naive(inst).form == "naive"
+    d = random_euclidean(4).dist
+    assert (tsp_qubo_safe(d).form, tsp_qubo_naive(d).form) == ("safe", "naive")
+    pit = BlockModel(np.ones((2, 3)))
+    assert (openpit_qubo_safe(pit).form, openpit_qubo_naive(pit).form) == ("safe", "naive")
