@@ -6,6 +6,7 @@ Also holds the seeded test cases shared with the benchmark and the `make demo` s
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ FORMS = ("safe", "naive")
 # Item weights for QUBO knapsack cases are drawn from 1..KNAPSACK_R: the safe placement
 # QUBO has about n * C variables, so weights stay small to keep C (about n * R / 4) modest.
 KNAPSACK_R = 10
+# Default --size of a generated instance.
+SIZE = 20
 
 
 @dataclass
@@ -117,14 +120,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "qubo", help="PGD/Adam on a safe or naive relaxed QUBO (knapsack, tsp, openpit) vs SCIP"
     )
     p.add_argument("problem", choices=PROBLEMS)
-    p.add_argument("--size", type=int, default=20, help="items / cities / blocks")
+    p.add_argument(
+        "--size", type=_positive_int, default=None, help=f"items / cities / blocks (default {SIZE})"
+    )
     p.add_argument("--method", choices=("adam", "pgd"), default="adam")
     p.add_argument("--form", choices=FORMS, default="safe")
-    p.add_argument("--starts", type=int, default=200, help="random starts, batched")
+    p.add_argument("--starts", type=_positive_int, default=200, help="random starts, batched")
     p.add_argument("--seed", type=_seed, default=0, help="integer in [0, 2**63)")
-    p.add_argument("--max-iter", type=int, default=3000)
-    p.add_argument("--file", default=None, help="a knapsack text file or a TSPLIB .tsp file")
-    p.add_argument("--time-limit", type=float, default=None, help="SCIP time limit, seconds")
+    p.add_argument("--max-iter", type=_positive_int, default=3000)
+    p.add_argument(
+        "--file", default=None, help="a knapsack text file or a TSPLIB .tsp file (no --size)"
+    )
+    p.add_argument(
+        "--time-limit", type=_positive_seconds, default=None, help="SCIP time limit, seconds"
+    )
     p.set_defaults(func=_cmd_qubo)
 
 
@@ -137,13 +146,36 @@ def _seed(text: str) -> int:
         raise argparse.ArgumentTypeError(message) from None
 
 
+def _positive_int(text: str) -> int:
+    """argparse type for counts (--size, --starts, --max-iter): an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    """argparse type for --time-limit: a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}")
+    return value
+
+
 def _cmd_qubo(args: argparse.Namespace) -> int:
     """Run one QUBO experiment and print the comparison with SCIP."""
     from coplug.formulations.qubo_solvers import minimize
 
-    if args.size < 1 or args.starts < 1:
-        raise InputError("--size and --starts must be >= 1")
-    case = make_case(args.problem, args.size, seed=args.seed, path=args.file)
+    if args.file and args.size is not None:
+        raise InputError("--size cannot be combined with --file: the file fixes the instance")
+    size = SIZE if args.size is None else args.size
+    case = make_case(args.problem, size, seed=args.seed, path=args.file)
     qubo = case.qubos[args.form]()
     print(f"{case.label}: {args.form} QUBO with {qubo.n} variables")
     report = minimize(

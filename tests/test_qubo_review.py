@@ -173,3 +173,33 @@ def test_hand_built_qubo_is_labelled_custom_and_packaged_forms_keep_labels() -> 
     assert (tsp_qubo_safe(d).form, tsp_qubo_naive(d).form) == ("safe", "naive")
     pit = BlockModel(np.ones((2, 3)))
     assert (openpit_qubo_safe(pit).form, openpit_qubo_naive(pit).form) == ("safe", "naive")
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        ("--time-limit", "0"),
+        ("--time-limit", "-1"),
+        ("--time-limit", "nan"),
+        ("--max-iter", "0"),
+        ("--size", "0"),
+        ("--starts", "2.5"),
+    ],
+)
+def test_cli_refuses_bad_numbers_before_running(
+    flag: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["qubo", "tsp", "--starts", "2", flag, value])
+    assert exc.value.code == 2
+    captured = capsys.readouterr()
+    assert f"argument {flag}: must be" in captured.err and "QUBO with" not in captured.out
+
+
+def test_cli_refuses_size_with_file(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "k.txt"
+    path.write_text("2 3\n5 4\n6 5\n")
+    assert main(["qubo", "knapsack", "--file", str(path), "--size", "5"]) == 2
+    captured = capsys.readouterr()
+    assert "--size cannot be combined with --file" in captured.err
+    assert "QUBO with" not in captured.out
