@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 import math
-import numbers
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -30,6 +29,7 @@ from coplug.plugins.errors import (
     SolverNotAvailableError,
     UnsupportedModelError,
 )
+from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.results import Result, Status
 from coplug.plugins.varmap import VarMap
 
@@ -105,17 +105,6 @@ def _check_model(model: Any) -> None:
     objectives = sum(1 for _ in model.component_data_objects(pyo.Objective, active=True))
     if objectives > 1:
         raise UnsupportedModelError(f"model has {objectives} active objectives; need one")
-
-
-def checked_time_limit(time_limit: float | None) -> float | None:
-    """A positive number of seconds, None for no limit (inf means none too)."""
-    if time_limit is not None and (
-        isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
-    ):
-        raise InputError(f"time_limit must be a number of seconds, got {time_limit!r}")
-    if time_limit is not None and not time_limit > 0:
-        raise InputError(f"time_limit must be positive, got {time_limit}")
-    return None if time_limit == math.inf else time_limit
 
 
 def _backend(name: str) -> Backend:

@@ -8,8 +8,9 @@ from typing import Any
 
 from pyomo.common.tee import capture_output
 
-from coplug.plugins.bridge import _set_scip_params, checked_time_limit, scip_result
+from coplug.plugins.bridge import _set_scip_params, scip_result
 from coplug.plugins.errors import InputError, SolverNotAvailableError
+from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.results import Result, Status
 
 _SUFFIXES = (".mps", ".lp", ".mps.gz", ".lp.gz")

@@ -3,10 +3,12 @@ answer, and constant offsets cost nothing (regressions from a review)."""
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
 from coplug.formulations.assignment import generate
 from coplug.learned.rowdualnet import load
+from coplug.plugins import InputError
 from coplug.plugins.lap import solve_lap
 
 
@@ -54,3 +56,25 @@ def test_predicted_warm_solves_pass_the_strict_certificate(name: str) -> None:
     sol = solve_lap(c, predictor=load())
     assert sol.info["prediction"] == "used" and not sol.fallback
     assert sol.cost == pytest.approx(_optimum(c), rel=1e-12)
+
+
+def test_argument_types_are_named() -> None:
+    c = generate("uniform", 20, seed=1)
+    for bad, match in [({"time_limit": "1"}, "time_limit"), ({"arr_passes": 1.5}, "arr_passes"),
+                       ({"row_duals": np.zeros((4, 5))}, "one value per row"),
+                       ({"row_duals": np.zeros(20, complex)}, "real")]:
+        with pytest.raises(InputError, match=match):
+            solve_lap(c, **bad)
+    column = solve_lap(c, row_duals=np.zeros((20, 1)))
+    assert column.cost == pytest.approx(_optimum(c), rel=1e-12)
+
+
+def test_a_predictor_on_sparse_costs_says_why_it_was_not_used() -> None:
+    c = generate("uniform", 40, seed=2)
+    sol = solve_lap(sp.csr_matrix(c), predictor=load())
+    assert sol.info["prediction"].startswith("skipped: a predictor needs a dense cost matrix")
+    assert sol.cost == pytest.approx(_optimum(c), rel=1e-12)
+
+
+def test_maximizing_a_zero_matrix_costs_plus_zero() -> None:
+    assert str(solve_lap(np.zeros((3, 3)), maximize=True).cost) == "0.0"

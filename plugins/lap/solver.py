@@ -3,6 +3,7 @@ always certified by complementary slackness (a failed certificate triggers a col
 
 from __future__ import annotations
 
+import numbers
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ import scipy.sparse as sp
 
 from coplug.plugins.errors import InputError, TimeLimitError
 from coplug.plugins.lap import certify, jv, sparse, sparsify, warmstart
+from coplug.plugins.limits import checked_time_limit
 
 # Augmenting row reduction stalls on degenerate costs (many ties); cap its row scans.
 ARR_STEPS_PER_ROW = 2
@@ -131,8 +133,12 @@ def solve_lap(
         raise InputError(
             f"predictor must have a predict_duals(cost) method, got {type(predictor).__name__}"
         )
-    if time_limit is not None and not time_limit > 0:
-        raise InputError(f"time_limit must be a positive number of seconds, got {time_limit}")
+    time_limit = checked_time_limit(time_limit)
+    if arr_passes is not None and (
+        isinstance(arr_passes, bool) or not isinstance(arr_passes, numbers.Integral)
+        or arr_passes < 0
+    ):
+        raise InputError(f"arr_passes must be a non-negative integer, got {arr_passes!r}")
     deadline = None if time_limit is None else start + time_limit
     is_sparse = sp.issparse(cost)
     c = sparse.as_csr(cost) if is_sparse else _dense(cost)
@@ -151,6 +157,8 @@ def solve_lap(
     if not is_sparse:
         c = np.ascontiguousarray(c)  # the kernels walk rows; a strided view is 3x slower
     dropped = _why_cold(c, transposed, u0 is not None or predictor is not None)
+    if is_sparse and predictor is not None and not dropped:
+        dropped = "a predictor needs a dense cost matrix (sparse costs are solved cold)"
     if dropped or is_sparse:
         predictor = None
     if dropped:
@@ -183,7 +191,7 @@ def solve_lap(
     rows = np.arange(n)
     total = _cost(c, rows, col4row)
     if maximize:
-        u, v, total = -u, -v, -total
+        u, v, total = -u, -v, 0.0 - total  # 0.0 - 0.0 is +0.0 where -0.0 would print "-0.0"
     if transposed:
         order = np.argsort(col4row)
         rows, cols, u, v = col4row[order], rows[order], v, u
@@ -271,12 +279,17 @@ def _check_duals(row_duals: Any, n: int, what: str = "row_duals") -> np.ndarray 
     """Row duals as a finite float64 vector of length n, or None."""
     if row_duals is None:
         return None
+    given = np.asarray(row_duals)
+    if given.dtype.kind == "c":
+        raise InputError(f"{what} must be real, got dtype {given.dtype}")
     try:
-        u = np.asarray(row_duals, dtype=np.float64).ravel()
+        u = np.asarray(given, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InputError(f"{what} must be numeric: {exc}") from exc
+    if u.size == n and sum(side > 1 for side in u.shape) <= 1:
+        u = u.reshape(n)  # (n,), (n, 1) or (1, n): one value per row; (5, 10) for 50 rows is not
     if u.shape != (n,):
-        raise InputError(f"{what} must have one value per row ({n}), got shape {u.shape}")
+        raise InputError(f"{what} must have one value per row ({n}), got shape {given.shape}")
     if not np.isfinite(u).all():
         raise InputError(f"{what} must be finite")
     return u
