@@ -4,6 +4,7 @@ generator arguments and model messages, each checked against scipy or HiGHS."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pyomo.environ as pyo
@@ -173,3 +174,72 @@ def test_cli_negative_seed_is_a_usage_error(capsys) -> None:
     assert main(["lap", "--generator", "uniform", "--n", "3", "--seed", "-1"]) == 2
     err = capsys.readouterr().err
     assert err.strip() == "coplug: error: seed must be a non-negative integer, got -1"
+
+
+def test_objective_only_variable_is_named() -> None:
+    model = assignment_model(C3)
+    model.y = pyo.Var(bounds=(0, 5))
+    model.cost.expr = model.cost.expr + model.y
+    with pytest.raises(UnsupportedModelError, match="objective variable 'y' appears in no"):
+        solve(model, solver="lap")
+
+
+_FIXINGS = {
+    "one": {(0, 0): 1},
+    "zero": {(1, 1): 0, (2, 3): 0},
+    "mixed": {(0, 2): 1, (3, 1): 1, (1, 1): 0, (4, 0): 0},
+    "row_all_but_one_zero": {(2, 0): 0, (2, 1): 0, (2, 2): 0, (2, 3): 0},
+    "all": {(i, (i + 1) % 5): 1 for i in range(5)},
+}
+
+
+@pytest.mark.parametrize("maximize", [False, True])
+@pytest.mark.parametrize("shape", [(5, 5), (4, 6)])
+@pytest.mark.parametrize("fixing", list(_FIXINGS))
+def test_fixed_variables_force_or_forbid_pairs_like_highs(
+    fixing: str, shape: tuple[int, int], maximize: bool
+) -> None:
+    """Fixed variables are constants to any solver: 1 forces the pair, 0 forbids it."""
+    cost = np.random.default_rng(7).integers(0, 20, size=shape).astype(float)
+    fixed = {k: v for k, v in _FIXINGS[fixing].items() if k[0] < shape[0] and k[1] < shape[1]}
+    objectives = {}
+    for solver in ("lap", "highs"):
+        model = assignment_model(cost, maximize=maximize)
+        for key, value in fixed.items():
+            model.x[key].fix(value)
+        result = solve(model, solver=solver)
+        assert result.status is Status.OPTIMAL
+        chosen = [k for k in model.x if model.x[k].value > 0.5]
+        assert sorted(i for i, _ in chosen) == list(range(shape[0]))
+        assert len({j for _, j in chosen}) == shape[0]
+        assert all((k in chosen) == (v == 1) for k, v in fixed.items())
+        assert sum(cost[k] for k in chosen) == pytest.approx(result.objective)
+        objectives[solver] = result.objective
+    assert objectives["lap"] == pytest.approx(objectives["highs"], abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("fixed", "reason"),
+    [
+        ({(0, 0): 1, (0, 1): 1}, r"row\[0\].*x\[0,0\]=1, x\[0,1\]=1"),
+        ({(0, 0): 0, (0, 1): 0, (0, 2): 0}, r"row\[0\]' is violated by its fixed variables"),
+        ({(0, 0): 1, (1, 1): 0, (1, 2): 0}, r"row\[1\]' cannot be met"),
+    ],
+)
+def test_conflicting_fixings_are_infeasible_like_highs(fixed: dict, reason: str) -> None:
+    results = {}
+    for solver in ("lap", "highs"):
+        model = assignment_model(C3)
+        for key, value in fixed.items():
+            model.x[key].fix(value)
+        results[solver] = solve(model, solver=solver)
+        assert results[solver].status is Status.INFEASIBLE and not results[solver].has_solution
+    assert re.search(reason, results["lap"].extra["reason"])
+
+
+def test_variable_fixed_off_zero_and_one_is_refused_by_name() -> None:
+    model = assignment_model(C3)
+    model.x[0, 0].domain = pyo.NonNegativeReals
+    model.x[0, 0].fix(0.5)
+    with pytest.raises(UnsupportedModelError, match=r"row\[0\].*constants: x\[0,0\]=0.5"):
+        solve(model, solver="lap")

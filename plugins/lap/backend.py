@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import networkx as nx
 import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
 from pyomo.core.base.var import VarData
+from pyomo.core.expr.visitor import identify_variables
 from pyomo.repn import generate_standard_repn
 
 from coplug.plugins.errors import InputError, TimeLimitError, UnsupportedModelError
-from coplug.plugins.lap.solver import solve_lap
+from coplug.plugins.lap.solver import LapSolution, solve_lap
 from coplug.plugins.results import Result, Status
 
 _KNOWN_PARAMS = {"warm"}
@@ -39,6 +40,14 @@ class AssignmentStructure:
     offset: float
     infeasible: str | None = None
 
+    @classmethod
+    def infeasible_model(cls, reason: str, maximize: bool) -> AssignmentStructure:
+        """No structure to solve: the model is infeasible for `reason`."""
+        empty = np.empty(0, dtype=np.int64)
+        return cls(n_rows=0, n_cols=0, rows=empty, cols=empty, costs=np.empty(0),
+                   variables=[], zero_vars=[], maximize=maximize, offset=0.0,
+                   infeasible=reason)
+
     def cost_matrix(self) -> np.ndarray | sp.csr_matrix:
         """Dense when every pair is allowed, else sparse (missing pairs forbidden)."""
         if len(self.costs) == self.n_rows * self.n_cols:
@@ -48,6 +57,20 @@ class AssignmentStructure:
         return sp.csr_matrix(
             (self.costs, (self.rows, self.cols)), shape=(self.n_rows, self.n_cols)
         )
+
+
+class _Unit(NamedTuple):
+    """A row or column constraint sum(x) (== or <=) rhs: rhs 1, or 0 where fixed variables
+    (constants, as for any solver) already fill it and force its variables to 0."""
+
+    name: str
+    variables: list[VarData]
+    sense: str
+    rhs: float
+
+
+class _Infeasible(Exception):
+    """Fixed variables leave some constraint unsatisfiable; the message says which."""
 
 
 def solve_assignment_model(
@@ -71,6 +94,8 @@ def solve_assignment_model(
     if structure.infeasible:
         return Result(status=Status.INFEASIBLE, solver="lap", time=time.perf_counter() - start,
                       extra={"reason": structure.infeasible})
+    if structure.n_rows == 0:  # fixed variables made every choice
+        return _finish(structure, _no_choice(), start, tee)
     cost = structure.cost_matrix()
     predictor = None
     if params.get("warm"):
@@ -90,6 +115,21 @@ def solve_assignment_model(
             raise
         return Result(status=Status.INFEASIBLE, solver="lap", time=time.perf_counter() - start,
                       extra={"reason": str(exc)})
+    return _finish(structure, solution, start, tee)
+
+
+def _no_choice() -> LapSolution:
+    """The solution of an assignment with no rows left to assign."""
+    empty = np.empty(0, dtype=np.int64)
+    return LapSolution(row_ind=empty, col_ind=empty, cost=0.0, row_duals=np.empty(0),
+                       col_duals=np.empty(0), augmentations=0, warm=False,
+                       info={"prediction": "none"})
+
+
+def _finish(
+    structure: AssignmentStructure, solution: LapSolution, start: float, tee: bool
+) -> Result:
+    """Load x from `solution` and report it as the optimum."""
     _load(structure, solution.row_ind, solution.col_ind)
     objective = solution.cost + structure.offset
     if tee:
@@ -124,20 +164,26 @@ def detect_assignment(model: pyo.Block) -> AssignmentStructure:
     obj_coef = {id(v): float(a) for v, a in zip(
         obj_repn.linear_vars, obj_repn.linear_coefs, strict=True
     )}
-    cons = [_unit_constraint(con) for con in model.component_data_objects(
-        pyo.Constraint, active=True, descend_into=True)]
-    if not cons:
+    constraints = list(model.component_data_objects(pyo.Constraint, active=True,
+                                                     descend_into=True))
+    if not constraints:
         raise UnsupportedModelError("model has no constraints; not an assignment model")
+    try:
+        units = [unit for con in constraints if (unit := _unit_constraint(con)) is not None]
+        cons, zero = _drop_filled(units)
+    except _Infeasible as exc:
+        return AssignmentStructure.infeasible_model(str(exc), maximize)
     var_cons: dict[int, list[int]] = {}
     var_obj: dict[int, VarData] = {}
-    for k, (_, variables, _) in enumerate(cons):
-        for var in variables:
+    for k, unit in enumerate(cons):
+        for var in unit.variables:
             var_cons.setdefault(id(var), []).append(k)
             var_obj[id(var)] = var
-    for vid in obj_coef:
-        if vid not in var_cons:
+    zero_ids = {id(var) for var in zero}
+    for var in obj_repn.linear_vars:
+        if id(var) not in var_cons and id(var) not in zero_ids:
             raise UnsupportedModelError(
-                f"objective variable {var_obj.get(vid, vid)} appears in no row/column constraint"
+                f"objective variable {var.name!r} appears in no row/column constraint"
             )
     graph = nx.MultiGraph()
     graph.add_nodes_from(range(len(cons)))
@@ -150,7 +196,28 @@ def detect_assignment(model: pyo.Block) -> AssignmentStructure:
             )
         _check_bounds(var)
         graph.add_edge(where[0], where[1], key=vid)
-    return _orient(graph, cons, var_obj, obj_coef, maximize, float(obj_repn.constant))
+    return _orient(graph, cons, var_obj, obj_coef, maximize, float(obj_repn.constant), zero)
+
+
+def _drop_filled(units: list[_Unit]) -> tuple[list[_Unit], list[VarData]]:
+    """Remove the constraints fixed variables fill (rhs 0) and their variables (all 0) from
+    every constraint; a constraint left empty is dropped, or infeasible if it is == 1."""
+    zero = {id(var): var for unit in units if unit.rhs == 0 for var in unit.variables}
+    if not zero:
+        return units, []
+    for var in zero.values():
+        _check_bounds(var)
+    cons = []
+    for unit in units:
+        if unit.rhs == 0:
+            continue
+        left = [var for var in unit.variables if id(var) not in zero]
+        if left:
+            cons.append(unit._replace(variables=left))
+        elif unit.sense == "==":
+            raise _Infeasible(f"constraint {unit.name!r} cannot be met: fixed variables force "
+                              "every variable in it to 0")
+    return cons, list(zero.values())
 
 
 def _objective(model: pyo.Block) -> tuple[pyo.Objective, bool]:
@@ -161,11 +228,19 @@ def _objective(model: pyo.Block) -> tuple[pyo.Objective, bool]:
     return objectives[0], objectives[0].sense == pyo.maximize
 
 
-def _unit_constraint(con: Any) -> tuple[str, list[VarData], str]:
-    """(name, variables, '==' or '<=') of a constraint sum(x) == 1 or sum(x) <= 1."""
+def _unit_constraint(con: Any) -> _Unit | None:
+    """The constraint as sum(x) (== or <=) 1, or 0 once fixed variables fill it; None for a
+    constraint of fixed variables only that they satisfy."""
     repn = generate_standard_repn(con.body, compute_values=True, quadratic=False)
-    if repn.nonlinear_expr is not None or not repn.linear_vars:
+    if repn.nonlinear_expr is not None:
         raise UnsupportedModelError(f"constraint {con.name!r} is not a linear sum of variables")
+    lower = None if con.lower is None else pyo.value(con.lower) - repn.constant
+    upper = None if con.upper is None else pyo.value(con.upper) - repn.constant
+    if not repn.linear_vars:
+        if (lower is None or lower <= 1e-9) and (upper is None or upper >= -1e-9):
+            return None
+        raise _Infeasible(f"constraint {con.name!r} is violated by its fixed variables"
+                          f"{_fixed_note(con)}")
     coefs = np.array(repn.linear_coefs, dtype=float)
     a = float(coefs[0])
     if not a > 0:
@@ -181,21 +256,39 @@ def _unit_constraint(con: Any) -> tuple[str, list[VarData], str]:
             f"{repn.linear_vars[k].name!r} but {a!r} on {repn.linear_vars[0].name!r}; "
             "need sum(x) (=|<=) 1 with equal coefficients"
         )
-    lower = None if con.lower is None else (pyo.value(con.lower) - repn.constant) / a
-    upper = None if con.upper is None else (pyo.value(con.upper) - repn.constant) / a
-    if upper is None or abs(upper - 1) > 1e-9:
-        raise UnsupportedModelError(f"constraint {con.name!r} is not of the form sum(x) (=|<=) 1")
-    if lower is not None and abs(lower - 1) <= 1e-9:
-        return con.name, list(repn.linear_vars), "=="
+    lower = None if lower is None else lower / a
+    upper = None if upper is None else upper / a
+    variables = list(repn.linear_vars)
+    if upper is not None and upper < -1e-9:
+        for var in variables:
+            _check_bounds(var)
+        raise _Infeasible(f"constraint {con.name!r} needs sum(x) <= {upper:g} < 0"
+                          f"{_fixed_note(con)}")
+    rhs = next((r for r in (1.0, 0.0) if upper is not None and abs(upper - r) <= 1e-9), None)
+    if rhs is None:
+        raise UnsupportedModelError(
+            f"constraint {con.name!r} is not of the form sum(x) (=|<=) 1{_fixed_note(con)}"
+        )
+    if lower is not None and abs(lower - rhs) <= 1e-9:
+        return _Unit(con.name, variables, "==", rhs)
     if lower is None or lower <= 0:
-        return con.name, list(repn.linear_vars), "<="
+        return _Unit(con.name, variables, "<=", rhs)
     raise UnsupportedModelError(f"constraint {con.name!r} has lower bound {lower}; need 1 or none")
+
+
+def _fixed_note(con: Any) -> str:
+    """Names and values of the fixed variables in `con` (constants to any solver) for an
+    error message, or '' when it has none."""
+    fixed = [var for var in identify_variables(con.body, include_fixed=True) if var.fixed]
+    if not fixed:
+        return ""
+    shown = ", ".join(f"{var.name}={pyo.value(var)}" for var in fixed[:3])
+    more = f" and {len(fixed) - 3} more" if len(fixed) > 3 else ""
+    return f" (fixed variables count as constants: {shown}{more})"
 
 
 def _check_bounds(var: VarData) -> None:
     """x must live in [0, 1] (binary, integer or continuous with lower bound 0)."""
-    if var.fixed:
-        raise UnsupportedModelError(f"variable {var.name!r} is fixed; unfix it or drop it")
     lb, ub = var.bounds
     if lb is None or abs(lb) > 1e-9:
         raise UnsupportedModelError(f"variable {var.name!r} has lower bound {lb}; need 0")
@@ -203,8 +296,11 @@ def _check_bounds(var: VarData) -> None:
         raise UnsupportedModelError(f"variable {var.name!r} has upper bound {ub}; need 0 or >= 1")
 
 
-def _orient(graph, cons, var_obj, obj_coef, maximize, offset) -> AssignmentStructure:
-    """Two-colour each component into row and column constraints and index the pairs."""
+def _orient(
+    graph, cons, var_obj, obj_coef, maximize, offset, zero: list[VarData]
+) -> AssignmentStructure:
+    """Two-colour each component into row and column constraints and index the pairs
+    (variables in `zero` are forced to 0 by fixed ones)."""
     row_of: dict[int, int] = {}
     col_of: dict[int, int] = {}
     infeasible = None
@@ -213,18 +309,18 @@ def _orient(graph, cons, var_obj, obj_coef, maximize, offset) -> AssignmentStruc
         if not nx.is_bipartite(sub):
             raise UnsupportedModelError(
                 "constraints do not split into row and column families (odd cycle through "
-                f"{cons[min(component)][0]!r})"
+                f"{cons[min(component)].name!r})"
             )
         side_a, side_b = nx.bipartite.sets(sub) if len(component) > 1 else (set(component), set())
-        senses_a = {cons[k][2] for k in side_a}
-        senses_b = {cons[k][2] for k in side_b}
+        senses_a = {cons[k].sense for k in side_a}
+        senses_b = {cons[k].sense for k in side_b}
         if senses_a == {"<="} and senses_b == {"<="}:
             raise UnsupportedModelError(
-                f"no one-per-row equality family around {cons[min(component)][0]!r}"
+                f"no one-per-row equality family around {cons[min(component)].name!r}"
             )
         if len(senses_a) > 1 or len(senses_b) > 1:
             raise UnsupportedModelError(
-                f"constraint family around {cons[min(component)][0]!r} mixes == and <="
+                f"constraint family around {cons[min(component)].name!r} mixes == and <="
             )
         if senses_a == {"<="} or (senses_b == {"=="} and len(side_b) < len(side_a)):
             side_a, side_b = side_b, side_a
@@ -232,7 +328,7 @@ def _orient(graph, cons, var_obj, obj_coef, maximize, offset) -> AssignmentStruc
         if senses_b == {"=="} and len(side_a) != len(side_b):
             infeasible = (
                 f"{len(side_a)} row constraints but {len(side_b)} column constraints "
-                f"must all be met around {cons[min(component)][0]!r}"
+                f"must all be met around {cons[min(component)].name!r}"
             )
         for k in sorted(side_a):
             row_of[k] = len(row_of)
@@ -240,7 +336,7 @@ def _orient(graph, cons, var_obj, obj_coef, maximize, offset) -> AssignmentStruc
             col_of[k] = len(col_of)
     if len(row_of) > len(col_of):
         infeasible = f"{len(row_of)} rows must each get one of only {len(col_of)} columns"
-    rows, cols, costs, variables, zero_vars = [], [], [], [], []
+    rows, cols, costs, variables, zero_vars = [], [], [], [], list(zero)
     slot: dict[tuple[int, int], int] = {}
     for a, b, vid in graph.edges(keys=True):
         var = var_obj[vid]
