@@ -120,8 +120,8 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
         return np.column_stack([1.0 - p1, p1])
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        """0/1 labels at probability 1/2."""
-        return (self.predict_proba(X)[:, 1] >= 0.5).astype(int)
+        """0/1 labels: 1 above probability 1/2 (class 0 at a tie, as scikit-learn's argmax)."""
+        return (self.predict_proba(X)[:, 1] > 0.5).astype(int)
 
 
 def make_estimator(kind: str, random_state: int = 0) -> Any:
@@ -204,8 +204,8 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
             return np.asarray(self.model_.predict_proba(X), dtype=float)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        """0/1 labels at probability 1/2."""
-        return (self.predict_proba(X)[:, 1] >= 0.5).astype(int)
+        """0/1 labels: 1 above probability 1/2 (class 0 at a tie, as scikit-learn's argmax)."""
+        return (self.predict_proba(X)[:, 1] > 0.5).astype(int)
 
     def predict_variables(self, scip: Any, variables: list[Any]) -> np.ndarray:
         """P(x_j = 1) for SCIP variables at the current (root) LP: the PMVB rule's hook."""
@@ -235,7 +235,7 @@ def load_predictor(path: str | Path) -> PMVBPredictor:
     if not path.exists():
         raise InputError(f"PMVB checkpoint {path} does not exist")
     if not path.is_file():
-        raise InputError(f"PMVB checkpoint {path} is not a file")
+        raise InputError(f"PMVB checkpoint {path} is a directory, not a checkpoint file")
     if path.suffix not in (".pt", ".joblib"):
         raise InputError(f"checkpoint {path} must end in .joblib or .pt")
     try:
@@ -251,6 +251,8 @@ def load_predictor(path: str | Path) -> PMVBPredictor:
 def checkpoint_metadata(path: str | Path) -> dict[str, Any]:
     """The JSON written next to a checkpoint by train_pmvb (family, sizes, validation
     accuracy, the tuned "threshold" and "confidence"), or {} when there is none."""
+    if not Path(path).name:  # "." or "/": no file name to put a suffix on
+        return {}
     meta_path = Path(path).with_suffix(".json")
     if not meta_path.is_file():
         return {}
@@ -264,14 +266,23 @@ def shipped_checkpoint(family: str, kind: str) -> Path:
     """Path of the checkpoint shipped in coplug.models for `family` and `kind`."""
     import coplug.models
 
+    if kind not in KINDS:
+        raise InputError(f"unknown PMVB predictor kind {kind!r}; choose one of {', '.join(KINDS)}")
+    folder = Path(coplug.models.__file__).parent
     suffix = ".pt" if kind == "mlp" else ".joblib"
-    return Path(coplug.models.__file__).parent / f"pmvb_{family}_{kind}{suffix}"
+    path = folder / f"pmvb_{family}_{kind}{suffix}"
+    if not path.is_file():
+        shipped = sorted({p.stem.split("_")[1] for p in folder.glob(f"pmvb_*_{kind}{suffix}")})
+        raise InputError(f"no shipped PMVB {kind} checkpoint for family {family!r}; shipped: "
+                         f"{', '.join(shipped)} (train one with python -m "
+                         "coplug.learned.train_pmvb)")
+    return path
 
 
 def _check_xy(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Validate the training matrix and labels, naming what is wrong."""
     X, y = np.asarray(X, dtype=float), np.asarray(y)
-    if X.ndim != 2 or X.shape[0] != y.shape[0] or y.ndim != 1:
+    if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
         raise InputError(f"need X of shape (n, k) and y of shape (n,), got {X.shape}, {y.shape}")
     if not np.isfinite(X).all():
         raise InputError("PMVB training features contain NaN or infinite values")

@@ -54,6 +54,10 @@ OTHER_PRIORITY = -1e6
 _MODES = ("branch", "prefix")
 # (t, q) when neither the caller nor a checkpoint's tuning gives them: the paper's defaults.
 DEFAULT_T_Q = (0.9, 0.99)
+_SCIP_INT_MAX = 2**31 - 1  # SCIP takes depth and priority as C ints
+# Step 1 of prefix mode gives the root one child, which SCIP then treats as its root: an
+# in-tree restart there would keep that child's fixings globally and drop its hyperplanes.
+_NO_RESTARTS = {"estimation/restarts/restartlimit": 0}
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,15 @@ def hoeffding_hyperplanes(
     )
 
 
+def _checked_int(name: str, value: Any, low: int) -> int:
+    """An integer in [low, SCIP's INT_MAX), named in the error otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) \
+            or not low <= value < _SCIP_INT_MAX:
+        raise InputError(f"PMVB {name} must be an integer in [{low}, {_SCIP_INT_MAX}), "
+                         f"got {value!r}")
+    return int(value)
+
+
 def check_pmvb_params(threshold: float, confidence: float) -> None:
     """t in (0.5, 1] keeps U and L disjoint; q in (0, 1) keeps the log finite."""
     if not 0.5 < float(threshold) <= 1.0:
@@ -160,6 +173,7 @@ class _Stats:
     n_candidates: int = 0
     seconds: float = 0.0
     error: str | None = None
+    root_bound: float | None = None
     children: list[list[dict[str, Any]]] = field(default_factory=list)
 
 
@@ -184,18 +198,17 @@ class PMVBBranching:
         depth: int = 0,
         priority: int = 1_000_000,
     ) -> None:
+        resolved = _resolve_predictor(predictor)
         threshold, confidence = _tuned_or_default(predictor, threshold, confidence)
         check_pmvb_params(threshold, confidence)
         if mode not in _MODES:
             raise InputError(f"PMVB mode must be one of {_MODES}, got {mode!r}")
-        if int(depth) < 0:
-            raise InputError(f"PMVB depth must be >= 0, got {depth}")
-        self.predictor = _resolve_predictor(predictor)
+        self.predictor = resolved
         self.threshold = float(threshold)
         self.confidence = float(confidence)
         self.mode = mode
-        self.depth = int(depth)
-        self.priority = int(priority)
+        self.depth = _checked_int("depth", depth, 0)
+        self.priority = _checked_int("priority", priority, -_SCIP_INT_MAX)
         self.only_likely = False
         self._stats = _Stats()
         self._scip: Any = None
@@ -244,7 +257,8 @@ class PMVBBranching:
 
     @property
     def children(self) -> list[list[dict[str, Any]]]:
-        """Per child of the root branching: its constraints as read back from SCIP."""
+        """Per child of the (latest, after an in-tree restart) root branching: its
+        constraints as read back from SCIP."""
         return self._stats.children
 
     def _branch(self, scip: Any, allowaddcons: bool) -> Any:
@@ -252,8 +266,8 @@ class PMVBBranching:
         start = time.perf_counter()
         self._stats.calls += 1
         try:
-            if not allowaddcons:
-                return SCIP_RESULT.DIDNOTRUN
+            if not allowaddcons or (self.only_likely and self.root_planes is not None):
+                return SCIP_RESULT.DIDNOTRUN  # prefix step 1 branches once, at the first root
             node_depth = scip.getDepth()
             try:
                 variables, probs = self._candidates(scip, free_only=node_depth > 0)
@@ -265,6 +279,9 @@ class PMVBBranching:
             planes = hoeffding_hyperplanes(probs, self.threshold, self.confidence)
             if planes.empty:
                 return SCIP_RESULT.DIDNOTRUN
+            if node_depth == 0:  # a root again after an in-tree restart: report the latest
+                self._stats.children = []
+                self._stats.root_bound = scip.getDualbound()
             self._create_children(scip, variables, planes, record=node_depth == 0)
             self._stats.branchings += 1
             if node_depth == 0:
@@ -397,6 +414,7 @@ def _resolve_predictor(predictor: Any) -> Any:
 
         return load_predictor(predictor)
     if callable(getattr(predictor, "predict_variables", None)):
+        _check_fitted(predictor)
         return predictor
     if isinstance(predictor, (Mapping, ComponentMap)):
         return predictor
@@ -410,6 +428,47 @@ def _resolve_predictor(predictor: Any) -> Any:
         "PMVB predictor must be 'lp', a fitted coplug.learned predictor, a checkpoint "
         f"path, or probabilities keyed by Pyomo variable; got {type(predictor).__name__}"
     )
+
+
+def _check_fitted(predictor: Any) -> None:
+    """A scikit-learn style predictor must be fitted, on the features PMVB computes."""
+    from sklearn.base import BaseEstimator
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    from coplug.learned.pmvb_features import FEATURE_NAMES
+
+    if not isinstance(predictor, BaseEstimator):
+        return
+    try:
+        check_is_fitted(predictor)
+    except NotFittedError:
+        raise InputError(f"PMVB predictor {type(predictor).__name__} is not fitted: call "
+                         "fit(X, y) or load a checkpoint") from None
+    width = getattr(predictor, "n_features_in_", len(FEATURE_NAMES))
+    if width != len(FEATURE_NAMES):
+        raise InputError(f"PMVB predictor was fitted on {width} features; the rule computes "
+                         f"{len(FEATURE_NAMES)} (coplug.learned.pmvb_features.FEATURE_NAMES)")
+
+
+def _is_pyomo_binary(var: Any) -> bool:
+    """A Pyomo variable PMVB can branch on: integer with bounds inside [0, 1]."""
+    lb, ub = var.bounds
+    return var.is_integer() and lb is not None and ub is not None and lb >= 0 and ub <= 1
+
+
+def _probability(var: Any, p: Any) -> float:
+    """One given probability as a float in [0, 1], naming the variable otherwise."""
+    name = getattr(var, "name", var)
+    try:
+        if np.ndim(p) != 0:
+            raise TypeError
+        value = float(p)
+    except (TypeError, ValueError):
+        raise InputError(f"PMVB probability for {name} must be a number, got {p!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise InputError(f"PMVB probability for {name} is {value}, not in [0, 1]")
+    return value
 
 
 def _static_probabilities(predictor: Any, var_map: VarMap) -> ComponentMap | None:
@@ -430,11 +489,10 @@ def _static_probabilities(predictor: Any, var_map: VarMap) -> ComponentMap | Non
         items.append((by_name[key] if isinstance(key, str) else key, p))
     probs = ComponentMap()
     for var, p in items:
-        p = float(p)
-        if not 0.0 <= p <= 1.0:
-            name = getattr(var, "name", var)
-            raise InputError(f"PMVB probability for {name} is {p}, not in [0, 1]")
-        probs[var] = p
+        if not _is_pyomo_binary(var):
+            raise InputError(f"PMVB branches on binaries; {var.name} (bounds {var.bounds}, "
+                             f"domain {var.domain.name}) is not one")
+        probs[var] = _probability(var, p)
     return probs
 
 
@@ -475,22 +533,29 @@ def solve_pmvb_prefix(
 ) -> Result:
     """PMVB prefix mode: solve the likely region, then its complement under the incumbent.
 
-    Step 1 solves the model with a PMVB rule that keeps only the likely child; steps 2 and 3
-    solve the complementary regions (``sum_U x <= r_U - 1``; ``sum_U x >= r_U, sum_L x >=
-    r_L + 1``) as fresh SCIP models with the best objective so far as objective limit. The
-    best solution is loaded into `model`; nodes and time are summed over all steps.
+    Step 1 solves the model with a PMVB rule that keeps only the likely child (SCIP's
+    in-tree restarts off: that lone child becomes SCIP's root); steps 2 and 3 solve the
+    complementary regions (``sum_U x <= r_U - 1``; ``sum_U x >= r_U, sum_L x >= r_L + 1``)
+    as fresh SCIP models with the best objective so far as objective limit. The best
+    solution is loaded into `model`; nodes and time are summed over all steps. `params`
+    (e.g. ``limits/nodes``) apply to each step's SCIP model; `time_limit` to all together.
+    Under a limit the status is the limit hit and the bound the weakest over the regions,
+    the root's for a region never reached.
     """
     from coplug.plugins.bridge import solve
 
+    if "plugins" in params:
+        raise InputError("solve_pmvb_prefix takes no plugins: it runs its own in each step")
     start = time.perf_counter()
     rule = PMVBBranching(predictor, threshold, confidence, mode="branch")
     rule.only_likely = True
-    first = solve(model, plugins=[rule], time_limit=time_limit, **params)
+    first = solve(model, plugins=[rule], time_limit=time_limit, **{**params, **_NO_RESTARTS})
     steps = [first]
     maximize = _is_maximize(model)
     best_obj, best_x = _snapshot(model, first)
     if rule.root_planes is None:
-        first.extra["pmvb_prefix"] = {"steps": 1, "likely_objective": first.objective}
+        first.extra["pmvb_prefix"] = {"steps": 1, "likely_objective": None,
+                                      "step_status": [first.status.value]}
         return first
     upper, lower, ru, rl = rule.root_planes
     regions = []
@@ -511,7 +576,7 @@ def solve_pmvb_prefix(
         for var, value in best_x.items():
             var.set_value(value, skip_validation=True)
     return _combine(steps, first, best_obj, len(regions) + 1, time.perf_counter() - start,
-                    maximize)
+                    maximize, rule._stats.root_bound)
 
 
 def _improves(obj: float, best: float | None, maximize: bool) -> bool:
@@ -537,21 +602,23 @@ def _snapshot(model: pyo.Block, result: Result) -> tuple[float | None, Component
 
 def _combine(
     steps: list[Result], first: Result, best: float | None, n_planned: int, wall: float,
-    maximize: bool,
+    maximize: bool, root_bound: float | None,
 ) -> Result:
-    """One Result for the prefix solve: proven optimal only if every region was closed."""
+    """One Result for the prefix solve: proven optimal only if every region was closed,
+    else the first limit a step hit (time when the time ran out between steps)."""
     closed = {Status.OPTIMAL, Status.INFEASIBLE}
     done = len(steps) == n_planned and all(r.status in closed for r in steps)
     if done:
         status = Status.OPTIMAL if best is not None else Status.INFEASIBLE
     else:
-        status = Status.FEASIBLE if best is not None else Status.TIME_LIMIT
+        status = next((r.status for r in steps if r.status not in closed), Status.TIME_LIMIT)
+    pmvb = first.plugin_stats.get("pmvb", {})
     return Result(
         status=status,
         solver="scip",
         objective=best,
-        bound=best if status is Status.OPTIMAL else _prefix_bound(steps, n_planned, best,
-                                                                   maximize),
+        bound=best if status is Status.OPTIMAL else _prefix_bound(
+            steps, n_planned, best, maximize, root_bound),
         nodes=sum(r.nodes for r in steps),
         time=sum(r.time for r in steps),
         has_solution=best is not None,
@@ -559,7 +626,9 @@ def _combine(
         extra={
             "pmvb_prefix": {
                 "steps": len(steps),
-                "likely_objective": first.objective,
+                # step 1's incumbent may come from a root heuristic outside the likely region
+                "likely_objective": first.objective if pmvb.get("likely_held") else None,
+                "likely_held": pmvb.get("likely_held"),
                 "step_status": [r.status.value for r in steps],
                 "step_nodes": [r.nodes for r in steps],
                 "wall": round(wall, 3),
@@ -569,14 +638,13 @@ def _combine(
 
 
 def _prefix_bound(
-    steps: list[Result], n_planned: int, best: float | None, maximize: bool
+    steps: list[Result], n_planned: int, best: float | None, maximize: bool,
+    root_bound: float | None,
 ) -> float | None:
-    """The weakest region bound once every region was searched (a region found infeasible
-    under the objective limit is bounded by the incumbent), else None: unsearched regions
-    bound nothing."""
-    if len(steps) < n_planned:
-        return None
+    """The weakest region bound (a region found infeasible under the objective limit is
+    bounded by the incumbent; one never searched by the root's bound), None when unknown."""
     bounds = [best if r.status is Status.INFEASIBLE else r.bound for r in steps]
+    bounds += [root_bound] * (n_planned - len(steps))
     if any(b is None for b in bounds):
         return None
     return max(bounds) if maximize else min(bounds)

@@ -25,6 +25,8 @@ def resolve_predictor(predictor: str, family: str | None) -> tuple[Any, dict[str
         path = shipped_checkpoint(family, predictor)
     else:
         path = Path(predictor)
+    if path.is_dir():
+        raise InputError(f"PMVB checkpoint {path} is a directory, not a checkpoint file")
     if not path.is_file():
         raise InputError(f"PMVB checkpoint {path} does not exist (train it with "
                          "python -m coplug.learned.train_pmvb)")
