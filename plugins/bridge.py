@@ -161,15 +161,7 @@ def _solve_scip(
     StaleFlagManager.mark_all_as_stale()  # values from an earlier solve are stale
     if result.has_solution:
         _load_scip_solution(scip, var_map)
-        if opt._obj_var is not None:  # nonlinear objective: SCIP's value is the epigraph
-            result.objective = _objective_value(model)  # variable's, off by its tolerance
     return result
-
-
-def _objective_value(model: pyo.Block) -> float:
-    """The active objective at the values loaded into the model."""
-    objective = next(model.component_data_objects(pyo.Objective, active=True))
-    return float(pyo.value(objective.expr))
 
 
 def scip_result(scip: Any, plugins: Iterable[Any] = (), solver: str = "scip") -> Result:

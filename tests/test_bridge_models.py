@@ -141,14 +141,3 @@ def test_files_unbounded_has_no_solution_and_lp_bound_is_reported(tmp_path: Path
 def test_files_name_a_directory(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="is a directory"):
         solve_file(tmp_path)
-
-
-def test_a_nonlinear_objective_reports_its_value_at_the_loaded_point() -> None:
-    m = pyo.ConcreteModel()
-    m.x = pyo.Var(bounds=(0, 10))
-    m.y = pyo.Var(bounds=(0, 10))
-    m.c = pyo.Constraint(expr=m.x + m.y >= 4)
-    m.o = pyo.Objective(expr=(m.x - 1) ** 2 + (m.y - 2) ** 2 + 5)  # 5.5 at (1.5, 2.5)
-    result = solve(m)
-    assert result.objective == pytest.approx(pyo.value(m.o), abs=1e-12)
-    assert result.objective == pytest.approx(5.5, abs=1e-6)
