@@ -156,7 +156,10 @@ def _solve_scip(
             raise InputError(f"plugin {plugin!r} has no attach(scip_model, var_map) method")
         plugin.attach(scip, var_map)
     scip.hideOutput(quiet=not tee)
-    scip.optimize()
+    try:
+        scip.optimize()
+    except Exception as exc:  # SCIP returned an error code (PySCIPOpt raises a bare Exception)
+        raise SolverError(f"SCIP stopped with an error: {exc}") from exc
     result = scip_result(scip, plugins)
     StaleFlagManager.mark_all_as_stale()  # values from an earlier solve are stale
     if result.has_solution:
@@ -169,7 +172,10 @@ def scip_result(scip: Any, plugins: Iterable[Any] = (), solver: str = "scip") ->
     has_solution = scip.getNSols() > 0
     status = _SCIP_STATUS.get(scip.getStatus(), Status.UNKNOWN)
     if status is Status.UNKNOWN and has_solution:
-        status = Status.FEASIBLE
+        # SCIP can stop without a verdict (a gap limit, or after restarts) with its dual
+        # bound already at the incumbent: that is a proof of optimality all the same
+        closed = scip.isEQ(scip.getPrimalbound(), scip.getDualbound())
+        status = Status.OPTIMAL if closed else Status.FEASIBLE
     objective = scip.getObjVal() if has_solution else None
     bound = None
     if status not in (Status.INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED):

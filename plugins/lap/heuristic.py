@@ -11,6 +11,7 @@ variables by the probing LP, and hands the result to SCIP's `trySol`.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,6 +163,17 @@ def patch_cycles(col_of_row: np.ndarray, cost: np.ndarray, partner: np.ndarray) 
         cols[ia], cols[ib] = cols[ib], cols[ia]
 
 
+# Variable statuses SCIP lets probing change bounds of (not fixed, aggregated or negated).
+_ACTIVE = ("LOOSE", "COLUMN")
+
+
+def _fresh_stats() -> dict[str, Any]:
+    """Zeroed counters for one solve."""
+    return {"blocks": 0, "calls": 0, "lap_solves": 0, "warm_solves": 0, "augmentations": 0,
+            "patched_cycles": 0, "candidates": 0, "completed": 0, "cut_off": 0,
+            "accepted": 0, "lap_time": 0.0, "time": 0.0, "error": None}
+
+
 class _Heur(Heur):
     """The PySCIPOpt heuristic object; all logic lives in LapHeuristic."""
 
@@ -170,7 +182,11 @@ class _Heur(Heur):
         self.owner = owner
 
     def heurexec(self, heurtiming: Any, nodeinfeasible: bool) -> dict[str, Any]:
-        return {"result": self.owner.run(self.model, self)}
+        try:
+            return {"result": self.owner.run(self.model, self)}
+        except Exception as exc:  # a failing heuristic must not abort SCIP's search
+            self.owner.record_error(exc)
+            return {"result": SCIP_RESULT.DIDNOTRUN}
 
 
 class LapHeuristic:
@@ -191,12 +207,12 @@ class LapHeuristic:
         self.freq = int(freq)
         self.priority = int(priority)
         self.blocks: list[Block] = []
-        self._stats = {"blocks": 0, "calls": 0, "lap_solves": 0, "warm_solves": 0,
-                       "augmentations": 0, "patched_cycles": 0, "candidates": 0,
-                       "feasible": 0, "accepted": 0, "lap_time": 0.0, "time": 0.0}
+        self._stats = _fresh_stats()
 
     def attach(self, scip_model: Any, var_map: VarMap | None = None) -> None:
-        """Find the assignment blocks and include the heuristic (no-op when there are none)."""
+        """Find the assignment blocks and include the heuristic (no-op when there are none);
+        counters start from zero for each solve."""
+        self._stats = _fresh_stats()
         self.blocks = find_blocks(scip_model)
         self._stats["blocks"] = len(self.blocks)
         if not self.blocks:
@@ -208,8 +224,17 @@ class LapHeuristic:
         )
 
     def statistics(self) -> dict[str, Any]:
-        """Counters: calls, LAP solves, augmentations, candidates, accepted solutions, time."""
+        """Counters: calls, LAP solves, augmentations, candidates (assignments tried), completed
+        (their probing LP solved), cut off (probing LP infeasible or no better than the
+        incumbent), accepted solutions, time, and the first error a call hit (None)."""
         return dict(self._stats)
+
+    def record_error(self, exc: Exception) -> None:
+        """Keep the first error a call raised; SCIP goes on without the heuristic's answer."""
+        if self._stats["error"] is None:
+            self._stats["error"] = f"{type(exc).__name__}: {exc}"
+            warnings.warn(f"LapHeuristic failed, SCIP goes on without it: {exc}",
+                          RuntimeWarning, stacklevel=1)
 
     def run(self, scip: Any, heur: Any) -> Any:
         """One heuristic call: every block gives a candidate; returns a SCIP_RESULT."""
@@ -270,19 +295,20 @@ class LapHeuristic:
         scip.startProbing()
         try:
             for var, one in zip(block.tvars, chosen, strict=True):
-                if var.getLbLocal() == var.getUbLocal():
-                    continue
+                if var.getLbLocal() == var.getUbLocal() or var.getStatus() not in _ACTIVE:
+                    continue  # fixed, or (multi-)aggregated by presolve: set through others
                 if one:
                     scip.chgVarLbProbing(var, 1.0)
                 else:
                     scip.chgVarUbProbing(var, 0.0)
             lperror, cutoff = scip.solveProbingLP()
             if lperror or cutoff or scip.getLPSolstat() != SCIP_LPSOLSTAT.OPTIMAL:
+                self._stats["cut_off"] += 1
                 return False
             values = [(v, v.getLPSol()) for v in scip.getVars(transformed=True)]
         finally:
             scip.endProbing()
-        self._stats["feasible"] += 1
+        self._stats["completed"] += 1
         sol = scip.createSol(heur)
         for var, value in values:
             if var.vtype() != "CONTINUOUS" and abs(value - round(value)) <= 1e-6:
