@@ -83,6 +83,7 @@ class _RaisingPlugin:
                          timingmask=PY_SCIP_HEURTIMING.BEFORENODE)
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_scip_stopping_on_a_plugin_error_is_a_solver_error() -> None:
     with pytest.raises(SolverError, match="SCIP stopped with an error"):
         solve(tsp_mip(random_euclidean(6, seed=0).dist), plugins=[_RaisingPlugin()])
