@@ -14,7 +14,7 @@ from coplug.plugins.lap.warmstart import min_trick, positive_scale
 
 INF = np.inf
 # Gap a strict (warm) certificate accepts, in units of n * eps * (max|assigned c| + max|u|):
-# optimal solves of the four generators at N = 500..4096 show at most 12.
+# optimal solves of the four generators at N = 500..8192 show at most 12.
 STRICT_ROUNDOFF_ULPS = 1024.0
 
 

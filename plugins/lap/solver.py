@@ -116,7 +116,9 @@ def solve_lap(
     (explicit zeros included; scipy drops zeros when converting from dense) are the allowed
     pairs. `row_duals` (any finite vector, one per row; under `maximize` in the convention
     `LapSolution.row_duals` returns, so a previous solution's duals can be passed back)
-    warm-starts the solve through the Min-Trick; the result is exact whatever they are.
+    warm-starts the solve through the Min-Trick; the result is exact whatever they are
+    (duals that end far out of scale with the costs are not trusted: cold re-solve, counted
+    in `fallback`).
     They are not used (cold solve, `warm=False`, the reason in `info["prediction"]`) when
     there are more rows than columns, or when padding to a square would more than double
     the matrix (dense: over twice as many columns as rows). `predictor` instead supplies
