@@ -8,7 +8,9 @@
 * ``riemannian``: R-FairSC: min tr(X^T L X) over the Stiefel manifold X^T X = I with the
   fairness constraints split off (X = G, F^T G = 0) and solved by a linearized Riemannian
   ADMM. Each iteration costs one sparse product L X, a polar retraction of an n x k matrix
-  and a rank-(h-1) projection: O(nnz k + n k^2) time and O(n k) memory.
+  and a rank-(h-1) projection: O(nnz k + n k^2) time and O(n k) memory. When k exceeds
+  half the fair dimension n - h + 1 (where n k is no smaller than n^2 / 2 and the ADMM may
+  stall), it falls back to ``nullspace`` and says so in ``admm_info_["fallback"]``.
 
 Every method then runs scikit-learn's KMeans on the embedding rows. ``laplacian`` picks the
 ratio-cut (``unnormalized``, L = D - A) or normalized-cut (``normalized``, the default)
@@ -22,6 +24,7 @@ formulation; its exact counterpart is `coplug.formulations.fair_clustering_mip`.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -96,22 +99,61 @@ def nullspace_embedding(
     return basis @ vectors
 
 
-def spectral_start(lap: sp.spmatrix, constraint: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
-    """Warm start: the 2k + h - 1 smallest Lanczos eigenvectors of L, projected onto the fair
-    subspace, then the best k directions of that span (Rayleigh-Ritz). Sparse products only;
-    a loose Lanczos tolerance suffices since the ADMM refines it."""
-    count = min(2 * k + constraint.shape[1], lap.shape[0] - 1)
-    vectors = smallest_eigenvectors(lap, count, seed, tol=1e-3)
+def fair_dimension(constraint: np.ndarray) -> int:
+    """Dimension n - (h-1) of the fair subspace {C^T x = 0} (C has full column rank)."""
+    return constraint.shape[0] - constraint.shape[1]
+
+
+def orthonormal_range(matrix: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
+    """Orthonormal basis of the numerical range (SVD, rank cut at rtol * largest singular
+    value), so dependent columns never turn into junk directions as QR would make them."""
+    left, values, _ = np.linalg.svd(matrix, full_matrices=False)
+    if not values.size or values[0] == 0.0:
+        return left[:, :0]
+    return left[:, values > rtol * values[0]]
+
+
+def fair_projector(constraint: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """Orthogonal projection y -> y - C (C^T C)^-1 C^T y onto the fair subspace {C^T x = 0}."""
     gram_inv = np.linalg.inv(constraint.T @ constraint)
-    basis = np.linalg.qr(vectors - constraint @ (gram_inv @ (constraint.T @ vectors)))[0]
+    return lambda y: y - constraint @ (gram_inv @ (constraint.T @ y))
+
+
+def spectral_start(lap: sp.spmatrix, constraint: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
+    """Warm start: the 2k + h - 1 smallest Lanczos eigenvectors of L (at most the fair
+    dimension), projected onto the fair subspace, then the best k directions of that span
+    (Rayleigh-Ritz). The span is cut to its numerical rank and, if that leaves fewer than k
+    directions, topped up with random fair ones. Sparse products only; a loose Lanczos
+    tolerance suffices since the ADMM refines it."""
+    n, dimension = lap.shape[0], fair_dimension(constraint)
+    if not 1 <= k <= dimension:
+        raise InputError(f"n_clusters={k} must lie in 1..{dimension}, the fair dimension")
+    count = min(2 * k + constraint.shape[1], dimension, n - 1)
+    project = fair_projector(constraint)
+    basis = orthonormal_range(project(smallest_eigenvectors(lap, count, seed, tol=1e-3)))
+    if basis.shape[1] < k:
+        extra = project(np.random.default_rng(seed).standard_normal((n, k - basis.shape[1])))
+        extra -= basis @ (basis.T @ extra)
+        basis = np.hstack([basis, orthonormal_range(extra)])
     _, ritz = np.linalg.eigh(basis.T @ (lap @ basis))
     return basis @ ritz[:, :k]
 
 
-def polar(matrix: np.ndarray) -> np.ndarray:
-    """The nearest matrix with orthonormal columns (polar factor), via the k x k Gram."""
+def polar(matrix: np.ndarray, rcond: float = 1e-6) -> np.ndarray:
+    """The nearest matrix with orthonormal columns (polar factor), via the k x k Gram.
+
+    Refuses a (numerically) rank-deficient matrix, whose polar factor is not unique and
+    whose Gram-based formula would blow up the null directions."""
     values, vectors = np.linalg.eigh(matrix.T @ matrix)
-    values = np.maximum(values, 1e-300)
+    if not values.size:
+        return matrix
+    if not np.isfinite(values).all() or values[0] <= (rcond * max(values[-1], 0.0)) ** 2 \
+            or values[-1] <= 0.0:
+        raise InputError(
+            f"polar factor of a rank-deficient {matrix.shape[0]} x {matrix.shape[1]} matrix "
+            f"(singular values {np.sqrt(max(values[0], 0.0)):.1e} .. "
+            f"{np.sqrt(max(values[-1], 0.0)):.1e}): its columns are not independent"
+        )
     return matrix @ ((vectors / np.sqrt(values)) @ vectors.T)
 
 
@@ -133,25 +175,23 @@ def riemannian_admm_embedding(
     Only sparse products with L touch the graph. Stops when the relative change of the
     objective and the split residual ||X - G|| both fall below `tol`; the last X is then
     projected and retracted once more, so the result satisfies C^T X = 0 exactly. `start`
-    (n x k) is the initial point; default random.
+    (n x k) is the initial point; default random. The multiplier starts at its least-squares
+    estimate -(I - P) 2 L X (P the fair projection), so an optimal start is a fixed point
+    instead of being pushed away while the multiplier is learned.
     """
     n = lap.shape[0]
     lam_max = largest_eigenvalue(lap, seed)
     rho = 0.5 * lam_max if rho is None else float(rho)
     tau = 2.02 * lam_max + rho
-    gram_inv = np.linalg.inv(constraint.T @ constraint)
-
-    def project(y: np.ndarray) -> np.ndarray:
-        return y - constraint @ (gram_inv @ (constraint.T @ y))
-
+    project = fair_projector(constraint)
     if start is None:
         start = np.random.default_rng(seed).standard_normal((n, k))
     x = polar(project(start))
-    g, dual = x.copy(), np.zeros_like(x)
     lx = lap @ x
+    g, dual = x.copy(), project(2.0 * lx) - 2.0 * lx
     objective = float(np.sum(x * lx))
     history = [objective]
-    residual, iterations = 0.0, 0
+    residual, iterations, converged = 0.0, 0, False
     while iterations < max_iter:
         iterations += 1
         x = polar(tau * x - 2.0 * lx - dual - rho * (x - g))
@@ -164,11 +204,12 @@ def riemannian_admm_embedding(
         objective = new_objective
         history.append(objective)
         if change < tol and residual < np.sqrt(tol):
+            converged = True
             break
     x = polar(project(x))
     objective = float(np.sum(x * (lap @ x)))
-    info = {"iterations": iterations, "objective": objective, "residual": residual,
-            "history": history}
+    info = {"method": "riemannian", "iterations": iterations, "converged": converged,
+            "objective": objective, "residual": residual, "history": history}
     return x, info
 
 
@@ -258,8 +299,13 @@ class FairSpectralClustering(ClusterMixin, BaseEstimator):
                              "dimensions left by the fairness constraints")
         if normalized:
             constraint = constraint / np.sqrt(degree)[:, None]
-        if self.method == "nullspace":
+        if self.method == "nullspace" or 2 * k > fair_dimension(constraint):
             x = nullspace_embedding(lap, constraint, k)
+            if self.method == "riemannian":
+                self.admm_info_ = {"method": "nullspace", "fallback": (
+                    f"n_clusters={k} is over half the {fair_dimension(constraint)} fair "
+                    "dimensions, where the ADMM is no cheaper and may not converge: used the "
+                    "exact nullspace method"), "objective": float(np.sum(x * (lap @ x)))}
         else:
             start = None
             if self.init == "spectral":
