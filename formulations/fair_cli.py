@@ -77,16 +77,23 @@ def print_comparison(
 
 
 def print_mip(data: FairGraph, k: int, max_nodes: int = 24) -> float | None:
-    """Solve the exact fair-clustering MIP with HiGHS and print its optimum."""
-    from coplug.formulations.fair_clustering_mip import fair_clustering_mip
+    """Solve the exact fair-clustering MIP with HiGHS; print the balance of its partition and
+    its optimum, or that no exactly fair k-clustering was found."""
+    from coplug.formulations.fair_clustering_mip import fair_clustering_mip, mip_labels
+    from coplug.formulations.fair_metrics import balance
     from coplug.plugins import solve
 
     if data.n > max_nodes:
         raise InputError(f"--mip is for tiny graphs (<= {max_nodes} nodes), this one has {data.n}")
-    result = solve(fair_clustering_mip(data.adjacency, data.groups, k), solver="highs")
-    print(f"{'exact MIP':<14}{1.0 if result.has_solution else float('nan'):>9.3f}"
-          f"{result.objective if result.objective is not None else float('nan'):>12.4f}"
-          f"{result.time:>9.2f}  ({result.status.value}, exactly fair)")
+    model = fair_clustering_mip(data.adjacency, data.groups, k)
+    result = solve(model, solver="highs")
+    if not result.has_solution:
+        reason = (f"no exactly fair partition into {k} clusters exists"
+                  if result.status.value == "infeasible" else "no partition found")
+        print(f"{'exact MIP':<14}  {result.status.value}: {reason} ({result.time:.2f} s)")
+        return None
+    print(f"{'exact MIP':<14}{balance(mip_labels(model), data.groups):>9.3f}"
+          f"{result.objective:>12.4f}{result.time:>9.2f}  ({result.status.value}, exactly fair)")
     return result.objective
 
 

@@ -69,7 +69,9 @@ def cut_weight(adjacency: sp.spmatrix, labels: np.ndarray) -> float:
 
 
 def balance(labels: np.ndarray, groups: np.ndarray) -> float:
-    """min over clusters C and groups s != s' of |C & V_s| / |C & V_s'| (1 = perfectly fair)."""
+    """min over clusters C and groups s != s' of |C & V_s| / |C & V_s'|: 1 only if every
+    cluster holds the groups in equal numbers; an exactly proportional (fair) partition scores
+    the dataset's own min/max group-size ratio, its largest possible value."""
     table, _ = _contingency(labels, groups)
     return float((table.min(axis=1) / table.max(axis=1)).min())
 

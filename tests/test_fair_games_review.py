@@ -8,7 +8,9 @@ import pytest
 import scipy.linalg as la
 import scipy.sparse as sp
 
+from coplug.formulations.fair_cli import print_mip
 from coplug.formulations.fair_graphs import as_adjacency, fair_sbm
+from coplug.formulations.fair_metrics import balance, proportion_deviation
 from coplug.learned.fair_spectral import (
     FairSpectralClustering,
     fairness_matrix,
@@ -87,3 +89,27 @@ def test_polar_refuses_a_rank_deficient_matrix() -> None:
         polar(np.outer(np.arange(1.0, 6.0), [1.0, 2.0]))
     q = polar(np.array([[2.0, 0.0], [0.0, 1.0], [0.0, 0.0]]))
     assert np.allclose(q, np.eye(3, 2))
+
+
+def test_cli_mip_prints_the_real_balance(capsys: pytest.CaptureFixture[str]) -> None:
+    data = fair_sbm(12, 2, seed=0)
+    assert np.bincount(data.groups).tolist() == [4, 8]
+    objective = print_mip(data, 2)
+    row = capsys.readouterr().out.split()
+    assert row[:2] == ["exact", "MIP"]
+    assert float(row[2]) == pytest.approx(4 / 8)
+    assert float(row[3]) == pytest.approx(objective, abs=1e-4)
+
+
+def test_cli_mip_says_infeasible_without_nan(capsys: pytest.CaptureFixture[str]) -> None:
+    data = fair_sbm(12, 2, seed=0)
+    assert print_mip(data, 5) is None
+    out = capsys.readouterr().out
+    assert "infeasible" in out and "nan" not in out and "exactly fair (" not in out
+
+
+def test_balance_of_a_proportional_partition_is_the_group_ratio() -> None:
+    groups = np.array([0] * 4 + [1] * 8)
+    labels = np.array([0, 0, 1, 1] + [0] * 4 + [1] * 4)
+    assert proportion_deviation(labels, groups) == 0.0
+    assert balance(labels, groups) == pytest.approx(2 / 4)
