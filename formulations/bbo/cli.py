@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from coplug.plugins.errors import InputError
 
@@ -82,6 +83,15 @@ def read_program(spec: str, dim: int | None, lower: float = -5.0, upper: float =
     return load(spec, dim, lower, upper)
 
 
+def _known_points(spec: str, program: Any) -> list[Any]:
+    """Points a certificate must not be beaten by: x_opt of a BBOB function."""
+    from coplug.formulations.bbo.bbob import bbob_problem
+
+    if not spec.startswith("bbob:"):
+        return []
+    return [bbob_problem(int(spec[5:]), program.dim).x_opt]
+
+
 def _cmd_export(args: argparse.Namespace) -> int:
     from coplug.formulations.bbo.compile import program_to_json, pyomo_script, write_program
 
@@ -100,8 +110,8 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     from coplug.formulations.bbo.certify import certify
     from coplug.plugins.cli import print_result
 
-    cert = certify(read_program(args.program, args.dim, args.lower, args.upper),
-                   time_limit=args.time_limit)
+    program = read_program(args.program, args.dim, args.lower, args.upper)
+    cert = certify(program, time_limit=args.time_limit, known=_known_points(args.program, program))
     print_result(cert.result)
     print(f"x          {None if cert.x is None else cert.x.round(6).tolist()}")
     print(f"certified  {cert.certified}")

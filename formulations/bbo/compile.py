@@ -187,6 +187,7 @@ def validate(program: Program, n: int = 256, seed: int = 0, max_abs: float = MAX
         raise ProgramError("non_finite", f"|f| reaches {np.abs(values).max():.3g} on the box "
                            f"(limit {max_abs:.0e})")
     _reject_sign_changing_denominators(program, points)
+    _reject_zero_touching_guards(program)
 
 
 def _reject_sign_changing_denominators(program: Program, points: np.ndarray) -> None:
@@ -214,6 +215,116 @@ def _reject_sign_changing_denominators(program: Program, points: np.ndarray) -> 
             if ((values > 0).any(axis=0) & (values < 0).any(axis=0)).any():
                 raise ProgramError("non_finite", f"the denominator {node_text(den)[:80]} "
                                    "changes sign on the box, so the program has a pole there")
+
+
+# Boxes the proof that a denominator or log argument keeps away from 0 may split before it
+# gives up, and the relative box width at which a bound still including 0 means a zero.
+PROOF_BOXES = 4096
+ZERO_WIDTH = 1e-12
+
+
+def _guards(program: Program) -> list[tuple[Node, bool]]:
+    """(expression, must be positive) pairs that must keep away from 0 on the box: every
+    non-constant denominator (nonzero) and log argument (positive), each once."""
+    found: dict[Node, bool] = {}
+    for node in _program_nodes(program):
+        den = _denominator(node)
+        if den is not None and den.op != "num":
+            found.setdefault(den, False)
+        if node.op == "log" and node.args[0].op != "num":
+            found[node.args[0]] = True
+    return list(found.items())
+
+
+def _reject_zero_touching_guards(program: Program) -> None:
+    """Reject a program with a denominator or log argument that reaches 0 on the box.
+
+    Sample points miss a pole the function only touches (1 / (x[0] - 0.3) ** 2), so each
+    such expression must be proven away from 0 by interval bounds, splitting the box
+    where they still include 0 (PROOF_BOXES boxes at most). One that cannot be proven is
+    rejected, naming the smallest value seen: the rule is conservative. Expressions using
+    floor are exempt where unproven: near a jump of floor the bounds of adjacent steps
+    merge, so a proof can fail for a denominator that never vanishes.
+    """
+    with_floor = _lets_using_floor(program)
+    be = _Backend("numpy")
+    for guard, positive in _guards(program):
+        failure = _zero_touching(program, guard, positive, be)
+        if failure is None or (failure[0] == "unproven" and _uses_floor(guard, with_floor)):
+            continue
+        outcome, smallest, where = failure
+        what = "log argument" if positive else "denominator"
+        point = np.round(where, 6).tolist()
+        if outcome == "zero":
+            value = f"reaches {smallest:.3g}" if np.isfinite(smallest) else "is not finite"
+            raise ProgramError("non_finite", f"the {what} {node_text(guard)[:80]} {value} "
+                               f"at x={point} on the box")
+        raise ProgramError("non_finite", f"the {what} {node_text(guard)[:80]} cannot be "
+                           "shown to keep away from 0 on the box (interval bounds include 0; "
+                           f"{'smallest value' if positive else '|value|'} down to "
+                           f"{smallest:.3g} near x={point}), so the program may have "
+                           f"{'a log singularity' if positive else 'a pole'} there")
+
+
+def _zero_touching(program: Program, guard: Node, positive: bool,
+                   be: _Backend) -> tuple[str, float, np.ndarray] | None:
+    """None when interval bounds prove the guard away from 0 (above 0 when `positive`);
+    else ('zero' | 'unproven', smallest value seen, where) from a branch and bound."""
+    from coplug.formulations.bbo.intervals import IntervalEvaluator, variables_of
+
+    dims = variables_of(program, guard)
+    if not dims:
+        return None
+    lower = np.full((1, program.dim), program.lower)
+    upper = np.full((1, program.dim), program.upper)
+    evaluate = _closure(guard, be)
+    lets = [(name, _closure(node, be)) for name, node in program.lets]
+    best, where, used = np.inf, lower[0], 0
+    span = program.upper - program.lower
+    while True:
+        lo, hi = IntervalEvaluator(program, lower, upper).bounds(guard)
+        open_ = (lo <= 0.0) if positive else (lo <= 0.0) & (hi >= 0.0)
+        keep = np.broadcast_to(open_, (len(lower), open_.shape[-1])).any(axis=1)
+        if not keep.any():
+            return None
+        lower, upper = lower[keep], upper[keep]
+        middle = 0.5 * (lower + upper)
+        values = _guard_values(evaluate, lets, middle)
+        score = values if positive else np.abs(values)
+        score = np.where(np.isfinite(score), score, -np.inf).min(axis=1)
+        k = int(np.argmin(score))
+        if score[k] < best:
+            best, where = float(score[k]), middle[k]
+        if best <= 0.0:
+            return "zero", best, where
+        used += len(lower)
+        widths = (upper - lower)[:, dims]
+        if used > PROOF_BOXES or widths.max() <= ZERO_WIDTH * span:
+            return "unproven", best, where
+        lower, upper = _bisect(lower, upper, dims, widths)
+
+
+def _guard_values(evaluate: Closure, lets: list[tuple[str, Closure]],
+                  points: np.ndarray) -> np.ndarray:
+    """A guard expression's values at points, shape (n, components)."""
+    env: dict[str, Any] = {}
+    with np.errstate(all="ignore"):
+        for name, f in lets:
+            env[name] = f(points, env)
+        raw = np.asarray(evaluate(points, env), dtype=float)
+    return np.broadcast_to(raw, (len(points), raw.shape[-1] if raw.ndim else 1))
+
+
+def _bisect(lower: np.ndarray, upper: np.ndarray, dims: list[int],
+            widths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Split every box in two across its widest dimension among `dims`."""
+    rows = np.arange(len(lower))
+    cut = np.asarray(dims)[np.argmax(widths, axis=1)]
+    middle = 0.5 * (lower[rows, cut] + upper[rows, cut])
+    left_upper, right_lower = upper.copy(), lower.copy()
+    left_upper[rows, cut] = middle
+    right_lower[rows, cut] = middle
+    return np.vstack([lower, right_lower]), np.vstack([left_upper, upper])
 
 
 def _denominator(node: Node) -> Node | None:

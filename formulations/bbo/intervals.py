@@ -1,0 +1,229 @@
+"""Interval bounds of program expressions over batches of boxes (no sampling, no solver).
+
+Validation uses them to prove that a denominator or a log argument keeps away from 0 on
+the whole box: sample points cannot see a pole the function only touches, such as
+1 / (x[0] - 0.3) ** 2. Each bound is rounded outward by a relative EPS, which covers the
+rounding of correctly rounded arithmetic and of numpy's transcendental functions, so a
+proven sign holds for the values the evaluators compute. A box is an (n, dim) pair of
+lower and upper corners; a scalar's bounds have shape (n, 1), a vector's (n, dim).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from coplug.formulations.bbo.grammar import Node, Program
+
+EPS = 1e-14
+TWO_PI = 2.0 * math.pi
+
+Bounds = tuple[np.ndarray, np.ndarray]
+
+
+def _out(lo: np.ndarray, hi: np.ndarray) -> Bounds:
+    """Round bounds outward by EPS; an undefined (nan) bound becomes infinite."""
+    lo = np.where(np.isnan(lo), -np.inf, lo - EPS * np.abs(lo))
+    hi = np.where(np.isnan(hi), np.inf, hi + EPS * np.abs(hi))
+    return lo, hi
+
+
+def _full(like: np.ndarray) -> Bounds:
+    """No information: (-inf, inf) in the shape of `like`."""
+    return np.full(like.shape, -np.inf), np.full(like.shape, np.inf)
+
+
+def _mul(a: Bounds, b: Bounds) -> Bounds:
+    products = np.stack(np.broadcast_arrays(a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]))
+    return _out(products.min(axis=0), products.max(axis=0))
+
+
+def _reciprocal(b: Bounds) -> Bounds:
+    """1 / b; unbounded where b's bounds include 0."""
+    lo, hi = b
+    zero = (lo <= 0.0) & (hi >= 0.0)
+    return _out(np.where(zero, -np.inf, 1.0 / hi), np.where(zero, np.inf, 1.0 / lo))
+
+
+def _int_pow(a: Bounds, n: int) -> Bounds:
+    """a ** n for an integer n (a negative n through the reciprocal)."""
+    if n < 0:
+        return _reciprocal(_int_pow(a, -n))
+    lo, hi = a
+    if n % 2:
+        return _out(lo**n, hi**n)
+    small = np.where(lo >= 0.0, lo, np.where(hi <= 0.0, -hi, 0.0))
+    large = np.maximum(np.abs(lo), np.abs(hi))
+    return _out(small**n, large**n)
+
+
+def _pow(a: Bounds, b: Bounds, exponent: float | None) -> Bounds:
+    """a ** b; a constant exponent exactly, a variable one as exp(b * log(a)) for a > 0."""
+    lo, hi = a
+    if exponent is not None and exponent == round(exponent) and abs(exponent) <= 1e6:
+        return _int_pow(a, int(exponent))
+    if exponent is not None:
+        base = (np.maximum(lo, 0.0), np.maximum(hi, 0.0))
+        ends = (base[0] ** exponent, base[1] ** exponent)
+        result = ends if exponent > 0 else (ends[1], ends[0])
+        undefined = hi < 0.0
+        return _out(np.where(undefined, -np.inf, result[0]), np.where(undefined, np.inf,
+                                                                       result[1]))
+    log_a = _monotone(np.log, (np.maximum(lo, 0.0), hi))
+    lo_out, hi_out = _monotone(np.exp, _mul(b, log_a))
+    positive = lo > 0.0
+    return np.where(positive, lo_out, -np.inf), np.where(positive, hi_out, np.inf)
+
+
+def _monotone(fn: Callable[[np.ndarray], np.ndarray], a: Bounds) -> Bounds:
+    return _out(fn(a[0]), fn(a[1]))
+
+
+def _sin(a: Bounds) -> Bounds:
+    """sin over an interval: 1 where it holds a crest pi/2 + 2k pi, -1 where a trough."""
+    lo, hi = a
+    ends = np.stack(np.broadcast_arrays(np.sin(lo), np.sin(hi)))
+    out_lo, out_hi = ends.min(axis=0), ends.max(axis=0)
+    slack = 1e-9 * (1.0 + np.abs(hi))
+    for peak, is_max in ((0.5 * math.pi, True), (-0.5 * math.pi, False)):
+        k = np.floor((hi + slack - peak) / TWO_PI)
+        inside = peak + k * TWO_PI >= lo - slack
+        if is_max:
+            out_hi = np.where(inside, 1.0, out_hi)
+        else:
+            out_lo = np.where(inside, -1.0, out_lo)
+    wide = ~np.isfinite(lo) | ~np.isfinite(hi) | (hi - lo >= TWO_PI)
+    lo_out, hi_out = _out(np.where(wide, -1.0, out_lo), np.where(wide, 1.0, out_hi))
+    return np.maximum(lo_out, -1.0), np.minimum(hi_out, 1.0)
+
+
+def _abs(a: Bounds) -> Bounds:
+    lo, hi = a
+    small = np.where(lo >= 0.0, lo, np.where(hi <= 0.0, -hi, 0.0))
+    return small, np.maximum(np.abs(lo), np.abs(hi))
+
+
+def _domain(fn: Callable[[np.ndarray], np.ndarray], a: Bounds, low: float,
+            high: float = np.inf, decreasing: bool = False) -> Bounds:
+    """A monotone function defined on [low, high]: bounds over the defined part of a,
+    no information where a misses the domain entirely."""
+    lo, hi = a
+    clipped = (np.clip(lo, low, high), np.clip(hi, low, high))
+    out = _monotone(fn, clipped)
+    if decreasing:
+        out = (out[1], out[0])
+    miss = (hi < low) | (lo > high)
+    return np.where(miss, -np.inf, out[0]), np.where(miss, np.inf, out[1])
+
+
+def _matmul(matrix: np.ndarray, v: Bounds) -> Bounds:
+    """M @ v, rounded outward by the accumulated error of the dot products."""
+    pos, neg = np.maximum(matrix, 0.0), np.minimum(matrix, 0.0)
+    lo = v[0] @ pos.T + v[1] @ neg.T
+    hi = v[1] @ pos.T + v[0] @ neg.T
+    scale = np.maximum(np.abs(v[0]), np.abs(v[1])) @ np.abs(matrix).T
+    slack = (matrix.shape[0] + 2) * 2.3e-16 * scale
+    return _out(lo - slack, hi + slack)
+
+
+def _sum(a: Bounds) -> Bounds:
+    """Entries added one by one, each sum rounded outward (keeps a sum of positives positive)."""
+    out = (a[0][..., :1], a[1][..., :1])
+    for j in range(1, a[0].shape[-1]):
+        out = _out(out[0] + a[0][..., j : j + 1], out[1] + a[1][..., j : j + 1])
+    return out
+
+
+def _prod(a: Bounds) -> Bounds:
+    out = (a[0][..., :1], a[1][..., :1])
+    for j in range(1, a[0].shape[-1]):
+        out = _mul(out, (a[0][..., j : j + 1], a[1][..., j : j + 1]))
+    return out
+
+
+_UNARY: dict[str, Callable[[Bounds], Bounds]] = {
+    "neg": lambda a: (-a[1], -a[0]),
+    "exp": lambda a: _monotone(np.exp, a),
+    "tanh": lambda a: _monotone(np.tanh, a),
+    "floor": lambda a: (np.floor(a[0]), np.floor(a[1])),
+    "log": lambda a: _domain(np.log, a, 0.0),
+    "sqrt": lambda a: _domain(np.sqrt, a, 0.0),
+    "acos": lambda a: _domain(np.arccos, a, -1.0, 1.0, decreasing=True),
+    "sin": _sin,
+    "cos": lambda a: _sin(_out(a[0] + 0.5 * math.pi, a[1] + 0.5 * math.pi)),
+    "abs": _abs,
+    "sum": _sum,
+    "prod": _prod,
+}
+
+
+class IntervalEvaluator:
+    """Bounds of a program's expressions over a batch of boxes (lets computed once)."""
+
+    def __init__(self, program: Program, lower: np.ndarray, upper: np.ndarray) -> None:
+        self.lets = dict(program.lets)
+        self.lower, self.upper = lower, upper
+        self.env: dict[str, Bounds] = {}
+
+    def bounds(self, node: Node) -> Bounds:
+        """Lower and upper bounds of `node` on every box of the batch."""
+        with np.errstate(all="ignore"):
+            return self._bounds(node)
+
+    def _bounds(self, node: Node) -> Bounds:
+        op = node.op
+        if op in ("num", "vec"):
+            c = np.atleast_2d(np.asarray(node.value, dtype=float))
+            return c, c
+        if op == "x":
+            return self.lower, self.upper
+        if op == "xi":
+            i = node.value
+            return self.lower[:, i : i + 1], self.upper[:, i : i + 1]
+        if op == "ref":
+            if node.value not in self.env:
+                self.env[node.value] = self._bounds(self.lets[node.value])
+            return self.env[node.value]
+        if op == "matmul":
+            return _matmul(np.asarray(node.args[0].value, dtype=float),
+                           self._bounds(node.args[1]))
+        args = [self._bounds(arg) for arg in node.args]
+        if op in _UNARY:
+            return _UNARY[op](args[0])
+        a, b = args
+        if op == "add":
+            return _out(a[0] + b[0], a[1] + b[1])
+        if op == "sub":
+            return _out(a[0] - b[1], a[1] - b[0])
+        if op == "mul":
+            return _int_pow(a, 2) if node.args[0] == node.args[1] else _mul(a, b)
+        if op == "div":
+            return _mul(a, _reciprocal(b))
+        if op == "pow":
+            exponent = node.args[1]
+            return _pow(a, b, float(exponent.value) if exponent.op == "num" else None)
+        if op in ("max", "min"):
+            fn = np.maximum if op == "max" else np.minimum
+            return fn(a[0], b[0]), fn(a[1], b[1])
+        raise ValueError(f"no interval rule for op {op!r}")
+
+
+def variables_of(program: Program, node: Node) -> list[int]:
+    """Indices of the variables an expression depends on (through lets too)."""
+    lets = dict(program.lets)
+    found: set[int] = set()
+    seen: set[str] = set()
+    stack = [node]
+    while stack:
+        sub = stack.pop()
+        if sub.op == "x":
+            return list(range(program.dim))
+        if sub.op == "xi":
+            found.add(sub.value)
+        elif sub.op == "ref" and sub.value not in seen:
+            seen.add(sub.value)
+            stack.append(lets[sub.value])
+        stack.extend(sub.args)
+    return sorted(found)

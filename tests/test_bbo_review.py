@@ -1,0 +1,74 @@
+"""Review fixes of coplug.formulations.bbo: no false certificates, usable BBOB programs,
+safe run directories, one-line CLI errors and exact Pyomo forms of max/min/abs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from coplug.formulations.bbo.bbob import bbob_problem
+from coplug.formulations.bbo.certify import certify
+from coplug.formulations.bbo.compile import load
+from coplug.formulations.bbo.grammar import ProgramError, parse
+from coplug.plugins.cli import main
+
+POLE = "-1 / (x[0] - 0.3) ** 2"
+LOG_POLE = "log((x[0] - 0.3) ** 2 + (x[1] - 0.2) ** 2)"
+
+
+@pytest.mark.parametrize(("text", "what"), [
+    (POLE, "denominator"), (LOG_POLE, "log argument"),
+    ("sum(x) + ((x[1] - 0.3) ** 2) ** -0.5", "denominator")])
+def test_load_rejects_an_expression_that_touches_zero(text: str, what: str) -> None:
+    with pytest.raises(ProgramError) as info:
+        load(text, 2)
+    assert info.value.kind == "non_finite" and what in str(info.value)
+
+
+@pytest.mark.parametrize("text", [
+    "1 / (x[0] * x[0] - 2 * x[0] + 2)", "z = x - [0.1, 0.2]\nlog(sum(z * z) + 1e-300)",
+    "sum(1 / (1.01 + sin(x)))", "log(1.0 + abs(x[0] - x[1]))", "1 / (floor(x[0]) + 0.5)"])
+def test_load_keeps_denominators_and_logs_that_stay_away_from_zero(text: str) -> None:
+    assert load(text, 2).dim == 2
+
+
+def test_every_bbob_program_passes_the_pole_proof() -> None:
+    for fid in range(1, 25):
+        assert bbob_problem(fid, 3).fid == fid
+
+
+def test_certify_refuses_a_program_without_minimum_and_says_why() -> None:
+    for text in (POLE, LOG_POLE):
+        cert = certify(parse(text, 2), time_limit=5.0)  # parse skips validation
+        assert not cert.certified
+        assert cert.result.extra["error"]
+
+
+def test_solve_command_rejects_a_touching_log_in_one_line(capsys) -> None:
+    assert main(["bbo", "solve", LOG_POLE, "--dim", "2", "--time-limit", "5"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "log argument" in err and "\n" not in err
+
+
+def test_certify_checks_scip_against_a_local_descent_on_f19() -> None:
+    problem = bbob_problem(19, 2)
+    cert = certify(problem.program, time_limit=10.0)
+    assert not cert.certified
+    assert "below SCIP's bound" in cert.result.extra["error"]
+
+
+def test_a_known_point_below_the_bound_refutes_a_certificate() -> None:
+    from coplug.formulations.bbo.certify import _challenge
+
+    program = load("-exp(-10000.0 * sum((x - [1.2345, -2.3456]) ** 2))", 2)  # a narrow well
+    far = np.array([4.0, 4.0])
+    assert _challenge(program, far, 0.0, 1e-6, known=(), samples=64) is None
+    reason = _challenge(program, far, 0.0, 1e-6, known=[np.array([1.2345, -2.3456])],
+                        samples=64)
+    assert reason is not None and "below SCIP's bound" in reason
+
+
+def test_solve_command_prints_why_bbob_f19_is_not_certified(capsys) -> None:
+    assert main(["bbo", "solve", "bbob:19", "--dim", "2", "--time-limit", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "certified  False" in out and "below SCIP's bound" in out
