@@ -6,7 +6,6 @@ Also holds the seeded test cases shared with the benchmark and the `make demo` s
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from typing import Any
 import pyomo.environ as pyo
 
 from coplug.formulations.qubo import QUBO, check_seed
+from coplug.plugins.argtypes import positive_float, positive_int
 from coplug.plugins.errors import InputError
 
 PROBLEMS = ("knapsack", "tsp", "openpit")
@@ -121,18 +121,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("problem", choices=PROBLEMS)
     p.add_argument(
-        "--size", type=_positive_int, default=None, help=f"items / cities / blocks (default {SIZE})"
+        "--size", type=positive_int, default=None, help=f"items / cities / blocks (default {SIZE})"
     )
     p.add_argument("--method", choices=("adam", "pgd"), default="adam")
     p.add_argument("--form", choices=FORMS, default="safe")
-    p.add_argument("--starts", type=_positive_int, default=200, help="random starts, batched")
+    p.add_argument("--starts", type=positive_int, default=200, help="random starts, batched")
     p.add_argument("--seed", type=_seed, default=0, help="integer in [0, 2**63)")
-    p.add_argument("--max-iter", type=_positive_int, default=3000)
+    p.add_argument("--max-iter", type=positive_int, default=3000)
     p.add_argument(
         "--file", default=None, help="a knapsack text file or a TSPLIB .tsp file (no --size)"
     )
     p.add_argument(
-        "--time-limit", type=_positive_seconds, default=None, help="SCIP time limit, seconds"
+        "--time-limit", type=positive_float, default=None, help="SCIP time limit, seconds"
     )
     p.set_defaults(func=_cmd_qubo)
 
@@ -144,28 +144,6 @@ def _seed(text: str) -> int:
     except (ValueError, InputError):
         message = f"must be an integer in [0, 2**63), got {text!r}"
         raise argparse.ArgumentTypeError(message) from None
-
-
-def _positive_int(text: str) -> int:
-    """argparse type for counts (--size, --starts, --max-iter): an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
-    return value
-
-
-def _positive_seconds(text: str) -> float:
-    """argparse type for --time-limit: a finite number of seconds > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}")
-    return value
 
 
 def _cmd_qubo(args: argparse.Namespace) -> int:

@@ -193,7 +193,7 @@ def test_cli_refuses_bad_numbers_before_running(
         main(["qubo", "tsp", "--starts", "2", flag, value])
     assert exc.value.code == 2
     captured = capsys.readouterr()
-    assert f"argument {flag}: must be" in captured.err and "QUBO with" not in captured.out
+    assert f"argument {flag}: expected" in captured.err and "QUBO with" not in captured.out
 
 
 def test_cli_refuses_size_with_file(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
