@@ -5,8 +5,9 @@ The ascent (independent learning, as in the seed result): every player climbs th
 its own utility plus mu * sum log(slack) over the constraints and bounds that involve its
 variables. Steps are adaptive per player (grow after success, halve until the point is
 strictly feasible and the player's barrier utility rises by an Armijo margin), so no
-iterate ever leaves the interior. Gradients are exact: the Pyomo expressions are turned into
-sympy (Pyomo's own bridge), differentiated once and compiled to numpy.
+iterate ever leaves the interior. It stops at a stationary point of this barrier game (a
+gradient test, independent of the step sizes). Gradients are exact: the Pyomo expressions
+are turned into sympy (Pyomo's own bridge), differentiated once and compiled to numpy.
 
 The certifier fixes every other player at the profile and solves the player's own problem
 through `coplug.plugins.solve` (SCIP handles the nonconvex nonlinear cases); SCIP's dual
@@ -180,7 +181,7 @@ def barrier_gradient_ascent(
     mu: float = 1e-6,
     mu_start: float | None = None,
     mu_decay: float = 0.2,
-    tol: float = 1e-3,
+    tol: float = 1e-5,
     max_iter: int = 50_000,
     update: str = "simultaneous",
     step: float = 1e-2,
@@ -192,11 +193,19 @@ def barrier_gradient_ascent(
 
     `mu` is the barrier weight (the equilibrium gap is about mu times the number of active
     constraints per player), fixed as in the analysed method; `mu_start` > mu instead follows
-    the barrier path down from mu_start by factors `mu_decay`. A stage ends when every
-    player's predicted Armijo gain eta ||g||^2 is below `tol * mu`. The game's variables
-    hold the result. An iterate that is non-finite or beyond `divergence_bound` in absolute
-    value raises InputError: a utility that grows without bound on the feasible set has no
-    equilibrium to reach.
+    the barrier path down from mu_start by factors `mu_decay`. A stage at weight m ends when
+    the barrier pseudo-gradient (each variable's partial derivative of its owner's barrier
+    utility) is at most `tol * m / mu` in absolute value, so `converged` means the returned
+    profile is a stationary point of the barrier game to within `tol`; as mu -> 0 these
+    points tend to the variational equilibrium (equal multipliers on shared constraints).
+    Reaching it can be slow: along a binding shared constraint on which the players' marginal
+    gains differ, every step is capped by the barrier's curvature, so the profile slides along
+    the constraint at a speed proportional to mu (about 1/mu iterations; `update="sequential"`
+    is several times faster there). `converged=False` says the stationary point was not
+    reached within `max_iter`; the profile can still be a good approximate Nash equilibrium,
+    which `certify` measures. The game's variables hold the result. An iterate that is
+    non-finite or beyond `divergence_bound` in absolute value raises InputError: a utility
+    that grows without bound on the feasible set has no equilibrium to reach.
     """
     if not (mu > 0 and 0 < mu_decay < 1 and step > 0 and tol > 0 and divergence_bound > 0):
         raise InputError(
@@ -232,13 +241,15 @@ def barrier_gradient_ascent(
         _check_bounded(compiled, x, iteration, divergence_bound)
         slack = compiled.slacks(x)
         min_slack = min(min_slack, float(slack.min(initial=np.inf)))
+        stationarity = float(np.abs(compiled.pseudo_gradient(x, level)).max(initial=0.0))
         trace.append({"iteration": iteration, "mu": level, "gain": float(gains.max()),
+                      "stationarity": stationarity,
                       "min_slack": float(slack.min(initial=np.inf))})
         if keep_iterates:
             iterates.append(x.copy())
         if callback is not None:
             callback(iteration, x, level)
-        if gains.max() <= tol * level:
+        if stationarity <= tol * level / mu:
             if level <= mu:
                 converged = True
                 break
@@ -260,6 +271,35 @@ def _check_bounded(compiled: CompiledGame, x: np.ndarray, iteration: int, bound:
         )
 
 
+def _own_step(compiled: CompiledGame, x: np.ndarray, i: int, gradient: np.ndarray,
+              eta: float, mu: float) -> float:
+    """Player i's Armijo step along its own barrier gradient (others fixed), 0 if none.
+
+    Tries 2 eta, then halves. Near a shared constraint the utility gain of a step can fall
+    below the rounding of the utility; there a step is accepted when the player's directional
+    derivative at the trial point keeps half its value (for a utility concave in the player's
+    variables this implies the Armijo gain), so rounding cannot freeze the ascent.
+    """
+    part = compiled.slices[i]
+    norm2 = float(gradient @ gradient)
+    if norm2 == 0.0 or not np.isfinite(norm2):
+        return 0.0
+    current = compiled.barrier_utilities(x, mu)[i]
+    noise = 64 * np.finfo(float).eps * max(1.0, abs(current))
+    size = eta * 2.0
+    for _ in range(80):
+        trial = x.copy()
+        trial[part] += size * gradient
+        value = compiled.barrier_utilities(trial, mu)[i]
+        if value >= current + 1e-4 * size * norm2:
+            return size
+        if np.isfinite(value) and abs(value - current) <= noise and \
+                float(compiled.pseudo_gradient(trial, mu)[part] @ gradient) >= 0.5 * norm2:
+            return size
+        size /= 2.0
+    return 0.0
+
+
 def _sequential_step(compiled: CompiledGame, x: np.ndarray, eta: np.ndarray,
                      mu: float) -> np.ndarray:
     """One round: each player in turn takes an Armijo step on its barrier utility (in place).
@@ -270,20 +310,11 @@ def _sequential_step(compiled: CompiledGame, x: np.ndarray, eta: np.ndarray,
     gains = np.zeros(len(compiled.players))
     for i, part in enumerate(compiled.slices):
         gradient = compiled.pseudo_gradient(x, mu)[part]
-        norm2 = float(gradient @ gradient)
-        if norm2 == 0.0 or not np.isfinite(norm2):
-            continue
-        current = compiled.barrier_utilities(x, mu)[i]
-        size = eta[i] * 2.0
-        for _ in range(80):
-            trial = x.copy()
-            trial[part] += size * gradient
-            if compiled.barrier_utilities(trial, mu)[i] >= current + 1e-4 * size * norm2:
-                x[part] = trial[part]
-                gains[i] = size * norm2
-                break
-            size /= 2.0
-        eta[i] = max(size, 1e-300)
+        size = _own_step(compiled, x, i, gradient, eta[i], mu)
+        if size > 0.0:
+            x[part] += size * gradient
+            gains[i] = size * float(gradient @ gradient)
+            eta[i] = size
     return gains
 
 
@@ -294,26 +325,17 @@ def _simultaneous_step(compiled: CompiledGame, x: np.ndarray, eta: np.ndarray,
     move is strictly feasible and the pseudo-gradient along the move has not turned by more
     than half (in a potential game: the barrier potential rises, no joint overshoot).
 
-    Returns each player's unilateral predicted gain eta_i ||g_i||^2 (the stopping measure).
+    Returns each player's unilateral predicted gain eta_i ||g_i||^2.
     """
     gradient = compiled.pseudo_gradient(x, mu)
-    current = compiled.barrier_utilities(x, mu)
     gains = np.zeros(len(compiled.players))
     steps = np.zeros_like(x)
     for i, part in enumerate(compiled.slices):
-        norm2 = float(gradient[part] @ gradient[part])
-        if norm2 == 0.0 or not np.isfinite(norm2):
-            continue
-        size = eta[i] * 2.0
-        for _ in range(80):
-            trial = x.copy()
-            trial[part] += size * gradient[part]
-            if compiled.barrier_utilities(trial, mu)[i] >= current[i] + 1e-4 * size * norm2:
-                gains[i] = size * norm2
-                steps[part] = size
-                break
-            size /= 2.0
-        eta[i] = max(size, 1e-300)
+        size = _own_step(compiled, x, i, gradient[part], eta[i], mu)
+        if size > 0.0:
+            gains[i] = size * float(gradient[part] @ gradient[part])
+            steps[part] = size
+            eta[i] = size
     move = steps * gradient
     slope = float(gradient @ move)
     theta = min(1.0, 2.0 * damping[0])

@@ -78,7 +78,8 @@ class Game:
         ]
 
     def validate(self) -> None:
-        """Each player needs variables and a utility; own constraints touch only own variables."""
+        """Each player needs variables and a utility; own constraints touch only own variables;
+        constraints and utilities use only variables some player owns (or fixed ones)."""
         if not self._players:
             raise InputError("the game has no players")
         owner: dict[int, str] = {}
@@ -101,6 +102,13 @@ class Game:
             for v in identify_variables(con.body, include_fixed=False):
                 if id(v) not in owner:
                     raise InputError(f"constraint {con.name!r} uses {v.name!r}, owned by no player")
+        for player in self._players:
+            for v in identify_variables(self.utility(player), include_fixed=False):
+                if id(v) not in owner:
+                    raise InputError(
+                        f"utility of player {player!r} uses {v.name!r}, owned by no player: "
+                        "put it in a player's block or fix it"
+                    )
 
     def profile(self) -> dict[str, np.ndarray]:
         """The current strategy of every player (variable values in block order)."""
@@ -179,8 +187,9 @@ def cournot_equilibrium(
 ) -> float:
     """Symmetric equilibrium quantity: (a - c) / (b (n + 1)) unless capacity binds, then C / n.
 
-    With a binding shared capacity this is the variational equilibrium (the maximizer of the
-    potential over the shared set), the one the barrier method selects.
+    With a binding shared capacity this is the variational equilibrium (equal multipliers,
+    the maximizer of the potential over the shared set); the barrier game's equilibrium tends
+    to it as mu -> 0, so a converged barrier ascent lands within O(mu) of it.
     """
     return min(max(intercept - cost, 0.0) / (slope * (n_firms + 1)), capacity / n_firms)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import networkx as nx
 import numpy as np
+import pyomo.environ as pyo
 import pytest
 import scipy.linalg as la
 import scipy.sparse as sp
@@ -11,6 +12,8 @@ import scipy.sparse as sp
 from coplug.formulations.fair_cli import print_mip
 from coplug.formulations.fair_graphs import as_adjacency, fair_sbm
 from coplug.formulations.fair_metrics import balance, proportion_deviation
+from coplug.formulations.game_solvers import barrier_gradient_ascent, certify
+from coplug.formulations.games import Game, cournot
 from coplug.learned.fair_spectral import (
     FairSpectralClustering,
     fairness_matrix,
@@ -113,3 +116,54 @@ def test_balance_of_a_proportional_partition_is_the_group_ratio() -> None:
     labels = np.array([0, 0, 1, 1] + [0] * 4 + [1] * 4)
     assert proportion_deviation(labels, groups) == 0.0
     assert balance(labels, groups) == pytest.approx(2 / 4)
+
+
+def _asymmetric_cournot_barrier_point(mu: float) -> np.ndarray:
+    """Stationary point of the barrier game of price 10 - Q, costs (1, 3), q0 + q1 <= 3, solved
+    by hand-written equations (each firm: marginal profit - mu/s + mu/q - mu/(3 - q) = 0)."""
+    from scipy.optimize import fsolve
+
+    def residual(q: np.ndarray) -> np.ndarray:
+        s = 3 - q[0] - q[1]
+        barrier = -mu / s + mu / q - mu / (3 - q)
+        return np.array([9 - 2 * q[0] - q[1], 7 - 2 * q[1] - q[0]]) + barrier
+
+    q = fsolve(residual, [2.5 - mu, 0.5 - mu], xtol=1e-13)
+    assert np.abs(residual(q)).max() < 1e-9 and q.sum() < 3
+    return q
+
+
+@pytest.mark.parametrize(("mu", "update"), [(1e-2, "sequential"), (3e-2, "simultaneous")])
+def test_barrier_ascent_converged_means_stationary_near_the_ve(mu: float, update: str) -> None:
+    game = cournot(2, 10, 1, [1, 3], 3)
+    result = barrier_gradient_ascent(game, mu=mu, update=update)
+    assert result.converged
+    q = result.x
+    s = 3 - q.sum()
+    gradient = np.array([9 - 2 * q[0] - q[1], 7 - 2 * q[1] - q[0]]) + mu * (
+        -1 / s + 1 / q - 1 / (3 - q))
+    assert np.abs(gradient).max() <= 1e-5 * (1 + 1e-6)
+    assert q == pytest.approx(_asymmetric_cournot_barrier_point(mu), abs=1e-4)
+    assert np.abs(q - [2.5, 0.5]).max() < 2 * mu
+
+
+def _game_with_parent_variable() -> Game:
+    """Player a's utility adds z, a variable on the parent model that no player owns."""
+    game = Game("p")
+    a, b = game.add_player("a"), game.add_player("b")
+    game.model.z = pyo.Var(bounds=(0, 10), initialize=1.0)
+    a.x = pyo.Var(bounds=(0, 1), initialize=0.5)
+    b.y = pyo.Var(bounds=(0, 1), initialize=0.5)
+    a.utility = pyo.Expression(expr=-((a.x - 0.5) ** 2) + game.model.z)
+    b.utility = pyo.Expression(expr=-((b.y - 0.5) ** 2))
+    return game
+
+
+def test_utility_with_a_variable_no_player_owns_is_refused() -> None:
+    game = _game_with_parent_variable()
+    with pytest.raises(InputError, match="utility of player 'a' uses 'z', owned by no player"):
+        certify(game)
+    with pytest.raises(InputError, match="'z', owned by no player"):
+        barrier_gradient_ascent(game)
+    game.model.z.fix()
+    assert certify(game).epsilon < 1e-6
