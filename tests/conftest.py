@@ -5,6 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pyo
 import pytest
+import scipy.sparse as sp
+
+from coplug.formulations.qubo import QUBO
 
 
 def assignment_model(cost: np.ndarray) -> pyo.ConcreteModel:
@@ -22,3 +25,9 @@ def assignment_model(cost: np.ndarray) -> pyo.ConcreteModel:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
+
+
+def plain_qubo(Q: np.ndarray, c: np.ndarray) -> QUBO:
+    """A bare QUBO over z itself (every point feasible, objective 0) for certificate tests."""
+    return QUBO(Q=sp.csr_matrix(Q), c=c, constant=0.0, decode=lambda z: z,
+                is_feasible=lambda x: True, objective=lambda x: 0.0)

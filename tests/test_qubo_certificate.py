@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import plain_qubo
 
 from coplug.formulations import registry
 from coplug.formulations.qubo import QUBO
@@ -17,20 +18,9 @@ from coplug.plugins.cli import main
 from coplug.plugins.errors import InputError
 
 
-def _plain(Q: np.ndarray, c: np.ndarray) -> QUBO:
-    return QUBO(
-        Q=sp.csr_matrix(Q),
-        c=c,
-        constant=0.0,
-        decode=lambda z: z,
-        is_feasible=lambda x: True,
-        objective=lambda x: 0.0,
-    )
-
-
 def test_certificate_rejects_saddle_interior_and_descent_vertex() -> None:
     # f = (x1 - 1/2)^2 - (x2 - 1/2)^2 + const: stationary at the centre, a saddle.
-    q = _plain(np.diag([1.0, -1.0]), np.array([-1.0, 1.0]))
+    q = plain_qubo(np.diag([1.0, -1.0]), np.array([-1.0, 1.0]))
     saddle = certify(q, np.array([0.5, 0.5]))
     assert saddle.kkt and not saddle.second_order and not saddle.local_min
     assert not certify(q, np.array([0.2, 0.0])).kkt  # x1 can still move downhill
@@ -64,11 +54,11 @@ def test_to_pyomo_scip_equals_brute_force() -> None:
 
 def test_bad_input_is_named() -> None:
     with pytest.raises(InputError, match="symmetric"):
-        _plain(np.array([[0.0, 1.0], [0.0, 0.0]]), np.zeros(2))
+        plain_qubo(np.array([[0.0, 1.0], [0.0, 0.0]]), np.zeros(2))
     with pytest.raises(InputError, match="length"):
-        _plain(np.eye(2), np.zeros(3))
+        plain_qubo(np.eye(2), np.zeros(3))
     with pytest.raises(InputError, match="method"):
-        minimize(_plain(np.eye(2), np.zeros(2)), method="sgd")
+        minimize(plain_qubo(np.eye(2), np.zeros(2)), method="sgd")
     with pytest.raises(InputError, match="square"):
         random_euclidean(3).__class__(np.zeros((2, 3)))
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 import torch
+from conftest import plain_qubo
 
 from coplug.formulations.knapsack import (
     KnapsackInstance,
@@ -22,7 +22,6 @@ from coplug.formulations.openpit import (
     openpit_qubo_safe,
     random_block_model,
 )
-from coplug.formulations.qubo import QUBO
 from coplug.formulations.qubo_solvers import RunReport, certify, minimize
 from coplug.formulations.tsp import random_euclidean, tsp_qubo_naive, tsp_qubo_safe
 from coplug.plugins.cli import main
@@ -49,22 +48,11 @@ def test_positive_penalty_point_is_not_feasible() -> None:
     assert report.fraction_binary_feasible == 0.0 and report.best_objective(-1) is None
 
 
-def _plain(Q: np.ndarray, c: np.ndarray) -> QUBO:
-    return QUBO(
-        Q=sp.csr_matrix(Q),
-        c=c,
-        constant=0.0,
-        decode=lambda z: z,
-        is_feasible=lambda x: True,
-        objective=lambda x: 0.0,
-    )
-
-
 def test_adam_converges_when_squared_gradients_overflow() -> None:
     d = np.array([[0, 1e200, 1, 2], [1e200, 0, 1, 3], [1, 1, 0, 1], [2, 3, 1, 0.0]])
     report = minimize(tsp_qubo_safe(d), method="adam", starts=4, seed=0, max_iter=1000)
     assert report.fraction_ok == 1.0 and report.stats["converged"] == 4
-    linear = _plain(-np.eye(2), np.array([1e200, -1e200]))  # |c| >> the Hessian bound D
+    linear = plain_qubo(-np.eye(2), np.array([1e200, -1e200]))  # |c| >> the Hessian bound D
     report = minimize(linear, method="adam", starts=4, seed=0, max_iter=200)
     assert np.array_equal(report.points, np.tile([0.0, 1.0], (4, 1)))
 
@@ -151,7 +139,7 @@ def test_minimize_refuses_an_unavailable_cuda_device() -> None:
 
 def test_qubo_data_and_points_are_checked() -> None:
     with pytest.raises(InputError, match="at least one variable"):
-        _plain(np.zeros((0, 0)), np.zeros(0))
+        plain_qubo(np.zeros((0, 0)), np.zeros(0))
     q = tsp_qubo_safe(random_euclidean(4).dist)
     with pytest.raises(InputError, match="energy needs points of length 9"):
         q.energy(np.zeros(3))
@@ -164,7 +152,7 @@ def test_qubo_data_and_points_are_checked() -> None:
 
 
 def test_hand_built_qubo_is_labelled_custom_and_packaged_forms_keep_labels() -> None:
-    assert _plain(-np.eye(2), np.ones(2)).form == "custom"
+    assert plain_qubo(-np.eye(2), np.ones(2)).form == "custom"
     inst = KnapsackInstance([3, 4], [1, 1], 1)
     assert knapsack_qubo_safe(inst).form == "safe"
     assert knapsack_qubo_safe(KnapsackInstance([3], [5], 1)).form == "safe"  # nothing fits
