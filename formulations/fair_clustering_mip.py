@@ -14,7 +14,7 @@ import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
 
-from coplug.formulations.fair_graphs import validate_fair_graph
+from coplug.formulations.fair_graphs import check_n_clusters, validate_fair_graph
 from coplug.plugins.errors import InputError
 
 OBJECTIVES = ("ratio_cut", "cut")
@@ -32,7 +32,7 @@ def fair_clustering_mip(
         raise InputError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
     if not 0 <= tolerance < 1:
         raise InputError(f"tolerance must lie in [0, 1), got {tolerance}")
-    adjacency, codes = validate_fair_graph(graph, groups, n_clusters)
+    adjacency, codes = validate_fair_graph(graph, groups, check_n_clusters(n_clusters))
     n, k = adjacency.shape[0], int(n_clusters)
     share = np.bincount(codes) / n
     upper = sp.triu(adjacency, k=1).tocoo()

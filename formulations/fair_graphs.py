@@ -10,6 +10,7 @@ import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
+from coplug.formulations.fair_metrics import recode_labels
 from coplug.plugins.errors import InputError
 
 
@@ -69,7 +70,17 @@ def group_codes(graph: Any, groups: Any, n_groups: int | None = None) -> np.ndar
         if absent:
             raise InputError(f"group {absent[0]} is absent: no node carries it")
         return labels.astype(np.int64)
-    return np.unique(labels, return_inverse=True)[1].astype(np.int64)
+    return recode_labels(labels, "groups").astype(np.int64)
+
+
+def check_n_clusters(n_clusters: Any) -> int:
+    """n_clusters as an int, refusing None, bools, NaN, infinities and non-integers."""
+    number = isinstance(n_clusters, int | float | np.integer | np.floating) \
+        and not isinstance(n_clusters, bool)
+    if not (number and np.isfinite(n_clusters) and int(n_clusters) == n_clusters
+            and n_clusters >= 1):
+        raise InputError(f"n_clusters must be a positive integer, got {n_clusters!r}")
+    return int(n_clusters)
 
 
 def validate_fair_graph(
@@ -104,8 +115,7 @@ def validate_fair_graph(
             "remove them or connect them"
         )
     if n_clusters is not None:
-        if int(n_clusters) != n_clusters or n_clusters < 1:
-            raise InputError(f"n_clusters must be a positive integer, got {n_clusters}")
+        n_clusters = check_n_clusters(n_clusters)
         if n_clusters > n:
             raise InputError(f"n_clusters={n_clusters} is larger than the {n} nodes")
     return adjacency, codes

@@ -8,11 +8,12 @@ import scipy.sparse as sp
 from coplug.plugins.errors import InputError
 
 
-def _recode(values: object, field: str, n: int | None = None) -> np.ndarray:
+def recode_labels(values: object, field: str, n: int | None = None) -> np.ndarray:
     """Any 1-D labels (ints of any range, floats, strings) as codes 0..k-1 via np.unique.
 
     Labels are never used as indices, so gaps, negative codes and non-integer labels count
-    as the groups or clusters they name; NaN and a length other than `n` are refused.
+    as the groups or clusters they name; NaN (also inside an object array) and a length other
+    than `n` are refused.
     """
     labels = np.asarray(values)
     if labels.ndim != 1:
@@ -21,23 +22,33 @@ def _recode(values: object, field: str, n: int | None = None) -> np.ndarray:
         raise InputError(f"{field} must have one entry per node ({n}), got {labels.size}")
     if labels.size == 0:
         raise InputError(f"{field} is empty: the partition needs at least one node")
-    if labels.dtype.kind in "fc" and np.isnan(labels).any():
-        first = int(np.flatnonzero(np.isnan(labels))[0])
-        raise InputError(f"{field} has a NaN label (first at node {first})")
+    missing = np.flatnonzero(_nan_mask(labels))
+    if missing.size:
+        raise InputError(f"{field} has a NaN label (first at node {int(missing[0])})")
     try:
         return np.unique(labels, return_inverse=True)[1].reshape(-1)
     except TypeError as exc:
         raise InputError(f"{field} mixes labels that cannot be compared: {exc}") from None
 
 
+def _nan_mask(labels: np.ndarray) -> np.ndarray:
+    """Which labels are NaN, for float, complex and object arrays alike."""
+    if labels.dtype.kind in "fc":
+        return np.isnan(labels)
+    if labels.dtype.kind == "O":
+        return np.array([isinstance(v, float | complex | np.floating | np.complexfloating)
+                         and v != v for v in labels], dtype=bool)
+    return np.zeros(labels.shape, dtype=bool)
+
+
 def _codes(labels: np.ndarray, n: int) -> np.ndarray:
     """Cluster labels as codes 0..k-1, checked against the node count."""
-    return _recode(labels, "labels", n)
+    return recode_labels(labels, "labels", n)
 
 
 def _contingency(labels: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Node counts per (cluster, group) and the group codes, both recoded from any labels."""
-    group_codes = _recode(groups, "groups")
+    group_codes = recode_labels(groups, "groups")
     codes = _codes(labels, group_codes.size)
     table = np.zeros((int(codes.max()) + 1, int(group_codes.max()) + 1))
     np.add.at(table, (codes, group_codes), 1.0)

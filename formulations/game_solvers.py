@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pyomo.environ as pyo
 import sympy
+from pyomo.core.expr.numeric_expr import Expr_ifExpression
 from pyomo.core.expr.sympy_tools import Pyomo2SympyVisitor, PyomoSympyBimap
 from pyomo.core.expr.visitor import identify_variables
 
@@ -92,13 +93,20 @@ def compile_game(game: Game) -> CompiledGame:
     symbols = [bimap.getSympySymbol(v) for v in variables]
     visitor = Pyomo2SympyVisitor(bimap)
 
-    def to_sympy(expr: Any) -> sympy.Expr:
-        result = sympy.sympify(visitor.walk_expression(expr))
+    def to_sympy(expr: Any, where: str) -> sympy.Expr:
+        _refuse_piecewise(expr, where)
+        try:
+            result = sympy.sympify(visitor.walk_expression(expr))
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise UnsupportedModelError(
+                f"{where} cannot be differentiated exactly (sympy: {type(exc).__name__}: "
+                f"{exc})"
+            ) from None
         extra = {s: float(pyo.value(bimap.getPyomoSymbol(s))) for s in result.free_symbols
                  if s not in set(symbols)}
         return result.subs(extra) if extra else result
 
-    utilities = [to_sympy(game.utility(p)) for p in game.players]
+    utilities = [to_sympy(game.utility(p), f"utility of player {p!r}") for p in game.players]
     own_grad = [sympy.diff(utilities[owner[j]], symbols[j]) for j in range(len(symbols))]
     rows, names = [], []
     for con in [c for p in game.players for c in game.own_constraints(p)] + \
@@ -107,7 +115,7 @@ def compile_game(game: Game) -> CompiledGame:
             raise UnsupportedModelError(
                 f"equality constraint {con.name!r}: the log-barrier method needs inequalities"
             )
-        body = to_sympy(con.body)
+        body = to_sympy(con.body, f"constraint {con.name!r}")
         if con.has_ub():
             rows.append(float(pyo.value(con.upper)) - body)
             names.append(f"{con.name} (upper)")
@@ -138,6 +146,21 @@ def compile_game(game: Game) -> CompiledGame:
         involves=involves,
         variable_names=[v.name for v in variables],
     )
+
+
+def _refuse_piecewise(expr: Any, where: str) -> None:
+    """Refuse Expr_if (if-then-else) anywhere in an expression: it has no gradient the ascent
+    could follow, and sympy cannot even translate its condition."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Expr_ifExpression) and node.is_potentially_variable():
+            raise UnsupportedModelError(
+                f"{where} uses Expr_if (an if-then-else): the barrier ascent needs "
+                "differentiable expressions; write it smoothly or split the cases"
+            )
+        if getattr(node, "is_expression_type", lambda: False)():
+            stack.extend(node.args)
 
 
 def _vector_function(symbols: list, exprs: list) -> Callable[[np.ndarray], np.ndarray]:

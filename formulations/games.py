@@ -63,6 +63,9 @@ class Game:
         utility = self.block(player).component(UTILITY)
         if utility is None:
             raise InputError(f"player {player!r} has no component named {UTILITY!r}")
+        if isinstance(utility, pyo.Objective):
+            raise InputError(f"the utility of player {player!r} is a pyo.Objective: write it as "
+                             "pyo.Expression (certify adds its own objective per player)")
         return utility
 
     def own_constraints(self, player: str) -> list[ConstraintData]:
@@ -79,7 +82,8 @@ class Game:
 
     def validate(self) -> None:
         """Each player needs variables and a utility; own constraints touch only own variables;
-        constraints and utilities use only variables some player owns (or fixed ones)."""
+        constraints and utilities use only variables some player owns (or fixed ones); no
+        active Objective (certify adds one per player)."""
         if not self._players:
             raise InputError("the game has no players")
         owner: dict[int, str] = {}
@@ -102,6 +106,9 @@ class Game:
             for v in identify_variables(con.body, include_fixed=False):
                 if id(v) not in owner:
                     raise InputError(f"constraint {con.name!r} uses {v.name!r}, owned by no player")
+        for objective in self.model.component_data_objects(pyo.Objective, active=True):
+            raise InputError(f"the game has an active objective {objective.name!r}: players' "
+                             "utilities are pyo.Expressions; deactivate or delete it")
         for player in self._players:
             for v in identify_variables(self.utility(player), include_fixed=False):
                 if id(v) not in owner:

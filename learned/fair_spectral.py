@@ -34,7 +34,7 @@ import scipy.sparse.linalg as spla
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans
 
-from coplug.formulations.fair_graphs import validate_fair_graph
+from coplug.formulations.fair_graphs import check_n_clusters, validate_fair_graph
 from coplug.plugins.errors import InputError
 
 METHODS = ("riemannian", "nullspace", "unnormalized", "normalized")
@@ -260,8 +260,8 @@ class FairSpectralClustering(ClusterMixin, BaseEstimator):
         self._check_admm_settings()
         if self.groups is None and self.method in ("riemannian", "nullspace"):
             raise InputError(f"method={self.method!r} needs groups (one label per node)")
-        adjacency, codes = validate_fair_graph(graph, self.groups, self.n_clusters)
-        k = int(self.n_clusters)
+        k = check_n_clusters(self.n_clusters)
+        adjacency, codes = validate_fair_graph(graph, self.groups, k)
         start = time.perf_counter()
         self.embedding_ = self._embed(adjacency, codes, k)
         self.fit_time_ = time.perf_counter() - start

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import networkx as nx
 import numpy as np
 import pyomo.environ as pyo
@@ -10,7 +12,8 @@ import scipy.linalg as la
 import scipy.sparse as sp
 
 from coplug.formulations.fair_cli import print_mip
-from coplug.formulations.fair_graphs import as_adjacency, fair_sbm
+from coplug.formulations.fair_clustering_mip import fair_clustering_mip
+from coplug.formulations.fair_graphs import as_adjacency, fair_sbm, group_codes, validate_fair_graph
 from coplug.formulations.fair_metrics import balance, proportion_deviation
 from coplug.formulations.game_solvers import barrier_gradient_ascent, certify
 from coplug.formulations.games import Game, cournot
@@ -22,7 +25,7 @@ from coplug.learned.fair_spectral import (
     riemannian_admm_embedding,
     spectral_start,
 )
-from coplug.plugins.errors import InputError
+from coplug.plugins.errors import InputError, UnsupportedModelError
 
 
 def _chorded_cycle() -> sp.csr_matrix:
@@ -167,3 +170,65 @@ def test_utility_with_a_variable_no_player_owns_is_refused() -> None:
         barrier_gradient_ascent(game)
     game.model.z.fix()
     assert certify(game).epsilon < 1e-6
+
+
+@pytest.mark.parametrize("k", [float("nan"), None, float("inf"), True, 2.5, "2"])
+def test_bad_n_clusters_is_a_clear_error(k: object) -> None:
+    graph, groups = nx.cycle_graph(8), [0, 1] * 4
+    with pytest.raises(InputError, match="n_clusters must be a positive integer"):
+        FairSpectralClustering(k, groups, method="normalized").fit(graph)
+    with pytest.raises(InputError, match="n_clusters must be a positive integer"):
+        fair_clustering_mip(graph, groups, k)
+    if k is not None:
+        with pytest.raises(InputError, match="n_clusters must be a positive integer"):
+            validate_fair_graph(graph, groups, k)
+
+
+@pytest.mark.parametrize(("groups", "match"), [
+    (np.array([0, "a"] * 4, dtype=object), "groups mixes labels"),
+    (np.array([0, None] * 4, dtype=object), "groups mixes labels"),
+    (np.array([0.0, np.nan] * 4), "groups has a NaN label .first at node 1"),
+    (np.array(["a", float("nan")] * 4, dtype=object), "groups has a NaN label"),
+])
+def test_bad_group_labels_are_a_clear_error(groups: np.ndarray, match: str) -> None:
+    graph = nx.cycle_graph(8)
+    with pytest.raises(InputError, match=match):
+        FairSpectralClustering(2, groups).fit(graph)
+    with pytest.raises(InputError, match=match):
+        fair_clustering_mip(graph, groups, 2)
+    with pytest.raises(InputError, match=match):
+        group_codes(graph, groups)
+
+
+def _two_player_game(utility_a: Any) -> Game:
+    """Players a (x in [0.1, 4]) and b (y in [0, 4]); a's utility built by `utility_a`."""
+    game = Game("s")
+    a, b = game.add_player("a"), game.add_player("b")
+    a.x = pyo.Var(bounds=(0.1, 4), initialize=1.0)
+    b.y = pyo.Var(bounds=(0, 4), initialize=1.0)
+    utility_a(a)
+    b.utility = pyo.Expression(expr=-((b.y - 1) ** 2))
+    return game
+
+
+def test_expr_if_utility_is_refused_by_name() -> None:
+    def piecewise(a: pyo.Block) -> None:
+        a.utility = pyo.Expression(expr=pyo.Expr_if(IF=a.x <= 2, THEN=a.x, ELSE=4 - a.x))
+
+    with pytest.raises(UnsupportedModelError, match="utility of player 'a' uses Expr_if"):
+        barrier_gradient_ascent(_two_player_game(piecewise))
+
+
+def test_objective_utility_is_refused_up_front() -> None:
+    def objective(a: pyo.Block) -> None:
+        a.utility = pyo.Objective(expr=-((a.x - 0.3) ** 2), sense=pyo.maximize)
+
+    with pytest.raises(InputError, match="utility of player 'a' is a pyo.Objective"):
+        certify(_two_player_game(objective))
+
+    def extra(a: pyo.Block) -> None:
+        a.utility = pyo.Expression(expr=-((a.x - 0.3) ** 2))
+        a.goal = pyo.Objective(expr=a.x)
+
+    with pytest.raises(InputError, match="active objective 'a.goal'"):
+        certify(_two_player_game(extra))
