@@ -3,14 +3,17 @@ safe run directories, one-line CLI errors and exact Pyomo forms of max/min/abs."
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 from coplug.formulations.bbo.bbob import bbob_problem
 from coplug.formulations.bbo.certify import certify
-from coplug.formulations.bbo.compile import load
+from coplug.formulations.bbo.compile import check_points, load, numpy_evaluator
 from coplug.formulations.bbo.grammar import ProgramError, parse
 from coplug.plugins.cli import main
+from coplug.plugins.errors import InputError
 
 POLE = "-1 / (x[0] - 0.3) ** 2"
 LOG_POLE = "log((x[0] - 0.3) ** 2 + (x[1] - 0.2) ** 2)"
@@ -72,3 +75,56 @@ def test_solve_command_prints_why_bbob_f19_is_not_certified(capsys) -> None:
     assert main(["bbo", "solve", "bbob:19", "--dim", "2", "--time-limit", "10"]) == 0
     out = capsys.readouterr().out
     assert "certified  False" in out and "below SCIP's bound" in out
+
+
+def test_bent_cigar_ships_at_dim_10_but_proposals_keep_the_limit() -> None:
+    problem = bbob_problem(12, 10)
+    f = numpy_evaluator(problem.program)
+    assert f(problem.x_opt[None])[0] == pytest.approx(problem.f_opt)
+    assert np.abs(f(check_points(problem.program))).max() > 1e12
+    with pytest.raises(ProgramError, match="limit 1e\\+12"):
+        load(problem.program.text, 10)
+
+
+TINY = {"dim": 2, "targets": (1,), "population": 4, "generations": 2, "budget": 20,
+        "seeds": 3, "sample": 40}
+
+
+def test_run_dir_that_is_a_file_fails_before_any_work(tmp_path) -> None:
+    from coplug.formulations.bbo.evolve import EvolutionConfig, evolve
+
+    blocker = tmp_path / "run"
+    blocker.write_text("")
+    with pytest.raises(InputError, match="is a file"):
+        evolve(EvolutionConfig(**TINY), run_dir=blocker, progress=False,
+               callback=pytest.fail)
+
+
+def test_non_empty_run_dir_needs_overwrite_which_removes_only_an_earlier_run(tmp_path) -> None:
+    from coplug.formulations.bbo.evolve import EvolutionConfig, evolve
+
+    (tmp_path / "front").mkdir()
+    (tmp_path / "front" / "program_0099.py").write_text("stale")
+    (tmp_path / "notes.txt").write_text("mine")
+    config = EvolutionConfig(**TINY | {"generations": 0})
+    with pytest.raises(InputError, match="--overwrite"):
+        evolve(config, run_dir=tmp_path, progress=False)
+    result = evolve(config, run_dir=tmp_path, progress=False, overwrite=True)
+    fronts = sorted(p.name for p in (tmp_path / "front").iterdir())
+    assert fronts == sorted(f"program_{c.id:04d}.py" for c in result.front)
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_interrupted_run_keeps_its_finished_generations(tmp_path) -> None:
+    from coplug.formulations.bbo.evolve import EvolutionConfig, evolve
+
+    def stop(gen: int, population: list) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        evolve(EvolutionConfig(**TINY), run_dir=tmp_path, progress=False, callback=stop)
+    history = json.loads((tmp_path / "history.json").read_text())
+    assert history["generations_done"] == 1 and not history["finished"]
+    assert len((tmp_path / "programs.jsonl").read_text().splitlines()) >= TINY["population"]
+    front = json.loads((tmp_path / "pareto_front.json").read_text())
+    assert len(list((tmp_path / "front").glob("program_*.py"))) == len(front) >= 1

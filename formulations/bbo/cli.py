@@ -30,7 +30,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "5%% Mann-Whitney significance, so differentiation is always 0")
     e.add_argument("--max-nodes", type=int, default=40)
     e.add_argument("--seed", type=int, default=0)
-    e.add_argument("--run-dir", default="eob_run")
+    e.add_argument("--run-dir", default="eob_run",
+                   help="must be new or empty; written after every generation")
+    e.add_argument("--overwrite", action="store_true",
+                   help="reuse a non-empty run directory, first deleting an earlier run's files")
     e.add_argument("--proposer", choices=("symbolic", "llm"), default="symbolic")
     e.add_argument("--llm-url", default=None, help="OpenAI-compatible base URL (…/v1)")
     e.add_argument("--llm-model", default=None)
@@ -135,8 +138,12 @@ def _cmd_evolve(args: argparse.Namespace) -> int:
         llm = LLMConfig.from_env(base_url=args.llm_url, model=args.llm_model,
                                  timeout=args.llm_timeout)
         proposer = LLMProposer(args.dim, llm, max_nodes=args.max_nodes)
-    result = evolve(config, proposer, run_dir=args.run_dir, extra_targets=extra,
-                    progress=not args.quiet)
+    try:
+        result = evolve(config, proposer, run_dir=args.run_dir, extra_targets=extra,
+                        progress=not args.quiet, overwrite=args.overwrite)
+    except KeyboardInterrupt:
+        print(f"run directory {args.run_dir} keeps the finished generations", file=sys.stderr)
+        raise
     print(f"programs evaluated  {len(result.candidates)}")
     print(f"hypervolume         {result.hypervolume[0]:.4f} -> {result.hypervolume[-1]:.4f}")
     print(f"proposals           {result.rejections}")

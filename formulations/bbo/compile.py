@@ -356,10 +356,12 @@ def _uses_floor(node: Node, floor_lets: set[str]) -> bool:
                for sub in node.walk())
 
 
-def load(text: str, dim: int, lower: float = -5.0, upper: float = 5.0) -> Program:
-    """Parse and validate a program (grammar, shapes, finiteness on the box)."""
+def load(text: str, dim: int, lower: float = -5.0, upper: float = 5.0,
+         max_abs: float = MAX_ABS) -> Program:
+    """Parse and validate a program (grammar, shapes, finiteness on the box); `max_abs`
+    bounds |f| on the sample points (trusted built-ins such as BBOB f12 may exceed 1e12)."""
     program = parse(text, dim, lower, upper)
-    validate(program)
+    validate(program, max_abs=max_abs)
     return program
 
 

@@ -3,12 +3,13 @@
 Similarity = 1 / (1 + d), d the normalized ELA-feature distance to the closest target;
 differentiation = portfolio rank separation (see `portfolio.differentiation`). Each run
 can write a directory with every program and score, the Pareto front (JSON, Pyomo
-scripts, PNG plot) and the hypervolume per generation.
+scripts, PNG plot) and the hypervolume per generation, rewritten after each generation.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -245,8 +246,13 @@ def pareto_front(candidates: Sequence[Candidate]) -> list[Candidate]:
 def evolve(config: EvolutionConfig, proposer: Proposer | None = None,
            run_dir: str | Path | None = None, extra_targets: dict[str, Any] | None = None,
            progress: bool = True,
-           callback: Callable[[int, list[Candidate]], None] | None = None) -> EvolutionResult:
-    """Run NSGA-II: random initial programs, then `generations` rounds of proposals."""
+           callback: Callable[[int, list[Candidate]], None] | None = None,
+           overwrite: bool = False) -> EvolutionResult:
+    """Run NSGA-II: random initial programs, then `generations` rounds of proposals. The
+    run directory is checked first (see `RunWriter`) and written after every proposal
+    round (and on an interrupt), so an interrupted run leaves the generations it finished;
+    a run that fails before its first round (a dead LLM endpoint) leaves no directory."""
+    writer = RunWriter(Path(run_dir), overwrite) if run_dir is not None else None
     rng = np.random.default_rng(config.seed)
     targets = target_features(config, extra_targets)
     seeder = SymbolicProposer(config.dim, config.lower, config.upper, config.max_nodes)
@@ -254,6 +260,7 @@ def evolve(config: EvolutionConfig, proposer: Proposer | None = None,
     everyone: list[Candidate] = []
     seen: set[str] = set()
     duplicates = Counter()
+    history: list[float] = []
 
     def admit(programs: Sequence[Program], gen: int, parents: Sequence[int]) -> list[Candidate]:
         out = []
@@ -268,51 +275,121 @@ def evolve(config: EvolutionConfig, proposer: Proposer | None = None,
             out.append(cand)
         return out
 
-    population = admit([seeder.random_program(rng) for _ in range(config.population)], 0, [])
-    history = [hypervolume(np.array([c.objectives for c in everyone]))]
-    bar = tqdm(range(1, config.generations + 1), desc="evolve", disable=not progress,
-               leave=False)
-    for gen in bar:
-        parents = _tournament(population, config.population, rng)
-        context = {"targets": {k: v.tolist() for k, v in targets.items()},
-                   "feature_names": FEATURE_NAMES}
-        programs = proposer.propose([p.scored() for p in parents], config.population, rng,
-                                    context)
-        children = admit(programs, gen, [p.id for p in parents])
-        population = select(population + children, config.population)
+    def snapshot(population: list[Candidate], finished: bool = False) -> EvolutionResult:
+        result = EvolutionResult(everyone, population, pareto_front(everyone), list(history),
+                                 dict(proposer.stats) | dict(duplicates),
+                                 {k: v.tolist() for k, v in targets.items()})
+        if writer is not None:
+            writer.write(result, config, proposer.name, finished)
+        return result
+
+    population: list[Candidate] = []
+    try:
+        population = admit([seeder.random_program(rng) for _ in range(config.population)], 0,
+                           [])
         history.append(hypervolume(np.array([c.objectives for c in everyone])))
-        bar.set_postfix(hv=f"{history[-1]:.4f}", front=len(pareto_front(everyone)))
-        if callback:
-            callback(gen, population)
-    rejections = dict(proposer.stats) | dict(duplicates)
-    result = EvolutionResult(everyone, population, pareto_front(everyone), history, rejections,
-                             {k: v.tolist() for k, v in targets.items()})
-    if run_dir is not None:
-        write_run(result, config, Path(run_dir), proposer.name)
-    return result
+        bar = tqdm(range(1, config.generations + 1), desc="evolve", disable=not progress,
+                   leave=False)
+        for gen in bar:
+            parents = _tournament(population, config.population, rng)
+            context = {"targets": {k: v.tolist() for k, v in targets.items()},
+                       "feature_names": FEATURE_NAMES}
+            programs = proposer.propose([p.scored() for p in parents], config.population, rng,
+                                        context)
+            children = admit(programs, gen, [p.id for p in parents])
+            population = select(population + children, config.population)
+            history.append(hypervolume(np.array([c.objectives for c in everyone])))
+            snapshot(population)
+            bar.set_postfix(hv=f"{history[-1]:.4f}", front=len(pareto_front(everyone)))
+            if callback:
+                callback(gen, population)
+    except KeyboardInterrupt:
+        if everyone:
+            snapshot(population)
+        raise
+    return snapshot(population, finished=True)
 
 
-def write_run(result: EvolutionResult, config: EvolutionConfig, run_dir: Path,
-              proposer: str) -> None:
-    """Every program and score (JSONL), the front (JSON + Pyomo scripts), history, a plot."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.json").write_text(json.dumps(asdict(config) | {"proposer": proposer},
-                                                    indent=1))
-    with open(run_dir / "programs.jsonl", "w") as fh:
-        for cand in result.candidates:
-            fh.write(json.dumps(cand.to_json()) + "\n")
-    front_dir = run_dir / "front"
-    front_dir.mkdir(exist_ok=True)
-    front = []
-    for cand in result.front:
-        front.append(cand.to_json() | {"program": program_to_json(cand.program)})
-        (front_dir / f"program_{cand.id:04d}.py").write_text(
-            pyomo_script(cand.program, name=f"eob_{cand.id}"))
-    (run_dir / "pareto_front.json").write_text(json.dumps(front, indent=1))
-    (run_dir / "history.json").write_text(json.dumps({
-        "hypervolume": result.hypervolume, "rejections": result.rejections,
-        "targets": result.target_features, "feature_names": FEATURE_NAMES}, indent=1))
-    plot_front(result, run_dir / "pareto_front.png")
+RUN_FILES = ("config.json", "programs.jsonl", "pareto_front.json", "pareto_front.png",
+             "history.json")
+
+
+class RunWriter:
+    """A run directory, checked before any work and rewritten after every generation.
+
+    A path that is a file (or lies under one) or cannot be created is refused; so is a
+    non-empty directory unless `overwrite`, which removes an earlier run's files (RUN_FILES
+    and front/program_*.py; other files stay) at the first write. Each file is replaced
+    atomically, so an interrupt never leaves half of one.
+    """
+
+    def __init__(self, run_dir: Path, overwrite: bool = False) -> None:
+        self.dir, self.front_dir = run_dir, run_dir / "front"
+        existing = next(p for p in (run_dir, *run_dir.absolute().parents) if p.exists())
+        if not existing.is_dir():
+            raise InputError(f"run directory {run_dir}: {existing} is a file; name a directory")
+        if existing == run_dir and any(run_dir.iterdir()) and not overwrite:
+            raise InputError(f"run directory {run_dir} is not empty: name a new or empty "
+                             "one, or pass --overwrite to replace an earlier run's files")
+        if not os.access(existing, os.W_OK):
+            raise InputError(f"cannot write run directory {run_dir}: {existing} is read-only")
+        self.written = -1
+        self.front_files: set[Path] = set()
+
+    def _start(self) -> None:
+        """Create the directory, removing the files an earlier run wrote there."""
+        try:
+            self.front_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create run directory {self.dir}: "
+                             f"{exc.strerror or exc}") from None
+        for name in RUN_FILES:
+            path = self.dir / name
+            if path.is_file():
+                path.unlink()
+        for path in self.front_dir.glob("program_*.py"):
+            path.unlink()
+        self.written = 0
+
+    def write(self, result: EvolutionResult, config: EvolutionConfig, proposer: str,
+              finished: bool) -> None:
+        """Programs so far (JSONL, appended), the front (JSON + Pyomo scripts), history;
+        the plot once the run is finished."""
+        if self.written < 0:
+            self._start()
+            _replace_text(self.dir / "config.json",
+                          json.dumps(asdict(config) | {"proposer": proposer}, indent=1))
+        with open(self.dir / "programs.jsonl", "a" if self.written else "w") as fh:
+            for cand in result.candidates[self.written :]:
+                fh.write(json.dumps(cand.to_json()) + "\n")
+        self.written = len(result.candidates)
+        self._write_front(result.front)
+        _replace_text(self.dir / "history.json", json.dumps({
+            "hypervolume": result.hypervolume, "rejections": result.rejections,
+            "targets": result.target_features, "feature_names": FEATURE_NAMES,
+            "generations_done": len(result.hypervolume) - 1, "finished": finished}, indent=1))
+        if finished:
+            plot_front(result, self.dir / "pareto_front.png")
+
+    def _write_front(self, front: list[Candidate]) -> None:
+        """pareto_front.json and one Pyomo script per front program (dropped ones removed)."""
+        paths = {cand.id: self.front_dir / f"program_{cand.id:04d}.py" for cand in front}
+        for cand in front:
+            if paths[cand.id] not in self.front_files:
+                _replace_text(paths[cand.id], pyomo_script(cand.program, name=f"eob_{cand.id}"))
+        for stale in self.front_files - set(paths.values()):
+            stale.unlink(missing_ok=True)
+        self.front_files = set(paths.values())
+        _replace_text(self.dir / "pareto_front.json", json.dumps(
+            [cand.to_json() | {"program": program_to_json(cand.program)} for cand in front],
+            indent=1))
+
+
+def _replace_text(path: Path, text: str) -> None:
+    """Write a file through a temporary sibling and an atomic rename."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def plot_front(result: EvolutionResult, path: Path) -> None:
