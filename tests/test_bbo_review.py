@@ -128,3 +128,41 @@ def test_interrupted_run_keeps_its_finished_generations(tmp_path) -> None:
     assert len((tmp_path / "programs.jsonl").read_text().splitlines()) >= TINY["population"]
     front = json.loads((tmp_path / "pareto_front.json").read_text())
     assert len(list((tmp_path / "front").glob("program_*.py"))) == len(front) >= 1
+
+
+def _one_line_error(capsys, argv: list[str], needle: str) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("coplug: error:") and needle in err and "\n" not in err
+
+
+def test_export_to_a_missing_directory_names_the_path(tmp_path, capsys) -> None:
+    target = tmp_path / "nodir" / "f1.nl"
+    for fmt in ("nl", "json"):
+        _one_line_error(capsys, ["bbo", "export", "bbob:1", "--dim", "2", "--format", fmt,
+                                 "-o", str(target.with_suffix(f".{fmt}"))], "cannot write")
+
+
+@pytest.mark.parametrize(("fields", "needle"), [
+    ({"dim": "two"}, "'dim' must be an integer"), ({"lower": None}, "'lower' must be a number"),
+    ({"text": 3}, "'text' must be text"), ({"body": {"nop": "x"}}, "string 'op'"),
+    ({"lets": [["a"]]}, "[name, tree] pairs"), ({"body": {"op": "vec", "value": "ab"}}, "numbers"),
+    ({"body": {"op": "add", "args": 3}}, "must be a list")])
+def test_program_json_with_bad_fields_is_one_line_error(tmp_path, capsys, fields: dict,
+                                                        needle: str) -> None:
+    data = {"format": "coplug-bbo-program", "dim": 2, "text": "sum(x ** 2)", "lower": -5,
+            "upper": 5, "body": {"op": "num", "value": 1.0}} | fields
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    _one_line_error(capsys, ["bbo", "solve", str(path)], needle)
+
+
+def test_evolve_arguments_are_checked_up_front(tmp_path, capsys) -> None:
+    base = ["bbo", "evolve", "--quiet", "--run-dir", str(tmp_path / "run")]
+    _one_line_error(capsys, [*base, "--targets", "1", "--target-program",
+                             str(tmp_path / "missing.json")], "missing.json: no such file")
+    _one_line_error(capsys, [*base, "--targets", "3-1"], "'3-1' is reversed")
+    _one_line_error(capsys, [*base, "--targets", "1", "--proposer", "llm", "--llm-url",
+                             "http://127.0.0.1:9/v1", "--llm-timeout", "-1"], "--llm-timeout")
+    _one_line_error(capsys, ["bbo", "solve", str(tmp_path / "missing.json")], "does not exist")
+    assert not (tmp_path / "run").exists()

@@ -368,9 +368,12 @@ def parse_fids(spec: str) -> list[int]:
     for part in spec.split(","):
         try:
             lo, _, hi = part.strip().partition("-")
-            out.update(range(int(lo), int(hi or lo) + 1))
+            first, last = int(lo), int(hi or lo)
         except ValueError:
             raise InputError(f"bad BBOB id list {spec!r}; use e.g. 1,3,15 or 1-5") from None
+        if last < first:
+            raise InputError(f"BBOB id range {part.strip()!r} is reversed; write {last}-{first}")
+        out.update(range(first, last + 1))
     bad = sorted(i for i in out if i not in _BUILDERS)
     if bad:
         raise InputError(f"BBOB ids must be 1..24, got {bad}")

@@ -73,6 +73,8 @@ def read_program(spec: str, dim: int | None, lower: float = -5.0, upper: float =
             raise InputError(f"bad BBOB spec {spec!r}; use e.g. bbob:15") from None
         return bbob_problem(fid, dim or 2).program
     path = Path(spec)
+    if spec.endswith(".json") and not path.is_file():
+        raise InputError(f"program file {spec} does not exist")
     if len(spec) < 4096 and path.is_file():
         text = path.read_text()
         if path.suffix == ".json":
@@ -132,6 +134,9 @@ def _cmd_evolve(args: argparse.Namespace) -> int:
                              population=args.population, generations=args.generations,
                              budget=args.budget, seeds=args.seeds, max_nodes=args.max_nodes,
                              seed=args.seed)
+    missing = [f for f in args.target_program if not Path(f).is_file()]
+    if missing:
+        raise InputError(f"--target-program {missing[0]}: no such file")
     extra = {Path(f).stem: read_program(f, args.dim) for f in args.target_program}
     proposer = None
     if args.proposer == "llm":

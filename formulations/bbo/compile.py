@@ -659,17 +659,31 @@ def program_to_json(program: Program) -> dict[str, Any]:
     }
 
 
-def program_from_json(data: dict[str, Any]) -> Program:
-    """Read the JSON form back (text is authoritative; the trees must agree with it)."""
+def program_from_json(data: Any) -> Program:
+    """Read the JSON form back (text is authoritative; the trees must agree with it); a
+    missing or mistyped field is an InputError naming it."""
     if not isinstance(data, dict) or data.get("format") != JSON_FORMAT:
         raise InputError(f"not a {JSON_FORMAT} JSON document")
-    try:
-        program = load(data["text"], int(data["dim"]), float(data["lower"]), float(data["upper"]))
-    except KeyError as exc:
-        raise InputError(f"program JSON lacks field {exc}") from None
+    for name, kinds, what in (("text", str, "text"), ("dim", int, "an integer"),
+                              ("lower", (int, float), "a number"),
+                              ("upper", (int, float), "a number")):
+        if name not in data:
+            raise InputError(f"program JSON lacks field {name!r}")
+        if not isinstance(data[name], kinds) or isinstance(data[name], bool):
+            raise InputError(f"program JSON: field {name!r} must be {what}, "
+                             f"got {data[name]!r}")
+    program = load(data["text"], data["dim"], float(data["lower"]), float(data["upper"]))
     if "body" in data:
-        lets = tuple((name, node_from_json(node)) for name, node in data.get("lets", []))
-        if lets != program.lets or node_from_json(data["body"]) != program.body:
+        lets = data.get("lets", [])
+        if not isinstance(lets, list) or not all(
+                isinstance(item, list) and len(item) == 2 for item in lets):
+            raise InputError("program JSON: 'lets' must be a list of [name, tree] pairs")
+        try:
+            trees = tuple((name, node_from_json(node)) for name, node in lets)
+            body = node_from_json(data["body"])
+        except RecursionError:
+            raise InputError("program JSON: trees nested too deeply") from None
+        if trees != program.lets or body != program.body:
             raise InputError("program JSON: trees disagree with the text")
     return program
 
@@ -684,19 +698,27 @@ def write_program(program: Program, path: str | Path, fmt: str | None = None) ->
     fmt = (fmt or path.suffix.lstrip(".")).lower()
     if fmt not in WRITE_FORMATS:
         raise InputError(f"unknown export format {fmt!r}; choose one of {', '.join(WRITE_FORMATS)}")
-    if fmt == "py":
-        path.write_text(pyomo_script(program))
-    elif fmt == "json":
-        path.write_text(json.dumps(program_to_json(program), indent=1) + "\n")
-    else:
-        model = to_pyomo(program)
-        try:
-            model.write(str(path), format=_PYOMO_FORMAT[fmt],
-                        io_options={"symbolic_solver_labels": True})
-        except (ValueError, RuntimeError, KeyError, TypeError) as exc:
-            raise UnsupportedModelError(f"Pyomo cannot write this program as .{fmt}: "
-                                        f"{str(exc).splitlines()[0]}") from None
+    try:
+        if fmt == "py":
+            path.write_text(pyomo_script(program))
+        elif fmt == "json":
+            path.write_text(json.dumps(program_to_json(program), indent=1) + "\n")
+        else:
+            _write_pyomo(program, path, fmt)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path
+
+
+def _write_pyomo(program: Program, path: Path, fmt: str) -> None:
+    """`model.write` in one of Pyomo's formats; a construct it cannot write is named."""
+    model = to_pyomo(program)
+    try:
+        model.write(str(path), format=_PYOMO_FORMAT[fmt],
+                    io_options={"symbolic_solver_labels": True})
+    except (ValueError, RuntimeError, KeyError, TypeError) as exc:
+        raise UnsupportedModelError(f"Pyomo cannot write this program as .{fmt}: "
+                                    f"{str(exc).splitlines()[0]}") from None
 
 
 def auxiliary_definitions(model: pyo.Block) -> list[tuple[Any, Any]]:

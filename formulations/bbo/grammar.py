@@ -318,14 +318,23 @@ def node_to_json(node: Node) -> dict[str, Any]:
     return data
 
 
-def node_from_json(data: dict[str, Any]) -> Node:
-    """Inverse of `node_to_json` (shape checks happen when the program text is re-parsed)."""
-    value = data.get("value")
-    if data["op"] == "mat":
-        value = tuple(tuple(float(v) for v in row) for row in value)
-    elif data["op"] == "vec":
-        value = tuple(float(v) for v in value)
-    return Node(data["op"], tuple(node_from_json(a) for a in data.get("args", ())), value)
+def node_from_json(data: Any) -> Node:
+    """Inverse of `node_to_json`; a malformed tree is an InputError naming what is wrong
+    (shape checks happen when the program text is re-parsed)."""
+    if not isinstance(data, dict) or not isinstance(data.get("op"), str):
+        raise InputError(f"program JSON: a tree node must be an object with a string 'op', "
+                         f"got {str(data)[:60]}")
+    op, args, value = data["op"], data.get("args", []), data.get("value")
+    if not isinstance(args, list):
+        raise InputError(f"program JSON: 'args' of a {op!r} node must be a list")
+    try:
+        if op == "mat":
+            value = tuple(tuple(float(v) for v in row) for row in value)
+        elif op == "vec":
+            value = tuple(float(v) for v in value)
+    except (TypeError, ValueError):
+        raise InputError(f"program JSON: the value of a {op!r} node is not numbers") from None
+    return Node(op, tuple(node_from_json(a) for a in args), value)
 
 
 def shape_of(node: Node, let_shapes: dict[str, int] | None = None) -> int:

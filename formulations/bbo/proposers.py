@@ -10,6 +10,7 @@ An endpoint that fails its very first request raises `LLMEndpointError` naming t
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import time
@@ -264,6 +265,18 @@ class LLMConfig:
     backoff: float = 0.5
     temperature: float = 0.8
     max_tokens: int = 600
+
+    def __post_init__(self) -> None:
+        """Reject settings no request could use, naming the option (before any request)."""
+        if not (isinstance(self.timeout, (int, float)) and 0 < self.timeout < math.inf):
+            raise InputError(f"LLM timeout must be a positive number of seconds (--llm-timeout),"
+                             f" got {self.timeout!r}")
+        if not (isinstance(self.retries, int) and self.retries >= 0):
+            raise InputError(f"LLM retries must be a non-negative integer, got {self.retries!r}")
+        if not (isinstance(self.backoff, (int, float)) and 0 <= self.backoff < math.inf):
+            raise InputError(f"LLM backoff must be a non-negative number, got {self.backoff!r}")
+        if not (isinstance(self.max_tokens, int) and self.max_tokens >= 1):
+            raise InputError(f"LLM max_tokens must be a positive integer, got {self.max_tokens!r}")
 
     @classmethod
     def from_env(cls, **overrides: Any) -> LLMConfig:
