@@ -8,6 +8,7 @@ import time
 import numpy as np
 
 from coplug.formulations.fair_graphs import FairGraph
+from coplug.plugins.argtypes import positive_float, positive_int
 from coplug.plugins.errors import InputError
 
 METHOD_CHOICES = ("riemannian", "nullspace", "unnormalized", "normalized", "all")
@@ -19,10 +20,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "fairsc", help="fair spectral clustering (SC, FairSC, R-FairSC) on an SBM or real graph"
     )
     p.add_argument("--graph", default="sbm", help="sbm | karate | davis | diabetes_knn")
-    p.add_argument("--n", type=int, default=2000, help="nodes of the SBM")
-    p.add_argument("--clusters", type=int, default=5, help="number of clusters k")
-    p.add_argument("--groups", type=int, default=2, help="protected groups of the SBM")
-    p.add_argument("--degree", type=float, default=30.0, help="average degree of the SBM")
+    p.add_argument("--n", type=positive_int, default=2000, help="nodes of the SBM")
+    p.add_argument("--clusters", type=positive_int, default=5, help="number of clusters k")
+    p.add_argument("--groups", type=positive_int, default=2, help="protected groups of the SBM")
+    p.add_argument("--degree", type=positive_float, default=30.0,
+                   help="average degree of the SBM")
     p.add_argument("--method", default="riemannian", choices=METHOD_CHOICES)
     p.add_argument("--laplacian", default="normalized", choices=("normalized", "unnormalized"))
     p.add_argument("--mip", action="store_true",
@@ -36,8 +38,6 @@ def _cmd_fairsc(args: argparse.Namespace) -> int:
     from coplug.formulations.fair_graphs import fair_sbm, load_graph
 
     if args.graph == "sbm":
-        if args.n < 1:
-            raise InputError(f"--n must be positive, got {args.n}")
         data = fair_sbm(args.n, args.clusters, args.groups, args.degree, seed=args.seed)
     else:
         data = load_graph(args.graph)

@@ -140,11 +140,13 @@ def fair_sbm(
         raise InputError(f"n={n} is smaller than n_clusters*n_groups={n_clusters * n_groups}")
     if n_clusters < 1 or n_groups < 2:
         raise InputError("fair_sbm needs n_clusters >= 1 and n_groups >= 2")
-    if avg_degree <= 0 or min(affinity) < 0:
-        raise InputError("avg_degree must be positive and affinities non-negative")
+    if not 0 < avg_degree < np.inf:
+        raise InputError(f"avg_degree must be a finite number > 0, got {avg_degree!r}")
+    if len(affinity) != 4 or not all(0 <= a < np.inf for a in affinity) or max(affinity) <= 0:
+        raise InputError(f"affinity must be 4 finite rates >= 0, not all 0, got {affinity!r}")
     rng = np.random.default_rng(seed)
     share = np.full(n_groups, 1.0 / n_groups) if group_share is None else np.asarray(group_share)
-    if share.size != n_groups or (share <= 0).any():
+    if share.size != n_groups or not (np.isfinite(share) & (share > 0)).all():
         raise InputError(f"group_share must be {n_groups} positive numbers")
     share = share / share.sum()
     groups = rng.choice(n_groups, size=n, p=share)

@@ -230,10 +230,7 @@ def barrier_gradient_ascent(
     non-finite or beyond `divergence_bound` in absolute value raises InputError: a utility
     that grows without bound on the feasible set has no equilibrium to reach.
     """
-    if not (mu > 0 and 0 < mu_decay < 1 and step > 0 and tol > 0 and divergence_bound > 0):
-        raise InputError(
-            "need mu > 0, 0 < mu_decay < 1, step > 0, tol > 0 and divergence_bound > 0"
-        )
+    _check_ascent_settings(mu, mu_start, mu_decay, tol, max_iter, step, divergence_bound)
     if update not in ("simultaneous", "sequential"):
         raise InputError(f"update must be 'simultaneous' or 'sequential', got {update!r}")
     compiled = compile_game(game)
@@ -282,6 +279,37 @@ def barrier_gradient_ascent(
                         iterates)
 
 
+MU_MAX = 1e100
+
+
+def _is_number(value: Any) -> bool:
+    """A real number (Python or numpy), not a bool."""
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
+
+
+def _check_ascent_settings(mu: Any, mu_start: Any, mu_decay: Any, tol: Any, max_iter: Any,
+                           step: Any, divergence_bound: Any) -> None:
+    """Refuse settings the ascent cannot use, each named, before any work is done."""
+    for name, value in (("mu", mu), ("mu_start", mu_start)):
+        if name == "mu_start" and value is None:
+            continue
+        if not (_is_number(value) and 0 < value <= MU_MAX):
+            raise InputError(f"{name} must be a number in (0, {MU_MAX:g}], got {value!r} "
+                             "(a larger barrier weight overflows the squared gradients)")
+    checks = (
+        ("mu_decay", mu_decay, "a number in (0, 1)", lambda v: 0 < v < 1),
+        ("tol", tol, "a finite number > 0", lambda v: 0 < v < math.inf),
+        ("step", step, "a finite number > 0", lambda v: 0 < v < math.inf),
+        ("divergence_bound", divergence_bound, "a number > 0", lambda v: v > 0),
+    )
+    for name, value, what, ok in checks:
+        if not (_is_number(value) and ok(value)):
+            raise InputError(f"{name} must be {what}, got {value!r}")
+    if not (isinstance(max_iter, int | np.integer) and not isinstance(max_iter, bool)
+            and max_iter >= 1):
+        raise InputError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+
+
 def _check_bounded(compiled: CompiledGame, x: np.ndarray, iteration: int, bound: float) -> None:
     """Stop a diverging ascent: a non-finite iterate or one beyond `bound` means no equilibrium."""
     bad = ~np.isfinite(x) | (np.abs(x) > bound)
@@ -295,18 +323,21 @@ def _check_bounded(compiled: CompiledGame, x: np.ndarray, iteration: int, bound:
 
 
 def _own_step(compiled: CompiledGame, x: np.ndarray, i: int, gradient: np.ndarray,
-              eta: float, mu: float) -> float:
-    """Player i's Armijo step along its own barrier gradient (others fixed), 0 if none.
+              eta: float, mu: float) -> tuple[float, float]:
+    """Player i's Armijo step along its own barrier gradient (others fixed): (accepted step or
+    0, next eta).
 
-    Tries 2 eta, then halves. Near a shared constraint the utility gain of a step can fall
-    below the rounding of the utility; there a step is accepted when the player's directional
-    derivative at the trial point keeps half its value (for a utility concave in the player's
-    variables this implies the Armijo gain), so rounding cannot freeze the ascent.
+    Tries 2 eta, then halves up to 80 times; after a failure the next eta is the last size
+    tried, so a badly scaled start keeps shrinking the step over the iterations. Near a
+    shared constraint the utility gain of a step can fall below the rounding of the utility;
+    there a step is accepted when the player's directional derivative at the trial point
+    keeps half its value (for a utility concave in the player's variables this implies the
+    Armijo gain), so rounding cannot freeze the ascent.
     """
     part = compiled.slices[i]
     norm2 = float(gradient @ gradient)
     if norm2 == 0.0 or not np.isfinite(norm2):
-        return 0.0
+        return 0.0, eta
     current = compiled.barrier_utilities(x, mu)[i]
     noise = 64 * np.finfo(float).eps * max(1.0, abs(current))
     size = eta * 2.0
@@ -315,12 +346,12 @@ def _own_step(compiled: CompiledGame, x: np.ndarray, i: int, gradient: np.ndarra
         trial[part] += size * gradient
         value = compiled.barrier_utilities(trial, mu)[i]
         if value >= current + 1e-4 * size * norm2:
-            return size
+            return size, size
         if np.isfinite(value) and abs(value - current) <= noise and \
                 float(compiled.pseudo_gradient(trial, mu)[part] @ gradient) >= 0.5 * norm2:
-            return size
+            return size, size
         size /= 2.0
-    return 0.0
+    return 0.0, max(size, 1e-300)
 
 
 def _sequential_step(compiled: CompiledGame, x: np.ndarray, eta: np.ndarray,
@@ -333,11 +364,10 @@ def _sequential_step(compiled: CompiledGame, x: np.ndarray, eta: np.ndarray,
     gains = np.zeros(len(compiled.players))
     for i, part in enumerate(compiled.slices):
         gradient = compiled.pseudo_gradient(x, mu)[part]
-        size = _own_step(compiled, x, i, gradient, eta[i], mu)
+        size, eta[i] = _own_step(compiled, x, i, gradient, eta[i], mu)
         if size > 0.0:
             x[part] += size * gradient
             gains[i] = size * float(gradient @ gradient)
-            eta[i] = size
     return gains
 
 
@@ -354,11 +384,10 @@ def _simultaneous_step(compiled: CompiledGame, x: np.ndarray, eta: np.ndarray,
     gains = np.zeros(len(compiled.players))
     steps = np.zeros_like(x)
     for i, part in enumerate(compiled.slices):
-        size = _own_step(compiled, x, i, gradient[part], eta[i], mu)
+        size, eta[i] = _own_step(compiled, x, i, gradient[part], eta[i], mu)
         if size > 0.0:
             gains[i] = size * float(gradient[part] @ gradient[part])
             steps[part] = size
-            eta[i] = size
     move = steps * gradient
     slope = float(gradient @ move)
     theta = min(1.0, 2.0 * damping[0])

@@ -13,6 +13,7 @@ from coplug.formulations.game_solvers import (
     certify,
 )
 from coplug.formulations.games import EXAMPLES, Game, example
+from coplug.plugins.argtypes import positive_float, positive_int
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -21,8 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "game", help="constrained concave game: log-barrier ascent + SCIP-certified NE gap"
     )
     p.add_argument("name", choices=sorted(EXAMPLES), help="example game")
-    p.add_argument("--mu", type=float, default=1e-5, help="barrier weight (fixed)")
-    p.add_argument("--max-iter", type=int, default=20_000)
+    p.add_argument("--mu", type=positive_float, default=1e-5, help="barrier weight (fixed)")
+    p.add_argument("--max-iter", type=positive_int, default=20_000)
     p.add_argument("--update", default="simultaneous", choices=("simultaneous", "sequential"))
     p.add_argument("--solver", default="scip", help="solver for the certifier")
     p.set_defaults(func=_cmd_game)

@@ -232,3 +232,49 @@ def test_objective_utility_is_refused_up_front() -> None:
 
     with pytest.raises(InputError, match="active objective 'a.goal'"):
         certify(_two_player_game(extra))
+
+
+@pytest.mark.parametrize(("setting", "match"), [
+    ({"mu": float("inf")}, "mu must be a number in"),
+    ({"mu": 1e300}, "mu must be a number in"),
+    ({"mu_start": float("inf")}, "mu_start must be a number in"),
+    ({"mu_start": float("nan")}, "mu_start must be a number in"),
+    ({"max_iter": 0}, "max_iter must be an integer >= 1"),
+    ({"max_iter": -5}, "max_iter must be an integer >= 1"),
+    ({"max_iter": 2.5}, "max_iter must be an integer >= 1"),
+    ({"tol": float("inf")}, "tol must be a finite number > 0"),
+    ({"step": float("inf")}, "step must be a finite number > 0"),
+])
+def test_bad_ascent_settings_are_refused(setting: dict[str, float], match: str) -> None:
+    with pytest.raises(InputError, match=match):
+        barrier_gradient_ascent(cournot(), **setting)
+
+
+@pytest.mark.parametrize("argv", [
+    ["game", "cournot", "--mu", "inf"],
+    ["game", "cournot", "--mu", "nan"],
+    ["game", "cournot", "--max-iter", "0"],
+    ["game", "cournot", "--max-iter", "-5"],
+    ["fairsc", "--degree", "nan"],
+    ["fairsc", "--n", "0"],
+])
+def test_bad_cli_flags_are_usage_errors(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from coplug.plugins.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert "expected" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("setting", "match"), [
+    ({"avg_degree": float("nan")}, "avg_degree must be a finite number"),
+    ({"avg_degree": float("inf")}, "avg_degree must be a finite number"),
+    ({"affinity": (6.0, float("nan"), 1.5, 1.0)}, "affinity must be 4 finite rates"),
+    ({"group_share": (0.5, float("nan"))}, "group_share must be 2 positive numbers"),
+])
+def test_bad_sbm_settings_are_refused(setting: dict[str, Any], match: str) -> None:
+    with pytest.raises(InputError, match=match):
+        fair_sbm(100, 2, **setting)
