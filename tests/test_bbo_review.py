@@ -166,3 +166,34 @@ def test_evolve_arguments_are_checked_up_front(tmp_path, capsys) -> None:
                              "http://127.0.0.1:9/v1", "--llm-timeout", "-1"], "--llm-timeout")
     _one_line_error(capsys, ["bbo", "solve", str(tmp_path / "missing.json")], "does not exist")
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(("text", "point"), [
+    ("log(abs(exp(80.0 * x[0]))) + x[1]", [4.5, 1.0]),
+    ("log(max(exp(80.0 * x[0]), 1.0)) + x[1]", [4.5, 1.0]),
+    ("max(1e9 + x[0], 1e9) - 1e9 + x[1]", [2.8924754825267627, 0.0]),
+    ("log(max(1e-160 * x[0], 0.0) + 1e-300) + x[1]", [-1.0, 0.0]),
+    ("min(x[0], -x[1]) + abs(x[1] * 1e-200)", [0.25, 3.0])])
+def test_pyomo_max_min_abs_match_numpy_exactly(tmp_path, text: str, point: list[float]) -> None:
+    import runpy
+
+    from coplug.formulations.bbo.compile import pyomo_objective_at, pyomo_script, to_pyomo
+
+    program = load(text, 2)
+    x = np.array(point)
+    expected = numpy_evaluator(program)(x[None])[0]
+    assert pyomo_objective_at(to_pyomo(program), x) == expected
+    script = tmp_path / "p.py"
+    script.write_text(pyomo_script(program))
+    assert pyomo_objective_at(runpy.run_path(str(script))["model"], x) == expected
+
+
+def test_scip_takes_exact_abs_and_max_and_files_keep_them(tmp_path) -> None:
+    from coplug.formulations.bbo.compile import write_program
+
+    program = load("max(x[0], 0.5 - x[1]) + abs(x[0] + 1.5) + (1.0 + abs(x[1])) ** x[0]", 2)
+    cert = certify(program, time_limit=10.0)
+    assert cert.certified
+    for fmt in ("nl", "gms"):
+        assert write_program(program, tmp_path / f"p.{fmt}").stat().st_size > 50
+    assert "abs(" in (tmp_path / "p.gms").read_text()

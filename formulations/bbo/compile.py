@@ -12,7 +12,10 @@ equality `aux_def[k]: aux[k] == expr`, so the model stays linear in the program'
 Pyomo, SCIP and the writers expand a shared `Expression` at every use, which is
 exponential along a chain of lets (BBOB f21 nests 100 max). The model is an exact
 reformulation; `set_point` (used by `pyomo_objective_at`) sets x and then each auxiliary
-variable to its defining value.
+variable to its defining value. abs is exact (a function node SCIP's interface takes; the
+file writers get Pyomo's AbsExpression); max/min are b + (d +- |d|) / 2 with d = a - b,
+exact where the result is b and within an ulp or two of a otherwise (no exact
+floating-point form of max exists that SCIP's interface takes).
 """
 
 from __future__ import annotations
@@ -27,7 +30,13 @@ from typing import Any
 import numpy as np
 import pyomo.environ as pyo
 from pyomo.common.errors import InfeasibleConstraintException
-from pyomo.contrib.fbbt.fbbt import compute_bounds_on_expr
+from pyomo.contrib.fbbt.expression_bounds_walker import (
+    ExpressionBoundsExitNodeDispatcher,
+    ExpressionBoundsVisitor,
+    _handle_UnaryFunctionExpression,
+)
+from pyomo.contrib.fbbt.interval import interval_abs
+from pyomo.core.expr.numeric_expr import UnaryFunctionExpression
 from scipy.stats import qmc
 
 from coplug.formulations.bbo.grammar import (
@@ -399,6 +408,9 @@ class _Scalarizer:
     never reach the algebra as operations. A value used more than once goes through
     `share`: one larger than COPY_LIMIT nodes is bound to an auxiliary variable, smaller
     ones are copied, so the expanded output is at most COPY_LIMIT times the work done.
+    The base of a power with a variable exponent is an auxiliary variable too: Pyomo's
+    SCIP interface writes such a power as exp(y log x) when the base's bounds are
+    positive, and reads them with Pyomo's own interval walker, which knows no `pyomo_abs`.
     The rule depends only on the program, so every algebra builds the same model.
     """
 
@@ -473,15 +485,27 @@ class _Scalarizer:
         if op == "neg":
             a = args[0]
             return -a if isinstance(a, float) else _Sized(self.alg.neg(a.expr), 1 + a.size)
+        if op == "pow" and not isinstance(args[1], float) and _size(args[0]) > 1:
+            return self.binary(op, _Sized(self.alg.bind(_expr(args[0])), 1), args[1])
         if op in ("add", "sub", "mul", "div", "pow"):
             return self.binary(op, *args)
         if op in ("max", "min"):
-            a, b = self.share(args[0]), self.share(args[1])
-            s = 1.0 if op == "max" else -1.0
-            spread = self.unary("abs", self.binary("sub", a, b))
-            return self.binary("mul", 0.5, self.binary("add", self.binary("add", a, b),
-                                                       self.binary("mul", s, spread)))
+            return self._max_min(op, args[0], args[1])
         return self.unary(op, args[0])
+
+    def _max_min(self, op: str, a: Scalar, b: Scalar) -> Scalar:
+        """max(a, b) = b + (d + |d|) / 2 and min(a, b) = b + (d - |d|) / 2, d = a - b.
+
+        Exact in floating point where the result is b (d + |d| or d - |d| is exactly 0);
+        where it is a, b + d rounds twice, so it is within an ulp or two of a (exact when
+        a - b is, e.g. for a and b within a factor 2). No squares: nothing overflows or
+        underflows before the result does.
+        """
+        b = self.share(b)
+        d = self.share(self.binary("sub", a, b))
+        half = self.binary("mul", 0.5, self.binary("add" if op == "max" else "sub", d,
+                                                   self.unary("abs", d)))
+        return half if isinstance(b, float) and b == 0.0 else self.binary("add", b, half)
 
     def binary(self, op: str, a: Scalar, b: Scalar) -> Scalar:
         if isinstance(a, float) and isinstance(b, float):
@@ -497,17 +521,23 @@ class _Scalarizer:
         return _Sized(self.alg.unary(op, a.expr), 1 + a.size)
 
 
-# abs(a) is emitted as sqrt(a**2): Pyomo's SCIP interface has no handler for AbsExpression.
+def pyomo_abs(a: Any) -> UnaryFunctionExpression:
+    """Exact |a| as a function node named 'abs': Pyomo's SCIP interface takes that one
+    (SCIP's own abs), but not the AbsExpression that Python's abs() builds."""
+    return UnaryFunctionExpression((a,), "abs", abs)
+
+
 _PYO_FN = {"exp": pyo.exp, "log": pyo.log, "sin": pyo.sin, "cos": pyo.cos, "sqrt": pyo.sqrt,
-           "abs": lambda a: pyo.sqrt(a**2), "tanh": pyo.tanh, "floor": pyo.floor,
-           "acos": pyo.acos}
+           "abs": pyomo_abs, "tanh": pyo.tanh, "floor": pyo.floor, "acos": pyo.acos}
 
 
 class _PyomoAlgebra:
-    """Builds Pyomo expressions on a model with an indexed variable `x`."""
+    """Builds Pyomo expressions on a model with an indexed variable `x`; `abs_fn` makes
+    |a| (`pyomo_abs` for SCIP, Python's abs for the file writers)."""
 
-    def __init__(self, model: pyo.ConcreteModel) -> None:
+    def __init__(self, model: pyo.ConcreteModel, abs_fn: Callable[[Any], Any]) -> None:
         self.m = model
+        self.fns = _PYO_FN | {"abs": abs_fn}
 
     def var(self, i: int) -> Any:
         return self.m.x[i]
@@ -539,18 +569,33 @@ class _PyomoAlgebra:
         return _BINOPS[op](a, b)
 
     def unary(self, op: str, a: Any) -> Any:
-        return _PYO_FN[op](a)
+        return self.fns[op](a)
+
+
+def _unary_bounds(visitor: Any, node: Any, arg: tuple[float, float]) -> tuple[float, float]:
+    """Pyomo's interval rule for a function node, plus one for `pyomo_abs`."""
+    if node.getname() == "abs":
+        return interval_abs(*arg)
+    return _handle_UnaryFunctionExpression(visitor, node, arg)
+
+
+class _BoundsVisitor(ExpressionBoundsVisitor):
+    """Pyomo's interval walker (as in compute_bounds_on_expr) that also knows `pyomo_abs`."""
+
+    _operator_dispatcher = ExpressionBoundsExitNodeDispatcher(
+        {**ExpressionBoundsVisitor._operator_dispatcher,
+         UnaryFunctionExpression: _unary_bounds})
 
 
 def _implied_bounds(expr: Any) -> tuple[float | None, float | None]:
     """Interval range of a Pyomo expression over its variables' bounds, rounded outward by
     a relative 1e-9 so float error cannot cut a feasible value; None where unknown."""
     try:
-        lower, upper = compute_bounds_on_expr(expr)
+        lower, upper = _BoundsVisitor(use_fixed_var_values_as_bounds=True).walk_expression(expr)
     except (KeyError, ValueError, ArithmeticError, InfeasibleConstraintException):
         return None, None
-    lower = lower - 1e-9 * abs(lower) if lower is not None and np.isfinite(lower) else None
-    upper = upper + 1e-9 * abs(upper) if upper is not None and np.isfinite(upper) else None
+    lower = lower - 1e-9 * abs(lower) if np.isfinite(lower) else None
+    upper = upper + 1e-9 * abs(upper) if np.isfinite(upper) else None
     if lower is not None and upper is not None and lower > upper:
         return None, None
     return lower, upper
@@ -559,11 +604,16 @@ def _implied_bounds(expr: Any) -> tuple[float | None, float | None]:
 def to_pyomo(program: Program, name: str = "bbo_program") -> pyo.ConcreteModel:
     """Pyomo model: x in [lower, upper]^dim, one Expression per let, auxiliary variables
     for shared subexpressions, minimize the program (evaluate it with `pyomo_objective_at`)."""
+    return _build_pyomo(program, name, pyomo_abs)
+
+
+def _build_pyomo(program: Program, name: str, abs_fn: Callable[[Any], Any]) -> pyo.ConcreteModel:
+    """The model of `to_pyomo`, with |a| written by `abs_fn`."""
     m = pyo.ConcreteModel(name=name)
     m.I = pyo.RangeSet(0, program.dim - 1)
     center = 0.5 * (program.lower + program.upper)
     m.x = pyo.Var(m.I, bounds=(program.lower, program.upper), initialize=center)
-    objective = _Scalarizer(program, _PyomoAlgebra(m)).run()
+    objective = _Scalarizer(program, _PyomoAlgebra(m, abs_fn)).run()
     m.obj = pyo.Objective(expr=objective, sense=pyo.minimize)
     return m
 
@@ -607,7 +657,7 @@ class _TextAlgebra:
         return f"({self.lit(a)} {sym} {self.lit(b)})"
 
     def unary(self, op: str, a: Any) -> str:
-        return f"pyo.sqrt({a} ** 2)" if op == "abs" else f"pyo.{op}({a})"
+        return f"_abs({a})" if op == "abs" else f"pyo.{op}({a})"
 
 
 def pyomo_script(program: Program, name: str = "bbo_program") -> str:
@@ -627,6 +677,12 @@ Generated by `coplug bbo export`; the program text (first lines):
 """
 
 import pyomo.environ as pyo
+from pyomo.core.expr.numeric_expr import UnaryFunctionExpression
+
+
+def _abs(a):
+    """Exact |a| as a function node Pyomo's SCIP interface takes (abs() builds another)."""
+    return UnaryFunctionExpression((a,), "abs", abs)
 
 
 def build():
@@ -711,8 +767,9 @@ def write_program(program: Program, path: str | Path, fmt: str | None = None) ->
 
 
 def _write_pyomo(program: Program, path: Path, fmt: str) -> None:
-    """`model.write` in one of Pyomo's formats; a construct it cannot write is named."""
-    model = to_pyomo(program)
+    """`model.write` in one of Pyomo's formats (|a| as Pyomo's AbsExpression, which the
+    writers know; BARON's writes it as (a^2)^0.5); a construct it cannot write is named."""
+    model = _build_pyomo(program, "bbo_program", abs)
     try:
         model.write(str(path), format=_PYOMO_FORMAT[fmt],
                     io_options={"symbolic_solver_labels": True})
