@@ -16,6 +16,7 @@ import numpy as np
 import pyomo.environ as pyo
 from scipy.sparse.csgraph import dijkstra
 
+from coplug.formulations.checks import check_count, check_seed
 from coplug.plugins.errors import InputError
 
 
@@ -46,7 +47,7 @@ def low_rank(
 ) -> np.ndarray:
     """Low-rank plus noise: C = A B^T / sqrt(rank) + noise, shifted to be non-negative."""
     _check_args(n, m, seed, dtype)
-    _check_count(rank, "rank")
+    check_count(rank, "rank", 1)
     _check_noise(noise)
     rng = np.random.default_rng(seed)
     a = rng.normal(size=(n, rank))
@@ -68,7 +69,7 @@ def transport(
     (networkx); cost = access distance + shortest road path + egress distance."""
     _check_args(n, m, seed, dtype)
     if nodes is not None:
-        _check_count(nodes, "nodes")
+        check_count(nodes, "nodes", 1)
     m = m or n
     rng = np.random.default_rng(seed)
     k = nodes or int(min(max(64, (n + m) // 4), 3000))
@@ -225,13 +226,12 @@ def assignment_model(cost: np.ndarray, maximize: bool = False) -> pyo.ConcreteMo
 def _check_args(n: int, m: int | None, seed: int, dtype: type) -> None:
     """Arguments every generator takes, checked before numpy sees them (it raises raw
     errors, or a negative seed's long traceback)."""
-    _check_count(n, "n")
+    check_count(n, "n", 1)
     if m is not None:
-        _check_count(m, "m")
+        check_count(m, "m", 1)
     if m is not None and m < n:
         raise InputError(f"need 1 <= n <= m for an assignment instance, got n={n}, m={m}")
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise InputError(f"seed must be a non-negative integer, got {seed!r}")
+    check_seed(seed)
     try:
         kind = np.dtype(dtype)
     except TypeError:
@@ -239,12 +239,6 @@ def _check_args(n: int, m: int | None, seed: int, dtype: type) -> None:
     if kind not in (np.float32, np.float64):
         shown = dtype if kind is None else kind
         raise InputError(f"dtype must be float32 or float64, got {shown}")
-
-
-def _check_count(value: int, name: str) -> None:
-    """A size-like argument (n, m, rank, nodes) must be an integer >= 1."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise InputError(f"{name} must be an integer >= 1, got {value!r}")
 
 
 def _check_noise(noise: float) -> None:

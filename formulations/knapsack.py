@@ -9,7 +9,8 @@ import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
 
-from coplug.formulations.qubo import QUBO, check_count, check_seed
+from coplug.formulations.checks import check_count, check_seed
+from coplug.formulations.qubo import QUBO
 from coplug.plugins.errors import InputError
 
 # The safe placement QUBO has about n * C variables and n * C * w nonzeros; past this many

@@ -16,6 +16,7 @@ import networkx as nx
 import numpy as np
 import pyomo.environ as pyo
 
+from coplug.formulations.checks import check_seed
 from coplug.plugins.errors import InputError
 
 Builder = Callable[[int, int], pyo.ConcreteModel]
@@ -26,8 +27,7 @@ def _check_size(size: int, minimum: int, family: str, seed: int) -> None:
     and networkx would refuse deep inside (negative)."""
     if int(size) < minimum:
         raise InputError(f"{family} size must be >= {minimum}, got {size}")
-    if int(seed) < 0:
-        raise InputError(f"{family} seed must be a non-negative integer, got {seed}")
+    check_seed(seed, f"{family} seed")
 
 
 def setcover(size: int, seed: int = 0, density: float = 0.05) -> pyo.ConcreteModel:

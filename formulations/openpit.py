@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
-from coplug.formulations.qubo import QUBO, check_count, check_seed, numeric_array, symmetric
+from coplug.formulations.checks import check_count, check_seed, numeric_array
+from coplug.formulations.qubo import QUBO, symmetric
 from coplug.plugins.errors import InputError
 
 # The safe QUBO's largest penalty P_0 may be at most this many times v+ (see

@@ -168,40 +168,6 @@ def _require_finite(values: np.ndarray, field: str) -> None:
         raise InputError(f"QUBO {field} has NaN or infinite entries (first: {first})")
 
 
-SEED_LIMIT = 2**63
-
-
-def check_seed(seed: object) -> int:
-    """A seed as an int in [0, 2**63), the range numpy and torch both take; else InputError."""
-    if not _is_int(seed) or not 0 <= int(seed) < SEED_LIMIT:
-        raise InputError(f"seed must be an integer in [0, 2**63), got {seed!r}")
-    return int(seed)
-
-
-def check_count(value: object, name: str, minimum: int, maximum: int | None = None) -> int:
-    """A whole number >= minimum (and <= maximum if given; bools refused), else InputError."""
-    top = "" if maximum is None else f" and <= {maximum}"
-    if not _is_int(value) or int(value) < minimum or (maximum is not None and value > maximum):
-        raise InputError(f"{name} must be an integer >= {minimum}{top}, got {value!r}")
-    return int(value)
-
-
-def numeric_array(data: object, what: str) -> np.ndarray:
-    """`data` as a float array, or an InputError naming `what` (strings, objects, ragged)."""
-    try:
-        array = np.asarray(data)
-    except ValueError:
-        raise InputError(f"{what} must be a rectangular array of numbers") from None
-    if array.dtype.kind not in "biuf":
-        raise InputError(f"{what} must be numeric, got {array.dtype} data")
-    return array.astype(float)
-
-
-def _is_int(value: object) -> bool:
-    """True for Python and numpy integers, False for bools, floats and anything else."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
 def multilinear_pairs(groups: list[np.ndarray], n: int) -> sp.csr_matrix:
     """0/1 incidence rows (one per group of variable indices) for pair-count penalties."""
     rows = np.concatenate([np.full(len(g), r) for r, g in enumerate(groups)]) if groups else []

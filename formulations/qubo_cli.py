@@ -13,7 +13,8 @@ from typing import Any
 
 import pyomo.environ as pyo
 
-from coplug.formulations.qubo import QUBO, check_seed
+from coplug.formulations.checks import check_seed
+from coplug.formulations.qubo import QUBO
 from coplug.plugins.argtypes import positive_float, positive_int
 from coplug.plugins.errors import InputError
 

@@ -24,7 +24,8 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from coplug.formulations.qubo import QUBO, check_count, check_seed
+from coplug.formulations.checks import check_count, check_seed
+from coplug.formulations.qubo import QUBO
 from coplug.plugins.errors import InputError
 
 METHODS = ("pgd", "adam")

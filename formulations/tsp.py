@@ -14,14 +14,8 @@ from pathlib import Path
 import numpy as np
 import pyomo.environ as pyo
 
-from coplug.formulations.qubo import (
-    QUBO,
-    check_count,
-    check_seed,
-    multilinear_pairs,
-    numeric_array,
-    symmetric,
-)
+from coplug.formulations.checks import check_count, check_seed, numeric_array
+from coplug.formulations.qubo import QUBO, multilinear_pairs, symmetric
 from coplug.plugins.errors import InputError
 
 

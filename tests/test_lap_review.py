@@ -149,7 +149,7 @@ def test_cli_check_sums_in_float64(tmp_path, capsys, cost: np.ndarray, maximize:
 @pytest.mark.parametrize(
     ("name", "kwargs", "message"),
     [
-        ("uniform", {"seed": -1}, "seed must be a non-negative integer, got -1"),
+        ("uniform", {"seed": -1}, r"seed must be a non-negative integer below 2\*\*63, got -1"),
         ("transport", {"seed": 1.5}, "seed must be a non-negative integer"),
         ("low_rank", {"rank": 0}, "rank must be an integer >= 1, got 0"),
         ("low_rank", {"rank": -1}, "rank must be an integer >= 1"),
@@ -173,7 +173,7 @@ def test_cli_negative_seed_is_a_usage_error(capsys) -> None:
 
     assert main(["lap", "--generator", "uniform", "--n", "3", "--seed", "-1"]) == 2
     err = capsys.readouterr().err
-    assert err.strip() == "coplug: error: seed must be a non-negative integer, got -1"
+    assert err.strip() == "coplug: error: seed must be a non-negative integer below 2**63, got -1"
 
 
 def test_objective_only_variable_is_named() -> None:

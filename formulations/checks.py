@@ -1,0 +1,42 @@
+"""Argument checks shared by the instance generators and formulation builders: seeds,
+counts and numeric arrays, each refused with an InputError naming the argument before numpy
+or torch raise something deep inside."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from coplug.plugins.errors import InputError
+
+SEED_LIMIT = 2**63
+
+
+def check_seed(seed: object, name: str = "seed") -> int:
+    """A seed as an int in [0, 2**63), the range numpy and torch both take; else InputError."""
+    if not _is_int(seed) or not 0 <= int(seed) < SEED_LIMIT:
+        raise InputError(f"{name} must be a non-negative integer below 2**63, got {seed!r}")
+    return int(seed)
+
+
+def check_count(value: object, name: str, minimum: int, maximum: int | None = None) -> int:
+    """A whole number >= minimum (and <= maximum if given; bools refused), else InputError."""
+    top = "" if maximum is None else f" and <= {maximum}"
+    if not _is_int(value) or int(value) < minimum or (maximum is not None and value > maximum):
+        raise InputError(f"{name} must be an integer >= {minimum}{top}, got {value!r}")
+    return int(value)
+
+
+def numeric_array(data: object, what: str) -> np.ndarray:
+    """`data` as a float array, or an InputError naming `what` (strings, objects, ragged)."""
+    try:
+        array = np.asarray(data)
+    except ValueError:
+        raise InputError(f"{what} must be a rectangular array of numbers") from None
+    if array.dtype.kind not in "biuf":
+        raise InputError(f"{what} must be numeric, got {array.dtype} data")
+    return array.astype(float)
+
+
+def _is_int(value: object) -> bool:
+    """True for Python and numpy integers, False for bools, floats and anything else."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
