@@ -71,6 +71,11 @@ def _raw_features(c, k, kr):
     return small, reduced, mean, std
 
 
+# Features beyond this (rows whose minima differ by far more than the local scale) are
+# clipped: the float32 network input must stay finite, and such rows are far apart anyway.
+FEATURE_CLIP = 1e30
+
+
 def row_features(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """(features (n, N_FEATURES) float32, row minima, local scale) of a dense cost matrix.
 
@@ -83,10 +88,16 @@ def row_features(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     n = c.shape[0]
     small, reduced, mean, std = _raw_features(c, K_SMALLEST, K_REDUCED)
     bad = ~(np.isfinite(mean) & np.isfinite(std) & np.isfinite(small[:, 0]))  # NaN/inf/overflow
+    if bad.any() and np.isfinite(c).all():
+        # finite costs whose squares overflow (|c| > 1e154): the features are scale-free, so
+        # compute them on c / 2^e (exact) and scale minima and scale back
+        power = 2.0 ** np.ceil(np.log2(np.abs(c).max()))
+        feats, s1, scale = row_features(c / power)
+        return feats, s1 * power, scale * power
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"cost row {i} has a NaN or infinite entry (or overflows float64); "
-                         "RowDualNet needs finite costs")
+        raise InputError(f"cost row {i} has a NaN or infinite entry; RowDualNet needs finite "
+                         "costs")
     small = _pad_columns(small, K_SMALLEST)
     reduced = _pad_columns(reduced, K_REDUCED)
     s1 = small[:, 0]
@@ -94,11 +105,13 @@ def row_features(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     if not scale > 0:
         scale = float(np.std(c)) or 1.0
     feats = np.empty((n, N_FEATURES), dtype=np.float32)
-    feats[:, : K_SMALLEST - 1] = (small[:, 1:] - s1[:, None]) / scale
-    feats[:, K_SMALLEST - 1] = (s1 - s1.mean()) / scale
-    feats[:, K_SMALLEST : K_SMALLEST + K_REDUCED] = reduced / scale
-    feats[:, -2] = np.log1p(np.maximum(mean - s1, 0.0) / scale)
-    feats[:, -1] = np.log1p(std / scale)
+    with np.errstate(over="ignore"):  # clipped below
+        feats[:, : K_SMALLEST - 1] = (small[:, 1:] - s1[:, None]) / scale
+        feats[:, K_SMALLEST - 1] = (s1 - s1.mean()) / scale
+        feats[:, K_SMALLEST : K_SMALLEST + K_REDUCED] = reduced / scale
+        feats[:, -2] = np.log1p(np.maximum(mean - s1, 0.0) / scale)
+        feats[:, -1] = np.log1p(std / scale)
+    np.clip(feats, -FEATURE_CLIP, FEATURE_CLIP, out=feats)
     return feats, s1, scale
 
 
@@ -137,8 +150,14 @@ class RowDualNet(nn.Module):
 
 
 def min_trick(c: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Column duals v_j = min_i (c_ij - u_i), so u_i + v_j <= c_ij everywhere."""
-    return (np.asarray(c, dtype=np.float64) - np.asarray(u, dtype=np.float64)[:, None]).min(axis=0)
+    """Column duals v_j = min_i (c_ij - u_i), so u_i + v_j <= c_ij everywhere (up to one
+    rounding of c_ij - u_i; `solve_lap`'s certificate allows for it)."""
+    c = np.asarray(c, dtype=np.float64)
+    u = np.asarray(u, dtype=np.float64)
+    if c.ndim != 2 or u.shape != (c.shape[0],):
+        raise InputError(f"min_trick needs a 2-D cost matrix and one dual per row, got shapes "
+                         f"{c.shape} and {u.shape}")
+    return (c - u[:, None]).min(axis=0)
 
 
 def save(model: RowDualNet, path: str | Path, meta: dict) -> None:

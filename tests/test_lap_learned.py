@@ -147,3 +147,26 @@ def test_predictor_path_is_exact_on_costs_far_below_one() -> None:
     sol = solve_lap(c, predictor=load())
     assert sol.info["prediction"] == "used"
     assert sol.cost == pytest.approx(c[r, k].sum(), rel=1e-9, abs=0)
+
+
+def test_prediction_on_costs_whose_squares_overflow_still_solves() -> None:
+    # the row std summed x*x and overflowed above |c| ~ 1.3e154: an InputError, not a solve
+    c = np.random.default_rng(4).uniform(0, 1, (30, 30)) * 1e160
+    warm = solve_lap(c, predictor=load())
+    rows, cols = linear_sum_assignment(c)
+    assert warm.cost == pytest.approx(float(c[rows, cols].sum()), rel=1e-12)
+    feats, s1, scale = row_features(c)
+    unit_feats, unit_s1, unit_scale = row_features(c / 2.0**532)
+    assert np.allclose(feats, unit_feats) and scale == pytest.approx(unit_scale * 2.0**532)
+
+
+def test_mixed_scale_rows_give_finite_features_and_duals() -> None:
+    c = np.array([[0.0, 1e-300], [1e10, 1e10]])
+    feats, _, _ = row_features(c)
+    assert np.isfinite(feats).all()
+    assert np.isfinite(load().predict_duals(c)).all()
+
+
+def test_min_trick_names_a_dual_vector_of_the_wrong_length() -> None:
+    with pytest.raises(InputError, match="one dual per row"):
+        min_trick(np.zeros((3, 3)), np.zeros(2))
