@@ -55,7 +55,7 @@ def test_shipped_checkpoint_is_small_and_documented() -> None:
     folder = Path(coplug.models.__file__).parent
     assert (folder / "rowdualnet.pt").stat().st_size < 1_000_000
     meta = json.loads((folder / "rowdualnet.json").read_text())
-    assert {"generators", "sizes", "epochs", "held_out", "command"} <= set(meta)
+    assert {"generators", "sizes", "epochs", "held_out", "held_out_warm", "command"} <= set(meta)
 
 
 def test_training_script_end_to_end(tmp_path) -> None:
