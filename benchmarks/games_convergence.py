@@ -129,8 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         mine = [r for r in rows if r["game"] == name]
         best = min(r["final_gap"] for r in mine)
+        reached = sum(r["reached"] is not None for r in mine)
         parts.append(f"{name}: best certified gap {best:.1e}, iterations ~ (1/eps)^"
-                     f"{fitted_slope(mine):.2f} (bound: (1/eps)^3)")
+                     f"{fitted_slope(mine):.2f} over {reached}/{len(mine)} targets reached "
+                     "(bound: (1/eps)^3)")
     infeasible = sum(not r["feasible"] for r in rows)
     below = all(min(r["final_gap"] for r in rows if r["game"] == n) < 1e-4 for n in names)
     print(f"SUMMARY {'; '.join(parts)}; gap < 1e-4 on every game: {'yes' if below else 'no'}; "

@@ -181,9 +181,13 @@ def _summary(rows: list[dict]) -> str:
     raced = [r for r in target if r["lapjv"]]
     beat = [r for r in raced if r["lapjv"][0] > r["warm"][0]]
     wrong = sum(_optimal(r) == "NO" for r in rows)
+    cold_only = sum(_optimal(r) == "yes*" for r in rows)
+    unchecked = sum(_optimal(r) == "n/a" for r in rows)
     median = f"{statistics.median(speed):.2f}x" if speed else "n/a"
     return (f"SUMMARY lap_warmstart: {ok}/{len(checked)} cells checked against scipy optimal, "
-            f"{wrong} wrong objectives; warm vs cold median {median}; structured N>=4096: "
+            f"{cold_only} against cold JV only, {unchecked} with no reference; "
+            f"{wrong} wrong objectives; "
+            f"warm vs cold median {median}; structured N>=4096: "
             f">=2x in {len(hit)}/{len(target)}, faster than lapjv in {len(beat)}/{len(raced)}; "
             f"fallbacks {counters()['fallbacks']}")
 

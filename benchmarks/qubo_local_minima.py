@@ -126,7 +126,8 @@ def print_table(rows: dict[tuple, list[dict]], starts: int, wall: float) -> None
     print("-" * len(head))
     for (prob, size, form, method), rs in rows.items():
         gaps = [r["gap"] for r in rs if r["gap"] is not None]
-        g = f"{100 * np.mean(gaps):8.2f}%" if gaps else f"{'n/a':>9}"
+        partial = "*" if len(gaps) < len(rs) else "%"  # some instances had no gap
+        g = f"{100 * np.mean(gaps):8.2f}{partial}" if gaps else f"{'n/a':>9}"
         qs, ss = np.mean([r["secs"] for r in rs]), np.mean([r["scip"] for r in rs])
         print(
             f"{prob:9} {size:5d} {form:5} {method:4} {len(rs):4d} "
@@ -136,6 +137,8 @@ def print_table(rows: dict[tuple, list[dict]], starts: int, wall: float) -> None
             f"{100 * np.mean([r['cert'] for r in rs]):5.1f}% {g} {qs:7.2f} {ss:7.2f} "
             f"{qs / max(ss, 1e-9):6.1f}"
         )
+    print("gap best: mean over instances of the best binary feasible end point's gap to "
+          "SCIP's proven optimum; '*' marks a mean over only the instances that have one")
     safe = [r for k, rs in rows.items() if k[2] == "safe" for r in rs]
     naive = [r for k, rs in rows.items() if k[2] == "naive" for r in rs]
     perfect = sum(r["binfeas"] == 1.0 for r in safe)
