@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -313,19 +313,21 @@ def _convex_quadratic(obj: Any) -> bool:
     return bool(eigenvalues[0] >= -1e-9 * max(1.0, np.abs(eigenvalues).max()))
 
 
+def _free_variables(model: pyo.Block) -> Iterator[Any]:
+    """Unfixed variables of the active constraints and objectives, lazily (repeats allowed)."""
+    components = (pyo.Constraint, pyo.Objective)
+    for data in model.component_data_objects(components, active=True):
+        yield from identify_variables(data.expr, include_fixed=False)
+
+
 def _has_integers(model: pyo.Block) -> bool:
     """Whether an unfixed binary or integer variable appears in an active component."""
-    components = (pyo.Constraint, pyo.Objective)
-    return any(var.is_integer() and not var.fixed
-               for data in model.component_data_objects(components, active=True)
-               for var in identify_variables(data.expr, include_fixed=False))
+    return any(var.is_integer() for var in _free_variables(model))
 
 
 def _has_free_variables(model: pyo.Block) -> bool:
     """Whether an unfixed variable appears in an active constraint or objective."""
-    components = (pyo.Constraint, pyo.Objective)
-    return any(True for data in model.component_data_objects(components, active=True)
-               for _ in identify_variables(data.expr, include_fixed=False))
+    return next(_free_variables(model), None) is not None
 
 
 def _constant_result(model: pyo.Block, solver: str) -> Result:
