@@ -15,7 +15,9 @@ lp,oracle`) gives PMVB default SCIP's optimal solution as its probabilities: the
 predictor could tell it, so it bounds what better predictions can gain; it never counts
 towards the target. `--baselines pscost` adds SCIP with pseudo-cost branching (no strong
 branching), to tell a gain from the hyperplanes apart from a gain from skipping SCIP's
-root strong branching, which PMVB's root branching also does. `--depths 0,3` adds PMVB
+root strong branching, which PMVB's root branching also does. `--baselines given-optimum`
+adds default SCIP handed default SCIP's best solution as a MIP start before presolve (the
+ceiling for any use of a prediction as a starting solution). `--depths 0,3` adds PMVB
 variants that branch on hyperplanes again down to depth 3. The last line is the
 summary: families where some PMVB variant reached the 1.3x target, and the number of
 optimum disagreements (must be 0).
@@ -51,6 +53,9 @@ MODES = ("branch", "prefix")
 BASELINES: dict[str, dict[str, float]] = {
     "pscost": {"branching/pscost/priority": 100_000},  # pseudo costs only, no strong branching
 }
+# Default SCIP handed default SCIP's own best solution as a MIP start before presolve: the
+# most any use of a prediction as a primal solution could gain (never counts to the target).
+GIVEN = "given-optimum"
 
 
 @dataclass
@@ -64,6 +69,7 @@ class Config:
     mode: str = "branch"
     depth: int = 0
     params: dict[str, float] = field(default_factory=dict)
+    warmstart: bool = False
 
 
 @dataclass
@@ -88,7 +94,8 @@ def configs_for(family: str, predictors: Sequence[str], modes: Sequence[str], t:
                 ) -> list[Config]:
     """Default SCIP, the chosen SCIP baselines, then one PMVB config per (predictor, mode,
     depth) that can be loaded; depths > 0 only in branch mode (prefix is root-only)."""
-    out = [Config("scip")] + [Config(f"scip-{name}", params=BASELINES[name]) for name in baselines]
+    out = [Config("scip")] + [Config(f"scip-{name}", params=BASELINES.get(name, {}),
+                                     warmstart=name == GIVEN) for name in baselines]
     variants = [(mode, d) for mode in modes for d in depths if d == 0 or mode == "branch"]
     for name in predictors:
         if name == ORACLE:
@@ -128,8 +135,8 @@ def run_config(model, config: Config, time_limit: float, seed: int) -> Result:
     """
     params = {"randomization/randomseedshift": seed % 2**31, "timing/clocktype": 1,
               **config.params}
-    if config.predictor is None:
-        result = solve(model, time_limit=time_limit, **params)
+    if config.predictor is None:  # a warm start uses the values default SCIP just loaded
+        result = solve(model, time_limit=time_limit, warmstart=config.warmstart, **params)
     else:
         result = solve_with_pmvb(model, config.predictor, config.threshold, config.confidence,
                                  config.mode, time_limit, config.depth, **params)
@@ -206,10 +213,6 @@ def parse_sizes(text: str | None, families: Sequence[str], parser: argparse.Argu
     return sizes
 
 
-
-
-
-
 def check_writable(path: str, parser: argparse.ArgumentParser) -> None:
     """Fail before any solve when `path` cannot be written (a file it creates is removed)."""
     existed = os.path.exists(path)
@@ -234,7 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="comma list of PMVB depths (branch mode): 0 = root only, d > 0 "
                              "also branches on hyperplanes at nodes down to depth d")
     parser.add_argument("--baselines", default="",
-                        help=f"comma list of extra SCIP configurations: {', '.join(BASELINES)}")
+                        help="comma list of extra SCIP configurations: "
+                             f"{', '.join([*BASELINES, GIVEN])}")
     parser.add_argument("--threshold", type=float, default=0.9, help="t for the lp predictor")
     parser.add_argument("--confidence", type=float, default=0.99, help="q for the lp predictor")
     parser.add_argument("--time-limit", type=positive_float, default=300.0,
@@ -264,9 +268,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--depths must be a comma list of integers, got {args.depths!r}")
     if not depths or min(depths) < 0:
         parser.error(f"--depths must list depths >= 0, got {args.depths!r}")
-    if set(baselines) - set(BASELINES):
-        parser.error(f"unknown baselines {sorted(set(baselines) - set(BASELINES))}; known: "
-                     f"{', '.join(BASELINES)}")
+    known = {*BASELINES, GIVEN}
+    if set(baselines) - known:
+        parser.error(f"unknown baselines {sorted(set(baselines) - known)}; known: "
+                     f"{', '.join(sorted(known))}")
     if args.json:
         check_writable(args.json, parser)
     seeds = range(args.seed_start, args.seed_start + n)

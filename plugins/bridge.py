@@ -30,6 +30,7 @@ from coplug.plugins.errors import (
     UnsupportedModelError,
 )
 from coplug.plugins.limits import checked_time_limit
+from coplug.plugins.mipstart import highs_mip_start, scip_mip_start
 from coplug.plugins.results import Result, Status
 from coplug.plugins.varmap import VarMap
 
@@ -80,18 +81,29 @@ def solve(
     plugins: Iterable[Any] = (),
     time_limit: float | None = None,
     tee: bool = False,
+    warmstart: bool = False,
     **params: Any,
 ) -> Result:
     """Solve a Pyomo model and load the best solution back into its variables.
 
     `plugins` (SCIP only) are objects with `attach(scip_model, var_map)`; `params` are
     solver options by their native names, e.g. ``**{"limits/nodes": 100}`` for SCIP.
-    Infeasible or unbounded models come back as a status, never as an exception.
+    `warmstart=True` (SCIP and HiGHS) hands the values already in the variables to the
+    solver as a MIP start; `result.extra["warmstart"]` says how many and whether SCIP took
+    them. Infeasible or unbounded models come back as a status, never as an exception.
     """
     _check_model(model)
     time_limit = checked_time_limit(time_limit)
     backend = _backend(solver)
-    return backend(model, plugins=list(plugins), time_limit=time_limit, params=params, tee=tee)
+    if not isinstance(warmstart, bool):
+        raise InputError(f"warmstart must be True or False, got {warmstart!r}")
+    if not warmstart:
+        return backend(model, plugins=list(plugins), time_limit=time_limit, params=params,
+                       tee=tee)
+    if backend not in (_solve_scip, _solve_highs):
+        raise InputError(f"warmstart=True needs solver='scip' or 'highs', not {solver!r}")
+    return backend(model, plugins=list(plugins), time_limit=time_limit, params=params,
+                   tee=tee, warmstart=True)
 
 
 def _check_model(model: Any) -> None:
@@ -140,6 +152,7 @@ def _solve_scip(
     time_limit: float | None,
     params: Mapping[str, Any],
     tee: bool,
+    warmstart: bool = False,
 ) -> Result:
     """Build the model in SCIP via `scip_persistent`, attach plugins, optimize, load back."""
     opt = _contrib_solver("scip_persistent", "SCIP", "pyscipopt")
@@ -155,6 +168,7 @@ def _solve_scip(
         if not callable(getattr(plugin, "attach", None)):
             raise InputError(f"plugin {plugin!r} has no attach(scip_model, var_map) method")
         plugin.attach(scip, var_map)
+    start = scip_mip_start(scip, var_map.items()) if warmstart else None
     scip.hideOutput(quiet=not tee)
     try:
         scip.optimize()
@@ -164,6 +178,8 @@ def _solve_scip(
     StaleFlagManager.mark_all_as_stale()  # values from an earlier solve are stale
     if result.has_solution:
         _load_scip_solution(scip, var_map)
+    if start is not None:
+        result.extra["warmstart"] = start
     return result
 
 
@@ -370,6 +386,7 @@ def _solve_highs(
     time_limit: float | None,
     params: Mapping[str, Any],
     tee: bool,
+    warmstart: bool = False,
 ) -> Result:
     """Solve with HiGHS through Pyomo's contrib `highs` interface (no plugins)."""
     if plugins:
@@ -379,6 +396,12 @@ def _solve_highs(
     _check_highs_options(params)
     if not _has_free_variables(model):
         return _constant_result(model, "highs")
+    mip_start = None
+    if warmstart:  # persistent: the start set on the built model survives solve()'s update
+        opt.set_instance(model)
+        columns = opt._pyomo_var_to_solver_var_map  # id(var) -> HiGHS column
+        pairs = ((opt._vars[vid][0], col) for vid, col in columns.items())
+        mip_start = highs_mip_start(opt._solver_model, pairs)
     start = time.perf_counter()
     results = opt.solve(
         model,
@@ -408,6 +431,7 @@ def _solve_highs(
     info = highs.getInfo()
     bound = results.objective_bound if status is not Status.INFEASIBLE else None
     return Result(
+        extra={} if mip_start is None else {"warmstart": mip_start},
         status=status,
         solver="highs",
         objective=results.incumbent_objective if has_solution else None,

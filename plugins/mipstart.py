@@ -1,0 +1,76 @@
+"""MIP starts: hand the values already in a Pyomo model's variables to SCIP or HiGHS.
+
+`solve(model, warmstart=True)` passes every variable that has a value (Pyomo's
+``warmstart`` convention); variables without one are left to the solver, which then
+completes the partial start itself (SCIP's completesol heuristic, HiGHS's sub-MIP). The
+start never changes the answer: the solver checks it and drops it if it is infeasible.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from coplug.plugins.errors import InputError
+
+
+def start_values(pairs: Iterable[tuple[Any, Any]]) -> list[tuple[Any, float]]:
+    """(solver variable, value) for each (Pyomo variable, solver variable) whose Pyomo
+    variable holds a value; a value that is not a finite number is named."""
+    out = []
+    for var, solver_var in pairs:
+        value = var.value
+        if value is None:
+            continue
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise InputError(f"warm start: {var.name} holds {value!r}, not a number") from None
+        if not math.isfinite(number):
+            raise InputError(f"warm start: {var.name} holds {number}, not a finite number")
+        out.append((solver_var, number))
+    return out
+
+
+def scip_mip_start(scip: Any, pairs: Iterable[tuple[Any, Any]]) -> dict[str, Any]:
+    """Add the values as a (partial, if some are missing) SCIP solution before the solve.
+
+    A full start is checked against the original problem first and stored only when
+    feasible (`accepted`); a partial start is completed during presolve, so it is None.
+    """
+    values = start_values(pairs)
+    n_vars = scip.getNVars(transformed=False)
+    report: dict[str, Any] = {"values": len(values), "variables": n_vars, "accepted": False}
+    if not values:
+        return report
+    partial = len(values) < n_vars
+    sol = scip.createPartialSol() if partial else scip.createSol()
+    for solver_var, value in values:
+        scip.setSolVal(sol, solver_var, value)
+    if partial:
+        scip.addSol(sol, free=True)
+        report["accepted"] = None
+        return report
+    feasible = scip.checkSol(sol, printreason=False, original=True)
+    report["accepted"] = bool(feasible and scip.addSol(sol, free=True))
+    if not feasible:
+        scip.freeSol(sol)
+    return report
+
+
+def highs_mip_start(highs: Any, pairs: Iterable[tuple[Any, int]]) -> dict[str, Any]:
+    """Set the values as HiGHS's starting solution (sparse: HiGHS completes missing ones).
+
+    HiGHS reports its verdict only in its log (``tee=True``), so `accepted` is None.
+    """
+    values = start_values(pairs)
+    report: dict[str, Any] = {"values": len(values), "variables": highs.getNumCol(),
+                              "accepted": False if not values else None}
+    if values:
+        index = np.array([col for col, _ in values], dtype=np.int32)
+        value = np.array([v for _, v in values], dtype=np.float64)
+        highs.setSolution(len(values), index, value)
+    return report
