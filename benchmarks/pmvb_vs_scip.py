@@ -18,7 +18,9 @@ branching), to tell a gain from the hyperplanes apart from a gain from skipping 
 root strong branching, which PMVB's root branching also does. `--baselines given-optimum`
 adds default SCIP handed default SCIP's best solution as a MIP start before presolve (the
 ceiling for any use of a prediction as a starting solution). `--depths 0,3` adds PMVB
-variants that branch on hyperplanes again down to depth 3. The last line is the
+variants that branch on hyperplanes again down to depth 3. `--modes start` adds PMVB as a
+primal heuristic (a 50-node search of the likely region, then the whole model warm-started
+from its best solution; time is both steps'). The last line is the
 summary: families where some PMVB variant reached the 1.3x target, and the number of
 optimum disagreements (must be 0).
 """
@@ -48,7 +50,7 @@ from coplug.plugins.results import Result, Status
 
 TARGET = 1.3
 ORACLE = "oracle"
-MODES = ("branch", "prefix")
+MODES = ("branch", "prefix", "start")
 # Extra SCIP configurations to compare against (no PMVB): label suffix -> SCIP parameters.
 BASELINES: dict[str, dict[str, float]] = {
     "pscost": {"branching/pscost/priority": 100_000},  # pseudo costs only, no strong branching
@@ -93,7 +95,7 @@ def configs_for(family: str, predictors: Sequence[str], modes: Sequence[str], t:
                 q: float, baselines: Sequence[str] = (), depths: Sequence[int] = (0,)
                 ) -> list[Config]:
     """Default SCIP, the chosen SCIP baselines, then one PMVB config per (predictor, mode,
-    depth) that can be loaded; depths > 0 only in branch mode (prefix is root-only)."""
+    depth) that can be loaded; depths > 0 only in branch mode (prefix and start are root-only)."""
     out = [Config("scip")] + [Config(f"scip-{name}", params=BASELINES.get(name, {}),
                                      warmstart=name == GIVEN) for name in baselines]
     variants = [(mode, d) for mode in modes for d in depths if d == 0 or mode == "branch"]
@@ -232,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--size", default=None,
                         help="N for every family, or per family: setcover=200,gisp=50")
     parser.add_argument("--predictors", default="lp,logreg,gbt,mlp")
-    parser.add_argument("--modes", default="branch", help="comma list of branch, prefix")
+    parser.add_argument("--modes", default="branch", help="comma list of branch, prefix, start")
     parser.add_argument("--depths", default="0",
                         help="comma list of PMVB depths (branch mode): 0 = root only, d > 0 "
                              "also branches on hyperplanes at nodes down to depth d")

@@ -29,6 +29,8 @@ constraints propagate and how fast the complementary children are pruned.
 ``mode="prefix"`` is the paper's reference scheme: solve the likely region as its own SCIP
 model, then the two complementary regions with the incumbent as objective limit. It needs
 several SCIP models, so it runs through `solve_pmvb_prefix(model, ...)`, not as a plugin.
+``mode="start"`` uses PMVB as a primal heuristic (`coplug.plugins.pmvb_start`): a short
+search of the likely region, then the whole model warm-started from its best solution.
 """
 
 from __future__ import annotations
@@ -51,7 +53,9 @@ from coplug.plugins.varmap import VarMap
 
 LIKELY_PRIORITY = 1e6
 OTHER_PRIORITY = -1e6
-_MODES = ("branch", "prefix")
+_MODES = ("branch", "prefix", "start")
+_MULTI_MODEL = {"prefix": "coplug.plugins.pmvb.solve_pmvb_prefix",
+                "start": "coplug.plugins.pmvb_start.solve_pmvb_start"}
 # (t, q) when neither the caller nor a checkpoint's tuning gives them: the paper's defaults.
 DEFAULT_T_Q = (0.9, 0.99)
 _SCIP_INT_MAX = 2**31 - 1  # SCIP takes depth and priority as C ints
@@ -218,10 +222,10 @@ class PMVBBranching:
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
         """Include the branching rule (highest priority, down to `depth`) into SCIP."""
-        if self.mode == "prefix":
+        if self.mode in _MULTI_MODEL:
             raise InputError(
-                "PMVB mode='prefix' solves several SCIP models: call "
-                "coplug.plugins.pmvb.solve_pmvb_prefix(model, ...) instead of solve()"
+                f"PMVB mode={self.mode!r} solves several SCIP models: call "
+                f"{_MULTI_MODEL[self.mode]}(model, ...) instead of solve()"
             )
         self._scip, self._var_map, self._stats = scip_model, var_map, _Stats()
         self.root_planes = None

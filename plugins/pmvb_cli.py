@@ -40,14 +40,16 @@ def solve_with_pmvb(
     time_limit: float | None = None, depth: int = 0, **params: Any,
 ) -> Result:
     """One PMVB solve in `mode` ("branch": plugin, hyperplanes down to `depth`; "prefix":
-    solve_pmvb_prefix, root only)."""
+    solve_pmvb_prefix and "start": solve_pmvb_start, both root only)."""
     from coplug.plugins.bridge import solve
     from coplug.plugins.pmvb import PMVBBranching, solve_pmvb_prefix
+    from coplug.plugins.pmvb_start import solve_pmvb_start
 
-    if mode == "prefix":
+    if mode in ("prefix", "start"):
         if depth:
-            raise InputError("PMVB prefix mode branches at the root only; use depth=0")
-        return solve_pmvb_prefix(model, predictor, threshold, confidence, time_limit, **params)
+            raise InputError(f"PMVB {mode} mode uses hyperplanes at the root only; use depth=0")
+        run = solve_pmvb_prefix if mode == "prefix" else solve_pmvb_start
+        return run(model, predictor, threshold, confidence, time_limit, **params)
     rule = PMVBBranching(predictor, threshold, confidence, mode=mode, depth=depth)
     return solve(model, plugins=[rule], time_limit=time_limit, **params)
 
@@ -66,7 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="t; default 0.9, or the checkpoint's tuned value")
     p.add_argument("--confidence", type=float, default=None,
                    help="q; default 0.99, or the checkpoint's tuned value")
-    p.add_argument("--mode", default="branch", choices=("branch", "prefix"))
+    p.add_argument("--mode", default="branch", choices=("branch", "prefix", "start"))
     p.add_argument("--depth", type=int, default=0,
                    help="branch mode: also branch on hyperplanes at nodes down to this depth")
     p.add_argument("--time-limit", type=float, default=None, help="seconds per solve")

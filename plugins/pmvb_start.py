@@ -1,0 +1,102 @@
+"""PMVB as a primal heuristic (``mode="start"``): search the likely region briefly, then
+solve the whole model warm-started from what it found.
+
+Step 1 solves the model with a PMVB rule that keeps only the likely child (the two
+Hoeffding hyperplanes), a node limit and no root cuts: a cheap search of the region where
+the predictor says the optimum lies. Step 2 solves the unchanged model with step 1's best
+solution as a MIP start (`solve(model, warmstart=True)`). Step 2 alone decides status,
+objective and bound, so the answer is exact whatever the prediction; a good prediction
+only hands SCIP a strong incumbent before its presolve. Because step 1 is a heuristic,
+tighter hyperplanes than branching would use pay off here (lower q, e.g. 0.3).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pyomo.environ as pyo
+
+from coplug.plugins.errors import InputError
+from coplug.plugins.pmvb import _NO_RESTARTS, PMVBBranching, _checked_int
+from coplug.plugins.results import Result, Status
+
+# Step 1: no cutting rounds at the root (its LP alone feeds the predictor) and no restarts
+# (a restart would drop the likely child's hyperplanes).
+_LIKELY_SETTINGS = {**_NO_RESTARTS, "separating/maxroundsroot": 0}
+# A step-1 answer about the whole model (no hyperplanes were added) needs no step 2.
+_FINAL = {Status.OPTIMAL, Status.INFEASIBLE, Status.UNBOUNDED, Status.INFEASIBLE_OR_UNBOUNDED}
+
+
+def solve_pmvb_start(
+    model: pyo.Block,
+    predictor: Any = "lp",
+    threshold: float | None = None,
+    confidence: float | None = None,
+    time_limit: float | None = None,
+    likely_nodes: int = 50,
+    **params: Any,
+) -> Result:
+    """Likely region first (at most `likely_nodes` nodes), then the whole model from its
+    best solution. Times and nodes are summed over both steps; `params` apply to both
+    (step 1 overrides root cuts, restarts and the node limit); `time_limit` to both
+    together. ``result.extra["pmvb_start"]`` reports step 1."""
+    from coplug.plugins.bridge import solve
+
+    if "plugins" in params:
+        raise InputError("solve_pmvb_start takes no plugins: it runs its own in step 1")
+    if "warmstart" in params:
+        raise InputError("solve_pmvb_start makes its own warm start; drop warmstart=")
+    likely_nodes = _checked_int("likely_nodes", likely_nodes, 1)
+    start = time.perf_counter()
+    rule = PMVBBranching(predictor, threshold, confidence, mode="branch")
+    rule.only_likely = True
+    step1 = solve(model, plugins=[rule], time_limit=time_limit,
+                  **{**params, **_LIKELY_SETTINGS, "limits/nodes": likely_nodes})
+    report = _step1_report(rule, step1)
+    if step1.status is Status.INTERRUPTED or (
+        rule.root_planes is None and step1.status in _FINAL
+    ):
+        return _with_report(step1, step1, report)
+    left = None if time_limit is None else time_limit - (time.perf_counter() - start)
+    if left is not None and left <= 0:
+        return _with_report(_as_time_limit(step1, rule), step1, report)
+    step2 = solve(model, time_limit=left, warmstart=step1.has_solution, **params)
+    report["start_accepted"] = step2.extra.get("warmstart", {}).get("accepted")
+    return _with_report(step2, step1, report)
+
+
+def _step1_report(rule: PMVBBranching, step1: Result) -> dict[str, Any]:
+    """What step 1 did: its status, best objective, the hyperplanes and whether held."""
+    stats = rule.statistics()
+    return {
+        "likely_status": step1.status.value,
+        "likely_objective": step1.objective,
+        "likely_held": stats["likely_held"],
+        "likely_nodes": step1.nodes,
+        "likely_time": step1.time,
+        "n_upper": stats["n_upper"], "rhs_upper": stats["rhs_upper"],
+        "n_lower": stats["n_lower"], "rhs_lower": stats["rhs_lower"],
+        "start_accepted": None,
+    }
+
+
+def _as_time_limit(step1: Result, rule: PMVBBranching) -> Result:
+    """Step 1's solution as the answer when no time is left for step 2: a limit status, and
+    the root's bound (step 1's own bound covers only the likely region)."""
+    return Result(status=Status.TIME_LIMIT, solver="scip", objective=step1.objective,
+                  bound=rule._stats.root_bound if rule.root_planes is not None else step1.bound,
+                  has_solution=step1.has_solution)
+
+
+def _with_report(final: Result, step1: Result, report: dict[str, Any]) -> Result:
+    """`final` with both steps' nodes and time, PMVB's statistics and the step-1 report."""
+    if final is step1:
+        nodes, seconds = step1.nodes, step1.time
+    else:
+        nodes, seconds = step1.nodes + final.nodes, step1.time + final.time
+    return Result(
+        status=final.status, solver="scip", objective=final.objective, bound=final.bound,
+        nodes=nodes, time=seconds, has_solution=final.has_solution,
+        plugin_stats=step1.plugin_stats, extra={**final.extra, "pmvb_start": report},
+    )
