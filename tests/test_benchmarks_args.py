@@ -48,6 +48,12 @@ BAD_ARGS = [
     ("games_convergence", ["--eps", "abc"], "--eps"),
     ("games_convergence", ["--eps", "0"], "--eps"),
     ("lap_warmstart", ["--sizes", "0"], "--sizes"),
+    ("lap_heuristic", ["--families", "bogus"], "--families: unknown 'bogus'"),
+    ("lap_heuristic", ["--sizes", "0"], "--sizes"),
+    ("lap_heuristic", ["--sizes", "2"], "--sizes: a TSP needs at least 3 cities"),
+    ("lap_heuristic", ["--atsp-sizes", "x"], "--atsp-sizes"),
+    ("lap_heuristic", ["--n-instances", "0"], "--n-instances"),
+    ("lap_heuristic", ["--time-limit", "0"], "--time-limit"),
     ("eob_evolution", ["--seeds", "1"], "seeds=1 is too few"),
     ("eob_evolution", ["--targets", "99"], "--targets"),
 ]
@@ -130,3 +136,14 @@ def test_lap_interrupt_prints_partial_table_and_returns_130(capsys, monkeypatch)
     captured = capsys.readouterr()
     assert "interrupted: partial table" in captured.err
     assert captured.out.strip().splitlines()[-1].startswith("SUMMARY lap_warmstart")
+
+
+def test_lap_heuristic_interrupt_prints_partial_table_and_returns_130(capsys, monkeypatch):
+    module = bench("lap_heuristic")
+    monkeypatch.setattr(module, "warm_up", lambda: None)
+    monkeypatch.setattr(module, "solve", lambda *a, **k: Result(Status.INTERRUPTED, "scip"))
+    assert module.main(["--families", "euclid", "--sizes", "5", "--n-instances", "1"]) == 130
+    captured = capsys.readouterr()
+    assert "interrupted" in captured.err
+    last = captured.out.strip().splitlines()[-1]
+    assert last.startswith("SUMMARY lap_heuristic: no instance finished")
