@@ -127,7 +127,7 @@ def pmvb_section() -> None:
     """PMVB (data-free, root LP as predictor) on a 35-item multi-dimensional knapsack."""
     from coplug.formulations.mip_families import mknapsack
 
-    for mode in ("branch", "prefix"):
+    for mode in ("branch", "prefix", "start"):
         _, pmvb = compare(lambda: mknapsack(35, seed=100001), "lp", 0.9, 0.99, mode=mode,
                           label="mknapsack n=35")
         assert pmvb.optimal
