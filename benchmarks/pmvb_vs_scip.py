@@ -17,10 +17,12 @@ towards the target. `--baselines pscost` adds SCIP with pseudo-cost branching (n
 branching), to tell a gain from the hyperplanes apart from a gain from skipping SCIP's
 root strong branching, which PMVB's root branching also does. `--baselines given-optimum`
 adds default SCIP handed default SCIP's best solution as a MIP start before presolve (the
-ceiling for any use of a prediction as a starting solution). `--depths 0,3` adds PMVB
+ceiling for any use of a prediction as a starting solution); `--baselines two-pass` runs
+the start mode with no hyperplanes (all probabilities 0.5), the scheme without PMVB.
+`--depths 0,3` adds PMVB
 variants that branch on hyperplanes again down to depth 3. `--modes start` adds PMVB as a
-primal heuristic (a 50-node search of the likely region, then the whole model warm-started
-from its best solution; time is both steps'). The last line is the
+primal heuristic (a search of the likely region, `--likely-nodes` nodes at most, then the
+whole model warm-started from its best solution; time is both steps'). The last line is the
 summary: families where some PMVB variant reached the 1.3x target, and the number of
 optimum disagreements (must be 0).
 """
@@ -58,6 +60,11 @@ BASELINES: dict[str, dict[str, float]] = {
 # Default SCIP handed default SCIP's own best solution as a MIP start before presolve: the
 # most any use of a prediction as a primal solution could gain (never counts to the target).
 GIVEN = "given-optimum"
+# The start mode without hyperplanes (every probability 0.5): a 50-node search without root
+# cuts, then the whole model warm-started. Tells the hyperplanes' share of a start-mode gain
+# apart from the two-pass scheme's own.
+TWO_PASS = "two-pass"
+HALF = "half"
 
 
 @dataclass
@@ -72,6 +79,7 @@ class Config:
     depth: int = 0
     params: dict[str, float] = field(default_factory=dict)
     warmstart: bool = False
+    likely_nodes: int = 50
 
 
 @dataclass
@@ -96,8 +104,11 @@ def configs_for(family: str, predictors: Sequence[str], modes: Sequence[str], t:
                 ) -> list[Config]:
     """Default SCIP, the chosen SCIP baselines, then one PMVB config per (predictor, mode,
     depth) that can be loaded; depths > 0 only in branch mode (prefix and start are root-only)."""
-    out = [Config("scip")] + [Config(f"scip-{name}", params=BASELINES.get(name, {}),
-                                     warmstart=name == GIVEN) for name in baselines]
+    out = [Config("scip")] + [
+        Config(f"scip-{name}", HALF, mode="start") if name == TWO_PASS else
+        Config(f"scip-{name}", params=BASELINES.get(name, {}), warmstart=name == GIVEN)
+        for name in baselines
+    ]
     variants = [(mode, d) for mode in modes for d in depths if d == 0 or mode == "branch"]
     for name in predictors:
         if name == ORACLE:
@@ -141,7 +152,8 @@ def run_config(model, config: Config, time_limit: float, seed: int) -> Result:
         result = solve(model, time_limit=time_limit, warmstart=config.warmstart, **params)
     else:
         result = solve_with_pmvb(model, config.predictor, config.threshold, config.confidence,
-                                 config.mode, time_limit, config.depth, **params)
+                                 config.mode, time_limit, config.depth, config.likely_nodes,
+                                 **params)
     if result.status is Status.INTERRUPTED:
         raise KeyboardInterrupt
     return result
@@ -157,6 +169,9 @@ def bench_family(family: str, size: int, seeds: Sequence[int], configs: list[Con
         for config in configs:
             if isinstance(config.predictor, str) and config.predictor == ORACLE:
                 config = replace(config, predictor=oracle)
+            elif isinstance(config.predictor, str) and config.predictor == HALF:
+                config = replace(config, predictor=ComponentMap(
+                    (v, 0.5) for v in model.component_data_objects(pyo.Var) if v.is_binary()))
             result = run_config(model, config, time_limit, seed)
             if base is None:
                 base, oracle = result, optimum_probabilities(model)
@@ -238,9 +253,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--depths", default="0",
                         help="comma list of PMVB depths (branch mode): 0 = root only, d > 0 "
                              "also branches on hyperplanes at nodes down to depth d")
+    parser.add_argument("--likely-nodes", type=positive_int, default=50,
+                        help="start mode (and the two-pass baseline): node limit of step 1")
     parser.add_argument("--baselines", default="",
                         help="comma list of extra SCIP configurations: "
-                             f"{', '.join([*BASELINES, GIVEN])}")
+                             f"{', '.join([*BASELINES, GIVEN, TWO_PASS])}")
     parser.add_argument("--threshold", type=float, default=0.9, help="t for the lp predictor")
     parser.add_argument("--confidence", type=float, default=0.99, help="q for the lp predictor")
     parser.add_argument("--time-limit", type=positive_float, default=300.0,
@@ -270,7 +287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--depths must be a comma list of integers, got {args.depths!r}")
     if not depths or min(depths) < 0:
         parser.error(f"--depths must list depths >= 0, got {args.depths!r}")
-    known = {*BASELINES, GIVEN}
+    known = {*BASELINES, GIVEN, TWO_PASS}
     if set(baselines) - known:
         parser.error(f"unknown baselines {sorted(set(baselines) - known)}; known: "
                      f"{', '.join(sorted(known))}")
@@ -284,8 +301,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for family in families:
             size = sizes.get(family) or (TRAIN_SIZES if args.quick else BENCH_SIZES)[family]
-            configs = configs_for(family, predictors, modes, args.threshold, args.confidence,
-                                  baselines, depths)
+            configs = [replace(c, likely_nodes=args.likely_nodes) for c in configs_for(
+                family, predictors, modes, args.threshold, args.confidence, baselines, depths)]
             rows = bench_family(family, size, seeds, configs, args.time_limit)
             speedups = print_family(family, size, rows)
             fair = [(v, k) for k, v in speedups.items()

@@ -37,10 +37,10 @@ def resolve_predictor(predictor: str, family: str | None) -> tuple[Any, dict[str
 
 def solve_with_pmvb(
     model: Any, predictor: Any, threshold: float, confidence: float, mode: str = "branch",
-    time_limit: float | None = None, depth: int = 0, **params: Any,
+    time_limit: float | None = None, depth: int = 0, likely_nodes: int = 50, **params: Any,
 ) -> Result:
     """One PMVB solve in `mode` ("branch": plugin, hyperplanes down to `depth`; "prefix":
-    solve_pmvb_prefix and "start": solve_pmvb_start, both root only)."""
+    solve_pmvb_prefix and "start": solve_pmvb_start with `likely_nodes`, both root only)."""
     from coplug.plugins.bridge import solve
     from coplug.plugins.pmvb import PMVBBranching, solve_pmvb_prefix
     from coplug.plugins.pmvb_start import solve_pmvb_start
@@ -48,8 +48,10 @@ def solve_with_pmvb(
     if mode in ("prefix", "start"):
         if depth:
             raise InputError(f"PMVB {mode} mode uses hyperplanes at the root only; use depth=0")
-        run = solve_pmvb_prefix if mode == "prefix" else solve_pmvb_start
-        return run(model, predictor, threshold, confidence, time_limit, **params)
+        if mode == "start":
+            return solve_pmvb_start(model, predictor, threshold, confidence, time_limit,
+                                    likely_nodes, **params)
+        return solve_pmvb_prefix(model, predictor, threshold, confidence, time_limit, **params)
     rule = PMVBBranching(predictor, threshold, confidence, mode=mode, depth=depth)
     return solve(model, plugins=[rule], time_limit=time_limit, **params)
 

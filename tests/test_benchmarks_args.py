@@ -41,6 +41,8 @@ BAD_ARGS = [
     ("pmvb_vs_scip", ["--n-instances", "-2"], "--n-instances"),
     ("pmvb_vs_scip", ["--size", "0"], "--size"),
     ("pmvb_vs_scip", ["--families", "mknapsack", "--size", "gisp=20"], "'gisp'"),
+    ("pmvb_vs_scip", ["--likely-nodes", "0"], "--likely-nodes"),
+    ("pmvb_vs_scip", ["--baselines", "bogus"], "unknown baselines ['bogus']"),
     ("fair_clustering", ["--sizes", "abc"], "--sizes"),
     ("fair_clustering", ["--affinity", "1,2"], "--affinity"),
     ("fair_clustering", ["--clusters", "0"], "--clusters"),
@@ -147,3 +149,14 @@ def test_lap_heuristic_interrupt_prints_partial_table_and_returns_130(capsys, mo
     assert "interrupted" in captured.err
     last = captured.out.strip().splitlines()[-1]
     assert last.startswith("SUMMARY lap_heuristic: no instance finished")
+
+
+def test_pmvb_baselines_and_start_mode_agree_on_the_optimum(capsys):
+    code = bench("pmvb_vs_scip").main([
+        "--families", "setcover", "--size", "60", "--n-instances", "2", "--predictors", "lp",
+        "--modes", "start", "--baselines", "given-optimum,two-pass", "--time-limit", "60"])
+    out = capsys.readouterr().out
+    assert code == 0
+    for label in ("scip-given-optimum", "scip-two-pass", "pmvb-lp-start"):
+        assert f"{label} " in out and out.split(label)[1].splitlines()[0].endswith("2/2")
+    assert "optimum disagreements 0/6 compared solves" in out.strip().splitlines()[-1]
