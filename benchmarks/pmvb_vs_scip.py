@@ -165,8 +165,11 @@ def bench_family(family: str, size: int, seeds: Sequence[int], configs: list[Con
     rows = {c.label: Row() for c in configs}
     for seed in tqdm(seeds, desc=f"{family} n={size}", leave=False):
         model = build_family(family, size, seed)
-        base = oracle = None
+        base = oracle = start = None
         for config in configs:
+            if config.warmstart:  # default SCIP's solution, whatever ran in between
+                for var, value in start.items():
+                    var.set_value(value, skip_validation=True)
             if isinstance(config.predictor, str) and config.predictor == ORACLE:
                 config = replace(config, predictor=oracle)
             elif isinstance(config.predictor, str) and config.predictor == HALF:
@@ -175,6 +178,7 @@ def bench_family(family: str, size: int, seeds: Sequence[int], configs: list[Con
             result = run_config(model, config, time_limit, seed)
             if base is None:
                 base, oracle = result, optimum_probabilities(model)
+                start = ComponentMap((v, v.value) for v in model.component_data_objects(pyo.Var))
             row = rows[config.label]
             row.times.append(result.time)
             row.nodes.append(result.nodes)

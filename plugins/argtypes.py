@@ -39,11 +39,11 @@ def int_list(text: str) -> list[int]:
 
 
 def choice_list(known: Iterable[str]) -> Callable[[str], list[str]]:
-    """A type for a non-empty comma list drawn from `known`."""
+    """A type for a non-empty comma list drawn from `known` (repeats dropped, order kept)."""
     known = tuple(known)
 
     def parse(text: str) -> list[str]:
-        values = [s.strip() for s in text.split(",") if s.strip()]
+        values = list(dict.fromkeys(s.strip() for s in text.split(",") if s.strip()))
         bad = [v for v in values if v not in known]
         if bad or not values:
             what = f"unknown {', '.join(map(repr, bad))}" if bad else "empty list"

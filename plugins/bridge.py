@@ -168,7 +168,7 @@ def _solve_scip(
         if not callable(getattr(plugin, "attach", None)):
             raise InputError(f"plugin {plugin!r} has no attach(scip_model, var_map) method")
         plugin.attach(scip, var_map)
-    start = scip_mip_start(scip, var_map.items()) if warmstart else None
+    start = scip_mip_start(scip, var_map.items(), _hidden_values(opt, model)) if warmstart else None
     scip.hideOutput(quiet=not tee)
     try:
         scip.optimize()
@@ -181,6 +181,20 @@ def _solve_scip(
     if start is not None:
         result.extra["warmstart"] = start
     return result
+
+
+def _hidden_values(opt: Any, model: pyo.Block) -> list[tuple[Any, float]]:
+    """Values of the SCIP variables Pyomo adds behind the model: one fixed variable per
+    mutable Param, and the epigraph variable of a nonlinear objective (its value at the
+    start, when every variable in the objective has one)."""
+    hidden = [(v, float(pyo.value(p))) for p, v in opt._pyomo_param_to_solver_param_map.items()]
+    if opt._obj_var is not None:
+        objective = next(model.component_data_objects(pyo.Objective, active=True))
+        try:
+            hidden.append((opt._obj_var, float(pyo.value(objective.expr))))
+        except (ValueError, TypeError, ZeroDivisionError, OverflowError):
+            pass  # a variable without a value (or a point outside the domain): partial start
+    return hidden
 
 
 def scip_result(scip: Any, plugins: Iterable[Any] = (), solver: str = "scip") -> Result:
@@ -395,14 +409,17 @@ def _solve_highs(
     _check_linear_for_highs(model)
     _check_highs_options(params)
     if not _has_free_variables(model):
-        return _constant_result(model, "highs")
+        result = _constant_result(model, "highs")
+        if warmstart:  # nothing to decide: the solver never sees a start
+            result.extra["warmstart"] = {"values": 0, "variables": 0, "accepted": False}
+        return result
+    start = time.perf_counter()
     mip_start = None
     if warmstart:  # persistent: the start set on the built model survives solve()'s update
         opt.set_instance(model)
         columns = opt._pyomo_var_to_solver_var_map  # id(var) -> HiGHS column
         pairs = ((opt._vars[vid][0], col) for vid, col in columns.items())
         mip_start = highs_mip_start(opt._solver_model, pairs)
-    start = time.perf_counter()
     results = opt.solve(
         model,
         load_solutions=False,

@@ -3,7 +3,8 @@
 `solve(model, warmstart=True)` passes every variable that has a value (Pyomo's
 ``warmstart`` convention); variables without one are left to the solver, which then
 completes the partial start itself (SCIP's completesol heuristic, HiGHS's sub-MIP). The
-start never changes the answer: the solver checks it and drops it if it is infeasible.
+solver checks a start and drops it if infeasible, so it changes the answer by no more than
+the solver's own feasibility tolerance.
 """
 
 from __future__ import annotations
@@ -35,17 +36,32 @@ def start_values(pairs: Iterable[tuple[Any, Any]]) -> list[tuple[Any, float]]:
     return out
 
 
-def scip_mip_start(scip: Any, pairs: Iterable[tuple[Any, Any]]) -> dict[str, Any]:
+def scip_mip_start(
+    scip: Any, pairs: Iterable[tuple[Any, Any]], internal: Iterable[tuple[Any, float]] = ()
+) -> dict[str, Any]:
     """Add the values as a (partial, if some are missing) SCIP solution before the solve.
 
-    A full start is checked against the original problem first and stored only when
-    feasible (`accepted`); a partial start is completed during presolve, so it is None.
+    `internal` are (SCIP variable, value) pairs for variables the Pyomo model does not show
+    (mutable Params, the epigraph variable of a nonlinear objective), so a start that sets
+    every Pyomo variable is complete. A complete start is checked against the original
+    problem and stored only when feasible (`accepted`); a partial one is completed by SCIP
+    during presolve (`accepted` None), unless so much is missing that SCIP's completesol
+    would ignore it (`accepted` False, with the reason).
     """
+    pairs = list(pairs)
     values = start_values(pairs)
-    n_vars = scip.getNVars(transformed=False)
-    report: dict[str, Any] = {"values": len(values), "variables": n_vars, "accepted": False}
+    report: dict[str, Any] = {"values": len(values), "variables": len(pairs), "accepted": False}
     if not values:
         return report
+    values += list(internal)
+    n_vars = scip.getNVars(transformed=False)
+    if len(values) < n_vars:
+        unknown = 1.0 - len(values) / n_vars
+        limit = scip.getParam("heuristics/completesol/maxunknownrate")
+        if unknown > limit:
+            report["reason"] = (f"{unknown:.0%} of SCIP's variables have no value; SCIP "
+                                f"completes a partial start only up to {limit:.0%}")
+            return report
     partial = len(values) < n_vars
     sol = scip.createPartialSol() if partial else scip.createSol()
     for solver_var, value in values:

@@ -48,31 +48,46 @@ def solve_pmvb_start(
     if "warmstart" in params:
         raise InputError("solve_pmvb_start makes its own warm start; drop warmstart=")
     likely_nodes = _checked_int("likely_nodes", likely_nodes, 1)
+    if "limits/nodes" in params:  # a user's node limit also bounds step 1
+        likely_nodes = min(likely_nodes, max(int(params["limits/nodes"]), 1))
     start = time.perf_counter()
     rule = PMVBBranching(predictor, threshold, confidence, mode="branch")
     rule.only_likely = True
     step1 = solve(model, plugins=[rule], time_limit=time_limit,
                   **{**params, **_LIKELY_SETTINGS, "limits/nodes": likely_nodes})
-    report = _step1_report(rule, step1)
-    if step1.status is Status.INTERRUPTED or (
-        rule.root_planes is None and step1.status in _FINAL
-    ):
-        return _with_report(step1, step1, report)
+    report = _step1_report(rule, step1, model)
+    if rule.root_planes is None and step1.status in _FINAL:
+        return _with_report(step1, step1, report, rule)
     left = None if time_limit is None else time_limit - (time.perf_counter() - start)
-    if left is not None and left <= 0:
-        return _with_report(_as_time_limit(step1, rule), step1, report)
+    if step1.status is Status.INTERRUPTED or (left is not None and left <= 0):
+        return _with_report(_cut_short(step1, rule), step1, report, rule)
     step2 = solve(model, time_limit=left, warmstart=step1.has_solution, **params)
     report["start_accepted"] = step2.extra.get("warmstart", {}).get("accepted")
-    return _with_report(step2, step1, report)
+    return _with_report(step2, step1, report, rule)
 
 
-def _step1_report(rule: PMVBBranching, step1: Result) -> dict[str, Any]:
-    """What step 1 did: its status, best objective, the hyperplanes and whether held."""
+def _in_likely_region(rule: PMVBBranching) -> bool | None:
+    """Whether the point loaded in the Pyomo model lies in the likely region (None without
+    hyperplanes or without values)."""
+    if rule.root_planes is None:
+        return None
+    upper, lower, ru, rl = rule.root_planes
+    if any(v.value is None for v in (*upper, *lower)):
+        return None
+    ok_u = ru is None or sum(v.value for v in upper) >= ru - 1e-6
+    ok_l = rl is None or sum(v.value for v in lower) <= rl + 1e-6
+    return bool(ok_u and ok_l)
+
+
+def _step1_report(rule: PMVBBranching, step1: Result, model: pyo.Block) -> dict[str, Any]:
+    """What step 1 did: its status, the hyperplanes and, when its best solution lies in the
+    likely region, that solution's objective (it may come from a heuristic outside it)."""
     stats = rule.statistics()
+    inside = step1.has_solution and _in_likely_region(rule)
     return {
         "likely_status": step1.status.value,
-        "likely_objective": step1.objective,
-        "likely_held": stats["likely_held"],
+        "likely_objective": step1.objective if inside else None,
+        "likely_held": None,
         "likely_nodes": step1.nodes,
         "likely_time": step1.time,
         "n_upper": stats["n_upper"], "rhs_upper": stats["rhs_upper"],
@@ -81,22 +96,30 @@ def _step1_report(rule: PMVBBranching, step1: Result) -> dict[str, Any]:
     }
 
 
-def _as_time_limit(step1: Result, rule: PMVBBranching) -> Result:
-    """Step 1's solution as the answer when no time is left for step 2: a limit status, and
-    the root's bound (step 1's own bound covers only the likely region)."""
-    return Result(status=Status.TIME_LIMIT, solver="scip", objective=step1.objective,
-                  bound=rule._stats.root_bound if rule.root_planes is not None else step1.bound,
-                  has_solution=step1.has_solution)
+def _cut_short(step1: Result, rule: PMVBBranching) -> Result:
+    """Step 1's solution as the answer when it was interrupted or no time is left for step
+    2: step 1's status (time_limit when it finished in time), and the root's bound, since
+    step 1's own bound covers only the likely region."""
+    status = Status.INTERRUPTED if step1.status is Status.INTERRUPTED else Status.TIME_LIMIT
+    bound = step1.bound if rule.root_planes is None else rule._stats.root_bound
+    return Result(status=status, solver="scip", objective=step1.objective, bound=bound,
+                  has_solution=step1.has_solution)  # no step 2: it adds no nodes or time
 
 
-def _with_report(final: Result, step1: Result, report: dict[str, Any]) -> Result:
-    """`final` with both steps' nodes and time, PMVB's statistics and the step-1 report."""
+def _with_report(final: Result, step1: Result, report: dict[str, Any],
+                 rule: PMVBBranching) -> Result:
+    """`final` with both steps' nodes and time, PMVB's statistics and the step-1 report;
+    `likely_held` says whether the final solution lies in the likely region."""
     if final is step1:
         nodes, seconds = step1.nodes, step1.time
     else:
         nodes, seconds = step1.nodes + final.nodes, step1.time + final.time
+    held = _in_likely_region(rule) if final.has_solution else None
+    report["likely_held"] = held
+    stats = {**step1.plugin_stats, "pmvb": {**step1.plugin_stats.get("pmvb", {}),
+                                            "likely_held": held}}
     return Result(
         status=final.status, solver="scip", objective=final.objective, bound=final.bound,
         nodes=nodes, time=seconds, has_solution=final.has_solution,
-        plugin_stats=step1.plugin_stats, extra={**final.extra, "pmvb_start": report},
+        plugin_stats=stats, extra={**final.extra, "pmvb_start": report},
     )

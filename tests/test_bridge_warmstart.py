@@ -81,3 +81,51 @@ def test_bad_requests_are_named() -> None:
     var.set_value(float("nan"), skip_validation=True)
     with pytest.raises(InputError, match="not a finite number"):
         solve(model, solver="highs", warmstart=True)
+
+
+def _param_model() -> pyo.ConcreteModel:
+    """Pick at least `need` (a mutable Param) of three weighted items, cheapest first."""
+    m = pyo.ConcreteModel()
+    m.need = pyo.Param(initialize=2, mutable=True)
+    m.x = pyo.Var(range(3), domain=pyo.Binary)
+    m.c = pyo.Constraint(expr=sum(m.x.values()) >= m.need)
+    m.o = pyo.Objective(expr=sum((i + 1) * m.x[i] for i in range(3)))
+    return m
+
+
+def test_params_and_nonlinear_objectives_make_complete_checked_starts() -> None:
+    m = _param_model()
+    for i, value in enumerate((1, 0, 0)):  # one item where two are needed: infeasible
+        m.x[i].set_value(value)
+    bad = solve(m, warmstart=True)
+    assert bad.extra["warmstart"]["accepted"] is False and bad.objective == 3.0
+    for i, value in enumerate((1, 1, 0)):
+        m.x[i].set_value(value)
+    assert solve(m, warmstart=True).extra["warmstart"]["accepted"] is True
+    q = pyo.ConcreteModel()
+    q.x = pyo.Var(range(2), bounds=(0, 3))
+    q.y = pyo.Var(domain=pyo.Binary)
+    q.c = pyo.Constraint(expr=q.x[0] + q.x[1] >= 1 + q.y)
+    q.o = pyo.Objective(expr=(q.x[0] - 1) ** 2 + q.x[1] ** 2 + q.y)  # SCIP: epigraph variable
+    q.x[0].set_value(1.0), q.x[1].set_value(0.0), q.y.set_value(0)
+    warm = solve(q, warmstart=True, **{"limits/solutions": 1})
+    assert warm.extra["warmstart"]["accepted"] is True
+    assert warm.objective == pytest.approx(0.0, abs=1e-6)  # the start, optimal
+
+
+def test_too_partial_a_start_is_reported_unused() -> None:
+    model, _ = solved()
+    for k, var in enumerate(model.component_data_objects(pyo.Var)):
+        if k >= 2:
+            var.set_value(None)
+    report = solve(model, warmstart=True).extra["warmstart"]
+    assert report["accepted"] is False and "completes a partial start only" in report["reason"]
+
+
+def test_a_model_with_nothing_to_decide_reports_its_start() -> None:
+    m = _param_model()
+    for i in range(3):
+        m.x[i].fix(1)
+    for solver in ("scip", "highs"):
+        result = solve(m, solver=solver, warmstart=True)
+        assert result.optimal and result.objective == 6.0 and "warmstart" in result.extra

@@ -96,3 +96,73 @@ def test_cli_start_mode(capsys: pytest.CaptureFixture) -> None:
     assert main(["pmvb", "setcover", "--size", "60", "--mode", "start",
                  "--threshold", "0.6", "--confidence", "0.3"]) == 0
     assert "same optimum: True" in capsys.readouterr().out
+
+
+class _StopAfter:
+    """A plugin that interrupts SCIP after `k` nodes, as SCIP's own Ctrl-C handler does."""
+
+    name = "stop_after"
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+    def attach(self, scip, var_map) -> None:
+        from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
+
+        k = self.k
+
+        class _Stop(Eventhdlr):
+            def eventinit(self):
+                self.model.catchEvent(SCIP_EVENTTYPE.NODESOLVED, self)
+
+            def eventexec(self, event):
+                if self.model.getNNodes() >= k:
+                    self.model.interruptSolve()
+
+        scip.includeEventhdlr(_Stop(), "stop_after", "interrupt after k nodes")
+
+
+def test_interrupt_in_step_one_keeps_a_valid_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    from coplug.plugins import bridge
+
+    model = build_family("mknapsack", 40, 5)  # maximizes
+    optimum = solve(model).objective
+    wrong = ComponentMap()
+    for var in model.component_data_objects(pyo.Var):
+        if var.is_binary() and round(var.value) == 0 and len(wrong) < 4:
+            wrong[var] = 1.0  # four binaries that are 0 at the optimum, predicted 1
+    real = bridge.solve
+
+    def interrupted_step_one(model, plugins=(), **kwargs):
+        plugins = list(plugins)
+        if any(isinstance(p, PMVBBranching) for p in plugins):
+            plugins.append(_StopAfter(10))
+        return real(model, plugins=plugins, **kwargs)
+
+    monkeypatch.setattr(bridge, "solve", interrupted_step_one)
+    result = solve_pmvb_start(model, wrong, threshold=0.9, confidence=0.2)
+    assert result.status is Status.INTERRUPTED
+    assert result.objective <= optimum + 1e-6 <= result.bound + 2e-6  # the root's bound
+
+
+def test_likely_held_is_about_the_final_solution() -> None:
+    """held: the optimum found by step 2 lies in the likely region; likely_objective only
+    for a step-1 solution inside the region."""
+    for seed in range(4):
+        model = build_family("mknapsack", 30, seed)
+        reference = solve(model)
+        wrong = ComponentMap((v, 1.0 - x) for v, x in _optimum(model).items())
+        result = solve_pmvb_start(model, wrong, threshold=0.6, confidence=0.2)
+        report = result.extra["pmvb_start"]
+        assert result.optimal and _same(result.objective, reference.objective)
+        assert report["likely_held"] is False  # the region is built on the optimum's opposite
+        assert result.plugin_stats["pmvb"]["likely_held"] is False
+        if report["likely_objective"] is not None:
+            assert report["likely_objective"] <= reference.objective + 1e-6
+
+
+def test_user_node_limit_also_bounds_step_one() -> None:
+    model = build_family("mknapsack", 40, 1)
+    result = solve_pmvb_start(model, "lp", 0.6, 0.2, **{"limits/nodes": 2})
+    assert result.status is Status.NODE_LIMIT
+    assert result.extra["pmvb_start"]["likely_nodes"] <= 2
