@@ -97,13 +97,11 @@ def solve(
     backend = _backend(solver)
     if not isinstance(warmstart, bool):
         raise InputError(f"warmstart must be True or False, got {warmstart!r}")
-    if not warmstart:
-        return backend(model, plugins=list(plugins), time_limit=time_limit, params=params,
-                       tee=tee)
-    if backend not in (_solve_scip, _solve_highs):
+    if warmstart and backend not in (_solve_scip, _solve_highs):
         raise InputError(f"warmstart=True needs solver='scip' or 'highs', not {solver!r}")
+    start = {"warmstart": True} if warmstart else {}  # other backends take no such keyword
     return backend(model, plugins=list(plugins), time_limit=time_limit, params=params,
-                   tee=tee, warmstart=True)
+                   tee=tee, **start)
 
 
 def _check_model(model: Any) -> None:

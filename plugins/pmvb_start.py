@@ -48,14 +48,15 @@ def solve_pmvb_start(
     if "warmstart" in params:
         raise InputError("solve_pmvb_start makes its own warm start; drop warmstart=")
     likely_nodes = _checked_int("likely_nodes", likely_nodes, 1)
-    if "limits/nodes" in params:  # a user's node limit also bounds step 1
-        likely_nodes = min(likely_nodes, max(int(params["limits/nodes"]), 1))
+    user_nodes = params.get("limits/nodes", -1)  # SCIP: -1 is no limit
+    if isinstance(user_nodes, int) and user_nodes >= 0:  # a user's limit also bounds step 1
+        likely_nodes = min(likely_nodes, max(user_nodes, 1))
     start = time.perf_counter()
     rule = PMVBBranching(predictor, threshold, confidence, mode="branch")
     rule.only_likely = True
     step1 = solve(model, plugins=[rule], time_limit=time_limit,
                   **{**params, **_LIKELY_SETTINGS, "limits/nodes": likely_nodes})
-    report = _step1_report(rule, step1, model)
+    report = _step1_report(rule, step1)
     if rule.root_planes is None and step1.status in _FINAL:
         return _with_report(step1, step1, report, rule)
     left = None if time_limit is None else time_limit - (time.perf_counter() - start)
@@ -79,7 +80,7 @@ def _in_likely_region(rule: PMVBBranching) -> bool | None:
     return bool(ok_u and ok_l)
 
 
-def _step1_report(rule: PMVBBranching, step1: Result, model: pyo.Block) -> dict[str, Any]:
+def _step1_report(rule: PMVBBranching, step1: Result) -> dict[str, Any]:
     """What step 1 did: its status, the hyperplanes and, when its best solution lies in the
     likely region, that solution's objective (it may come from a heuristic outside it)."""
     stats = rule.statistics()

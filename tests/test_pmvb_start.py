@@ -166,3 +166,6 @@ def test_user_node_limit_also_bounds_step_one() -> None:
     result = solve_pmvb_start(model, "lp", 0.6, 0.2, **{"limits/nodes": 2})
     assert result.status is Status.NODE_LIMIT
     assert result.extra["pmvb_start"]["likely_nodes"] <= 2
+    busy = build_family("mknapsack", 40, 2)  # step 1 uses all its 50 nodes here
+    unlimited = solve_pmvb_start(busy, "lp", 0.6, 0.2, **{"limits/nodes": -1})  # SCIP: none
+    assert unlimited.optimal and unlimited.extra["pmvb_start"]["likely_nodes"] > 2
