@@ -39,7 +39,7 @@ import scipy.sparse as sp
 from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
 from tqdm import tqdm
 
-from coplug.formulations.tsp import random_euclidean, tsp_mip
+from coplug.formulations.tsp import random_asymmetric, random_euclidean, tsp_mip
 from coplug.plugins.argtypes import choice_list, int_list, positive_float, positive_int
 from coplug.plugins.bridge import solve
 from coplug.plugins.lap import LapHeuristic, solve_lap
@@ -50,16 +50,10 @@ FAMILIES = ("euclid", "atsp")
 REL_TOL = 1e-6
 
 
-def atsp_distances(n: int, seed: int) -> np.ndarray:
-    """Asymmetric arc lengths: uniform integers 1..99, zero diagonal."""
-    dist = np.random.default_rng(seed).integers(1, 100, (n, n)).astype(float)
-    np.fill_diagonal(dist, 0.0)
-    return dist
-
-
 def build(family: str, n: int, seed: int) -> pyo.ConcreteModel:
     """The MTZ TSP model of one instance."""
-    dist = random_euclidean(n, seed).dist if family == "euclid" else atsp_distances(n, seed)
+    make = random_euclidean if family == "euclid" else random_asymmetric
+    dist = make(n, seed).dist
     return tsp_mip(dist)
 
 

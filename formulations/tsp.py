@@ -62,6 +62,16 @@ def random_euclidean(n: int, seed: int = 0, scale: float = 100.0) -> TSPInstance
     return TSPInstance(euc_2d(coords), coords=coords, name=f"rand{n}_{seed}")
 
 
+def random_asymmetric(n: int, seed: int = 0, high: int = 99) -> TSPInstance:
+    """Asymmetric TSP: arc lengths uniform integers in 1..high, zero diagonal. Its assignment
+    relaxation is tight, the case the LAP heuristic is built for."""
+    n = check_count(n, "TSP size n", 3)
+    seed = check_seed(seed)
+    high = check_count(high, "largest arc length", 1)
+    dist = np.random.default_rng(seed).integers(1, high + 1, (n, n)).astype(float)
+    return TSPInstance(dist, name=f"atsp{n}_{seed}")
+
+
 def euc_2d(coords: np.ndarray) -> np.ndarray:
     """TSPLIB EUC_2D: nint of the Euclidean distance."""
     diff = coords[:, None, :] - coords[None, :, :]

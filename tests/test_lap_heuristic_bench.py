@@ -12,7 +12,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from coplug.formulations.tsp import random_euclidean
+from coplug.formulations.tsp import random_asymmetric, random_euclidean
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "lap_heuristic.py"
 
@@ -37,7 +37,8 @@ def brute_force(dist: np.ndarray) -> float:
 def test_both_configurations_prove_the_brute_force_optimum(family: str, seed: int) -> None:
     bench = _load()
     n = 8
-    dist = random_euclidean(n, seed).dist if family == "euclid" else bench.atsp_distances(n, seed)
+    make = random_euclidean if family == "euclid" else random_asymmetric
+    dist = make(n, seed).dist
     optimum = brute_force(dist)
     rows = bench.bench_instance(family, n, seed, time_limit=60.0)
     assert [r.config for r in rows] == list(bench.CONFIGS)
@@ -50,3 +51,16 @@ def test_both_configurations_prove_the_brute_force_optimum(family: str, seed: in
     assert rows[0].heur == {}
     assert rows[1].heur["blocks"] == 1 and rows[1].heur["error"] is None
     assert bench.same_optimum(*rows) is True
+
+
+def test_random_asymmetric_instances_are_seeded_and_validated() -> None:
+    from coplug.plugins.errors import InputError
+
+    a, b = random_asymmetric(6, seed=3).dist, random_asymmetric(6, seed=3).dist
+    assert np.array_equal(a, b) and not np.array_equal(a, a.T)
+    off = a[~np.eye(6, dtype=bool)]
+    assert off.min() >= 1 and off.max() <= 99 and np.all(np.diag(a) == 0)
+    for kwargs, word in (({"n": 2}, "TSP size"), ({"n": 5, "seed": -1}, "seed"),
+                         ({"n": 5, "high": 0}, "largest arc length")):
+        with pytest.raises(InputError, match=word):
+            random_asymmetric(**kwargs)
