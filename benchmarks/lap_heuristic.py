@@ -319,20 +319,24 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """Command line; sizes below 3 cities are a usage error."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--families", type=choice_list(FAMILIES), default=",".join(FAMILIES))
-    parser.add_argument("--sizes", type=int_list, default="20,25,30", help="euclid cities")
-    parser.add_argument("--atsp-sizes", type=int_list, default="40,60,80", help="atsp cities")
-    parser.add_argument("--n-instances", type=positive_int, default=3)
+    parser.add_argument("--sizes", type=int_list, default=None,
+                        help="euclid cities (default 20,25,30)")
+    parser.add_argument("--atsp-sizes", type=int_list, default=None,
+                        help="atsp cities (default 40,60,80)")
+    parser.add_argument("--n-instances", type=positive_int, default=None, help="default 3")
     parser.add_argument("--time-limit", type=positive_float, default=60.0,
                         help="SCIP CPU seconds per solve")
     parser.add_argument("--seed-start", type=int, default=1000)
     parser.add_argument("--quick", action="store_true",
-                        help="2 instances, euclid n=15 and atsp n=30")
+                        help="2 instances, euclid n=15 and atsp n=30 (unless given)")
     args = parser.parse_args(argv)
+    defaults = ([15], [30], 2) if args.quick else ([20, 25, 30], [40, 60, 80], 3)
+    args.sizes = defaults[0] if args.sizes is None else args.sizes
+    args.atsp_sizes = defaults[1] if args.atsp_sizes is None else args.atsp_sizes
+    args.n_instances = defaults[2] if args.n_instances is None else args.n_instances
     for flag, sizes in (("--sizes", args.sizes), ("--atsp-sizes", args.atsp_sizes)):
         if min(sizes) < 3:
             parser.error(f"{flag}: a TSP needs at least 3 cities, got {min(sizes)}")
-    if args.quick:
-        args.sizes, args.atsp_sizes, args.n_instances = [15], [30], 2
     return args
 
 

@@ -257,7 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--depths", default="0",
                         help="comma list of PMVB depths (branch mode): 0 = root only, d > 0 "
                              "also branches on hyperplanes at nodes down to depth d")
-    parser.add_argument("--likely-nodes", type=positive_int, default=50,
+    parser.add_argument("--likely-nodes", type=positive_int, default=None,
                         help="start mode (and the two-pass baseline): node limit of step 1")
     parser.add_argument("--baselines", default="",
                         help="comma list of extra SCIP configurations: "
@@ -295,6 +295,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if set(baselines) - known:
         parser.error(f"unknown baselines {sorted(set(baselines) - known)}; known: "
                      f"{', '.join(sorted(known))}")
+    if args.likely_nodes is not None and "start" not in modes and TWO_PASS not in baselines:
+        parser.error("--likely-nodes applies to --modes start and --baselines two-pass only")
+    likely_nodes = 50 if args.likely_nodes is None else args.likely_nodes
     if args.json:
         check_writable(args.json, parser)
     seeds = range(args.seed_start, args.seed_start + n)
@@ -305,7 +308,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for family in families:
             size = sizes.get(family) or (TRAIN_SIZES if args.quick else BENCH_SIZES)[family]
-            configs = [replace(c, likely_nodes=args.likely_nodes) for c in configs_for(
+            configs = [replace(c, likely_nodes=likely_nodes) for c in configs_for(
                 family, predictors, modes, args.threshold, args.confidence, baselines, depths)]
             rows = bench_family(family, size, seeds, configs, args.time_limit)
             speedups = print_family(family, size, rows)

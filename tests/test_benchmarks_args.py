@@ -42,6 +42,7 @@ BAD_ARGS = [
     ("pmvb_vs_scip", ["--size", "0"], "--size"),
     ("pmvb_vs_scip", ["--families", "mknapsack", "--size", "gisp=20"], "'gisp'"),
     ("pmvb_vs_scip", ["--likely-nodes", "0"], "--likely-nodes"),
+    ("pmvb_vs_scip", ["--likely-nodes", "10"], "applies to --modes start"),
     ("pmvb_vs_scip", ["--baselines", "bogus"], "unknown baselines ['bogus']"),
     ("fair_clustering", ["--sizes", "abc"], "--sizes"),
     ("fair_clustering", ["--affinity", "1,2"], "--affinity"),
