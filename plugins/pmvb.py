@@ -85,9 +85,8 @@ class Hyperplanes:
     def likely_holds(self, x: np.ndarray) -> bool:
         """Whether a 0/1 vector (indexed like the probabilities) lies in the likely child."""
         x = np.asarray(x, dtype=float)
-        ok_u = self.rhs_upper is None or x[list(self.upper)].sum() >= self.rhs_upper - 1e-6
-        ok_l = self.rhs_lower is None or x[list(self.lower)].sum() <= self.rhs_lower + 1e-6
-        return bool(ok_u and ok_l)
+        return planes_hold(x[list(self.upper)].sum(), x[list(self.lower)].sum(),
+                           self.rhs_upper, self.rhs_lower)
 
     def tightness(self, n: int) -> float:
         """Share of the n variables pinned by the hyperplanes in the worst case (0..1)."""
@@ -95,6 +94,15 @@ class Hyperplanes:
             len(self.lower) - self.rhs_lower if self.rhs_lower is not None else 0
         )
         return pinned / max(n, 1)
+
+
+def planes_hold(sum_upper: float, sum_lower: float, rhs_upper: int | None,
+                rhs_lower: int | None) -> bool:
+    """Whether sums over U and L satisfy the likely child (sum_U >= r_U, sum_L <= r_L, up
+    to 1e-6); an absent hyperplane (rhs None) always holds."""
+    ok_u = rhs_upper is None or sum_upper >= rhs_upper - 1e-6
+    ok_l = rhs_lower is None or sum_lower <= rhs_lower + 1e-6
+    return bool(ok_u and ok_l)
 
 
 def hoeffding_hyperplanes(
@@ -372,9 +380,7 @@ class PMVBBranching:
             sum_l = sum(scip.getSolVal(best, v) for v in lower)
         except Exception:  # the transformed problem may already be freed
             return None
-        ok_u = s.rhs_upper is None or sum_u >= s.rhs_upper - 1e-6
-        ok_l = s.rhs_lower is None or sum_l <= s.rhs_lower + 1e-6
-        return bool(ok_u and ok_l)
+        return planes_hold(sum_u, sum_l, s.rhs_upper, s.rhs_lower)
 
 
 def _read_linear(scip: Any, cons: Any) -> dict[str, Any]:

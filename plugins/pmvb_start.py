@@ -18,7 +18,7 @@ from typing import Any
 import pyomo.environ as pyo
 
 from coplug.plugins.errors import InputError
-from coplug.plugins.pmvb import _NO_RESTARTS, PMVBBranching, _checked_int
+from coplug.plugins.pmvb import _NO_RESTARTS, PMVBBranching, _checked_int, planes_hold
 from coplug.plugins.results import Result, Status
 
 # Step 1: no cutting rounds at the root (its LP alone feeds the predictor) and no restarts
@@ -75,9 +75,7 @@ def _in_likely_region(rule: PMVBBranching) -> bool | None:
     upper, lower, ru, rl = rule.root_planes
     if any(v.value is None for v in (*upper, *lower)):
         return None
-    ok_u = ru is None or sum(v.value for v in upper) >= ru - 1e-6
-    ok_l = rl is None or sum(v.value for v in lower) <= rl + 1e-6
-    return bool(ok_u and ok_l)
+    return planes_hold(sum(v.value for v in upper), sum(v.value for v in lower), ru, rl)
 
 
 def _step1_report(rule: PMVBBranching, step1: Result) -> dict[str, Any]:
