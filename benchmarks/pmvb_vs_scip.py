@@ -24,7 +24,9 @@ variants that branch on hyperplanes again down to depth 3. `--modes start` adds 
 primal heuristic (a search of the likely region, `--likely-nodes` nodes at most, then the
 whole model warm-started from its best solution; time is both steps'). The last line is the
 summary: families where some PMVB variant reached the 1.3x target, and the number of
-optimum disagreements (must be 0).
+optimum disagreements (must be 0). `--merge a.json b.json` prints the tables and summary of
+earlier `--json` runs pooled per family, so two seed ranges can run side by side on two
+cores (`--seed-start 100000 --n-instances 25` and `--seed-start 100025 --n-instances 25`).
 """
 
 from __future__ import annotations
@@ -212,6 +214,72 @@ def print_family(family: str, size: int, rows: dict[str, Row]) -> dict[str, floa
     return speedups
 
 
+@dataclass
+class Tally:
+    """What the summary line counts over the families done so far."""
+
+    hits: list[str] = field(default_factory=list)
+    disagreements: int = 0
+    solves: int = 0
+
+
+def tally_family(family: str, size: int, rows: dict[str, Row], tally: Tally) -> dict[str, float]:
+    """Print the family's table and add its target hit and optimum checks to `tally`."""
+    speedups = print_family(family, size, rows)
+    fair = [(v, k) for k, v in speedups.items() if k.startswith("pmvb-") and ORACLE not in k]
+    best = max(fair) if fair else (float("nan"), "-")
+    if best[0] >= TARGET:
+        tally.hits.append(f"{family}:{best[1]}")
+    compared = list(rows.values())[1:]  # the first row is default SCIP itself
+    tally.disagreements += sum(a is False for r in compared for a in r.agree)
+    tally.solves += sum(a is not None for r in compared for a in r.agree)
+    return speedups
+
+
+def print_summary(tally: Tally, n_families: int, tail: str) -> None:
+    """The one summary line: families at the target, optimum disagreements, `tail`."""
+    print(f"\nSUMMARY: PMVB >= {TARGET}x faster (shifted geometric mean time) on "
+          f"{len(tally.hits)}/{n_families} families {tally.hits}; optimum disagreements "
+          f"{tally.disagreements}/{tally.solves} compared solves; {tail}")
+
+
+def merge_runs(paths: Sequence[str], parser: argparse.ArgumentParser) -> int:
+    """Tables and summary of earlier --json runs pooled per family (e.g. two seed ranges
+    run side by side); refuses runs that differ in size or configurations or share a seed."""
+    pooled: dict[str, dict] = {}
+    for path in paths:
+        try:
+            with open(path) as fh:
+                run = json.load(fh)
+        except (OSError, ValueError) as exc:
+            parser.error(f"--merge {path!r}: cannot read a --json result ({exc})")
+        for family, res in run.items():
+            rows = {k: Row(**v) for k, v in res["rows"].items()}
+            seeds = res.get("seeds")
+            if family not in pooled:
+                pooled[family] = {"size": res["size"], "rows": rows, "seeds": list(seeds or [])}
+                continue
+            into = pooled[family]
+            if into["size"] != res["size"] or list(into["rows"]) != list(rows):
+                parser.error(f"--merge {path!r}: {family} ran at another size or with other "
+                             "configurations than in the files before it")
+            if seeds and set(seeds) & set(into["seeds"]):
+                parser.error(f"--merge {path!r}: {family} repeats seeds of an earlier file")
+            into["seeds"] += list(seeds or [])
+            for label, row in rows.items():
+                dest = into["rows"][label]
+                for name in ("times", "nodes", "agree", "held"):
+                    getattr(dest, name).extend(getattr(row, name))
+                dest.branched += row.branched
+    tally = Tally()
+    for family, res in pooled.items():
+        tally_family(family, res["size"], res["rows"], tally)
+    counts = sorted({len(res["rows"]["scip"].times) for res in pooled.values()})
+    print_summary(tally, len(pooled), f"{'/'.join(map(str, counts))} instances/family; "
+                  f"merged from {len(paths)} runs")
+    return 1 if tally.disagreements else 0
+
+
 def parse_sizes(text: str | None, families: Sequence[str], parser: argparse.ArgumentParser
                 ) -> dict[str, int]:
     """--size as one integer >= 1 for all families or as family=N pairs over --families."""
@@ -269,7 +337,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed-start", type=int, default=100000)
     parser.add_argument("--quick", action="store_true", help="3 instances at the train sizes")
     parser.add_argument("--json", default=None, help="write all raw figures to this file")
+    parser.add_argument("--merge", nargs="+", metavar="JSON", default=None,
+                        help="print the pooled tables of earlier --json runs and exit")
     args = parser.parse_args(argv)
+    if args.merge:
+        return merge_runs(args.merge, parser)
     families = [f.strip() for f in args.families.split(",") if f.strip()]
     unknown = [f for f in families if f not in FAMILIES]
     if unknown:
@@ -302,7 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_writable(args.json, parser)
     seeds = range(args.seed_start, args.seed_start + n)
     results: dict[str, dict] = {}
-    hits, disagreements, solves = [], 0, 0
+    tally = Tally()
     interrupted = False
     start = time.perf_counter()
     try:
@@ -311,16 +383,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             configs = [replace(c, likely_nodes=likely_nodes) for c in configs_for(
                 family, predictors, modes, args.threshold, args.confidence, baselines, depths)]
             rows = bench_family(family, size, seeds, configs, args.time_limit)
-            speedups = print_family(family, size, rows)
-            fair = [(v, k) for k, v in speedups.items()
-                    if k.startswith("pmvb-") and ORACLE not in k]
-            best = max(fair) if fair else (float("nan"), "-")
-            if best[0] >= TARGET:
-                hits.append(f"{family}:{best[1]}")
-            compared = list(rows.values())[1:]  # the first row is default SCIP itself
-            disagreements += sum(a is False for r in compared for a in r.agree)
-            solves += sum(a is not None for r in compared for a in r.agree)
-            results[family] = {"size": size, "speedups": speedups,
+            speedups = tally_family(family, size, rows, tally)
+            results[family] = {"size": size, "seeds": list(seeds), "speedups": speedups,
                                "rows": {k: vars(v) for k, v in rows.items()}}
     except KeyboardInterrupt:
         interrupted = True
@@ -328,13 +392,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=1, default=float)
-    print(f"\nSUMMARY: PMVB >= {TARGET}x faster (shifted geometric mean time) on "
-          f"{len(hits)}/{len(results)} families {hits}; optimum disagreements "
-          f"{disagreements}/{solves} compared solves; {n} instances/family; "
-          f"{time.perf_counter() - start:.0f} s wall")
+    print_summary(tally, len(results), f"{n} instances/family; "
+                  f"{time.perf_counter() - start:.0f} s wall")
     if interrupted:
         return 130
-    return 1 if disagreements else 0
+    return 1 if tally.disagreements else 0
 
 
 if __name__ == "__main__":

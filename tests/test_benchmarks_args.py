@@ -161,3 +161,22 @@ def test_pmvb_baselines_and_start_mode_agree_on_the_optimum(capsys):
     for label in ("scip-given-optimum", "scip-two-pass", "pmvb-lp-start"):
         assert f"{label} " in out and out.split(label)[1].splitlines()[0].endswith("2/2")
     assert "optimum disagreements 0/6 compared solves" in out.strip().splitlines()[-1]
+
+
+def test_pmvb_merge_pools_runs_and_refuses_repeated_seeds(capsys, tmp_path):
+    main = bench("pmvb_vs_scip").main
+    common = ["--families", "mknapsack", "--size", "12", "--n-instances", "1",
+              "--predictors", "lp", "--time-limit", "30"]
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    assert main([*common, "--seed-start", "7", "--json", str(first)]) == 0
+    assert main([*common, "--seed-start", "8", "--json", str(second)]) == 0
+    capsys.readouterr()
+    assert main(["--merge", str(first), str(second)]) == 0
+    out = capsys.readouterr().out
+    assert "mknapsack (size 12, 2 instances)" in out
+    assert out.split("pmvb-lp ")[1].splitlines()[0].endswith("2/2")
+    assert "optimum disagreements 0/2 compared solves; 2 instances/family" in out
+    assert_usage_error(capsys, lambda: main(["--merge", str(first), str(first)]),
+                       "repeats seeds")
+    assert_usage_error(capsys, lambda: main(["--merge", str(tmp_path / "none.json")]),
+                       "cannot read")
