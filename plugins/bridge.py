@@ -31,6 +31,7 @@ from coplug.plugins.errors import (
 )
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.mipstart import highs_mip_start, scip_mip_start
+from coplug.plugins.modeldata import check_model_data
 from coplug.plugins.results import Result, Status
 from coplug.plugins.varmap import VarMap
 
@@ -94,7 +95,13 @@ def solve(
     """
     _check_model(model)
     time_limit = checked_time_limit(time_limit)
+    if not isinstance(solver, str):
+        raise InputError(f"solver must be a name ({', '.join(available_solvers())}), "
+                         f"got {solver!r}")
+    if plugins is None or isinstance(plugins, str) or not isinstance(plugins, Iterable):
+        raise InputError(f"plugins must be a list of plugin objects, got {plugins!r}")
     backend = _backend(solver)
+    check_model_data(model)
     if not isinstance(warmstart, bool):
         raise InputError(f"warmstart must be True or False, got {warmstart!r}")
     if warmstart and backend not in (_solve_scip, _solve_highs):
@@ -173,6 +180,8 @@ def _solve_scip(
     except Exception as exc:  # SCIP returned an error code (PySCIPOpt raises a bare Exception)
         raise SolverError(f"SCIP stopped with an error: {exc}") from exc
     result = scip_result(scip, plugins)
+    if next(model.component_data_objects(pyo.Objective, active=True), None) is None:
+        result.objective = result.bound = None  # a feasibility problem has no objective value
     StaleFlagManager.mark_all_as_stale()  # values from an earlier solve are stale
     if result.has_solution:
         _load_scip_solution(scip, var_map)

@@ -1,0 +1,108 @@
+"""Numbers a solver cannot take, found before the solve: NaN, inf and coefficients at or
+above 1e20 (SCIP's and HiGHS's infinity) in the active constraints, the objective and the
+variable bounds. SCIP loops on a NaN objective coefficient and both solvers return
+"optimal" answers for NaN constraint coefficients, so these are refused up front; an
+objective too small for the solvers' tolerances is solved with a warning."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable
+from typing import Any
+
+import pyomo.environ as pyo
+from pyomo.core.expr.numvalue import native_numeric_types
+from pyomo.core.expr.visitor import StreamBasedExpressionVisitor
+from pyomo.repn.standard_repn import generate_standard_repn
+
+from coplug.plugins.errors import InputError
+
+# SCIP's default infinity; HiGHS also reads values from 1e20 on as infinite.
+SOLVER_INFINITY = 1e20
+# An objective whose coefficients are all below this is lost in the solvers' absolute
+# tolerances (HiGHS's MIP gap 1e-6, SCIP's feasibility 1e-6): solved, but with a warning.
+TINY_OBJECTIVE = 1e-6
+
+
+def check_model_data(model: pyo.Block) -> None:
+    """Raise InputError naming the first non-finite or huge number in an active constraint,
+    the active objective or a variable bound of the model."""
+    for con in model.component_data_objects(pyo.Constraint, active=True):
+        for side, value in (("lower", con.lower), ("upper", con.upper)):
+            number = _value(value)
+            if number is not None and math.isnan(number):
+                raise InputError(f"constraint {con.name!r}: its {side} side is NaN")
+        _check_terms(con.body, f"constraint {con.name!r}")
+    for obj in model.component_data_objects(pyo.Objective, active=True):
+        largest = _check_terms(obj.expr, f"objective {obj.name!r}")
+        if 0 < largest < TINY_OBJECTIVE:
+            warnings.warn(f"objective {obj.name!r}: its largest coefficient is {largest:g}, "
+                          f"below the solvers' absolute tolerances ({TINY_OBJECTIVE:g}), so an "
+                          "'optimal' answer may not be optimal; scale the objective up",
+                          UserWarning, stacklevel=3)
+    for var in _model_variables(model):
+        try:
+            bounds = (("lower", var.lb), ("upper", var.ub))
+        except ValueError as exc:  # Pyomo refuses a NaN bound when it is read
+            raise InputError(f"variable {var.name!r}: {exc}") from None
+        for side, value in bounds:
+            if value is not None and math.isnan(value):
+                raise InputError(f"variable {var.name!r}: its {side} bound is NaN")
+
+
+def _value(expr: Any) -> float | None:
+    """A constraint side as a float (None when absent)."""
+    return None if expr is None else float(pyo.value(expr))
+
+
+def _check_terms(expr: Any, where: str) -> float:
+    """Coefficients and constant of the linear and quadratic parts, numbers inside the rest;
+    returns the largest |coefficient| (0 without any)."""
+    repn = generate_standard_repn(expr, compute_values=True, quadratic=True)
+    _check_number(repn.constant, f"{where}: its constant term")
+    for coef, var in zip(repn.linear_coefs, repn.linear_vars, strict=True):
+        _check_number(coef, f"{where}: the coefficient of {var.name!r}")
+    for coef, (a, b) in zip(repn.quadratic_coefs, repn.quadratic_vars, strict=True):
+        _check_number(coef, f"{where}: the coefficient of {a.name!r} * {b.name!r}")
+    if repn.nonlinear_expr is not None:
+        for number in _NumberCollector().walk_expression(repn.nonlinear_expr):
+            _check_number(number, f"{where}: a number in its nonlinear part", huge_ok=True)
+    coefficients = [*repn.linear_coefs, *repn.quadratic_coefs]
+    return max((abs(float(c)) for c in coefficients), default=0.0)
+
+
+def _check_number(value: Any, what: str, huge_ok: bool = False) -> None:
+    """NaN, inf and (unless `huge_ok`) |value| >= 1e20 are refused, with `what` in the
+    message; numbers inside nonlinear functions may be large (exp(-1e30 * x) is fine)."""
+    number = float(value)
+    if math.isnan(number) or math.isinf(number):
+        raise InputError(f"{what} is {number}")
+    if not huge_ok and abs(number) >= SOLVER_INFINITY:
+        raise InputError(f"{what} is {number:g}, at or above {SOLVER_INFINITY:g}, which SCIP "
+                         "and HiGHS read as infinity; rescale the model")
+
+
+class _NumberCollector(StreamBasedExpressionVisitor):
+    """The constants and parameter values at the leaves of an expression."""
+
+    def initializeWalker(self, expr: Any) -> tuple[bool, Any]:
+        self.numbers: list[float] = []
+        return True, None
+
+    def beforeChild(self, node: Any, child: Any, index: int) -> tuple[bool, Any]:
+        if type(child) in native_numeric_types:
+            self.numbers.append(float(child))
+            return False, None
+        if not child.is_expression_type() and not child.is_potentially_variable():
+            self.numbers.append(float(pyo.value(child)))  # a Param or a named constant
+            return False, None
+        return True, None
+
+    def finalizeResult(self, result: Any) -> list[float]:
+        return self.numbers
+
+
+def _model_variables(model: pyo.Block) -> Iterable[Any]:
+    """The variables declared on the model (bounds are read from them)."""
+    return model.component_data_objects(pyo.Var, descend_into=True)
