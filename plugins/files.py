@@ -54,6 +54,8 @@ def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any
         scip.readProblem(str(path))
     except Exception as exc:
         raise InputError(f"SCIP cannot read {path.name}: {exc}") from exc
+    if scip.getNVars() == 0:  # SCIP's LP reader takes some garbage as an empty problem
+        raise InputError(f"{path.name} defines no variables: is it an MPS or LP model?")
     _set_scip_params(scip, time_limit, params)
     scip.optimize()
     return scip_result(scip)

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-import math
 import numbers
 
 from coplug.plugins.errors import InputError
 
+# SCIP refuses time limits from its infinity (1e20) on; such a limit is no limit.
+NO_LIMIT_FROM = 1e20
+
 
 def checked_time_limit(time_limit: float | None) -> float | None:
-    """A positive number of seconds, None for no limit (inf means none too)."""
+    """A positive number of seconds, None for no limit (inf, or 1e20 and above, too)."""
     if time_limit is not None and (
         isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
     ):
         raise InputError(f"time_limit must be a number of seconds, got {time_limit!r}")
     if time_limit is not None and not time_limit > 0:
         raise InputError(f"time_limit must be positive, got {time_limit}")
-    return None if time_limit == math.inf else time_limit
+    return None if time_limit is None or time_limit >= NO_LIMIT_FROM else time_limit

@@ -175,6 +175,10 @@ def test_bad_requests_give_clear_errors() -> None:
         solve(model, time_limit=-1)
     with pytest.raises(InputError, match="Pyomo model"):
         solve("not a model")
+    with pytest.raises(InputError, match="solver must be a name"):
+        solve(model, solver=None)
+    with pytest.raises(InputError, match="plugins must be a list"):
+        solve(model, plugins=None)
     with pytest.raises(InputError, match="shape"):
         random_knapsack(3).__class__(values=np.ones(3), weights=np.ones(4), capacity=2)
 
@@ -197,6 +201,7 @@ def test_model_without_objective_is_a_feasibility_problem_for_scip_and_highs() -
         model.x.set_value(None)
         result = solve(model, solver=solver)
         assert result.status is Status.OPTIMAL and model.x.value in (2.0, 3.0)
+        assert result.objective is None  # no objective, no objective value (SCIP said 0.0)
 
 
 def test_infinite_time_limit_means_none() -> None:
@@ -204,6 +209,8 @@ def test_infinite_time_limit_means_none() -> None:
     model.x = pyo.Var(domain=pyo.Binary)
     model.o = pyo.Objective(expr=model.x, sense=pyo.maximize)
     assert solve(model, time_limit=math.inf).objective == pytest.approx(1.0)
+    for solver in ("scip", "highs"):  # SCIP refuses limits from its infinity, 1e20, on
+        assert solve(model, solver=solver, time_limit=1e30).objective == pytest.approx(1.0)
 
 
 def test_highs_refuses_a_quadratic_objective_over_integers() -> None:
