@@ -71,7 +71,7 @@ def read_program(spec: str, dim: int | None, lower: float = -5.0, upper: float =
             fid = int(spec[5:])
         except ValueError:
             raise InputError(f"bad BBOB spec {spec!r}; use e.g. bbob:15") from None
-        return bbob_problem(fid, dim or 2).program
+        return bbob_problem(fid, 2 if dim is None else dim).program
     path = Path(spec)
     if spec.endswith(".json") and not path.is_file():
         raise InputError(f"program file {spec} does not exist")

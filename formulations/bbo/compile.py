@@ -21,6 +21,7 @@ floating-point form of max exists that SCIP's interface takes).
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -378,6 +379,9 @@ def load(text: str, dim: int, lower: float = -5.0, upper: float = 5.0,
 # auxiliary variable: copying caps growth at this factor, and keeps the models of programs
 # without runaway sharing as they always were (SCIP certifies them no worse than before).
 COPY_LIMIT = 64
+# Added to a power's base that can reach 0 (exponent >= 1), so that SCIP's exp(y log x) form
+# of x ** y sees x > 0; changes the power far below SCIP's feasibility tolerance.
+POW_BASE_SHIFT = 1e-9
 
 
 @dataclass(frozen=True)
@@ -411,6 +415,8 @@ class _Scalarizer:
     The base of a power with a variable exponent is an auxiliary variable too: Pyomo's
     SCIP interface writes such a power as exp(y log x) when the base's bounds are
     positive, and reads them with Pyomo's own interval walker, which knows no `pyomo_abs`.
+    A base that can reach 0 (BBOB's asymmetric transform max(u, 0) ** (1 + ...)) is kept
+    at least POW_BASE_SHIFT when the exponent is at least 1 (see `_PyomoAlgebra.bind`).
     The rule depends only on the program, so every algebra builds the same model.
     """
 
@@ -486,7 +492,8 @@ class _Scalarizer:
             a = args[0]
             return -a if isinstance(a, float) else _Sized(self.alg.neg(a.expr), 1 + a.size)
         if op == "pow" and not isinstance(args[1], float) and _size(args[0]) > 1:
-            return self.binary(op, _Sized(self.alg.bind(_expr(args[0])), 1), args[1])
+            base = self.alg.bind(_expr(args[0]), exponent=_expr(args[1]))
+            return self.binary(op, _Sized(base, 1), args[1])
         if op in ("add", "sub", "mul", "div", "pow"):
             return self.binary(op, *args)
         if op in ("max", "min"):
@@ -538,19 +545,35 @@ class _PyomoAlgebra:
     def __init__(self, model: pyo.ConcreteModel, abs_fn: Callable[[Any], Any]) -> None:
         self.m = model
         self.fns = _PYO_FN | {"abs": abs_fn}
+        self.records: list[tuple[tuple[float | None, float | None], float]] = []
 
     def var(self, i: int) -> Any:
         return self.m.x[i]
 
-    def bind(self, value: Any) -> Any:
+    def bind(self, value: Any, exponent: Any = None) -> Any:
         """A new auxiliary variable aux[k] with the defining constraint aux[k] == value,
-        bounded by the value's interval range (SCIP's interface needs bounds on pow bases)."""
+        bounded by the value's interval range (SCIP's interface needs bounds on pow bases).
+
+        As the base of `exponent` (not a constant) it is also at least 0, where a real
+        power is defined, and a base that can reach 0 under an exponent of at least 1 is
+        written aux[k] == value + POW_BASE_SHIFT: SCIP takes x ** y only as exp(y log x)
+        with x > 0, and the shift moves the power by at most y (x + s) ** (y - 1) s, far
+        below SCIP's feasibility tolerance. Each aux's (bounds, shift) is kept in `records`.
+        """
         if self.m.component("aux") is None:
             self.m.aux = pyo.VarList()
             self.m.aux_def = pyo.ConstraintList()
+        lower, upper = _implied_bounds(value)
+        shift = 0.0
+        if exponent is not None and (lower is None or lower <= 0.0):
+            lower = 0.0
+            if (_implied_bounds(exponent)[0] or 0.0) >= 1.0 - 1e-6:  # bounds rounded outward
+                shift = POW_BASE_SHIFT
+                lower, upper = shift, None if upper is None else upper + shift
         var = self.m.aux.add()
-        var.bounds = _implied_bounds(value)
-        self.m.aux_def.add(var == value)
+        var.bounds = (lower, upper)
+        self.m.aux_def.add(var == (value + shift if shift else value))
+        self.records.append(((lower, upper), shift))
         return var
 
     def define(self, name: str, value: Any) -> Any:
@@ -573,9 +596,12 @@ class _PyomoAlgebra:
 
 
 def _unary_bounds(visitor: Any, node: Any, arg: tuple[float, float]) -> tuple[float, float]:
-    """Pyomo's interval rule for a function node, plus one for `pyomo_abs`."""
+    """Pyomo's interval rule for a function node, plus one for `pyomo_abs`; sqrt of an
+    interval reaching below 0 is taken over its domain (Pyomo's rule refuses it)."""
     if node.getname() == "abs":
         return interval_abs(*arg)
+    if node.getname() == "sqrt" and arg[0] < 0.0 <= arg[1]:
+        return 0.0, math.sqrt(arg[1])
     return _handle_UnaryFunctionExpression(visitor, node, arg)
 
 
@@ -609,22 +635,29 @@ def to_pyomo(program: Program, name: str = "bbo_program") -> pyo.ConcreteModel:
 
 def _build_pyomo(program: Program, name: str, abs_fn: Callable[[Any], Any]) -> pyo.ConcreteModel:
     """The model of `to_pyomo`, with |a| written by `abs_fn`."""
+    return _build_pyomo_recorded(program, name, abs_fn)[0]
+
+
+def _build_pyomo_recorded(program: Program, name: str, abs_fn: Callable[[Any], Any]
+                          ) -> tuple[pyo.ConcreteModel, list]:
+    """The model and its auxiliary variables' (bounds, shift) records, in order."""
     m = pyo.ConcreteModel(name=name)
     m.I = pyo.RangeSet(0, program.dim - 1)
     center = 0.5 * (program.lower + program.upper)
     m.x = pyo.Var(m.I, bounds=(program.lower, program.upper), initialize=center)
-    objective = _Scalarizer(program, _PyomoAlgebra(m, abs_fn)).run()
+    algebra = _PyomoAlgebra(m, abs_fn)
+    objective = _Scalarizer(program, algebra).run()
     m.obj = pyo.Objective(expr=objective, sense=pyo.minimize)
-    return m
+    return m, algebra.records
 
 
 class _TextAlgebra:
     """Builds Python source text of Pyomo expressions (for the exported script); the
-    auxiliary variables get the bounds `to_pyomo` gave them, in the same order."""
+    auxiliary variables get the bounds and shifts `to_pyomo` gave them, in the same order."""
 
-    def __init__(self, aux_bounds: list[tuple[float | None, float | None]]) -> None:
+    def __init__(self, records: list[tuple[tuple[float | None, float | None], float]]) -> None:
         self.lines: list[str] = []
-        self.aux_bounds = aux_bounds
+        self.records = records
         self.aux = 0
 
     def lit(self, a: Any) -> str:
@@ -633,11 +666,13 @@ class _TextAlgebra:
     def var(self, i: int) -> str:
         return f"m.x[{i}]"
 
-    def bind(self, value: Any) -> str:
+    def bind(self, value: Any, exponent: Any = None) -> str:
         """Emit the next auxiliary variable with its defining constraint; return its name."""
         name = f"m.aux[{self.aux + 1}]"
-        self.lines.append(f"m.aux_def.add(m.aux.add() == {self.lit(value)})")
-        self.lines.append(f"{name}.bounds = {self.aux_bounds[self.aux]!r}")
+        bounds, shift = self.records[self.aux]
+        defined = f"{self.lit(value)} + {shift!r}" if shift else self.lit(value)
+        self.lines.append(f"m.aux_def.add(m.aux.add() == {defined})")
+        self.lines.append(f"{name}.bounds = {bounds!r}")
         self.aux += 1
         return name
 
@@ -662,8 +697,7 @@ class _TextAlgebra:
 
 def pyomo_script(program: Program, name: str = "bbo_program") -> str:
     """A standalone Python script that builds the same Pyomo model (`model = build()`)."""
-    aux = to_pyomo(program).component("aux")
-    alg = _TextAlgebra([var.bounds for var in aux.values()] if aux is not None else [])
+    alg = _TextAlgebra(_build_pyomo_recorded(program, name, pyomo_abs)[1])
     objective = alg.lit(_Scalarizer(program, alg).run())
     center = 0.5 * (program.lower + program.upper)
     source = "\n".join(f"# {line}" for line in to_text(program).splitlines()[:50])
