@@ -8,7 +8,7 @@ import time
 import numpy as np
 
 from coplug.formulations.fair_graphs import FairGraph
-from coplug.plugins.argtypes import positive_float, positive_int
+from coplug.plugins.argtypes import positive_float, positive_int, seed_int
 from coplug.plugins.errors import InputError
 
 METHOD_CHOICES = ("riemannian", "nullspace", "unnormalized", "normalized", "all")
@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--laplacian", default="normalized", choices=("normalized", "unnormalized"))
     p.add_argument("--mip", action="store_true",
                    help="also solve the exact MIP (tiny graphs, <= 24 nodes)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_int, default=0)
     p.set_defaults(func=_cmd_fairsc)
 
 

@@ -8,6 +8,7 @@ made linear with one binary per (cluster, size) pair. Solve with coplug.plugins.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -30,8 +31,9 @@ def fair_clustering_mip(
     """Build the fair k-clustering MIP; read the partition back with `mip_labels`."""
     if objective not in OBJECTIVES:
         raise InputError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
-    if not 0 <= tolerance < 1:
-        raise InputError(f"tolerance must lie in [0, 1), got {tolerance}")
+    if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real) \
+            or not 0 <= tolerance < 1:
+        raise InputError(f"tolerance must be a number in [0, 1), got {tolerance!r}")
     adjacency, codes = validate_fair_graph(graph, groups, check_n_clusters(n_clusters))
     n, k = adjacency.shape[0], int(n_clusters)
     share = np.bincount(codes) / n

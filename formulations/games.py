@@ -10,6 +10,7 @@ nonconvex (bilinear) coupling constraint.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 import networkx as nx
@@ -19,6 +20,7 @@ from pyomo.core.base.constraint import ConstraintData
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
 
+from coplug.formulations.checks import check_count
 from coplug.plugins.errors import InputError
 
 UTILITY = "utility"
@@ -154,7 +156,10 @@ def _require_continuous(variables: list[VarData]) -> None:
 
 def _firm_costs(costs: float | Sequence[float], n_firms: int) -> np.ndarray:
     """One marginal cost per firm from a number or a sequence of n_firms numbers."""
-    cost = np.asarray(costs, dtype=float)
+    try:
+        cost = np.asarray(costs, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"costs must be a number or one number per firm, got {costs!r}") from None
     if cost.ndim > 1:
         raise InputError(f"costs must be one number or one per firm, got shape {cost.shape}")
     if cost.ndim == 1 and cost.size != n_firms:
@@ -171,7 +176,11 @@ def cournot(
     capacity: float = 5.0,
 ) -> Game:
     """Cournot oligopoly: price a - b Q, firm i earns q_i (a - b Q) - c_i q_i, sum q <= capacity."""
-    if n_firms < 1 or not slope > 0 or not capacity > 0:
+    n_firms = check_count(n_firms, "cournot n_firms", 1)
+    for name, value in (("intercept", intercept), ("slope", slope), ("capacity", capacity)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise InputError(f"cournot {name} must be a number, got {value!r}")
+    if not slope > 0 or not capacity > 0:
         raise InputError("cournot needs n_firms >= 1, slope > 0, capacity > 0 and costs >= 0")
     cost = _firm_costs(costs, n_firms)
     if not np.isfinite([intercept, slope, capacity, *cost]).all():

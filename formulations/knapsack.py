@@ -64,6 +64,9 @@ class KnapsackInstance:
 def _as_numbers(data: object, field: str) -> np.ndarray:
     """An array of real numbers (booleans and integers kept exact), or an error naming the field."""
     array = np.asarray(data)
+    too_big = array.dtype.kind == "u" and array.size and array.max() > np.iinfo(np.int64).max
+    if too_big or (array.dtype.kind == "O" and all(isinstance(v, int) for v in array.flat)):
+        raise InputError(f"knapsack {field} must fit in 64-bit integers (|value| < 2**63)")
     if array.dtype.kind in "biu":
         return array.astype(np.int64)
     if array.dtype.kind != "f":

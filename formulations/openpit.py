@@ -113,7 +113,7 @@ def random_block_model(
     size = check_count(size, "block model size", 4)
     max_depth = check_count(max_depth, "max_depth", 1)
     if dims not in (2, 3):
-        raise InputError(f"dims must be 2 or 3, got {dims}")
+        raise InputError(f"dims must be 2 or 3, got {dims!r}")
     rng = np.random.default_rng(check_seed(seed))
     if dims == 2:
         nz = int(np.clip(round(size**0.5 / 3), 2, max_depth))

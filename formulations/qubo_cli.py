@@ -13,9 +13,8 @@ from typing import Any
 
 import pyomo.environ as pyo
 
-from coplug.formulations.checks import check_seed
 from coplug.formulations.qubo import QUBO
-from coplug.plugins.argtypes import positive_float, positive_int
+from coplug.plugins.argtypes import positive_float, positive_int, seed_int
 from coplug.plugins.errors import InputError
 
 PROBLEMS = ("knapsack", "tsp", "openpit")
@@ -128,7 +127,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--method", choices=("adam", "pgd"), default="adam")
     p.add_argument("--form", choices=FORMS, default="safe")
     p.add_argument("--starts", type=positive_int, default=200, help="random starts, batched")
-    p.add_argument("--seed", type=_seed, default=0, help="integer in [0, 2**63)")
+    p.add_argument("--seed", type=seed_int, default=0, help="integer in [0, 2**63)")
     p.add_argument("--max-iter", type=positive_int, default=3000)
     p.add_argument(
         "--file", default=None, help="a knapsack text file or a TSPLIB .tsp file (no --size)"
@@ -137,15 +136,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--time-limit", type=positive_float, default=None, help="SCIP time limit, seconds"
     )
     p.set_defaults(func=_cmd_qubo)
-
-
-def _seed(text: str) -> int:
-    """argparse type for --seed: an integer in [0, 2**63), refused before anything runs."""
-    try:
-        return check_seed(int(text))
-    except (ValueError, InputError):
-        message = f"must be an integer in [0, 2**63), got {text!r}"
-        raise argparse.ArgumentTypeError(message) from None
 
 
 def _cmd_qubo(args: argparse.Namespace) -> int:

@@ -30,6 +30,17 @@ def positive_float(text: str) -> float:
     return value
 
 
+def seed_int(text: str) -> int:
+    """A seed: an integer in [0, 2**63), the range numpy and torch both take."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**63), got {text!r}")
+    return value
+
+
 def int_list(text: str) -> list[int]:
     """Comma-separated integers >= 1."""
     values = [positive_int(s) for s in text.split(",") if s.strip()]

@@ -12,6 +12,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from coplug.plugins.argtypes import seed_int
 from coplug.plugins.errors import CoplugError, InputError
 from coplug.plugins.results import Result
 
@@ -53,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="an .mps/.lp file, or a formulation name (see --list)")
     p.add_argument("--list", action="store_true", help="list the formulation names and exit")
     p.add_argument("--size", type=int, default=30, help="instance size for a formulation name")
-    p.add_argument("--seed", type=int, default=0, help="instance seed for a formulation name")
+    p.add_argument("--seed", type=seed_int, default=0, help="instance seed for a formulation name")
     p.add_argument("--solver", default="scip", help="scip | highs (| lap for assignments)")
     p.add_argument("--time-limit", type=float, default=None, help="seconds")
     p.add_argument("--json", action="store_true", help="print the result as JSON")

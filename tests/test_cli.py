@@ -107,3 +107,15 @@ def test_file_solves_check_the_time_limit_like_solve(tmp_path: Path) -> None:
             solve_file(path, solver=solver, time_limit=0)
         assert solve_file(path, solver=solver, time_limit=float("inf")).objective == \
             pytest.approx(expected)
+
+
+def test_garbage_files_and_bad_seeds_are_one_line_errors(tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage.lp"
+    garbage.write_text("garbage\n")  # SCIP's LP reader took this as an empty problem
+    for solver in ("scip", "highs"):
+        out = _coplug("solve", str(garbage), "--solver", solver)
+        assert out.returncode == 2 and "garbage.lp" in out.stderr and "Traceback" not in out.stderr
+    out = _coplug("fairsc", "--graph", "sbm", "--n", "20", "--clusters", "2", "--seed", "-1")
+    assert out.returncode == 2 and "--seed: must be an integer in [0, 2**63)" in out.stderr
+    out = _coplug("bbo", "solve", "bbob:1", "--dim", "0")
+    assert out.returncode == 2 and "dim >= 2, got 0" in out.stderr

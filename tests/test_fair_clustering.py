@@ -114,6 +114,8 @@ def test_bad_input_is_a_clear_error() -> None:
         FairSpectralClustering(61, data.groups).fit(data.adjacency)
     with pytest.raises(InputError, match="larger than"):
         fair_clustering_mip(data.adjacency, data.groups, 61)
+    with pytest.raises(InputError, match="tolerance must be a number in"):
+        fair_clustering_mip(data.adjacency, data.groups, 2, tolerance="0.1")
     isolated = data.adjacency.tolil()
     isolated[7, :] = 0
     isolated[:, 7] = 0

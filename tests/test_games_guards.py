@@ -49,7 +49,10 @@ def test_integer_variables_are_rejected(domain: object) -> None:
     [
         ({"n_firms": 2, "costs": [1, 2, 3]}, "3 costs for 2 firms"),
         ({"n_firms": 3, "costs": [[1, 2, 3]]}, "costs must be one number or one per firm"),
-        ({"n_firms": 0}, "n_firms >= 1"),
+        ({"n_firms": 0}, "n_firms must be an integer >= 1, got 0"),
+        ({"n_firms": 2.5}, "n_firms must be an integer >= 1, got 2.5"),
+        ({"n_firms": 2, "costs": "a"}, "costs must be a number or one number per firm"),
+        ({"n_firms": 2, "slope": "1"}, "slope must be a number"),
         ({"n_firms": 2, "costs": [1, np.nan]}, "finite"),
         ({"n_firms": 2, "intercept": np.inf}, "finite"),
     ],

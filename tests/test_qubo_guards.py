@@ -80,6 +80,8 @@ def test_safe_qubo_size_estimate_is_exact() -> None:
         ({"capacity": 2.5}, "capacity"),
         ({"capacity": -1}, "capacity"),
         ({"capacity": "3"}, "capacity"),
+        ({"capacity": 2**63}, r"capacity must fit in 64-bit integers"),
+        ({"weights": [1, 2**70]}, r"weights must fit in 64-bit integers"),
     ],
 )
 def test_instance_rejects_bad_numbers_naming_field_and_index(kwargs: dict, match: str) -> None:
