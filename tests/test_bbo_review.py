@@ -54,8 +54,8 @@ def test_solve_command_rejects_a_touching_log_in_one_line(capsys) -> None:
 
 
 def test_certify_checks_scip_against_a_local_descent_on_f19() -> None:
-    problem = bbob_problem(19, 2)
-    cert = certify(problem.program, time_limit=10.0)
+    problem = bbob_problem(19, 2)  # without a start SCIP closes at -38.47946 > f_opt
+    cert = certify(problem.program, time_limit=10.0, start=False)
     assert not cert.certified
     assert "below SCIP's bound" in cert.result.extra["error"]
 
@@ -71,10 +71,20 @@ def test_a_known_point_below_the_bound_refutes_a_certificate() -> None:
     assert reason is not None and "below SCIP's bound" in reason
 
 
-def test_solve_command_prints_why_bbob_f19_is_not_certified(capsys) -> None:
+def test_solve_command_certifies_bbob_f19_from_its_known_optimum(capsys) -> None:
     assert main(["bbo", "solve", "bbob:19", "--dim", "2", "--time-limit", "10"]) == 0
     out = capsys.readouterr().out
-    assert "certified  False" in out and "below SCIP's bound" in out
+    assert "certified  True" in out
+    objective = float(next(line for line in out.splitlines() if line.startswith("objective"))
+                      .split()[1])
+    assert objective == pytest.approx(bbob_problem(19, 2).f_opt, abs=1e-6)
+
+
+def test_certify_starts_scip_from_the_best_sample() -> None:
+    problem = bbob_problem(15, 2)  # rotated Rastrigin: SCIP found no point in 30 s unaided
+    cert = certify(problem.program, time_limit=3.0)
+    assert cert.x is not None and not cert.certified
+    assert cert.numpy_value == pytest.approx(cert.objective, rel=1e-6)
 
 
 def test_bent_cigar_ships_at_dim_10_but_proposals_keep_the_limit() -> None:

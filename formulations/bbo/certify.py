@@ -1,12 +1,14 @@
 """Certified global optima of emitted programs: the Pyomo model solved by SCIP.
 
 SCIP proves optimality by spatial branch and bound (the bridge keeps a nonlinear objective
-as an epigraph); a result counts as certified only with status optimal and a gap near 0,
+as an epigraph), started from the best known or sampled point; a result counts as
+certified only with status optimal and a gap near 0,
 the numpy evaluator agreeing with SCIP's objective at SCIP's point, a value well inside
 the validator's |f| limit, and no point found that beats SCIP's bound: known points (a
 BBOB function's x_opt), a Latin hypercube sample of the box and local descents from SCIP's
 point and the best samples. SCIP's numerics can close the gap at a wrong value (BBOB f19
-in 2-D: bound -38.47946, f(x_opt) = -38.48), so its word alone is not taken. Every
+in 2-D started without a point: bound -38.47946, f(x_opt) = -38.48), so its word alone is
+not taken. Every
 uncertified answer names why in `result.extra["error"]`.
 """
 
@@ -19,7 +21,13 @@ import numpy as np
 import pyomo.environ as pyo
 from scipy.optimize import minimize
 
-from coplug.formulations.bbo.compile import MAX_ABS, check_points, numpy_evaluator, to_pyomo
+from coplug.formulations.bbo.compile import (
+    MAX_ABS,
+    check_points,
+    numpy_evaluator,
+    set_point,
+    to_pyomo,
+)
 from coplug.formulations.bbo.grammar import Program
 from coplug.plugins.bridge import solve
 from coplug.plugins.errors import SolverError, UnsupportedModelError
@@ -54,16 +62,20 @@ CERTIFY_MAX_ABS = 1e-3 * MAX_ABS
 
 def certify(program: Program, time_limit: float = 10.0, gap_tol: float = 1e-6,
             value_tol: float = 1e-5, known: Sequence[np.ndarray] = (),
-            samples: int = 256) -> Certificate:
+            samples: int = 256, start: bool = True) -> Certificate:
     """Solve the program's Pyomo model with SCIP; certified = optimal, gap <= gap_tol, the
     numpy value at SCIP's point within value_tol (relative) of SCIP's objective, |value|
     below CERTIFY_MAX_ABS, and no known point, sample or local descent below SCIP's bound
     by more than gap_tol (relative). A model SCIP cannot take (e.g. floor, acos) or fails
     on (e.g. LP errors near a pole) comes back uncertified; every uncertified answer
-    carries the reason in `result.extra["error"]`."""
+    carries the reason in `result.extra["error"]`. `start=False` leaves SCIP to find its
+    own points instead of starting from the best known or sampled one."""
     model = to_pyomo(program)
+    point = _best_point(program, known, samples) if start else None
+    if point is not None:
+        set_point(model, point)
     try:
-        result = solve(model, solver="scip", time_limit=time_limit)
+        result = solve(model, solver="scip", time_limit=time_limit, warmstart=point is not None)
     except UnsupportedModelError as exc:
         return _failed(str(exc))
     except SolverError as exc:
@@ -84,6 +96,20 @@ def certify(program: Program, time_limit: float = 10.0, gap_tol: float = 1e-6,
     if reason is not None:
         result.extra.setdefault("error", reason)
     return Certificate(result, x, value, reason is None)
+
+
+def _best_point(program: Program, known: Sequence[np.ndarray], samples: int
+                ) -> np.ndarray | None:
+    """The best of the known points in the box and the sample: SCIP's starting point, so a
+    run that cannot close the gap still returns a point (and prunes with its value)."""
+    given = np.asarray(known, dtype=float).reshape(-1, program.dim)
+    inside = given[np.all((given >= program.lower) & (given <= program.upper), axis=1)]
+    points = np.vstack([inside, check_points(program, samples, seed=1)])
+    with np.errstate(all="ignore"):
+        values = numpy_evaluator(program)(points)
+    values = np.where(np.isfinite(values), values, np.inf)
+    k = int(np.argmin(values))
+    return points[k] if np.isfinite(values[k]) else None
 
 
 def _scip_doubt(result: Result, value: float, gap_tol: float, value_tol: float) -> str | None:
