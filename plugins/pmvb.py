@@ -36,10 +36,12 @@ search of the likely region, then the whole model warm-started from its best sol
 from __future__ import annotations
 
 import math
+import numbers
 import time
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -58,6 +60,8 @@ _MULTI_MODEL = {"prefix": "coplug.plugins.pmvb.solve_pmvb_prefix",
                 "start": "coplug.plugins.pmvb_start.solve_pmvb_start"}
 # (t, q) when neither the caller nor a checkpoint's tuning gives them: the paper's defaults.
 DEFAULT_T_Q = (0.9, 0.99)
+# How far outside [0, 1] a predictor's probability may round (then clipped); beyond, refused.
+PROB_SLACK = 1e-9
 _SCIP_INT_MAX = 2**31 - 1  # SCIP takes depth and priority as C ints
 # Step 1 of prefix mode gives the root one child, which SCIP then treats as its root: an
 # in-tree restart there would keep that child's fixings globally and drop its hyperplanes.
@@ -144,6 +148,9 @@ def _checked_int(name: str, value: Any, low: int) -> int:
 
 def check_pmvb_params(threshold: float, confidence: float) -> None:
     """t in (0.5, 1] keeps U and L disjoint; q in (0, 1) keeps the log finite."""
+    for name, value in (("threshold t", threshold), ("confidence q", confidence)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise InputError(f"PMVB {name} must be a number, got {value!r}")
     if not 0.5 < float(threshold) <= 1.0:
         raise InputError(f"PMVB threshold t must lie in (0.5, 1], got {threshold}")
     if not 0.0 < float(confidence) < 1.0:
@@ -321,7 +328,8 @@ class PMVBBranching:
             if probs.shape != (len(variables),):
                 raise InputError(f"predict_variables returned shape {probs.shape} for "
                                  f"{len(variables)} variables")
-        probs = np.clip(np.nan_to_num(probs, nan=0.5), 0.0, 1.0)
+            _check_probabilities(probs)
+        probs = np.clip(np.nan_to_num(probs, nan=0.5), 0.0, 1.0)  # LP values within 1e-9
         self._stats.n_candidates = max(self._stats.n_candidates, len(variables))
         return variables, probs
 
@@ -383,6 +391,16 @@ class PMVBBranching:
         return planes_hold(sum_u, sum_l, s.rhs_upper, s.rhs_lower)
 
 
+def _check_probabilities(probs: np.ndarray) -> None:
+    """A predictor's answer must be probabilities: NaN, inf or values outside [0, 1] name
+    the first offender (the rule then records the error and lets SCIP branch as usual)."""
+    bad = ~np.isfinite(probs) | (probs < -PROB_SLACK) | (probs > 1.0 + PROB_SLACK)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise InputError(f"predict_variables returned {float(probs[k])} for variable {k} "
+                         f"({int(bad.sum())} of {probs.size} not in [0, 1])")
+
+
 def _read_linear(scip: Any, cons: Any) -> dict[str, Any]:
     """A node constraint as SCIP stores it: {var name: coefficient}, lhs, rhs."""
     return {
@@ -403,7 +421,21 @@ def _tuned_or_default(
         from coplug.learned.pmvb_predictors import checkpoint_metadata
 
         meta = checkpoint_metadata(predictor)
+        _check_metadata(meta, Path(predictor).with_suffix(".json"))
     return tuned_t_q(meta, threshold, confidence)
+
+
+def _check_metadata(meta: Any, where: Path) -> None:
+    """A checkpoint's JSON must be an object whose tuned t and q, where present, are numbers
+    in range; the error names the file, since the user never typed these values."""
+    if not isinstance(meta, Mapping):
+        raise InputError(f"PMVB checkpoint metadata {where} must be a JSON object, got "
+                         f"{type(meta).__name__}")
+    try:
+        check_pmvb_params(meta.get("threshold", DEFAULT_T_Q[0]),
+                          meta.get("confidence", DEFAULT_T_Q[1]))
+    except InputError as exc:
+        raise InputError(f"PMVB checkpoint metadata {where}: {exc}") from None
 
 
 def tuned_t_q(
@@ -412,6 +444,7 @@ def tuned_t_q(
     """t and q as given, else a checkpoint's tuned "threshold"/"confidence", else DEFAULT_T_Q."""
     t = meta.get("threshold", DEFAULT_T_Q[0]) if threshold is None else threshold
     q = meta.get("confidence", DEFAULT_T_Q[1]) if confidence is None else confidence
+    check_pmvb_params(t, q)
     return float(t), float(q)
 
 
@@ -419,10 +452,14 @@ def _resolve_predictor(predictor: Any) -> Any:
     """Validate the predictor argument; load a checkpoint given by path."""
     if isinstance(predictor, str) and predictor == "lp":
         return "lp"
+    if isinstance(predictor, str) and not predictor.strip():
+        raise InputError("PMVB predictor is an empty string: give 'lp' or a checkpoint path")
     if isinstance(predictor, str) or hasattr(predictor, "__fspath__"):
         from coplug.learned.pmvb_predictors import load_predictor
 
-        return load_predictor(predictor)
+        loaded = load_predictor(predictor)
+        _check_fitted(loaded)  # a checkpoint fitted on other features than the rule computes
+        return loaded
     if callable(getattr(predictor, "predict_variables", None)):
         _check_fitted(predictor)
         return predictor

@@ -10,6 +10,8 @@ variables by the probing LP, and hands the result to SCIP's `trySol`.
 
 from __future__ import annotations
 
+import math
+import numbers
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -189,6 +191,19 @@ class _Heur(Heur):
             return {"result": SCIP_RESULT.DIDNOTRUN}
 
 
+# SCIP's int parameters (priority, frequency) are C ints.
+SCIP_INT_MAX = 2**31 - 1
+
+
+def _scip_int(name: str, value: Any, minimum: int) -> int:
+    """A whole number in [minimum, 2**31 - 1] (bools and fractions refused), else InputError."""
+    whole = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if not whole or not minimum <= int(value) <= SCIP_INT_MAX:
+        raise InputError(f"LapHeuristic {name} must be an integer in [{minimum}, "
+                         f"{SCIP_INT_MAX}], got {value!r}")
+    return int(value)
+
+
 class LapHeuristic:
     """Primal heuristic plugin: warm-started LAP on assignment blocks, repaired, trySol'd.
 
@@ -200,12 +215,13 @@ class LapHeuristic:
 
     def __init__(self, guidance: float = 1.0, max_calls: int = 200, freq: int = 1,
                  priority: int = -1000) -> None:
-        if max_calls < 1 or freq < 0:
-            raise InputError(f"need max_calls >= 1 and freq >= 0, got {max_calls}, {freq}")
+        if isinstance(guidance, bool) or not isinstance(guidance, numbers.Real) \
+                or not math.isfinite(guidance):
+            raise InputError(f"LapHeuristic guidance must be a finite number, got {guidance!r}")
         self.guidance = float(guidance)
-        self.max_calls = int(max_calls)
-        self.freq = int(freq)
-        self.priority = int(priority)
+        self.max_calls = _scip_int("max_calls", max_calls, 1)
+        self.freq = _scip_int("freq", freq, 0)
+        self.priority = _scip_int("priority", priority, -SCIP_INT_MAX)
         self.blocks: list[Block] = []
         self._stats = _fresh_stats()
 
@@ -217,11 +233,15 @@ class LapHeuristic:
         self._stats["blocks"] = len(self.blocks)
         if not self.blocks:
             return
-        scip_model.includeHeur(
-            _Heur(self), self.name, "warm-started JV on assignment blocks", "L",
-            priority=self.priority, freq=self.freq, freqofs=0, maxdepth=-1,
-            timingmask=SCIP_HEURTIMING.AFTERLPNODE,
-        )
+        try:
+            scip_model.includeHeur(
+                _Heur(self), self.name, "warm-started JV on assignment blocks", "L",
+                priority=self.priority, freq=self.freq, freqofs=0, maxdepth=-1,
+                timingmask=SCIP_HEURTIMING.AFTERLPNODE,
+            )
+        except Exception as exc:  # PySCIPOpt raises a bare Exception for SCIP's error code
+            raise InputError(f"SCIP refused the LAP heuristic ({exc}); pass one LapHeuristic "
+                             "per solve") from exc
 
     def statistics(self) -> dict[str, Any]:
         """Counters: calls, LAP solves, augmentations, candidates (assignments tried), completed
