@@ -26,6 +26,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
@@ -35,6 +36,8 @@ from coplug.plugins.errors import InputError
 
 KINDS = ("logreg", "gbt", "mlp")
 CALIBRATIONS = ("isotonic", "sigmoid", "none")
+SEED_BOUND = 2**32  # sklearn's RandomState (train_test_split, calibration) takes seeds below it
+FEATURE_LIMIT = 1e150  # StandardScaler squares the features: beyond this its variance overflows
 
 
 class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
@@ -57,13 +60,14 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def _inputs(self, X: np.ndarray) -> torch.Tensor:
-        """Clipped float32 tensor of the (standardised) features."""
-        return torch.from_numpy(np.clip(np.asarray(X, dtype=np.float32), -self.clip, self.clip))
+        """Float32 tensor of the (standardised) features, clipped in float64 before the cast."""
+        clipped = np.clip(np.asarray(X, dtype=float), -self.clip, self.clip)
+        return torch.from_numpy(clipped.astype(np.float32))
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> TorchMLPClassifier:
         """Train on features X and 0/1 labels y."""
         X, y = self._check_fit_input(X, y)
-        torch.manual_seed(self.random_state)
+        torch.manual_seed(_seed(self.random_state, "TorchMLPClassifier"))
         self.classes_ = np.array([0, 1])
         self.n_features_in_ = X.shape[1]
         sizes = (X.shape[1], *self.hidden)
@@ -97,10 +101,14 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
                 for h in self.hidden):
             raise InputError(f"TorchMLPClassifier hidden must hold integers >= 1, "
                              f"got {self.hidden!r}")
-        X, y = np.asarray(X, dtype=np.float32), np.asarray(y)
-        if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0] or X.shape[0] == 0:
+        _positive(self.lr, "lr")
+        _positive(self.weight_decay, "weight_decay", zero_ok=True)
+        _positive(self.clip, "clip")
+        X, y = np.asarray(X, dtype=float), np.asarray(y)
+        if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0] or 0 in X.shape:
             raise InputError(f"TorchMLPClassifier needs X of shape (n, k) and y of shape (n,), "
-                             f"n >= 1, got {X.shape}, {y.shape}")
+                             f"n, k >= 1, got {X.shape}, {y.shape}")
+        _check_features(X, "TorchMLPClassifier training features")
         bad = ~np.isin(y, (0, 1))
         if bad.any():
             raise InputError(f"TorchMLPClassifier labels must be 0 or 1, found "
@@ -110,11 +118,12 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """Columns P(y=0), P(y=1)."""
         check_is_fitted(self, "net_")
-        X = np.asarray(X, dtype=np.float32)
+        X = np.asarray(X, dtype=float)
         width = getattr(self, "n_features_in_", self.net_[0].in_features)
         if X.ndim != 2 or X.shape[1] != width:
             raise InputError(f"TorchMLPClassifier was fitted on {width} features; "
                              f"got input of shape {X.shape}")
+        _check_features(X, "TorchMLPClassifier features")
         with torch.no_grad():
             p1 = torch.sigmoid(self.net_(self._inputs(X)).squeeze(1)).numpy().astype(float)
         return np.column_stack([1.0 - p1, p1])
@@ -156,6 +165,7 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
     def fit(self, X: np.ndarray, y: np.ndarray) -> PMVBPredictor:
         """Fit and calibrate on features X (n, n_features) and 0/1 labels y (n,)."""
         X, y = _check_xy(X, y)
+        seed = _seed(self.random_state, "PMVBPredictor")
         share = self.calibration_share
         if isinstance(share, bool) or not isinstance(share, int | float | np.number) \
                 or not 0.0 < float(share) < 1.0:
@@ -163,10 +173,10 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
                              f"got {share!r}")
         self.n_features_in_ = X.shape[1]
         with threadpool_limits(limits=1):  # small data: threads only add contention
-            return self._fit(X, y)
+            return self._fit(X, y, seed)
 
-    def _fit(self, X: np.ndarray, y: np.ndarray) -> PMVBPredictor:
-        """Fit (and calibrate) on validated data."""
+    def _fit(self, X: np.ndarray, y: np.ndarray, seed: int) -> PMVBPredictor:
+        """Fit (and calibrate) on validated data with the resolved integer seed."""
         if self.calibration not in CALIBRATIONS:
             raise InputError(
                 f"unknown calibration {self.calibration!r}; choose one of {CALIBRATIONS}"
@@ -174,12 +184,12 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
         self.classes_ = np.array([0, 1])
         self.calibrated_ = False
         if self.calibration == "none" or np.bincount(y, minlength=2).min() < 4:
-            self.model_ = make_estimator(self.kind, self.random_state).fit(X, y)
+            self.model_ = make_estimator(self.kind, seed).fit(X, y)
             return self  # too few rows of a class to hold some out for calibration
         X_fit, X_cal, y_fit, y_cal = train_test_split(
-            X, y, test_size=self.calibration_share, random_state=self.random_state, stratify=y
+            X, y, test_size=self.calibration_share, random_state=seed, stratify=y
         )
-        base = make_estimator(self.kind, self.random_state).fit(X_fit, y_fit)
+        base = make_estimator(self.kind, seed).fit(X_fit, y_fit)
         folds = int(min(5, np.bincount(y_cal, minlength=2).min()))
         if folds < 2:
             self.model_ = base
@@ -200,6 +210,7 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
                              f"have shape (n, {width}); got {X.shape}")
         if X.shape[0] == 0:  # no variables: nothing to predict (sklearn refuses 0 rows)
             return np.zeros((0, 2))
+        _check_features(X, "PMVB features", FEATURE_LIMIT, _feature_names(width))
         with threadpool_limits(limits=1):
             return np.asarray(self.model_.predict_proba(X), dtype=float)
 
@@ -282,12 +293,55 @@ def shipped_checkpoint(family: str, kind: str) -> Path:
 def _check_xy(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Validate the training matrix and labels, naming what is wrong."""
     X, y = np.asarray(X, dtype=float), np.asarray(y)
-    if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
-        raise InputError(f"need X of shape (n, k) and y of shape (n,), got {X.shape}, {y.shape}")
-    if not np.isfinite(X).all():
-        raise InputError("PMVB training features contain NaN or infinite values")
+    if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0] or X.shape[1] == 0:
+        raise InputError(f"need X of shape (n, k) with k >= 1 and y of shape (n,), got "
+                         f"{X.shape}, {y.shape}")
+    _check_features(X, "PMVB training features", FEATURE_LIMIT, _feature_names(X.shape[1]))
     if not np.isin(y, (0, 1)).all():
         raise InputError("PMVB labels must be 0 or 1")
     if np.unique(y).size < 2:
         raise InputError("PMVB training labels hold only one class; solve more instances")
     return X, y.astype(int)
+
+
+def _feature_names(width: int) -> tuple[str, ...]:
+    """The root feature names when `width` matches them (for messages), else none."""
+    return FEATURE_NAMES if width == len(FEATURE_NAMES) else ()
+
+
+def _check_features(X: np.ndarray, what: str, limit: float = np.inf,
+                    names: tuple[str, ...] = ()) -> None:
+    """Refuse NaN, infinite or (beyond `limit`) huge entries, naming the first row and column."""
+    bad = ~(np.isfinite(X) & (np.abs(X) <= limit))
+    if not bad.any():
+        return
+    i, j = (int(k) for k in np.argwhere(bad)[0])
+    column = f"feature {j}" + (f" ({names[j]})" if names else "")
+    value = float(X[i, j])
+    if np.isfinite(value):
+        raise InputError(f"{what} hold {value:g} at row {i}, {column}; magnitudes above "
+                         f"{limit:g} overflow the feature scaling")
+    raise InputError(f"{what} hold {value} at row {i}, {column}; NaN or infinite features "
+                     "are refused")
+
+
+def _seed(random_state: object, owner: str) -> int:
+    """An int seed for torch and sklearn; None or a RandomState draws one (sklearn's way)."""
+    if random_state is None or isinstance(random_state, np.random.RandomState):
+        return int(check_random_state(random_state).randint(SEED_BOUND))
+    if isinstance(random_state, bool) or not isinstance(random_state, int | np.integer) \
+            or not 0 <= random_state < SEED_BOUND:
+        raise InputError(f"{owner} random_state must be None or an integer in [0, 2**32), "
+                         f"got {random_state!r}")
+    return int(random_state)
+
+
+def _positive(value: object, name: str, zero_ok: bool = False) -> float:
+    """A TorchMLPClassifier setting as a finite number > 0 (>= 0 if zero_ok), else InputError."""
+    number = isinstance(value, int | float | np.integer | np.floating) \
+        and not isinstance(value, bool)
+    if not (number and np.isfinite(value) and (value > 0 or (zero_ok and value == 0))):
+        bound = ">= 0" if zero_ok else "> 0"
+        raise InputError(f"TorchMLPClassifier {name} must be a finite number {bound}, "
+                         f"got {value!r}")
+    return float(value)

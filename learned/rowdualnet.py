@@ -202,6 +202,9 @@ def _model_from_blob(blob: object, path: Path) -> RowDualNet:
     except (TypeError, ValueError, RuntimeError, AttributeError) as exc:
         raise InputError(f"RowDualNet checkpoint {path} does not match the network: "
                          f"{type(exc).__name__}: {exc}") from exc
+    if model.n_features != N_FEATURES:
+        raise InputError(f"RowDualNet checkpoint {path} expects {model.n_features} features per "
+                         f"row, but row_features computes {N_FEATURES}")
     model.eval()
     return model
 
