@@ -11,6 +11,7 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numvalue import native_numeric_types
 from pyomo.core.expr.visitor import StreamBasedExpressionVisitor
@@ -58,18 +59,29 @@ def _value(expr: Any) -> float | None:
 
 def _check_terms(expr: Any, where: str) -> float:
     """Coefficients and constant of the linear and quadratic parts, numbers inside the rest;
-    returns the largest |coefficient| (0 without any)."""
+    returns the largest |coefficient| (0 without any). Names are built for an offender only."""
     repn = generate_standard_repn(expr, compute_values=True, quadratic=True)
     _check_number(repn.constant, f"{where}: its constant term")
-    for coef, var in zip(repn.linear_coefs, repn.linear_vars, strict=True):
-        _check_number(coef, f"{where}: the coefficient of {var.name!r}")
-    for coef, (a, b) in zip(repn.quadratic_coefs, repn.quadratic_vars, strict=True):
-        _check_number(coef, f"{where}: the coefficient of {a.name!r} * {b.name!r}")
+    linear = np.asarray(repn.linear_coefs, dtype=float)
+    k = _first_bad(linear)
+    if k is not None:
+        _check_number(linear[k], f"{where}: the coefficient of {repn.linear_vars[k].name!r}")
+    quadratic = np.asarray(repn.quadratic_coefs, dtype=float)
+    k = _first_bad(quadratic)
+    if k is not None:
+        a, b = repn.quadratic_vars[k]
+        _check_number(quadratic[k], f"{where}: the coefficient of {a.name!r} * {b.name!r}")
     if repn.nonlinear_expr is not None:
         for number in _NumberCollector().walk_expression(repn.nonlinear_expr):
             _check_number(number, f"{where}: a number in its nonlinear part", huge_ok=True)
-    coefficients = [*repn.linear_coefs, *repn.quadratic_coefs]
-    return max((abs(float(c)) for c in coefficients), default=0.0)
+    coefficients = np.abs(np.concatenate([linear, quadratic]))
+    return float(coefficients.max()) if coefficients.size else 0.0
+
+
+def _first_bad(values: np.ndarray) -> int | None:
+    """Index of the first NaN, inf or |value| >= 1e20, or None."""
+    bad = ~(np.abs(values) < SOLVER_INFINITY)  # NaN compares False
+    return int(np.argmax(bad)) if bad.any() else None
 
 
 def _check_number(value: Any, what: str, huge_ok: bool = False) -> None:
