@@ -396,8 +396,9 @@ def _run(
             FY = op.energy(Y, GY)
             accept = active
             if method == "pgd":
-                # Jacobi step (step = 1) always descends; longer steps are kept only if they do.
-                accept = active & ((FY <= F) | (step <= 1.0))
+                # Jacobi step (step = 1) always descends; longer steps are kept only if they
+                # strictly do (accepting ties let two equal-energy vertices swap forever).
+                accept = active & ((FY < F) | (step <= 1.0))
                 step = torch.where(accept, (step * 2).clamp(max=1024.0), (step / 4).clamp(min=1.0))
             X = torch.where(accept[None, :], Y, X)
             G = torch.where(accept[None, :], GY, G)

@@ -191,3 +191,13 @@ def test_cli_refuses_size_with_file(tmp_path, capsys: pytest.CaptureFixture[str]
     captured = capsys.readouterr()
     assert "--size cannot be combined with --file" in captured.err
     assert "QUBO with" not in captured.out
+
+
+def test_pgd_on_twin_items_reaches_certified_minimizers_from_every_start() -> None:
+    """Two identical items: accepting long steps on equal energy swapped two vertices
+    until max_iter and returned non-minimal, even infeasible, points (1-3 of 64 starts)."""
+    qubo = knapsack_qubo_safe(KnapsackInstance(np.array([5.0, 5.0]), np.array([1, 1]), 3))
+    for seed in range(25):
+        report = minimize(qubo, method="pgd", starts=64, seed=seed)
+        assert report.fraction_ok == 1.0, seed
+        assert report.stats["converged"] == 64, seed
