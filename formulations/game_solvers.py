@@ -490,16 +490,29 @@ def certify(
         outcome = solve(model, solver=solver, time_limit=time_limit, **params)
         best = outcome.objective if outcome.has_solution else math.nan
         bound = outcome.bound if outcome.bound is not None else math.inf
+        status = outcome.status.value
         if not outcome.has_solution:
             bound = math.inf
+        elif _runs_off(block):  # SCIP stops at its infinity and may call that optimal
+            bound, status = math.inf, "unbounded"
         result["best"][player] = float(best)
         result["bound"][player] = float(bound)
         result["gap"][player] = max(float(bound) - here[player], 0.0)
         result["response"][player] = np.array([v.value for v in _block_vars(block)])
-        result["status"][player] = outcome.status.value
+        result["status"][player] = status
     game.set_profile(values)
     return Certificate(here, result["best"], result["bound"], result["gap"], result["response"],
                        result["status"])
+
+
+# A best response with a coordinate this large sits at the solver's infinity (SCIP's
+# numerics/hugeval): the player's utility has no maximum, and the gap is infinite.
+HUGE_RESPONSE = 1e15
+
+
+def _runs_off(block: pyo.Block) -> bool:
+    """Whether the solved best response has a coordinate at the solver's infinity."""
+    return any(v.value is not None and abs(v.value) >= HUGE_RESPONSE for v in _block_vars(block))
 
 
 def _block_vars(block: pyo.Block) -> list[Any]:

@@ -10,6 +10,7 @@ nonconvex (bilinear) coupling constraint.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Sequence
 
@@ -154,6 +155,19 @@ def _require_continuous(variables: list[VarData]) -> None:
             )
 
 
+def _check_positive(name: str, value: object, zero_ok: bool = False,
+                    inf_ok: bool = False) -> float:
+    """A number > 0 (>= 0 if zero_ok; inf allowed if inf_ok), else InputError naming it."""
+    number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    ok = number and not math.isnan(value) and (inf_ok or math.isfinite(value)) and (
+        value > 0 or (zero_ok and value == 0))
+    if not ok:
+        bound = ">= 0" if zero_ok else "> 0"
+        raise InputError(f"{name} must be a {'' if inf_ok else 'finite '}number {bound}, "
+                         f"got {value!r}")
+    return float(value)
+
+
 def _firm_costs(costs: float | Sequence[float], n_firms: int) -> np.ndarray:
     """One marginal cost per firm from a number or a sequence of n_firms numbers."""
     try:
@@ -232,14 +246,22 @@ def network_flow(
     """Flow control: each source sends on its k shortest paths; utility w log(1 + rate) minus
     a linear congestion cost; a link shared by several players is a coupling capacity."""
     graph = default_network() if graph is None else graph
-    if any("capacity" not in d for _, _, d in graph.edges(data=True)):
-        raise InputError("every link of the network needs a 'capacity' attribute")
+    paths_per_player = check_count(paths_per_player, "paths_per_player", 1)
+    _check_positive("latency", latency, zero_ok=True)
+    for u, v, data in graph.edges(data=True):
+        if "capacity" not in data:
+            raise InputError("every link of the network needs a 'capacity' attribute")
+        _check_positive(f"capacity of link ({u!r}, {v!r})", data["capacity"], inf_ok=True)
     game = Game("network_flow")
     usage: dict[frozenset, list[tuple[int, VarData]]] = {}
     players = []
     for r, (source, target, weight) in enumerate(demands):
+        if source == target:
+            raise InputError(f"demand {r} starts and ends at {source!r}: its rate would use no "
+                             "link and grow without limit")
         if source not in graph or target not in graph or not nx.has_path(graph, source, target):
             raise InputError(f"demand {r} has no path from {source!r} to {target!r}")
+        _check_positive(f"weight of demand {r}", weight)
         paths = []
         for path in nx.shortest_simple_paths(graph, source, target):
             paths.append(path)
@@ -283,8 +305,14 @@ def resource_allocation(
 ) -> Game:
     """Potential game: player i earns w_i log(1 + x_i) - price x_i, shared budget
     sum x_i + interference * sum_{i<j} x_i x_j <= budget (convex in each x_i, not jointly)."""
-    if budget <= 0 or interference < 0 or upper <= 0:
-        raise InputError("resource_allocation needs budget > 0, interference >= 0, upper > 0")
+    if len(weights) == 0:
+        raise InputError("resource_allocation needs at least one player (one weight)")
+    for i, weight in enumerate(weights):
+        _check_positive(f"weights[{i}]", weight)
+    _check_positive("price", price, zero_ok=True)
+    _check_positive("interference", interference, zero_ok=True)
+    _check_positive("budget", budget)
+    _check_positive("upper", upper)
     game = Game("resource_allocation")
     blocks = [game.add_player(f"agent{i}") for i in range(len(weights))]
     for block, weight in zip(blocks, weights, strict=True):

@@ -3,12 +3,20 @@ integer variables, mismatched Cournot costs and games whose ascent runs off to i
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyomo.environ as pyo
 import pytest
 
 from coplug.formulations.game_solvers import barrier_gradient_ascent, certify, max_violation
-from coplug.formulations.games import Game, cournot
+from coplug.formulations.games import (
+    Game,
+    cournot,
+    default_network,
+    network_flow,
+    resource_allocation,
+)
 from coplug.plugins.errors import InputError
 
 
@@ -75,3 +83,44 @@ def test_unbounded_game_is_reported_not_returned() -> None:
     block.utility = pyo.Expression(expr=block.x)
     with pytest.raises(InputError, match=r"unbounded.*'p\.x'"):
         barrier_gradient_ascent(game, max_iter=50_000)
+
+
+def test_an_unbounded_best_response_has_an_infinite_gap() -> None:
+    """SCIP stops log(1 + x) over x >= 0 at its infinity and calls it optimal; the
+    certificate must not turn that into a finite epsilon."""
+    game = Game("unbounded")
+    player = game.add_player("p")
+    player.x = pyo.Var(domain=pyo.NonNegativeReals, initialize=1.0)
+    player.utility = pyo.Expression(expr=pyo.log(1 + player.x))
+    certificate = certify(game)
+    assert certificate.statuses["p"] == "unbounded" and certificate.epsilon == math.inf
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"demands": (("t", "t", 1.0),)}, "starts and ends at 't'"),
+    ({"paths_per_player": 0}, "paths_per_player must be an integer >= 1"),
+    ({"demands": (("s1", "t", float("nan")),)}, "weight of demand 0 must be"),
+    ({"latency": -1.0}, "latency must be"),
+])
+def test_network_flow_checks_its_arguments(kwargs: dict, match: str) -> None:
+    with pytest.raises(InputError, match=match):
+        network_flow(**kwargs)
+
+
+@pytest.mark.parametrize("capacity", [0.0, -1.0, float("nan"), "big"])
+def test_network_flow_names_a_bad_link_capacity(capacity: object) -> None:
+    graph = default_network()
+    graph.edges["b", "t"]["capacity"] = capacity
+    with pytest.raises(InputError, match=r"capacity of link \('b', 't'\) must be a number > 0"):
+        network_flow(graph)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"weights": ()}, "at least one player"),
+    ({"weights": (1.0, float("nan"))}, r"weights\[1\] must be"),
+    ({"budget": float("nan")}, "budget must be a finite number > 0"),
+    ({"price": "0.1"}, "price must be"),
+])
+def test_resource_allocation_checks_its_arguments(kwargs: dict, match: str) -> None:
+    with pytest.raises(InputError, match=match):
+        resource_allocation(**kwargs)
