@@ -180,7 +180,13 @@ def load_knapsack(path: str | Path) -> KnapsackInstance:
 
 
 def save_knapsack(instance: KnapsackInstance, path: str | Path) -> None:
-    """Write an instance in the ``n capacity`` / ``value weight`` layout."""
+    """Write an instance in the ``n capacity`` / ``value weight`` layout (integers only, as
+    the reader takes; a fractional value is refused, never truncated)."""
+    fractional = np.flatnonzero(np.asarray(instance.values) != np.round(instance.values))
+    if fractional.size:
+        i = int(fractional[0])
+        raise InputError(f"the knapsack file layout holds integers; values[{i}] is "
+                         f"{float(instance.values[i])!r}")
     lines = [f"{instance.n} {instance.capacity}"]
     lines += [f"{int(v)} {int(w)}" for v, w in zip(instance.values, instance.weights, strict=True)]
     Path(path).write_text("\n".join(lines) + "\n")

@@ -97,6 +97,9 @@ def test_loader_round_trip_and_pisinger_layout(tmp_path) -> None:
     pis.write_text("3\n1 10 4\n2 7 3\n3 5 2\n6\n")
     got = load_knapsack(pis)
     assert list(got.weights) == [4, 3, 2] and got.capacity == 6
+    fractional = KnapsackInstance(np.array([0.5, 2.0]), np.array([1, 1]), 1)
+    with pytest.raises(InputError, match=r"values\[0\] is 0.5"):  # was written as 0
+        save_knapsack(fractional, tmp_path / "frac.txt")
 
 
 @pytest.mark.parametrize(
