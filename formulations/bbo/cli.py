@@ -43,7 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     x = sub.add_parser("export", help="write a program as a Pyomo script, JSON, .nl, .gms, .lp")
     _program_args(x)
-    x.add_argument("--format", default="py", choices=("py", "json", "nl", "gms", "lp", "bar"))
+    x.add_argument("--format", default=None, choices=("py", "json", "nl", "gms", "lp", "bar"),
+                   help="default: the output file's suffix, else py (stdout)")
     x.add_argument("--output", "-o", default=None, help="file (default: stdout for py/json)")
     x.set_defaults(func=_cmd_export)
 
@@ -102,9 +103,9 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     program = read_program(args.program, args.dim, args.lower, args.upper)
     if args.output is None:
-        if args.format not in ("py", "json"):
+        if args.format not in (None, "py", "json"):
             raise InputError(f"--format {args.format} needs --output FILE")
-        sys.stdout.write(pyomo_script(program) if args.format == "py"
+        sys.stdout.write(pyomo_script(program) if args.format in (None, "py")
                          else json.dumps(program_to_json(program), indent=1) + "\n")
         return 0
     print(write_program(program, args.output, args.format))

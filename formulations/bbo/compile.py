@@ -783,11 +783,10 @@ _PYOMO_FORMAT = {"nl": "nl", "gms": "gams", "lp": "lp", "bar": "bar"}
 
 
 def write_program(program: Program, path: str | Path, fmt: str | None = None) -> Path:
-    """Write the program as a Pyomo script (py), JSON form (json) or via `model.write`."""
+    """Write the program as a Pyomo script (py), JSON form (json) or via `model.write`; the
+    format is `fmt`, else the file's suffix."""
     path = Path(path)
-    fmt = (fmt or path.suffix.lstrip(".")).lower()
-    if fmt not in WRITE_FORMATS:
-        raise InputError(f"unknown export format {fmt!r}; choose one of {', '.join(WRITE_FORMATS)}")
+    fmt = export_format(path, fmt)
     try:
         if fmt == "py":
             path.write_text(pyomo_script(program))
@@ -798,6 +797,22 @@ def write_program(program: Program, path: str | Path, fmt: str | None = None) ->
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path
+
+
+def export_format(path: Path, fmt: str | None = None) -> str:
+    """The format to write `path` in: `fmt`, else its suffix; a suffix naming another
+    format is refused, so f.json never silently holds a Pyomo script."""
+    suffix = path.suffix.lstrip(".").lower()
+    if fmt is None and suffix not in WRITE_FORMATS:
+        raise InputError(f"unknown export format for {path}: its suffix is none of "
+                         f".{', .'.join(WRITE_FORMATS)}; name one or give a format (--format)")
+    fmt = (fmt or suffix).lower()
+    if fmt not in WRITE_FORMATS:
+        raise InputError(f"unknown export format {fmt!r}; choose one of {', '.join(WRITE_FORMATS)}")
+    if suffix in WRITE_FORMATS and suffix != fmt:
+        raise InputError(f"{path} ends in .{suffix} but the export format is {fmt}: name a "
+                         f".{fmt} file or choose format {suffix} (--format {suffix})")
+    return fmt
 
 
 def _write_pyomo(program: Program, path: Path, fmt: str) -> None:

@@ -9,16 +9,21 @@ An endpoint that fails its very first request raises `LLMEndpointError` naming t
 
 from __future__ import annotations
 
+import http.client
 import json
 import math
 import os
 import re
+import socket
+import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Protocol
 
 import numpy as np
@@ -268,6 +273,7 @@ class LLMConfig:
 
     def __post_init__(self) -> None:
         """Reject settings no request could use, naming the option (before any request)."""
+        self.base_url = _checked_base_url(self.base_url)
         if not (isinstance(self.timeout, (int, float)) and 0 < self.timeout < math.inf):
             raise InputError(f"LLM timeout must be a positive number of seconds (--llm-timeout),"
                              f" got {self.timeout!r}")
@@ -293,6 +299,134 @@ class LLMConfig:
             raise InputError("LLM proposer needs COPLUG_LLM_BASE_URL (or OPENAI_BASE_URL) or "
                              "--llm-url, e.g. http://127.0.0.1:8000/v1")
         return cls(**values)
+
+
+def _checked_base_url(url: Any) -> str:
+    """The base URL without surrounding whitespace (as pasted env vars carry); one that no
+    request could use (malformed, not http(s), no host, inner spaces) is refused, named."""
+    example = "use e.g. http://127.0.0.1:8000/v1 (--llm-url or COPLUG_LLM_BASE_URL)"
+    if not isinstance(url, str):
+        raise InputError(f"LLM base URL must be text, got {url!r}; {example}")
+    text = url.strip()
+    try:
+        parts = urllib.parse.urlsplit(text)
+        parts.port  # noqa: B018 - parsing the port raises ValueError on a bad one
+    except ValueError as exc:
+        raise InputError(f"LLM base URL {url!r} is malformed ({exc}); {example}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"LLM base URL {url!r} needs an http:// or https:// scheme and a "
+                         f"host; {example}")
+    if any(c.isspace() or not c.isprintable() for c in text):
+        raise InputError(f"LLM base URL {url!r} contains spaces or control characters; "
+                         f"{example}")
+    return text
+
+
+class _Deadline:
+    """Shuts down the sockets of one request when its time is up, so a slow or trickling
+    endpoint cannot hold the request past `seconds` (socket timeouts bound one read only)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.lock = threading.Lock()
+        self.sockets: list[socket.socket] = []
+        self.expired = False
+        self.timer = threading.Timer(seconds, self._expire)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def watch(self, sock: socket.socket) -> None:
+        """Shut this socket down at the deadline (at once if it has passed)."""
+        with self.lock:
+            self.sockets.append(sock)
+            if self.expired:
+                _shut(sock)
+
+    def cancel(self) -> None:
+        self.timer.cancel()
+
+    def _expire(self) -> None:
+        with self.lock:
+            self.expired = True
+            for sock in self.sockets:
+                _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    """End a connection another thread may be reading (the plain socket's shutdown, also
+    under TLS, so the reader sees end of stream rather than a half-torn SSL object)."""
+    try:
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+class _WatchedHTTP(http.client.HTTPConnection):
+    """An HTTP connection whose socket a `_Deadline` shuts down."""
+
+    def __init__(self, *args: Any, deadline: _Deadline, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.deadline = deadline
+
+    def connect(self) -> None:
+        super().connect()
+        self.deadline.watch(self.sock)
+
+
+class _WatchedHTTPS(http.client.HTTPSConnection):
+    """An HTTPS connection whose socket a `_Deadline` shuts down."""
+
+    def __init__(self, *args: Any, deadline: _Deadline, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.deadline = deadline
+
+    def connect(self) -> None:
+        super().connect()
+        self.deadline.watch(self.sock)
+
+
+class _WatchedHTTPHandler(urllib.request.HTTPHandler):
+    """urllib's http handler with `_WatchedHTTP` connections."""
+
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(partial(_WatchedHTTP, deadline=self.deadline), req)
+
+
+class _WatchedHTTPSHandler(urllib.request.HTTPSHandler):
+    """urllib's https handler with `_WatchedHTTPS` connections."""
+
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(partial(_WatchedHTTPS, deadline=self.deadline), req,
+                            context=self._context)
+
+
+def post_json(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Any:
+    """POST `body` and parse the JSON reply, all within `timeout` seconds (a deadline for the
+    whole request, not per read); transport failures raise OSError or HTTPException, a
+    reply that is not JSON ValueError, and one cut off by the deadline TimeoutError."""
+    deadline = _Deadline(timeout)
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    opener = urllib.request.build_opener(_WatchedHTTPHandler(deadline),
+                                         _WatchedHTTPSHandler(deadline))
+    try:
+        with opener.open(request, timeout=timeout) as response:
+            raw = response.read()
+    except (OSError, http.client.HTTPException) as exc:
+        if deadline.expired and not isinstance(exc, urllib.error.HTTPError):
+            raise TimeoutError(f"no complete reply within {timeout:g} s") from None
+        raise
+    finally:
+        deadline.cancel()
+    if deadline.expired:
+        raise TimeoutError(f"no complete reply within {timeout:g} s")
+    return json.loads(raw.decode("utf-8", "replace"))
 
 
 _FENCE = re.compile(r"```(?:[a-zA-Z]*)\n(.*?)```", re.S)
@@ -372,11 +506,10 @@ class LLMProposer:
             self.stats["requests"] += 1
             tries += 1
             try:
-                request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-                with urllib.request.urlopen(request, timeout=cfg.timeout) as response:
-                    data = json.loads(response.read().decode("utf-8", "replace"))
+                data = post_json(url, body, headers, cfg.timeout)
                 content = str(data["choices"][0]["message"]["content"])
-            except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+            except (OSError, http.client.HTTPException, ValueError, KeyError, IndexError,
+                    TypeError) as exc:
                 reason, detail, retry = _classify_failure(exc, cfg.timeout)
                 if not retry:
                     break
@@ -398,9 +531,18 @@ def _classify_failure(exc: Exception, timeout: float) -> tuple[str, str, bool]:
         return "http_error", f"HTTP {exc.code} {exc.reason}", exc.code >= 500 or exc.code == 429
     if isinstance(exc, TimeoutError) or (isinstance(exc, urllib.error.URLError)
                                          and isinstance(exc.reason, TimeoutError)):
-        return "timeout", f"no reply within {timeout:g} s", True
+        return "timeout", f"no complete reply within {timeout:g} s", True
     if isinstance(exc, urllib.error.URLError):
         return "http_error", f"cannot connect: {exc.reason}", True
+    if isinstance(exc, http.client.IncompleteRead):
+        return "http_error", f"the reply broke off after {len(exc.partial)} bytes", True
+    if isinstance(exc, (http.client.RemoteDisconnected, ConnectionError)):
+        return "http_error", f"the connection closed without a reply ({exc})", True
+    if isinstance(exc, http.client.BadStatusLine):
+        line = str(exc).strip().splitlines()[0][:60] if str(exc).strip() else "empty"
+        return "http_error", f"the reply is not HTTP (status line {line!r})", False
+    if isinstance(exc, http.client.HTTPException):
+        return "http_error", f"broken HTTP reply ({type(exc).__name__}: {exc})", True
     if isinstance(exc, OSError):
         return "http_error", f"connection failed: {exc}", True
     return "bad_response", "the reply is not chat-completions JSON", False
