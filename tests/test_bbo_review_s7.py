@@ -14,6 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
+from coplug.formulations.bbo.compile import load, read_program_json
+from coplug.formulations.bbo.grammar import ProgramError
 from coplug.formulations.bbo.proposers import LLMConfig, LLMEndpointError, LLMProposer
 from coplug.plugins.cli import main
 from coplug.plugins.errors import InputError
@@ -98,3 +100,17 @@ def test_llm_transport_failures_and_bad_urls_are_one_line_errors() -> None:
                         ("ftp://h/v1", "scheme"), ("http://127.0.0.1:9/v 1", "spaces")):
         with pytest.raises(InputError, match=needle):
             LLMConfig(base_url=bad, model="m")
+
+
+def test_deep_programs_round_trip_through_their_json_export(tmp_path, capsys) -> None:
+    for name, text in (("sum", " + ".join(["x[0]"] * 300)), ("neg", "-" * 300 + "x[1]")):
+        source = tmp_path / f"{name}.txt"
+        source.write_text(text)
+        out = tmp_path / f"{name}.json"
+        assert main(["bbo", "export", str(source), "--dim", "2", "-o", str(out)]) == 0
+        back = read_program_json(out.read_text(), str(out))
+        assert back.text == load(text, 2).text
+        assert main(["bbo", "solve", str(out), "--time-limit", "5"]) == 0
+        assert "certified  True" in capsys.readouterr().out
+    with pytest.raises(ProgramError, match=r"nested \d+ levels deep \(max 360\)"):
+        load(" + ".join(["x[0]"] * 400), 2)

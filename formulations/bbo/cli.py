@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -65,7 +64,7 @@ def _program_args(p: argparse.ArgumentParser) -> None:
 def read_program(spec: str, dim: int | None, lower: float = -5.0, upper: float = 5.0):
     """A program from `bbob:FID`, a .json program file, a text file or inline text."""
     from coplug.formulations.bbo.bbob import bbob_problem
-    from coplug.formulations.bbo.compile import load, program_from_json
+    from coplug.formulations.bbo.compile import load, read_program_json
 
     if spec.startswith("bbob:"):
         try:
@@ -79,10 +78,7 @@ def read_program(spec: str, dim: int | None, lower: float = -5.0, upper: float =
     if len(spec) < 4096 and path.is_file():
         text = path.read_text()
         if path.suffix == ".json":
-            try:
-                return program_from_json(json.loads(text))
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})") from None
+            return read_program_json(text, str(path))
         spec = text
     if dim is None:
         raise InputError("a text program needs --dim")
@@ -99,14 +95,19 @@ def _known_points(spec: str, program: Any) -> list[Any]:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from coplug.formulations.bbo.compile import program_to_json, pyomo_script, write_program
+    from coplug.formulations.bbo.compile import (
+        json_text,
+        program_to_json,
+        pyomo_script,
+        write_program,
+    )
 
     program = read_program(args.program, args.dim, args.lower, args.upper)
     if args.output is None:
         if args.format not in (None, "py", "json"):
             raise InputError(f"--format {args.format} needs --output FILE")
         sys.stdout.write(pyomo_script(program) if args.format in (None, "py")
-                         else json.dumps(program_to_json(program), indent=1) + "\n")
+                         else json_text(program_to_json(program)))
         return 0
     print(write_program(program, args.output, args.format))
     return 0

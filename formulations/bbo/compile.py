@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +50,7 @@ from coplug.formulations.bbo.grammar import (
     node_text,
     node_to_json,
     parse,
+    same_tree,
     to_text,
 )
 from coplug.plugins.errors import InputError, UnsupportedModelError
@@ -371,7 +374,10 @@ def load(text: str, dim: int, lower: float = -5.0, upper: float = 5.0,
     """Parse and validate a program (grammar, shapes, finiteness on the box); `max_abs`
     bounds |f| on the sample points (trusted built-ins such as BBOB f12 may exceed 1e12)."""
     program = parse(text, dim, lower, upper)
-    validate(program, max_abs=max_abs)
+    try:
+        validate(program, max_abs=max_abs)
+    except RecursionError:
+        raise ProgramError("too_large", "expression nested too deeply to evaluate") from None
     return program
 
 
@@ -768,14 +774,49 @@ def program_from_json(data: Any) -> Program:
         if not isinstance(lets, list) or not all(
                 isinstance(item, list) and len(item) == 2 for item in lets):
             raise InputError("program JSON: 'lets' must be a list of [name, tree] pairs")
-        try:
-            trees = tuple((name, node_from_json(node)) for name, node in lets)
-            body = node_from_json(data["body"])
-        except RecursionError:
-            raise InputError("program JSON: trees nested too deeply") from None
-        if trees != program.lets or body != program.body:
+        trees = tuple((name, node_from_json(node)) for name, node in lets)
+        body = node_from_json(data["body"])
+        if len(trees) != len(program.lets) or not same_tree(body, program.body) or not all(
+                name == mine and same_tree(tree, my_tree)
+                for (name, tree), (mine, my_tree) in zip(trees, program.lets, strict=True)):
             raise InputError("program JSON: trees disagree with the text")
     return program
+
+
+# Recursion limit while JSON is encoded or decoded: the C codec counts each nesting level
+# against it, and the JSON of the deepest tree `load` accepts (a ~500-term sum, or ~1000
+# nested minus signs) nests two levels per tree level, past Python's default of 1000.
+JSON_RECURSION_LIMIT = 10_000
+
+
+@contextmanager
+def _json_depth() -> Iterator[None]:
+    """Room for the JSON codec to nest as deep as a program tree can (JSON_RECURSION_LIMIT)."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, JSON_RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def json_text(data: Any) -> str:
+    """JSON text (indent 1) of data holding program trees, however deep `load` let them be."""
+    with _json_depth():
+        return json.dumps(data, indent=1) + "\n"
+
+
+def read_program_json(text: str, where: str) -> Program:
+    """A program from its JSON text; text that is not JSON or nests beyond what any program
+    can is an InputError naming `where`."""
+    try:
+        with _json_depth():
+            data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where}: not JSON (line {exc.lineno}: {exc.msg})") from None
+    except RecursionError:
+        raise InputError(f"{where}: JSON nested too deeply for a program") from None
+    return program_from_json(data)
 
 
 WRITE_FORMATS = ("py", "json", "nl", "gms", "lp", "bar")
@@ -791,7 +832,7 @@ def write_program(program: Program, path: str | Path, fmt: str | None = None) ->
         if fmt == "py":
             path.write_text(pyomo_script(program))
         elif fmt == "json":
-            path.write_text(json.dumps(program_to_json(program), indent=1) + "\n")
+            path.write_text(json_text(program_to_json(program)))
         else:
             _write_pyomo(program, path, fmt)
     except OSError as exc:

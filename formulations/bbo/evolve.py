@@ -20,7 +20,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from coplug.formulations.bbo.bbob import bbob_problem
-from coplug.formulations.bbo.compile import program_to_json, pyomo_script
+from coplug.formulations.bbo.compile import json_text, program_to_json, pyomo_script
 from coplug.formulations.bbo.features import (
     FEATURE_NAMES,
     as_box_function,
@@ -380,9 +380,8 @@ class RunWriter:
         for stale in self.front_files - set(paths.values()):
             stale.unlink(missing_ok=True)
         self.front_files = set(paths.values())
-        _replace_text(self.dir / "pareto_front.json", json.dumps(
-            [cand.to_json() | {"program": program_to_json(cand.program)} for cand in front],
-            indent=1))
+        _replace_text(self.dir / "pareto_front.json", json_text(
+            [cand.to_json() | {"program": program_to_json(cand.program)} for cand in front]))
 
 
 def _replace_text(path: Path, text: str) -> None:

@@ -26,6 +26,10 @@ BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.P
 RESERVED = frozenset({"x", *FUNCTIONS, *CONSTANTS})
 MAX_TEXT = 500_000
 MAX_NODES = 200_000
+# Deepest syntax tree accepted: a fixed limit, so that a program accepted in one place is
+# accepted everywhere (a limit set by Python's recursion depth depends on the caller), and
+# every recursive pass over the tree (evaluators, Pyomo, text) has room below 1000 frames.
+MAX_DEPTH = 360
 
 SCALAR, VECTOR, MATRIX = 0, 1, 2
 
@@ -95,10 +99,24 @@ def parse(text: str, dim: int, lower: float = -5.0, upper: float = 5.0) -> Progr
         raise ProgramError("syntax", f"line {exc.lineno}: {exc.msg}") from None
     except (RecursionError, MemoryError, ValueError) as exc:
         raise ProgramError("too_large", f"cannot parse: {type(exc).__name__}") from None
+    depth = _depth(tree)
+    if depth > MAX_DEPTH:
+        raise ProgramError("too_large", f"expression nested {depth} levels deep "
+                           f"(max {MAX_DEPTH}); split it with `name = ...` lines")
     try:
         return _Reader(dim, float(lower), float(upper)).program(tree)
     except RecursionError:
         raise ProgramError("too_large", "expression nested too deeply") from None
+
+
+def _depth(tree: ast.AST) -> int:
+    """Nesting depth of a syntax tree, measured without recursion."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
 
 
 class _Reader:
@@ -291,15 +309,15 @@ def _text(node: Node) -> tuple[str, int]:
         return f"x[{node.value}]", _ATOM
     if op == "ref":
         return node.value, _ATOM
-    if op == "neg":
+    if op == "neg":  # --x needs no parentheses (Python allows at most 200 nested ones)
         text, prec = _text(node.args[0])
-        return "-" + (text if prec > 3 else f"({text})"), 3
+        return "-" + (text if prec > 3 or node.args[0].op == "neg" else f"({text})"), 3
     if op in _SYMBOL:
         prec = _PRECEDENCE[op]
         (lt, lp), (rt, rp) = _text(node.args[0]), _text(node.args[1])
         if op == "pow":
             left = lt if lp > prec else f"({lt})"
-            right = rt if rp >= prec else f"({rt})"
+            right = rt if rp >= prec or node.args[1].op == "neg" else f"({rt})"
         else:
             left = lt if lp >= prec else f"({lt})"
             right = rt if rp > prec else f"({rt})"
@@ -308,19 +326,47 @@ def _text(node: Node) -> tuple[str, int]:
 
 
 def node_to_json(node: Node) -> dict[str, Any]:
-    """A plain-JSON form of an expression tree."""
-    data: dict[str, Any] = {"op": node.op}
-    if node.value is not None:
-        data["value"] = [list(r) for r in node.value] if node.op == "mat" else (
-            list(node.value) if node.op == "vec" else node.value)
-    if node.args:
-        data["args"] = [node_to_json(arg) for arg in node.args]
-    return data
+    """A plain-JSON form of an expression tree (built without recursion: a 500-term sum is
+    a tree 500 deep)."""
+    forms: dict[int, dict[str, Any]] = {}
+    for sub in _post_order(node):
+        data: dict[str, Any] = {"op": sub.op}
+        if sub.value is not None:
+            data["value"] = [list(r) for r in sub.value] if sub.op == "mat" else (
+                list(sub.value) if sub.op == "vec" else sub.value)
+        if sub.args:
+            data["args"] = [forms[id(arg)] for arg in sub.args]
+        forms[id(sub)] = data
+    return forms[id(node)]
+
+
+def _post_order(node: Node) -> list[Node]:
+    """Every node of a tree, children before parents, without recursion."""
+    out, stack = [], [node]
+    while stack:
+        sub = stack.pop()
+        out.append(sub)
+        stack.extend(sub.args)
+    return out[::-1]
 
 
 def node_from_json(data: Any) -> Node:
-    """Inverse of `node_to_json`; a malformed tree is an InputError naming what is wrong
-    (shape checks happen when the program text is re-parsed)."""
+    """Inverse of `node_to_json`, without recursion; a malformed tree is an InputError naming
+    what is wrong (shape checks happen when the program text is re-parsed)."""
+    done: list[Node] = []
+    stack = [_json_frame(data)]
+    while stack:
+        op, value, args, built = stack[-1]
+        if len(built) < len(args):
+            stack.append(_json_frame(args[len(built)]))
+            continue
+        stack.pop()
+        (stack[-1][3] if stack else done).append(Node(op, tuple(built), value))
+    return done[0]
+
+
+def _json_frame(data: Any) -> tuple[str, Any, list, list[Node]]:
+    """One JSON tree node checked: (op, value, JSON args, children built so far)."""
     if not isinstance(data, dict) or not isinstance(data.get("op"), str):
         raise InputError(f"program JSON: a tree node must be an object with a string 'op', "
                          f"got {str(data)[:60]}")
@@ -334,7 +380,20 @@ def node_from_json(data: Any) -> Node:
             value = tuple(float(v) for v in value)
     except (TypeError, ValueError):
         raise InputError(f"program JSON: the value of a {op!r} node is not numbers") from None
-    return Node(op, tuple(node_from_json(a) for a in args), value)
+    return op, value, args, []
+
+
+def same_tree(a: Node, b: Node) -> bool:
+    """Whether two trees are equal, compared without recursion (Node's == recurses)."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if x is y:
+            continue
+        if x.op != y.op or x.value != y.value or len(x.args) != len(y.args):
+            return False
+        stack.extend(zip(x.args, y.args, strict=True))
+    return True
 
 
 def shape_of(node: Node, let_shapes: dict[str, int] | None = None) -> int:
