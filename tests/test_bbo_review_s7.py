@@ -114,3 +114,20 @@ def test_deep_programs_round_trip_through_their_json_export(tmp_path, capsys) ->
         assert "certified  True" in capsys.readouterr().out
     with pytest.raises(ProgramError, match=r"nested \d+ levels deep \(max 360\)"):
         load(" + ".join(["x[0]"] * 400), 2)
+
+
+@pytest.mark.parametrize("text", ["abs(x[0] - 0.3) ** (0 * x[1] - 0.5)",
+                                  "-(abs(x[0] - 0.3) ** (-1 - 0.1 * abs(x[1])))"])
+def test_a_pole_through_a_variable_negative_exponent_is_rejected(text: str) -> None:
+    with pytest.raises(ProgramError, match="denominator abs.x.0. - 0.3. cannot be shown"):
+        load(text, 2)
+    assert load("sum(abs(x) ** (x / 5 + 1)) + (abs(x[0]) + 0.5) ** (x[1] - 3)", 2).dim == 2
+
+
+def test_solve_names_a_variable_power_whose_base_reaches_zero(capsys) -> None:
+    assert main(["bbo", "solve", "sum(abs(x) ** (x / 5 + 1))", "--dim", "2",
+                 "--time-limit", "5"]) == 0
+    reason = capsys.readouterr().out.split("reason     ")[1]
+    assert reason.startswith("SCIP cannot take x ** y with a variable exponent y when the "
+                             "base x can reach 0, unless y >= 1")
+    assert "(abs(x[0])) ** (0.2*x[0] + 1.0)" in reason and "float()" not in reason

@@ -25,8 +25,8 @@ from coplug.formulations.bbo.compile import (
     MAX_ABS,
     check_points,
     numpy_evaluator,
+    scip_model,
     set_point,
-    to_pyomo,
 )
 from coplug.formulations.bbo.grammar import Program
 from coplug.plugins.bridge import solve
@@ -70,7 +70,9 @@ def certify(program: Program, time_limit: float = 10.0, gap_tol: float = 1e-6,
     on (e.g. LP errors near a pole) comes back uncertified; every uncertified answer
     carries the reason in `result.extra["error"]`. `start=False` leaves SCIP to find its
     own points instead of starting from the best known or sampled one."""
-    model = to_pyomo(program)
+    model, obstacle = scip_model(program)
+    if obstacle is not None:
+        return _failed(obstacle)
     point = _best_point(program, known, samples) if start else None
     if point is not None:
         set_point(model, point)

@@ -212,7 +212,8 @@ def _reject_sign_changing_denominators(program: Program, points: np.ndarray) -> 
     tell (x - 1)**2 + 1 written out from a denominator that really reaches 0.
     """
     with_floor = _lets_using_floor(program)
-    denominators = [den for den in map(_denominator, _program_nodes(program))
+    denominators = [den for den in (_denominator(node, program)
+                                    for node in _program_nodes(program))
                     if den is not None and not _uses_floor(den, with_floor)]
     if not denominators:
         return
@@ -241,7 +242,7 @@ def _guards(program: Program) -> list[tuple[Node, bool]]:
     non-constant denominator (nonzero) and log argument (positive), each once."""
     found: dict[Node, bool] = {}
     for node in _program_nodes(program):
-        den = _denominator(node)
+        den = _denominator(node, program)
         if den is not None and den.op != "num":
             found.setdefault(den, False)
         if node.op == "log" and node.args[0].op != "num":
@@ -340,13 +341,34 @@ def _bisect(lower: np.ndarray, upper: np.ndarray, dims: list[int],
     return np.vstack([lower, right_lower]), np.vstack([left_upper, upper])
 
 
-def _denominator(node: Node) -> Node | None:
-    """What a node divides by: the right side of `/`, the base of `** negative constant`."""
+def _denominator(node: Node, program: Program) -> Node | None:
+    """What a node divides by: the right side of `/`, the base of a power whose exponent
+    can be negative (a negative constant, or an expression whose interval bounds on the
+    box reach below 0: abs(u) ** (0 * x[1] - 0.5) is 1 / sqrt(abs(u)))."""
     if node.op == "div":
         return node.args[1]
-    if node.op == "pow" and node.args[1].op == "num" and node.args[1].value < 0:
-        return node.args[0]
-    return None
+    if node.op != "pow":
+        return None
+    exponent = node.args[1]
+    if exponent.op == "num":
+        return node.args[0] if exponent.value < 0 else None
+    return node.args[0] if _can_be_negative(program, exponent) else None
+
+
+# An exponent whose interval lower bound is above -NEGATIVE_EXPONENT counts as >= 0: bounds
+# are rounded outward, so an exponent reaching exactly 0 (x / 5 + 1 on [-5, 5]) has a lower
+# bound a few ulps below 0, and 0 ** 0 = 1 is no pole.
+NEGATIVE_EXPONENT = 1e-9
+
+
+def _can_be_negative(program: Program, node: Node) -> bool:
+    """Whether interval bounds leave room for the expression below 0 somewhere on the box."""
+    from coplug.formulations.bbo.intervals import IntervalEvaluator
+
+    lower = np.full((1, program.dim), program.lower)
+    upper = np.full((1, program.dim), program.upper)
+    low = np.min(IntervalEvaluator(program, lower, upper).bounds(node)[0])
+    return bool(low < -NEGATIVE_EXPONENT)
 
 
 def _program_nodes(program: Program) -> list[Node]:
@@ -552,6 +574,8 @@ class _PyomoAlgebra:
         self.m = model
         self.fns = _PYO_FN | {"abs": abs_fn}
         self.records: list[tuple[tuple[float | None, float | None], float]] = []
+        self.zero_bases: list[str] = []
+        self.bound_values: dict[int, Any] = {}
 
     def var(self, i: int) -> Any:
         return self.m.x[i]
@@ -580,6 +604,7 @@ class _PyomoAlgebra:
         var.bounds = (lower, upper)
         self.m.aux_def.add(var == (value + shift if shift else value))
         self.records.append(((lower, upper), shift))
+        self.bound_values[id(var)] = value
         return var
 
     def define(self, name: str, value: Any) -> Any:
@@ -595,10 +620,20 @@ class _PyomoAlgebra:
         return -a
 
     def binary(self, op: str, a: Any, b: Any) -> Any:
+        if op == "pow" and not isinstance(b, float):
+            self._note_zero_base(a, b)
         return _BINOPS[op](a, b)
 
     def unary(self, op: str, a: Any) -> Any:
         return self.fns[op](a)
+
+    def _note_zero_base(self, base: Any, exponent: Any) -> None:
+        """Record `base ** exponent` (variable exponent) when the base can reach 0: SCIP's
+        interface writes it as exp(y log x), which needs x > 0 (see `bind`)."""
+        low = base if isinstance(base, float) else _implied_bounds(base)[0]
+        if low is None or low <= 0.0:
+            base = self.bound_values.get(id(base), base)
+            self.zero_bases.append(f"({str(base)[:60]}) ** ({str(exponent)[:60]})")
 
 
 def _unary_bounds(visitor: Any, node: Any, arg: tuple[float, float]) -> tuple[float, float]:
@@ -639,14 +674,33 @@ def to_pyomo(program: Program, name: str = "bbo_program") -> pyo.ConcreteModel:
     return _build_pyomo(program, name, pyomo_abs)
 
 
+def scip_model(program: Program) -> tuple[pyo.ConcreteModel, str | None]:
+    """The model of `to_pyomo` and why SCIP cannot take it, or None: a power x ** y with a
+    variable exponent whose base can reach 0 (the base shift covers only y >= 1)."""
+    m, algebra = _build_pyomo_algebra(program, "bbo_program", pyomo_abs)
+    if not algebra.zero_bases:
+        return m, None
+    return m, (f"SCIP cannot take x ** y with a variable exponent y when the base x can "
+               f"reach 0, unless y >= 1 (then the base is shifted by {POW_BASE_SHIFT:g}): "
+               f"its interface writes x ** y as exp(y log x), which needs x > 0; here "
+               f"{algebra.zero_bases[0]}")
+
+
 def _build_pyomo(program: Program, name: str, abs_fn: Callable[[Any], Any]) -> pyo.ConcreteModel:
     """The model of `to_pyomo`, with |a| written by `abs_fn`."""
-    return _build_pyomo_recorded(program, name, abs_fn)[0]
+    return _build_pyomo_algebra(program, name, abs_fn)[0]
 
 
 def _build_pyomo_recorded(program: Program, name: str, abs_fn: Callable[[Any], Any]
                           ) -> tuple[pyo.ConcreteModel, list]:
     """The model and its auxiliary variables' (bounds, shift) records, in order."""
+    m, algebra = _build_pyomo_algebra(program, name, abs_fn)
+    return m, algebra.records
+
+
+def _build_pyomo_algebra(program: Program, name: str, abs_fn: Callable[[Any], Any]
+                         ) -> tuple[pyo.ConcreteModel, _PyomoAlgebra]:
+    """The model and the algebra that built it (its records and zero-reaching power bases)."""
     m = pyo.ConcreteModel(name=name)
     m.I = pyo.RangeSet(0, program.dim - 1)
     center = 0.5 * (program.lower + program.upper)
@@ -654,7 +708,7 @@ def _build_pyomo_recorded(program: Program, name: str, abs_fn: Callable[[Any], A
     algebra = _PyomoAlgebra(m, abs_fn)
     objective = _Scalarizer(program, algebra).run()
     m.obj = pyo.Objective(expr=objective, sense=pyo.minimize)
-    return m, algebra.records
+    return m, algebra
 
 
 class _TextAlgebra:
