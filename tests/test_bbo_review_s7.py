@@ -131,3 +131,15 @@ def test_solve_names_a_variable_power_whose_base_reaches_zero(capsys) -> None:
     assert reason.startswith("SCIP cannot take x ** y with a variable exponent y when the "
                              "base x can reach 0, unless y >= 1")
     assert "(abs(x[0])) ** (0.2*x[0] + 1.0)" in reason and "float()" not in reason
+
+
+def test_failed_exports_name_the_path_and_leave_no_file(tmp_path, capsys) -> None:
+    (tmp_path / "d.gms").mkdir()
+    _one_line_error(capsys, ["bbo", "export", "bbob:3", "--dim", "2", "-o",
+                             str(tmp_path / "nodir" / "x.gms")], "cannot write")
+    _one_line_error(capsys, ["bbo", "export", "bbob:3", "--dim", "2", "-o",
+                             str(tmp_path / "d.gms")], "Is a directory")
+    _one_line_error(capsys, ["bbo", "export", "sin(x[0]) + x[1]", "--dim", "2", "-o",
+                             str(tmp_path / "s.lp")], "cannot write this program as .lp")
+    assert main(["bbo", "export", "bbob:3", "--dim", "2", "-o", str(tmp_path / "f.nl")]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.gms", "f.col", "f.nl", "f.row"]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -912,14 +913,29 @@ def export_format(path: Path, fmt: str | None = None) -> str:
 
 def _write_pyomo(program: Program, path: Path, fmt: str) -> None:
     """`model.write` in one of Pyomo's formats (|a| as Pyomo's AbsExpression, which the
-    writers know; BARON's writes it as (a^2)^0.5); a construct it cannot write is named."""
+    writers know; BARON's writes it as (a^2)^0.5); a construct it cannot write is named.
+    Written to a hidden sibling and renamed, so a failed write leaves no truncated file."""
     model = _build_pyomo(program, "bbo_program", abs)
+    partial = path.with_name(f".{path.stem}.partial{path.suffix}")
+    sidecars = [(partial.with_suffix(s), path.with_suffix(s)) for s in _SIDECARS]
+    partial.touch()  # an unwritable place is named here, not inside Pyomo's writer
     try:
-        model.write(str(path), format=_PYOMO_FORMAT[fmt],
+        model.write(str(partial), format=_PYOMO_FORMAT[fmt],
                     io_options={"symbolic_solver_labels": True})
+        os.replace(partial, path)
+        for written, final in sidecars:
+            if written.exists():
+                os.replace(written, final)
     except (ValueError, RuntimeError, KeyError, TypeError) as exc:
         raise UnsupportedModelError(f"Pyomo cannot write this program as .{fmt}: "
                                     f"{str(exc).splitlines()[0]}") from None
+    finally:
+        for leftover in (partial, *(written for written, _ in sidecars)):
+            leftover.unlink(missing_ok=True)
+
+
+# Files Pyomo's .nl writer puts beside the model with symbolic labels (names of x and rows).
+_SIDECARS = (".row", ".col")
 
 
 def auxiliary_definitions(model: pyo.Block) -> list[tuple[Any, Any]]:
