@@ -143,3 +143,17 @@ def test_failed_exports_name_the_path_and_leave_no_file(tmp_path, capsys) -> Non
                              str(tmp_path / "s.lp")], "cannot write this program as .lp")
     assert main(["bbo", "export", "bbob:3", "--dim", "2", "-o", str(tmp_path / "f.nl")]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.gms", "f.col", "f.nl", "f.row"]
+
+
+def test_run_directory_entries_in_the_way_are_refused_before_any_work(tmp_path) -> None:
+    from coplug.formulations.bbo.evolve import RunWriter
+
+    (tmp_path / "a" / "config.json").mkdir(parents=True)  # raised IsADirectoryError after a
+    with pytest.raises(InputError, match="config.json exists and is not a file"):  # generation
+        RunWriter(tmp_path / "a", overwrite=True)
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "front").write_text("")
+    with pytest.raises(InputError, match="front exists and is not a directory"):
+        RunWriter(tmp_path / "b", overwrite=True)
+    writer = RunWriter(tmp_path / "c" / "run")  # created and proven writable up front
+    assert writer.front_dir.is_dir() and not any(writer.front_dir.iterdir())

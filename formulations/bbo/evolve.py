@@ -333,16 +333,29 @@ class RunWriter:
                              "one, or pass --overwrite to replace an earlier run's files")
         if not os.access(existing, os.W_OK):
             raise InputError(f"cannot write run directory {run_dir}: {existing} is read-only")
+        self._prepare()
         self.written = -1
         self.front_files: set[Path] = set()
 
-    def _start(self) -> None:
-        """Create the directory, removing the files an earlier run wrote there."""
+    def _prepare(self) -> None:
+        """Create the directory and prove it writable, and refuse entries in the way of the
+        run's files (a folder named config.json), all before any generation's work."""
+        for name in RUN_FILES:
+            if (self.dir / name).exists() and not (self.dir / name).is_file():
+                raise InputError(f"run directory {self.dir}: {name} exists and is not a file")
+        if self.front_dir.exists() and not self.front_dir.is_dir():
+            raise InputError(f"run directory {self.dir}: front exists and is not a directory")
         try:
             self.front_dir.mkdir(parents=True, exist_ok=True)
+            probe = self.dir / ".coplug_write_test"
+            probe.write_text("")
+            probe.unlink()
         except OSError as exc:
-            raise InputError(f"cannot create run directory {self.dir}: "
+            raise InputError(f"cannot write run directory {self.dir}: "
                              f"{exc.strerror or exc}") from None
+
+    def _start(self) -> None:
+        """Remove the files an earlier run wrote in the directory."""
         for name in RUN_FILES:
             path = self.dir / name
             if path.is_file():
