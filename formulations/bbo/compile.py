@@ -875,7 +875,6 @@ def read_program_json(text: str, where: str) -> Program:
 
 
 WRITE_FORMATS = ("py", "json", "nl", "gms", "lp", "bar")
-_PYOMO_FORMAT = {"nl": "nl", "gms": "gams", "lp": "lp", "bar": "bar"}
 
 
 def write_program(program: Program, path: str | Path, fmt: str | None = None) -> Path:
@@ -916,12 +915,11 @@ def _write_pyomo(program: Program, path: Path, fmt: str) -> None:
     writers know; BARON's writes it as (a^2)^0.5); a construct it cannot write is named.
     Written to a hidden sibling and renamed, so a failed write leaves no truncated file."""
     model = _build_pyomo(program, "bbo_program", abs)
-    partial = path.with_name(f".{path.stem}.partial{path.suffix}")
+    partial = path.with_name(f".{path.stem}.partial.{fmt}")  # Pyomo reads the format off it
     sidecars = [(partial.with_suffix(s), path.with_suffix(s)) for s in _SIDECARS]
     partial.touch()  # an unwritable place is named here, not inside Pyomo's writer
     try:
-        model.write(str(partial), format=_PYOMO_FORMAT[fmt],
-                    io_options={"symbolic_solver_labels": True})
+        model.write(str(partial), io_options={"symbolic_solver_labels": True})
         os.replace(partial, path)
         for written, final in sidecars:
             if written.exists():

@@ -338,24 +338,36 @@ class RunWriter:
         self.front_files: set[Path] = set()
 
     def _prepare(self) -> None:
-        """Create the directory and prove it writable, and refuse entries in the way of the
-        run's files (a folder named config.json), all before any generation's work."""
+        """Prove the directory can be created and written, and refuse entries in the way of
+        the run's files (a folder named config.json), all before any generation's work;
+        folders made for the proof are removed again, so a run stopped early leaves none."""
         for name in RUN_FILES:
             if (self.dir / name).exists() and not (self.dir / name).is_file():
                 raise InputError(f"run directory {self.dir}: {name} exists and is not a file")
         if self.front_dir.exists() and not self.front_dir.is_dir():
             raise InputError(f"run directory {self.dir}: front exists and is not a directory")
+        made = [p for p in (self.front_dir, self.dir, *self.dir.absolute().parents)
+                if not p.exists()]
         try:
             self.front_dir.mkdir(parents=True, exist_ok=True)
-            probe = self.dir / ".coplug_write_test"
+            probe = self.front_dir / ".coplug_write_test"
             probe.write_text("")
             probe.unlink()
         except OSError as exc:
             raise InputError(f"cannot write run directory {self.dir}: "
                              f"{exc.strerror or exc}") from None
+        finally:
+            for folder in made:
+                if folder.is_dir():
+                    folder.rmdir()
 
     def _start(self) -> None:
-        """Remove the files an earlier run wrote in the directory."""
+        """Create the directory, removing the files an earlier run wrote there."""
+        try:
+            self.front_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create run directory {self.dir}: "
+                             f"{exc.strerror or exc}") from None
         for name in RUN_FILES:
             path = self.dir / name
             if path.is_file():
