@@ -360,28 +360,24 @@ def _shut(sock: socket.socket) -> None:
         pass
 
 
-class _WatchedHTTP(http.client.HTTPConnection):
+class _Watched:
+    """Mixin for an http.client connection: hands its socket to a `_Deadline` on connect."""
+
+    def __init__(self, *args: Any, deadline: _Deadline, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.deadline = deadline
+
+    def connect(self) -> None:
+        super().connect()
+        self.deadline.watch(self.sock)
+
+
+class _WatchedHTTP(_Watched, http.client.HTTPConnection):
     """An HTTP connection whose socket a `_Deadline` shuts down."""
 
-    def __init__(self, *args: Any, deadline: _Deadline, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.deadline = deadline
 
-    def connect(self) -> None:
-        super().connect()
-        self.deadline.watch(self.sock)
-
-
-class _WatchedHTTPS(http.client.HTTPSConnection):
+class _WatchedHTTPS(_Watched, http.client.HTTPSConnection):
     """An HTTPS connection whose socket a `_Deadline` shuts down."""
-
-    def __init__(self, *args: Any, deadline: _Deadline, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.deadline = deadline
-
-    def connect(self) -> None:
-        super().connect()
-        self.deadline.watch(self.sock)
 
 
 class _WatchedHTTPHandler(urllib.request.HTTPHandler):
