@@ -1,8 +1,11 @@
 """Argument checks shared by the instance generators and formulation builders: seeds,
-counts and numeric arrays, each refused with an InputError naming the argument before numpy
-or torch raise something deep inside."""
+counts, positive numbers and numeric arrays, each refused with an InputError naming the
+argument before numpy or torch raise something deep inside."""
 
 from __future__ import annotations
+
+import math
+import numbers
 
 import numpy as np
 
@@ -24,6 +27,20 @@ def check_count(value: object, name: str, minimum: int, maximum: int | None = No
     if not _is_int(value) or int(value) < minimum or (maximum is not None and value > maximum):
         raise InputError(f"{name} must be an integer >= {minimum}{top}, got {value!r}")
     return int(value)
+
+
+def check_positive(value: object, name: str, zero_ok: bool = False,
+                   inf_ok: bool = False) -> float:
+    """A number > 0 (>= 0 if zero_ok; inf allowed if inf_ok; bools refused), else
+    InputError naming it."""
+    number = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    ok = number and not math.isnan(value) and (inf_ok or math.isfinite(value)) and (
+        value > 0 or (zero_ok and value == 0))
+    if not ok:
+        bound = ">= 0" if zero_ok else "> 0"
+        raise InputError(f"{name} must be a {'' if inf_ok else 'finite '}number {bound}, "
+                         f"got {value!r}")
+    return float(value)
 
 
 def numeric_array(data: object, what: str) -> np.ndarray:

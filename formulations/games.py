@@ -10,7 +10,6 @@ nonconvex (bilinear) coupling constraint.
 
 from __future__ import annotations
 
-import math
 import numbers
 from collections.abc import Sequence
 
@@ -21,7 +20,7 @@ from pyomo.core.base.constraint import ConstraintData
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
 
-from coplug.formulations.checks import check_count
+from coplug.formulations.checks import check_count, check_positive
 from coplug.plugins.errors import InputError
 
 UTILITY = "utility"
@@ -155,19 +154,6 @@ def _require_continuous(variables: list[VarData]) -> None:
             )
 
 
-def _check_positive(name: str, value: object, zero_ok: bool = False,
-                    inf_ok: bool = False) -> float:
-    """A number > 0 (>= 0 if zero_ok; inf allowed if inf_ok), else InputError naming it."""
-    number = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    ok = number and not math.isnan(value) and (inf_ok or math.isfinite(value)) and (
-        value > 0 or (zero_ok and value == 0))
-    if not ok:
-        bound = ">= 0" if zero_ok else "> 0"
-        raise InputError(f"{name} must be a {'' if inf_ok else 'finite '}number {bound}, "
-                         f"got {value!r}")
-    return float(value)
-
-
 def _firm_costs(costs: float | Sequence[float], n_firms: int) -> np.ndarray:
     """One marginal cost per firm from a number or a sequence of n_firms numbers."""
     try:
@@ -247,11 +233,11 @@ def network_flow(
     a linear congestion cost; a link shared by several players is a coupling capacity."""
     graph = default_network() if graph is None else graph
     paths_per_player = check_count(paths_per_player, "paths_per_player", 1)
-    _check_positive("latency", latency, zero_ok=True)
+    check_positive(latency, "latency", zero_ok=True)
     for u, v, data in graph.edges(data=True):
         if "capacity" not in data:
             raise InputError("every link of the network needs a 'capacity' attribute")
-        _check_positive(f"capacity of link ({u!r}, {v!r})", data["capacity"], inf_ok=True)
+        check_positive(data["capacity"], f"capacity of link ({u!r}, {v!r})", inf_ok=True)
     game = Game("network_flow")
     usage: dict[frozenset, list[tuple[int, VarData]]] = {}
     players = []
@@ -261,7 +247,7 @@ def network_flow(
                              "link and grow without limit")
         if source not in graph or target not in graph or not nx.has_path(graph, source, target):
             raise InputError(f"demand {r} has no path from {source!r} to {target!r}")
-        _check_positive(f"weight of demand {r}", weight)
+        check_positive(weight, f"weight of demand {r}")
         paths = []
         for path in nx.shortest_simple_paths(graph, source, target):
             paths.append(path)
@@ -308,11 +294,11 @@ def resource_allocation(
     if len(weights) == 0:
         raise InputError("resource_allocation needs at least one player (one weight)")
     for i, weight in enumerate(weights):
-        _check_positive(f"weights[{i}]", weight)
-    _check_positive("price", price, zero_ok=True)
-    _check_positive("interference", interference, zero_ok=True)
-    _check_positive("budget", budget)
-    _check_positive("upper", upper)
+        check_positive(weight, f"weights[{i}]")
+    check_positive(price, "price", zero_ok=True)
+    check_positive(interference, "interference", zero_ok=True)
+    check_positive(budget, "budget")
+    check_positive(upper, "upper")
     game = Game("resource_allocation")
     blocks = [game.add_player(f"agent{i}") for i in range(len(weights))]
     for block, weight in zip(blocks, weights, strict=True):
