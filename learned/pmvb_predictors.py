@@ -88,6 +88,9 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
                 opt.step()
         finally:
             torch.set_num_threads(threads)
+        if not all(torch.isfinite(w).all() for w in self.net_.parameters()):
+            raise InputError(f"TorchMLPClassifier training diverged to non-finite weights "
+                             f"(lr {self.lr!r}); lower lr")
         return self
 
     def _check_fit_input(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -101,7 +104,8 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
                 for h in self.hidden):
             raise InputError(f"TorchMLPClassifier hidden must hold integers >= 1, "
                              f"got {self.hidden!r}")
-        _positive(self.lr, "lr")
+        if _positive(self.lr, "lr") > float(np.finfo(np.float32).max):  # torch steps in float32
+            raise InputError(f"TorchMLPClassifier lr must fit in float32, got {self.lr!r}")
         _positive(self.weight_decay, "weight_decay", zero_ok=True)
         _positive(self.clip, "clip")
         X, y = np.asarray(X, dtype=float), np.asarray(y)

@@ -96,3 +96,13 @@ def test_random_state_none_draws_a_seed(kind: str, rng: np.random.Generator) -> 
     assert predictor.random_state is None  # fit leaves the parameter as given
     model = TorchMLPClassifier(hidden=(4,), epochs=2, random_state=None).fit(X, y)
     assert np.isfinite(model.predict_proba(X)).all()
+
+
+def test_a_diverging_mlp_fit_is_an_error_not_nan_weights() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(InputError, match="diverged to non-finite weights"):
+        TorchMLPClassifier(lr=1e30, epochs=5).fit(X, y)
+    with pytest.raises(InputError, match="lr must fit in float32"):
+        TorchMLPClassifier(lr=1e300, epochs=5).fit(X, y)
