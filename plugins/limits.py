@@ -1,8 +1,10 @@
-"""Solve limits checked the same way by every backend (Pyomo bridge, files, LAP)."""
+"""Solve limits checked the same way by every backend (Pyomo bridge, files, LAP), and the
+integer range of SCIP's plugin parameters (priorities, frequencies, depths)."""
 
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 from coplug.plugins.errors import InputError
 
@@ -19,3 +21,16 @@ def checked_time_limit(time_limit: float | None) -> float | None:
     if time_limit is not None and not time_limit > 0:
         raise InputError(f"time_limit must be positive, got {time_limit}")
     return None if time_limit is None or time_limit >= NO_LIMIT_FROM else time_limit
+
+
+# SCIP takes plugin priorities, frequencies and depths as C ints.
+SCIP_INT_MAX = 2**31 - 1
+
+
+def checked_scip_int(what: str, value: Any, low: int) -> int:
+    """An integer in [low, SCIP_INT_MAX) (bools and fractions refused), else InputError
+    naming `what` (e.g. "PMVB depth")."""
+    whole = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if not whole or not low <= int(value) < SCIP_INT_MAX:
+        raise InputError(f"{what} must be an integer in [{low}, {SCIP_INT_MAX}), got {value!r}")
+    return int(value)

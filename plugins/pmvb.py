@@ -50,6 +50,7 @@ from pyomo.common.collections import ComponentMap
 from pyscipopt import SCIP_RESULT, Branchrule, quicksum
 
 from coplug.plugins.errors import InputError
+from coplug.plugins.limits import SCIP_INT_MAX, checked_scip_int
 from coplug.plugins.results import Result, Status
 from coplug.plugins.varmap import VarMap
 
@@ -62,7 +63,6 @@ _MULTI_MODEL = {"prefix": "coplug.plugins.pmvb.solve_pmvb_prefix",
 DEFAULT_T_Q = (0.9, 0.99)
 # How far outside [0, 1] a predictor's probability may round (then clipped); beyond, refused.
 PROB_SLACK = 1e-9
-_SCIP_INT_MAX = 2**31 - 1  # SCIP takes depth and priority as C ints
 # Step 1 of prefix mode gives the root one child, which SCIP then treats as its root: an
 # in-tree restart there would keep that child's fixings globally and drop its hyperplanes.
 _NO_RESTARTS = {"estimation/restarts/restartlimit": 0}
@@ -137,15 +137,6 @@ def hoeffding_hyperplanes(
     )
 
 
-def _checked_int(name: str, value: Any, low: int) -> int:
-    """An integer in [low, SCIP's INT_MAX), named in the error otherwise."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) \
-            or not low <= value < _SCIP_INT_MAX:
-        raise InputError(f"PMVB {name} must be an integer in [{low}, {_SCIP_INT_MAX}), "
-                         f"got {value!r}")
-    return int(value)
-
-
 def check_pmvb_params(threshold: float, confidence: float) -> None:
     """t in (0.5, 1] keeps U and L disjoint; q in (0, 1) keeps the log finite."""
     for name, value in (("threshold t", threshold), ("confidence q", confidence)):
@@ -218,16 +209,15 @@ class PMVBBranching:
         priority: int = 1_000_000,
     ) -> None:
         resolved = _resolve_predictor(predictor)
-        threshold, confidence = _tuned_or_default(predictor, threshold, confidence)
-        check_pmvb_params(threshold, confidence)
+        threshold, confidence = _tuned_or_default(predictor, threshold, confidence)  # checked
         if mode not in _MODES:
             raise InputError(f"PMVB mode must be one of {_MODES}, got {mode!r}")
         self.predictor = resolved
         self.threshold = float(threshold)
         self.confidence = float(confidence)
         self.mode = mode
-        self.depth = _checked_int("depth", depth, 0)
-        self.priority = _checked_int("priority", priority, -_SCIP_INT_MAX)
+        self.depth = checked_scip_int("PMVB depth", depth, 0)
+        self.priority = checked_scip_int("PMVB priority", priority, -SCIP_INT_MAX)
         self.only_likely = False
         self._stats = _Stats()
         self._scip: Any = None

@@ -18,7 +18,8 @@ from typing import Any
 import pyomo.environ as pyo
 
 from coplug.plugins.errors import InputError
-from coplug.plugins.pmvb import _NO_RESTARTS, PMVBBranching, _checked_int, planes_hold
+from coplug.plugins.limits import checked_scip_int
+from coplug.plugins.pmvb import _NO_RESTARTS, PMVBBranching, planes_hold
 from coplug.plugins.results import Result, Status
 
 # Step 1: no cutting rounds at the root (its LP alone feeds the predictor) and no restarts
@@ -47,7 +48,7 @@ def solve_pmvb_start(
         raise InputError("solve_pmvb_start takes no plugins: it runs its own in step 1")
     if "warmstart" in params:
         raise InputError("solve_pmvb_start makes its own warm start; drop warmstart=")
-    likely_nodes = _checked_int("likely_nodes", likely_nodes, 1)
+    likely_nodes = checked_scip_int("PMVB likely_nodes", likely_nodes, 1)
     user_nodes = params.get("limits/nodes", -1)  # SCIP: -1 is no limit
     if isinstance(user_nodes, int) and user_nodes >= 0:  # a user's limit also bounds step 1
         likely_nodes = min(likely_nodes, max(user_nodes, 1))

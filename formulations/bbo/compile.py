@@ -692,13 +692,6 @@ def _build_pyomo(program: Program, name: str, abs_fn: Callable[[Any], Any]) -> p
     return _build_pyomo_algebra(program, name, abs_fn)[0]
 
 
-def _build_pyomo_recorded(program: Program, name: str, abs_fn: Callable[[Any], Any]
-                          ) -> tuple[pyo.ConcreteModel, list]:
-    """The model and its auxiliary variables' (bounds, shift) records, in order."""
-    m, algebra = _build_pyomo_algebra(program, name, abs_fn)
-    return m, algebra.records
-
-
 def _build_pyomo_algebra(program: Program, name: str, abs_fn: Callable[[Any], Any]
                          ) -> tuple[pyo.ConcreteModel, _PyomoAlgebra]:
     """The model and the algebra that built it (its records and zero-reaching power bases)."""
@@ -758,7 +751,7 @@ class _TextAlgebra:
 
 def pyomo_script(program: Program, name: str = "bbo_program") -> str:
     """A standalone Python script that builds the same Pyomo model (`model = build()`)."""
-    alg = _TextAlgebra(_build_pyomo_recorded(program, name, pyomo_abs)[1])
+    alg = _TextAlgebra(_build_pyomo_algebra(program, name, pyomo_abs)[1].records)
     objective = alg.lit(_Scalarizer(program, alg).run())
     center = 0.5 * (program.lower + program.upper)
     source = "\n".join(f"# {line}" for line in to_text(program).splitlines()[:50])

@@ -24,6 +24,7 @@ from pyscipopt import SCIP_HEURTIMING, SCIP_LPSOLSTAT, SCIP_RESULT, Heur
 
 from coplug.plugins.errors import InputError, TimeLimitError
 from coplug.plugins.lap.solver import solve_lap
+from coplug.plugins.limits import SCIP_INT_MAX, checked_scip_int
 from coplug.plugins.varmap import VarMap
 
 
@@ -191,19 +192,6 @@ class _Heur(Heur):
             return {"result": SCIP_RESULT.DIDNOTRUN}
 
 
-# SCIP's int parameters (priority, frequency) are C ints.
-SCIP_INT_MAX = 2**31 - 1
-
-
-def _scip_int(name: str, value: Any, minimum: int) -> int:
-    """A whole number in [minimum, 2**31 - 1] (bools and fractions refused), else InputError."""
-    whole = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-    if not whole or not minimum <= int(value) <= SCIP_INT_MAX:
-        raise InputError(f"LapHeuristic {name} must be an integer in [{minimum}, "
-                         f"{SCIP_INT_MAX}], got {value!r}")
-    return int(value)
-
-
 class LapHeuristic:
     """Primal heuristic plugin: warm-started LAP on assignment blocks, repaired, trySol'd.
 
@@ -219,9 +207,9 @@ class LapHeuristic:
                 or not math.isfinite(guidance):
             raise InputError(f"LapHeuristic guidance must be a finite number, got {guidance!r}")
         self.guidance = float(guidance)
-        self.max_calls = _scip_int("max_calls", max_calls, 1)
-        self.freq = _scip_int("freq", freq, 0)
-        self.priority = _scip_int("priority", priority, -SCIP_INT_MAX)
+        self.max_calls = checked_scip_int("LapHeuristic max_calls", max_calls, 1)
+        self.freq = checked_scip_int("LapHeuristic freq", freq, 0)
+        self.priority = checked_scip_int("LapHeuristic priority", priority, -SCIP_INT_MAX)
         self.blocks: list[Block] = []
         self._stats = _fresh_stats()
 
