@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -42,7 +41,7 @@ def check_model_data(model: pyo.Block) -> None:
                           f"below the solvers' absolute tolerances ({TINY_OBJECTIVE:g}), so an "
                           "'optimal' answer may not be optimal; scale the objective up",
                           UserWarning, stacklevel=3)
-    for var in _model_variables(model):
+    for var in model.component_data_objects(pyo.Var, descend_into=True):
         try:
             bounds = (("lower", var.lb), ("upper", var.ub))
         except ValueError as exc:  # Pyomo refuses a NaN bound when it is read
@@ -113,8 +112,3 @@ class _NumberCollector(StreamBasedExpressionVisitor):
 
     def finalizeResult(self, result: Any) -> list[float]:
         return self.numbers
-
-
-def _model_variables(model: pyo.Block) -> Iterable[Any]:
-    """The variables declared on the model (bounds are read from them)."""
-    return model.component_data_objects(pyo.Var, descend_into=True)
