@@ -28,7 +28,8 @@ constraints propagate and how fast the complementary children are pruned.
 
 ``mode="prefix"`` is the paper's reference scheme: solve the likely region as its own SCIP
 model, then the two complementary regions with the incumbent as objective limit. It needs
-several SCIP models, so it runs through `solve_pmvb_prefix(model, ...)`, not as a plugin.
+several SCIP models, so it runs through `coplug.plugins.pmvb_prefix.solve_pmvb_prefix`,
+not as a plugin.
 ``mode="start"`` uses PMVB as a primal heuristic (`coplug.plugins.pmvb_start`): a short
 search of the likely region, then the whole model warm-started from its best solution.
 """
@@ -45,19 +46,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyomo.environ as pyo
 from pyomo.common.collections import ComponentMap
 from pyscipopt import SCIP_RESULT, Branchrule, quicksum
 
 from coplug.plugins.errors import InputError
 from coplug.plugins.limits import SCIP_INT_MAX, checked_scip_int
-from coplug.plugins.results import Result, Status
 from coplug.plugins.varmap import VarMap
 
 LIKELY_PRIORITY = 1e6
 OTHER_PRIORITY = -1e6
 _MODES = ("branch", "prefix", "start")
-_MULTI_MODEL = {"prefix": "coplug.plugins.pmvb.solve_pmvb_prefix",
+_MULTI_MODEL = {"prefix": "coplug.plugins.pmvb_prefix.solve_pmvb_prefix",
                 "start": "coplug.plugins.pmvb_start.solve_pmvb_start"}
 # (t, q) when neither the caller nor a checkpoint's tuning gives them: the paper's defaults.
 DEFAULT_T_Q = (0.9, 0.99)
@@ -540,148 +539,3 @@ def _predictor_label(predictor: Any) -> str:
     if callable(getattr(predictor, "predict_variables", None)):
         return str(getattr(predictor, "kind", type(predictor).__name__))
     return "given"
-
-
-class _RegionPlugin:
-    """Adds global cardinality constraints over Pyomo variables and an objective limit."""
-
-    name = "pmvb_region"
-
-    def __init__(self, constraints: list[tuple[list[Any], str, int]], objlimit: float | None):
-        self.constraints = constraints
-        self.objlimit = objlimit
-
-    def attach(self, scip_model: Any, var_map: VarMap) -> None:
-        for k, (variables, sense, rhs) in enumerate(self.constraints):
-            expr = quicksum(var_map.to_scip(v) for v in variables)
-            cons = expr >= rhs if sense == ">=" else expr <= rhs
-            scip_model.addCons(cons, name=f"pmvb_region_{k}")
-        if self.objlimit is not None:
-            scip_model.setObjlimit(self.objlimit)
-
-
-def solve_pmvb_prefix(
-    model: pyo.Block,
-    predictor: Any = "lp",
-    threshold: float | None = None,
-    confidence: float | None = None,
-    time_limit: float | None = None,
-    **params: Any,
-) -> Result:
-    """PMVB prefix mode: solve the likely region, then its complement under the incumbent.
-
-    Step 1 solves the model with a PMVB rule that keeps only the likely child (SCIP's
-    in-tree restarts off: that lone child becomes SCIP's root); steps 2 and 3 solve the
-    complementary regions (``sum_U x <= r_U - 1``; ``sum_U x >= r_U, sum_L x >= r_L + 1``)
-    as fresh SCIP models with the best objective so far as objective limit. The best
-    solution is loaded into `model`; nodes and time are summed over all steps. `params`
-    (e.g. ``limits/nodes``) apply to each step's SCIP model; `time_limit` to all together.
-    Under a limit the status is the limit hit and the bound the weakest over the regions,
-    the root's for a region never reached.
-    """
-    from coplug.plugins.bridge import solve
-
-    if "plugins" in params:
-        raise InputError("solve_pmvb_prefix takes no plugins: it runs its own in each step")
-    start = time.perf_counter()
-    rule = PMVBBranching(predictor, threshold, confidence, mode="branch")
-    rule.only_likely = True
-    first = solve(model, plugins=[rule], time_limit=time_limit, **{**params, **_NO_RESTARTS})
-    steps = [first]
-    maximize = _is_maximize(model)
-    best_obj, best_x = _snapshot(model, first)
-    if rule.root_planes is None:
-        first.extra["pmvb_prefix"] = {"steps": 1, "likely_objective": None,
-                                      "step_status": [first.status.value]}
-        return first
-    upper, lower, ru, rl = rule.root_planes
-    regions = []
-    if ru is not None:
-        regions.append([(upper, "<=", ru - 1)])
-    if rl is not None:
-        regions.append(([(upper, ">=", ru)] if ru is not None else []) + [(lower, ">=", rl + 1)])
-    for region in regions:
-        left = None if time_limit is None else time_limit - (time.perf_counter() - start)
-        if left is not None and left <= 0:
-            break
-        result = solve(model, plugins=[_RegionPlugin(region, best_obj)], time_limit=left, **params)
-        steps.append(result)
-        obj, x = _snapshot(model, result)
-        if obj is not None and _improves(obj, best_obj, maximize):
-            best_obj, best_x = obj, x
-    if best_x is not None:
-        for var, value in best_x.items():
-            var.set_value(value, skip_validation=True)
-    return _combine(steps, first, best_obj, len(regions) + 1, time.perf_counter() - start,
-                    maximize, rule._stats.root_bound)
-
-
-def _improves(obj: float, best: float | None, maximize: bool) -> bool:
-    """True when `obj` beats the incumbent `best` in the model's sense."""
-    return best is None or (obj > best if maximize else obj < best)
-
-
-def _is_maximize(model: pyo.Block) -> bool:
-    """True when the model's (single) active objective is maximized."""
-    objs = list(model.component_data_objects(pyo.Objective, active=True))
-    return bool(objs) and objs[0].sense == pyo.maximize
-
-
-def _snapshot(model: pyo.Block, result: Result) -> tuple[float | None, ComponentMap | None]:
-    """The objective and variable values a solve loaded into `model`, if it found a solution."""
-    if not result.has_solution:
-        return None, None
-    values = ComponentMap(
-        (v, v.value) for v in model.component_data_objects(pyo.Var, descend_into=True)
-    )
-    return result.objective, values
-
-
-def _combine(
-    steps: list[Result], first: Result, best: float | None, n_planned: int, wall: float,
-    maximize: bool, root_bound: float | None,
-) -> Result:
-    """One Result for the prefix solve: proven optimal only if every region was closed,
-    else the first limit a step hit (time when the time ran out between steps)."""
-    closed = {Status.OPTIMAL, Status.INFEASIBLE}
-    done = len(steps) == n_planned and all(r.status in closed for r in steps)
-    if done:
-        status = Status.OPTIMAL if best is not None else Status.INFEASIBLE
-    else:
-        status = next((r.status for r in steps if r.status not in closed), Status.TIME_LIMIT)
-    pmvb = first.plugin_stats.get("pmvb", {})
-    return Result(
-        status=status,
-        solver="scip",
-        objective=best,
-        bound=best if status is Status.OPTIMAL else _prefix_bound(
-            steps, n_planned, best, maximize, root_bound),
-        nodes=sum(r.nodes for r in steps),
-        time=sum(r.time for r in steps),
-        has_solution=best is not None,
-        plugin_stats=first.plugin_stats,
-        extra={
-            "pmvb_prefix": {
-                "steps": len(steps),
-                # step 1's incumbent may come from a root heuristic outside the likely region
-                "likely_objective": first.objective if pmvb.get("likely_held") else None,
-                "likely_held": pmvb.get("likely_held"),
-                "step_status": [r.status.value for r in steps],
-                "step_nodes": [r.nodes for r in steps],
-                "wall": round(wall, 3),
-            }
-        },
-    )
-
-
-def _prefix_bound(
-    steps: list[Result], n_planned: int, best: float | None, maximize: bool,
-    root_bound: float | None,
-) -> float | None:
-    """The weakest region bound (a region found infeasible under the objective limit is
-    bounded by the incumbent; one never searched by the root's bound), None when unknown."""
-    bounds = [best if r.status is Status.INFEASIBLE else r.bound for r in steps]
-    bounds += [root_bound] * (n_planned - len(steps))
-    if any(b is None for b in bounds):
-        return None
-    return max(bounds) if maximize else min(bounds)

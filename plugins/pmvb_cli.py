@@ -42,7 +42,8 @@ def solve_with_pmvb(
     """One PMVB solve in `mode` ("branch": plugin, hyperplanes down to `depth`; "prefix":
     solve_pmvb_prefix and "start": solve_pmvb_start with `likely_nodes`, both root only)."""
     from coplug.plugins.bridge import solve
-    from coplug.plugins.pmvb import PMVBBranching, solve_pmvb_prefix
+    from coplug.plugins.pmvb import PMVBBranching
+    from coplug.plugins.pmvb_prefix import solve_pmvb_prefix
     from coplug.plugins.pmvb_start import solve_pmvb_start
 
     if mode in ("prefix", "start"):

@@ -12,7 +12,8 @@ from pyomo.common.collections import ComponentMap
 
 from coplug.formulations.mip_families import build_family
 from coplug.plugins import InputError, solve
-from coplug.plugins.pmvb import PMVBBranching, hoeffding_hyperplanes, solve_pmvb_prefix
+from coplug.plugins.pmvb import PMVBBranching, hoeffding_hyperplanes
+from coplug.plugins.pmvb_prefix import solve_pmvb_prefix
 
 SMALL = {"mknapsack": 22, "setcover": 60, "gisp": 25, "indset": 120, "cauction": 30, "fcnf": 12}
 

@@ -11,7 +11,8 @@ import pytest
 
 from coplug.learned.pmvb_predictors import PMVBPredictor, shipped_checkpoint
 from coplug.plugins import InputError, Status, solve
-from coplug.plugins.pmvb import PMVBBranching, solve_pmvb_prefix
+from coplug.plugins.pmvb import PMVBBranching
+from coplug.plugins.pmvb_prefix import solve_pmvb_prefix
 
 RESTARTS_EARLY = {"estimation/restarts/minnodes": 10, "estimation/restarts/restartlimit": 5}
 
