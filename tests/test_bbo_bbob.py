@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import ortho_group
 
 from coplug.formulations.bbo.bbob import NAMES, _fopt, bbob_problem, parse_fids
-from coplug.formulations.bbo.compile import numpy_evaluator
+from coplug.formulations.bbo.evaluate import numpy_evaluator
 from coplug.plugins.errors import InputError
 
 

@@ -14,22 +14,23 @@ from pyomo.core.expr.visitor import StreamBasedExpressionVisitor
 
 from coplug.formulations.bbo.bbob import bbob_problem
 from coplug.formulations.bbo.certify import certify
-from coplug.formulations.bbo.compile import (
-    COPY_LIMIT,
-    POW_BASE_SHIFT,
-    load,
-    numpy_evaluator,
+from coplug.formulations.bbo.evaluate import numpy_evaluator, torch_evaluator
+from coplug.formulations.bbo.export import (
     program_from_json,
     program_to_json,
-    pyomo_objective_at,
     pyomo_script,
-    to_pyomo,
-    torch_evaluator,
     write_program,
 )
 from coplug.formulations.bbo.features import as_box_function
 from coplug.formulations.bbo.grammar import ProgramError
 from coplug.formulations.bbo.proposers import SymbolicProposer
+from coplug.formulations.bbo.pyomo_model import (
+    COPY_LIMIT,
+    POW_BASE_SHIFT,
+    pyomo_objective_at,
+    to_pyomo,
+)
+from coplug.formulations.bbo.validate import load
 from coplug.plugins.errors import InputError, UnsupportedModelError
 
 TEXT = ("z = [[0.6, 0.8], [-0.8, 0.6]] @ (x - [1.0, -2.0])\n"

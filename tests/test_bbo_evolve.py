@@ -102,8 +102,9 @@ def test_too_few_seeds_name_the_minimum_for_the_significance() -> None:
 
 
 def test_extra_targets_callable_and_pyomo() -> None:
-    from coplug.formulations.bbo.compile import load, to_pyomo
     from coplug.formulations.bbo.evolve import target_features
+    from coplug.formulations.bbo.pyomo_model import to_pyomo
+    from coplug.formulations.bbo.validate import load
 
     config = EvolutionConfig(dim=2, targets=(1,), population=2, generations=0, seeds=3,
                              sample=40)

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coplug.formulations.bbo.compile import load
 from coplug.formulations.bbo.grammar import ProgramError, parse, to_text
 from coplug.formulations.bbo.proposers import SymbolicProposer
+from coplug.formulations.bbo.validate import load
 
 ROUND_TRIP = [
     "sum(x ** 2)",
@@ -32,7 +32,7 @@ def test_round_trip_text_tree_text(text: str) -> None:
 
 
 def test_round_trip_preserves_values() -> None:
-    from coplug.formulations.bbo.compile import numpy_evaluator
+    from coplug.formulations.bbo.evaluate import numpy_evaluator
 
     text = "-x[0] ** 2 + (-x[1]) ** 3 - -3 / (1 + x[0] ** 2) ** 0.5 + 2 ** -x[1]"
     X = np.random.default_rng(0).uniform(-5, 5, (50, 2))

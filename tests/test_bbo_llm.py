@@ -12,7 +12,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-from coplug.formulations.bbo.compile import load
 from coplug.formulations.bbo.evolve import EvolutionConfig, evolve
 from coplug.formulations.bbo.proposers import (
     LLMConfig,
@@ -21,6 +20,7 @@ from coplug.formulations.bbo.proposers import (
     Scored,
     extract_program,
 )
+from coplug.formulations.bbo.validate import load
 from coplug.plugins.cli import main
 from coplug.plugins.errors import InputError
 

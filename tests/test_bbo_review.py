@@ -10,8 +10,9 @@ import pytest
 
 from coplug.formulations.bbo.bbob import bbob_problem
 from coplug.formulations.bbo.certify import certify
-from coplug.formulations.bbo.compile import check_points, load, numpy_evaluator
+from coplug.formulations.bbo.evaluate import check_points, numpy_evaluator
 from coplug.formulations.bbo.grammar import ProgramError, parse
+from coplug.formulations.bbo.validate import load
 from coplug.plugins.cli import main
 from coplug.plugins.errors import InputError
 
@@ -187,7 +188,8 @@ def test_evolve_arguments_are_checked_up_front(tmp_path, capsys) -> None:
 def test_pyomo_max_min_abs_match_numpy_exactly(tmp_path, text: str, point: list[float]) -> None:
     import runpy
 
-    from coplug.formulations.bbo.compile import pyomo_objective_at, pyomo_script, to_pyomo
+    from coplug.formulations.bbo.export import pyomo_script
+    from coplug.formulations.bbo.pyomo_model import pyomo_objective_at, to_pyomo
 
     program = load(text, 2)
     x = np.array(point)
@@ -199,7 +201,7 @@ def test_pyomo_max_min_abs_match_numpy_exactly(tmp_path, text: str, point: list[
 
 
 def test_scip_takes_exact_abs_and_max_and_files_keep_them(tmp_path) -> None:
-    from coplug.formulations.bbo.compile import write_program
+    from coplug.formulations.bbo.export import write_program
 
     program = load("max(x[0], 0.5 - x[1]) + abs(x[0] + 1.5) + (1.0 + abs(x[1])) ** x[0]", 2)
     cert = certify(program, time_limit=10.0)

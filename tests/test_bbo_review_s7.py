@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coplug.formulations.bbo.compile import load, read_program_json
+from coplug.formulations.bbo.export import read_program_json
 from coplug.formulations.bbo.grammar import ProgramError
 from coplug.formulations.bbo.proposers import LLMConfig, LLMEndpointError, LLMProposer
+from coplug.formulations.bbo.validate import load
 from coplug.plugins.cli import main
 from coplug.plugins.errors import InputError
 

@@ -7,7 +7,6 @@ import pyomo.environ as pyo
 import pytest
 
 from coplug.formulations.bbo.bbob import bbob_problem
-from coplug.formulations.bbo.compile import load, to_pyomo
 from coplug.formulations.bbo.features import (
     FEATURE_NAMES,
     as_box_function,
@@ -23,6 +22,8 @@ from coplug.formulations.bbo.portfolio import (
     run_portfolio,
     run_solver,
 )
+from coplug.formulations.bbo.pyomo_model import to_pyomo
+from coplug.formulations.bbo.validate import load
 from coplug.plugins.errors import InputError
 
 
@@ -44,7 +45,7 @@ def test_features_are_affine_invariant_and_separate_landscapes() -> None:
 
 def test_callable_and_pyomo_targets_match_the_program() -> None:
     program = bbob_problem(8, 2).program
-    from coplug.formulations.bbo.compile import numpy_evaluator
+    from coplug.formulations.bbo.evaluate import numpy_evaluator
 
     f = numpy_evaluator(program)
     ref = normalized_features(program)

@@ -2,12 +2,14 @@
 
 Its home is `formulations` because a benchmark program *is* a problem formulation: a safe
 expression over a box that compiles to a Pyomo model (and to numpy/torch evaluators), so
-SCIP can certify its global optimum. One job per module: grammar (parse/print), compile
-(evaluators, Pyomo, exports), bbob (the 24 BBOB functions), features (ELA), portfolio
-(solvers, differentiation), proposers (symbolic, LLM), evolve (NSGA-II), certify (SCIP),
-cli and demo. Names below load their module on first use, keeping `coplug` start-up fast
-(the functions `evolve.evolve` and `certify.certify` share their module's name: import
-them from the module).
+SCIP can certify its global optimum. One job per module: grammar (parse/print), evaluate
+(numpy/torch evaluators), validate (load: reject programs unsafe on their box), intervals
+(interval bounds), pyomo_model (the Pyomo model), export (script, JSON, Pyomo's file
+formats), bbob (the 24 BBOB functions), features (ELA), portfolio (solvers,
+differentiation), proposers (symbolic, LLM), evolve (NSGA-II), certify (SCIP), cli and demo.
+Names below load their module on first use, keeping `coplug` start-up fast (the functions
+`validate.validate`, `evolve.evolve` and `certify.certify` share their module's name:
+import them from the module).
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from typing import Any
 
 _EXPORTS = {
     "Program": "grammar", "ProgramError": "grammar", "parse": "grammar", "to_text": "grammar",
-    "load": "compile", "numpy_evaluator": "compile", "torch_evaluator": "compile",
-    "to_pyomo": "compile", "pyomo_script": "compile", "program_to_json": "compile",
-    "program_from_json": "compile", "write_program": "compile",
+    "load": "validate", "numpy_evaluator": "evaluate", "torch_evaluator": "evaluate",
+    "to_pyomo": "pyomo_model", "pyomo_script": "export", "program_to_json": "export",
+    "program_from_json": "export", "write_program": "export",
     "bbob_problem": "bbob", "BBOBProblem": "bbob",
     "as_box_function": "features", "normalized_features": "features",
     "feature_distance": "features",

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import ortho_group
 
-from coplug.formulations.bbo.compile import load
 from coplug.formulations.bbo.grammar import Program
+from coplug.formulations.bbo.validate import load
 from coplug.plugins.errors import InputError
 
 NAMES = {

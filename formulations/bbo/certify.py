@@ -21,14 +21,10 @@ import numpy as np
 import pyomo.environ as pyo
 from scipy.optimize import minimize
 
-from coplug.formulations.bbo.compile import (
-    MAX_ABS,
-    check_points,
-    numpy_evaluator,
-    scip_model,
-    set_point,
-)
+from coplug.formulations.bbo.evaluate import check_points, numpy_evaluator
 from coplug.formulations.bbo.grammar import Program
+from coplug.formulations.bbo.pyomo_model import scip_model, set_point
+from coplug.formulations.bbo.validate import MAX_ABS
 from coplug.plugins.bridge import solve
 from coplug.plugins.errors import SolverError, UnsupportedModelError
 from coplug.plugins.results import Result, Status

@@ -64,7 +64,8 @@ def _program_args(p: argparse.ArgumentParser) -> None:
 def read_program(spec: str, dim: int | None, lower: float = -5.0, upper: float = 5.0):
     """A program from `bbob:FID`, a .json program file, a text file or inline text."""
     from coplug.formulations.bbo.bbob import bbob_problem
-    from coplug.formulations.bbo.compile import load, read_program_json
+    from coplug.formulations.bbo.export import read_program_json
+    from coplug.formulations.bbo.validate import load
 
     if spec.startswith("bbob:"):
         try:
@@ -95,7 +96,7 @@ def _known_points(spec: str, program: Any) -> list[Any]:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from coplug.formulations.bbo.compile import (
+    from coplug.formulations.bbo.export import (
         json_text,
         program_to_json,
         pyomo_script,

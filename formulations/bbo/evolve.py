@@ -20,7 +20,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from coplug.formulations.bbo.bbob import bbob_problem
-from coplug.formulations.bbo.compile import json_text, program_to_json, pyomo_script
+from coplug.formulations.bbo.export import json_text, program_to_json, pyomo_script
 from coplug.formulations.bbo.features import (
     FEATURE_NAMES,
     as_box_function,

@@ -24,12 +24,9 @@ from sklearn.linear_model import LinearRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import PolynomialFeatures
 
-from coplug.formulations.bbo.compile import (
-    auxiliary_definitions,
-    numpy_evaluator,
-    update_auxiliaries,
-)
+from coplug.formulations.bbo.evaluate import numpy_evaluator
 from coplug.formulations.bbo.grammar import Program
+from coplug.formulations.bbo.pyomo_model import auxiliary_definitions, update_auxiliaries
 from coplug.plugins.errors import InputError
 
 FEATURE_NAMES = ("y_skewness", "y_kurtosis", "fdc", "dispersion", "basins", "lin_r2", "quad_r2")

@@ -28,7 +28,6 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from coplug.formulations.bbo.compile import load
 from coplug.formulations.bbo.grammar import (
     FUNCTIONS,
     SCALAR,
@@ -39,6 +38,7 @@ from coplug.formulations.bbo.grammar import (
     shape_of,
     to_text,
 )
+from coplug.formulations.bbo.validate import load
 from coplug.plugins.errors import CoplugError, InputError
 
 

@@ -1,0 +1,150 @@
+"""Vectorized numpy/torch evaluators of a program.
+
+Evaluators take a batch `X` of shape (n, dim) and return (n,) values. Each node compiles to
+a closure `(X, env) -> value` over one array library (`closure`, reused by validation on
+subexpressions); `check_points` are the sample points of the box a program is checked at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from scipy.stats import qmc
+
+from coplug.formulations.bbo.grammar import Node, Program
+from coplug.plugins.errors import InputError
+
+
+class Backend:
+    """Array operations for one library (numpy or torch), used by the closure compiler."""
+
+    def __init__(self, lib: str) -> None:
+        self.lib = lib
+        if lib == "numpy":
+            self.m = np
+            self.fns = {"exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos,
+                        "sqrt": np.sqrt, "abs": np.abs, "tanh": np.tanh, "floor": np.floor,
+                        "acos": np.arccos, "max": np.maximum, "min": np.minimum}
+        else:
+            import torch
+
+            self.m = torch
+            self.fns = {"exp": torch.exp, "log": torch.log, "sin": torch.sin, "cos": torch.cos,
+                        "sqrt": torch.sqrt, "abs": torch.abs, "tanh": torch.tanh,
+                        "floor": torch.floor, "acos": torch.arccos, "max": torch.maximum,
+                        "min": torch.minimum}
+
+    def const(self, value: Any) -> Any:
+        """A float64 array of the library holding a constant (number, vector, matrix)."""
+        if self.lib == "numpy":
+            return np.asarray(value, dtype=float)
+        return self.m.as_tensor(np.asarray(value, dtype=float))
+
+    def reduce(self, name: str, v: Any) -> Any:
+        """sum or prod over the last axis, keeping it (a scalar of shape (n, 1))."""
+        if self.lib == "numpy":
+            return (np.sum if name == "sum" else np.prod)(v, axis=-1, keepdims=True)
+        return (self.m.sum if name == "sum" else self.m.prod)(v, dim=-1, keepdim=True)
+
+
+# The binary operators; the Pyomo model folds constants and builds expressions with them.
+BINOPS: dict[str, Callable[[Any, Any], Any]] = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b, "pow": lambda a, b: a**b, "matmul": lambda m, v: v @ m.T,
+}
+
+Closure = Callable[[Any, dict[str, Any]], Any]
+
+
+def closure(node: Node, be: Backend) -> Closure:
+    """Compile one node into a closure `(X, env) -> value` (scalars carry shape (n, 1))."""
+    op = node.op
+    if op in ("num", "vec", "mat"):
+        c = be.const(node.value)
+        return lambda X, env: c
+    if op == "x":
+        return lambda X, env: X
+    if op == "xi":
+        i = node.value
+        return lambda X, env: X[:, i : i + 1]
+    if op == "ref":
+        name = node.value
+        return lambda X, env: env[name]
+    args = [closure(arg, be) for arg in node.args]
+    if op == "neg":
+        (a,) = args
+        return lambda X, env: -a(X, env)
+    if op in BINOPS:
+        f, (a, b) = BINOPS[op], args
+        return lambda X, env: f(a(X, env), b(X, env))
+    if op in ("sum", "prod"):
+        (a,) = args
+        return lambda X, env: be.reduce(op, a(X, env))
+    fn = be.fns[op]
+    if len(args) == 1:
+        (a,) = args
+        return lambda X, env: fn(a(X, env))
+    a, b = args
+    if op in ("max", "min"):
+        return lambda X, env: fn(*_as_tensors(be, a(X, env), b(X, env)))
+    return lambda X, env: fn(a(X, env), b(X, env))
+
+
+def _as_tensors(be: Backend, a: Any, b: Any) -> tuple[Any, Any]:
+    """torch.maximum needs tensors on both sides; numpy takes anything."""
+    if be.lib == "numpy":
+        return a, b
+    return be.m.as_tensor(a, dtype=be.m.float64), be.m.as_tensor(b, dtype=be.m.float64)
+
+
+def _evaluator(program: Program, lib: str) -> Callable[[Any], Any]:
+    """Evaluator in `lib` (numpy or torch): the lets in order, then the body, as (n,) values."""
+    be = Backend(lib)
+    lets = [(name, closure(node, be)) for name, node in program.lets]
+    body = closure(program.body, be)
+    dim = program.dim
+
+    def evaluate(X: Any) -> Any:
+        if X.ndim == 1:
+            X = X.reshape(1, -1)
+        if X.shape[-1] != dim:
+            raise InputError(f"points must have {dim} columns, got shape {tuple(X.shape)}")
+        env: dict[str, Any] = {}
+        for name, f in lets:
+            env[name] = f(X, env)
+        out = body(X, env)
+        if lib == "numpy":
+            return np.broadcast_to(out, (X.shape[0], 1)).reshape(-1).astype(float)
+        return out.expand(X.shape[0], 1).reshape(-1)
+
+    return evaluate
+
+
+def numpy_evaluator(program: Program) -> Callable[[np.ndarray], np.ndarray]:
+    """Vectorized numpy evaluator: (n, dim) points -> (n,) values (nan/inf propagate)."""
+    inner = _evaluator(program, "numpy")
+
+    def evaluate(X: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return inner(np.asarray(X, dtype=float))
+
+    return evaluate
+
+
+def torch_evaluator(program: Program) -> Callable[[Any], Any]:
+    """Vectorized, differentiable torch evaluator on float64 tensors of shape (n, dim)."""
+    import torch
+
+    inner = _evaluator(program, "torch")
+    return lambda X: inner(torch.as_tensor(X, dtype=torch.float64))
+
+
+def check_points(program: Program, n: int = 256, seed: int = 0) -> np.ndarray:
+    """Points used for the finiteness check: a Latin hypercube, the center and corners."""
+    d = program.dim
+    unit = qmc.LatinHypercube(d=d, seed=seed).random(n)
+    corners = np.array(np.meshgrid(*[[0.0, 1.0]] * d)).reshape(d, -1).T if d <= 10 else []
+    unit = np.vstack([unit, np.full((1, d), 0.5), *([corners] if len(corners) else [])])
+    return program.lower + unit * (program.upper - program.lower)

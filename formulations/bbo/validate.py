@@ -1,0 +1,239 @@
+"""Validate a program: `load` parses it and rejects one that is not safe on its box.
+
+A program is accepted only if it is finite with |f| <= MAX_ABS at sample points of its box,
+no floor-free denominator changes sign among them, and every denominator and log argument
+(a power's base counts as a denominator when its exponent can be negative) is proven away
+from 0 on the whole box by interval bounds. A rejection is a ProgramError.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from coplug.formulations.bbo.evaluate import (
+    Backend,
+    Closure,
+    check_points,
+    closure,
+    numpy_evaluator,
+)
+from coplug.formulations.bbo.grammar import Node, Program, ProgramError, node_text, parse
+
+MAX_ABS = 1e12
+
+
+def validate(program: Program, n: int = 256, seed: int = 0, max_abs: float = MAX_ABS) -> None:
+    """Reject (ProgramError 'non_finite') a program that is not finite and bounded on its box."""
+    points = check_points(program, n, seed)
+    values = numpy_evaluator(program)(points)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        raise ProgramError("non_finite", f"not finite at {int(bad.sum())} of {values.size} "
+                           "sample points of the box")
+    if np.abs(values).max() > max_abs:
+        raise ProgramError("non_finite", f"|f| reaches {np.abs(values).max():.3g} on the box "
+                           f"(limit {max_abs:.0e})")
+    _reject_sign_changing_denominators(program, points)
+    _reject_zero_touching_guards(program)
+
+
+def _reject_sign_changing_denominators(program: Program, points: np.ndarray) -> None:
+    """Reject a division whose denominator takes both signs on the sample points: a pole.
+
+    Every operation but floor is continuous where it is defined, so a floor-free denominator
+    that is positive at one point and negative at another vanishes (or is undefined) on the
+    segment between them, inside the box. Interval bounds would over-reject: they cannot
+    tell (x - 1)**2 + 1 written out from a denominator that really reaches 0.
+    """
+    with_floor = _lets_using_floor(program)
+    denominators = [den for den in (_denominator(node, program)
+                                    for node in program_nodes(program))
+                    if den is not None and not _uses_floor(den, with_floor)]
+    if not denominators:
+        return
+    be = Backend("numpy")
+    env: dict[str, Any] = {}
+    with np.errstate(all="ignore"):
+        for name, node in program.lets:
+            env[name] = closure(node, be)(points, env)
+        for den in denominators:
+            raw = np.asarray(closure(den, be)(points, env))
+            values = np.broadcast_to(raw, np.broadcast_shapes(raw.shape, (len(points), 1)))
+            values = np.where(np.isfinite(values), values, 0.0)
+            if ((values > 0).any(axis=0) & (values < 0).any(axis=0)).any():
+                raise ProgramError("non_finite", f"the denominator {node_text(den)[:80]} "
+                                   "changes sign on the box, so the program has a pole there")
+
+
+# Boxes the proof that a denominator or log argument keeps away from 0 may split before it
+# gives up, and the relative box width at which a bound still including 0 means a zero.
+PROOF_BOXES = 4096
+ZERO_WIDTH = 1e-12
+
+
+def _guards(program: Program) -> list[tuple[Node, bool]]:
+    """(expression, must be positive) pairs that must keep away from 0 on the box: every
+    non-constant denominator (nonzero) and log argument (positive), each once."""
+    found: dict[Node, bool] = {}
+    for node in program_nodes(program):
+        den = _denominator(node, program)
+        if den is not None and den.op != "num":
+            found.setdefault(den, False)
+        if node.op == "log" and node.args[0].op != "num":
+            found[node.args[0]] = True
+    return list(found.items())
+
+
+def _reject_zero_touching_guards(program: Program) -> None:
+    """Reject a program with a denominator or log argument that reaches 0 on the box.
+
+    Sample points miss a pole the function only touches (1 / (x[0] - 0.3) ** 2), so each
+    such expression must be proven away from 0 by interval bounds, splitting the box
+    where they still include 0 (PROOF_BOXES boxes at most). One that cannot be proven is
+    rejected, naming the smallest value seen: the rule is conservative. Expressions using
+    floor are exempt where unproven: near a jump of floor the bounds of adjacent steps
+    merge, so a proof can fail for a denominator that never vanishes.
+    """
+    with_floor = _lets_using_floor(program)
+    be = Backend("numpy")
+    for guard, positive in _guards(program):
+        failure = _zero_touching(program, guard, positive, be)
+        if failure is None or (failure[0] == "unproven" and _uses_floor(guard, with_floor)):
+            continue
+        outcome, smallest, where = failure
+        what = "log argument" if positive else "denominator"
+        point = np.round(where, 6).tolist()
+        if outcome == "zero":
+            value = f"reaches {smallest:.3g}" if np.isfinite(smallest) else "is not finite"
+            raise ProgramError("non_finite", f"the {what} {node_text(guard)[:80]} {value} "
+                               f"at x={point} on the box")
+        raise ProgramError("non_finite", f"the {what} {node_text(guard)[:80]} cannot be "
+                           "shown to keep away from 0 on the box (interval bounds include 0; "
+                           f"{'smallest value' if positive else '|value|'} down to "
+                           f"{smallest:.3g} near x={point}), so the program may have "
+                           f"{'a log singularity' if positive else 'a pole'} there")
+
+
+def _zero_touching(program: Program, guard: Node, positive: bool,
+                   be: Backend) -> tuple[str, float, np.ndarray] | None:
+    """None when interval bounds prove the guard away from 0 (above 0 when `positive`);
+    else ('zero' | 'unproven', smallest value seen, where) from a branch and bound."""
+    from coplug.formulations.bbo.intervals import IntervalEvaluator, variables_of
+
+    dims = variables_of(program, guard)
+    if not dims:
+        return None
+    lower = np.full((1, program.dim), program.lower)
+    upper = np.full((1, program.dim), program.upper)
+    evaluate = closure(guard, be)
+    lets = [(name, closure(node, be)) for name, node in program.lets]
+    best, where, used = np.inf, lower[0], 0
+    span = program.upper - program.lower
+    while True:
+        lo, hi = IntervalEvaluator(program, lower, upper).bounds(guard)
+        open_ = (lo <= 0.0) if positive else (lo <= 0.0) & (hi >= 0.0)
+        keep = np.broadcast_to(open_, (len(lower), open_.shape[-1])).any(axis=1)
+        if not keep.any():
+            return None
+        lower, upper = lower[keep], upper[keep]
+        middle = 0.5 * (lower + upper)
+        values = _guard_values(evaluate, lets, middle)
+        score = values if positive else np.abs(values)
+        score = np.where(np.isfinite(score), score, -np.inf).min(axis=1)
+        k = int(np.argmin(score))
+        if score[k] < best:
+            best, where = float(score[k]), middle[k]
+        if best <= 0.0:
+            return "zero", best, where
+        used += len(lower)
+        widths = (upper - lower)[:, dims]
+        if used > PROOF_BOXES or widths.max() <= ZERO_WIDTH * span:
+            return "unproven", best, where
+        lower, upper = _bisect(lower, upper, dims, widths)
+
+
+def _guard_values(evaluate: Closure, lets: list[tuple[str, Closure]],
+                  points: np.ndarray) -> np.ndarray:
+    """A guard expression's values at points, shape (n, components)."""
+    env: dict[str, Any] = {}
+    with np.errstate(all="ignore"):
+        for name, f in lets:
+            env[name] = f(points, env)
+        raw = np.asarray(evaluate(points, env), dtype=float)
+    return np.broadcast_to(raw, (len(points), raw.shape[-1] if raw.ndim else 1))
+
+
+def _bisect(lower: np.ndarray, upper: np.ndarray, dims: list[int],
+            widths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Split every box in two across its widest dimension among `dims`."""
+    rows = np.arange(len(lower))
+    cut = np.asarray(dims)[np.argmax(widths, axis=1)]
+    middle = 0.5 * (lower[rows, cut] + upper[rows, cut])
+    left_upper, right_lower = upper.copy(), lower.copy()
+    left_upper[rows, cut] = middle
+    right_lower[rows, cut] = middle
+    return np.vstack([lower, right_lower]), np.vstack([left_upper, upper])
+
+
+def _denominator(node: Node, program: Program) -> Node | None:
+    """What a node divides by: the right side of `/`, the base of a power whose exponent
+    can be negative (a negative constant, or an expression whose interval bounds on the
+    box reach below 0: abs(u) ** (0 * x[1] - 0.5) is 1 / sqrt(abs(u)))."""
+    if node.op == "div":
+        return node.args[1]
+    if node.op != "pow":
+        return None
+    exponent = node.args[1]
+    if exponent.op == "num":
+        return node.args[0] if exponent.value < 0 else None
+    return node.args[0] if _can_be_negative(program, exponent) else None
+
+
+# An exponent whose interval lower bound is above -NEGATIVE_EXPONENT counts as >= 0: bounds
+# are rounded outward, so an exponent reaching exactly 0 (x / 5 + 1 on [-5, 5]) has a lower
+# bound a few ulps below 0, and 0 ** 0 = 1 is no pole.
+NEGATIVE_EXPONENT = 1e-9
+
+
+def _can_be_negative(program: Program, node: Node) -> bool:
+    """Whether interval bounds leave room for the expression below 0 somewhere on the box."""
+    from coplug.formulations.bbo.intervals import IntervalEvaluator
+
+    lower = np.full((1, program.dim), program.lower)
+    upper = np.full((1, program.dim), program.upper)
+    low = np.min(IntervalEvaluator(program, lower, upper).bounds(node)[0])
+    return bool(low < -NEGATIVE_EXPONENT)
+
+
+def program_nodes(program: Program) -> list[Node]:
+    """Every expression node of the program's lets and body."""
+    return [n for tree in [*(t for _, t in program.lets), program.body] for n in tree.walk()]
+
+
+def _lets_using_floor(program: Program) -> set[str]:
+    """Names of the lets whose value depends on floor (directly or through earlier lets)."""
+    names: set[str] = set()
+    for name, node in program.lets:
+        if _uses_floor(node, names):
+            names.add(name)
+    return names
+
+
+def _uses_floor(node: Node, floor_lets: set[str]) -> bool:
+    """Whether an expression uses floor, the one discontinuous op, itself or via a let."""
+    return any(sub.op == "floor" or (sub.op == "ref" and sub.value in floor_lets)
+               for sub in node.walk())
+
+
+def load(text: str, dim: int, lower: float = -5.0, upper: float = 5.0,
+         max_abs: float = MAX_ABS) -> Program:
+    """Parse and validate a program (grammar, shapes, finiteness on the box); `max_abs`
+    bounds |f| on the sample points (trusted built-ins such as BBOB f12 may exceed 1e12)."""
+    program = parse(text, dim, lower, upper)
+    try:
+        validate(program, max_abs=max_abs)
+    except RecursionError:
+        raise ProgramError("too_large", "expression nested too deeply to evaluate") from None
+    return program
