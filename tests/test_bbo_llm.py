@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 from coplug.formulations.bbo.evolve import EvolutionConfig, evolve
-from coplug.formulations.bbo.proposers import (
+from coplug.formulations.bbo.llm_proposer import (
     LLMConfig,
     LLMEndpointError,
     LLMProposer,
-    Scored,
     extract_program,
 )
+from coplug.formulations.bbo.proposers import Scored
 from coplug.formulations.bbo.validate import load
 from coplug.plugins.cli import main
 from coplug.plugins.errors import InputError

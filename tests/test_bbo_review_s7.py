@@ -17,7 +17,7 @@ import pytest
 
 from coplug.formulations.bbo.export import read_program_json
 from coplug.formulations.bbo.grammar import ProgramError
-from coplug.formulations.bbo.proposers import LLMConfig, LLMEndpointError, LLMProposer
+from coplug.formulations.bbo.llm_proposer import LLMConfig, LLMEndpointError, LLMProposer
 from coplug.formulations.bbo.validate import load
 from coplug.plugins.cli import main
 from coplug.plugins.errors import InputError

@@ -6,7 +6,9 @@ SCIP can certify its global optimum. One job per module: grammar (parse/print), 
 (numpy/torch evaluators), validate (load: reject programs unsafe on their box), intervals
 (interval bounds), pyomo_model (the Pyomo model), export (script, JSON, Pyomo's file
 formats), bbob (the 24 BBOB functions), features (ELA), portfolio (solvers,
-differentiation), proposers (symbolic, LLM), evolve (NSGA-II), certify (SCIP), cli and demo.
+differentiation), proposers (the proposer interface, acceptance, the offline symbolic
+proposer), llm_proposer (the LLM proposer over an OpenAI-compatible chat endpoint), evolve
+(NSGA-II), certify (SCIP), cli and demo.
 Names below load their module on first use, keeping `coplug` start-up fast (the functions
 `validate.validate`, `evolve.evolve` and `certify.certify` share their module's name:
 import them from the module).
@@ -26,7 +28,7 @@ _EXPORTS = {
     "as_box_function": "features", "normalized_features": "features",
     "feature_distance": "features",
     "run_portfolio": "portfolio", "differentiation": "portfolio", "SOLVERS": "portfolio",
-    "SymbolicProposer": "proposers", "LLMProposer": "proposers", "LLMConfig": "proposers",
+    "SymbolicProposer": "proposers", "LLMProposer": "llm_proposer", "LLMConfig": "llm_proposer",
     "EvolutionConfig": "evolve", "Certificate": "certify",
 }
 

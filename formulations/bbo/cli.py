@@ -131,7 +131,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 def _cmd_evolve(args: argparse.Namespace) -> int:
     from coplug.formulations.bbo.bbob import parse_fids
     from coplug.formulations.bbo.evolve import EvolutionConfig, evolve
-    from coplug.formulations.bbo.proposers import LLMConfig, LLMProposer
+    from coplug.formulations.bbo.llm_proposer import LLMConfig, LLMProposer
 
     config = EvolutionConfig(dim=args.dim, targets=tuple(parse_fids(args.targets)),
                              population=args.population, generations=args.generations,

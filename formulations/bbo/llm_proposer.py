@@ -1,0 +1,341 @@
+"""The LLM proposer: programs from any OpenAI-compatible chat endpoint, with reflection.
+
+`LLMProposer` asks the endpoint for programs, showing it parent programs with their scores
+and the target landscape (the reflection step); every reply goes through the same
+validation as other proposals (`proposers.accept`), rejections counted by reason in
+`stats`. Each request runs under one deadline for the whole request. An endpoint that fails
+its very first request raises `LLMEndpointError` naming the URL.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import math
+import os
+import re
+import socket
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from coplug.formulations.bbo.grammar import FUNCTIONS, Program, to_text
+from coplug.formulations.bbo.proposers import Scored, accept
+from coplug.plugins.errors import CoplugError, InputError
+
+
+class LLMEndpointError(CoplugError, ConnectionError):
+    """The LLM endpoint never answered: unreachable, refusing, or not a chat-completions API."""
+
+
+GRAMMAR_HELP = f"""A benchmark program is a minimized objective over x, a vector of length DIM in a
+box. Write Python-like lines: optional `name = expression` lines, then one final line with
+the scalar objective. Allowed: numbers, x (the vector), x[i] (i an integer literal),
++ - * / **, functions {", ".join(sorted(FUNCTIONS))} (elementwise on vectors; sum() and
+prod() reduce a vector to a scalar; max/min take two arguments), pi, vector literals
+[a, b, ...] of length DIM and DIM x DIM matrix literals used as M @ v. Nothing else: no
+imports, attributes, loops, lambdas or other names. The objective must be finite on the
+box and small (at most MAXN expression nodes)."""
+
+
+@dataclass
+class LLMConfig:
+    """Where and how to call an OpenAI-compatible chat endpoint."""
+
+    base_url: str
+    model: str
+    api_key: str = ""
+    timeout: float = 30.0
+    retries: int = 2
+    backoff: float = 0.5
+    temperature: float = 0.8
+    max_tokens: int = 600
+
+    def __post_init__(self) -> None:
+        """Reject settings no request could use, naming the option (before any request)."""
+        self.base_url = _checked_base_url(self.base_url)
+        if not (isinstance(self.timeout, (int, float)) and 0 < self.timeout < math.inf):
+            raise InputError(f"LLM timeout must be a positive number of seconds (--llm-timeout),"
+                             f" got {self.timeout!r}")
+        if not (isinstance(self.retries, int) and self.retries >= 0):
+            raise InputError(f"LLM retries must be a non-negative integer, got {self.retries!r}")
+        if not (isinstance(self.backoff, (int, float)) and 0 <= self.backoff < math.inf):
+            raise InputError(f"LLM backoff must be a non-negative number, got {self.backoff!r}")
+        if not (isinstance(self.max_tokens, int) and self.max_tokens >= 1):
+            raise InputError(f"LLM max_tokens must be a positive integer, got {self.max_tokens!r}")
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> LLMConfig:
+        """Read COPLUG_LLM_BASE_URL / _MODEL / _API_KEY (or OPENAI_BASE_URL / OPENAI_API_KEY)."""
+        env = os.environ
+        base = env.get("COPLUG_LLM_BASE_URL") or env.get("OPENAI_BASE_URL")
+        values: dict[str, Any] = {
+            "base_url": base,
+            "model": env.get("COPLUG_LLM_MODEL") or env.get("OPENAI_MODEL") or "gpt-4o-mini",
+            "api_key": env.get("COPLUG_LLM_API_KEY") or env.get("OPENAI_API_KEY") or "",
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        if not values["base_url"]:
+            raise InputError("LLM proposer needs COPLUG_LLM_BASE_URL (or OPENAI_BASE_URL) or "
+                             "--llm-url, e.g. http://127.0.0.1:8000/v1")
+        return cls(**values)
+
+
+def _checked_base_url(url: Any) -> str:
+    """The base URL without surrounding whitespace (as pasted env vars carry); one that no
+    request could use (malformed, not http(s), no host, inner spaces) is refused, named."""
+    example = "use e.g. http://127.0.0.1:8000/v1 (--llm-url or COPLUG_LLM_BASE_URL)"
+    if not isinstance(url, str):
+        raise InputError(f"LLM base URL must be text, got {url!r}; {example}")
+    text = url.strip()
+    try:
+        parts = urllib.parse.urlsplit(text)
+        parts.port  # noqa: B018 - parsing the port raises ValueError on a bad one
+    except ValueError as exc:
+        raise InputError(f"LLM base URL {url!r} is malformed ({exc}); {example}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"LLM base URL {url!r} needs an http:// or https:// scheme and a "
+                         f"host; {example}")
+    if any(c.isspace() or not c.isprintable() for c in text):
+        raise InputError(f"LLM base URL {url!r} contains spaces or control characters; "
+                         f"{example}")
+    return text
+
+
+class _Deadline:
+    """Shuts down the sockets of one request when its time is up, so a slow or trickling
+    endpoint cannot hold the request past `seconds` (socket timeouts bound one read only)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.lock = threading.Lock()
+        self.sockets: list[socket.socket] = []
+        self.expired = False
+        self.timer = threading.Timer(seconds, self._expire)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def watch(self, sock: socket.socket) -> None:
+        """Shut this socket down at the deadline (at once if it has passed)."""
+        with self.lock:
+            self.sockets.append(sock)
+            if self.expired:
+                _shut(sock)
+
+    def cancel(self) -> None:
+        self.timer.cancel()
+
+    def _expire(self) -> None:
+        with self.lock:
+            self.expired = True
+            for sock in self.sockets:
+                _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    """End a connection another thread may be reading (the plain socket's shutdown, also
+    under TLS, so the reader sees end of stream rather than a half-torn SSL object)."""
+    try:
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+class _Watched:
+    """Mixin for an http.client connection: hands its socket to a `_Deadline` on connect."""
+
+    def __init__(self, *args: Any, deadline: _Deadline, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.deadline = deadline
+
+    def connect(self) -> None:
+        super().connect()
+        self.deadline.watch(self.sock)
+
+
+class _WatchedHTTP(_Watched, http.client.HTTPConnection):
+    """An HTTP connection whose socket a `_Deadline` shuts down."""
+
+
+class _WatchedHTTPS(_Watched, http.client.HTTPSConnection):
+    """An HTTPS connection whose socket a `_Deadline` shuts down."""
+
+
+class _WatchedHTTPHandler(urllib.request.HTTPHandler):
+    """urllib's http handler with `_WatchedHTTP` connections."""
+
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(partial(_WatchedHTTP, deadline=self.deadline), req)
+
+
+class _WatchedHTTPSHandler(urllib.request.HTTPSHandler):
+    """urllib's https handler with `_WatchedHTTPS` connections."""
+
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(partial(_WatchedHTTPS, deadline=self.deadline), req,
+                            context=self._context)
+
+
+def post_json(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Any:
+    """POST `body` and parse the JSON reply, all within `timeout` seconds (a deadline for the
+    whole request, not per read); transport failures raise OSError or HTTPException, a
+    reply that is not JSON ValueError, and one cut off by the deadline TimeoutError."""
+    deadline = _Deadline(timeout)
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    opener = urllib.request.build_opener(_WatchedHTTPHandler(deadline),
+                                         _WatchedHTTPSHandler(deadline))
+    try:
+        with opener.open(request, timeout=timeout) as response:
+            raw = response.read()
+    except (OSError, http.client.HTTPException) as exc:
+        if deadline.expired and not isinstance(exc, urllib.error.HTTPError):
+            raise TimeoutError(f"no complete reply within {timeout:g} s") from None
+        raise
+    finally:
+        deadline.cancel()
+    if deadline.expired:
+        raise TimeoutError(f"no complete reply within {timeout:g} s")
+    return json.loads(raw.decode("utf-8", "replace"))
+
+
+_FENCE = re.compile(r"```(?:[a-zA-Z]*)\n(.*?)```", re.S)
+
+
+@dataclass
+class LLMProposer:
+    """Asks a chat model for one program per request, with parents and scores in the prompt."""
+
+    dim: int
+    config: LLMConfig
+    lower: float = -5.0
+    upper: float = 5.0
+    max_nodes: int = 40
+    parents_shown: int = 4
+    name: str = "llm"
+    stats: Counter = field(default_factory=Counter)
+    answered: bool = field(default=False, init=False)
+
+    def propose(self, parents: Sequence[Scored], n: int, rng: np.random.Generator,
+                context: dict[str, Any] | None = None) -> list[Program]:
+        """Up to n validated programs; failed requests and bad replies are only counted, once
+        the endpoint has answered (before that a failed request raises LLMEndpointError)."""
+        out = []
+        for _ in range(n):
+            shown = sorted(parents, key=lambda p: -(p.similarity + p.differentiation))
+            messages = self.messages(shown[: self.parents_shown], context or {})
+            reply = self._ask(messages)
+            if reply is None:
+                continue
+            text = extract_program(reply)
+            if text is None:
+                self.stats["rejected_no_program"] += 1
+                continue
+            program = accept(text, self.dim, self.lower, self.upper, self.max_nodes, self.stats)
+            if program is not None:
+                out.append(program)
+        return out
+
+    def messages(self, parents: Sequence[Scored], context: dict[str, Any]) -> list[dict]:
+        """The chat prompt: grammar, targets, scored parents and the reflection request."""
+        system = GRAMMAR_HELP.replace("DIM", str(self.dim)).replace("MAXN", str(self.max_nodes))
+        lines = [f"Box: [{self.lower}, {self.upper}]^{self.dim}. Goal: a landscape whose "
+                 "exploratory-landscape features are close to a target AND on which a solver "
+                 "portfolio (random search, differential evolution, Nelder-Mead, L-BFGS-B, "
+                 "CMA-ES, Lipschitz pruning) ranks clearly apart."]
+        names = context.get("feature_names", ())
+        for target, feats in context.get("targets", {}).items():
+            pairs = ", ".join(f"{k}={v:.2f}" for k, v in zip(names, feats, strict=False))
+            lines.append(f"Target {target}: {pairs}")
+        for k, p in enumerate(parents):
+            pairs = ", ".join(f"{a}={v:.2f}" for a, v in zip(names, p.features, strict=False))
+            lines.append(f"\nParent {k + 1} (similarity {p.similarity:.3f} to {p.target}, "
+                         f"differentiation {p.differentiation:.3f}; features {pairs}):\n"
+                         f"```program\n{to_text(p.program)}```")
+        lines.append("\nReflect briefly: which parts of the better parents move the features "
+                     "toward the target, and which make solvers disagree? Then write ONE new "
+                     "improved program in a ```program block.")
+        return [{"role": "system", "content": system},
+                {"role": "user", "content": "\n".join(lines)}]
+
+    def _ask(self, messages: list[dict]) -> str | None:
+        """POST to /chat/completions with retries; None (counted) when every try fails, but
+        LLMEndpointError when the endpoint has never answered, so a wrong or dead URL stops
+        the run at its first request instead of counting failures for hours."""
+        cfg = self.config
+        body = json.dumps({"model": cfg.model, "messages": messages,
+                           "temperature": cfg.temperature, "max_tokens": cfg.max_tokens}).encode()
+        headers = {"Content-Type": "application/json"}
+        if cfg.api_key:
+            headers["Authorization"] = f"Bearer {cfg.api_key}"
+        url = cfg.base_url.rstrip("/") + "/chat/completions"
+        reason, detail, tries = "http_error", "", 0
+        for attempt in range(cfg.retries + 1):
+            if attempt:
+                time.sleep(cfg.backoff * 2 ** (attempt - 1))
+            self.stats["requests"] += 1
+            tries += 1
+            try:
+                data = post_json(url, body, headers, cfg.timeout)
+                content = str(data["choices"][0]["message"]["content"])
+            except (OSError, http.client.HTTPException, ValueError, KeyError, IndexError,
+                    TypeError) as exc:
+                reason, detail, retry = _classify_failure(exc, cfg.timeout)
+                if not retry:
+                    break
+                continue
+            self.answered = True
+            return content
+        self.stats[f"failed_{reason}"] += 1
+        if not self.answered:
+            hint = "raise --llm-timeout or check" if reason == "timeout" else "check"
+            raise LLMEndpointError(f"LLM endpoint {url} did not answer the first request "
+                                   f"({detail}; {tries} tries): {hint} --llm-url or "
+                                   "COPLUG_LLM_BASE_URL")
+        return None
+
+
+def _classify_failure(exc: Exception, timeout: float) -> tuple[str, str, bool]:
+    """(stats reason, readable detail, worth retrying) for one failed request."""
+    if isinstance(exc, urllib.error.HTTPError):
+        return "http_error", f"HTTP {exc.code} {exc.reason}", exc.code >= 500 or exc.code == 429
+    if isinstance(exc, TimeoutError) or (isinstance(exc, urllib.error.URLError)
+                                         and isinstance(exc.reason, TimeoutError)):
+        return "timeout", f"no complete reply within {timeout:g} s", True
+    if isinstance(exc, urllib.error.URLError):
+        return "http_error", f"cannot connect: {exc.reason}", True
+    if isinstance(exc, http.client.IncompleteRead):
+        return "http_error", f"the reply broke off after {len(exc.partial)} bytes", True
+    if isinstance(exc, (http.client.RemoteDisconnected, ConnectionError)):
+        return "http_error", f"the connection closed without a reply ({exc})", True
+    if isinstance(exc, http.client.BadStatusLine):
+        line = str(exc).strip().splitlines()[0][:60] if str(exc).strip() else "empty"
+        return "http_error", f"the reply is not HTTP (status line {line!r})", False
+    if isinstance(exc, http.client.HTTPException):
+        return "http_error", f"broken HTTP reply ({type(exc).__name__}: {exc})", True
+    if isinstance(exc, OSError):
+        return "http_error", f"connection failed: {exc}", True
+    return "bad_response", "the reply is not chat-completions JSON", False
+
+
+def extract_program(reply: str) -> str | None:
+    """The program in a chat reply: the last fenced block, else the whole (stripped) reply."""
+    blocks = _FENCE.findall(reply)
+    if blocks:
+        return blocks[-1]
+    return reply.strip() or None
