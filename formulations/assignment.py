@@ -113,11 +113,8 @@ def load_costs(path: str | Path, square: bool = False) -> np.ndarray:
         raise InputError(f"{path}: not a file")
     suffix = path.suffix.lower()
     if suffix == ".npy":
-        try:
-            c = np.load(path, allow_pickle=False)
-        except (ValueError, OSError) as exc:
-            raise InputError(f"{path}: not a readable .npy array ({exc})") from exc
-    elif re.match(r"assign", path.name, re.IGNORECASE) and suffix in (".txt", ""):
+        c = _load_npy(path)
+    elif re.match(r"assignp", path.name, re.IGNORECASE) and suffix in (".txt", ""):
         c = load_orlib(path)
     elif suffix in (".csv", ".txt"):
         c = _load_csv(path)
@@ -146,15 +143,31 @@ def load_orlib(path: str | Path) -> np.ndarray:
     n = int(n)
     if len(numbers) - 1 != n * n:
         raise InputError(
-            f"{path}: expected {n}x{n} = {n * n} costs after n, found {len(numbers) - 1}"
+            f"{path}: read as an OR-Library assignment file (name assignp*): expected "
+            f"{n}x{n} = {n * n} costs after n = {n}, found {len(numbers) - 1}"
         )
     return np.array(numbers[1:], dtype=np.float64).reshape(n, n)
 
 
-def _read_text(path: Path) -> str:
-    """The file's text, or InputError when it cannot be read as text."""
+def _load_npy(path: Path) -> np.ndarray:
+    """The array in a .npy file; an .npz archive under that name is named as such."""
     try:
-        return path.read_text()
+        loaded = np.load(path, allow_pickle=False)
+    except (ValueError, OSError) as exc:
+        raise InputError(f"{path}: not a readable .npy array ({exc})") from exc
+    if isinstance(loaded, np.lib.npyio.NpzFile):
+        names = list(loaded.files)
+        loaded.close()
+        raise InputError(f"{path}: an .npz archive (arrays {names}), not an .npy array; "
+                         "save one matrix with np.save")
+    return loaded
+
+
+def _read_text(path: Path) -> str:
+    """The file's text (a UTF-8 byte-order mark, as spreadsheet exports write, dropped), or
+    InputError when it cannot be read as text."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: not a readable text file ({exc})") from exc
 

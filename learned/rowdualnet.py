@@ -13,12 +13,14 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from numba import njit
 from torch import nn
 
 from coplug.learned.checkpoint_io import atomic_write, atomic_write_text, strict_json
 from coplug.plugins.errors import InputError
+from coplug.plugins.lap.solver import dense_costs
 
 K_SMALLEST = 8
 K_REDUCED = 4
@@ -82,8 +84,11 @@ def row_features(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     The scale is the mean gap between a row's 1st and k-th smallest cost, so features of
     uniform, geometric or road costs look alike whatever N is.
     """
-    c = np.asarray(c)
-    if c.ndim != 2 or c.shape[0] == 0 or c.shape[1] == 0:
+    if sp.issparse(c):
+        raise InputError("RowDualNet needs a dense cost matrix, got a scipy.sparse matrix "
+                         "(solve_lap solves sparse costs cold)")
+    c = dense_costs(c)
+    if c.shape[0] == 0 or c.shape[1] == 0:
         raise InputError(f"row features need a non-empty 2-D cost matrix, got shape {c.shape}")
     n = c.shape[0]
     small, reduced, mean, std = _raw_features(c, K_SMALLEST, K_REDUCED)

@@ -23,6 +23,7 @@ from pyomo.core.staleflag import StaleFlagManager
 from pyomo.repn.standard_repn import generate_standard_repn
 
 from coplug.plugins.base import plugin_name, plugin_statistics
+from coplug.plugins.components import check_components
 from coplug.plugins.errors import (
     InputError,
     SolverError,
@@ -101,7 +102,8 @@ def solve(
     if plugins is None or isinstance(plugins, str) or not isinstance(plugins, Iterable):
         raise InputError(f"plugins must be a list of plugin objects, got {plugins!r}")
     backend = _backend(solver)
-    check_model_data(model)
+    check_components(model, solver)
+    check_model_data(model, warn_tiny=solver.lower() != "lap")
     if not isinstance(warmstart, bool):
         raise InputError(f"warmstart must be True or False, got {warmstart!r}")
     if warmstart and backend not in (_solve_scip, _solve_highs):

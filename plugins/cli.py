@@ -121,7 +121,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: run one command; CoplugError prints one line and exits 2."""
+    """Entry point: run one command; CoplugError or running out of memory prints one line
+    and exits 2."""
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((arg for arg in argv if not arg.startswith("-")), None)
     args = build_parser(command).parse_args(argv)
@@ -133,6 +134,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("coplug: interrupted", file=sys.stderr)
         return 130
+    except MemoryError as exc:  # e.g. --n 200000: a dense 200000^2 matrix
+        print(f"coplug: error: out of memory ({exc or 'allocation failed'}); "
+              "try a smaller size", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

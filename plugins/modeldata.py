@@ -25,9 +25,15 @@ SOLVER_INFINITY = 1e20
 TINY_OBJECTIVE = 1e-6
 
 
-def check_model_data(model: pyo.Block) -> None:
-    """Raise InputError naming the first non-finite or huge number in an active constraint,
-    the active objective or a variable bound of the model."""
+def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
+    """Raise InputError naming a variable fixed without a value or the first non-finite or
+    huge number in an active constraint, the active objective or a variable bound; warn
+    about an objective too small for absolute tolerances when `warn_tiny` (not for the LAP
+    path, whose tolerances are relative)."""
+    for var in model.component_data_objects(pyo.Var, descend_into=True):
+        if var.fixed and var.value is None:
+            raise InputError(f"variable {var.name!r} is fixed but has no value; give it one "
+                             "(var.fix(value)) or unfix it")
     for con in model.component_data_objects(pyo.Constraint, active=True):
         for side, value in (("lower", con.lower), ("upper", con.upper)):
             number = _value(value)
@@ -36,7 +42,7 @@ def check_model_data(model: pyo.Block) -> None:
         _check_terms(con.body, f"constraint {con.name!r}")
     for obj in model.component_data_objects(pyo.Objective, active=True):
         largest = _check_terms(obj.expr, f"objective {obj.name!r}")
-        if 0 < largest < TINY_OBJECTIVE:
+        if warn_tiny and 0 < largest < TINY_OBJECTIVE:
             warnings.warn(f"objective {obj.name!r}: its largest coefficient is {largest:g}, "
                           f"below the solvers' absolute tolerances ({TINY_OBJECTIVE:g}), so an "
                           "'optimal' answer may not be optimal; scale the objective up",

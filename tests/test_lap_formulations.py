@@ -55,7 +55,7 @@ def test_orlib_file(tmp_path) -> None:
     assert c.shape == (3, 3) and c[2, 2] == 9
     assert solve(assignment_model(c), solver="lap").objective == pytest.approx(15)
     path.write_text(" 3\n 1 2 3 4\n 5 6\n 7 8\n")
-    with pytest.raises(InputError, match="expected 3x3 = 9 costs after n, found 8"):
+    with pytest.raises(InputError, match="expected 3x3 = 9 costs after n = 3, found 8"):
         load_costs(path)
     path.write_text("3\n1 2 x\n")
     with pytest.raises(InputError, match=":2: not a number"):

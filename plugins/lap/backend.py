@@ -7,7 +7,6 @@ import time
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-import networkx as nx
 import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
@@ -16,6 +15,7 @@ from pyomo.core.expr.visitor import identify_variables
 from pyomo.repn import generate_standard_repn
 
 from coplug.plugins.errors import InputError, TimeLimitError, UnsupportedModelError
+from coplug.plugins.lap import bipartite
 from coplug.plugins.lap.solver import LapSolution, solve_lap
 from coplug.plugins.results import Result, Status
 
@@ -39,6 +39,7 @@ class AssignmentStructure:
     maximize: bool
     offset: float
     infeasible: str | None = None
+    has_objective: bool = True
 
     @classmethod
     def infeasible_model(cls, reason: str, maximize: bool) -> AssignmentStructure:
@@ -89,6 +90,9 @@ def solve_assignment_model(
     unknown = set(params) - _KNOWN_PARAMS
     if unknown:
         raise InputError(f"unknown lap option(s) {sorted(unknown)}; known: {sorted(_KNOWN_PARAMS)}")
+    warm = params.get("warm", False)
+    if not isinstance(warm, bool):
+        raise InputError(f"lap option warm must be True or False, got {warm!r}")
     start = time.perf_counter()
     structure = detect_assignment(model)
     if structure.infeasible:
@@ -98,7 +102,7 @@ def solve_assignment_model(
         return _finish(structure, _no_choice(), start, tee)
     cost = structure.cost_matrix()
     predictor = None
-    if params.get("warm"):
+    if warm:
         from coplug.learned.rowdualnet import load
 
         predictor = load()
@@ -131,7 +135,7 @@ def _finish(
 ) -> Result:
     """Load x from `solution` and report it as the optimum."""
     _load(structure, solution.row_ind, solution.col_ind)
-    objective = solution.cost + structure.offset
+    objective = solution.cost + structure.offset if structure.has_objective else None
     if tee:
         print(f"lap: {structure.n_rows}x{structure.n_cols}, {len(structure.costs)} pairs, "
               f"objective {objective}, {solution.augmentations} augmentations")
@@ -158,12 +162,16 @@ def _finish(
 def detect_assignment(model: pyo.Block) -> AssignmentStructure:
     """Read the assignment structure off a model, or raise UnsupportedModelError saying why."""
     objective, maximize = _objective(model)
-    obj_repn = generate_standard_repn(objective.expr, compute_values=True, quadratic=False)
-    if obj_repn.nonlinear_expr is not None:
-        raise UnsupportedModelError(f"objective {objective.name!r} is not linear")
-    obj_coef = {id(v): float(a) for v, a in zip(
-        obj_repn.linear_vars, obj_repn.linear_coefs, strict=True
-    )}
+    if objective is None:  # a feasibility problem: every assignment is optimal
+        obj_vars, obj_coef, offset = [], {}, 0.0
+    else:
+        obj_repn = generate_standard_repn(objective.expr, compute_values=True, quadratic=False)
+        if obj_repn.nonlinear_expr is not None:
+            raise UnsupportedModelError(f"objective {objective.name!r} is not linear")
+        obj_vars, offset = list(obj_repn.linear_vars), float(obj_repn.constant)
+        obj_coef = {id(v): float(a) for v, a in zip(
+            obj_repn.linear_vars, obj_repn.linear_coefs, strict=True
+        )}
     constraints = list(model.component_data_objects(pyo.Constraint, active=True,
                                                      descend_into=True))
     if not constraints:
@@ -180,13 +188,12 @@ def detect_assignment(model: pyo.Block) -> AssignmentStructure:
             var_cons.setdefault(id(var), []).append(k)
             var_obj[id(var)] = var
     zero_ids = {id(var) for var in zero}
-    for var in obj_repn.linear_vars:
+    for var in obj_vars:
         if id(var) not in var_cons and id(var) not in zero_ids:
             raise UnsupportedModelError(
                 f"objective variable {var.name!r} appears in no row/column constraint"
             )
-    graph = nx.MultiGraph()
-    graph.add_nodes_from(range(len(cons)))
+    ends, edge_vars = [], []
     for vid, where in var_cons.items():
         var = var_obj[vid]
         if len(where) != 2:
@@ -195,8 +202,13 @@ def detect_assignment(model: pyo.Block) -> AssignmentStructure:
                 "is in exactly one row and one column constraint"
             )
         _check_bounds(var)
-        graph.add_edge(where[0], where[1], key=vid)
-    return _orient(graph, cons, var_obj, obj_coef, maximize, float(obj_repn.constant), zero)
+        ends.append(where)
+        edge_vars.append(vid)
+    structure = _orient(len(cons), np.array(ends, dtype=np.int64).reshape(-1, 2), edge_vars,
+                        cons, var_obj, obj_coef, maximize, offset, zero)
+    structure.has_objective = objective is not None
+    return structure
+
 
 
 def _drop_filled(units: list[_Unit]) -> tuple[list[_Unit], list[VarData]]:
@@ -220,11 +232,13 @@ def _drop_filled(units: list[_Unit]) -> tuple[list[_Unit], list[VarData]]:
     return cons, list(zero.values())
 
 
-def _objective(model: pyo.Block) -> tuple[pyo.Objective, bool]:
-    """The single active objective and whether it maximizes."""
+def _objective(model: pyo.Block) -> tuple[pyo.Objective | None, bool]:
+    """The active objective (None for a feasibility problem) and whether it maximizes."""
     objectives = list(model.component_data_objects(pyo.Objective, active=True))
-    if len(objectives) != 1:
-        raise UnsupportedModelError(f"need exactly one active objective, found {len(objectives)}")
+    if len(objectives) > 1:
+        raise UnsupportedModelError(f"need at most one active objective, found {len(objectives)}")
+    if not objectives:
+        return None, False
     return objectives[0], objectives[0].sense == pyo.maximize
 
 
@@ -243,12 +257,12 @@ def _unit_constraint(con: Any) -> _Unit | None:
                           f"{_fixed_note(con)}")
     coefs = np.array(repn.linear_coefs, dtype=float)
     a = float(coefs[0])
-    if not a > 0:
+    if not (a > 0 or a < 0):
         raise UnsupportedModelError(
             f"constraint {con.name!r} has coefficient {a} on {repn.linear_vars[0].name!r}; "
-            "need sum(x) (=|<=) 1 with equal positive coefficients"
+            "need sum(x) (=|<=) 1 with equal coefficients"
         )
-    unequal = np.flatnonzero(np.abs(coefs - a) > COEF_RTOL * a)
+    unequal = np.flatnonzero(np.abs(coefs - a) > COEF_RTOL * abs(a))
     if unequal.size:
         k = int(unequal[0])
         raise UnsupportedModelError(
@@ -256,6 +270,8 @@ def _unit_constraint(con: Any) -> _Unit | None:
             f"{repn.linear_vars[k].name!r} but {a!r} on {repn.linear_vars[0].name!r}; "
             "need sum(x) (=|<=) 1 with equal coefficients"
         )
+    if a < 0:  # -sum(x) >= -1 is sum(x) <= 1: dividing by a < 0 swaps the sides
+        lower, upper = upper, lower
     lower = None if lower is None else lower / a
     upper = None if upper is None else upper / a
     variables = list(repn.linear_vars)
@@ -297,21 +313,24 @@ def _check_bounds(var: VarData) -> None:
 
 
 def _orient(
-    graph, cons, var_obj, obj_coef, maximize, offset, zero: list[VarData]
+    n_cons: int, ends: np.ndarray, edge_vars: list[int], cons: list[_Unit],
+    var_obj: dict[int, VarData], obj_coef: dict[int, float], maximize: bool, offset: float,
+    zero: list[VarData],
 ) -> AssignmentStructure:
-    """Two-colour each component into row and column constraints and index the pairs
+    """Two-colour each component of the constraint graph (constraints linked by the variable
+    `edge_vars[e]` at `ends[e]`) into row and column constraints and index the pairs
     (variables in `zero` are forced to 0 by fixed ones)."""
     row_of: dict[int, int] = {}
     col_of: dict[int, int] = {}
     infeasible = None
-    for component in nx.connected_components(graph):
-        sub = graph.subgraph(component)
-        if not nx.is_bipartite(sub):
+    for part in bipartite.split(n_cons, ends):
+        component = part.nodes
+        if not part.bipartite:
             raise UnsupportedModelError(
                 "constraints do not split into row and column families (odd cycle through "
                 f"{cons[min(component)].name!r})"
             )
-        side_a, side_b = nx.bipartite.sets(sub) if len(component) > 1 else (set(component), set())
+        side_a, side_b = part.side_a, part.side_b
         senses_a = {cons[k].sense for k in side_a}
         senses_b = {cons[k].sense for k in side_b}
         if senses_a == {"<="} and senses_b == {"<="}:
@@ -338,7 +357,7 @@ def _orient(
         infeasible = f"{len(row_of)} rows must each get one of only {len(col_of)} columns"
     rows, cols, costs, variables, zero_vars = [], [], [], [], list(zero)
     slot: dict[tuple[int, int], int] = {}
-    for a, b, vid in graph.edges(keys=True):
+    for (a, b), vid in zip(ends.tolist(), edge_vars, strict=True):
         var = var_obj[vid]
         if var.ub is not None and var.ub <= 1e-9:
             zero_vars.append(var)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +54,7 @@ def _cmd_lap(args: argparse.Namespace) -> int:
         "prediction": sol.info["prediction"], "fallback": sol.fallback,
     }
     if args.check:
-        report["scipy_cost"], report["matches_scipy"] = _scipy_check(c, sol.cost, args.maximize)
+        report.update(_scipy_check(c, sol, args.maximize))
     if args.json:
         print(json.dumps(report))
     else:
@@ -61,10 +63,13 @@ def _cmd_lap(args: argparse.Namespace) -> int:
     return 0
 
 
-def _scipy_check(c: np.ndarray, cost: float, maximize: bool) -> tuple[float, bool]:
-    """scipy's optimal cost and whether `cost` matches it: both are float64 sums of the
-    entries (an input-dtype sum loses digits in float32, overflows in float16 or int64), and
-    they may differ by the gap the LAP certificate accepts, 1e-9 * n * max|c|."""
+def _scipy_check(c: np.ndarray, sol: Any, maximize: bool) -> dict[str, Any]:
+    """scipy's optimal cost, whether our cost matches it and the exact difference.
+
+    Both costs are float64 sums of the entries (an input-dtype sum loses digits in float32,
+    overflows in float16 or int64) and may differ by the gap the LAP certificate accepts,
+    1e-9 * n * max|c|; `gap_to_scipy` (ours minus scipy) sums both assignments exactly
+    (math.fsum), so a difference far below that tolerance (next to big-M entries) shows."""
     from scipy.optimize import linear_sum_assignment
 
     from coplug.plugins.lap.certify import tolerance
@@ -73,4 +78,8 @@ def _scipy_check(c: np.ndarray, cost: float, maximize: bool) -> tuple[float, boo
     r, k = linear_sum_assignment(c64, maximize=maximize)
     scipy_cost = float(c64[r, k].sum())
     scale = float(np.abs(c64).max())
-    return scipy_cost, bool(abs(scipy_cost - cost) <= tolerance(scale, min(c64.shape)))
+    return {
+        "scipy_cost": scipy_cost,
+        "matches_scipy": bool(abs(scipy_cost - sol.cost) <= tolerance(scale, min(c64.shape))),
+        "gap_to_scipy": math.fsum(c64[sol.row_ind, sol.col_ind]) - math.fsum(c64[r, k]),
+    }

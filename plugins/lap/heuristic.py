@@ -17,12 +17,12 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 from pyscipopt import SCIP_HEURTIMING, SCIP_LPSOLSTAT, SCIP_RESULT, Heur
 
 from coplug.plugins.errors import InputError, TimeLimitError
+from coplug.plugins.lap import bipartite
 from coplug.plugins.lap.solver import solve_lap
 from coplug.plugins.limits import SCIP_INT_MAX, checked_scip_int
 from coplug.plugins.varmap import VarMap
@@ -69,17 +69,14 @@ def find_blocks(scip: Any, min_size: int = 2) -> list[Block]:
     for k, variables in enumerate(unit):
         for var in variables:
             where.setdefault(var.name, []).append(k)
-    graph = nx.MultiGraph()
-    for name, ks in where.items():
-        if len(ks) == 2:
-            graph.add_edge(ks[0], ks[1], key=name)
+    linked = [(name, ks) for name, ks in where.items() if len(ks) == 2]
+    ends = np.array([ks for _, ks in linked], dtype=np.int64).reshape(-1, 2)
     sign = -1.0 if scip.getObjectiveSense() == "maximize" else 1.0  # LAP costs minimize
     blocks = []
-    for component in nx.connected_components(graph):
-        sub = graph.subgraph(component)
-        if not nx.is_bipartite(sub):
+    for part in bipartite.split(len(unit), ends):
+        if not part.bipartite or len(part.nodes) < 2:
             continue
-        side_a, side_b = nx.bipartite.sets(sub)
+        side_a, side_b = part.side_a, part.side_b
         if min(len(side_a), len(side_b)) < min_size:
             continue
         if len(side_a) > len(side_b):
@@ -87,11 +84,12 @@ def find_blocks(scip: Any, min_size: int = 2) -> list[Block]:
         row_of = {k: i for i, k in enumerate(sorted(side_a))}
         col_of = {k: j for j, k in enumerate(sorted(side_b))}
         rows, cols, variables = [], [], []
-        for a, b, name in sub.edges(keys=True):
+        for e in part.edges.tolist():
+            a, b = ends[e].tolist()
             r, c = (a, b) if a in row_of else (b, a)
             rows.append(row_of[r])
             cols.append(col_of[c])
-            variables.append(by_name[name])
+            variables.append(by_name[linked[e][0]])
         block = Block(
             n=len(row_of), m=len(col_of), rows=np.array(rows), cols=np.array(cols),
             costs=sign * np.array([v.getObj() for v in variables], dtype=float), vars=variables,

@@ -122,8 +122,8 @@ def solve_lap(
     They are not used (cold solve, `warm=False`, the reason in `info["prediction"]`) when
     there are more rows than columns, or when padding to a square would more than double
     the matrix (dense: over twice as many columns as rows). `predictor` instead supplies
-    them (`predict_duals` on the min-cost matrix, inference timed in `info`) for dense costs
-    when JV's column reduction leaves more than PREDICT_MIN_FREE of the rows free;
+    them (`predict_duals` on the min-cost matrix, inference timed in `info`) for dense square
+    costs when JV's column reduction leaves more than PREDICT_MIN_FREE of the rows free;
     `info["prediction"]` says whether it was used or why not. Past `time_limit` seconds
     it raises `TimeLimitError` (JV has no certified answer before it finishes); Ctrl-C
     interrupts it between augmentation chunks.
@@ -143,12 +143,14 @@ def solve_lap(
         raise InputError(f"arr_passes must be a non-negative integer, got {arr_passes!r}")
     deadline = None if time_limit is None else start + time_limit
     is_sparse = sp.issparse(cost)
-    c = sparse.as_csr(cost) if is_sparse else _dense(cost)
+    c = sparse.as_csr(cost) if is_sparse else dense_costs(cost)
     given = c
     n, m = c.shape
     if n == 0 or m == 0:
         raise InputError(f"cost matrix is empty (shape {n}x{m})")
     u0 = _check_duals(row_duals, n)
+    if not isinstance(maximize, (bool, np.bool_)):
+        raise InputError(f"maximize must be True or False, got {maximize!r}")
     if maximize:
         c = -c
         u0 = None if u0 is None else -u0  # given in the max convention LapSolution returns
@@ -161,6 +163,9 @@ def solve_lap(
     dropped = _why_cold(c, transposed, u0 is not None or predictor is not None)
     if is_sparse and predictor is not None and not dropped:
         dropped = "a predictor needs a dense cost matrix (sparse costs are solved cold)"
+    if predictor is not None and not dropped and n != m:
+        dropped = (f"{n}x{m} is not square: padded to a square, predicted duals cost far "
+                   "more augmentations than a cold solve")
     if dropped or is_sparse:
         predictor = None
     if dropped:
@@ -244,7 +249,7 @@ class _NotFinite(Exception):
     """A dense cost entry is NaN or infinite (found by the solve's first pass)."""
 
 
-def _dense(cost: Any) -> np.ndarray:
+def dense_costs(cost: Any) -> np.ndarray:
     """2-D real float array (float32 kept, everything else as float64), in any memory order.
 
     Its entries are checked for NaN and inf by the solve's first pass over the matrix
@@ -345,7 +350,7 @@ def _solve_predicted(
         solved = _solve_dense(c, u0, arr_passes, deadline)
         return solved._replace(warm=True, prediction="used", inference=inference)
     tick = time.perf_counter()
-    refined = _refine_sparse(c, u0, SPARSIFY_K, reduction[1], deadline)
+    refined = _refine_sparse(c, u0, SPARSIFY_K, deadline)
     sparse_s = time.perf_counter() - tick
     solved = _solve_dense(c, refined.u, arr_passes, deadline, start=refined.col4row)
     return solved._replace(warm=True, prediction="used", inference=inference,
@@ -353,7 +358,7 @@ def _solve_predicted(
 
 
 def _refine_sparse(
-    c: np.ndarray, u0: np.ndarray, k: int, scale: float, deadline: float | None
+    c: np.ndarray, u0: np.ndarray, k: int, deadline: float | None
 ) -> _Solved:
     """Optimal solve of the square LAP restricted to the k smallest reduced costs of each row
     and column under the Min-Trick duals of `u0`, plus the diagonal; then up to
@@ -365,11 +370,10 @@ def _refine_sparse(
     warmstart.min_trick(c, u0, v0)
     indptr, indices, data = sparsify.reduced_cost_pattern(c, u0, v0, k)
     solved = _solve_sparse(sp.csr_matrix((data, indices, indptr), shape=(n, m)), u0, deadline)
-    tol = warmstart.tight_tolerance(scale)
     augs = solved.augs
     for _ in range(PRICING_ROUNDS):
         indptr, indices, data, violations = sparsify.price_pattern(
-            c, solved.u, solved.v, indptr, indices, k, tol
+            c, solved.u, solved.v, indptr, indices, k, warmstart.TIGHT_REL
         )
         if violations == 0:
             break
@@ -506,8 +510,8 @@ def _solve_sparse(
         sparse.sparse_min_trick(indptr, indices, data, m, u, v)
     scale = float(np.abs(data).max(initial=0.0))
     if start is not None:
-        tol = warmstart.tight_tolerance(scale)
-        sparse.sparse_keep_tight(indptr, indices, data, u, v, start, col4row, row4col, tol)
+        sparse.sparse_keep_tight(indptr, indices, data, u, v, start, col4row, row4col,
+                                 warmstart.TIGHT_REL)
     sparse.sparse_tighten_and_match(indptr, indices, data, u, v, col4row, row4col)
     augs = _augment_in_chunks(
         sparse.sparse_augment, (indptr, indices, data, m, u, v, col4row, row4col), n, deadline

@@ -10,6 +10,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from coplug.plugins.errors import InputError
 from coplug.plugins.lap.jv import flip_path
+from coplug.plugins.lap.warmstart import slack
 
 INF = np.inf
 
@@ -68,9 +69,10 @@ def sparse_min_trick(indptr, indices, data, m, u, v):
 
 
 @njit(cache=True)
-def sparse_keep_tight(indptr, indices, data, u, v, start, col4row, row4col, tol):
-    """Keep the stored edges (i, start[i]) whose reduced cost is at most `tol` as a partial
-    matching (the rows' duals are then already their minimum, up to `tol`)."""
+def sparse_keep_tight(indptr, indices, data, u, v, start, col4row, row4col, rel):
+    """Keep the stored edges (i, start[i]) whose reduced cost is within round-off of 0
+    (`warmstart.slack` with `rel`) as a partial matching (the rows' duals are then already
+    their minimum, up to that round-off)."""
     n = indptr.shape[0] - 1
     for i in range(n):
         j = start[i]
@@ -78,7 +80,7 @@ def sparse_keep_tight(indptr, indices, data, u, v, start, col4row, row4col, tol)
             continue
         for k in range(indptr[i], indptr[i + 1]):
             if indices[k] == j:
-                if data[k] - u[i] - v[j] <= tol:
+                if data[k] - u[i] - v[j] <= slack(data[k], u[i], v[j], rel):
                     col4row[i] = j
                     row4col[j] = i
                 break

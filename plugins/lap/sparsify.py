@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from coplug.plugins.lap.warmstart import slack
+
 INF = np.inf
 
 
@@ -97,10 +99,11 @@ def reduced_cost_pattern(c, u, v, k):
 
 
 @njit(cache=True)
-def price_pattern(c, u, v, indptr, indices, k, tol):
+def price_pattern(c, u, v, indptr, indices, k, rel):
     """Add to the pattern each row's (up to) k most negative reduced costs c_ij - u_i - v_j
-    below -tol among the entries it lacks; returns the merged CSR (indptr, indices, data)
-    and the number of violated entries found (0: (u, v) are feasible for the dense LAP).
+    below round-off (`warmstart.slack` with `rel`) among the entries it lacks; returns the
+    merged CSR (indptr, indices, data) and the number of violated entries found (0: (u, v)
+    are feasible for the dense LAP).
     """
     n, m = c.shape
     add_val = np.empty(k)
@@ -112,16 +115,16 @@ def price_pattern(c, u, v, indptr, indices, k, tol):
         for s in range(indptr[i], indptr[i + 1]):
             seen[indices[s]] = i
         for t in range(k):
-            add_val[t] = -tol
+            add_val[t] = 0.0
         ui = u[i]
         for j in range(m):
             r = c[i, j] - ui - v[j]
-            if r < -tol and seen[j] != i:
+            if r < -slack(c[i, j], ui, v[j], rel) and seen[j] != i:
                 violations += 1
                 if r < add_val[k - 1]:
                     _insert(add_val, add_idx[i], k, r, j)
         for t in range(k):
-            if add_val[t] < -tol:
+            if add_val[t] < 0.0:
                 n_add[i] += 1
     new_indptr = np.zeros(n + 1, np.int64)
     for i in range(n):

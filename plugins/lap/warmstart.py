@@ -7,9 +7,12 @@ import numpy as np
 from numba import njit
 
 INF = np.inf
-# An edge of a given start assignment counts as tight up to this many float64 ulps of the
-# cost scale: duals carried over from another solve differ from the Min-Trick by round-off.
+# An edge of a given start assignment counts as tight up to this many float64 ulps of its own
+# terms |c_ij| + |u_i| + |v_j|: duals carried over from another solve differ from the
+# Min-Trick by round-off. Per entry, not per matrix: with one cost near 1e15 a tolerance
+# relative to max |c| (about 14) called edges tight that cost 0..100 more.
 KEEP_TIGHT_ULPS = 64
+TIGHT_REL = KEEP_TIGHT_ULPS * float(np.finfo(np.float64).eps)
 
 
 @njit(cache=True)
@@ -72,18 +75,19 @@ def positive_scale(scale: float) -> float:
     return scale if scale > 0 else 1.0
 
 
-def tight_tolerance(scale: float) -> float:
-    """How far above zero a carried-over edge's reduced cost may be and still count as tight."""
-    return KEEP_TIGHT_ULPS * np.finfo(np.float64).eps * positive_scale(scale)
+@njit(cache=True)
+def slack(cij, ui, vj, rel):
+    """Round-off allowance for the reduced cost cij - ui - vj: `rel` times its terms' size."""
+    return rel * (abs(cij) + abs(ui) + abs(vj))
 
 
 @njit(cache=True)
-def keep_tight(c, u, v, start, col4row, row4col, tol):
-    """Keep the edges (i, start[i]) whose reduced cost under (u, v) is at most `tol` (round-off
-    of the duals that made `start`) as a partial matching."""
+def keep_tight(c, u, v, start, col4row, row4col, rel):
+    """Keep the edges (i, start[i]) whose reduced cost under (u, v) is within round-off of 0
+    (`slack` with `rel`: the duals that made `start`) as a partial matching."""
     for i in range(c.shape[0]):
         j = start[i]
-        if j >= 0 and row4col[j] == -1 and c[i, j] - u[i] - v[j] <= tol:
+        if j >= 0 and row4col[j] == -1 and c[i, j] - u[i] - v[j] <= slack(c[i, j], u[i], v[j], rel):
             col4row[i] = j
             row4col[j] = i
 
@@ -135,7 +139,7 @@ def warm_state(
     if not np.isnan(scale):
         if start is None:
             start = np.full(n, -1, np.int64)
-        keep_tight(c, u, v, start, col4row, row4col, tight_tolerance(scale))
+        keep_tight(c, u, v, start, col4row, row4col, TIGHT_REL)
         match_argmins(argmin, col4row, row4col)
         tighten_and_match(c, u, v, col4row, row4col, start)
     return (u, v, col4row, row4col), float(scale)

@@ -1,0 +1,43 @@
+"""Which Pyomo component types each backend reads: any other active component (a logical
+constraint, a disjunction, an SOS where the backend has none) could restrict the variables,
+and a backend that skipped it would answer a different model, so it is refused by name.
+HiGHS used to call a model with a LogicalConstraint or a Disjunction optimal, ignoring it.
+"""
+
+from __future__ import annotations
+
+import pyomo.environ as pyo
+
+from coplug.plugins.errors import UnsupportedModelError
+
+# Components every backend reads, or that cannot restrict the variables.
+_READ_BY_ALL = frozenset({pyo.Var, pyo.Param, pyo.Set, pyo.RangeSet, pyo.Constraint,
+                          pyo.Objective, pyo.Expression, pyo.Block, pyo.Suffix, pyo.BooleanVar})
+_READ_ALSO = {"scip": frozenset({pyo.SOSConstraint}), "highs": frozenset(), "lap": frozenset()}
+# What turns a component type into linear constraints every backend reads.
+_TRANSFORM = {
+    "LogicalConstraint": "TransformationFactory('core.logical_to_linear')",
+    "Disjunct": "TransformationFactory('gdp.bigm') or 'gdp.hull'",
+    "Disjunction": "TransformationFactory('gdp.bigm') or 'gdp.hull'",
+    "Complementarity": "TransformationFactory('mpec.simple_nonlinear')",
+}
+
+
+def check_components(model: pyo.Block, solver: str) -> None:
+    """Raise UnsupportedModelError naming the first active component `solver` would not read
+    (backends registered by users are not checked: their readable types are unknown)."""
+    key = solver.lower()
+    if key not in _READ_ALSO:
+        return
+    readable = _READ_BY_ALL | _READ_ALSO[key]
+    for comp in model.component_objects(active=True, descend_into=True):
+        if comp.ctype not in readable:
+            kind = comp.ctype.__name__
+            hint = _TRANSFORM.get(kind)
+            fix = f"apply {hint} first" if hint else "use a solver that takes it"
+            if kind == "SOSConstraint":
+                fix = "use solver='scip'"
+            raise UnsupportedModelError(
+                f"component {comp.name!r} ({kind}) is not read by solver {key!r}, which "
+                f"would solve the model without it; {fix}"
+            )
