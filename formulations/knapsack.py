@@ -54,7 +54,9 @@ class KnapsackInstance:
     def is_feasible(self, x: np.ndarray) -> bool:
         """True when a 0/1 vector fits the capacity."""
         x = np.asarray(x)
-        return bool(np.isin(x, (0, 1)).all() and self.weights @ x <= self.capacity)
+        if not np.isin(x, (0, 1)).all():
+            return False
+        return sum(int(w) for w in self.weights[x == 1]) <= self.capacity  # exact: no wrap
 
     def value(self, x: np.ndarray) -> float:
         """Total value of a selection."""
@@ -108,6 +110,9 @@ def random_knapsack(
     weights (and uncorrelated values) drawn from 1..r."""
     n = check_count(n, "knapsack size n", 1)
     r = check_count(r, "knapsack weight range r", 1, 2**62)
+    if n * (r + r // 10) >= 2**63:
+        raise InputError(f"knapsack n * r = {n} * {r} is too large: the total weight and value "
+                         "must fit in 64-bit integers (below 2**63)")
     rng = np.random.default_rng(check_seed(seed))
     weights = rng.integers(1, r + 1, size=n)
     if kind == "uncorrelated":
@@ -116,7 +121,7 @@ def random_knapsack(
         values = weights + r // 10
     else:
         raise InputError(f"unknown knapsack kind {kind!r}; use uncorrelated or strongly_correlated")
-    capacity = int(weights.sum() // 2)
+    capacity = sum(int(w) for w in weights) // 2  # Python ints: an int64 sum could wrap
     return KnapsackInstance(values=values, weights=weights, capacity=capacity)
 
 
@@ -165,6 +170,9 @@ def load_knapsack(path: str | Path) -> KnapsackInstance:
     for (no, _), v, w in zip(body, values, weights, strict=True):
         if v < 0 or w < 0:
             raise InputError(f"{path}:{no}: value and weight must be non-negative")
+        if max(v, w) >= 2**63:
+            raise InputError(f"{path}:{no}: value and weight must fit in 64-bit integers "
+                             "(below 2**63)")
     if len(header) == 2:
         capacity, extra = header[1], lines[n + 1 :]
     else:
@@ -174,8 +182,9 @@ def load_knapsack(path: str | Path) -> KnapsackInstance:
         capacity, extra = _ints(path, cap_no, cap, (1,))[0], lines[n + 2 :]
     if extra:
         raise InputError(f"{path}:{extra[0][0]}: unexpected content after the items")
-    if capacity < 0:
-        raise InputError(f"{path}: capacity must be non-negative, got {capacity}")
+    if not 0 <= capacity < 2**63:
+        raise InputError(f"{path}: capacity must be a non-negative 64-bit integer, got "
+                         f"{capacity}")
     return KnapsackInstance(values=values, weights=weights, capacity=int(capacity))
 
 
@@ -187,6 +196,11 @@ def save_knapsack(instance: KnapsackInstance, path: str | Path) -> None:
         i = int(fractional[0])
         raise InputError(f"the knapsack file layout holds integers; values[{i}] is "
                          f"{float(instance.values[i])!r}")
+    too_big = np.flatnonzero(np.asarray(instance.values, dtype=float) >= 2.0**63)
+    if too_big.size:
+        i = int(too_big[0])
+        raise InputError(f"values[{i}] = {float(instance.values[i])!r} does not fit the file's "
+                         "64-bit integers (below 2**63), so it could not be read back")
     lines = [f"{instance.n} {instance.capacity}"]
     lines += [f"{int(v)} {int(w)}" for v, w in zip(instance.values, instance.weights, strict=True)]
     Path(path).write_text("\n".join(lines) + "\n")
@@ -294,7 +308,8 @@ def knapsack_qubo_safe(
             f"the safe knapsack QUBO would have {variables} variables and {nonzeros} "
             f"nonzeros ({instance.n} items, capacity {C}), over the limit {max_nonzeros} "
             "(raise it with max_nonzeros=); its size grows with the capacity, so solve the "
-            "exact MIP knapsack_mip(instance) with SCIP or HiGHS instead"
+            "exact MIP knapsack_mip(instance) with SCIP or HiGHS instead (from the command "
+            "line: coplug qubo knapsack --file F --form naive)"
         )
     P = vmax + delta
     mu = delta / 2

@@ -16,6 +16,7 @@ import pyomo.environ as pyo
 from coplug.formulations.qubo import QUBO
 from coplug.plugins.argtypes import positive_float, positive_int, seed_int
 from coplug.plugins.errors import InputError
+from coplug.plugins.results import Result, Status
 
 PROBLEMS = ("knapsack", "tsp", "openpit")
 FORMS = ("safe", "naive")
@@ -95,16 +96,23 @@ def make_case(problem: str, size: int, seed: int = 0, path: str | None = None) -
     raise InputError(f"unknown problem {problem!r}; use one of {', '.join(PROBLEMS)}")
 
 
-def exact_optimum(case: Case, time_limit: float | None = None) -> tuple[float | None, float]:
-    """SCIP's proven optimum of the exact MIP (None when it stopped without a proof, so no
-    gap is measured against a mere incumbent) and the wall seconds it took."""
+def exact_solve(case: Case, time_limit: float | None = None) -> tuple[Result, float]:
+    """SCIP on the exact MIP and the wall seconds it took; Ctrl-C stops SCIP (status
+    `interrupted`, with its incumbent and bound) as in `coplug solve`."""
     from coplug.plugins.bridge import solve
 
     model = case.mip()
     start = time.perf_counter()
-    # SCIP would swallow Ctrl-C for the rest of the process; let Python see it instead.
-    result = solve(model, solver="scip", time_limit=time_limit, **{"misc/catchctrlc": False})
-    seconds = time.perf_counter() - start
+    result = solve(model, solver="scip", time_limit=time_limit)
+    return result, time.perf_counter() - start
+
+
+def exact_optimum(case: Case, time_limit: float | None = None) -> tuple[float | None, float]:
+    """SCIP's proven optimum of the exact MIP (None when it stopped without a proof, so no
+    gap is measured against a mere incumbent) and the wall seconds it took."""
+    result, seconds = exact_solve(case, time_limit)
+    if result.status is Status.INTERRUPTED:
+        raise KeyboardInterrupt
     return (result.objective if result.optimal else None), seconds
 
 
@@ -156,14 +164,21 @@ def _cmd_qubo(args: argparse.Namespace) -> int:
         max_iter=args.max_iter,
         progress=True,
     )
-    optimum, scip_seconds = exact_optimum(case, args.time_limit)
     best = report.best_objective(case.sense)
-    g = gap(best, optimum, case.sense)
     print(f"binary+feasible  {report.fraction_binary_feasible:.1%} of {args.starts} starts")
     print(f"certified local minimizers  {report.fraction_ok:.1%}")
-    print(f"best objective   {best}  (SCIP optimum {optimum}, gap {_pct(g)})")
-    print(f"time             {report.seconds:.2f} s {args.method}, {scip_seconds:.2f} s SCIP")
-    return 0
+    print(f"best objective   {best}  ({report.seconds:.2f} s {args.method})")
+    limit = "no time limit" if args.time_limit is None else f"time limit {args.time_limit:g} s"
+    print(f"SCIP on the exact MIP ({limit}; Ctrl-C stops it) ...", flush=True)
+    result, scip_seconds = exact_solve(case, args.time_limit)
+    optimum = result.objective if result.optimal else None
+    if optimum is not None:
+        print(f"SCIP optimum     {optimum:.10g} in {scip_seconds:.2f} s, gap "
+              f"{_pct(gap(best, optimum, case.sense))}")
+        return 0
+    print(f"SCIP stopped ({result.status.value}) after {scip_seconds:.2f} s without a proof: "
+          f"incumbent {result.objective}, bound {result.bound}; no gap measured")
+    return 130 if result.status is Status.INTERRUPTED else 0
 
 
 def _pct(value: float | None) -> str:

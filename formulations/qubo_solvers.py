@@ -16,6 +16,7 @@ zero-slope coordinate) before it is accepted as final.
 from __future__ import annotations
 
 import math
+import os
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -61,7 +62,9 @@ class Certificate:
 
 @dataclass
 class RunReport:
-    """Final points of all starts, their certificates and the wall time."""
+    """Final points of all starts, their certificates and the wall time; `stats` counts the
+    starts that ended at a strict binary vertex ("converged"), those accepted at another
+    stationary point once their kicks ran out ("stalled"), and the kicks used."""
 
     points: np.ndarray
     energies: np.ndarray
@@ -234,6 +237,27 @@ class _Operator:
         return 0.5 * (X * (G + self.c)).sum(dim=0) + self.constant
 
 
+# float64 tensors of shape (starts, n) a run holds at once (points, gradients, Adam moments,
+# masks and scratch), for the up-front memory check.
+BATCH_TENSORS = 8
+
+
+def _check_memory(n: int, starts: int) -> None:
+    """Refuse a batch that cannot fit in this machine's memory before torch tries to
+    allocate it (its failure is a long RuntimeError traceback, or the OOM killer)."""
+    need = BATCH_TENSORS * 8 * n * starts
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX: let torch decide
+        return
+    if need > total // 2:
+        raise InputError(
+            f"{starts} starts of {n} variables need about {need / 2**30:.1f} GiB "
+            f"({BATCH_TENSORS} float64 tensors of starts x n); this machine has "
+            f"{total / 2**30:.0f} GiB: use fewer starts"
+        )
+
+
 def minimize(
     qubo: QUBO,
     method: str = "adam",
@@ -264,6 +288,8 @@ def minimize(
     kicks = check_count(kicks, "kicks", 0)
     if threads is not None:
         threads = check_count(threads, "threads", 1)
+    if device == "cpu":
+        _check_memory(qubo.n, starts)
     previous_threads = torch.get_num_threads()
     if threads is not None:
         torch.set_num_threads(threads)
@@ -332,6 +358,7 @@ def _run(
     F = op.energy(X, G)
     done = torch.zeros(starts, dtype=torch.bool, device=device)
     kicked = torch.zeros(starts, dtype=torch.int64, device=device)
+    gave_up = torch.zeros(starts, dtype=torch.bool, device=device)
     step = torch.ones(starts, dtype=dtype, device=device)
     m = torch.zeros_like(X)
     v = torch.zeros_like(X)
@@ -373,6 +400,7 @@ def _run(
                 kicked += kick.to(kicked.dtype)
                 stalled &= ~kick
             newly = (strict_vertex | stalled) & ~done
+            gave_up |= stalled & ~done  # stationary, not a strict vertex, kicks used up
             done |= newly
             if bar is not None and newly.any():
                 bar.update(int(newly.sum()))
@@ -417,5 +445,7 @@ def _run(
         iterations=it,
         seconds=seconds,
         method=method,
-        stats={"converged": int(done.sum().item()), "starts": starts, "kicks": int(kicked.sum())},
+        stats={"converged": int((done & ~gave_up).sum().item()),
+               "stalled": int(gave_up.sum().item()), "starts": starts,
+               "kicks": int(kicked.sum())},
     )

@@ -30,6 +30,7 @@ from coplug.plugins.errors import (
     SolverNotAvailableError,
     UnsupportedModelError,
 )
+from coplug.plugins.interrupts import highspy_interrupt, sigint_cancels
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.mipstart import highs_mip_start, scip_mip_start
 from coplug.plugins.modeldata import check_model_data
@@ -424,27 +425,30 @@ def _solve_highs(
         return result
     start = time.perf_counter()
     mip_start = None
+    opt.set_instance(model)  # builds the HiGHS model now, so Ctrl-C can reach it below
+    highs = opt._solver_model
     if warmstart:  # persistent: the start set on the built model survives solve()'s update
-        opt.set_instance(model)
         columns = opt._pyomo_var_to_solver_var_map  # id(var) -> HiGHS column
         pairs = ((opt._vars[vid][0], col) for vid, col in columns.items())
-        mip_start = highs_mip_start(opt._solver_model, pairs)
-    results = opt.solve(
-        model,
-        load_solutions=False,
-        raise_exception_on_nonoptimal_result=False,
-        time_limit=time_limit,
-        solver_options=dict(params),
-        tee=tee,
-    )
+        mip_start = highs_mip_start(highs, pairs)
+    with sigint_cancels(highs.cancelSolve):  # Pyomo turns HiGHS's interrupt callbacks on
+        results = opt.solve(
+            model,
+            load_solutions=False,
+            raise_exception_on_nonoptimal_result=False,
+            time_limit=time_limit,
+            solver_options=dict(params),
+            tee=tee,
+        )
     elapsed = time.perf_counter() - start
     status = _PYOMO_STATUS.get(results.termination_condition, Status.UNKNOWN)
+    if status is Status.UNKNOWN and highs.getModelStatus() == highspy_interrupt():
+        status = Status.INTERRUPTED  # Pyomo does not map HiGHS's kInterrupt
     has_solution = (
         results.solution_status != SolutionStatus.noSolution and status is not Status.UNBOUNDED
     )
     if status is Status.UNKNOWN and has_solution:
         status = Status.FEASIBLE
-    highs = opt._solver_model
     if status is Status.UNKNOWN:
         raise SolverError(
             "HiGHS stopped with no answer (model status "

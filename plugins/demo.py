@@ -10,6 +10,8 @@ import argparse
 import importlib
 import time
 
+from coplug.plugins.errors import InputError
+
 DEMO_SECTIONS: list[str] = [
     "coplug.plugins.demo:knapsack_section",
     "coplug.formulations.qubo_cli:qubo_section",
@@ -44,7 +46,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    """Run every demo section in order, timing each."""
+    """Run every demo section in order (or those `--only` names), timing each."""
+    names = [spec.split(":")[1] for spec in DEMO_SECTIONS]
+    if args.only is not None and not any(args.only in name for name in names):
+        shown = ", ".join(name.replace("_section", "") for name in names)
+        raise InputError(f"--only {args.only!r} matches no demo section; sections: {shown}")
     for spec in DEMO_SECTIONS:
         module_name, func_name = spec.split(":")
         if args.only and args.only not in func_name:

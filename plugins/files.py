@@ -10,6 +10,7 @@ from pyomo.common.tee import capture_output
 
 from coplug.plugins.bridge import _set_scip_params, scip_result
 from coplug.plugins.errors import InputError, SolverNotAvailableError
+from coplug.plugins.interrupts import sigint_cancels
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.results import Result, Status
 
@@ -76,7 +77,9 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
         if highs.setOptionValue(key, value) != highspy.HighsStatus.kOk:
             raise InputError(f"cannot set HiGHS option {key!r} to {value!r}")
     start = time.perf_counter()
-    highs.run()
+    highs.HandleUserInterrupt = True  # its interrupt callbacks check cancelSolve's flag
+    with sigint_cancels(highs.cancelSolve):
+        highs.run()
     elapsed = time.perf_counter() - start
     status = _HIGHS_STATUS.get(highs.modelStatusToString(highs.getModelStatus()), Status.UNKNOWN)
     info = highs.getInfo()
