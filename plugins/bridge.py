@@ -30,7 +30,11 @@ from coplug.plugins.errors import (
     SolverNotAvailableError,
     UnsupportedModelError,
 )
-from coplug.plugins.interrupts import highspy_interrupt, sigint_cancels
+from coplug.plugins.interrupts import (
+    highspy_interrupt,
+    pyomo_highs_interrupt_quiet,
+    sigint_cancels,
+)
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.mipstart import highs_mip_start, scip_mip_start
 from coplug.plugins.modeldata import check_model_data
@@ -431,7 +435,8 @@ def _solve_highs(
         columns = opt._pyomo_var_to_solver_var_map  # id(var) -> HiGHS column
         pairs = ((opt._vars[vid][0], col) for vid, col in columns.items())
         mip_start = highs_mip_start(highs, pairs)
-    with sigint_cancels(highs.cancelSolve):  # Pyomo turns HiGHS's interrupt callbacks on
+    # Pyomo turns HiGHS's interrupt callbacks on; Ctrl-C sets the flag they check
+    with sigint_cancels(highs.cancelSolve), pyomo_highs_interrupt_quiet():
         results = opt.solve(
             model,
             load_solutions=False,

@@ -5,6 +5,7 @@ not noticed until the solve ended. Here Ctrl-C asks HiGHS to stop instead."""
 
 from __future__ import annotations
 
+import logging
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -37,3 +38,23 @@ def highspy_interrupt() -> Any:
     import highspy
 
     return highspy.HighsModelStatus.kInterrupt
+
+
+class _InterruptWarning(logging.Filter):
+    """Drops Pyomo's "Received unhandled status=kInterrupt" (the bridge reports it)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "kInterrupt" not in record.getMessage()
+
+
+@contextmanager
+def pyomo_highs_interrupt_quiet() -> Iterator[None]:
+    """Within the block Pyomo's HiGHS interface does not warn about an interrupt status,
+    which `solve` maps to `interrupted` itself."""
+    log = logging.getLogger("pyomo.contrib.solver.solvers.highs")
+    quiet = _InterruptWarning()
+    log.addFilter(quiet)
+    try:
+        yield
+    finally:
+        log.removeFilter(quiet)
