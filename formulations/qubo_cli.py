@@ -96,12 +96,15 @@ def make_case(problem: str, size: int, seed: int = 0, path: str | None = None) -
     raise InputError(f"unknown problem {problem!r}; use one of {', '.join(PROBLEMS)}")
 
 
-def exact_solve(case: Case, time_limit: float | None = None) -> tuple[Result, float]:
-    """SCIP on the exact MIP and the wall seconds it took; Ctrl-C stops SCIP (status
-    `interrupted`, with its incumbent and bound) as in `coplug solve`."""
+def exact_solve(
+    case: Case, time_limit: float | None = None, model: pyo.ConcreteModel | None = None
+) -> tuple[Result, float]:
+    """SCIP on the exact MIP (`model` when already built) and the wall seconds it took;
+    Ctrl-C stops SCIP (status `interrupted`, with its incumbent and bound) as in `coplug
+    solve`."""
     from coplug.plugins.bridge import solve
 
-    model = case.mip()
+    model = case.mip() if model is None else model
     start = time.perf_counter()
     result = solve(model, solver="scip", time_limit=time_limit)
     return result, time.perf_counter() - start
@@ -169,8 +172,9 @@ def _cmd_qubo(args: argparse.Namespace) -> int:
     print(f"certified local minimizers  {report.fraction_ok:.1%}")
     print(f"best objective   {best}  ({report.seconds:.2f} s {args.method})")
     limit = "no time limit" if args.time_limit is None else f"time limit {args.time_limit:g} s"
+    model = case.mip()
     print(f"SCIP on the exact MIP ({limit}; Ctrl-C stops it) ...", flush=True)
-    result, scip_seconds = exact_solve(case, args.time_limit)
+    result, scip_seconds = exact_solve(case, args.time_limit, model)
     optimum = result.objective if result.optimal else None
     if optimum is not None:
         print(f"SCIP optimum     {optimum:.10g} in {scip_seconds:.2f} s, gap "
