@@ -210,7 +210,6 @@ def detect_assignment(model: pyo.Block) -> AssignmentStructure:
     return structure
 
 
-
 def _drop_filled(units: list[_Unit]) -> tuple[list[_Unit], list[VarData]]:
     """Remove the constraints fixed variables fill (rhs 0) and their variables (all 0) from
     every constraint; a constraint left empty is dropped, or infeasible if it is == 1."""
