@@ -259,3 +259,31 @@ def test_bipartite_split_agrees_with_networkx(seed: int) -> None:
             a = set(part.side_a)
             assert all((u in a) != (v in a) for u, v in inside.tolist())
     assert sum(len(p.edges) for p in parts) == len(ends)
+
+
+def _cover_rows(n_rows: int, n_cols: int) -> pyo.ConcreteModel:
+    """sum(x) >= 1 rows and sum(x) == 1 columns over a random cost matrix."""
+    c = np.random.default_rng(n_rows * 10 + n_cols).random((n_rows, n_cols))
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(n_rows), range(n_cols), domain=pyo.Binary)
+    m.row = pyo.Constraint(range(n_rows),
+                           rule=lambda b, i: sum(b.x[i, j] for j in range(n_cols)) >= 1)
+    m.col = pyo.Constraint(range(n_cols),
+                           rule=lambda b, j: sum(b.x[i, j] for i in range(n_rows)) == 1)
+    m.cost = pyo.Objective(expr=sum(c[i, j] * m.x[i, j]
+                                    for i in range(n_rows) for j in range(n_cols)))
+    return m
+
+
+def test_cover_rows_beside_as_many_equal_columns_are_an_assignment() -> None:
+    m = _cover_rows(5, 5)
+    lap = solve(m, solver="lap")
+    assert lap.objective == pytest.approx(solve(_cover_rows(5, 5), solver="highs").objective)
+    assert all(abs(pyo.value(m.row[i].body) - 1) < 1e-9 for i in range(5))
+
+
+def test_cover_rows_that_could_take_two_columns_are_refused() -> None:
+    """3 >= rows beside 5 == columns: a row may take two columns, not an assignment."""
+    with pytest.raises(UnsupportedModelError, match="need as many sum\\(x\\) == 1"):
+        solve(_cover_rows(3, 5), solver="lap")
+    assert solve(_cover_rows(3, 5), solver="highs").status is Status.OPTIMAL

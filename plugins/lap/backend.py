@@ -225,7 +225,7 @@ def _drop_filled(units: list[_Unit]) -> tuple[list[_Unit], list[VarData]]:
         left = [var for var in unit.variables if id(var) not in zero]
         if left:
             cons.append(unit._replace(variables=left))
-        elif unit.sense == "==":
+        elif unit.sense in ("==", ">="):
             raise _Infeasible(f"constraint {unit.name!r} cannot be met: fixed variables force "
                               "every variable in it to 0")
     return cons, list(zero.values())
@@ -279,6 +279,8 @@ def _unit_constraint(con: Any) -> _Unit | None:
             _check_bounds(var)
         raise _Infeasible(f"constraint {con.name!r} needs sum(x) <= {upper:g} < 0"
                           f"{_fixed_note(con)}")
+    if upper is None and lower is not None and abs(lower - 1) <= 1e-9:
+        return _Unit(con.name, variables, ">=", 1.0)  # exact only beside an == family
     rhs = next((r for r in (1.0, 0.0) if upper is not None and abs(upper - r) <= 1e-9), None)
     if rhs is None:
         raise UnsupportedModelError(
@@ -338,8 +340,12 @@ def _orient(
             )
         if len(senses_a) > 1 or len(senses_b) > 1:
             raise UnsupportedModelError(
-                f"constraint family around {cons[min(component)].name!r} mixes == and <="
+                f"constraint family around {cons[min(component)].name!r} mixes senses "
+                f"({', '.join(sorted(senses_a | senses_b))})"
             )
+        if ">=" in senses_a | senses_b:
+            senses_a = senses_b = _equal_from_cover(senses_a, senses_b, side_a, side_b,
+                                                    cons[min(component)].name)
         if senses_a == {"<="} or (senses_b == {"=="} and len(side_b) < len(side_a)):
             side_a, side_b = side_b, side_a
             senses_a, senses_b = senses_b, senses_a
@@ -380,6 +386,20 @@ def _orient(
         variables=variables, zero_vars=zero_vars, maximize=maximize, offset=offset,
         infeasible=infeasible,
     )
+
+
+def _equal_from_cover(senses_a: set[str], senses_b: set[str], side_a: list[int],
+                      side_b: list[int], name: str) -> set[str]:
+    """sum(x) >= 1 rows beside as many sum(x) == 1 columns hold with equality (the x sum to
+    the column count either way); any other use of >= is refused."""
+    if {frozenset(senses_a), frozenset(senses_b)} != {frozenset({">="}), frozenset({"=="})} or (
+        len(side_a) != len(side_b)
+    ):
+        raise UnsupportedModelError(
+            f"sum(x) >= 1 constraints around {name!r} need as many sum(x) == 1 constraints on "
+            "the other side (then each holds with equality); use solver='scip'"
+        )
+    return {"=="}
 
 
 def _load(structure: AssignmentStructure, row_ind: np.ndarray, col_ind: np.ndarray) -> None:
