@@ -1,14 +1,24 @@
 """Exact Pyomo MIP of fair k-clustering of a small graph: the ground truth for spectral methods.
 
 Binary x[i, c] puts node i in cluster c; every cluster holds each group within `tolerance`
-of its graph-wide share; the objective is the cut or the ratio cut sum_c cut(C_c)/|C_c|,
-made linear with one binary per (cluster, size) pair. Solve with coplug.plugins.solve
-(SCIP or HiGHS); meant for graphs of a few dozen nodes.
+of its graph-wide share; the objective is the cut or the ratio cut sum_c cut(C_c)/|C_c|.
+
+The ratio cut is made linear edge by edge: one binary z[c, s] per cluster and admissible size
+s (a size at which some cluster can be fair), and ys[e, c, s] >= y[e, c] - (1 - z[c, s]), edge
+e's cut indicator counted at the cluster's size with weight w_e / s. A big-M on the whole cut
+(t_c >= cut_c/s - M (1 - z[c, s]), M the total weight) let the integrality tolerance
+(z = 1 - 1e-6) hide about 1e-6 M of cut: with edges of weight 1e6 both solvers called a
+partition of ratio cut 5 optimal at objective 0 (the optimum is 0.5).
+
+Solve with coplug.plugins.solve (SCIP or HiGHS); meant for graphs of a few dozen nodes.
+`mip_labels` reads the partition back and warns when the model's objective value is below its
+ratio cut (or cut); `mip_objective` recomputes that value from the labels.
 """
 
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
@@ -16,9 +26,44 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 
 from coplug.formulations.fair_graphs import check_n_clusters, validate_fair_graph
+from coplug.formulations.fair_metrics import ratio_cut
 from coplug.plugins.errors import InputError
 
 OBJECTIVES = ("ratio_cut", "cut")
+# Relative disagreement between the solver's objective and the labels' own value that
+# `mip_labels` reports (solver tolerances are 1e-6 to 1e-9 of each term).
+OBJECTIVE_RTOL = 1e-5
+# Edge weights spanning more than this (largest / smallest) are past what the solvers'
+# tolerances (about 1e-7 of the largest coefficient) resolve: HiGHS returned a partition 7x
+# worse than the optimum as optimal from a span of 3e8 on.
+WEIGHT_SPAN_WARN = 1e7
+
+
+def fair_sizes(counts: np.ndarray, n_clusters: int, tolerance: float) -> list[int]:
+    """Cluster sizes s at which a cluster can hold each group g within `tolerance` of its share
+    counts[g] / n: some integer m_g in [0, counts[g]] with |m_g - share_g s| <= tolerance s
+    and sum_g m_g = s. Sizes above n - n_clusters + 1 cannot occur (the others are nonempty)."""
+    n = int(counts.sum())
+    share = counts / n
+    sizes = []
+    for s in range(1, n - n_clusters + 2):
+        slack = 1e-9 * s
+        low = np.maximum(np.ceil((share - tolerance) * s - slack), 0)
+        high = np.minimum(np.floor((share + tolerance) * s + slack), counts)
+        if (low <= high).all() and low.sum() <= s <= high.sum():
+            sizes.append(s)
+    return sizes
+
+
+def warn_weight_span(weights: np.ndarray) -> None:
+    """UserWarning when the positive edge weights span more than WEIGHT_SPAN_WARN."""
+    positive = weights[weights > 0]
+    if positive.size and positive.max() > WEIGHT_SPAN_WARN * positive.min():
+        warnings.warn(
+            f"edge weights span {positive.max() / positive.min():.1e} (largest / smallest): "
+            f"past {WEIGHT_SPAN_WARN:.0e} the solvers' tolerances can misjudge the light "
+            "edges and call a worse partition optimal", UserWarning, stacklevel=3,
+        )
 
 
 def fair_clustering_mip(
@@ -39,25 +84,21 @@ def fair_clustering_mip(
     share = np.bincount(codes) / n
     upper = sp.triu(adjacency, k=1).tocoo()
     edges = list(zip(upper.row.tolist(), upper.col.tolist(), upper.data.tolist(), strict=True))
+    warn_weight_span(upper.data)
 
     m = pyo.ConcreteModel(name="fair_clustering")
+    m.fair_adjacency = adjacency
+    m.fair_objective = objective
     m.N = pyo.RangeSet(0, n - 1)
     m.C = pyo.RangeSet(0, k - 1)
     m.E = pyo.RangeSet(0, len(edges) - 1)
     m.S = pyo.RangeSet(0, share.size - 1)
     m.x = pyo.Var(m.N, m.C, domain=pyo.Binary)
-    m.y = pyo.Var(m.E, m.C, domain=pyo.NonNegativeReals)
     m.assign = pyo.Constraint(m.N, rule=lambda m, i: sum(m.x[i, c] for c in m.C) == 1)
     m.nonempty = pyo.Constraint(m.C, rule=lambda m, c: sum(m.x[i, c] for i in m.N) >= 1)
     for i in range(n):
         for c in range(i + 1, k):
             m.x[i, c].fix(0)
-    m.cut_out = pyo.Constraint(
-        m.E, m.C, rule=lambda m, e, c: m.y[e, c] >= m.x[edges[e][0], c] - m.x[edges[e][1], c]
-    )
-    m.cut_in = pyo.Constraint(
-        m.E, m.C, rule=lambda m, e, c: m.y[e, c] >= m.x[edges[e][1], c] - m.x[edges[e][0], c]
-    )
 
     def size(m: pyo.ConcreteModel, c: int) -> Any:
         return sum(m.x[i, c] for i in m.N)
@@ -71,29 +112,84 @@ def fair_clustering_mip(
     m.fair_high = pyo.Constraint(
         m.C, m.S, rule=lambda m, c, s: members(m, c, s) <= (share[s] + tolerance) * size(m, c)
     )
-    m.cut = pyo.Expression(
-        m.C, rule=lambda m, c: sum(edges[e][2] * m.y[e, c] for e in m.E)
-    )
+    _add_cut_indicators(m, edges)
     if objective == "cut":
         m.objective = pyo.Objective(expr=sum(m.cut[c] for c in m.C) / 2)
-        return m
-    total = float(sum(w for _, _, w in edges))
-    m.M = pyo.RangeSet(1, n)
-    m.z = pyo.Var(m.C, m.M, domain=pyo.Binary)
-    m.t = pyo.Var(m.C, domain=pyo.NonNegativeReals)
-    m.one_size = pyo.Constraint(m.C, rule=lambda m, c: sum(m.z[c, s] for s in m.M) == 1)
-    m.size_link = pyo.Constraint(
-        m.C, rule=lambda m, c: size(m, c) == sum(s * m.z[c, s] for s in m.M)
-    )
-    m.ratio = pyo.Constraint(
-        m.C, m.M, rule=lambda m, c, s: m.t[c] >= m.cut[c] / s - total * (1 - m.z[c, s])
-    )
-    m.objective = pyo.Objective(expr=sum(m.t[c] for c in m.C))
+    else:
+        _add_ratio_cut_objective(m, edges, fair_sizes(np.bincount(codes), k, tolerance))
     return m
 
 
-def mip_labels(model: pyo.ConcreteModel) -> np.ndarray:
-    """Cluster label of each node from a solved fair-clustering MIP."""
+def _add_cut_indicators(m: pyo.ConcreteModel, edges: list[tuple[int, int, float]]) -> None:
+    """y[e, c] >= |x[i, c] - x[j, c]|: edge e = (i, j) leaves cluster c; cut[c] its weight."""
+    m.y = pyo.Var(m.E, m.C, domain=pyo.NonNegativeReals)
+    m.cut_out = pyo.Constraint(
+        m.E, m.C, rule=lambda m, e, c: m.y[e, c] >= m.x[edges[e][0], c] - m.x[edges[e][1], c]
+    )
+    m.cut_in = pyo.Constraint(
+        m.E, m.C, rule=lambda m, e, c: m.y[e, c] >= m.x[edges[e][1], c] - m.x[edges[e][0], c]
+    )
+    m.cut = pyo.Expression(m.C, rule=lambda m, c: sum(edges[e][2] * m.y[e, c] for e in m.E))
+
+
+def _add_ratio_cut_objective(
+    m: pyo.ConcreteModel, edges: list[tuple[int, int, float]], sizes: list[int]
+) -> None:
+    """Objective sum_c cut(C_c)/|C_c|: z[c, s] picks cluster c's size among the admissible
+    `sizes`, and ys[e, c, s] >= y[e, c] - (1 - z[c, s]) counts edge e's cut indicator at that
+    size, weighted w_e / s. The only big-M is 1, on a 0/1 indicator, so the integrality
+    tolerance (z = 1 - 1e-6) drops at most 1e-6 of each cut edge's own weight: a relative
+    error, not one of the total weight. sum_s ys[e, c, s] >= y[e, c] is valid and tightens
+    the LP. With no admissible size, size_link empties every cluster: infeasible."""
+    m.Z = pyo.Set(initialize=sizes, ordered=True)
+    m.z = pyo.Var(m.C, m.Z, domain=pyo.Binary)
+    m.ys = pyo.Var(m.E, m.C, m.Z, domain=pyo.NonNegativeReals)
+    m.one_size = pyo.Constraint(m.C, rule=lambda m, c: (
+        sum(m.z[c, s] for s in m.Z) == 1) if sizes else pyo.Constraint.Skip)
+    m.size_link = pyo.Constraint(m.C, rule=lambda m, c: (
+        sum(m.x[i, c] for i in m.N) == sum(s * m.z[c, s] for s in m.Z)))
+    m.at_size = pyo.Constraint(m.E, m.C, m.Z, rule=lambda m, e, c, s: (
+        m.ys[e, c, s] >= m.y[e, c] - (1 - m.z[c, s])))
+    m.some_size = pyo.Constraint(m.E, m.C, rule=lambda m, e, c: (
+        sum(m.ys[e, c, s] for s in m.Z) >= m.y[e, c]))
+    m.objective = pyo.Objective(expr=sum(
+        edges[e][2] / s * m.ys[e, c, s] for e in m.E for c in m.C for s in m.Z
+    ))
+
+
+def mip_objective(model: pyo.ConcreteModel, labels: np.ndarray) -> float:
+    """The model's objective (ratio cut or cut) of a labelling, computed from the graph."""
+    adjacency = model.fair_adjacency
+    if model.fair_objective == "ratio_cut":
+        return ratio_cut(adjacency, labels)
+    different = labels[:, None] != labels[None, :]
+    return float(sp.triu(adjacency, k=1).multiply(different).sum())
+
+
+def objective_mismatch(
+    model: pyo.ConcreteModel, labels: np.ndarray, reported: float | None = None
+) -> str | None:
+    """A one-line message when the solver's objective value (`reported`, default the model's
+    objective at its loaded solution) is below the labels' own ratio cut (or cut) by more than
+    OBJECTIVE_RTOL (relative, or of the lightest edge weight over n), else None. Above is no
+    contradiction: a stopped solve's incumbent may count slack cut variables."""
+    if reported is None:
+        reported = pyo.value(model.objective, exception=False)
+    if reported is None:
+        return None
+    true = mip_objective(model, labels)
+    weights = model.fair_adjacency.data
+    floor = float(weights[weights > 0].min()) / len(model.N) if weights.size else 1.0
+    if reported >= true - OBJECTIVE_RTOL * max(abs(true), floor):
+        return None
+    return (f"the solver's objective {reported:.6g} is below the {model.fair_objective} "
+            f"{true:.6g} of the partition it returned: do not trust this solve")
+
+
+def mip_labels(model: pyo.ConcreteModel, check: bool = True) -> np.ndarray:
+    """Cluster label of each node from a solved fair-clustering MIP; with `check`, warns
+    (UserWarning) when the model's objective value is below the ratio cut (or cut) of these
+    labels (`objective_mismatch`)."""
     n = len(model.N)
     labels = np.full(n, -1, dtype=np.int64)
     for i in range(n):
@@ -102,6 +198,9 @@ def mip_labels(model: pyo.ConcreteModel) -> np.ndarray:
                 labels[i] = c
     if (labels < 0).any():
         raise InputError("the model holds no solution: solve it first")
+    mismatch = objective_mismatch(model, labels) if check else None
+    if mismatch is not None:
+        warnings.warn(mismatch, UserWarning, stacklevel=2)
     return labels
 
 

@@ -10,7 +10,10 @@
   ADMM. Each iteration costs one sparse product L X, a polar retraction of an n x k matrix
   and a rank-(h-1) projection: O(nnz k + n k^2) time and O(n k) memory. When k exceeds
   half the fair dimension n - h + 1 (where n k is no smaller than n^2 / 2 and the ADMM may
-  stall), it falls back to ``nullspace`` and says so in ``admm_info_["fallback"]``.
+  stall), it falls back to ``nullspace`` and says so in ``admm_info_["fallback"]``. The
+  ADMM stops when the objective's change is below `tol` relative to the objective, or to
+  OBJECTIVE_FLOOR * lambda_max * k when the objective is near 0 (a disconnected graph); when
+  it reaches `max_iter` instead it warns (UserWarning) and sets ``converged=False``.
 
 Every method then runs scikit-learn's KMeans on the embedding rows. ``laplacian`` picks the
 ratio-cut (``unnormalized``, L = D - A) or normalized-cut (``normalized``, the default)
@@ -24,12 +27,14 @@ formulation; its exact counterpart is `coplug.formulations.fair_clustering_mip`.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
+import scipy.sparse.csgraph as csgraph
 import scipy.sparse.linalg as spla
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans
@@ -38,6 +43,25 @@ from coplug.formulations.fair_graphs import check_n_clusters, validate_fair_grap
 from coplug.plugins.errors import InputError
 
 METHODS = ("riemannian", "nullspace", "unnormalized", "normalized")
+# Objectives below OBJECTIVE_FLOOR * lambda_max * k count as 0 for the ADMM's stopping test.
+OBJECTIVE_FLOOR = 1e-3
+NOT_CONVERGED = "R-FairSC's ADMM did not converge"
+
+
+class DenseMemoryError(InputError):
+    """FairSC's dense matrices would not fit in the memory allowed; `needed` is in bytes."""
+
+    def __init__(self, needed: float, n: int, hint: str = "use method='riemannian'") -> None:
+        self.needed, self.n = needed, n
+        super().__init__(
+            f"FairSC (nullspace) needs about {needed / 2**30:.1f} GiB of dense matrices at "
+            f"n={n}; {hint}"
+        )
+
+
+def nullspace_bytes(n: int) -> float:
+    """Memory of FairSC's dense n x n matrices (basis, projected Laplacian, workspace)."""
+    return 3 * 8.0 * n * n
 
 
 def laplacian(adjacency: sp.csr_matrix, normalized: bool) -> tuple[sp.csr_matrix, np.ndarray]:
@@ -84,12 +108,8 @@ def nullspace_embedding(
     eigenvectors of the dense Z^T L Z (the normalized variant passes L_sym and D^-1/2 F,
     which is Kleindessner et al.'s generalized problem in the variable X = D^1/2 H)."""
     n = lap.shape[0]
-    needed = 3 * 8.0 * n * n
-    if needed > max_bytes:
-        raise InputError(
-            f"FairSC (nullspace) needs about {needed / 2**30:.1f} GiB of dense matrices at "
-            f"n={n}; use method='riemannian'"
-        )
+    if nullspace_bytes(n) > max_bytes:
+        raise DenseMemoryError(nullspace_bytes(n), n)
     q = la.qr(constraint, mode="full")[0]
     basis = q[:, constraint.shape[1]:]
     del q
@@ -119,18 +139,44 @@ def fair_projector(constraint: np.ndarray) -> Callable[[np.ndarray], np.ndarray]
     return lambda y: y - constraint @ (gram_inv @ (constraint.T @ y))
 
 
-def spectral_start(lap: sp.spmatrix, constraint: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
+def component_null_vectors(lap: sp.spmatrix, kernel: np.ndarray, count: int) -> np.ndarray:
+    """Null vectors of L on its `count` largest connected components: `kernel` (ones for
+    L = D - A, sqrt(degree) for L_sym) restricted to each, normalized; n x 0 if connected.
+
+    Lanczos finds a repeated eigenvalue only once, so it misses most of the null space of a
+    disconnected graph's Laplacian; these vectors span that part of it exactly."""
+    n_components, labels = csgraph.connected_components(lap, directed=False)
+    if n_components < 2:
+        return np.zeros((lap.shape[0], 0))
+    sizes = np.bincount(labels)
+    chosen = np.argsort(-sizes, kind="stable")[:count]
+    vectors = np.where(labels[:, None] == chosen[None, :], kernel[:, None], 0.0)
+    return vectors / np.linalg.norm(vectors, axis=0)
+
+
+def spectral_start(
+    lap: sp.spmatrix,
+    constraint: np.ndarray,
+    k: int,
+    seed: int = 0,
+    kernel: np.ndarray | None = None,
+) -> np.ndarray:
     """Warm start: the 2k + h - 1 smallest Lanczos eigenvectors of L (at most the fair
-    dimension), projected onto the fair subspace, then the best k directions of that span
-    (Rayleigh-Ritz). The span is cut to its numerical rank and, if that leaves fewer than k
-    directions, topped up with random fair ones. Sparse products only; a loose Lanczos
-    tolerance suffices since the ADMM refines it."""
+    dimension), plus as many null vectors of L's connected components when the graph is
+    disconnected (`kernel` as in `component_null_vectors`, default ones), projected onto
+    the fair subspace, then the best k directions of that span (Rayleigh-Ritz). The span is
+    cut to its numerical rank and, if that leaves fewer than k directions, topped up with
+    random fair ones. Sparse products only; a loose Lanczos tolerance suffices since the
+    ADMM refines it."""
     n, dimension = lap.shape[0], fair_dimension(constraint)
     if not 1 <= k <= dimension:
         raise InputError(f"n_clusters={k} must lie in 1..{dimension}, the fair dimension")
     count = min(2 * k + constraint.shape[1], dimension, n - 1)
     project = fair_projector(constraint)
-    basis = orthonormal_range(project(smallest_eigenvectors(lap, count, seed, tol=1e-3)))
+    kernel = np.ones(n) if kernel is None else kernel
+    vectors = np.hstack([component_null_vectors(lap, kernel, count),
+                         smallest_eigenvectors(lap, count, seed, tol=1e-3)])
+    basis = orthonormal_range(project(vectors))
     if basis.shape[1] < k:
         extra = project(np.random.default_rng(seed).standard_normal((n, k - basis.shape[1])))
         extra -= basis @ (basis.T @ extra)
@@ -172,9 +218,11 @@ def riemannian_admm_embedding(
     Splitting X = G with G in the subspace {C^T G = 0}: the X-step minimizes the linearized
     augmented Lagrangian plus (tau/2)||X - X_k||^2 over the Stiefel manifold (a polar
     retraction), the G-step is the rank-(h-1) orthogonal projection, then a dual ascent step.
-    Only sparse products with L touch the graph. Stops when the relative change of the
-    objective and the split residual ||X - G|| both fall below `tol`; the last X is then
-    projected and retracted once more, so the result satisfies C^T X = 0 exactly. `start`
+    Only sparse products with L touch the graph. Stops when the objective's change falls
+    below `tol` times max(|objective|, OBJECTIVE_FLOOR lambda_max k) (`objective_settled`)
+    and the split residual ||X - G|| / sqrt(k) below sqrt(tol); warns (UserWarning) when
+    `max_iter` comes first. The last X is then projected and retracted once more, so the
+    result satisfies C^T X = 0 exactly. `start`
     (n x k) is the initial point; default random. The multiplier starts at its least-squares
     estimate -(I - P) 2 L X (P the fair projection), so an optimal start is a fixed point
     instead of being pushed away while the multiplier is learned.
@@ -200,17 +248,30 @@ def riemannian_admm_embedding(
         lx = lap @ x
         new_objective = float(np.sum(x * lx))
         residual = float(np.linalg.norm(x - g) / np.sqrt(k))
-        change = abs(new_objective - objective) / max(abs(new_objective), 1e-12)
+        settled = objective_settled(objective, new_objective, tol, lam_max * k)
         objective = new_objective
         history.append(objective)
-        if change < tol and residual < np.sqrt(tol):
+        if settled and residual < np.sqrt(tol):
             converged = True
             break
     x = polar(project(x))
     objective = float(np.sum(x * (lap @ x)))
+    if not converged:
+        warnings.warn(
+            f"{NOT_CONVERGED} in max_iter={max_iter} iterations (objective {objective:.4g}, "
+            f"split residual {residual:.1e}): raise max_iter or use method='nullspace'",
+            UserWarning, stacklevel=2,
+        )
     info = {"method": "riemannian", "iterations": iterations, "converged": converged,
             "objective": objective, "residual": residual, "history": history}
     return x, info
+
+
+def objective_settled(old: float, new: float, tol: float, scale: float) -> bool:
+    """The ADMM's stopping test on the objective: |new - old| < tol * max(|new|, floor), the
+    floor OBJECTIVE_FLOOR * scale (scale = lambda_max * k, the largest the objective can be)
+    so an optimum at 0 - a disconnected graph - is not chased down to rounding noise."""
+    return abs(new - old) < tol * max(abs(new), OBJECTIVE_FLOOR * scale)
 
 
 class FairSpectralClustering(ClusterMixin, BaseEstimator):
@@ -305,11 +366,13 @@ class FairSpectralClustering(ClusterMixin, BaseEstimator):
                 self.admm_info_ = {"method": "nullspace", "fallback": (
                     f"n_clusters={k} is over half the {fair_dimension(constraint)} fair "
                     "dimensions, where the ADMM is no cheaper and may not converge: used the "
-                    "exact nullspace method"), "objective": float(np.sum(x * (lap @ x)))}
+                    "exact nullspace method"), "fair_dimension": fair_dimension(constraint),
+                    "objective": float(np.sum(x * (lap @ x)))}
         else:
             start = None
             if self.init == "spectral":
-                start = spectral_start(lap, constraint, k, self.random_state)
+                kernel = np.sqrt(degree) if normalized else np.ones(degree.size)
+                start = spectral_start(lap, constraint, k, self.random_state, kernel)
             x, self.admm_info_ = riemannian_admm_embedding(
                 lap, constraint, k, self.rho, self.max_iter, self.tol, self.random_state, start
             )
