@@ -7,12 +7,14 @@ HiGHS used to call a model with a LogicalConstraint or a Disjunction optimal, ig
 from __future__ import annotations
 
 import pyomo.environ as pyo
+from pyomo.core.base.component import ActiveComponent
 
 from coplug.plugins.errors import UnsupportedModelError
 
-# Components every backend reads, or that cannot restrict the variables.
-_READ_BY_ALL = frozenset({pyo.Var, pyo.Param, pyo.Set, pyo.RangeSet, pyo.Constraint,
-                          pyo.Objective, pyo.Expression, pyo.Block, pyo.Suffix, pyo.BooleanVar})
+# Active components every backend reads (inactive kinds, such as Var, Param, Set, Expression
+# or a network Port, cannot restrict the variables: as in Pyomo's own model observer, only
+# active component types are checked).
+_READ_BY_ALL = frozenset({pyo.Constraint, pyo.Objective, pyo.Block, pyo.Suffix})
 _READ_ALSO = {"scip": frozenset({pyo.SOSConstraint}), "highs": frozenset(), "lap": frozenset()}
 # What turns a component type into linear constraints every backend reads.
 _TRANSFORM = {
@@ -20,6 +22,7 @@ _TRANSFORM = {
     "Disjunct": "TransformationFactory('gdp.bigm') or 'gdp.hull'",
     "Disjunction": "TransformationFactory('gdp.bigm') or 'gdp.hull'",
     "Complementarity": "TransformationFactory('mpec.simple_nonlinear')",
+    "Arc": "TransformationFactory('network.expand_arcs')",
 }
 
 
@@ -31,7 +34,7 @@ def check_components(model: pyo.Block, solver: str) -> None:
         return
     readable = _READ_BY_ALL | _READ_ALSO[key]
     for comp in model.component_objects(active=True, descend_into=True):
-        if comp.ctype not in readable:
+        if issubclass(comp.ctype, ActiveComponent) and comp.ctype not in readable:
             kind = comp.ctype.__name__
             hint = _TRANSFORM.get(kind)
             fix = f"apply {hint} first" if hint else "use a solver that takes it"

@@ -287,3 +287,28 @@ def test_cover_rows_that_could_take_two_columns_are_refused() -> None:
     with pytest.raises(UnsupportedModelError, match="need as many sum\\(x\\) == 1"):
         solve(_cover_rows(3, 5), solver="lap")
     assert solve(_cover_rows(3, 5), solver="highs").status is Status.OPTIMAL
+
+
+def _network(expand: bool) -> pyo.ConcreteModel:
+    """Two blocks joined by an Arc between Ports (x_a == x_b once expanded): min x_a - 2 x_b."""
+    from pyomo.network import Arc, Port
+
+    m = pyo.ConcreteModel()
+    m.a, m.b = pyo.Block(), pyo.Block()
+    m.a.x = pyo.Var(bounds=(0, 5))
+    m.b.x = pyo.Var(bounds=(0, 3))
+    m.a.p = Port(initialize={"x": m.a.x})
+    m.b.p = Port(initialize={"x": m.b.x})
+    m.arc = Arc(source=m.a.p, destination=m.b.p)
+    m.o = pyo.Objective(expr=m.a.x - 2 * m.b.x)
+    if expand:
+        pyo.TransformationFactory("network.expand_arcs").apply_to(m)
+    return m
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_ports_are_read_and_an_unexpanded_arc_is_named(solver: str) -> None:
+    """Ports only group variables; the expanded Arc is a constraint (x_a = x_b = 3: -3)."""
+    assert solve(_network(True), solver=solver).objective == pytest.approx(-3.0)
+    with pytest.raises(UnsupportedModelError, match="'arc' \\(Arc\\).*network.expand_arcs"):
+        solve(_network(False), solver=solver)
