@@ -110,7 +110,7 @@ def random_knapsack(
     weights (and uncorrelated values) drawn from 1..r."""
     n = check_count(n, "knapsack size n", 1)
     r = check_count(r, "knapsack weight range r", 1, 2**62)
-    if n * (r + r // 10) >= 2**63:
+    if n * (r + (r // 10 if kind == "strongly_correlated" else 0)) >= 2**63:
         raise InputError(f"knapsack n * r = {n} * {r} is too large: the total weight and value "
                          "must fit in 64-bit integers (below 2**63)")
     rng = np.random.default_rng(check_seed(seed))

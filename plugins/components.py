@@ -27,14 +27,17 @@ _TRANSFORM = {
 
 
 def check_components(model: pyo.Block, solver: str) -> None:
-    """Raise UnsupportedModelError naming the first active component `solver` would not read
-    (backends registered by users are not checked: their readable types are unknown)."""
+    """Raise UnsupportedModelError naming the first component with an active entry that
+    `solver` would not read (a container whose entries are all deactivated, e.g. after a
+    transformation, restricts nothing; backends registered by users are not checked: their
+    readable types are unknown)."""
     key = solver.lower()
     if key not in _READ_ALSO:
         return
     readable = _READ_BY_ALL | _READ_ALSO[key]
     for comp in model.component_objects(active=True, descend_into=True):
-        if issubclass(comp.ctype, ActiveComponent) and comp.ctype not in readable:
+        if (issubclass(comp.ctype, ActiveComponent) and comp.ctype not in readable
+                and any(data.active for data in comp.values())):
             kind = comp.ctype.__name__
             hint = _TRANSFORM.get(kind)
             fix = f"apply {hint} first" if hint else "use a solver that takes it"

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numvalue import native_numeric_types
-from pyomo.core.expr.visitor import StreamBasedExpressionVisitor
+from pyomo.core.expr.visitor import StreamBasedExpressionVisitor, identify_variables
 from pyomo.repn.standard_repn import generate_standard_repn
 
 from coplug.plugins.errors import InputError
@@ -26,14 +26,10 @@ TINY_OBJECTIVE = 1e-6
 
 
 def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
-    """Raise InputError naming a variable fixed without a value or the first non-finite or
-    huge number in an active constraint, the active objective or a variable bound; warn
-    about an objective too small for absolute tolerances when `warn_tiny` (not for the LAP
-    path, whose tolerances are relative)."""
-    for var in model.component_data_objects(pyo.Var, descend_into=True):
-        if var.fixed and var.value is None:
-            raise InputError(f"variable {var.name!r} is fixed but has no value; give it one "
-                             "(var.fix(value)) or unfix it")
+    """Raise InputError naming a variable fixed without a value that an active constraint or
+    objective uses, or the first non-finite or huge number in an active constraint, the
+    active objective or a variable bound; warn about an objective too small for absolute
+    tolerances when `warn_tiny` (not for the LAP path, whose tolerances are relative)."""
     for con in model.component_data_objects(pyo.Constraint, active=True):
         for side, value in (("lower", con.lower), ("upper", con.upper)):
             number = _value(value)
@@ -65,7 +61,14 @@ def _value(expr: Any) -> float | None:
 def _check_terms(expr: Any, where: str) -> float:
     """Coefficients and constant of the linear and quadratic parts, numbers inside the rest;
     returns the largest |coefficient| (0 without any). Names are built for an offender only."""
-    repn = generate_standard_repn(expr, compute_values=True, quadratic=True)
+    try:
+        repn = generate_standard_repn(expr, compute_values=True, quadratic=True)
+    except TypeError:  # Pyomo adds a fixed variable's value None into the constant
+        unset = _fixed_without_value(expr)
+        if unset is None:
+            raise
+        raise InputError(f"{where}: variable {unset.name!r} is fixed but has no value; give "
+                         "it one (var.fix(value)) or unfix it") from None
     _check_number(repn.constant, f"{where}: its constant term")
     linear = np.asarray(repn.linear_coefs, dtype=float)
     k = _first_bad(linear)
@@ -81,6 +84,12 @@ def _check_terms(expr: Any, where: str) -> float:
             _check_number(number, f"{where}: a number in its nonlinear part", huge_ok=True)
     coefficients = np.abs(np.concatenate([linear, quadratic]))
     return float(coefficients.max()) if coefficients.size else 0.0
+
+
+def _fixed_without_value(expr: Any) -> Any:
+    """The first variable in `expr` that is fixed with value None, or None."""
+    return next((var for var in identify_variables(expr, include_fixed=True)
+                 if var.fixed and var.value is None), None)
 
 
 def _first_bad(values: np.ndarray) -> int | None:

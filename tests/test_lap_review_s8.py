@@ -247,7 +247,7 @@ def test_bipartite_split_agrees_with_networkx(seed: int) -> None:
     graph.add_nodes_from(range(n))
     graph.add_edges_from(ends.tolist())
     parts = bipartite.split(n, ends)
-    expected = sorted(nx.connected_components(graph), key=min)
+    expected = sorted((c for c in nx.connected_components(graph) if len(c) > 1), key=min)
     assert [set(p.nodes) for p in parts] == expected
     for part in parts:
         sub = graph.subgraph(part.nodes)
@@ -312,3 +312,55 @@ def test_ports_are_read_and_an_unexpanded_arc_is_named(solver: str) -> None:
     assert solve(_network(True), solver=solver).objective == pytest.approx(-3.0)
     with pytest.raises(UnsupportedModelError, match="'arc' \\(Arc\\).*network.expand_arcs"):
         solve(_network(False), solver=solver)
+
+
+def _logical_base() -> pyo.ConcreteModel:
+    """min b1 + b2 over binaries tied to Boolean y1, y2."""
+    m = pyo.ConcreteModel()
+    m.y = pyo.BooleanVar([1, 2])
+    m.b = pyo.Var([1, 2], domain=pyo.Binary)
+    for i in (1, 2):
+        m.y[i].associate_binary_var(m.b[i])
+    m.o = pyo.Objective(expr=m.b[1] + m.b[2])
+    return m
+
+
+def test_containers_whose_entries_are_all_inactive_restrict_nothing() -> None:
+    """The check read the container's flag: a Reference to transformed logical constraints,
+    or an indexed one with every entry deactivated, was refused."""
+    m = _logical_base()
+    m.l = pyo.LogicalConstraint([1], rule=lambda m, i: pyo.lor(m.y[1], m.y[2]))
+    pyo.TransformationFactory("core.logical_to_linear").apply_to(m)
+    m.lr = pyo.Reference(m.l)
+    assert solve(m, solver="highs").objective == pytest.approx(1.0)
+    m = _logical_base()
+    m.l = pyo.LogicalConstraint([1, 2], rule=lambda m, i: pyo.lor(m.y[1], m.y[2]))
+    m.l[1].deactivate()
+    with pytest.raises(UnsupportedModelError, match="'l' \\(LogicalConstraint\\)"):
+        solve(m, solver="highs")  # one entry still active
+    m.l[2].deactivate()
+    assert solve(m, solver="highs").objective == pytest.approx(0.0)
+
+
+def test_a_fixed_variable_without_value_that_nothing_reads_is_fine() -> None:
+    m = assignment_model(C3)
+    m.unused = pyo.Var()
+    m.unused.fixed = True
+    assert solve(m, solver="highs").objective == pytest.approx(5.0)
+    m.side = pyo.Block()
+    m.side.z = pyo.Var()
+    m.side.z.fixed = True
+    m.side.c = pyo.Constraint(expr=m.side.z + m.x[0, 0] <= 3)
+    m.side.deactivate()
+    assert solve(m, solver="scip").objective == pytest.approx(5.0)
+
+
+def test_hundreds_of_variables_for_one_pair_are_still_an_assignment() -> None:
+    """256 variables between the same two constraints summed to 0 in an int8 adjacency."""
+    m = pyo.ConcreteModel()
+    m.K = pyo.RangeSet(0, 255)
+    m.x = pyo.Var(m.K, domain=pyo.Binary)
+    m.row = pyo.Constraint(expr=sum(m.x[i] for i in m.K) == 1)
+    m.col = pyo.Constraint(expr=sum(m.x[i] for i in m.K) == 1)
+    m.o = pyo.Objective(expr=sum((i % 7 + 1) * m.x[i] for i in m.K))
+    assert solve(m, solver="lap").objective == pytest.approx(1.0)

@@ -111,6 +111,10 @@ def test_knapsack_feasibility_is_exact_near_two_to_the_63() -> None:
         random_knapsack(8, r=2**62)
     inst = random_knapsack(8, r=2**59, seed=1)
     assert inst.capacity == sum(int(w) for w in inst.weights) // 2
+    # the r // 10 value offset belongs to strongly correlated instances only
+    assert random_knapsack(15, kind="uncorrelated", r=2**59).n == 15
+    with pytest.raises(InputError, match="too large"):
+        random_knapsack(15, kind="strongly_correlated", r=2**59)
 
 
 def test_knapsack_files_refuse_what_cannot_round_trip(tmp_path) -> None:

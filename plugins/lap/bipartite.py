@@ -3,7 +3,10 @@ component, the shape an assignment block has, with scipy's sparse graph routines
 
 Each variable links the two constraints it appears in (an edge; several variables may link
 the same two). networkx's bipartite colouring on that multigraph took 12 s for a 400 x 400
-assignment model; this takes a few milliseconds.
+assignment model. Here one connected-components pass over the bipartite double cover (node
+v as (v, 0) and (v, 1); edge a-b as (a, 0)-(b, 1) and (a, 1)-(b, 0)) colours every
+component at once: a component is bipartite exactly when (v, 0) and (v, 1) fall apart, and
+then v's side is whether (v, 0) lies with (root, 0).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import breadth_first_order, connected_components
+from scipy.sparse.csgraph import connected_components
 
 
 @dataclass
@@ -27,46 +30,44 @@ class Component:
 
 
 def split(n_nodes: int, ends: np.ndarray) -> list[Component]:
-    """Components of the graph on `n_nodes` nodes with edges `ends` (E x 2 node pairs), in
-    order of their smallest node; each two-coloured by breadth-first search (the root's
-    side is side_a; a lone node is a side_a of one)."""
+    """Components with at least one edge of the graph on `n_nodes` nodes with edges `ends`
+    (E x 2 node pairs), in order of their smallest node, each with its two sides (the
+    smallest node's is side_a). Lone nodes are left out: they link nothing."""
     ends = np.asarray(ends, dtype=np.int64).reshape(-1, 2)
+    if n_nodes == 0:
+        return []
     a, b = ends[:, 0], ends[:, 1]
-    ones = np.ones(len(a), dtype=np.int8)
-    adj = sp.coo_matrix((ones, (a, b)), shape=(n_nodes, n_nodes))
-    adj = (adj + adj.T).tocsr()
-    _, labels = connected_components(adj, directed=False)
-    colour = _colour(adj, labels)
-    clash = colour[a] == colour[b]
-    odd = set(labels[a[clash]].tolist())
-    edges_of = np.argsort(labels[a], kind="stable")
-    bounds = np.searchsorted(labels[a][edges_of], np.arange(labels.max(initial=-1) + 2))
+    labels = _labels(n_nodes, a, b)
+    cover = _labels(2 * n_nodes, np.concatenate([2 * a, 2 * a + 1]),
+                    np.concatenate([2 * b + 1, 2 * b]))
+    even, odd = cover[0::2], cover[1::2]
+    order = np.argsort(labels, kind="stable")  # nodes grouped by component, ascending
+    starts = np.flatnonzero(np.r_[True, labels[order][1:] != labels[order][:-1]])
+    root = np.empty(n_nodes, dtype=np.int64)
+    for lo, hi in zip(starts, np.r_[starts[1:], n_nodes], strict=True):
+        root[order[lo:hi]] = order[lo]  # the smallest node: stable sort keeps node order
+    colour = (even != even[root]).astype(np.int64)
+    odd_cycle = even == odd
+    edge_order = np.argsort(labels[a], kind="stable")
+    edge_starts = np.searchsorted(labels[a][edge_order], np.arange(labels.max(initial=-1) + 2))
+    spans = [(lo, hi) for lo, hi in zip(starts, np.r_[starts[1:], n_nodes], strict=True)
+             if hi - lo > 1]
     out = []
-    for root in sorted(_roots(labels)):
-        label = labels[root]
-        nodes = np.flatnonzero(labels == label)
+    for lo, hi in sorted(spans, key=lambda span: order[span[0]]):
+        nodes = np.sort(order[lo:hi])
+        label = labels[nodes[0]]
         out.append(Component(
             nodes=nodes.tolist(),
             side_a=nodes[colour[nodes] == 0].tolist(),
             side_b=nodes[colour[nodes] == 1].tolist(),
-            bipartite=label not in odd,
-            edges=edges_of[bounds[label]:bounds[label + 1]],
+            bipartite=not odd_cycle[nodes].any(),
+            edges=edge_order[edge_starts[label]:edge_starts[label + 1]],
         ))
     return out
 
 
-def _colour(adj: sp.csr_matrix, labels: np.ndarray) -> np.ndarray:
-    """0/1 by the parity of each node's depth in a breadth-first tree of its component."""
-    colour = np.full(adj.shape[0], -1, dtype=np.int64)
-    for root in _roots(labels):
-        order, pred = breadth_first_order(adj, int(root), directed=False,
-                                          return_predecessors=True)
-        colour[order[0]] = 0
-        for node in order[1:]:
-            colour[node] = 1 - colour[pred[node]]
-    return colour
-
-
-def _roots(labels: np.ndarray) -> list[int]:
-    """The smallest node of each component."""
-    return np.unique(labels, return_index=True)[1].tolist()
+def _labels(n_nodes: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Connected-component label of each node of the undirected graph with edges a-b."""
+    ones = np.ones(len(a), dtype=np.float64)  # duplicates add up; int8 wrapped at 256
+    adj = sp.coo_matrix((ones, (a, b)), shape=(n_nodes, n_nodes)).tocsr()
+    return connected_components(adj, directed=False)[1]

@@ -74,7 +74,7 @@ def find_blocks(scip: Any, min_size: int = 2) -> list[Block]:
     sign = -1.0 if scip.getObjectiveSense() == "maximize" else 1.0  # LAP costs minimize
     blocks = []
     for part in bipartite.split(len(unit), ends):
-        if not part.bipartite or len(part.nodes) < 2:
+        if not part.bipartite:
             continue
         side_a, side_b = part.side_a, part.side_b
         if min(len(side_a), len(side_b)) < min_size:
