@@ -16,13 +16,15 @@ from coplug.plugins.errors import UnsupportedModelError
 # active component types are checked).
 _READ_BY_ALL = frozenset({pyo.Constraint, pyo.Objective, pyo.Block, pyo.Suffix})
 _READ_ALSO = {"scip": frozenset({pyo.SOSConstraint}), "highs": frozenset(), "lap": frozenset()}
-# What turns a component type into linear constraints every backend reads.
-_TRANSFORM = {
-    "LogicalConstraint": "TransformationFactory('core.logical_to_linear')",
-    "Disjunct": "TransformationFactory('gdp.bigm') or 'gdp.hull'",
-    "Disjunction": "TransformationFactory('gdp.bigm') or 'gdp.hull'",
-    "Complementarity": "TransformationFactory('mpec.simple_nonlinear')",
-    "Arc": "TransformationFactory('network.expand_arcs')",
+# What to do instead, by component type: mostly the transformation that turns it into
+# linear constraints every backend reads.
+_ADVICE = {
+    "LogicalConstraint": "apply TransformationFactory('core.logical_to_linear') first",
+    "Disjunct": "apply TransformationFactory('gdp.bigm') or 'gdp.hull' first",
+    "Disjunction": "apply TransformationFactory('gdp.bigm') or 'gdp.hull' first",
+    "Complementarity": "apply TransformationFactory('mpec.simple_nonlinear') first",
+    "Arc": "apply TransformationFactory('network.expand_arcs') first",
+    "SOSConstraint": "use solver='scip'",
 }
 
 
@@ -39,11 +41,8 @@ def check_components(model: pyo.Block, solver: str) -> None:
         if (issubclass(comp.ctype, ActiveComponent) and comp.ctype not in readable
                 and any(data.active for data in comp.values())):
             kind = comp.ctype.__name__
-            hint = _TRANSFORM.get(kind)
-            fix = f"apply {hint} first" if hint else "use a solver that takes it"
-            if kind == "SOSConstraint":
-                fix = "use solver='scip'"
             raise UnsupportedModelError(
                 f"component {comp.name!r} ({kind}) is not read by solver {key!r}, which "
-                f"would solve the model without it; {fix}"
+                f"would solve the model without it; "
+                f"{_ADVICE.get(kind, 'use a solver that takes it')}"
             )
