@@ -43,15 +43,14 @@ def split(n_nodes: int, ends: np.ndarray) -> list[Component]:
     even, odd = cover[0::2], cover[1::2]
     order = np.argsort(labels, kind="stable")  # nodes grouped by component, ascending
     starts = np.flatnonzero(np.r_[True, labels[order][1:] != labels[order][:-1]])
-    root = np.empty(n_nodes, dtype=np.int64)
-    for lo, hi in zip(starts, np.r_[starts[1:], n_nodes], strict=True):
-        root[order[lo:hi]] = order[lo]  # the smallest node: stable sort keeps node order
+    stops = np.r_[starts[1:], n_nodes]
+    root = np.empty(n_nodes, dtype=np.int64)  # each node's smallest component mate
+    root[order] = np.repeat(order[starts], stops - starts)  # stable sort: node order kept
     colour = (even != even[root]).astype(np.int64)
     odd_cycle = even == odd
     edge_order = np.argsort(labels[a], kind="stable")
     edge_starts = np.searchsorted(labels[a][edge_order], np.arange(labels.max(initial=-1) + 2))
-    spans = [(lo, hi) for lo, hi in zip(starts, np.r_[starts[1:], n_nodes], strict=True)
-             if hi - lo > 1]
+    spans = [(lo, hi) for lo, hi in zip(starts, stops, strict=True) if hi - lo > 1]
     out = []
     for lo, hi in sorted(spans, key=lambda span: order[span[0]]):
         nodes = np.sort(order[lo:hi])
