@@ -17,6 +17,7 @@ from pyomo.core.expr.visitor import StreamBasedExpressionVisitor, identify_varia
 from pyomo.repn.standard_repn import generate_standard_repn
 
 from coplug.plugins.errors import InputError
+from coplug.plugins.linear_terms import final_linear_terms
 
 # SCIP's default infinity; HiGHS also reads values from 1e20 on as infinite.
 SOLVER_INFINITY = 1e20
@@ -45,10 +46,10 @@ def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
                           UserWarning, stacklevel=3)
     for var in model.component_data_objects(pyo.Var, descend_into=True):
         try:
-            bounds = (("lower", var.lb), ("upper", var.ub))
+            lower, upper = var.bounds
         except ValueError as exc:  # Pyomo refuses a NaN bound when it is read
             raise InputError(f"variable {var.name!r}: {exc}") from None
-        for side, value in bounds:
+        for side, value in (("lower", lower), ("upper", upper)):
             if value is not None and math.isnan(value):
                 raise InputError(f"variable {var.name!r}: its {side} bound is NaN")
 
@@ -61,6 +62,14 @@ def _value(expr: Any) -> float | None:
 def _check_terms(expr: Any, where: str) -> float:
     """Coefficients and constant of the linear and quadratic parts, numbers inside the rest;
     returns the largest |coefficient| (0 without any). Names are built for an offender only."""
+    terms = final_linear_terms(expr)
+    if terms is not None:
+        _check_number(terms.constant, f"{where}: its constant term")
+        k = _first_bad(terms.coefs)
+        if k is not None:
+            _check_number(terms.coefs[k],
+                          f"{where}: the coefficient of {terms.variables[k].name!r}")
+        return float(np.abs(terms.coefs).max()) if terms.coefs.size else 0.0
     try:
         repn = generate_standard_repn(expr, compute_values=True, quadratic=True)
     except TypeError:  # Pyomo adds a fixed variable's value None into the constant

@@ -1,0 +1,58 @@
+"""The linear terms of a Pyomo expression, read fast where Pyomo already holds them.
+
+A `LinearExpression` (what `sum(c[i] * x[i] for i in ...)` builds) keeps its variables and
+coefficients as lists; when they are final (numeric coefficients, no fixed or repeated
+variable) they are the standard representation itself, and reading them costs about a
+twentieth of `generate_standard_repn`'s walk (0.03 s against 0.58 s for a 250,000-term
+objective). Anything else goes through `generate_standard_repn`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+from pyomo.core.base.var import VarData
+from pyomo.core.expr.numeric_expr import LinearExpression
+from pyomo.core.expr.numvalue import native_numeric_types
+from pyomo.repn.standard_repn import generate_standard_repn
+
+
+class LinearTerms(NamedTuple):
+    """constant + sum(coefs[k] * variables[k]), each variable once and none fixed."""
+
+    variables: Sequence[Any]
+    coefs: np.ndarray
+    constant: float
+
+
+def final_linear_terms(expr: Any) -> LinearTerms | None:
+    """A `LinearExpression`'s own lists when they need no simplification, else None."""
+    if expr.__class__ is not LinearExpression:
+        return None
+    variables, coefs, constant = expr.linear_vars, expr.linear_coefs, expr.constant
+    if constant.__class__ not in native_numeric_types:
+        return None
+    if not {coef.__class__ for coef in coefs} <= native_numeric_types:
+        return None
+    if not all(issubclass(cls, VarData) for cls in {var.__class__ for var in variables}):
+        return None
+    if any(var.fixed for var in variables):
+        return None
+    if len(set(map(id, variables))) != len(variables):
+        return None
+    return LinearTerms(variables, np.asarray(coefs, dtype=float).reshape(-1), float(constant))
+
+
+def linear_terms(expr: Any) -> LinearTerms | None:
+    """The linear terms of `expr` (fixed variables and parameters folded into the constant),
+    or None when it has a nonlinear part."""
+    terms = final_linear_terms(expr)
+    if terms is not None:
+        return terms
+    repn = generate_standard_repn(expr, compute_values=True, quadratic=False)
+    if repn.nonlinear_expr is not None:
+        return None
+    return LinearTerms(list(repn.linear_vars), np.asarray(repn.linear_coefs, dtype=float),
+                       float(repn.constant))
