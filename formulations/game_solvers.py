@@ -241,7 +241,7 @@ def barrier_gradient_ascent(
     if slack.size and slack.min() <= 0:
         worst = int(np.argmin(slack))
         raise InputError(
-            f"infeasible start: {compiled.names[worst]} has slack {slack[worst]:.3g}; "
+            f"infeasible start: {compiled.names[worst]} has slack {slack[worst] + 0.0:.3g}; "
             "the barrier method needs a strictly feasible profile"
         )
     level = max(mu, mu_start) if mu_start is not None else mu
@@ -294,8 +294,9 @@ def _check_ascent_settings(mu: Any, mu_start: Any, mu_decay: Any, tol: Any, max_
         if name == "mu_start" and value is None:
             continue
         if not (_is_number(value) and 0 < value <= MU_MAX):
-            raise InputError(f"{name} must be a number in (0, {MU_MAX:g}], got {value!r} "
-                             "(a larger barrier weight overflows the squared gradients)")
+            why = (" (a larger barrier weight overflows the squared gradients)"
+                   if _is_number(value) and value > MU_MAX else "")
+            raise InputError(f"{name} must be a number in (0, {MU_MAX:g}], got {value!r}{why}")
     checks = (
         ("mu_decay", mu_decay, "a number in (0, 1)", lambda v: 0 < v < 1),
         ("tol", tol, "a finite number > 0", lambda v: 0 < v < math.inf),

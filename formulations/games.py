@@ -10,6 +10,7 @@ nonconvex (bilinear) coupling constraint.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Sequence
 
@@ -35,7 +36,8 @@ class Game:
 
     def add_player(self, name: str) -> pyo.Block:
         """A new, empty player block on the model; fill it with Vars, Constraints, `utility`."""
-        if not name.isidentifier() or self.model.component(name) is not None:
+        if not isinstance(name, str) or not name.isidentifier() or (
+                self.model.component(name) is not None):
             raise InputError(f"player name {name!r} must be a new Python identifier")
         block = pyo.Block(concrete=True)
         self.model.add_component(name, block)
@@ -207,6 +209,13 @@ def cournot_equilibrium(
     the maximizer of the potential over the shared set); the barrier game's equilibrium tends
     to it as mu -> 0, so a converged barrier ascent lands within O(mu) of it.
     """
+    n_firms = check_count(n_firms, "cournot n_firms", 1)
+    check_positive(slope, "cournot slope")
+    check_positive(capacity, "cournot capacity")
+    check_positive(cost, "cournot cost", zero_ok=True)
+    if isinstance(intercept, bool) or not isinstance(intercept, numbers.Real) or not (
+            math.isfinite(intercept)):
+        raise InputError(f"cournot intercept must be a finite number, got {intercept!r}")
     return min(max(intercept - cost, 0.0) / (slope * (n_firms + 1)), capacity / n_firms)
 
 
@@ -232,7 +241,12 @@ def network_flow(
     """Flow control: each source sends on its k shortest paths; utility w log(1 + rate) minus
     a linear congestion cost; a link shared by several players is a coupling capacity."""
     graph = default_network() if graph is None else graph
+    if not isinstance(graph, nx.Graph) or graph.is_directed() or graph.is_multigraph():
+        raise InputError("network_flow needs an undirected nx.Graph (each link two-way with one "
+                         f"capacity), got {type(graph).__name__}; for a DiGraph pass "
+                         "graph.to_undirected() after settling each link's capacity")
     paths_per_player = check_count(paths_per_player, "paths_per_player", 1)
+    demands = _demand_triples(demands)
     check_positive(latency, "latency", zero_ok=True)
     for u, v, data in graph.edges(data=True):
         if "capacity" not in data:
@@ -282,6 +296,20 @@ def network_flow(
     return game
 
 
+def _demand_triples(demands: object) -> list[tuple[object, object, object]]:
+    """`demands` as a list of (source, target, weight) triples, or InputError."""
+    try:
+        triples = [tuple(demand) for demand in demands]
+    except TypeError:
+        raise InputError("demands must be a list of (source, target, weight) triples, got "
+                         f"{demands!r}") from None
+    for r, triple in enumerate(triples):
+        if len(triple) != 3:
+            raise InputError(f"demand {r} must be a (source, target, weight) triple, got "
+                             f"{triple!r}")
+    return triples
+
+
 def resource_allocation(
     weights: Sequence[float] = (3.0, 2.0, 1.5),
     price: float = 0.1,
@@ -291,6 +319,11 @@ def resource_allocation(
 ) -> Game:
     """Potential game: player i earns w_i log(1 + x_i) - price x_i, shared budget
     sum x_i + interference * sum_{i<j} x_i x_j <= budget (convex in each x_i, not jointly)."""
+    try:
+        weights = list(weights)
+    except TypeError:
+        raise InputError("resource_allocation weights must be a sequence of numbers (one per "
+                         f"player), got {weights!r}") from None
     if len(weights) == 0:
         raise InputError("resource_allocation needs at least one player (one weight)")
     for i, weight in enumerate(weights):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
-from coplug.formulations.checks import check_count, check_seed, numeric_array
+from coplug.formulations.checks import check_count, check_positive, check_seed, numeric_array
 from coplug.formulations.qubo import QUBO, symmetric
 from coplug.plugins.errors import InputError
 
@@ -176,7 +176,8 @@ def openpit_qubo_naive(model: BlockModel, penalty: float | None = None) -> QUBO:
     Zero diagonal (multilinear) and one uniform P: a mined band whose top row has as many
     unmined predecessors as mined successors is a flat or strict infeasible local minimum.
     """
-    P = float(np.abs(model.flat_values).max()) + 1.0 if penalty is None else float(penalty)
+    P = (float(np.abs(model.flat_values).max()) + 1.0 if penalty is None
+         else check_positive(penalty, "penalty"))
     arcs = model.arcs()
     return _qubo(model, np.full(len(arcs), P), np.zeros(model.n), 0.0, "naive")
 

@@ -9,6 +9,7 @@ point whose penalty vanishes ``energy(z) == sense * objective(decode(z))``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -165,7 +166,10 @@ def _require_finite(values: np.ndarray, field: str) -> None:
     bad = ~np.isfinite(values)
     if bad.any():
         first = float(values[np.flatnonzero(bad)[0]])
-        raise InputError(f"QUBO {field} has NaN or infinite entries (first: {first})")
+        hint = "" if math.isnan(first) else (
+            "; built from finite data this means its penalties overflowed float64: rescale "
+            "the data toward 1")
+        raise InputError(f"QUBO {field} has NaN or infinite entries (first: {first}){hint}")
 
 
 def multilinear_pairs(groups: list[np.ndarray], n: int) -> sp.csr_matrix:

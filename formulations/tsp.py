@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pyomo.environ as pyo
 
-from coplug.formulations.checks import check_count, check_seed, numeric_array
+from coplug.formulations.checks import check_count, check_positive, check_seed, numeric_array
 from coplug.formulations.qubo import QUBO, multilinear_pairs, symmetric
 from coplug.plugins.errors import InputError
 
@@ -58,6 +58,7 @@ def random_euclidean(n: int, seed: int = 0, scale: float = 100.0) -> TSPInstance
     """n uniform points in a square, TSPLIB EUC_2D distances (rounded to nearest integer)."""
     n = check_count(n, "TSP size n", 3)
     seed = check_seed(seed)
+    scale = check_positive(scale, "scale")
     coords = np.random.default_rng(seed).uniform(0, scale, size=(n, 2))
     return TSPInstance(euc_2d(coords), coords=coords, name=f"rand{n}_{seed}")
 
@@ -398,7 +399,7 @@ def tsp_qubo_naive(dist: np.ndarray, penalty: float | None = None) -> QUBO:
     d = check_distances(dist)
     n = d.shape[0]
     m, idx, groups = _positions(n)
-    A = 2.0 * max(d.max(), 1.0) if penalty is None else float(penalty)
+    A = 2.0 * max(d.max(), 1.0) if penalty is None else check_positive(penalty, "penalty")
     (r, cc, v), lin = _tour_terms(d, idx)
     Q = symmetric(r, cc, v, m * m)
     rows = multilinear_pairs(groups, m * m)
