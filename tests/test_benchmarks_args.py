@@ -57,6 +57,9 @@ BAD_ARGS = [
     ("lap_heuristic", ["--atsp-sizes", "x"], "--atsp-sizes"),
     ("lap_heuristic", ["--n-instances", "0"], "--n-instances"),
     ("lap_heuristic", ["--time-limit", "0"], "--time-limit"),
+    ("lap_pyomo", ["--sizes", "1"], "--sizes: an assignment needs n >= 2"),
+    ("lap_pyomo", ["--solvers", "gurobi"], "--solvers: unknown 'gurobi'"),
+    ("lap_pyomo", ["--time-limit", "0"], "--time-limit"),
     ("eob_evolution", ["--seeds", "1"], "seeds=1 is too few"),
     ("eob_evolution", ["--targets", "99"], "--targets"),
 ]
@@ -180,3 +183,20 @@ def test_pmvb_merge_pools_runs_and_refuses_repeated_seeds(capsys, tmp_path):
                        "repeats seeds")
     assert_usage_error(capsys, lambda: main(["--merge", str(tmp_path / "none.json")]),
                        "cannot read")
+
+
+def test_lap_pyomo_runs_small_sizes_and_checks_every_objective(capsys):
+    code = bench("lap_pyomo").main(["--sizes", "6,12", "--generator", "low_rank"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0
+    assert lines[-1].startswith("SUMMARY lap_pyomo: highs/lap median")
+    assert "objectives equal scipy's in 6/6 solves" in lines[-1]
+    assert [line.split(" | ")[-1] for line in lines[-3:-1]] == ["3/3 |", "3/3 |"]
+
+
+def test_lap_pyomo_skips_a_solver_predicted_past_the_limit():
+    module = bench("lap_pyomo")
+    slow = module.Row(10, 0.0, 0.0, {"scip": module.Cell("scip", 2.0, "optimal")})
+    assert module._predicted(slow, "scip", 20) == 16.0
+    timed_out = module.Row(10, 0.0, 0.0, {"scip": module.Cell("scip", 2.0, "time_limit")})
+    assert module._predicted(timed_out, "scip", 20) == float("inf")
