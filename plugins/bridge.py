@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import importlib
 import math
-import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import numbers
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
-from pyomo.common.collections import ComponentMap
 from pyomo.contrib.solver.common.factory import SolverFactory
-from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.core.base.block import BlockData
-from pyomo.core.expr.visitor import identify_variables
 from pyomo.core.staleflag import StaleFlagManager
 from pyomo.repn.standard_repn import generate_standard_repn
 
@@ -30,16 +27,12 @@ from coplug.plugins.errors import (
     SolverNotAvailableError,
     UnsupportedModelError,
 )
-from coplug.plugins.interrupts import (
-    highspy_interrupt,
-    pyomo_highs_interrupt_quiet,
-    sigint_cancels,
-)
 from coplug.plugins.limits import checked_time_limit
-from coplug.plugins.mipstart import highs_mip_start, scip_mip_start
+from coplug.plugins.mipstart import scip_mip_start
 from coplug.plugins.modeldata import check_model_data
 from coplug.plugins.results import Result, Status
-from coplug.plugins.varmap import VarMap
+from coplug.plugins.scip_ranged import fix_ranged_constraints
+from coplug.plugins.varmap import VarMap, snapped
 
 Backend = Callable[..., Result]
 
@@ -55,20 +48,12 @@ _SCIP_STATUS = {
     "userinterrupt": Status.INTERRUPTED,
 }
 
-_PYOMO_STATUS = {
-    TerminationCondition.convergenceCriteriaSatisfied: Status.OPTIMAL,
-    TerminationCondition.provenInfeasible: Status.INFEASIBLE,
-    TerminationCondition.locallyInfeasible: Status.INFEASIBLE,
-    TerminationCondition.unbounded: Status.UNBOUNDED,
-    TerminationCondition.infeasibleOrUnbounded: Status.INFEASIBLE_OR_UNBOUNDED,
-    TerminationCondition.maxTimeLimit: Status.TIME_LIMIT,
-    TerminationCondition.iterationLimit: Status.NODE_LIMIT,
-    TerminationCondition.interrupted: Status.INTERRUPTED,
-}
-
 _BACKENDS: dict[str, Backend] = {}
 # Backends that live in their own module and load on first use ("module:function").
-_LAZY_BACKENDS: dict[str, str] = {"lap": "coplug.plugins.lap.backend:solve_assignment_model"}
+_LAZY_BACKENDS: dict[str, str] = {
+    "highs": "coplug.plugins.highs_backend:solve_highs",
+    "lap": "coplug.plugins.lap.backend:solve_assignment_model",
+}
 
 
 def register_backend(name: str, backend: Backend) -> None:
@@ -111,7 +96,7 @@ def solve(
     check_model_data(model, warn_tiny=solver.lower() != "lap")
     if not isinstance(warmstart, bool):
         raise InputError(f"warmstart must be True or False, got {warmstart!r}")
-    if warmstart and backend not in (_solve_scip, _solve_highs):
+    if warmstart and solver.lower() not in ("scip", "highs"):
         raise InputError(f"warmstart=True needs solver='scip' or 'highs', not {solver!r}")
     start = {"warmstart": True} if warmstart else {}  # other backends take no such keyword
     return backend(model, plugins=list(plugins), time_limit=time_limit, params=params,
@@ -149,7 +134,7 @@ def _backend(name: str) -> Backend:
     )
 
 
-def _contrib_solver(factory_name: str, label: str, package: str) -> Any:
+def contrib_solver(factory_name: str, label: str, package: str) -> Any:
     """A Pyomo contrib solver instance, or a one-line error naming what to install."""
     opt = SolverFactory(factory_name)
     if not opt.available():
@@ -167,7 +152,8 @@ def _solve_scip(
     warmstart: bool = False,
 ) -> Result:
     """Build the model in SCIP via `scip_persistent`, attach plugins, optimize, load back."""
-    opt = _contrib_solver("scip_persistent", "SCIP", "pyscipopt")
+    opt = contrib_solver("scip_persistent", "SCIP", "pyscipopt")
+    fix_ranged_constraints()
     try:
         opt.set_instance(model)
     except (ValueError, TypeError, NotImplementedError, KeyError, AttributeError) as exc:
@@ -291,191 +277,38 @@ def _set_scip_params(scip: Any, time_limit: float | None, params: Mapping[str, A
         scip.setParam("limits/time", float(time_limit))
     for key, value in params.items():
         try:
+            _check_scip_param_type(key, value, scip.getParam(key))
             scip.setParam(key, value)
+        except InputError:
+            raise
         except Exception as exc:  # PySCIPOpt raises KeyError or a bare Exception
             raise InputError(f"cannot set SCIP parameter {key!r} to {value!r}: {exc}") from exc
 
 
+def _check_scip_param_type(key: str, value: Any, current: Any) -> None:
+    """Refuse a value of the wrong type for the parameter, which SCIP would coerce without a
+    word (limits/nodes=10.7 ran as 10, lp/presolving=5 as True)."""
+    numeric = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    if isinstance(current, bool):
+        ok, what = isinstance(value, (bool, np.bool_)), "True or False"
+    elif isinstance(current, int):
+        ok, what = numeric and float(value).is_integer(), "an integer"
+    elif isinstance(current, float):
+        ok, what = numeric, "a number"
+    else:
+        ok, what = isinstance(value, str), "a string"
+    if not ok:
+        raise InputError(f"SCIP parameter {key!r} takes {what}, got {value!r}")
+
+
 def _load_scip_solution(scip: Any, var_map: VarMap) -> None:
-    """Copy SCIP's best solution into the Pyomo variables (integers rounded when within 1e-6)."""
+    """Copy SCIP's best solution into the Pyomo variables (integers snapped, see `snapped`)."""
     best = scip.getBestSol()
     for var, scip_var in var_map.items():
         if var.fixed:
             continue
         value = scip.getSolVal(best, scip_var)
-        if var.is_integer() and abs(value - round(value)) <= 1e-6:
-            value = float(round(value))
-        var.set_value(value, skip_validation=True)
-
-
-def _check_linear_for_highs(model: pyo.Block) -> None:
-    """HiGHS takes linear constraints and a linear or quadratic objective: name the offender."""
-    for con in model.component_data_objects(pyo.Constraint, active=True):
-        if con.body.polynomial_degree() not in (0, 1):
-            raise UnsupportedModelError(
-                f"HiGHS cannot take nonlinear constraint {con.name!r}; use solver='scip'"
-            )
-    for obj in model.component_data_objects(pyo.Objective, active=True):
-        degree = obj.expr.polynomial_degree()
-        if degree not in (0, 1, 2):
-            raise UnsupportedModelError(
-                f"HiGHS cannot take nonlinear objective {obj.name!r}; use solver='scip'"
-            )
-        if degree == 2 and _has_integers(model):
-            raise UnsupportedModelError(
-                f"HiGHS cannot take quadratic objective {obj.name!r} with integer variables "
-                "(MIQP); use solver='scip'"
-            )
-        if degree == 2 and not _convex_quadratic(obj):
-            direction = "maximize" if obj.sense == pyo.maximize else "minimize"
-            raise UnsupportedModelError(
-                f"HiGHS cannot {direction} the non-convex quadratic objective {obj.name!r}; "
-                "use solver='scip'"
-            )
-
-
-# Largest quadratic objective (variables in its quadratic part) checked for convexity up front;
-# beyond it HiGHS's own refusal is reported after the solve.
-CONVEXITY_CHECK_MAX_VARS = 2000
-
-
-def _convex_quadratic(obj: Any) -> bool:
-    """Whether the objective's Hessian is PSD (minimize) or NSD (maximize), as HiGHS needs."""
-    repn = generate_standard_repn(obj.expr, compute_values=True, quadratic=True)
-    index = ComponentMap()
-    for var in (v for pair in repn.quadratic_vars for v in pair):
-        index.setdefault(var, len(index))
-    if not index or len(index) > CONVEXITY_CHECK_MAX_VARS:
-        return True
-    hessian = np.zeros((len(index), len(index)))
-    for coef, (a, b) in zip(repn.quadratic_coefs, repn.quadratic_vars, strict=True):
-        hessian[index[a], index[b]] += coef
-        hessian[index[b], index[a]] += coef
-    if obj.sense == pyo.maximize:
-        hessian = -hessian
-    eigenvalues = np.linalg.eigvalsh(hessian)
-    return bool(eigenvalues[0] >= -1e-9 * max(1.0, np.abs(eigenvalues).max()))
-
-
-def _free_variables(model: pyo.Block) -> Iterator[Any]:
-    """Unfixed variables of the active constraints and objectives, lazily (repeats allowed)."""
-    components = (pyo.Constraint, pyo.Objective)
-    for data in model.component_data_objects(components, active=True):
-        yield from identify_variables(data.expr, include_fixed=False)
-
-
-def _has_integers(model: pyo.Block) -> bool:
-    """Whether an unfixed binary or integer variable appears in an active component."""
-    return any(var.is_integer() for var in _free_variables(model))
-
-
-def _has_free_variables(model: pyo.Block) -> bool:
-    """Whether an unfixed variable appears in an active constraint or objective."""
-    return next(_free_variables(model), None) is not None
-
-
-def _constant_result(model: pyo.Block, solver: str) -> Result:
-    """The answer for a model with nothing left to decide (every variable fixed or absent):
-    its objective value when every constraint holds, else infeasible. HiGHS gets no model."""
-    for con in model.component_data_objects(pyo.Constraint, active=True):
-        body = pyo.value(con.body)
-        slack = 1e-9 * max(1.0, abs(body))
-        if (con.has_lb() and body < pyo.value(con.lower) - slack) or (
-            con.has_ub() and body > pyo.value(con.upper) + slack
-        ):
-            return Result(status=Status.INFEASIBLE, solver=solver)
-    objective = next(model.component_data_objects(pyo.Objective, active=True), None)
-    value = None if objective is None else float(pyo.value(objective.expr))
-    return Result(status=Status.OPTIMAL, solver=solver, objective=value, bound=value,
-                  has_solution=True)
-
-
-def _check_highs_options(params: Mapping[str, Any]) -> None:
-    """Name an unknown HiGHS option or a bad value up front: Pyomo's interface ignores the
-    status HiGHS returns, so a typo would otherwise change nothing without a word."""
-    if not params:
-        return
-    import highspy
-    from pyomo.common.tee import capture_output
-
-    with capture_output(capture_fd=True):  # HiGHS prints its banner on first construction
-        checker = highspy.Highs()
-        checker.setOptionValue("output_flag", False)
-    for key, value in params.items():
-        if checker.setOptionValue(key, value) != highspy.HighsStatus.kOk:
-            raise InputError(f"cannot set HiGHS option {key!r} to {value!r}: unknown option "
-                             "or a value of the wrong type or range")
-
-
-def _solve_highs(
-    model: pyo.Block,
-    *,
-    plugins: list[Any],
-    time_limit: float | None,
-    params: Mapping[str, Any],
-    tee: bool,
-    warmstart: bool = False,
-) -> Result:
-    """Solve with HiGHS through Pyomo's contrib `highs` interface (no plugins)."""
-    if plugins:
-        raise InputError("HiGHS takes no plugins; plugins run inside SCIP (solver='scip')")
-    opt = _contrib_solver("highs", "HiGHS", "highspy")
-    _check_linear_for_highs(model)
-    _check_highs_options(params)
-    if not _has_free_variables(model):
-        result = _constant_result(model, "highs")
-        if warmstart:  # nothing to decide: the solver never sees a start
-            result.extra["warmstart"] = {"values": 0, "variables": 0, "accepted": False}
-        return result
-    start = time.perf_counter()
-    mip_start = None
-    opt.set_instance(model)  # builds the HiGHS model now, so Ctrl-C can reach it below
-    highs = opt._solver_model
-    if warmstart:  # persistent: the start set on the built model survives solve()'s update
-        columns = opt._pyomo_var_to_solver_var_map  # id(var) -> HiGHS column
-        pairs = ((opt._vars[vid][0], col) for vid, col in columns.items())
-        mip_start = highs_mip_start(highs, pairs)
-    # Pyomo turns HiGHS's interrupt callbacks on; Ctrl-C sets the flag they check
-    with sigint_cancels(highs.cancelSolve), pyomo_highs_interrupt_quiet():
-        results = opt.solve(
-            model,
-            load_solutions=False,
-            raise_exception_on_nonoptimal_result=False,
-            time_limit=time_limit,
-            solver_options=dict(params),
-            tee=tee,
-        )
-    elapsed = time.perf_counter() - start
-    status = _PYOMO_STATUS.get(results.termination_condition, Status.UNKNOWN)
-    if status is Status.UNKNOWN and highs.getModelStatus() == highspy_interrupt():
-        status = Status.INTERRUPTED  # Pyomo does not map HiGHS's kInterrupt
-    has_solution = (
-        results.solution_status != SolutionStatus.noSolution and status is not Status.UNBOUNDED
-    )
-    if status is Status.UNKNOWN and has_solution:
-        status = Status.FEASIBLE
-    if status is Status.UNKNOWN:
-        raise SolverError(
-            "HiGHS stopped with no answer (model status "
-            f"{highs.modelStatusToString(highs.getModelStatus())!r}); rerun with tee=True "
-            "for its log"
-        )
-    StaleFlagManager.mark_all_as_stale()
-    if has_solution:
-        results.solution_loader.load_vars()
-    info = highs.getInfo()
-    bound = results.objective_bound if status is not Status.INFEASIBLE else None
-    return Result(
-        extra={} if mip_start is None else {"warmstart": mip_start},
-        status=status,
-        solver="highs",
-        objective=results.incumbent_objective if has_solution else None,
-        bound=None if bound is None else float(bound),
-        nodes=max(int(getattr(info, "mip_node_count", 0)), 0),
-        time=elapsed,
-        has_solution=has_solution,
-    )
+        var.set_value(snapped(var, value), skip_validation=True)
 
 
 register_backend("scip", _solve_scip)
-register_backend("highs", _solve_highs)

@@ -1,8 +1,9 @@
 """Numbers a solver cannot take, found before the solve: NaN, inf and coefficients at or
-above 1e20 (SCIP's and HiGHS's infinity) in the active constraints, the objective and the
-variable bounds. SCIP loops on a NaN objective coefficient and both solvers return
-"optimal" answers for NaN constraint coefficients, so these are refused up front; an
-objective too small for the solvers' tolerances is solved with a warning."""
+above 1e20 (SCIP's and HiGHS's infinity) in the active constraints and the objective, and
+sides or bounds infinite in the direction no point meets (x >= 1e25, x.lb = 1e21). SCIP
+loops on a NaN objective coefficient and both solvers return "optimal" answers for NaN
+constraint coefficients, so these are refused up front; an objective too small for the
+solvers' tolerances is solved with a warning."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
             number = _value(value)
             if number is not None and math.isnan(number):
                 raise InputError(f"constraint {con.name!r}: its {side} side is NaN")
+            _check_side(number, side, f"constraint {con.name!r}: its {side} side")
         _check_terms(con.body, f"constraint {con.name!r}")
     for obj in model.component_data_objects(pyo.Objective, active=True):
         largest = _check_terms(obj.expr, f"objective {obj.name!r}")
@@ -52,6 +54,21 @@ def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
         for side, value in (("lower", lower), ("upper", upper)):
             if value is not None and math.isnan(value):
                 raise InputError(f"variable {var.name!r}: its {side} bound is NaN")
+            _check_side(value, side, f"variable {var.name!r}: its {side} bound")
+
+
+def _check_side(value: float | None, side: str, what: str) -> None:
+    """A lower side at or above 1e20 (or an upper one at or below -1e20) is infinite to SCIP
+    and HiGHS in the direction no point can meet: SCIP calls the model infeasible, HiGHS
+    drops the side or stops with an empty model. Refused, naming it; the other direction
+    (lower <= -1e20, upper >= 1e20) means no bound to both and is fine."""
+    if value is None:
+        return
+    if (side == "lower" and value >= SOLVER_INFINITY) or (
+            side == "upper" and value <= -SOLVER_INFINITY):
+        raise InputError(f"{what} is {value:g}, beyond {SOLVER_INFINITY:g}, which SCIP and "
+                         "HiGHS read as infinity (SCIP would call the model infeasible, HiGHS "
+                         "would drop the bound); rescale the model")
 
 
 def _value(expr: Any) -> float | None:

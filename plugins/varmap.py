@@ -49,3 +49,16 @@ class VarMap:
     def scip_name(self, var: VarData) -> str:
         """Name SCIP uses for a Pyomo variable in the original problem."""
         return self._to_scip[var].name
+
+
+# Integer values within this of a whole number are loaded as that number: solvers leave
+# 0.9999999999999876 for a chosen item, and int() of it is 0.
+INTEGER_SNAP = 1e-6
+
+
+def snapped(var: VarData, value: float) -> float:
+    """`value` for `var`: rounded when `var` is integer and within INTEGER_SNAP of a whole
+    number; -0.0 becomes 0.0."""
+    if var.is_integer() and abs(value - round(value)) <= INTEGER_SNAP:
+        return float(round(value))
+    return value + 0.0

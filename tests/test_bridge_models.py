@@ -8,7 +8,14 @@ from pathlib import Path
 import pyomo.environ as pyo
 import pytest
 
-from coplug.plugins import InputError, SolverError, Status, UnsupportedModelError, bridge, solve
+from coplug.plugins import (
+    InputError,
+    SolverError,
+    Status,
+    UnsupportedModelError,
+    highs_backend,
+    solve,
+)
 from coplug.plugins.files import solve_file
 
 
@@ -54,7 +61,7 @@ def test_highs_refuses_a_nonconvex_quadratic_objective_and_solves_a_convex_one()
 
 
 def test_a_highs_error_is_raised_not_returned_as_unknown(monkeypatch) -> None:
-    monkeypatch.setattr(bridge, "_convex_quadratic", lambda obj: True)
+    monkeypatch.setattr(highs_backend, "_convex_quadratic", lambda obj: True)
     m = pyo.ConcreteModel()
     m.x = pyo.Var(bounds=(-1, 2))
     m.o = pyo.Objective(expr=-(m.x**2))

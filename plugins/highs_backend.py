@@ -1,0 +1,273 @@
+"""`solve(model, solver="highs")`: linear and convex quadratic models through Pyomo's
+contrib `highs` interface, with coplug's statuses, checks and Ctrl-C handling.
+
+HiGHS stops a MIP as "optimal" once the gap is within its `mip_rel_gap` (1e-4) or
+`mip_abs_gap` (1e-6); a stop at a looser gap set by the caller is reported `feasible`,
+as SCIP reports its gap limit. Integer values are snapped as SCIP's are (HiGHS leaves
+0.9999999999999876 for a chosen item).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import pyomo.environ as pyo
+from pyomo.common.collections import ComponentMap
+from pyomo.common.errors import PyomoException
+from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+from pyomo.core.expr.visitor import identify_variables
+from pyomo.core.staleflag import StaleFlagManager
+from pyomo.repn.standard_repn import generate_standard_repn
+
+from coplug.plugins.bridge import contrib_solver
+from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
+from coplug.plugins.interrupts import (
+    highspy_interrupt,
+    pyomo_highs_interrupt_quiet,
+    sigint_cancels,
+)
+from coplug.plugins.mipstart import highs_mip_start
+from coplug.plugins.results import Result, Status
+from coplug.plugins.varmap import snapped
+
+# HiGHS's default MIP stopping gaps: an "optimal" MIP beyond both was stopped by a looser
+# gap the caller set.
+DEFAULT_REL_GAP = 1e-4
+DEFAULT_ABS_GAP = 1e-6
+
+_PYOMO_STATUS = {
+    TerminationCondition.convergenceCriteriaSatisfied: Status.OPTIMAL,
+    TerminationCondition.provenInfeasible: Status.INFEASIBLE,
+    TerminationCondition.locallyInfeasible: Status.INFEASIBLE,
+    TerminationCondition.unbounded: Status.UNBOUNDED,
+    TerminationCondition.infeasibleOrUnbounded: Status.INFEASIBLE_OR_UNBOUNDED,
+    TerminationCondition.maxTimeLimit: Status.TIME_LIMIT,
+    TerminationCondition.iterationLimit: Status.NODE_LIMIT,
+    TerminationCondition.interrupted: Status.INTERRUPTED,
+}
+
+
+def _check_linear_for_highs(model: pyo.Block) -> None:
+    """HiGHS takes linear constraints and a linear or quadratic objective: name the offender."""
+    for con in model.component_data_objects(pyo.Constraint, active=True):
+        if con.body.polynomial_degree() not in (0, 1):
+            raise UnsupportedModelError(
+                f"HiGHS cannot take nonlinear constraint {con.name!r}; use solver='scip'"
+            )
+    for obj in model.component_data_objects(pyo.Objective, active=True):
+        degree = obj.expr.polynomial_degree()
+        if degree not in (0, 1, 2):
+            raise UnsupportedModelError(
+                f"HiGHS cannot take nonlinear objective {obj.name!r}; use solver='scip'"
+            )
+        if degree == 2 and _has_integers(model):
+            raise UnsupportedModelError(
+                f"HiGHS cannot take quadratic objective {obj.name!r} with integer variables "
+                "(MIQP); use solver='scip'"
+            )
+        if degree == 2 and not _convex_quadratic(obj):
+            direction = "maximize" if obj.sense == pyo.maximize else "minimize"
+            raise UnsupportedModelError(
+                f"HiGHS cannot {direction} the non-convex quadratic objective {obj.name!r}; "
+                "use solver='scip'"
+            )
+
+
+# Largest quadratic objective (variables in its quadratic part) checked for convexity up front;
+# beyond it HiGHS's own refusal is reported after the solve.
+CONVEXITY_CHECK_MAX_VARS = 2000
+
+
+def _convex_quadratic(obj: Any) -> bool:
+    """Whether the objective's Hessian is PSD (minimize) or NSD (maximize), as HiGHS needs."""
+    repn = generate_standard_repn(obj.expr, compute_values=True, quadratic=True)
+    index = ComponentMap()
+    for var in (v for pair in repn.quadratic_vars for v in pair):
+        index.setdefault(var, len(index))
+    if not index or len(index) > CONVEXITY_CHECK_MAX_VARS:
+        return True
+    hessian = np.zeros((len(index), len(index)))
+    for coef, (a, b) in zip(repn.quadratic_coefs, repn.quadratic_vars, strict=True):
+        hessian[index[a], index[b]] += coef
+        hessian[index[b], index[a]] += coef
+    if obj.sense == pyo.maximize:
+        hessian = -hessian
+    eigenvalues = np.linalg.eigvalsh(hessian)
+    return bool(eigenvalues[0] >= -1e-9 * max(1.0, np.abs(eigenvalues).max()))
+
+
+def _free_variables(model: pyo.Block) -> Iterator[Any]:
+    """Unfixed variables of the active constraints and objectives, lazily (repeats allowed)."""
+    components = (pyo.Constraint, pyo.Objective)
+    for data in model.component_data_objects(components, active=True):
+        yield from identify_variables(data.expr, include_fixed=False)
+
+
+def _has_integers(model: pyo.Block) -> bool:
+    """Whether an unfixed binary or integer variable appears in an active component."""
+    return any(var.is_integer() for var in _free_variables(model))
+
+
+def _has_free_variables(model: pyo.Block) -> bool:
+    """Whether an unfixed variable appears in an active constraint or objective."""
+    return next(_free_variables(model), None) is not None
+
+
+def _constant_result(model: pyo.Block, solver: str) -> Result:
+    """The answer for a model with nothing left to decide (every variable fixed or absent):
+    its objective value when every constraint holds, else infeasible. HiGHS gets no model."""
+    for con in model.component_data_objects(pyo.Constraint, active=True):
+        body = pyo.value(con.body)
+        slack = 1e-9 * max(1.0, abs(body))
+        if (con.has_lb() and body < pyo.value(con.lower) - slack) or (
+            con.has_ub() and body > pyo.value(con.upper) + slack
+        ):
+            return Result(status=Status.INFEASIBLE, solver=solver)
+    objective = next(model.component_data_objects(pyo.Objective, active=True), None)
+    value = None if objective is None else float(pyo.value(objective.expr))
+    return Result(status=Status.OPTIMAL, solver=solver, objective=value, bound=value,
+                  has_solution=True)
+
+
+def _check_highs_options(params: Mapping[str, Any]) -> None:
+    """Name an unknown HiGHS option or a bad value up front: Pyomo's interface ignores the
+    status HiGHS returns, so a typo would otherwise change nothing without a word."""
+    if not params:
+        return
+    import highspy
+    from pyomo.common.tee import capture_output
+
+    with capture_output(capture_fd=True):  # HiGHS prints its banner on first construction
+        checker = highspy.Highs()
+        checker.setOptionValue("output_flag", False)
+    for key, value in params.items():
+        if checker.setOptionValue(key, value) != highspy.HighsStatus.kOk:
+            raise InputError(f"cannot set HiGHS option {key!r} to {value!r}: unknown option "
+                             "or a value of the wrong type or range")
+
+
+def solve_highs(
+    model: pyo.Block,
+    *,
+    plugins: list[Any],
+    time_limit: float | None,
+    params: Mapping[str, Any],
+    tee: bool,
+    warmstart: bool = False,
+) -> Result:
+    """Solve with HiGHS through Pyomo's contrib `highs` interface (no plugins)."""
+    if plugins:
+        raise InputError("HiGHS takes no plugins; plugins run inside SCIP (solver='scip')")
+    opt = contrib_solver("highs", "HiGHS", "highspy")
+    _check_linear_for_highs(model)
+    _check_highs_options(params)
+    if not _has_free_variables(model):
+        result = _constant_result(model, "highs")
+        if warmstart:  # nothing to decide: the solver never sees a start
+            result.extra["warmstart"] = {"values": 0, "variables": 0, "accepted": False}
+        return result
+    start = time.perf_counter()
+    mip_start = None
+    try:  # builds the HiGHS model now, so Ctrl-C can reach it below
+        opt.set_instance(model)
+    except (ValueError, TypeError, NotImplementedError, KeyError, AttributeError,
+            PyomoException) as exc:
+        raise UnsupportedModelError(f"HiGHS cannot take this model: {exc}") from exc
+    highs = opt._solver_model
+    if warmstart:  # persistent: the start set on the built model survives solve()'s update
+        columns = opt._pyomo_var_to_solver_var_map  # id(var) -> HiGHS column
+        pairs = ((opt._vars[vid][0], col) for vid, col in columns.items())
+        mip_start = highs_mip_start(highs, pairs)
+    # Pyomo turns HiGHS's interrupt callbacks on; Ctrl-C sets the flag they check
+    with sigint_cancels(highs.cancelSolve), pyomo_highs_interrupt_quiet():
+        results = opt.solve(
+            model,
+            load_solutions=False,
+            raise_exception_on_nonoptimal_result=False,
+            time_limit=time_limit,
+            solver_options=dict(params),
+            tee=tee,
+        )
+    elapsed = time.perf_counter() - start
+    status = _status(results, highs)
+    has_solution = (
+        results.solution_status != SolutionStatus.noSolution and status is not Status.UNBOUNDED
+    )
+    if status is Status.UNKNOWN and has_solution:
+        status = Status.FEASIBLE
+    if status is Status.UNKNOWN:
+        raise SolverError(
+            "HiGHS stopped with no answer (model status "
+            f"{highs.modelStatusToString(highs.getModelStatus())!r}); rerun with tee=True "
+            "for its log"
+        )
+    StaleFlagManager.mark_all_as_stale()
+    if has_solution:
+        results.solution_loader.load_vars()
+        _snap_integers(opt)
+    info = highs.getInfo()
+    bound = _bound(results.objective_bound, status, model)
+    if status is Status.OPTIMAL and has_solution and _beyond_default_gap(
+            results.incumbent_objective, bound, int(getattr(info, "mip_node_count", -1))):
+        status = Status.FEASIBLE
+    return Result(
+        extra={} if mip_start is None else {"warmstart": mip_start},
+        status=status,
+        solver="highs",
+        objective=results.incumbent_objective if has_solution else None,
+        bound=None if bound is None else float(bound),
+        nodes=max(int(getattr(info, "mip_node_count", 0)), 0),
+        time=elapsed,
+        has_solution=has_solution,
+    )
+
+
+
+
+def _status(results: Any, highs: Any) -> Status:
+    """Pyomo's termination condition as a Status, with the HiGHS stops Pyomo does not map:
+    an interrupt, and a solution limit (feasible, as SCIP reports its own)."""
+    import highspy
+
+    model_status = highs.getModelStatus()
+    if model_status == highspy.HighsModelStatus.kSolutionLimit:
+        return Status.FEASIBLE if results.solution_status != SolutionStatus.noSolution else (
+            Status.UNKNOWN)
+    status = _PYOMO_STATUS.get(results.termination_condition, Status.UNKNOWN)
+    if status is Status.UNKNOWN and model_status == highspy_interrupt():
+        return Status.INTERRUPTED  # Pyomo does not map HiGHS's kInterrupt
+    return status
+
+
+def _bound(bound: float | None, status: Status, model: pyo.Block) -> float | None:
+    """The dual bound as SCIP reports it: none for an infeasible model or an undecided one,
+    +-inf (the objective's direction) for an unbounded one."""
+    if status in (Status.INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED):
+        return None
+    if status is Status.UNBOUNDED:
+        objective = next(model.component_data_objects(pyo.Objective, active=True), None)
+        if objective is None:
+            return None
+        return math.inf if objective.sense == pyo.maximize else -math.inf
+    return bound
+
+
+def _beyond_default_gap(objective: float | None, bound: float | None, nodes: int) -> bool:
+    """Whether a MIP (nodes >= 0; HiGHS reports -1 for an LP) stopped "optimal" with a gap
+    HiGHS's defaults would not have accepted."""
+    if nodes < 0 or objective is None or bound is None:
+        return False
+    gap = abs(float(objective) - float(bound))
+    return gap > DEFAULT_ABS_GAP and gap > DEFAULT_REL_GAP * abs(float(objective)) * (1 + 1e-9)
+
+
+def _snap_integers(opt: Any) -> None:
+    """Round the loaded integer values HiGHS leaves a hair off (see `snapped`)."""
+    for vid in opt._pyomo_var_to_solver_var_map:
+        var = opt._vars[vid][0]
+        if var.value is not None and not var.fixed:
+            var.set_value(snapped(var, var.value), skip_validation=True)
