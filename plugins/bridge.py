@@ -9,7 +9,9 @@ from __future__ import annotations
 import importlib
 import math
 import numbers
-from collections.abc import Callable, Iterable, Mapping
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -94,6 +96,7 @@ def solve(
     backend = _backend(solver)
     check_components(model, solver)
     check_model_data(model, warn_tiny=solver.lower() != "lap")
+    _warn_import_suffixes(model)
     if not isinstance(warmstart, bool):
         raise InputError(f"warmstart must be True or False, got {warmstart!r}")
     if warmstart and solver.lower() not in ("scip", "highs"):
@@ -114,6 +117,25 @@ def _check_model(model: Any) -> None:
     objectives = sum(1 for _ in model.component_data_objects(pyo.Objective, active=True))
     if objectives > 1:
         raise UnsupportedModelError(f"model has {objectives} active objectives; need one")
+
+
+def _warn_import_suffixes(model: pyo.Block) -> None:
+    """Say that import Suffixes (m.dual, m.rc) stay empty: solve() loads variable values
+    only, and an empty m.dual read as 'all duals zero' would be wrong."""
+    names = [suffix.name for suffix in model.component_objects(pyo.Suffix, active=True)
+             if suffix.import_enabled()]
+    if names:
+        warnings.warn(f"solve() fills no import Suffix ({', '.join(names)}): it loads variable "
+                      "values only, not duals or reduced costs", UserWarning, stacklevel=3)
+
+
+@contextmanager
+def suffix_notice_quiet() -> Iterator[None]:
+    """Hide Pyomo's 'ModelChangeDetector does not detect changes to suffixes' while a model
+    is built: `solve` names the Suffixes it leaves alone itself."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="ModelChangeDetector does not detect changes")
+        yield
 
 
 def _backend(name: str) -> Backend:
@@ -155,7 +177,8 @@ def _solve_scip(
     opt = contrib_solver("scip_persistent", "SCIP", "pyscipopt")
     fix_ranged_constraints()
     try:
-        opt.set_instance(model)
+        with suffix_notice_quiet():
+            opt.set_instance(model)
     except (ValueError, TypeError, NotImplementedError, KeyError, AttributeError) as exc:
         raise UnsupportedModelError(f"SCIP cannot take this model: {exc}") from exc
     scip = opt._solver_model  # the PySCIPOpt model; Pyomo keeps no public accessor

@@ -23,7 +23,7 @@ from pyomo.core.expr.visitor import identify_variables
 from pyomo.core.staleflag import StaleFlagManager
 from pyomo.repn.standard_repn import generate_standard_repn
 
-from coplug.plugins.bridge import contrib_solver
+from coplug.plugins.bridge import contrib_solver, suffix_notice_quiet
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
 from coplug.plugins.interrupts import (
     highspy_interrupt,
@@ -173,7 +173,8 @@ def solve_highs(
     start = time.perf_counter()
     mip_start = None
     try:  # builds the HiGHS model now, so Ctrl-C can reach it below
-        opt.set_instance(model)
+        with suffix_notice_quiet():
+            opt.set_instance(model)
     except (ValueError, TypeError, NotImplementedError, KeyError, AttributeError,
             PyomoException) as exc:
         raise UnsupportedModelError(f"HiGHS cannot take this model: {exc}") from exc

@@ -137,3 +137,15 @@ def test_scip_parameters_of_the_wrong_type_are_refused(key: str, value: object) 
     assert solve(m, **{key: {"limits/nodes": 10, "presolving/maxrounds": 2, "lp/presolving":
                              False, "misc/catchctrlc": True, "limits/gap": 0.1,
                              "branching/scorefunc": "p"}[key]}).status is Status.OPTIMAL
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_an_import_suffix_left_empty_is_named(solver: str) -> None:
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, None))
+    m.c = pyo.Constraint(expr=m.x >= 2)
+    m.o = pyo.Objective(expr=3 * m.x)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    with pytest.warns(UserWarning, match=r"fills no import Suffix \(dual\)"):
+        assert solve(m, solver=solver).objective == pytest.approx(6.0)
+    assert len(m.dual) == 0
