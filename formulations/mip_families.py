@@ -16,23 +16,35 @@ import networkx as nx
 import numpy as np
 import pyomo.environ as pyo
 
-from coplug.formulations.checks import check_seed
+from coplug.formulations.checks import check_count, check_positive, check_seed
 from coplug.plugins.errors import InputError
 
 Builder = Callable[[int, int], pyo.ConcreteModel]
 
 
-def _check_size(size: int, minimum: int, family: str, seed: int) -> None:
-    """Reject sizes too small to make a meaningful instance of `family`, and seeds numpy
-    and networkx would refuse deep inside (negative)."""
-    if int(size) < minimum:
-        raise InputError(f"{family} size must be >= {minimum}, got {size}")
+def _check_size(size: int, minimum: int, family: str, seed: int) -> int:
+    """`size` as an int, refusing non-integers (30.5, "30", None, True) and sizes too small
+    for a meaningful instance of `family`, and seeds numpy and networkx would refuse deep
+    inside."""
     check_seed(seed, f"{family} seed")
+    return check_count(size, f"{family} size", minimum)
+
+
+def _check_fraction(value: float, name: str) -> float:
+    """A probability or share: a finite number in [0, 1], else an InputError naming it."""
+    try:
+        number = check_positive(value, name, zero_ok=True)
+    except InputError:
+        number = -1.0  # not a finite number >= 0: the message below says what is wanted
+    if not 0.0 <= number <= 1.0:
+        raise InputError(f"{name} must be a number in [0, 1], got {value!r}")
+    return number
 
 
 def setcover(size: int, seed: int = 0, density: float = 0.05) -> pyo.ConcreteModel:
     """Set cover with `size` rows and 2*size columns, costs 1..100 (Balas-Ho style)."""
-    _check_size(size, 5, "setcover", seed)
+    size = _check_size(size, 5, "setcover", seed)
+    density = _check_fraction(density, "setcover density")
     rng = np.random.default_rng(seed)
     n_rows, n_cols = size, 2 * size
     a = rng.random((n_rows, n_cols)) < density
@@ -51,7 +63,7 @@ def setcover(size: int, seed: int = 0, density: float = 0.05) -> pyo.ConcreteMod
 
 def cauction(size: int, seed: int = 0) -> pyo.ConcreteModel:
     """Combinatorial auction, `size` items, 5*size bids on mostly-local bundles (small world)."""
-    _check_size(size, 5, "cauction", seed)
+    size = _check_size(size, 5, "cauction", seed)
     rng = np.random.default_rng(seed)
     n_items, n_bids = size, 5 * size
     value = rng.uniform(1.0, 100.0, n_items)
@@ -100,7 +112,8 @@ def _clique_cover(graph: nx.Graph) -> list[list[int]]:
 
 def indset(size: int, seed: int = 0, affinity: int = 4) -> pyo.ConcreteModel:
     """Maximum independent set on a Barabasi-Albert graph of `size` nodes, clique cover."""
-    _check_size(size, affinity + 1, "indset", seed)
+    affinity = check_count(affinity, "indset affinity", 1)
+    size = _check_size(size, affinity + 1, "indset", seed)
     graph = nx.barabasi_albert_graph(size, affinity, seed=int(seed))
     m = pyo.ConcreteModel(name="indset")
     m.V = pyo.RangeSet(0, size - 1)
@@ -118,7 +131,8 @@ def fcnf(size: int, seed: int = 0, p: float = 0.15) -> pyo.ConcreteModel:
 
     A Hamiltonian cycle with capacity = total supply keeps every instance feasible.
     """
-    _check_size(size, 4, "fcnf", seed)
+    size = _check_size(size, 4, "fcnf", seed)
+    p = _check_fraction(p, "fcnf arc probability p")
     rng = np.random.default_rng(seed)
     graph = nx.gnp_random_graph(size, p, seed=int(seed), directed=True)
     order = [int(v) for v in rng.permutation(size)]
@@ -154,7 +168,8 @@ def fcnf(size: int, seed: int = 0, p: float = 0.15) -> pyo.ConcreteModel:
 
 def mknapsack(size: int, seed: int = 0, n_dims: int = 5) -> pyo.ConcreteModel:
     """Multi-dimensional knapsack, `size` items, Chu-Beasley weights and tightness 1/2."""
-    _check_size(size, 2, "mknapsack", seed)
+    size = _check_size(size, 2, "mknapsack", seed)
+    n_dims = check_count(n_dims, "mknapsack n_dims", 1)
     rng = np.random.default_rng(seed)
     weights = rng.integers(1, 1001, (n_dims, size))
     values = weights.sum(axis=0) / n_dims + 500.0 * rng.random(size)
@@ -174,7 +189,9 @@ def mknapsack(size: int, seed: int = 0, n_dims: int = 5) -> pyo.ConcreteModel:
 
 def gisp(size: int, seed: int = 0, p: float = 0.3, alpha: float = 0.25) -> pyo.ConcreteModel:
     """Generalized independent set on G(size, p): a fraction `alpha` of edges removable at cost."""
-    _check_size(size, 3, "gisp", seed)
+    size = _check_size(size, 3, "gisp", seed)
+    p = _check_fraction(p, "gisp edge probability p")
+    alpha = _check_fraction(alpha, "gisp alpha")
     rng = np.random.default_rng(seed)
     graph = nx.gnp_random_graph(size, p, seed=int(seed))
     edges = sorted(graph.edges)
@@ -230,7 +247,8 @@ TRAIN_SIZES: dict[str, int] = {
 
 
 def build_family(family: str, size: int, seed: int = 0) -> pyo.ConcreteModel:
-    """Build one instance of `family` at `size` with `seed`."""
+    """Build one instance of `family` at `size` with `seed` (checked by the builder, not
+    truncated: 30.5 is refused rather than read as 30)."""
     if family not in FAMILIES:
         raise InputError(f"unknown MIP family {family!r}; known: {', '.join(FAMILIES)}")
-    return FAMILIES[family](int(size), int(seed))
+    return FAMILIES[family](size, seed)

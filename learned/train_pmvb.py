@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,7 @@ from coplug.learned.pmvb_features import FEATURE_NAMES, RootFeatureRecorder
 from coplug.learned.pmvb_predictors import (
     CALIBRATIONS,
     KINDS,
+    SEED_BOUND,
     PMVBPredictor,
     shipped_checkpoint,
 )
@@ -50,6 +52,8 @@ from coplug.plugins.pmvb import hoeffding_hyperplanes
 from coplug.plugins.results import Status
 
 T_GRID = (0.6, 0.7, 0.8, 0.9, 0.95)
+# Why `collect` skips an instance: no proven optimum to label it, or no root LP to read.
+NOT_OPTIMAL, NO_ROOT_LP = "not_optimal", "no_root_lp"
 Q_GRID = (0.8, 0.9, 0.95, 0.99)
 
 
@@ -63,12 +67,15 @@ class Sample:
 
 
 def collect(family: str, size: int, seeds: Sequence[int], time_limit: float = 30.0,
-            progress: bool = True) -> list[Sample]:
-    """Solve each seeded instance and keep (root features, optimal labels) where SCIP branched.
+            progress: bool = True, skipped: Counter[str] | None = None) -> list[Sample]:
+    """Solve each seeded instance and keep (root features, optimal labels) where SCIP solved
+    it to optimality with a root LP; `skipped` counts the others by reason
+    (NOT_OPTIMAL, NO_ROOT_LP), so an error can say why too few were kept.
 
     SCIP catches Ctrl-C and returns an INTERRUPTED result; that is re-raised as
     KeyboardInterrupt so training stops instead of silently dropping the instance.
     """
+    skipped = Counter() if skipped is None else skipped
     samples = []
     for seed in tqdm(seeds, desc=f"solve {family}", disable=not progress, leave=False):
         model = build_family(family, size, seed)
@@ -77,6 +84,7 @@ def collect(family: str, size: int, seeds: Sequence[int], time_limit: float = 30
         if result.status is Status.INTERRUPTED:
             raise KeyboardInterrupt(f"SCIP solve of {family} seed {seed} interrupted")
         if not result.optimal or not recorder.variables:
+            skipped[NOT_OPTIMAL if not result.optimal else NO_ROOT_LP] += 1
             continue
         labels = np.array([round(v.value or 0.0) for v in recorder.variables], dtype=int)
         samples.append(Sample(int(seed), recorder.features, labels))
@@ -132,16 +140,15 @@ def fit_family(
 ) -> list[tuple[PMVBPredictor, dict]]:
     """Collect data, fit each kind and select t and q; (predictor, metadata) pairs, no writes."""
     start = time.perf_counter()
-    train = collect(family, size, range(seed, seed + n_train), time_limit, progress)
+    skipped: Counter[str] = Counter()
+    train = collect(family, size, range(seed, seed + n_train), time_limit, progress, skipped)
     val = collect(family, size, range(seed + n_train, seed + n_train + n_val), time_limit,
-                  progress)
+                  progress, skipped)
     X, y = stack(train)
     X_val, y_val = stack(val)
     if len(train) < 2 or len(val) < 1:
-        raise InputError(
-            f"only {len(train)} training / {len(val)} validation {family} instances of size "
-            f"{size} needed branching; raise --n-train or --size"
-        )
+        raise InputError(_too_few_message(family, size, len(train), len(val), skipped,
+                                          time_limit))
     fitted = []
     for kind in kinds:
         predictor = PMVBPredictor(kind=kind, calibration=calibration, random_state=seed).fit(X, y)
@@ -164,6 +171,22 @@ def fit_family(
         }
         fitted.append((predictor, meta))
     return fitted
+
+
+def _too_few_message(family: str, size: int, n_train: int, n_val: int,
+                     skipped: Counter[str], time_limit: float) -> str:
+    """Why training cannot start: how many instances were usable, and how many were
+    skipped for each reason, with the flag that helps against it."""
+    reasons = []
+    if skipped[NOT_OPTIMAL]:
+        reasons.append(f"{skipped[NOT_OPTIMAL]} not solved to optimality within "
+                       f"--time-limit {time_limit:g} s (raise --time-limit or lower --size)")
+    if skipped[NO_ROOT_LP]:
+        reasons.append(f"{skipped[NO_ROOT_LP]} solved in presolve, with no root LP to "
+                       "learn from (raise --size)")
+    why = "; ".join(reasons) or "no instances were solved (raise --n-train or --n-val)"
+    return (f"only {n_train} training / {n_val} validation {family} instances of size "
+            f"{size} are usable (at least 2 / 1 needed): {why}")
 
 
 def write_checkpoints(fitted: Sequence[tuple[PMVBPredictor, dict]], out_dir: Path) -> None:
@@ -206,8 +229,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.n_val = max(5, args.n_train // 4)
     elif args.n_val < 1:
         parser.error(f"--n-val must be >= 1, got {args.n_val}")
-    if args.seed < 0:
-        parser.error(f"--seed must be >= 0, got {args.seed}")
+    last = args.seed + args.n_train + args.n_val
+    if args.seed < 0 or last > SEED_BOUND:
+        parser.error(f"--seed must be >= 0 with --seed + --n-train + --n-val <= 2**32 (the "
+                     f"instance seeds and the predictors' random_state), got --seed "
+                     f"{args.seed} (+ {args.n_train} + {args.n_val} = {last})")
     if not (np.isfinite(args.time_limit) and args.time_limit > 0):
         parser.error(f"--time-limit must be a positive number of seconds, got {args.time_limit}")
     if args.size is None:

@@ -14,7 +14,9 @@ calibrated and independent). Two complementary children, ``sum_U x <= r_U - 1`` 
 children partition the feasible set exactly once and the optimum never changes, however
 bad the prediction. The likely child gets the highest node selection priority; below the
 root SCIP's own rules take over (or PMVB branches again on still-free variables while
-``depth > 0``).
+``depth > 0``, leaving out each hyperplane that those added on the path to the node already
+decide, i.e. imply it or its negation, so that a static prediction does not add the same
+hyperplanes at every depth).
 
 Predictors: ``"lp"`` (data-free: the root LP values), a fitted predictor from
 `coplug.learned.pmvb_predictors` (or a path to its checkpoint), or probabilities keyed by
@@ -65,6 +67,7 @@ PROB_SLACK = 1e-9
 # Step 1 of prefix mode gives the root one child, which SCIP then treats as its root: an
 # in-tree restart there would keep that child's fixings globally and drop its hyperplanes.
 _NO_RESTARTS = {"estimation/restarts/restartlimit": 0}
+EMPTY_PREDICTOR = "PMVB predictor is an empty string: give 'lp' or a checkpoint path"
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,7 @@ def hoeffding_hyperplanes(
         raise InputError("PMVB probabilities must be a 1-D array of numbers in [0, 1]")
     log_term = math.log(1.0 / (1.0 - confidence))
     upper = np.flatnonzero(p >= threshold)
-    lower = np.flatnonzero(p <= 1.0 - threshold)
+    lower = np.flatnonzero(1.0 - p >= threshold)  # as U's test: 1 - 0.9 is 0.0999...98
     rhs_u = rhs_l = None
     if upper.size:
         slack = math.sqrt(upper.size * log_term / 2.0)
@@ -168,6 +171,37 @@ class _PMVBRule(Branchrule):
 
     def branchexecps(self, allowaddcons: bool) -> dict[str, Any]:
         return {"result": SCIP_RESULT.DIDNOTRUN}
+
+
+@dataclass(frozen=True)
+class _Cardinality:
+    """One node hyperplane ``sum(variables) sense rhs`` over SCIP variables, kept so that
+    deeper nodes can tell whether it already implies the hyperplanes they would add."""
+
+    variables: tuple[Any, ...]
+    sense: str  # ">=" or "<="
+    rhs: int
+
+    @property
+    def keys(self) -> frozenset[int]:
+        """The variables' SCIP pointers (PySCIPOpt variables are not hashable)."""
+        return frozenset(v.ptr() for v in self.variables)
+
+    def implies(self, other: _Cardinality) -> bool:
+        """Whether this hyperplane, at the current node's local bounds, implies `other`, a
+        hyperplane over free variables only.
+
+        With k of our variables fixed to 1, our free ones sum to at least (at most) rhs - k;
+        a ">=" over a superset of our free variables then sums to at least that, a "<=" over
+        a subset of ours to at most that.
+        """
+        if other.sense != self.sense:
+            return False
+        ones = sum(1 for v in self.variables if v.getLbLocal() > 0.5)
+        free = frozenset(v.ptr() for v in self.variables if v.getLbLocal() < v.getUbLocal() - 0.5)
+        if self.sense == ">=":
+            return free <= other.keys and self.rhs - ones >= other.rhs
+        return other.keys <= free and self.rhs - ones <= other.rhs
 
 
 @dataclass
@@ -223,6 +257,7 @@ class PMVBBranching:
         self._var_map: VarMap | None = None
         self._probs: ComponentMap | None = None
         self.root_planes: tuple[list[Any], list[Any], int | None, int | None] | None = None
+        self._node_planes: dict[tuple[int, int], list[_Cardinality]] = {}
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
         """Include the branching rule (highest priority, down to `depth`) into SCIP."""
@@ -233,6 +268,7 @@ class PMVBBranching:
             )
         self._scip, self._var_map, self._stats = scip_model, var_map, _Stats()
         self.root_planes = None
+        self._node_planes = {}
         self._probs = _static_probabilities(self.predictor, var_map)
         try:
             scip_model.includeBranchrule(
@@ -277,6 +313,8 @@ class PMVBBranching:
             if not allowaddcons or (self.only_likely and self.root_planes is not None):
                 return SCIP_RESULT.DIDNOTRUN  # prefix step 1 branches once, at the first root
             node_depth = scip.getDepth()
+            if node_depth == 0:  # the first root, or a new one after an in-tree restart
+                self._node_planes = {}
             try:
                 variables, probs = self._candidates(scip, free_only=node_depth > 0)
             except Exception as exc:  # a failing predictor must not abort SCIP's search
@@ -285,18 +323,31 @@ class PMVBBranching:
                               RuntimeWarning, stacklevel=1)
                 return SCIP_RESULT.DIDNOTRUN
             planes = hoeffding_hyperplanes(probs, self.threshold, self.confidence)
+            inherited = self._path_planes(scip) if node_depth > 0 else []
+            planes = _without_implied(planes, variables, inherited)
             if planes.empty:
                 return SCIP_RESULT.DIDNOTRUN
             if node_depth == 0:  # a root again after an in-tree restart: report the latest
                 self._stats.children = []
                 self._stats.root_bound = scip.getDualbound()
-            self._create_children(scip, variables, planes, record=node_depth == 0)
+            self._create_children(scip, variables, planes, inherited, record=node_depth == 0)
             self._stats.branchings += 1
             if node_depth == 0:
                 self._record_root(scip, variables, planes)
             return SCIP_RESULT.BRANCHED
         finally:
             self._stats.seconds += time.perf_counter() - start
+
+    def _path_planes(self, scip: Any) -> list[_Cardinality]:
+        """The hyperplanes PMVB added at the current node and its ancestors (nodes below a
+        PMVB child that SCIP's own rules made inherit those of their nearest PMVB ancestor)."""
+        run, node = scip.getNRuns(), scip.getCurrentNode()
+        while node is not None:
+            found = self._node_planes.get((run, node.getNumber()))
+            if found is not None:
+                return found
+            node = node.getParent()
+        return []
 
     def _candidates(self, scip: Any, free_only: bool) -> tuple[list[Any], np.ndarray]:
         """Active binary variables with a prediction, and their probabilities."""
@@ -323,27 +374,28 @@ class PMVBBranching:
         return variables, probs
 
     def _create_children(
-        self, scip: Any, variables: list[Any], planes: Hyperplanes, record: bool
+        self, scip: Any, variables: list[Any], planes: Hyperplanes,
+        inherited: list[_Cardinality], record: bool,
     ) -> None:
-        """Likely child first (highest priority), then the complementary children."""
-        upper = quicksum(variables[i] for i in planes.upper)
-        lower = quicksum(variables[i] for i in planes.lower)
+        """Likely child first (highest priority), then the complementary children; each
+        child remembers its hyperplanes and its ancestors' for deeper calls."""
+        upper = tuple(variables[i] for i in planes.upper)
+        lower = tuple(variables[i] for i in planes.lower)
         ru, rl = planes.rhs_upper, planes.rhs_lower
-        specs: list[tuple[float, list[Any]]] = []
-        keep_u = [upper >= ru] if ru is not None else []
-        likely = keep_u + ([lower <= rl] if rl is not None else [])
-        specs.append((LIKELY_PRIORITY, likely))
+        keep_u = [_Cardinality(upper, ">=", ru)] if ru is not None else []
+        specs = [(LIKELY_PRIORITY,
+                  keep_u + ([_Cardinality(lower, "<=", rl)] if rl is not None else []))]
         if not self.only_likely:
             if ru is not None:
-                specs.append((OTHER_PRIORITY, [upper <= ru - 1]))
+                specs.append((OTHER_PRIORITY, [_Cardinality(upper, "<=", ru - 1)]))
             if rl is not None:
-                specs.append((OTHER_PRIORITY, keep_u + [lower >= rl + 1]))
-        estimate = scip.getLocalEstimate()
+                specs.append((OTHER_PRIORITY, keep_u + [_Cardinality(lower, ">=", rl + 1)]))
+        estimate, run = scip.getLocalEstimate(), scip.getNRuns()
         for k, (prio, conss) in enumerate(specs):
             child = scip.createChild(prio, estimate)
-            added = [
-                scip.addConsNode(child, cons, name=f"pmvb_{k}_{j}") for j, cons in enumerate(conss)
-            ]
+            added = [scip.addConsNode(child, _linear(c), name=f"pmvb_{k}_{j}")
+                     for j, c in enumerate(conss)]
+            self._node_planes[(run, child.getNumber())] = inherited + conss
             if record:
                 self._stats.children.append([_read_linear(scip, c) for c in added])
 
@@ -380,6 +432,37 @@ class PMVBBranching:
         return planes_hold(sum_u, sum_l, s.rhs_upper, s.rhs_lower)
 
 
+def _linear(plane: _Cardinality) -> Any:
+    """The PySCIPOpt constraint expression of a cardinality hyperplane."""
+    total = quicksum(plane.variables)
+    return total >= plane.rhs if plane.sense == ">=" else total <= plane.rhs
+
+
+def _without_implied(
+    planes: Hyperplanes, variables: list[Any], inherited: list[_Cardinality]
+) -> Hyperplanes:
+    """`planes` less each hyperplane that the inherited ones already decide (imply it or
+    its negation): branching on it would give a child equal to its parent and an empty one,
+    over and over down to `depth`."""
+    def decided(indices: tuple[int, ...], sense: str, rhs: int | None) -> bool:
+        if rhs is None or not inherited:
+            return False
+        scip_vars = tuple(variables[i] for i in indices)
+        plane = _Cardinality(scip_vars, sense, rhs)
+        negation = (_Cardinality(scip_vars, "<=", rhs - 1) if sense == ">="
+                    else _Cardinality(scip_vars, ">=", rhs + 1))
+        return any(a.implies(plane) or a.implies(negation) for a in inherited)
+
+    drop_u = decided(planes.upper, ">=", planes.rhs_upper)
+    drop_l = decided(planes.lower, "<=", planes.rhs_lower)
+    if not (drop_u or drop_l):
+        return planes
+    return Hyperplanes(upper=() if drop_u else planes.upper,
+                       lower=() if drop_l else planes.lower,
+                       rhs_upper=None if drop_u else planes.rhs_upper,
+                       rhs_lower=None if drop_l else planes.rhs_lower)
+
+
 def _check_probabilities(probs: np.ndarray) -> None:
     """A predictor's answer must be probabilities: NaN, inf or values outside [0, 1] name
     the first offender (the rule then records the error and lets SCIP branch as usual)."""
@@ -410,11 +493,11 @@ def _tuned_or_default(
         from coplug.learned.pmvb_predictors import checkpoint_metadata
 
         meta = checkpoint_metadata(predictor)
-        _check_metadata(meta, Path(predictor).with_suffix(".json"))
+        check_metadata(meta, Path(predictor).with_suffix(".json"))
     return tuned_t_q(meta, threshold, confidence)
 
 
-def _check_metadata(meta: Any, where: Path) -> None:
+def check_metadata(meta: Any, where: Path) -> None:
     """A checkpoint's JSON must be an object whose tuned t and q, where present, are numbers
     in range; the error names the file, since the user never typed these values."""
     if not isinstance(meta, Mapping):
@@ -442,7 +525,7 @@ def _resolve_predictor(predictor: Any) -> Any:
     if isinstance(predictor, str) and predictor == "lp":
         return "lp"
     if isinstance(predictor, str) and not predictor.strip():
-        raise InputError("PMVB predictor is an empty string: give 'lp' or a checkpoint path")
+        raise InputError(EMPTY_PREDICTOR)
     if isinstance(predictor, str) or hasattr(predictor, "__fspath__"):
         from coplug.learned.pmvb_predictors import load_predictor
 

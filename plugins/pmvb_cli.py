@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,14 @@ LEARNED_KINDS = ("logreg", "gbt", "mlp")
 
 def resolve_predictor(predictor: str, family: str | None) -> tuple[Any, dict[str, Any]]:
     """'lp', a learned kind (the family's shipped checkpoint) or a checkpoint path, with its
-    training metadata ({} for lp)."""
+    training metadata ({} for lp), checked as the Python API checks it; a one-line warning
+    on stderr when that metadata names another family than `family`."""
+    from coplug.plugins.pmvb import EMPTY_PREDICTOR
+
     if predictor == "lp":
         return "lp", {}
+    if not predictor.strip():  # Path("") is ".", the current folder
+        raise InputError(EMPTY_PREDICTOR)
     if predictor in LEARNED_KINDS:
         from coplug.learned.pmvb_predictors import shipped_checkpoint
 
@@ -31,8 +37,24 @@ def resolve_predictor(predictor: str, family: str | None) -> tuple[Any, dict[str
         raise InputError(f"PMVB checkpoint {path} does not exist (train it with "
                          "python -m coplug.learned.train_pmvb)")
     from coplug.learned.pmvb_predictors import checkpoint_metadata, load_predictor
+    from coplug.plugins.pmvb import check_metadata
 
-    return load_predictor(path), checkpoint_metadata(path)
+    meta = checkpoint_metadata(path)
+    check_metadata(meta, path.with_suffix(".json"))
+    mismatch = family_mismatch(meta, family, path)
+    if mismatch:
+        print(f"coplug pmvb: warning: {mismatch}", file=sys.stderr)
+    return load_predictor(path), meta
+
+
+def family_mismatch(meta: dict[str, Any], family: str | None, path: Path) -> str | None:
+    """Why a checkpoint trained on another family than `family` may predict badly, or None
+    (no family to compare, or no family in its metadata)."""
+    trained = meta.get("family")
+    if family is None or trained is None or trained == family:
+        return None
+    return (f"checkpoint {path} was trained on {trained!r} instances, solving {family!r}: "
+            "its predictions may be poor (the optimum stays exact)")
 
 
 def solve_with_pmvb(

@@ -8,6 +8,7 @@ is pruned only by an objective limit some solution already reaches.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import pyomo.environ as pyo
@@ -55,7 +56,9 @@ def solve_pmvb_prefix(
     solution is loaded into `model`; nodes and time are summed over all steps. `params`
     (e.g. ``limits/nodes``) apply to each step's SCIP model; `time_limit` to all together.
     Under a limit the status is the limit hit and the bound the weakest over the regions,
-    the root's for a region never reached.
+    the root's for a region never reached. An interrupted step (Ctrl-C) ends the solve:
+    the status is interrupted, with the best solution so far. A model without an active
+    objective stops at the first step that finds a solution (any solution is optimal).
     """
     from coplug.plugins.bridge import solve
 
@@ -66,7 +69,7 @@ def solve_pmvb_prefix(
     rule.only_likely = True
     first = solve(model, plugins=[rule], time_limit=time_limit, **{**params, **_NO_RESTARTS})
     steps = [first]
-    maximize = _is_maximize(model)
+    maximize, feasibility = _is_maximize(model), not _has_objective(model)
     best_obj, best_x = _snapshot(model, first)
     if rule.root_planes is None:
         first.extra["pmvb_prefix"] = {"steps": 1, "likely_objective": None,
@@ -80,23 +83,49 @@ def solve_pmvb_prefix(
         regions.append(([(upper, ">=", ru)] if ru is not None else []) + [(lower, ">=", rl + 1)])
     for region in regions:
         left = None if time_limit is None else time_limit - (time.perf_counter() - start)
-        if left is not None and left <= 0:
+        if _stop_before_next(steps[-1], feasibility and best_x is not None, left):
             break
         result = solve(model, plugins=[_RegionPlugin(region, best_obj)], time_limit=left, **params)
         steps.append(result)
         obj, x = _snapshot(model, result)
-        if obj is not None and _improves(obj, best_obj, maximize):
+        if x is not None and (best_x is None or _improves(obj, best_obj, maximize)):
             best_obj, best_x = obj, x
     if best_x is not None:
         for var, value in best_x.items():
             var.set_value(value, skip_validation=True)
-    return _combine(steps, first, best_obj, len(regions) + 1, time.perf_counter() - start,
-                    maximize, rule._stats.root_bound)
+    return _combine(steps, first, _Found(best_x is not None, best_obj, feasibility),
+                    len(regions) + 1, time.perf_counter() - start, maximize,
+                    rule._stats.root_bound)
 
 
-def _improves(obj: float, best: float | None, maximize: bool) -> bool:
-    """True when `obj` beats the incumbent `best` in the model's sense."""
+@dataclass(frozen=True)
+class _Found:
+    """What the steps found: whether any solution, the best objective (None without an
+    active objective), and whether the model has no objective (any solution is optimal)."""
+
+    solution: bool
+    objective: float | None
+    feasibility: bool
+
+
+def _stop_before_next(last: Result, solved_feasibility: bool, left: float | None) -> bool:
+    """True when no further region should be solved: the last step was interrupted
+    (Ctrl-C), a model without objective already has its solution, or no time is left."""
+    out_of_time = left is not None and left <= 0
+    return last.status is Status.INTERRUPTED or solved_feasibility or out_of_time
+
+
+def _improves(obj: float | None, best: float | None, maximize: bool) -> bool:
+    """True when `obj` beats the incumbent `best` in the model's sense (never without an
+    objective value)."""
+    if obj is None:
+        return False
     return best is None or (obj > best if maximize else obj < best)
+
+
+def _has_objective(model: pyo.Block) -> bool:
+    """True when the model has an active objective (else it is a feasibility problem)."""
+    return next(model.component_data_objects(pyo.Objective, active=True), None) is not None
 
 
 def _is_maximize(model: pyo.Block) -> bool:
@@ -116,17 +145,14 @@ def _snapshot(model: pyo.Block, result: Result) -> tuple[float | None, Component
 
 
 def _combine(
-    steps: list[Result], first: Result, best: float | None, n_planned: int, wall: float,
+    steps: list[Result], first: Result, found: _Found, n_planned: int, wall: float,
     maximize: bool, root_bound: float | None,
 ) -> Result:
-    """One Result for the prefix solve: proven optimal only if every region was closed,
-    else the first limit a step hit (time when the time ran out between steps)."""
-    closed = {Status.OPTIMAL, Status.INFEASIBLE}
-    done = len(steps) == n_planned and all(r.status in closed for r in steps)
-    if done:
-        status = Status.OPTIMAL if best is not None else Status.INFEASIBLE
-    else:
-        status = next((r.status for r in steps if r.status not in closed), Status.TIME_LIMIT)
+    """One Result for the prefix solve: proven optimal only if every region was closed
+    (or a model without objective has a solution), else interrupted when a step was, else
+    the first limit a step hit (time when the time ran out between steps)."""
+    best = found.objective
+    status = _prefix_status(steps, found, n_planned)
     pmvb = first.plugin_stats.get("pmvb", {})
     return Result(
         status=status,
@@ -136,7 +162,7 @@ def _combine(
             steps, n_planned, best, maximize, root_bound),
         nodes=sum(r.nodes for r in steps),
         time=sum(r.time for r in steps),
-        has_solution=best is not None,
+        has_solution=found.solution,
         plugin_stats=first.plugin_stats,
         extra={
             "pmvb_prefix": {
@@ -150,6 +176,18 @@ def _combine(
             }
         },
     )
+
+
+def _prefix_status(steps: list[Result], found: _Found, n_planned: int) -> Status:
+    """The prefix solve's status from its steps' (see `_combine`)."""
+    closed = {Status.OPTIMAL, Status.INFEASIBLE}
+    if found.solution and found.feasibility:
+        return Status.OPTIMAL
+    if len(steps) == n_planned and all(r.status in closed for r in steps):
+        return Status.OPTIMAL if found.solution else Status.INFEASIBLE
+    if any(r.status is Status.INTERRUPTED for r in steps):
+        return Status.INTERRUPTED
+    return next((r.status for r in steps if r.status not in closed), Status.TIME_LIMIT)
 
 
 def _prefix_bound(
