@@ -154,7 +154,7 @@ def test_incremental_certificate_bound_is_valid_for_any_final_duals(c: np.ndarra
     best = float(c[rows, cols].sum())
     scale = max(1.0, np.abs(c).max(), np.abs(u).max(), np.abs(v).max(), np.abs(u_snap).max())
     for assignment in (cols, np.roll(cols, 1)):
-        primal, bound, _ = certify.dense_gap_since(c, assignment, u, v, u_snap, v_snap)
+        primal, bound, *_ = certify.dense_gap_since(c, assignment, u, v, u_snap, v_snap)
         assert primal == pytest.approx(float(c[rows, assignment].sum()))
         assert bound <= best + 1e-9 * scale * n
         if primal > best + 1e-6 * scale:
@@ -167,7 +167,7 @@ def test_incremental_certificate_certifies_optimal_solves(name: str) -> None:
     c = generate(name, 150, seed=5)
     (u_snap, v_snap, _, _), _ = warm_state(c, np.zeros(150))
     sol = solve_lap(c)
-    primal, bound, _ = certify.dense_gap_since(c, sol.col_ind, sol.row_duals, sol.col_duals,
+    primal, bound, *_ = certify.dense_gap_since(c, sol.col_ind, sol.row_duals, sol.col_duals,
                                             u_snap, v_snap)
     assert certify.certified(primal, bound, np.abs(c).max(), 150)
     assert primal == pytest.approx(_scipy_objective(c, False), rel=1e-12)
@@ -181,7 +181,7 @@ def test_generators_cold_and_warm_match_scipy(name: str) -> None:
     warm = solve_lap(c, row_duals=cold.row_duals + np.random.default_rng(0).normal(size=150))
     assert cold.cost == pytest.approx(ref, rel=1e-12)
     assert warm.cost == pytest.approx(ref, rel=1e-12)
-    primal, bound, _ = certify.dense_gap(c, cold.col_ind, cold.row_duals)
+    primal, bound, *_ = certify.dense_gap(c, cold.col_ind, cold.row_duals)
     assert primal - bound <= 1e-9
 
 
@@ -193,7 +193,7 @@ def test_float32_costs_solve_exactly() -> None:
 
 def test_certificate_rejects_a_suboptimal_assignment() -> None:
     c = np.array([[1.0, 5.0], [5.0, 1.0]])
-    primal, bound, _ = certify.dense_gap(c, np.array([1, 0]), np.array([1.0, 1.0]))
+    primal, bound, *_ = certify.dense_gap(c, np.array([1, 0]), np.array([1.0, 1.0]))
     assert not certify.certified(primal, bound, 5.0, 2)
 
 

@@ -532,22 +532,23 @@ def _certified(c: Any, solved: _Solved) -> bool:
     n, m = c.shape
     col4row, u = solved.col4row, solved.u
     if sp.issparse(c):
-        primal, bound, assigned = certify.sparse_gap(
+        primal, bound, assigned, reduced, size = certify.sparse_gap(
             c.indptr.astype(np.int64), c.indices.astype(np.int64), c.data, m, col4row, u
         )
     elif solved.snapshot is not None and _few_rose(solved, n):
-        primal, bound, assigned = certify.dense_gap_since(
+        primal, bound, assigned, reduced, size = certify.dense_gap_since(
             c, col4row, u, solved.v, *solved.snapshot
         )
     else:
-        primal, bound, assigned = certify.dense_gap(c, col4row, u)
+        primal, bound, assigned, reduced, size = certify.dense_gap(c, col4row, u)
     dual_magnitude = float(np.abs(u).max(initial=0.0))
     if solved.warm and dual_magnitude > (
         WARM_DUALS_MAX_FACTOR * max(n, 1) * warmstart.positive_scale(solved.scale)
     ):
         return False
     scale = assigned if solved.warm and assigned > 0 else solved.scale
-    return certify.certified(primal, bound, scale, n, dual_magnitude, strict=solved.warm)
+    return certify.certified(primal, bound, scale, n, dual_magnitude, strict=solved.warm,
+                             reduced=reduced, reduced_size=size)
 
 
 def _few_rose(solved: _Solved, n: int) -> bool:
