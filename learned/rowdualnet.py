@@ -8,6 +8,11 @@ duals through the Min-Trick v_j = min_i (c_ij - u_i) inside the solver.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import pickle
+import re
+import warnings
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -26,6 +31,9 @@ K_SMALLEST = 8
 K_REDUCED = 4
 N_FEATURES = (K_SMALLEST - 1) + 1 + K_REDUCED + 2
 CHECKPOINT = "rowdualnet.pt"
+# Widest hidden layer a checkpoint may declare (and train_rowdual may train): 4096 is 64x
+# the shipped width and keeps the network under 100 MB; larger means a corrupt file.
+MAX_HIDDEN = 4096
 
 
 @njit(cache=True)
@@ -155,14 +163,50 @@ class RowDualNet(nn.Module):
 
 
 def min_trick(c: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Column duals v_j = min_i (c_ij - u_i), so u_i + v_j <= c_ij everywhere (up to one
-    rounding of c_ij - u_i; `solve_lap`'s certificate allows for it)."""
+    """Column duals v_j = min_i (c_ij - u_i) with u_i + v_j <= c_ij exact in float64.
+
+    Each v_j is stepped down by ulps where rounding of c_ij - u_i (or its overflow to inf)
+    left some u_i + v_j above c_ij, so the pair (u, v) is dual feasible as computed.
+    """
     c = np.asarray(c, dtype=np.float64)
     u = np.asarray(u, dtype=np.float64)
     if c.ndim != 2 or u.shape != (c.shape[0],):
         raise InputError(f"min_trick needs a 2-D cost matrix and one dual per row, got shapes "
                          f"{c.shape} and {u.shape}")
-    return (c - u[:, None]).min(axis=0)
+    if c.shape[0] == 0:
+        raise InputError(f"min_trick needs at least one cost row, got shape {c.shape}")
+    _require_finite(c, "cost matrix c")
+    _require_finite(u, "row duals u")
+    with np.errstate(over="ignore"):
+        v = (c - u[:, None]).min(axis=0)
+    if np.isneginf(v).any():
+        j = int(np.flatnonzero(np.isneginf(v))[0])
+        raise InputError(f"min_trick: c_ij - u_i overflows to -inf in column {j}; no finite "
+                         "column dual exists there (rescale the costs)")
+    return _step_below(c, u, v)
+
+
+def _require_finite(a: np.ndarray, what: str) -> None:
+    """Raise an InputError naming the first NaN or infinite entry of `a`."""
+    bad = ~np.isfinite(a)
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise InputError(f"min_trick needs finite input: {what} holds {a[index]} at "
+                         f"index {index if len(index) > 1 else index[0]}")
+
+
+def _step_below(c: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Step each v_j down one ulp at a time until u_i + v_j <= c_ij for every row i.
+
+    A rounded v_j is at most an ulp or two above the exact min, so this ends in a few
+    steps (v_j = -inf would satisfy every row, so it always ends).
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        above = (u[:, None] + v[None, :] > c).any(axis=0)
+        while above.any():
+            v[above] = np.nextafter(v[above], -np.inf)
+            above = (u[:, None] + v[None, :] > c).any(axis=0)
+    return v
 
 
 def save(model: RowDualNet, path: str | Path, meta: dict) -> None:
@@ -179,8 +223,14 @@ def save(model: RowDualNet, path: str | Path, meta: dict) -> None:
     atomic_write_text(path.with_suffix(".json"), text)
 
 
+def file_sha256(path: Path) -> str:
+    """Hex sha256 of a file's bytes (the checkpoint's fingerprint in its sidecar)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def load(path: str | Path | None = None) -> RowDualNet:
-    """Load a checkpoint (default: the one shipped in coplug.models)."""
+    """Load a checkpoint (default: the one shipped in coplug.models), refusing one whose
+    sidecar .json records another sha256 than the file has."""
     if path is None:
         return _shipped()
     path = Path(path)
@@ -188,28 +238,75 @@ def load(path: str | Path | None = None) -> RowDualNet:
         raise InputError(f"RowDualNet checkpoint not found: {path}")
     if not path.is_file():
         raise InputError(f"RowDualNet checkpoint {path} is not a file")
+    _check_sha256(path)
     try:
-        blob = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # zip, pickle, EOF and struct errors all mean a bad file
+        with warnings.catch_warnings():  # PyTorch's notice on a foreign pickle's protocol
+            warnings.filterwarnings("ignore", "Detected pickle protocol", UserWarning)
+            blob = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        raise InputError(f"{path} is not a RowDualNet checkpoint ({_foreign_reason(exc)}; "
+                         "coplug loads tensors only, since unpickling other objects can run "
+                         "code)") from None
+    except Exception as exc:  # zip, EOF and struct errors all mean a bad file
         raise InputError(f"RowDualNet checkpoint {path} is unreadable or corrupt: "
                          f"{type(exc).__name__}: {exc}") from exc
     return _model_from_blob(blob, path)
 
 
+def _foreign_reason(exc: pickle.UnpicklingError) -> str:
+    """Why PyTorch's weights-only loader refused a file, in a few words (not its advice to
+    load unsafely)."""
+    found = re.search(r"Unsupported global: GLOBAL ([\w.]+)", str(exc))
+    return f"it pickles {found.group(1)}" if found else "PyTorch cannot read it as tensors"
+
+
+def _check_sha256(path: Path) -> None:
+    """Refuse `path` when its sidecar .json records a sha256 the file does not have."""
+    sidecar = path.with_suffix(".json")
+    if sidecar == path or not sidecar.is_file():
+        return
+    try:
+        meta = json.loads(sidecar.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"RowDualNet checkpoint metadata {sidecar} is unreadable: {exc}"
+                         ) from None
+    expected = meta.get("sha256") if isinstance(meta, dict) else None
+    if expected is None:
+        return  # sidecars written before hashes were recorded
+    if not (isinstance(expected, str) and re.fullmatch(r"[0-9a-f]{64}", expected)):
+        raise InputError(f"RowDualNet checkpoint metadata {sidecar}: sha256 must be 64 "
+                         f"lowercase hex digits, got {expected!r}")
+    actual = file_sha256(path)
+    if actual != expected:
+        raise InputError(f"RowDualNet checkpoint {path} was modified or corrupted: its sha256 "
+                         f"is {actual}, but {sidecar.name} records {expected}")
+
+
 def _model_from_blob(blob: object, path: Path) -> RowDualNet:
-    """Rebuild the network from a loaded checkpoint dict, naming the file if it is not one."""
+    """Rebuild the network from a loaded checkpoint dict, naming the file if it is not one:
+    integer sizes, this feature count and finite weights only."""
     if not isinstance(blob, dict) or not {"state_dict", "n_features", "hidden"} <= set(blob):
         raise InputError(f"RowDualNet checkpoint {path} lacks state_dict, n_features or "
                          "hidden; it was not written by rowdualnet.save")
+    n_features, hidden = blob["n_features"], blob["hidden"]
+    for key, value, limit in (("n_features", n_features, None), ("hidden", hidden, MAX_HIDDEN)):
+        if type(value) is not int or value < 1 or (limit is not None and value > limit):
+            bound = f"1 .. {limit}" if limit else ">= 1"
+            raise InputError(f"RowDualNet checkpoint {path}: {key} must be an integer "
+                             f"{bound}, got {value!r}")
+    if n_features != N_FEATURES:
+        raise InputError(f"RowDualNet checkpoint {path} expects {n_features} features per "
+                         f"row, but row_features computes {N_FEATURES}")
     try:
-        model = RowDualNet(int(blob["n_features"]), int(blob["hidden"]))
+        model = RowDualNet(n_features, hidden)
         model.load_state_dict(blob["state_dict"])
     except (TypeError, ValueError, RuntimeError, AttributeError) as exc:
         raise InputError(f"RowDualNet checkpoint {path} does not match the network: "
                          f"{type(exc).__name__}: {exc}") from exc
-    if model.n_features != N_FEATURES:
-        raise InputError(f"RowDualNet checkpoint {path} expects {model.n_features} features per "
-                         f"row, but row_features computes {N_FEATURES}")
+    for name, tensor in model.state_dict().items():
+        if not torch.isfinite(tensor).all():
+            raise InputError(f"RowDualNet checkpoint {path} holds NaN or infinite weights "
+                             f"in {name} (as float32)")
     model.eval()
     return model
 

@@ -19,7 +19,7 @@ from tqdm import tqdm
 import coplug.models
 from coplug.formulations.assignment import GENERATORS, generate
 from coplug.learned.checkpoint_io import unwritable_reason
-from coplug.learned.rowdualnet import RowDualNet, row_features, save
+from coplug.learned.rowdualnet import MAX_HIDDEN, RowDualNet, row_features, save
 from coplug.plugins.lap.solver import solve_lap
 
 DEFAULT_OUT = Path(coplug.models.__file__).parent / "rowdualnet.pt"
@@ -103,6 +103,11 @@ FULL = {"sizes": [256, 512, 1024, 2048], "per_cell": 3, "epochs": 60, "hidden": 
         "eval_n": 4096}
 QUICK = {"sizes": [32, 48], "per_cell": 2, "epochs": 3, "hidden": 16, "eval_n": 64}
 MAX_SEED = 2**32 - 1
+# Upper limits of the sizing flags: past them a run cannot fit in memory or time (an N x N
+# float64 cost matrix at N = 16384 is 2 GiB) and is surely a typo.
+MAX_SIZE = 16_384
+LIMITS = {"--sizes": MAX_SIZE, "--eval-n": MAX_SIZE, "--per-cell": 1_000,
+          "--epochs": 100_000, "--hidden": MAX_HIDDEN}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -115,15 +120,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--generators", nargs="+", default=list(GENERATORS), choices=list(GENERATORS))
     p.add_argument("--sizes", nargs="+", type=int, default=None,
-                   help=f"training instance sizes, each >= 1 (default {FULL['sizes']})")
+                   help=f"training instance sizes, each 1 .. {MAX_SIZE} "
+                        f"(default {FULL['sizes']})")
     p.add_argument("--per-cell", type=int, default=None,
-                   help=f"instances per generator and size, >= 1 (default {FULL['per_cell']})")
-    p.add_argument("--epochs", type=int, default=None, help=f">= 1 (default {FULL['epochs']})")
+                   help=f"instances per generator and size, 1 .. {LIMITS['--per-cell']} "
+                        f"(default {FULL['per_cell']})")
+    p.add_argument("--epochs", type=int, default=None,
+                   help=f"1 .. {LIMITS['--epochs']} (default {FULL['epochs']})")
     p.add_argument("--hidden", type=int, default=None,
-                   help=f"hidden width, >= 1 (default {FULL['hidden']})")
+                   help=f"hidden width, 1 .. {MAX_HIDDEN} (default {FULL['hidden']})")
     p.add_argument("--seed", type=int, default=0, help=f"0 .. {MAX_SEED}")
     p.add_argument("--eval-n", type=int, default=None,
-                   help=f"held-out instance size, >= 1 (default {FULL['eval_n']})")
+                   help=f"held-out instance size, 1 .. {MAX_SIZE} (default {FULL['eval_n']})")
     p.add_argument("--out", type=Path, default=None,
                    help=f"checkpoint path; its .json sidecar goes next to it (default "
                         f"{DEFAULT_OUT}, the shipped model; --quick needs an explicit --out)")
@@ -144,8 +152,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     for flag, value in (("--per-cell", args.per_cell), ("--epochs", args.epochs),
                         ("--hidden", args.hidden), ("--eval-n", args.eval_n),
                         *(("--sizes", n) for n in args.sizes)):
-        if value < 1:
-            p.error(f"{flag} must be >= 1, got {value}")
+        if not 1 <= value <= LIMITS[flag]:
+            p.error(f"{flag} must be in 1 .. {LIMITS[flag]}, got {value}")
     if not 0 <= args.seed <= MAX_SEED:
         p.error(f"--seed must be in 0 .. {MAX_SEED}, got {args.seed}")
     if args.out is None:

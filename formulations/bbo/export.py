@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from collections.abc import Iterator
@@ -39,7 +40,14 @@ class _TextAlgebra:
         self.aux = 0
 
     def lit(self, a: Any) -> str:
-        return repr(a) if isinstance(a, float) else a
+        """Source text of a float constant or an expression's text; a negative constant is
+        parenthesised, since (-2.0) ** y written bare parses as -(2.0 ** y)."""
+        if not isinstance(a, float):
+            return a
+        if not math.isfinite(a):
+            raise InputError(f"cannot write the constant {a!r} into a Pyomo script: a "
+                             "constant subexpression of the program is not finite")
+        return f"({a!r})" if math.copysign(1.0, a) < 0 else repr(a)
 
     def var(self, i: int) -> str:
         return f"m.x[{i}]"

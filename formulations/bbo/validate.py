@@ -1,7 +1,8 @@
 """Validate a program: `load` parses it and rejects one that is not safe on its box.
 
 A program is accepted only if it is finite with |f| <= MAX_ABS at sample points of its box,
-no floor-free denominator changes sign among them, and every denominator and log argument
+every constant subexpression is finite, no floor-free denominator changes sign among them,
+and every denominator and log argument
 (a power's base counts as a denominator when its exponent can be negative) is proven away
 from 0 on the whole box by interval bounds. A rejection is a ProgramError.
 """
@@ -35,8 +36,50 @@ def validate(program: Program, n: int = 256, seed: int = 0, max_abs: float = MAX
     if np.abs(values).max() > max_abs:
         raise ProgramError("non_finite", f"|f| reaches {np.abs(values).max():.3g} on the box "
                            f"(limit {max_abs:.0e})")
+    _reject_non_finite_constants(program)
     _reject_sign_changing_denominators(program, points)
     _reject_zero_touching_guards(program)
+
+
+def _reject_non_finite_constants(program: Program) -> None:
+    """Reject a constant subexpression that is not finite (min(exp(1000.0), x[0])).
+
+    numpy can hide it (the min is x[0]), but the Pyomo model folds constants into floats
+    and writes max/min as b + (d +- |d|) / 2 with d = a - b, so an inf there makes the
+    model NaN and the exported script name `inf`. The innermost such node is named.
+    """
+    be = Backend("numpy")
+    values: dict[str, Any] = {}
+    for name, node in program.lets:
+        values[name] = _constant_value(node, values, be)
+    _constant_value(program.body, values, be)
+
+
+def _constant_value(node: Node, lets: dict[str, Any], be: Backend) -> Any:
+    """The value of a node that does not depend on x (None if it does), children first;
+    raise ProgramError 'non_finite' at the first constant one that is not finite."""
+    if node.op in ("x", "xi"):
+        return None
+    if node.op == "ref":
+        return lets[node.value]
+    if node.op in ("num", "vec", "mat"):
+        return be.const(node.value)
+    args = [_constant_value(arg, lets, be) for arg in node.args]
+    if any(arg is None for arg in args):
+        return None
+    leaves = tuple(Node("num", value=arg) for arg in args)
+    with np.errstate(all="ignore"):
+        value = np.asarray(closure(Node(node.op, leaves, node.value), be)(None, {}))
+        spread_ok = node.op not in ("max", "min") or np.isfinite(args[0] - args[1]).all()
+    if not np.isfinite(value).all():
+        bad = value.ravel()[~np.isfinite(value.ravel())][0]
+        raise ProgramError("non_finite", f"the constant subexpression {node_text(node)[:80]} "
+                           f"is not finite (it folds to {bad})")
+    if not spread_ok:
+        raise ProgramError("non_finite", f"the constant subexpression {node_text(node)[:80]} "
+                           "overflows in the Pyomo model, which writes it as b + (d +- |d|) / 2 "
+                           "with d = a - b not finite")
+    return value
 
 
 def _reject_sign_changing_denominators(program: Program, points: np.ndarray) -> None:
