@@ -81,9 +81,10 @@ def test_finite_constant_subexpressions_still_load_and_agree_with_pyomo() -> Non
 
 @pytest.fixture
 def checkpoint(tmp_path: Path) -> tuple[Path, dict]:
-    """A small saved RowDualNet (no sha256 in its sidecar) and its loaded blob."""
+    """A small saved RowDualNet without a sidecar (the tests rewrite it) and its blob."""
     path = tmp_path / "rdn.pt"
     save(RowDualNet(hidden=4), path, {})
+    path.with_suffix(".json").unlink()
     return path, torch.load(path, weights_only=True)
 
 
@@ -116,6 +117,7 @@ def test_checkpoint_sizes_must_be_real_integers(checkpoint, key: str, value: obj
 def test_sidecar_sha256_refuses_a_modified_checkpoint(checkpoint) -> None:
     path, blob = checkpoint
     sidecar = path.with_suffix(".json")
+    sidecar.write_text(json.dumps({"hidden": 4}))
     assert load(path).hidden == 4  # a sidecar without sha256 (older checkpoints) loads
     sidecar.write_text(json.dumps({"sha256": file_sha256(path)}))
     assert load(path).hidden == 4
