@@ -24,6 +24,8 @@ FAIR_METHODS = ("riemannian", "nullspace")
 # SBM settings and their defaults; a real graph brings its own nodes and groups.
 SBM_DEFAULTS = {"n": 2000, "groups": 2, "degree": 30.0}
 MIP_TIME_LIMIT = 60.0
+# Largest graph --mip takes: the exact MIP has k * n binaries and grows past seconds beyond it.
+MIP_MAX_NODES = 24
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -79,6 +81,9 @@ def _cmd_fairsc(args: argparse.Namespace) -> int:
         data = fair_sbm(n, args.clusters, groups, degree, seed=args.seed)
     else:
         data = load_graph(args.graph)
+    if args.mip and data.n > MIP_MAX_NODES:
+        raise InputError(f"--mip is for tiny graphs (<= {MIP_MAX_NODES} nodes), this one has "
+                         f"{data.n}")
     methods = METHOD_CHOICES[:-1] if args.method == "all" else (args.method,)
     laplacian = args.laplacian or "normalized"
     relaxation = f", laplacian={laplacian}" if set(methods) & set(FAIR_METHODS) else ""
@@ -172,7 +177,7 @@ def mip_status_note(result: Result, value: float) -> str:
 
 
 def print_mip(
-    data: FairGraph, k: int, max_nodes: int = 24, time_limit: float = MIP_TIME_LIMIT
+    data: FairGraph, k: int, max_nodes: int = MIP_MAX_NODES, time_limit: float = MIP_TIME_LIMIT
 ) -> float | None:
     """Solve the exact fair-clustering MIP with HiGHS within `time_limit` seconds; print the
     balance and ratio cut of its partition (recomputed from the labels; a solver objective

@@ -254,5 +254,7 @@ REAL_GRAPHS = {
 def load_graph(name: str) -> FairGraph:
     """One of the bundled real graphs by name (see REAL_GRAPHS)."""
     if name not in REAL_GRAPHS:
-        raise InputError(f"unknown graph {name!r}; choose one of {', '.join(REAL_GRAPHS)}")
+        raise InputError(f"unknown graph {name!r}; the bundled graphs are "
+                         f"{', '.join(REAL_GRAPHS)} (a planted SBM is fair_sbm(...), "
+                         "--graph sbm on the command line)")
     return REAL_GRAPHS[name]()

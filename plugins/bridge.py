@@ -114,6 +114,9 @@ def _check_model(model: Any) -> None:
             raise InputError(f"solve() got the indexed Block {model.name!r}; pass one of its "
                              f"blocks, e.g. {model.name}[{next(iter(model.index_set()), 1)!r}]")
         raise InputError(f"solve() needs a Pyomo model (a Block), got {what}")
+    if not model.parent_block() and not model.is_constructed():
+        raise InputError("the model is an AbstractModel that was never built: solve "
+                         "model.create_instance(data) instead")
     objectives = sum(1 for _ in model.component_data_objects(pyo.Objective, active=True))
     if objectives > 1:
         raise UnsupportedModelError(f"model has {objectives} active objectives; need one")

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from coplug.plugins.argtypes import seed_int
 from coplug.plugins.errors import CoplugError, InputError
-from coplug.plugins.results import Result
+from coplug.plugins.results import Result, Status
 
 # Command name -> (module defining register(subparsers), one-line help). Only the module of
 # the command being run is imported, so `coplug --help` stays fast.
@@ -53,10 +53,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("target", nargs="?",
                    help="an .mps/.lp file, or a formulation name (see --list)")
     p.add_argument("--list", action="store_true", help="list the formulation names and exit")
-    p.add_argument("--size", type=int, default=30, help="instance size for a formulation name")
-    p.add_argument("--seed", type=seed_int, default=0, help="instance seed for a formulation name")
+    p.add_argument("--size", type=int, default=None,
+                   help="instance size for a formulation name (default 30)")
+    p.add_argument("--seed", type=seed_int, default=None,
+                   help="instance seed for a formulation name (default 0)")
     p.add_argument("--solver", default="scip", help="scip | highs (| lap for assignments)")
     p.add_argument("--time-limit", type=float, default=None, help="seconds")
+    p.add_argument("--tee", action="store_true", help="show the solver's log")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=_cmd_solve)
 
@@ -76,15 +79,22 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     if Path(args.target).suffix or Path(args.target).exists():
         from coplug.plugins.files import solve_file
 
-        result = solve_file(args.target, solver=args.solver, time_limit=args.time_limit)
+        given = [flag for flag, value in (("--size", args.size), ("--seed", args.seed))
+                 if value is not None]
+        if given:
+            raise InputError(f"{' and '.join(given)} apply to formulation names, not to the "
+                             f"file {args.target}")
+        result = solve_file(args.target, solver=args.solver, time_limit=args.time_limit,
+                            tee=args.tee)
     else:
         from coplug.formulations import registry
         from coplug.plugins.bridge import solve
 
-        model = registry.build(args.target, args.size, seed=args.seed)
-        result = solve(model, solver=args.solver, time_limit=args.time_limit)
+        size = 30 if args.size is None else args.size
+        model = registry.build(args.target, size, seed=args.seed or 0)
+        result = solve(model, solver=args.solver, time_limit=args.time_limit, tee=args.tee)
     print_result(result, as_json=args.json)
-    return 0
+    return 130 if result.status is Status.INTERRUPTED else 0
 
 
 def print_result(result: Result, as_json: bool = False) -> None:

@@ -10,6 +10,7 @@ from pyomo.common.tee import capture_output
 
 from coplug.plugins.bridge import _set_scip_params, scip_result
 from coplug.plugins.errors import InputError, SolverNotAvailableError
+from coplug.plugins.highs_backend import beyond_default_gap
 from coplug.plugins.interrupts import sigint_cancels
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.results import Result, Status
@@ -27,9 +28,10 @@ _HIGHS_STATUS = {
 
 
 def solve_file(
-    path: str | Path, solver: str = "scip", time_limit: float | None = None, **params: Any
+    path: str | Path, solver: str = "scip", time_limit: float | None = None, tee: bool = False,
+    **params: Any,
 ) -> Result:
-    """Read an MPS or LP file into the solver and solve it."""
+    """Read an MPS or LP file into the solver and solve it (`tee`: show the solver's log)."""
     path = Path(path)
     time_limit = checked_time_limit(time_limit)
     if path.is_dir():
@@ -39,18 +41,19 @@ def solve_file(
     if not path.name.lower().endswith(_SUFFIXES):
         raise InputError(f"{path.name}: expected an .mps or .lp file")
     if solver.lower() == "scip":
-        return _solve_file_scip(path, time_limit, params)
+        return _solve_file_scip(path, time_limit, params, tee)
     if solver.lower() == "highs":
-        return _solve_file_highs(path, time_limit, params)
+        return _solve_file_highs(path, time_limit, params, tee)
     raise SolverNotAvailableError(f"files solve with 'scip' or 'highs', not {solver!r}")
 
 
-def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any]) -> Result:
+def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any],
+                     tee: bool) -> Result:
     """SCIP reads and solves the file."""
     import pyscipopt
 
     scip = pyscipopt.Model()
-    scip.hideOutput()
+    scip.hideOutput(quiet=not tee)
     try:
         scip.readProblem(str(path))
     except Exception as exc:
@@ -62,13 +65,16 @@ def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any
     return scip_result(scip)
 
 
-def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, Any]) -> Result:
-    """HiGHS reads and solves the file."""
+def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, Any],
+                      tee: bool) -> Result:
+    """HiGHS reads and solves the file; a MIP stopped by a looser gap than HiGHS's default
+    is `feasible`, as on the Pyomo path."""
     import highspy
 
     with capture_output(capture_fd=True):  # HiGHS prints a banner on construction
         highs = highspy.Highs()
-    highs.silent()
+    if not tee:
+        highs.silent()
     if highs.readModel(str(path)) != highspy.HighsStatus.kOk:
         raise InputError(f"HiGHS cannot read {path.name}")
     if time_limit is not None:
@@ -86,11 +92,15 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     has_solution = info.primal_solution_status == 2 and status is not Status.UNBOUNDED
     if status is Status.UNKNOWN and has_solution:
         status = Status.FEASIBLE
+    bound = _highs_bound(info, status)
+    if status is Status.OPTIMAL and beyond_default_gap(
+            info.objective_function_value, bound, int(info.mip_node_count)):
+        status = Status.FEASIBLE
     return Result(
         status=status,
         solver="highs",
         objective=info.objective_function_value if has_solution else None,
-        bound=_highs_bound(info, status),
+        bound=bound,
         nodes=max(int(info.mip_node_count), 0),
         time=elapsed,
         has_solution=has_solution,

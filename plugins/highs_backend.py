@@ -212,7 +212,7 @@ def solve_highs(
         _snap_integers(opt)
     info = highs.getInfo()
     bound = _bound(results.objective_bound, status, model)
-    if status is Status.OPTIMAL and has_solution and _beyond_default_gap(
+    if status is Status.OPTIMAL and has_solution and beyond_default_gap(
             results.incumbent_objective, bound, int(getattr(info, "mip_node_count", -1))):
         status = Status.FEASIBLE
     return Result(
@@ -257,7 +257,7 @@ def _bound(bound: float | None, status: Status, model: pyo.Block) -> float | Non
     return bound
 
 
-def _beyond_default_gap(objective: float | None, bound: float | None, nodes: int) -> bool:
+def beyond_default_gap(objective: float | None, bound: float | None, nodes: int) -> bool:
     """Whether a MIP (nodes >= 0; HiGHS reports -1 for an LP) stopped "optimal" with a gap
     HiGHS's defaults would not have accepted."""
     if nodes < 0 or objective is None or bound is None:

@@ -34,8 +34,9 @@ def resolve_predictor(predictor: str, family: str | None) -> tuple[Any, dict[str
     if path.is_dir():
         raise InputError(f"PMVB checkpoint {path} is a directory, not a checkpoint file")
     if not path.is_file():
-        raise InputError(f"PMVB checkpoint {path} does not exist (train it with "
-                         "python -m coplug.learned.train_pmvb)")
+        raise InputError(f"--predictor {predictor} is neither lp, {', '.join(LEARNED_KINDS)} "
+                         "nor an existing checkpoint file (train one with python -m "
+                         "coplug.learned.train_pmvb)")
     from coplug.learned.pmvb_predictors import checkpoint_metadata, load_predictor
     from coplug.plugins.pmvb import check_metadata
 

@@ -55,8 +55,9 @@ print(json.dumps({"status": result.status.value, "bound": result.bound}), flush=
 """
 
 
-def _interrupted_status(command: list[str], marker: str) -> str:
-    """Send SIGINT 3 s after `marker` (the model is built) and return the last output line."""
+def _interrupted_status(command: list[str], marker: str, code: int = 0) -> str:
+    """Send SIGINT 3 s after `marker` (the model is built), check the exit code and return
+    the last output line."""
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             bufsize=1)
     for line in proc.stdout:
@@ -65,7 +66,7 @@ def _interrupted_status(command: list[str], marker: str) -> str:
     time.sleep(3)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
+    assert proc.returncode == code, err
     return out.strip().splitlines()[-1] if out.strip() else ""
 
 
@@ -83,7 +84,7 @@ def test_ctrl_c_stops_highs_with_status_interrupted(tmp_path) -> None:
                                   "import sys; from coplug.plugins.cli import main; "
                                   "import coplug.plugins.files; print('ready', flush=True); "
                                   f"sys.exit(main(['solve', {str(path)!r}, '--solver', 'highs', "
-                                  "'--json']))"], "ready")
+                                  "'--json']))"], "ready", code=130)
     assert '"status": "interrupted"' in status
 
 

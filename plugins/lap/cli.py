@@ -20,8 +20,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("file", nargs="?", help="cost matrix: .npy, .csv, or OR-Library assignp*.txt")
     p.add_argument("--generator", help="uniform | geometric | low_rank | transport")
-    p.add_argument("--n", type=int, default=1000, help="instance size for --generator")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n", type=int, default=None,
+                   help="instance size for --generator (default 1000)")
+    p.add_argument("--seed", type=int, default=None, help="seed for --generator (default 0)")
     p.add_argument("--warm", action="store_true",
                    help="warm-start from RowDualNet duals (used when JV's column reduction "
                    "leaves over 15%% of the rows free; the output says whether it was)")
@@ -39,7 +40,10 @@ def _cmd_lap(args: argparse.Namespace) -> int:
 
     if (args.file is None) == (args.generator is None):
         raise InputError("give exactly one of FILE or --generator")
-    c = load_costs(args.file) if args.file else generate(args.generator, args.n, seed=args.seed)
+    if args.file and (args.n is not None or args.seed is not None):
+        raise InputError("--n and --seed apply to --generator, not to a FILE")
+    c = load_costs(args.file) if args.file else generate(
+        args.generator, 1000 if args.n is None else args.n, seed=args.seed or 0)
     predictor, load_s = None, 0.0
     if args.warm:
         from coplug.learned.rowdualnet import load

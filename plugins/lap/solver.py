@@ -258,6 +258,9 @@ def dense_costs(cost: Any) -> np.ndarray:
     if isinstance(cost, np.ma.MaskedArray):
         raise InputError("masked cost arrays are not supported; pass a scipy.sparse matrix "
                          "whose stored entries are the allowed pairs")
+    if cost is None or hasattr(cost, "component_data_objects"):  # a Pyomo model or block
+        raise InputError(f"solve_lap takes a cost matrix, got {type(cost).__name__}; solve an "
+                         "assignment-structured Pyomo model with solve(model, solver='lap')")
     try:
         c = np.asarray(cost)
     except (TypeError, ValueError) as exc:
