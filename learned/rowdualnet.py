@@ -210,16 +210,17 @@ def _step_below(c: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def save(model: RowDualNet, path: str | Path, meta: dict) -> None:
-    """Write the weights to `path` and how they were trained to the sibling .json.
+    """Write the weights to `path` and how they were trained, plus their sha256, to the
+    sibling .json (`load` refuses weights whose hash differs).
 
     Both files are written atomically (temporary file + rename), so an interrupt never
     leaves a corrupt checkpoint in place of a good one; the JSON never holds NaN.
     """
     path = Path(path)
-    text = strict_json(meta, indent=2, sort_keys=True)
     blob = {"state_dict": model.state_dict(), "n_features": model.n_features,
             "hidden": model.hidden}
     atomic_write(path, lambda tmp: torch.save(blob, tmp))
+    text = strict_json({**meta, "sha256": file_sha256(path)}, indent=2, sort_keys=True)
     atomic_write_text(path.with_suffix(".json"), text)
 
 

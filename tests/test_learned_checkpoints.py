@@ -85,7 +85,8 @@ def test_rowdual_json_never_holds_nan(tmp_path: Path) -> None:
     path = tmp_path / "rdn.pt"
     save(RowDualNet(hidden=4), path, {"final_train_loss": math.nan, "x": [math.inf]})
     meta = json.loads(path.with_suffix(".json").read_text(), parse_constant=_refuse)
-    assert meta == {"final_train_loss": None, "x": [None]}
+    assert meta == {"final_train_loss": None, "x": [None],
+                    "sha256": rowdualnet.file_sha256(path)}
     assert strict_json({"a": -math.inf}) == '{"a": null}\n'
 
 
