@@ -57,3 +57,11 @@ def test_seeds_help_names_the_computed_minimum(capsys) -> None:
     text = " ".join(capsys.readouterr().out.split())
     found = re.search(r"runs per solver, at least (\d+): .*5% Mann-Whitney", text)
     assert found and int(found.group(1)) == min_runs_for_significance(0.05)
+
+
+def test_llm_flags_without_the_llm_proposer_are_refused(tmp_path, capsys) -> None:
+    code = main(["bbo", "evolve", "--llm-url", "http://localhost:1/v1", "--run-dir",
+                 str(tmp_path / "run")])
+    assert code == 2
+    assert "--llm-url configure the LLM proposer: add --proposer llm" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()

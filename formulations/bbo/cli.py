@@ -133,6 +133,10 @@ def _cmd_evolve(args: argparse.Namespace) -> int:
     from coplug.formulations.bbo.evolve import EvolutionConfig, evolve
     from coplug.formulations.bbo.llm_proposer import LLMConfig, LLMProposer
 
+    given = [f"--llm-{name}" for name in ("url", "model", "timeout")
+             if getattr(args, f"llm_{name}") is not None]
+    if given and args.proposer != "llm":
+        raise InputError(f"{', '.join(given)} configure the LLM proposer: add --proposer llm")
     config = EvolutionConfig(dim=args.dim, targets=tuple(parse_fids(args.targets)),
                              population=args.population, generations=args.generations,
                              budget=args.budget, seeds=args.seeds, max_nodes=args.max_nodes,
