@@ -37,7 +37,8 @@ def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
             number = _value(value)
             if number is not None and math.isnan(number):
                 raise InputError(f"constraint {con.name!r}: its {side} side is NaN")
-            _check_side(number, side, f"constraint {con.name!r}: its {side} side")
+            if _unmeetable(number, side):
+                raise _unmeetable_error(f"constraint {con.name!r}: its {side} side", number)
         _check_terms(con.body, f"constraint {con.name!r}")
     for obj in model.component_data_objects(pyo.Objective, active=True):
         largest = _check_terms(obj.expr, f"objective {obj.name!r}")
@@ -54,21 +55,25 @@ def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
         for side, value in (("lower", lower), ("upper", upper)):
             if value is not None and math.isnan(value):
                 raise InputError(f"variable {var.name!r}: its {side} bound is NaN")
-            _check_side(value, side, f"variable {var.name!r}: its {side} bound")
+            if _unmeetable(value, side):
+                raise _unmeetable_error(f"variable {var.name!r}: its {side} bound", value)
 
 
-def _check_side(value: float | None, side: str, what: str) -> None:
+def _unmeetable(value: float | None, side: str) -> bool:
     """A lower side at or above 1e20 (or an upper one at or below -1e20) is infinite to SCIP
     and HiGHS in the direction no point can meet: SCIP calls the model infeasible, HiGHS
-    drops the side or stops with an empty model. Refused, naming it; the other direction
-    (lower <= -1e20, upper >= 1e20) means no bound to both and is fine."""
+    drops the side or stops with an empty model. The other direction (lower <= -1e20, upper
+    >= 1e20) means no bound to both and is fine. Names are built for an offender only."""
     if value is None:
-        return
-    if (side == "lower" and value >= SOLVER_INFINITY) or (
-            side == "upper" and value <= -SOLVER_INFINITY):
-        raise InputError(f"{what} is {value:g}, beyond {SOLVER_INFINITY:g}, which SCIP and "
-                         "HiGHS read as infinity (SCIP would call the model infeasible, HiGHS "
-                         "would drop the bound); rescale the model")
+        return False
+    return value >= SOLVER_INFINITY if side == "lower" else value <= -SOLVER_INFINITY
+
+
+def _unmeetable_error(what: str, value: float) -> InputError:
+    """The error for a side or bound `_unmeetable` refuses."""
+    return InputError(f"{what} is {value:g}, beyond {SOLVER_INFINITY:g}, which SCIP and HiGHS "
+                      "read as infinity (SCIP would call the model infeasible, HiGHS would "
+                      "drop the bound); rescale the model")
 
 
 def _value(expr: Any) -> float | None:
