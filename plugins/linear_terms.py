@@ -2,7 +2,8 @@
 
 A `LinearExpression` (what `sum(c[i] * x[i] for i in ...)` builds) keeps its variables and
 coefficients as lists; when they are final (numeric coefficients, no fixed or repeated
-variable) they are the standard representation itself, and reading them costs about a
+variable) they are the standard representation itself once zero terms are dropped (a numpy
+or Param 0.0 stays in Pyomo's lists), and reading them costs about a
 twentieth of `generate_standard_repn`'s walk (0.03 s against 0.58 s for a 250,000-term
 objective). Anything else goes through `generate_standard_repn`.
 """
@@ -42,7 +43,11 @@ def final_linear_terms(expr: Any) -> LinearTerms | None:
         return None
     if len(set(map(id, variables))) != len(variables):
         return None
-    return LinearTerms(variables, np.asarray(coefs, dtype=float).reshape(-1), float(constant))
+    values = np.asarray(coefs, dtype=float).reshape(-1)
+    if not values.all():  # 0.0 * x (a numpy or Param zero) stays in Pyomo's lists
+        keep = np.flatnonzero(values)
+        return LinearTerms([variables[k] for k in keep.tolist()], values[keep], float(constant))
+    return LinearTerms(variables, values, float(constant))
 
 
 def linear_terms(expr: Any) -> LinearTerms | None:

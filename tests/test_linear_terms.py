@@ -137,3 +137,30 @@ def test_dense_model_reads_every_pair() -> None:
     lap = solve(model, solver="lap")
     assert lap.extra["pairs"] == 900
     assert lap.objective == pytest.approx(solve(model, solver="highs").objective)
+
+
+@pytest.mark.parametrize("zero", [0.0, np.float64(0.0)])
+def test_zero_coefficients_are_dropped_like_the_standard_repn(zero) -> None:
+    """Pyomo keeps a numpy or Param 0.0 * x in its lists; those terms are not terms."""
+    m = _model()
+    m.q = pyo.Param(initialize=0.0)
+    for expr in (np.float64(zero) * m.x[0] + m.x[1], m.q * m.x[0] + 2 * m.x[1]):
+        terms = linear_terms(expr)
+        assert [v.name for v in terms.variables] == ["x[1]"]
+
+
+def test_assignment_rows_written_with_a_zero_one_mask_go_through_lap() -> None:
+    cost = np.random.default_rng(0).integers(1, 9, (4, 4)).astype(float)
+    mask = np.ones((4, 4))
+    mask[0, 1] = mask[2, 3] = 0.0
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(4), range(4), domain=pyo.Binary)
+    m.obj = pyo.Objective(expr=sum(np.where(mask, cost, 0.0)[i, j] * m.x[i, j]
+                                   for i in range(4) for j in range(4)))
+    m.r = pyo.Constraint(range(4), rule=lambda m, i: sum(mask[i, j] * m.x[i, j]
+                                                         for j in range(4)) == 1)
+    m.c = pyo.Constraint(range(4), rule=lambda m, j: sum(mask[i, j] * m.x[i, j]
+                                                         for i in range(4)) == 1)
+    lap = solve(m, solver="lap")
+    assert lap.status is Status.OPTIMAL
+    assert lap.objective == pytest.approx(solve(m, solver="highs").objective)

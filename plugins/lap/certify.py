@@ -23,7 +23,7 @@ INF = np.inf
 STRICT_ROUNDOFF_ULPS = 1024.0
 # Summed reduced cost a strict certificate accepts, in units of eps times the summed size of
 # its terms (|c_ij - u_i| + |v_j| per assigned pair).
-STRICT_ROW_ULPS = 2.0
+STRICT_ROW_ULPS = 8.0
 
 
 @njit(cache=True)
