@@ -1,7 +1,7 @@
-"""The warm certificate sums the assigned reduced costs instead of subtracting two totals:
-on costs offset by a large constant the totals' round-off hid assignments 28-118 above the
-optimum (certified, no fallback); now a warm answer is within a few ulps per row or falls
-back to the cold solve."""
+"""Costs offset by a large constant: the totals' round-off hid warm assignments 28-118 above
+the optimum (certified, no fallback). The offset is now subtracted before the solve, and
+the warm certificate also sums the assigned reduced costs instead of subtracting two
+totals."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from scipy.optimize import linear_sum_assignment
 from coplug.formulations.assignment import generate
 from coplug.learned.rowdualnet import load
 from coplug.plugins.lap import certify, solve_lap
+from coplug.plugins.lap.solver import common_offset
 
 
 def _offset_costs(exponent: int, n: int = 100) -> tuple[np.ndarray, np.ndarray]:
@@ -22,17 +23,42 @@ def _offset_costs(exponent: int, n: int = 100) -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("exponent", [44, 48, 50])
-def test_warm_answers_on_offset_costs_are_within_a_few_ulps_per_row(exponent: int) -> None:
-    """Each assigned pair's reduced cost is computed from terms of about 2 * 2**exponent, so
-    the accepted sum is about 2 * STRICT_ROW_ULPS ulps of the offset per row."""
+@pytest.mark.parametrize("warm", [False, True])
+def test_offset_costs_are_solved_exactly(exponent: int, warm: bool) -> None:
+    """JV's duals resolve costs only to ulp(offset); the offset is subtracted first (was
+    28 above the optimum at 2**48 and 118 at 2**50, certified)."""
     small, c = _offset_costs(exponent)
     rows, cols = linear_sum_assignment(c)
-    warm = solve_lap(c, predictor=load())
-    excess = small[warm.row_ind, warm.col_ind].sum() - small[rows, cols].sum()
-    ulp = np.spacing(2.0**exponent)
-    assert 0 <= excess <= 2 * certify.STRICT_ROW_ULPS * len(c) * ulp
-    if exponent == 50:
-        assert excess == 0  # was 118, certified
+    solved = solve_lap(c, predictor=load() if warm else None)
+    assert small[solved.row_ind, solved.col_ind].sum() == small[rows, cols].sum()
+    assert not solved.fallback
+
+
+@pytest.mark.parametrize("maximize", [False, True])
+@pytest.mark.parametrize("shape", [(40, 40), (30, 45), (45, 30)])
+def test_negative_and_rectangular_offsets_are_exact(maximize: bool, shape) -> None:
+    rng = np.random.default_rng(7)
+    small = rng.integers(0, 500, size=shape).astype(float)
+    for sign in (1.0, -1.0):
+        c = small + sign * 2.0**47
+        rows, cols = linear_sum_assignment(c, maximize=maximize)
+        solved = solve_lap(c, maximize=maximize)
+        assert small[solved.row_ind, solved.col_ind].sum() == small[rows, cols].sum()
+        again = solve_lap(c, maximize=maximize, row_duals=solved.row_duals)
+        assert small[again.row_ind, again.col_ind].sum() == small[rows, cols].sum()
+
+
+@pytest.mark.parametrize(("c", "offset"), [
+    (np.array([[2.0**40 + 1, 2.0**40 + 3], [2.0**40, 2.0**40 + 9]]), 2.0**40),
+    (np.array([[-(2.0**40) - 1, -(2.0**40)], [-(2.0**40) - 4, -(2.0**40) - 2]]), -(2.0**40)),
+    (np.array([[1.0, 2.0], [3.0, 4.0]]), 0.0),  # spread comparable to the values
+    (np.array([[2.0**40, -1.0], [2.0**40, 2.0**40]]), 0.0),  # mixed signs
+    (np.array([[2.0**40, np.nan], [2.0**40, 2.0**40]]), 0.0),  # the solve reports NaN
+    (np.array([[2.0**40, 2.0**40], [2.0**40, 1.0]]), 0.0),  # row 0 alike, the rest not
+])
+def test_common_offset_only_where_costs_share_one(c: np.ndarray, offset: float) -> None:
+    assert common_offset(c) == offset
+    assert common_offset(c.astype(np.float32)) == 0.0
 
 
 def test_ordinary_warm_answers_do_not_fall_back() -> None:

@@ -3,6 +3,7 @@ always certified by complementary slackness (a failed certificate triggers a col
 
 from __future__ import annotations
 
+import math
 import numbers
 import time
 from collections.abc import Callable
@@ -47,6 +48,9 @@ PRICING_ROUNDS = 12
 # within about n times the cost range; square starts are centred first), so it falls back
 # to a cold solve.
 WARM_DUALS_MAX_FACTOR = 16.0
+# Costs sharing an offset over this many times their spread are solved with the offset
+# subtracted (`common_offset`): JV's duals would resolve them only to ulp(offset).
+OFFSET_SPREAD_RATIO = 2.0**20
 _COUNTERS = {"solves": 0, "warm_solves": 0, "fallbacks": 0}
 
 
@@ -160,6 +164,10 @@ def solve_lap(
         n, m = m, n
     if not is_sparse:
         c = np.ascontiguousarray(c)  # the kernels walk rows; a strided view is 3x slower
+    offset = 0.0 if is_sparse else common_offset(c)
+    if offset:
+        c = c - offset  # exact: every entry lies within a factor 2 of the offset
+        u0 = None if u0 is None else u0 - offset
     dropped = _why_cold(c, transposed, u0 is not None or predictor is not None)
     if is_sparse and predictor is not None and not dropped:
         dropped = "a predictor needs a dense cost matrix (sparse costs are solved cold)"
@@ -194,9 +202,9 @@ def solve_lap(
         augs, scans = augs + solved.augs, scans + solved.scans
         if not _certified(c, solved):
             raise _cold_failure(solved.scale, n)
-    col4row, u, v = solved.col4row, solved.u, solved.v
+    col4row, u, v = solved.col4row, solved.u + offset, solved.v
     rows = np.arange(n)
-    total = _cost(c, rows, col4row)
+    total = _cost(c, rows, col4row) + n * offset  # one rounding of the offset's share
     if maximize:
         u, v, total = -u, -v, 0.0 - total  # 0.0 - 0.0 is +0.0 where -0.0 would print "-0.0"
     if transposed:
@@ -560,6 +568,29 @@ def _few_rose(solved: _Solved, n: int) -> bool:
     rows = np.count_nonzero(solved.u > u_snap)
     cols = np.count_nonzero(solved.v > v_snap)
     return rows + COLUMN_RESCAN_COST * cols <= INCREMENTAL_CERTIFICATE_MAX_SHARE * n
+
+
+def common_offset(c: np.ndarray) -> float:
+    """The constant that float64 costs share far beyond their spread (all within [lo, hi],
+    same sign, spread below |offset| / OFFSET_SPREAD_RATIO), else 0. JV's duals resolve
+    costs only to ulp(offset): low-rank integers plus 2**48 came back 28 above the optimum;
+    with the offset (the entry nearest 0) subtracted first, exactly, they are exact. Row 0
+    is probed first, so other matrices pay one row."""
+    if c.dtype != np.float64 or c.size == 0:
+        return 0.0
+    offset = _offset_of(float(c[0].min()), float(c[0].max()))
+    if not offset or not abs(offset) * 4 * max(c.shape) < np.finfo(np.float64).max:
+        return 0.0  # an overflowing total is refused by the solve itself
+    return _offset_of(float(c.min()), float(c.max()))
+
+
+def _offset_of(lo: float, hi: float) -> float:
+    """lo (all positive) or hi (all negative) when the spread hi - lo is below
+    |offset| / OFFSET_SPREAD_RATIO; else 0 (NaN and inf give 0: the solve reports them)."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return 0.0
+    offset = lo if lo > 0 else hi if hi < 0 else 0.0
+    return offset if (hi - lo) * OFFSET_SPREAD_RATIO < abs(offset) else 0.0
 
 
 def _cost(c: Any, rows: np.ndarray, cols: np.ndarray) -> float:
