@@ -107,3 +107,18 @@ def test_sparse_reduced_gap_matches_the_totals_gap() -> None:
         solved.row_duals)
     assert np.isfinite(reduced)
     assert reduced == pytest.approx(primal - bound, abs=1e-9)
+
+
+@pytest.mark.parametrize("duals", [[-1.0, 0.0, 0.0], [-1.0, -1.0, -1.0]])
+def test_given_duals_near_the_float_maximum_survive_the_offset(duals) -> None:
+    import warnings
+
+    small = np.arange(9.0).reshape(3, 3) % 4
+    c = small * 2.0**990 + 2.0**1020
+    u0 = np.array(duals) * np.finfo(np.float64).max
+    rows, cols = linear_sum_assignment(small)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        solved = solve_lap(c, row_duals=u0)
+    assert not solved.fallback
+    assert small[solved.row_ind, solved.col_ind].sum() == small[rows, cols].sum()

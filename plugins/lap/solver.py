@@ -167,7 +167,7 @@ def solve_lap(
     offset = 0.0 if is_sparse else common_offset(c)
     if offset:
         c = c - offset  # exact: every entry lies within a factor 2 of the offset
-        u0 = None if u0 is None else u0 - offset
+        u0 = None if u0 is None else _shifted(u0, offset)
     dropped = _why_cold(c, transposed, u0 is not None or predictor is not None)
     if is_sparse and predictor is not None and not dropped:
         dropped = "a predictor needs a dense cost matrix (sparse costs are solved cold)"
@@ -582,6 +582,14 @@ def common_offset(c: np.ndarray) -> float:
     if not offset or not abs(offset) * 4 * max(c.shape) < np.finfo(np.float64).max:
         return 0.0  # an overflowing total is refused by the solve itself
     return _offset_of(float(c.min()), float(c.max()))
+
+
+def _shifted(duals: np.ndarray, offset: float) -> np.ndarray:
+    """duals - offset, held inside the finite floats (given duals near the float maximum
+    would overflow to inf; any finite start keeps the solve exact)."""
+    top = np.finfo(np.float64).max
+    with np.errstate(over="ignore"):
+        return np.clip(duals - offset, -top, top)
 
 
 def _offset_of(lo: float, hi: float) -> float:
