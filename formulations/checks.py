@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from pathlib import Path
 
 import numpy as np
 
@@ -52,6 +53,15 @@ def numeric_array(data: object, what: str) -> np.ndarray:
     if array.dtype.kind not in "biuf":
         raise InputError(f"{what} must be numeric, got {array.dtype} data")
     return array.astype(float)
+
+
+def read_text_file(path: Path, what: str) -> str:
+    """The file's text, or an InputError naming it when it is not UTF-8 text."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{what} {path} is not UTF-8 text (byte {exc.start}: "
+                         f"{exc.object[exc.start:exc.start + 1]!r})") from None
 
 
 def _is_int(value: object) -> bool:

@@ -9,7 +9,7 @@ import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
 
-from coplug.formulations.checks import check_count, check_seed
+from coplug.formulations.checks import check_count, check_seed, read_text_file
 from coplug.formulations.qubo import QUBO
 from coplug.plugins.errors import InputError
 
@@ -126,7 +126,10 @@ def random_knapsack(
 
 
 def knapsack_mip(instance: KnapsackInstance) -> pyo.ConcreteModel:
-    """Exact MIP: maximize sum v_i x_i subject to sum w_i x_i <= C, x binary."""
+    """Exact MIP: maximize sum v_i x_i subject to sum w_i x_i <= C, x binary. Data at or above
+    2**53 is refused: solvers read coefficients as float64, which rounds such integers (a
+    weight 2**53 + 1 fit a capacity 2**53)."""
+    _check_float_exact(instance)
     m = pyo.ConcreteModel(name="knapsack")
     m.I = pyo.RangeSet(0, instance.n - 1)
     m.x = pyo.Var(m.I, domain=pyo.Binary)
@@ -137,6 +140,20 @@ def knapsack_mip(instance: KnapsackInstance) -> pyo.ConcreteModel:
         expr=sum(float(instance.values[i]) * m.x[i] for i in m.I), sense=pyo.maximize
     )
     return m
+
+
+FLOAT_EXACT = 2**53
+
+
+def _check_float_exact(instance: KnapsackInstance) -> None:
+    """Refuse values, weights or a capacity float64 cannot hold exactly."""
+    for name, data in (("values", instance.values), ("weights", instance.weights),
+                       ("capacity", np.asarray([instance.capacity]))):
+        big = np.flatnonzero(np.abs(np.asarray(data, dtype=object)) >= FLOAT_EXACT)
+        if big.size:
+            where = "" if name == "capacity" else f"[{int(big[0])}]"
+            raise InputError(f"knapsack {name}{where} is at or above 2**53: the MIP's float64 "
+                             "coefficients would round it; scale the instance down")
 
 
 def load_knapsack(path: str | Path) -> KnapsackInstance:
@@ -150,7 +167,7 @@ def load_knapsack(path: str | Path) -> KnapsackInstance:
         raise InputError(f"knapsack file not found: {path}")
     lines = [
         (k + 1, line.split())
-        for k, line in enumerate(path.read_text().splitlines())
+        for k, line in enumerate(read_text_file(path, "knapsack file").splitlines())
         if line.strip() and not line.lstrip().startswith("#")
     ]
     if not lines:
@@ -196,7 +213,9 @@ def save_knapsack(instance: KnapsackInstance, path: str | Path) -> None:
         i = int(fractional[0])
         raise InputError(f"the knapsack file layout holds integers; values[{i}] is "
                          f"{float(instance.values[i])!r}")
-    too_big = np.flatnonzero(np.asarray(instance.values, dtype=float) >= 2.0**63)
+    values = np.asarray(instance.values)
+    too_big = (np.flatnonzero(values.astype(float) >= 2.0**63) if values.dtype.kind == "f"
+               else np.empty(0, dtype=np.int64))  # integer dtypes fit by construction
     if too_big.size:
         i = int(too_big[0])
         raise InputError(f"values[{i}] = {float(instance.values[i])!r} does not fit the file's "

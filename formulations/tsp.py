@@ -14,7 +14,13 @@ from pathlib import Path
 import numpy as np
 import pyomo.environ as pyo
 
-from coplug.formulations.checks import check_count, check_positive, check_seed, numeric_array
+from coplug.formulations.checks import (
+    check_count,
+    check_positive,
+    check_seed,
+    numeric_array,
+    read_text_file,
+)
 from coplug.formulations.qubo import QUBO, multilinear_pairs, symmetric
 from coplug.plugins.errors import InputError
 
@@ -108,7 +114,7 @@ def load_tsplib(path: str | Path) -> TSPInstance:
     path = Path(path)
     if not path.is_file():
         raise InputError(f"TSPLIB file not found: {path}")
-    lines = path.read_text().splitlines()
+    lines = read_text_file(path, "TSPLIB file").splitlines()
     spec: dict[str, str] = {}
     k = 0
     coords = None

@@ -85,3 +85,50 @@ def test_barrier_weight_messages_say_why() -> None:
 def test_overflowing_safe_qubo_says_to_rescale() -> None:
     with pytest.raises(InputError, match="rescale"):
         tsp.tsp_qubo_safe(np.full((4, 4), 1e308))
+
+
+def _tight_knapsack(tmp_path) -> str:
+    """Two items of weight 10**6, capacity one short of both: the optimum takes one."""
+    path = tmp_path / "tight.txt"
+    path.write_text("2 1999999\n1 1000000\n1 1000000\n")
+    return str(path)
+
+
+def test_exact_knapsack_optimum_respects_a_large_capacity(tmp_path) -> None:
+    """SCIP's relative feasibility tolerance let a packing 1 over a capacity of 2e6 pass
+    as the 'exact' optimum 2; the CLI's exact solve tightens it to 0.1 / C."""
+    from coplug.formulations.qubo_cli import exact_optimum, make_case
+
+    case = make_case("knapsack", 2, path=_tight_knapsack(tmp_path))
+    optimum, _ = exact_optimum(case)
+    assert optimum == 1
+
+
+def test_knapsack_mip_refuses_data_float64_would_round() -> None:
+    from coplug.formulations.knapsack import KnapsackInstance, knapsack_mip
+
+    inst = KnapsackInstance(values=np.array([5]), weights=np.array([2**53 + 1]),
+                            capacity=2**53)
+    with pytest.raises(InputError, match="2\\*\\*53"):
+        knapsack_mip(inst)
+
+
+def test_non_utf8_instance_files_are_input_errors(tmp_path) -> None:
+    from coplug.formulations.knapsack import load_knapsack
+
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"2 10\xff\n1 2\n3 4\n")
+    with pytest.raises(InputError, match="not UTF-8"):
+        load_knapsack(path)
+    with pytest.raises(InputError, match="not UTF-8"):
+        tsp.load_tsplib(path)
+
+
+def test_largest_int64_value_round_trips_through_the_file(tmp_path) -> None:
+    from coplug.formulations.knapsack import load_knapsack, save_knapsack
+
+    path = tmp_path / "max.txt"
+    path.write_text(f"1 5\n{2**63 - 1} 3\n")
+    inst = load_knapsack(path)
+    save_knapsack(inst, tmp_path / "again.txt")
+    assert load_knapsack(tmp_path / "again.txt").values[0] == 2**63 - 1
