@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
+from pyomo.common.errors import PyomoException
 from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.core.base.block import BlockData
 from pyomo.core.staleflag import StaleFlagManager
@@ -132,6 +133,17 @@ def _warn_import_suffixes(model: pyo.Block) -> None:
                       "values only, not duals or reduced costs", UserWarning, stacklevel=3)
 
 
+def build_instance(opt: Any, model: pyo.Block, label: str) -> None:
+    """Build `model` in the persistent solver `opt`; what Pyomo's interface cannot take
+    becomes an UnsupportedModelError naming the solver."""
+    try:
+        with suffix_notice_quiet():
+            opt.set_instance(model)
+    except (ValueError, TypeError, NotImplementedError, KeyError, AttributeError,
+            PyomoException) as exc:
+        raise UnsupportedModelError(f"{label} cannot take this model: {exc}") from exc
+
+
 @contextmanager
 def suffix_notice_quiet() -> Iterator[None]:
     """Hide Pyomo's 'ModelChangeDetector does not detect changes to suffixes' while a model
@@ -179,11 +191,7 @@ def _solve_scip(
     """Build the model in SCIP via `scip_persistent`, attach plugins, optimize, load back."""
     opt = contrib_solver("scip_persistent", "SCIP", "pyscipopt")
     fix_ranged_constraints()
-    try:
-        with suffix_notice_quiet():
-            opt.set_instance(model)
-    except (ValueError, TypeError, NotImplementedError, KeyError, AttributeError) as exc:
-        raise UnsupportedModelError(f"SCIP cannot take this model: {exc}") from exc
+    build_instance(opt, model, "SCIP")
     scip = opt._solver_model  # the PySCIPOpt model; Pyomo keeps no public accessor
     _use_native_objective(opt, model)
     var_map = VarMap(opt._pyomo_var_to_solver_var_map)

@@ -17,13 +17,12 @@ from typing import Any
 import numpy as np
 import pyomo.environ as pyo
 from pyomo.common.collections import ComponentMap
-from pyomo.common.errors import PyomoException
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.core.expr.visitor import identify_variables
 from pyomo.core.staleflag import StaleFlagManager
 from pyomo.repn.standard_repn import generate_standard_repn
 
-from coplug.plugins.bridge import contrib_solver, suffix_notice_quiet
+from coplug.plugins.bridge import build_instance, contrib_solver
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
 from coplug.plugins.interrupts import (
     highspy_interrupt,
@@ -172,12 +171,7 @@ def solve_highs(
         return result
     start = time.perf_counter()
     mip_start = None
-    try:  # builds the HiGHS model now, so Ctrl-C can reach it below
-        with suffix_notice_quiet():
-            opt.set_instance(model)
-    except (ValueError, TypeError, NotImplementedError, KeyError, AttributeError,
-            PyomoException) as exc:
-        raise UnsupportedModelError(f"HiGHS cannot take this model: {exc}") from exc
+    build_instance(opt, model, "HiGHS")  # built now, so Ctrl-C can reach it below
     highs = opt._solver_model
     if warmstart:  # persistent: the start set on the built model survives solve()'s update
         columns = opt._pyomo_var_to_solver_var_map  # id(var) -> HiGHS column

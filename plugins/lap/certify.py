@@ -59,17 +59,28 @@ def _valid_assignment(col4row, m):
 
 @njit(cache=True)
 def _reduced_gap(c, col4row, u, v):
-    """primal - bound as a sum of non-negative small terms: each assigned pair's reduced cost
-    (c_ij - u_i) - v_j, and for spare columns (n < m) the v_j >= 0 of assigned columns and
-    -v_j of unassigned ones below 0; with the summed size of those terms."""
-    n, m = c.shape
+    """`_assigned_reduced_gap` for a dense matrix."""
+    n = c.shape[0]
+    cost = np.empty(n)
+    for i in range(n):
+        cost[i] = c[i, col4row[i]]
+    return _assigned_reduced_gap(cost, col4row, u, v)
+
+
+@njit(cache=True)
+def _assigned_reduced_gap(cost, col4row, u, v):
+    """primal - bound as a sum of non-negative small terms, from the assigned entries
+    `cost`: each assigned pair's reduced cost (c_ij - u_i) - v_j, and for spare columns
+    (n < m) the v_j > 0 of assigned columns and -v_j of unassigned ones below 0 (v_j = inf,
+    an empty sparse column, adds nothing); with the summed size of those terms."""
+    n, m = cost.shape[0], v.shape[0]
     reduced = 0.0
     size = 0.0
     used = np.zeros(m, np.bool_)
     for i in range(n):
         j = col4row[i]
         used[j] = True
-        d = c[i, j] - u[i]
+        d = cost[i] - u[i]
         reduced += d - v[j]
         size += abs(d) + abs(v[j])
     if n < m:
@@ -178,33 +189,8 @@ def sparse_gap(indptr, indices, data, m, col4row, u):
                 return primal, -INF, assigned, INF, 0.0
             continue
         bound += v[j] if (n == m or v[j] < 0.0) else 0.0
-    reduced, size = _sparse_reduced_gap(cost, col4row, u, v)
+    reduced, size = _assigned_reduced_gap(cost, col4row, u, v)
     return primal, bound, assigned, reduced, size
-
-
-@njit(cache=True)
-def _sparse_reduced_gap(cost, col4row, u, v):
-    """`_reduced_gap` for sparse costs, from the assigned entries `cost` (v_j = inf marks an
-    empty spare column, which adds nothing)."""
-    n, m = cost.shape[0], v.shape[0]
-    reduced = 0.0
-    size = 0.0
-    used = np.zeros(m, np.bool_)
-    for i in range(n):
-        j = col4row[i]
-        used[j] = True
-        d = cost[i] - u[i]
-        reduced += d - v[j]
-        size += abs(d) + abs(v[j])
-    if n < m:
-        for j in range(m):
-            if used[j] and v[j] > 0.0:
-                reduced += v[j]
-                size += v[j]
-            elif not used[j] and v[j] < 0.0:
-                reduced -= v[j]
-                size -= v[j]
-    return reduced, size
 
 
 def tolerance(scale: float, n: int) -> float:
