@@ -86,11 +86,7 @@ def _check_terms(expr: Any, where: str) -> float:
     returns the largest |coefficient| (0 without any). Names are built for an offender only."""
     terms = final_linear_terms(expr)
     if terms is not None:
-        _check_number(terms.constant, f"{where}: its constant term")
-        k = _first_bad(terms.coefs)
-        if k is not None:
-            _check_number(terms.coefs[k],
-                          f"{where}: the coefficient of {terms.variables[k].name!r}")
+        _check_linear(terms.constant, terms.coefs, terms.variables, where)
         return float(np.abs(terms.coefs).max()) if terms.coefs.size else 0.0
     try:
         repn = generate_standard_repn(expr, compute_values=True, quadratic=True)
@@ -100,11 +96,8 @@ def _check_terms(expr: Any, where: str) -> float:
             raise
         raise InputError(f"{where}: variable {unset.name!r} is fixed but has no value; give "
                          "it one (var.fix(value)) or unfix it") from None
-    _check_number(repn.constant, f"{where}: its constant term")
     linear = np.asarray(repn.linear_coefs, dtype=float)
-    k = _first_bad(linear)
-    if k is not None:
-        _check_number(linear[k], f"{where}: the coefficient of {repn.linear_vars[k].name!r}")
+    _check_linear(repn.constant, linear, repn.linear_vars, where)
     quadratic = np.asarray(repn.quadratic_coefs, dtype=float)
     k = _first_bad(quadratic)
     if k is not None:
@@ -115,6 +108,14 @@ def _check_terms(expr: Any, where: str) -> float:
             _check_number(number, f"{where}: a number in its nonlinear part", huge_ok=True)
     coefficients = np.abs(np.concatenate([linear, quadratic]))
     return float(coefficients.max()) if coefficients.size else 0.0
+
+
+def _check_linear(constant: Any, coefs: np.ndarray, variables: Any, where: str) -> None:
+    """The constant and the first bad linear coefficient, named by its variable."""
+    _check_number(constant, f"{where}: its constant term")
+    k = _first_bad(coefs)
+    if k is not None:
+        _check_number(coefs[k], f"{where}: the coefficient of {variables[k].name!r}")
 
 
 def _fixed_without_value(expr: Any) -> Any:
