@@ -30,6 +30,12 @@ from coplug.plugins.errors import (
     SolverNotAvailableError,
     UnsupportedModelError,
 )
+from coplug.plugins.integral_rows import (
+    IntegralRow,
+    integral_rows,
+    tightened_feastol,
+    violations,
+)
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.mipstart import scip_mip_start
 from coplug.plugins.modeldata import check_model_data
@@ -196,6 +202,7 @@ def _solve_scip(
     _use_native_objective(opt, model)
     var_map = VarMap(opt._pyomo_var_to_solver_var_map)
     _set_scip_params(scip, time_limit, params)
+    rows, feastol = _integral_rows_guard(scip, model, params)
     for plugin in plugins:
         if not callable(getattr(plugin, "attach", None)):
             raise InputError(f"plugin {plugin!r} has no attach(scip_model, var_map) method")
@@ -212,9 +219,44 @@ def _solve_scip(
     StaleFlagManager.mark_all_as_stale()  # values from an earlier solve are stale
     if result.has_solution:
         _load_scip_solution(scip, var_map)
+        _check_integral_rows(result, rows)
+    if feastol is not None:
+        result.extra["feastol"] = feastol
     if start is not None:
         result.extra["warmstart"] = start
     return result
+
+
+def _integral_rows_guard(scip: Any, model: pyo.Block,
+                         params: Mapping[str, Any]) -> tuple[list[IntegralRow], float | None]:
+    """The all-integer rows SCIP's relative tolerance could misjudge and, unless the caller
+    set numerics/feastol, the lower one set so that they are judged right (None when
+    unchanged; see `integral_rows`)."""
+    feastol = float(scip.getParam("numerics/feastol"))
+    rows = integral_rows(model, feastol)
+    if not rows or "numerics/feastol" in params:
+        return rows, None
+    tightened = tightened_feastol(rows, feastol)
+    if tightened >= feastol:
+        return rows, None
+    scip.setParam("numerics/feastol", tightened)
+    return rows, tightened
+
+
+def _check_integral_rows(result: Result, rows: list[IntegralRow]) -> None:
+    """Refuse to call a solution optimal (or feasible) when it violates an all-integer row,
+    which only SCIP's relative tolerance accepted: status `unknown`, the rows in
+    `result.extra["violated_rows"]`, and a warning."""
+    violated = violations(rows)
+    if not violated:
+        return
+    name, amount = max(violated.items(), key=lambda item: item[1])
+    warnings.warn(f"SCIP's solution violates {len(violated)} all-integer constraint(s), "
+                  f"{name!r} by {amount:g}: its feasibility tolerance is relative and cannot "
+                  "judge sides this large; the status is 'unknown' (rescale the rows)",
+                  UserWarning, stacklevel=4)
+    result.status = Status.UNKNOWN
+    result.extra["violated_rows"] = violated
 
 
 def _hidden_values(opt: Any, model: pyo.Block) -> list[tuple[Any, float]]:

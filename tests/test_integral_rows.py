@@ -1,0 +1,110 @@
+"""solve() on SCIP judges all-integer rows with large sides exactly: SCIP's relative
+feasibility tolerance let a packing 1 over a capacity of 2e6 come back optimal."""
+
+from __future__ import annotations
+
+import pyomo.environ as pyo
+import pytest
+
+from coplug.plugins import solve
+from coplug.plugins.integral_rows import FEASTOL_FLOOR, integral_rows, violations
+from coplug.plugins.results import Status
+
+
+def _tight_pair(capacity: int) -> pyo.ConcreteModel:
+    """Two items of value 1 whose weights sum to capacity + 1: the optimum takes one."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var([0, 1], domain=pyo.Binary)
+    m.cap = pyo.Constraint(expr=(capacity // 2 + 1) * m.x[0] + (capacity // 2) * m.x[1]
+                           <= capacity)
+    m.obj = pyo.Objective(expr=m.x[0] + m.x[1], sense=pyo.maximize)
+    return m
+
+
+def _activity(m: pyo.ConcreteModel) -> float:
+    return pyo.value(m.cap.body)
+
+
+@pytest.mark.parametrize("capacity", [2 * 10**6, 10**7, 10**8])
+def test_large_integral_capacity_is_respected(capacity: int) -> None:
+    m = _tight_pair(capacity)
+    result = solve(m)
+    assert result.optimal
+    assert _activity(m) <= capacity
+    assert result.objective == solve(_tight_pair(capacity), solver="highs").objective == 1
+    assert result.extra["feastol"] <= 0.1 / capacity or result.extra["feastol"] == FEASTOL_FLOOR
+
+
+def test_beyond_the_floor_a_violated_row_is_reported_not_optimal() -> None:
+    m = _tight_pair(10**11)
+    with pytest.warns(UserWarning, match="violates 1 all-integer constraint"):
+        result = solve(m)
+    assert _activity(m) == 10**11 + 1  # SCIP took the overshoot: not called optimal
+    assert result.status is Status.UNKNOWN
+    assert result.extra["violated_rows"] == {"cap": 1.0}
+
+
+def test_an_equality_row_with_a_large_side_is_judged_exactly() -> None:
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.NonNegativeIntegers, bounds=(0, 10**6))
+    m.y = pyo.Var(domain=pyo.Binary)
+    m.eq = pyo.Constraint(expr=3 * m.x + m.y == 2_999_998)  # 3x = 2,999,997 + (1 - y)...
+    m.obj = pyo.Objective(expr=m.y, sense=pyo.maximize)
+    result = solve(m)
+    assert result.optimal
+    assert 3 * round(m.x.value) + round(m.y.value) == 2_999_998
+    assert result.objective == solve_objective_highs(m)
+
+
+def solve_objective_highs(m: pyo.ConcreteModel) -> float:
+    return solve(m.clone(), solver="highs").objective
+
+
+def test_a_caller_feastol_is_kept_and_the_answer_still_checked() -> None:
+    m = _tight_pair(2 * 10**6)
+    with pytest.warns(UserWarning, match="'cap' by 1"):
+        result = solve(m, **{"numerics/feastol": 1e-6})
+    assert "feastol" not in result.extra
+    assert result.status is Status.UNKNOWN
+    assert result.extra["violated_rows"] == {"cap": 1.0}
+
+
+def test_rows_with_a_continuous_variable_or_fraction_are_left_to_scip() -> None:
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Binary)
+    m.z = pyo.Var(bounds=(0, 1))
+    m.y = pyo.Var(domain=pyo.Binary)
+    m.mixed = pyo.Constraint(expr=2e6 * m.x + m.z <= 2e6)
+    m.frac = pyo.Constraint(expr=2.5 * m.y + 1e6 * m.x <= 3e6)
+    m.obj = pyo.Objective(expr=m.x + m.z + m.y, sense=pyo.maximize)
+    assert integral_rows(m, 1e-6) == []
+    assert "feastol" not in solve(m).extra
+
+
+def test_small_sides_are_not_read() -> None:
+    m = _tight_pair(1000)
+    assert integral_rows(m, 1e-6) == []
+    assert len(integral_rows(m, 1e-3)) == 1  # a looser tolerance makes the row at risk
+    assert "feastol" not in solve(m).extra
+
+
+def test_fixed_variables_fold_into_the_constant() -> None:
+    m = _tight_pair(2 * 10**6)
+    m.w = pyo.Var(domain=pyo.Integers)
+    m.w.fix(5)
+    m.cap.set_value((10**6 + 1) * m.x[0] + 10**6 * m.x[1] + m.w <= 2 * 10**6 + 5)
+    rows = integral_rows(m, 1e-6)
+    assert [row.constant for row in rows] == [5.0]
+    result = solve(m)
+    assert result.objective == 1
+
+
+def test_violations_skip_values_off_a_whole_number() -> None:
+    m = _tight_pair(2 * 10**6)
+    (row,) = integral_rows(m, 1e-6)
+    m.x[0].value, m.x[1].value = 1, 1
+    assert violations([row]) == {"cap": 1.0}
+    m.x[1].value = 0.5
+    assert violations([row]) == {}
+    m.x[1].value = None
+    assert violations([row]) == {}
