@@ -60,6 +60,9 @@ BAD_ARGS = [
     ("lap_pyomo", ["--sizes", "1"], "--sizes: an assignment needs n >= 2"),
     ("lap_pyomo", ["--solvers", "gurobi"], "--solvers: unknown 'gurobi'"),
     ("lap_pyomo", ["--time-limit", "0"], "--time-limit"),
+    ("scip_build", ["--cases", "knapsack"], "need NAME=SIZE"),
+    ("scip_build", ["--cases", "bogus=3"], "need NAME=SIZE"),
+    ("scip_build", ["--cases", "knapsack=0"], "need NAME=SIZE"),
     ("eob_evolution", ["--seeds", "1"], "seeds=1 is too few"),
     ("eob_evolution", ["--targets", "99"], "--targets"),
 ]
@@ -192,6 +195,14 @@ def test_lap_pyomo_runs_small_sizes_and_checks_every_objective(capsys):
     assert lines[-1].startswith("SUMMARY lap_pyomo: highs/lap median")
     assert "objectives equal scipy's in 6/6 solves" in lines[-1]
     assert [line.split(" | ")[-1] for line in lines[-3:-1]] == ["3/3 |", "3/3 |"]
+
+
+def test_scip_build_compares_identical_models(capsys):
+    code = bench("scip_build").main(["--cases", "knapsack=300,tsp=6"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0
+    assert [line.split(" | ")[-1] for line in lines[2:4]] == ["yes |", "yes |"]
+    assert "identical SCIP models 2/2" in lines[-1]
 
 
 def test_lap_pyomo_skips_a_solver_predicted_past_the_limit():
