@@ -204,6 +204,9 @@ def _solve_scip(
     _set_scip_params(scip, time_limit, params)
     rows, feastol = _integral_rows_guard(scip, model, params)
     for plugin in plugins:
+        if isinstance(plugin, type):
+            raise InputError(f"plugin {plugin.__name__} is a class; pass an instance "
+                             f"({plugin.__name__}(...))")
         if not callable(getattr(plugin, "attach", None)):
             raise InputError(f"plugin {plugin!r} has no attach(scip_model, var_map) method")
         plugin.attach(scip, var_map)

@@ -364,10 +364,11 @@ class PMVBBranching:
         elif self.predictor == "lp":
             probs = np.array([v.getLPSol() for v in variables], dtype=float)
         else:
-            probs = np.asarray(self.predictor.predict_variables(scip, variables), dtype=float)
-            if probs.shape != (len(variables),):
-                raise InputError(f"predict_variables returned shape {probs.shape} for "
+            raw = np.asarray(self.predictor.predict_variables(scip, variables))
+            if raw.shape != (len(variables),):
+                raise InputError(f"predict_variables returned shape {raw.shape} for "
                                  f"{len(variables)} variables")
+            probs = _real_array(raw)
             _check_probabilities(probs)
         probs = np.clip(np.nan_to_num(probs, nan=0.5), 0.0, 1.0)  # LP values within 1e-9
         self._stats.n_candidates = max(self._stats.n_candidates, len(variables))
@@ -461,6 +462,14 @@ def _without_implied(
                        lower=() if drop_l else planes.lower,
                        rhs_upper=None if drop_u else planes.rhs_upper,
                        rhs_lower=None if drop_l else planes.rhs_lower)
+
+
+def _real_array(raw: np.ndarray) -> np.ndarray:
+    """A predictor's answer as a float array; complex or non-numeric output is refused (numpy
+    would drop an imaginary part with only a warning)."""
+    if raw.dtype.kind not in "biuf":
+        raise InputError(f"predict_variables must return real numbers, got {raw.dtype} values")
+    return raw.astype(float)
 
 
 def _check_probabilities(probs: np.ndarray) -> None:
@@ -579,8 +588,10 @@ def _is_pyomo_binary(var: Any) -> bool:
 def _probability(var: Any, p: Any) -> float:
     """One given probability as a float in [0, 1], naming the variable otherwise."""
     name = getattr(var, "name", var)
+    if isinstance(p, np.ndarray) and p.ndim == 0:
+        p = p.item()
     try:
-        if np.ndim(p) != 0:
+        if not isinstance(p, numbers.Real) or isinstance(p, (bool, np.bool_)):
             raise TypeError
         value = float(p)
     except (TypeError, ValueError):

@@ -12,6 +12,7 @@ tighter hyperplanes than branching would use pay off here (lower q, e.g. 0.3).
 
 from __future__ import annotations
 
+import numbers
 import time
 from typing import Any
 
@@ -50,8 +51,9 @@ def solve_pmvb_start(
         raise InputError("solve_pmvb_start makes its own warm start; drop warmstart=")
     likely_nodes = checked_scip_int("PMVB likely_nodes", likely_nodes, 1)
     user_nodes = params.get("limits/nodes", -1)  # SCIP: -1 is no limit
-    if isinstance(user_nodes, int) and user_nodes >= 0:  # a user's limit also bounds step 1
-        likely_nodes = min(likely_nodes, max(user_nodes, 1))
+    whole = isinstance(user_nodes, numbers.Integral) and not isinstance(user_nodes, bool)
+    if whole and user_nodes >= 0:  # a user's limit (np.int64 too) also bounds step 1
+        likely_nodes = min(likely_nodes, max(int(user_nodes), 1))
     start = time.perf_counter()
     rule = PMVBBranching(predictor, threshold, confidence, mode="branch")
     rule.only_likely = True

@@ -10,6 +10,7 @@ variables by the probing LP, and hands the result to SCIP's `trySol`.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import time
@@ -219,6 +220,7 @@ class LapHeuristic:
         self._stats["blocks"] = len(self.blocks)
         if not self.blocks:
             return
+        _load_kernels()
         try:
             scip_model.includeHeur(
                 _Heur(self), self.name, "warm-started JV on assignment blocks", "L",
@@ -323,3 +325,10 @@ class LapHeuristic:
         accepted = bool(scip.trySol(sol, printreason=False))
         self._stats["accepted"] += accepted
         return accepted
+
+
+@functools.cache
+def _load_kernels() -> None:
+    """Load the compiled JV kernels before SCIP's clock starts (once per process): their first
+    call takes about 0.25 s, which a short time limit would otherwise pay inside the search."""
+    solve_lap(np.eye(2))
