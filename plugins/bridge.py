@@ -6,6 +6,7 @@ PySCIPOpt model; plugins are included into it before the solve and see a `VarMap
 
 from __future__ import annotations
 
+import functools
 import importlib
 import math
 import numbers
@@ -30,12 +31,7 @@ from coplug.plugins.errors import (
     SolverNotAvailableError,
     UnsupportedModelError,
 )
-from coplug.plugins.integral_rows import (
-    IntegralRow,
-    integral_rows,
-    tightened_feastol,
-    violations,
-)
+from coplug.plugins.integral_rows import check_integral_rows, guard_integral_rows
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.mipstart import scip_mip_start
 from coplug.plugins.modeldata import check_model_data
@@ -202,7 +198,7 @@ def _solve_scip(
     _use_native_objective(opt, model)
     var_map = VarMap(opt._pyomo_var_to_solver_var_map)
     _set_scip_params(scip, time_limit, params)
-    rows, feastol = _integral_rows_guard(scip, model, params)
+    rows, feastol = guard_integral_rows(scip, params)
     for plugin in plugins:
         if isinstance(plugin, type):
             raise InputError(f"plugin {plugin.__name__} is a class; pass an instance "
@@ -222,7 +218,7 @@ def _solve_scip(
     StaleFlagManager.mark_all_as_stale()  # values from an earlier solve are stale
     if result.has_solution:
         _load_scip_solution(scip, var_map)
-        _check_integral_rows(result, rows)
+    check_integral_rows(scip, result, rows, _pyomo_con_names(opt))
     if feastol is not None:
         result.extra["feastol"] = feastol
     if start is not None:
@@ -230,36 +226,15 @@ def _solve_scip(
     return result
 
 
-def _integral_rows_guard(scip: Any, model: pyo.Block,
-                         params: Mapping[str, Any]) -> tuple[list[IntegralRow], float | None]:
-    """The all-integer rows SCIP's relative tolerance could misjudge and, unless the caller
-    set numerics/feastol, the lower one set so that they are judged right (None when
-    unchanged; see `integral_rows`)."""
-    feastol = float(scip.getParam("numerics/feastol"))
-    rows = integral_rows(model, feastol)
-    if not rows or "numerics/feastol" in params:
-        return rows, None
-    tightened = tightened_feastol(rows, feastol)
-    if tightened >= feastol:
-        return rows, None
-    scip.setParam("numerics/feastol", tightened)
-    return rows, tightened
+def _pyomo_con_names(opt: Any) -> Callable[[str], str]:
+    """SCIP constraint name -> the Pyomo constraint's name (the table is built on first use)."""
 
+    @functools.cache
+    def table() -> dict[str, str]:
+        return {scip_con.name: con.name
+                for con, scip_con in opt._pyomo_con_to_solver_con_map.items()}
 
-def _check_integral_rows(result: Result, rows: list[IntegralRow]) -> None:
-    """Refuse to call a solution optimal (or feasible) when it violates an all-integer row,
-    which only SCIP's relative tolerance accepted: status `unknown`, the rows in
-    `result.extra["violated_rows"]`, and a warning."""
-    violated = violations(rows)
-    if not violated:
-        return
-    name, amount = max(violated.items(), key=lambda item: item[1])
-    warnings.warn(f"SCIP's solution violates {len(violated)} all-integer constraint(s), "
-                  f"{name!r} by {amount:g}: its feasibility tolerance is relative and cannot "
-                  "judge sides this large; the status is 'unknown' (rescale the rows)",
-                  UserWarning, stacklevel=4)
-    result.status = Status.UNKNOWN
-    result.extra["violated_rows"] = violated
+    return lambda name: table().get(name, name)
 
 
 def _hidden_values(opt: Any, model: pyo.Block) -> list[tuple[Any, float]]:

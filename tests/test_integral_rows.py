@@ -7,6 +7,8 @@ import pyomo.environ as pyo
 import pytest
 
 from coplug.plugins import solve
+from coplug.plugins.bridge import build_instance, contrib_solver
+from coplug.plugins.files import solve_file
 from coplug.plugins.integral_rows import FEASTOL_FLOOR, integral_rows, violations
 from coplug.plugins.results import Status
 
@@ -69,6 +71,15 @@ def test_a_caller_feastol_is_kept_and_the_answer_still_checked() -> None:
     assert result.extra["violated_rows"] == {"cap": 1.0}
 
 
+def _scip_rows(m: pyo.ConcreteModel, feastol: float = 1e-6) -> list:
+    """The integral rows of `m` as Pyomo's SCIP interface builds it."""
+    opt = contrib_solver("scip_persistent", "SCIP", "pyscipopt")
+    build_instance(opt, m, "SCIP")
+    rows = integral_rows(opt._solver_model, feastol)
+    m._keep_opt = opt  # the SCIP variables live as long as their model
+    return rows
+
+
 def test_rows_with_a_continuous_variable_or_fraction_are_left_to_scip() -> None:
     m = pyo.ConcreteModel()
     m.x = pyo.Var(domain=pyo.Binary)
@@ -77,34 +88,60 @@ def test_rows_with_a_continuous_variable_or_fraction_are_left_to_scip() -> None:
     m.mixed = pyo.Constraint(expr=2e6 * m.x + m.z <= 2e6)
     m.frac = pyo.Constraint(expr=2.5 * m.y + 1e6 * m.x <= 3e6)
     m.obj = pyo.Objective(expr=m.x + m.z + m.y, sense=pyo.maximize)
-    assert integral_rows(m, 1e-6) == []
+    assert _scip_rows(m) == []
     assert "feastol" not in solve(m).extra
 
 
 def test_small_sides_are_not_read() -> None:
-    m = _tight_pair(1000)
-    assert integral_rows(m, 1e-6) == []
-    assert len(integral_rows(m, 1e-3)) == 1  # a looser tolerance makes the row at risk
-    assert "feastol" not in solve(m).extra
+    assert _scip_rows(_tight_pair(1000)) == []
+    assert len(_scip_rows(_tight_pair(1000), 1e-3)) == 1  # a looser tolerance: at risk
+    assert "feastol" not in solve(_tight_pair(1000)).extra
 
 
-def test_fixed_variables_fold_into_the_constant() -> None:
-    m = _tight_pair(2 * 10**6)
-    m.w = pyo.Var(domain=pyo.Integers)
-    m.w.fix(5)
-    m.cap.set_value((10**6 + 1) * m.x[0] + 10**6 * m.x[1] + m.w <= 2 * 10**6 + 5)
-    rows = integral_rows(m, 1e-6)
-    assert [row.constant for row in rows] == [5.0]
+@pytest.mark.parametrize("form", ["constant", "constant_ge", "fixed"])
+def test_a_capacity_inside_the_body_is_seen(form: str) -> None:
+    """SCIP moves a body's constant onto the side: the check must see that side too."""
+    capacity = 2 * 10**6
+    m = _tight_pair(capacity)
+    load = (capacity // 2 + 1) * m.x[0] + (capacity // 2) * m.x[1]
+    if form == "constant":
+        m.cap.set_value(load - capacity <= 0)
+    elif form == "constant_ge":
+        m.cap.set_value(capacity - load >= 0)
+    else:
+        m.w = pyo.Var(domain=pyo.Integers)
+        m.w.fix(5)
+        m.cap.set_value(load + m.w <= capacity + 5)
+    assert len(_scip_rows(m)) == 1
     result = solve(m)
-    assert result.objective == 1
+    assert result.optimal and result.objective == 1
+    assert (capacity // 2 + 1) * round(m.x[0].value) + (capacity // 2) * round(m.x[1].value) \
+        <= capacity
+
+
+def test_sides_beyond_float_precision_are_checked_exactly() -> None:
+    """1e16 + 1 rounds to 1e16 in float64: the activity is summed in integers."""
+    m = _tight_pair(10**16)
+    with pytest.warns(UserWarning, match="'cap' by 1"):
+        result = solve(m)
+    assert result.status is Status.UNKNOWN
+
+
+def test_files_get_the_same_guard(tmp_path) -> None:
+    m = _tight_pair(2 * 10**6)
+    path = tmp_path / "tight.lp"
+    m.write(str(path), io_options={"symbolic_solver_labels": True})
+    result = solve_file(path)
+    assert result.optimal and result.objective == 1
+    assert result.extra["feastol"] <= 0.1 / (2 * 10**6)
+    with pytest.warns(UserWarning, match="violates 1 all-integer"):
+        loose = solve_file(path, **{"numerics/feastol": 1e-6})
+    assert loose.status is Status.UNKNOWN
 
 
 def test_violations_skip_values_off_a_whole_number() -> None:
-    m = _tight_pair(2 * 10**6)
-    (row,) = integral_rows(m, 1e-6)
-    m.x[0].value, m.x[1].value = 1, 1
-    assert violations([row]) == {"cap": 1.0}
-    m.x[1].value = 0.5
-    assert violations([row]) == {}
-    m.x[1].value = None
-    assert violations([row]) == {}
+    rows = _scip_rows(_tight_pair(2 * 10**6))
+    (row,) = rows
+    assert violations(rows, lambda var: 1.0) == {row.name: 1.0}
+    assert violations(rows, lambda var: 0.5) == {}
+    assert violations(rows, lambda var: 1.0 - 1e-9) == {row.name: 1.0}
