@@ -36,7 +36,7 @@ from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.mipstart import scip_mip_start
 from coplug.plugins.modeldata import check_model_data
 from coplug.plugins.results import Result, Status
-from coplug.plugins.scip_walker import fix_scip_walker
+from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot
 from coplug.plugins.varmap import VarMap, snapped
 
 Backend = Callable[..., Result]
@@ -193,6 +193,7 @@ def _solve_scip(
     """Build the model in SCIP via `scip_persistent`, attach plugins, optimize, load back."""
     opt = contrib_solver("scip_persistent", "SCIP", "pyscipopt")
     fix_scip_walker()
+    mark_one_shot(opt)
     build_instance(opt, model, "SCIP")
     scip = opt._solver_model  # the PySCIPOpt model; Pyomo keeps no public accessor
     _use_native_objective(opt, model)

@@ -1,6 +1,9 @@
 """Numbers a solver cannot take, found before the solve: NaN, inf and coefficients at or
 above 1e20 (SCIP's and HiGHS's infinity) in the active constraints and the objective, and
-sides or bounds infinite in the direction no point meets (x >= 1e25, x.lb = 1e21). SCIP
+sides or bounds infinite in the direction no point meets (x >= 1e25, x.lb = 1e21), data that
+cannot be evaluated (a Param without a value, a division by a Param at 0) and variable
+domains neither continuous nor the integers ({0.5, 1.5, ...}, which HiGHS solved as the
+integers). SCIP
 loops on a NaN objective coefficient and both solvers return "optimal" answers for NaN
 constraint coefficients, so these are refused up front; an objective too small for the
 solvers' tolerances is solved with a warning."""
@@ -9,6 +12,8 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -17,7 +22,7 @@ from pyomo.core.expr.numvalue import native_numeric_types
 from pyomo.core.expr.visitor import StreamBasedExpressionVisitor, identify_variables
 from pyomo.repn.standard_repn import generate_standard_repn
 
-from coplug.plugins.errors import InputError
+from coplug.plugins.errors import CoplugError, InputError, UnsupportedModelError
 from coplug.plugins.linear_terms import final_linear_terms
 
 # SCIP's default infinity; HiGHS also reads values from 1e20 on as infinite.
@@ -33,15 +38,11 @@ def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
     active objective or a variable bound; warn about an objective too small for absolute
     tolerances when `warn_tiny` (not for the LAP path, whose tolerances are relative)."""
     for con in model.component_data_objects(pyo.Constraint, active=True):
-        for side, value in (("lower", con.lower), ("upper", con.upper)):
-            number = _value(value)
-            if number is not None and math.isnan(number):
-                raise InputError(f"constraint {con.name!r}: its {side} side is NaN")
-            if _unmeetable(number, side):
-                raise _unmeetable_error(f"constraint {con.name!r}: its {side} side", number)
-        _check_terms(con.body, f"constraint {con.name!r}")
+        with _evaluating(f"constraint {con.name!r}"):
+            _check_constraint(con)
     for obj in model.component_data_objects(pyo.Objective, active=True):
-        largest = _check_terms(obj.expr, f"objective {obj.name!r}")
+        with _evaluating(f"objective {obj.name!r}"):
+            largest = _check_terms(obj.expr, f"objective {obj.name!r}")
         if warn_tiny and 0 < largest < TINY_OBJECTIVE:
             warnings.warn(f"objective {obj.name!r}: its largest coefficient is {largest:g}, "
                           f"below the solvers' absolute tolerances ({TINY_OBJECTIVE:g}), so an "
@@ -57,6 +58,35 @@ def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
                 raise InputError(f"variable {var.name!r}: its {side} bound is NaN")
             if _unmeetable(value, side):
                 raise _unmeetable_error(f"variable {var.name!r}: its {side} bound", value)
+        if not (var.is_integer() or var.is_continuous()):
+            raise UnsupportedModelError(
+                f"variable {var.name!r}: its domain {var.domain} is neither continuous nor the "
+                "integers (an offset or a step other than 1), which SCIP and HiGHS cannot "
+                "take; substitute x = a + b*k")
+
+
+def _check_constraint(con: Any) -> None:
+    """A constraint's sides (not NaN, not unmeetable) and the numbers in its body."""
+    for side, value in (("lower", con.lower), ("upper", con.upper)):
+        number = _value(value)
+        if number is not None and math.isnan(number):
+            raise InputError(f"constraint {con.name!r}: its {side} side is NaN")
+        if _unmeetable(number, side):
+            raise _unmeetable_error(f"constraint {con.name!r}: its {side} side", number)
+    _check_terms(con.body, f"constraint {con.name!r}")
+
+
+@contextmanager
+def _evaluating(where: str) -> Iterator[None]:
+    """Turn an error evaluating the model's data (a Param without a value, a division by a
+    Param or fixed variable at 0, sqrt of a negative constant) into an InputError naming it."""
+    try:
+        yield
+    except CoplugError:
+        raise
+    except (ValueError, ZeroDivisionError, OverflowError) as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"{where}: cannot evaluate its data ({detail})") from None
 
 
 def _unmeetable(value: float | None, side: str) -> bool:

@@ -1,10 +1,16 @@
-"""Two faults of Pyomo's Pyomo-to-SCIP expression walker (pyomo.contrib.solver, 6.10), fixed
+"""Faults of Pyomo's Pyomo-to-SCIP expression walker (pyomo.contrib.solver, 6.10), fixed
 by replacing the walker's handler while it is Pyomo's faulty one.
 
 - Ranged constraints `lo <= body <= hi` are built as `lo <= (body <= hi)`: PySCIPOpt moves
   the body's constant off the right side only, so a body with a constant got the wrong left
   side (`-2 <= 2x + 1 <= 5`, min x: SCIP answered -1 instead of -1.5, `5 <= x**2 + 3 <= 7`
   came back infeasible). `ExprCons(body, lhs, rhs)` shifts both sides.
+- A ranged side that is a mutable Param or a fixed variable becomes a SCIP variable there,
+  which `ExprCons` cannot take, and a body without variables became a Python bool that
+  SCIP refused with an AssertionError; an exponent that is a Param or a fixed variable
+  was refused too (`x ** p`). coplug builds a fresh SCIP model for every solve, so in the
+  models it marks (`mark_one_shot`) such parts are taken at their current values; a
+  persistent model built by Pyomo's interface directly keeps Pyomo's construction.
 - Sums are built with Python's `sum`, which copies PySCIPOpt's growing expression at every
   term: quadratic in the length, 85 of the 96 s that building a 100,000-item knapsack took.
   PySCIPOpt's `quicksum` adds in place, in linear time, with the same result.
@@ -18,22 +24,52 @@ from contextlib import contextmanager
 from typing import Any
 
 import pyomo.contrib.solver.solvers.scip.base as scip_base
+import pyomo.environ as pyo
+from pyomo.core.expr.numvalue import is_fixed
 from pyscipopt import quicksum
-from pyscipopt.scip import ExprCons
+from pyscipopt.scip import Expr, ExprCons
 
 _FAULTY_RANGED = scip_base._handle_ranged
 _FAULTY_SUM = scip_base._handle_sum
+_FAULTY_POW = scip_base._handle_pow
+_ONE_SHOT = "_coplug_one_shot"
+_POW_TYPES = (scip_base.PowExpression, scip_base.NPV_PowExpression)
 _SUM_TYPES = (scip_base.SumExpression, scip_base.LinearExpression, scip_base.NPV_SumExpression)
 
 
 def _ranged(node: Any, data: list[Any], opt: Any, visitor: Any) -> Any:
-    """`lo <= body <= hi` with the body's constant taken off both sides; sides that are not
-    plain numbers (mutable Params become fixed SCIP variables) keep Pyomo's construction."""
-    lower, body, upper = data
-    if not all(isinstance(side, numbers.Real) for side in (lower, upper)) or isinstance(
-            body, numbers.Real):
+    """`lo <= body <= hi` with the body's constant taken off both sides; sides are taken at
+    their values, and a body without variables gives a constraint on its constant alone
+    (always met or never)."""
+    lower, upper = (_fixed_value(node.args[k], data[k], opt) for k in (0, 2))
+    body = data[1]
+    if not all(isinstance(side, numbers.Real) for side in (lower, upper)):
         return _FAULTY_RANGED(node, data, opt, visitor)
+    if isinstance(body, numbers.Real):
+        body = Expr() + float(body)
     return ExprCons(body, lhs=float(lower), rhs=float(upper))
+
+
+def _pow(node: Any, data: list[Any], opt: Any, visitor: Any) -> Any:
+    """`x ** y` with a fixed exponent (a Param or fixed variable too) taken at its value."""
+    exponent = _fixed_value(node.args[1], data[1], opt)
+    if isinstance(exponent, numbers.Real):
+        return data[0] ** float(exponent)
+    return _FAULTY_POW(node, data, opt, visitor)
+
+
+def _fixed_value(arg: Any, built: Any, opt: Any) -> Any:
+    """The value of a Pyomo expression with no free variable in a one-shot model, else what
+    the walker built."""
+    if isinstance(built, numbers.Real) or not getattr(opt, _ONE_SHOT, False):
+        return built
+    return pyo.value(arg) if is_fixed(arg) else built
+
+
+def mark_one_shot(opt: Any) -> None:
+    """Mark a Pyomo SCIP interface whose model is built once and never updated, so Params
+    and fixed variables may be taken at their values."""
+    setattr(opt, _ONE_SHOT, True)
 
 
 def _sum(node: Any, data: list[Any], opt: Any, visitor: Any) -> Any:
@@ -52,6 +88,9 @@ def fix_scip_walker() -> None:
     for kind in _SUM_TYPES:
         if handlers.get(kind) is _FAULTY_SUM:
             handlers[kind] = _sum
+    for kind in _POW_TYPES:
+        if handlers.get(kind) is _FAULTY_POW:
+            handlers[kind] = _pow
 
 
 @contextmanager

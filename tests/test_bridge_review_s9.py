@@ -120,7 +120,7 @@ def test_highs_model_errors_are_coplug_errors() -> None:
     m = pyo.ConcreteModel()
     m.x = pyo.Var(domain=pyo.RangeSet(0, 10, 2))
     m.o = pyo.Objective(expr=m.x)
-    with pytest.raises(UnsupportedModelError, match="HiGHS cannot take this model"):
+    with pytest.raises(UnsupportedModelError, match="variable 'x': its domain"):
         solve(m, solver="highs")
 
 
