@@ -37,6 +37,9 @@ from coplug.plugins.varmap import snapped
 # gap the caller set.
 DEFAULT_REL_GAP = 1e-4
 DEFAULT_ABS_GAP = 1e-6
+# A fixed integer variable this close to an integer is integral (HiGHS's default
+# mip_feasibility_tolerance).
+FIXED_INTEGRAL_TOL = 1e-6
 
 _PYOMO_STATUS = {
     TerminationCondition.convergenceCriteriaSatisfied: Status.OPTIMAL,
@@ -79,24 +82,91 @@ def _check_linear_for_highs(model: pyo.Block) -> None:
 # Largest quadratic objective (variables in its quadratic part) checked for convexity up front;
 # beyond it HiGHS's own refusal is reported after the solve.
 CONVEXITY_CHECK_MAX_VARS = 2000
+# A Hessian eigenvalue below -NONCONVEX_REL * max(1, largest |eigenvalue|) is non-convex at any
+# variable range (HiGHS refuses such a Hessian itself).
+NONCONVEX_REL = 1e-9
+# A negative eigenvalue within ROUNDOFF_REL of the largest |eigenvalue| is float round-off
+# (Gram matrices built through Pyomo stay under 1e-15): accepted even along unbounded variables.
+ROUNDOFF_REL = 1e-12
+# A smaller negative curvature is refused once it could move the objective by more than
+# CURVATURE_TOL * max(1, the objective's magnitude) over the variables' ranges: HiGHS would
+# treat it as convex and report a wrong "optimal" answer.
+CURVATURE_TOL = 1e-6
+# Eigenvector components below this are round-off: they do not tie a direction to a variable.
+COMPONENT_TOL = 1e-12
 
 
 def _convex_quadratic(obj: Any) -> bool:
-    """Whether the objective's Hessian is PSD (minimize) or NSD (maximize), as HiGHS needs."""
+    """Whether the objective's Hessian is PSD (minimize) or NSD (maximize), as HiGHS needs,
+    allowing only negative curvature too small to matter over the variables' ranges."""
     repn = generate_standard_repn(obj.expr, compute_values=True, quadratic=True)
     index = ComponentMap()
     for var in (v for pair in repn.quadratic_vars for v in pair):
         index.setdefault(var, len(index))
     if not index or len(index) > CONVEXITY_CHECK_MAX_VARS:
         return True
+    hessian = _hessian(repn, index)
+    if obj.sense == pyo.maximize:
+        hessian = -hessian
+    eigenvalues = np.linalg.eigvalsh(hessian)
+    top = float(np.abs(eigenvalues).max())
+    if eigenvalues[0] >= -ROUNDOFF_REL * top:
+        return True
+    if eigenvalues[0] < -NONCONVEX_REL * max(1.0, top):
+        return False
+    return _negligible_curvature(hessian, top, [_width(var) for var in index], repn)
+
+
+def _negligible_curvature(hessian: np.ndarray, top: float, widths: list[float],
+                          repn: Any) -> bool:
+    """Whether every negative curvature beyond round-off moves the objective by at most
+    CURVATURE_TOL * max(1, its magnitude) over the variables' ranges (`widths`)."""
+    eigenvalues, vectors = np.linalg.eigh(hessian)
+    tolerance = CURVATURE_TOL * max(1.0, _magnitude(repn))
+    for value, vector in zip(eigenvalues, vectors.T, strict=True):
+        if value < -ROUNDOFF_REL * top and (
+                0.5 * -value * _extent(vector, np.array(widths)) ** 2 > tolerance):
+            return False
+    return True
+
+
+def _hessian(repn: Any, index: ComponentMap) -> np.ndarray:
+    """The Hessian of the quadratic part of `repn`, its rows and columns numbered by `index`."""
     hessian = np.zeros((len(index), len(index)))
     for coef, (a, b) in zip(repn.quadratic_coefs, repn.quadratic_vars, strict=True):
         hessian[index[a], index[b]] += coef
         hessian[index[b], index[a]] += coef
-    if obj.sense == pyo.maximize:
-        hessian = -hessian
-    eigenvalues = np.linalg.eigvalsh(hessian)
-    return bool(eigenvalues[0] >= -1e-9 * max(1.0, np.abs(eigenvalues).max()))
+    return hessian
+
+
+def _width(var: Any) -> float:
+    """The length of a variable's range: inf when a side is unbounded."""
+    lb, ub = var.lb, var.ub
+    return math.inf if lb is None or ub is None else float(ub) - float(lb)
+
+
+def _extent(vector: np.ndarray, widths: np.ndarray) -> float:
+    """How far the variables' box reaches along a unit direction: inf when it involves an
+    unbounded variable."""
+    involved = np.abs(vector) > COMPONENT_TOL
+    return float(np.sum(np.abs(vector[involved]) * widths[involved]))
+
+
+def _bound_size(var: Any) -> float:
+    """The largest |value| a variable's bounds allow: inf when a side is unbounded."""
+    lb, ub = var.lb, var.ub
+    return math.inf if lb is None or ub is None else max(abs(float(lb)), abs(float(ub)))
+
+
+def _magnitude(repn: Any) -> float:
+    """How large the objective can get over the bounded variables' ranges: the scale its
+    tolerance is relative to (terms with an unbounded variable are left out)."""
+    terms = [abs(float(repn.constant))]
+    terms += [abs(coef) * _bound_size(var)
+              for coef, var in zip(repn.linear_coefs, repn.linear_vars, strict=True)]
+    terms += [abs(coef) * _bound_size(a) * _bound_size(b)
+              for coef, (a, b) in zip(repn.quadratic_coefs, repn.quadratic_vars, strict=True)]
+    return float(sum(term for term in terms if math.isfinite(term)))
 
 
 def _free_variables(model: pyo.Block) -> Iterator[Any]:
@@ -173,6 +243,7 @@ def solve_highs(
     mip_start = None
     build_instance(opt, model, "HiGHS")  # built now, so Ctrl-C can reach it below
     highs = opt._solver_model
+    _fixed_columns_continuous(opt)
     if warmstart:  # persistent: the start set on the built model survives solve()'s update
         columns = opt._pyomo_var_to_solver_var_map  # id(var) -> HiGHS column
         pairs = ((opt._vars[vid][0], col) for vid, col in columns.items())
@@ -221,6 +292,22 @@ def solve_highs(
     )
 
 
+
+def _fixed_columns_continuous(opt: Any) -> None:
+    """Make the HiGHS columns of integer variables fixed at integral values continuous: Pyomo
+    passes them as integer columns, which would make a convex QP a MIQP HiGHS cannot solve.
+    One fixed off-integral stays integer, so HiGHS finds the model infeasible as SCIP does."""
+    import highspy
+
+    columns = []
+    for vid, col in opt._pyomo_var_to_solver_var_map.items():
+        var, _, _, fixed, _, value = opt._vars[vid]
+        if fixed and var.is_integer() and value is not None and (
+                abs(value - round(value)) <= FIXED_INTEGRAL_TOL):
+            columns.append(col)
+    if columns:
+        kinds = [highspy.HighsVarType.kContinuous] * len(columns)
+        opt._solver_model.changeColsIntegrality(len(columns), np.array(columns), np.array(kinds))
 
 
 def _status(results: Any, highs: Any) -> Status:
