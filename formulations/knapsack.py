@@ -330,6 +330,7 @@ def knapsack_qubo_safe(
             "exact MIP knapsack_mip(instance) with SCIP or HiGHS instead (from the command "
             "line: coplug qubo knapsack --file F --form naive)"
         )
+    _check_margin(instance, vmax, delta, margin)
     P = vmax + delta
     mu = delta / 2
     item_of, start_of = [], []
@@ -362,7 +363,7 @@ def knapsack_qubo_safe(
         x[np.unique(item[np.asarray(z) > 0.5])] = 1
         return x
 
-    return QUBO(
+    qubo = QUBO(
         Q=Q,
         c=c,
         constant=0.0,
@@ -372,6 +373,40 @@ def knapsack_qubo_safe(
         names=[f"y{i}@{p}" for i, p in zip(item, start, strict=True)],
         **_safe_fields(instance, delta),
     )
+    if not qubo.diagonal().max() < 0:  # the margin check above should make this unreachable
+        raise InputError(f"margin {delta!r} is lost to float64 rounding: the safe QUBO's "
+                         "diagonal is not negative; use a larger margin")
+    return qubo
+
+
+# A margin is kept only when it is this many float64 ulps of the largest penalty sum a
+# variable's terms reach (P times its row count): smaller ones vanish from the diagonal or
+# drown in the energy's rounding error, and the QUBO is no longer safe.
+MARGIN_ULPS = 2**10
+
+
+def smallest_margin(instance: KnapsackInstance) -> float:
+    """The smallest margin `knapsack_qubo_safe` keeps: MARGIN_ULPS ulps of P * (largest row
+    count of a placement, w_i + 1) with P about max(v_max, 1)."""
+    C = int(instance.capacity)
+    fits = instance.weights[instance.weights <= C]
+    count = int(fits.max()) + 1 if fits.size else 1
+    vmax = max(float(instance.values.max()), 1.0)
+    return MARGIN_ULPS * float(np.finfo(float).eps) * vmax * count
+
+
+def _check_margin(
+    instance: KnapsackInstance, vmax: float, delta: float, margin: float | None
+) -> None:
+    """Refuse a margin float64 rounds away next to the penalties (see `smallest_margin`)."""
+    floor = smallest_margin(instance)
+    if delta < floor or not (vmax + delta) - vmax > 0:
+        given = "the default margin max(v_max, 1)" if margin is None else f"margin {delta!r}"
+        raise InputError(
+            f"{given} is lost to float64 rounding next to penalties of size "
+            f"{floor / (MARGIN_ULPS * float(np.finfo(float).eps)):.3g} (P times a placement's "
+            f"rows): the QUBO would not be safe; use margin >= {floor:.3g}"
+        )
 
 
 def _empty_knapsack_qubo(instance: KnapsackInstance, delta: float) -> QUBO:

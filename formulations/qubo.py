@@ -47,7 +47,7 @@ class QUBO:
     names: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.Q = sp.csr_matrix(self.Q, dtype=float)
+        self.Q = _as_floats(lambda: sp.csr_matrix(self.Q, dtype=float), self.Q, "Q")
         n = self.Q.shape[0]
         if self.Q.shape != (n, n):
             raise InputError(f"Q must be square, got shape {self.Q.shape}")
@@ -56,7 +56,7 @@ class QUBO:
         _require_finite(self.Q.data, "Q")
         if abs(self.Q - self.Q.T).max() > 1e-9 * max(1.0, abs(self.Q).max()):
             raise InputError("Q must be symmetric")
-        self.c = np.asarray(self.c, dtype=float).reshape(-1)
+        self.c = _as_floats(lambda: np.asarray(self.c, dtype=float).reshape(-1), self.c, "c")
         if self.c.shape != (n,):
             raise InputError(f"c must have length {n}, got {self.c.shape}")
         _require_finite(self.c, "c")
@@ -67,8 +67,9 @@ class QUBO:
         if self.A is None:
             self.A = sp.csr_matrix((0, n))
             self.weights = np.zeros(0)
-        self.A = sp.csr_matrix(self.A, dtype=float)
-        self.weights = np.asarray(self.weights, dtype=float).reshape(-1)
+        self.A = _as_floats(lambda: sp.csr_matrix(self.A, dtype=float), self.A, "A")
+        self.weights = _as_floats(lambda: np.asarray(self.weights, dtype=float).reshape(-1),
+                                  self.weights, "weights")
         if self.A.shape[1] != n or self.weights.shape != (self.A.shape[0],):
             raise InputError(
                 f"penalty rows must be (m, {n}) with m weights, got {self.A.shape} "
@@ -159,6 +160,27 @@ class QUBO:
         if any(v is None for v in values):
             raise InputError("the to_pyomo() model has no value for z; solve it first")
         return np.array([round(v) for v in values], dtype=float)
+
+
+def _as_floats(convert: Callable[[], Any], data: Any, field: str) -> Any:
+    """Run a float conversion of a QUBO field; a non-number in it is an InputError naming
+    the field and the first bad value, not numpy's bare ValueError."""
+    try:
+        return convert()
+    except (ValueError, TypeError):
+        values = data.data if sp.issparse(data) else np.asarray(data, dtype=object).ravel()
+        bad = next((v for v in values if not _is_real(v)), None)
+        what = f"(first bad entry: {bad!r})" if bad is not None else "(not a numeric array)"
+        raise InputError(f"QUBO {field} must hold real numbers {what}") from None
+
+
+def _is_real(value: Any) -> bool:
+    """Whether float() takes `value`."""
+    try:
+        float(value)
+    except (ValueError, TypeError):
+        return False
+    return True
 
 
 def _require_finite(values: np.ndarray, field: str) -> None:

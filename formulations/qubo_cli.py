@@ -151,7 +151,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _cmd_qubo(args: argparse.Namespace) -> int:
-    """Run one QUBO experiment and print the comparison with SCIP."""
+    """Run one QUBO experiment and print the comparison with SCIP; Ctrl-C during PGD/Adam
+    prints what the starts reached and exits 130 without running SCIP."""
     from coplug.formulations.qubo_solvers import minimize
 
     if args.file and args.size is not None:
@@ -168,10 +169,15 @@ def _cmd_qubo(args: argparse.Namespace) -> int:
         max_iter=args.max_iter,
         progress=True,
     )
+    if report.interrupted:
+        print(f"{args.method} interrupted after {report.iterations} iterations: the starts "
+              "are certified where they stood")
     best = report.best_objective(case.sense)
     print(f"binary+feasible  {report.fraction_binary_feasible:.1%} of {args.starts} starts")
     print(f"certified local minimizers  {report.fraction_ok:.1%}")
     print(f"best objective   {best}  ({report.seconds:.2f} s {args.method})")
+    if report.interrupted:
+        return 130  # Ctrl-C: no SCIP run after it
     limit = "no time limit" if args.time_limit is None else f"time limit {args.time_limit:g} s"
     model = case.mip()
     print(f"SCIP on the exact MIP ({limit}; Ctrl-C stops it) ...", flush=True)

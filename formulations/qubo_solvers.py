@@ -33,6 +33,10 @@ METHODS = ("pgd", "adam")
 # A binary point counts as feasible only when its penalty, energy - sense * objective, is
 # zero to this fraction of the size of the energy's terms there (see `_exact_objective`).
 PENALTY_RTOL = 1e-12
+# At a vertex, a slope or curvature counts as zero only when it is within this fraction of
+# the size of its own terms (their float64 rounding error), never relative to the Hessian
+# row bound D_i, which large couplings elsewhere in the row make huge.
+ROUNDOFF_RTOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,9 @@ class Certificate:
 class RunReport:
     """Final points of all starts, their certificates and the wall time; `stats` counts the
     starts that ended at a strict binary vertex ("converged"), those accepted at another
-    stationary point once their kicks ran out ("stalled"), and the kicks used."""
+    stationary point once their kicks ran out ("stalled"), and the kicks used.
+    `interrupted` is True when Ctrl-C stopped the run: the points are where the starts stood
+    then, each certified as usual (an unfinished start is rarely binary or KKT)."""
 
     points: np.ndarray
     energies: np.ndarray
@@ -73,6 +79,7 @@ class RunReport:
     seconds: float
     method: str
     stats: dict = field(default_factory=dict)
+    interrupted: bool = False
 
     @property
     def fraction_ok(self) -> float | None:
@@ -120,26 +127,37 @@ def certify(
     qubo: QUBO, z: np.ndarray, tol: float = 1e-6, scale: np.ndarray | None = None
 ) -> Certificate:
     """Check a final point: KKT on the box, PSD Hessian on free and degenerate coordinates,
-    binary, feasible (decodes to a feasible solution with zero penalty). Tolerances are
-    relative to the per-coordinate scale D_i (`scale`, from `gradient_scale`, may be passed
-    in when certifying many points); a point outside [0,1]^n beyond `tol` is refused."""
+    binary, feasible (decodes to a feasible solution with zero penalty).
+
+    A point within `tol` of a vertex is that vertex, computed exactly: its slopes and
+    curvatures are tested only against their float64 rounding error (ROUNDOFF_RTOL times
+    the size of their own terms), so a slope of -5 next to penalties of 10^7 is a descent
+    direction, not noise. A fractional point is an approximate stationary point: there the
+    tolerances are `tol` relative to the per-coordinate scale D_i (`scale`, from
+    `gradient_scale`, may be passed in when certifying many points). A point outside
+    [0,1]^n beyond `tol` is refused."""
     z = np.asarray(z, dtype=float)
     if z.shape != (qubo.n,):
         raise InputError(f"point must have length {qubo.n}, got shape {z.shape}")
     _require_in_box(z, tol)
-    D = gradient_scale(qubo) if scale is None else scale
-    g = qubo.gradient(z) / D
     at0, at1 = np.abs(z) <= tol, np.abs(z - 1) <= tol
     free = ~(at0 | at1)
-    kkt = bool((g[at0] >= -tol).all() and (g[at1] <= tol).all() and (np.abs(g[free]) <= tol).all())
-    degenerate = (at0 | at1) & (np.abs(g) <= tol)
+    binary = not free.any()
+    if binary:
+        z = np.round(z)
+        slack = ROUNDOFF_RTOL * _gradient_magnitude(qubo, z)
+        g = qubo.gradient(z)
+    else:
+        slack = np.full(qubo.n, tol)
+        g = qubo.gradient(z) / (gradient_scale(qubo) if scale is None else scale)
+    kkt = bool((g[at0] >= -slack[at0]).all() and (g[at1] <= slack[at1]).all()
+               and (np.abs(g[free]) <= slack[free]).all())
+    degenerate = (at0 | at1) & (np.abs(g) <= slack)
     idx = np.flatnonzero(free | degenerate)
     second = True
     if kkt and idx.size:
-        H = qubo.hessian_block(idx) / np.sqrt(np.outer(D[idx], D[idx]))
-        second = bool(np.linalg.eigvalsh(H).min() >= -tol)
-    binary = not free.any()
-    objective = _exact_objective(qubo, np.round(z)) if binary else None
+        second = _curvature_ok(qubo, idx, binary, tol, scale)
+    objective = _exact_objective(qubo, z) if binary else None
     feasible = objective is not None
     reason = (
         "not KKT"
@@ -161,6 +179,31 @@ def certify(
         objective=objective,
         reason=reason,
     )
+
+
+def _gradient_magnitude(qubo: QUBO, z: np.ndarray) -> np.ndarray:
+    """Per coordinate, the sum of the absolute terms of grad f(z) = 2Qz + 2A'WAz + c: the
+    scale of its float64 rounding error (large cancelling penalties make it large)."""
+    a = np.abs(z)
+    absA = abs(qubo.A)
+    pen = absA.T @ (np.abs(qubo.weights) * (absA @ a))
+    return 2 * (abs(qubo.Q) @ a) + 2 * np.asarray(pen).reshape(-1) + np.abs(qubo.c)
+
+
+def _curvature_ok(
+    qubo: QUBO, idx: np.ndarray, binary: bool, tol: float, scale: np.ndarray | None
+) -> bool:
+    """Hessian block on `idx` PSD: to its rounding error (ROUNDOFF_RTOL times the largest
+    row sum of its absolute terms) at a vertex, to `tol` relative to D_i at a fractional
+    point."""
+    H = qubo.hessian_block(idx)
+    if binary:
+        absA = abs(qubo.A[:, idx])
+        size = 2 * (abs(qubo.Q[idx][:, idx]) + absA.T @ sp.diags(np.abs(qubo.weights)) @ absA)
+        slack = ROUNDOFF_RTOL * float(np.asarray(size.sum(axis=1)).max())
+        return bool(np.linalg.eigvalsh(H).min() >= -slack)
+    D = (gradient_scale(qubo) if scale is None else scale)[idx]
+    return bool(np.linalg.eigvalsh(H / np.sqrt(np.outer(D, D))).min() >= -tol)
 
 
 def _require_in_box(z: np.ndarray, tol: float) -> None:
@@ -367,72 +410,84 @@ def _run(
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=starts, desc=f"{qubo.problem} {qubo.form} {method}", unit="start")
+        bar = tqdm(total=max_iter, desc=f"{qubo.problem} {qubo.form} {method}", unit="it")
+        bar.set_postfix_str(f"0/{starts} starts done", refresh=False)
     it = 0
-    with torch.no_grad():
-        for it in range(1, max_iter + 1):
-            residual = (X - (X - G / D).clamp(0.0, 1.0)).abs().amax(dim=0)
-            at_bound = (X == 0) | (X == 1)
-            binary = at_bound.all(dim=0)
-            # zero slope at a bound: with a concave diagonal that vertex is no minimizer
-            flat = at_bound & ((G / D).abs() <= tol)
-            strict_vertex = (residual <= tol) & binary & ~flat.any(dim=0)
-            stalled = (residual <= tol) & ~strict_vertex & ~done
-            if kicks and bool(stalled.any()):
-                # Perturbed descent: at a stationary point its fractional coordinates are
-                # rounded at random (x_i -> 1 with probability x_i) and one zero-slope bound
-                # coordinate is pushed inwards; a saddle is left, a true minimum found again.
-                kick = stalled & (kicked < kicks)
-                noise = torch.rand(X.shape, generator=gen, dtype=dtype).to(device) * 0.1
-                frac = ~at_bound & kick[None, :]
-                # one zero-slope coordinate per start: along it alone the energy is concave
-                pick = (flat * noise).argmax(dim=0)
-                inward = torch.zeros_like(flat)
-                inward[pick, torch.arange(X.shape[1], device=device)] = True
-                inward &= flat & kick[None, :]
-                coin = torch.rand(X.shape, generator=gen, dtype=dtype).to(device)
-                X = torch.where(frac, (coin < X).to(dtype), X)
-                X = torch.where(inward, (X + (1 - 2 * X) * (0.1 + noise)).clamp(0.0, 1.0), X)
-                G = op.grad(X)
-                F = op.energy(X, G)
-                m.zero_()
-                v.zero_()
-                kicked += kick.to(kicked.dtype)
-                stalled &= ~kick
-            newly = (strict_vertex | stalled) & ~done
-            gave_up |= stalled & ~done  # stationary, not a strict vertex, kicks used up
-            done |= newly
-            if bar is not None and newly.any():
-                bar.update(int(newly.sum()))
-            if bool(done.all()):
-                break
-            active = ~done
-            # random per-coordinate step factors in [1/2, 1] break exact symmetries (twin
-            # variables clamped to the same bound would otherwise move in lockstep forever);
-            # the scaled step stays below the Jacobi bound, so PGD still descends.
-            jitter = 0.5 + 0.5 * torch.rand(X.shape, generator=gen, dtype=dtype).to(device)
-            if method == "pgd":
-                Y = (X - step * jitter * G / D).clamp(0.0, 1.0)
-            else:
-                GS = G / S
-                m.mul_(beta1).add_((1 - beta1) * GS)
-                v.mul_(beta2).add_((1 - beta2) * GS * GS)
-                mhat = m / (1 - beta1**it)
-                vhat = v / (1 - beta2**it)
-                Y = (X - lr * jitter * mhat / (vhat.sqrt() + eps)).clamp(0.0, 1.0)
-            GY = op.grad(Y)
-            FY = op.energy(Y, GY)
-            accept = active
-            if method == "pgd":
-                # Jacobi step (step = 1) always descends; longer steps are kept only if they
-                # strictly do (accepting ties let two equal-energy vertices swap forever).
-                accept = active & ((FY < F) | (step <= 1.0))
-                step = torch.where(accept, (step * 2).clamp(max=1024.0), (step / 4).clamp(min=1.0))
-            X = torch.where(accept[None, :], Y, X)
-            G = torch.where(accept[None, :], GY, G)
-            F = torch.where(accept, FY, F)
-    if bar is not None:
-        bar.close()
+    interrupted = False
+    try:
+        with torch.no_grad():
+            for it in range(1, max_iter + 1):
+                if bar is not None:
+                    bar.update(1)
+                residual = (X - (X - G / D).clamp(0.0, 1.0)).abs().amax(dim=0)
+                at_bound = (X == 0) | (X == 1)
+                binary = at_bound.all(dim=0)
+                # zero slope at a bound: with a concave diagonal that vertex is no minimizer
+                flat = at_bound & ((G / D).abs() <= tol)
+                strict_vertex = (residual <= tol) & binary & ~flat.any(dim=0)
+                stalled = (residual <= tol) & ~strict_vertex & ~done
+                if kicks and bool(stalled.any()):
+                    # Perturbed descent: at a stationary point its fractional coordinates are
+                    # rounded at random (x_i -> 1 with probability x_i) and one zero-slope bound
+                    # coordinate is pushed inwards; a saddle is left, a true minimum found again.
+                    kick = stalled & (kicked < kicks)
+                    noise = torch.rand(X.shape, generator=gen, dtype=dtype).to(device) * 0.1
+                    frac = ~at_bound & kick[None, :]
+                    # one zero-slope coordinate per start: along it alone the energy is concave
+                    pick = (flat * noise).argmax(dim=0)
+                    inward = torch.zeros_like(flat)
+                    inward[pick, torch.arange(X.shape[1], device=device)] = True
+                    inward &= flat & kick[None, :]
+                    coin = torch.rand(X.shape, generator=gen, dtype=dtype).to(device)
+                    X = torch.where(frac, (coin < X).to(dtype), X)
+                    X = torch.where(inward, (X + (1 - 2 * X) * (0.1 + noise)).clamp(0.0, 1.0), X)
+                    G = op.grad(X)
+                    F = op.energy(X, G)
+                    m.zero_()
+                    v.zero_()
+                    kicked += kick.to(kicked.dtype)
+                    stalled &= ~kick
+                newly = (strict_vertex | stalled) & ~done
+                gave_up |= stalled & ~done  # stationary, not a strict vertex, kicks used up
+                done |= newly
+                if bar is not None and newly.any():
+                    bar.set_postfix_str(f"{int(done.sum())}/{starts} starts done", refresh=False)
+                if bool(done.all()):
+                    if bar is not None:
+                        bar.total = it  # finished early: show a full bar
+                    break
+                active = ~done
+                # random per-coordinate step factors in [1/2, 1] break exact symmetries (twin
+                # variables clamped to the same bound would otherwise move in lockstep forever);
+                # the scaled step stays below the Jacobi bound, so PGD still descends.
+                jitter = 0.5 + 0.5 * torch.rand(X.shape, generator=gen, dtype=dtype).to(device)
+                if method == "pgd":
+                    Y = (X - step * jitter * G / D).clamp(0.0, 1.0)
+                else:
+                    GS = G / S
+                    m.mul_(beta1).add_((1 - beta1) * GS)
+                    v.mul_(beta2).add_((1 - beta2) * GS * GS)
+                    mhat = m / (1 - beta1**it)
+                    vhat = v / (1 - beta2**it)
+                    Y = (X - lr * jitter * mhat / (vhat.sqrt() + eps)).clamp(0.0, 1.0)
+                GY = op.grad(Y)
+                FY = op.energy(Y, GY)
+                accept = active
+                if method == "pgd":
+                    # Jacobi step (step = 1) always descends; longer steps are kept only if they
+                    # strictly do (accepting ties let two equal-energy vertices swap forever).
+                    accept = active & ((FY < F) | (step <= 1.0))
+                    step = torch.where(
+                        accept, (step * 2).clamp(max=1024.0), (step / 4).clamp(min=1.0)
+                    )
+                X = torch.where(accept[None, :], Y, X)
+                G = torch.where(accept[None, :], GY, G)
+                F = torch.where(accept, FY, F)
+    except KeyboardInterrupt:  # Ctrl-C: keep and certify the points reached so far
+        interrupted = True
+    finally:
+        if bar is not None:
+            bar.close()
     points = X.T.cpu().numpy().copy()
     if not np.isfinite(points).all():
         raise InputError(f"{method} produced non-finite points; the QUBO is badly scaled")
@@ -448,4 +503,5 @@ def _run(
         stats={"converged": int((done & ~gave_up).sum().item()),
                "stalled": int(gave_up.sum().item()), "starts": starts,
                "kicks": int(kicked.sum())},
+        interrupted=interrupted,
     )

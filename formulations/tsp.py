@@ -24,6 +24,10 @@ from coplug.formulations.checks import (
 from coplug.formulations.qubo import QUBO, multilinear_pairs, symmetric
 from coplug.plugins.errors import InputError
 
+# The position QUBOs have (n-1)^2 variables and about 2 n^3 stored nonzeros; past this many
+# (about 100 cities, some 100 MB while building) tsp_qubo_safe and tsp_qubo_naive refuse
+# and point to the exact MIP.
+MAX_NONZEROS = 2_000_000
 
 @dataclass(frozen=True)
 class TSPInstance:
@@ -228,31 +232,37 @@ def _read_numbers(
     return out, k
 
 
-def _explicit_matrix(path: Path, weights: list[tuple[int, float]], n: int, fmt: str) -> np.ndarray:
-    """Fill an n x n matrix from a TSPLIB explicit weight list."""
+def _explicit_cells(n: int, fmt: str) -> tuple[int, int]:
+    """How many numbers a TSPLIB explicit format holds for n cities (arithmetic, nothing
+    allocated) and the diagonal offset of its triangle (for np.triu_indices/np.tril_indices)."""
     if fmt == "FULL_MATRIX":
-        cells = [(i, j) for i in range(n) for j in range(n)]
-    elif fmt == "UPPER_ROW":
-        cells = [(i, j) for i in range(n) for j in range(i + 1, n)]
-    elif fmt == "LOWER_ROW":
-        cells = [(i, j) for i in range(n) for j in range(i)]
-    elif fmt == "UPPER_DIAG_ROW":
-        cells = [(i, j) for i in range(n) for j in range(i, n)]
-    else:
-        cells = [(i, j) for i in range(n) for j in range(i + 1)]
-    if len(weights) != len(cells):
+        return n * n, 0
+    if fmt in ("UPPER_ROW", "LOWER_ROW"):
+        return n * (n - 1) // 2, 1 if fmt == "UPPER_ROW" else -1
+    return n * (n + 1) // 2, 0
+
+
+def _explicit_matrix(path: Path, weights: list[tuple[int, float]], n: int, fmt: str) -> np.ndarray:
+    """Fill an n x n matrix from a TSPLIB explicit weight list; the count is checked first,
+    so a short section with a huge DIMENSION is refused before anything n x n exists."""
+    count, offset = _explicit_cells(n, fmt)
+    if len(weights) != count:
         where = f" (last number on line {weights[-1][0]})" if weights else ""
         raise InputError(
             f"{path}: EDGE_WEIGHT_SECTION has {len(weights)} numbers, {fmt} with "
-            f"DIMENSION {n} needs {len(cells)}{where}"
+            f"DIMENSION {n} needs {count}{where}"
         )
+    values = np.fromiter((val for _, val in weights), dtype=float, count=count)
+    negative = np.flatnonzero(values < 0)
+    if negative.size:
+        k = int(negative[0])
+        raise InputError(f"{path}:{weights[k][0]}: negative distance {values[k]}")
+    if fmt == "FULL_MATRIX":
+        return values.reshape(n, n)
+    rows, cols = (np.triu_indices if fmt.startswith("UPPER") else np.tril_indices)(n, offset)
     d = np.zeros((n, n))
-    for (i, j), (no, val) in zip(cells, weights, strict=True):
-        if val < 0:
-            raise InputError(f"{path}:{no}: negative distance {val}")
-        d[i, j] = val
-        if fmt != "FULL_MATRIX":
-            d[j, i] = val
+    d[rows, cols] = values
+    d[cols, rows] = values
     return d
 
 
@@ -345,21 +355,42 @@ def _positions(n: int) -> tuple[int, np.ndarray, list[np.ndarray]]:
 
 
 def _tour_terms(d: np.ndarray, idx: np.ndarray) -> tuple[list, np.ndarray]:
-    """Quadratic (rows, cols, vals) and linear terms of the tour length in x[i, t]."""
+    """Quadratic (rows, cols, vals) and linear terms of the tour length in x[i, t]: one
+    product x[i, t] x[j, t + 1] per position t and ordered pair i != j with d_ij != 0."""
     m = idx.shape[0]
-    rows, cols, vals = [], [], []
+    inner = d[1:, 1:]
+    a, b = np.nonzero(inner * (1 - np.eye(m)))
+    t = np.arange(m - 1)[:, None]
+    rows = idx[a[None, :], t].reshape(-1)
+    cols = idx[b[None, :], t + 1].reshape(-1)
+    vals = np.broadcast_to(inner[a, b], (m - 1, a.size)).reshape(-1)
     cities = np.arange(1, m + 1)
-    for t in range(m - 1):
-        for a, i in enumerate(cities):
-            for b, j in enumerate(cities):
-                if i != j and d[i, j] != 0:
-                    rows.append(idx[a, t])
-                    cols.append(idx[b, t + 1])
-                    vals.append(d[i, j])
     lin = np.zeros(m * m)
     lin[idx[:, 0]] += d[0, cities]
     lin[idx[:, m - 1]] += d[cities, 0]
-    return [np.array(rows, dtype=int), np.array(cols, dtype=int), np.array(vals)], lin
+    return [rows, cols, vals], lin
+
+
+def qubo_nonzeros(dist: np.ndarray) -> int:
+    """Stored nonzeros of the TSP QUBOs (tour products twice, as Q is symmetric, its diagonal
+    and the 2(n-1) one-hot rows), counted from the distances before anything is built."""
+    m = dist.shape[0] - 1
+    pairs = int(np.count_nonzero(dist[1:, 1:])) - int(np.count_nonzero(np.diag(dist)[1:]))
+    return 2 * (m - 1) * pairs + m * m + 2 * m * m
+
+
+def _check_size(d: np.ndarray, max_nonzeros: int, builder: str) -> None:
+    """Refuse a QUBO over `max_nonzeros` stored nonzeros before allocating it."""
+    max_nonzeros = check_count(max_nonzeros, "max_nonzeros", 1)
+    nonzeros = qubo_nonzeros(d)
+    if nonzeros > max_nonzeros:
+        n = d.shape[0]
+        raise InputError(
+            f"the {builder} QUBO of {n} cities would have {(n - 1) ** 2} variables and "
+            f"{nonzeros} nonzeros, over the limit {max_nonzeros} (raise it with "
+            "max_nonzeros=); it grows as n^3, so solve the exact MIP tsp_mip(dist) with SCIP "
+            "instead (from the command line: coplug solve tsp)"
+        )
 
 
 def _decoder(n: int, idx: np.ndarray):
@@ -396,13 +427,17 @@ def _qubo(d: np.ndarray, Q, c, constant, A, weights, margin: float, form: str) -
     )
 
 
-def tsp_qubo_naive(dist: np.ndarray, penalty: float | None = None) -> QUBO:
+def tsp_qubo_naive(
+    dist: np.ndarray, penalty: float | None = None, max_nonzeros: int = MAX_NONZEROS
+) -> QUBO:
     """Textbook QUBO: length + A sum_rows (1 - sum x)^2 + A sum_cols (1 - sum x)^2, A = 2 d_max.
 
     The squared one-hot penalties keep x^2 on the diagonal (positive), so the relaxation is
     convex along each coordinate and has fractional minimizers (e.g. near x = J/m).
+    Past `max_nonzeros` stored nonzeros it raises InputError before building.
     """
     d = check_distances(dist)
+    _check_size(d, max_nonzeros, "naive")
     n = d.shape[0]
     m, idx, groups = _positions(n)
     A = 2.0 * max(d.max(), 1.0) if penalty is None else check_positive(penalty, "penalty")
@@ -413,7 +448,7 @@ def tsp_qubo_naive(dist: np.ndarray, penalty: float | None = None) -> QUBO:
     return _qubo(d, Q, c, 2.0 * m * A, rows, np.full(2 * m, A), 0.0, "naive")
 
 
-def tsp_qubo_safe(dist: np.ndarray) -> QUBO:
+def tsp_qubo_safe(dist: np.ndarray, max_nonzeros: int = MAX_NONZEROS) -> QUBO:
     """Safe QUBO: every local minimizer of its box relaxation is a tour.
 
     Per one-hot group (a city row or a position column) with count k the penalty is
@@ -421,8 +456,11 @@ def tsp_qubo_safe(dist: np.ndarray) -> QUBO:
     plus mu * sum x(1 - x), mu = d_max. Every non-tour binary point has a flip lowering the
     energy by >= 2 d_max (README.md): drop a city from an overfull group (<= 2b - a) or, when
     all groups hold <= 1, put an unplaced city on a free position (<= -2b + 2 d_max).
+    Past `max_nonzeros` stored nonzeros (default MAX_NONZEROS) it raises InputError before
+    building.
     """
     d = check_distances(dist)
+    _check_size(d, max_nonzeros, "safe")
     n = d.shape[0]
     m, idx, groups = _positions(n)
     dmax = max(float(d.max()), 1.0)
