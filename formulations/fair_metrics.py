@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -55,9 +57,12 @@ def _contingency(labels: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np
     return table, group_codes
 
 
-def cluster_cuts(adjacency: sp.spmatrix, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per cluster: the weight of edges leaving it, and its size."""
-    adjacency = sp.csr_matrix(adjacency)
+def cluster_cuts(adjacency: Any, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per cluster: the weight of edges leaving it, and its size. `adjacency` is anything
+    `fair_graphs.as_adjacency` takes (networkx graph, scipy sparse or numpy array)."""
+    from coplug.formulations.fair_graphs import as_adjacency  # it imports this module
+
+    adjacency = as_adjacency(adjacency)
     codes = _codes(labels, adjacency.shape[0])
     k = int(codes.max()) + 1
     rows = np.arange(codes.size)
@@ -67,13 +72,13 @@ def cluster_cuts(adjacency: sp.spmatrix, labels: np.ndarray) -> tuple[np.ndarray
     return volume - inside, np.bincount(codes, minlength=k).astype(float)
 
 
-def ratio_cut(adjacency: sp.spmatrix, labels: np.ndarray) -> float:
+def ratio_cut(adjacency: Any, labels: np.ndarray) -> float:
     """RatioCut = sum over clusters of cut(C, V \\ C) / |C|."""
     cuts, sizes = cluster_cuts(adjacency, labels)
     return float((cuts / sizes).sum())
 
 
-def cut_weight(adjacency: sp.spmatrix, labels: np.ndarray) -> float:
+def cut_weight(adjacency: Any, labels: np.ndarray) -> float:
     """Total weight of edges between different clusters."""
     cuts, _ = cluster_cuts(adjacency, labels)
     return float(cuts.sum() / 2)

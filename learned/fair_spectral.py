@@ -334,7 +334,9 @@ class FairSpectralClustering(ClusterMixin, BaseEstimator):
         return self
 
     def _check_admm_settings(self) -> None:
-        """Reject a non-positive rho or max_iter < 1 here, not deep inside the ADMM loop."""
+        """Reject a non-positive rho, max_iter < 1, a tol that is not a finite number > 0 (NaN
+        or -1 would run every iteration) and n_init < 1 here, not deep inside the ADMM loop
+        or KMeans."""
         rho = self.rho
         number = isinstance(rho, int | float | np.number) and not isinstance(rho, bool)
         if rho is not None and not (number and np.isfinite(rho) and rho > 0):
@@ -343,6 +345,15 @@ class FairSpectralClustering(ClusterMixin, BaseEstimator):
         if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, int | np.integer) \
                 or self.max_iter < 1:
             raise InputError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
+        tol = self.tol
+        if not (isinstance(tol, int | float | np.number) and not isinstance(tol, bool)
+                and np.isfinite(tol) and tol > 0):
+            raise InputError(f"tol must be a finite number > 0, got {tol!r}")
+        n_init = self.n_init
+        integer = isinstance(n_init, int | np.integer) and not isinstance(n_init, bool)
+        if not (n_init == "auto" if isinstance(n_init, str) else integer and n_init >= 1):
+            raise InputError(f"n_init (KMeans restarts) must be an integer >= 1 or 'auto', got "
+                             f"{n_init!r}")
 
     def _embed(self, adjacency: sp.csr_matrix, codes: np.ndarray, k: int) -> np.ndarray:
         """The n x k spectral embedding of the chosen method."""
