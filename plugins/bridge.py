@@ -31,7 +31,11 @@ from coplug.plugins.errors import (
     SolverNotAvailableError,
     UnsupportedModelError,
 )
-from coplug.plugins.integral_rows import check_integral_rows, guard_integral_rows
+from coplug.plugins.integral_rows import (
+    check_integral_rows,
+    count_first_solve,
+    optimize_checked,
+)
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.mipstart import scip_mip_start
 from coplug.plugins.modeldata import check_model_data
@@ -199,7 +203,6 @@ def _solve_scip(
     _use_native_objective(opt, model)
     var_map = VarMap(opt._pyomo_var_to_solver_var_map)
     _set_scip_params(scip, time_limit, params)
-    rows, feastol = guard_integral_rows(scip, params)
     for plugin in plugins:
         if isinstance(plugin, type):
             raise InputError(f"plugin {plugin.__name__} is a class; pass an instance "
@@ -209,22 +212,27 @@ def _solve_scip(
         plugin.attach(scip, var_map)
     start = scip_mip_start(scip, var_map.items(), _hidden_values(opt, model)) if warmstart else None
     scip.hideOutput(quiet=not tee)
-    try:
-        scip.optimize()
-    except Exception as exc:  # SCIP returned an error code (PySCIPOpt raises a bare Exception)
-        raise SolverError(f"SCIP stopped with an error: {exc}") from exc
+    rows, extra = optimize_checked(scip, params, functools.partial(_optimize, scip))
     result = scip_result(scip, plugins)
+    result.extra.update(extra)
+    count_first_solve(result)
     if next(model.component_data_objects(pyo.Objective, active=True), None) is None:
         result.objective = result.bound = None  # a feasibility problem has no objective value
     StaleFlagManager.mark_all_as_stale()  # values from an earlier solve are stale
     if result.has_solution:
         _load_scip_solution(scip, var_map)
     check_integral_rows(scip, result, rows, _pyomo_con_names(opt))
-    if feastol is not None:
-        result.extra["feastol"] = feastol
     if start is not None:
         result.extra["warmstart"] = start
     return result
+
+
+def _optimize(scip: Any) -> None:
+    """SCIP's solve, its error codes as SolverError."""
+    try:
+        scip.optimize()
+    except Exception as exc:  # SCIP returned an error code (PySCIPOpt raises a bare Exception)
+        raise SolverError(f"SCIP stopped with an error: {exc}") from exc
 
 
 def _pyomo_con_names(opt: Any) -> Callable[[str], str]:

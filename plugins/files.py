@@ -11,7 +11,11 @@ from pyomo.common.tee import capture_output
 from coplug.plugins.bridge import _set_scip_params, scip_result
 from coplug.plugins.errors import InputError, SolverNotAvailableError
 from coplug.plugins.highs_backend import beyond_default_gap
-from coplug.plugins.integral_rows import check_integral_rows, guard_integral_rows
+from coplug.plugins.integral_rows import (
+    check_integral_rows,
+    count_first_solve,
+    optimize_checked,
+)
 from coplug.plugins.interrupts import sigint_cancels
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.results import Result, Status
@@ -62,12 +66,11 @@ def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any
     if scip.getNVars() == 0:  # SCIP's LP reader takes some garbage as an empty problem
         raise InputError(f"{path.name} defines no variables: is it an MPS or LP model?")
     _set_scip_params(scip, time_limit, params)
-    rows, feastol = guard_integral_rows(scip, params)
-    scip.optimize()
+    rows, extra = optimize_checked(scip, params, scip.optimize)
     result = scip_result(scip)
+    result.extra.update(extra)
+    count_first_solve(result)
     check_integral_rows(scip, result, rows)
-    if feastol is not None:
-        result.extra["feastol"] = feastol
     return result
 
 

@@ -63,6 +63,8 @@ BAD_ARGS = [
     ("scip_build", ["--cases", "knapsack"], "need NAME=SIZE"),
     ("scip_build", ["--cases", "bogus=3"], "need NAME=SIZE"),
     ("scip_build", ["--cases", "knapsack=0"], "need NAME=SIZE"),
+    ("integral_rows", ["--sizes", "0"], "at least 1"),
+    ("integral_rows", ["--seeds", "x"], "expected integers"),
     ("eob_evolution", ["--seeds", "1"], "seeds=1 is too few"),
     ("eob_evolution", ["--targets", "99"], "--targets"),
 ]
@@ -203,6 +205,14 @@ def test_scip_build_compares_identical_models(capsys):
     assert code == 0
     assert [line.split(" | ")[-1] for line in lines[2:4]] == ["yes |", "yes |"]
     assert "identical SCIP models 2/2" in lines[-1]
+
+
+def test_integral_rows_solves_the_traps_again_and_exactly(capsys):
+    code = bench("integral_rows").main(["--sizes", "30", "--r", "1000", "--seeds", "0"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0
+    assert [line.split(" | ")[5] for line in lines[2:-1]] == ["no", "no", "yes", "yes"]
+    assert "solved again 2/4; same optimum 4/4; packings fit 4/4" in lines[-1]
 
 
 def test_lap_pyomo_skips_a_solver_predicted_past_the_limit():

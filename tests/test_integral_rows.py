@@ -145,3 +145,56 @@ def test_violations_skip_values_off_a_whole_number() -> None:
     assert violations(rows, lambda var: 1.0) == {row.name: 1.0}
     assert violations(rows, lambda var: 0.5) == {}
     assert violations(rows, lambda var: 1.0 - 1e-9) == {row.name: 1.0}
+
+
+def test_a_first_solve_that_meets_the_rows_exactly_is_kept() -> None:
+    """SCIP's tolerance region contains the exact one, so an exactly feasible optimum at the
+    default tolerance is exactly optimal: no second solve, no lowered tolerance."""
+    from coplug.formulations.knapsack import knapsack_mip, random_knapsack
+
+    inst = random_knapsack(60, seed=1, r=10**6)
+    m = knapsack_mip(inst)
+    assert len(_scip_rows(knapsack_mip(inst))) == 1
+    result = solve(m)
+    assert result.optimal
+    assert "feastol" not in result.extra and "first_solve" not in result.extra
+    assert sum(int(w) * round(m.x[i].value) for i, w in enumerate(inst.weights)) \
+        <= inst.capacity
+    exact = solve(knapsack_mip(inst), solver="highs", mip_rel_gap=0.0, mip_abs_gap=0.0)
+    assert result.objective == pytest.approx(exact.objective, abs=1e-6)
+
+
+def test_a_violated_first_solve_is_solved_again_and_counted() -> None:
+    m = _tight_pair(2 * 10**6)
+    result = solve(m)
+    first = result.extra["first_solve"]
+    assert first["objective"] == 2  # the overshooting packing SCIP's tolerance accepted
+    assert result.objective == 1 and result.optimal
+    assert result.time >= first["time"] and result.nodes >= first["nodes"]
+
+
+def test_the_second_solve_gets_what_remains_of_the_time_limit() -> None:
+    import pyscipopt
+
+    from coplug.plugins.integral_rows import optimize_checked
+
+    scip = pyscipopt.Model()
+    scip.hideOutput()
+    x = [scip.addVar(vtype="B", obj=1.0) for _ in range(2)]
+    scip.addCons(10**6 * x[0] + (10**6 + 1) * x[1] <= 2 * 10**6)
+    scip.setMaximize()
+    scip.setParam("limits/time", 100.0)
+    rows, extra = optimize_checked(scip, {}, scip.optimize)
+    assert len(rows) == 1
+    assert scip.getParam("limits/time") == pytest.approx(100.0 - extra["first_solve"]["time"])
+    assert scip.getParam("numerics/feastol") == extra["feastol"]
+
+
+def test_plugins_run_again_in_the_second_solve() -> None:
+    from coplug.plugins.pmvb import PMVBBranching
+
+    m = _tight_pair(2 * 10**6)
+    result = solve(m, plugins=[PMVBBranching("lp")])
+    assert "first_solve" in result.extra
+    assert result.optimal and result.objective == 1
+    assert _activity(m) <= 2 * 10**6
