@@ -16,6 +16,7 @@ import warnings
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -103,10 +104,12 @@ def row_features(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     bad = ~(np.isfinite(mean) & np.isfinite(std) & np.isfinite(small[:, 0]))  # NaN/inf/overflow
     if bad.any() and np.isfinite(c).all():
         # finite costs whose squares overflow (|c| > 1e154): the features are scale-free, so
-        # compute them on c / 2^e (exact) and scale minima and scale back
-        power = 2.0 ** np.ceil(np.log2(np.abs(c).max()))
-        feats, s1, scale = row_features(c / power)
-        return feats, s1 * power, scale * power
+        # compute them on c / 2^e (exact) and scale minima and scale back; ldexp, since
+        # 2^e itself is inf for costs of 2^1023 and more (their duals came back NaN)
+        exponent = int(np.frexp(np.abs(c).max())[1])
+        feats, s1, scale = row_features(np.ldexp(c, -exponent))
+        with np.errstate(over="ignore"):
+            return feats, np.ldexp(s1, exponent), float(_finite(np.ldexp(scale, exponent)))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InputError(f"cost row {i} has a NaN or infinite entry; RowDualNet needs finite "
@@ -126,6 +129,13 @@ def row_features(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         feats[:, -1] = np.log1p(std / scale)
     np.clip(feats, -FEATURE_CLIP, FEATURE_CLIP, out=feats)
     return feats, s1, scale
+
+
+def _finite(x: Any) -> Any:
+    """x clipped into the finite float64 range (a local scale or dual that overflowed to
+    +-inf next to costs near the float maximum becomes the largest finite value)."""
+    top = np.finfo(np.float64).max
+    return np.clip(x, -top, top)
 
 
 def _pad_columns(a: np.ndarray, k: int) -> np.ndarray:
@@ -159,7 +169,8 @@ class RowDualNet(nn.Module):
         feats, s1, scale = row_features(c)
         with torch.no_grad():
             offset = self(torch.from_numpy(feats)).double().numpy()
-        return s1 + scale * offset
+        with np.errstate(over="ignore"):
+            return _finite(s1 + scale * offset)
 
 
 def min_trick(c: np.ndarray, u: np.ndarray) -> np.ndarray:

@@ -315,8 +315,10 @@ def _check_duals(row_duals: Any, n: int, what: str = "row_duals") -> np.ndarray 
 
 def _centered(u0: np.ndarray) -> np.ndarray:
     """Square LAP row duals shifted to median 0: (u - d, v + d) is the same start, and a
-    constant offset far above the costs would only erase their low digits."""
-    return u0 - np.median(u0)
+    constant offset far above the costs would only erase their low digits. The median is
+    one of the duals (np.median averages two, which overflows for duals near the float
+    maximum), and the shift stays finite (`_shifted`)."""
+    return _shifted(u0, float(np.quantile(u0, 0.5, method="lower")))
 
 
 def _solve_min(

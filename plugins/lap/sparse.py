@@ -201,6 +201,7 @@ def as_csr(cost: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
     _check_dtype(cost)
     if cost.ndim != 2:
         raise InputError(f"sparse cost matrix must be 2-D, got shape {cost.shape}")
+    _check_structure(cost)
     csr = _stored_csr(cost)
     csr.has_sorted_indices = False
     csr.sort_indices()
@@ -233,6 +234,21 @@ def _check_dtype(cost: sp.spmatrix | sp.sparray) -> None:
         raise InputError(f"sparse cost matrix must be numeric, got dtype {dtype}")
     if np.issubdtype(dtype, np.complexfloating):
         raise InputError("sparse cost matrix must be real, got complex values")
+
+
+def _check_structure(cost: sp.spmatrix | sp.sparray) -> None:
+    """Refuse index arrays that point outside the shape or an index pointer out of order (a
+    hand-built CSR with column 5 in a 2-column shape): scipy checks them only when asked, and
+    the numba kernels index through them unchecked. The check runs on a new matrix over the
+    caller's arrays, so the caller's matrix is left as it was."""
+    try:
+        if cost.format == "coo":
+            sp.coo_matrix((cost.data, (cost.row, cost.col)), shape=cost.shape)  # checks bounds
+        elif cost.format in ("csr", "csc", "bsr"):
+            rebuilt = cost.__class__((cost.data, cost.indices, cost.indptr), shape=cost.shape)
+            rebuilt.check_format(full_check=True)
+    except ValueError as exc:
+        raise InputError(f"sparse cost matrix has invalid index arrays: {exc}") from None
 
 
 def _stored_csr(cost: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
