@@ -27,9 +27,10 @@ Bounds = tuple[np.ndarray, np.ndarray]
 
 
 def _out(lo: np.ndarray, hi: np.ndarray) -> Bounds:
-    """Round bounds outward by EPS; an undefined (nan) bound becomes infinite."""
-    lo = np.where(np.isnan(lo), -np.inf, lo - EPS * np.abs(lo))
-    hi = np.where(np.isnan(hi), np.inf, hi + EPS * np.abs(hi))
+    """Round bounds outward by EPS; an undefined (nan) bound becomes infinite and an infinite
+    one stays (inf - EPS * inf was nan, which every comparison took for a proof)."""
+    lo = np.where(np.isnan(lo), -np.inf, np.where(np.isinf(lo), lo, lo - EPS * np.abs(lo)))
+    hi = np.where(np.isnan(hi), np.inf, np.where(np.isinf(hi), hi, hi + EPS * np.abs(hi)))
     return lo, hi
 
 
@@ -50,8 +51,8 @@ def _reciprocal(b: Bounds) -> Bounds:
     return _out(np.where(zero, -np.inf, 1.0 / hi), np.where(zero, np.inf, 1.0 / lo))
 
 
-def _int_pow(a: Bounds, n: int) -> Bounds:
-    """a ** n for an integer n (a negative n through the reciprocal)."""
+def _int_pow(a: Bounds, n: float) -> Bounds:
+    """a ** n for an integral n of any size (a negative n through the reciprocal)."""
     if n < 0:
         return _reciprocal(_int_pow(a, -n))
     lo, hi = a
@@ -65,8 +66,8 @@ def _int_pow(a: Bounds, n: int) -> Bounds:
 def _pow(a: Bounds, b: Bounds, exponent: float | None) -> Bounds:
     """a ** b; a constant exponent exactly, a variable one as exp(b * log(a)) for a > 0."""
     lo, hi = a
-    if exponent is not None and exponent == round(exponent) and abs(exponent) <= 1e6:
-        return _int_pow(a, int(exponent))
+    if exponent is not None and exponent == round(exponent):  # x ** 2e6 is even in x
+        return _int_pow(a, exponent)
     if exponent is not None:
         base = (np.maximum(lo, 0.0), np.maximum(hi, 0.0))
         ends = (base[0] ** exponent, base[1] ** exponent)
@@ -84,13 +85,15 @@ def _monotone(fn: Callable[[np.ndarray], np.ndarray], a: Bounds) -> Bounds:
     return _out(fn(a[0]), fn(a[1]))
 
 
-def _sin(a: Bounds) -> Bounds:
-    """sin over an interval: 1 where it holds a crest pi/2 + 2k pi, -1 where a trough."""
+def _periodic(fn: Callable[[np.ndarray], np.ndarray], a: Bounds, crest: float) -> Bounds:
+    """sin or cos over an interval: 1 where it holds a crest crest + 2k pi, -1 where a
+    trough, else the function's own end values (cos as sin(a + pi/2) erred by an ulp of
+    the shifted argument, more than EPS of a value near 0, and proved a pole away)."""
     lo, hi = a
-    ends = np.stack(np.broadcast_arrays(np.sin(lo), np.sin(hi)))
+    ends = np.stack(np.broadcast_arrays(fn(lo), fn(hi)))
     out_lo, out_hi = ends.min(axis=0), ends.max(axis=0)
     slack = 1e-9 * (1.0 + np.abs(hi))
-    for peak, is_max in ((0.5 * math.pi, True), (-0.5 * math.pi, False)):
+    for peak, is_max in ((crest, True), (crest - math.pi, False)):
         k = np.floor((hi + slack - peak) / TWO_PI)
         inside = peak + k * TWO_PI >= lo - slack
         if is_max:
@@ -111,12 +114,11 @@ def _abs(a: Bounds) -> Bounds:
 def _domain(fn: Callable[[np.ndarray], np.ndarray], a: Bounds, low: float,
             high: float = np.inf, decreasing: bool = False) -> Bounds:
     """A monotone function defined on [low, high]: bounds over the defined part of a,
-    no information where a misses the domain entirely."""
+    no information where a misses the domain entirely; a decreasing one's ends are swapped
+    before rounding outward (after, acos's bounds were rounded inward, proving a pole away)."""
     lo, hi = a
-    clipped = (np.clip(lo, low, high), np.clip(hi, low, high))
-    out = _monotone(fn, clipped)
-    if decreasing:
-        out = (out[1], out[0])
+    ends = (fn(np.clip(lo, low, high)), fn(np.clip(hi, low, high)))
+    out = _out(*(ends[::-1] if decreasing else ends))
     miss = (hi < low) | (lo > high)
     return np.where(miss, -np.inf, out[0]), np.where(miss, np.inf, out[1])
 
@@ -154,8 +156,8 @@ _UNARY: dict[str, Callable[[Bounds], Bounds]] = {
     "log": lambda a: _domain(np.log, a, 0.0),
     "sqrt": lambda a: _domain(np.sqrt, a, 0.0),
     "acos": lambda a: _domain(np.arccos, a, -1.0, 1.0, decreasing=True),
-    "sin": _sin,
-    "cos": lambda a: _sin(_out(a[0] + 0.5 * math.pi, a[1] + 0.5 * math.pi)),
+    "sin": lambda a: _periodic(np.sin, a, 0.5 * math.pi),
+    "cos": lambda a: _periodic(np.cos, a, 0.0),
     "abs": _abs,
     "sum": _sum,
     "prod": _prod,
@@ -201,7 +203,7 @@ class IntervalEvaluator:
         if op == "sub":
             return _out(a[0] - b[1], a[1] - b[0])
         if op == "mul":
-            return _int_pow(a, 2) if node.args[0] == node.args[1] else _mul(a, b)
+            return _int_pow(a, 2.0) if node.args[0] == node.args[1] else _mul(a, b)
         if op == "div":
             return _mul(a, _reciprocal(b))
         if op == "pow":

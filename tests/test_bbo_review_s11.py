@@ -1,0 +1,47 @@
+"""Review s11 fixes of coplug.formulations.bbo: sound interval bounds for acos, cos and huge
+integral powers (each let a pole through the proof), subexpressions the program hides that
+the Pyomo model cannot evaluate, and max/min forms that lose the value in the model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from coplug.formulations.bbo import numpy_evaluator
+from coplug.formulations.bbo.grammar import ProgramError, parse
+from coplug.formulations.bbo.intervals import IntervalEvaluator
+from coplug.formulations.bbo.validate import load
+
+# cos(-1.56834103) is 0.00245..., near a zero of cos: an ulp of the shifted argument
+# sin(a + pi/2) was more than the EPS rounding of the result.
+_T0 = -1.56834103
+_COS_T0 = float(np.cos(_T0))
+
+
+@pytest.mark.parametrize(("text", "dim", "box", "pole"), [
+    ("1 / (acos(0.3 + (x[0] - 0.7) ** 2) - acos(0.3))", 1, (0.0, 1.0), [0.7]),
+    ("1 / (1 - (cos(x[0] - 0.3) * cos(x[1] - 0.3) * -1) ** 2000000.0)", 2, (-2.0, 2.0),
+     [0.3, 0.3]),
+    (f"1 / (cos(-max({-_T0!r}, (x[0] - 0.3) ** 2 - {_T0!r})) - {_COS_T0!r})", 1, (0.0, 1.0),
+     [0.3]),
+])
+def test_a_pole_the_interval_bounds_used_to_prove_away_is_rejected(text, dim, box, pole):
+    program = parse(text, dim, *box)
+    assert not np.isfinite(numpy_evaluator(program)(np.array([pole]))[0])
+    with pytest.raises(ProgramError, match="denominator .* reaches 0"):
+        load(text, dim, *box)
+
+
+@pytest.mark.parametrize(("text", "lower", "upper"), [
+    ("acos(x[0])", 0.3, 0.9), ("acos(x[0])", -0.7, -0.2), ("cos(x[0])", -1.5683410, -1.5),
+    ("cos(x[0])", 1.5, 1.5707963), ("(x[0] - 0.1) ** 2000000.0", -0.95, 0.5),
+    ("x[0] ** 3000001.0", -1.0, -0.999),
+])
+def test_interval_bounds_contain_the_values_at_the_ends_and_inside(text, lower, upper):
+    program = parse(text, 1, lower, upper)
+    X = np.linspace(lower, upper, 201)[:, None]
+    values = numpy_evaluator(program)(X)
+    boxes = (X, X), (np.array([[lower]]), np.array([[upper]]))
+    for lo_box, hi_box in boxes:
+        lo, hi = IntervalEvaluator(program, lo_box, hi_box).bounds(program.body)
+        assert np.all(lo.ravel() <= values) and np.all(values <= hi.ravel())
