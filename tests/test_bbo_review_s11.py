@@ -7,9 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coplug.formulations.bbo import numpy_evaluator
+from coplug.formulations.bbo import numpy_evaluator, to_pyomo
+from coplug.formulations.bbo.export import pyomo_script
 from coplug.formulations.bbo.grammar import ProgramError, parse
 from coplug.formulations.bbo.intervals import IntervalEvaluator
+from coplug.formulations.bbo.pyomo_model import pyomo_objective_at
 from coplug.formulations.bbo.validate import load
 
 # cos(-1.56834103) is 0.00245..., near a zero of cos: an ulp of the shifted argument
@@ -45,3 +47,39 @@ def test_interval_bounds_contain_the_values_at_the_ends_and_inside(text, lower, 
     for lo_box, hi_box in boxes:
         lo, hi = IntervalEvaluator(program, lo_box, hi_box).bounds(program.body)
         assert np.all(lo.ravel() <= values) and np.all(values <= hi.ravel())
+
+
+@pytest.mark.parametrize(("text", "named"), [
+    ("a = tanh(x[1]) * -1.0 / 0.0\nx[0] ** 2", r"tanh\(x\[1\]\) \* -1.0 / 0.0"),
+    ("min(exp(exp(3 * x[0])), 1.0) + x[1] ** 2", r"exp\(exp\(3.0 \* x\[0\]\)\)"),
+    ("0 * max(x[0] * 3e307, -x[0] * 3e307) + x[1]", "spread"),
+])
+def test_a_non_finite_subexpression_the_program_hides_is_rejected(text: str, named: str):
+    program = parse(text, 2)
+    assert np.isfinite(numpy_evaluator(program)(np.array([[4.0, 1.0]]))[0])
+    with pytest.raises(ProgramError, match=f"(?s)(?=.*non_finite)(?=.*{named})(?=.*not finite)"):
+        load(text, 2)
+
+
+@pytest.mark.parametrize("text", ["min(x[1], 1e21 + x[0])",
+                                  "max(x[1], 1e-3 * x[0] - 1e17) + x[0]"])
+def test_a_max_min_the_pyomo_form_loses_is_rejected(text: str) -> None:
+    program = parse(text, 2)
+    point = np.array([0.5, 2.25])
+    value = numpy_evaluator(program)(point[None])[0]
+    assert abs(pyomo_objective_at(to_pyomo(program), point) - value) > 1.0
+    with pytest.raises(ProgramError, match="operands differ too much in magnitude"):
+        load(text, 2)
+
+
+@pytest.mark.parametrize("text", ["max(x[0], -3.0) + min(x[1], 2 * x[0])",
+                                  "sum(max(x, [1e5, -2.0]) ** 2) * 1e-6"])
+def test_ordinary_max_min_load_and_agree_with_model_and_script(text: str) -> None:
+    program = load(text, 2)
+    namespace: dict = {}
+    exec(compile(pyomo_script(program), "<script>", "exec"), namespace)
+    X = np.random.default_rng(0).uniform(-5, 5, (5, 2))
+    expected = numpy_evaluator(program)(X)
+    for model in (to_pyomo(program), namespace["model"]):
+        np.testing.assert_allclose([pyomo_objective_at(model, x) for x in X], expected,
+                                   rtol=1e-12)

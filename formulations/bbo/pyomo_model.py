@@ -12,8 +12,9 @@ exponential along a chain of lets (BBOB f21 nests 100 max). The model is an exac
 reformulation; `set_point` (used by `pyomo_objective_at`) sets x and then each auxiliary
 variable to its defining value. abs is exact (a function node SCIP's interface takes; the
 file writers get Pyomo's AbsExpression); max/min are b + (d +- |d|) / 2 with d = a - b,
-exact where the result is b and within an ulp or two of a otherwise (no exact
-floating-point form of max exists that SCIP's interface takes).
+exact where the result is b and within an ulp or two of the larger of |a|, |b| otherwise
+(no exact floating-point form of max exists that SCIP's interface takes; `load` rejects a
+program whose value this moves at its sample points).
 """
 
 from __future__ import annotations
@@ -172,9 +173,9 @@ class Scalarizer:
         """max(a, b) = b + (d + |d|) / 2 and min(a, b) = b + (d - |d|) / 2, d = a - b.
 
         Exact in floating point where the result is b (d + |d| or d - |d| is exactly 0);
-        where it is a, b + d rounds twice, so it is within an ulp or two of a (exact when
-        a - b is, e.g. for a and b within a factor 2). No squares: nothing overflows or
-        underflows before the result does.
+        where it is a, b + d rounds twice, so it is within an ulp or two of max(|a|, |b|)
+        (exact when a - b is, e.g. for a and b within a factor 2; `load` rejects programs
+        this moves). No squares: nothing overflows or underflows before the result does.
         """
         b = self.share(b)
         d = self.share(self.binary("sub", a, b))

@@ -37,6 +37,7 @@ def validate(program: Program, n: int = 256, seed: int = 0, max_abs: float = MAX
         raise ProgramError("non_finite", f"|f| reaches {np.abs(values).max():.3g} on the box "
                            f"(limit {max_abs:.0e})")
     _reject_non_finite_constants(program)
+    _reject_hidden_non_finite(program, points)
     _reject_sign_changing_denominators(program, points)
     _reject_zero_touching_guards(program)
 
@@ -80,6 +81,74 @@ def _constant_value(node: Node, lets: dict[str, Any], be: Backend) -> Any:
                            "overflows in the Pyomo model, which writes it as b + (d +- |d|) / 2 "
                            "with d = a - b not finite")
     return value
+
+
+def _reject_hidden_non_finite(program: Program, points: np.ndarray) -> None:
+    """Reject a subexpression (or a max/min spread a - b) that is not finite at a sample
+    point although the program is: numpy hides it (min(exp(exp(9 * x[0])), 1.0), an unused
+    let x[0] / 0.0), but the Pyomo model cannot be built or evaluated there (Python raises on
+    exp overflow and on division by 0.0, and max/min's b + (d +- |d|) / 2 is nan)."""
+    be = Backend("numpy")
+    env: dict[str, Any] = {}
+    with np.errstate(all="ignore"):
+        for name, node in program.lets:
+            env[name] = _finite_value(node, points, env, be)
+        _finite_value(program.body, points, env, be)
+
+
+def _finite_value(node: Node, points: np.ndarray, env: dict[str, Any], be: Backend) -> Any:
+    """A node's values at the points, children first; raise ProgramError 'non_finite' at
+    the innermost subexpression that is not finite at one of them (see above)."""
+    if node.op == "mat":  # finite: literals are checked when parsed
+        return np.asarray(node.value, dtype=float)
+    if not node.args:
+        value = np.asarray(closure(node, be)(points, env))
+    else:
+        args = [_finite_value(arg, points, env, be) for arg in node.args]
+        leaves = tuple(Node("num", value=arg) for arg in args)
+        value = np.asarray(closure(Node(node.op, leaves, node.value), be)(points, env))
+        if node.op in ("max", "min"):
+            _require_finite(node, args[0] - args[1], points, "its spread a - b, which the "
+                            "Pyomo model's b + (d +- |d|) / 2 uses,")
+            _require_model_max_min(node, args[0], args[1], value, points)
+    _require_finite(node, value, points, "it")
+    return value
+
+
+# How far max(a, b) or min(a, b) may move at a sample point in the Pyomo model's form,
+# relative to max(1, |value|) (certify refuses a model and evaluator 1e-5 apart).
+MAX_MIN_TOL = 1e-9
+
+
+def _require_model_max_min(node: Node, a: np.ndarray, b: np.ndarray, value: np.ndarray,
+                           points: np.ndarray) -> None:
+    """Reject a max/min that the Pyomo model's b + (d +- |d|) / 2, d = a - b, moves by more
+    than MAX_MIN_TOL at a sample point: b + d is a only to within an ulp of b, so the model
+    of min(x[1], 1e21 + x[0]) is 0 where numpy's is x[1]."""
+    d = a - b
+    model = b + 0.5 * (d + np.abs(d) if node.op == "max" else d - np.abs(d))
+    error = np.abs(model - value) / np.maximum(1.0, np.abs(value))
+    error = np.broadcast_to(error, np.broadcast_shapes(error.shape, (len(points), 1)))
+    row, col = np.unravel_index(int(np.argmax(error)), error.shape)
+    if error[row, col] > MAX_MIN_TOL:
+        raise ProgramError("non_finite", f"{node_text(node)[:80]} is "
+                           f"{np.broadcast_to(value, error.shape)[row, col]:.10g} at x="
+                           f"{np.round(points[row], 6).tolist()}, but the Pyomo model, which "
+                           "writes it as b + (d +- |d|) / 2 with d = a - b, gives "
+                           f"{np.broadcast_to(model, error.shape)[row, col]:.10g} there: "
+                           "its operands differ too much in magnitude")
+
+
+def _require_finite(node: Node, value: np.ndarray, points: np.ndarray, what: str) -> None:
+    """Raise ProgramError 'non_finite' naming the node and a point where `value` is not."""
+    bad = ~np.isfinite(np.broadcast_to(value, np.broadcast_shapes(value.shape,
+                                                                 (len(points), 1))))
+    if bad.any():
+        row = int(np.argmax(bad.any(axis=1)))
+        raise ProgramError("non_finite", f"the subexpression {node_text(node)[:80]} is not "
+                           f"finite at x={np.round(points[row], 6).tolist()} on the box, so "
+                           f"the Pyomo model cannot evaluate {what} there (numpy's value of "
+                           "the program hides it)")
 
 
 def _reject_sign_changing_denominators(program: Program, points: np.ndarray) -> None:
