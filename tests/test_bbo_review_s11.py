@@ -8,11 +8,14 @@ import numpy as np
 import pytest
 
 from coplug.formulations.bbo import numpy_evaluator, to_pyomo
+from coplug.formulations.bbo.evolve import EvolutionConfig
 from coplug.formulations.bbo.export import pyomo_script
 from coplug.formulations.bbo.grammar import ProgramError, parse
 from coplug.formulations.bbo.intervals import IntervalEvaluator
 from coplug.formulations.bbo.pyomo_model import pyomo_objective_at
 from coplug.formulations.bbo.validate import load
+from coplug.plugins.cli import main
+from coplug.plugins.errors import InputError
 
 # cos(-1.56834103) is 0.00245..., near a zero of cos: an ulp of the shifted argument
 # sin(a + pi/2) was more than the EPS rounding of the result.
@@ -83,3 +86,33 @@ def test_ordinary_max_min_load_and_agree_with_model_and_script(text: str) -> Non
     for model in (to_pyomo(program), namespace["model"]):
         np.testing.assert_allclose([pyomo_objective_at(model, x) for x in X], expected,
                                    rtol=1e-12)
+
+
+def test_a_negative_evolution_seed_is_a_one_line_error(tmp_path, capsys) -> None:
+    with pytest.raises(InputError, match="seed must be a non-negative integer"):
+        EvolutionConfig(seeds=3, seed=-1)
+    run_dir = tmp_path / "run"
+    assert main(["bbo", "evolve", "--quiet", "--seed", "-1", "--run-dir", str(run_dir)]) == 2
+    assert "seed must be a non-negative integer" in capsys.readouterr().err
+    assert not run_dir.exists()
+
+
+def test_a_box_whose_width_overflows_is_named() -> None:
+    with pytest.raises(InputError, match="too wide"):
+        parse("x[0]", 1, -1e308, 1e308)
+
+
+@pytest.mark.parametrize(("spec", "flags"), [
+    ("bbob:3", ["--lower", "0", "--upper", "1"]), ("bbob:3", ["--upper", "4"]),
+    ("FILE", ["--lower", "0"]), ("FILE", ["--dim", "2"]),
+])
+def test_box_flags_a_bbob_or_json_program_does_not_have_are_refused(tmp_path, capsys,
+                                                                   spec: str, flags) -> None:
+    path = tmp_path / "f3.json"
+    assert main(["bbo", "export", "bbob:3", "--dim", "3", "-o", str(path)]) == 0
+    spec = str(path) if spec == "FILE" else spec
+    capsys.readouterr()
+    assert main(["bbo", "export", spec, *flags]) == 2
+    assert f"drop {flags[0]}" in capsys.readouterr().err
+    assert main(["bbo", "export", spec, "--dim", "3", "--lower", "-5"]) == 0
+    assert "dim=3" in capsys.readouterr().out

@@ -57,12 +57,14 @@ def _program_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("program", metavar="PROGRAM_OR_FILE",
                    help="program text, a file (.json program form or text), or bbob:FID")
     p.add_argument("--dim", type=int, default=None, help="needed for text programs")
-    p.add_argument("--lower", type=float, default=-5.0)
-    p.add_argument("--upper", type=float, default=5.0)
+    p.add_argument("--lower", type=float, default=None, help="box lower bound (default -5)")
+    p.add_argument("--upper", type=float, default=None, help="box upper bound (default 5)")
 
 
-def read_program(spec: str, dim: int | None, lower: float = -5.0, upper: float = 5.0):
-    """A program from `bbob:FID`, a .json program file, a text file or inline text."""
+def read_program(spec: str, dim: int | None, lower: float | None = None,
+                 upper: float | None = None):
+    """A program from `bbob:FID`, a .json program file, a text file or inline text; a
+    --dim, --lower or --upper that a bbob: or .json program does not have is refused."""
     from coplug.formulations.bbo.bbob import bbob_problem
     from coplug.formulations.bbo.export import read_program_json
     from coplug.formulations.bbo.validate import load
@@ -72,18 +74,31 @@ def read_program(spec: str, dim: int | None, lower: float = -5.0, upper: float =
             fid = int(spec[5:])
         except ValueError:
             raise InputError(f"bad BBOB spec {spec!r}; use e.g. bbob:15") from None
-        return bbob_problem(fid, 2 if dim is None else dim).program
+        return _agreeing(bbob_problem(fid, 2 if dim is None else dim).program, spec, dim,
+                         lower, upper)
     path = Path(spec)
     if spec.endswith(".json") and not path.is_file():
         raise InputError(f"program file {spec} does not exist")
     if len(spec) < 4096 and path.is_file():
         text = path.read_text()
         if path.suffix == ".json":
-            return read_program_json(text, str(path))
+            return _agreeing(read_program_json(text, str(path)), spec, dim, lower, upper)
         spec = text
     if dim is None:
         raise InputError("a text program needs --dim")
-    return load(spec, dim, lower, upper)
+    return load(spec, dim, -5.0 if lower is None else lower, 5.0 if upper is None else upper)
+
+
+def _agreeing(program: Any, spec: str, dim: int | None, lower: float | None,
+              upper: float | None) -> Any:
+    """The program of a bbob: spec or .json file, refused when --dim, --lower or --upper
+    asks for another (they were ignored: bbob:3 --lower 0 --upper 1 came on [-5, 5])."""
+    for flag, given, own in (("--dim", dim, program.dim), ("--lower", lower, program.lower),
+                             ("--upper", upper, program.upper)):
+        if given is not None and given != own:
+            raise InputError(f"{spec} is a program with {flag[2:]} {own}, not {given}: drop "
+                             f"{flag} (a bbob: or .json program brings its own box)")
+    return program
 
 
 def _known_points(spec: str, program: Any) -> list[Any]:

@@ -60,6 +60,8 @@ class EvolutionConfig:
     def __post_init__(self) -> None:
         if self.dim < 2 or self.population < 2 or self.generations < 0:
             raise InputError("need dim >= 2, population >= 2, generations >= 0")
+        if not (isinstance(self.seed, (int, np.integer)) and self.seed >= 0):  # for numpy
+            raise InputError(f"seed must be a non-negative integer (--seed), got {self.seed!r}")
         need = min_runs_for_significance(self.alpha)
         if self.seeds < need:
             raise InputError(f"seeds={self.seeds} is too few: with fewer than {need} runs per "

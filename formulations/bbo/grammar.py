@@ -91,6 +91,8 @@ def parse(text: str, dim: int, lower: float = -5.0, upper: float = 5.0) -> Progr
         raise InputError(f"dim must be a positive integer, got {dim!r}")
     if not (math.isfinite(lower) and math.isfinite(upper) and lower < upper):
         raise InputError(f"box must satisfy finite lower < upper, got [{lower}, {upper}]")
+    if not math.isfinite(upper - lower):  # sample points would be nan
+        raise InputError(f"box [{lower}, {upper}] is too wide: upper - lower overflows")
     if len(text) > MAX_TEXT:
         raise ProgramError("too_large", f"text has {len(text)} characters (max {MAX_TEXT})")
     try:
