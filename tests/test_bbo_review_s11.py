@@ -1,8 +1,14 @@
 """Review s11 fixes of coplug.formulations.bbo: sound interval bounds for acos, cos and huge
 integral powers (each let a pole through the proof), subexpressions the program hides that
-the Pyomo model cannot evaluate, and max/min forms that lose the value in the model."""
+the Pyomo model cannot evaluate, max/min forms that lose the value in the model, a
+negative seed, an overflowing box width, box flags a bbob:/.json program ignored, and LLM
+replies without text."""
 
 from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
@@ -12,6 +18,7 @@ from coplug.formulations.bbo.evolve import EvolutionConfig
 from coplug.formulations.bbo.export import pyomo_script
 from coplug.formulations.bbo.grammar import ProgramError, parse
 from coplug.formulations.bbo.intervals import IntervalEvaluator
+from coplug.formulations.bbo.llm_proposer import LLMConfig, LLMProposer
 from coplug.formulations.bbo.pyomo_model import pyomo_objective_at
 from coplug.formulations.bbo.validate import load
 from coplug.plugins.cli import main
@@ -116,3 +123,38 @@ def test_box_flags_a_bbob_or_json_program_does_not_have_are_refused(tmp_path, ca
     assert f"drop {flags[0]}" in capsys.readouterr().err
     assert main(["bbo", "export", spec, "--dim", "3", "--lower", "-5"]) == 0
     assert "dim=3" in capsys.readouterr().out
+
+
+class _Reply(BaseHTTPRequestHandler):
+    """A chat endpoint whose replies carry no text (null, a list), then a program."""
+
+    replies = [None, ["x[0]"], "```program\nsum(x ** 2)\n```"]
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        self.rfile.read(int(self.headers["Content-Length"]))
+        content = self.replies[self.server.served % len(self.replies)]
+        self.server.served += 1
+        body = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_reply_without_text_counts_as_no_program() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Reply)
+    server.served = 0
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        config = LLMConfig(f"http://127.0.0.1:{server.server_port}/v1", "m", retries=0)
+        proposer = LLMProposer(2, config)
+        programs = proposer.propose([], 3, np.random.default_rng(0), {})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [p.text for p in programs] == ["sum(x ** 2.0)\n"]
+    assert proposer.stats["rejected_no_program"] == 2
+    assert proposer.stats["rejected_unsafe"] == 0

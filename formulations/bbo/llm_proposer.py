@@ -292,7 +292,7 @@ class LLMProposer:
             tries += 1
             try:
                 data = post_json(url, body, headers, cfg.timeout)
-                content = str(data["choices"][0]["message"]["content"])
+                content = _reply_text(data["choices"][0]["message"]["content"])
             except (OSError, http.client.HTTPException, ValueError, KeyError, IndexError,
                     TypeError) as exc:
                 reason, detail, retry = _classify_failure(exc, cfg.timeout)
@@ -308,6 +308,12 @@ class LLMProposer:
                                    f"({detail}; {tries} tries): {hint} --llm-url or "
                                    "COPLUG_LLM_BASE_URL")
         return None
+
+
+def _reply_text(content: Any) -> str:
+    """A reply's text; empty (counted as no program) when the message holds no text, such
+    as a null content (was str(None), then counted as an unsafe program 'None')."""
+    return content if isinstance(content, str) else ""
 
 
 def _classify_failure(exc: Exception, timeout: float) -> tuple[str, str, bool]:
