@@ -1,6 +1,6 @@
 """Argument checks shared by the instance generators and formulation builders: seeds,
-counts, positive numbers and numeric arrays, each refused with an InputError naming the
-argument before numpy or torch raise something deep inside."""
+counts, positive numbers, numeric arrays and memory, each refused with an InputError naming
+the argument before numpy, torch or the OOM killer act deep inside."""
 
 from __future__ import annotations
 
@@ -62,6 +62,27 @@ def read_text_file(path: Path, what: str) -> str:
     except UnicodeDecodeError as exc:
         raise InputError(f"{what} {path} is not UTF-8 text (byte {exc.start}: "
                          f"{exc.object[exc.start:exc.start + 1]!r})") from None
+
+
+def available_memory() -> int | None:
+    """MemAvailable from /proc/meminfo in bytes, or None where it cannot be read."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def check_memory(needed: float, what: str, hint: str) -> None:
+    """Refuse work needing more memory than the machine has available (the OS would kill
+    the process without a message); skipped where /proc/meminfo is not readable."""
+    available = available_memory()
+    if available is not None and needed > available:
+        raise InputError(f"{what} needs about {needed / 2**30:.1f} GiB of memory, this machine "
+                         f"has {available / 2**30:.1f} GiB available: {hint}")
 
 
 def _is_int(value: object) -> bool:

@@ -10,6 +10,7 @@ import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
+from coplug.formulations.checks import check_memory
 from coplug.formulations.fair_metrics import recode_labels
 from coplug.plugins.errors import InputError
 
@@ -206,27 +207,6 @@ def sbm_bytes(n: int, blocks: int, avg_degree: float) -> float:
     """About the peak memory of `fair_sbm`: its edges, its per-node codes, its block rates."""
     return (SBM_BYTES_PER_ENTRY * float(n) * avg_degree + SBM_BYTES_PER_NODE * float(n)
             + 8.0 * blocks * blocks)
-
-
-def available_memory() -> int | None:
-    """MemAvailable from /proc/meminfo in bytes, or None where it cannot be read."""
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def check_memory(needed: float, what: str, hint: str) -> None:
-    """Refuse work needing more memory than the machine has available (the OS would kill
-    the process without a message); skipped where /proc/meminfo is not readable."""
-    available = available_memory()
-    if available is not None and needed > available:
-        raise InputError(f"{what} needs about {needed / 2**30:.1f} GiB of memory, this machine "
-                         f"has {available / 2**30:.1f} GiB available: {hint}")
 
 
 def _connect_isolated(

@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 import tqdm
 
-from coplug.formulations import fair_graphs, knapsack, tsp
+from coplug.formulations import checks, fair_graphs, knapsack, tsp
 from coplug.formulations.fair_clustering_mip import fair_clustering_mip
 from coplug.formulations.fair_metrics import cut_weight, ratio_cut
 from coplug.formulations.knapsack import KnapsackInstance, knapsack_qubo_safe, random_knapsack
@@ -197,7 +197,7 @@ def test_ratio_cut_takes_a_networkx_graph() -> None:
 
 
 def test_sbm_too_big_for_memory_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fair_graphs, "available_memory", lambda: 2**20)
+    monkeypatch.setattr(checks, "available_memory", lambda: 2**20)
     with pytest.raises(InputError, match=r"fair_sbm\(n=1000000\) needs about .* GiB"):
         fair_graphs.fair_sbm(10**6, n_clusters=2)
     assert fair_graphs.fair_sbm(100, n_clusters=2, avg_degree=4).n == 100  # ~30 kB fits
@@ -205,13 +205,13 @@ def test_sbm_too_big_for_memory_is_refused(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_cli_sbm_too_big_for_memory(monkeypatch: pytest.MonkeyPatch,
                                     capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(fair_graphs, "available_memory", lambda: 2**20)
+    monkeypatch.setattr(checks, "available_memory", lambda: 2**20)
     assert main(["fairsc", "--n", "1000000", "--clusters", "2"]) == 2
     assert "needs about" in capsys.readouterr().err
 
 
 def test_sbm_memory_check_skipped_without_meminfo(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fair_graphs, "available_memory", lambda: None)
+    monkeypatch.setattr(checks, "available_memory", lambda: None)
     assert fair_graphs.fair_sbm(100, n_clusters=2, avg_degree=4).n == 100
 
 
