@@ -79,3 +79,18 @@ def test_rowdualnet_duals_stay_finite_next_to_costs_near_the_float_maximum(big: 
         solution = solve_lap(c, predictor=net)
     assert solution.info["prediction"] == "used"
     assert solution.cost == pytest.approx(_scipy_cost(c), abs=1e-12)
+
+
+@pytest.mark.parametrize("shift", [0.0, -1.0])
+@pytest.mark.parametrize("maximize", [False, True])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_rectangular_solves_own_duals_start_it_at_its_optimum(
+    shift: float, maximize: bool, sparse: bool
+) -> None:
+    c = np.random.default_rng(0).random((300, 599)) + shift
+    given = sp.csr_matrix(c) if sparse else c  # no zero entries: every pair is allowed
+    previous = solve_lap(given, maximize=maximize)
+    warm = solve_lap(given, maximize=maximize, row_duals=previous.row_duals)
+    assert warm.warm and not warm.fallback  # was 365 augmentations and a cold re-solve
+    assert warm.augmentations <= 30  # was 297 of 300 rows when the costs were negative
+    assert warm.cost == pytest.approx(_scipy_cost(c, maximize), abs=1e-9)

@@ -482,8 +482,24 @@ def _padded(
     n, m = c.shape
     square = np.zeros((m, m), dtype=c.dtype)
     square[:n] = c
-    u_full = np.concatenate([u0, np.full(m - n, u0.min() if n else 0.0)])
+    v = np.empty(m)
+    warmstart.min_trick(c, u0, v)
+    u_full = np.concatenate([u0, np.full(m - n, _dummy_dual(v, n))])
     return _unpad(n, _solve_dense(square, u_full, arr_passes, deadline))
+
+
+def _dummy_dual(v: np.ndarray, n: int) -> float:
+    """Row dual of the zero-cost dummy rows padding an n-row warm start to a square, from the
+    real rows' Min-Trick column duals `v`: minus the n-th smallest, capped to [0, max].
+
+    Rectangular duals in `LapSolution`'s convention have v <= 0, 0 on spare columns: the
+    dummies then keep the n smallest v for the real rows and are tight on all other columns,
+    so a solve's own duals passed back start from its optimum. u0.min() made the dummies
+    tight on one column when costs were negative (maximized, or shifted below 0): about
+    1000 augmentations instead of 6 at 1000x1999, then a failed certificate and a cold
+    re-solve."""
+    nth = float(np.partition(v, n - 1)[n - 1])
+    return float(np.clip(-nth, 0.0, np.finfo(np.float64).max))
 
 
 def _unpad(n: int, solved: _Solved) -> _Solved:
@@ -509,7 +525,10 @@ def _solve_sparse(
             (np.zeros(k * m), np.tile(np.arange(m), k), np.arange(0, k * m + 1, m)), shape=(k, m)
         )
         square = sp.vstack([c, dummy], format="csr")
-        u_full = np.concatenate([u0, np.full(m - n, u0.min())])
+        v = np.empty(m)
+        sparse.sparse_min_trick(c.indptr.astype(np.int64), c.indices.astype(np.int64), c.data,
+                                m, u0, v)
+        u_full = np.concatenate([u0, np.full(m - n, _dummy_dual(v, n))])
         return _unpad(n, _solve_sparse(square, u_full, deadline))
     indptr = c.indptr.astype(np.int64)
     indices = c.indices.astype(np.int64)
