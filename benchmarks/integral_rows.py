@@ -16,16 +16,17 @@ last line is the summary.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
+import os
 import statistics
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import pyomo.environ as pyo
-from pyomo.common.tee import capture_output
 from tqdm import tqdm
 
 from coplug.formulations.knapsack import KnapsackInstance, knapsack_mip, random_knapsack
@@ -70,10 +71,25 @@ def packed_weight(model: pyo.ConcreteModel, instance: KnapsackInstance) -> int:
     return sum(int(w) * round(model.x[i].value) for i, w in enumerate(instance.weights))
 
 
+@contextlib.contextmanager
+def stdout_to_devnull() -> Iterator[None]:
+    """Send file descriptor 1 to /dev/null: SoPlex writes its notes there from C++, and a
+    pipe that captures them (Pyomo's capture_output) fills and blocks SCIP mid-solve."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def run_case(name: str, instance: KnapsackInstance, time_limit: float) -> Row:
     """Solve `instance` with the lowered tolerance, then with the checked default."""
     tight_feastol = max(FEASTOL_FLOOR, min(1e-6, STEP / instance.capacity))
-    with capture_output(capture_fd=True), warnings.catch_warnings():
+    with stdout_to_devnull(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # SoPlex's "without GMP" notes and solver warnings
         tight = solve(knapsack_mip(instance), time_limit=time_limit,
                       **{"numerics/feastol": tight_feastol})
