@@ -11,8 +11,8 @@ body is already on the sides (Pyomo models and `.mps`/`.lp` files alike).
 one, so its bound holds and a best solution that meets every such row exactly is exactly
 optimal. Only when it does not is the model solved again, from scratch, at the tolerance that
 refuses an overshoot of 0.1 on every such row (not below 1e-9: SoPlex will not go under 1e-10
-without GMP). A lower tolerance up front made SCIP up to 3.5x slower on knapsacks it solved
-exactly anyway (`benchmarks/integral_rows.py`). `check_integral_rows` then judges the final
+without GMP). A lower tolerance up front was no faster overall (`benchmarks/integral_rows.py`)
+and set SoPlex printing notes on stdout. `check_integral_rows` then judges the final
 solution in exact integer arithmetic, which catches what a tolerance at that floor still
 lets through.
 """
