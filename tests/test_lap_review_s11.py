@@ -94,3 +94,18 @@ def test_a_rectangular_solves_own_duals_start_it_at_its_optimum(
     assert warm.warm and not warm.fallback  # was 365 augmentations and a cold re-solve
     assert warm.augmentations <= 30  # was 297 of 300 rows when the costs were negative
     assert warm.cost == pytest.approx(_scipy_cost(c, maximize), abs=1e-9)
+
+
+@pytest.mark.parametrize("to_sparse", [np.asarray, sp.csr_matrix, sp.coo_array])
+def test_integer_costs_float64_would_round_are_refused(to_sparse) -> None:
+    c = np.array([[2**63 - 1, 2**63 - 2], [2**63 - 4, 2**63 - 1]], dtype=np.int64)
+    # float64 made all four equal and returned the diagonal, 4 above the exact optimum
+    with pytest.raises(InputError, match="integer 9223372036854775807, which float64 .* "
+                       "rounds to 9223372036854775808"):
+        solve_lap(to_sparse(c))
+    with pytest.raises(InputError, match="integer 18446744073709551615"):
+        solve_lap(to_sparse(np.array([[2**64 - 1, 0], [0, 1]], dtype=np.uint64)))
+    with pytest.raises(InputError, match="integer 9007199254740993"):
+        solve_lap(to_sparse(np.array([[2**53 + 1, 0], [0, 1]], dtype=np.int64)))
+    exact = np.array([[2**62, -(2**63)], [2**53, 1]], dtype=np.int64)  # representable: solved
+    assert solve_lap(to_sparse(exact), maximize=True).cost == 2.0**62 + 1

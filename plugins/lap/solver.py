@@ -279,6 +279,7 @@ def dense_costs(cost: Any) -> np.ndarray:
         raise InputError(f"cost matrix must be numeric, got dtype {c.dtype}")
     if np.issubdtype(c.dtype, np.complexfloating):
         raise InputError("cost matrix must be real, got complex values")
+    sparse.check_exact_integers(c, "cost matrix")
     if c.dtype != np.float32:
         c = c.astype(np.float64, copy=False)
     return c
