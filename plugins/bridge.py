@@ -210,7 +210,8 @@ def _solve_scip(
         if not callable(getattr(plugin, "attach", None)):
             raise InputError(f"plugin {plugin!r} has no attach(scip_model, var_map) method")
         plugin.attach(scip, var_map)
-    start = scip_mip_start(scip, var_map.items(), _hidden_values(opt, model)) if warmstart else None
+    start = (scip_mip_start(scip, var_map.items(), _hidden_values(opt, model),
+                            _pyomo_con_names(opt)) if warmstart else None)
     scip.hideOutput(quiet=not tee)
     rows, extra = optimize_checked(scip, params, functools.partial(_optimize, scip))
     result = scip_result(scip, plugins)

@@ -10,12 +10,16 @@ the solver's own feasibility tolerance.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import warnings
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
 from coplug.plugins.errors import InputError
+
+NO_VALUES = ("no variable has a value: warmstart=True passes the values already in the "
+             "Pyomo variables (solve once, or set them, first)")
 
 
 def start_values(pairs: Iterable[tuple[Any, Any]]) -> list[tuple[Any, float]]:
@@ -36,8 +40,17 @@ def start_values(pairs: Iterable[tuple[Any, Any]]) -> list[tuple[Any, float]]:
     return out
 
 
+def _unused(report: dict[str, Any], reason: str) -> dict[str, Any]:
+    """Mark the start unused for `reason`, in the report and in a warning at the caller's
+    solve()."""
+    report["accepted"], report["reason"] = False, reason
+    warnings.warn(f"warm start not used: {reason}", UserWarning, stacklevel=5)
+    return report
+
+
 def scip_mip_start(
-    scip: Any, pairs: Iterable[tuple[Any, Any]], internal: Iterable[tuple[Any, float]] = ()
+    scip: Any, pairs: Iterable[tuple[Any, Any]], internal: Iterable[tuple[Any, float]] = (),
+    con_names: Callable[[str], str] = str,
 ) -> dict[str, Any]:
     """Add the values as a (partial, if some are missing) SCIP solution before the solve.
 
@@ -46,22 +59,22 @@ def scip_mip_start(
     every Pyomo variable is complete. A complete start is checked against the original
     problem and stored only when feasible (`accepted`); a partial one is completed by SCIP
     during presolve (`accepted` None), unless so much is missing that SCIP's completesol
-    would ignore it (`accepted` False, with the reason).
+    would ignore it. An unused start (`accepted` False) carries its reason, naming the first
+    bound or row an infeasible one violates (`con_names` maps SCIP's row names), and warns.
     """
     pairs = list(pairs)
     values = start_values(pairs)
     report: dict[str, Any] = {"values": len(values), "variables": len(pairs), "accepted": False}
     if not values:
-        return report
+        return _unused(report, NO_VALUES)
     values += list(internal)
     n_vars = scip.getNVars(transformed=False)
     if len(values) < n_vars:
         unknown = 1.0 - len(values) / n_vars
         limit = scip.getParam("heuristics/completesol/maxunknownrate")
         if unknown > limit:
-            report["reason"] = (f"{unknown:.0%} of SCIP's variables have no value; SCIP "
-                                f"completes a partial start only up to {limit:.0%}")
-            return report
+            return _unused(report, f"{unknown:.0%} of SCIP's variables have no value; SCIP "
+                                   f"completes a partial start only up to {limit:.0%}")
     partial = len(values) < n_vars
     sol = scip.createPartialSol() if partial else scip.createSol()
     for solver_var, value in values:
@@ -71,10 +84,35 @@ def scip_mip_start(
         report["accepted"] = None
         return report
     feasible = scip.checkSol(sol, printreason=False, original=True)
-    report["accepted"] = bool(feasible and scip.addSol(sol, free=True))
     if not feasible:
+        var_names = {scip_var.name: var.name for var, scip_var in pairs}
+        reason = f"it violates {_violation(scip, sol, var_names.get, con_names)}"
         scip.freeSol(sol)
+        return _unused(report, reason)
+    report["accepted"] = bool(scip.addSol(sol, free=True))
     return report
+
+
+def _violation(scip: Any, sol: Any, var_name: Callable[[str], str | None],
+               con_name: Callable[[str], str]) -> str:
+    """The first variable bound, integrality or linear row that `sol` violates (SCIP's own
+    tolerances), by its Pyomo name where it has one."""
+    for var in scip.getVars(transformed=False):
+        value, name = scip.getSolVal(sol, var), var_name(var.name) or var.name
+        if scip.isFeasLT(value, var.getLbOriginal()) or scip.isFeasGT(value,
+                                                                      var.getUbOriginal()):
+            return f"the bounds of {name} (value {value:g})"
+        if var.vtype() in ("BINARY", "INTEGER", "IMPLINT") and not scip.isFeasIntegral(value):
+            return f"the integrality of {name} (value {value:g})"
+    for cons in scip.getConss():
+        if cons.getConshdlrName() != "linear":
+            continue
+        activity = sum(coef * scip.getSolVal(sol, var) for var, coef in
+                       zip(scip.getConsVars(cons), scip.getConsVals(cons), strict=True))
+        if scip.isFeasLT(activity, scip.getLhs(cons)) or scip.isFeasGT(activity,
+                                                                        scip.getRhs(cons)):
+            return f"constraint {con_name(cons.name)!r} (activity {activity:g})"
+    return "a constraint that is not a linear row"
 
 
 def highs_mip_start(highs: Any, pairs: Iterable[tuple[Any, int]]) -> dict[str, Any]:
@@ -84,9 +122,10 @@ def highs_mip_start(highs: Any, pairs: Iterable[tuple[Any, int]]) -> dict[str, A
     """
     values = start_values(pairs)
     report: dict[str, Any] = {"values": len(values), "variables": highs.getNumCol(),
-                              "accepted": False if not values else None}
-    if values:
-        index = np.array([col for col, _ in values], dtype=np.int32)
-        value = np.array([v for _, v in values], dtype=np.float64)
-        highs.setSolution(len(values), index, value)
+                              "accepted": None}
+    if not values:
+        return _unused(report, NO_VALUES)
+    index = np.array([col for col, _ in values], dtype=np.int32)
+    value = np.array([v for _, v in values], dtype=np.float64)
+    highs.setSolution(len(values), index, value)
     return report

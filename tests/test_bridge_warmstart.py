@@ -40,10 +40,16 @@ def test_infeasible_start_keeps_the_optimum(solver: str) -> None:
     model, optimum = solved(seed=2)
     for var in model.component_data_objects(pyo.Var):
         var.set_value(1.0)  # every item packed: over capacity
-    result = solve(model, solver=solver, warmstart=True)
-    assert result.optimal and result.objective == pytest.approx(optimum, rel=1e-9)
     if solver == "scip":
+        with pytest.warns(UserWarning, match="warm start not used: it violates constraint "
+                                             r"'capacity\[\d\]'") as caught:
+            result = solve(model, solver=solver, warmstart=True)
+        assert caught[0].filename == __file__  # pointed at the caller's solve()
         assert result.extra["warmstart"]["accepted"] is False
+        assert result.extra["warmstart"]["reason"].startswith("it violates constraint")
+    else:
+        result = solve(model, solver=solver, warmstart=True)
+    assert result.optimal and result.objective == pytest.approx(optimum, rel=1e-9)
 
 
 @pytest.mark.parametrize("solver", ["scip", "highs"])
@@ -58,10 +64,25 @@ def test_partial_start_is_completed_by_the_solver(solver: str) -> None:
     assert result.extra["warmstart"]["accepted"] is None
 
 
-def test_no_values_is_no_start() -> None:
-    result = solve(mknapsack(20, seed=4), warmstart=True)
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_no_values_is_no_start_and_says_so(solver: str) -> None:
+    with pytest.warns(UserWarning, match="no variable has a value") as caught:
+        result = solve(mknapsack(20, seed=4), solver=solver, warmstart=True)
+    assert caught[0].filename == __file__
     assert result.status is Status.OPTIMAL
-    assert result.extra["warmstart"] == {"values": 0, "variables": 20, "accepted": False}
+    report = result.extra["warmstart"]
+    assert (report["values"], report["variables"], report["accepted"]) == (0, 20, False)
+    assert "solve once, or set them" in report["reason"]
+
+
+def test_an_out_of_bounds_or_fractional_start_names_the_variable() -> None:
+    model, optimum = solved(seed=5)
+    model.x[3].set_value(2.0, skip_validation=True)
+    with pytest.warns(UserWarning, match=r"the bounds of x\[3\] \(value 2\)"):
+        assert solve(model, warmstart=True).objective == pytest.approx(optimum, rel=1e-9)
+    model.x[3].set_value(0.5, skip_validation=True)
+    with pytest.warns(UserWarning, match=r"the integrality of x\[3\] \(value 0.5\)"):
+        assert solve(model, warmstart=True).objective == pytest.approx(optimum, rel=1e-9)
 
 
 def test_cold_solve_reports_no_start() -> None:
@@ -97,7 +118,8 @@ def test_params_and_nonlinear_objectives_make_complete_checked_starts() -> None:
     m = _param_model()
     for i, value in enumerate((1, 0, 0)):  # one item where two are needed: infeasible
         m.x[i].set_value(value)
-    bad = solve(m, warmstart=True)
+    with pytest.warns(UserWarning, match="it violates constraint 'c'"):
+        bad = solve(m, warmstart=True)
     assert bad.extra["warmstart"]["accepted"] is False and bad.objective == 3.0
     for i, value in enumerate((1, 1, 0)):
         m.x[i].set_value(value)
@@ -118,7 +140,8 @@ def test_too_partial_a_start_is_reported_unused() -> None:
     for k, var in enumerate(model.component_data_objects(pyo.Var)):
         if k >= 2:
             var.set_value(None)
-    report = solve(model, warmstart=True).extra["warmstart"]
+    with pytest.warns(UserWarning, match="completes a partial start only"):
+        report = solve(model, warmstart=True).extra["warmstart"]
     assert report["accepted"] is False and "completes a partial start only" in report["reason"]
 
 
