@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Protocol, runtime_checkable
 
 from coplug.plugins.varmap import VarMap
@@ -22,9 +23,19 @@ class Plugin(Protocol):
 
 
 def plugin_statistics(plugin: Any) -> dict[str, Any]:
-    """The plugin's statistics dictionary, or {} when it keeps none."""
+    """The plugin's statistics dictionary, or {} when it keeps none. One that fails (raises,
+    or returns no mapping) gives {"error": ...} and a warning: the solve it reports on has
+    finished, and its result must not be lost to the report."""
     stats = getattr(plugin, "statistics", None)
-    return dict(stats()) if callable(stats) else {}
+    if not callable(stats):
+        return {}
+    try:
+        return dict(stats())
+    except Exception as exc:  # a third-party plugin's bug, whatever its type
+        error = f"{type(exc).__name__}: {exc}"
+        warnings.warn(f"plugin {plugin_name(plugin)!r}: statistics() failed ({error}); the "
+                      "solve's result is kept", UserWarning, stacklevel=2)
+        return {"error": error}
 
 
 def plugin_name(plugin: Any) -> str:

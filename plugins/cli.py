@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 from coplug.plugins.argtypes import seed_int
@@ -130,6 +132,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str,
+                      lineno: int, file: object = None, line: str | None = None) -> None:
+    """Show a warning as `coplug: warning: ...`, not as Python's file, line and source."""
+    print(f"coplug: warning: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: run one command; CoplugError or running out of memory prints one line
     and exits 2."""
@@ -137,7 +145,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = next((arg for arg in argv if not arg.startswith("-")), None)
     args = build_parser(command).parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warning
+            return int(args.func(args) or 0)
+    except BrokenPipeError:  # `coplug ... | head` closed the pipe: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except CoplugError as exc:
         print(f"coplug: error: {exc}", file=sys.stderr)
         return 2

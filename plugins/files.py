@@ -10,7 +10,7 @@ from pyomo.common.tee import capture_output
 
 from coplug.plugins.bridge import _set_scip_params, scip_result
 from coplug.plugins.errors import InputError, SolverNotAvailableError
-from coplug.plugins.highs_backend import beyond_default_gap
+from coplug.plugins.highs_backend import beyond_default_gap, solution_limit_status
 from coplug.plugins.integral_rows import (
     check_integral_rows,
     count_first_solve,
@@ -99,6 +99,8 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     status = _HIGHS_STATUS.get(highs.modelStatusToString(highs.getModelStatus()), Status.UNKNOWN)
     info = highs.getInfo()
     has_solution = info.primal_solution_status == 2 and status is not Status.UNBOUNDED
+    if highs.getModelStatus() == highspy.HighsModelStatus.kSolutionLimit:
+        status = solution_limit_status(highs, has_solution)
     if status is Status.UNKNOWN and has_solution:
         status = Status.FEASIBLE
     bound = _highs_bound(info, status)

@@ -37,6 +37,9 @@ from coplug.plugins.varmap import snapped
 # gap the caller set.
 DEFAULT_REL_GAP = 1e-4
 DEFAULT_ABS_GAP = 1e-6
+# HiGHS's defaults for the limits that end a MIP with its "solution limit" status.
+_DEFAULT_LIMITS = {"mip_max_nodes": 2**31 - 1, "mip_max_leaves": 2**31 - 1,
+                   "mip_max_improving_sols": 2**31 - 1}
 # A fixed integer variable this close to an integer is integral (HiGHS's default
 # mip_feasibility_tolerance).
 FIXED_INTEGRAL_TOL = 1e-6
@@ -317,12 +320,29 @@ def _status(results: Any, highs: Any) -> Status:
 
     model_status = highs.getModelStatus()
     if model_status == highspy.HighsModelStatus.kSolutionLimit:
-        return Status.FEASIBLE if results.solution_status != SolutionStatus.noSolution else (
-            Status.UNKNOWN)
+        return solution_limit_status(highs, results.solution_status != SolutionStatus.noSolution)
     status = _PYOMO_STATUS.get(results.termination_condition, Status.UNKNOWN)
     if status is Status.UNKNOWN and model_status == highspy_interrupt():
         return Status.INTERRUPTED  # Pyomo does not map HiGHS's kInterrupt
     return status
+
+
+def solution_limit_status(highs: Any, has_solution: bool) -> Status:
+    """HiGHS's one "solution limit" stop as SCIP would name it: `node_limit` when a node or
+    leaf limit the caller set was reached, else `feasible` (an improving-solution limit), or
+    `unknown` without a solution."""
+    def option(name: str) -> int:
+        value = highs.getOptionValue(name)  # (status, value) in highspy 1.16, value before
+        return int(value[1] if isinstance(value, tuple) else value)
+
+    def lowered(name: str) -> bool:
+        return option(name) < _DEFAULT_LIMITS[name]
+
+    nodes = int(highs.getInfo().mip_node_count)
+    if (lowered("mip_max_nodes") and nodes >= option("mip_max_nodes")) or (
+            lowered("mip_max_leaves") and not lowered("mip_max_improving_sols")):
+        return Status.NODE_LIMIT
+    return Status.FEASIBLE if has_solution else Status.UNKNOWN
 
 
 def _bound(bound: float | None, status: Status, model: pyo.Block) -> float | None:

@@ -10,6 +10,7 @@ solvers' tolerances is solved with a warning."""
 
 from __future__ import annotations
 
+import io
 import math
 import warnings
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
+from pyomo.common.log import LoggingIntercept
 from pyomo.core.expr.numvalue import native_numeric_types
 from pyomo.core.expr.visitor import StreamBasedExpressionVisitor, identify_variables
 from pyomo.repn.standard_repn import generate_standard_repn
@@ -81,11 +83,14 @@ def _evaluating(where: str) -> Iterator[None]:
     """Turn an error evaluating the model's data (a Param without a value, a division by a
     Param or fixed variable at 0, sqrt of a negative constant) into an InputError naming it."""
     try:
-        yield
+        with (LoggingIntercept(io.StringIO(), "pyomo.common.numeric_types"),
+              LoggingIntercept(io.StringIO(), "pyomo.core")):  # Pyomo logs it first, at length
+            yield
     except CoplugError:
         raise
     except (ValueError, ZeroDivisionError, OverflowError) as exc:
-        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        words = " ".join(str(exc).split())
+        detail = words.split(". ")[0].rstrip(".") if words else type(exc).__name__
         raise InputError(f"{where}: cannot evaluate its data ({detail})") from None
 
 
@@ -101,8 +106,8 @@ def _unmeetable(value: float | None, side: str) -> bool:
 
 def _unmeetable_error(what: str, value: float) -> InputError:
     """The error for a side or bound `_unmeetable` refuses."""
-    return InputError(f"{what} is {value:g}, beyond {SOLVER_INFINITY:g}, which SCIP and HiGHS "
-                      "read as infinity (SCIP would call the model infeasible, HiGHS would "
+    return InputError(f"{what} is {value:g}, at or beyond {SOLVER_INFINITY:g}, which SCIP and "
+                      "HiGHS read as infinity (SCIP would call the model infeasible, HiGHS would "
                       "drop the bound); rescale the model")
 
 
