@@ -214,7 +214,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--kinds", default="logreg,gbt,mlp", help=f"comma list of {KINDS}")
     parser.add_argument("--calibration", default="isotonic", choices=CALIBRATIONS)
     parser.add_argument("--time-limit", type=float, default=30.0, help="seconds per instance")
-    parser.add_argument("--out-dir", default=str(Path(coplug.models.__file__).parent))
+    shipped = Path(coplug.models.__file__).parent
+    parser.add_argument("--out-dir", default=str(shipped),
+                        help=f"folder for the checkpoints (default {shipped}: replaces the "
+                             "shipped ones of the family)")
     parser.add_argument("--quiet", action="store_true")
     return parser
 

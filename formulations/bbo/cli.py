@@ -40,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e.add_argument("--quiet", action="store_true", help="no progress bar")
     e.set_defaults(func=_cmd_evolve)
 
-    x = sub.add_parser("export", help="write a program as a Pyomo script, JSON, .nl, .gms, .lp")
+    x = sub.add_parser("export",
+                       help="write a program as a Pyomo script, JSON, .nl, .gms, .bar, .lp")
     _program_args(x)
     x.add_argument("--format", default=None, choices=("py", "json", "nl", "gms", "lp", "bar"),
                    help="default: the output file's suffix, else py (stdout)")
