@@ -158,3 +158,14 @@ def test_a_reply_without_text_counts_as_no_program() -> None:
     assert [p.text for p in programs] == ["sum(x ** 2.0)\n"]
     assert proposer.stats["rejected_no_program"] == 2
     assert proposer.stats["rejected_unsafe"] == 0
+
+
+@pytest.mark.parametrize("flag", ["--budget", "--max-nodes", "--population", "--generations"])
+def test_evolve_size_flags_are_checked_before_any_work(flag: str, tmp_path, capsys) -> None:
+    from coplug.plugins.cli import main as coplug_main
+
+    with pytest.raises(SystemExit) as exc:
+        coplug_main(["bbo", "evolve", flag, "0", "--run-dir", str(tmp_path / "run")])
+    assert exc.value.code == 2
+    assert f"argument {flag}: expected an integer >= 1, got 0" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()

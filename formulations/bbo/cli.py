@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from coplug.plugins.argtypes import positive_int
 from coplug.plugins.errors import InputError
 
 
@@ -21,13 +22,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e.add_argument("--targets", default="1,3,15,21", help="BBOB ids, e.g. 1,3,15 or 1-24")
     e.add_argument("--target-program", action="append", default=[], metavar="FILE",
                    help="extra target: a program .json file (repeatable)")
-    e.add_argument("--population", type=int, default=12)
-    e.add_argument("--generations", type=int, default=8)
-    e.add_argument("--budget", type=int, default=100, help="evaluations per solver run")
+    e.add_argument("--population", type=positive_int, default=12)
+    e.add_argument("--generations", type=positive_int, default=8)
+    e.add_argument("--budget", type=positive_int, default=100, help="evaluations per solver run")
     e.add_argument("--seeds", type=int, default=5,
                    help="runs per solver, at least 3: with fewer no solver pair reaches the "
                         "5%% Mann-Whitney significance, so differentiation is always 0")
-    e.add_argument("--max-nodes", type=int, default=40)
+    e.add_argument("--max-nodes", type=positive_int, default=40)
     e.add_argument("--seed", type=int, default=0)
     e.add_argument("--run-dir", default="eob_run",
                    help="must be new or empty; written after every generation")
