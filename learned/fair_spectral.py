@@ -1,7 +1,8 @@
 """Fair spectral clustering as a scikit-learn estimator: SC, FairSC and R-FairSC.
 
 * ``unnormalized`` / ``normalized``: plain spectral clustering (scipy Lanczos on the sparse
-  Laplacian), no fairness.
+  Laplacian, on each connected component's own block when the graph is disconnected, since
+  Lanczos finds a repeated eigenvalue only once), no fairness.
 * ``nullspace``: FairSC of Kleindessner et al. (2019): a dense orthonormal basis Z of the
   null space of the fairness constraints F^T H = 0 (full QR), then the k smallest
   eigenvectors of the dense Z^T L Z. O(n^2) memory and O(n^3) time, the baseline.
@@ -90,7 +91,11 @@ def largest_eigenvalue(matrix: sp.spmatrix, seed: int = 0) -> float:
 def smallest_eigenvectors(
     lap: sp.spmatrix, k: int, seed: int = 0, tol: float = 1e-8
 ) -> np.ndarray:
-    """k eigenvectors of the smallest eigenvalues of a sparse Laplacian (Lanczos on c I - L)."""
+    """k eigenvectors of the smallest eigenvalues of a sparse Laplacian (Lanczos on c I - L),
+    gathered component by component when the graph is disconnected."""
+    n_components, labels = csgraph.connected_components(lap, directed=False)
+    if n_components > 1:
+        return componentwise_eigenvectors(lap, k, labels, seed, tol)
     n = lap.shape[0]
     if k >= n - 1:
         return la.eigh(lap.toarray(), subset_by_index=[0, k - 1])[1]
@@ -99,6 +104,35 @@ def smallest_eigenvectors(
     v0 = np.random.default_rng(seed).standard_normal(n)
     values, vectors = spla.eigsh(operator, k=k, which="LA", tol=tol, v0=v0)
     return vectors[:, np.argsort(-values)]
+
+
+def componentwise_eigenvectors(
+    lap: sp.spmatrix, k: int, labels: np.ndarray, seed: int = 0, tol: float = 1e-8
+) -> np.ndarray:
+    """The k smallest eigenvectors of a disconnected graph's block-diagonal Laplacian, chosen
+    among each component's own (larger components first at equal eigenvalues).
+
+    Lanczos on the whole matrix finds a repeated eigenvalue only once, so it returned one
+    null vector where each component has its own, and plain SC split components apart."""
+    order = np.argsort(labels, kind="stable")
+    sizes = np.bincount(labels)
+    ends = np.cumsum(sizes)
+    permuted = sp.csr_matrix(lap)[order][:, order]
+    values, blocks, found = [], [], []
+    for c, (start, end) in enumerate(zip(ends - sizes, ends, strict=True)):
+        block = permuted[start:end, start:end]
+        found.append(smallest_eigenvectors(block, min(k, end - start), seed, tol))
+        values.append(np.sum(found[-1] * (block @ found[-1]), axis=0))
+        blocks.append(np.full(found[-1].shape[1], c))
+    value, block_of = np.concatenate(values), np.concatenate(blocks)
+    column = np.concatenate([np.arange(f.shape[1]) for f in found])
+    value[np.abs(value) <= 1e-10 * max(np.abs(value).max(), 1e-300)] = 0.0  # rounding of 0
+    chosen = np.lexsort((-sizes[block_of], value))[:k]
+    out = np.zeros((lap.shape[0], chosen.size))
+    for j, i in enumerate(chosen):
+        c = block_of[i]
+        out[order[ends[c] - sizes[c]:ends[c]], j] = found[c][:, column[i]]
+    return out
 
 
 def nullspace_embedding(

@@ -1,0 +1,31 @@
+"""Review s11 of coplug.learned: wrong answers and estimator conventions found by probing."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from coplug.learned.fair_spectral import FairSpectralClustering, laplacian, smallest_eigenvectors
+
+
+def _paths(count: int, length: int) -> nx.Graph:
+    """`count` disjoint paths of `length` nodes: a Laplacian with `count` null vectors."""
+    return nx.disjoint_union_all([nx.path_graph(length) for _ in range(count)])
+
+
+@pytest.mark.parametrize("normalized", [False, True])
+def test_smallest_eigenvectors_of_a_disconnected_graph_span_its_null_space(
+        normalized: bool) -> None:
+    adjacency = nx.to_scipy_sparse_array(_paths(4, 40), format="csr", dtype=float)
+    lap, _ = laplacian(adjacency, normalized)
+    vectors = smallest_eigenvectors(lap, 4)
+    assert np.allclose(vectors.T @ vectors, np.eye(4), atol=1e-8)
+    assert np.abs(lap @ vectors).max() < 1e-8  # all four are null vectors, not 0.006, 0.02
+
+
+@pytest.mark.parametrize("method", ["unnormalized", "normalized"])
+def test_plain_sc_recovers_the_components_of_a_disconnected_graph(method: str) -> None:
+    labels = FairSpectralClustering(4, method=method).fit(_paths(4, 40)).labels_.reshape(4, 40)
+    assert all(np.unique(row).size == 1 for row in labels)
+    assert sorted(labels[:, 0]) == [0, 1, 2, 3]
