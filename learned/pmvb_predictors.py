@@ -12,6 +12,7 @@ rule calls at the root; `save`/`load_predictor` write and read checkpoints (.job
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -187,12 +188,13 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
             )
         self.classes_ = np.array([0, 1])
         self.calibrated_ = False
-        if self.calibration == "none" or np.bincount(y, minlength=2).min() < 4:
+        split = None
+        if self.calibration != "none" and np.bincount(y, minlength=2).min() >= 4:
+            split = _calibration_split(X, y, float(self.calibration_share), seed)
+        if split is None:
             self.model_ = make_estimator(self.kind, seed).fit(X, y)
             return self  # too few rows of a class to hold some out for calibration
-        X_fit, X_cal, y_fit, y_cal = train_test_split(
-            X, y, test_size=self.calibration_share, random_state=seed, stratify=y
-        )
+        X_fit, X_cal, y_fit, y_cal = split
         base = make_estimator(self.kind, seed).fit(X_fit, y_fit)
         folds = int(min(5, np.bincount(y_cal, minlength=2).min()))
         if folds < 2:
@@ -306,6 +308,21 @@ def _check_xy(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if np.unique(y).size < 2:
         raise InputError("PMVB training labels hold only one class; solve more instances")
     return X, y.astype(int)
+
+
+def _calibration_split(
+    X: np.ndarray, y: np.ndarray, share: float, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Stratified (fit, calibration) rows, or None when a side would miss a class: sklearn
+    refuses a side smaller than the class count, and a one-class side cannot be fitted."""
+    n_cal = math.ceil(share * y.size)  # train_test_split rounds the test side up
+    if min(n_cal, y.size - n_cal) < 2:
+        return None
+    X_fit, X_cal, y_fit, y_cal = train_test_split(X, y, test_size=n_cal, random_state=seed,
+                                                  stratify=y)
+    if np.unique(y_fit).size < 2 or np.unique(y_cal).size < 2:
+        return None
+    return X_fit, X_cal, y_fit, y_cal
 
 
 def _feature_names(width: int) -> tuple[str, ...]:

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from coplug.learned.fair_spectral import FairSpectralClustering, laplacian, smallest_eigenvectors
+from coplug.learned.pmvb_predictors import PMVBPredictor
 
 
 def _paths(count: int, length: int) -> nx.Graph:
@@ -29,3 +30,15 @@ def test_plain_sc_recovers_the_components_of_a_disconnected_graph(method: str) -
     labels = FairSpectralClustering(4, method=method).fit(_paths(4, 40)).labels_.reshape(4, 40)
     assert all(np.unique(row).size == 1 for row in labels)
     assert sorted(labels[:, 0]) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize(("share", "positives"), [(0.001, 100), (0.999, 100), (0.99, 4)])
+def test_calibration_share_too_small_or_large_to_split_stays_uncalibrated(
+        share: float, positives: int) -> None:
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 12))
+    y = (np.arange(200) < positives).astype(int)
+    predictor = PMVBPredictor(calibration_share=share).fit(X, y)
+    assert not predictor.calibrated_
+    proba = predictor.predict_proba(X)
+    assert proba.shape == (200, 2) and np.allclose(proba.sum(axis=1), 1.0)
