@@ -68,7 +68,13 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X: np.ndarray, y: np.ndarray) -> TorchMLPClassifier:
         """Train on features X and 0/1 labels y."""
         X, y = self._check_fit_input(X, y)
-        torch.manual_seed(_seed(self.random_state, "TorchMLPClassifier"))
+        seed = _seed(self.random_state, "TorchMLPClassifier")
+        with torch.random.fork_rng(devices=[]):  # seed a copy: the caller's torch RNG stays
+            torch.manual_seed(seed)
+            return self._train(X, y)
+
+    def _train(self, X: np.ndarray, y: np.ndarray) -> TorchMLPClassifier:
+        """Build and train the network on validated data (torch already seeded)."""
         self.classes_ = np.array([0, 1])
         self.n_features_in_ = X.shape[1]
         sizes = (X.shape[1], *self.hidden)

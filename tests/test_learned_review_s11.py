@@ -5,9 +5,10 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
+import torch
 
 from coplug.learned.fair_spectral import FairSpectralClustering, laplacian, smallest_eigenvectors
-from coplug.learned.pmvb_predictors import PMVBPredictor
+from coplug.learned.pmvb_predictors import PMVBPredictor, TorchMLPClassifier
 
 
 def _paths(count: int, length: int) -> nx.Graph:
@@ -42,3 +43,15 @@ def test_calibration_share_too_small_or_large_to_split_stays_uncalibrated(
     assert not predictor.calibrated_
     proba = predictor.predict_proba(X)
     assert proba.shape == (200, 2) and np.allclose(proba.sum(axis=1), 1.0)
+
+
+def test_fitting_the_mlp_leaves_the_callers_torch_random_stream_alone() -> None:
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((40, 3)), np.arange(40) % 2
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    first = TorchMLPClassifier(epochs=3, random_state=7).fit(X, y).predict_proba(X)
+    assert torch.equal(torch.rand(3), expected)
+    second = TorchMLPClassifier(epochs=3, random_state=7).fit(X, y).predict_proba(X)
+    assert np.array_equal(first, second)
