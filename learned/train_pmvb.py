@@ -103,6 +103,8 @@ def select_t_q(
     t_grid: Sequence[float] = T_GRID, q_grid: Sequence[float] = Q_GRID,
 ) -> dict:
     """Grid of (t, q) with empirical hold rate and tightness, and the chosen pair (see module)."""
+    if not samples:  # every hold rate would be a made-up 0 and the chosen pair arbitrary
+        raise InputError("choosing t and q needs at least one validation instance, got none")
     probs = [predictor.predict_proba(s.features)[:, 1] for s in samples]
     grid = []
     for t in t_grid:
@@ -160,7 +162,7 @@ def fit_family(
             "seed": seed, "n_train": n_train, "n_val": n_val,
             "train_instances_used": len(train), "val_instances_used": len(val),
             "train_rows": int(len(y)), "val_rows": int(len(y_val)),
-            "val_accuracy": float(np.mean((p_val >= 0.5) == y_val)),
+            "val_accuracy": float(np.mean(predictor.predict(X_val) == y_val)),  # as .score
             "val_majority_accuracy": float(max(y_val.mean(), 1 - y_val.mean())),
             "val_brier": float(np.mean((p_val - y_val) ** 2)),
             "threshold": selection["chosen"]["t"], "confidence": selection["chosen"]["q"],

@@ -7,8 +7,11 @@ import numpy as np
 import pytest
 import torch
 
+from coplug.learned import train_pmvb
 from coplug.learned.fair_spectral import FairSpectralClustering, laplacian, smallest_eigenvectors
 from coplug.learned.pmvb_predictors import PMVBPredictor, TorchMLPClassifier
+from coplug.learned.train_pmvb import Sample
+from coplug.plugins.errors import InputError
 
 
 def _paths(count: int, length: int) -> nx.Graph:
@@ -55,3 +58,31 @@ def test_fitting_the_mlp_leaves_the_callers_torch_random_stream_alone() -> None:
     assert torch.equal(torch.rand(3), expected)
     second = TorchMLPClassifier(epochs=3, random_state=7).fit(X, y).predict_proba(X)
     assert np.array_equal(first, second)
+
+
+def _fake_collect(family: str, size: int, seeds: range, time_limit: float = 30.0,
+                  progress: bool = True, skipped: object = None) -> list[Sample]:
+    """Synthetic solved instances (no SCIP): 30 variables, label = a noisy first feature."""
+    samples = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        X = rng.standard_normal((30, 12))
+        samples.append(Sample(seed, X, (X[:, 0] + rng.standard_normal(30) > 0).astype(int)))
+    return samples
+
+
+def test_metadata_val_accuracy_is_the_predictors_own_score(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(train_pmvb, "collect", _fake_collect)
+    [(predictor, meta)] = train_pmvb.fit_family("mknapsack", 8, 4, 22, 0, ["logreg"],
+                                                "isotonic", 10.0, progress=False)
+    X_val, y_val = train_pmvb.stack(_fake_collect("mknapsack", 22, range(8, 12)))
+    assert (predictor.predict_proba(X_val)[:, 1] == 0.5).any()  # isotonic ties at 1/2
+    assert meta["val_accuracy"] == pytest.approx(predictor.score(X_val, y_val))
+
+
+def test_choosing_t_and_q_without_validation_instances_is_an_input_error() -> None:
+    X, y = train_pmvb.stack(_fake_collect("mknapsack", 22, range(4)))
+    predictor = PMVBPredictor(calibration="none").fit(X, y)
+    with pytest.raises(InputError, match="at least one validation instance"):
+        train_pmvb.select_t_q(predictor, [])
