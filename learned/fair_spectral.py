@@ -308,6 +308,17 @@ def objective_settled(old: float, new: float, tol: float, scale: float) -> bool:
     return abs(new - old) < tol * max(abs(new), OBJECTIVE_FLOOR * scale)
 
 
+def check_random_state_param(random_state: object) -> None:
+    """Refuse a random_state that KMeans (or numpy's seeding) would refuse only after the
+    whole embedding was computed: None, an integer in [0, 2**32) or a RandomState pass."""
+    if random_state is None or isinstance(random_state, np.random.RandomState):
+        return
+    if isinstance(random_state, bool) or not isinstance(random_state, int | np.integer) \
+            or not 0 <= random_state < 2**32:
+        raise InputError(f"random_state must be None, an integer in [0, 2**32) or a "
+                         f"numpy RandomState, got {random_state!r}")
+
+
 class FairSpectralClustering(ClusterMixin, BaseEstimator):
     """Spectral clustering whose clusters keep each group at its graph-wide proportion.
 
@@ -353,6 +364,7 @@ class FairSpectralClustering(ClusterMixin, BaseEstimator):
             raise InputError(f"laplacian must be 'unnormalized' or 'normalized', got "
                              f"{self.laplacian!r}")
         self._check_admm_settings()
+        check_random_state_param(self.random_state)
         if self.groups is None and self.method in ("riemannian", "nullspace"):
             raise InputError(f"method={self.method!r} needs groups (one label per node)")
         k = check_n_clusters(self.n_clusters)

@@ -86,3 +86,10 @@ def test_choosing_t_and_q_without_validation_instances_is_an_input_error() -> No
     predictor = PMVBPredictor(calibration="none").fit(X, y)
     with pytest.raises(InputError, match="at least one validation instance"):
         train_pmvb.select_t_q(predictor, [])
+
+
+@pytest.mark.parametrize("random_state", [-1, 2**32, 1.5, "seed", np.random.default_rng(0)])
+def test_fair_sc_refuses_a_bad_random_state_before_embedding(random_state: object) -> None:
+    estimator = FairSpectralClustering(2, np.arange(80) % 2, random_state=random_state)
+    with pytest.raises(InputError, match="random_state must be None, an integer"):
+        estimator.fit(_paths(2, 40))
