@@ -285,6 +285,12 @@ def checkpoint_metadata(path: str | Path) -> dict[str, Any]:
         raise InputError(f"PMVB checkpoint metadata {meta_path} is unreadable: {exc}") from exc
 
 
+def checkpoint_name(family: str, kind: str) -> str:
+    """File name of a `kind` checkpoint for `family` (pmvb_<family>_<kind>.joblib, .pt for
+    the MLP), whether or not such a file exists yet."""
+    return f"pmvb_{family}_{kind}{'.pt' if kind == 'mlp' else '.joblib'}"
+
+
 def shipped_checkpoint(family: str, kind: str) -> Path:
     """Path of the checkpoint shipped in coplug.models for `family` and `kind`."""
     import coplug.models
@@ -292,10 +298,10 @@ def shipped_checkpoint(family: str, kind: str) -> Path:
     if kind not in KINDS:
         raise InputError(f"unknown PMVB predictor kind {kind!r}; choose one of {', '.join(KINDS)}")
     folder = Path(coplug.models.__file__).parent
-    suffix = ".pt" if kind == "mlp" else ".joblib"
-    path = folder / f"pmvb_{family}_{kind}{suffix}"
+    path = folder / checkpoint_name(family, kind)
     if not path.is_file():
-        shipped = sorted({p.stem.split("_")[1] for p in folder.glob(f"pmvb_*_{kind}{suffix}")})
+        shipped = sorted({p.stem.split("_")[1]
+                          for p in folder.glob(f"pmvb_*_{kind}{path.suffix}")})
         raise InputError(f"no shipped PMVB {kind} checkpoint for family {family!r}; shipped: "
                          f"{', '.join(shipped)} (train one with python -m "
                          "coplug.learned.train_pmvb)")

@@ -44,7 +44,7 @@ from coplug.learned.pmvb_predictors import (
     KINDS,
     SEED_BOUND,
     PMVBPredictor,
-    shipped_checkpoint,
+    checkpoint_name,
 )
 from coplug.plugins.bridge import solve
 from coplug.plugins.errors import CoplugError, InputError
@@ -194,7 +194,7 @@ def _too_few_message(family: str, size: int, n_train: int, n_val: int,
 def write_checkpoints(fitted: Sequence[tuple[PMVBPredictor, dict]], out_dir: Path) -> None:
     """Write each predictor and its JSON (atomically, strict JSON) and note the path in meta."""
     for predictor, meta in fitted:
-        path = out_dir / shipped_checkpoint(meta["family"], meta["kind"]).name
+        path = out_dir / checkpoint_name(meta["family"], meta["kind"])
         text = strict_json(meta, indent=1)
         predictor.save(path)
         atomic_write_text(path.with_suffix(".json"), text)
@@ -256,7 +256,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.kinds = kinds
     args.out_dir = Path(args.out_dir)
     problem = unwritable_reason(args.out_dir)
-    targets = [args.out_dir / shipped_checkpoint(args.family, k).name for k in kinds]
+    targets = [args.out_dir / checkpoint_name(args.family, k) for k in kinds]
     folders = [t for t in targets + [t.with_suffix(".json") for t in targets] if t.is_dir()]
     if problem or folders:
         parser.error(f"--out-dir {args.out_dir}: {problem or f'{folders[0]} is a folder'}")

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import networkx as nx
 import numpy as np
 import pytest
 import torch
 
+import coplug.models
 from coplug.learned import train_pmvb
 from coplug.learned.fair_spectral import FairSpectralClustering, laplacian, smallest_eigenvectors
-from coplug.learned.pmvb_predictors import PMVBPredictor, TorchMLPClassifier
+from coplug.learned.pmvb_predictors import (
+    PMVBPredictor,
+    TorchMLPClassifier,
+    checkpoint_metadata,
+    load_predictor,
+)
 from coplug.learned.train_pmvb import Sample
 from coplug.plugins.errors import InputError
 
@@ -93,3 +101,16 @@ def test_fair_sc_refuses_a_bad_random_state_before_embedding(random_state: objec
     estimator = FairSpectralClustering(2, np.arange(80) % 2, random_state=random_state)
     with pytest.raises(InputError, match="random_state must be None, an integer"):
         estimator.fit(_paths(2, 40))
+
+
+def test_training_does_not_need_a_shipped_checkpoint_to_name_its_own(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    empty = tmp_path / "models"  # a package install without the shipped checkpoints
+    empty.mkdir()
+    monkeypatch.setattr(coplug.models, "__file__", str(empty / "__init__.py"))
+    monkeypatch.setattr(train_pmvb, "collect", _fake_collect)
+    out = tmp_path / "out"
+    assert train_pmvb.main(["--family", "mknapsack", "--n-train", "4", "--n-val", "2",
+                            "--kinds", "logreg", "--out-dir", str(out), "--quiet"]) == 0
+    assert load_predictor(out / "pmvb_mknapsack_logreg.joblib").n_features_in_ == 12
+    assert checkpoint_metadata(out / "pmvb_mknapsack_logreg.joblib")["family"] == "mknapsack"
