@@ -1,11 +1,13 @@
 """`solve(model, solver="lap")`: detect an assignment-structured Pyomo model and solve it
-exactly by the LAP path (x[i,j] in [0,1], one-per-row / one-per-column constraints)."""
+exactly by the LAP path (x[i,j] in [0,1], one-per-row / one-per-column constraints:
+sum(x) == 1 or <= 1 on each side, <= 1 on both being a matching, and sum(x) >= 1 beside as
+many == 1 or <= 1 constraints)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, NamedTuple
 
@@ -42,6 +44,10 @@ class AssignmentStructure:
     offset: float
     infeasible: str | None = None
     has_objective: bool = True
+    # Zero-cost pairs without a variable (padding of matching blocks, see `_pad_matchings`).
+    dummy_rows: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    dummy_cols: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    fill_zero: bool = False  # every pair the model lacks is such a dummy: dense costs
 
     @classmethod
     def infeasible_model(cls, reason: str, maximize: bool) -> AssignmentStructure:
@@ -52,24 +58,33 @@ class AssignmentStructure:
                    infeasible=reason)
 
     def cost_matrix(self) -> np.ndarray | sp.csr_matrix:
-        """Dense when every pair is allowed, else sparse (missing pairs forbidden)."""
-        if len(self.costs) == self.n_rows * self.n_cols:
+        """Dense when every pair is allowed, else sparse (missing pairs forbidden); dummy
+        pairs cost 0."""
+        if self.fill_zero or len(self.costs) + len(self.dummy_rows) == self.n_rows * self.n_cols:
             dense = np.zeros((self.n_rows, self.n_cols))
             dense[self.rows, self.cols] = self.costs
             return dense
+        if len(self.dummy_rows):
+            return sp.csr_matrix(
+                (np.r_[self.costs, np.zeros(len(self.dummy_rows))],
+                 (np.r_[self.rows, self.dummy_rows], np.r_[self.cols, self.dummy_cols])),
+                shape=(self.n_rows, self.n_cols),
+            )
         return sp.csr_matrix(
             (self.costs, (self.rows, self.cols)), shape=(self.n_rows, self.n_cols)
         )
 
 
 class _Unit(NamedTuple):
-    """A row or column constraint sum(x) (== or <=) rhs: rhs 1, or 0 where fixed variables
-    (constants, as for any solver) already fill it and force its variables to 0."""
+    """A row or column constraint sum(x) (==, <= or >=) rhs: rhs 1 (>= only 1), or 0 where
+    fixed variables (constants, as for any solver) already fill it and force its variables
+    to 0."""
 
     name: str
     variables: list[VarData]
     sense: str
     rhs: float
+    con: Any = None  # the constraint itself, to name its family in messages
 
 
 class _Infeasible(Exception):
@@ -276,8 +291,8 @@ def _objective(model: pyo.Block) -> tuple[pyo.Objective | None, bool]:
 
 
 def _unit_constraint(con: Any) -> _Unit | None:
-    """The constraint as sum(x) (== or <=) 1, or 0 once fixed variables fill it; None for a
-    constraint of fixed variables only that they satisfy."""
+    """The constraint as sum(x) (==, <= or >=) 1, or (== or <=) 0 once fixed variables fill
+    it; None for a constraint of fixed variables only that they satisfy."""
     terms = linear_terms(con.body)
     if terms is None:
         raise UnsupportedModelError(f"constraint {con.name!r} is not a linear sum of variables")
@@ -314,16 +329,16 @@ def _unit_constraint(con: Any) -> _Unit | None:
         raise _Infeasible(f"constraint {con.name!r} needs sum(x) <= {upper:g} < 0"
                           f"{_fixed_note(con)}")
     if upper is None and lower is not None and abs(lower - 1) <= 1e-9:
-        return _Unit(con.name, variables, ">=", 1.0)  # exact only beside an == family
+        return _Unit(con.name, variables, ">=", 1.0, con)  # see `_sides`
     rhs = next((r for r in (1.0, 0.0) if upper is not None and abs(upper - r) <= 1e-9), None)
     if rhs is None:
         raise UnsupportedModelError(
             f"constraint {con.name!r} is not of the form sum(x) (=|<=) 1{_fixed_note(con)}"
         )
     if lower is not None and abs(lower - rhs) <= 1e-9:
-        return _Unit(con.name, variables, "==", rhs)
+        return _Unit(con.name, variables, "==", rhs, con)
     if lower is None or lower <= 0:
-        return _Unit(con.name, variables, "<=", rhs)
+        return _Unit(con.name, variables, "<=", rhs, con)
     raise UnsupportedModelError(f"constraint {con.name!r} has lower bound {lower}; need 1 or none")
 
 
@@ -353,19 +368,30 @@ def _orient(
 ) -> AssignmentStructure:
     """Two-colour each component of the constraint graph (constraints linked by the edges'
     variables) into row and column constraints and index the pairs (variables in `zero`
-    are forced to 0 by fixed ones)."""
+    are forced to 0 by fixed ones). A component the LAP path cannot take is refused unless
+    another one already makes the model infeasible."""
     row_of = np.full(n_cons, -1, dtype=np.int64)
     col_of = np.full(n_cons, -1, dtype=np.int64)
     n_rows = n_cols = 0
     infeasible = None
+    refused: UnsupportedModelError | None = None
+    blocks: list[tuple[int, int, int, int]] = []  # matchings: first row, rows, first col, cols
     for part in bipartite.split(n_cons, edges.ends):
-        side_a, side_b, infeasible_here = _sides(part, cons)
+        try:
+            side_a, side_b, infeasible_here, matching = _sides(part, cons)
+        except UnsupportedModelError as exc:
+            refused = refused or exc
+            continue
         infeasible = infeasible_here or infeasible
+        if matching:
+            blocks.append((n_rows, len(side_a), n_cols, len(side_b)))
         row_of[side_a] = np.arange(n_rows, n_rows + len(side_a))
         col_of[side_b] = np.arange(n_cols, n_cols + len(side_b))
         n_rows, n_cols = n_rows + len(side_a), n_cols + len(side_b)
-    if n_rows > n_cols:
-        infeasible = f"{n_rows} rows must each get one of only {n_cols} columns"
+    if refused is not None:
+        if infeasible is None:
+            raise refused
+        return AssignmentStructure.infeasible_model(infeasible, maximize)
     a, b = edges.ends[:, 0], edges.ends[:, 1]
     a_is_row = row_of[a] >= 0
     rows = row_of[np.where(a_is_row, a, b)]
@@ -377,17 +403,103 @@ def _orient(
     losers = np.flatnonzero(~forced & ~np.isin(np.arange(len(costs)), winner[keep]))
     zero_vars = [*zero, *(edges.variables[k] for k in np.flatnonzero(forced).tolist()),
                  *(edges.variables[k] for k in losers.tolist())]
-    return AssignmentStructure(
+    structure = AssignmentStructure(
         n_rows=n_rows, n_cols=n_cols, rows=rows[keep], cols=cols[keep],
         costs=costs[winner[keep]], variables=variables, zero_vars=zero_vars,
         maximize=maximize, offset=objective.constant, infeasible=infeasible,
     )
+    if blocks:
+        _pad_matchings(structure, blocks)  # square blocks: they leave n_rows - n_cols as is
+    if infeasible is None and structure.n_rows > structure.n_cols:
+        structure.infeasible = (f"{structure.n_rows} rows must each get one of only "
+                                f"{structure.n_cols} columns")
+    return structure
+
+
+def _pad_matchings(structure: AssignmentStructure, blocks: list[tuple[int, int, int, int]]
+                   ) -> None:
+    """Turn each matching block (sum(x) <= 1 on both sides; first row, rows, first column,
+    columns) into a square assignment block in place: only pairs that beat 0 (cost < 0, or
+    > 0 under maximize) keep their variable, every other x is 0, and zero-cost dummy pairs
+    make every partial matching of those pairs completable.
+
+    Why exact (minimize; maximize mirrors it): c'_ij = min(c_ij, 0) on the model's pairs and
+    0 elsewhere. Any perfect matching of c' costs what its model pairs with c_ij < 0 cost,
+    and those form a matching; any matching drops its c_ij >= 0 pairs at no loss and
+    completes to a perfect matching through 0 entries, so both optima agree. A complete
+    block is padded to max(n, m) squared, dense; a sparse one (a dense square would be
+    mostly padding) gets a dummy row d_j per column and a dummy column d_i per row, pairs
+    (i, d_i), (d_j, j) and (d_j, d_i) for each kept pair (i, j): a matching M completes by
+    (i, d_i) for unmatched i, (d_j, j) for unmatched j and (d_j, d_i) for (i, j) in M."""
+    favourable = structure.costs > 0 if structure.maximize else structure.costs < 0
+    block_of = np.full(structure.n_rows, -1, dtype=np.int64)
+    for k, (r0, n, _, _) in enumerate(blocks):
+        block_of[r0:r0 + n] = k
+    edge_block = block_of[structure.rows]
+    pairs = np.bincount(edge_block[edge_block >= 0], minlength=len(blocks))
+    drop = (edge_block >= 0) & ~favourable
+    if drop.any():
+        structure.zero_vars.extend(structure.variables[k] for k in np.flatnonzero(drop).tolist())
+        structure.variables = [var for var, d in zip(structure.variables, drop.tolist(),
+                                                     strict=True) if not d]
+        keep = ~drop
+        structure.rows, structure.cols = structure.rows[keep], structure.cols[keep]
+        structure.costs, edge_block = structure.costs[keep], edge_block[keep]
+    n_rows, n_cols = structure.n_rows, structure.n_cols
+    if len(blocks) == 1 and pairs[0] == n_rows * n_cols:  # the whole model, every pair
+        size = max(n_rows, n_cols)
+        structure.n_rows = structure.n_cols = size
+        structure.fill_zero = True
+        return
+    dummy_rows, dummy_cols = [], []
+    for k, (r0, n, c0, m) in enumerate(blocks):
+        inside = np.flatnonzero(edge_block == k)
+        i, j = structure.rows[inside] - r0, structure.cols[inside] - c0
+        if pairs[k] == n * m:
+            size = max(n, m)
+            block_rows = np.r_[np.arange(r0, r0 + n), np.arange(n_rows, n_rows + size - n)]
+            block_cols = np.r_[np.arange(c0, c0 + m), np.arange(n_cols, n_cols + size - m)]
+            taken = np.zeros((size, size), dtype=bool)
+            taken[i, j] = True
+            free_i, free_j = np.nonzero(~taken)
+            dummy_rows.append(block_rows[free_i])
+            dummy_cols.append(block_cols[free_j])
+            n_rows, n_cols = n_rows + size - n, n_cols + size - m
+        else:
+            d_row = n_rows + np.arange(m)  # d_j
+            d_col = n_cols + np.arange(n)  # d_i
+            dummy_rows += [np.arange(r0, r0 + n), d_row, d_row[j]]
+            dummy_cols += [d_col, np.arange(c0, c0 + m), d_col[i]]
+            n_rows, n_cols = n_rows + m, n_cols + n
+    structure.n_rows, structure.n_cols = n_rows, n_cols
+    structure.dummy_rows = np.concatenate(dummy_rows).astype(np.int64)
+    structure.dummy_cols = np.concatenate(dummy_cols).astype(np.int64)
+
+
+def _family(cons: list[_Unit], side: list[int]) -> str:
+    """The names of the constraint families (indexed components) on one side."""
+    names = sorted({unit.name if unit.con is None else unit.con.parent_component().name
+                    for unit in (cons[k] for k in side)})
+    shown = ", ".join(repr(name) for name in names[:3])
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    return f"{'families' if len(names) > 1 else 'family'} {shown}{more}"
+
+
+_TAKES = ("the LAP path takes sum(x) == 1 or <= 1 on each side (<= 1 on both: a matching), "
+          "and sum(x) >= 1 only beside as many == 1 or <= 1 constraints; use solver='highs' "
+          "or 'scip'")
 
 
 def _sides(part: bipartite.Component, cons: list[_Unit]) -> tuple[list[int], list[int],
-                                                                   str | None]:
-    """One component's row and column constraints (sorted), and why it is infeasible (None
-    when it is not); raise when it is not an assignment family."""
+                                                                   str | None, bool]:
+    """One component's row and column constraints (sorted), why it is infeasible (None
+    when it is not) and whether it is a matching (<= 1 on both sides); raise when the LAP
+    path cannot take it.
+
+    sum(x) >= 1 on one side (n constraints) beside == 1 or <= 1 on the other (m): the x
+    sum to at least n and at most m, so n > m is infeasible and n == m makes every
+    constraint hold with equality (an assignment); n < m lets a row take several columns
+    and is refused, as is >= on both sides (a covering problem)."""
     name = cons[min(part.nodes)].name
     if not part.bipartite:
         raise UnsupportedModelError(
@@ -396,21 +508,50 @@ def _sides(part: bipartite.Component, cons: list[_Unit]) -> tuple[list[int], lis
     side_a, side_b = part.side_a, part.side_b
     senses_a = {cons[k].sense for k in side_a}
     senses_b = {cons[k].sense for k in side_b}
-    if senses_a == {"<="} and senses_b == {"<="}:
-        raise UnsupportedModelError(f"no one-per-row equality family around {name!r}")
-    if len(senses_a) > 1 or len(senses_b) > 1:
-        raise UnsupportedModelError(f"constraint family around {name!r} mixes senses "
-                                    f"({', '.join(sorted(senses_a | senses_b))})")
-    if ">=" in senses_a | senses_b:
-        senses_a = senses_b = _equal_from_cover(senses_a, senses_b, side_a, side_b, name)
-    if senses_a == {"<="} or (senses_b == {"=="} and len(side_b) < len(side_a)):
+    for side, senses in ((side_a, senses_a), (side_b, senses_b)):
+        if len(senses) > 1:
+            raise UnsupportedModelError(
+                f"constraint {_family(cons, side)} around {name!r} mixes senses "
+                f"({', '.join(sorted(senses))}) on one side; {_TAKES}"
+            )
+    (sense_a,), (sense_b,) = senses_a, senses_b
+    if sense_a == sense_b == "<=":
+        return sorted(side_a), sorted(side_b), None, True
+    if ">=" in (sense_a, sense_b):
+        if sense_a != ">=":
+            side_a, side_b, sense_a, sense_b = side_b, side_a, sense_b, sense_a
+        if sense_b == ">=":
+            raise UnsupportedModelError(
+                f"constraints of {_family(cons, side_a)} and of {_family(cons, side_b)} around "
+                f"{name!r} are all sum(x) >= 1 (a covering problem, not an assignment); "
+                f"{_TAKES}"
+            )
+        if len(side_a) > len(side_b):
+            return sorted(side_a), sorted(side_b), (
+                f"{len(side_a)} sum(x) >= 1 constraints ({_family(cons, side_a)}) around "
+                f"{name!r} need more than the {len(side_b)} that the sum(x) {sense_b} 1 "
+                f"constraints ({_family(cons, side_b)}) allow"
+            ), False
+        if len(side_a) < len(side_b):
+            raise UnsupportedModelError(
+                f"sum(x) >= 1 constraints ({_family(cons, side_a)}, {len(side_a)}) around "
+                f"{name!r} need as many sum(x) == 1 or <= 1 constraints on the other side "
+                f"(then each holds with equality), not {len(side_b)} "
+                f"({_family(cons, side_b)}): a row could take several columns; {_TAKES}"
+            )
+        sense_a = sense_b = "=="
+    if sense_a == "<=" or (sense_b == "==" and len(side_b) < len(side_a)):
         side_a, side_b = side_b, side_a
-        senses_a, senses_b = senses_b, senses_a
+        sense_a, sense_b = sense_b, sense_a
     infeasible = None
-    if senses_b == {"=="} and len(side_a) != len(side_b):
+    if sense_b == "==" and len(side_a) != len(side_b):
         infeasible = (f"{len(side_a)} row constraints but {len(side_b)} column constraints "
                       f"must all be met around {name!r}")
-    return sorted(side_a), sorted(side_b), infeasible
+    elif len(side_a) > len(side_b):
+        infeasible = (f"{len(side_a)} sum(x) == 1 constraints ({_family(cons, side_a)}) "
+                      f"around {name!r} must each get one of only {len(side_b)} sum(x) <= 1 "
+                      f"constraints ({_family(cons, side_b)})")
+    return sorted(side_a), sorted(side_b), infeasible, False
 
 
 def _edge_costs(ids: np.ndarray, objective: LinearTerms) -> np.ndarray:
@@ -448,20 +589,6 @@ def _one_per_pair(rows: np.ndarray, cols: np.ndarray, costs: np.ndarray, usable:
             keep[k] = False
         winner[group[0]] = best
     return keep, winner
-
-
-def _equal_from_cover(senses_a: set[str], senses_b: set[str], side_a: list[int],
-                      side_b: list[int], name: str) -> set[str]:
-    """sum(x) >= 1 rows beside as many sum(x) == 1 columns hold with equality (the x sum to
-    the column count either way); any other use of >= is refused."""
-    if {frozenset(senses_a), frozenset(senses_b)} != {frozenset({">="}), frozenset({"=="})} or (
-        len(side_a) != len(side_b)
-    ):
-        raise UnsupportedModelError(
-            f"sum(x) >= 1 constraints around {name!r} need as many sum(x) == 1 constraints on "
-            "the other side (then each holds with equality); use solver='scip'"
-        )
-    return {"=="}
 
 
 def _load(structure: AssignmentStructure, row_ind: np.ndarray, col_ind: np.ndarray) -> None:
