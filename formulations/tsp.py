@@ -131,8 +131,8 @@ def load_tsplib(path: str | Path) -> TSPInstance:
             continue
         if raw == "EOF":
             break
-        if raw.endswith("_SECTION") or raw.split(":")[0].strip().endswith("_SECTION"):
-            section = raw.split(":")[0].strip()
+        section = raw.split(":")[0].strip()
+        if section.endswith("_SECTION"):
             n = _dimension(path, spec, no)
             if section == "NODE_COORD_SECTION":
                 coords, k = _read_coords(path, lines, k, n)
@@ -188,12 +188,13 @@ def _read_coords(path: Path, lines: list[str], k: int, n: int) -> tuple[np.ndarr
     coords = np.full((n, 2), np.nan)
     read = 0
     while read < n:
-        if k >= len(lines):
-            raise InputError(f"{path}: NODE_COORD_SECTION ends after {read} of {n} nodes")
-        toks, no = lines[k].split(), k + 1
+        toks, no = (lines[k].split(), k + 1) if k < len(lines) else (["EOF"], len(lines))
         k += 1
         if not toks:
             continue
+        if toks[0][0].isalpha():  # a keyword, EOF or the end of the file
+            raise InputError(f"{path}:{no}: NODE_COORD_SECTION ends after {read} nodes, "
+                             f"DIMENSION says {n}")
         if len(toks) != 3:
             raise InputError(f"{path}:{no}: expected 'id x y', got {lines[k - 1].strip()!r}")
         try:
@@ -208,7 +209,18 @@ def _read_coords(path: Path, lines: list[str], k: int, n: int) -> tuple[np.ndarr
         read += 1
     if np.isnan(coords).any():
         raise InputError(f"{path}: NODE_COORD_SECTION repeats some node ids and misses others")
+    _refuse_extra_node(path, lines, k, n)
     return coords, k
+
+
+def _refuse_extra_node(path: Path, lines: list[str], k: int, n: int) -> None:
+    """After n coordinate lines the next non-blank line must be a keyword or EOF: a further
+    'id x y' line means DIMENSION undercounts the nodes (not a misplaced keyword)."""
+    rest = (line.strip() for line in lines[k:])
+    nxt = next((line for line in rest if line), "EOF")
+    if not nxt[0].isalpha():
+        raise InputError(f"{path}: NODE_COORD_SECTION has more than DIMENSION {n} nodes "
+                         f"(next line {nxt!r})")
 
 
 def _read_numbers(

@@ -1,0 +1,53 @@
+"""Review round 11 of formulations/: TSPLIB reading, OR-Library names, QUBO CLI gaps."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from coplug.formulations.tsp import load_tsplib, tour_length
+from coplug.plugins.errors import InputError
+
+HEAD = "NAME : five\nTYPE : TSP\nDIMENSION : {n}\nEDGE_WEIGHT_TYPE : EUC_2D\n"
+NODES = "NODE_COORD_SECTION\n1 0 0\n2 3 4\n3 6 0\n4 3 -4\n5 0.5 0.5\n"
+
+
+def _brute_force(dist: np.ndarray) -> float:
+    """Shortest closed tour by enumerating every order of cities 1..n-1 after city 0."""
+    n = dist.shape[0]
+    return min(tour_length(dist, [0, *p]) for p in itertools.permutations(range(1, n)))
+
+
+def test_comment_naming_a_section_is_a_comment(tmp_path: Path) -> None:
+    """A COMMENT line ending in '..._SECTION' was taken for a data section (the file was
+    refused with 'DIMENSION must come before the data sections')."""
+    path = tmp_path / "five.tsp"
+    path.write_text("COMMENT : coordinates in the NODE_COORD_SECTION\n" + HEAD.format(n=5)
+                    + NODES + "EOF\n")
+    inst = load_tsplib(path)
+    assert inst.n == 5 and inst.dist[0, 1] == 5 and inst.dist[0, 4] == 1
+    assert _brute_force(inst.dist) == 20
+
+
+@pytest.mark.parametrize(("n", "message"), [
+    (6, r":11: NODE_COORD_SECTION ends after 5 nodes, DIMENSION says 6"),
+    (4, r"more than DIMENSION 4 nodes \(next line '5 0.5 0.5'\)"),
+])
+def test_dimension_and_node_count_disagreeing_is_named(tmp_path: Path, n: int,
+                                                       message: str) -> None:
+    """DIMENSION 6 with 5 nodes said "expected 'id x y', got 'EOF'"; DIMENSION 4 with 5
+    said "expected 'KEY : VALUE', got '5 0.5 0.5'": neither named DIMENSION."""
+    path = tmp_path / "five.tsp"
+    path.write_text(HEAD.format(n=n) + NODES + "EOF\n")
+    with pytest.raises(InputError, match=message):
+        load_tsplib(path)
+
+
+def test_short_coordinate_section_at_the_end_of_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "five.tsp"
+    path.write_text(HEAD.format(n=6) + NODES)
+    with pytest.raises(InputError, match=r":10: NODE_COORD_SECTION ends after 5 nodes"):
+        load_tsplib(path)
