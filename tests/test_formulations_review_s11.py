@@ -51,3 +51,22 @@ def test_short_coordinate_section_at_the_end_of_the_file(tmp_path: Path) -> None
     path.write_text(HEAD.format(n=6) + NODES)
     with pytest.raises(InputError, match=r":10: NODE_COORD_SECTION ends after 5 nodes"):
         load_tsplib(path)
+
+
+def test_gap_to_scip_ignores_rounding_in_its_objective() -> None:
+    """SCIP reads a 291 tour as 291.00000000000006, and `coplug qubo tsp --size 7 --seed 5`
+    printed 'gap -0.00%' (the QUBO tour 'better' than the proven optimum)."""
+    from coplug.formulations.qubo_cli import _pct, gap
+
+    assert _pct(gap(291.0, 291.00000000000006, 1)) == "0.00%"
+    assert _pct(gap(34.300000000000004, 34.3, -1)) == "0.00%"
+    assert gap(300.0, 291.0, 1) == pytest.approx(9 / 291)
+    assert gap(290.0, 291.0, 1) < 0 and gap(30.0, 34.3, -1) > 0
+
+
+def test_cli_tsp_gap_is_not_negative(capsys: pytest.CaptureFixture[str]) -> None:
+    from coplug.plugins.cli import main
+
+    assert main(["qubo", "tsp", "--size", "7", "--seed", "5", "--starts", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "SCIP optimum     291" in out and "gap -" not in out
