@@ -105,7 +105,8 @@ def generate(name: str, n: int, seed: int = 0, **kwargs) -> np.ndarray:
 
 
 def load_costs(path: str | Path, square: bool = False) -> np.ndarray:
-    """Dense costs from .npy, .csv/.txt matrix, or an OR-Library assignp*.txt file."""
+    """Dense costs from .npy, .csv/.txt matrix, or an OR-Library file (assign100.txt to
+    assign800.txt, assignp800.txt to assignp5000.txt: names `_ORLIB_NAME` matches)."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"cost file not found: {path}")
@@ -114,15 +115,20 @@ def load_costs(path: str | Path, square: bool = False) -> np.ndarray:
     suffix = path.suffix.lower()
     if suffix == ".npy":
         c = _load_npy(path)
-    elif re.match(r"assignp", path.name, re.IGNORECASE) and suffix in (".txt", ""):
+    elif _ORLIB_NAME.match(path.name) and suffix in (".txt", ""):
         c = load_orlib(path)
     elif suffix in (".csv", ".txt"):
         c = _load_csv(path)
     else:
         raise InputError(
-            f"{path}: unknown cost file type {suffix!r}; use .npy, .csv or assignp*.txt"
+            f"{path}: unknown cost file type {suffix!r}; use .npy, .csv or assign<n>.txt"
         )
     return validate_costs(c, square=square, source=str(path))
+
+
+# OR-Library's file names: assign100 ... assign800 and assignp800 ... assignp5000 (any
+# assignp* name too); assignment_costs.txt and the like stay plain matrices.
+_ORLIB_NAME = re.compile(r"assign(p|\d)", re.IGNORECASE)
 
 
 def load_orlib(path: str | Path) -> np.ndarray:
@@ -143,8 +149,8 @@ def load_orlib(path: str | Path) -> np.ndarray:
     n = int(n)
     if len(numbers) - 1 != n * n:
         raise InputError(
-            f"{path}: read as an OR-Library assignment file (name assignp*): expected "
-            f"{n}x{n} = {n * n} costs after n = {n}, found {len(numbers) - 1}"
+            f"{path}: read as an OR-Library assignment file (name assign<n> or assignp*): "
+            f"expected {n}x{n} = {n * n} costs after n = {n}, found {len(numbers) - 1}"
         )
     return np.array(numbers[1:], dtype=np.float64).reshape(n, n)
 

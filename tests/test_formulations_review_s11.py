@@ -70,3 +70,21 @@ def test_cli_tsp_gap_is_not_negative(capsys: pytest.CaptureFixture[str]) -> None
     assert main(["qubo", "tsp", "--size", "7", "--seed", "5", "--starts", "100"]) == 0
     out = capsys.readouterr().out
     assert "SCIP optimum     291" in out and "gap -" not in out
+
+
+def test_or_library_assign_n_files_are_read(tmp_path: Path) -> None:
+    """OR-Library ships assign100.txt ... assign800.txt beside assignp800.txt ...; only
+    assignp* was read as OR-Library, so assign100.txt was refused ('row has 4 entries, the
+    first row has 1'). assignment_costs.txt stays a plain matrix."""
+    from coplug.formulations.assignment import assignment_model, load_costs
+    from coplug.plugins import solve
+
+    path = tmp_path / "assign3.txt"
+    path.write_text(" 3\n 4 1 3 2\n 0 5\n 3 2 2\n")
+    c = load_costs(path)
+    assert c.tolist() == [[4, 1, 3], [2, 0, 5], [3, 2, 2]]
+    best = min(sum(c[i, p[i]] for i in range(3)) for p in itertools.permutations(range(3)))
+    assert solve(assignment_model(c), solver="highs").objective == pytest.approx(best) == 5
+    plain = tmp_path / "assignment_costs.txt"
+    plain.write_text("3 1 2 5 4\n6 7 8 2 1\n")
+    assert load_costs(plain).shape == (2, 5)
