@@ -15,6 +15,10 @@ from coplug.formulations.game_solvers import (
 from coplug.formulations.games import EXAMPLES, Game, example
 from coplug.plugins.argtypes import positive_float, positive_int
 
+# Solvers `certify` can use: SCIP for any utility, HiGHS for concave quadratic ones (the
+# lap backend takes assignment models only), checked before the ascent runs.
+CERTIFIERS = ("scip", "highs")
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """The `game` command."""
@@ -25,7 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--mu", type=positive_float, default=1e-5, help="barrier weight (fixed)")
     p.add_argument("--max-iter", type=positive_int, default=20_000)
     p.add_argument("--update", default="simultaneous", choices=("simultaneous", "sequential"))
-    p.add_argument("--solver", default="scip", help="solver for the certifier")
+    p.add_argument("--solver", default="scip", choices=CERTIFIERS,
+                   help="solver for the certifier (highs: quadratic utilities only)")
     p.set_defaults(func=_cmd_game)
 
 

@@ -88,3 +88,17 @@ def test_or_library_assign_n_files_are_read(tmp_path: Path) -> None:
     plain = tmp_path / "assignment_costs.txt"
     plain.write_text("3 1 2 5 4\n6 7 8 2 1\n")
     assert load_costs(plain).shape == (2, 5)
+
+
+@pytest.mark.parametrize("solver", ["foo", "lap"])
+def test_game_cli_refuses_an_unusable_certifier_before_the_ascent(
+        solver: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`coplug game resource_allocation --solver foo` ran the whole ascent (20000 iterations,
+    about 5 s) and only then failed in certify with 'unknown solver'."""
+    from coplug.plugins.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["game", "resource_allocation", "--solver", solver])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --solver: invalid choice" in err and "iterations" not in err
