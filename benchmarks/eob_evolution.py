@@ -28,6 +28,7 @@ from coplug.formulations.bbo.evolve import EvolutionConfig, evolve, target_featu
 from coplug.formulations.bbo.features import as_box_function, ela_features, feature_distance
 from coplug.formulations.bbo.features import normalize as normalize_features
 from coplug.formulations.bbo.proposers import SymbolicProposer
+from coplug.plugins.argtypes import positive_float
 from coplug.plugins.errors import InputError
 
 
@@ -40,7 +41,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--budget", type=int, default=60)
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--time-limit", type=float, default=20.0, help="SCIP seconds per program")
+    p.add_argument("--time-limit", type=positive_float, default=20.0,
+                   help="SCIP seconds per program")
     p.add_argument("--run-dir", default=None, help="default: a temporary directory")
     p.add_argument("--quick", action="store_true", help="population 6, 3 generations, budget 40")
     args = p.parse_args(argv)

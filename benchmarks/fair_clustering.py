@@ -24,7 +24,7 @@ from coplug.formulations.fair_graphs import fair_communities, fair_sbm
 from coplug.formulations.fair_metrics import balance, ratio_cut
 from coplug.learned.fair_spectral import FairSpectralClustering, nullspace_bytes
 from coplug.plugins import solve
-from coplug.plugins.argtypes import int_list, positive_int
+from coplug.plugins.argtypes import int_list, positive_int, seed_int
 
 METHODS = ("normalized", "nullspace", "riemannian")
 LABEL = {"normalized": "SC", "nullspace": "FairSC", "riemannian": "R-FairSC"}
@@ -50,9 +50,11 @@ def run_method(data, method: str, k: int, laplacian: str, max_gib: float) -> dic
 
 
 def scaling(sizes: list[int], k: int, degree: float, laplacian: str, max_gib: float,
-            seed: int, affinity: tuple[float, ...] = (6.0, 5.0, 1.5, 1.0)) -> list[dict]:
-    """Every method at every size; prints one row per (n, method)."""
-    rows = []
+            seed: int, affinity: tuple[float, ...] = (6.0, 5.0, 1.5, 1.0),
+            rows: list[dict] | None = None) -> list[dict]:
+    """Every method at every size; prints one row per (n, method) and appends it to `rows`
+    (so an interrupted run keeps the sizes finished)."""
+    rows = [] if rows is None else rows
     print(f"{'n':>7} {'method':<9}{'balance':>9}{'ratio cut':>11}{'time s':>9}{'embed s':>9}"
           f"{'ARI':>7}{'iters':>7}  vs FairSC")
     for n in sizes:
@@ -131,23 +133,29 @@ def main(argv: list[str] | None = None) -> int:
                         choices=("normalized", "unnormalized"))
     parser.add_argument("--max-dense-gib", type=float, default=12.0,
                         help="FairSC runs only where its dense matrices fit in this")
-    parser.add_argument("--threads", type=int, default=1, help="BLAS threads for every method")
+    parser.add_argument("--threads", type=positive_int, default=1,
+                        help="BLAS threads for every method")
     parser.add_argument("--affinity", type=affinity_rates, default="6,5,1.5,1",
                         help="SBM edge rates: same cluster+group, cluster, group, neither")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=seed_int, default=1)
     args = parser.parse_args(argv)
     sizes = [1000, 3000] if args.quick else args.sizes
     if min(sizes) < 2 * args.clusters:
         parser.error(f"n={min(sizes)} is smaller than 2 groups x --clusters {args.clusters}")
+    if not 0 <= args.max_dense_gib < float("inf"):
+        parser.error(f"argument --max-dense-gib: must be >= 0, got {args.max_dense_gib}")
     if not args.degree > 0:
         parser.error(f"argument --degree: must be positive, got {args.degree}")
+    rows: list[dict] = []
+    mip: list[tuple[str, float, dict[str, float]]] = []
     try:
         with threadpool_limits(args.threads):
-            rows = scaling(sizes, args.clusters, args.degree, args.laplacian,
-                           args.max_dense_gib, args.seed, args.affinity)
+            scaling(sizes, args.clusters, args.degree, args.laplacian, args.max_dense_gib,
+                    args.seed, args.affinity, rows)
             mip = against_mip()
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print("interrupted: the summary covers the sizes finished so far", file=sys.stderr)
+        print(summary(rows, mip))
         return 130
     print(summary(rows, mip))
     return 0

@@ -123,21 +123,32 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['iterations']:>7}{r['final_gap']:>11.2e}{r['min_slack']:>11.2e}"
                   f"  {'yes' if r['feasible'] else 'NO':<8}  {curve}", flush=True)
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print("interrupted: the summary covers the runs finished so far", file=sys.stderr)
+        print(summary(rows, names))
         return 130
+    print(summary(rows, names))
+    return 0
+
+
+def summary(rows: list[dict], names: list[str]) -> str:
+    """The SUMMARY line over the finished runs; a game with none counts as not below 1e-4."""
     parts = []
     for name in names:
         mine = [r for r in rows if r["game"] == name]
+        if not mine:
+            parts.append(f"{name}: no run finished")
+            continue
         best = min(r["final_gap"] for r in mine)
         reached = sum(r["reached"] is not None for r in mine)
         parts.append(f"{name}: best certified gap {best:.1e}, iterations ~ (1/eps)^"
                      f"{fitted_slope(mine):.2f} over {reached}/{len(mine)} targets reached "
                      "(bound: (1/eps)^3)")
     infeasible = sum(not r["feasible"] for r in rows)
-    below = all(min(r["final_gap"] for r in rows if r["game"] == n) < 1e-4 for n in names)
-    print(f"SUMMARY {'; '.join(parts)}; gap < 1e-4 on every game: {'yes' if below else 'no'}; "
-          f"runs with an infeasible iterate: {infeasible}/{len(rows)}")
-    return 0
+    below = all(min((r["final_gap"] for r in rows if r["game"] == n), default=np.inf) < 1e-4
+                for n in names)
+    return (f"SUMMARY {'; '.join(parts)}; gap < 1e-4 on every game: "
+            f"{'yes' if below else 'no'}; runs with an infeasible iterate: "
+            f"{infeasible}/{len(rows)}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Large integral rows in SCIP: a lowered tolerance up front against coplug's checked solve.
 
-    python benchmarks/integral_rows.py                  # ten knapsacks and two traps (~2 min)
+    python benchmarks/integral_rows.py                  # eight knapsacks and two traps (~2 min)
     python benchmarks/integral_rows.py --sizes 300,2000 --r 100000,1000000 --seeds 0
 
 SCIP's feasibility tolerance is relative, so a knapsack row with a capacity of 2e6 accepts an
@@ -31,6 +31,7 @@ from tqdm import tqdm
 
 from coplug.formulations.knapsack import KnapsackInstance, knapsack_mip, random_knapsack
 from coplug.plugins import solve
+from coplug.plugins.argtypes import positive_float
 from coplug.plugins.integral_rows import FEASTOL_FLOOR, STEP
 
 KINDS = ("uncorrelated", "strongly_correlated")
@@ -141,7 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="weight ranges (100000,1000000): capacities of n * r / 4")
     parser.add_argument("--seeds", type=functools.partial(ints, minimum=0), default=[1],
                         help="seeds (1)")
-    parser.add_argument("--time-limit", type=float, default=60.0, help="per solve (60 s)")
+    parser.add_argument("--time-limit", type=positive_float, default=60.0,
+                        help="per solve (60 s)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     rows: list[Row] = []

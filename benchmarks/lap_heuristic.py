@@ -40,7 +40,7 @@ from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
 from tqdm import tqdm
 
 from coplug.formulations.tsp import random_asymmetric, random_euclidean, tsp_mip
-from coplug.plugins.argtypes import choice_list, int_list, positive_float, positive_int
+from coplug.plugins.argtypes import choice_list, int_list, positive_float, positive_int, seed_int
 from coplug.plugins.bridge import solve
 from coplug.plugins.lap import LapHeuristic, solve_lap
 from coplug.plugins.results import Result, Status
@@ -291,9 +291,9 @@ def summary(figures: dict[str, dict], rows: Sequence[Row], wall: float) -> str:
 
 def instances(families: Sequence[str], sizes: dict[str, list[int]], n_instances: int,
               seed_start: int) -> list[tuple[str, int, int]]:
-    """(family, n, seed) triples, seeds from `seed_start`."""
-    return [(fam, n, seed) for fam in families for n in sizes[fam]
-            for seed in range(seed_start, seed_start + n_instances)]
+    """(family, n, seed) triples, seeds from `seed_start`; a size given twice runs once."""
+    return list(dict.fromkeys((fam, n, seed) for fam in families for n in sizes[fam]
+                              for seed in range(seed_start, seed_start + n_instances)))
 
 
 def run_all(cells: Sequence[tuple[str, int, int]], time_limit: float,
@@ -326,7 +326,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--n-instances", type=positive_int, default=None, help="default 3")
     parser.add_argument("--time-limit", type=positive_float, default=60.0,
                         help="SCIP CPU seconds per solve")
-    parser.add_argument("--seed-start", type=int, default=1000)
+    parser.add_argument("--seed-start", type=seed_int, default=1000)
     parser.add_argument("--quick", action="store_true",
                         help="2 instances, euclid n=15 and atsp n=30 (unless given)")
     args = parser.parse_args(argv)

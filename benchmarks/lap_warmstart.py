@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 from coplug.formulations.assignment import GENERATORS, generate
 from coplug.learned.rowdualnet import load
-from coplug.plugins.argtypes import positive_int
+from coplug.plugins.argtypes import positive_float, positive_int, seed_int
 from coplug.plugins.lap.solver import counters, solve_lap
 
 STRUCTURED = ("geometric", "low_rank", "transport")
@@ -84,9 +84,10 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--generators", nargs="+", default=list(GENERATORS), choices=list(GENERATORS))
     p.add_argument("--sizes", nargs="+", type=positive_int, default=[1024, 2048, 4096, 8192, 16384])
-    p.add_argument("--seed", type=int, default=2026)
+    p.add_argument("--seed", type=seed_int, default=2026)
     p.add_argument("--float32-from", type=int, default=8192)
-    p.add_argument("--max-seconds", type=float, default=300.0, help="skip predicted longer runs")
+    p.add_argument("--max-seconds", type=positive_float, default=300.0,
+                   help="skip predicted longer runs")
     p.add_argument("--quick", action="store_true", help="sizes 512 and 1024")
     p.add_argument("--oracle", action="store_true", help="also warm JV from the exact duals")
     p.add_argument("--methods", nargs="+", default=list(METHODS),

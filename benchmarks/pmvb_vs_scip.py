@@ -45,11 +45,16 @@ from pyomo.common.collections import ComponentMap
 from tqdm import tqdm
 
 from coplug.formulations.mip_families import BENCH_SIZES, FAMILIES, TRAIN_SIZES, build_family
-from coplug.plugins.argtypes import positive_float, positive_int
+from coplug.plugins.argtypes import positive_float, positive_int, seed_int
 from coplug.plugins.bridge import solve
 from coplug.plugins.errors import InputError
 from coplug.plugins.pmvb import check_pmvb_params
-from coplug.plugins.pmvb_cli import resolve_predictor, same_objective, solve_with_pmvb
+from coplug.plugins.pmvb_cli import (
+    LEARNED_KINDS,
+    resolve_predictor,
+    same_objective,
+    solve_with_pmvb,
+)
 from coplug.plugins.results import Result, Status
 
 TARGET = 1.3
@@ -302,6 +307,20 @@ def parse_sizes(text: str | None, families: Sequence[str], parser: argparse.Argu
     return sizes
 
 
+def comma_list(text: str) -> list[str]:
+    """The non-empty items of a comma list, repeats dropped (a repeated label would get two
+    results per instance), order kept."""
+    return list(dict.fromkeys(item.strip() for item in text.split(",") if item.strip()))
+
+
+def check_predictors(predictors: Sequence[str], parser: argparse.ArgumentParser) -> None:
+    """Refuse a predictor that is neither lp, oracle, a learned kind nor a checkpoint file."""
+    known = ("lp", ORACLE, *LEARNED_KINDS)
+    bad = [p for p in predictors if p not in known and not os.path.isfile(p)]
+    if bad:
+        parser.error(f"--predictors: unknown {bad}; use {', '.join(known)} or checkpoint files")
+
+
 def check_writable(path: str, parser: argparse.ArgumentParser) -> None:
     """Fail before any solve when `path` cannot be written (a file it creates is removed)."""
     existed = os.path.exists(path)
@@ -334,7 +353,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--confidence", type=float, default=0.99, help="q for the lp predictor")
     parser.add_argument("--time-limit", type=positive_float, default=300.0,
                         help="seconds per solve")
-    parser.add_argument("--seed-start", type=int, default=100000)
+    parser.add_argument("--seed-start", type=seed_int, default=100000)
     parser.add_argument("--quick", action="store_true", help="3 instances at the train sizes")
     parser.add_argument("--json", default=None, help="write all raw figures to this file")
     parser.add_argument("--merge", nargs="+", metavar="JSON", default=None,
@@ -342,23 +361,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.merge:
         return merge_runs(args.merge, parser)
-    families = [f.strip() for f in args.families.split(",") if f.strip()]
+    families = comma_list(args.families)
     unknown = [f for f in families if f not in FAMILIES]
     if unknown:
         parser.error(f"unknown families {unknown}; known: {', '.join(FAMILIES)}")
     n = 3 if args.quick else args.n_instances
     sizes = parse_sizes(args.size, families, parser)
-    predictors = [p.strip() for p in args.predictors.split(",") if p.strip()]
-    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    predictors = comma_list(args.predictors)
+    check_predictors(predictors, parser)
+    modes = comma_list(args.modes)
     if not modes or set(modes) - set(MODES):
         parser.error(f"--modes must list some of {', '.join(MODES)}, got {args.modes!r}")
     try:
         check_pmvb_params(args.threshold, args.confidence)
     except InputError as exc:
         parser.error(f"--threshold/--confidence: {exc}")
-    baselines = [b.strip() for b in args.baselines.split(",") if b.strip()]
+    baselines = comma_list(args.baselines)
     try:
-        depths = [int(d) for d in args.depths.split(",") if d.strip()]
+        depths = list(dict.fromkeys(int(d) for d in comma_list(args.depths)))
     except ValueError:
         parser.error(f"--depths must be a comma list of integers, got {args.depths!r}")
     if not depths or min(depths) < 0:

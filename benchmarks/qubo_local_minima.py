@@ -16,6 +16,7 @@ import argparse
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 
 import numpy as np
 from tqdm import tqdm
@@ -57,6 +58,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         key = f"{name}_sizes"
         if getattr(args, key) is None:
             setattr(args, key, int_list(sizes[name]))
+        setattr(args, key, list(dict.fromkeys(getattr(args, key))))  # a repeat runs once
     if args.instances is None:
         args.instances = 2 if args.quick else 10
     if args.starts is None:
@@ -139,15 +141,22 @@ def print_table(rows: dict[tuple, list[dict]], starts: int, wall: float) -> None
         )
     print("gap best: mean over instances of the best binary feasible end point's gap to "
           "SCIP's proven optimum; '*' marks a mean over only the instances that have one")
-    safe = [r for k, rs in rows.items() if k[2] == "safe" for r in rs]
-    naive = [r for k, rs in rows.items() if k[2] == "naive" for r in rs]
-    perfect = sum(r["binfeas"] == 1.0 for r in safe)
-    print(
-        f"SUMMARY starts={starts}: safe 100% binary+feasible on {perfect}/{len(safe)} runs "
-        f"(min {100 * min((r['binfeas'] for r in safe), default=0):.1f}%); naive mean "
-        f"{100 * np.mean([r['binfeas'] for r in naive]) if naive else 0:.1f}% "
-        f"(min {100 * min((r['binfeas'] for r in naive), default=0):.1f}%); wall {wall:.0f} s"
-    )
+    print(summary(rows, starts, wall))
+
+
+def _share(values: list[float], how: Callable[[list[float]], float]) -> str:
+    """`how` (min or mean) of binary+feasible fractions in percent; n/a without runs."""
+    return f"{100 * how(values):.1f}%" if values else "n/a"
+
+
+def summary(rows: dict[tuple, list[dict]], starts: int, wall: float) -> str:
+    """The SUMMARY line: safe runs at 100% binary+feasible, naive mean and min."""
+    safe = [r["binfeas"] for k, rs in rows.items() if k[2] == "safe" for r in rs]
+    naive = [r["binfeas"] for k, rs in rows.items() if k[2] == "naive" for r in rs]
+    perfect = sum(v == 1.0 for v in safe)
+    return (f"SUMMARY starts={starts}: safe 100% binary+feasible on {perfect}/{len(safe)} runs "
+            f"(min {_share(safe, min)}); naive mean {_share(naive, np.mean)} "
+            f"(min {_share(naive, min)}); wall {wall:.0f} s")
 
 
 if __name__ == "__main__":
