@@ -151,3 +151,11 @@ def test_lap_pyomo_warms_every_solver_before_timing(capsys, monkeypatch):
     monkeypatch.setattr(module, "run_all", lambda *a: ([], False))
     assert module.main(["--sizes", "5", "--solvers", "lap,highs"]) == 0
     assert called == ["lap", "highs"]
+
+
+def test_fair_clustering_tiny_graph_without_optimum_is_shown(capsys, monkeypatch):
+    module = bench("fair_clustering")
+    monkeypatch.setattr(module, "solve", lambda *a, **k: Result(Status.TIME_LIMIT, "highs"))
+    assert module.against_mip() == []
+    out = capsys.readouterr().out
+    assert out.count("HiGHS time_limit  (skipped)") == 5
