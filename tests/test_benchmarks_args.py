@@ -4,28 +4,11 @@ work, and an interrupted run prints its partial results and returns 130."""
 from __future__ import annotations
 
 import argparse
-import functools
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
 
 import pytest
+from bench_loader import bench
 
 from coplug.plugins.results import Result, Status
-
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-
-
-@functools.cache
-def bench(name: str) -> ModuleType:
-    """Import benchmarks/<name>.py as a module (the folder is not a package)."""
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
 
 BAD_ARGS = [
     ("qubo_local_minima", ["--problems", "bogus"], "--problems: unknown 'bogus'"),

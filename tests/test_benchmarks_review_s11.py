@@ -3,27 +3,10 @@ crashed, summaries on partial runs, and timing that leaves first-call costs out.
 
 from __future__ import annotations
 
-import functools
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
 import pytest
+from bench_loader import bench
 
 from coplug.plugins.results import Result, Status
-
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-
-
-@functools.cache
-def bench(name: str) -> ModuleType:
-    """Import benchmarks/<name>.py as a module (the folder is not a package)."""
-    spec = importlib.util.spec_from_file_location(f"bench_s11_{name}", BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
 
 def assert_usage_error(capsys, call, fragment: str) -> None:
