@@ -33,8 +33,8 @@ from coplug.plugins.errors import (
 )
 from coplug.plugins.integral_rows import (
     check_integral_rows,
-    count_first_solve,
     optimize_checked,
+    record_first_solve,
 )
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.mipstart import scip_mip_start
@@ -210,19 +210,19 @@ def _solve_scip(
         if not callable(getattr(plugin, "attach", None)):
             raise InputError(f"plugin {plugin!r} has no attach(scip_model, var_map) method")
         plugin.attach(scip, var_map)
-    start = (scip_mip_start(scip, var_map.items(), _hidden_values(opt, model),
-                            _pyomo_con_names(opt)) if warmstart else None)
+    con_names = _pyomo_con_names(opt)
+    start = (scip_mip_start(scip, var_map.items(), _hidden_values(opt, model), con_names)
+             if warmstart else None)
     scip.hideOutput(quiet=not tee)
     rows, extra = optimize_checked(scip, params, functools.partial(_optimize, scip))
     result = scip_result(scip, plugins)
-    result.extra.update(extra)
-    count_first_solve(result)
+    record_first_solve(result, extra)
     if next(model.component_data_objects(pyo.Objective, active=True), None) is None:
         result.objective = result.bound = None  # a feasibility problem has no objective value
     StaleFlagManager.mark_all_as_stale()  # values from an earlier solve are stale
     if result.has_solution:
         _load_scip_solution(scip, var_map)
-    check_integral_rows(scip, result, rows, _pyomo_con_names(opt))
+    check_integral_rows(scip, result, rows, con_names)
     if start is not None:
         result.extra["warmstart"] = start
     return result

@@ -13,8 +13,8 @@ from coplug.plugins.errors import InputError, SolverNotAvailableError
 from coplug.plugins.highs_backend import beyond_default_gap, solution_limit_status
 from coplug.plugins.integral_rows import (
     check_integral_rows,
-    count_first_solve,
     optimize_checked,
+    record_first_solve,
 )
 from coplug.plugins.interrupts import sigint_cancels
 from coplug.plugins.limits import checked_time_limit
@@ -68,8 +68,7 @@ def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any
     _set_scip_params(scip, time_limit, params)
     rows, extra = optimize_checked(scip, params, scip.optimize)
     result = scip_result(scip)
-    result.extra.update(extra)
-    count_first_solve(result)
+    record_first_solve(result, extra)
     check_integral_rows(scip, result, rows)
     return result
 

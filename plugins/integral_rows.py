@@ -92,7 +92,7 @@ def optimize_checked(scip: Any, params: Mapping[str, Any], optimize: Callable[[]
     optimize()
     tightened = tightened_feastol(rows, feastol)
     if ("numerics/feastol" in params or tightened >= feastol
-            or scip.getStatus() == "userinterrupt" or not _violated(scip, rows)):
+            or scip.getStatus() == "userinterrupt" or not best_violations(scip, rows)):
         return rows, {}
     first = {"time": float(scip.getSolvingTime()), "nodes": int(scip.getNTotalNodes()),
              "objective": float(scip.getObjVal())}
@@ -106,20 +106,22 @@ def optimize_checked(scip: Any, params: Mapping[str, Any], optimize: Callable[[]
     return rows, {"feastol": tightened, "first_solve": first}
 
 
-def count_first_solve(result: Result) -> None:
-    """Add a discarded first solve's time and nodes to the result's totals."""
-    first = result.extra.get("first_solve")
+def record_first_solve(result: Result, extra: Mapping[str, Any]) -> None:
+    """Put `optimize_checked`'s report into `result.extra` and add a discarded first solve's
+    time and nodes to the result's totals."""
+    result.extra.update(extra)
+    first = extra.get("first_solve")
     if first:
         result.time += first["time"]
         result.nodes += first["nodes"]
 
 
-def _violated(scip: Any, rows: Sequence[IntegralRow]) -> bool:
-    """Whether SCIP's best solution violates one of `rows` exactly."""
+def best_violations(scip: Any, rows: Sequence[IntegralRow]) -> dict[str, float]:
+    """`violations` of SCIP's best solution ({} without rows or solution)."""
     if not rows or scip.getNSols() == 0:
-        return False
+        return {}
     best = scip.getBestSol()
-    return bool(violations(rows, lambda var: scip.getSolVal(best, var)))
+    return violations(rows, lambda var: scip.getSolVal(best, var))
 
 
 def violations(rows: Sequence[IntegralRow], value: Callable[[Any], float]) -> dict[str, float]:
@@ -144,11 +146,9 @@ def check_integral_rows(scip: Any, result: Result, rows: Sequence[IntegralRow],
     """Refuse to call SCIP's best solution optimal (or feasible) when it violates an
     all-integer row: status `unknown`, the rows (named by `names`) in
     `result.extra["violated_rows"]`, and a warning."""
-    if not rows or not result.has_solution:
+    if not result.has_solution:
         return
-    best = scip.getBestSol()
-    violated = {names(name): amount for name, amount in
-                violations(rows, lambda var: scip.getSolVal(best, var)).items()}
+    violated = {names(name): amount for name, amount in best_violations(scip, rows).items()}
     if not violated:
         return
     name, amount = max(violated.items(), key=lambda item: item[1])
