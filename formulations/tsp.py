@@ -83,10 +83,84 @@ def random_asymmetric(n: int, seed: int = 0, high: int = 99) -> TSPInstance:
     return TSPInstance(dist, name=f"atsp{n}_{seed}")
 
 
+# TSPLIB 95 distance functions (Reinelt, "TSPLIB 95", section 2); each returns the n x n matrix.
+def _nint(x: np.ndarray) -> np.ndarray:
+    """TSPLIB nint as (int)(x + 0.5), exact for the non-negative values it rounds here."""
+    return np.floor(x + 0.5)
+
+
+def _offsets(coords: np.ndarray) -> np.ndarray:
+    """|x_i - x_j| and |y_i - y_j| for every pair, shape (n, n, 2)."""
+    return np.abs(coords[:, None, :] - coords[None, :, :])
+
+
+def _squared(coords: np.ndarray) -> np.ndarray:
+    """xd^2 + yd^2 for every pair, the radicand of the Euclidean types."""
+    return (_offsets(coords) ** 2).sum(-1)
+
+
 def euc_2d(coords: np.ndarray) -> np.ndarray:
     """TSPLIB EUC_2D: nint of the Euclidean distance."""
-    diff = coords[:, None, :] - coords[None, :, :]
-    return np.floor(np.sqrt((diff**2).sum(-1)) + 0.5)
+    return _nint(np.sqrt(_squared(coords)))
+
+
+def ceil_2d(coords: np.ndarray) -> np.ndarray:
+    """TSPLIB CEIL_2D: the Euclidean distance rounded up."""
+    return np.ceil(np.sqrt(_squared(coords)))
+
+
+def att(coords: np.ndarray) -> np.ndarray:
+    """TSPLIB ATT pseudo-Euclidean: r = sqrt((xd^2 + yd^2) / 10), t = nint(r), t + 1 if t < r
+    (att48, att532)."""
+    r = np.sqrt(_squared(coords) / 10.0)
+    t = _nint(r)
+    return t + (t < r)
+
+
+def man_2d(coords: np.ndarray) -> np.ndarray:
+    """TSPLIB MAN_2D: nint(xd + yd)."""
+    return _nint(_offsets(coords).sum(-1))
+
+
+def max_2d(coords: np.ndarray) -> np.ndarray:
+    """TSPLIB MAX_2D: max(nint(xd), nint(yd))."""
+    return _nint(_offsets(coords)).max(-1)
+
+
+def _refuse_geo_rows(coords: np.ndarray, bad: np.ndarray, why: str) -> None:
+    """InputError naming the first GEO node whose row of `bad` has a True."""
+    rows = np.flatnonzero(bad.any(1))
+    if rows.size:
+        k = int(rows[0])
+        raise InputError(f"GEO node {k + 1} coordinates {tuple(coords[k].tolist())} {why}")
+
+
+def _geo_radians(coords: np.ndarray) -> np.ndarray:
+    """DDD.MM (degrees.minutes) to radians with the spec's PI = 3.141592; degrees are (int) x,
+    the TSPLIB FAQ's correction of the nint printed in the 1995 text (published optima use it)."""
+    deg = np.trunc(coords)
+    minutes = coords - deg
+    _refuse_geo_rows(coords, np.round(np.abs(minutes) * 100, 6) >= 60,
+                     "are not DDD.MM (degrees.minutes): minutes must be below 60; decimal degrees?")
+    degrees = deg + 5.0 * minutes / 3.0
+    _refuse_geo_rows(coords, np.abs(degrees) > (90.0, 180.0),
+                     "are outside latitude -90..90, longitude -180..180")
+    return 3.141592 * degrees / 180.0
+
+
+def geo(coords: np.ndarray) -> np.ndarray:
+    """TSPLIB GEO: km on the sphere of radius RRR = 6378.388, (int)(RRR * acos(...) + 1.0), from
+    latitude x and longitude y in DDD.MM (burma14, ulysses16/22, gr96); zero diagonal."""
+    rad = _geo_radians(coords)
+    lat, lon = rad[:, 0], rad[:, 1]
+    q1 = np.cos(lon[:, None] - lon[None, :])
+    q2 = np.cos(lat[:, None] - lat[None, :])
+    q3 = np.cos(lat[:, None] + lat[None, :])
+    # clip: rounding may push the cosine of a zero-length arc just past 1 (acos -> NaN)
+    arc = np.arccos(np.clip(0.5 * ((1.0 + q1) * q2 - (1.0 - q1) * q3), -1.0, 1.0))
+    d = np.floor(6378.388 * arc + 1.0)
+    np.fill_diagonal(d, 0.0)
+    return d
 
 
 def tour_length(dist: np.ndarray, tour: list[int] | np.ndarray) -> float:
@@ -110,8 +184,22 @@ _EXPLICIT_FORMATS = (
 )
 
 
+# EDGE_WEIGHT_TYPEs computed from NODE_COORD_SECTION
+_COORD_TYPES = {
+    "EUC_2D": euc_2d,
+    "CEIL_2D": ceil_2d,
+    "ATT": att,
+    "GEO": geo,
+    "MAN_2D": man_2d,
+    "MAX_2D": max_2d,
+}
+
+
 def load_tsplib(path: str | Path) -> TSPInstance:
-    """Read a TSPLIB `.tsp` file (EUC_2D coordinates or EXPLICIT matrices).
+    """Read a TSPLIB `.tsp` file (2-D coordinates of a type in _COORD_TYPES, or EXPLICIT).
+
+    The distance functions are hand-written from the TSPLIB 95 text: `tsplib95` is not
+    installable here (no network, not on the local package index).
 
     Errors name the file and line: unknown keywords, non-numeric data, short sections.
     """
@@ -153,10 +241,14 @@ def load_tsplib(path: str | Path) -> TSPInstance:
         raise InputError(f"{path}: TYPE {kind} is not a TSP")
     ewt = spec.get("EDGE_WEIGHT_TYPE", "").upper()
     name = spec.get("NAME", path.stem)
-    if ewt == "EUC_2D":
+    if ewt in _COORD_TYPES:
         if coords is None:
-            raise InputError(f"{path}: EUC_2D needs a NODE_COORD_SECTION")
-        return TSPInstance(euc_2d(coords), coords=coords, name=name, meta=spec)
+            raise InputError(f"{path}: {ewt} needs a NODE_COORD_SECTION")
+        try:
+            dist = _COORD_TYPES[ewt](coords)
+        except InputError as err:
+            raise InputError(f"{path}: {err}") from None
+        return TSPInstance(dist, coords=coords, name=name, meta=spec)
     if ewt == "EXPLICIT":
         fmt = spec.get("EDGE_WEIGHT_FORMAT", "").upper()
         if fmt not in _EXPLICIT_FORMATS:
@@ -166,7 +258,8 @@ def load_tsplib(path: str | Path) -> TSPInstance:
             )
         return TSPInstance(_explicit_matrix(path, weights, n, fmt), name=name, meta=spec)
     raise InputError(
-        f"{path}: EDGE_WEIGHT_TYPE {ewt or '(missing)'} not supported (use EUC_2D or EXPLICIT)"
+        f"{path}: EDGE_WEIGHT_TYPE {ewt or '(missing)'} not supported "
+        f"(use {', '.join(_COORD_TYPES)} or EXPLICIT)"
     )
 
 
