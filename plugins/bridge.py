@@ -25,6 +25,13 @@ from pyomo.repn.standard_repn import generate_standard_repn
 
 from coplug.plugins.base import plugin_name, plugin_statistics
 from coplug.plugins.components import check_components
+from coplug.plugins.duals import (
+    dual_request,
+    load_duals,
+    other_import_suffixes,
+    prepare_scip,
+    read_scip_duals,
+)
 from coplug.plugins.errors import (
     InputError,
     SolverError,
@@ -103,7 +110,7 @@ def solve(
     backend = _backend(solver)
     check_components(model, solver)
     check_model_data(model, warn_tiny=solver.lower() != "lap")
-    _warn_import_suffixes(model)
+    _warn_import_suffixes(model, fills_duals=solver.lower() in ("scip", "highs"))
     if not isinstance(warmstart, bool):
         raise InputError(f"warmstart must be True or False, got {warmstart!r}")
     if warmstart and solver.lower() not in ("scip", "highs"):
@@ -129,14 +136,14 @@ def _check_model(model: Any) -> None:
         raise UnsupportedModelError(f"model has {objectives} active objectives; need one")
 
 
-def _warn_import_suffixes(model: pyo.Block) -> None:
-    """Say that import Suffixes (m.dual, m.rc) stay empty: solve() loads variable values
-    only, and an empty m.dual read as 'all duals zero' would be wrong."""
-    names = [suffix.name for suffix in model.component_objects(pyo.Suffix, active=True)
-             if suffix.import_enabled()]
+def _warn_import_suffixes(model: pyo.Block, fills_duals: bool) -> None:
+    """Say which import Suffixes stay empty (all but `dual` and `rc` where the backend fills
+    those): an empty one read as 'all zero' would be wrong."""
+    names = other_import_suffixes(model, fills_duals)
     if names:
-        warnings.warn(f"solve() fills no import Suffix ({', '.join(names)}): it loads variable "
-                      "values only, not duals or reduced costs", UserWarning, stacklevel=3)
+        filled = "only dual and rc, for LPs" if fills_duals else "no duals with this solver"
+        warnings.warn(f"solve() fills no import Suffix {', '.join(names)} ({filled})",
+                      UserWarning, stacklevel=3)
 
 
 def build_instance(opt: Any, model: pyo.Block, label: str) -> None:
@@ -202,6 +209,9 @@ def _solve_scip(
     scip = opt._solver_model  # the PySCIPOpt model; Pyomo keeps no public accessor
     _use_native_objective(opt, model)
     var_map = VarMap(opt._pyomo_var_to_solver_var_map)
+    duals = dual_request(model)
+    if duals is not None and duals.lp is not None:
+        prepare_scip(scip)  # before the caller's params, which win
     _set_scip_params(scip, time_limit, params)
     for plugin in plugins:
         if isinstance(plugin, type):
@@ -223,6 +233,10 @@ def _solve_scip(
     if result.has_solution:
         _load_scip_solution(scip, var_map)
     check_integral_rows(scip, result, rows, con_names)
+    if duals is not None:
+        if duals.lp is not None and result.status is Status.OPTIMAL:
+            read_scip_duals(duals, scip, opt._pyomo_con_to_solver_con_map)
+        load_duals(duals, result)
     if start is not None:
         result.extra["warmstart"] = start
     return result

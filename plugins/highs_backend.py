@@ -23,6 +23,7 @@ from pyomo.core.staleflag import StaleFlagManager
 from pyomo.repn.standard_repn import generate_standard_repn
 
 from coplug.plugins.bridge import build_instance, contrib_solver
+from coplug.plugins.duals import DualRequest, dual_request, load_duals
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
 from coplug.plugins.interrupts import (
     highspy_interrupt,
@@ -237,10 +238,15 @@ def solve_highs(
     opt = contrib_solver("highs", "HiGHS", "highspy")
     _check_linear_for_highs(model)
     _check_highs_options(params)
+    duals = dual_request(model)
     if not _has_free_variables(model):
         result = _constant_result(model, "highs")
         if warmstart:  # nothing to decide: the solver never sees a start
             result.extra["warmstart"] = {"values": 0, "variables": 0, "accepted": False}
+        if duals is not None:  # no row has a variable left: every dual is 0
+            if duals.lp is not None:
+                duals.row_duals = [0.0] * len(duals.lp.rows)
+            load_duals(duals, result)
         return result
     start = time.perf_counter()
     mip_start = None
@@ -283,7 +289,7 @@ def solve_highs(
     if status is Status.OPTIMAL and has_solution and beyond_default_gap(
             results.incumbent_objective, bound, int(getattr(info, "mip_node_count", -1))):
         status = Status.FEASIBLE
-    return Result(
+    result = Result(
         extra={} if mip_start is None else {"warmstart": mip_start},
         status=status,
         solver="highs",
@@ -293,6 +299,21 @@ def solve_highs(
         time=elapsed,
         has_solution=has_solution,
     )
+    if duals is not None:
+        if duals.lp is not None and status is Status.OPTIMAL:
+            _read_highs_duals(duals, results)
+        load_duals(duals, result)
+    return result
+
+
+def _read_highs_duals(request: DualRequest, results: Any) -> None:
+    """HiGHS's row duals through Pyomo's loader (a row Pyomo did not pass on has none)."""
+    try:
+        duals = results.solution_loader.get_duals()
+    except Exception as exc:  # Pyomo raises NoDualsError when HiGHS has no valid duals
+        request.reason = f"HiGHS gave no duals ({type(exc).__name__})"
+        return
+    request.row_duals = [float(duals.get(con, 0.0)) for con, _, _, _ in request.lp.rows]
 
 
 

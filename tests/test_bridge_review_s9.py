@@ -146,6 +146,7 @@ def test_an_import_suffix_left_empty_is_named(solver: str) -> None:
     m.c = pyo.Constraint(expr=m.x >= 2)
     m.o = pyo.Objective(expr=3 * m.x)
     m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
-    with pytest.warns(UserWarning, match=r"fills no import Suffix \(dual\)"):
+    m.slack = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    with pytest.warns(UserWarning, match=r"fills no import Suffix slack \(only dual and rc"):
         assert solve(m, solver=solver).objective == pytest.approx(6.0)
-    assert len(m.dual) == 0
+    assert len(m.slack) == 0 and m.dual[m.c] == pytest.approx(3.0)  # dual: tests/test_duals.py
