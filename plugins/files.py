@@ -85,6 +85,8 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
         highs.silent()
     if highs.readModel(str(path)) != highspy.HighsStatus.kOk:
         raise InputError(f"HiGHS cannot read {path.name}")
+    if highs.getNumCol() == 0:  # HiGHS reads an empty file as a model it calls 'Empty'
+        raise InputError(f"{path.name} defines no variables: is it an MPS or LP model?")
     if time_limit is not None:
         highs.setOptionValue("time_limit", float(time_limit))
     for key, value in params.items():
