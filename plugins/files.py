@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -104,7 +105,7 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
         status = solution_limit_status(highs, has_solution)
     if status is Status.UNKNOWN and has_solution:
         status = Status.FEASIBLE
-    bound = _highs_bound(info, status)
+    bound = _highs_bound(info, status, highs)
     if status is Status.OPTIMAL and beyond_default_gap(
             info.objective_function_value, bound, int(info.mip_node_count)):
         status = Status.FEASIBLE
@@ -119,10 +120,17 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     )
 
 
-def _highs_bound(info: Any, status: Status) -> float | None:
-    """HiGHS's dual bound: the MIP bound once branch and bound ran (also under a limit), the
+def _highs_bound(info: Any, status: Status, highs: Any) -> float | None:
+    """HiGHS's dual bound: +-inf (the objective's direction) for an unbounded model, as SCIP
+    and `solve` report it, the MIP bound once branch and bound ran (also under a limit), the
     objective of an LP solved to optimality, else None."""
-    if status in (Status.INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED, Status.UNBOUNDED):
+    if status is Status.UNBOUNDED:
+        import highspy
+
+        sense = highs.getObjectiveSense()  # (status, sense) in highspy 1.16, sense before
+        sense = sense[1] if isinstance(sense, tuple) else sense
+        return math.inf if sense == highspy.ObjSense.kMaximize else -math.inf
+    if status in (Status.INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED):
         return None
     if info.mip_node_count >= 0:
         return float(info.mip_dual_bound)

@@ -3,12 +3,14 @@ as a demanding Pyomo/SCIP user would."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 
 from coplug.plugins.errors import InputError
 from coplug.plugins.files import solve_file
+from coplug.plugins.results import Status
 
 
 @pytest.mark.parametrize("text", ["", "\\ only a comment\n", "Minimize\n obj:\nEnd\n"])
@@ -19,3 +21,14 @@ def test_a_file_without_variables_is_refused_by_both_solvers(tmp_path: Path, tex
         with pytest.raises(InputError, match="defines no variables"):
             solve_file(path, solver=solver)
 
+
+@pytest.mark.parametrize("sense, bound", [("Maximize", math.inf), ("Minimize", -math.inf)])
+def test_an_unbounded_file_has_an_infinite_bound_in_both_solvers(tmp_path: Path, sense: str,
+                                                                 bound: float) -> None:
+    path = tmp_path / "unbounded.lp"
+    sign = "" if sense == "Maximize" else "-"
+    path.write_text(f"{sense}\n obj: {sign}x\nSubject To\n c1: x >= 3\nEnd\n")
+    for solver in ("scip", "highs"):  # HiGHS's bound was None, SCIP's and solve()'s +-inf
+        result = solve_file(path, solver=solver)
+        assert result.status is Status.UNBOUNDED
+        assert result.bound == bound
