@@ -11,6 +11,10 @@ by replacing the walker's handler while it is Pyomo's faulty one.
   was refused too (`x ** p`). coplug builds a fresh SCIP model for every solve, so in the
   models it marks (`mark_one_shot`) such parts are taken at their current values; a
   persistent model built by Pyomo's interface directly keeps Pyomo's construction.
+- For the same reason, in a one-shot model every mutable Param and fixed variable is taken
+  at its value: Pyomo builds each as a fixed SCIP variable, so `p * x` became a bilinear
+  (nonlinear) constraint, which SCIP linearizes only in presolve and whose LP duals it
+  cannot give.
 - Sums are built with Python's `sum`, which copies PySCIPOpt's growing expression at every
   term: quadratic in the length, 85 of the 96 s that building a 100,000-item knapsack took.
   PySCIPOpt's `quicksum` adds in place, in linear time, with the same result.
@@ -32,6 +36,10 @@ from pyscipopt.scip import Expr, ExprCons
 _FAULTY_RANGED = scip_base._handle_ranged
 _FAULTY_SUM = scip_base._handle_sum
 _FAULTY_POW = scip_base._handle_pow
+_PYOMO_INEQUALITY = scip_base._handle_inequality
+_PYOMO_EQUALITY = scip_base._handle_equality
+_PYOMO_PARAM = scip_base._handle_param
+_PYOMO_VAR = scip_base._handle_var
 _ONE_SHOT = "_coplug_one_shot"
 _POW_TYPES = (scip_base.PowExpression, scip_base.NPV_PowExpression)
 _SUM_TYPES = (scip_base.SumExpression, scip_base.LinearExpression, scip_base.NPV_SumExpression)
@@ -66,6 +74,35 @@ def _fixed_value(arg: Any, built: Any, opt: Any) -> Any:
     return pyo.value(arg) if is_fixed(arg) else built
 
 
+def _param(node: Any, data: list[Any], opt: Any, visitor: Any) -> Any:
+    """A mutable Param at its value in a one-shot model (Pyomo's SCIP variable otherwise)."""
+    if getattr(opt, _ONE_SHOT, False):
+        return float(node.value)
+    return _PYOMO_PARAM(node, data, opt, visitor)
+
+
+def _var(node: Any, data: list[Any], opt: Any, visitor: Any) -> Any:
+    """A fixed variable at its value in a one-shot model; the SCIP variable otherwise."""
+    if node.fixed and getattr(opt, _ONE_SHOT, False):
+        return float(node.value)
+    return _PYOMO_VAR(node, data, opt, visitor)
+
+
+def _inequality(node: Any, data: list[Any], opt: Any, visitor: Any) -> Any:
+    """`a <= b`; between two numbers (every variable fixed) a constraint on a constant,
+    met or not, where Python's comparison gave SCIP a bool."""
+    if all(isinstance(item, numbers.Real) for item in data):
+        return ExprCons(Expr() + float(data[1]) - float(data[0]), lhs=0.0)
+    return _PYOMO_INEQUALITY(node, data, opt, visitor)
+
+
+def _equality(node: Any, data: list[Any], opt: Any, visitor: Any) -> Any:
+    """`a == b`, a constraint on a constant between two numbers (see `_inequality`)."""
+    if all(isinstance(item, numbers.Real) for item in data):
+        return ExprCons(Expr() + float(data[1]) - float(data[0]), lhs=0.0, rhs=0.0)
+    return _PYOMO_EQUALITY(node, data, opt, visitor)
+
+
 def mark_one_shot(opt: Any) -> None:
     """Mark a Pyomo SCIP interface whose model is built once and never updated, so Params
     and fixed variables may be taken at their values."""
@@ -91,6 +128,17 @@ def fix_scip_walker() -> None:
     for kind in _POW_TYPES:
         if handlers.get(kind) is _FAULTY_POW:
             handlers[kind] = _pow
+    for kind, pyomo_handler, ours in ((scip_base.ParamData, _PYOMO_PARAM, _param),
+                                      (scip_base.ScalarParam, _PYOMO_PARAM, _param),
+                                      (scip_base.VarData, _PYOMO_VAR, _var),
+                                      (scip_base.ScalarVar, _PYOMO_VAR, _var),
+                                      (scip_base.AutoLinkedBinaryVar, _PYOMO_VAR, _var),
+                                      (scip_base.InequalityExpression, _PYOMO_INEQUALITY,
+                                       _inequality),
+                                      (scip_base.EqualityExpression, _PYOMO_EQUALITY,
+                                       _equality)):
+        if handlers.get(kind) is pyomo_handler:
+            handlers[kind] = ours
 
 
 @contextmanager

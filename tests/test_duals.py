@@ -215,3 +215,24 @@ def test_lap_names_the_suffixes_it_leaves_empty() -> None:
     with pytest.warns(UserWarning, match=r"fills no import Suffix dual \(no duals with this"):
         assert solve(m, solver="lap").objective == pytest.approx(3.0)
     assert len(m.dual) == 0
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_param_and_fixed_coefficients_keep_the_lp_linear(solver: str) -> None:
+    """`p * x` with a mutable Param and `price * q` with `price` fixed: SCIP built both as
+    bilinear rows (fixed SCIP variables for p and price) and could give no duals for them."""
+    m = _production_lp(10.0, "max")
+    m.p = pyo.Param(initialize=2.0, mutable=True)
+    m.price = pyo.Var(initialize=1.0)
+    m.price.fix()
+    m.labour.set_value(m.p * m.x["a"] + m.price * m.x["b"] <= 10)
+    first = solve(m, solver=solver)
+    assert first.extra["duals"]["loaded"] and m.dual[m.labour] == pytest.approx(1.0)
+    m.p.set_value(4.0)  # the next solve takes the new value
+    m.price.fix(0.5)
+    again = solve(m, solver=solver)
+    ref = _production_lp(10.0, "max")
+    ref.labour.set_value(4 * ref.x["a"] + 0.5 * ref.x["b"] <= 10)
+    assert again.objective == pytest.approx(solve(ref, solver="highs").objective, rel=1e-9)
+    assert again.extra["duals"]["loaded"]
+    assert m.dual[m.labour] == pytest.approx(ref.dual[ref.labour], rel=1e-6)
