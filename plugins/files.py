@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,10 @@ def solve_file(
     **params: Any,
 ) -> Result:
     """Read an MPS or LP file into the solver and solve it (`tee`: show the solver's log)."""
+    if not isinstance(path, (str, PathLike)):
+        raise InputError(f"path must be the name of an .mps or .lp file, got {path!r}")
+    if not isinstance(solver, str):
+        raise InputError(f"solver must be 'scip' or 'highs', got {solver!r}")
     path = Path(path)
     time_limit = checked_time_limit(time_limit)
     if path.is_dir():

@@ -32,3 +32,16 @@ def test_an_unbounded_file_has_an_infinite_bound_in_both_solvers(tmp_path: Path,
         result = solve_file(path, solver=solver)
         assert result.status is Status.UNBOUNDED
         assert result.bound == bound
+
+
+@pytest.mark.parametrize("solver", [None, 3, ["scip"]])
+def test_solve_file_names_a_solver_that_is_not_a_name(tmp_path: Path, solver: object) -> None:
+    path = tmp_path / "m.lp"
+    path.write_text("Minimize\n obj: x\nSubject To\n c1: x >= 1\nEnd\n")
+    with pytest.raises(InputError, match="solver must be 'scip' or 'highs'"):
+        solve_file(path, solver=solver)  # was AttributeError: ... has no attribute 'lower'
+
+
+def test_solve_file_names_a_path_that_is_not_a_path() -> None:
+    with pytest.raises(InputError, match="path must be the name of an .mps or .lp file"):
+        solve_file(None)  # was Path's TypeError
