@@ -34,14 +34,18 @@ def check_positive(value: object, name: str, zero_ok: bool = False,
                    inf_ok: bool = False) -> float:
     """A number > 0 (>= 0 if zero_ok; inf allowed if inf_ok; bools refused), else
     InputError naming it."""
-    number = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-    ok = number and not math.isnan(value) and (inf_ok or math.isfinite(value)) and (
-        value > 0 or (zero_ok and value == 0))
+    real = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    try:  # an int past float's range (10**400) overflowed math.isnan with a traceback
+        number = float(value) if real else math.nan
+    except OverflowError:
+        number = math.nan
+    ok = not math.isnan(number) and (inf_ok or math.isfinite(number)) and (
+        number > 0 or (zero_ok and number == 0))
     if not ok:
         bound = ">= 0" if zero_ok else "> 0"
         raise InputError(f"{name} must be a {'' if inf_ok else 'finite '}number {bound}, "
                          f"got {value!r}")
-    return float(value)
+    return number
 
 
 def numeric_array(data: object, what: str) -> np.ndarray:

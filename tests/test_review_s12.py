@@ -45,3 +45,12 @@ def test_solve_file_names_a_solver_that_is_not_a_name(tmp_path: Path, solver: ob
 def test_solve_file_names_a_path_that_is_not_a_path() -> None:
     with pytest.raises(InputError, match="path must be the name of an .mps or .lp file"):
         solve_file(None)  # was Path's TypeError
+
+
+@pytest.mark.parametrize("inf_ok", [False, True])
+def test_check_positive_refuses_an_int_past_floats_range(inf_ok: bool) -> None:
+    from coplug.formulations.checks import check_positive
+
+    with pytest.raises(InputError, match="scale must be a"):
+        check_positive(10**400, "scale", inf_ok=inf_ok)  # was OverflowError from math.isnan
+    assert check_positive(10**300, "scale") == 1e300
