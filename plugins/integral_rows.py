@@ -2,7 +2,9 @@
 
 SCIP accepts a row when (activity - side) / max(|activity|, |side|, 1) <= numerics/feastol
 (1e-6 by default), so a knapsack row with a capacity of 2e6 let a packing 1 over it pass
-and the answer came back "optimal". A row whose variables are all integer and whose
+and the answer came back "optimal". A coefficient past 1 / feastol does the same through
+presolve: from `2999997 x <= -1` SCIP derives x <= -3.3e-7, rounds that bound to 0 within
+its tolerance, and x = 0 came back optimal. A row whose variables are all integer and whose
 coefficients are whole numbers has a whole-number activity at every integral point, so it
 can be judged exactly. The rows are read off the SCIP model itself, where a constant in the
 body is already on the sides (Pyomo models and `.mps`/`.lp` files alike).
@@ -10,11 +12,11 @@ body is already on the sides (Pyomo models and `.mps`/`.lp` files alike).
 `optimize_checked` solves at SCIP's tolerance first: SCIP's region then contains the exact
 one, so its bound holds and a best solution that meets every such row exactly is exactly
 optimal. Only when it does not is the model solved again, from scratch, at the tolerance that
-refuses an overshoot of 0.1 on every such row (not below 1e-9: SoPlex will not go under 1e-10
-without GMP). A lower tolerance up front was no faster overall (`benchmarks/integral_rows.py`)
-and set SoPlex printing notes on stdout. `check_integral_rows` then judges the final
-solution in exact integer arithmetic, which catches what a tolerance at that floor still
-lets through.
+refuses an overshoot of 0.1 on every such row, 0.1 over its largest side or coefficient
+(not below 1e-9: SoPlex will not go under 1e-10 without GMP). A lower tolerance up front was
+no faster overall (`benchmarks/integral_rows.py`) and set SoPlex printing notes on stdout.
+`check_integral_rows` then judges the final solution in exact integer arithmetic, which
+catches what a tolerance at that floor still lets through.
 """
 
 from __future__ import annotations
@@ -50,9 +52,11 @@ class IntegralRow(NamedTuple):
 
 
 def integral_rows(scip: Any, feastol: float) -> list[IntegralRow]:
-    """The linear all-integer rows of a SCIP model (before its solve) on which `feastol`
-    admits an overshoot of STEP or more, i.e. with a side of at least STEP / feastol. Sides
-    are read first, so a model without large sides costs one pass over its constraints."""
+    """The linear all-integer rows of a SCIP model (before its solve) that `feastol` cannot
+    judge: those with a side or a coefficient of at least STEP / feastol. A large side admits
+    an overshoot of STEP or more; a large coefficient `a` makes SCIP's presolve derive a
+    bound k / a that its tolerance rounds to the wrong whole number (`2999997 x <= -1` gave
+    x <= -3.3e-7, taken as x <= 0, and x = 0 came back optimal)."""
     threshold, infinity = STEP / feastol, scip.infinity()
     rows = []
     for cons in scip.getConss():
@@ -61,21 +65,27 @@ def integral_rows(scip: Any, feastol: float) -> list[IntegralRow]:
         lhs, rhs = scip.getLhs(cons), scip.getRhs(cons)
         lhs = None if lhs <= -infinity else lhs
         rhs = None if rhs >= infinity else rhs
-        if max(abs(lhs or 0.0), abs(rhs or 0.0)) < threshold:
+        coefs = scip.getConsVals(cons)
+        if max(abs(lhs or 0.0), abs(rhs or 0.0), *map(abs, coefs), 0.0) < threshold:
             continue
         variables = scip.getConsVars(cons)
         if not variables or any(var.vtype() not in _INTEGER_TYPES for var in variables):
             continue
-        coefs = scip.getConsVals(cons)
         if all(float(coef).is_integer() for coef in coefs):
             rows.append(IntegralRow(cons.name, variables, [int(c) for c in coefs], lhs, rhs))
     return rows
 
 
+def _scale(row: IntegralRow) -> float:
+    """The largest side or coefficient of a row."""
+    return max(abs(row.lhs or 0.0), abs(row.rhs or 0.0), *map(abs, row.coefs))
+
+
 def tightened_feastol(rows: Sequence[IntegralRow], feastol: float) -> float:
-    """The feastol that refuses an overshoot of STEP on every row (at least FEASTOL_FLOOR,
-    at most `feastol`)."""
-    largest = max((max(abs(row.lhs or 0.0), abs(row.rhs or 0.0)) for row in rows), default=0.0)
+    """The feastol that refuses an overshoot of STEP on every row and rounds no bound k / a
+    that SCIP derives from a coefficient `a` to the wrong whole number (at least
+    FEASTOL_FLOOR, at most `feastol`)."""
+    largest = float(max((_scale(row) for row in rows), default=0.0))
     if largest <= 0.0:
         return feastol
     return min(feastol, max(FEASTOL_FLOOR, STEP / largest))
@@ -154,7 +164,8 @@ def check_integral_rows(scip: Any, result: Result, rows: Sequence[IntegralRow],
     name, amount = max(violated.items(), key=lambda item: item[1])
     warnings.warn(f"SCIP's solution violates {len(violated)} all-integer constraint(s), "
                   f"{name!r} by {amount:g}: its feasibility tolerance is relative and cannot "
-                  "judge sides this large; the status is 'unknown' (rescale the rows)",
+                  "judge sides or coefficients this large; the status is 'unknown' (rescale "
+                  "the rows)",
                   UserWarning, stacklevel=4)
     result.status = Status.UNKNOWN
     result.extra["violated_rows"] = violated

@@ -6,8 +6,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pyomo.environ as pyo
 import pytest
 
+from coplug.plugins import solve
 from coplug.plugins.errors import InputError
 from coplug.plugins.files import solve_file
 from coplug.plugins.results import Status
@@ -54,3 +56,40 @@ def test_check_positive_refuses_an_int_past_floats_range(inf_ok: bool) -> None:
     with pytest.raises(InputError, match="scale must be a"):
         check_positive(10**400, "scale", inf_ok=inf_ok)  # was OverflowError from math.isnan
     assert check_positive(10**300, "scale") == 1e300
+
+
+def _big_coefficient_row(coef: int, sense: str = "max") -> pyo.ConcreteModel:
+    """`coef * x <= -1` with x in {-1, 0}: only x = -1 meets it. SCIP's presolve derives
+    x <= -1/coef, which its feasibility tolerance rounds up to 0 once coef passes 1e6."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Integers, bounds=(-1, 0))
+    m.c = pyo.Constraint(expr=coef * m.x <= -1)
+    m.o = pyo.Objective(expr=3 * m.x, sense=pyo.maximize if sense == "max" else pyo.minimize)
+    return m
+
+
+@pytest.mark.parametrize("coef", [2_999_997, 10**7, 10**8])
+def test_a_large_coefficient_on_a_small_side_is_judged_exactly(coef: int) -> None:
+    m = _big_coefficient_row(coef)
+    result = solve(m)  # SCIP alone: 'optimal' at x = 0, which misses the row by 1
+    assert coef * round(m.x.value) <= -1
+    highs = solve(_big_coefficient_row(coef), solver="highs")
+    assert result.optimal and result.objective == highs.objective
+    assert result.extra["feastol"] <= 0.1 / coef
+
+
+def test_a_coefficient_beyond_the_floor_is_reported_not_optimal() -> None:
+    m = _big_coefficient_row(10**10)
+    with pytest.warns(UserWarning, match="'c' by 1: .* sides or coefficients this large"):
+        result = solve(m)
+    assert round(m.x.value) == 0  # SCIP's answer, which misses the row: not called optimal
+    assert result.status is Status.UNKNOWN
+    assert result.extra["violated_rows"] == {"c": 1.0}
+
+
+def test_a_large_coefficient_row_in_a_file_is_judged_exactly(tmp_path: Path) -> None:
+    path = tmp_path / "coef.lp"
+    _big_coefficient_row(2_999_997).write(str(path), io_options={"symbolic_solver_labels": True})
+    result = solve_file(path)
+    assert result.optimal
+    assert result.objective == solve_file(path, solver="highs").objective
