@@ -11,6 +11,11 @@ by replacing the walker's handler while it is Pyomo's faulty one.
   was refused too (`x ** p`). coplug builds a fresh SCIP model for every solve, so in the
   models it marks (`mark_one_shot`) such parts are taken at their current values; a
   persistent model built by Pyomo's interface directly keeps Pyomo's construction.
+- `abs()` (AbsExpression), an Objective used as a term (`m.o2 <= 3`, the epsilon-constraint
+  pattern) and unit literals (`50 * units.m`) have no entry in the walker's type table, and
+  the last two none in Pyomo's component collector either: SCIP refused the first and the
+  others failed with a multi-line "Internal Pyomo implementation error". The walker's own
+  abs and named-expression handlers and a skip in the collector take them.
 - For the same reason, in a one-shot model every mutable Param and fixed variable is taken
   at its value: Pyomo builds each as a fixed SCIP variable, so `p * x` became a bilinear
   (nonlinear) constraint, which SCIP linearizes only in presolve and whose LP duals it
@@ -27,8 +32,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import pyomo.contrib.observer.component_collector as collector
 import pyomo.contrib.solver.solvers.scip.base as scip_base
 import pyomo.environ as pyo
+from pyomo.core.base.objective import ObjectiveData, ScalarObjective
+from pyomo.core.base.units_container import _PyomoUnit
+from pyomo.core.expr.numeric_expr import AbsExpression, NPV_AbsExpression
 from pyomo.core.expr.numvalue import is_fixed
 from pyscipopt import quicksum
 from pyscipopt.scip import Expr, ExprCons
@@ -128,6 +137,14 @@ def fix_scip_walker() -> None:
     for kind in _POW_TYPES:
         if handlers.get(kind) is _FAULTY_POW:
             handlers[kind] = _pow
+    for kind, handler in ((AbsExpression, scip_base._handle_unary),
+                          (NPV_AbsExpression, scip_base._handle_unary),
+                          (ObjectiveData, scip_base._handle_named_expression),
+                          (ScalarObjective, scip_base._handle_named_expression)):
+        handlers.setdefault(kind, handler)
+    for kind in (ObjectiveData, ScalarObjective, _PyomoUnit):
+        if kind not in collector.collector_handlers:  # its children are still visited
+            collector.collector_handlers[kind] = collector.handle_skip
     for kind, pyomo_handler, ours in ((scip_base.ParamData, _PYOMO_PARAM, _param),
                                       (scip_base.ScalarParam, _PYOMO_PARAM, _param),
                                       (scip_base.VarData, _PYOMO_VAR, _var),
