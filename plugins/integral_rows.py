@@ -34,9 +34,13 @@ STEP = 0.1
 # The lowest numerics/feastol set on the user's behalf; SoPlex (SCIP's LP solver) clamps
 # anything under 1e-10 and says so on stdout.
 FEASTOL_FLOOR = 1e-9
-# A solution value this close to a whole number counts as that number (SCIP's integrality
-# tolerance is absolute); a row with a value further off gets no exact verdict.
+# A row is violated when its exact activity misses a side by more than this.
 INTEGRAL_TOL = 1e-6
+# A solution value this close to a whole number is judged as that number; a row with a value
+# further off gets no exact verdict. SCIP's integrality tolerance is numerics/feastol, and it
+# took 0.999999 (1.0000000000287557e-06 off) as integral: judged at 1, that row was missed by
+# 2, which a cut-off at INTEGRAL_TOL let pass as "optimal".
+ROUND_TOL = 1e-3
 _INTEGER_TYPES = ("BINARY", "INTEGER")
 
 
@@ -136,12 +140,13 @@ def best_violations(scip: Any, rows: Sequence[IntegralRow]) -> dict[str, float]:
 
 def violations(rows: Sequence[IntegralRow], value: Callable[[Any], float]) -> dict[str, float]:
     """Row name -> amount by which the values `value(var)` violate it, computed exactly
-    (Python integers; float64 rounds 1e16 + 1), for every row violated by more than
-    INTEGRAL_TOL; rows with a value off a whole number are skipped."""
+    (Python integers; float64 rounds 1e16 + 1) at the values rounded to whole numbers, for
+    every row violated by more than INTEGRAL_TOL; rows with a value further than ROUND_TOL
+    off a whole number are skipped."""
     found = {}
     for row in rows:
         values = [value(var) for var in row.variables]
-        if any(abs(v - round(v)) > INTEGRAL_TOL for v in values):
+        if any(abs(v - round(v)) > ROUND_TOL for v in values):
             continue
         activity = Fraction(sum(c * round(v) for c, v in zip(row.coefs, values, strict=True)))
         over = max(activity - Fraction(row.rhs) if row.rhs is not None else 0,

@@ -3,6 +3,7 @@ as a demanding Pyomo/SCIP user would."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 
@@ -93,3 +94,27 @@ def test_a_large_coefficient_row_in_a_file_is_judged_exactly(tmp_path: Path) -> 
     result = solve_file(path)
     assert result.optimal
     assert result.objective == solve_file(path, solver="highs").objective
+
+
+def _borderline_integral() -> pyo.ConcreteModel:
+    """SCIP's optimum puts x[3] at 0.999999, which its integrality tolerance takes as 1; the
+    row at x[3] = 1 is missed by 2."""
+    m = pyo.ConcreteModel()
+    bounds = {0: (-2, -1), 1: (-1, 2), 2: (0, 3), 3: (-1, 1)}
+    m.x = pyo.Var(range(4), domain=pyo.Integers, bounds=bounds)
+    m.row = pyo.Constraint(expr=3000002 * m.x[0] - 1000002 * m.x[1] + 999999 * m.x[2]
+                           + 2000000 * m.x[3] == -4000009)
+    m.o = pyo.Objective(expr=5 * m.x[0] + m.x[1] + 2 * m.x[2] - 3 * m.x[3])
+    return m
+
+
+def test_a_value_just_past_the_integrality_tolerance_is_judged_rounded() -> None:
+    m = _borderline_integral()
+    points = itertools.product(*(range(int(v.lb), int(v.ub) + 1) for v in m.x.values()))
+    exact = min(5 * a + b + 2 * c - 3 * d for a, b, c, d in points
+                if 3000002 * a - 1000002 * b + 999999 * c + 2000000 * d == -4000009)
+    result = solve(m)  # was 'optimal' -9.999997 with x[3] = 0.999999
+    assert result.optimal and result.objective == pytest.approx(exact, abs=1e-6)
+    assert all(v.value == round(v.value) for v in m.x.values())
+    assert pyo.value(m.row.body) == -4000009
+    assert solve(_borderline_integral(), solver="highs").objective == pytest.approx(exact)
