@@ -227,6 +227,8 @@ def _solve_scip(
     rows, extra = optimize_checked(scip, params, functools.partial(_optimize, scip))
     result = scip_result(scip, plugins)
     record_first_solve(result, extra)
+    if result.status is Status.INFEASIBLE_OR_UNBOUNDED:
+        _settle_infeasible_or_unbounded(scip, result)
     if next(model.component_data_objects(pyo.Objective, active=True), None) is None:
         result.objective = result.bound = None  # a feasibility problem has no objective value
     StaleFlagManager.mark_all_as_stale()  # values from an earlier solve are stale
@@ -248,6 +250,27 @@ def _optimize(scip: Any) -> None:
         scip.optimize()
     except Exception as exc:  # SCIP returned an error code (PySCIPOpt raises a bare Exception)
         raise SolverError(f"SCIP stopped with an error: {exc}") from exc
+
+
+def _settle_infeasible_or_unbounded(scip: Any, result: Result) -> None:
+    """Decide SCIP's 'infeasible or unbounded' (its answer when presolve finds an unbounded
+    ray before it knows of a point) by one more solve with a zero objective, which cannot be
+    unbounded: a point means unbounded, none infeasible. An unfinished run keeps the verdict;
+    both runs count in the result's time and nodes."""
+    remaining = float(scip.getParam("limits/time")) - result.time
+    if remaining <= 0.0:
+        return
+    maximize = scip.getObjectiveSense() == "maximize"
+    scip.freeTransform()
+    scip.setObjective(0, sense="minimize", clear=True)
+    scip.setParam("limits/time", remaining)
+    _optimize(scip)
+    result.time += float(scip.getSolvingTime())
+    result.nodes += int(scip.getNTotalNodes())
+    if scip.getNSols() > 0:
+        result.status, result.bound = Status.UNBOUNDED, math.inf if maximize else -math.inf
+    elif scip.getStatus() == "infeasible":
+        result.status, result.bound = Status.INFEASIBLE, None
 
 
 def _pyomo_con_names(opt: Any) -> Callable[[str], str]:

@@ -267,8 +267,12 @@ def solve_highs(
             solver_options=dict(params),
             tee=tee,
         )
-    elapsed = time.perf_counter() - start
     status = _status(results, highs)
+    if status is Status.INFEASIBLE_OR_UNBOUNDED:
+        left = None if time_limit is None else time_limit - (time.perf_counter() - start)
+        with sigint_cancels(highs.cancelSolve):
+            status = _settle_infeasible_or_unbounded(highs, left, tee)
+    elapsed = time.perf_counter() - start
     has_solution = (
         results.solution_status != SolutionStatus.noSolution and status is not Status.UNBOUNDED
     )
@@ -304,6 +308,32 @@ def solve_highs(
             _read_highs_duals(duals, results)
         load_duals(duals, result)
     return result
+
+
+def _settle_infeasible_or_unbounded(highs: Any, time_left: float | None, tee: bool) -> Status:
+    """Decide HiGHS's 'infeasible or unbounded' (its answer for unbounded MIPs, where SCIP
+    says unbounded) by one more run with a zero objective, which cannot be unbounded: a
+    feasible point means unbounded, none infeasible. A QP, or a run that does not finish,
+    keeps the verdict."""
+    import highspy
+
+    model = highs.getModel()
+    if model.hessian_.dim_ > 0 or (time_left is not None and time_left <= 0):
+        return Status.INFEASIBLE_OR_UNBOUNDED
+    columns = np.arange(model.lp_.num_col_, dtype=np.int32)
+    costs = np.array(model.lp_.col_cost_, dtype=float)
+    highs.changeColsCost(len(columns), columns, np.zeros(len(columns)))
+    highs.setOptionValue("output_flag", bool(tee))
+    if time_left is not None:
+        highs.setOptionValue("time_limit", float(time_left))
+    highs.run()
+    verdict = highs.getModelStatus()
+    highs.changeColsCost(len(columns), columns, costs)
+    if verdict == highspy.HighsModelStatus.kOptimal:
+        return Status.UNBOUNDED
+    if verdict == highspy.HighsModelStatus.kInfeasible:
+        return Status.INFEASIBLE
+    return Status.INFEASIBLE_OR_UNBOUNDED
 
 
 def _read_highs_duals(request: DualRequest, results: Any) -> None:
