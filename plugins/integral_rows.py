@@ -98,18 +98,27 @@ def tightened_feastol(rows: Sequence[IntegralRow], feastol: float) -> float:
 def optimize_checked(scip: Any, params: Mapping[str, Any], optimize: Callable[[], None],
                      ) -> tuple[list[IntegralRow], dict[str, Any]]:
     """Run `optimize` (SCIP's solve) and, when its best solution violates an integral row
-    and the caller left numerics/feastol alone, run it again at the tightened tolerance with
-    what remains of limits/time. Returns the rows (for `check_integral_rows`) and what to
-    add to `result.extra`: the tolerance used and the discarded first solve."""
+    or it found the model infeasible, and the caller left numerics/feastol alone, run it
+    again at the tightened tolerance with what remains of limits/time. Returns the rows (for
+    `check_integral_rows`) and what to add to `result.extra`: the tolerance used and the
+    discarded first solve (objective None after an infeasible one).
+
+    An infeasible verdict is checked too: SCIP's presolve at its tolerance called models
+    with a large-coefficient row infeasible that have whole-number solutions (`15000000 x0 -
+    5000001 x1 + 4999999 x2 - 4999998 x3 == 14999995` on small boxes), and at the tightened
+    tolerance found them."""
     feastol = float(scip.getParam("numerics/feastol"))
     rows = integral_rows(scip, feastol)
     optimize()
     tightened = tightened_feastol(rows, feastol)
-    if ("numerics/feastol" in params or tightened >= feastol
-            or scip.getStatus() == "userinterrupt" or not best_violations(scip, rows)):
+    if "numerics/feastol" in params or tightened >= feastol:
+        return rows, {}
+    status = scip.getStatus()
+    if status == "userinterrupt" or (status not in ("infeasible", "inforunbd")
+                                     and not best_violations(scip, rows)):
         return rows, {}
     first = {"time": float(scip.getSolvingTime()), "nodes": int(scip.getNTotalNodes()),
-             "objective": float(scip.getObjVal())}
+             "objective": float(scip.getObjVal()) if scip.getNSols() else None}
     remaining = float(scip.getParam("limits/time")) - first["time"]
     if remaining <= 0.0:
         return rows, {}

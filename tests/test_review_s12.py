@@ -118,3 +118,35 @@ def test_a_value_just_past_the_integrality_tolerance_is_judged_rounded() -> None
     assert all(v.value == round(v.value) for v in m.x.values())
     assert pyo.value(m.row.body) == -4000009
     assert solve(_borderline_integral(), solver="highs").objective == pytest.approx(exact)
+
+
+def _presolved_away() -> pyo.ConcreteModel:
+    """A row SCIP's presolve at its default tolerance calls infeasible; it has whole-number
+    solutions."""
+    m = pyo.ConcreteModel()
+    bounds = {0: (-2, 0), 1: (-2, 1), 2: (0, 2), 3: (-2, 1)}
+    m.x = pyo.Var(range(4), domain=pyo.Integers, bounds=bounds)
+    m.row = pyo.Constraint(expr=15000000 * m.x[0] - 5000001 * m.x[1] + 4999999 * m.x[2]
+                           - 4999998 * m.x[3] == 14999995)
+    m.o = pyo.Objective(expr=-3 * m.x[0] + 5 * m.x[1] - m.x[2] - m.x[3])
+    return m
+
+
+def test_an_infeasible_verdict_is_checked_at_the_tightened_tolerance() -> None:
+    m = _presolved_away()
+    points = itertools.product(*(range(int(v.lb), int(v.ub) + 1) for v in m.x.values()))
+    exact = min(-3 * a + 5 * b - c - d for a, b, c, d in points
+                if 15000000 * a - 5000001 * b + 4999999 * c - 4999998 * d == 14999995)
+    result = solve(m)  # was 'infeasible'
+    assert result.optimal and result.objective == pytest.approx(exact)
+    assert pyo.value(m.row.body) == 14999995
+    assert result.extra["first_solve"]["objective"] is None
+    assert solve(_presolved_away(), solver="highs").objective == pytest.approx(exact)
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_a_truly_infeasible_model_stays_infeasible_after_the_check(solver: str) -> None:
+    m = _presolved_away()
+    m.row.set_value(15000000 * m.x[0] - 5000001 * m.x[1] + 4999999 * m.x[2]
+                    - 4999998 * m.x[3] == 14999994.5)  # a whole-number activity cannot
+    assert solve(m, solver=solver).status is Status.INFEASIBLE
