@@ -47,7 +47,7 @@ from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.mipstart import scip_mip_start
 from coplug.plugins.modeldata import check_model_data
 from coplug.plugins.results import Result, Status
-from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot
+from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupported_part
 from coplug.plugins.varmap import VarMap, snapped
 
 Backend = Callable[..., Result]
@@ -146,15 +146,19 @@ def _warn_import_suffixes(model: pyo.Block, fills_duals: bool) -> None:
                       UserWarning, stacklevel=3)
 
 
-def build_instance(opt: Any, model: pyo.Block, label: str) -> None:
+def build_instance(opt: Any, model: pyo.Block, label: str,
+                   locate: Callable[[pyo.Block], str | None] | None = None) -> None:
     """Build `model` in the persistent solver `opt`; what Pyomo's interface cannot take
-    becomes an UnsupportedModelError naming the solver."""
+    becomes an UnsupportedModelError naming the solver and, where `locate` finds it, the
+    constraint or objective at fault."""
     try:
         with suffix_notice_quiet():
             opt.set_instance(model)
     except (ValueError, TypeError, NotImplementedError, KeyError, AttributeError,
             PyomoException) as exc:
-        raise UnsupportedModelError(f"{label} cannot take this model: {exc}") from exc
+        where = locate(model) if locate is not None else None
+        detail = where or f"this model: {' '.join(str(exc).split())}"
+        raise UnsupportedModelError(f"{label} cannot take {detail}") from exc
 
 
 @contextmanager
@@ -205,7 +209,7 @@ def _solve_scip(
     opt = contrib_solver("scip_persistent", "SCIP", "pyscipopt")
     fix_scip_walker()
     mark_one_shot(opt)
-    build_instance(opt, model, "SCIP")
+    build_instance(opt, model, "SCIP", unsupported_part)
     scip = opt._solver_model  # the PySCIPOpt model; Pyomo keeps no public accessor
     _use_native_objective(opt, model)
     var_map = VarMap(opt._pyomo_var_to_solver_var_map)

@@ -38,7 +38,7 @@ import pyomo.environ as pyo
 from pyomo.core.base.objective import ObjectiveData, ScalarObjective
 from pyomo.core.base.units_container import _PyomoUnit
 from pyomo.core.expr.numeric_expr import AbsExpression, NPV_AbsExpression
-from pyomo.core.expr.numvalue import is_fixed
+from pyomo.core.expr.numvalue import is_fixed, native_numeric_types
 from pyscipopt import quicksum
 from pyscipopt.scip import Expr, ExprCons
 
@@ -110,6 +110,29 @@ def _equality(node: Any, data: list[Any], opt: Any, visitor: Any) -> Any:
     if all(isinstance(item, numbers.Real) for item in data):
         return ExprCons(Expr() + float(data[1]) - float(data[0]), lhs=0.0, rhs=0.0)
     return _PYOMO_EQUALITY(node, data, opt, visitor)
+
+
+def unsupported_part(model: pyo.Block) -> str | None:
+    """Where the walker fails on `model` ("constraint 'c': Expr_ifExpression"), named for
+    the user, or None when it finds no part without a SCIP form."""
+    parts = [("constraint", con) for con in model.component_data_objects(
+        pyo.Constraint, active=True, descend_into=True)]
+    parts += [("objective", obj) for obj in model.component_data_objects(
+        pyo.Objective, active=True, descend_into=True)]
+    for kind, part in parts:
+        stack = [part.expr]
+        while stack:
+            node = stack.pop()
+            if type(node) in native_numeric_types or not hasattr(node, "is_expression_type"):
+                continue
+            handler = scip_base._operator_map.get(type(node))
+            if handler is None:
+                return f"{kind} {part.name!r}: {type(node).__name__} has no SCIP form"
+            if handler is scip_base._handle_unary and node.getname() not in scip_base._unary_map:
+                return f"{kind} {part.name!r}: the function {node.getname()} has no SCIP form"
+            if node.is_expression_type():
+                stack.extend(node.args)
+    return None
 
 
 def mark_one_shot(opt: Any) -> None:

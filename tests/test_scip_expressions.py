@@ -61,3 +61,21 @@ def test_unit_literals_in_expressions() -> None:
     m.o = pyo.Objective(expr=m.x - 0.1 * u.m / u.s * m.t, sense=pyo.maximize)
     assert solve(m, solver="scip").objective == pytest.approx(
         solve(m, solver="highs").objective, rel=1e-9)
+
+
+@pytest.mark.parametrize("make, detail", [
+    (lambda m: pyo.Expr_if(IF=m.x >= 0, THEN=m.x, ELSE=-m.x), "Expr_ifExpression has no SCIP"),
+    (lambda m: pyo.atan(m.x), "the function atan has no SCIP form"),
+])
+def test_a_part_scip_cannot_take_is_named(make, detail: str) -> None:
+    from coplug.plugins import UnsupportedModelError
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(-2, 2))
+    m.y = pyo.Var(bounds=(-5, 5))
+    m.b = pyo.Block()
+    m.b.c = pyo.Constraint(expr=m.y >= make(m))
+    m.o = pyo.Objective(expr=m.y)
+    expected = f"^SCIP cannot take constraint 'b.c': {detail}"
+    with pytest.raises(UnsupportedModelError, match=expected):
+        solve(m, solver="scip")
