@@ -232,7 +232,7 @@ def _solve_scip(
     result = scip_result(scip, plugins)
     record_first_solve(result, extra)
     if result.status is Status.INFEASIBLE_OR_UNBOUNDED:
-        _settle_infeasible_or_unbounded(scip, result)
+        settle_infeasible_or_unbounded(scip, result)
     if next(model.component_data_objects(pyo.Objective, active=True), None) is None:
         result.objective = result.bound = None  # a feasibility problem has no objective value
     StaleFlagManager.mark_all_as_stale()  # values from an earlier solve are stale
@@ -256,7 +256,7 @@ def _optimize(scip: Any) -> None:
         raise SolverError(f"SCIP stopped with an error: {exc}") from exc
 
 
-def _settle_infeasible_or_unbounded(scip: Any, result: Result) -> None:
+def settle_infeasible_or_unbounded(scip: Any, result: Result) -> None:
     """Decide SCIP's 'infeasible or unbounded' (its answer when presolve finds an unbounded
     ray before it knows of a point) by one more solve with a zero objective, which cannot be
     unbounded: a point means unbounded, none infeasible. An unfinished run keeps the verdict;

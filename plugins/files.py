@@ -10,13 +10,30 @@ from typing import Any
 
 from pyomo.common.tee import capture_output
 
-from coplug.plugins.bridge import _set_scip_params, scip_result
+from coplug.plugins.bridge import (
+    _set_scip_params,
+    scip_result,
+)
+from coplug.plugins.bridge import (
+    settle_infeasible_or_unbounded as settle_scip_infeasible_or_unbounded,
+)
 from coplug.plugins.errors import InputError, SolverNotAvailableError
-from coplug.plugins.highs_backend import beyond_default_gap, solution_limit_status
+from coplug.plugins.highs_backend import (
+    beyond_default_gap,
+    mip_tolerance,
+    misjudged,
+    settle_infeasible_or_unbounded,
+    solution_limit_status,
+)
 from coplug.plugins.integral_rows import (
+    IntegralRow,
     check_integral_rows,
+    flag_violations,
+    highs_integral_rows,
     optimize_checked,
     record_first_solve,
+    tightened_feastol,
+    violations,
 )
 from coplug.plugins.interrupts import sigint_cancels
 from coplug.plugins.limits import checked_time_limit
@@ -75,6 +92,8 @@ def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any
     rows, extra = optimize_checked(scip, params, scip.optimize)
     result = scip_result(scip)
     record_first_solve(result, extra)
+    if result.status is Status.INFEASIBLE_OR_UNBOUNDED:
+        settle_scip_infeasible_or_unbounded(scip, result)
     check_integral_rows(scip, result, rows)
     return result
 
@@ -98,12 +117,20 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     for key, value in params.items():
         if highs.setOptionValue(key, value) != highspy.HighsStatus.kOk:
             raise InputError(f"cannot set HiGHS option {key!r} to {value!r}")
+    rows = highs_integral_rows(highs, mip_tolerance(highs, params))
     start = time.perf_counter()
     highs.HandleUserInterrupt = True  # its interrupt callbacks check cancelSolve's flag
     with sigint_cancels(highs.cancelSolve):
         highs.run()
-    elapsed = time.perf_counter() - start
+        extra = {}
+        if rows and "mip_feasibility_tolerance" not in params and misjudged(highs, rows):
+            extra = _run_tightened(highs, rows, time_limit, time.perf_counter() - start)
     status = _HIGHS_STATUS.get(highs.modelStatusToString(highs.getModelStatus()), Status.UNKNOWN)
+    if status is Status.INFEASIBLE_OR_UNBOUNDED:
+        left = None if time_limit is None else time_limit - (time.perf_counter() - start)
+        with sigint_cancels(highs.cancelSolve):
+            status = settle_infeasible_or_unbounded(highs, left, tee)
+    elapsed = time.perf_counter() - start
     info = highs.getInfo()
     has_solution = info.primal_solution_status == 2 and status is not Status.UNBOUNDED
     if highs.getModelStatus() == highspy.HighsModelStatus.kSolutionLimit:
@@ -114,15 +141,42 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     if status is Status.OPTIMAL and beyond_default_gap(
             info.objective_function_value, bound, int(info.mip_node_count)):
         status = Status.FEASIBLE
-    return Result(
+    result = Result(
         status=status,
         solver="highs",
         objective=info.objective_function_value if has_solution else None,
         bound=bound,
-        nodes=max(int(info.mip_node_count), 0),
+        nodes=max(int(info.mip_node_count), 0) + extra.get("first_solve", {}).get("nodes", 0),
         time=elapsed,
         has_solution=has_solution,
+        extra=extra,
     )
+    if has_solution and rows:
+        values = highs.getSolution().col_value
+        violated = violations(rows, lambda col: values[col])
+        if violated:
+            names = highs.getLp().row_names_
+            flag_violations(result, {names[int(k)] if len(names) > int(k) else k: v
+                                     for k, v in violated.items()}, "HiGHS", "absolute")
+    return result
+
+
+def _run_tightened(highs: Any, rows: list[IntegralRow], time_limit: float | None,
+                   spent: float) -> dict[str, Any]:
+    """Run HiGHS again at the mip_feasibility_tolerance that refuses an overshoot of 0.1 on
+    every large all-integer row, with the time that remains; what goes into `result.extra`."""
+    info = highs.getInfo()
+    first = {"time": spent, "nodes": max(int(info.mip_node_count), 0),
+             "objective": info.objective_function_value
+             if highs.getSolution().value_valid else None}
+    if time_limit is not None and time_limit - spent <= 0.0:
+        return {}
+    tolerance = tightened_feastol(rows, mip_tolerance(highs, {}))
+    highs.setOptionValue("mip_feasibility_tolerance", tolerance)
+    if time_limit is not None:
+        highs.setOptionValue("time_limit", float(time_limit - spent))
+    highs.run()
+    return {"mip_feasibility_tolerance": tolerance, "first_solve": first}
 
 
 def _highs_bound(info: Any, status: Status, highs: Any) -> float | None:

@@ -25,6 +25,13 @@ from pyomo.repn.standard_repn import generate_standard_repn
 from coplug.plugins.bridge import build_instance, contrib_solver
 from coplug.plugins.duals import DualRequest, dual_request, load_duals
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
+from coplug.plugins.integral_rows import (
+    IntegralRow,
+    flag_violations,
+    highs_integral_rows,
+    tightened_feastol,
+    violations,
+)
 from coplug.plugins.interrupts import (
     highspy_interrupt,
     pyomo_highs_interrupt_quiet,
@@ -257,21 +264,16 @@ def solve_highs(
         columns = opt._pyomo_var_to_solver_var_map  # id(var) -> HiGHS column
         pairs = ((opt._vars[vid][0], col) for vid, col in columns.items())
         mip_start = highs_mip_start(highs, pairs)
-    # Pyomo turns HiGHS's interrupt callbacks on; Ctrl-C sets the flag they check
-    with sigint_cancels(highs.cancelSolve), pyomo_highs_interrupt_quiet():
-        results = opt.solve(
-            model,
-            load_solutions=False,
-            raise_exception_on_nonoptimal_result=False,
-            time_limit=time_limit,
-            solver_options=dict(params),
-            tee=tee,
-        )
+    rows = highs_integral_rows(highs, mip_tolerance(highs, params))
+    results = _run(opt, model, time_limit, params, tee)
+    checked = {}
+    if rows and "mip_feasibility_tolerance" not in params and misjudged(highs, rows):
+        results, checked = _solve_tightened(opt, model, rows, time_limit, params, tee, start)
     status = _status(results, highs)
     if status is Status.INFEASIBLE_OR_UNBOUNDED:
         left = None if time_limit is None else time_limit - (time.perf_counter() - start)
         with sigint_cancels(highs.cancelSolve):
-            status = _settle_infeasible_or_unbounded(highs, left, tee)
+            status = settle_infeasible_or_unbounded(highs, left, tee)
     elapsed = time.perf_counter() - start
     has_solution = (
         results.solution_status != SolutionStatus.noSolution and status is not Status.UNBOUNDED
@@ -303,6 +305,10 @@ def solve_highs(
         time=elapsed,
         has_solution=has_solution,
     )
+    result.extra.update(checked)  # `time` already spans both solves
+    result.nodes += checked.get("first_solve", {}).get("nodes", 0)
+    if has_solution:
+        _check_rows(opt, result, rows)
     if duals is not None:
         if duals.lp is not None and status is Status.OPTIMAL:
             _read_highs_duals(duals, results)
@@ -310,7 +316,76 @@ def solve_highs(
     return result
 
 
-def _settle_infeasible_or_unbounded(highs: Any, time_left: float | None, tee: bool) -> Status:
+def _run(opt: Any, model: pyo.Block, time_limit: float | None, params: Mapping[str, Any],
+         tee: bool) -> Any:
+    """One HiGHS solve through Pyomo (its interrupt callbacks on: Ctrl-C sets their flag)."""
+    with sigint_cancels(opt._solver_model.cancelSolve), pyomo_highs_interrupt_quiet():
+        return opt.solve(
+            model,
+            load_solutions=False,
+            raise_exception_on_nonoptimal_result=False,
+            time_limit=time_limit,
+            solver_options=dict(params),
+            tee=tee,
+        )
+
+
+def mip_tolerance(highs: Any, params: Mapping[str, Any]) -> float:
+    """The mip_feasibility_tolerance the solve will run at."""
+    if "mip_feasibility_tolerance" in params:
+        return float(params["mip_feasibility_tolerance"])
+    _, value = highs.getOptionValue("mip_feasibility_tolerance")  # (status, value)
+    return float(value)
+
+
+def misjudged(highs: Any, rows: list[IntegralRow]) -> bool:
+    """Whether HiGHS's verdict may rest on its tolerance: it found the model infeasible, or
+    its solution misses a large all-integer row."""
+    import highspy
+
+    if highs.getModelStatus() == highspy.HighsModelStatus.kInfeasible:
+        return True
+    if not highs.getSolution().value_valid:
+        return False
+    values = highs.getSolution().col_value
+    return bool(violations(rows, lambda col: values[col]))
+
+
+def _solve_tightened(opt: Any, model: pyo.Block, rows: list[IntegralRow],
+                     time_limit: float | None, params: Mapping[str, Any], tee: bool,
+                     start: float) -> tuple[Any, dict[str, Any]]:
+    """Solve again at the mip_feasibility_tolerance that refuses an overshoot of 0.1 on every
+    large row, with the time that remains; returns the results and what goes into
+    `result.extra` (the tolerance and the discarded first solve)."""
+    highs = opt._solver_model
+    info = highs.getInfo()
+    first = {"time": time.perf_counter() - start,
+             "nodes": max(int(getattr(info, "mip_node_count", 0)), 0),
+             "objective": highs.getInfo().objective_function_value
+             if highs.getSolution().value_valid else None}
+    remaining = None if time_limit is None else time_limit - first["time"]
+    if remaining is not None and remaining <= 0.0:
+        return None, {}
+    tolerance = tightened_feastol(rows, mip_tolerance(highs, params))
+    tightened = {**params, "mip_feasibility_tolerance": tolerance}
+    return (_run(opt, model, remaining, tightened, tee),
+            {"mip_feasibility_tolerance": tolerance, "first_solve": first})
+
+
+def _check_rows(opt: Any, result: Result, rows: list[IntegralRow]) -> None:
+    """Judge the loaded solution on the large all-integer rows exactly; a violation makes the
+    status `unknown` (named by Pyomo constraint) with a warning."""
+    if not rows:
+        return
+    columns = {col: opt._vars[vid][0] for vid, col in opt._pyomo_var_to_solver_var_map.items()}
+    violated = violations(rows, lambda col: columns[col].value)
+    if violated:
+        names = {str(row): con.name for con, row in opt._pyomo_con_to_solver_con_map.items()}
+        flag_violations(result, {names.get(k, k): v for k, v in violated.items()}, "HiGHS",
+                        "absolute")
+
+
+def settle_infeasible_or_unbounded(highs: Any, time_left: float | None, tee: bool) -> Status:
     """Decide HiGHS's 'infeasible or unbounded' (its answer for unbounded MIPs, where SCIP
     says unbounded) by one more run with a zero objective, which cannot be unbounded: a
     feasible point means unbounded, none infeasible. A QP, or a run that does not finish,
