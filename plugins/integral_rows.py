@@ -106,15 +106,16 @@ def highs_integral_rows(highs: Any, tolerance: float) -> list[IntegralRow]:
     else:
         rows_csr = csr_matrix(parts, shape=shape)
     lower, upper = np.asarray(lp.row_lower_), np.asarray(lp.row_upper_)
-    threshold, rows = STEP / tolerance, []
-    for i in range(lp.num_row_):
+    sides = np.maximum(np.where(np.isfinite(lower), np.abs(lower), 0.0),
+                       np.where(np.isfinite(upper), np.abs(upper), 0.0))
+    largest = np.maximum(sides, abs(rows_csr).max(axis=1).toarray().ravel())
+    rows = []
+    for i in np.flatnonzero(largest >= STEP / tolerance).tolist():  # few rows, if any
         cols = rows_csr.indices[rows_csr.indptr[i]:rows_csr.indptr[i + 1]]
         coefs = rows_csr.data[rows_csr.indptr[i]:rows_csr.indptr[i + 1]]
         lhs = None if not np.isfinite(lower[i]) else float(lower[i])
         rhs = None if not np.isfinite(upper[i]) else float(upper[i])
-        if not len(cols) or max(abs(lhs or 0.0), abs(rhs or 0.0), *np.abs(coefs)) < threshold:
-            continue
-        if integer[cols].all() and np.all(coefs == np.round(coefs)):
+        if len(cols) and integer[cols].all() and np.all(coefs == np.round(coefs)):
             rows.append(IntegralRow(str(i), cols.tolist(), [int(c) for c in coefs], lhs, rhs))
     return rows
 
