@@ -16,6 +16,7 @@ import numbers
 import time
 from typing import Any
 
+import numpy as np
 import pyomo.environ as pyo
 
 from coplug.plugins.errors import InputError
@@ -50,10 +51,9 @@ def solve_pmvb_start(
     if "warmstart" in params:
         raise InputError("solve_pmvb_start makes its own warm start; drop warmstart=")
     likely_nodes = checked_scip_int("PMVB likely_nodes", likely_nodes, 1)
-    user_nodes = params.get("limits/nodes", -1)  # SCIP: -1 is no limit
-    whole = isinstance(user_nodes, numbers.Integral) and not isinstance(user_nodes, bool)
-    if whole and user_nodes >= 0:  # a user's limit (np.int64 too) also bounds step 1
-        likely_nodes = min(likely_nodes, max(int(user_nodes), 1))
+    user_nodes = _user_node_limit(params.get("limits/nodes", -1))  # SCIP: -1 is no limit
+    if user_nodes >= 0:  # a user's limit (np.int64, 2.0, 0 too) also bounds step 1
+        likely_nodes = min(likely_nodes, user_nodes)
     start = time.perf_counter()
     rule = PMVBBranching(predictor, threshold, confidence, mode="branch")
     rule.only_likely = True
@@ -68,6 +68,18 @@ def solve_pmvb_start(
     step2 = solve(model, time_limit=left, warmstart=step1.has_solution, **params)
     report["start_accepted"] = step2.extra.get("warmstart", {}).get("accepted")
     return _with_report(step2, step1, report, rule)
+
+
+def _user_node_limit(value: Any) -> int:
+    """The caller's limits/nodes as an int, checked as solve() checks it: step 1 replaces
+    it, so a bad value would otherwise go unnoticed whenever step 1 answers alone."""
+    numeric = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    if not numeric or not float(value).is_integer():
+        raise InputError(f"SCIP parameter 'limits/nodes' takes an integer, got {value!r}")
+    if value < -1:
+        raise InputError(f"SCIP parameter 'limits/nodes' must be -1 (no limit) or a node "
+                         f"count, got {value!r}")
+    return int(value)
 
 
 def _in_likely_region(rule: PMVBBranching) -> bool | None:
