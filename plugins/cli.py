@@ -78,7 +78,10 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         return 0
     if args.target is None:
         raise InputError("give an .mps/.lp file or a formulation name (coplug solve --list)")
-    if Path(args.target).suffix or Path(args.target).exists():
+    from coplug.formulations import registry
+
+    named = args.target in registry.names()  # a folder called "knapsack" is not the file
+    if Path(args.target).suffix or (Path(args.target).exists() and not named):
         from coplug.plugins.files import solve_file
 
         given = [flag for flag, value in (("--size", args.size), ("--seed", args.seed))
@@ -89,7 +92,6 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         result = solve_file(args.target, solver=args.solver, time_limit=args.time_limit,
                             tee=args.tee)
     else:
-        from coplug.formulations import registry
         from coplug.plugins.bridge import solve
 
         size = 30 if args.size is None else args.size

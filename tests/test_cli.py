@@ -119,3 +119,13 @@ def test_garbage_files_and_bad_seeds_are_one_line_errors(tmp_path: Path) -> None
     assert out.returncode == 2 and "--seed: must be an integer in [0, 2**63)" in out.stderr
     out = _coplug("bbo", "solve", "bbob:1", "--dim", "0")
     assert out.returncode == 2 and "dim >= 2, got 0" in out.stderr
+
+
+def test_cli_takes_a_formulation_name_beside_a_folder_of_that_name(tmp_path, monkeypatch,
+                                                                    capsys) -> None:
+    from coplug.plugins.cli import main
+
+    (tmp_path / "knapsack").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["solve", "knapsack", "--size", "8", "--solver", "highs"]) == 0
+    assert "optimal" in capsys.readouterr().out
