@@ -46,6 +46,7 @@ from coplug.plugins.integral_rows import (
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.mipstart import scip_mip_start
 from coplug.plugins.modeldata import check_model_data
+from coplug.plugins.priorities import set_scip_priorities, unread_export_suffixes
 from coplug.plugins.results import Result, Status
 from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupported_part
 from coplug.plugins.varmap import VarMap, snapped
@@ -110,7 +111,7 @@ def solve(
     backend = _backend(solver)
     check_components(model, solver)
     check_model_data(model, warn_tiny=solver.lower() != "lap")
-    _warn_import_suffixes(model, fills_duals=solver.lower() in ("scip", "highs"))
+    _warn_unread_suffixes(model, solver.lower())
     if not isinstance(warmstart, bool):
         raise InputError(f"warmstart must be True or False, got {warmstart!r}")
     if warmstart and solver.lower() not in ("scip", "highs"):
@@ -136,13 +137,20 @@ def _check_model(model: Any) -> None:
         raise UnsupportedModelError(f"model has {objectives} active objectives; need one")
 
 
-def _warn_import_suffixes(model: pyo.Block, fills_duals: bool) -> None:
+def _warn_unread_suffixes(model: pyo.Block, solver: str) -> None:
     """Say which import Suffixes stay empty (all but `dual` and `rc` where the backend fills
-    those): an empty one read as 'all zero' would be wrong."""
+    those: an empty one read as 'all zero' would be wrong) and which export Suffixes go
+    unread (all but SCIP's `priority`)."""
+    fills_duals = solver in ("scip", "highs")
     names = other_import_suffixes(model, fills_duals)
     if names:
         filled = "only dual and rc, for LPs" if fills_duals else "no duals with this solver"
         warnings.warn(f"solve() fills no import Suffix {', '.join(names)} ({filled})",
+                      UserWarning, stacklevel=3)
+    names = unread_export_suffixes(model, reads_priority=solver == "scip")
+    if names:
+        read = "SCIP reads only priority" if solver == "scip" else f"{solver} reads none"
+        warnings.warn(f"solve() does not pass on the export Suffix {', '.join(names)} ({read})",
                       UserWarning, stacklevel=3)
 
 
@@ -217,6 +225,7 @@ def _solve_scip(
     if duals is not None and duals.lp is not None:
         prepare_scip(scip)  # before the caller's params, which win
     _set_scip_params(scip, time_limit, params)
+    set_scip_priorities(scip, model, var_map)
     for plugin in plugins:
         if isinstance(plugin, type):
             raise InputError(f"plugin {plugin.__name__} is a class; pass an instance "
