@@ -2,7 +2,8 @@
 
 Pyomo's own SCIP interface loads no duals. `solve` fills `m.dual` and `m.rc` when the model
 declares them (`m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)`) and is a linear program:
-continuous variables, linear rows and objective. Signs follow Pyomo's convention: a dual is
+continuous variables, linear rows and objective (for HiGHS also a convex quadratic
+objective: its gradient at the optimum takes the place of `c`). Signs follow Pyomo's convention: a dual is
 the derivative of the optimal objective with respect to the row's side, a reduced cost that
 of the variable's bound (so for a minimization a `>=` row has a dual >= 0).
 
@@ -23,6 +24,7 @@ from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
+from pyomo.repn.standard_repn import generate_standard_repn
 
 from coplug.plugins.linear_terms import LinearTerms, linear_terms
 from coplug.plugins.results import Result, Status
@@ -40,6 +42,7 @@ class LinearProgram:
     rows: list[tuple[Any, LinearTerms, float | None, float | None]]
     objective: LinearTerms | None
     maximize: bool
+    quadratic: list[tuple[Any, Any, float]] = field(default_factory=list)  # HiGHS's convex QPs
 
 
 @dataclass
@@ -52,16 +55,16 @@ class DualRequest:
     row_duals: list[float] = field(default_factory=list)
 
 
-def dual_request(model: pyo.Block) -> DualRequest | None:
+def dual_request(model: pyo.Block, quadratic_ok: bool = False) -> DualRequest | None:
     """The `dual`/`rc` import Suffixes of `model`, emptied for this solve, with the model
-    read as an LP; None when it declares neither."""
+    read as an LP (or, with `quadratic_ok`, a QP); None when it declares neither."""
     suffixes = {s.local_name: s for s in _import_suffixes(model, descend=False)
                 if s.local_name in DUAL_SUFFIXES}
     if not suffixes:
         return None
     for suffix in suffixes.values():
         suffix.clear()
-    lp, reason = _read_lp(model)
+    lp, reason = _read_lp(model, quadratic_ok)
     return DualRequest(suffixes, lp, reason)
 
 
@@ -80,8 +83,8 @@ def _import_suffixes(model: pyo.Block, descend: bool) -> list[pyo.Suffix]:
             if s.import_enabled()]
 
 
-def _read_lp(model: pyo.Block) -> tuple[LinearProgram | None, str]:
-    """The model as an LP, or None and why it is not one."""
+def _read_lp(model: pyo.Block, quadratic_ok: bool) -> tuple[LinearProgram | None, str]:
+    """The model as an LP (a QP with `quadratic_ok`), or None and why it is not one."""
     rows = []
     for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
         terms = linear_terms(con.body)
@@ -89,16 +92,31 @@ def _read_lp(model: pyo.Block) -> tuple[LinearProgram | None, str]:
             return None, f"constraint {con.name!r} is nonlinear"
         rows.append((con, terms, _side(con.lb), _side(con.ub)))
     objective = next(model.component_data_objects(pyo.Objective, active=True), None)
-    obj_terms = None
+    obj_terms, quadratic = None, []
     if objective is not None:
         obj_terms = linear_terms(objective.expr)
+        if obj_terms is None and quadratic_ok:
+            obj_terms, quadratic = _quadratic_terms(objective.expr)
         if obj_terms is None:
             return None, "the objective is nonlinear"
-    for var in _variables(rows, obj_terms):
+    lp = LinearProgram(rows, obj_terms, objective is not None and objective.sense == pyo.maximize,
+                       quadratic)
+    for var in _variables(lp):
         if not var.is_continuous():
             return None, f"variable {var.name!r} is integer (a MIP has no LP duals)"
-    maximize = objective is not None and objective.sense == pyo.maximize
-    return LinearProgram(rows, obj_terms, maximize), ""
+    return lp, ""
+
+
+def _quadratic_terms(expr: Any) -> tuple[LinearTerms | None, list[tuple[Any, Any, float]]]:
+    """The linear part and the (x, y, coef) terms of a quadratic objective (None when it is
+    not quadratic)."""
+    repn = generate_standard_repn(expr, compute_values=True, quadratic=True)
+    if repn.nonlinear_expr is not None:
+        return None, []
+    linear = LinearTerms(list(repn.linear_vars), np.asarray(repn.linear_coefs, dtype=float),
+                         float(repn.constant))
+    return linear, [(x, y, float(c)) for (x, y), c in zip(repn.quadratic_vars,
+                                                          repn.quadratic_coefs, strict=True)]
 
 
 def _side(value: float | None) -> float | None:
@@ -108,11 +126,14 @@ def _side(value: float | None) -> float | None:
     return float(value)
 
 
-def _variables(rows: list, objective: LinearTerms | None) -> list[Any]:
+def _variables(lp: LinearProgram) -> list[Any]:
     """Each unfixed variable of the rows and objective once, in order of appearance."""
     seen: dict[int, Any] = {}
-    for terms in [t for _, t, _, _ in rows] + ([objective] if objective else []):
-        for var in terms.variables:
+    groups = [t.variables for _, t, _, _ in lp.rows]
+    groups += [lp.objective.variables] if lp.objective else []
+    groups += [(x, y) for x, y, _ in lp.quadratic]
+    for variables in groups:
+        for var in variables:
             seen.setdefault(id(var), var)
     return list(seen.values())
 
@@ -172,7 +193,7 @@ def _certified_reduced_costs(request: DualRequest) -> list[tuple[Any, float]] | 
     its lower side, < 0 at its upper; likewise each reduced cost and its variable's bounds."""
     lp = request.lp
     sign = -1.0 if lp.maximize else 1.0
-    variables = _variables(lp.rows, lp.objective)
+    variables = _variables(lp)
     index = {id(var): k for k, var in enumerate(variables)}
     reduced = np.zeros(len(variables))
     scale = np.zeros(len(variables))
@@ -180,6 +201,10 @@ def _certified_reduced_costs(request: DualRequest) -> list[tuple[Any, float]] | 
         cols = _columns(lp.objective, index)
         np.add.at(reduced, cols, sign * lp.objective.coefs)
         np.add.at(scale, cols, np.abs(lp.objective.coefs))
+    for x, y, coef in lp.quadratic:  # the gradient of coef * x * y at the loaded point
+        for var, other in ((x, y), (y, x)):
+            reduced[index[id(var)]] += sign * coef * float(other.value)
+            scale[index[id(var)]] += abs(coef * float(other.value))
     duals = sign * np.asarray(request.row_duals, dtype=float)
     dual_tol = _DUAL_TOL * max(1.0, float(np.max(np.abs(duals), initial=0.0)))
     for (con, terms, lower, upper), dual in zip(lp.rows, duals, strict=True):

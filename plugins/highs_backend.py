@@ -245,7 +245,7 @@ def solve_highs(
     opt = contrib_solver("highs", "HiGHS", "highspy")
     _check_linear_for_highs(model)
     _check_highs_options(params)
-    duals = dual_request(model)
+    duals = dual_request(model, quadratic_ok=True)  # HiGHS gives a convex QP its duals
     if not _has_free_variables(model):
         result = _constant_result(model, "highs")
         if warmstart:  # nothing to decide: the solver never sees a start

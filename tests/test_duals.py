@@ -236,3 +236,40 @@ def test_param_and_fixed_coefficients_keep_the_lp_linear(solver: str) -> None:
     assert again.objective == pytest.approx(solve(ref, solver="highs").objective, rel=1e-9)
     assert again.extra["duals"]["loaded"]
     assert m.dual[m.labour] == pytest.approx(ref.dual[ref.labour], rel=1e-6)
+
+
+def _portfolio(target: float) -> pyo.ConcreteModel:
+    """Minimum variance for a target return: a convex QP whose return row binds."""
+    cov = np.array([[0.10, 0.02, 0.01], [0.02, 0.08, 0.03], [0.01, 0.03, 0.12]])
+    mu = [0.05, 0.09, 0.12]
+    m = pyo.ConcreteModel()
+    m.w = pyo.Var(range(3), within=pyo.NonNegativeReals)
+    m.budget = pyo.Constraint(expr=sum(m.w[i] for i in range(3)) == 1)
+    m.ret = pyo.Constraint(expr=sum(mu[i] * m.w[i] for i in range(3)) >= target)
+    m.risk = pyo.Objective(expr=sum(cov[i, j] * m.w[i] * m.w[j]
+                                    for i in range(3) for j in range(3)))
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    m.rc = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    return m
+
+
+def test_highs_gives_a_convex_qp_its_duals() -> None:
+    m = _portfolio(0.10)
+    base = solve(m, solver="highs").objective
+    assert m.dual[m.ret] > 0  # a higher target costs variance
+    step = 1e-5
+    bumped = solve(_portfolio(0.10 + step), solver="highs").objective
+    assert m.dual[m.ret] == pytest.approx((bumped - base) / step, rel=1e-3)
+    cov = np.array([[0.10, 0.02, 0.01], [0.02, 0.08, 0.03], [0.01, 0.03, 0.12]])
+    w = np.array([m.w[i].value for i in range(3)])
+    gradient = 2 * cov @ w
+    mu = np.array([0.05, 0.09, 0.12])
+    rc = gradient - m.dual[m.budget] - m.dual[m.ret] * mu  # stationarity, in the test's terms
+    for i in range(3):
+        assert m.rc[m.w[i]] == pytest.approx(rc[i], abs=1e-7)
+        assert rc[i] >= -1e-7 and (w[i] <= 1e-7 or abs(rc[i]) <= 1e-7)
+
+
+def test_scip_names_a_quadratic_objective_as_the_reason() -> None:
+    with pytest.warns(UserWarning, match="the objective is nonlinear"):
+        solve(_portfolio(0.10), solver="scip")
