@@ -3,6 +3,10 @@ against SCIP without plugins and against enumeration."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 import pyomo.environ as pyo
 import pytest
 
@@ -51,3 +55,38 @@ def test_start_mode_refuses_a_bad_node_limit_even_when_step_one_answers(bad: obj
         solve(model, **{"limits/nodes": bad})
     with pytest.raises(InputError, match="limits/nodes"):
         solve_pmvb_start(model, "lp", **{"limits/nodes": bad})
+
+
+def _run_isolated(code: str) -> subprocess.CompletedProcess:
+    """Run `code` in a fresh interpreter: a plugin reading freed SCIP memory segfaults it."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=60, check=False)
+
+
+def test_lap_heuristic_survives_the_second_solve_of_an_integral_row_check() -> None:
+    # An infeasible verdict on a model with an all-integer row of side >= 1e5 is solved again
+    # from scratch (freeTransform, optimize) with the plugins still included; the heuristic
+    # kept the first run's transformed variables and read them after SCIP freed them
+    # (segmentation fault). The subset sum is odd against even weights: no solution.
+    result = _run_isolated("""
+        import numpy as np
+        import pyomo.environ as pyo
+        from coplug.formulations.tsp import tsp_mip
+        from coplug.plugins import solve
+        from coplug.plugins.lap.heuristic import LapHeuristic
+
+        rng = np.random.default_rng(0)
+        p = rng.random((10, 2))
+        m = tsp_mip(np.round(100 * np.linalg.norm(p[:, None] - p[None], axis=2)))
+        rng = np.random.default_rng(0)
+        w = [int(v) for v in rng.integers(100000, 200000, 8) * 2]
+        m.z = pyo.Var(range(8), domain=pyo.Binary)
+        m.odd = pyo.Constraint(expr=sum(w[i] * m.z[i] for i in range(8)) == sum(w) // 2 + 1)
+        heuristic = LapHeuristic(max_calls=10**6)
+        r = solve(m, plugins=[heuristic], **{"presolving/maxrounds": 0})
+        assert "first_solve" in r.extra, r.extra
+        assert heuristic.statistics()["calls"] > 0
+        print(r.status.value)
+    """)
+    assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
+    assert result.stdout.strip() == "infeasible"

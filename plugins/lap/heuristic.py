@@ -183,6 +183,11 @@ class _Heur(Heur):
         super().__init__()
         self.owner = owner
 
+    def heurinit(self) -> None:
+        """A new transformed problem (each optimize after freeTransform, as coplug's second
+        solves of a model do): the previous one's variables are freed."""
+        self.owner.new_transformed_problem()
+
     def heurexec(self, heurtiming: Any, nodeinfeasible: bool) -> dict[str, Any]:
         try:
             return {"result": self.owner.run(self.model, self)}
@@ -236,6 +241,12 @@ class LapHeuristic:
         (their probing LP solved), cut off (probing LP infeasible or no better than the
         incumbent), accepted solutions, time, and the first error a call hit (None)."""
         return dict(self._stats)
+
+    def new_transformed_problem(self) -> None:
+        """Forget the transformed variables of the blocks: SCIP frees them with its
+        transformed problem (freeTransform), and the next solve makes new ones."""
+        for block in self.blocks:
+            block.tvars = []
 
     def record_error(self, exc: Exception) -> None:
         """Keep the first error a call raised; SCIP goes on without the heuristic's answer."""
