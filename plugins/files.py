@@ -10,13 +10,8 @@ from typing import Any
 
 from pyomo.common.tee import capture_output
 
-from coplug.plugins.bridge import (
-    _set_scip_params,
-    scip_result,
-)
-from coplug.plugins.bridge import (
-    settle_infeasible_or_unbounded as settle_scip_infeasible_or_unbounded,
-)
+from coplug.plugins import bridge
+from coplug.plugins.bridge import _set_scip_params, scip_result
 from coplug.plugins.errors import InputError, SolverNotAvailableError
 from coplug.plugins.highs_backend import (
     beyond_default_gap,
@@ -24,15 +19,14 @@ from coplug.plugins.highs_backend import (
     misjudged,
     settle_infeasible_or_unbounded,
     solution_limit_status,
+    solve_tightened,
 )
 from coplug.plugins.integral_rows import (
-    IntegralRow,
     check_integral_rows,
     flag_violations,
     highs_integral_rows,
     optimize_checked,
     record_first_solve,
-    tightened_feastol,
     violations,
 )
 from coplug.plugins.interrupts import sigint_cancels
@@ -93,7 +87,7 @@ def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any
     result = scip_result(scip)
     record_first_solve(result, extra)
     if result.status is Status.INFEASIBLE_OR_UNBOUNDED:
-        settle_scip_infeasible_or_unbounded(scip, result)
+        bridge.settle_infeasible_or_unbounded(scip, result)
     check_integral_rows(scip, result, rows)
     return result
 
@@ -124,7 +118,9 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
         highs.run()
         extra = {}
         if rows and "mip_feasibility_tolerance" not in params and misjudged(highs, rows):
-            extra = _run_tightened(highs, rows, time_limit, time.perf_counter() - start)
+            _, extra = solve_tightened(highs, rows, params, time_limit,
+                                       time.perf_counter() - start,
+                                       lambda left, tol: _rerun(highs, left, tol))
     status = _HIGHS_STATUS.get(highs.modelStatusToString(highs.getModelStatus()), Status.UNKNOWN)
     if status is Status.INFEASIBLE_OR_UNBOUNDED:
         left = None if time_limit is None else time_limit - (time.perf_counter() - start)
@@ -161,22 +157,12 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     return result
 
 
-def _run_tightened(highs: Any, rows: list[IntegralRow], time_limit: float | None,
-                   spent: float) -> dict[str, Any]:
-    """Run HiGHS again at the mip_feasibility_tolerance that refuses an overshoot of 0.1 on
-    every large all-integer row, with the time that remains; what goes into `result.extra`."""
-    info = highs.getInfo()
-    first = {"time": spent, "nodes": max(int(info.mip_node_count), 0),
-             "objective": info.objective_function_value
-             if highs.getSolution().value_valid else None}
-    if time_limit is not None and time_limit - spent <= 0.0:
-        return {}
-    tolerance = tightened_feastol(rows, mip_tolerance(highs, {}))
+def _rerun(highs: Any, time_left: float | None, tolerance: float) -> None:
+    """Run HiGHS again at `tolerance` (mip_feasibility_tolerance) within `time_left`."""
     highs.setOptionValue("mip_feasibility_tolerance", tolerance)
-    if time_limit is not None:
-        highs.setOptionValue("time_limit", float(time_limit - spent))
+    if time_left is not None:
+        highs.setOptionValue("time_limit", float(time_left))
     highs.run()
-    return {"mip_feasibility_tolerance": tolerance, "first_solve": first}
 
 
 def _highs_bound(info: Any, status: Status, highs: Any) -> float | None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
 import numpy as np
 import pyomo.environ as pyo
@@ -40,6 +40,8 @@ from coplug.plugins.interrupts import (
 from coplug.plugins.mipstart import highs_mip_start
 from coplug.plugins.results import Result, Status
 from coplug.plugins.varmap import snapped
+
+T = TypeVar("T")
 
 # HiGHS's default MIP stopping gaps: an "optimal" MIP beyond both was stopped by a looser
 # gap the caller set.
@@ -268,7 +270,11 @@ def solve_highs(
     results = _run(opt, model, time_limit, params, tee)
     checked = {}
     if rows and "mip_feasibility_tolerance" not in params and misjudged(highs, rows):
-        results, checked = _solve_tightened(opt, model, rows, time_limit, params, tee, start)
+        again, checked = solve_tightened(
+            highs, rows, params, time_limit, time.perf_counter() - start,
+            lambda left, tol: _run(opt, model, left, {**params, "mip_feasibility_tolerance": tol},
+                                   tee))
+        results = results if again is None else again
     status = _status(results, highs)
     if status is Status.INFEASIBLE_OR_UNBOUNDED:
         left = None if time_limit is None else time_limit - (time.perf_counter() - start)
@@ -351,24 +357,22 @@ def misjudged(highs: Any, rows: list[IntegralRow]) -> bool:
     return bool(violations(rows, lambda col: values[col]))
 
 
-def _solve_tightened(opt: Any, model: pyo.Block, rows: list[IntegralRow],
-                     time_limit: float | None, params: Mapping[str, Any], tee: bool,
-                     start: float) -> tuple[Any, dict[str, Any]]:
-    """Solve again at the mip_feasibility_tolerance that refuses an overshoot of 0.1 on every
-    large row, with the time that remains; returns the results and what goes into
-    `result.extra` (the tolerance and the discarded first solve)."""
-    highs = opt._solver_model
+def solve_tightened(highs: Any, rows: list[IntegralRow], params: Mapping[str, Any],
+                    time_limit: float | None, spent: float,
+                    run: Callable[[float | None, float], T]) -> tuple[T | None, dict[str, Any]]:
+    """Solve again, by `run(time_left, tolerance)`, at the mip_feasibility_tolerance that
+    refuses an overshoot of 0.1 on every large row, with the time that remains. Returns what
+    `run` returned (None when no time remains) and what goes into `result.extra`: the
+    tolerance and the discarded first solve."""
     info = highs.getInfo()
-    first = {"time": time.perf_counter() - start,
-             "nodes": max(int(getattr(info, "mip_node_count", 0)), 0),
-             "objective": highs.getInfo().objective_function_value
+    first = {"time": spent, "nodes": max(int(info.mip_node_count), 0),
+             "objective": info.objective_function_value
              if highs.getSolution().value_valid else None}
-    remaining = None if time_limit is None else time_limit - first["time"]
+    remaining = None if time_limit is None else time_limit - spent
     if remaining is not None and remaining <= 0.0:
         return None, {}
     tolerance = tightened_feastol(rows, mip_tolerance(highs, params))
-    tightened = {**params, "mip_feasibility_tolerance": tolerance}
-    return (_run(opt, model, remaining, tightened, tee),
+    return (run(remaining, tolerance),
             {"mip_feasibility_tolerance": tolerance, "first_solve": first})
 
 
