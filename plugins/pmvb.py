@@ -163,6 +163,11 @@ class _PMVBRule(Branchrule):
     def __init__(self, owner: PMVBBranching) -> None:
         self.owner = owner
 
+    def branchinit(self) -> None:
+        """A new transformed problem (each optimize after freeTransform, as coplug's second
+        solves of a model do): the previous one's nodes and variables are gone."""
+        self.owner._new_transformed_problem()
+
     def branchexeclp(self, allowaddcons: bool) -> dict[str, Any]:
         return {"result": self.owner._branch(self.model, allowaddcons)}
 
@@ -219,6 +224,12 @@ class _Stats:
     root_bound: float | None = None
     children: list[list[dict[str, Any]]] = field(default_factory=list)
 
+    def forget_root(self) -> None:
+        """Drop what describes a root branching (counters and errors stay)."""
+        self.root_branched, self.n_upper, self.n_lower = False, 0, 0
+        self.rhs_upper = self.rhs_lower = self.root_bound = None
+        self.children = []
+
 
 class PMVBBranching:
     """Probabilistic multi-variable branching plugin for `coplug.plugins.solve`.
@@ -257,6 +268,7 @@ class PMVBBranching:
         self._var_map: VarMap | None = None
         self._probs: ComponentMap | None = None
         self.root_planes: tuple[list[Any], list[Any], int | None, int | None] | None = None
+        self._root_scip: tuple[list[Any], list[Any]] | None = None
         self._node_planes: dict[tuple[int, int], list[_Cardinality]] = {}
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
@@ -267,7 +279,7 @@ class PMVBBranching:
                 f"{_MULTI_MODEL[self.mode]}(model, ...) instead of solve()"
             )
         self._scip, self._var_map, self._stats = scip_model, var_map, _Stats()
-        self.root_planes = None
+        self.root_planes = self._root_scip = None
         self._node_planes = {}
         self._probs = _static_probabilities(self.predictor, var_map)
         try:
@@ -278,6 +290,14 @@ class PMVBBranching:
         except Exception as exc:  # PySCIPOpt raises a bare Exception for SCIP's error code
             raise InputError(f"SCIP refused the PMVB branching rule ({exc}); pass one "
                              "PMVBBranching per solve") from exc
+
+    def _new_transformed_problem(self) -> None:
+        """SCIP transformed the problem anew (a second optimize of the same model): the
+        hyperplanes of the previous root and its nodes' record name variables SCIP freed, and
+        prefix and start mode's step 1 must branch again at this solve's root."""
+        self.root_planes = self._root_scip = None
+        self._node_planes = {}
+        self._stats.forget_root()
 
     def statistics(self) -> dict[str, Any]:
         """Counters, the root hyperplanes, and whether the likely child held the optimum."""
@@ -420,7 +440,7 @@ class PMVBBranching:
     def _likely_held(self) -> bool | None:
         """Whether SCIP's best solution lies in the likely child (None before/without one)."""
         scip = self._scip
-        if not self._stats.root_branched or scip is None or scip.getNSols() == 0:
+        if self._root_scip is None or scip is None or scip.getNSols() == 0:
             return None
         best = scip.getBestSol()
         upper, lower = self._root_scip

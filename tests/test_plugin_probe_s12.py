@@ -90,3 +90,54 @@ def test_lap_heuristic_survives_the_second_solve_of_an_integral_row_check() -> N
     """)
     assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
     assert result.stdout.strip() == "infeasible"
+
+
+_PMVB_TWICE = """
+    from coplug.formulations.mip_families import build_family
+    from coplug.plugins.bridge import build_instance, contrib_solver
+    from coplug.plugins.pmvb import PMVBBranching
+    from coplug.plugins.varmap import VarMap
+
+    model = build_family("mknapsack", 22, 0)
+    opt = contrib_solver("scip_persistent", "SCIP", "pyscipopt")
+    build_instance(opt, model, "SCIP")
+    scip = opt._solver_model
+    scip.hideOutput()
+    rule = PMVBBranching("lp", 0.6, 0.3)
+    rule.only_likely = {only}
+    scip.setParam("estimation/restarts/restartlimit", 0)
+    rule.attach(scip, VarMap(opt._pyomo_var_to_solver_var_map))
+    scip.optimize()
+    first = scip.getObjVal()
+    assert rule.statistics()["root_branched"]
+    scip.freeTransform()  # what coplug's second solves do (integral rows, inf-or-unbounded)
+    if not {only}:  # all items out: the second root LP is integral, PMVB never branches
+        for var in scip.getVars():
+            scip.chgVarUb(var, 0.0)
+    scip.optimize()
+    stats = rule.statistics()
+    print(first, scip.getObjVal(), stats["root_branched"], stats["likely_held"],
+          rule.root_planes is not None)
+"""
+
+
+def test_pmvb_prefix_step_one_branches_again_in_a_second_solve() -> None:
+    # prefix and start mode's step 1 (only the likely child) skipped every root after the
+    # first, so a second solve of the same SCIP model (freeTransform, optimize: the integral
+    # row check) searched the whole model, and statistics() then read the first run's
+    # freed variables (segmentation fault)
+    result = _run_isolated(_PMVB_TWICE.format(only=True))
+    assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
+    first, second, branched, held, planes = result.stdout.split()
+    assert float(first) == float(second)
+    assert branched == "True" and held in ("True", "False") and planes == "True"
+
+
+def test_pmvb_statistics_after_a_second_solve_without_root_branching() -> None:
+    # the root hyperplanes of the first solve were still reported (root_branched True) and
+    # checked against the second solve's solution through freed variables
+    result = _run_isolated(_PMVB_TWICE.format(only=False))
+    assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
+    first, second, branched, held, planes = result.stdout.split()
+    assert float(second) == 0.0 < float(first)
+    assert (branched, held, planes) == ("False", "None", "False")
