@@ -62,6 +62,9 @@ def solve_pmvb_prefix(
     """
     from coplug.plugins.bridge import solve
 
+    if params.get("solver", "scip") != "scip":
+        raise InputError(f"solve_pmvb_prefix runs SCIP (PMVB branches inside it); got "
+                         f"solver={params['solver']!r}")
     if "plugins" in params:
         raise InputError("solve_pmvb_prefix takes no plugins: it runs its own in each step")
     start = time.perf_counter()

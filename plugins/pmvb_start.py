@@ -46,6 +46,9 @@ def solve_pmvb_start(
     together. ``result.extra["pmvb_start"]`` reports step 1."""
     from coplug.plugins.bridge import solve
 
+    if params.get("solver", "scip") != "scip":
+        raise InputError(f"solve_pmvb_start runs SCIP (PMVB branches inside it); got "
+                         f"solver={params['solver']!r}")
     if "plugins" in params:
         raise InputError("solve_pmvb_start takes no plugins: it runs its own in step 1")
     if "warmstart" in params:

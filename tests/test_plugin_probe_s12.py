@@ -141,3 +141,15 @@ def test_pmvb_statistics_after_a_second_solve_without_root_branching() -> None:
     first, second, branched, held, planes = result.stdout.split()
     assert float(second) == 0.0 < float(first)
     assert (branched, held, planes) == ("False", "None", "False")
+
+
+@pytest.mark.parametrize("runner", ["prefix", "start"])
+def test_multi_step_modes_name_a_solver_other_than_scip(runner: str) -> None:
+    # solver="highs" reached solve() with PMVB's own plugin: 'HiGHS takes no plugins;
+    # plugins run inside SCIP', about plugins the caller never passed
+    from coplug.plugins.pmvb_prefix import solve_pmvb_prefix
+
+    run = solve_pmvb_prefix if runner == "prefix" else solve_pmvb_start
+    with pytest.raises(InputError, match=r"runs SCIP.*solver='highs'"):
+        run(_tiny_knapsack(), "lp", solver="highs")
+    assert run(_tiny_knapsack(), "lp", solver="scip").objective == 13
