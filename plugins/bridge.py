@@ -242,6 +242,7 @@ def _solve_scip(
     record_first_solve(result, extra)
     if result.status is Status.INFEASIBLE_OR_UNBOUNDED:
         settle_infeasible_or_unbounded(scip, result)
+        result.plugin_stats = _plugin_stats(plugins)  # of the run that decided the status
     if next(model.component_data_objects(pyo.Objective, active=True), None) is None:
         result.objective = result.bound = None  # a feasibility problem has no objective value
     StaleFlagManager.mark_all_as_stale()  # values from an earlier solve are stale
@@ -334,8 +335,13 @@ def scip_result(scip: Any, plugins: Iterable[Any] = (), solver: str = "scip") ->
         nodes=int(scip.getNTotalNodes()),
         time=float(scip.getSolvingTime()),
         has_solution=has_solution and status is not Status.UNBOUNDED,
-        plugin_stats={plugin_name(p): plugin_statistics(p) for p in plugins},
+        plugin_stats=_plugin_stats(plugins),
     )
+
+
+def _plugin_stats(plugins: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """Each plugin's `statistics()` under its name."""
+    return {plugin_name(p): plugin_statistics(p) for p in plugins}
 
 
 def _finite_or_inf(value: float, infinity: float) -> float:

@@ -61,3 +61,18 @@ def test_the_settling_run_leaves_a_later_solve_its_objective() -> None:
     assert solve(m, solver="highs").status is Status.UNBOUNDED
     m.c2 = pyo.Constraint(expr=m.x + m.y <= 7)  # now bounded: x + y = 7 is reachable
     assert solve(m, solver="highs").objective == pytest.approx(7.0)
+
+
+def test_plugin_statistics_describe_the_run_that_decided_the_status() -> None:
+    class Probe:
+        name = "probe"
+
+        def attach(self, scip, var_map) -> None:
+            self.scip = scip
+
+        def statistics(self) -> dict:
+            return {"objective_terms": len(self.scip.getObjective().terms)}
+
+    result = solve(_parity(True), solver="scip", plugins=[Probe()])
+    assert result.status is Status.INFEASIBLE
+    assert result.plugin_stats["probe"] == {"objective_terms": 0}  # the zero-objective run
