@@ -36,6 +36,28 @@ def knapsack_section() -> None:
     print_result(result)
     chosen = [i for i in model.I if model.x[i].value > 0.5]
     assert instance.is_feasible([1 if i in chosen else 0 for i in range(instance.n)])
+    _relaxation_prices(model, instance)
+
+
+def _relaxation_prices(model, instance) -> None:
+    """The LP relaxation with `m.dual` declared: the capacity's shadow price is the value per
+    unit of weight of the item the LP takes fractionally (Dantzig's bound)."""
+    import numpy as np
+    import pyomo.environ as pyo
+
+    from coplug.plugins.bridge import solve
+
+    pyo.TransformationFactory("core.relax_integer_vars").apply_to(model)
+    model.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    result = solve(model, solver="scip")
+    price = model.dual[model.capacity]
+    ratios = np.asarray(instance.values, float) / np.asarray(instance.weights, float)
+    fractional = [i for i in model.I if 1e-6 < model.x[i].value < 1 - 1e-6]
+    assert len(fractional) == 1, "the demo instance's LP optimum takes one item fractionally"
+    ratio = ratios[fractional[0]]
+    print(f"LP relaxation bound {result.objective:.1f}; capacity shadow price {price:.4f} "
+          f"(value per weight of the fractional item: {ratio:.4f})")
+    assert abs(price - ratio) < 1e-6 * max(1.0, price)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
