@@ -26,11 +26,13 @@ from pyomo.repn.standard_repn import generate_standard_repn
 from coplug.plugins.base import plugin_name, plugin_statistics
 from coplug.plugins.components import check_components
 from coplug.plugins.duals import (
+    NO_PRESOLVE_FAILED,
     dual_request,
     load_duals,
     other_import_suffixes,
     prepare_scip,
     read_scip_duals,
+    restore_scip,
 )
 from coplug.plugins.errors import (
     InputError,
@@ -237,7 +239,16 @@ def _solve_scip(
     start = (scip_mip_start(scip, var_map.items(), _hidden_values(opt, model), con_names)
              if warmstart else None)
     scip.hideOutput(quiet=not tee)
-    rows, extra = optimize_checked(scip, params, functools.partial(_optimize, scip))
+    try:
+        rows, extra = optimize_checked(scip, params, functools.partial(_optimize, scip))
+    except SolverError:
+        if duals is None or duals.lp is None:
+            raise
+        scip.freeTransform()  # the LP without presolving failed: solve as SCIP would
+        restore_scip(scip)
+        _set_scip_params(scip, time_limit, params)
+        rows, extra = optimize_checked(scip, params, functools.partial(_optimize, scip))
+        duals.lp, duals.reason = None, NO_PRESOLVE_FAILED
     result = scip_result(scip, plugins)
     record_first_solve(result, extra)
     if result.status is Status.INFEASIBLE_OR_UNBOUNDED:

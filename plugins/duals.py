@@ -3,9 +3,10 @@
 Pyomo's own SCIP interface loads no duals. `solve` fills `m.dual` and `m.rc` when the model
 declares them (`m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)`) and is a linear program:
 continuous variables, linear rows and objective (for HiGHS also a convex quadratic
-objective: its gradient at the optimum takes the place of `c`). Signs follow Pyomo's convention: a dual is
-the derivative of the optimal objective with respect to the row's side, a reduced cost that
-of the variable's bound (so for a minimization a `>=` row has a dual >= 0).
+objective: its gradient at the optimum takes the place of `c`). Signs follow Pyomo's
+convention: a dual is the derivative of the optimal objective with respect to the row's
+side, a reduced cost that of the variable's bound (so for a minimization a `>=` row has a
+dual >= 0).
 
 The row duals come from the solver (SCIP solves such an LP without presolving and
 propagation, whose reductions would leave the final LP's duals to a different model); the
@@ -145,6 +146,19 @@ def prepare_scip(scip: Any) -> None:
 
     scip.setPresolve(SCIP_PARAMSETTING.OFF)
     scip.disablePropagation()
+
+
+def restore_scip(scip: Any) -> None:
+    """Undo `prepare_scip` (SCIP's default presolving and propagation)."""
+    from pyscipopt import SCIP_PARAMSETTING
+
+    scip.setPresolve(SCIP_PARAMSETTING.DEFAULT)
+    for key in ("propagating/maxrounds", "propagating/maxroundsroot"):
+        scip.resetParam(key)
+
+
+NO_PRESOLVE_FAILED = ("SCIP's LP solver failed on the LP without presolving (numerical "
+                      "trouble); it was solved again with presolving, which leaves no duals")
 
 
 def read_scip_duals(request: DualRequest, scip: Any, con_map: Any) -> None:

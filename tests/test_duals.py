@@ -273,3 +273,28 @@ def test_highs_gives_a_convex_qp_its_duals() -> None:
 def test_scip_names_a_quadratic_objective_as_the_reason() -> None:
     with pytest.warns(UserWarning, match="the objective is nonlinear"):
         solve(_portfolio(0.10), solver="scip")
+
+
+def test_an_lp_scip_cannot_solve_without_presolve_is_solved_with_it() -> None:
+    """Wide coefficients: SCIP's LP solver failed ('error in LP solver') on this LP once
+    presolving was off for the duals; the solve falls back and says why m.dual is empty."""
+    from coplug.plugins.duals import NO_PRESOLVE_FAILED
+
+    def build() -> pyo.ConcreteModel:
+        m = pyo.ConcreteModel()
+        m.x = pyo.Var(bounds=(0, 1e4))
+        m.y = pyo.Var(bounds=(0, 1e9))
+        m.a = pyo.Constraint(expr=33375.86300996653 * m.y <= 12534673305798.383)
+        m.b = pyo.Constraint(expr=-0.0005526810449370317 * m.x - 7468.21077671996 * m.y
+                             >= -2483398453844.3867)
+        m.o = pyo.Objective(expr=-247.43065784987476 * m.x + 0.07772740630473099 * m.y,
+                            sense=pyo.maximize)
+        m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+        return m
+
+    reference = solve(build(), solver="highs").objective
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = solve(build(), solver="scip")
+    assert result.objective == pytest.approx(reference, rel=1e-9)
+    assert result.extra["duals"]["loaded"] or result.extra["duals"]["reason"] == NO_PRESOLVE_FAILED
