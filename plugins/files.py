@@ -16,18 +16,16 @@ from coplug.plugins.errors import InputError, SolverNotAvailableError
 from coplug.plugins.highs_backend import (
     beyond_default_gap,
     mip_tolerance,
-    misjudged,
     settle_infeasible_or_unbounded,
     solution_limit_status,
     solve_tightened,
 )
+from coplug.plugins.highs_rows import highs_integral_rows, misjudged, solution_violations
 from coplug.plugins.integral_rows import (
     check_integral_rows,
     flag_violations,
-    highs_integral_rows,
     optimize_checked,
     record_first_solve,
-    violations,
 )
 from coplug.plugins.interrupts import sigint_cancels
 from coplug.plugins.limits import checked_time_limit
@@ -117,7 +115,7 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     with sigint_cancels(highs.cancelSolve):
         highs.run()
         extra = {}
-        if rows and "mip_feasibility_tolerance" not in params and misjudged(highs, rows):
+        if "mip_feasibility_tolerance" not in params and misjudged(highs, rows):
             _, extra = solve_tightened(highs, rows, params, time_limit,
                                        time.perf_counter() - start,
                                        lambda left, tol: _rerun(highs, left, tol))
@@ -147,13 +145,13 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
         has_solution=has_solution,
         extra=extra,
     )
-    if has_solution and rows:
-        values = highs.getSolution().col_value
-        violated = violations(rows, lambda col: values[col])
+    if has_solution:
+        violated = solution_violations(highs, rows)
         if violated:
             names = highs.getLp().row_names_
             flag_violations(result, {names[int(k)] if len(names) > int(k) else k: v
-                                     for k, v in violated.items()}, "HiGHS", "absolute")
+                                     for k, v in violated.items()}, "HiGHS", "absolute",
+                            "constraint(s) with integer variables")
     return result
 
 

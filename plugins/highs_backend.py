@@ -25,13 +25,13 @@ from pyomo.repn.standard_repn import generate_standard_repn
 from coplug.plugins.bridge import build_instance, contrib_solver
 from coplug.plugins.duals import DualRequest, dual_request, load_duals
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
-from coplug.plugins.integral_rows import (
-    IntegralRow,
-    flag_violations,
+from coplug.plugins.highs_rows import (
     highs_integral_rows,
-    tightened_feastol,
-    violations,
+    misjudged,
+    solution_violations,
+    tightened_tolerance,
 )
+from coplug.plugins.integral_rows import IntegralRow, flag_violations
 from coplug.plugins.interrupts import (
     highspy_interrupt,
     pyomo_highs_interrupt_quiet,
@@ -269,7 +269,7 @@ def solve_highs(
     rows = highs_integral_rows(highs, mip_tolerance(highs, params))
     results = _run(opt, model, time_limit, params, tee)
     checked = {}
-    if rows and "mip_feasibility_tolerance" not in params and misjudged(highs, rows):
+    if "mip_feasibility_tolerance" not in params and misjudged(highs, rows):
         again, checked = solve_tightened(
             highs, rows, params, time_limit, time.perf_counter() - start,
             lambda left, tol: _run(opt, model, left, {**params, "mip_feasibility_tolerance": tol},
@@ -344,24 +344,11 @@ def mip_tolerance(highs: Any, params: Mapping[str, Any]) -> float:
     return float(value)
 
 
-def misjudged(highs: Any, rows: list[IntegralRow]) -> bool:
-    """Whether HiGHS's verdict may rest on its tolerance: it found the model infeasible, or
-    its solution misses a large all-integer row."""
-    import highspy
-
-    if highs.getModelStatus() == highspy.HighsModelStatus.kInfeasible:
-        return True
-    if not highs.getSolution().value_valid:
-        return False
-    values = highs.getSolution().col_value
-    return bool(violations(rows, lambda col: values[col]))
-
-
 def solve_tightened(highs: Any, rows: list[IntegralRow], params: Mapping[str, Any],
                     time_limit: float | None, spent: float,
                     run: Callable[[float | None, float], T]) -> tuple[T | None, dict[str, Any]]:
     """Solve again, by `run(time_left, tolerance)`, at the mip_feasibility_tolerance that
-    refuses an overshoot of 0.1 on every large row, with the time that remains. Returns what
+    refuses an overshoot of 0.1 on every row it misjudged, with the time that remains. Returns what
     `run` returned (None when no time remains) and what goes into `result.extra`: the
     tolerance and the discarded first solve."""
     info = highs.getInfo()
@@ -371,22 +358,20 @@ def solve_tightened(highs: Any, rows: list[IntegralRow], params: Mapping[str, An
     remaining = None if time_limit is None else time_limit - spent
     if remaining is not None and remaining <= 0.0:
         return None, {}
-    tolerance = tightened_feastol(rows, mip_tolerance(highs, params))
+    tolerance = tightened_tolerance(highs, rows, mip_tolerance(highs, params))
     return (run(remaining, tolerance),
             {"mip_feasibility_tolerance": tolerance, "first_solve": first})
 
 
 def _check_rows(opt: Any, result: Result, rows: list[IntegralRow]) -> None:
-    """Judge the loaded solution on the large all-integer rows exactly; a violation makes the
-    status `unknown` (named by Pyomo constraint) with a warning."""
-    if not rows:
-        return
-    columns = {col: opt._vars[vid][0] for vid, col in opt._pyomo_var_to_solver_var_map.items()}
-    violated = violations(rows, lambda col: columns[col].value)
+    """Judge HiGHS's final solution on the large all-integer rows exactly and on the rows with
+    integer variables at its rounded integers; a violation makes the status `unknown` (named
+    by Pyomo constraint) with a warning."""
+    violated = solution_violations(opt._solver_model, rows)
     if violated:
         names = {str(row): con.name for con, row in opt._pyomo_con_to_solver_con_map.items()}
         flag_violations(result, {names.get(k, k): v for k, v in violated.items()}, "HiGHS",
-                        "absolute")
+                        "absolute", "constraint(s) with integer variables")
 
 
 def settle_infeasible_or_unbounded(highs: Any, time_left: float | None, tee: bool) -> Status:

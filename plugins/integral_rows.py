@@ -21,7 +21,7 @@ catches what a tolerance at that floor still lets through.
 HiGHS has the same gap through its absolute mip_feasibility_tolerance (1e-6): with a
 coefficient of 1.5e7 a value 1e-7 off a whole number misses a row by about one, and the
 integers it loaded, rounded, missed an equality by 1 at a wrong "optimal" 9 (the optimum is
-17). `highs_integral_rows` reads the same rows off a HiGHS model for the same check.
+17). `coplug.plugins.highs_rows` reads the same rows off a HiGHS model for the same check.
 """
 
 from __future__ import annotations
@@ -30,8 +30,6 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any, NamedTuple
-
-import numpy as np
 
 from coplug.plugins.results import Result, Status
 
@@ -84,39 +82,6 @@ def integral_rows(scip: Any, feastol: float) -> list[IntegralRow]:
             continue
         if all(float(coef).is_integer() for coef in coefs):
             rows.append(IntegralRow(cons.name, variables, [int(c) for c in coefs], lhs, rhs))
-    return rows
-
-
-def highs_integral_rows(highs: Any, tolerance: float) -> list[IntegralRow]:
-    """The linear all-integer rows of a built HiGHS model that `tolerance` (its absolute
-    mip_feasibility_tolerance) cannot judge, as in `integral_rows`; a row's name is its
-    index and its variables are column indices."""
-    import highspy
-    from scipy.sparse import csc_matrix, csr_matrix
-
-    lp = highs.getLp()
-    if not lp.integrality_ or lp.num_row_ == 0:
-        return []
-    matrix = lp.a_matrix_
-    integer = np.array([kind == highspy.HighsVarType.kInteger for kind in lp.integrality_])
-    parts = (np.asarray(matrix.value_), np.asarray(matrix.index_), np.asarray(matrix.start_))
-    shape = (lp.num_row_, lp.num_col_)
-    if matrix.format_ == highspy.MatrixFormat.kColwise:
-        rows_csr = csc_matrix(parts, shape=shape).tocsr()
-    else:
-        rows_csr = csr_matrix(parts, shape=shape)
-    lower, upper = np.asarray(lp.row_lower_), np.asarray(lp.row_upper_)
-    sides = np.maximum(np.where(np.isfinite(lower), np.abs(lower), 0.0),
-                       np.where(np.isfinite(upper), np.abs(upper), 0.0))
-    largest = np.maximum(sides, abs(rows_csr).max(axis=1).toarray().ravel())
-    rows = []
-    for i in np.flatnonzero(largest >= STEP / tolerance).tolist():  # few rows, if any
-        cols = rows_csr.indices[rows_csr.indptr[i]:rows_csr.indptr[i + 1]]
-        coefs = rows_csr.data[rows_csr.indptr[i]:rows_csr.indptr[i + 1]]
-        lhs = None if not np.isfinite(lower[i]) else float(lower[i])
-        rhs = None if not np.isfinite(upper[i]) else float(upper[i])
-        if len(cols) and integer[cols].all() and np.all(coefs == np.round(coefs)):
-            rows.append(IntegralRow(str(i), cols.tolist(), [int(c) for c in coefs], lhs, rhs))
     return rows
 
 
@@ -219,10 +184,10 @@ def check_integral_rows(scip: Any, result: Result, rows: Sequence[IntegralRow],
 
 
 def flag_violations(result: Result, violated: Mapping[str, float], solver: str, kind: str,
-                    ) -> None:
+                    what: str = "all-integer constraint(s)") -> None:
     """Status `unknown`, the violated rows in `result.extra["violated_rows"]`, a warning."""
     name, amount = max(violated.items(), key=lambda item: item[1])
-    warnings.warn(f"{solver}'s solution violates {len(violated)} all-integer constraint(s), "
+    warnings.warn(f"{solver}'s solution violates {len(violated)} {what}, "
                   f"{name!r} by {amount:g}: its feasibility tolerance is {kind} and cannot "
                   "judge sides or coefficients this large; the status is 'unknown' (rescale "
                   "the rows)",

@@ -1,0 +1,126 @@
+"""Rows of a built HiGHS model that its absolute tolerances misjudge, read off the model
+itself (Pyomo models and `.mps`/`.lp` files alike).
+
+- All-integer rows with a side or coefficient past 0.1 / mip_feasibility_tolerance, for the
+  exact check of `coplug.plugins.integral_rows`: a value 2e-7 off a whole number missed a
+  row with coefficients of 1.5e7 by 1 at a wrong "optimal" 9 (the optimum is 17).
+- Rows broken once the integers are rounded: HiGHS takes y = 5e-7 as integral, so in
+  `x <= 1e8 y` it let 50 units flow through a closed arc (`y` loads as 0) and called a point
+  of cost 50.00005 optimal where the optimum is 150 (36 of 150 random fixed-charge models
+  with M >= 1e7 in the numerics probe).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from coplug.plugins.integral_rows import (
+    FEASTOL_FLOOR,
+    STEP,
+    IntegralRow,
+    tightened_feastol,
+    violations,
+)
+
+# A row is broken when the rounded point misses a side by more than this, relative to
+# max(1, |side|): ten times HiGHS's default (absolute) feasibility tolerances.
+ROUNDED_ROW_TOL = 1e-5
+
+
+def _integer_columns(lp: Any) -> np.ndarray:
+    """A boolean mask of the integer columns."""
+    import highspy
+
+    return np.array([kind == highspy.HighsVarType.kInteger for kind in lp.integrality_],
+                    dtype=bool)
+
+
+def _row_matrix(lp: Any) -> Any:
+    """The constraint matrix as scipy CSR, whichever way HiGHS stores it."""
+    import highspy
+    from scipy.sparse import csc_matrix, csr_matrix
+
+    matrix = lp.a_matrix_
+    parts = (np.asarray(matrix.value_), np.asarray(matrix.index_), np.asarray(matrix.start_))
+    shape = (lp.num_row_, lp.num_col_)
+    if matrix.format_ == highspy.MatrixFormat.kColwise:
+        return csc_matrix(parts, shape=shape).tocsr()
+    return csr_matrix(parts, shape=shape)
+
+
+def highs_integral_rows(highs: Any, tolerance: float) -> list[IntegralRow]:
+    """The linear all-integer rows of a built HiGHS model that `tolerance` (its absolute
+    mip_feasibility_tolerance) cannot judge, as in `integral_rows`; a row's name is its
+    index and its variables are column indices."""
+    lp = highs.getLp()
+    if not lp.integrality_ or lp.num_row_ == 0:
+        return []
+    integer = _integer_columns(lp)
+    rows_csr = _row_matrix(lp)
+    lower, upper = np.asarray(lp.row_lower_), np.asarray(lp.row_upper_)
+    sides = np.maximum(np.where(np.isfinite(lower), np.abs(lower), 0.0),
+                       np.where(np.isfinite(upper), np.abs(upper), 0.0))
+    largest = np.maximum(sides, abs(rows_csr).max(axis=1).toarray().ravel())
+    rows = []
+    for i in np.flatnonzero(largest >= STEP / tolerance).tolist():  # few rows, if any
+        cols = rows_csr.indices[rows_csr.indptr[i]:rows_csr.indptr[i + 1]]
+        coefs = rows_csr.data[rows_csr.indptr[i]:rows_csr.indptr[i + 1]]
+        lhs = None if not np.isfinite(lower[i]) else float(lower[i])
+        rhs = None if not np.isfinite(upper[i]) else float(upper[i])
+        if len(cols) and integer[cols].all() and np.all(coefs == np.round(coefs)):
+            rows.append(IntegralRow(str(i), cols.tolist(), [int(c) for c in coefs], lhs, rhs))
+    return rows
+
+
+def rounded_row_violations(highs: Any) -> dict[str, float]:
+    """Row index -> violation of the rows with an integer variable that HiGHS's solution
+    breaks once its integer values are rounded (as coplug loads them), beyond
+    ROUNDED_ROW_TOL; {} for an LP or without a solution."""
+    lp = highs.getLp()
+    solution = highs.getSolution()
+    if not lp.integrality_ or lp.num_row_ == 0 or not solution.value_valid:
+        return {}
+    integer = _integer_columns(lp)
+    values = np.asarray(solution.col_value, dtype=float)
+    values[integer] = np.round(values[integer])
+    matrix = _row_matrix(lp)
+    activity = matrix @ values
+    lower, upper = np.asarray(lp.row_lower_), np.asarray(lp.row_upper_)
+    over = np.maximum(np.maximum(lower - activity, activity - upper), 0.0)
+    sides = np.where(activity < lower, np.abs(lower), np.abs(upper))
+    touches = (abs(matrix) @ integer.astype(float)) > 0
+    broken = np.flatnonzero(touches & (over > ROUNDED_ROW_TOL * np.maximum(1.0, sides)))
+    return {str(i): float(over[i]) for i in broken.tolist()}
+
+
+def solution_violations(highs: Any, rows: list[IntegralRow]) -> dict[str, float]:
+    """Row index -> violation of HiGHS's solution: the large all-integer rows judged exactly,
+    and the rows its rounded integers break."""
+    if not highs.getSolution().value_valid:
+        return {}
+    values = highs.getSolution().col_value
+    return {**rounded_row_violations(highs), **violations(rows, lambda col: values[col])}
+
+
+def misjudged(highs: Any, rows: list[IntegralRow]) -> bool:
+    """Whether HiGHS's verdict may rest on its tolerance: it found a model with large
+    all-integer rows infeasible, or its solution violates a row (`solution_violations`)."""
+    import highspy
+
+    if rows and highs.getModelStatus() == highspy.HighsModelStatus.kInfeasible:
+        return True
+    return bool(solution_violations(highs, rows))
+
+
+def tightened_tolerance(highs: Any, rows: list[IntegralRow], tolerance: float) -> float:
+    """The mip_feasibility_tolerance of a second solve: 0.1 over the largest side or
+    coefficient of the large all-integer rows and of the rows the rounded solution breaks
+    (at least FEASTOL_FLOOR, at most `tolerance`)."""
+    tightened = tightened_feastol(rows, tolerance)
+    broken = [int(k) for k in rounded_row_violations(highs)]
+    if broken:
+        largest = float(abs(_row_matrix(highs.getLp())[broken]).max())
+        tightened = min(tightened, max(FEASTOL_FLOOR, STEP / largest))
+    return tightened
