@@ -7,12 +7,14 @@ listed in `COMMANDS`), so this file stays generic and only the chosen command is
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
 import importlib
 import json
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from coplug.plugins.argtypes import seed_int
 from coplug.plugins.errors import CoplugError, InputError
@@ -89,16 +91,52 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         if given:
             raise InputError(f"{' and '.join(given)} apply to formulation names, not to the "
                              f"file {args.target}")
-        result = solve_file(args.target, solver=args.solver, time_limit=args.time_limit,
-                            tee=args.tee)
+        with stdout_to_stderr(args.json):
+            result = solve_file(args.target, solver=args.solver, time_limit=args.time_limit,
+                                tee=args.tee)
     else:
         from coplug.plugins.bridge import solve
 
         size = 30 if args.size is None else args.size
         model = registry.build(args.target, size, seed=args.seed or 0)
-        result = solve(model, solver=args.solver, time_limit=args.time_limit, tee=args.tee)
+        with stdout_to_stderr(args.json):
+            result = solve(model, solver=args.solver, time_limit=args.time_limit, tee=args.tee)
     print_result(result, as_json=args.json)
     return 130 if result.status is Status.INTERRUPTED else 0
+
+
+def _flush_c_stdout() -> None:
+    """Flush the C library's stdout buffer (SCIP and HiGHS print through it)."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None).fflush(None)
+
+
+@contextlib.contextmanager
+def stdout_to_stderr(enabled: bool = True) -> Iterator[None]:
+    """While `enabled`, point file descriptor 1 at stderr, so that with --json stdout holds
+    the JSON object alone: the solver log of --tee and SCIP's "pressed CTRL-C 1 times" line
+    are C writes to descriptor 1. (sys.stdout stays the same object, writing to descriptor
+    1: Pyomo's tee captures descriptors 1 and 2 and would deadlock writing to sys.stderr.)"""
+    if not enabled:
+        yield
+        return
+    sys.stdout.flush()
+    _flush_c_stdout()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no descriptor 1 (stdout closed): nothing to divert
+        yield
+        return
+    try:
+        sys.stderr.flush()
+        os.dup2(2, 1)
+        yield
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        _flush_c_stdout()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def print_result(result: Result, as_json: bool = False) -> None:

