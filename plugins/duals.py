@@ -11,10 +11,10 @@ dual >= 0).
 The row duals come from the solver (SCIP solves such an LP without presolving and
 propagation, whose reductions would leave the final LP's duals to a different model); the
 reduced costs are computed from them, `c - A'y`. Before anything is loaded the pair is
-checked as an optimality certificate against the model itself: signs, and complementary
-slackness with the loaded primal point. Duals that fail it are not loaded, with a warning
-naming the row or variable, so an empty Suffix never reads as "all duals zero" and a wrong
-one never reaches the user.
+checked as an optimality certificate against the model itself: the duality gap it leaves
+with the loaded primal point (`coplug.plugins.lp_certificate`). Duals that fail it are not
+loaded, with a warning naming the row or variable that leaves most of the gap, so an empty
+Suffix never reads as "all duals zero" and a wrong one never reaches the user.
 """
 
 from __future__ import annotations
@@ -28,12 +28,11 @@ import pyomo.environ as pyo
 from pyomo.repn.standard_repn import generate_standard_repn
 
 from coplug.plugins.linear_terms import LinearTerms, linear_terms
+from coplug.plugins.lp_certificate import certify
 from coplug.plugins.results import Result, Status
 
 DUAL_SUFFIXES = ("dual", "rc")
 _INFINITY = 1e20  # both solvers' infinity: a side at or beyond it is no side
-_DUAL_TOL = 1e-6  # relative: a dual or reduced cost smaller than this is zero
-_SIDE_TOL = 1e-6  # relative: a row or variable this close to a side is at it
 
 
 @dataclass
@@ -202,48 +201,52 @@ def load_duals(request: DualRequest, result: Result) -> None:
 
 
 def _certified_reduced_costs(request: DualRequest) -> list[tuple[Any, float]] | None:
-    """Reduced costs c - A'y when (y, c - A'y) certify the loaded point optimal, else None
-    with `request.reason` set. Checked in minimization form: a row dual > 0 needs the row at
-    its lower side, < 0 at its upper; likewise each reduced cost and its variable's bounds."""
+    """Reduced costs c - A'y when (y, c - A'y) certify the loaded point optimal (see
+    `coplug.plugins.lp_certificate`), else None with `request.reason` set; the certified
+    duals (signs made feasible) replace `request.row_duals`."""
     lp = request.lp
     sign = -1.0 if lp.maximize else 1.0
     variables = _variables(lp)
     index = {id(var): k for k, var in enumerate(variables)}
-    reduced = np.zeros(len(variables))
-    scale = np.zeros(len(variables))
+    x = _values(variables)
+    gradient = np.zeros(len(variables))
     if lp.objective is not None:
-        cols = _columns(lp.objective, index)
-        np.add.at(reduced, cols, sign * lp.objective.coefs)
-        np.add.at(scale, cols, np.abs(lp.objective.coefs))
-    for x, y, coef in lp.quadratic:  # the gradient of coef * x * y at the loaded point
-        for var, other in ((x, y), (y, x)):
-            reduced[index[id(var)]] += sign * coef * float(other.value)
-            scale[index[id(var)]] += abs(coef * float(other.value))
-    duals = sign * np.asarray(request.row_duals, dtype=float)
-    dual_tol = _DUAL_TOL * max(1.0, float(np.max(np.abs(duals), initial=0.0)))
-    for (con, terms, lower, upper), dual in zip(lp.rows, duals, strict=True):
-        if not np.isfinite(dual):
-            request.reason = f"the dual of constraint {con.name!r} is {dual}"
-            return None
-        cols = _columns(terms, index)
-        np.add.at(reduced, cols, -dual * terms.coefs)
-        np.add.at(scale, cols, np.abs(dual * terms.coefs))
-        if abs(dual) > dual_tol:
-            activity = terms.constant + float(np.dot(terms.coefs, _values(terms.variables)))
-            side, name = (lower, "lower") if dual > 0 else (upper, "upper")
-            if not _at(activity, side):
-                request.reason = (f"the dual of constraint {con.name!r} ({sign * dual:.6g}) "
-                                  f"needs it at its {name} side, but its activity is "
-                                  f"{activity:.6g}")
-                return None
-    for var, cost, size in zip(variables, reduced, scale, strict=True):
-        if abs(cost) > _DUAL_TOL * max(1.0, size):
-            side, name = (_side(var.lb), "lower") if cost > 0 else (_side(var.ub), "upper")
-            if not _at(float(var.value), side):
-                request.reason = (f"the reduced cost of {var.name!r} ({sign * cost:.6g}) needs "
-                                  f"it at its {name} bound, but it is {var.value:.6g}")
-                return None
-    return [(var, sign * float(cost)) for var, cost in zip(variables, reduced, strict=True)]
+        np.add.at(gradient, _columns(lp.objective, index), sign * lp.objective.coefs)
+    for a, b, coef in lp.quadratic:  # the gradient of coef * a * b at the loaded point
+        gradient[index[id(a)]] += sign * coef * x[index[id(b)]]
+        gradient[index[id(b)]] += sign * coef * x[index[id(a)]]
+    matrix, lower, upper = _rows(lp, index)
+    bounds = [(_side(v.lb), _side(v.ub)) for v in variables]
+    col_lower = np.array([-np.inf if lo is None else lo for lo, _ in bounds])
+    col_upper = np.array([np.inf if hi is None else hi for _, hi in bounds])
+    found = certify(gradient, x, matrix, lower, upper, col_lower, col_upper,
+                    sign * np.asarray(request.row_duals, dtype=float))
+    if not found.holds:
+        kind, k = found.worst
+        where = (f"constraint {lp.rows[k][0].name!r}" if kind == "row"
+                 else f"variable {variables[k].name!r}")
+        request.reason = (f"the duals do not prove the point optimal: they leave a duality "
+                          f"gap of {found.gap:.3g} ({found.gap / found.scale:.1e} of the "
+                          f"objective's scale), most of it at {where}")
+        return None
+    request.row_duals = (sign * found.duals).tolist()
+    return [(var, sign * float(cost)) for var, cost in zip(variables, found.reduced, strict=True)]
+
+
+def _rows(lp: LinearProgram, index: dict[int, int]) -> tuple[Any, np.ndarray, np.ndarray]:
+    """The rows as a CSR matrix over `index`'s columns, with their sides less the body's
+    constant (+-inf where absent)."""
+    import scipy.sparse as sp
+
+    cols = [_columns(terms, index) for _, terms, _, _ in lp.rows]
+    starts = np.cumsum([0] + [len(c) for c in cols])
+    data = np.concatenate([terms.coefs for _, terms, _, _ in lp.rows] or [np.empty(0)])
+    matrix = sp.csr_matrix((data, np.concatenate(cols or [np.empty(0, np.int64)]), starts),
+                           shape=(len(lp.rows), len(index)))
+    constant = np.array([terms.constant for _, terms, _, _ in lp.rows])
+    lower = np.array([-np.inf if lo is None else lo for _, _, lo, _ in lp.rows]) - constant
+    upper = np.array([np.inf if hi is None else hi for _, _, _, hi in lp.rows]) - constant
+    return matrix, lower, upper
 
 
 def _columns(terms: LinearTerms, index: dict[int, int]) -> np.ndarray:
@@ -255,8 +258,3 @@ def _columns(terms: LinearTerms, index: dict[int, int]) -> np.ndarray:
 def _values(variables: Any) -> np.ndarray:
     """The loaded values of `variables`."""
     return np.fromiter((float(v.value) for v in variables), dtype=float, count=len(variables))
-
-
-def _at(value: float, side: float | None) -> bool:
-    """Whether `value` lies at `side` (relative tolerance; an absent side is never met)."""
-    return side is not None and abs(value - side) <= _SIDE_TOL * max(1.0, abs(side))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,9 @@ from coplug.plugins.bridge import _set_scip_params, scip_result
 from coplug.plugins.errors import InputError, SolverNotAvailableError
 from coplug.plugins.highs_backend import (
     beyond_default_gap,
+    flag_duality_gap,
     mip_tolerance,
+    recheck_lp,
     settle_infeasible_or_unbounded,
     solution_limit_status,
     solve_tightened,
@@ -118,8 +121,17 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
         if "mip_feasibility_tolerance" not in params and misjudged(highs, rows):
             _, extra = solve_tightened(highs, rows, params, time_limit,
                                        time.perf_counter() - start,
-                                       lambda left, tol: _rerun(highs, left, tol))
+                                       lambda left, tol: _rerun(
+                                           highs, left, {"mip_feasibility_tolerance": tol}))
     status = _HIGHS_STATUS.get(highs.modelStatusToString(highs.getModelStatus()), Status.UNKNOWN)
+    if status is Status.OPTIMAL:
+        left = None if time_limit is None else time_limit - (time.perf_counter() - start)
+        with sigint_cancels(highs.cancelSolve):
+            _, lp_check = recheck_lp(highs, params, left,
+                                     lambda left, options: _rerun(highs, left, options))
+        extra.update(lp_check)
+        status = _HIGHS_STATUS.get(highs.modelStatusToString(highs.getModelStatus()),
+                                   Status.UNKNOWN)
     if status is Status.INFEASIBLE_OR_UNBOUNDED:
         left = None if time_limit is None else time_limit - (time.perf_counter() - start)
         with sigint_cancels(highs.cancelSolve):
@@ -145,6 +157,8 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
         has_solution=has_solution,
         extra=extra,
     )
+    if "duality_gap" in extra:
+        flag_duality_gap(result)
     if has_solution:
         violated = solution_violations(highs, rows)
         if violated:
@@ -155,9 +169,10 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     return result
 
 
-def _rerun(highs: Any, time_left: float | None, tolerance: float) -> None:
-    """Run HiGHS again at `tolerance` (mip_feasibility_tolerance) within `time_left`."""
-    highs.setOptionValue("mip_feasibility_tolerance", tolerance)
+def _rerun(highs: Any, time_left: float | None, options: Mapping[str, float]) -> None:
+    """Run HiGHS again with `options` set, within `time_left`."""
+    for key, value in options.items():
+        highs.setOptionValue(key, value)
     if time_left is not None:
         highs.setOptionValue("time_limit", float(time_left))
     highs.run()

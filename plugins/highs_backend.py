@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -27,6 +28,7 @@ from coplug.plugins.duals import DualRequest, dual_request, load_duals
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
 from coplug.plugins.highs_rows import (
     highs_integral_rows,
+    lp_certificate,
     misjudged,
     solution_violations,
     tightened_tolerance,
@@ -276,6 +278,14 @@ def solve_highs(
                                    tee))
         results = results if again is None else again
     status = _status(results, highs)
+    if status is Status.OPTIMAL:
+        left = None if time_limit is None else time_limit - (time.perf_counter() - start)
+        again, lp_check = recheck_lp(
+            highs, params, left,
+            lambda left, options: _run(opt, model, left, {**params, **options}, tee))
+        if again is not None:
+            results, status = again, _status(again, highs)
+        checked.update(lp_check)
     if status is Status.INFEASIBLE_OR_UNBOUNDED:
         left = None if time_limit is None else time_limit - (time.perf_counter() - start)
         with sigint_cancels(highs.cancelSolve):
@@ -313,6 +323,8 @@ def solve_highs(
     )
     result.extra.update(checked)  # `time` already spans both solves
     result.nodes += checked.get("first_solve", {}).get("nodes", 0)
+    if "duality_gap" in checked:
+        flag_duality_gap(result)
     if has_solution:
         _check_rows(opt, result, rows)
     if duals is not None:
@@ -361,6 +373,41 @@ def solve_tightened(highs: Any, rows: list[IntegralRow], params: Mapping[str, An
     tolerance = tightened_tolerance(highs, rows, mip_tolerance(highs, params))
     return (run(remaining, tolerance),
             {"mip_feasibility_tolerance": tolerance, "first_solve": first})
+
+
+LP_RETRY = {"dual_feasibility_tolerance": 1e-10, "primal_feasibility_tolerance": 1e-10}
+
+
+def recheck_lp(highs: Any, params: Mapping[str, Any], time_left: float | None,
+               rerun: Callable[[float | None, Mapping[str, float]], T],
+               ) -> tuple[T | None, dict[str, Any]]:
+    """Certify HiGHS's optimal LP answer by the duality gap of its own primal and dual
+    solution; when the gap is too large, solve again by `rerun(time_left, options)` at the
+    LP_RETRY tolerances (unless the caller set them) and certify that. Returns what `rerun`
+    returned (None when not run) and what goes into `result.extra`: the retry's tolerances,
+    and the gap left where no certificate held."""
+    found = lp_certificate(highs)
+    if found is None or found.holds:
+        return None, {}
+    again, extra = None, {}
+    if not set(LP_RETRY) & set(params) and (time_left is None or time_left > 0):
+        again = rerun(time_left, LP_RETRY)
+        extra["lp_retry"] = dict(LP_RETRY)
+        found = lp_certificate(highs)
+        if found is None or found.holds:
+            return again, extra
+    extra["duality_gap"] = {"gap": found.gap, "relative": found.gap / found.scale}
+    return again, extra
+
+
+def flag_duality_gap(result: Result) -> None:
+    """Status `feasible` and no bound for an LP answer its duals do not prove optimal."""
+    gap = result.extra["duality_gap"]
+    warnings.warn(f"HiGHS called the LP optimal, but its duals leave a duality gap of "
+                  f"{gap['gap']:.3g} ({gap['relative']:.1e} of the objective's scale): the "
+                  "status is 'feasible' (rescale the rows, or try solver='scip')",
+                  UserWarning, stacklevel=4)
+    result.status, result.bound = Status.FEASIBLE, None
 
 
 def _check_rows(opt: Any, result: Result, rows: list[IntegralRow]) -> None:

@@ -23,6 +23,7 @@ from coplug.plugins.integral_rows import (
     tightened_feastol,
     violations,
 )
+from coplug.plugins.lp_certificate import Certificate, certify
 
 # A row is broken when the rounded point misses a side by more than this, relative to
 # max(1, |side|): ten times HiGHS's default (absolute) feasibility tolerances.
@@ -124,3 +125,23 @@ def tightened_tolerance(highs: Any, rows: list[IntegralRow], tolerance: float) -
         largest = float(abs(_row_matrix(highs.getLp())[broken]).max())
         tightened = min(tightened, max(FEASTOL_FLOOR, STEP / largest))
     return tightened
+
+
+def lp_certificate(highs: Any) -> Certificate | None:
+    """The duality-gap certificate of HiGHS's LP answer from its own primal and dual
+    solution (`coplug.plugins.lp_certificate`); None for a MIP, a QP or without duals."""
+    import highspy
+
+    model = highs.getModel()
+    lp, solution = model.lp_, highs.getSolution()
+    if (lp.integrality_ and any(kind != highspy.HighsVarType.kContinuous
+                                for kind in lp.integrality_)) or model.hessian_.dim_ > 0:
+        return None
+    if not (solution.value_valid and solution.dual_valid):
+        return None
+    sign = -1.0 if lp.sense_ == highspy.ObjSense.kMaximize else 1.0
+    return certify(sign * np.asarray(lp.col_cost_, dtype=float),
+                   np.asarray(solution.col_value, dtype=float), _row_matrix(lp),
+                   np.asarray(lp.row_lower_, dtype=float), np.asarray(lp.row_upper_, dtype=float),
+                   np.asarray(lp.col_lower_, dtype=float), np.asarray(lp.col_upper_, dtype=float),
+                   sign * np.asarray(solution.row_dual, dtype=float))

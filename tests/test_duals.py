@@ -191,12 +191,14 @@ def test_wrong_duals_fail_the_certificate() -> None:
         good[k] = {"labour": 1.0, "wood": 1.0, "demand": 0.0}[con.name]
     request.row_duals = good
     assert _certified_reduced_costs(request) is not None  # (1, 1, 0): the true duals
-    for k, bad in ((0, 1.5), (1, -1.0), (2, 0.5)):  # wrong value, wrong sign, slack row
+    for k, bad in ((0, 1.5), (1, -1.0), (2, -0.5)):  # wrong value, wrong sign, slack row
         request.row_duals = list(good)
         request.row_duals[k] = bad
         request.reason = ""
         assert _certified_reduced_costs(request) is None, (k, bad)
         assert request.reason
+    request.row_duals = [*good[:2], 0.5]  # a wrong sign on the slack row: dropped, certified
+    assert _certified_reduced_costs(request) is not None and request.row_duals[2] == 0.0
 
 
 def test_other_import_suffixes_still_warn() -> None:
@@ -298,3 +300,66 @@ def test_an_lp_scip_cannot_solve_without_presolve_is_solved_with_it() -> None:
         result = solve(build(), solver="scip")
     assert result.objective == pytest.approx(reference, rel=1e-9)
     assert result.extra["duals"]["loaded"] or result.extra["duals"]["reason"] == NO_PRESOLVE_FAILED
+
+
+def _wide_lp(duals: bool) -> pyo.ConcreteModel:
+    """Coefficients from 5e-7 to 5e6: HiGHS called x = 2008 optimal (-222.88) with a
+    wrong-signed 4e-9 dual on the row whose side is 1e10; the optimum is -161.91."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 1e4))
+    m.y = pyo.Var(bounds=(0, 100))
+    m.a = pyo.Constraint(expr=-0.01749664250147233 * m.x + 275.7623853443179 * m.y
+                         >= 18994.892466777288)
+    m.b = pyo.Constraint(expr=-330.2533687238532 * m.x - 79924.30258355543 * m.y
+                         <= -6362059.957825674)
+    m.c = pyo.Constraint(expr=5043660.79075755 * m.x + 4.7116043929792467e-07 * m.y
+                         >= 10127062030.834934)
+    m.o = pyo.Objective(expr=0.006885784986761265 * m.x - 3.3196847291689875 * m.y,
+                        sense=pyo.maximize)
+    if duals:
+        m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    return m
+
+
+def _wide_lp_optimum() -> float:
+    """The exact optimum: the best vertex of the box and the three rows (Fractions)."""
+    from fractions import Fraction as F
+    from itertools import combinations
+
+    rows = [((F(-0.01749664250147233), F(275.7623853443179)), F(18994.892466777288), 1),
+            ((F(-330.2533687238532), F(-79924.30258355543)), F(-6362059.957825674), -1),
+            ((F(5043660.79075755), F(4.7116043929792467e-07)), F(10127062030.834934), 1)]
+    lines = rows + [((F(1), F(0)), F(0), 1), ((F(1), F(0)), F(10000), -1),
+                    ((F(0), F(1)), F(0), 1), ((F(0), F(1)), F(100), -1)]
+    best = None
+    for (a, r1, _), (b, r2, _) in combinations(lines, 2):
+        det = a[0] * b[1] - a[1] * b[0]
+        if det == 0:
+            continue
+        x, y = (r1 * b[1] - a[1] * r2) / det, (a[0] * r2 - r1 * b[0]) / det
+        if all((c[0] * x + c[1] * y - rhs) * sense >= 0 for c, rhs, sense in lines):
+            value = F(0.006885784986761265) * x - F(3.3196847291689875) * y
+            best = value if best is None else max(best, value)
+    return float(best)
+
+
+@pytest.mark.parametrize("duals", [False, True])
+def test_highs_lp_answers_are_certified_by_their_duals(duals: bool, tmp_path) -> None:
+    from coplug.plugins.files import solve_file
+
+    truth = _wide_lp_optimum()
+    result = solve(m := _wide_lp(duals), solver="highs")
+    assert result.status is Status.OPTIMAL and result.objective == pytest.approx(truth, rel=1e-9)
+    assert "lp_retry" in result.extra  # HiGHS's first answer did not certify
+    if duals:
+        assert result.extra["duals"]["loaded"] and m.dual[m.a] < 0
+    _wide_lp(False).write(str(tmp_path / "wide.lp"), io_options={"symbolic_solver_labels": True})
+    assert solve_file(tmp_path / "wide.lp", solver="highs").objective == pytest.approx(truth,
+                                                                                   rel=1e-9)
+
+
+def test_an_uncertified_lp_answer_is_feasible_not_optimal() -> None:
+    with pytest.warns(UserWarning, match="duals leave a duality gap of"):
+        result = solve(_wide_lp(False), solver="highs", dual_feasibility_tolerance=1e-7)
+    assert result.status is Status.FEASIBLE and result.bound is None
+    assert result.objective < _wide_lp_optimum()

@@ -1,0 +1,83 @@
+"""How far a primal point and row duals of an LP are from proving each other optimal.
+
+In minimization form, with reduced costs r = g - A'y (g the objective's gradient: its costs
+for an LP, its gradient at the point for a convex QP), weak duality says the objective at
+any feasible point is at least the dual bound, and the two meet exactly when every row dual
+sits on its row's active side and every reduced cost on its variable's active bound. The
+gap is measured term by term, |y_i| times the row's distance from the side its dual's sign
+selects plus |r_j| times the variable's distance from the bound its reduced cost's sign
+selects, so it is never negative and names the row or variable that contributes most.
+Duals of the wrong sign for a row without that side, and noise-sized ones, are dropped first
+(any sign-feasible y still gives a valid bound), and a reduced cost that points at an
+infinite bound makes the gap infinite.
+
+Per-entry tolerances miss what this catches: HiGHS called a point optimal whose duals held
+a wrong-signed 4e-9 on a row with a side of 1e10, worth 54 in the objective (27%).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+# A pair certifies optimality when the gap is at most this fraction of the objective's
+# scale (|g|.|x| plus |A'||y|.|x|).
+GAP_TOL = 1e-6
+# A reduced cost this small relative to the terms that sum to it, or a dual this small
+# relative to the largest, counts as zero (the solvers' own dual tolerances are 1e-7
+# absolute): a dual of 0 or a smaller one is still sign-feasible, so the bound stays valid.
+ZERO_TOL = 1e-6
+
+
+@dataclass
+class Certificate:
+    """The sign-feasible duals, reduced costs and gap of a primal point (minimization form)."""
+
+    duals: np.ndarray
+    reduced: np.ndarray
+    gap: float
+    scale: float
+    worst: tuple[str, int]  # ("row" | "column", index) contributing most to the gap
+
+    @property
+    def holds(self) -> bool:
+        """Whether the gap is small enough for the pair to prove the point optimal."""
+        return bool(self.gap <= GAP_TOL * self.scale)
+
+
+def certify(gradient: np.ndarray, x: np.ndarray, matrix: sp.csr_matrix,
+            row_lower: np.ndarray, row_upper: np.ndarray, col_lower: np.ndarray,
+            col_upper: np.ndarray, duals: np.ndarray) -> Certificate:
+    """The certificate of `x` with row `duals` (minimization form: a dual > 0 prices the
+    lower side, < 0 the upper; infinite sides and bounds are +-inf)."""
+    y = np.where(np.isfinite(duals), duals, np.nan)
+    y = np.where(((y > 0) & np.isneginf(row_lower)) | ((y < 0) & np.isposinf(row_upper)), 0.0, y)
+    y = np.where(np.abs(y) <= ZERO_TOL * np.max(np.abs(np.nan_to_num(y)), initial=0.0), 0.0, y)
+    activity = matrix @ x
+    reduced = gradient - matrix.T @ y
+    terms = abs(matrix).T @ np.abs(y)
+    reduced = np.where(np.abs(reduced) <= ZERO_TOL * np.maximum(1.0, np.abs(gradient) + terms),
+                       0.0, reduced)
+    row_terms = np.abs(y) * _distance(activity, y, row_lower, row_upper)
+    col_terms = np.abs(reduced) * _distance(x, reduced, col_lower, col_upper)
+    row_terms = np.where(np.isnan(row_terms), np.inf, row_terms)
+    col_terms = np.where(np.isnan(col_terms), np.inf, col_terms)
+    worst_row = int(np.argmax(row_terms)) if len(row_terms) else -1
+    worst_col = int(np.argmax(col_terms)) if len(col_terms) else -1
+    row_max = row_terms[worst_row] if worst_row >= 0 else 0.0
+    col_max = col_terms[worst_col] if worst_col >= 0 else 0.0
+    worst = ("row", worst_row) if row_max >= col_max else ("column", worst_col)
+    scale = max(1.0, float(np.abs(gradient) @ np.abs(x) + terms @ np.abs(x)))
+    return Certificate(duals=np.nan_to_num(y), reduced=reduced,
+                       gap=float(row_terms.sum() + col_terms.sum()), scale=scale, worst=worst)
+
+
+def _distance(value: np.ndarray, price: np.ndarray, lower: np.ndarray,
+              upper: np.ndarray) -> np.ndarray:
+    """Distance of each value from the side its price selects (lower for > 0, upper for
+    < 0, none for 0): inf where that side is infinite."""
+    with np.errstate(invalid="ignore"):
+        side = np.where(price > 0, lower, np.where(price < 0, upper, value))
+        return np.abs(value - side)
