@@ -121,18 +121,29 @@ def compare(
     build: Any, predictor: Any, threshold: float, confidence: float, mode: str = "branch",
     time_limit: float | None = None, label: str = "", depth: int = 0,
 ) -> tuple[Result, Result]:
-    """Solve `build()` with default SCIP and with PMVB; print both and whether optima agree."""
+    """Solve `build()` with default SCIP and with PMVB; print both and whether optima agree.
+    Ctrl-C (a solve `interrupted`) prints the rows solved so far, skips the PMVB solve when
+    it stopped the default one, and raises KeyboardInterrupt (`coplug pmvb` exits 130)."""
     from coplug.plugins.bridge import solve
+    from coplug.plugins.results import Status
 
     base = solve(build(), time_limit=time_limit)
-    pmvb = solve_with_pmvb(build(), predictor, threshold, confidence, mode, time_limit, depth)
+    pmvb = None
+    if base.status is not Status.INTERRUPTED:
+        pmvb = solve_with_pmvb(build(), predictor, threshold, confidence, mode, time_limit,
+                               depth)
     name = predictor if isinstance(predictor, str) else getattr(predictor, "kind", "learned")
     print(f"{label}  PMVB predictor={name} t={threshold} q={confidence} mode={mode} "
           f"depth={depth}")
     print(f"{'':14s}{'status':>10s}{'objective':>16s}{'nodes':>9s}{'time s':>9s}")
     for tag, r in (("SCIP default", base), ("SCIP + PMVB", pmvb)):
+        if r is None:
+            print(f"{tag:14s}  not run (Ctrl-C)")
+            continue
         obj = "-" if r.objective is None else f"{r.objective:.6g}"
         print(f"{tag:14s}{r.status.value:>10s}{obj:>16s}{r.nodes:>9d}{r.time:>9.3f}")
+    if pmvb is None or pmvb.status is Status.INTERRUPTED:
+        raise KeyboardInterrupt
     stats = pmvb.plugin_stats.get("pmvb", {})
     if stats:
         print(f"PMVB root: branched={stats['root_branched']} |U|={stats['n_upper']} "

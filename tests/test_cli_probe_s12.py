@@ -53,3 +53,37 @@ def test_json_stdout_holds_only_json_when_the_solver_writes_to_fd1(capfd, monkey
     out, err = capfd.readouterr()
     assert json.loads(out)["status"] == "interrupted"
     assert "pressed CTRL-C" in err
+
+
+def _interrupted(**kwargs) -> Result:
+    return Result(status=Status.INTERRUPTED, solver="scip", objective=5.0, bound=9.0,
+                  has_solution=True, **kwargs)
+
+
+def test_pmvb_ctrl_c_in_the_default_solve_stops_the_command(capsys, monkeypatch):
+    """Ctrl-C during `coplug pmvb`'s default SCIP solve went on to the PMVB solve, printed
+    'same optimum: False' and exited 0; it now skips the PMVB solve and exits 130."""
+    import coplug.plugins.bridge as bridge
+    import coplug.plugins.pmvb_cli as pmvb_cli
+
+    calls = []
+    monkeypatch.setattr(bridge, "solve", lambda model, **kw: _interrupted())
+    monkeypatch.setattr(pmvb_cli, "solve_with_pmvb", lambda *a, **kw: calls.append(a))
+    assert main(["pmvb", "mknapsack", "--size", "10"]) == 130
+    out, err = capsys.readouterr()
+    assert calls == []
+    assert "interrupted" in out and "not run" in out and "same optimum" not in out
+    assert "coplug: interrupted" in err
+
+
+def test_pmvb_ctrl_c_in_the_pmvb_solve_exits_130(capsys, monkeypatch):
+    import coplug.plugins.bridge as bridge
+    import coplug.plugins.pmvb_cli as pmvb_cli
+
+    optimal = Result(status=Status.OPTIMAL, solver="scip", objective=9.0, bound=9.0,
+                     has_solution=True)
+    monkeypatch.setattr(bridge, "solve", lambda model, **kw: optimal)
+    monkeypatch.setattr(pmvb_cli, "solve_with_pmvb", lambda *a, **kw: _interrupted())
+    assert main(["pmvb", "mknapsack", "--size", "10"]) == 130
+    out, _ = capsys.readouterr()
+    assert out.count("interrupted") == 1 and "same optimum" not in out
