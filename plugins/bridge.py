@@ -32,7 +32,6 @@ from coplug.plugins.duals import (
     other_import_suffixes,
     prepare_scip,
     read_scip_duals,
-    restore_scip,
 )
 from coplug.plugins.errors import (
     InputError,
@@ -214,8 +213,10 @@ def _solve_scip(
     params: Mapping[str, Any],
     tee: bool,
     warmstart: bool = False,
+    with_duals: bool = True,
 ) -> Result:
-    """Build the model in SCIP via `scip_persistent`, attach plugins, optimize, load back."""
+    """Build the model in SCIP via `scip_persistent`, attach plugins, optimize, load back
+    (and fill `m.dual`/`m.rc` for an LP that declares them, unless `with_duals` is off)."""
     opt = contrib_solver("scip_persistent", "SCIP", "pyscipopt")
     fix_scip_walker()
     mark_one_shot(opt)
@@ -223,7 +224,7 @@ def _solve_scip(
     scip = opt._solver_model  # the PySCIPOpt model; Pyomo keeps no public accessor
     _use_native_objective(opt, model)
     var_map = VarMap(opt._pyomo_var_to_solver_var_map)
-    duals = dual_request(model)
+    duals = dual_request(model) if with_duals else None
     if duals is not None and duals.lp is not None:
         prepare_scip(scip)  # before the caller's params, which win
     _set_scip_params(scip, time_limit, params)
@@ -244,11 +245,12 @@ def _solve_scip(
     except SolverError:
         if duals is None or duals.lp is None:
             raise
-        scip.freeTransform()  # the LP without presolving failed: solve as SCIP would
-        restore_scip(scip)
-        _set_scip_params(scip, time_limit, params)
-        rows, extra = optimize_checked(scip, params, functools.partial(_optimize, scip))
+        # the LP without presolving failed: solve a fresh model as SCIP would, without duals
+        result = _solve_scip(model, plugins=plugins, time_limit=time_limit, params=params,
+                             tee=tee, warmstart=warmstart, with_duals=False)
         duals.lp, duals.reason = None, NO_PRESOLVE_FAILED
+        load_duals(duals, result)
+        return result
     result = scip_result(scip, plugins)
     record_first_solve(result, extra)
     if result.status is Status.INFEASIBLE_OR_UNBOUNDED:

@@ -147,15 +147,6 @@ def prepare_scip(scip: Any) -> None:
     scip.disablePropagation()
 
 
-def restore_scip(scip: Any) -> None:
-    """Undo `prepare_scip` (SCIP's default presolving and propagation)."""
-    from pyscipopt import SCIP_PARAMSETTING
-
-    scip.setPresolve(SCIP_PARAMSETTING.DEFAULT)
-    for key in ("propagating/maxrounds", "propagating/maxroundsroot"):
-        scip.resetParam(key)
-
-
 NO_PRESOLVE_FAILED = ("SCIP's LP solver failed on the LP without presolving (numerical "
                       "trouble); it was solved again with presolving, which leaves no duals")
 
