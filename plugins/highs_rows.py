@@ -8,6 +8,9 @@ itself (Pyomo models and `.mps`/`.lp` files alike).
   `x <= 1e8 y` it let 50 units flow through a closed arc (`y` loads as 0) and called a point
   of cost 50.00005 optimal where the optimum is 150 (36 of 150 random fixed-charge models
   with M >= 1e7 in the numerics probe).
+
+`lp_certificate` reads an LP answer's primal and dual solution off the same model for the
+duality-gap check of `coplug.plugins.lp_certificate`.
 """
 
 from __future__ import annotations
