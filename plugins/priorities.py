@@ -62,12 +62,9 @@ def unread_export_suffixes(model: pyo.Block, reads_priority: bool) -> list[str]:
             if len(s) and not (reads_priority and s.local_name == PRIORITY)]
 
 
-def set_scip_priorities(scip: Any, model: pyo.Block, var_map: Any) -> int:
+def set_scip_priorities(scip: Any, model: pyo.Block, var_map: Any) -> None:
     """Give SCIP the branching priorities of the model's variables (those in `var_map`, the
-    ones SCIP holds); returns how many were set."""
-    count = 0
+    ones SCIP holds)."""
     for var, priority in branch_priorities(model):
         if var in var_map:
             scip.chgVarBranchPriority(var_map.to_scip(var), priority)
-            count += 1
-    return count
