@@ -87,3 +87,54 @@ def test_pmvb_ctrl_c_in_the_pmvb_solve_exits_130(capsys, monkeypatch):
     assert main(["pmvb", "mknapsack", "--size", "10"]) == 130
     out, _ = capsys.readouterr()
     assert out.count("interrupted") == 1 and "same optimum" not in out
+
+
+def _bbo_error(args: list[str], capsys) -> str:
+    assert main(["bbo", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("coplug: error: ") and "\n" not in err
+    return err
+
+
+def test_bbo_binary_program_file_is_a_one_line_error(tmp_path, capsys):
+    """A binary program file (text or .json) raised UnicodeDecodeError with a traceback."""
+    for name in ("prog.txt", "prog.json"):
+        (tmp_path / name).write_bytes(b"\x00\x99\xff\xfe" * 20)
+        assert "not UTF-8 text" in _bbo_error(["solve", str(tmp_path / name), "--dim", "2"]
+                                              if name.endswith("txt")
+                                              else ["solve", str(tmp_path / name)], capsys)
+    err = _bbo_error(["evolve", "--target-program", str(tmp_path / "prog.json"),
+                      "--run-dir", str(tmp_path / "run")], capsys)
+    assert "not UTF-8 text" in err
+
+
+def test_bbo_long_inline_program_is_not_stat_as_a_file_name(capsys):
+    """Program text of 256..4095 characters without a '/' reached os.stat as a file name:
+    OSError 'File name too long' with a traceback."""
+    text = " + ".join(["x[0]**2"] * 60)
+    assert main(["bbo", "export", text, "--dim", "2", "--format", "json"]) == 0
+    assert '"coplug-bbo-program"' in capsys.readouterr().out
+
+
+def test_bbo_directory_or_missing_program_file_says_so(tmp_path, capsys, monkeypatch):
+    """A directory was read as program text ('unsafe: Attribute is not allowed') or, named
+    .json, called missing; a missing prog.txt was 'a text program needs --dim'."""
+    (tmp_path / "d.json").mkdir()
+    (tmp_path / "d.txt").mkdir()
+    assert "is a directory" in _bbo_error(["solve", str(tmp_path / "d.json")], capsys)
+    assert "is a directory" in _bbo_error(["solve", str(tmp_path / "d.txt"), "--dim", "2"],
+                                          capsys)
+    monkeypatch.chdir(tmp_path)
+    assert "no program file prog.txt" in _bbo_error(["solve", "prog.txt"], capsys)
+    assert "empty program" in _bbo_error(["solve", "", "--dim", "2"], capsys)
+
+
+def test_bbo_evolve_target_program_dim_names_the_evolution_dim(tmp_path, capsys):
+    """A dim-3 .json target with the default --dim 2 said 'drop --dim', a flag never given
+    (and dropping it changes nothing); the message now names both dims."""
+    out = tmp_path / "t.json"
+    assert main(["bbo", "export", "bbob:1", "--dim", "3", "--output", str(out)]) == 0
+    capsys.readouterr()
+    err = _bbo_error(["evolve", "--target-program", str(out), "--run-dir",
+                      str(tmp_path / "run")], capsys)
+    assert "dim 3" in err and "--dim 2" in err and "drop --dim" not in err

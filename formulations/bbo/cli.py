@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -78,17 +79,57 @@ def read_program(spec: str, dim: int | None, lower: float | None = None,
             raise InputError(f"bad BBOB spec {spec!r}; use e.g. bbob:15") from None
         return _agreeing(bbob_problem(fid, 2 if dim is None else dim).program, spec, dim,
                          lower, upper)
-    path = Path(spec)
-    if spec.endswith(".json") and not path.is_file():
+    kind = _path_kind(spec)
+    if kind == "dir":
+        raise InputError(f"program file {spec} is a directory")
+    if spec.endswith(".json") and kind is None:
         raise InputError(f"program file {spec} does not exist")
-    if len(spec) < 4096 and path.is_file():
-        text = path.read_text()
+    if kind == "file":
+        path = Path(spec)
+        text = _read_text(path)
         if path.suffix == ".json":
             return _agreeing(read_program_json(text, str(path)), spec, dim, lower, upper)
         spec = text
+    elif _looks_like_path(spec):
+        missing = f"no program file {spec} (nor is it a program: "
+        if dim is None:
+            raise InputError(f"{missing}a text program needs --dim)")
+        try:
+            return load(spec, dim, -5.0 if lower is None else lower,
+                        5.0 if upper is None else upper)
+        except InputError as error:
+            raise InputError(f"{missing}{error})") from None
     if dim is None:
         raise InputError("a text program needs --dim")
     return load(spec, dim, -5.0 if lower is None else lower, 5.0 if upper is None else upper)
+
+
+def _path_kind(spec: str) -> str | None:
+    """"file" or "dir" when `spec` names one, else None (also for program text too long or
+    odd to be a file name: os.stat raised ENAMETOOLONG on a 300-character program)."""
+    if not spec.strip() or len(spec) >= 4096 or "\n" in spec:  # Path("") is "."
+        return None
+    try:
+        path = Path(spec)
+        return "dir" if path.is_dir() else "file" if path.is_file() else None
+    except (OSError, ValueError):
+        return None
+
+
+def _read_text(path: Path) -> str:
+    """A program file's text, or a one-line InputError (binary, unreadable)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"program file {path} is not UTF-8 text (byte {error.start})") from None
+    except OSError as error:
+        raise InputError(f"cannot read program file {path}: {error.strerror}") from None
+
+
+def _looks_like_path(spec: str) -> bool:
+    """A file name rather than program text: path characters only, ending in a suffix
+    (prog.txt; program text with an attribute is refused anyway)."""
+    return re.fullmatch(r"[\w./~-]*\.[A-Za-z]\w*", spec) is not None
 
 
 def _agreeing(program: Any, spec: str, dim: int | None, lower: float | None,
@@ -161,7 +202,14 @@ def _cmd_evolve(args: argparse.Namespace) -> int:
     missing = [f for f in args.target_program if not Path(f).is_file()]
     if missing:
         raise InputError(f"--target-program {missing[0]}: no such file")
-    extra = {Path(f).stem: read_program(f, args.dim) for f in args.target_program}
+    extra = {}
+    for f in args.target_program:  # a .json program brings its dim: compare it to --dim here
+        program = read_program(f, None if f.endswith(".json") else args.dim)
+        if program.dim != args.dim:
+            raise InputError(f"--target-program {f} is a program in dim {program.dim}, the "
+                             f"evolution runs in --dim {args.dim}: give --dim {program.dim} "
+                             "or a target of that dim")
+        extra[Path(f).stem] = program
     proposer = None
     if args.proposer == "llm":
         llm = LLMConfig.from_env(base_url=args.llm_url, model=args.llm_model,
