@@ -179,8 +179,8 @@ def _one_line_warning(message: Warning | str, category: type[Warning], filename:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: run one command; CoplugError or running out of memory prints one line
-    and exits 2."""
+    """Entry point: run one command; CoplugError, an OSError (a path the system refuses) or
+    running out of memory prints one line and exits 2."""
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((arg for arg in argv if not arg.startswith("-")), None)
     args = build_parser(command).parse_args(argv)
@@ -197,6 +197,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("coplug: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:  # a path the system refuses: too long a name, no permission, ...
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"coplug: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
     except MemoryError as exc:  # e.g. --n 200000: a dense 200000^2 matrix
         print(f"coplug: error: out of memory ({exc or 'allocation failed'}); "
               "try a smaller size", file=sys.stderr)

@@ -138,3 +138,18 @@ def test_bbo_evolve_target_program_dim_names_the_evolution_dim(tmp_path, capsys)
     err = _bbo_error(["evolve", "--target-program", str(out), "--run-dir",
                       str(tmp_path / "run")], capsys)
     assert "dim 3" in err and "--dim 2" in err and "drop --dim" not in err
+
+
+@pytest.mark.parametrize("args", [
+    ["solve", "a" * 300],
+    ["lap", "a" * 300 + ".npy"],
+    ["qubo", "knapsack", "--file", "a" * 300],
+    ["pmvb", "mknapsack", "--predictor", "a" * 300 + ".joblib"],
+])
+def test_a_path_the_system_refuses_is_a_one_line_error(args, capsys):
+    """A 300-character file name (os.stat: File name too long) ended every command in a
+    traceback; main() now prints the OSError in one line and exits 2."""
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("coplug: error: ") and "File name too long" in err
+    assert "\n" not in err
