@@ -9,6 +9,7 @@ import argparse
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pyomo.environ as pyo
@@ -164,6 +165,8 @@ def _cmd_qubo(args: argparse.Namespace) -> int:
 
     if args.file and args.size is not None:
         raise InputError("--size cannot be combined with --file: the file fixes the instance")
+    if args.file is not None and Path(args.file).is_dir():  # the loaders said "not found"
+        raise InputError(f"--file {args.file} is a directory, not a {args.problem} file")
     size = SIZE if args.size is None else args.size
     case = make_case(args.problem, size, seed=args.seed, path=args.file)
     qubo = case.qubos[args.form]()

@@ -153,3 +153,10 @@ def test_a_path_the_system_refuses_is_a_one_line_error(args, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("coplug: error: ") and "File name too long" in err
     assert "\n" not in err
+
+
+@pytest.mark.parametrize("problem", ["knapsack", "tsp"])
+def test_qubo_file_that_is_a_directory_is_named_so(problem, tmp_path, capsys):
+    """`coplug qubo knapsack --file DIR` said 'knapsack file not found: DIR'."""
+    assert main(["qubo", problem, "--file", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
