@@ -14,7 +14,7 @@ import numpy as np
 from coplug.formulations.fair_graphs import FairGraph
 from coplug.plugins.argtypes import positive_float, positive_int, seed_int
 from coplug.plugins.errors import InputError
-from coplug.plugins.results import Result
+from coplug.plugins.results import Result, Status
 
 if TYPE_CHECKING:
     from coplug.learned.fair_spectral import FairSpectralClustering
@@ -182,7 +182,8 @@ def print_mip(
     """Solve the exact fair-clustering MIP with HiGHS within `time_limit` seconds; print the
     balance and ratio cut of its partition (recomputed from the labels; a solver objective
     below it is printed as a WARNING line), or that no fair k-clustering was found.
-    Returns that ratio cut, or None."""
+    Returns that ratio cut, or None; after Ctrl-C (status interrupted) raises
+    KeyboardInterrupt once the row is printed."""
     from coplug.formulations.fair_clustering_mip import (
         fair_clustering_mip,
         mip_labels,
@@ -202,6 +203,7 @@ def print_mip(
                   if result.status.value == "infeasible" else "no partition found")
         bound = "" if result.bound is None else f", bound {result.bound:.4f}"
         print(f"{'exact MIP':<14}  {result.status.value}: {reason}{bound} ({result.time:.2f} s)")
+        _stop_if_interrupted(result)
         return None
     labels = mip_labels(model, check=False)
     value = mip_objective(model, labels)
@@ -210,7 +212,15 @@ def print_mip(
     mismatch = objective_mismatch(model, labels, result.objective)
     if mismatch is not None:
         print(f"WARNING: {mismatch}", flush=True)
+    _stop_if_interrupted(result)
     return value
+
+
+def _stop_if_interrupted(result: Result) -> None:
+    """Ctrl-C stopped HiGHS (its best partition is printed): stop the command too, so
+    `coplug fairsc --mip` exits 130 as `coplug solve` does, not 0."""
+    if result.status is Status.INTERRUPTED:
+        raise KeyboardInterrupt
 
 
 def fair_clustering_section() -> None:

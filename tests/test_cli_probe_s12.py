@@ -160,3 +160,25 @@ def test_qubo_file_that_is_a_directory_is_named_so(problem, tmp_path, capsys):
     """`coplug qubo knapsack --file DIR` said 'knapsack file not found: DIR'."""
     assert main(["qubo", problem, "--file", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("with_solution", [True, False])
+def test_fairsc_mip_ctrl_c_exits_130(with_solution, capsys, monkeypatch):
+    """Ctrl-C during `coplug fairsc --mip`'s HiGHS solve printed the partition found so far
+    ('interrupted: best found ...') and exited 0; it now exits 130."""
+    import dataclasses
+
+    import coplug.plugins as plugins
+
+    real_solve = plugins.solve
+
+    def interrupted_solve(model, **kwargs):
+        if not with_solution:
+            return Result(status=Status.INTERRUPTED, solver="highs", bound=1.0)
+        return dataclasses.replace(real_solve(model, **kwargs), status=Status.INTERRUPTED)
+
+    monkeypatch.setattr(plugins, "solve", interrupted_solve)
+    assert main(["fairsc", "--n", "12", "--clusters", "2", "--mip"]) == 130
+    out, err = capsys.readouterr()
+    assert "exact MIP" in out and "interrupted" in out
+    assert "coplug: interrupted" in err
