@@ -182,3 +182,17 @@ def test_fairsc_mip_ctrl_c_exits_130(with_solution, capsys, monkeypatch):
     out, err = capsys.readouterr()
     assert "exact MIP" in out and "interrupted" in out
     assert "coplug: interrupted" in err
+
+
+def test_bbo_solve_ctrl_c_exits_130(capsys, monkeypatch):
+    """Ctrl-C during `coplug bbo solve`'s SCIP run printed 'status interrupted' and exited
+    0; it now exits 130 as `coplug solve` does."""
+    from types import SimpleNamespace
+
+    import coplug.formulations.bbo.certify as certify_module
+
+    cert = SimpleNamespace(result=Result(status=Status.INTERRUPTED, solver="scip"), x=None,
+                           certified=False)
+    monkeypatch.setattr(certify_module, "certify", lambda *a, **kw: cert)
+    assert main(["bbo", "solve", "bbob:1"]) == 130
+    assert "interrupted" in capsys.readouterr().out

@@ -10,6 +10,7 @@ from typing import Any
 
 from coplug.plugins.argtypes import positive_int
 from coplug.plugins.errors import InputError
+from coplug.plugins.results import Status
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -183,7 +184,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     print(f"certified  {cert.certified}")
     if "error" in cert.result.extra:
         print(f"reason     {cert.result.extra['error']}")
-    return 0
+    return 130 if cert.result.status is Status.INTERRUPTED else 0  # Ctrl-C, as coplug solve
 
 
 def _cmd_evolve(args: argparse.Namespace) -> int:
