@@ -27,4 +27,14 @@ __all__ = [
     "available_solvers",
     "register_backend",
     "solve",
+    "solve_file",
 ]
+
+
+def __getattr__(name: str):
+    """`solve_file` on first use: it loads HiGHS's and SCIP's file readers."""
+    if name == "solve_file":
+        from coplug.plugins.files import solve_file
+
+        return solve_file
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

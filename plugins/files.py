@@ -63,6 +63,9 @@ def solve_file(
         raise InputError(f"no such file: {path}")
     if not path.name.lower().endswith(_SUFFIXES):
         raise InputError(f"{path.name}: expected an .mps or .lp file")
+    if path.name.lower().endswith(".gz") and not path.name.endswith(".gz"):
+        raise InputError(f"{path.name}: neither solver reads a compressed file unless its name "
+                         "ends in lower-case .gz")
     if solver.lower() == "scip":
         return _solve_file_scip(path, time_limit, params, tee)
     if solver.lower() == "highs":
@@ -103,8 +106,10 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
         highs = highspy.Highs()
     if not tee:
         highs.silent()
-    if highs.readModel(str(path)) != highspy.HighsStatus.kOk:
-        raise InputError(f"HiGHS cannot read {path.name}")
+    # a warning is a model read all the same: Pyomo writes an integer without upper bound as
+    # `UI BOUND x 10E20`, which HiGHS reads as infinite and warns about
+    if highs.readModel(str(path)) not in (highspy.HighsStatus.kOk, highspy.HighsStatus.kWarning):
+        raise InputError(f"HiGHS cannot read {path.name} (rerun with tee=True for its log)")
     if highs.getNumCol() == 0:  # HiGHS reads an empty file as a model it calls 'Empty'
         raise InputError(f"{path.name} defines no variables: is it an MPS or LP model?")
     if time_limit is not None:
