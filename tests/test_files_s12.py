@@ -18,9 +18,9 @@ def _unbounded_integer(tmp_path: Path, name: str) -> Path:
     m.y = pyo.Var(within=pyo.NonNegativeReals)
     m.c = pyo.Constraint(expr=2 * m.x + m.y >= 7.5)
     m.o = pyo.Objective(expr=3 * m.x + 2 * m.y)
-    path = tmp_path / name
-    m.write(str(path))
-    return path
+    written = tmp_path / name.lower()  # Pyomo infers the format from a lower-case suffix
+    m.write(str(written))
+    return written.rename(tmp_path / name)
 
 
 @pytest.mark.parametrize("name", ["model.mps", "model.MPS", "model.lp"])
