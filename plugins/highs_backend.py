@@ -259,7 +259,6 @@ def solve_highs(
                 duals.row_duals = [0.0] * len(duals.lp.rows)
             load_duals(duals, result)
         return result
-    start = time.perf_counter()
     mip_start = None
     build_instance(opt, model, "HiGHS")  # built now, so Ctrl-C can reach it below
     highs = opt._solver_model
@@ -268,6 +267,7 @@ def solve_highs(
         columns = opt._pyomo_var_to_solver_var_map  # id(var) -> HiGHS column
         pairs = ((opt._vars[vid][0], col) for vid, col in columns.items())
         mip_start = highs_mip_start(highs, pairs)
+    start = time.perf_counter()  # `time` counts the solves, as SCIP's does, not the build
     rows = highs_integral_rows(highs, mip_tolerance(highs, params))
     results = _run(opt, model, time_limit, params, tee)
     checked = {}
