@@ -268,28 +268,7 @@ def solve_highs(
         pairs = ((opt._vars[vid][0], col) for vid, col in columns.items())
         mip_start = highs_mip_start(highs, pairs)
     start = time.perf_counter()  # `time` counts the solves, as SCIP's does, not the build
-    rows = highs_integral_rows(highs, mip_tolerance(highs, params))
-    results = _run(opt, model, time_limit, params, tee)
-    checked = {}
-    if "mip_feasibility_tolerance" not in params and misjudged(highs, rows):
-        again, checked = solve_tightened(
-            highs, rows, params, time_limit, time.perf_counter() - start,
-            lambda left, tol: _run(opt, model, left, {**params, "mip_feasibility_tolerance": tol},
-                                   tee))
-        results = results if again is None else again
-    status = _status(results, highs)
-    if status is Status.OPTIMAL:
-        left = None if time_limit is None else time_limit - (time.perf_counter() - start)
-        again, lp_check = recheck_lp(
-            highs, params, left,
-            lambda left, options: _run(opt, model, left, {**params, **options}, tee))
-        if again is not None:
-            results, status = again, _status(again, highs)
-        checked.update(lp_check)
-    if status is Status.INFEASIBLE_OR_UNBOUNDED:
-        left = None if time_limit is None else time_limit - (time.perf_counter() - start)
-        with sigint_cancels(highs.cancelSolve):
-            status = settle_infeasible_or_unbounded(highs, left, tee)
+    results, status, rows, checked = _solve_checked(opt, model, time_limit, params, tee, start)
     elapsed = time.perf_counter() - start
     has_solution = (
         results.solution_status != SolutionStatus.noSolution and status is not Status.UNBOUNDED
@@ -328,10 +307,45 @@ def solve_highs(
     if has_solution:
         _check_rows(opt, result, rows)
     if duals is not None:
-        if duals.lp is not None and status is Status.OPTIMAL:
+        if duals.lp is not None and result.status is Status.OPTIMAL:
             _read_highs_duals(duals, results)
         load_duals(duals, result)
     return result
+
+
+def _solve_checked(opt: Any, model: pyo.Block, time_limit: float | None,
+                   params: Mapping[str, Any], tee: bool, start: float,
+                   ) -> tuple[Any, Status, list[IntegralRow], dict[str, Any]]:
+    """Solve, then guard HiGHS's verdict: a MIP answer its tolerance misjudges is solved again
+    tighter (`solve_tightened`), an optimal LP answer is certified by its duals
+    (`recheck_lp`), an 'infeasible or unbounded' is settled. Returns the results, the status,
+    the large all-integer rows and what goes into `result.extra`."""
+    highs = opt._solver_model
+
+    def left() -> float | None:
+        return None if time_limit is None else time_limit - (time.perf_counter() - start)
+
+    rows = highs_integral_rows(highs, mip_tolerance(highs, params))
+    results = _run(opt, model, time_limit, params, tee)
+    checked = {}
+    if "mip_feasibility_tolerance" not in params and misjudged(highs, rows):
+        again, checked = solve_tightened(
+            highs, rows, params, time_limit, time.perf_counter() - start,
+            lambda rest, tol: _run(opt, model, rest, {**params, "mip_feasibility_tolerance": tol},
+                                   tee))
+        results = results if again is None else again
+    status = _status(results, highs)
+    if status is Status.OPTIMAL:
+        again, lp_check = recheck_lp(
+            highs, params, left(),
+            lambda rest, options: _run(opt, model, rest, {**params, **options}, tee))
+        if again is not None:
+            results, status = again, _status(again, highs)
+        checked.update(lp_check)
+    if status is Status.INFEASIBLE_OR_UNBOUNDED:
+        with sigint_cancels(highs.cancelSolve):
+            status = settle_infeasible_or_unbounded(highs, left(), tee)
+    return results, status, rows, checked
 
 
 def _run(opt: Any, model: pyo.Block, time_limit: float | None, params: Mapping[str, Any],
