@@ -75,6 +75,9 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     if args.list:
         from coplug.formulations import registry
 
+        if args.json:
+            print(json.dumps(registry.names()))
+            return 0
         for name, description in registry.names().items():
             print(f"{name:16s} {description}")
         return 0

@@ -129,3 +129,16 @@ def test_cli_takes_a_formulation_name_beside_a_folder_of_that_name(tmp_path, mon
     monkeypatch.chdir(tmp_path)
     assert main(["solve", "knapsack", "--size", "8", "--solver", "highs"]) == 0
     assert "optimal" in capsys.readouterr().out
+
+
+def test_json_listing_and_lap_status(capsys) -> None:
+    import json
+
+    from coplug.formulations import registry
+    from coplug.plugins.cli import main
+
+    assert main(["solve", "--list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == registry.names()
+    assert main(["lap", "--generator", "uniform", "--n", "30", "--json", "--check"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["status"] == "optimal" and report["matches_scipy"] is True

@@ -52,8 +52,9 @@ def _cmd_lap(args: argparse.Namespace) -> int:
         predictor = load()
         load_s = time.perf_counter() - start
     sol = solve_lap(c, maximize=args.maximize, predictor=predictor, time_limit=args.time_limit)
-    report = {
-        "shape": list(c.shape), "cost": sol.cost, "seconds": sol.time, "model_load_s": load_s,
+    report = {  # solve_lap answers optimal or raises (a time limit is an error, exit 2)
+        "status": "optimal", "shape": list(c.shape), "cost": sol.cost, "seconds": sol.time,
+        "model_load_s": load_s,
         "augmentations": sol.augmentations, "warm": sol.warm,
         "prediction": sol.info["prediction"], "fallback": sol.fallback,
     }
