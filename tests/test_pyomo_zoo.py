@@ -741,7 +741,10 @@ def test_lp_duals_match_pyomo_contrib_highs(solver, sense):
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
-def test_units_on_vars_and_params(solver):
+@pytest.mark.parametrize("literals", [False, True])
+def test_units_on_vars_and_params(solver, literals):
+    """Units on Vars and Params, and unit literals in the expressions (`50 * u.m`), which
+    failed inside Pyomo's SCIP interface until coplug took them (scip_walker)."""
     pytest.importorskip("pint")
     u = pyo.units
     m = pyo.ConcreteModel()
@@ -749,8 +752,9 @@ def test_units_on_vars_and_params(solver):
     m.t = pyo.Var(bounds=(0, 50), units=u.s)
     m.v = pyo.Param(initialize=2.0, units=u.m / u.s, mutable=True)
     m.c = pyo.Constraint(expr=m.x <= m.v * m.t)
-    m.c2 = pyo.Constraint(expr=m.x <= 50)
-    m.o = pyo.Objective(expr=m.x - 0.1 * m.t, sense=pyo.maximize)
+    m.c2 = pyo.Constraint(expr=m.x <= (50 * u.m if literals else 50))
+    speed = 0.1 * u.m / u.s if literals else 0.1
+    m.o = pyo.Objective(expr=m.x - speed * m.t, sense=pyo.maximize)
     result = solved(m, solver)  # x = 50 needs t = 25
     assert result.objective == pytest.approx(47.5)
     assert (m.x.value, m.t.value) == pytest.approx((50.0, 25.0))

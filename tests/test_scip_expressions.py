@@ -1,5 +1,6 @@
 """Pyomo expressions Pyomo's SCIP interface refused or broke on: abs(), an Objective used as
-a term (the epsilon-constraint pattern), unit literals; each against HiGHS or a closed form."""
+a term (the epsilon-constraint pattern); each against HiGHS or a closed form. Unit literals
+are tested in test_pyomo_zoo.py."""
 
 from __future__ import annotations
 
@@ -47,20 +48,6 @@ def test_an_objective_used_as_a_term(solver: str) -> None:
     result = solve(m, solver=solver)
     assert result.status is Status.OPTIMAL and result.objective == pytest.approx(30.0)
     assert m.x.value - m.y.value <= 3 + 1e-6
-
-
-def test_unit_literals_in_expressions() -> None:
-    pytest.importorskip("pint")
-    u = pyo.units
-    m = pyo.ConcreteModel()
-    m.x = pyo.Var(bounds=(0, 100), units=u.m)
-    m.t = pyo.Var(bounds=(0, 50), units=u.s)
-    m.v = pyo.Param(initialize=2.0, units=u.m / u.s, mutable=True)
-    m.c = pyo.Constraint(expr=m.x <= m.v * m.t)
-    m.c2 = pyo.Constraint(expr=m.x <= 50 * u.m)
-    m.o = pyo.Objective(expr=m.x - 0.1 * u.m / u.s * m.t, sense=pyo.maximize)
-    assert solve(m, solver="scip").objective == pytest.approx(
-        solve(m, solver="highs").objective, rel=1e-9)
 
 
 @pytest.mark.parametrize("make, detail", [
