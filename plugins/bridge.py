@@ -32,6 +32,7 @@ from coplug.plugins.duals import (
     other_import_suffixes,
     prepare_scip,
     read_scip_duals,
+    soplex_duals,
 )
 from coplug.plugins.errors import (
     InputError,
@@ -265,7 +266,7 @@ def _solve_scip(
     if duals is not None:
         if duals.lp is not None and result.status is Status.OPTIMAL:
             read_scip_duals(duals, scip, opt._pyomo_con_to_solver_con_map)
-        load_duals(duals, result)
+        load_duals(duals, result, fallback=soplex_duals)
     if start is not None:
         result.extra["warmstart"] = start
     return result

@@ -363,3 +363,20 @@ def test_an_uncertified_lp_answer_is_feasible_not_optimal() -> None:
         result = solve(_wide_lp(False), solver="highs", dual_feasibility_tolerance=1e-7)
     assert result.status is Status.FEASIBLE and result.bound is None
     assert result.objective < _wide_lp_optimum()
+
+
+def test_scip_duals_when_its_final_lp_is_stale() -> None:
+    """A degenerate LP SCIP closes at the root with its LP no longer solved afterwards:
+    getDualSolVal gave 1e99, so the duals come from one more solve by its LP solver alone."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var([0, 1], bounds=(0, 10))
+    rows = [(-4.0, -3.0), (-4.0, 0.0), (-4.0, 4.0), (-4.0, 5.0)]
+    m.rows = pyo.Constraint(range(4), rule=lambda m, i: rows[i][0] * m.x[0] + rows[i][1] * m.x[1]
+                            >= 0)
+    m.obj = pyo.Objective(expr=-m.x[0] + 3 * m.x[1], sense=pyo.maximize)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    m.rc = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    result = solve(m, solver="scip")
+    assert result.status is Status.OPTIMAL and result.objective == pytest.approx(0.0, abs=1e-9)
+    assert result.extra["duals"]["loaded"]
+    _check_certificate(m, 0.0)
