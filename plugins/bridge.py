@@ -101,7 +101,9 @@ def solve(
     solver options by their native names, e.g. ``**{"limits/nodes": 100}`` for SCIP.
     `warmstart=True` (SCIP and HiGHS) hands the values already in the variables to the
     solver as a MIP start; `result.extra["warmstart"]` says how many and whether SCIP took
-    them. Infeasible or unbounded models come back as a status, never as an exception.
+    them. Import Suffixes `m.dual`/`m.rc` are filled for an LP with certified duals (see
+    `coplug.plugins.duals`), an export Suffix `m.priority` gives SCIP branching priorities.
+    Infeasible or unbounded models come back as a status, never as an exception.
     """
     _check_model(model)
     time_limit = checked_time_limit(time_limit)
