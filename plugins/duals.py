@@ -141,23 +141,29 @@ def _variables(lp: LinearProgram) -> list[Any]:
 
 def prepare_scip(scip: Any) -> None:
     """Solve the LP as given: presolving and propagation would change the rows and bounds
-    whose duals SCIP's final LP holds (a row presolve removes has none at all)."""
+    whose duals SCIP's final LP holds (a row presolve removes has none at all), and SoPlex's
+    own presolving (`lp/presolving`) returned all-zero row duals, with reduced costs that
+    did not match them, for an LP its equality rows pin to one point."""
     from pyscipopt import SCIP_PARAMSETTING
 
     scip.setPresolve(SCIP_PARAMSETTING.OFF)
     scip.disablePropagation()
+    scip.setParam("lp/presolving", False)
 
 
 def soplex_duals(lp: LinearProgram) -> list[float]:
     """Row duals (Pyomo's sign) of the LP solved once more by SCIP's LP solver alone: after
     some SCIP solves the final LP is no longer in a solved state and `getDualSolVal` gives
-    stale values or 1e99 (4 of 300 probe LPs); optimal duals certify any optimal point."""
+    stale values or 1e99 (4 of 300 probe LPs); optimal duals certify any optimal point.
+    SoPlex's own presolving is off, as in `prepare_scip`."""
     from pyscipopt import LP
+    from pyscipopt.scip import PY_SCIP_LPPARAM
 
     sign = -1.0 if lp.maximize else 1.0
     variables = _variables(lp)
     index = {id(var): k for k, var in enumerate(variables)}
     solver = LP("duals", sense="minimize")
+    solver.setIntParam(PY_SCIP_LPPARAM.PRESOLVING, 0)  # its duals can be wrong (prepare_scip)
     infinity = solver.infinity()
     costs = np.zeros(len(variables))
     if lp.objective is not None:
