@@ -137,8 +137,21 @@ def unsupported_part(model: pyo.Block) -> str | None:
 
 def mark_one_shot(opt: Any) -> None:
     """Mark a Pyomo SCIP interface whose model is built once and never updated, so Params
-    and fixed variables may be taken at their values."""
+    and fixed variables may be taken at their values. Such a model then needs no SCIP
+    variable for a Param, and a fixed variable's SCIP variable is in no constraint: Pyomo's
+    interface still fixed one at each value, and at 1e20 or beyond (`exp(x / p)` with p =
+    1e30) SCIP read it as infinity and answered 100000 for an optimum of 1.1."""
     setattr(opt, _ONE_SHOT, True)
+    opt._add_parameters = lambda params: None
+    pyomo_bounds = opt._scip_lb_ub_from_var
+
+    def bounds(var: Any) -> tuple[float, float]:
+        if var.is_fixed() and var.value is not None and not (
+                abs(var.value) < opt._solver_model.infinity()):
+            return -opt._solver_model.infinity(), opt._solver_model.infinity()
+        return pyomo_bounds(var)
+
+    opt._scip_lb_ub_from_var = bounds
 
 
 def _sum(node: Any, data: list[Any], opt: Any, visitor: Any) -> Any:

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pyomo.environ as pyo
+import pytest
 
 from coplug.plugins import Status, solve
 
@@ -56,3 +57,27 @@ def test_scip_duals_of_an_lp_soplex_presolves_away():
         dual_objective += y[i] * side
     assert np.all(rc <= 1e-9)  # every bound is a lower bound of 0: rc * 0 adds nothing
     assert abs(dual_objective - 4.0) < 1e-9
+
+
+def _exp_of_scaled_x(scale_as: str) -> pyo.ConcreteModel:
+    """min x + exp(x / s), x in [0.1, 4], s = 1e30 a mutable Param or a fixed variable:
+    the optimum is 0.1 + exp(1e-31), i.e. 1.1."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0.1, 4))
+    if scale_as == "param":
+        m.s = pyo.Param(initialize=1e30, mutable=True)
+    else:
+        m.s = pyo.Var()
+        m.s.fix(1e30)
+    m.o = pyo.Objective(expr=m.x + pyo.exp(m.x / m.s))
+    return m
+
+
+@pytest.mark.parametrize("scale_as", ["param", "fixed_var"])
+def test_scip_huge_param_or_fixed_value_inside_a_function(scale_as):
+    # Pyomo's interface also made s a SCIP variable fixed at 1e30, which SCIP reads as
+    # infinity: SCIP answered "optimal" 100000 for the true 1.1
+    m = _exp_of_scaled_x(scale_as)
+    result = solve(m, solver="scip")
+    assert result.status is Status.OPTIMAL
+    assert abs(result.objective - 1.1) < 1e-6 and abs(m.x.value - 0.1) < 1e-6
