@@ -9,7 +9,7 @@ import numpy as np
 import pyomo.environ as pyo
 import pytest
 
-from coplug.plugins import Status, solve
+from coplug.plugins import InputError, Status, solve
 
 
 def _suffixes(m: pyo.ConcreteModel) -> None:
@@ -81,3 +81,20 @@ def test_scip_huge_param_or_fixed_value_inside_a_function(scale_as):
     result = solve(m, solver="scip")
     assert result.status is Status.OPTIMAL
     assert abs(result.objective - 1.1) < 1e-6 and abs(m.x.value - 0.1) < 1e-6
+
+
+def test_priority_on_a_variable_of_another_model_is_refused():
+    # the key belongs to a second copy of the model: SCIP never sees it, and the priority
+    # the user meant for this model was dropped without a word
+    def knapsack() -> pyo.ConcreteModel:
+        m = pyo.ConcreteModel()
+        m.x = pyo.Var(range(3), domain=pyo.Binary)
+        m.c = pyo.Constraint(expr=3 * m.x[0] + 4 * m.x[1] + 5 * m.x[2] <= 7)
+        m.o = pyo.Objective(expr=4 * m.x[0] + 5 * m.x[1] + 7 * m.x[2], sense=pyo.maximize)
+        return m
+
+    m, other = knapsack(), knapsack()
+    m.priority = pyo.Suffix(direction=pyo.Suffix.EXPORT, datatype=pyo.Suffix.INT)
+    m.priority[other.x[2]] = 10
+    with pytest.raises(InputError, match=r"x\[2\].*another model"):
+        solve(m, solver="scip")
