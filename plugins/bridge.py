@@ -240,7 +240,7 @@ def _solve_scip(
             raise InputError(f"plugin {plugin!r} has no attach(scip_model, var_map) method")
         plugin.attach(scip, var_map)
     con_names = _pyomo_con_names(opt)
-    start = (scip_mip_start(scip, var_map.items(), _hidden_values(opt, model), con_names)
+    start = (scip_mip_start(scip, *_start_pairs(scip, opt, model, var_map), con_names)
              if warmstart else None)
     scip.hideOutput(quiet=not tee)
     try:
@@ -312,6 +312,19 @@ def _pyomo_con_names(opt: Any) -> Callable[[str], str]:
                 for con, scip_con in opt._pyomo_con_to_solver_con_map.items()}
 
     return lambda name: table().get(name, name)
+
+
+def _start_pairs(scip: Any, opt: Any, model: pyo.Block, var_map: VarMap,
+                 ) -> tuple[list[tuple[Any, Any]], list[tuple[Any, float]]]:
+    """The (Pyomo, SCIP) variable pairs of a MIP start and the (SCIP variable, value) pairs
+    behind the model (`_hidden_values`). A variable fixed at SCIP's infinity or beyond is in
+    no SCIP constraint (its value is folded in) and its SCIP variable is free, so it starts
+    at 0 rather than refusing the start for a value SCIP cannot hold."""
+    beyond = {id(var) for var, _ in var_map.items() if var.fixed and var.value is not None
+              and not abs(var.value) < scip.infinity()}
+    pairs = [(var, scip_var) for var, scip_var in var_map.items() if id(var) not in beyond]
+    free = [(scip_var, 0.0) for var, scip_var in var_map.items() if id(var) in beyond]
+    return pairs, _hidden_values(opt, model) + free
 
 
 def _hidden_values(opt: Any, model: pyo.Block) -> list[tuple[Any, float]]:

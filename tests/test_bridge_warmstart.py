@@ -152,3 +152,22 @@ def test_a_model_with_nothing_to_decide_reports_its_start() -> None:
     for solver in ("scip", "highs"):
         result = solve(m, solver=solver, warmstart=True)
         assert result.optimal and result.objective == 6.0 and "warmstart" in result.extra
+
+
+def test_a_start_beside_a_variable_fixed_past_scips_infinity_is_used() -> None:
+    """p fixed at 1e30 enters SCIP at its value and its own SCIP variable is free: the start
+    gave it 1e30, past SCIP's infinity, and SCIP refused the whole start."""
+    import warnings
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 10), initialize=1.1)
+    m.y = pyo.Var(domain=pyo.Integers, bounds=(0, 5), initialize=0)
+    m.p = pyo.Var(initialize=1e30)
+    m.p.fix()
+    m.c = pyo.Constraint(expr=m.x + m.y >= 1.1)
+    m.o = pyo.Objective(expr=m.x + pyo.exp(m.x / m.p) + m.y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a refused start warns
+        result = solve(m, solver="scip", warmstart=True)
+    assert result.extra["warmstart"]["accepted"] is True
+    assert result.objective == pytest.approx(2.1)  # x = 1.1, y = 0, exp(~0) = 1
