@@ -159,27 +159,21 @@ def soplex_duals(lp: LinearProgram) -> list[float]:
     from pyscipopt import LP
     from pyscipopt.scip import PY_SCIP_LPPARAM
 
-    sign = -1.0 if lp.maximize else 1.0
-    variables = _variables(lp)
-    index = {id(var): k for k, var in enumerate(variables)}
+    form = _min_form(lp)
     solver = LP("duals", sense="minimize")
     solver.setIntParam(PY_SCIP_LPPARAM.PRESOLVING, 0)  # its duals can be wrong (prepare_scip)
     infinity = solver.infinity()
-    costs = np.zeros(len(variables))
-    if lp.objective is not None:
-        np.add.at(costs, _columns(lp.objective, index), sign * lp.objective.coefs)
-    bounds = [(_side(v.lb), _side(v.ub)) for v in variables]
-    solver.addCols([[] for _ in variables], objs=costs.tolist(),
-                   lbs=[-infinity if lo is None else lo for lo, _ in bounds],
-                   ubs=[infinity if hi is None else hi for _, hi in bounds])
-    solver.addRows([list(zip(_columns(terms, index).tolist(), terms.coefs.tolist(), strict=True))
-                    for _, terms, _, _ in lp.rows],
-                   lhss=[-infinity if lo is None else lo - terms.constant
-                         for _, terms, lo, _ in lp.rows],
-                   rhss=[infinity if hi is None else hi - terms.constant
-                         for _, terms, _, hi in lp.rows])
+    solver.addCols([[] for _ in form.variables], objs=form.costs.tolist(),
+                   lbs=np.maximum(form.col_lower, -infinity).tolist(),
+                   ubs=np.minimum(form.col_upper, infinity).tolist())
+    rows = form.matrix
+    solver.addRows([list(zip(rows.indices[rows.indptr[i]:rows.indptr[i + 1]].tolist(),
+                             rows.data[rows.indptr[i]:rows.indptr[i + 1]].tolist(), strict=True))
+                    for i in range(rows.shape[0])],
+                   lhss=np.maximum(form.lower, -infinity).tolist(),
+                   rhss=np.minimum(form.upper, infinity).tolist())
     solver.solve()
-    return [sign * float(y) for y in solver.getDual()] if solver.isOptimal() else []
+    return [form.sign * float(y) for y in solver.getDual()] if solver.isOptimal() else []
 
 
 NO_PRESOLVE_FAILED = ("SCIP's LP solver failed on the LP without presolving (numerical "
@@ -242,32 +236,56 @@ def _certified_reduced_costs(request: DualRequest) -> list[tuple[Any, float]] | 
     `coplug.plugins.lp_certificate`), else None with `request.reason` set; the certified
     duals (signs made feasible) replace `request.row_duals`."""
     lp = request.lp
-    sign = -1.0 if lp.maximize else 1.0
-    variables = _variables(lp)
-    index = {id(var): k for k, var in enumerate(variables)}
-    x = _values(variables)
-    gradient = np.zeros(len(variables))
-    if lp.objective is not None:
-        np.add.at(gradient, _columns(lp.objective, index), sign * lp.objective.coefs)
+    form = _min_form(lp)
+    x = _values(form.variables)
+    gradient = form.costs.copy()
     for a, b, coef in lp.quadratic:  # the gradient of coef * a * b at the loaded point
-        gradient[index[id(a)]] += sign * coef * x[index[id(b)]]
-        gradient[index[id(b)]] += sign * coef * x[index[id(a)]]
-    matrix, lower, upper = _rows(lp, index)
-    bounds = [(_side(v.lb), _side(v.ub)) for v in variables]
-    col_lower = np.array([-np.inf if lo is None else lo for lo, _ in bounds])
-    col_upper = np.array([np.inf if hi is None else hi for _, hi in bounds])
-    found = certify(gradient, x, matrix, lower, upper, col_lower, col_upper,
-                    sign * np.asarray(request.row_duals, dtype=float))
+        gradient[form.index[id(a)]] += form.sign * coef * x[form.index[id(b)]]
+        gradient[form.index[id(b)]] += form.sign * coef * x[form.index[id(a)]]
+    found = certify(gradient, x, form.matrix, form.lower, form.upper, form.col_lower,
+                    form.col_upper, form.sign * np.asarray(request.row_duals, dtype=float))
     if not found.holds:
         kind, k = found.worst
         where = (f"constraint {lp.rows[k][0].name!r}" if kind == "row"
-                 else f"variable {variables[k].name!r}")
+                 else f"variable {form.variables[k].name!r}")
         request.reason = (f"the duals do not prove the point optimal: they leave a duality "
                           f"gap of {found.gap:.3g} ({found.gap / found.scale:.1e} of the "
                           f"objective's scale), most of it at {where}")
         return None
-    request.row_duals = (sign * found.duals).tolist()
-    return [(var, sign * float(cost)) for var, cost in zip(variables, found.reduced, strict=True)]
+    request.row_duals = (form.sign * found.duals).tolist()
+    return [(var, form.sign * float(cost))
+            for var, cost in zip(form.variables, found.reduced, strict=True)]
+
+
+@dataclass
+class _MinForm:
+    """An LP's arrays in minimization form (costs times `sign`; sides less the body's
+    constant; +-inf where a side or bound is absent)."""
+
+    sign: float
+    variables: list[Any]
+    index: dict[int, int]
+    costs: np.ndarray
+    matrix: Any
+    lower: np.ndarray
+    upper: np.ndarray
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+
+
+def _min_form(lp: LinearProgram) -> _MinForm:
+    """The arrays both the certificate and the LP-solver fallback read."""
+    sign = -1.0 if lp.maximize else 1.0
+    variables = _variables(lp)
+    index = {id(var): k for k, var in enumerate(variables)}
+    costs = np.zeros(len(variables))
+    if lp.objective is not None:
+        np.add.at(costs, _columns(lp.objective, index), sign * lp.objective.coefs)
+    matrix, lower, upper = _rows(lp, index)
+    bounds = [(_side(v.lb), _side(v.ub)) for v in variables]
+    col_lower = np.array([-np.inf if lo is None else lo for lo, _ in bounds])
+    col_upper = np.array([np.inf if hi is None else hi for _, hi in bounds])
+    return _MinForm(sign, variables, index, costs, matrix, lower, upper, col_lower, col_upper)
 
 
 def _rows(lp: LinearProgram, index: dict[int, int]) -> tuple[Any, np.ndarray, np.ndarray]:
