@@ -17,13 +17,11 @@ from coplug.plugins.errors import InputError, SolverNotAvailableError
 from coplug.plugins.highs_backend import (
     beyond_default_gap,
     flag_duality_gap,
+    guard_verdict,
     mip_tolerance,
-    recheck_lp,
-    settle_infeasible_or_unbounded,
     solution_limit_status,
-    solve_tightened,
 )
-from coplug.plugins.highs_rows import highs_integral_rows, misjudged, solution_violations
+from coplug.plugins.highs_rows import highs_integral_rows, solution_violations
 from coplug.plugins.integral_rows import (
     check_integral_rows,
     flag_violations,
@@ -122,25 +120,11 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     highs.HandleUserInterrupt = True  # its interrupt callbacks check cancelSolve's flag
     with sigint_cancels(highs.cancelSolve):
         highs.run()
-        extra = {}
-        if "mip_feasibility_tolerance" not in params and misjudged(highs, rows):
-            _, extra = solve_tightened(highs, rows, params, time_limit,
-                                       time.perf_counter() - start,
-                                       lambda left, tol: _rerun(
-                                           highs, left, {"mip_feasibility_tolerance": tol}))
-    status = _HIGHS_STATUS.get(highs.modelStatusToString(highs.getModelStatus()), Status.UNKNOWN)
-    if status is Status.OPTIMAL:
-        left = None if time_limit is None else time_limit - (time.perf_counter() - start)
-        with sigint_cancels(highs.cancelSolve):
-            _, lp_check = recheck_lp(highs, params, left,
-                                     lambda left, options: _rerun(highs, left, options))
-        extra.update(lp_check)
-        status = _HIGHS_STATUS.get(highs.modelStatusToString(highs.getModelStatus()),
-                                   Status.UNKNOWN)
-    if status is Status.INFEASIBLE_OR_UNBOUNDED:
-        left = None if time_limit is None else time_limit - (time.perf_counter() - start)
-        with sigint_cancels(highs.cancelSolve):
-            status = settle_infeasible_or_unbounded(highs, left, tee)
+    _, status, extra = guard_verdict(
+        highs, rows, params, time_limit, tee, start, None,
+        lambda left, options: _rerun(highs, left, options),
+        lambda _: _HIGHS_STATUS.get(highs.modelStatusToString(highs.getModelStatus()),
+                                    Status.UNKNOWN))
     elapsed = time.perf_counter() - start
     info = highs.getInfo()
     has_solution = info.primal_solution_status == 2 and status is not Status.UNBOUNDED
@@ -175,12 +159,13 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
 
 
 def _rerun(highs: Any, time_left: float | None, options: Mapping[str, float]) -> None:
-    """Run HiGHS again with `options` set, within `time_left`."""
+    """Run HiGHS again with `options` set, within `time_left` (Ctrl-C cancels it)."""
     for key, value in options.items():
         highs.setOptionValue(key, value)
     if time_left is not None:
         highs.setOptionValue("time_limit", float(time_left))
-    highs.run()
+    with sigint_cancels(highs.cancelSolve):
+        highs.run()
 
 
 def _highs_bound(info: Any, status: Status, highs: Any) -> float | None:

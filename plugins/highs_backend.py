@@ -316,36 +316,45 @@ def solve_highs(
 def _solve_checked(opt: Any, model: pyo.Block, time_limit: float | None,
                    params: Mapping[str, Any], tee: bool, start: float,
                    ) -> tuple[Any, Status, list[IntegralRow], dict[str, Any]]:
-    """Solve, then guard HiGHS's verdict: a MIP answer its tolerance misjudges is solved again
-    tighter (`solve_tightened`), an optimal LP answer is certified by its duals
-    (`recheck_lp`), an 'infeasible or unbounded' is settled. Returns the results, the status,
-    the large all-integer rows and what goes into `result.extra`."""
+    """Solve through Pyomo and guard the verdict (`guard_verdict`). Returns the results, the
+    status, the large all-integer rows and what goes into `result.extra`."""
     highs = opt._solver_model
+    rows = highs_integral_rows(highs, mip_tolerance(highs, params))
+    results, status, checked = guard_verdict(
+        highs, rows, params, time_limit, tee, start, _run(opt, model, time_limit, params, tee),
+        lambda rest, options: _run(opt, model, rest, {**params, **options}, tee),
+        lambda results: _status(results, highs))
+    return results, status, rows, checked
 
+
+def guard_verdict(highs: Any, rows: list[IntegralRow], params: Mapping[str, Any],
+                  time_limit: float | None, tee: bool, start: float, first: T,
+                  run: Callable[[float | None, Mapping[str, float]], T],
+                  status_of: Callable[[T], Status]) -> tuple[T, Status, dict[str, Any]]:
+    """Guard HiGHS's verdict after its first solve (`first`, whatever `run` returns): a MIP
+    answer its tolerance misjudges is solved again tighter (`solve_tightened`), an optimal LP
+    answer is certified by its duals (`recheck_lp`), an 'infeasible or unbounded' is settled.
+    `run(time_left, options)` solves again with options set; `status_of` reads the status of
+    what it returned. Returns the last run's value, the status and what goes into
+    `result.extra`. Shared by models (through Pyomo) and files (HiGHS alone)."""
     def left() -> float | None:
         return None if time_limit is None else time_limit - (time.perf_counter() - start)
 
-    rows = highs_integral_rows(highs, mip_tolerance(highs, params))
-    results = _run(opt, model, time_limit, params, tee)
-    checked = {}
+    results, checked = first, {}
     if "mip_feasibility_tolerance" not in params and misjudged(highs, rows):
-        again, checked = solve_tightened(
-            highs, rows, params, time_limit, time.perf_counter() - start,
-            lambda rest, tol: _run(opt, model, rest, {**params, "mip_feasibility_tolerance": tol},
-                                   tee))
+        again, checked = solve_tightened(highs, rows, params, time_limit,
+                                         time.perf_counter() - start, run)
         results = results if again is None else again
-    status = _status(results, highs)
+    status = status_of(results)
     if status is Status.OPTIMAL:
-        again, lp_check = recheck_lp(
-            highs, params, left(),
-            lambda rest, options: _run(opt, model, rest, {**params, **options}, tee))
+        again, lp_check = recheck_lp(highs, params, left(), run)
         if again is not None:
-            results, status = again, _status(again, highs)
+            results, status = again, status_of(again)
         checked.update(lp_check)
     if status is Status.INFEASIBLE_OR_UNBOUNDED:
         with sigint_cancels(highs.cancelSolve):
             status = settle_infeasible_or_unbounded(highs, left(), tee)
-    return results, status, rows, checked
+    return results, status, checked
 
 
 def _run(opt: Any, model: pyo.Block, time_limit: float | None, params: Mapping[str, Any],
@@ -372,11 +381,12 @@ def mip_tolerance(highs: Any, params: Mapping[str, Any]) -> float:
 
 def solve_tightened(highs: Any, rows: list[IntegralRow], params: Mapping[str, Any],
                     time_limit: float | None, spent: float,
-                    run: Callable[[float | None, float], T]) -> tuple[T | None, dict[str, Any]]:
-    """Solve again, by `run(time_left, tolerance)`, at the mip_feasibility_tolerance that
-    refuses an overshoot of 0.1 on every row it misjudged, with the time that remains. Returns what
-    `run` returned (None when no time remains) and what goes into `result.extra`: the
-    tolerance and the discarded first solve."""
+                    run: Callable[[float | None, Mapping[str, float]], T],
+                    ) -> tuple[T | None, dict[str, Any]]:
+    """Solve again, by `run(time_left, options)`, at the mip_feasibility_tolerance that
+    refuses an overshoot of 0.1 on every row it misjudged, with the time that remains.
+    Returns what `run` returned (None when no time remains) and what goes into
+    `result.extra`: the tolerance and the discarded first solve."""
     info = highs.getInfo()
     first = {"time": spent, "nodes": max(int(info.mip_node_count), 0),
              "objective": info.objective_function_value
@@ -385,7 +395,7 @@ def solve_tightened(highs: Any, rows: list[IntegralRow], params: Mapping[str, An
     if remaining is not None and remaining <= 0.0:
         return None, {}
     tolerance = tightened_tolerance(highs, rows, mip_tolerance(highs, params))
-    return (run(remaining, tolerance),
+    return (run(remaining, {"mip_feasibility_tolerance": tolerance}),
             {"mip_feasibility_tolerance": tolerance, "first_solve": first})
 
 
