@@ -30,10 +30,10 @@ from pyomo.repn.standard_repn import generate_standard_repn
 
 from coplug.plugins.linear_terms import LinearTerms, linear_terms
 from coplug.plugins.lp_certificate import certify
+from coplug.plugins.modeldata import SOLVER_INFINITY
 from coplug.plugins.results import Result, Status
 
 DUAL_SUFFIXES = ("dual", "rc")
-_INFINITY = 1e20  # both solvers' infinity: a side at or beyond it is no side
 
 
 @dataclass
@@ -122,7 +122,7 @@ def _quadratic_terms(expr: Any) -> tuple[LinearTerms | None, list[tuple[Any, Any
 
 def _side(value: float | None) -> float | None:
     """A row side or bound as a float, None where it is absent or infinite."""
-    if value is None or abs(value) >= _INFINITY:
+    if value is None or abs(value) >= SOLVER_INFINITY:
         return None
     return float(value)
 
