@@ -1,5 +1,6 @@
 """coplug.plugins: solve Pyomo models with SCIP plugins or HiGHS, one results object back."""
 
+from coplug.plugins import pyomo_factory as _pyomo_factory
 from coplug.plugins.base import Plugin
 from coplug.plugins.bridge import available_solvers, register_backend, solve
 from coplug.plugins.errors import (
@@ -12,6 +13,8 @@ from coplug.plugins.errors import (
 )
 from coplug.plugins.results import Result, Status
 from coplug.plugins.varmap import VarMap
+
+_pyomo_factory.register()  # SolverFactory('coplug_scip' | 'coplug_highs' | 'coplug_lap')
 
 __all__ = [
     "CoplugError",

@@ -1,0 +1,363 @@
+"""coplug's backends under Pyomo's solver factories, so existing Pyomo scripts switch by name.
+
+After `import coplug.plugins`, `pyo.SolverFactory("coplug_scip")` (legacy interface: results
+with `results.solver.termination_condition`) and
+`pyomo.contrib.solver.common.factory.SolverFactory("coplug_scip")` (Pyomo's new interface:
+`Results` with `termination_condition`, `solution_status`, `incumbent_objective`,
+`objective_bound` and a `solution_loader`) solve through `coplug.plugins.solve`, with all
+its checks and guards; `coplug_highs` and `coplug_lap` likewise. coplug's own options ride
+in the configuration: `plugins` (SCIP plugins), `warmstart`, and native solver options in
+`solver_options` (legacy: `options`). Pyomo's `time_limit` (legacy `timelimit`), `tee`,
+`rel_gap`, `abs_gap` and `threads` (HiGHS) map to the solver's own options.
+
+`load_solutions=False` leaves the model as it was (values and `dual`/`rc` Suffixes are put
+back); the solution stays in `results.solution_loader`. Duals are computed and certified
+during the solve (see `coplug.plugins.duals`), so `get_duals()` needs an import Suffix
+`dual` (or `rc` for `get_reduced_costs()`) declared on the model before solving.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pyomo.environ as pyo
+from pyomo.common.collections import ComponentMap
+from pyomo.common.config import ConfigValue
+from pyomo.contrib.solver.common.base import Availability, LegacySolverWrapper, SolverBase
+from pyomo.contrib.solver.common.config import BranchAndBoundConfig
+from pyomo.contrib.solver.common.factory import SolverFactory
+from pyomo.contrib.solver.common.results import Results, SolutionStatus, TerminationCondition
+from pyomo.contrib.solver.common.solution_loader import SolutionLoader
+from pyomo.contrib.solver.common.util import (
+    NoDualsError,
+    NoFeasibleSolutionError,
+    NoOptimalSolutionError,
+    NoReducedCostsError,
+    NoSolutionError,
+)
+from pyomo.core.base.block import BlockData
+from pyomo.core.base.var import VarData
+from pyomo.util.vars_from_expressions import get_vars_from_components
+
+from coplug.plugins.bridge import available_solvers, solve
+from coplug.plugins.errors import InputError
+from coplug.plugins.results import Result, Status
+
+_TERMINATION = {
+    Status.OPTIMAL: TerminationCondition.convergenceCriteriaSatisfied,
+    Status.INFEASIBLE: TerminationCondition.provenInfeasible,
+    Status.UNBOUNDED: TerminationCondition.unbounded,
+    Status.INFEASIBLE_OR_UNBOUNDED: TerminationCondition.infeasibleOrUnbounded,
+    Status.TIME_LIMIT: TerminationCondition.maxTimeLimit,
+    Status.NODE_LIMIT: TerminationCondition.iterationLimit,
+    Status.INTERRUPTED: TerminationCondition.interrupted,
+    Status.FEASIBLE: TerminationCondition.unknown,
+    Status.UNKNOWN: TerminationCondition.unknown,
+}
+# Pyomo's gap options by backend: (relative, absolute) native option names.
+_GAP_OPTIONS = {"scip": ("limits/gap", "limits/absgap"), "highs": ("mip_rel_gap", "mip_abs_gap")}
+_DUAL_SUFFIXES = ("dual", "rc")
+
+
+class CoplugConfig(BranchAndBoundConfig):
+    """Pyomo's branch-and-bound options plus coplug's `plugins` and `warmstart`."""
+
+    def __init__(self, description=None, doc=None, implicit=False, implicit_domain=None,
+                 visibility=0) -> None:
+        super().__init__(description=description, doc=doc, implicit=implicit,
+                         implicit_domain=implicit_domain, visibility=visibility)
+        self.plugins: list = self.declare("plugins", ConfigValue(
+            domain=list, default=[], description="SCIP plugins (coplug.plugins.Plugin)"))
+        self.warmstart: bool = self.declare("warmstart", ConfigValue(
+            domain=bool, default=False,
+            description="hand the variables' current values to the solver as a MIP start"))
+
+
+class CoplugSolutionLoader(SolutionLoader):
+    """The solution coplug loaded, kept apart from the model: values and certified duals."""
+
+    def __init__(self, model: BlockData, result: Result, values: ComponentMap,
+                 suffixes: dict[str, ComponentMap | None]) -> None:
+        self._pyomo_model = model
+        self._result = result
+        self._values = values
+        self._suffixes = suffixes
+
+    def get_number_of_solutions(self) -> int:
+        """1 when the solve found a point, else 0."""
+        return 1 if self._result.has_solution else 0
+
+    def get_vars(self, vars_to_load: Sequence[VarData] | None = None) -> ComponentMap:
+        """The solution's value of each variable the solve saw (or of `vars_to_load`)."""
+        if not self._result.has_solution:
+            raise NoSolutionError(f"no solution: the solve ended {self._result.status.value}")
+        if vars_to_load is None:
+            return ComponentMap(self._values.items())
+        missing = [v.name for v in vars_to_load if v not in self._values]
+        if missing:
+            raise InputError(f"variable(s) {missing[:3]} are not in the solved model's "
+                             f"constraints or objective")
+        return ComponentMap((v, self._values[v]) for v in vars_to_load)
+
+    def get_duals(self, cons_to_load: Sequence[Any] | None = None) -> dict[Any, float]:
+        """The certified LP duals (Pyomo's signs) of all rows or of `cons_to_load`."""
+        return self._subset("dual", cons_to_load, NoDualsError)
+
+    def get_reduced_costs(self, vars_to_load: Sequence[VarData] | None = None) -> ComponentMap:
+        """The certified reduced costs of all variables or of `vars_to_load`."""
+        return ComponentMap(self._subset("rc", vars_to_load, NoReducedCostsError).items())
+
+    def load_import_suffixes(self) -> None:
+        """Fill `dual`/`rc` with what the solve certified; other import Suffixes stay empty."""
+        suffixes = self._collect_and_clear_import_suffixes()
+        for name in _DUAL_SUFFIXES:
+            if name in suffixes and self._suffixes.get(name) is not None:
+                suffixes[name].update(self._suffixes[name].items())
+
+    def _subset(self, name: str, keys: Sequence[Any] | None, error: type[Exception]) -> dict:
+        """Suffix `name`'s values (all, or those of `keys`), or `error` saying why not."""
+        values = self._suffixes.get(name)
+        if values is None:
+            raise error(self._why_none(name))
+        if keys is None:
+            return dict(values.items())
+        return {k: values[k] for k in keys if k in values}
+
+    def _why_none(self, name: str) -> str:
+        """Why the solve certified no `name` values."""
+        if name not in self._suffixes:
+            return (f"coplug computes and certifies duals during the solve: declare "
+                    f"m.{name} = pyo.Suffix(direction=pyo.Suffix.IMPORT) before solving")
+        info = self._result.extra.get("duals", {})
+        return f"no {name} values: {info.get('reason', 'the solve gave none')}"
+
+
+class CoplugSolver(SolverBase):
+    """One coplug backend ('scip', 'highs' or 'lap') behind Pyomo's solver interface."""
+
+    CONFIG = CoplugConfig()
+    backend = "scip"
+
+    def available(self) -> Availability:
+        """FullLicense where the backend's package imports (all are open source)."""
+        return (Availability.FullLicense if self.backend in available_solvers()
+                and _importable(self.backend) else Availability.NotFound)
+
+    def version(self) -> tuple[int, ...]:
+        """The version of the package behind the backend."""
+        return _backend_version(self.backend)
+
+    def is_persistent(self) -> bool:
+        """False: each solve builds the model afresh (as `coplug.plugins.solve` does)."""
+        return False
+
+    def solve(self, model: BlockData, **kwds: Any) -> Results:
+        """Solve `model` with `coplug.plugins.solve` and report in Pyomo's Results."""
+        started = datetime.datetime.now(datetime.timezone.utc)
+        config = self.config(value=kwds, preserve_implicit=True)
+        if not isinstance(model, BlockData):
+            raise InputError(f"{self.name}.solve() needs a Pyomo model (a Block), "
+                             f"got {type(model).__name__}")
+        before = _snapshot(model)
+        result = solve(model, solver=self.backend, plugins=config.plugins,
+                       time_limit=config.time_limit, tee=bool(config.tee),
+                       warmstart=config.warmstart, **_native_options(self.backend, config))
+        loader = CoplugSolutionLoader(model, result, _solution_values(model, result),
+                                      _suffix_values(model, before))
+        results = _results(result, model, loader, config, self)
+        results.timing_info.start_timestamp = started
+        results.timing_info.wall_time = result.time
+        keep = config.load_solutions and result.has_solution
+        nonoptimal = (config.raise_exception_on_nonoptimal_result and
+                      results.termination_condition
+                      is not TerminationCondition.convergenceCriteriaSatisfied)
+        if not keep or nonoptimal:
+            _restore(model, before)
+        if nonoptimal:
+            raise NoOptimalSolutionError(f"{self.name}: the solve ended {result.status.value}"
+                                         f"{_reason(result)}; set raise_exception_on_nonoptimal"
+                                         f"_result=False to get the results")
+        if config.load_solutions and not result.has_solution:
+            raise NoFeasibleSolutionError(f"{self.name}: no solution to load (the solve ended "
+                                          f"{result.status.value}{_reason(result)}); set "
+                                          f"load_solutions=False to get the results")
+        return results
+
+
+class LegacyCoplugSolver(LegacySolverWrapper):
+    """Pyomo's legacy `SolverFactory` interface, also taking `warmstart` and `plugins`."""
+
+    def solve(self, model: BlockData, *args: Any, warmstart: bool = False,
+              plugins: Sequence[Any] = (), **kwds: Any) -> Any:
+        """Legacy `solve`, with coplug's `warmstart` and `plugins` set for this call only."""
+        saved = self.config.warmstart, self.config.plugins
+        self.config.warmstart, self.config.plugins = warmstart, list(plugins)
+        try:
+            return super().solve(model, *args, **kwds)
+        finally:
+            self.config.warmstart, self.config.plugins = saved
+
+    def warm_start_capable(self) -> bool:
+        """SCIP and HiGHS take MIP starts (`warmstart=True`)."""
+        return self.backend in ("scip", "highs")
+
+
+def _importable(backend: str) -> bool:
+    """Whether the package behind `backend` imports."""
+    try:
+        __import__({"scip": "pyscipopt", "highs": "highspy", "lap": "numba"}[backend])
+    except ImportError:
+        return False
+    return True
+
+
+def _backend_version(backend: str) -> tuple[int, ...]:
+    """The solver's version (SCIP's, HiGHS's; coplug's own for 'lap') as a tuple of ints."""
+    if backend == "highs":
+        import highspy
+
+        return (highspy.HIGHS_VERSION_MAJOR, highspy.HIGHS_VERSION_MINOR,
+                highspy.HIGHS_VERSION_PATCH)
+    if backend == "scip":
+        import pyscipopt
+
+        scip = pyscipopt.Model()
+        return (scip.getMajorVersion(), scip.getMinorVersion(), scip.getTechVersion())
+    from importlib.metadata import version
+
+    text = version("coplug")
+    return tuple(int(part) for part in text.split(".") if part.isdigit())
+
+
+def _native_options(backend: str, config: CoplugConfig) -> dict[str, Any]:
+    """Pyomo's generic options (gaps, threads) as the backend's native ones, plus the
+    caller's `solver_options`, which win."""
+    options: dict[str, Any] = {}
+    gap_names = _GAP_OPTIONS.get(backend)
+    for value, name in zip((config.rel_gap, config.abs_gap), gap_names or (None, None),
+                           strict=True):
+        if value is None:
+            continue
+        if name is None:
+            raise InputError(f"coplug_{backend} takes no gap options: it always solves to "
+                             f"optimality")
+        options[name] = value
+    if config.threads is not None:
+        if backend != "highs":
+            raise InputError(f"coplug_{backend} runs on one thread; threads={config.threads} "
+                             f"is for coplug_highs")
+        options["threads"] = config.threads
+    options.update(config.solver_options.value())
+    return options
+
+
+def _snapshot(model: BlockData) -> dict[str, Any]:
+    """Values of the model's unfixed variables and contents of its dual/rc Suffixes."""
+    variables = [v for v in model.component_data_objects(pyo.Var, descend_into=True)
+                 if not v.fixed]
+    suffixes = {s.local_name: s for s in model.component_objects(pyo.Suffix, active=True,
+                                                                 descend_into=False)
+                if s.import_enabled() and s.local_name in _DUAL_SUFFIXES}
+    return {"values": [(v, v.value) for v in variables],
+            "suffixes": {name: (s, list(s.items())) for name, s in suffixes.items()}}
+
+
+def _restore(model: BlockData, before: dict[str, Any]) -> None:
+    """Put back the variable values and Suffix contents `_snapshot` took."""
+    for var, value in before["values"]:
+        var.set_value(value, skip_validation=True)
+    for suffix, items in before["suffixes"].values():
+        suffix.clear()
+        suffix.update(items)
+
+
+def _solution_values(model: BlockData, result: Result) -> ComponentMap:
+    """Each variable of the active constraints and objective at its solved value."""
+    if not result.has_solution:
+        return ComponentMap()
+    variables = get_vars_from_components(model, (pyo.Constraint, pyo.Objective), active=True,
+                                         include_fixed=False, descend_into=True)
+    return ComponentMap((v, v.value) for v in variables)
+
+
+def _suffix_values(model: BlockData, before: dict[str, Any]) -> dict[str, ComponentMap | None]:
+    """What the solve left in the declared dual/rc Suffixes (None where it certified none)."""
+    out: dict[str, ComponentMap | None] = {}
+    for name, (suffix, _) in before["suffixes"].items():
+        out[name] = ComponentMap(suffix.items()) if len(suffix) else None
+    return out
+
+
+def _results(result: Result, model: BlockData, loader: CoplugSolutionLoader,
+             config: CoplugConfig, solver: CoplugSolver) -> Results:
+    """Pyomo's Results for coplug's `result`."""
+    results = Results()
+    results.solution_loader = loader
+    results.termination_condition = _termination(result, config)
+    if not result.has_solution:
+        results.solution_status = SolutionStatus.noSolution
+    elif result.status is Status.OPTIMAL:
+        results.solution_status = SolutionStatus.optimal
+    else:
+        results.solution_status = SolutionStatus.feasible
+    results.incumbent_objective = result.objective if result.has_solution else None
+    results.objective_bound = _bound(result, model)
+    results.solver_name = solver.name
+    results.solver_version = solver.version()
+    results.solver_config = config
+    results.extra_info.nodes = result.nodes
+    results.extra_info.coplug = result.to_dict()
+    return results
+
+
+def _termination(result: Result, config: CoplugConfig) -> TerminationCondition:
+    """Pyomo's termination condition; a stop at the caller's gap limit counts as converged,
+    as in Pyomo's own SCIP interface."""
+    if result.status is Status.FEASIBLE and _within_gap(result, config):
+        return TerminationCondition.convergenceCriteriaSatisfied
+    return _TERMINATION[result.status]
+
+
+def _within_gap(result: Result, config: CoplugConfig) -> bool:
+    """Whether the result's gap meets a gap limit the caller set through Pyomo's options."""
+    if result.objective is None or result.bound is None:
+        return False
+    absolute = abs(result.objective - result.bound)
+    return ((config.abs_gap is not None and absolute <= config.abs_gap) or
+            (config.rel_gap is not None and result.gap is not None
+             and result.gap <= config.rel_gap))
+
+
+def _bound(result: Result, model: BlockData) -> float | None:
+    """The objective bound; -inf (+inf when maximizing) where the solve proved none, None
+    for a model without objective or one found infeasible."""
+    objective = next(model.component_data_objects(pyo.Objective, active=True), None)
+    if objective is None or result.status in (Status.INFEASIBLE,
+                                              Status.INFEASIBLE_OR_UNBOUNDED):
+        return None
+    if result.bound is not None:
+        return result.bound
+    return math.inf if objective.sense == pyo.maximize else -math.inf
+
+
+def _reason(result: Result) -> str:
+    """`: <reason>` where coplug recorded one."""
+    reason = result.extra.get("reason")
+    return f": {reason}" if reason else ""
+
+
+def register() -> None:
+    """Register coplug_scip, coplug_highs and coplug_lap with both of Pyomo's factories."""
+    for backend, doc in (("scip", "SCIP through coplug (plugins, guards, certified duals)"),
+                         ("highs", "HiGHS through coplug (guards, certified duals)"),
+                         ("lap", "exact linear assignment (JV) through coplug")):
+        name = f"coplug_{backend}"
+        if name in SolverFactory:
+            continue
+        solver = type(f"Coplug{backend.upper()}", (CoplugSolver,), {"backend": backend,
+                                                                     "name": name})
+        legacy = type(f"LegacyCoplug{backend.upper()}", (LegacyCoplugSolver, solver), {})
+        SolverFactory.register(name, doc=doc)(solver, legacy)
