@@ -27,19 +27,23 @@ def _export_suffixes(model: pyo.Block) -> list[pyo.Suffix]:
 
 def branch_priorities(model: pyo.Block) -> list[tuple[VarData, int]]:
     """(variable, priority) from every `priority` export Suffix, indexed variables expanded;
-    a key that is not a variable (or is one of another model, which SCIP would never see)
-    or a value that is not a whole number is an InputError."""
+    a variable's own entry beats its indexed variable's, whatever the order they were set
+    in (as Pyomo's SuffixFinder reads them). A key that is not a variable (or is one of
+    another model, which SCIP would never see) or a value that is not a whole number is an
+    InputError."""
     found = []
     root = model.model()
     for suffix in _export_suffixes(model):
         if suffix.local_name != PRIORITY:
             continue
-        for component, value in suffix.items():
+        chosen: dict[int, tuple[VarData, int]] = {}
+        for component, value in sorted(suffix.items(), key=lambda kv: isinstance(kv[0], VarData)):
             variables = _variables(suffix, component)
             if component.model() is not root:
                 raise InputError(f"Suffix {suffix.name!r}: {component.name!r} is a variable of "
                                  "another model; give the priority to this model's variable")
-            found.extend((var, _whole(suffix, var, value)) for var in variables)
+            chosen.update((id(var), (var, _whole(suffix, var, value))) for var in variables)
+        found.extend(chosen.values())
     return found
 
 

@@ -83,3 +83,16 @@ def test_unread_export_suffixes_are_named() -> None:
     m.direction[m.a[0]] = -1
     with pytest.warns(UserWarning, match=r"export Suffix direction \(SCIP reads only priority"):
         solve(m, solver="scip")
+
+
+@pytest.mark.parametrize("element_first", [True, False])
+def test_a_variables_own_priority_beats_its_indexed_variables(element_first: bool) -> None:
+    from coplug.plugins.priorities import branch_priorities
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), domain=pyo.Binary)
+    m.priority = pyo.Suffix(direction=pyo.Suffix.EXPORT, datatype=pyo.Suffix.INT)
+    settings = [(m.x[0], 9), (m.x, 1)] if element_first else [(m.x, 1), (m.x[0], 9)]
+    for key, value in settings:
+        m.priority[key] = value
+    assert {var.name: p for var, p in branch_priorities(m)} == {"x[0]": 9, "x[1]": 1, "x[2]": 1}
