@@ -93,12 +93,15 @@ def solve(
     time_limit: float | None = None,
     tee: bool = False,
     warmstart: bool = False,
+    options: Mapping[str, Any] | None = None,
     **params: Any,
 ) -> Result:
     """Solve a Pyomo model and load the best solution back into its variables.
 
     `plugins` (SCIP only) are objects with `attach(scip_model, var_map)`; `params` are
-    solver options by their native names, e.g. ``**{"limits/nodes": 100}`` for SCIP.
+    solver options by their native names, e.g. ``**{"limits/nodes": 100}`` for SCIP;
+    `options` takes them as a dict too, also those named like this function's own
+    arguments (HiGHS's ``{"solver": "ipm"}``).
     `warmstart=True` (SCIP and HiGHS) hands the values already in the variables to the
     solver as a MIP start; `result.extra["warmstart"]` says how many and whether SCIP took
     them. Import Suffixes `m.dual`/`m.rc` are filled for an LP with certified duals (see
@@ -121,8 +124,24 @@ def solve(
     if warmstart and solver.lower() not in ("scip", "highs"):
         raise InputError(f"warmstart=True needs solver='scip' or 'highs', not {solver!r}")
     start = {"warmstart": True} if warmstart else {}  # other backends take no such keyword
+    params = _merged_options(options, params)
     return backend(model, plugins=list(plugins), time_limit=time_limit, params=params,
                    tee=tee, **start)
+
+
+def _merged_options(options: Mapping[str, Any] | None, params: dict[str, Any]
+                    ) -> dict[str, Any]:
+    """Native options from `options` and keyword `params` in one dict; a name in both is
+    refused rather than one silently winning."""
+    if options is None:
+        return params
+    if not isinstance(options, Mapping) or not all(isinstance(k, str) for k in options):
+        raise InputError(f"options must be a dict of native option names to values, "
+                         f"got {options!r}")
+    both = sorted(set(options) & set(params))
+    if both:
+        raise InputError(f"option(s) {both} given both in options= and as keywords")
+    return {**options, **params}
 
 
 def _check_model(model: Any) -> None:

@@ -164,7 +164,7 @@ class CoplugSolver(SolverBase):
         before = _snapshot(model)
         result = solve(model, solver=self.backend, plugins=config.plugins,
                        time_limit=config.time_limit, tee=bool(config.tee),
-                       warmstart=config.warmstart, **_native_options(self.backend, config))
+                       warmstart=config.warmstart, options=_native_options(self.backend, config))
         loader = CoplugSolutionLoader(model, result, _solution_values(model, result),
                                       _suffix_values(model, before))
         results = _results(result, model, loader, config, self)
