@@ -62,3 +62,21 @@ def choice_list(known: Iterable[str]) -> Callable[[str], list[str]]:
         return values
 
     return parse
+
+
+def native_option(text: str) -> tuple[str, bool | int | float | str]:
+    """NAME=VALUE for a solver's own option; VALUE read as true/false, an integer, a number,
+    else kept as text (HiGHS's solver=ipm, presolve=off)."""
+    name, sep, raw = text.partition("=")
+    if not sep or not name.strip() or not raw.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE (e.g. limits/nodes=100), "
+                                         f"got {text!r}")
+    raw = raw.strip()
+    if raw.lower() in ("true", "false"):
+        return name.strip(), raw.lower() == "true"
+    for kind in (int, float):
+        try:
+            return name.strip(), kind(raw)
+        except ValueError:
+            pass
+    return name.strip(), raw

@@ -124,12 +124,12 @@ def solve(
     if warmstart and solver.lower() not in ("scip", "highs"):
         raise InputError(f"warmstart=True needs solver='scip' or 'highs', not {solver!r}")
     start = {"warmstart": True} if warmstart else {}  # other backends take no such keyword
-    params = _merged_options(options, params)
+    params = merged_options(options, params)
     return backend(model, plugins=list(plugins), time_limit=time_limit, params=params,
                    tee=tee, **start)
 
 
-def _merged_options(options: Mapping[str, Any] | None, params: dict[str, Any]
+def merged_options(options: Mapping[str, Any] | None, params: dict[str, Any]
                     ) -> dict[str, Any]:
     """Native options from `options` and keyword `params` in one dict; a name in both is
     refused rather than one silently winning."""

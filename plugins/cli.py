@@ -15,8 +15,9 @@ import os
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
+from typing import Any
 
-from coplug.plugins.argtypes import seed_int
+from coplug.plugins.argtypes import native_option, seed_int
 from coplug.plugins.errors import CoplugError, InputError
 from coplug.plugins.results import Result, Status
 
@@ -65,6 +66,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--time-limit", type=float, default=None, help="seconds")
     p.add_argument("--tee", action="store_true", help="show the solver's log")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--option", type=native_option, action="append", default=[],
+                   metavar="NAME=VALUE",
+                   help="a solver option by its native name, repeatable "
+                        "(limits/nodes=100 for SCIP, solver=ipm for HiGHS)")
     p.set_defaults(func=_cmd_solve)
 
 
@@ -96,16 +101,27 @@ def _cmd_solve(args: argparse.Namespace) -> int:
                              f"file {args.target}")
         with stdout_to_stderr(args.json):
             result = solve_file(args.target, solver=args.solver, time_limit=args.time_limit,
-                                tee=args.tee)
+                                tee=args.tee, options=_options(args.option))
     else:
         from coplug.plugins.bridge import solve
 
         size = 30 if args.size is None else args.size
         model = registry.build(args.target, size, seed=args.seed or 0)
         with stdout_to_stderr(args.json):
-            result = solve(model, solver=args.solver, time_limit=args.time_limit, tee=args.tee)
+            result = solve(model, solver=args.solver, time_limit=args.time_limit, tee=args.tee,
+                           options=_options(args.option))
     print_result(result, as_json=args.json)
     return 130 if result.status is Status.INTERRUPTED else 0
+
+
+def _options(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """--option NAME=VALUE pairs as a dict; a name given twice is an error, not a silent
+    last-one-wins."""
+    names = [name for name, _ in pairs]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise InputError(f"--option {', '.join(twice)} given more than once")
+    return dict(pairs)
 
 
 def _flush_c_stdout() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from pyomo.common.tee import capture_output
 
 from coplug.plugins import bridge
-from coplug.plugins.bridge import _set_scip_params, scip_result
+from coplug.plugins.bridge import _set_scip_params, merged_options, scip_result
 from coplug.plugins.errors import InputError, SolverNotAvailableError
 from coplug.plugins.highs_backend import (
     beyond_default_gap,
@@ -46,15 +46,17 @@ _HIGHS_STATUS = {
 
 def solve_file(
     path: str | Path, solver: str = "scip", time_limit: float | None = None, tee: bool = False,
-    **params: Any,
+    options: Mapping[str, Any] | None = None, **params: Any,
 ) -> Result:
-    """Read an MPS or LP file into the solver and solve it (`tee`: show the solver's log)."""
+    """Read an MPS or LP file into the solver and solve it (`tee`: show the solver's log);
+    native options as keywords or, also those named like these arguments, in `options`."""
     if not isinstance(path, (str, PathLike)):
         raise InputError(f"path must be the name of an .mps or .lp file, got {path!r}")
     if not isinstance(solver, str):
         raise InputError(f"solver must be 'scip' or 'highs', got {solver!r}")
     path = Path(path)
     time_limit = checked_time_limit(time_limit)
+    params = merged_options(options, params)
     if path.is_dir():
         raise InputError(f"{path} is a directory, not an .mps or .lp file")
     if not path.is_file():

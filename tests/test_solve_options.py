@@ -53,3 +53,41 @@ def test_pyomo_factory_passes_solver_options_named_like_solve_arguments() -> Non
     model, optimum = packing_lp(3)
     results = NewFactory("coplug_highs").solve(model, solver_options={"solver": "ipm"})
     assert results.incumbent_objective == pytest.approx(optimum)
+
+
+def test_solve_file_takes_options_dict(tmp_path) -> None:
+    from coplug.plugins.files import solve_file
+
+    model, optimum = packing_lp(5)
+    path = tmp_path / "packing.mps"
+    model.write(str(path))
+    result = solve_file(path, solver="highs", options={"solver": "ipm"})
+    assert result.status is Status.OPTIMAL and result.objective == pytest.approx(optimum)
+    with pytest.raises(InputError, match="'solver' to 'simplx'"):
+        solve_file(path, solver="highs", options={"solver": "simplx"})
+
+
+def test_cli_option_flags_reach_the_solver(capsys) -> None:
+    import json
+
+    from coplug.plugins.cli import main
+
+    args = ["solve", "setcover", "--size", "150", "--json"]
+    assert main([*args, "--option", "limits/nodes=1", "--option",
+                 "presolving/maxrounds=0", "--option", "separating/maxroundsroot=0"]) == 0
+    limited = json.loads(capsys.readouterr().out)
+    assert main(args) == 0
+    full = json.loads(capsys.readouterr().out)
+    assert limited["status"] == "node_limit" and limited["nodes"] == 1
+    assert full["status"] == "optimal" and full["nodes"] > 1
+    assert limited["bound"] <= full["objective"] <= limited["objective"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("limits/nodes=100", ("limits/nodes", 100)), ("mip_rel_gap=1e-3", ("mip_rel_gap", 1e-3)),
+    ("solver=ipm", ("solver", "ipm")), ("lp/presolving=false", ("lp/presolving", False)),
+    ("presolve=off", ("presolve", "off"))])
+def test_native_option_values_are_typed(text: str, expected: tuple) -> None:
+    from coplug.plugins.argtypes import native_option
+
+    assert native_option(text) == expected
