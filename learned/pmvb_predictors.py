@@ -19,6 +19,7 @@ from typing import Any
 import joblib
 import numpy as np
 import torch
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.ensemble import HistGradientBoostingClassifier
@@ -27,8 +28,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils import Tags, check_random_state
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from coplug.learned.checkpoint_io import atomic_write
@@ -39,6 +41,7 @@ KINDS = ("logreg", "gbt", "mlp")
 CALIBRATIONS = ("isotonic", "sigmoid", "none")
 SEED_BOUND = 2**32  # sklearn's RandomState (train_test_split, calibration) takes seeds below it
 FEATURE_LIMIT = 1e150  # StandardScaler squares the features: beyond this its variance overflows
+BINARY = np.array([0, 1])  # the classes of a predictor that predates classes_ or never set it
 
 
 class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
@@ -46,7 +49,8 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
 
     Expects standardised inputs (`make_estimator` puts a StandardScaler in front); inputs
     are clipped to [-clip, clip] so a feature that was near-constant in training cannot
-    blow up at prediction time.
+    blow up at prediction time. Any two labels are accepted (``classes_`` sorted, as
+    scikit-learn does); the network's output is the probability of ``classes_[1]``.
     """
 
     def __init__(
@@ -60,29 +64,38 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
         self.clip = clip
         self.random_state = random_state
 
+    def __sklearn_tags__(self) -> Tags:
+        """Binary only, dense finite features (scikit-learn reads these in its checks)."""
+        return _binary_tags(super().__sklearn_tags__())
+
+    def __sklearn_is_fitted__(self) -> bool:
+        """Fitted once the network exists (a failed fit leaves it unfitted)."""
+        return hasattr(self, "net_")
+
     def _inputs(self, X: np.ndarray) -> torch.Tensor:
         """Float32 tensor of the (standardised) features, clipped in float64 before the cast."""
         clipped = np.clip(np.asarray(X, dtype=float), -self.clip, self.clip)
         return torch.from_numpy(clipped.astype(np.float32))
 
-    def fit(self, X: np.ndarray, y: np.ndarray) -> TorchMLPClassifier:
-        """Train on features X and 0/1 labels y."""
-        X, y = self._check_fit_input(X, y)
+    def fit(self, X: ArrayLike, y: ArrayLike) -> TorchMLPClassifier:
+        """Train on features X (n, k) and two-class labels y (n,)."""
+        self._check_settings()
+        X, target = _fit_data(self, X, y, "TorchMLPClassifier training labels",
+                              "a probability model needs both classes")
+        _check_features(X, "TorchMLPClassifier training features")
         seed = _seed(self.random_state, "TorchMLPClassifier")
         with torch.random.fork_rng(devices=[]):  # seed a copy: the caller's torch RNG stays
             torch.manual_seed(seed)
-            return self._train(X, y)
+            return self._train(X, target.astype(np.float32))
 
     def _train(self, X: np.ndarray, y: np.ndarray) -> TorchMLPClassifier:
-        """Build and train the network on validated data (torch already seeded)."""
-        self.classes_ = np.array([0, 1])
-        self.n_features_in_ = X.shape[1]
+        """Build and train the network on validated data, y the 0/1 class index (seeded)."""
         sizes = (X.shape[1], *self.hidden)
         layers: list[torch.nn.Module] = []
         for a, b in zip(sizes[:-1], sizes[1:], strict=True):
             layers += [torch.nn.Linear(a, b), torch.nn.ReLU()]
-        self.net_ = torch.nn.Sequential(*layers, torch.nn.Linear(sizes[-1], 1))
-        opt = torch.optim.Adam(self.net_.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        net = torch.nn.Sequential(*layers, torch.nn.Linear(sizes[-1], 1))
+        opt = torch.optim.Adam(net.parameters(), lr=self.lr, weight_decay=self.weight_decay)
         inputs, target = self._inputs(X), torch.from_numpy(y)
         loss_fn = torch.nn.BCEWithLogitsLoss()
         threads = torch.get_num_threads()
@@ -90,18 +103,19 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
         try:
             for _ in range(self.epochs):
                 opt.zero_grad()
-                loss = loss_fn(self.net_(inputs).squeeze(1), target)
+                loss = loss_fn(net(inputs).squeeze(1), target)
                 loss.backward()
                 opt.step()
         finally:
             torch.set_num_threads(threads)
-        if not all(torch.isfinite(w).all() for w in self.net_.parameters()):
+        if not all(torch.isfinite(w).all() for w in net.parameters()):
             raise InputError(f"TorchMLPClassifier training diverged to non-finite weights "
                              f"(lr {self.lr!r}); lower lr")
+        self.net_ = net
         return self
 
-    def _check_fit_input(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Validate settings, features and 0/1 labels before training (sklearn: in fit)."""
+    def _check_settings(self) -> None:
+        """Validate the hyperparameters before training (scikit-learn: in fit, not __init__)."""
         if isinstance(self.epochs, bool) or not isinstance(self.epochs, int | np.integer) \
                 or self.epochs < 1:
             raise InputError(f"TorchMLPClassifier epochs must be an integer >= 1, "
@@ -115,33 +129,19 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
             raise InputError(f"TorchMLPClassifier lr must fit in float32, got {self.lr!r}")
         _positive(self.weight_decay, "weight_decay", zero_ok=True)
         _positive(self.clip, "clip")
-        X, y = np.asarray(X, dtype=float), np.asarray(y)
-        if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0] or 0 in X.shape:
-            raise InputError(f"TorchMLPClassifier needs X of shape (n, k) and y of shape (n,), "
-                             f"n, k >= 1, got {X.shape}, {y.shape}")
-        _check_features(X, "TorchMLPClassifier training features")
-        bad = ~np.isin(y, (0, 1))
-        if bad.any():
-            raise InputError(f"TorchMLPClassifier labels must be 0 or 1, found "
-                             f"{np.unique(y[bad])[:5].tolist()}")
-        return X, y.astype(np.float32)
 
-    def predict_proba(self, X: np.ndarray) -> np.ndarray:
-        """Columns P(y=0), P(y=1)."""
-        check_is_fitted(self, "net_")
-        X = np.asarray(X, dtype=float)
-        width = getattr(self, "n_features_in_", self.net_[0].in_features)
-        if X.ndim != 2 or X.shape[1] != width:
-            raise InputError(f"TorchMLPClassifier was fitted on {width} features; "
-                             f"got input of shape {X.shape}")
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
+        """Columns P(y = classes_[0]), P(y = classes_[1])."""
+        check_is_fitted(self)
+        X = _predict_data(self, X, self.net_[0].in_features)
         _check_features(X, "TorchMLPClassifier features")
         with torch.no_grad():
             p1 = torch.sigmoid(self.net_(self._inputs(X)).squeeze(1)).numpy().astype(float)
         return np.column_stack([1.0 - p1, p1])
 
-    def predict(self, X: np.ndarray) -> np.ndarray:
-        """0/1 labels: 1 above probability 1/2 (class 0 at a tie, as scikit-learn's argmax)."""
-        return (self.predict_proba(X)[:, 1] > 0.5).astype(int)
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """Labels from classes_: the second above probability 1/2 (the first at a tie)."""
+        return _labels(self, self.predict_proba(X))
 
 
 def make_estimator(kind: str, random_state: int = 0) -> Any:
@@ -162,6 +162,8 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
     ``fit`` trains the `kind` classifier on (1 - calibration_share) of the rows and
     calibrates it on the rest with `calibration` ("isotonic", "sigmoid" = Platt, "none");
     with too few rows of a class to split, it stays uncalibrated (``calibrated_`` False).
+    Any two labels are accepted (``classes_`` sorted, as scikit-learn does); PMVB trains on
+    0/1, so ``predict_proba(X)[:, 1]`` is P(x_j = 1).
     """
 
     def __init__(
@@ -173,26 +175,40 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
         self.calibration_share = calibration_share
         self.random_state = random_state
 
-    def fit(self, X: np.ndarray, y: np.ndarray) -> PMVBPredictor:
-        """Fit and calibrate on features X (n, n_features) and 0/1 labels y (n,)."""
-        X, y = _check_xy(X, y)
+    def __sklearn_tags__(self) -> Tags:
+        """Binary only, dense finite features (scikit-learn reads these in its checks)."""
+        return _binary_tags(super().__sklearn_tags__())
+
+    def __sklearn_is_fitted__(self) -> bool:
+        """Fitted once the model exists (a failed fit leaves it unfitted)."""
+        return hasattr(self, "model_")
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> PMVBPredictor:
+        """Fit and calibrate on features X (n, n_features) and two-class labels y (n,)."""
+        self._check_settings()
         seed = _seed(self.random_state, "PMVBPredictor")
+        X, target = _fit_data(self, X, y, "PMVB training labels", "solve more instances")
+        _check_features(X, "PMVB training features", FEATURE_LIMIT, _feature_names(X.shape[1]))
+        with threadpool_limits(limits=1):  # small data: threads only add contention
+            return self._fit(X, target, seed)
+
+    def _check_settings(self) -> None:
+        """Validate kind, calibration and calibration_share before any data is touched."""
+        if self.kind not in KINDS:
+            raise InputError(f"unknown PMVB predictor kind {self.kind!r}; choose one of "
+                             f"{', '.join(KINDS)}")
+        if self.calibration not in CALIBRATIONS:
+            raise InputError(
+                f"unknown calibration {self.calibration!r}; choose one of {CALIBRATIONS}"
+            )
         share = self.calibration_share
         if isinstance(share, bool) or not isinstance(share, int | float | np.number) \
                 or not 0.0 < float(share) < 1.0:
             raise InputError(f"calibration_share must be a number strictly between 0 and 1, "
                              f"got {share!r}")
-        self.n_features_in_ = X.shape[1]
-        with threadpool_limits(limits=1):  # small data: threads only add contention
-            return self._fit(X, y, seed)
 
     def _fit(self, X: np.ndarray, y: np.ndarray, seed: int) -> PMVBPredictor:
-        """Fit (and calibrate) on validated data with the resolved integer seed."""
-        if self.calibration not in CALIBRATIONS:
-            raise InputError(
-                f"unknown calibration {self.calibration!r}; choose one of {CALIBRATIONS}"
-            )
-        self.classes_ = np.array([0, 1])
+        """Fit (and calibrate) on validated data, y the 0/1 class index, with an int seed."""
         self.calibrated_ = False
         split = None
         if self.calibration != "none" and np.bincount(y, minlength=2).min() >= 4:
@@ -206,35 +222,31 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
         if folds < 2:
             self.model_ = base
             return self
-        self.model_ = CalibratedClassifierCV(FrozenEstimator(base), method=self.calibration,
-                                             cv=folds)
-        self.model_.fit(X_cal, y_cal)
+        model = CalibratedClassifierCV(FrozenEstimator(base), method=self.calibration, cv=folds)
+        self.model_ = model.fit(X_cal, y_cal)
         self.calibrated_ = True
         return self
 
-    def predict_proba(self, X: np.ndarray) -> np.ndarray:
-        """Columns P(x_j = 0), P(x_j = 1)."""
-        check_is_fitted(self, "model_")
-        X = np.asarray(X, dtype=float)
-        width = getattr(self, "n_features_in_", len(FEATURE_NAMES))  # older checkpoints
-        if X.ndim != 2 or X.shape[1] != width:
-            raise InputError(f"this PMVB predictor was fitted on {width} features, so X must "
-                             f"have shape (n, {width}); got {X.shape}")
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
+        """Columns P(y = classes_[0]), P(y = classes_[1]): P(x_j = 0), P(x_j = 1) for PMVB."""
+        check_is_fitted(self)
+        X = _predict_data(self, X, len(FEATURE_NAMES))  # older checkpoints lack n_features_in_
         if X.shape[0] == 0:  # no variables: nothing to predict (sklearn refuses 0 rows)
             return np.zeros((0, 2))
-        _check_features(X, "PMVB features", FEATURE_LIMIT, _feature_names(width))
+        _check_features(X, "PMVB features", FEATURE_LIMIT, _feature_names(X.shape[1]))
         with threadpool_limits(limits=1):
             return np.asarray(self.model_.predict_proba(X), dtype=float)
 
-    def predict(self, X: np.ndarray) -> np.ndarray:
-        """0/1 labels: 1 above probability 1/2 (class 0 at a tie, as scikit-learn's argmax)."""
-        return (self.predict_proba(X)[:, 1] > 0.5).astype(int)
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """Labels from classes_: the second above probability 1/2 (the first at a tie)."""
+        return _labels(self, self.predict_proba(X))
 
     def predict_variables(self, scip: Any, variables: list[Any]) -> np.ndarray:
         """P(x_j = 1) for SCIP variables at the current (root) LP: the PMVB rule's hook."""
+        column = _column_of_one(self)
         if not variables:
             return np.zeros(0)
-        return self.predict_proba(root_features(scip, variables))[:, 1]
+        return self.predict_proba(root_features(scip, variables))[:, column]
 
     def save(self, path: str | Path) -> Path:
         """Write a checkpoint: .pt (torch.save) or .joblib, chosen by the suffix.
@@ -308,18 +320,69 @@ def shipped_checkpoint(family: str, kind: str) -> Path:
     return path
 
 
-def _check_xy(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Validate the training matrix and labels, naming what is wrong."""
-    X, y = np.asarray(X, dtype=float), np.asarray(y)
-    if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0] or X.shape[1] == 0:
-        raise InputError(f"need X of shape (n, k) with k >= 1 and y of shape (n,), got "
-                         f"{X.shape}, {y.shape}")
-    _check_features(X, "PMVB training features", FEATURE_LIMIT, _feature_names(X.shape[1]))
-    if not np.isin(y, (0, 1)).all():
-        raise InputError("PMVB labels must be 0 or 1")
-    if np.unique(y).size < 2:
-        raise InputError("PMVB training labels hold only one class; solve more instances")
-    return X, y.astype(int)
+def _binary_tags(tags: Tags) -> Tags:
+    """Declare what both estimators take: two classes and dense, finite features."""
+    tags.classifier_tags.multi_class = False
+    tags.input_tags.sparse = False
+    tags.input_tags.allow_nan = False
+    return tags
+
+
+def _fit_data(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike, what: str,
+              hint: str) -> tuple[np.ndarray, np.ndarray]:
+    """Float features and the 0/1 index of each label in the sorted classes_, which it sets.
+
+    scikit-learn's validate_data sets n_features_in_ and words the shape errors (raised here
+    as InputError, a ValueError); NaN and huge features are left to `_check_features`.
+    """
+    owner = type(estimator).__name__
+    try:
+        X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=False)
+        check_classification_targets(y)
+    except ValueError as exc:
+        raise InputError(f"{owner} needs X of shape (n, k) with n, k >= 1 and class labels y "
+                         f"of shape (n,): {exc}") from exc
+    kind = type_of_target(y, input_name="y")
+    if kind != "binary":
+        found = np.unique(y)
+        shown = ", ".join(map(repr, found[:5].tolist())) + (", ..." if found.size > 5 else "")
+        raise InputError(f"Only binary classification is supported. The type of the target "
+                         f"is {kind}: {owner} takes two classes, y holds {found.size}: {shown}")
+    estimator.classes_, index = np.unique(y, return_inverse=True)
+    if estimator.classes_.size < 2:
+        raise InputError(f"{what} hold only one class ({estimator.classes_.tolist()[0]!r}); "
+                         f"{hint}")
+    return X, index
+
+
+def _predict_data(estimator: BaseEstimator, X: ArrayLike, default_width: int) -> np.ndarray:
+    """X as floats of the fitted width (checkpoints without n_features_in_ use the default)."""
+    owner = type(estimator).__name__
+    width = getattr(estimator, "n_features_in_", default_width)
+    prefix = f"{owner} was fitted on {width} features, so X must have shape (n, {width})"
+    try:
+        X = validate_data(estimator, X, reset=False, dtype=np.float64, ensure_all_finite=False,
+                          ensure_min_samples=0)
+    except ValueError as exc:
+        raise InputError(f"{prefix}: {exc}") from exc
+    if X.shape[1] != width:  # only reached without n_features_in_, which validate_data checks
+        raise InputError(f"{prefix}: X has {X.shape[1]} features, but {owner} is expecting "
+                         f"{width} features as input")
+    return X
+
+
+def _labels(estimator: BaseEstimator, proba: np.ndarray) -> np.ndarray:
+    """The class of each row's largest probability (the first at a tie, as argmax does)."""
+    return np.asarray(getattr(estimator, "classes_", BINARY))[np.argmax(proba, axis=1)]
+
+
+def _column_of_one(estimator: BaseEstimator) -> int:
+    """The predict_proba column of P(x = 1), which only a fit on 0/1 labels has."""
+    classes = np.asarray(getattr(estimator, "classes_", BINARY)).tolist()
+    if classes != [0, 1]:
+        raise InputError(f"PMVB needs P(x = 1), so its predictor must be fitted on 0/1 "
+                         f"labels; this one was fitted on {classes}")
+    return 1
 
 
 def _calibration_split(
