@@ -11,6 +11,7 @@ from coplug.plugins.errors import (
     TimeLimitError,
     UnsupportedModelError,
 )
+from coplug.plugins.iis import InfeasibleSubsystem, explain_infeasible
 from coplug.plugins.results import Result, Status
 from coplug.plugins.varmap import VarMap
 
@@ -18,6 +19,7 @@ _pyomo_factory.register()  # SolverFactory('coplug_scip' | 'coplug_highs' | 'cop
 
 __all__ = [
     "CoplugError",
+    "InfeasibleSubsystem",
     "InputError",
     "Plugin",
     "Result",
@@ -28,6 +30,7 @@ __all__ = [
     "UnsupportedModelError",
     "VarMap",
     "available_solvers",
+    "explain_infeasible",
     "register_backend",
     "solve",
     "solve_file",

@@ -1,0 +1,243 @@
+"""Why a Pyomo model is infeasible: an irreducible infeasible subsystem (IIS), checked.
+
+`explain_infeasible(model)` builds the model (without its objective) in SCIP as `solve`
+does, runs SCIP's IIS finder (SCIP >= 10, `iis/removebounds` on, so bounds the conflict
+does not need drop out) and maps the subsystem back to the model's own constraints and
+variable bounds. Pyomo's `contrib.iis` needs Gurobi, CPLEX or Xpress; this needs SCIP only.
+
+The answer is checked, not trusted: a copy of the model keeping only the subsystem (every
+other constraint deactivated, every other bound removed, integrality kept; a binary's 0..1
+is part of its domain, kept and not listed) is solved again by HiGHS where it takes the
+model (SCIP otherwise) and must be infeasible. While the subsystem has at most
+`check_limit` members, a deletion filter then drops each member whose absence leaves it
+infeasible, one solve per member, so what is returned is irreducible: each member is needed.
+SCIP's bound removal once called an empty subsystem infeasible (2 k == 3 over an integer
+k), so a subsystem that fails the check is computed again with every bound kept; one that
+still fails is a SolverError. `time_limit` bounds the feasibility solve and SCIP's IIS
+search; the checking solves are small.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyomo.environ as pyo
+from pyomo.core.base.block import BlockData
+from pyomo.core.base.componentuid import ComponentUID
+from pyomo.core.base.constraint import ConstraintData
+from pyomo.core.base.var import VarData
+from pyomo.core.expr.visitor import identify_variables
+
+from coplug.plugins.bridge import build_instance, contrib_solver, solve
+from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
+from coplug.plugins.limits import checked_time_limit
+from coplug.plugins.results import Status
+from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupported_part
+
+Bound = tuple[VarData, str]  # (variable, "lower" | "upper")
+_INFINITE = 1e20  # SCIP's infinity: a side or bound at or past it is absent
+
+
+@dataclass
+class InfeasibleSubsystem:
+    """Constraints and variable bounds of the model that cannot hold together."""
+
+    constraints: list[ConstraintData]
+    bounds: list[Bound]
+    irreducible: bool | None  # None: more members than check_limit, not made irreducible
+    checked_by: str  # the solver that re-solved the subsystem
+    notes: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.constraints) + len(self.bounds)
+
+    def __str__(self) -> str:
+        lines = [f"{len(self.constraints)} constraint(s) and {len(self.bounds)} bound(s) that "
+                 f"cannot hold together ({self._state()}):"]
+        lines += [f"  {con.name}: {con.expr}" for con in self.constraints]
+        lines += [f"  bound {var.name} {'>=' if side == 'lower' else '<='} "
+                  f"{var.lb if side == 'lower' else var.ub}" for var, side in self.bounds]
+        return "\n".join(lines)
+
+    def _state(self) -> str:
+        """How far the subsystem was checked."""
+        if self.irreducible:
+            return f"checked by {self.checked_by}: infeasible, feasible without any one of them"
+        return f"infeasible by {self.checked_by}; too large to check that each one is needed"
+
+
+def explain_infeasible(model: BlockData, time_limit: float | None = None,
+                       check_limit: int = 60) -> InfeasibleSubsystem:
+    """An irreducible infeasible subsystem of `model`, checked by a second solve; raises
+    InputError when the model is feasible."""
+    if not isinstance(check_limit, int) or isinstance(check_limit, bool) or check_limit < 0:
+        raise InputError(f"check_limit must be an integer >= 0, got {check_limit!r}")
+    time_limit = checked_time_limit(time_limit)
+    _check_own_variables(model)
+    status = solve(_without_objective(model), solver="scip", time_limit=time_limit).status
+    if status is Status.OPTIMAL:
+        raise InputError("the model is feasible (SCIP found a point): no infeasible subsystem")
+    if status is not Status.INFEASIBLE:
+        raise SolverError(f"SCIP could not decide feasibility ({status.value}); give a longer "
+                          f"time_limit")
+    notes = []
+    for remove_bounds in (True, False):
+        constraints, bounds = _scip_iis(model, remove_bounds, time_limit)
+        subsystem = _Subsystem(model, constraints, bounds)
+        checked_by, infeasible = subsystem.infeasible()
+        if infeasible:
+            irreducible = None
+            if len(subsystem.members) <= check_limit:
+                subsystem.deletion_filter()
+                irreducible = True
+            constraints, bounds = subsystem.originals()
+            return InfeasibleSubsystem(constraints, bounds, irreducible, checked_by, notes)
+        notes.append(f"SCIP's subsystem with{'' if remove_bounds else 'out'} bound removal "
+                     f"({len(constraints)} constraints, {len(bounds)} bounds) was feasible "
+                     f"for {checked_by}")
+    raise SolverError(f"no checked infeasible subsystem: {'; '.join(notes)}")
+
+
+def _check_own_variables(model: BlockData) -> None:
+    """A block of a larger model must hold every variable its constraints use: the copies
+    the check solves would otherwise share (and change) the outer variables."""
+    if model.parent_block() is None:
+        return
+    for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
+        for var in identify_variables(con.body):
+            block = var.parent_block()
+            while block is not None and block is not model:
+                block = block.parent_block()
+            if block is None:
+                raise InputError(f"constraint {con.name!r} uses {var.name!r}, a variable outside "
+                                 f"the block {model.name!r}; pass the whole model")
+
+
+def _without_objective(model: BlockData) -> BlockData:
+    """A copy of `model` with its objectives deactivated (feasibility only)."""
+    work = model.clone()
+    for objective in work.component_data_objects(pyo.Objective, active=True):
+        objective.deactivate()
+    return work
+
+
+def _scip_iis(model: BlockData, remove_bounds: bool, time_limit: float | None
+              ) -> tuple[list[ConstraintData], list[Bound]]:
+    """SCIP's IIS of `model`, as the model's own constraints and bounds."""
+    work = _without_objective(model)
+    opt = contrib_solver("scip_persistent", "SCIP", "pyscipopt")
+    fix_scip_walker()
+    mark_one_shot(opt)
+    build_instance(opt, work, "SCIP", unsupported_part)
+    scip = opt._solver_model  # the PySCIPOpt model; Pyomo keeps no public accessor
+    scip.hideOutput()
+    scip.setParam("iis/removebounds", remove_bounds)
+    scip.setParam("iis/silent", True)
+    if time_limit is not None:
+        scip.setParam("iis/time", time_limit)
+    sub = scip.generateIIS().getSubscip()
+    con_of = {c.name: pyomo for pyomo, c in opt._pyomo_con_to_solver_con_map.items()}
+    var_of = {v.name: pyomo for pyomo, v in opt._pyomo_var_to_solver_var_map.items()}
+    constraints = [_original(model, work, con_of[c.name]) for c in sub.getConss()
+                   if c.name in con_of]
+    unknown = [c.name for c in sub.getConss() if c.name not in con_of]
+    if unknown:
+        raise SolverError(f"SCIP's subsystem holds constraints the model does not: {unknown}")
+    bounds = []
+    used = {id(v) for con in constraints for v in identify_variables(con.body)}
+    for scip_var in sub.getVars():
+        var = _original(model, work, var_of[scip_var.name])
+        if id(var) not in used and not _crossed(var):
+            continue  # a variable outside the conflict: its bounds cannot matter
+        bounds += [(var, side) for side, value in (("lower", scip_var.getLbOriginal()),
+                                                   ("upper", scip_var.getUbOriginal()))
+                   if abs(value) < _INFINITE and _declared(var, side) and not var.is_binary()]
+    order = {id(c): k for k, c in enumerate(model.component_data_objects(
+        pyo.Constraint, active=True, descend_into=True))}
+    return sorted(constraints, key=lambda c: order[id(c)]), bounds
+
+
+def _original(model: BlockData, work: BlockData, component: Any) -> Any:
+    """The component of `model` that `component` (of its copy `work`) stands for."""
+    return ComponentUID(component, context=work).find_component_on(model)
+
+
+def _crossed(var: VarData) -> bool:
+    """Whether the variable's bounds alone are infeasible (lower above upper)."""
+    return var.lb is not None and var.ub is not None and var.lb > var.ub
+
+
+def _declared(var: VarData, side: str) -> bool:
+    """Whether `var` has that bound in the model (its domain's or its own)."""
+    return (var.lb if side == "lower" else var.ub) is not None
+
+
+class _Subsystem:
+    """A copy of the model holding only some constraints and bounds (integrality kept,
+    domains' bounds not, except a binary's 0..1, which stays part of it), re-solved to
+    check that they cannot hold together."""
+
+    def __init__(self, model: BlockData, constraints: list[ConstraintData],
+                 bounds: list[Bound]) -> None:
+        self.model = model
+        self.work = _without_objective(model)
+        self.members: list[tuple[Any, str | None]] = (
+            [(self._copy(c), None) for c in constraints]
+            + [(self._copy(v), side) for v, side in bounds])
+        keep = {id(c) for c, side in self.members if side is None}
+        for con in self.work.component_data_objects(pyo.Constraint, active=True,
+                                                    descend_into=True):
+            if id(con) not in keep:
+                con.deactivate()
+        self.values = {(id(v), side): v.lb if side == "lower" else v.ub
+                       for v, side in self.members if side is not None}
+        for var in self.work.component_data_objects(pyo.Var, descend_into=True):
+            if not var.fixed and not var.is_binary():
+                var.domain = pyo.Integers if var.is_integer() else pyo.Reals
+                var.setlb(self.values.get((id(var), "lower")))
+                var.setub(self.values.get((id(var), "upper")))
+
+    def _copy(self, component: Any) -> Any:
+        """`component`'s counterpart in the copy."""
+        return ComponentUID(component, context=self.model).find_component_on(self.work)
+
+    def infeasible(self) -> tuple[str, bool]:
+        """Solve the subsystem (HiGHS where it can); True when it is infeasible."""
+        for solver in ("highs", "scip"):
+            try:
+                status = solve(self.work, solver=solver).status
+            except UnsupportedModelError:
+                continue
+            if status not in (Status.INFEASIBLE, Status.OPTIMAL):
+                raise SolverError(f"{solver} could not decide the subsystem ({status.value})")
+            return solver, status is Status.INFEASIBLE
+        raise SolverError("neither HiGHS nor SCIP takes the subsystem")
+
+    def deletion_filter(self) -> None:
+        """Drop each member whose absence leaves the rest infeasible: what remains is
+        irreducible (every member is needed)."""
+        needed = []
+        for member in self.members:
+            self._switch(member, on=False)
+            if not self.infeasible()[1]:
+                self._switch(member, on=True)
+                needed.append(member)
+        self.members = needed
+
+    def _switch(self, member: tuple[Any, str | None], on: bool) -> None:
+        """Put a member in the subsystem or take it out."""
+        component, side = member
+        if side is None:
+            component.activate() if on else component.deactivate()
+        elif side == "lower":
+            component.setlb(self.values[(id(component), side)] if on else None)
+        else:
+            component.setub(self.values[(id(component), side)] if on else None)
+
+    def originals(self) -> tuple[list[ConstraintData], list[Bound]]:
+        """The members as the model's own constraints and (variable, side) bounds."""
+        back = [(ComponentUID(c, context=self.work).find_component_on(self.model), side)
+                for c, side in self.members]
+        return ([c for c, side in back if side is None],
+                [(v, side) for v, side in back if side is not None])

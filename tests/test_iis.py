@@ -1,0 +1,154 @@
+"""explain_infeasible: the subsystem it returns is checked here by scipy's MILP on the
+models' own data: infeasible, and feasible without any one of its members."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+from coplug.plugins import InputError
+from coplug.plugins.iis import explain_infeasible
+
+
+def random_system(seed: int) -> tuple[pyo.ConcreteModel, dict]:
+    """A random feasible system of rows over bounded integer and continuous variables, made
+    infeasible by a few rows that contradict its known point."""
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(4, 9)), int(rng.integers(4, 10))
+    integer = rng.random(n) < 0.5
+    lb, ub = -rng.integers(0, 4, n).astype(float), rng.integers(1, 5, n).astype(float)
+    point = np.where(integer, rng.integers(lb, ub + 1), rng.uniform(lb, ub))
+    a = rng.integers(-3, 4, (m, n)).astype(float)
+    rhs = a @ point + rng.uniform(0, 2, m)  # rows a x <= rhs hold at the point
+    mode, k = seed % 4, int(rng.integers(n))
+    if mode == 0:  # rows no point of the box meets
+        bad = rng.choice(m, size=int(rng.integers(1, 3)), replace=False)
+        rhs[bad] = np.minimum(rhs[bad], _row_min(a[bad], lb, ub) - rng.uniform(0.5, 2, len(bad)))
+    elif mode == 1:  # two rows contradicting each other
+        a = np.vstack([a, np.eye(n)[k], -np.eye(n)[k]])
+        rhs = np.r_[rhs, lb[k] + 0.5, -(lb[k] + 1.5)]
+    elif mode == 2:  # a cycle x0 < x1 < x2 < x0 (no bound needed)
+        cycle = np.zeros((3, n))
+        for r, (i, j) in enumerate(((0, 1), (1, 2), (2, 0))):
+            cycle[r, i], cycle[r, j] = 1, -1
+        a, rhs = np.vstack([a, cycle]), np.r_[rhs, -1, -1, -1]
+    else:  # 2 x_k = 1 over an integer x_k, written as two rows
+        integer[k] = True
+        a = np.vstack([a, 2 * np.eye(n)[k], -2 * np.eye(n)[k]])
+        rhs = np.r_[rhs, 1, -1]
+    model = pyo.ConcreteModel()
+    model.x = pyo.Var(range(n), domain=lambda mm, j: pyo.Integers if integer[j] else pyo.Reals,
+                      bounds=lambda mm, j: (lb[j], ub[j]))
+    model.row = pyo.Constraint(range(len(rhs)), rule=lambda mm, i: sum(
+        a[i, j] * mm.x[j] for j in range(n) if a[i, j]) <= rhs[i]
+        if a[i].any() else pyo.Constraint.Skip)
+    model.o = pyo.Objective(expr=sum(model.x[j] for j in range(n)))
+    return model, {"a": a, "rhs": rhs, "lb": lb, "ub": ub, "integer": integer}
+
+
+def _row_min(a: np.ndarray, lb: np.ndarray, ub: np.ndarray) -> np.ndarray:
+    """The least each row a x can be over the box."""
+    return np.minimum(a * lb, a * ub).sum(axis=1)
+
+
+def scipy_feasible(data: dict, rows: list[int], bounds: list[tuple[int, str]]) -> bool:
+    """Whether the rows and bounds given (all other bounds dropped) admit a point."""
+    n = len(data["lb"])
+    lb, ub = np.full(n, -np.inf), np.full(n, np.inf)
+    for j, side in bounds:
+        (lb if side == "lower" else ub)[j] = (data["lb"] if side == "lower" else data["ub"])[j]
+    constraints = ([LinearConstraint(data["a"][rows], -np.inf, data["rhs"][rows])]
+                   if rows else [])
+    result = milp(np.zeros(n), constraints=constraints, integrality=data["integer"],
+                  bounds=Bounds(lb, ub))
+    assert result.status in (0, 2), result.message  # 0 solved, 2 infeasible
+    return result.status == 0
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_subsystem_is_infeasible_and_irreducible_by_scipy(seed: int) -> None:
+    model, data = random_system(seed)
+    found = explain_infeasible(model)
+    rows = [con.index() for con in found.constraints]
+    bounds = [(var.index(), side) for var, side in found.bounds]
+    assert found.irreducible and all(con.parent_component() is model.row
+                                     for con in found.constraints)
+    assert not scipy_feasible(data, rows, bounds)
+    for k in range(len(rows)):
+        assert scipy_feasible(data, rows[:k] + rows[k + 1:], bounds), f"row {rows[k]} unneeded"
+    for k in range(len(bounds)):
+        assert scipy_feasible(data, rows, bounds[:k] + bounds[k + 1:]), f"{bounds[k]} unneeded"
+
+
+def test_the_model_is_left_as_it_was() -> None:
+    model, _ = random_system(3)
+    before = [(v.lb, v.ub, v.domain, v.value) for v in model.x.values()]
+    active = [c.active for c in model.row.values()]
+    explain_infeasible(model)
+    assert [(v.lb, v.ub, v.domain, v.value) for v in model.x.values()] == before
+    assert [c.active for c in model.row.values()] == active and model.o.active
+
+
+def test_feasible_model_and_bad_arguments_are_named() -> None:
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 1))
+    m.c = pyo.Constraint(expr=m.x <= 2)
+    with pytest.raises(InputError, match="feasible"):
+        explain_infeasible(m)
+    with pytest.raises(InputError, match="check_limit"):
+        explain_infeasible(m, check_limit=-1)
+
+
+def test_integrality_conflict_survives_scips_bound_removal() -> None:
+    m = pyo.ConcreteModel()
+    m.k = pyo.Var(domain=pyo.Integers, bounds=(0, 3))
+    m.y = pyo.Var(bounds=(0, 1))
+    m.odd = pyo.Constraint(expr=2 * m.k == 3)
+    m.loose = pyo.Constraint(expr=m.y <= 5)
+    found = explain_infeasible(m)
+    assert found.constraints == [m.odd] and found.bounds == [] and found.irreducible
+    assert "odd: 2*k  ==  3" in str(found)
+
+
+def test_binary_bounds_and_nonlinear_rows() -> None:
+    m = pyo.ConcreteModel()
+    m.b = pyo.Var(range(3), domain=pyo.Binary)
+    m.pick = pyo.Constraint(expr=m.b[0] + m.b[1] >= 2)
+    m.ban = pyo.Constraint(expr=m.b[1] + m.b[2] <= 0)
+    m.x = pyo.Var(bounds=(-5, 5))
+    m.y = pyo.Var(bounds=(-5, 5))
+    m.disk = pyo.Constraint(expr=m.x ** 2 + m.y ** 2 <= 1)
+    m.far = pyo.Constraint(expr=m.x + m.y >= 2)
+    found = explain_infeasible(m)
+    assert found.checked_by in ("highs", "scip") and found.irreducible
+    names = {c.name for c in found.constraints}
+    assert names in ({"pick", "ban"}, {"disk", "far"})
+    if names == {"pick", "ban"}:  # a binary's 0..1 is its domain, not a listed bound
+        assert found.bounds == []
+    m.pick.deactivate()
+    found = explain_infeasible(m)
+    assert {c.name for c in found.constraints} == {"disk", "far"} and found.bounds == []
+    assert found.checked_by == "scip"  # HiGHS takes no quadratic rows
+
+
+def test_check_limit_zero_skips_the_deletion_filter() -> None:
+    model, _ = random_system(5)
+    found = explain_infeasible(model, check_limit=0)
+    assert found.irreducible is None and len(found) >= 1
+    assert "too large" in str(found)
+
+
+def test_a_block_using_outer_variables_is_refused_by_name() -> None:
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 1))
+    m.inner = pyo.Block()
+    m.inner.y = pyo.Var(bounds=(0, 1))
+    m.inner.c = pyo.Constraint(expr=m.inner.y >= 2)
+    found = explain_infeasible(m.inner)
+    assert found.constraints == [m.inner.c] and found.bounds == [(m.inner.y, "upper")]
+    m.inner.d = pyo.Constraint(expr=m.x + m.inner.y >= 5)
+    with pytest.raises(InputError, match="'x', a variable outside the block 'inner'"):
+        explain_infeasible(m.inner)
+    assert m.x.bounds == (0, 1)
