@@ -28,8 +28,17 @@ class LinearTerms(NamedTuple):
     constant: float
 
 
-def final_linear_terms(expr: Any) -> LinearTerms | None:
-    """A `LinearExpression`'s own lists when they need no simplification, else None."""
+class FinalParts(NamedTuple):
+    """A `LinearExpression`'s own lists, zero coefficients included (no numpy)."""
+
+    variables: Sequence[Any]
+    coefs: Sequence[Any]
+    constant: Any
+
+
+def final_parts(expr: Any) -> FinalParts | None:
+    """A `LinearExpression`'s own lists when they need no simplification (numeric
+    coefficients and constant, each variable once and none fixed), else None."""
     if expr.__class__ is not LinearExpression:
         return None
     variables, coefs, constant = expr.linear_vars, expr.linear_coefs, expr.constant
@@ -43,6 +52,15 @@ def final_linear_terms(expr: Any) -> LinearTerms | None:
         return None
     if len(set(map(id, variables))) != len(variables):
         return None
+    return FinalParts(variables, coefs, constant)
+
+
+def final_linear_terms(expr: Any) -> LinearTerms | None:
+    """A `LinearExpression`'s own lists when they need no simplification, else None."""
+    parts = final_parts(expr)
+    if parts is None:
+        return None
+    variables, coefs, constant = parts
     values = np.asarray(coefs, dtype=float).reshape(-1)
     if not values.all():  # 0.0 * x (a numpy or Param zero) stays in Pyomo's lists
         keep = np.flatnonzero(values)

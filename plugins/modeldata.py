@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import math
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -25,7 +25,7 @@ from pyomo.core.expr.visitor import StreamBasedExpressionVisitor, identify_varia
 from pyomo.repn.standard_repn import generate_standard_repn
 
 from coplug.plugins.errors import CoplugError, InputError, UnsupportedModelError
-from coplug.plugins.linear_terms import final_linear_terms
+from coplug.plugins.linear_terms import final_linear_terms, final_parts
 
 # SCIP's default infinity; HiGHS also reads values from 1e20 on as infinite.
 SOLVER_INFINITY = 1e20
@@ -39,9 +39,9 @@ def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
     objective uses, or the first non-finite or huge number in an active constraint, the
     active objective or a variable bound; warn about an objective too small for absolute
     tolerances when `warn_tiny` (not for the LAP path, whose tolerances are relative)."""
-    for con in model.component_data_objects(pyo.Constraint, active=True):
-        with _evaluating(f"constraint {con.name!r}"):
-            _check_constraint(con)
+    constraints = list(model.component_data_objects(pyo.Constraint, active=True))
+    if not _constraints_plainly_fine(constraints):
+        check_each_constraint(constraints)
     for obj in model.component_data_objects(pyo.Objective, active=True):
         with _evaluating(f"objective {obj.name!r}"):
             largest = _check_terms(obj.expr, f"objective {obj.name!r}")
@@ -50,21 +50,91 @@ def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
                           f"below the solvers' absolute tolerances ({TINY_OBJECTIVE:g}), so an "
                           "'optimal' answer may not be optimal; scale the objective up",
                           UserWarning, stacklevel=3)
+    _check_variables(model)
+
+
+def _check_variables(model: pyo.Block) -> None:
+    """`_check_variable` on each variable that is not plainly fine: bounds compared inline
+    (None, or below 1e20 / above -1e20, NaN failing both) and the domain judged once per
+    domain object (half the time of checking each of 45,000 variables in full)."""
+    verdicts: dict[tuple[type, int], tuple[Any, bool]] = {}
     for var in model.component_data_objects(pyo.Var, descend_into=True):
         try:
             lower, upper = var.bounds
-        except ValueError as exc:  # Pyomo refuses a NaN bound when it is read
-            raise InputError(f"variable {var.name!r}: {exc}") from None
-        for side, value in (("lower", lower), ("upper", upper)):
-            if value is not None and math.isnan(value):
-                raise InputError(f"variable {var.name!r}: its {side} bound is NaN")
-            if _unmeetable(value, side):
-                raise _unmeetable_error(f"variable {var.name!r}: its {side} bound", value)
-        if not (var.is_integer() or var.is_continuous()):
-            raise UnsupportedModelError(
-                f"variable {var.name!r}: its domain {var.domain} is neither continuous nor the "
-                "integers (an offset or a step other than 1), which SCIP and HiGHS cannot "
-                "take; substitute x = a + b*k")
+        except ValueError:  # a NaN bound: `_check_variable` names it
+            lower = upper = math.nan
+        if not ((lower is None or lower < SOLVER_INFINITY)
+                and (upper is None or upper > -SOLVER_INFINITY)):
+            _check_variable(var)
+            continue
+        domain = var.domain
+        known = verdicts.get((var.__class__, id(domain)))
+        if known is None:  # the domain is kept alive with its verdict, so its id stays its own
+            known = (domain, var.is_integer() or var.is_continuous())
+            verdicts[var.__class__, id(domain)] = known
+        if not known[1]:
+            _check_variable(var)
+
+
+def _check_variable(var: Any) -> None:
+    """A variable's bounds (readable, not NaN, not unmeetable) and its domain."""
+    try:
+        lower, upper = var.bounds
+    except ValueError as exc:  # Pyomo refuses a NaN bound when it is read
+        raise InputError(f"variable {var.name!r}: {exc}") from None
+    for side, value in (("lower", lower), ("upper", upper)):
+        if value is not None and math.isnan(value):
+            raise InputError(f"variable {var.name!r}: its {side} bound is NaN")
+        if _unmeetable(value, side):
+            raise _unmeetable_error(f"variable {var.name!r}: its {side} bound", value)
+    if not (var.is_integer() or var.is_continuous()):
+        raise UnsupportedModelError(
+            f"variable {var.name!r}: its domain {var.domain} is neither continuous nor the "
+            "integers (an offset or a step other than 1), which SCIP and HiGHS cannot "
+            "take; substitute x = a + b*k")
+
+
+def check_each_constraint(constraints: Sequence[Any]) -> None:
+    """`_check_constraint` on each in turn: raises for the first offender, by name."""
+    for con in constraints:
+        with _evaluating(f"constraint {con.name!r}"):
+            _check_constraint(con)
+
+
+def _constraints_plainly_fine(constraints: Sequence[Any]) -> bool:
+    """Whether every constraint would pass `_check_constraint`, judged in one pass under one
+    log intercept, without names, the final linear bodies' numbers in one array (per-row
+    intercepts, names and arrays took 2.4 of the 4 s a 40,000-row model spent in `solve`).
+    False whenever anything fails or raises: the caller then checks one by one, which
+    names the first offender exactly as before."""
+    lowers: list[float] = []
+    uppers: list[float] = []
+    numbers: list[Any] = []
+    try:
+        with _pyomo_logs_quiet():
+            for con in constraints:
+                lowers.append(_side(con.lower, -math.inf))
+                uppers.append(_side(con.upper, math.inf))
+                body = con.body
+                parts = final_parts(body)
+                if parts is None:
+                    _check_terms(body, "")
+                else:
+                    numbers.extend(parts.coefs)
+                    numbers.append(parts.constant)
+            values = np.array(numbers, dtype=float)
+    except Exception:  # the one-by-one check raises it again, by name
+        return False
+    return bool((np.abs(values) < SOLVER_INFINITY).all()
+                and (np.array(lowers) < SOLVER_INFINITY).all()
+                and (np.array(uppers) > -SOLVER_INFINITY).all())
+
+
+def _side(value: Any, absent: float) -> float:
+    """A constraint side as a float, `absent` when there is none (NaN stays NaN)."""
+    if value is None:
+        return absent
+    return float(value if value.__class__ in native_numeric_types else pyo.value(value))
 
 
 def _check_constraint(con: Any) -> None:
@@ -83,8 +153,7 @@ def _evaluating(where: str) -> Iterator[None]:
     """Turn an error evaluating the model's data (a Param without a value, a division by a
     Param or fixed variable at 0, sqrt of a negative constant) into an InputError naming it."""
     try:
-        with (LoggingIntercept(io.StringIO(), "pyomo.common.numeric_types"),
-              LoggingIntercept(io.StringIO(), "pyomo.core")):  # Pyomo logs it first, at length
+        with _pyomo_logs_quiet():
             yield
     except CoplugError:
         raise
@@ -92,6 +161,14 @@ def _evaluating(where: str) -> Iterator[None]:
         words = " ".join(str(exc).split())
         detail = words.split(". ")[0].rstrip(".") if words else type(exc).__name__
         raise InputError(f"{where}: cannot evaluate its data ({detail})") from None
+
+
+@contextmanager
+def _pyomo_logs_quiet() -> Iterator[None]:
+    """Swallow what Pyomo logs, at length, before it raises on data it cannot evaluate."""
+    with (LoggingIntercept(io.StringIO(), "pyomo.common.numeric_types"),
+          LoggingIntercept(io.StringIO(), "pyomo.core")):
+        yield
 
 
 def _unmeetable(value: float | None, side: str) -> bool:

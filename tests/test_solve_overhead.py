@@ -1,0 +1,225 @@
+"""The fast paths that cut `solve`'s own overhead refuse exactly what the slow checks refuse:
+`check_model_data`'s one-pass constraint check and per-domain variable check against the
+one-by-one checks, HiGHS's linearity check against Pyomo's `polynomial_degree`, on tricky
+models; and large models still get the answers of Pyomo's own interfaces."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+from pyomo.core.expr.numeric_expr import LinearExpression, MonomialTermExpression
+
+from coplug.plugins import modeldata
+from coplug.plugins.linear_terms import final_linear_terms, final_parts
+
+NAN, INF = float("nan"), float("inf")
+
+
+def _outcome(call: Callable[[], object]) -> tuple[str, str] | None:
+    """The exception `call()` raises, as (type name, message), or None."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            call()
+    except Exception as exc:  # every outcome is compared, whatever it is
+        return type(exc).__name__, str(exc)
+    return None
+
+
+def _one_by_one(model: pyo.Block) -> None:
+    """`check_model_data` as it was: each constraint, then each variable, checked in full."""
+    constraints = list(model.component_data_objects(pyo.Constraint, active=True))
+    original = modeldata._constraints_plainly_fine, modeldata._check_variables
+    modeldata._constraints_plainly_fine = lambda _constraints: False
+    modeldata._check_variables = lambda m: [
+        modeldata._check_variable(v) for v in m.component_data_objects(pyo.Var)]
+    try:
+        modeldata.check_model_data(model)
+    finally:
+        modeldata._constraints_plainly_fine, modeldata._check_variables = original
+    assert constraints == list(model.component_data_objects(pyo.Constraint, active=True))
+
+
+def _base() -> pyo.ConcreteModel:
+    """max x + y on [0, 1]^2 with mutable Params p = 2, q = 0 and u (no value), a fixed z = 3,
+    and Expressions e = 2x and f = xy."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 1))
+    m.y = pyo.Var(bounds=(0, 1))
+    m.z = pyo.Var()
+    m.z.fix(3)
+    m.p = pyo.Param(initialize=2, mutable=True, within=pyo.Any)
+    m.q = pyo.Param(initialize=0, mutable=True)
+    m.u = pyo.Param(mutable=True)
+    m.e = pyo.Expression(expr=2 * m.x)
+    m.f = pyo.Expression(expr=m.x * m.y)
+    m.o = pyo.Objective(expr=m.x + m.y, sense=pyo.maximize)
+    return m
+
+
+def _nan_param(m: pyo.ConcreteModel) -> object:
+    """p = NaN as a coefficient."""
+    m.p = NAN
+    return m.p * m.x + m.y <= 1
+
+
+def _nan_range(m: pyo.ConcreteModel) -> object:
+    """0 <= x + y <= p with p = NaN (a literal NaN side is refused by Pyomo itself)."""
+    m.p = NAN
+    return pyo.inequality(0, m.x + m.y, m.p)
+
+
+def _nan_exponent(m: pyo.ConcreteModel) -> object:
+    """x ** p with p = NaN."""
+    m.p = NAN
+    return m.x ** m.p + m.y <= 1
+
+
+def _unset_fixed(m: pyo.ConcreteModel) -> object:
+    """z fixed without a value, in a linear sum."""
+    m.z.fix(None)
+    return m.x + m.y + m.z <= 10
+
+
+def _huge_fixed(m: pyo.ConcreteModel) -> object:
+    """z fixed at 1e15 with coefficient 1e10: a constant of 1e25 once folded in."""
+    m.z.fix(1e15)
+    return m.x + 1e10 * m.z <= 1
+
+
+def _nan_expression(m: pyo.ConcreteModel) -> object:
+    """An Expression component with a NaN coefficient."""
+    m.e = NAN * m.x
+    return m.e + m.y <= 1
+
+
+# Each builds one constraint on `_base()`; True: the model passes the check.
+DATA_CASES: dict[str, tuple[Callable[[pyo.ConcreteModel], object], bool]] = {
+    "plain sum": (lambda m: 2 * m.x + m.y <= 1, True),
+    "NaN coefficient": (lambda m: NAN * m.x + m.y <= 1, False),
+    "numpy NaN coefficient": (lambda m: np.float64(NAN) * m.x + m.y <= 1, False),
+    "inf coefficient": (lambda m: INF * m.x + m.y <= 1, False),
+    "huge coefficient": (lambda m: 1e20 * m.x + m.y <= 1, False),
+    "huge int coefficient": (lambda m: 10**25 * m.x + m.y <= 1, False),
+    "int past float": (lambda m: 10**400 * m.x + m.y <= 1, False),
+    "repeated halves of a huge coefficient": (lambda m: 6e19 * m.x + m.y + 6e19 * m.x <= 1,
+                                              False),
+    "repeated huge coefficients that cancel": (lambda m: 1e30 * m.x + m.y - 1e30 * m.x <= 1,
+                                               True),
+    "NaN constant": (lambda m: m.x + m.y + NAN <= 1, False),
+    "huge constant": (lambda m: m.x + m.y + 1e21 <= 1e22, False),
+    "NaN upper side": (lambda m: m.x + m.y <= NAN, False),
+    "NaN Param side of a range": (_nan_range, False),
+    "NaN equality": (lambda m: m.x + m.y == NAN, False),
+    "lower side past infinity": (lambda m: m.x + m.y >= 1e25, False),
+    "upper side past -infinity": (lambda m: m.x + m.y <= -1e20, False),
+    "sides at infinity the harmless way": (lambda m: pyo.inequality(-1e25, m.x + m.y, 1e25),
+                                           True),
+    "Param without a value on a side": (lambda m: m.x + m.y <= m.u, False),
+    "Param side": (lambda m: m.x + m.y <= m.p, True),
+    "Param coefficient": (lambda m: m.p * m.x + m.y <= 1, True),
+    "Param coefficient without a value": (lambda m: m.u * m.x + m.y <= 1, False),
+    "NaN Param coefficient": (_nan_param, False),
+    "division by a Param at 0": (lambda m: m.x / m.q <= 1, False),
+    "fixed variable": (lambda m: m.x + m.y + 2 * m.z <= 10, True),
+    "fixed variable without a value": (_unset_fixed, False),
+    "fixed variable folded past infinity": (_huge_fixed, False),
+    "Param exponent": (lambda m: m.x ** m.p + m.y <= 1, True),
+    "NaN Param exponent": (_nan_exponent, False),
+    "Expression component": (lambda m: m.e + m.y <= 1, True),
+    "NaN inside an Expression": (_nan_expression, False),
+    "abs": (lambda m: abs(m.x - m.y) <= 0.5, True),
+    "NaN inside abs": (lambda m: abs(NAN * m.x) + m.y <= 0.5, False),
+    "product": (lambda m: m.x * m.y <= 0.5, True),
+    "NaN on a product": (lambda m: NAN * (m.x * m.y) <= 0.5, False),
+    # Pyomo's standard repn evaluates a product hidden in a LinearExpression: refused as
+    # data that cannot be evaluated while x has no value, as before
+    "product hidden in a LinearExpression": (lambda m: LinearExpression(
+        [MonomialTermExpression((2, m.x)), m.x * m.y]) <= 1, False),
+    "huge number inside exp": (lambda m: pyo.exp(-1e30 * m.x) + m.y <= 2, True),
+    "no variable left": (lambda m: 2 * m.z <= 10, True),
+}
+
+
+def _data_model(name: str, rows: int = 1) -> pyo.ConcreteModel:
+    """`_base()` with `rows` plain rows, then the case's constraint, then two plain rows."""
+    m = _base()
+    m.before = pyo.Constraint(range(rows), rule=lambda m, i: m.x + (i % 5) * m.y <= 1 + i)
+    m.c = pyo.Constraint(expr=DATA_CASES[name][0](m))
+    m.after = pyo.Constraint(range(2), rule=lambda m, i: m.x - m.y >= -1 - i)
+    return m
+
+
+@pytest.mark.parametrize("name", list(DATA_CASES))
+def test_the_one_pass_check_refuses_what_the_one_by_one_check_refuses(name: str) -> None:
+    fast_model, slow_model = _data_model(name), _data_model(name)
+    fast = _outcome(lambda: modeldata.check_model_data(fast_model))
+    assert fast == _outcome(lambda: _one_by_one(slow_model))
+    assert (fast is None) is DATA_CASES[name][1], fast
+
+
+@pytest.mark.parametrize("name", list(DATA_CASES))
+def test_the_one_pass_verdict_is_fine_exactly_for_models_that_pass(name: str) -> None:
+    """The fast pass says "fine" for every passing model (so it is the path taken) and never
+    for a failing one (whose offender the one-by-one check then names)."""
+    m = _data_model(name, rows=3)
+    constraints = list(m.component_data_objects(pyo.Constraint, active=True))
+    assert modeldata._constraints_plainly_fine(constraints) is DATA_CASES[name][1]
+
+
+def test_the_offender_is_named_among_many_rows() -> None:
+    m = _data_model("NaN coefficient", rows=2000)
+    m.later = pyo.Constraint(expr=m.x <= NAN)
+    with pytest.raises(modeldata.InputError, match="constraint 'c': the coefficient of 'x'"):
+        modeldata.check_model_data(m)
+
+
+# Each changes variable v (one of 100 w's) of `_base()`; True: the model passes the check.
+VARIABLE_CASES: dict[str, tuple[Callable[[pyo.ConcreteModel], object], bool]] = {
+    "NaN upper bound": (lambda m: m.v.setub(NAN), False),
+    "NaN lower bound": (lambda m: m.v.setlb(NAN), False),
+    "lower bound past infinity": (lambda m: m.v.setlb(1e21), False),
+    "upper bound past -infinity": (lambda m: m.v.setub(-1e20), False),
+    "bounds at infinity the harmless way": (lambda m: m.v.setlb(-1e30), True),
+    "half-integer domain": (lambda m: setattr(m.v, "domain", pyo.RangeSet(0.5, 3.5, 1)),
+                            False),
+    "binary": (lambda m: setattr(m.v, "domain", pyo.Binary), True),
+    "Param bound": (lambda m: m.v.setub(m.p), True),
+    "Param bound without a value": (lambda m: m.v.setub(m.u), False),
+    "Param bound past infinity": (lambda m: m.v.setlb(m.p) or m.p.set_value(1e21), False),
+}
+
+
+def _variable_model(name: str, where: int) -> pyo.ConcreteModel:
+    """`_base()` with 100 bounded w's and three integers, the case applied to w[where]."""
+    m = _base()
+    m.w = pyo.Var(range(100), bounds=(0, 1))
+    m.k = pyo.Var(range(3), domain=pyo.NonNegativeIntegers)
+    m.v = pyo.Reference(m.w[where])
+    VARIABLE_CASES[name][0](m)
+    return m
+
+
+@pytest.mark.parametrize("name", list(VARIABLE_CASES))
+@pytest.mark.parametrize("where", [0, 5, 99])
+def test_the_variable_check_refuses_what_the_full_check_refuses(name: str, where: int) -> None:
+    fast_model, slow_model = _variable_model(name, where), _variable_model(name, where)
+    fast = _outcome(lambda: modeldata.check_model_data(fast_model))
+    assert fast == _outcome(lambda: _one_by_one(slow_model))
+    assert (fast is None) is VARIABLE_CASES[name][1], fast
+
+
+def test_final_parts_are_the_lists_final_linear_terms_reads() -> None:
+    m = _base()
+    expr = 2 * m.x + 0.0 * m.y + 3
+    parts, terms = final_parts(expr), final_linear_terms(expr)
+    assert [v.name for v in parts.variables] == ["x", "y"] and list(parts.coefs) == [2, 0.0]
+    assert [v.name for v in terms.variables] == ["x"] and parts.constant == terms.constant == 3
+    assert final_parts(m.p * m.x) is None and final_parts(m.x + m.x) is None
+    assert final_parts(m.x + m.z) is None and final_parts(m.x * m.y) is None
+    assert math.isnan(final_parts(NAN * m.x + m.y).coefs[0])
