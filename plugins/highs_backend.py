@@ -39,6 +39,7 @@ from coplug.plugins.interrupts import (
     pyomo_highs_interrupt_quiet,
     sigint_cancels,
 )
+from coplug.plugins.linear_terms import plainly_linear
 from coplug.plugins.mipstart import highs_mip_start
 from coplug.plugins.results import Result, Status
 from coplug.plugins.varmap import snapped
@@ -71,12 +72,12 @@ _PYOMO_STATUS = {
 def _check_linear_for_highs(model: pyo.Block) -> None:
     """HiGHS takes linear constraints and a linear or quadratic objective: name the offender."""
     for con in model.component_data_objects(pyo.Constraint, active=True):
-        if con.body.polynomial_degree() not in (0, 1):
+        if _degree(con.body) not in (0, 1):
             raise UnsupportedModelError(
                 f"HiGHS cannot take nonlinear constraint {con.name!r}; use solver='scip'"
             )
     for obj in model.component_data_objects(pyo.Objective, active=True):
-        degree = obj.expr.polynomial_degree()
+        degree = _degree(obj.expr)
         if degree not in (0, 1, 2):
             raise UnsupportedModelError(
                 f"HiGHS cannot take nonlinear objective {obj.name!r}; use solver='scip'"
@@ -92,6 +93,12 @@ def _check_linear_for_highs(model: pyo.Block) -> None:
                 f"HiGHS cannot {direction} the non-convex quadratic objective {obj.name!r}; "
                 "use solver='scip'"
             )
+
+
+def _degree(expr: Any) -> int | None:
+    """`expr`'s polynomial degree (None: not a polynomial), 1 for a plainly linear sum
+    without Pyomo's walk (0.05 of the 0.8 s a 45,000-variable LP spent in `solve`)."""
+    return 1 if plainly_linear(expr) else expr.polynomial_degree()
 
 
 # Largest quadratic objective (variables in its quadratic part) checked for convexity up front;

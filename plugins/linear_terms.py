@@ -55,6 +55,16 @@ def final_parts(expr: Any) -> FinalParts | None:
     return FinalParts(variables, coefs, constant)
 
 
+def plainly_linear(expr: Any) -> bool:
+    """Whether `expr` is a `LinearExpression` of numbers times variables (its polynomial
+    degree is 0 or 1), read off its lists without Pyomo's walk; False says nothing."""
+    if expr.__class__ is not LinearExpression:
+        return False
+    if not {coef.__class__ for coef in expr.linear_coefs} <= native_numeric_types:
+        return False
+    return all(issubclass(cls, VarData) for cls in {var.__class__ for var in expr.linear_vars})
+
+
 def final_linear_terms(expr: Any) -> LinearTerms | None:
     """A `LinearExpression`'s own lists when they need no simplification, else None."""
     parts = final_parts(expr)

@@ -14,8 +14,8 @@ import pyomo.environ as pyo
 import pytest
 from pyomo.core.expr.numeric_expr import LinearExpression, MonomialTermExpression
 
-from coplug.plugins import modeldata
-from coplug.plugins.linear_terms import final_linear_terms, final_parts
+from coplug.plugins import highs_backend, modeldata
+from coplug.plugins.linear_terms import final_linear_terms, final_parts, plainly_linear
 
 NAN, INF = float("nan"), float("inf")
 
@@ -212,6 +212,57 @@ def test_the_variable_check_refuses_what_the_full_check_refuses(name: str, where
     fast = _outcome(lambda: modeldata.check_model_data(fast_model))
     assert fast == _outcome(lambda: _one_by_one(slow_model))
     assert (fast is None) is VARIABLE_CASES[name][1], fast
+
+
+LINEARITY_CASES: dict[str, Callable[[pyo.ConcreteModel], object]] = {
+    "plain sum": lambda m: 2 * m.x + m.y + 3,
+    "product hidden in a LinearExpression": lambda m: LinearExpression(
+        [MonomialTermExpression((2, m.x)), m.x * m.y]),
+    "variable as a coefficient": lambda m: LinearExpression(
+        [MonomialTermExpression((m.y, m.x))]),
+    "monomial of a product": lambda m: LinearExpression(
+        [MonomialTermExpression((2, m.x * m.y))]),
+    "Expression component": lambda m: LinearExpression([m.e, m.y]),
+    "Expression component of a product": lambda m: LinearExpression([m.f, m.y]),
+    "Param coefficient": lambda m: m.p * m.x + m.y,
+    "Param exponent": lambda m: m.x ** m.p + m.y,
+    "Param exponent of one": lambda m: m.x ** (m.p - 1) + m.y,
+    "fixed variable times a variable": lambda m: m.z * m.x + m.y,
+    "division by a Param": lambda m: m.x / m.p + m.y,
+    "division by a variable": lambda m: m.x / m.y,
+    "abs": lambda m: abs(m.x) + m.y,
+    "square": lambda m: (m.x - 1) ** 2 + m.y,
+    "cube": lambda m: m.x ** 3 + m.y,
+    "exp": lambda m: pyo.exp(m.x),
+    "constant": lambda m: 2 * m.z + 1,
+}
+
+
+@pytest.mark.parametrize("name", list(LINEARITY_CASES))
+def test_a_plainly_linear_sum_has_degree_at_most_one(name: str) -> None:
+    expr = LINEARITY_CASES[name](_base())
+    if plainly_linear(expr):
+        assert expr.polynomial_degree() in (0, 1)
+    assert highs_backend._degree(expr) in (0, 1) or not plainly_linear(expr)
+    assert (highs_backend._degree(expr) in (0, 1)) == (expr.polynomial_degree() in (0, 1))
+    assert (highs_backend._degree(expr) == 2) == (expr.polynomial_degree() == 2)
+
+
+@pytest.mark.parametrize("name", list(LINEARITY_CASES))
+@pytest.mark.parametrize("place", ["constraint", "objective"])
+def test_highs_refuses_what_polynomial_degree_refuses(name: str, place: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    m = _base()
+    m.w = pyo.Var(range(50), bounds=(0, 1))
+    m.rows = pyo.Constraint(range(50), rule=lambda m, i: m.w[i] + m.x <= 1)
+    expr = LINEARITY_CASES[name](m)
+    if place == "constraint":
+        m.c = pyo.Constraint(expr=expr <= 10)
+    else:
+        m.o.expr = expr
+    fast = _outcome(lambda: highs_backend._check_linear_for_highs(m))
+    monkeypatch.setattr(highs_backend, "plainly_linear", lambda expr: False)
+    assert fast == _outcome(lambda: highs_backend._check_linear_for_highs(m))
 
 
 def test_final_parts_are_the_lists_final_linear_terms_reads() -> None:
