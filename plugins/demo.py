@@ -36,7 +36,40 @@ def knapsack_section() -> None:
     print_result(result)
     chosen = [i for i in model.I if model.x[i].value > 0.5]
     assert instance.is_feasible([1 if i in chosen else 0 for i in range(instance.n)])
+    _through_pyomo_factory(instance, result.objective)
+    _explain_overload(instance)
     _relaxation_prices(model, instance)
+
+
+def _through_pyomo_factory(instance, objective: float) -> None:
+    """The same model through Pyomo's own SolverFactory, by name, with HiGHS."""
+    import pyomo.environ as pyo
+
+    from coplug.formulations.knapsack import knapsack_mip
+
+    model = knapsack_mip(instance)
+    results = pyo.SolverFactory("coplug_highs").solve(model)
+    pyo.assert_optimal_termination(results)
+    print(f"pyo.SolverFactory('coplug_highs'): {results.solver.termination_condition}, "
+          f"objective {pyo.value(model.value):.1f} (SCIP: {objective:.1f})")
+    assert abs(pyo.value(model.value) - objective) <= 1e-6 * max(1.0, abs(objective))
+
+
+def _explain_overload(instance) -> None:
+    """Demand more weight packed than the capacity holds and ask why it is infeasible."""
+    import pyomo.environ as pyo
+
+    from coplug.formulations.knapsack import knapsack_mip
+    from coplug.plugins.iis import explain_infeasible
+
+    model = knapsack_mip(instance)
+    model.fill = pyo.Constraint(expr=sum(int(instance.weights[i]) * model.x[i]
+                                         for i in model.I) >= instance.capacity + 1)
+    found = explain_infeasible(model)
+    names = [con.name for con in found.constraints]
+    print(f"with 'fill' (pack more than the capacity): infeasible; explain_infeasible names "
+          f"{names}, irreducible {found.irreducible} (checked by {found.checked_by})")
+    assert set(names) == {"capacity", "fill"} and found.irreducible
 
 
 def _relaxation_prices(model, instance) -> None:
