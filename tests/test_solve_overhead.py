@@ -14,7 +14,7 @@ import pyomo.environ as pyo
 import pytest
 from pyomo.core.expr.numeric_expr import LinearExpression, MonomialTermExpression
 
-from coplug.plugins import highs_backend, modeldata
+from coplug.plugins import highs_backend, modeldata, solve
 from coplug.plugins.linear_terms import final_linear_terms, final_parts, plainly_linear
 
 NAN, INF = float("nan"), float("inf")
@@ -274,3 +274,22 @@ def test_final_parts_are_the_lists_final_linear_terms_reads() -> None:
     assert final_parts(m.p * m.x) is None and final_parts(m.x + m.x) is None
     assert final_parts(m.x + m.z) is None and final_parts(m.x * m.y) is None
     assert math.isnan(final_parts(NAN * m.x + m.y).coefs[0])
+
+
+def test_highs_solves_without_pyomo_rereading_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pyomo's `update` before each solve runs with its checks off: the model was built just
+    before and nothing changes between solves."""
+    from pyomo.contrib.solver.solvers.highs import Highs
+
+    seen = []
+    pyomo_update = Highs.update
+
+    def update(self, *args, **kwargs):
+        seen.append(dict(self._active_config.auto_updates.items()))
+        return pyomo_update(self, *args, **kwargs)
+
+    monkeypatch.setattr(Highs, "update", update)
+    m = _base()
+    m.c = pyo.Constraint(expr=m.x + 2 * m.y <= 2)
+    assert solve(m, solver="highs").objective == pytest.approx(1.5)
+    assert seen and not any(any(flags.values()) for flags in seen)
