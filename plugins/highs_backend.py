@@ -42,7 +42,7 @@ from coplug.plugins.interrupts import (
 from coplug.plugins.linear_terms import plainly_linear
 from coplug.plugins.mipstart import highs_mip_start
 from coplug.plugins.results import Result, Status
-from coplug.plugins.varmap import snapped
+from coplug.plugins.varmap import INTEGER_SNAP, snapped
 
 T = TypeVar("T")
 
@@ -574,8 +574,24 @@ def beyond_default_gap(objective: float | None, bound: float | None, nodes: int)
 
 
 def _snap_integers(opt: Any) -> None:
-    """Round the loaded integer values HiGHS leaves a hair off (see `snapped`)."""
-    for vid in opt._pyomo_var_to_solver_var_map:
-        var = opt._vars[vid][0]
+    """Round the loaded integer values HiGHS leaves a hair off (see `snapped`), visiting only
+    the values `snapped` could change (`_snappable`): 0.02 s on 45,000 variables before."""
+    variables = [opt._vars[vid][0] for vid in opt._pyomo_var_to_solver_var_map]
+    for k in _snappable([var.value for var in variables]):
+        var = variables[k]
         if var.value is not None and not var.fixed:
             var.set_value(snapped(var, var.value), skip_validation=True)
+
+
+def _snappable(values: list[Any]) -> list[int]:
+    """Indices of the values `snapped` may change: -0.0, within INTEGER_SNAP of a whole
+    number but off it, NaN, inf and None; every index unless each is a float or None
+    (`snapped` turns an int or a numpy float into a float)."""
+    if not {value.__class__ for value in values} <= {float, type(None)}:
+        return list(range(len(values)))
+    array = np.array(values, dtype=float)  # None reads as NaN
+    nearest = np.round(array)
+    odd = ~np.isfinite(array) | ((array == 0) & np.signbit(array))
+    with np.errstate(invalid="ignore"):  # inf - inf
+        near = (array != nearest) & (np.abs(array - nearest) <= INTEGER_SNAP)
+    return np.flatnonzero(odd | near).tolist()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
+from types import SimpleNamespace
 
 import numpy as np
 import pyomo.environ as pyo
@@ -16,6 +17,7 @@ from pyomo.core.expr.numeric_expr import LinearExpression, MonomialTermExpressio
 
 from coplug.plugins import highs_backend, modeldata, solve
 from coplug.plugins.linear_terms import final_linear_terms, final_parts, plainly_linear
+from coplug.plugins.varmap import snapped
 
 NAN, INF = float("nan"), float("inf")
 
@@ -274,6 +276,63 @@ def test_final_parts_are_the_lists_final_linear_terms_reads() -> None:
     assert final_parts(m.p * m.x) is None and final_parts(m.x + m.x) is None
     assert final_parts(m.x + m.z) is None and final_parts(m.x * m.y) is None
     assert math.isnan(final_parts(NAN * m.x + m.y).coefs[0])
+
+
+SNAP_VALUES = [0.0, -0.0, 1.0, 0.9999999, 1.5, None, 2.0000011, -3.0000001, 1e300, 3.0, -2.0,
+               -2.0000000001, 0.5, 1e-7, -1e-7, 7.0000009]
+# Not floats: `snapped` turns them into floats, so every variable is visited.
+SNAP_ODD_VALUES = [*SNAP_VALUES, 3, np.float64(-0.0), np.float64(4.0000001)]
+
+
+def _snap_model(values: list, fixed_every: int) -> tuple[pyo.ConcreteModel, SimpleNamespace]:
+    """Integer and continuous variables holding `values` (every `fixed_every`-th fixed) and
+    the parts of a Pyomo HiGHS interface `_snap_integers` reads."""
+    m = pyo.ConcreteModel()
+    n = len(values)
+    m.i = pyo.Var(range(n), domain=pyo.Integers)
+    m.r = pyo.Var(range(n), domain=pyo.Reals)
+    variables = [m.i[k] for k in range(n)] + [m.r[k] for k in range(n)]
+    for k, var in enumerate(variables):
+        var.set_value(values[k % n], skip_validation=True)
+        if k % fixed_every == 0:
+            var.fix()
+    opt = SimpleNamespace(_pyomo_var_to_solver_var_map={id(v): k for k, v in
+                                                        enumerate(variables)},
+                          _vars={id(v): (v,) for v in variables})
+    return m, opt
+
+
+def _loop_snap(opt: SimpleNamespace) -> None:
+    """`_snap_integers` as it was: every variable through `snapped`."""
+    for vid in opt._pyomo_var_to_solver_var_map:
+        var = opt._vars[vid][0]
+        if var.value is not None and not var.fixed:
+            var.set_value(snapped(var, var.value), skip_validation=True)
+
+
+def _state(m: pyo.ConcreteModel) -> list[tuple]:
+    """Each variable's value with its type and sign bit, and whether it is stale."""
+    return [(repr(v.value), type(v.value).__name__, v.stale)
+            for v in m.component_data_objects(pyo.Var)]
+
+
+@pytest.mark.parametrize("values", [SNAP_VALUES, SNAP_ODD_VALUES])
+@pytest.mark.parametrize("fixed_every", [1000, 3])
+def test_snapping_only_the_snappable_values_leaves_what_the_full_loop_leaves(
+        values: list, fixed_every: int) -> None:
+    fast_model, fast_opt = _snap_model(values, fixed_every)
+    slow_model, slow_opt = _snap_model(values, fixed_every)
+    highs_backend._snap_integers(fast_opt)
+    _loop_snap(slow_opt)
+    assert _state(fast_model) == _state(slow_model)
+    assert _state(fast_model) != _state(_snap_model(values, fixed_every)[0])
+
+
+@pytest.mark.parametrize("value", [NAN, INF, -INF])
+def test_a_nan_or_infinite_integer_value_fails_as_before(value: float) -> None:
+    fast, slow = (_snap_model([1.0, value], 1000)[1] for _ in range(2))
+    assert _outcome(lambda: highs_backend._snap_integers(fast)) == _outcome(
+        lambda: _loop_snap(slow)) is not None
 
 
 def test_highs_solves_without_pyomo_rereading_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
