@@ -164,7 +164,7 @@ def _warn_unread_suffixes(model: pyo.Block, solver: str) -> None:
     """Say which import Suffixes stay empty (all but `dual` and `rc` where the backend fills
     those: an empty one read as 'all zero' would be wrong) and which export Suffixes go
     unread (all but SCIP's `priority`)."""
-    fills_duals = solver in ("scip", "highs")
+    fills_duals = solver in ("scip", "highs", "lap")
     names = other_import_suffixes(model, fills_duals)
     if names:
         filled = "only dual and rc, for LPs" if fills_duals else "no duals with this solver"

@@ -17,8 +17,10 @@ import scipy.sparse as sp
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
 
+from coplug.plugins.duals import dual_request, load_duals, soplex_duals
 from coplug.plugins.errors import InputError, TimeLimitError, UnsupportedModelError
 from coplug.plugins.lap import bipartite
+from coplug.plugins.lap.duals import assignment_row_duals
 from coplug.plugins.lap.solver import LapSolution, solve_lap
 from coplug.plugins.linear_terms import LinearTerms, linear_terms
 from coplug.plugins.results import Result, Status
@@ -48,6 +50,8 @@ class AssignmentStructure:
     dummy_rows: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     dummy_cols: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     fill_zero: bool = False  # every pair the model lacks is such a dummy: dense costs
+    # Each row/column constraint, its sense, and its row (is_row) or column index.
+    units: list[tuple[Any, str, bool, int]] = field(default_factory=list)
 
     @classmethod
     def infeasible_model(cls, reason: str, maximize: bool) -> AssignmentStructure:
@@ -111,12 +115,26 @@ def solve_assignment_model(
     if not isinstance(warm, bool):
         raise InputError(f"lap option warm must be True or False, got {warm!r}")
     start = time.perf_counter()
+    request = dual_request(model)
     structure = detect_assignment(model)
+    result, solution = _solve_structure(structure, warm, time_limit, start, tee)
+    if request is not None:
+        if solution is not None and request.lp is not None and result.status is Status.OPTIMAL:
+            request.row_duals = assignment_row_duals(structure.units, solution,
+                                                     structure.maximize, request.lp)
+        load_duals(request, result, fallback=soplex_duals)
+    return result
+
+
+def _solve_structure(structure: AssignmentStructure, warm: bool, time_limit: float | None,
+                     start: float, tee: bool) -> tuple[Result, LapSolution | None]:
+    """Solve the detected structure by JV and load x; the JV solution too where there is one."""
     if structure.infeasible:
         return Result(status=Status.INFEASIBLE, solver="lap", time=time.perf_counter() - start,
-                      extra={"reason": structure.infeasible})
+                      extra={"reason": structure.infeasible}), None
     if structure.n_rows == 0:  # fixed variables made every choice
-        return _finish(structure, _no_choice(), start, tee)
+        solution = _no_choice()
+        return _finish(structure, solution, start, tee), solution
     cost = structure.cost_matrix()
     predictor = None
     if warm:
@@ -130,13 +148,13 @@ def solve_assignment_model(
                              time_limit=remaining)
     except TimeLimitError as exc:
         return Result(status=Status.TIME_LIMIT, solver="lap", time=time.perf_counter() - start,
-                      extra={"reason": str(exc)})
+                      extra={"reason": str(exc)}), None
     except InputError as exc:
         if "infeasible" not in str(exc):
             raise
         return Result(status=Status.INFEASIBLE, solver="lap", time=time.perf_counter() - start,
-                      extra={"reason": str(exc)})
-    return _finish(structure, solution, start, tee)
+                      extra={"reason": str(exc)}), None
+    return _finish(structure, solution, start, tee), solution
 
 
 def _no_choice() -> LapSolution:
@@ -407,6 +425,8 @@ def _orient(
         n_rows=n_rows, n_cols=n_cols, rows=rows[keep], cols=cols[keep],
         costs=costs[winner[keep]], variables=variables, zero_vars=zero_vars,
         maximize=maximize, offset=objective.constant, infeasible=infeasible,
+        units=[(unit.con, unit.sense, bool(row_of[k] >= 0), int(max(row_of[k], col_of[k])))
+               for k, unit in enumerate(cons)],
     )
     if blocks:
         _pad_matchings(structure, blocks)  # square blocks: they leave n_rows - n_cols as is
