@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import datetime
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pyomo.environ as pyo
 from pyomo.common.collections import ComponentMap
-from pyomo.common.config import ConfigValue
+from pyomo.common.config import Bool, ConfigValue
+from pyomo.common.tee import TeeStream, capture_output
+from pyomo.common.timing import HierarchicalTimer
 from pyomo.contrib.solver.common.base import Availability, LegacySolverWrapper, SolverBase
 from pyomo.contrib.solver.common.config import BranchAndBoundConfig
 from pyomo.contrib.solver.common.factory import SolverFactory
@@ -72,7 +74,7 @@ class CoplugConfig(BranchAndBoundConfig):
         self.plugins: list = self.declare("plugins", ConfigValue(
             domain=list, default=[], description="SCIP plugins (coplug.plugins.Plugin)"))
         self.warmstart: bool = self.declare("warmstart", ConfigValue(
-            domain=bool, default=False,
+            domain=Bool, default=False,
             description="hand the variables' current values to the solver as a MIP start"))
 
 
@@ -104,11 +106,12 @@ class CoplugSolutionLoader(SolutionLoader):
 
     def get_duals(self, cons_to_load: Sequence[Any] | None = None) -> dict[Any, float]:
         """The certified LP duals (Pyomo's signs) of all rows or of `cons_to_load`."""
-        return self._subset("dual", cons_to_load, NoDualsError)
+        return dict(self._subset("dual", cons_to_load, NoDualsError))
 
     def get_reduced_costs(self, vars_to_load: Sequence[VarData] | None = None) -> ComponentMap:
-        """The certified reduced costs of all variables or of `vars_to_load`."""
-        return ComponentMap(self._subset("rc", vars_to_load, NoReducedCostsError).items())
+        """The certified reduced costs of all variables or of `vars_to_load` (a ComponentMap:
+        Pyomo's variables cannot be dict keys)."""
+        return ComponentMap(self._subset("rc", vars_to_load, NoReducedCostsError))
 
     def load_import_suffixes(self) -> None:
         """Fill `dual`/`rc` with what the solve certified; other import Suffixes stay empty."""
@@ -117,14 +120,20 @@ class CoplugSolutionLoader(SolutionLoader):
             if name in suffixes and self._suffixes.get(name) is not None:
                 suffixes[name].update(self._suffixes[name].items())
 
-    def _subset(self, name: str, keys: Sequence[Any] | None, error: type[Exception]) -> dict:
-        """Suffix `name`'s values (all, or those of `keys`), or `error` saying why not."""
+    def _subset(self, name: str, keys: Sequence[Any] | None, error: type[Exception]
+                ) -> list[tuple[Any, float]]:
+        """Suffix `name`'s (component, value) pairs (all, or those of `keys`), or `error`
+        saying why not; a key without a value is named, not dropped in silence."""
         values = self._suffixes.get(name)
         if values is None:
             raise error(self._why_none(name))
         if keys is None:
-            return dict(values.items())
-        return {k: values[k] for k in keys if k in values}
+            return list(values.items())
+        missing = [k.name for k in keys if k not in values]
+        if missing:
+            raise InputError(f"no {name} value for {missing[:3]}: not a row or variable of the "
+                             f"solved model")
+        return [(k, values[k]) for k in keys]
 
     def _why_none(self, name: str) -> str:
         """Why the solve certified no `name` values."""
@@ -162,12 +171,16 @@ class CoplugSolver(SolverBase):
             raise InputError(f"{self.name}.solve() needs a Pyomo model (a Block), "
                              f"got {type(model).__name__}")
         before = _snapshot(model)
-        result = solve(model, solver=self.backend, plugins=config.plugins,
-                       time_limit=config.time_limit, tee=bool(config.tee),
-                       warmstart=config.warmstart, options=_native_options(self.backend, config))
+        timer = config.timer if config.timer is not None else HierarchicalTimer()
+        timer.start("solve")
+        try:
+            result = self._solve_teed(model, config)
+        finally:
+            timer.stop("solve")
         loader = CoplugSolutionLoader(model, result, _solution_values(model, result),
                                       _suffix_values(model, before))
         results = _results(result, model, loader, config, self)
+        results.timing_info.timer = timer
         results.timing_info.start_timestamp = started
         results.timing_info.wall_time = result.time
         keep = config.load_solutions and result.has_solution
@@ -186,15 +199,36 @@ class CoplugSolver(SolverBase):
                                           f"load_solutions=False to get the results")
         return results
 
+    def _solve_teed(self, model: BlockData, config: CoplugConfig) -> Result:
+        """`coplug.plugins.solve` with the solver's log sent to the streams in `config.tee`
+        (Pyomo's `tee=stream`), as Pyomo's own interfaces send it."""
+        def run() -> Result:
+            return solve(model, solver=self.backend, plugins=config.plugins,
+                         time_limit=config.time_limit, tee=bool(config.tee),
+                         warmstart=config.warmstart,
+                         options=_native_options(self.backend, config))
+
+        if not config.tee:
+            return run()
+        with capture_output(TeeStream(*config.tee), capture_fd=True):
+            return run()
+
 
 class LegacyCoplugSolver(LegacySolverWrapper):
     """Pyomo's legacy `SolverFactory` interface, also taking `warmstart` and `plugins`."""
 
-    def solve(self, model: BlockData, *args: Any, warmstart: bool = False,
-              plugins: Sequence[Any] = (), **kwds: Any) -> Any:
-        """Legacy `solve`, with coplug's `warmstart` and `plugins` set for this call only."""
+    def solve(self, model: BlockData, *args: Any, warmstart: bool | None = None,
+              plugins: Sequence[Any] | None = None, **kwds: Any) -> Any:
+        """Legacy `solve`, with coplug's `warmstart` and `plugins` set for this call only
+        (left out: those in `self.config`)."""
+        if plugins is not None and (isinstance(plugins, str)
+                                    or not isinstance(plugins, Iterable)):
+            raise InputError(f"plugins must be a list of plugin objects, got {plugins!r}")
         saved = self.config.warmstart, self.config.plugins
-        self.config.warmstart, self.config.plugins = warmstart, list(plugins)
+        if warmstart is not None:
+            self.config.warmstart = warmstart
+        if plugins is not None:
+            self.config.plugins = list(plugins)
         try:
             return super().solve(model, *args, **kwds)
         finally:
@@ -255,9 +289,14 @@ def _native_options(backend: str, config: CoplugConfig) -> dict[str, Any]:
 
 
 def _snapshot(model: BlockData) -> dict[str, Any]:
-    """Values of the model's unfixed variables and contents of its dual/rc Suffixes."""
-    variables = [v for v in model.component_data_objects(pyo.Var, descend_into=True)
-                 if not v.fixed]
+    """Values of the unfixed variables the solve may set (the block's own and those its
+    constraints and objective use, which a block may take from outside) and contents of
+    its dual/rc Suffixes."""
+    variables = ComponentMap((v, None) for v in model.component_data_objects(
+        pyo.Var, descend_into=True) if not v.fixed)
+    variables.update((v, None) for v in get_vars_from_components(
+        model, (pyo.Constraint, pyo.Objective), active=True, include_fixed=False,
+        descend_into=True))
     suffixes = {s.local_name: s for s in model.component_objects(pyo.Suffix, active=True,
                                                                  descend_into=False)
                 if s.import_enabled() and s.local_name in _DUAL_SUFFIXES}
@@ -279,7 +318,7 @@ def _solution_values(model: BlockData, result: Result) -> ComponentMap:
     if not result.has_solution:
         return ComponentMap()
     variables = get_vars_from_components(model, (pyo.Constraint, pyo.Objective), active=True,
-                                         include_fixed=False, descend_into=True)
+                                         include_fixed=True, descend_into=True)
     return ComponentMap((v, v.value) for v in variables)
 
 
@@ -296,7 +335,7 @@ def _results(result: Result, model: BlockData, loader: CoplugSolutionLoader,
     """Pyomo's Results for coplug's `result`."""
     results = Results()
     results.solution_loader = loader
-    results.termination_condition = _termination(result, config)
+    results.termination_condition = _termination(result, config, solver.backend)
     if not result.has_solution:
         results.solution_status = SolutionStatus.noSolution
     elif result.status is Status.OPTIMAL:
@@ -313,22 +352,39 @@ def _results(result: Result, model: BlockData, loader: CoplugSolutionLoader,
     return results
 
 
-def _termination(result: Result, config: CoplugConfig) -> TerminationCondition:
+def _termination(result: Result, config: CoplugConfig, backend: str) -> TerminationCondition:
     """Pyomo's termination condition; a stop at the caller's gap limit counts as converged,
-    as in Pyomo's own SCIP interface."""
-    if result.status is Status.FEASIBLE and _within_gap(result, config):
+    as in Pyomo's own SCIP and HiGHS interfaces."""
+    if result.status is Status.FEASIBLE and _within_gap(result, config, backend):
         return TerminationCondition.convergenceCriteriaSatisfied
     return _TERMINATION[result.status]
 
 
-def _within_gap(result: Result, config: CoplugConfig) -> bool:
-    """Whether the result's gap meets a gap limit the caller set through Pyomo's options."""
+def _within_gap(result: Result, config: CoplugConfig, backend: str) -> bool:
+    """Whether the result's gap meets a gap limit the caller set, through Pyomo's options or
+    the solver's own (`limits/gap`, `mip_rel_gap`, ...) in `solver_options`."""
     if result.objective is None or result.bound is None:
         return False
-    absolute = abs(result.objective - result.bound)
-    return ((config.abs_gap is not None and absolute <= config.abs_gap) or
-            (config.rel_gap is not None and result.gap is not None
-             and result.gap <= config.rel_gap))
+    relative, absolute = _gap_limits(backend, config)
+    return ((absolute is not None and abs(result.objective - result.bound) <= absolute) or
+            (relative is not None and result.gap is not None and result.gap <= relative))
+
+
+def _gap_limits(backend: str, config: CoplugConfig) -> tuple[float | None, float | None]:
+    """The (relative, absolute) gap limits the solve ran under, as `_native_options` set them
+    (the native names win over Pyomo's)."""
+    native = config.solver_options.value()
+    names = _GAP_OPTIONS.get(backend, (None, None))
+    return tuple(_number(native.get(name, pyomo_value)) for name, pyomo_value in  # type: ignore
+                 zip(names, (config.rel_gap, config.abs_gap), strict=True))
+
+
+def _number(value: Any) -> float | None:
+    """`value` as a float, None where it is none or not a number."""
+    try:
+        return None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _bound(result: Result, model: BlockData) -> float | None:
