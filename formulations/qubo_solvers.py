@@ -16,7 +16,6 @@ zero-slope coordinate) before it is accepted as final.
 from __future__ import annotations
 
 import math
-import os
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from coplug.formulations.checks import check_count, check_seed
+from coplug.formulations.checks import check_count, check_memory, check_seed
 from coplug.formulations.qubo import QUBO
 from coplug.plugins.errors import InputError
 
@@ -288,17 +287,9 @@ BATCH_TENSORS = 8
 def _check_memory(n: int, starts: int) -> None:
     """Refuse a batch that cannot fit in this machine's memory before torch tries to
     allocate it (its failure is a long RuntimeError traceback, or the OOM killer)."""
-    need = BATCH_TENSORS * 8 * n * starts
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # not POSIX: let torch decide
-        return
-    if need > total // 2:
-        raise InputError(
-            f"{starts} starts of {n} variables need about {need / 2**30:.1f} GiB "
-            f"({BATCH_TENSORS} float64 tensors of starts x n); this machine has "
-            f"{total / 2**30:.0f} GiB: use fewer starts"
-        )
+    check_memory(BATCH_TENSORS * 8 * n * starts,
+                 f"{starts} starts of {n} variables ({BATCH_TENSORS} float64 tensors of "
+                 f"starts x n)", "use fewer starts")
 
 
 def minimize(
