@@ -19,6 +19,7 @@ search; the checking solves are small.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,7 @@ from pyomo.core.base.componentuid import ComponentUID
 from pyomo.core.base.constraint import ConstraintData
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
+from pyomo.util.vars_from_expressions import get_vars_from_components
 
 from coplug.plugins.bridge import build_instance, contrib_solver, solve
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
@@ -37,6 +39,7 @@ from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupport
 
 Bound = tuple[VarData, str]  # (variable, "lower" | "upper")
 _INFINITE = 1e20  # SCIP's infinity: a side or bound at or past it is absent
+_TOLERANCE = 1e-6  # the solvers' feasibility and integrality tolerance
 
 
 @dataclass
@@ -75,6 +78,10 @@ def explain_infeasible(model: BlockData, time_limit: float | None = None,
         raise InputError(f"check_limit must be an integer >= 0, got {check_limit!r}")
     time_limit = checked_time_limit(time_limit)
     _check_own_variables(model)
+    conflict = _bound_conflict(model)
+    if conflict is not None:
+        return InfeasibleSubsystem([], conflict, True, "bounds",
+                                   ["no value of the variable meets its bounds"])
     status = solve(_without_objective(model), solver="scip", time_limit=time_limit).status
     if status is Status.OPTIMAL:
         raise InputError("the model is feasible (SCIP found a point): no infeasible subsystem")
@@ -87,16 +94,54 @@ def explain_infeasible(model: BlockData, time_limit: float | None = None,
         subsystem = _Subsystem(model, constraints, bounds)
         checked_by, infeasible = subsystem.infeasible()
         if infeasible:
-            irreducible = None
-            if len(subsystem.members) <= check_limit:
-                subsystem.deletion_filter()
-                irreducible = True
-            constraints, bounds = subsystem.originals()
-            return InfeasibleSubsystem(constraints, bounds, irreducible, checked_by, notes)
+            return _filtered(subsystem, checked_by, check_limit, notes)
         notes.append(f"SCIP's subsystem with{'' if remove_bounds else 'out'} bound removal "
                      f"({len(constraints)} constraints, {len(bounds)} bounds) was feasible "
                      f"for {checked_by}")
-    raise SolverError(f"no checked infeasible subsystem: {'; '.join(notes)}")
+    subsystem = _Subsystem(model, *_whole_model(model))
+    checked_by, infeasible = subsystem.infeasible()
+    if not infeasible:
+        raise SolverError(f"no checked infeasible subsystem: {'; '.join(notes)}")
+    notes.append("so the subsystem was filtered out of the whole model")
+    subsystem.shrink(check_limit)
+    return _filtered(subsystem, checked_by, check_limit, notes)
+
+
+def _filtered(subsystem: _Subsystem, checked_by: str, check_limit: int, notes: list[str]
+              ) -> InfeasibleSubsystem:
+    """The infeasible `subsystem`, made irreducible by the deletion filter where it has at
+    most `check_limit` members."""
+    irreducible = None
+    if len(subsystem.members) <= check_limit:
+        subsystem.deletion_filter()
+        irreducible = True
+    constraints, bounds = subsystem.originals()
+    return InfeasibleSubsystem(constraints, bounds, irreducible, checked_by, notes)
+
+
+def _bound_conflict(model: BlockData) -> list[Bound] | None:
+    """The bounds of a variable of the model that no value meets (lower above upper, or no
+    integer between them for an integer variable), which the solvers' presolve removes
+    before SCIP's IIS finder sees it; None when every variable has a value."""
+    for var in get_vars_from_components(model, (pyo.Constraint, pyo.Objective), active=True,
+                                        include_fixed=False, descend_into=True):
+        lower, upper = var.bounds
+        if lower is None or upper is None:
+            continue
+        if lower > upper + _TOLERANCE or (var.is_integer() and math.ceil(
+                lower - _TOLERANCE) > math.floor(upper + _TOLERANCE)):
+            return [(var, side) for side in ("lower", "upper") if _listed(var, side)]
+    return None
+
+
+def _whole_model(model: BlockData) -> tuple[list[ConstraintData], list[Bound]]:
+    """Every active constraint of the model and every bound of their variables."""
+    constraints = list(model.component_data_objects(pyo.Constraint, active=True,
+                                                    descend_into=True))
+    variables = get_vars_from_components(model, pyo.Constraint, active=True,
+                                         include_fixed=False, descend_into=True)
+    return constraints, [(var, side) for var in variables for side in ("lower", "upper")
+                         if _listed(var, side)]
 
 
 def _check_own_variables(model: BlockData) -> None:
@@ -115,10 +160,13 @@ def _check_own_variables(model: BlockData) -> None:
 
 
 def _without_objective(model: BlockData) -> BlockData:
-    """A copy of `model` with its objectives deactivated (feasibility only)."""
+    """A copy of `model` with its objectives deactivated (feasibility only) and without
+    Suffixes: solves of the copy fill no duals and warn of no Suffix they leave alone."""
     work = model.clone()
     for objective in work.component_data_objects(pyo.Objective, active=True):
         objective.deactivate()
+    for suffix in list(work.component_objects(pyo.Suffix, descend_into=True)):
+        suffix.parent_block().del_component(suffix)
     return work
 
 
@@ -152,7 +200,7 @@ def _scip_iis(model: BlockData, remove_bounds: bool, time_limit: float | None
             continue  # a variable outside the conflict: its bounds cannot matter
         bounds += [(var, side) for side, value in (("lower", scip_var.getLbOriginal()),
                                                    ("upper", scip_var.getUbOriginal()))
-                   if abs(value) < _INFINITE and _declared(var, side) and not var.is_binary()]
+                   if abs(value) < _INFINITE and _listed(var, side)]
     order = {id(c): k for k, c in enumerate(model.component_data_objects(
         pyo.Constraint, active=True, descend_into=True))}
     return sorted(constraints, key=lambda c: order[id(c)]), bounds
@@ -168,15 +216,22 @@ def _crossed(var: VarData) -> bool:
     return var.lb is not None and var.ub is not None and var.lb > var.ub
 
 
-def _declared(var: VarData, side: str) -> bool:
-    """Whether `var` has that bound in the model (its domain's or its own)."""
-    return (var.lb if side == "lower" else var.ub) is not None
+def _listed(var: VarData, side: str) -> bool:
+    """Whether `var` has that bound in the model (its domain's or its own), other than a
+    binary's 0..1, which is its domain: a binary's own tighter bound (ub = 0 to switch it
+    off) is listed."""
+    value = var.lb if side == "lower" else var.ub
+    if value is None:
+        return False
+    if var.is_binary():
+        return value > 0 if side == "lower" else value < 1
+    return True
 
 
 class _Subsystem:
     """A copy of the model holding only some constraints and bounds (integrality kept,
-    domains' bounds not, except a binary's 0..1, which stays part of it), re-solved to
-    check that they cannot hold together."""
+    domains' bounds not, except a binary's 0..1, which stays part of it; its own tighter
+    bounds only where listed), re-solved to check that they cannot hold together."""
 
     def __init__(self, model: BlockData, constraints: list[ConstraintData],
                  bounds: list[Bound]) -> None:
@@ -193,8 +248,9 @@ class _Subsystem:
         self.values = {(id(v), side): v.lb if side == "lower" else v.ub
                        for v, side in self.members if side is not None}
         for var in self.work.component_data_objects(pyo.Var, descend_into=True):
-            if not var.fixed and not var.is_binary():
-                var.domain = pyo.Integers if var.is_integer() else pyo.Reals
+            if not var.fixed:
+                if not var.is_binary():
+                    var.domain = pyo.Integers if var.is_integer() else pyo.Reals
                 var.setlb(self.values.get((id(var), "lower")))
                 var.setub(self.values.get((id(var), "upper")))
 
@@ -224,6 +280,23 @@ class _Subsystem:
                 self._switch(member, on=True)
                 needed.append(member)
         self.members = needed
+
+    def shrink(self, limit: int) -> None:
+        """While more than `limit` members remain, drop chunks of them (halving in size)
+        whose absence leaves the rest infeasible: fewer solves than one per member."""
+        size = len(self.members) // 2
+        while size >= 1 and len(self.members) > limit:
+            members, kept = self.members, []
+            for start in range(0, len(members), size):
+                chunk = members[start:start + size]
+                for member in chunk:
+                    self._switch(member, on=False)
+                if not self.infeasible()[1]:
+                    for member in chunk:
+                        self._switch(member, on=True)
+                    kept += chunk
+            self.members = kept
+            size //= 2
 
     def _switch(self, member: tuple[Any, str | None], on: bool) -> None:
         """Put a member in the subsystem or take it out."""

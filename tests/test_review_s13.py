@@ -6,15 +6,19 @@ from __future__ import annotations
 import io
 import warnings
 
+import numpy as np
 import pyomo.environ as pyo
 import pytest
 from pyomo.contrib.solver.common.factory import SolverFactory as NewFactory
 from pyomo.contrib.solver.common.results import TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
+from pyomo.repn.standard_repn import generate_standard_repn
+from scipy.optimize import Bounds, LinearConstraint, milp
 
 import coplug.plugins  # noqa: F401  (registers coplug_scip, coplug_highs, coplug_lap)
 from coplug.formulations.mip_families import setcover
-from coplug.plugins import InputError
+from coplug.plugins import InputError, solve
+from coplug.plugins.iis import InfeasibleSubsystem, explain_infeasible
 
 NAMES = ["coplug_scip", "coplug_highs"]
 
@@ -150,3 +154,174 @@ def test_tee_into_a_stream_as_pyomos_own_interfaces_do(name: str,
     NewFactory(name).solve(production_lp(), tee=log)
     assert len(log.getvalue()) > 100
     assert capfd.readouterr().out == ""
+
+
+# ---- explain_infeasible -----------------------------------------------------------------
+
+
+_BOX = 1e4  # unbounded sides for scipy (its HiGHS failed on a free integer system); the
+# small systems here have points well inside it where they have any
+
+
+def _scipy_feasible(cons: list, bounds: list) -> bool:
+    """Whether the linear rows `cons` and the (variable, side) `bounds` admit a point, by
+    scipy's MILP on the rows' own data: every other bound dropped, integrality kept, a
+    binary's domain 0..1 kept."""
+    index: dict[int, int] = {}
+    variables: list = []
+    rows = []
+    for con in cons:
+        repn = generate_standard_repn(con.body, compute_values=True)
+        assert repn.is_linear(), con.name
+        coefs = {}
+        for var, coef in zip(repn.linear_vars, repn.linear_coefs, strict=True):
+            coefs[index.setdefault(id(var), len(index))] = float(coef)
+            variables += [var] if len(variables) < len(index) else []
+        lower = -np.inf if con.lower is None else pyo.value(con.lower) - repn.constant
+        upper = np.inf if con.upper is None else pyo.value(con.upper) - repn.constant
+        rows.append((coefs, lower, upper))
+    for var, _ in bounds:
+        if id(var) not in index:
+            index[id(var)] = len(index)
+            variables.append(var)
+    n = len(variables)
+    if n == 0:
+        return all(lower <= 1e-9 and upper >= -1e-9 for _, lower, upper in rows)
+    lb = np.array([0.0 if v.is_binary() else -_BOX for v in variables])
+    ub = np.array([1.0 if v.is_binary() else _BOX for v in variables])
+    for var, side in bounds:
+        j = index[id(var)]
+        lb[j], ub[j] = (max(lb[j], var.lb), ub[j]) if side == "lower" else (lb[j],
+                                                                             min(ub[j], var.ub))
+    if np.any(lb > ub):
+        return False
+    a = np.zeros((len(rows), n))
+    for i, (coefs, _, _) in enumerate(rows):
+        for j, coef in coefs.items():
+            a[i, j] = coef
+    constraints = ([LinearConstraint(a, [r[1] for r in rows], [r[2] for r in rows])]
+                   if rows else [])
+    result = milp(np.zeros(n), constraints=constraints, bounds=Bounds(lb, ub),
+                  integrality=[1 if v.is_integer() else 0 for v in variables])
+    assert result.status in (0, 2), result.message
+    return result.status == 0
+
+
+def _assert_irreducible_by_scipy(found: InfeasibleSubsystem) -> None:
+    """The subsystem is infeasible and feasible without any one of its members."""
+    cons, bounds = list(found.constraints), list(found.bounds)
+    assert found.irreducible and not _scipy_feasible(cons, bounds), str(found)
+    for k in range(len(cons)):
+        assert _scipy_feasible(cons[:k] + cons[k + 1:], bounds), f"{cons[k].name} unneeded"
+    for k in range(len(bounds)):
+        assert _scipy_feasible(cons, bounds[:k] + bounds[k + 1:]), f"{bounds[k]} unneeded"
+
+
+def test_a_binary_switched_off_by_its_bound_is_named() -> None:
+    m = pyo.ConcreteModel()
+    m.b = pyo.Var(range(3), domain=pyo.Binary)
+    m.b[1].setub(0)  # the usual way to switch a binary off
+    m.pick = pyo.Constraint(expr=m.b[1] >= 1)
+    m.spare = pyo.Constraint(expr=m.b[0] + m.b[2] <= 2)
+    found = explain_infeasible(m)
+    assert found.constraints == [m.pick] and found.bounds == [(m.b[1], "upper")]
+    _assert_irreducible_by_scipy(found)
+
+
+@pytest.mark.parametrize("case", ["crossed", "integer window", "binary window", "objective"])
+def test_bounds_no_point_meets_are_the_subsystem(case: str) -> None:
+    m = pyo.ConcreteModel()
+    m.y = pyo.Var(bounds=(0, 1))
+    m.x = pyo.Var(bounds=(3, 1))
+    if case == "integer window":
+        m.x.domain, m.x.bounds = pyo.Integers, (0.2, 0.8)
+    elif case == "binary window":
+        m.x.domain, m.x.bounds = pyo.Binary, (0.2, 0.8)
+    m.c = pyo.Constraint(expr=m.y + (0 if case == "objective" else m.x) <= 10)
+    m.o = pyo.Objective(expr=m.x + m.y)
+    assert solve(m.clone()).status.value == "infeasible"
+    found = explain_infeasible(m)
+    assert found.constraints == [] and found.bounds == [(m.x, "lower"), (m.x, "upper")]
+    _assert_irreducible_by_scipy(found)
+
+
+def test_a_conflict_scip_presolves_away_still_gets_its_subsystem() -> None:
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Integers)
+    m.y = pyo.Var(domain=pyo.Integers)
+    m.z = pyo.Var(bounds=(0, 1))
+    m.parity = pyo.Constraint(expr=2 * m.x + 2 * m.y == 1)  # no bound: SCIP's IIS was empty
+    m.loose = pyo.Constraint(expr=m.x + m.z <= 5)
+    found = explain_infeasible(m)
+    assert found.constraints == [m.parity] and found.bounds == []
+    _assert_irreducible_by_scipy(found)
+
+
+def test_internal_solves_raise_no_suffix_warnings() -> None:
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(2), bounds=(0, 10))
+    m.k = pyo.Var(domain=pyo.Integers, bounds=(0, 3))
+    m.supply = pyo.Constraint(expr=m.x[0] + m.x[1] <= 4)
+    m.demand = pyo.Constraint(expr=m.x[0] + m.x[1] + m.k >= 9)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    m.slack = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    m.priority = pyo.Suffix(direction=pyo.Suffix.EXPORT)
+    m.priority[m.k] = 5
+    m.dual[m.supply] = 1.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = explain_infeasible(m)
+    assert {c.name for c in found.constraints} == {"supply", "demand"}
+    assert dict(m.dual.items()) == {m.supply: 1.5} and m.priority[m.k] == 5
+
+
+def _mixed_system(seed: int) -> pyo.ConcreteModel:
+    """Random rows (<=, ==, ranged) over variables of mixed domains, some binaries bounded
+    tighter than 0..1, some bounds crossed."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 7))
+    domains = [pyo.Reals, pyo.Integers, pyo.Binary, pyo.NonNegativeReals,
+               pyo.NonNegativeIntegers, pyo.PositiveIntegers]
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(n))
+    for var in m.x.values():
+        var.domain = domains[rng.integers(len(domains))]
+        low, high = ((0, 2), (0, 2)) if var.is_binary() else ((-3, 2), (0, 4))
+        if rng.random() < 0.6:
+            var.setlb(int(rng.integers(*low)))
+        if rng.random() < 0.6:
+            var.setub(int(rng.integers(*high)))
+    m.c = pyo.ConstraintList()
+    for _ in range(int(rng.integers(3, 7))):
+        a = rng.integers(-3, 4, n)
+        if not a.any():
+            continue
+        body = sum(int(a[j]) * m.x[j] for j in range(n) if a[j])
+        side = float(rng.integers(-4, 6)) + (0.5 if rng.random() < 0.3 else 0.0)
+        kind = rng.integers(3)
+        m.c.add(body <= side if kind == 0 else body == side if kind == 1 else
+                pyo.inequality(side - float(rng.integers(0, 3)), body, side))
+    return m
+
+
+def test_mixed_domain_systems_get_subsystems_scipy_confirms() -> None:
+    checked = 0
+    for seed in range(60):
+        m = _mixed_system(seed)
+        if solve(m.clone()).status.value != "infeasible":
+            continue
+        _assert_irreducible_by_scipy(explain_infeasible(m))
+        checked += 1
+    assert checked >= 40
+
+
+def test_the_whole_model_fallback_is_cut_down_in_chunks_past_check_limit() -> None:
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Integers)
+    m.y = pyo.Var(domain=pyo.Integers)
+    m.z = pyo.Var(range(30), bounds=(0, 1))
+    m.loose = pyo.Constraint(range(30), rule=lambda mm, i: mm.x + mm.z[i] <= 100 + i)
+    m.parity = pyo.Constraint(expr=2 * m.x + 2 * m.y == 1)
+    found = explain_infeasible(m, check_limit=3)
+    assert found.constraints == [m.parity] and found.bounds == [] and found.irreducible
+    assert any("whole model" in note for note in found.notes)
