@@ -31,6 +31,7 @@ __all__ = [
     "VarMap",
     "available_solvers",
     "explain_infeasible",
+    "explain_infeasible_file",
     "register_backend",
     "solve",
     "solve_file",
@@ -38,9 +39,14 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    """`solve_file` on first use: it loads HiGHS's and SCIP's file readers."""
+    """`solve_file` and `explain_infeasible_file` on first use: they load HiGHS's and SCIP's
+    file readers."""
     if name == "solve_file":
         from coplug.plugins.files import solve_file
 
         return solve_file
+    if name == "explain_infeasible_file":
+        from coplug.plugins.iis_file import explain_infeasible_file
+
+        return explain_infeasible_file
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

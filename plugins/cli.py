@@ -14,7 +14,7 @@ import json
 import os
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from coplug.plugins.argtypes import native_option, seed_int
@@ -70,6 +70,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    metavar="NAME=VALUE",
                    help="a solver option by its native name, repeatable "
                         "(limits/nodes=100 for SCIP, solver=ipm for HiGHS)")
+    p.add_argument("--explain", action="store_true",
+                   help="if infeasible, name an irreducible infeasible subsystem (rows and "
+                        "bounds), checked by a second solver")
     p.set_defaults(func=_cmd_solve)
 
 
@@ -102,6 +105,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         with stdout_to_stderr(args.json):
             result = solve_file(args.target, solver=args.solver, time_limit=args.time_limit,
                                 tee=args.tee, options=_options(args.option))
+        explain = _file_explainer(args.target, args.time_limit)
     else:
         from coplug.plugins.bridge import solve
 
@@ -110,8 +114,43 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         with stdout_to_stderr(args.json):
             result = solve(model, solver=args.solver, time_limit=args.time_limit, tee=args.tee,
                            options=_options(args.option))
+        explain = _model_explainer(model, args.time_limit)
+    found = None
+    if args.explain and result.status is Status.INFEASIBLE:
+        with stdout_to_stderr(args.json):
+            found = explain()
+        result.extra["iis"] = found
+    elif args.explain:
+        print(f"coplug: --explain: nothing to explain, the solve ended {result.status.value}",
+              file=sys.stderr)
     print_result(result, as_json=args.json)
+    if found is not None and not args.json:
+        print(found["text"])
     return 130 if result.status is Status.INTERRUPTED else 0
+
+
+def _file_explainer(path: str, time_limit: float | None) -> Callable[[], dict[str, Any]]:
+    """What --explain reports for a file: its IIS by row and column names."""
+    def explain() -> dict[str, Any]:
+        from coplug.plugins.iis_file import explain_infeasible_file
+
+        found = explain_infeasible_file(path, time_limit=time_limit)
+        return {"rows": found.rows, "bounds": [list(b) for b in found.bounds],
+                "irreducible": found.irreducible, "notes": found.notes, "text": str(found)}
+    return explain
+
+
+def _model_explainer(model: Any, time_limit: float | None) -> Callable[[], dict[str, Any]]:
+    """What --explain reports for a Pyomo model: its IIS by constraint and variable names."""
+    def explain() -> dict[str, Any]:
+        from coplug.plugins.iis import explain_infeasible
+
+        found = explain_infeasible(model, time_limit=time_limit)
+        return {"rows": [con.name for con in found.constraints],
+                "bounds": [[var.name, side, var.lb if side == "lower" else var.ub]
+                           for var, side in found.bounds],
+                "irreducible": found.irreducible, "notes": found.notes, "text": str(found)}
+    return explain
 
 
 def _options(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

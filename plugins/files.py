@@ -50,13 +50,23 @@ def solve_file(
 ) -> Result:
     """Read an MPS or LP file into the solver and solve it (`tee`: show the solver's log);
     native options as keywords or, also those named like these arguments, in `options`."""
-    if not isinstance(path, (str, PathLike)):
-        raise InputError(f"path must be the name of an .mps or .lp file, got {path!r}")
     if not isinstance(solver, str):
         raise InputError(f"solver must be 'scip' or 'highs', got {solver!r}")
-    path = Path(path)
+    path = checked_model_path(path)
     time_limit = checked_time_limit(time_limit)
     params = merged_options(options, params)
+    if solver.lower() == "scip":
+        return _solve_file_scip(path, time_limit, params, tee)
+    if solver.lower() == "highs":
+        return _solve_file_highs(path, time_limit, params, tee)
+    raise SolverNotAvailableError(f"files solve with 'scip' or 'highs', not {solver!r}")
+
+
+def checked_model_path(path: str | PathLike) -> Path:
+    """`path` as an existing .mps/.lp file (or its lower-case .gz), else an InputError."""
+    if not isinstance(path, (str, PathLike)):
+        raise InputError(f"path must be the name of an .mps or .lp file, got {path!r}")
+    path = Path(path)
     if path.is_dir():
         raise InputError(f"{path} is a directory, not an .mps or .lp file")
     if not path.is_file():
@@ -66,11 +76,7 @@ def solve_file(
     if path.name.lower().endswith(".gz") and not path.name.endswith(".gz"):
         raise InputError(f"{path.name}: neither solver reads a compressed file unless its name "
                          "ends in lower-case .gz")
-    if solver.lower() == "scip":
-        return _solve_file_scip(path, time_limit, params, tee)
-    if solver.lower() == "highs":
-        return _solve_file_highs(path, time_limit, params, tee)
-    raise SolverNotAvailableError(f"files solve with 'scip' or 'highs', not {solver!r}")
+    return path
 
 
 def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any],

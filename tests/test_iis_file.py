@@ -1,0 +1,92 @@
+"""explain_infeasible_file and `coplug solve FILE --explain`: the subsystem named by rows and
+columns of an .mps/.lp file, checked here by scipy's MILP on the data the file was written
+from (infeasible, and feasible without any one member)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from test_iis import random_system, scipy_feasible
+
+from coplug.plugins import InputError
+from coplug.plugins.iis_file import explain_infeasible_file
+
+LP_TEXT = """Minimize
+ obj: x + y + z
+Subject To
+ a: x + y >= 30
+ b: y <= 5
+ c: z + w <= 100
+ d: 2 k = 3
+Bounds
+ 0 <= x <= 10
+ 0 <= y
+ -5 <= w <= 5
+ 0 <= k <= 3
+General
+ k
+End
+"""
+
+
+def _index(name: str) -> int:
+    """The index Pyomo's symbolic label carries: 'c_u_row(3)_' -> 3, 'x(2)' -> 2."""
+    return int(re.search(r"\((\d+)\)", name).group(1))
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("suffix", [".mps", ".lp"])
+def test_file_subsystem_is_infeasible_and_irreducible_by_scipy(seed: int, suffix: str,
+                                                                tmp_path: Path) -> None:
+    model, data = random_system(seed)
+    path = tmp_path / f"system{suffix}"
+    model.write(str(path), io_options={"symbolic_solver_labels": True})
+    found = explain_infeasible_file(path)
+    rows = [_index(name) for name in found.rows]
+    bounds = [(_index(col), side) for col, side, _ in found.bounds]
+    assert found.irreducible and not scipy_feasible(data, rows, bounds)
+    for k in range(len(rows)):
+        assert scipy_feasible(data, rows[:k] + rows[k + 1:], bounds)
+    for k in range(len(bounds)):
+        assert scipy_feasible(data, rows, bounds[:k] + bounds[k + 1:])
+
+
+def test_scips_empty_subsystem_is_caught_and_bounds_kept(tmp_path: Path) -> None:
+    path = tmp_path / "odd.lp"
+    path.write_text(LP_TEXT)
+    found = explain_infeasible_file(path)
+    assert found.rows == ["d"] and found.bounds == [] and found.irreducible
+    assert "bound removal (0 members) was feasible" in found.notes[0]
+    path.write_text(LP_TEXT.replace(" d: 2 k = 3\n", ""))
+    found = explain_infeasible_file(path)
+    assert found.rows == ["a", "b"] and found.bounds == [("x", "upper", 10.0)]
+    assert "row a" in str(found) and "bound x <= 10" in str(found)
+
+
+def test_feasible_and_missing_files_are_named(tmp_path: Path) -> None:
+    path = tmp_path / "fine.lp"
+    path.write_text("Minimize\n obj: x\nSubject To\n a: x >= 1\nEnd\n")
+    with pytest.raises(InputError, match="fine.lp is feasible"):
+        explain_infeasible_file(path)
+    with pytest.raises(InputError, match="no such file"):
+        explain_infeasible_file(tmp_path / "nothere.mps")
+    with pytest.raises(InputError, match="check_limit"):
+        explain_infeasible_file(path, check_limit=True)
+
+
+def test_cli_explain_prints_the_subsystem(tmp_path: Path, capsys) -> None:
+    from coplug.plugins.cli import main
+
+    path = tmp_path / "short.lp"
+    path.write_text(LP_TEXT.replace(" d: 2 k = 3\n", ""))
+    assert main(["solve", str(path), "--explain", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["status"] == "infeasible"
+    assert report["extra"]["iis"]["rows"] == ["a", "b"] and report["extra"]["iis"]["irreducible"]
+    assert main(["solve", str(path), "--explain", "--solver", "highs"]) == 0
+    assert "bound x <= 10" in capsys.readouterr().out
+    assert main(["solve", "knapsack", "--size", "8", "--explain"]) == 0
+    assert "nothing to explain, the solve ended optimal" in capsys.readouterr().err
