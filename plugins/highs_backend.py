@@ -27,6 +27,7 @@ from coplug.plugins.bridge import build_instance, contrib_solver
 from coplug.plugins.duals import DualRequest, dual_request, load_duals
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
 from coplug.plugins.highs_rows import (
+    RowView,
     highs_integral_rows,
     lp_certificate,
     misjudged,
@@ -274,8 +275,10 @@ def solve_highs(
         columns = opt._pyomo_var_to_solver_var_map  # id(var) -> HiGHS column
         pairs = ((opt._vars[vid][0], col) for vid, col in columns.items())
         mip_start = highs_mip_start(highs, pairs)
+    view = RowView(highs)  # the model is final: its rows are read once for every check
     start = time.perf_counter()  # `time` counts the solves, as SCIP's does, not the build
-    results, status, rows, checked = _solve_checked(opt, model, time_limit, params, tee, start)
+    results, status, rows, checked = _solve_checked(opt, model, time_limit, params, tee, start,
+                                                    view)
     elapsed = time.perf_counter() - start
     has_solution = (
         results.solution_status != SolutionStatus.noSolution and status is not Status.UNBOUNDED
@@ -312,7 +315,7 @@ def solve_highs(
     if "duality_gap" in checked:
         flag_duality_gap(result)
     if has_solution:
-        _check_rows(opt, result, rows)
+        _check_rows(opt, result, rows, view)
     if duals is not None:
         if duals.lp is not None and result.status is Status.OPTIMAL:
             _read_highs_duals(duals, results)
@@ -321,36 +324,38 @@ def solve_highs(
 
 
 def _solve_checked(opt: Any, model: pyo.Block, time_limit: float | None,
-                   params: Mapping[str, Any], tee: bool, start: float,
+                   params: Mapping[str, Any], tee: bool, start: float, view: RowView,
                    ) -> tuple[Any, Status, list[IntegralRow], dict[str, Any]]:
     """Solve through Pyomo and guard the verdict (`guard_verdict`). Returns the results, the
     status, the large all-integer rows and what goes into `result.extra`."""
     highs = opt._solver_model
-    rows = highs_integral_rows(highs, mip_tolerance(highs, params))
+    rows = highs_integral_rows(highs, mip_tolerance(highs, params), view)
     results, status, checked = guard_verdict(
         highs, rows, params, time_limit, tee, start, _run(opt, model, time_limit, params, tee),
         lambda rest, options: _run(opt, model, rest, {**params, **options}, tee),
-        lambda results: _status(results, highs))
+        lambda results: _status(results, highs), view)
     return results, status, rows, checked
 
 
 def guard_verdict(highs: Any, rows: list[IntegralRow], params: Mapping[str, Any],
                   time_limit: float | None, tee: bool, start: float, first: T,
                   run: Callable[[float | None, Mapping[str, float]], T],
-                  status_of: Callable[[T], Status]) -> tuple[T, Status, dict[str, Any]]:
+                  status_of: Callable[[T], Status], view: RowView | None = None,
+                  ) -> tuple[T, Status, dict[str, Any]]:
     """Guard HiGHS's verdict after its first solve (`first`, whatever `run` returns): a MIP
     answer its tolerance misjudges is solved again tighter (`solve_tightened`), an optimal LP
     answer is certified by its duals (`recheck_lp`), an 'infeasible or unbounded' is settled.
     `run(time_left, options)` solves again with options set; `status_of` reads the status of
-    what it returned. Returns the last run's value, the status and what goes into
-    `result.extra`. Shared by models (through Pyomo) and files (HiGHS alone)."""
+    what it returned; `view` holds the model's rows read once (see `RowView`). Returns the
+    last run's value, the status and what goes into `result.extra`. Shared by models
+    (through Pyomo) and files (HiGHS alone)."""
     def left() -> float | None:
         return None if time_limit is None else time_limit - (time.perf_counter() - start)
 
     results, checked = first, {}
-    if "mip_feasibility_tolerance" not in params and misjudged(highs, rows):
+    if "mip_feasibility_tolerance" not in params and misjudged(highs, rows, view):
         again, checked = solve_tightened(highs, rows, params, time_limit,
-                                         time.perf_counter() - start, run)
+                                         time.perf_counter() - start, run, view)
         results = results if again is None else again
     status = status_of(results)
     if status is Status.OPTIMAL:
@@ -402,7 +407,7 @@ def mip_tolerance(highs: Any, params: Mapping[str, Any]) -> float:
 def solve_tightened(highs: Any, rows: list[IntegralRow], params: Mapping[str, Any],
                     time_limit: float | None, spent: float,
                     run: Callable[[float | None, Mapping[str, float]], T],
-                    ) -> tuple[T | None, dict[str, Any]]:
+                    view: RowView | None = None) -> tuple[T | None, dict[str, Any]]:
     """Solve again, by `run(time_left, options)`, at the mip_feasibility_tolerance that
     refuses an overshoot of 0.1 on every row it misjudged, with the time that remains.
     Returns what `run` returned (None when no time remains) and what goes into
@@ -414,7 +419,7 @@ def solve_tightened(highs: Any, rows: list[IntegralRow], params: Mapping[str, An
     remaining = None if time_limit is None else time_limit - spent
     if remaining is not None and remaining <= 0.0:
         return None, {}
-    tolerance = tightened_tolerance(highs, rows, mip_tolerance(highs, params))
+    tolerance = tightened_tolerance(highs, rows, mip_tolerance(highs, params), view)
     return (run(remaining, {"mip_feasibility_tolerance": tolerance}),
             {"mip_feasibility_tolerance": tolerance, "first_solve": first})
 
@@ -454,11 +459,11 @@ def flag_duality_gap(result: Result) -> None:
     result.status, result.bound = Status.FEASIBLE, None
 
 
-def _check_rows(opt: Any, result: Result, rows: list[IntegralRow]) -> None:
+def _check_rows(opt: Any, result: Result, rows: list[IntegralRow], view: RowView) -> None:
     """Judge HiGHS's final solution on the large all-integer rows exactly and on the rows with
     integer variables at its rounded integers; a violation makes the status `unknown` (named
     by Pyomo constraint) with a warning."""
-    violated = solution_violations(opt._solver_model, rows)
+    violated = solution_violations(opt._solver_model, rows, view)
     if violated:
         names = {str(row): con.name for con, row in opt._pyomo_con_to_solver_con_map.items()}
         flag_violations(result, {names.get(k, k): v for k, v in violated.items()}, "HiGHS",

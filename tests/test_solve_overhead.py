@@ -9,13 +9,15 @@ import math
 import warnings
 from collections.abc import Callable
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
 import pytest
 from pyomo.core.expr.numeric_expr import LinearExpression, MonomialTermExpression
 
-from coplug.plugins import highs_backend, modeldata, solve
+from coplug.plugins import highs_backend, highs_rows, modeldata, solve
+from coplug.plugins.bridge import build_instance, contrib_solver
 from coplug.plugins.linear_terms import final_linear_terms, final_parts, plainly_linear
 from coplug.plugins.varmap import snapped
 
@@ -352,3 +354,49 @@ def test_highs_solves_without_pyomo_rereading_the_model(monkeypatch: pytest.Monk
     m.c = pyo.Constraint(expr=m.x + 2 * m.y <= 2)
     assert solve(m, solver="highs").objective == pytest.approx(1.5)
     assert seen and not any(any(flags.values()) for flags in seen)
+
+
+def _misjudged_highs(kind: str) -> Any:
+    """A HiGHS model built by Pyomo and solved once, whose answer its tolerance misjudges:
+    the trickle flow through a closed arc (x <= 1e8 y), or a large all-integer equality."""
+    m = pyo.ConcreteModel()
+    if kind == "trickle":
+        m.x = pyo.Var(range(2), bounds=lambda _, a: (0, (1e8, 1000.0)[a]))
+        m.y = pyo.Var(range(2), domain=pyo.Binary)
+        m.link = pyo.Constraint(range(2), rule=lambda m, a: m.x[a] <= 1e8 * m.y[a])
+        m.demand = pyo.Constraint(expr=m.x[0] + m.x[1] >= 50.0)
+        m.o = pyo.Objective(expr=m.x[0] + 10 * m.x[1] + 100 * m.y[0])
+    else:
+        boxes = [(1, 3), (-1, 0), (-1, 1), (-2, -1)]
+        m.x = pyo.Var(range(4), domain=pyo.Integers, bounds=lambda _, i: boxes[i])
+        m.row = pyo.Constraint(expr=15000000 * m.x[0] + 10000000 * m.x[1] - 4999999 * m.x[2]
+                               - 5000001 * m.x[3] == 45000000)
+        m.o = pyo.Objective(expr=5 * m.x[0] - 2 * m.x[1] - m.x[2] + m.x[3])
+    opt = contrib_solver("highs", "HiGHS", "highspy")
+    build_instance(opt, m, "HiGHS")
+    highs_backend._run(opt, m, None, {}, False)
+    return opt._solver_model
+
+
+@pytest.mark.parametrize("kind", ["trickle", "equality"])
+def test_a_row_view_gives_every_row_check_the_answers_of_fresh_reads(kind: str) -> None:
+    highs = _misjudged_highs(kind)
+    fresh_rows = highs_rows.highs_integral_rows(highs, 1e-6)
+    reads = []
+    get_lp = highs.getLp
+    highs.getLp = lambda: reads.append(1) or get_lp()
+    view = highs_rows.RowView(highs)
+    rows = highs_rows.highs_integral_rows(highs, 1e-6, view)
+    assert rows == fresh_rows
+    assert highs_rows.rounded_row_violations(highs, view) == (
+        highs_rows.rounded_row_violations(highs))
+    assert highs_rows.solution_violations(highs, rows, view) == (
+        highs_rows.solution_violations(highs, rows)) != {}
+    assert highs_rows.misjudged(highs, rows, view) is highs_rows.misjudged(highs, rows) is True
+    assert highs_rows.tightened_tolerance(highs, rows, 1e-6, view) == (
+        highs_rows.tightened_tolerance(highs, rows, 1e-6)) < 1e-6
+    reads.clear()
+    for _ in range(3):
+        highs_rows.solution_violations(highs, rows, view)
+        highs_rows.tightened_tolerance(highs, rows, 1e-6, view)
+    assert not reads  # every part was read once, before
