@@ -19,7 +19,7 @@ from pyomo.core.expr.numeric_expr import LinearExpression, MonomialTermExpressio
 from coplug.plugins import highs_backend, highs_rows, modeldata, solve
 from coplug.plugins.bridge import build_instance, contrib_solver
 from coplug.plugins.linear_terms import final_linear_terms, final_parts, plainly_linear
-from coplug.plugins.varmap import snapped
+from coplug.plugins.varmap import VarMap, snapped
 
 NAN, INF = float("nan"), float("inf")
 
@@ -400,3 +400,19 @@ def test_a_row_view_gives_every_row_check_the_answers_of_fresh_reads(kind: str) 
         highs_rows.solution_violations(highs, rows, view)
         highs_rows.tightened_tolerance(highs, rows, 1e-6, view)
     assert not reads  # every part was read once, before
+
+
+def test_the_var_map_reads_scip_names_only_when_asked() -> None:
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), domain=pyo.Binary)
+    m.c = pyo.Constraint(expr=m.x[0] + m.x[1] + m.x[2] <= 2)
+    m.o = pyo.Objective(expr=m.x[0] + 2 * m.x[1] + 3 * m.x[2], sense=pyo.maximize)
+    opt = contrib_solver("scip_persistent", "SCIP", "pyscipopt")
+    build_instance(opt, m, "SCIP")
+    var_map = VarMap(opt._pyomo_var_to_solver_var_map)
+    assert "_by_name" not in vars(var_map)
+    for var, scip_var in var_map.items():
+        assert var_map.to_pyomo(scip_var) is var
+        assert var_map.to_pyomo(SimpleNamespace(name="t_" + scip_var.name)) is var
+    assert var_map.to_pyomo(SimpleNamespace(name="t_other")) is None
+    assert len(var_map._by_name) == 3
