@@ -131,6 +131,8 @@ def _convex_quadratic(obj: Any) -> bool:
     hessian = _hessian(repn, index)
     if obj.sense == pyo.maximize:
         hessian = -hessian
+    if _diagonally_dominant(hessian):
+        return True
     eigenvalues = np.linalg.eigvalsh(hessian)
     top = float(np.abs(eigenvalues).max())
     if eigenvalues[0] >= -ROUNDOFF_REL * top:
@@ -138,6 +140,15 @@ def _convex_quadratic(obj: Any) -> bool:
     if eigenvalues[0] < -NONCONVEX_REL * max(1.0, top):
         return False
     return _negligible_curvature(hessian, top, [_width(var) for var in index], repn)
+
+
+def _diagonally_dominant(hessian: np.ndarray) -> bool:
+    """Whether each diagonal entry is at least the sum of the other |entries| in its row:
+    then no eigenvalue is negative (Gershgorin's discs), with no eigenvalues computed
+    (eigvalsh took 4 to 8 s of a 2,000-variable separable QP's solve)."""
+    diagonal = np.diag(hessian)
+    others = np.abs(hessian).sum(axis=1) - np.abs(diagonal)
+    return bool(np.all(diagonal >= others))
 
 
 def _negligible_curvature(hessian: np.ndarray, top: float, widths: list[float],

@@ -416,3 +416,38 @@ def test_the_var_map_reads_scip_names_only_when_asked() -> None:
         assert var_map.to_pyomo(SimpleNamespace(name="t_" + scip_var.name)) is var
     assert var_map.to_pyomo(SimpleNamespace(name="t_other")) is None
     assert len(var_map._by_name) == 3
+
+
+# Quadratic objectives on x, y, w in [-1, 2]; True: Gershgorin's discs settle it (convex).
+QUADRATIC_CASES: dict[str, tuple[Callable[[pyo.ConcreteModel], object], str, bool]] = {
+    "separable": (lambda m: m.x ** 2 + 2 * m.y ** 2 - m.w, "min", True),
+    "separable, one concave": (lambda m: m.x ** 2 - m.y ** 2, "min", False),
+    "concave, maximized": (lambda m: -m.x ** 2 - 3 * m.y ** 2 + m.w, "max", True),
+    "convex, maximized": (lambda m: m.x ** 2 + m.y, "max", False),
+    "a square of a difference": (lambda m: (m.x - m.y) ** 2 + m.w ** 2, "min", True),
+    "dominant coupling": (lambda m: 3 * m.x ** 2 + 2 * m.x * m.y + 3 * m.y ** 2, "min", True),
+    "indefinite coupling": (lambda m: m.x ** 2 + 3 * m.x * m.y + m.y ** 2, "min", False),
+    "PSD, not dominant": (lambda m: (m.x + m.y + m.w) ** 2 + 0.1 * m.x ** 2, "min", False),
+    "a bare product": (lambda m: m.x * m.y, "min", False),
+    "negative curvature below round-off": (lambda m: m.x ** 2 - 1e-14 * m.y ** 2, "min",
+                                           False),
+    "negligible negative curvature": (lambda m: m.x ** 2 - 1e-11 * m.y ** 2, "min", False),
+    "cancelling coupling": (lambda m: m.x ** 2 + m.x * m.y - m.y * m.x, "min", True),
+}
+
+
+@pytest.mark.parametrize("name", list(QUADRATIC_CASES))
+def test_the_gershgorin_shortcut_agrees_with_the_eigenvalues(
+        name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    build, sense, settled = QUADRATIC_CASES[name]
+    m = pyo.ConcreteModel()
+    m.x, m.y, m.w = (pyo.Var(bounds=(-1, 2)) for _ in range(3))
+    m.o = pyo.Objective(expr=build(m), sense=pyo.maximize if sense == "max" else pyo.minimize)
+    taken = []
+    shortcut = highs_backend._diagonally_dominant
+    monkeypatch.setattr(highs_backend, "_diagonally_dominant",
+                        lambda h: taken.append(shortcut(h)) or taken[-1])
+    fast = highs_backend._convex_quadratic(m.o)
+    assert taken == [settled]
+    monkeypatch.setattr(highs_backend, "_diagonally_dominant", lambda h: False)
+    assert fast is highs_backend._convex_quadratic(m.o)
