@@ -219,12 +219,13 @@ class LegacyCoplugSolver(LegacySolverWrapper):
 
     def solve(self, model: BlockData, *args: Any, warmstart: bool | None = None,
               plugins: Sequence[Any] | None = None, **kwds: Any) -> Any:
-        """Legacy `solve`, with coplug's `warmstart` and `plugins` set for this call only
-        (left out: those in `self.config`)."""
+        """Legacy `solve`, with coplug's `warmstart` and `plugins` (left out: those in
+        `self.config`); what this call sets (timelimit, options, ...) is undone after it, so
+        it does not stay for the next call (Pyomo's wrapper left it set)."""
         if plugins is not None and (isinstance(plugins, str)
                                     or not isinstance(plugins, Iterable)):
             raise InputError(f"plugins must be a list of plugin objects, got {plugins!r}")
-        saved = self.config.warmstart, self.config.plugins
+        saved = self.config.value()
         if warmstart is not None:
             self.config.warmstart = warmstart
         if plugins is not None:
@@ -232,7 +233,8 @@ class LegacyCoplugSolver(LegacySolverWrapper):
         try:
             return super().solve(model, *args, **kwds)
         finally:
-            self.config.warmstart, self.config.plugins = saved
+            self.config.reset()
+            self.config.set_value(saved)
 
     def warm_start_capable(self) -> bool:
         """SCIP and HiGHS take MIP starts (`warmstart=True`)."""

@@ -325,3 +325,25 @@ def test_the_whole_model_fallback_is_cut_down_in_chunks_past_check_limit() -> No
     found = explain_infeasible(m, check_limit=3)
     assert found.constraints == [m.parity] and found.bounds == [] and found.irreducible
     assert any("whole model" in note for note in found.notes)
+
+
+# ---- native options (bridge.py, not this review's file: proposed fix in the report) -----
+
+
+@pytest.mark.xfail(strict=True, reason="bridge.solve lets options= override its own time_limit "
+                   "in silence (HiGHS time_limit, SCIP limits/time); proposed: refuse both, as "
+                   "a name given twice is refused")
+@pytest.mark.parametrize("solver, name", [("highs", "time_limit"), ("scip", "limits/time")])
+def test_a_time_limit_given_twice_under_two_names_is_refused(solver: str, name: str) -> None:
+    with pytest.raises(InputError, match="time"):
+        solve(production_lp(), solver=solver, time_limit=0.3, options={name: 100.0})
+
+
+@pytest.mark.filterwarnings("ignore:warm start not used")
+def test_legacy_per_call_arguments_do_not_stay_for_the_next_call() -> None:
+    solver = pyo.SolverFactory("coplug_scip")
+    solver.options["limits/nodes"] = 1000  # set on the solver: stays
+    solver.solve(production_lp(), timelimit=7, options={"limits/gap": 0.5}, warmstart=True)
+    assert solver.config.time_limit is None and not solver.config.warmstart
+    assert solver.options.value() == {"limits/nodes": 1000}
+    pyo.assert_optimal_termination(solver.solve(production_lp()))
