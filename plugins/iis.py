@@ -40,6 +40,9 @@ from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupport
 Bound = tuple[VarData, str]  # (variable, "lower" | "upper")
 _INFINITE = 1e20  # SCIP's infinity: a side or bound at or past it is absent
 _TOLERANCE = 1e-6  # the solvers' feasibility and integrality tolerance
+# A check solve HiGHS has not decided by then goes to SCIP: with bounds dropped, HiGHS ran
+# for ever on a 4-variable system of free integers that SCIP settles at once.
+_CHECK_SECONDS = 10.0
 
 
 @dataclass
@@ -88,11 +91,16 @@ def explain_infeasible(model: BlockData, time_limit: float | None = None,
     if status is not Status.INFEASIBLE:
         raise SolverError(f"SCIP could not decide feasibility ({status.value}); give a longer "
                           f"time_limit")
-    notes = []
+    notes: list[str] = []
+    # SCIP's bound removal looped without end on a 6-variable model; kept bounds are quick
+    # and the deletion filter drops the ones not needed, so it is tried first
+    kept = _scip_subsystem(model, False, time_limit)
+    if kept[2] and len(kept[0].members) <= check_limit:
+        return _filtered(kept[0], kept[1], check_limit, notes)
     for remove_bounds in (True, False):
-        constraints, bounds = _scip_iis(model, remove_bounds, time_limit)
-        subsystem = _Subsystem(model, constraints, bounds)
-        checked_by, infeasible = subsystem.infeasible()
+        subsystem, checked_by, infeasible = (_scip_subsystem(model, True, time_limit)
+                                             if remove_bounds else kept)
+        constraints, bounds = subsystem.originals()
         if infeasible:
             return _filtered(subsystem, checked_by, check_limit, notes)
         notes.append(f"SCIP's subsystem with{'' if remove_bounds else 'out'} bound removal "
@@ -105,6 +113,13 @@ def explain_infeasible(model: BlockData, time_limit: float | None = None,
     notes.append("so the subsystem was filtered out of the whole model")
     subsystem.shrink(check_limit)
     return _filtered(subsystem, checked_by, check_limit, notes)
+
+
+def _scip_subsystem(model: BlockData, remove_bounds: bool, time_limit: float | None
+                    ) -> tuple[_Subsystem, str, bool]:
+    """SCIP's IIS as a subsystem, the solver that checked it and whether it is infeasible."""
+    subsystem = _Subsystem(model, *_scip_iis(model, remove_bounds, time_limit))
+    return subsystem, *subsystem.infeasible()
 
 
 def _filtered(subsystem: _Subsystem, checked_by: str, check_limit: int, notes: list[str]
@@ -259,15 +274,19 @@ class _Subsystem:
         return ComponentUID(component, context=self.model).find_component_on(self.work)
 
     def infeasible(self) -> tuple[str, bool]:
-        """Solve the subsystem (HiGHS where it can); True when it is infeasible."""
+        """Solve the subsystem (HiGHS where it can, SCIP where HiGHS cannot take it or does
+        not decide it within `_CHECK_SECONDS`); True when it is infeasible."""
+        undecided = []
         for solver in ("highs", "scip"):
             try:
-                status = solve(self.work, solver=solver).status
+                status = solve(self.work, solver=solver, time_limit=_CHECK_SECONDS).status
             except UnsupportedModelError:
                 continue
-            if status not in (Status.INFEASIBLE, Status.OPTIMAL):
-                raise SolverError(f"{solver} could not decide the subsystem ({status.value})")
-            return solver, status is Status.INFEASIBLE
+            if status in (Status.INFEASIBLE, Status.OPTIMAL):
+                return solver, status is Status.INFEASIBLE
+            undecided.append(f"{solver}: {status.value}")
+        if undecided:
+            raise SolverError(f"no solver decided the subsystem ({'; '.join(undecided)})")
         raise SolverError("neither HiGHS nor SCIP takes the subsystem")
 
     def deletion_filter(self) -> None:

@@ -347,3 +347,39 @@ def test_legacy_per_call_arguments_do_not_stay_for_the_next_call() -> None:
     assert solver.config.time_limit is None and not solver.config.warmstart
     assert solver.options.value() == {"limits/nodes": 1000}
     pyo.assert_optimal_termination(solver.solve(production_lp()))
+
+
+def test_a_model_scips_bound_removal_looped_on_is_answered() -> None:
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(6))
+    for var, domain, bounds in zip(m.x.values(), (
+            pyo.PositiveIntegers, pyo.NonNegativeReals, pyo.Integers, pyo.Binary, pyo.Integers,
+            pyo.NonNegativeReals), ((1, 3), (0, None), (-1, 0), (1, 1), (None, None), (0, 3)),
+            strict=True):
+        var.domain, var.bounds = domain, bounds
+    x = m.x
+    m.c2 = pyo.Constraint(expr=x[0] - 2 * x[1] + 2 * x[2] + 3 * x[3] - x[4] + 3 * x[5] == 4.5)
+    m.c3 = pyo.Constraint(expr=-3 * x[0] + 2 * x[1] + 3 * x[2] + 3 * x[3] + x[4] + 3 * x[5]
+                          == -4)
+    m.c6 = pyo.Constraint(expr=x[0] + x[1] - x[2] + 2 * x[4] - 2 * x[5] == -4)
+    found = explain_infeasible(m)  # SCIP 10's iis/removebounds ran for ever here
+    _assert_irreducible_by_scipy(found)
+
+
+def test_a_check_solve_highs_cannot_decide_goes_to_scip(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    import coplug.plugins.iis as iis
+
+    monkeypatch.setattr(iis, "_CHECK_SECONDS", 1.0)
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(4))
+    for var, domain, bounds in zip(m.x.values(), (
+            pyo.NonNegativeIntegers, pyo.Reals, pyo.NonNegativeReals, pyo.Integers),
+            ((0, 0), (None, 0), (0, 2), (1, None)), strict=True):
+        var.domain, var.bounds = domain, bounds
+    x = m.x
+    m.c1 = pyo.Constraint(expr=-2 * x[0] + 2 * x[1] + 2 * x[3] == -1)
+    m.c2 = pyo.Constraint(expr=-3 * x[0] + 2 * x[1] + 2 * x[2] + x[3] == 0.5)
+    m.c3 = pyo.Constraint(expr=3 * x[0] - x[1] + 3 * x[2] + 2 * x[3] == 4.5)
+    found = explain_infeasible(m)  # HiGHS ran for ever on one of the deletion filter's solves
+    _assert_irreducible_by_scipy(found)
