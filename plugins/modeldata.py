@@ -113,12 +113,12 @@ def _constraints_plainly_fine(constraints: Sequence[Any]) -> bool:
     try:
         with _pyomo_logs_quiet():
             for con in constraints:
-                lowers.append(_side(con.lower, -math.inf))
-                uppers.append(_side(con.upper, math.inf))
-                body = con.body
+                lower, body, upper = con.to_bounded_expression()  # what lower, body, upper read
+                lowers.append(_side(lower, -math.inf))
+                uppers.append(_side(upper, math.inf))
                 parts = final_parts(body)
                 if parts is None:
-                    _check_terms(body, "")
+                    _check_terms(con.body, "")
                 else:
                     numbers.extend(parts.coefs)
                     numbers.append(parts.constant)

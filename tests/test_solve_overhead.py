@@ -147,6 +147,10 @@ DATA_CASES: dict[str, tuple[Callable[[pyo.ConcreteModel], object], bool]] = {
         [MonomialTermExpression((2, m.x)), m.x * m.y]) <= 1, False),
     "huge number inside exp": (lambda m: pyo.exp(-1e30 * m.x) + m.y <= 2, True),
     "no variable left": (lambda m: 2 * m.z <= 10, True),
+    "a fixed variable alone": (lambda m: pyo.inequality(0, m.z, 5), True),
+    "variables on both sides": (lambda m: m.x + 1 <= m.y, True),
+    "NaN on the right of variables on both sides": (lambda m: m.x <= NAN * m.y, False),
+    "a variable side of a range": (lambda m: pyo.inequality(m.y, m.x, 1), False),
 }
 
 
