@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pyomo.environ as pyo
 import pytest
+from bench_loader import bench
 from pyomo.core.expr.numeric_expr import LinearExpression, MonomialTermExpression
 
 from coplug.plugins import highs_backend, highs_rows, modeldata, solve
@@ -455,3 +456,64 @@ def test_the_gershgorin_shortcut_agrees_with_the_eigenvalues(
     assert taken == [settled]
     monkeypatch.setattr(highs_backend, "_diagonally_dominant", lambda h: False)
     assert fast is highs_backend._convex_quadratic(m.o)
+
+
+@pytest.mark.parametrize(("argv", "fragment"), [
+    (["--cases", "bogus=3"], "need SHAPE=SIZE"),
+    (["--cases", "rows"], "need SHAPE=SIZE"),
+    (["--cases", "setcover=3"], "setcover at least 5"),
+    (["--cases", "qp=0"], "need SHAPE=SIZE"),
+    (["--solvers", "gurobi"], "--solvers"),
+    (["--repeat", "0"], "--repeat"),
+    (["--time-limit", "0"], "--time-limit"),
+])
+def test_the_benchmark_refuses_bad_arguments_up_front(capsys, argv: list[str],
+                                                      fragment: str) -> None:
+    with pytest.raises(SystemExit) as exc:
+        bench("solve_overhead").main(argv)
+    assert exc.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and fragment in captured.err.strip().splitlines()[-1]
+
+
+def test_the_benchmark_times_both_interfaces_and_ends_with_its_summary(capsys) -> None:
+    code = bench("solve_overhead").main(["--cases", "transport=4,knapsack=8,qp=5",
+                                          "--repeat", "1"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0
+    assert len([line for line in lines if line.startswith("| transport | 4 | 32 | 12 |")]) == 2
+    assert lines[-1].startswith("SUMMARY solve_overhead:") and "same objective 6/6" in lines[-1]
+    assert len(lines) == 2 + 6 + 1
+
+
+def test_an_interrupted_benchmark_prints_what_it_has(capsys, monkeypatch) -> None:
+    module = bench("solve_overhead")
+    finished = []
+
+    def run_case(*args):
+        if finished:
+            raise KeyboardInterrupt
+        finished.append(module.Row("rows", 3, 6, 6, "scip", 0.2, 0.1, 0.15, 0.05, True))
+        return finished[-1]
+
+    monkeypatch.setattr(module, "run_case", run_case)
+    monkeypatch.setattr(module, "warm_up", lambda names: None)
+    assert module.main(["--cases", "rows=3,qp=3"]) == 130
+    captured = capsys.readouterr()
+    assert "interrupted" in captured.err
+    assert ("| rows | 3 | 6 | 6 | scip | 0.20 | 0.10 | 2.00 | +0.10 | 0.15 | +0.05 | 0.05 | yes |"
+            in captured.out)
+    assert captured.out.strip().splitlines()[-1].startswith("SUMMARY solve_overhead: coplug/")
+
+
+@pytest.mark.parametrize("solver", ["highs", "scip"])
+@pytest.mark.parametrize(("shape", "size"), [("transport", 40), ("rows", 2000),
+                                             ("assignment", 40), ("qp", 200)])
+def test_large_models_get_the_objective_of_pyomos_own_interface(shape: str, size: int,
+                                                                 solver: str) -> None:
+    module = bench("solve_overhead")
+    build, kind, _ = module.SHAPES[shape]
+    ours, _ = module.coplug_run(build(size), solver, 60.0)
+    assert ours is not None
+    for interface in module.INTERFACES[solver]:
+        assert module.agree(ours, module.pyomo_run(build(size), interface, 60.0), kind)
