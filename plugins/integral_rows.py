@@ -66,6 +66,8 @@ def integral_rows(scip: Any, feastol: float) -> list[IntegralRow]:
     an overshoot of STEP or more; a large coefficient `a` makes SCIP's presolve derive a
     bound k / a that its tolerance rounds to the wrong whole number (`2999997 x <= -1` gave
     x <= -3.3e-7, taken as x <= 0, and x = 0 came back optimal)."""
+    if scip.getNBinVars() + scip.getNIntVars() == 0:  # no row is all-integer: no loop over
+        return []  # the rows (0.06 s of reads on 40,000 rows of an LP)
     threshold, infinity = STEP / feastol, scip.infinity()
     rows = []
     for cons in scip.getConss():

@@ -19,6 +19,7 @@ from pyomo.core.expr.numeric_expr import LinearExpression, MonomialTermExpressio
 
 from coplug.plugins import highs_backend, highs_rows, modeldata, solve
 from coplug.plugins.bridge import build_instance, contrib_solver
+from coplug.plugins.integral_rows import integral_rows
 from coplug.plugins.linear_terms import final_linear_terms, final_parts, plainly_linear
 from coplug.plugins.varmap import VarMap, snapped
 
@@ -517,3 +518,26 @@ def test_large_models_get_the_objective_of_pyomos_own_interface(shape: str, size
     assert ours is not None
     for interface in module.INTERFACES[solver]:
         assert module.agree(ours, module.pyomo_run(build(size), interface, 60.0), kind)
+
+
+@pytest.mark.parametrize("integer", [False, True])
+def test_scip_rows_are_read_only_when_an_integer_variable_exists(integer: bool) -> None:
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(2), domain=pyo.Integers if integer else pyo.Reals, bounds=(0, 10))
+    m.big = pyo.Constraint(expr=3 * 10**6 * m.x[0] + 2 * m.x[1] <= 2 * 10**7)
+    m.o = pyo.Objective(expr=m.x[0] + m.x[1], sense=pyo.maximize)
+    opt = contrib_solver("scip_persistent", "SCIP", "pyscipopt")
+    build_instance(opt, m, "SCIP")
+    reads = []
+
+    class Counting:
+        """SCIP's model, counting the reads of its constraint list."""
+
+        def __getattr__(self, name: str) -> Any:
+            if name == "getConss":
+                reads.append(name)
+            return getattr(opt._solver_model, name)
+
+    found = integral_rows(Counting(), 1e-6)
+    assert [row.coefs for row in found] == ([[3 * 10**6, 2]] if integer else [])
+    assert bool(reads) is integer
