@@ -1,19 +1,22 @@
 """Why an `.mps`/`.lp` file's model is infeasible: an irreducible infeasible subsystem by
 row and column names, as `coplug.plugins.iis` finds one for a Pyomo model.
 
-SCIP reads the file and its IIS finder (`iis/removebounds` on) proposes a subsystem; HiGHS
-reads the same file and checks it: every other row freed, every other bound dropped
-(integrality kept, an integer column's 0..1 kept as its domain), the subsystem must be
-infeasible, and a deletion filter (one HiGHS solve per member, up to `check_limit`)
-leaves only members it needs. A proposal that fails the check is asked for again with
-every bound kept (SCIP's bound removal once called an empty subsystem infeasible).
-HiGHS reads linear models only; a file with nonlinear rows is refused by name.
+SCIP reads the file and its IIS finder proposes the rows of a subsystem (with bounds kept:
+SCIP's own bound removal ran for ever on a 6-variable model), together with the finite
+bounds of the columns in those rows. HiGHS reads the same file and checks the proposal:
+every other row freed, every other bound dropped (integrality kept, an integer column's
+0..1 kept as its domain), it must be infeasible (else the whole model is filtered instead),
+and a deletion filter (one solve per member, up to `check_limit`) leaves only members it
+needs. A check HiGHS has not decided in 10 s (free integers left after bounds are dropped)
+goes to SCIP, on HiGHS's copy written out. HiGHS reads linear models only; a file with
+nonlinear rows is refused by name.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pyomo.common.tee import capture_output
 
@@ -21,7 +24,9 @@ from coplug.plugins.errors import InputError, SolverError
 from coplug.plugins.files import checked_model_path
 
 Member = tuple[str, str | None]  # (row name, None) or (column name, "lower" | "upper")
-_INFINITE = 1e20
+# A check HiGHS has not decided by then keeps its member (free integers left after bounds
+# are dropped can make its branch and bound run for ever).
+_CHECK_SECONDS = 10.0
 
 
 @dataclass
@@ -56,27 +61,29 @@ def explain_infeasible_file(path: str | Path, time_limit: float | None = None,
         raise InputError(f"check_limit must be an integer >= 0, got {check_limit!r}")
     path = checked_model_path(path)
     highs = _Highs(path)
-    if not highs.infeasible():
+    if highs.infeasible() is False:
         raise InputError(f"{path.name} is feasible (HiGHS found a point): no infeasible "
                          f"subsystem")
-    notes = []
-    for remove_bounds in (True, False):
-        members = _scip_iis(path, remove_bounds, time_limit, highs)
+    notes: list[str] = []
+    members = _scip_iis(path, time_limit, highs)
+    highs.keep_only(members)
+    if not highs.infeasible():
+        notes.append(f"SCIP's subsystem ({len(members)} members) was not infeasible for "
+                     f"HiGHS; the whole model was filtered instead")
+        members = highs.all_members()
         highs.keep_only(members)
-        if highs.infeasible():
-            irreducible = None
-            if len(members) <= check_limit:
-                members = highs.deletion_filter(members)
-                irreducible = True
-            return highs.subsystem(members, irreducible, notes)
-        notes.append(f"SCIP's subsystem with{'' if remove_bounds else 'out'} bound removal "
-                     f"({len(members)} members) was feasible for HiGHS")
-    raise SolverError(f"no checked infeasible subsystem: {'; '.join(notes)}")
+    if len(members) > check_limit:
+        return highs.subsystem(members, None, notes)
+    members, decided = highs.deletion_filter(members)
+    if not decided:
+        notes.append("some checks stayed undecided (HiGHS and SCIP, 10 s each); those "
+                     "members were kept")
+    return highs.subsystem(members, decided, notes)
 
 
-def _scip_iis(path: Path, remove_bounds: bool, time_limit: float | None,
-              highs: _Highs) -> list[Member]:
-    """SCIP's IIS of the file as rows and the column bounds HiGHS's model has finite."""
+def _scip_iis(path: Path, time_limit: float | None, highs: _Highs) -> list[Member]:
+    """SCIP's IIS of the file (its rows), with the finite bounds of the columns in them:
+    SCIP's own bound removal can run for ever, so the deletion filter drops bounds."""
     import pyscipopt
 
     scip = pyscipopt.Model()
@@ -85,17 +92,12 @@ def _scip_iis(path: Path, remove_bounds: bool, time_limit: float | None,
         scip.readProblem(str(path))
     except Exception as exc:
         raise InputError(f"SCIP cannot read {path.name}: {exc}") from exc
-    scip.setParam("iis/removebounds", remove_bounds)
+    scip.setParam("iis/removebounds", False)
     scip.setParam("iis/silent", True)
     if time_limit is not None:
         scip.setParam("iis/time", time_limit)
-    sub = scip.generateIIS().getSubscip()
-    members: list[Member] = [(con.name, None) for con in sub.getConss()]
-    for var in sub.getVars():
-        for side, value in (("lower", var.getLbOriginal()), ("upper", var.getUbOriginal())):
-            if abs(value) < _INFINITE and highs.has_bound(var.name, side):
-                members.append((var.name, side))
-    return members
+    rows = [con.name for con in scip.generateIIS().getSubscip().getConss()]
+    return [(name, None) for name in rows] + highs.bounds_of(rows)
 
 
 class _Highs:
@@ -121,20 +123,32 @@ class _Highs:
         integer = [int(t) != 0 for t in lp.integrality_] or [False] * lp.num_col_
         self.domain = [k for k, (lo, hi) in enumerate(self.col_bounds)
                        if integer[k] and lo == 0 and hi == 1]  # binaries: 0..1 is the domain
+        self.matrix = _row_matrix(lp)
         self.highs.changeColsCost(lp.num_col_, np.arange(lp.num_col_, dtype=np.int32),
                                   np.zeros(lp.num_col_))
+        self.highs.setOptionValue("time_limit", _CHECK_SECONDS)
         self.highs.clearSolver()
 
-    def has_bound(self, col: str, side: str) -> bool:
-        """Whether `col` has that bound finite in the file (and is no binary)."""
-        k = self.cols.get(col)
-        if k is None or k in self.domain:
-            return False
-        value = self.col_bounds[k][0 if side == "lower" else 1]
-        return abs(value) < self.inf
+    def bounds_of(self, rows: list[str]) -> list[Member]:
+        """The finite bounds (binaries' 0..1 aside) of the columns in `rows`, and of any
+        column whose bounds cross."""
+        picked = {self.rows[name] for name in rows if name in self.rows}
+        cols = {int(j) for i in picked
+                for j in self.matrix.indices[self.matrix.indptr[i]:self.matrix.indptr[i + 1]]}
+        cols |= {k for k, (lo, hi) in enumerate(self.col_bounds) if lo > hi}
+        return [(name, side) for name, k in self.cols.items()
+                if k in cols and k not in self.domain
+                for side, value in zip(("lower", "upper"), self.col_bounds[k], strict=True)
+                if abs(value) < self.inf]
 
-    def infeasible(self) -> bool:
-        """Run HiGHS on the model as switched now; True when it is infeasible."""
+    def all_members(self) -> list[Member]:
+        """Every row and every finite bound of the model."""
+        return [(name, None) for name in self.rows] + self.bounds_of(list(self.rows))
+
+    def infeasible(self) -> bool | None:
+        """Run HiGHS on the model as switched now: True when it is infeasible, False when
+        feasible; past 10 s (free integers can make it search for ever) SCIP decides, None
+        when neither does."""
         import highspy
 
         self.highs.clearSolver()
@@ -144,8 +158,27 @@ class _Highs:
             return False
         if status == highspy.HighsModelStatus.kInfeasible:
             return True
+        if status == highspy.HighsModelStatus.kTimeLimit:
+            return self._scip_verdict()
         raise SolverError(f"HiGHS could not decide the subsystem "
                           f"({self.highs.modelStatusToString(status)})")
+
+    def _scip_verdict(self) -> bool | None:
+        """SCIP's verdict on the model as switched now (HiGHS's own copy, written out), for
+        a check HiGHS left undecided: SCIP settled such free-integer systems at once."""
+        import tempfile
+
+        import pyscipopt
+
+        with tempfile.TemporaryDirectory() as folder:
+            path = str(Path(folder) / "subsystem.mps")
+            self.highs.writeModel(path)
+            scip = pyscipopt.Model()
+            scip.hideOutput()
+            scip.readProblem(path)
+        scip.setParam("limits/time", _CHECK_SECONDS)
+        scip.optimize()
+        return {"infeasible": True, "optimal": False}.get(scip.getStatus())
 
     def keep_only(self, members: list[Member]) -> None:
         """Switch the model to hold only `members` (binaries keep their 0..1)."""
@@ -161,16 +194,19 @@ class _Highs:
                 continue
             self._col(k, (name, "lower") in kept, (name, "upper") in kept)
 
-    def deletion_filter(self, members: list[Member]) -> list[Member]:
-        """Drop each member whose absence leaves the rest infeasible."""
-        needed = list(members)
+    def deletion_filter(self, members: list[Member]) -> tuple[list[Member], bool]:
+        """Drop each member whose absence leaves the rest infeasible; also whether every
+        check was decided (an undecided one keeps its member)."""
+        needed, decided = list(members), True
         for member in members:
             rest = [m for m in needed if m != member]
             self.keep_only(rest)
-            if self.infeasible():
+            verdict = self.infeasible()
+            decided = decided and verdict is not None
+            if verdict:
                 needed = rest
         self.keep_only(needed)
-        return needed
+        return needed, decided
 
     def subsystem(self, members: list[Member], irreducible: bool | None,
                   notes: list[str]) -> FileInfeasibleSubsystem:
@@ -192,3 +228,15 @@ class _Highs:
         lo, hi = self.col_bounds[k]
         self.highs.changeColBounds(k, lo if lower else -self.inf, hi if upper else self.inf)
 
+
+
+def _row_matrix(lp: Any) -> Any:
+    """HiGHS's constraint matrix by rows (CSR), whatever orientation it stores."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    a = lp.a_matrix_
+    data = (np.asarray(a.value_), np.asarray(a.index_), np.asarray(a.start_))
+    if a.format_ == a.format_.__class__.kRowwise:
+        return sp.csr_matrix(data, shape=(lp.num_row_, lp.num_col_))
+    return sp.csc_matrix(data, shape=(lp.num_row_, lp.num_col_)).tocsr()

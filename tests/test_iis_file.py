@@ -8,10 +8,11 @@ import json
 import re
 from pathlib import Path
 
+import pyomo.environ as pyo
 import pytest
 from test_iis import random_system, scipy_feasible
 
-from coplug.plugins import InputError
+from coplug.plugins import InputError, iis_file
 from coplug.plugins.iis_file import explain_infeasible_file
 
 LP_TEXT = """Minimize
@@ -54,16 +55,61 @@ def test_file_subsystem_is_infeasible_and_irreducible_by_scipy(seed: int, suffix
         assert scipy_feasible(data, rows, bounds[:k] + bounds[k + 1:])
 
 
-def test_scips_empty_subsystem_is_caught_and_bounds_kept(tmp_path: Path) -> None:
+def test_integrality_conflict_and_unneeded_bounds_dropped(tmp_path: Path) -> None:
     path = tmp_path / "odd.lp"
     path.write_text(LP_TEXT)
     found = explain_infeasible_file(path)
-    assert found.rows == ["d"] and found.bounds == [] and found.irreducible
-    assert "bound removal (0 members) was feasible" in found.notes[0]
+    assert found.rows == ["d"] and found.bounds == [] and found.irreducible and not found.notes
     path.write_text(LP_TEXT.replace(" d: 2 k = 3\n", ""))
     found = explain_infeasible_file(path)
     assert found.rows == ["a", "b"] and found.bounds == [("x", "upper", 10.0)]
     assert "row a" in str(found) and "bound x <= 10" in str(found)
+
+
+def test_a_wrong_proposal_falls_back_to_filtering_the_whole_model(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    model, data = random_system(6)
+    path = tmp_path / "system.mps"
+    model.write(str(path), io_options={"symbolic_solver_labels": True})
+    monkeypatch.setattr(iis_file, "_scip_iis", lambda *args: [])  # a feasible "subsystem"
+    found = explain_infeasible_file(path)
+    assert "the whole model was filtered" in found.notes[0] and found.irreducible
+    rows = [_index(name) for name in found.rows]
+    bounds = [(_index(col), side) for col, side, _ in found.bounds]
+    assert not scipy_feasible(data, rows, bounds)
+    assert all(scipy_feasible(data, rows[:k] + rows[k + 1:], bounds) for k in range(len(rows)))
+
+
+def _free_integer_system() -> pyo.ConcreteModel:
+    """Three equality rows over integers whose bounds the filter drops: HiGHS's branch and
+    bound did not settle one of the subsystems (SCIP does at once)."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(4))
+    for var, domain, bounds in zip(m.x.values(), (
+            pyo.NonNegativeIntegers, pyo.Reals, pyo.NonNegativeReals, pyo.Integers),
+            ((0, 0), (None, 0), (0, 2), (1, None)), strict=True):
+        var.domain, var.bounds = domain, bounds
+    x = m.x
+    m.c1 = pyo.Constraint(expr=-2 * x[0] + 2 * x[1] + 2 * x[3] == -1)
+    m.c2 = pyo.Constraint(expr=-3 * x[0] + 2 * x[1] + 2 * x[2] + x[3] == 0.5)
+    m.c3 = pyo.Constraint(expr=3 * x[0] - x[1] + 3 * x[2] + 2 * x[3] == 4.5)
+    return m
+
+
+def test_an_undecided_highs_check_goes_to_scip(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from coplug.plugins import iis
+
+    monkeypatch.setattr(iis_file, "_CHECK_SECONDS", 1.0)
+    monkeypatch.setattr(iis, "_CHECK_SECONDS", 1.0)
+    model = _free_integer_system()
+    path = tmp_path / "free.lp"
+    model.write(str(path), io_options={"symbolic_solver_labels": True})
+    found = explain_infeasible_file(path)
+    expected = iis.explain_infeasible(model)  # the Pyomo path, checked against scipy elsewhere
+    assert found.irreducible and not found.notes
+    assert found.rows == [f"c_e_{con.name}_" for con in expected.constraints]
+    assert len(found.bounds) == len(expected.bounds)
 
 
 def test_feasible_and_missing_files_are_named(tmp_path: Path) -> None:
