@@ -115,17 +115,23 @@ def _cmd_solve(args: argparse.Namespace) -> int:
             result = solve(model, solver=args.solver, time_limit=args.time_limit, tee=args.tee,
                            options=_options(args.option))
         explain = _model_explainer(model, args.time_limit)
-    found = None
+    found, failed = None, None
     if args.explain and result.status is Status.INFEASIBLE:
-        with stdout_to_stderr(args.json):
-            found = explain()
-        result.extra["iis"] = found
+        try:
+            with stdout_to_stderr(args.json):
+                found = explain()
+        except CoplugError as exc:  # the solve stands; say why there is no explanation
+            failed = f"--explain: {exc}"
+        result.extra["iis"] = found if failed is None else {"error": failed}
     elif args.explain:
         print(f"coplug: --explain: nothing to explain, the solve ended {result.status.value}",
               file=sys.stderr)
     print_result(result, as_json=args.json)
     if found is not None and not args.json:
         print(found["text"])
+    if failed is not None:
+        print(f"coplug: error: {failed}", file=sys.stderr)
+        return 2
     return 130 if result.status is Status.INTERRUPTED else 0
 
 

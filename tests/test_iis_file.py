@@ -136,3 +136,15 @@ def test_cli_explain_prints_the_subsystem(tmp_path: Path, capsys) -> None:
     assert "bound x <= 10" in capsys.readouterr().out
     assert main(["solve", "knapsack", "--size", "8", "--explain"]) == 0
     assert "nothing to explain, the solve ended optimal" in capsys.readouterr().err
+
+
+def test_cli_keeps_the_solve_when_the_explanation_fails(tmp_path: Path, capsys) -> None:
+    from coplug.plugins.cli import main
+
+    path = tmp_path / "disk.lp"
+    path.write_text("Minimize\n obj: x\nSubject To\n a: [ x^2 + y^2 ] <= 1\n b: x + y >= 3\n"
+                    "End\n")
+    assert main(["solve", str(path), "--explain", "--json"]) == 2
+    report = json.loads(capsys.readouterr().out)
+    assert report["status"] == "infeasible"
+    assert "HiGHS cannot read disk.lp" in report["extra"]["iis"]["error"]
