@@ -125,6 +125,7 @@ def solve(
         raise InputError(f"warmstart=True needs solver='scip' or 'highs', not {solver!r}")
     start = {"warmstart": True} if warmstart else {}  # other backends take no such keyword
     params = merged_options(options, params)
+    check_one_time_limit(solver, time_limit, params)
     return backend(model, plugins=list(plugins), time_limit=time_limit, params=params,
                    tee=tee, **start)
 
@@ -142,6 +143,20 @@ def merged_options(options: Mapping[str, Any] | None, params: dict[str, Any]
     if both:
         raise InputError(f"option(s) {both} given both in options= and as keywords")
     return {**options, **params}
+
+
+# Each backend's own name for the time limit `solve`'s `time_limit` sets.
+_NATIVE_TIME_LIMIT = {"scip": "limits/time", "highs": "time_limit"}
+
+
+def check_one_time_limit(solver: str, time_limit: float | None, params: Mapping[str, Any]
+                         ) -> None:
+    """Refuse a time limit given both as `time_limit` and by the solver's own name: one of
+    them would win in silence."""
+    name = _NATIVE_TIME_LIMIT.get(solver.lower())
+    if time_limit is not None and name in params:
+        raise InputError(f"time_limit={time_limit} and the {solver} option {name!r}="
+                         f"{params[name]!r} both set a time limit; give one")
 
 
 def _check_model(model: Any) -> None:

@@ -12,7 +12,12 @@ from typing import Any
 from pyomo.common.tee import capture_output
 
 from coplug.plugins import bridge
-from coplug.plugins.bridge import _set_scip_params, merged_options, scip_result
+from coplug.plugins.bridge import (
+    _set_scip_params,
+    check_one_time_limit,
+    merged_options,
+    scip_result,
+)
 from coplug.plugins.errors import InputError, SolverNotAvailableError
 from coplug.plugins.highs_backend import (
     beyond_default_gap,
@@ -55,6 +60,7 @@ def solve_file(
     path = checked_model_path(path)
     time_limit = checked_time_limit(time_limit)
     params = merged_options(options, params)
+    check_one_time_limit(solver, time_limit, params)
     if solver.lower() == "scip":
         return _solve_file_scip(path, time_limit, params, tee)
     if solver.lower() == "highs":

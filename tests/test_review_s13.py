@@ -330,13 +330,18 @@ def test_the_whole_model_fallback_is_cut_down_in_chunks_past_check_limit() -> No
 # ---- native options (bridge.py, not this review's file: proposed fix in the report) -----
 
 
-@pytest.mark.xfail(strict=True, reason="bridge.solve lets options= override its own time_limit "
-                   "in silence (HiGHS time_limit, SCIP limits/time); proposed: refuse both, as "
-                   "a name given twice is refused")
 @pytest.mark.parametrize("solver, name", [("highs", "time_limit"), ("scip", "limits/time")])
-def test_a_time_limit_given_twice_under_two_names_is_refused(solver: str, name: str) -> None:
-    with pytest.raises(InputError, match="time"):
+def test_a_time_limit_given_twice_under_two_names_is_refused(solver: str, name: str,
+                                                              tmp_path) -> None:
+    with pytest.raises(InputError, match=f"'{name}'=100.0 both set a time limit"):
         solve(production_lp(), solver=solver, time_limit=0.3, options={name: 100.0})
+    from coplug.plugins import solve_file
+
+    path = tmp_path / "lp.mps"
+    production_lp().write(str(path))
+    with pytest.raises(InputError, match="both set a time limit"):
+        solve_file(path, solver=solver, time_limit=0.3, options={name: 100.0})
+    assert solve(production_lp(), solver=solver, options={name: 100.0}).status.value == "optimal"
 
 
 @pytest.mark.filterwarnings("ignore:warm start not used")
