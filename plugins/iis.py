@@ -1,20 +1,25 @@
 """Why a Pyomo model is infeasible: an irreducible infeasible subsystem (IIS), checked.
 
 `explain_infeasible(model)` builds the model (without its objective) in SCIP as `solve`
-does, runs SCIP's IIS finder (SCIP >= 10, `iis/removebounds` on, so bounds the conflict
-does not need drop out) and maps the subsystem back to the model's own constraints and
-variable bounds. Pyomo's `contrib.iis` needs Gurobi, CPLEX or Xpress; this needs SCIP only.
+does, runs SCIP's IIS finder (SCIP >= 10) and maps the subsystem back to the model's own
+constraints and variable bounds. Pyomo's `contrib.iis` needs Gurobi, CPLEX or Xpress; this
+needs SCIP only.
 
 The answer is checked, not trusted: a copy of the model keeping only the subsystem (every
 other constraint deactivated, every other bound removed, integrality kept; a binary's 0..1
-is part of its domain, kept and not listed) is solved again by HiGHS where it takes the
-model (SCIP otherwise) and must be infeasible. While the subsystem has at most
-`check_limit` members, a deletion filter then drops each member whose absence leaves it
-infeasible, one solve per member, so what is returned is irreducible: each member is needed.
-SCIP's bound removal once called an empty subsystem infeasible (2 k == 3 over an integer
-k), so a subsystem that fails the check is computed again with every bound kept; one that
-still fails is a SolverError. `time_limit` bounds the feasibility solve and SCIP's IIS
-search; the checking solves are small.
+is part of its domain, its own tighter bound is listed) is solved again by HiGHS where it
+takes the model (SCIP otherwise, and for a check HiGHS has not decided in 10 s) and must be
+infeasible. While the subsystem has at most `check_limit` members, a deletion filter then
+drops each member whose absence leaves it infeasible, one solve per member, so what is
+returned is irreducible: each member is needed.
+
+SCIP's IIS is asked for with bounds kept first (quick; the filter drops the bounds not
+needed). Its bound removal (`iis/removebounds`) runs only for a subsystem past
+`check_limit`, for at most 60 s: it looped without end on a 6-variable model and once
+called an empty subsystem infeasible. Where no SCIP answer passes the check (its presolve
+removed `2x + 2y == 1` over free integers), the subsystem is filtered out of the whole
+model, in halving chunks past `check_limit`. Bounds no value meets are the answer on their
+own. `time_limit` bounds the feasibility solve and each SCIP IIS pass.
 """
 
 from __future__ import annotations
@@ -43,6 +48,10 @@ _TOLERANCE = 1e-6  # the solvers' feasibility and integrality tolerance
 # A check solve HiGHS has not decided by then goes to SCIP: with bounds dropped, HiGHS ran
 # for ever on a 4-variable system of free integers that SCIP settles at once.
 _CHECK_SECONDS = 10.0
+# SCIP's bound removal (tried only for subsystems past check_limit) ran without end on a
+# 6-variable model: it gets this long unless time_limit is shorter; what it has by then is
+# checked like any answer.
+_REMOVE_BOUNDS_SECONDS = 60.0
 
 
 @dataclass
@@ -197,8 +206,9 @@ def _scip_iis(model: BlockData, remove_bounds: bool, time_limit: float | None
     scip.hideOutput()
     scip.setParam("iis/removebounds", remove_bounds)
     scip.setParam("iis/silent", True)
-    if time_limit is not None:
-        scip.setParam("iis/time", time_limit)
+    limit = min(time_limit or math.inf, _REMOVE_BOUNDS_SECONDS if remove_bounds else math.inf)
+    if limit < math.inf:
+        scip.setParam("iis/time", limit)
     sub = scip.generateIIS().getSubscip()
     con_of = {c.name: pyomo for pyomo, c in opt._pyomo_con_to_solver_con_map.items()}
     var_of = {v.name: pyomo for pyomo, v in opt._pyomo_var_to_solver_var_map.items()}
