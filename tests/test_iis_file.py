@@ -80,7 +80,7 @@ def test_a_wrong_proposal_falls_back_to_filtering_the_whole_model(
     assert all(scipy_feasible(data, rows[:k] + rows[k + 1:], bounds) for k in range(len(rows)))
 
 
-def _free_integer_system() -> pyo.ConcreteModel:
+def free_integer_system() -> pyo.ConcreteModel:
     """Three equality rows over integers whose bounds the filter drops: HiGHS's branch and
     bound did not settle one of the subsystems (SCIP does at once)."""
     m = pyo.ConcreteModel()
@@ -102,7 +102,7 @@ def test_an_undecided_highs_check_goes_to_scip(tmp_path: Path,
 
     monkeypatch.setattr(iis_file, "_CHECK_SECONDS", 1.0)
     monkeypatch.setattr(iis, "_CHECK_SECONDS", 1.0)
-    model = _free_integer_system()
+    model = free_integer_system()
     path = tmp_path / "free.lp"
     model.write(str(path), io_options={"symbolic_solver_labels": True})
     found = explain_infeasible_file(path)

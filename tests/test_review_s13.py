@@ -14,6 +14,8 @@ from pyomo.contrib.solver.common.results import TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
 from pyomo.repn.standard_repn import generate_standard_repn
 from scipy.optimize import Bounds, LinearConstraint, milp
+from test_iis_file import free_integer_system
+from test_pyomo_factory import production_lp
 
 import coplug.plugins  # noqa: F401  (registers coplug_scip, coplug_highs, coplug_lap)
 from coplug.formulations.mip_families import setcover
@@ -21,18 +23,6 @@ from coplug.plugins import InputError, solve
 from coplug.plugins.iis import InfeasibleSubsystem, explain_infeasible
 
 NAMES = ["coplug_scip", "coplug_highs"]
-
-
-def production_lp() -> pyo.ConcreteModel:
-    """A small maximizing LP with a binding and a slack row, declaring dual and rc."""
-    m = pyo.ConcreteModel()
-    m.x = pyo.Var(range(3), bounds=(0, 10))
-    m.labour = pyo.Constraint(expr=2 * m.x[0] + m.x[1] + 3 * m.x[2] <= 12)
-    m.wood = pyo.Constraint(expr=m.x[0] + 2 * m.x[1] + m.x[2] <= 30)
-    m.o = pyo.Objective(expr=5 * m.x[0] + 2 * m.x[1] + 6 * m.x[2], sense=pyo.maximize)
-    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
-    m.rc = pyo.Suffix(direction=pyo.Suffix.IMPORT)
-    return m
 
 
 # ---- the solver factories ---------------------------------------------------------------
@@ -376,15 +366,6 @@ def test_a_check_solve_highs_cannot_decide_goes_to_scip(monkeypatch: pytest.Monk
     import coplug.plugins.iis as iis
 
     monkeypatch.setattr(iis, "_CHECK_SECONDS", 1.0)
-    m = pyo.ConcreteModel()
-    m.x = pyo.Var(range(4))
-    for var, domain, bounds in zip(m.x.values(), (
-            pyo.NonNegativeIntegers, pyo.Reals, pyo.NonNegativeReals, pyo.Integers),
-            ((0, 0), (None, 0), (0, 2), (1, None)), strict=True):
-        var.domain, var.bounds = domain, bounds
-    x = m.x
-    m.c1 = pyo.Constraint(expr=-2 * x[0] + 2 * x[1] + 2 * x[3] == -1)
-    m.c2 = pyo.Constraint(expr=-3 * x[0] + 2 * x[1] + 2 * x[2] + x[3] == 0.5)
-    m.c3 = pyo.Constraint(expr=3 * x[0] - x[1] + 3 * x[2] + 2 * x[3] == 4.5)
+    m = free_integer_system()
     found = explain_infeasible(m)  # HiGHS ran for ever on one of the deletion filter's solves
     _assert_irreducible_by_scipy(found)
