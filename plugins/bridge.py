@@ -459,6 +459,8 @@ def _set_scip_params(scip: Any, time_limit: float | None, params: Mapping[str, A
     if time_limit is not None:
         scip.setParam("limits/time", float(time_limit))
     for key, value in params.items():
+        if isinstance(value, float) and abs(value) >= scip.infinity():
+            value = math.copysign(scip.infinity(), value)  # inf, 1e30: SCIP's "no limit"
         try:
             _check_scip_param_type(key, value, scip.getParam(key))
             scip.setParam(key, value)

@@ -91,3 +91,12 @@ def test_native_option_values_are_typed(text: str, expected: tuple) -> None:
     from coplug.plugins.argtypes import native_option
 
     assert native_option(text) == expected
+
+
+@pytest.mark.parametrize("value", [float("inf"), 1e30])
+def test_scip_real_option_past_infinity_means_no_limit(value: float) -> None:
+    model, optimum = packing_lp(2)
+    result = solve(model, options={"limits/time": value, "limits/gap": 0.0})
+    assert result.status is Status.OPTIMAL and result.objective == pytest.approx(optimum)
+    with pytest.raises(InputError, match="limits/gap"):
+        solve(model, options={"limits/gap": -value})  # a limit below its range stays refused
