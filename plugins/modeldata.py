@@ -6,7 +6,9 @@ domains neither continuous nor the integers ({0.5, 1.5, ...}, which HiGHS solved
 integers). SCIP
 loops on a NaN objective coefficient and both solvers return "optimal" answers for NaN
 constraint coefficients, so these are refused up front; an objective too small for the
-solvers' tolerances is solved with a warning."""
+solvers' tolerances is solved with a warning. The constraints are judged in one pass first
+(one log intercept, no names, their linear coefficients in one array); only a model that
+fails it is checked constraint by constraint, which names the first offender."""
 
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
     tolerances when `warn_tiny` (not for the LAP path, whose tolerances are relative)."""
     constraints = list(model.component_data_objects(pyo.Constraint, active=True))
     if not _constraints_plainly_fine(constraints):
-        check_each_constraint(constraints)
+        _check_each_constraint(constraints)
     for obj in model.component_data_objects(pyo.Objective, active=True):
         with _evaluating(f"objective {obj.name!r}"):
             largest = _check_terms(obj.expr, f"objective {obj.name!r}")
@@ -94,7 +96,7 @@ def _check_variable(var: Any) -> None:
             "take; substitute x = a + b*k")
 
 
-def check_each_constraint(constraints: Sequence[Any]) -> None:
+def _check_each_constraint(constraints: Sequence[Any]) -> None:
     """`_check_constraint` on each in turn: raises for the first offender, by name."""
     for con in constraints:
         with _evaluating(f"constraint {con.name!r}"):
