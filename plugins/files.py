@@ -26,7 +26,7 @@ from coplug.plugins.highs_backend import (
     mip_tolerance,
     solution_limit_status,
 )
-from coplug.plugins.highs_rows import highs_integral_rows, solution_violations
+from coplug.plugins.highs_rows import RowView, highs_integral_rows, solution_violations
 from coplug.plugins.integral_rows import (
     check_integral_rows,
     flag_violations,
@@ -129,7 +129,8 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     for key, value in params.items():
         if highs.setOptionValue(key, value) != highspy.HighsStatus.kOk:
             raise InputError(f"cannot set HiGHS option {key!r} to {value!r}")
-    rows = highs_integral_rows(highs, mip_tolerance(highs, params))
+    view = RowView(highs)  # the rows stay as read: the checks share one read of them
+    rows = highs_integral_rows(highs, mip_tolerance(highs, params), view)
     start = time.perf_counter()
     highs.HandleUserInterrupt = True  # its interrupt callbacks check cancelSolve's flag
     with sigint_cancels(highs.cancelSolve):
@@ -138,7 +139,7 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
         highs, rows, params, time_limit, tee, start, None,
         lambda left, options: _rerun(highs, left, options),
         lambda _: _HIGHS_STATUS.get(highs.modelStatusToString(highs.getModelStatus()),
-                                    Status.UNKNOWN))
+                                    Status.UNKNOWN), view)
     elapsed = time.perf_counter() - start
     info = highs.getInfo()
     has_solution = info.primal_solution_status == 2 and status is not Status.UNBOUNDED
@@ -163,7 +164,7 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     if "duality_gap" in extra:
         flag_duality_gap(result)
     if has_solution:
-        violated = solution_violations(highs, rows)
+        violated = solution_violations(highs, rows, view)
         if violated:
             names = highs.getLp().row_names_
             flag_violations(result, {names[int(k)] if len(names) > int(k) else k: v
