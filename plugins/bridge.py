@@ -46,6 +46,7 @@ from coplug.plugins.integral_rows import (
     record_first_solve,
 )
 from coplug.plugins.limits import checked_time_limit
+from coplug.plugins.mip_duals import load_fixed_duals, mip_warning_quiet, wants_fixed_duals
 from coplug.plugins.mipstart import scip_mip_start
 from coplug.plugins.modeldata import check_model_data
 from coplug.plugins.priorities import set_scip_priorities, unread_export_suffixes
@@ -94,6 +95,7 @@ def solve(
     tee: bool = False,
     warmstart: bool = False,
     options: Mapping[str, Any] | None = None,
+    mip_duals: str | None = None,
     **params: Any,
 ) -> Result:
     """Solve a Pyomo model and load the best solution back into its variables.
@@ -105,7 +107,9 @@ def solve(
     `warmstart=True` (SCIP and HiGHS) hands the values already in the variables to the
     solver as a MIP start; `result.extra["warmstart"]` says how many and whether SCIP took
     them. Import Suffixes `m.dual`/`m.rc` are filled for an LP with certified duals (see
-    `coplug.plugins.duals`), an export Suffix `m.priority` gives SCIP branching priorities.
+    `coplug.plugins.duals`), and for a MIP with `mip_duals="fixed"` from the LP with its
+    integers fixed at the optimum (`coplug.plugins.mip_duals`); an export Suffix
+    `m.priority` gives SCIP branching priorities.
     Infeasible or unbounded models come back as a status, never as an exception.
     """
     _check_model(model)
@@ -126,8 +130,16 @@ def solve(
     start = {"warmstart": True} if warmstart else {}  # other backends take no such keyword
     params = merged_options(options, params)
     check_one_time_limit(solver, time_limit, params)
-    return backend(model, plugins=list(plugins), time_limit=time_limit, params=params,
-                   tee=tee, **start)
+    if not wants_fixed_duals(model, mip_duals, solver):
+        return backend(model, plugins=list(plugins), time_limit=time_limit, params=params,
+                       tee=tee, **start)
+    with mip_warning_quiet():
+        result = backend(model, plugins=list(plugins), time_limit=time_limit, params=params,
+                         tee=tee, **start)
+    left = None if time_limit is None else max(time_limit - result.time, 1e-3)
+    load_fixed_duals(model, result, lambda: solve(model, solver=solver, time_limit=left,
+                                                  tee=tee, options=params))
+    return result
 
 
 def merged_options(options: Mapping[str, Any] | None, params: dict[str, Any]

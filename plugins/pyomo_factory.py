@@ -25,7 +25,7 @@ from typing import Any
 
 import pyomo.environ as pyo
 from pyomo.common.collections import ComponentMap
-from pyomo.common.config import Bool, ConfigValue
+from pyomo.common.config import Bool, ConfigValue, In
 from pyomo.common.tee import TeeStream, capture_output
 from pyomo.common.timing import HierarchicalTimer
 from pyomo.contrib.solver.common.base import Availability, LegacySolverWrapper, SolverBase
@@ -65,7 +65,8 @@ _DUAL_SUFFIXES = ("dual", "rc")
 
 
 class CoplugConfig(BranchAndBoundConfig):
-    """Pyomo's branch-and-bound options plus coplug's `plugins` and `warmstart`."""
+    """Pyomo's branch-and-bound options plus coplug's `plugins`, `warmstart` and
+    `mip_duals`."""
 
     def __init__(self, description=None, doc=None, implicit=False, implicit_domain=None,
                  visibility=0) -> None:
@@ -76,6 +77,9 @@ class CoplugConfig(BranchAndBoundConfig):
         self.warmstart: bool = self.declare("warmstart", ConfigValue(
             domain=Bool, default=False,
             description="hand the variables' current values to the solver as a MIP start"))
+        self.mip_duals: str | None = self.declare("mip_duals", ConfigValue(
+            domain=In([None, "fixed"]), default=None,
+            description="'fixed': a MIP's duals from the LP with its integers fixed"))
 
 
 class CoplugSolutionLoader(SolutionLoader):
@@ -205,7 +209,7 @@ class CoplugSolver(SolverBase):
         def run() -> Result:
             return solve(model, solver=self.backend, plugins=config.plugins,
                          time_limit=config.time_limit, tee=bool(config.tee),
-                         warmstart=config.warmstart,
+                         warmstart=config.warmstart, mip_duals=config.mip_duals,
                          options=_native_options(self.backend, config))
 
         if not config.tee:
@@ -218,8 +222,9 @@ class LegacyCoplugSolver(LegacySolverWrapper):
     """Pyomo's legacy `SolverFactory` interface, also taking `warmstart` and `plugins`."""
 
     def solve(self, model: BlockData, *args: Any, warmstart: bool | None = None,
-              plugins: Sequence[Any] | None = None, **kwds: Any) -> Any:
-        """Legacy `solve`, with coplug's `warmstart` and `plugins` (left out: those in
+              plugins: Sequence[Any] | None = None, mip_duals: str | None = None,
+              **kwds: Any) -> Any:
+        """Legacy `solve`, with coplug's `warmstart`, `plugins` and `mip_duals` (left out: those in
         `self.config`); what this call sets (timelimit, options, ...) is undone after it, so
         it does not stay for the next call (Pyomo's wrapper left it set)."""
         if plugins is not None and (isinstance(plugins, str)
@@ -230,6 +235,8 @@ class LegacyCoplugSolver(LegacySolverWrapper):
             self.config.warmstart = warmstart
         if plugins is not None:
             self.config.plugins = list(plugins)
+        if mip_duals is not None:
+            self.config.mip_duals = mip_duals
         try:
             return super().solve(model, *args, **kwds)
         finally:
