@@ -20,7 +20,7 @@ import pyomo.environ as pyo
 from pyomo.core.base.block import BlockData
 from pyomo.util.vars_from_expressions import get_vars_from_components
 
-from coplug.plugins.errors import InputError
+from coplug.plugins.errors import CoplugError, InputError
 from coplug.plugins.results import Result, Status
 
 CHOICES = (None, "fixed")
@@ -63,6 +63,9 @@ def load_fixed_duals(model: BlockData, result: Result, resolve: Callable[[], Res
         for var in integers:
             var.fix(round(var.value))
         lp = resolve()
+    except CoplugError as exc:  # the MIP's answer stands; only its duals are missing
+        _refuse(result, f"the fixed LP could not be solved: {exc}")
+        return
     finally:
         for var in integers:
             var.unfix()

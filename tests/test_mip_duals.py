@@ -120,3 +120,20 @@ def test_pyomo_factories_take_mip_duals() -> None:
 
     results = NewFactory("coplug_scip").solve(unit_commitment(0), mip_duals="fixed")
     assert results.solution_loader.get_duals()  # certified fixed-model duals
+
+
+def test_a_fixed_lp_that_fails_keeps_the_mip_answer() -> None:
+    from coplug.plugins import SolverError
+    from coplug.plugins.mip_duals import load_fixed_duals
+
+    m = unit_commitment(2)
+    mip = solve(m, solver="highs", mip_duals="fixed")
+    values = [v.value for v in m.on.values()]
+
+    def failing() -> None:
+        raise SolverError("HiGHS stopped with status 'Not Set'")
+
+    with pytest.warns(UserWarning, match="could not be solved: HiGHS stopped"):
+        load_fixed_duals(m, mip, failing)
+    assert [v.value for v in m.on.values()] == values and not any(v.fixed for v in m.on.values())
+    assert not mip.extra["duals"]["loaded"]
