@@ -18,10 +18,10 @@ import math
 from typing import Any
 
 import numpy as np
-import pyomo.environ as pyo
 
 from coplug.plugins.duals import LinearProgram
 from coplug.plugins.lap.solver import LapSolution
+from coplug.plugins.linear_terms import LinearTerms
 
 _SLACK = 1e-9  # a constraint whose sum(x) is this far below 1 has slack
 
@@ -33,10 +33,8 @@ def assignment_row_duals(units: list[tuple[Any, str, bool, int]], solution: LapS
     raw = {id(con): (sense, is_row, float(solution.row_duals[k] if is_row
                                           else solution.col_duals[k]))
            for con, sense, is_row, k in units}
-    shift = _shift([(sense, is_row, value, _slack(con))
-                    for con, (sense, is_row, value) in
-                    ((row[0], raw[id(row[0])]) for row in lp.rows if id(row[0]) in raw)],
-                   maximize)
+    shift = _shift([(*raw[id(con)], _slack(terms))
+                    for con, terms, _, _ in lp.rows if id(con) in raw], maximize)
     if shift is None:
         return []
     duals = []
@@ -49,12 +47,12 @@ def assignment_row_duals(units: list[tuple[Any, str, bool, int]], solution: LapS
     return duals
 
 
-def _slack(con: Any) -> bool:
-    """Whether the constraint's sum(x) stops short of 1 at the loaded point."""
-    body, upper = pyo.value(con.body), con.upper
-    if upper is None:
-        return False
-    return abs(float(pyo.value(upper)) - body) > _SLACK * max(1.0, abs(body))
+def _slack(terms: LinearTerms) -> bool:
+    """Whether the constraint's sum(x) stops short of 1 at the loaded point, read off its
+    terms: Pyomo keeps `-sum(x) >= -1` by its lower side alone, `2 sum(x) + 1 <= 3` shifted."""
+    values = np.fromiter((var.value for var in terms.variables), dtype=float,
+                         count=len(terms.variables))
+    return abs(1.0 - float(terms.coefs @ values) / float(terms.coefs[0])) > _SLACK
 
 
 def _shift(units: list[tuple[str, bool, float, bool]], maximize: bool) -> float | None:
