@@ -16,23 +16,36 @@ from coplug.plugins import solve
 Side = Callable[[object], object]
 
 
-def lap_model(cost: np.ndarray, row: Side, col: Side, maximize: bool = False
-              ) -> pyo.ConcreteModel:
-    """x[i,j] in [0, 1] over every pair, row(sum_j x) and col(sum_i x) as given, with m.dual
-    and m.rc declared (the shape `check_lp_duality` reads)."""
+def lap_model(cost: np.ndarray, row: Side | list[Side], col: Side | list[Side],
+              maximize: bool = False) -> pyo.ConcreteModel:
+    """x[i,j] in [0, 1] over the pairs whose cost is not NaN, row(sum_j x) and col(sum_i x)
+    as given (one side for all, or one per index), with m.dual and m.rc declared (the
+    shape `check_lp_duality` reads)."""
     n, m = cost.shape
+    rows = row if isinstance(row, list) else [row] * n
+    cols = col if isinstance(col, list) else [col] * m
+    pairs = [(i, j) for i in range(n) for j in range(m) if not np.isnan(cost[i, j])]
     model = pyo.ConcreteModel()
-    model.x = pyo.Var([(i, j) for i in range(n) for j in range(m)], bounds=(0, 1))
-    model.row = pyo.Constraint(range(n), rule=lambda mm, i: row(
-        sum(mm.x[i, j] for j in range(m))))
-    model.col = pyo.Constraint(range(m), rule=lambda mm, j: col(
-        sum(mm.x[i, j] for i in range(n))))
-    model.o = pyo.Objective(expr=sum(float(cost[i, j]) * model.x[i, j]
-                                     for i in range(n) for j in range(m)),
+    model.x = pyo.Var(pairs, bounds=(0, 1))
+    model.row = pyo.Constraint(range(n), rule=lambda mm, i: rows[i](
+        sum(mm.x[p] for p in pairs if p[0] == i)))
+    model.col = pyo.Constraint(range(m), rule=lambda mm, j: cols[j](
+        sum(mm.x[p] for p in pairs if p[1] == j)))
+    model.o = pyo.Objective(expr=sum(float(cost[p]) * model.x[p] for p in pairs),
                             sense=pyo.maximize if maximize else pyo.minimize)
     model.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
     model.rc = pyo.Suffix(direction=pyo.Suffix.IMPORT)
     return model
+
+
+def block_diagonal(*blocks: np.ndarray) -> np.ndarray:
+    """The blocks' costs on the diagonal, NaN (no pair) elsewhere."""
+    out = np.full((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), np.nan)
+    r = c = 0
+    for block in blocks:
+        out[r:r + block.shape[0], c:c + block.shape[1]] = block
+        r, c = r + block.shape[0], c + block.shape[1]
+    return out
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -42,6 +55,22 @@ def test_negated_at_most_one_with_slack_keeps_jv_duals(seed: int) -> None:
     certify without an LP solve (they were refused for every such row, 8 of 10 seeds)."""
     cost = np.random.default_rng(seed).uniform(-10, 10, (4, 2))
     model = lap_model(cost, lambda e: -e >= -1, lambda e: e <= 1)
+    result = solve(model, solver="lap")
+    assert result.extra["duals"]["loaded"] and "duals_from" not in result.extra
+    check_lp_duality(model)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("maximize", [False, True])
+def test_each_component_gets_its_own_shift(seed: int, maximize: bool) -> None:
+    """A block-diagonal model's components share no pair, so each may shift JV's duals by
+    its own constant: a wide block (its unused column has slack, dual 0: one exact shift)
+    beside a square `>=`/`<=` block (signs that exact shift misses) keeps JV's duals
+    (one shift for the whole model sent it to SoPlex)."""
+    rng = np.random.default_rng(seed)
+    cost = block_diagonal(rng.uniform(1, 10, (1, 2)), rng.uniform(1, 10, (3, 3)))
+    eq, le, ge = (lambda e: e == 1), (lambda e: e <= 1), (lambda e: e >= 1)
+    model = lap_model(cost, [eq, ge, ge, ge], le, maximize)
     result = solve(model, solver="lap")
     assert result.extra["duals"]["loaded"] and "duals_from" not in result.extra
     check_lp_duality(model)

@@ -5,7 +5,9 @@ JV's duals u (rows) and v (columns) meet u_i + v_j <= c_ij with equality on the 
 assignment LP in all but the signs its `<=` and `>=` constraints need. One shift
 (u + t, v - t) changes no reduced cost; t is chosen so every `<=` / `>=` constraint's dual
 has its sign and every constraint with slack (a free row of a rectangular model, an
-unmatched row of a matching) has dual 0. Each constraint's dual is then divided by its
+unmatched row of a matching) has dual 0. Where no single t fits, each component of the
+model (constraints linked by shared variables; a block-diagonal model has several) takes
+its own. Each constraint's dual is then divided by its
 coefficient (`2 sum(x) == 2` moves twice as slowly as `sum(x) == 1`). Nothing here is
 trusted: `coplug.plugins.duals.load_duals` certifies the duals against the model by the
 duality gap and, where they fail (a matching whose signs no shift meets, a constraint
@@ -18,6 +20,8 @@ import math
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from coplug.plugins.duals import LinearProgram
 from coplug.plugins.lap.solver import LapSolution
@@ -29,22 +33,53 @@ _SLACK = 1e-9  # a constraint whose sum(x) is this far below 1 has slack
 def assignment_row_duals(units: list[tuple[Any, str, bool, int]], solution: LapSolution,
                          maximize: bool, lp: LinearProgram) -> list[float]:
     """Pyomo-sign duals of `lp.rows` (0 for rows that are no row/column constraint), or
-    [] when no single shift of JV's duals meets the signs."""
+    [] when no shift of JV's duals (one per component) meets the signs."""
     raw = {id(con): (sense, is_row, float(solution.row_duals[k] if is_row
                                           else solution.col_duals[k]))
            for con, sense, is_row, k in units}
-    shift = _shift([(*raw[id(con)], _slack(terms))
-                    for con, terms, _, _ in lp.rows if id(con) in raw], maximize)
-    if shift is None:
+    members = [k for k, row in enumerate(lp.rows) if id(row[0]) in raw]
+    facts = [(*raw[id(lp.rows[k][0])], _slack(lp.rows[k][1])) for k in members]
+    shifts = _shifts(facts, [lp.rows[k][1] for k in members], maximize)
+    if shifts is None:
         return []
-    duals = []
-    for con, terms, _, _ in lp.rows:
-        if id(con) not in raw or not len(terms.coefs):
-            duals.append(0.0)
-            continue
-        _, is_row, value = raw[id(con)]
-        duals.append((value + shift if is_row else value - shift) / float(terms.coefs[0]))
+    duals = [0.0] * len(lp.rows)
+    for k, (_, is_row, value, _), shift in zip(members, facts, shifts, strict=True):
+        coefs = lp.rows[k][1].coefs
+        if len(coefs):
+            duals[k] = (value + shift if is_row else value - shift) / float(coefs[0])
     return duals
+
+
+def _shifts(facts: list[tuple[str, bool, float, bool]], terms: list[LinearTerms],
+            maximize: bool) -> list[float] | None:
+    """Each constraint's shift: one for all where one fits, else one per component of
+    constraints linked by shared variables (no pair joins two components, so each may
+    shift alone); None when some component has none."""
+    shift = _shift(facts, maximize)
+    if shift is not None:
+        return [shift] * len(facts)
+    labels = _components(terms)
+    shifts = [0.0] * len(facts)
+    for label in np.unique(labels).tolist():
+        inside = np.flatnonzero(labels == label).tolist()
+        shift = _shift([facts[k] for k in inside], maximize)
+        if shift is None:
+            return None
+        for k in inside:
+            shifts[k] = shift
+    return shifts
+
+
+def _components(terms: list[LinearTerms]) -> np.ndarray:
+    """The component label of each constraint in the graph linking constraints through
+    the variables they share."""
+    ids = np.fromiter((id(var) for t in terms for var in t.variables), dtype=np.int64)
+    owner = np.repeat(np.arange(len(terms)), [len(t.variables) for t in terms])
+    _, var_index = np.unique(ids, return_inverse=True)
+    size = len(terms) + int(var_index.max(initial=-1)) + 1
+    graph = sp.coo_matrix((np.ones(len(ids)), (owner, len(terms) + var_index.ravel())),
+                          shape=(size, size))
+    return connected_components(graph, directed=False)[1][:len(terms)]
 
 
 def _slack(terms: LinearTerms) -> bool:
