@@ -35,6 +35,7 @@ from pyomo.core.base.constraint import ConstraintData
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
 from pyomo.util.vars_from_expressions import get_vars_from_components
+from tqdm.auto import tqdm
 
 from coplug.plugins.bridge import build_instance, contrib_solver, solve
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
@@ -97,6 +98,7 @@ def explain_infeasible(model: BlockData, time_limit: float | None = None,
     status = solve(_without_objective(model), solver="scip", time_limit=time_limit).status
     if status is Status.OPTIMAL:
         raise InputError("the model is feasible (SCIP found a point): no infeasible subsystem")
+    _stop_if_interrupted(status)
     if status is not Status.INFEASIBLE:
         raise SolverError(f"SCIP could not decide feasibility ({status.value}); give a longer "
                           f"time_limit")
@@ -166,6 +168,12 @@ def _whole_model(model: BlockData) -> tuple[list[ConstraintData], list[Bound]]:
                                          include_fixed=False, descend_into=True)
     return constraints, [(var, side) for var in variables for side in ("lower", "upper")
                          if _listed(var, side)]
+
+
+def _stop_if_interrupted(status: Status) -> None:
+    """Ctrl-C stopped a solve (which returns it as a status): stop the whole search."""
+    if status is Status.INTERRUPTED:
+        raise KeyboardInterrupt
 
 
 def _check_own_variables(model: BlockData) -> None:
@@ -294,6 +302,7 @@ class _Subsystem:
                 continue
             if status in (Status.INFEASIBLE, Status.OPTIMAL):
                 return solver, status is Status.INFEASIBLE
+            _stop_if_interrupted(status)
             undecided.append(f"{solver}: {status.value}")
         if undecided:
             raise SolverError(f"no solver decided the subsystem ({'; '.join(undecided)})")
@@ -301,9 +310,10 @@ class _Subsystem:
 
     def deletion_filter(self) -> None:
         """Drop each member whose absence leaves the rest infeasible: what remains is
-        irreducible (every member is needed)."""
+        irreducible (every member is needed). A bar on a terminal shows the solves."""
         needed = []
-        for member in self.members:
+        for member in tqdm(self.members, desc="explain_infeasible", unit="check",
+                           disable=None, leave=False):
             self._switch(member, on=False)
             if not self.infeasible()[1]:
                 self._switch(member, on=True)

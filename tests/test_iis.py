@@ -152,3 +152,16 @@ def test_a_block_using_outer_variables_is_refused_by_name() -> None:
     with pytest.raises(InputError, match="'x', a variable outside the block 'inner'"):
         explain_infeasible(m.inner)
     assert m.x.bounds == (0, 1)
+
+
+def test_ctrl_c_in_a_solve_stops_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    from coplug.plugins import iis
+    from coplug.plugins.results import Result, Status
+
+    def interrupted(*args, **kwargs) -> Result:  # solve() reports Ctrl-C as a status
+        return Result(status=Status.INTERRUPTED, solver="scip")
+
+    monkeypatch.setattr(iis, "solve", interrupted)
+    model, _ = random_system(1)
+    with pytest.raises(KeyboardInterrupt):
+        explain_infeasible(model)
