@@ -122,6 +122,11 @@ def _cmd_solve(args: argparse.Namespace) -> int:
                 found = explain()
         except CoplugError as exc:  # the solve stands; say why there is no explanation
             failed = f"--explain: {exc}"
+        except KeyboardInterrupt:
+            failed = "--explain: interrupted (Ctrl-C)"
+            result.extra["iis"] = {"error": failed}
+            print_result(result, as_json=args.json)
+            return 130
         result.extra["iis"] = found if failed is None else {"error": failed}
     elif args.explain:
         print(f"coplug: --explain: nothing to explain, the solve ended {result.status.value}",

@@ -148,3 +148,18 @@ def test_cli_keeps_the_solve_when_the_explanation_fails(tmp_path: Path, capsys) 
     report = json.loads(capsys.readouterr().out)
     assert report["status"] == "infeasible"
     assert "HiGHS cannot read disk.lp" in report["extra"]["iis"]["error"]
+
+
+def test_cli_ctrl_c_during_the_explanation_prints_the_result_and_exits_130(
+        tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    from coplug.plugins.cli import main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(iis_file, "explain_infeasible_file", interrupted)
+    path = tmp_path / "short.lp"
+    path.write_text(LP_TEXT.replace(" d: 2 k = 3\n", ""))
+    assert main(["solve", str(path), "--explain", "--json"]) == 130
+    report = json.loads(capsys.readouterr().out)
+    assert report["status"] == "infeasible" and "interrupted" in report["extra"]["iis"]["error"]
