@@ -47,7 +47,50 @@ def assignment_row_duals(units: list[tuple[Any, str, bool, int]], solution: LapS
         coefs = lp.rows[k][1].coefs
         if len(coefs):
             duals[k] = (value + shift if is_row else value - shift) / float(coefs[0])
+    filled = [k for k, (con, terms, _, _) in enumerate(lp.rows)
+              if id(con) not in raw and len(terms.coefs) and not _slack_side(lp.rows[k])]
+    if filled:
+        _price_filled(lp, filled, duals, maximize)
     return duals
+
+
+def _slack_side(row: tuple[Any, LinearTerms, float | None, float | None]) -> bool:
+    """Whether a row outside the assignment (one fixed variables fill, or one whose every
+    variable they force to 0) has slack at the side that caps its sum(x)."""
+    _, terms, lower, upper = row
+    a = float(terms.coefs[0])
+    side = upper if a > 0 else lower
+    if side is None:
+        return True
+    values = np.fromiter((var.value for var in terms.variables), dtype=float,
+                         count=len(terms.variables))
+    return abs((side - terms.constant - float(terms.coefs @ values)) / a) > _SLACK
+
+
+def _price_filled(lp: LinearProgram, filled: list[int], duals: list[float],
+                  maximize: bool) -> None:
+    """Duals, in place, for the rows fixed variables fill (sum of the others capped at 0,
+    every one of them at its bound 0): in minimization form each takes the least reduced
+    cost its variables have without it, capped at 0, so every one stays >= 0; a row
+    priced later sees the earlier ones, and since each is <= 0 none undoes another."""
+    sign = -1.0 if maximize else 1.0
+    wanted = {id(var) for k in filled for var in lp.rows[k][1].variables}
+    reduced = dict.fromkeys(wanted, 0.0)
+    if lp.objective is not None:
+        for var, coef in zip(lp.objective.variables, lp.objective.coefs.tolist(), strict=True):
+            if id(var) in reduced:
+                reduced[id(var)] = sign * coef
+    for k, (_, terms, _, _) in enumerate(lp.rows):
+        if duals[k]:
+            for var, coef in zip(terms.variables, terms.coefs.tolist(), strict=True):
+                if id(var) in reduced:
+                    reduced[id(var)] -= coef * sign * duals[k]
+    for k in filled:
+        terms = lp.rows[k][1]
+        price = min(0.0, min(reduced[id(var)] for var in terms.variables))
+        for var in terms.variables:
+            reduced[id(var)] -= price
+        duals[k] = sign * price / float(terms.coefs[0])
 
 
 def _shifts(facts: list[tuple[str, bool, float, bool]], terms: list[LinearTerms],
