@@ -8,10 +8,12 @@ has its sign and every constraint with slack (a free row of a rectangular model,
 unmatched row of a matching) has dual 0. Where no single t fits, each component of the
 model (constraints linked by shared variables; a block-diagonal model has several) takes
 its own. Each constraint's dual is then divided by its
-coefficient (`2 sum(x) == 2` moves twice as slowly as `sum(x) == 1`). Nothing here is
-trusted: `coplug.plugins.duals.load_duals` certifies the duals against the model by the
-duality gap and, where they fail (a matching whose signs no shift meets, a constraint
-fixed variables fill), solves the LP again for them.
+coefficient (`2 sum(x) == 2` moves twice as slowly as `sum(x) == 1`). A constraint fixed
+variables fill (its other x forced to 0) is priced last, low enough that none of those x
+has a reduced cost pulling it up (an LP re-solve for such a model took 251 s at 1000 x
+1000). Nothing here is trusted: `coplug.plugins.duals.load_duals` certifies the duals
+against the model by the duality gap and, where they fail (signs no shift meets), solves
+the LP again for them.
 """
 
 from __future__ import annotations
