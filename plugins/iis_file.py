@@ -9,11 +9,14 @@ every other row freed, every other bound dropped (integrality kept, an integer c
 and a deletion filter (one solve per member, up to `check_limit`) leaves only members it
 needs. A check HiGHS has not decided in 10 s (free integers left after bounds are dropped)
 goes to SCIP, on HiGHS's copy written out. HiGHS reads linear models only; a file with
-nonlinear rows is refused by name.
+nonlinear rows is refused by name, as is one whose rows (or columns) share a name. A
+column no value meets (bounds crossed, or no integer between them) is the answer on its
+own, as in `iis`: SCIP's reading rounds such bounds and its IIS finder never sees them.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +30,7 @@ Member = tuple[str, str | None]  # (row name, None) or (column name, "lower" | "
 # A check HiGHS has not decided by then keeps its member (free integers left after bounds
 # are dropped can make its branch and bound run for ever).
 _CHECK_SECONDS = 10.0
+_TOLERANCE = 1e-6  # the solvers' feasibility and integrality tolerance, as in `iis`
 
 
 @dataclass
@@ -61,6 +65,9 @@ def explain_infeasible_file(path: str | Path, time_limit: float | None = None,
         raise InputError(f"check_limit must be an integer >= 0, got {check_limit!r}")
     path = checked_model_path(path)
     highs = _Highs(path)
+    conflict = highs.bound_conflict()
+    if conflict:
+        return highs.subsystem(conflict, True, ["no value of the column meets its bounds"])
     if highs.infeasible() is False:
         raise InputError(f"{path.name} is feasible (HiGHS found a point): no infeasible "
                          f"subsystem")
@@ -72,6 +79,9 @@ def explain_infeasible_file(path: str | Path, time_limit: float | None = None,
                      f"HiGHS; the whole model was filtered instead")
         members = highs.all_members()
         highs.keep_only(members)
+        if not highs.infeasible():
+            raise SolverError(f"no checked infeasible subsystem: {notes[0]}, which HiGHS "
+                              f"found feasible too")
     if len(members) > check_limit:
         return highs.subsystem(members, None, notes)
     members, decided = highs.deletion_filter(members)
@@ -115,6 +125,8 @@ class _Highs:
             raise InputError(f"HiGHS cannot read {path.name} (nonlinear rows?): load it into "
                              f"Pyomo and use coplug.plugins.explain_infeasible")
         lp = self.highs.getLp()
+        _unique_names(path, "row", lp.row_names_)
+        _unique_names(path, "column", lp.col_names_)
         self.inf = highspy.kHighsInf
         self.rows = {name: k for k, name in enumerate(lp.row_names_)}
         self.cols = {name: k for k, name in enumerate(lp.col_names_)}
@@ -123,6 +135,7 @@ class _Highs:
         integer = [int(t) != 0 for t in lp.integrality_] or [False] * lp.num_col_
         self.domain = [k for k, (lo, hi) in enumerate(self.col_bounds)
                        if integer[k] and lo == 0 and hi == 1]  # binaries: 0..1 is the domain
+        self.integer = integer
         self.matrix = _row_matrix(lp)
         self.highs.changeColsCost(lp.num_col_, np.arange(lp.num_col_, dtype=np.int32),
                                   np.zeros(lp.num_col_))
@@ -140,6 +153,19 @@ class _Highs:
                 if k in cols and k not in self.domain
                 for side, value in zip(("lower", "upper"), self.col_bounds[k], strict=True)
                 if abs(value) < self.inf]
+
+    def bound_conflict(self) -> list[Member]:
+        """The bounds of the first column no value meets (lower above upper, or no integer
+        between them for an integer column), which SCIP's reading or presolve removes before
+        its IIS finder sees them; [] when every column has a value."""
+        for name, k in self.cols.items():
+            lo, hi = self.col_bounds[k]
+            if lo > hi + _TOLERANCE or (self.integer[k] and math.isfinite(lo) and math.isfinite(
+                    hi) and math.ceil(lo - _TOLERANCE) > math.floor(hi + _TOLERANCE)):
+                return [(name, side) for side, value in zip(("lower", "upper"), (lo, hi),
+                                                            strict=True)
+                        if abs(value) < self.inf]
+        return []
 
     def all_members(self) -> list[Member]:
         """Every row and every finite bound of the model."""
@@ -228,6 +254,20 @@ class _Highs:
         lo, hi = self.col_bounds[k]
         self.highs.changeColBounds(k, lo if lower else -self.inf, hi if upper else self.inf)
 
+
+
+def _unique_names(path: Path, kind: str, names: list[str]) -> None:
+    """Refuse a file two rows (or columns) of which share a name: the subsystem is named,
+    and checks that switch one of them leave the other on (an answer scipy found
+    feasible)."""
+    seen: dict[str, int] = {}
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+    twice = [name for name, count in seen.items() if count > 1]
+    if twice:
+        raise InputError(f"{kind} name {twice[0]!r} is given to {seen[twice[0]]} {kind}s of "
+                         f"{path.name}: the subsystem names {kind}s, so each needs its own "
+                         f"name")
 
 
 def _row_matrix(lp: Any) -> Any:

@@ -5,13 +5,16 @@ the model's own data, scipy's MILP)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pyomo.environ as pyo
 import pytest
+from scipy.optimize import Bounds, milp
 from test_lap_duals import check_lp_duality
 
-from coplug.plugins import solve
+from coplug.plugins import InputError, SolverError, iis_file, solve
+from coplug.plugins.iis_file import explain_infeasible_file
 
 Side = Callable[[object], object]
 
@@ -101,3 +104,69 @@ def test_rows_fixed_variables_fill_keep_jv_duals(shape: tuple[int, int], rows: s
     result = solve(model, solver="lap")
     assert result.extra["duals"]["loaded"] and "duals_from" not in result.extra
     check_lp_duality(model)
+
+
+INTEGER_GAP = """Minimize
+ obj: x + y
+Subject To
+ a: x + y >= 1
+Bounds
+ 0 <= x <= 10
+ 0.2 <= k <= 0.8
+General
+ k
+End
+"""
+NO_ROWS_CROSSED = """NAME crossed
+ROWS
+ N obj
+COLUMNS
+    x obj 1
+BOUNDS
+ LO bnd x 3
+ UP bnd x 2
+ENDATA
+"""
+
+
+def test_integer_column_no_integer_meets_is_the_answer(tmp_path: Path) -> None:
+    """Integer k in [0.2, 0.8] (in no row) makes the file infeasible; SCIP rounds its
+    bounds on reading and proposes nothing, and the whole-model filter left k out, so the
+    answer was row a with x's and y's bounds, a system scipy finds feasible."""
+    path = tmp_path / "gap.lp"
+    path.write_text(INTEGER_GAP)
+    found = explain_infeasible_file(path)
+    assert found.rows == [] and found.irreducible
+    assert found.bounds == [("k", "lower", 0.2), ("k", "upper", 0.8)]
+    assert not milp(np.zeros(1), integrality=np.ones(1), bounds=Bounds(0.2, 0.8)).success
+
+
+def test_crossed_bounds_need_no_scip_reading(tmp_path: Path) -> None:
+    """An MPS file without rows SCIP refuses to read ('syntax error') but HiGHS reads: its
+    column's crossed bounds are the answer on their own."""
+    path = tmp_path / "crossed.mps"
+    path.write_text(NO_ROWS_CROSSED)
+    found = explain_infeasible_file(path)
+    assert found.rows == [] and found.bounds == [("x", "lower", 3.0), ("x", "upper", 2.0)]
+
+
+def test_duplicate_row_names_are_refused(tmp_path: Path) -> None:
+    """Two rows named a (x >= 10 and x + y >= 0) beside b: x <= 5: checks switched only one
+    of them, and the answer was row b alone, which x = 0 satisfies."""
+    path = tmp_path / "dup.lp"
+    path.write_text("Minimize\n obj: x + y\nSubject To\n a: x >= 10\n a: x + y >= 0\n"
+                    " b: x <= 5\nEnd\n")
+    with pytest.raises(InputError, match="row name 'a' .* 2 rows"):
+        explain_infeasible_file(path)
+
+
+def test_a_feasible_whole_model_is_an_error_not_an_answer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the whole model, as the filter sees it, is feasible, no subsystem is checked:
+    an error, not a feasible set called irreducible."""
+    path = tmp_path / "short.lp"
+    path.write_text("Minimize\n obj: x\nSubject To\n a: x >= 10\n b: x <= 5\nEnd\n")
+    monkeypatch.setattr(iis_file, "_scip_iis", lambda *args: [])
+    monkeypatch.setattr(iis_file._Highs, "all_members", lambda self: [])
+    with pytest.raises(SolverError, match="feasible"):
+        explain_infeasible_file(path)
