@@ -25,6 +25,7 @@ from pyomo.common.tee import capture_output
 
 from coplug.plugins.errors import InputError, SolverError
 from coplug.plugins.files import checked_model_path
+from coplug.plugins.limits import checked_time_limit
 
 Member = tuple[str, str | None]  # (row name, None) or (column name, "lower" | "upper")
 # A check HiGHS has not decided by then keeps its member (free integers left after bounds
@@ -63,6 +64,7 @@ def explain_infeasible_file(path: str | Path, time_limit: float | None = None,
     InputError when the model is feasible."""
     if not isinstance(check_limit, int) or isinstance(check_limit, bool) or check_limit < 0:
         raise InputError(f"check_limit must be an integer >= 0, got {check_limit!r}")
+    time_limit = checked_time_limit(time_limit)
     path = checked_model_path(path)
     highs = _Highs(path)
     conflict = highs.bound_conflict()

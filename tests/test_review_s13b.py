@@ -170,3 +170,20 @@ def test_a_feasible_whole_model_is_an_error_not_an_answer(
     monkeypatch.setattr(iis_file._Highs, "all_members", lambda self: [])
     with pytest.raises(SolverError, match="feasible"):
         explain_infeasible_file(path)
+
+
+@pytest.mark.parametrize("time_limit", [-1, float("nan"), "10", True])
+def test_bad_time_limits_are_input_errors(time_limit: object, tmp_path: Path) -> None:
+    """As for explain_infeasible: SCIP's own ValueError ('the value is invalid for the given
+    parameter') reached the caller, and inf was refused the same way."""
+    path = tmp_path / "short.lp"
+    path.write_text("Minimize\n obj: x\nSubject To\n a: x >= 10\n b: x <= 5\nEnd\n")
+    with pytest.raises(InputError, match="time_limit"):
+        explain_infeasible_file(path, time_limit=time_limit)
+
+
+def test_an_infinite_time_limit_is_no_limit(tmp_path: Path) -> None:
+    """inf (or 1e20 and more) means no limit, as everywhere else in coplug."""
+    path = tmp_path / "short.lp"
+    path.write_text("Minimize\n obj: x\nSubject To\n a: x >= 10\n b: x <= 5\nEnd\n")
+    assert explain_infeasible_file(path, time_limit=float("inf")).rows == ["a", "b"]
