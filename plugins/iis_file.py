@@ -5,10 +5,11 @@ SCIP reads the file and its IIS finder proposes the rows of a subsystem (with bo
 SCIP's own bound removal ran for ever on a 6-variable model), together with the finite
 bounds of the columns in those rows. HiGHS reads the same file and checks the proposal:
 every other row freed, every other bound dropped (integrality kept, an integer column's
-0..1 kept as its domain), it must be infeasible (else the whole model is filtered instead),
-and a deletion filter (one solve per member, up to `check_limit`) leaves only members it
-needs. A check HiGHS has not decided in 10 s (free integers left after bounds are dropped)
-goes to SCIP, on HiGHS's copy written out. HiGHS reads linear models only; a file with
+0..1 kept as its domain: the answer's notes name those of its rows), it must be
+infeasible (else the whole model is filtered instead), and a deletion filter (one solve
+per member, up to `check_limit`) leaves only members it needs. A check HiGHS has not
+decided in 10 s (free integers left after bounds are dropped) goes to SCIP, on HiGHS's
+copy written out. HiGHS reads linear models only; a file with
 nonlinear rows is refused by name, as is one whose rows (or columns) share a name. A
 column no value meets (bounds crossed, or no integer between them) is the answer on its
 own, as in `iis`: SCIP's reading rounds such bounds and its IIS finder never sees them.
@@ -55,6 +56,7 @@ class FileInfeasibleSubsystem:
         lines += [f"  row {name}" for name in self.rows]
         lines += [f"  bound {col} {'>=' if side == 'lower' else '<='} {value:g}"
                   for col, side, value in self.bounds]
+        lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
 
 
@@ -244,7 +246,22 @@ class _Highs:
         rows = [name for name, side in members if side is None]
         bounds = [(name, side, float(self.col_bounds[self.cols[name]][
             0 if side == "lower" else 1])) for name, side in members if side is not None]
-        return FileInfeasibleSubsystem(rows, bounds, irreducible, notes)
+        return FileInfeasibleSubsystem(rows, bounds, irreducible, notes + self._domain_note(rows))
+
+    def _domain_note(self, rows: list[str]) -> list[str]:
+        """A note naming the integer columns of `rows` held in 0..1 (read as binaries, their
+        0..1 is kept as the domain and never listed, yet the answer may need it)."""
+        picked = {self.rows[name] for name in rows}
+        cols = sorted({int(j) for i in picked
+                       for j in self.matrix.indices[self.matrix.indptr[i]:
+                                                    self.matrix.indptr[i + 1]]}
+                      & set(self.domain))
+        if not cols:
+            return []
+        names = list(self.cols)
+        shown = ", ".join(names[k] for k in cols[:5])
+        more = f" and {len(cols) - 5} more" if len(cols) > 5 else ""
+        return [f"integer columns held in 0..1 (their domain, as binaries): {shown}{more}"]
 
     def _row(self, k: int, on: bool) -> None:
         """Give row k its sides, or free it."""

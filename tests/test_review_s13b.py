@@ -4,6 +4,7 @@ the model's own data, scipy's MILP)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,6 +12,8 @@ import numpy as np
 import pyomo.environ as pyo
 import pytest
 from scipy.optimize import Bounds, milp
+from test_iis import random_system, scipy_feasible
+from test_iis_file import _index
 from test_lap_duals import check_lp_duality
 
 from coplug.plugins import InputError, SolverError, iis_file, solve
@@ -187,3 +190,21 @@ def test_an_infinite_time_limit_is_no_limit(tmp_path: Path) -> None:
     path = tmp_path / "short.lp"
     path.write_text("Minimize\n obj: x\nSubject To\n a: x >= 10\n b: x <= 5\nEnd\n")
     assert explain_infeasible_file(path, time_limit=float("inf")).rows == ["a", "b"]
+
+
+def test_integer_columns_kept_in_zero_one_are_named(tmp_path: Path) -> None:
+    """An integer column bounded 0..1 is read as a binary, its 0..1 kept as its domain and
+    never listed: random_system(26)'s answer is infeasible only with x(6) <= 1, which it
+    did not mention (scipy finds the rows and listed bounds feasible). The answer names
+    such columns of its rows, and with their 0..1 it is infeasible."""
+    model, data = random_system(26)
+    path = tmp_path / "system.lp"
+    model.write(str(path), io_options={"symbolic_solver_labels": True})
+    found = explain_infeasible_file(path)
+    kept = [name for note in found.notes if "0..1" in note for name in re.findall(
+        r"x\(\d+\)", note)]
+    assert kept == ["x(6)"] and "x(6)" in str(found)
+    rows = [_index(name) for name in found.rows]
+    bounds = [(_index(col), side) for col, side, _ in found.bounds]
+    assert scipy_feasible(data, rows, bounds)
+    assert not scipy_feasible(data, rows, bounds + [(6, "lower"), (6, "upper")])
