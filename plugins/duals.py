@@ -44,6 +44,7 @@ class LinearProgram:
     objective: LinearTerms | None
     maximize: bool
     quadratic: list[tuple[Any, Any, float]] = field(default_factory=list)  # HiGHS's convex QPs
+    variables: list[Any] = field(default_factory=list)  # each once, in order of appearance
 
 
 @dataclass
@@ -102,7 +103,8 @@ def _read_lp(model: pyo.Block, quadratic_ok: bool) -> tuple[LinearProgram | None
             return None, "the objective is nonlinear"
     lp = LinearProgram(rows, obj_terms, objective is not None and objective.sense == pyo.maximize,
                        quadratic)
-    for var in _variables(lp):
+    lp.variables = _variables(lp)
+    for var in lp.variables:
         if not var.is_continuous():
             return None, f"variable {var.name!r} is integer (a MIP has no LP duals)"
     return lp, ""
@@ -276,13 +278,13 @@ class _MinForm:
 def _min_form(lp: LinearProgram) -> _MinForm:
     """The arrays both the certificate and the LP-solver fallback read."""
     sign = -1.0 if lp.maximize else 1.0
-    variables = _variables(lp)
+    variables = lp.variables or _variables(lp)
     index = {id(var): k for k, var in enumerate(variables)}
     costs = np.zeros(len(variables))
     if lp.objective is not None:
         np.add.at(costs, _columns(lp.objective, index), sign * lp.objective.coefs)
     matrix, lower, upper = _rows(lp, index)
-    bounds = [(_side(v.lb), _side(v.ub)) for v in variables]
+    bounds = [tuple(map(_side, v.bounds)) for v in variables]  # one bounds read per variable
     col_lower = np.array([-np.inf if lo is None else lo for lo, _ in bounds])
     col_upper = np.array([np.inf if hi is None else hi for _, hi in bounds])
     return _MinForm(sign, variables, index, costs, matrix, lower, upper, col_lower, col_upper)
