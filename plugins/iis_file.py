@@ -41,16 +41,17 @@ class FileInfeasibleSubsystem:
 
     rows: list[str]
     bounds: list[tuple[str, str, float]]  # (column, "lower" | "upper", value)
-    irreducible: bool | None  # None: more members than check_limit, not made irreducible
+    irreducible: bool | None  # None: past check_limit; False: some checks undecided
     notes: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.rows) + len(self.bounds)
 
     def __str__(self) -> str:
-        state = ("checked by highs: infeasible, feasible without any one of them"
-                 if self.irreducible else
-                 "infeasible by highs; too large to check that each one is needed")
+        state = {True: "checked by highs: infeasible, feasible without any one of them",
+                 False: "infeasible by highs; some members' checks stayed undecided",
+                 None: "infeasible by highs; too large to check that each one is needed"
+                 }[self.irreducible]
         lines = [f"{len(self.rows)} row(s) and {len(self.bounds)} bound(s) that cannot hold "
                  f"together ({state}):"]
         lines += [f"  row {name}" for name in self.rows]

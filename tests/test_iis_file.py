@@ -163,3 +163,11 @@ def test_cli_ctrl_c_during_the_explanation_prints_the_result_and_exits_130(
     assert main(["solve", str(path), "--explain", "--json"]) == 130
     report = json.loads(capsys.readouterr().out)
     assert report["status"] == "infeasible" and "interrupted" in report["extra"]["iis"]["error"]
+
+
+@pytest.mark.parametrize(("irreducible", "words"), [
+    (True, "feasible without any one of them"), (False, "checks stayed undecided"),
+    (None, "too large to check")])
+def test_the_text_says_how_far_the_subsystem_was_checked(irreducible, words: str) -> None:
+    found = iis_file.FileInfeasibleSubsystem(["a"], [], irreducible)
+    assert words in str(found)
