@@ -36,6 +36,7 @@ import numpy as np
 import pyomo.environ as pyo
 from tqdm import tqdm
 
+from coplug.formulations.assignment import assignment_model
 from coplug.formulations.knapsack import knapsack_mip, random_knapsack
 from coplug.formulations.mip_families import setcover
 from coplug.plugins import solve
@@ -80,14 +81,7 @@ def rows(n: int) -> pyo.ConcreteModel:
 
 def assignment(n: int) -> pyo.ConcreteModel:
     """An n x n assignment of binaries at random integer costs (a MIP)."""
-    cost = np.random.default_rng(0).integers(1, 100, (n, n))
-    m = pyo.ConcreteModel(name="assignment")
-    m.I = pyo.RangeSet(0, n - 1)
-    m.x = pyo.Var(m.I, m.I, domain=pyo.Binary)
-    m.row = pyo.Constraint(m.I, rule=lambda m, i: sum(m.x[i, j] for j in m.I) == 1)
-    m.col = pyo.Constraint(m.I, rule=lambda m, j: sum(m.x[i, j] for i in m.I) == 1)
-    m.cost = pyo.Objective(expr=sum(float(cost[i, j]) * m.x[i, j] for i in m.I for j in m.I))
-    return m
+    return assignment_model(np.random.default_rng(0).integers(1, 100, (n, n)).astype(float))
 
 
 def knapsack(n: int) -> pyo.ConcreteModel:
