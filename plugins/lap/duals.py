@@ -64,9 +64,7 @@ def _slack_side(row: tuple[Any, LinearTerms, float | None, float | None]) -> boo
     side = upper if a > 0 else lower
     if side is None:
         return True
-    values = np.fromiter((var.value for var in terms.variables), dtype=float,
-                         count=len(terms.variables))
-    return abs((side - terms.constant - float(terms.coefs @ values)) / a) > _SLACK
+    return abs((side - terms.constant - _activity(terms)) / a) > _SLACK
 
 
 def _price_filled(lp: LinearProgram, filled: list[int], duals: list[float],
@@ -130,9 +128,14 @@ def _components(terms: list[LinearTerms]) -> np.ndarray:
 def _slack(terms: LinearTerms) -> bool:
     """Whether the constraint's sum(x) stops short of 1 at the loaded point, read off its
     terms: Pyomo keeps `-sum(x) >= -1` by its lower side alone, `2 sum(x) + 1 <= 3` shifted."""
+    return abs(1.0 - _activity(terms) / float(terms.coefs[0])) > _SLACK
+
+
+def _activity(terms: LinearTerms) -> float:
+    """The terms' sum at the loaded point, without their constant."""
     values = np.fromiter((var.value for var in terms.variables), dtype=float,
                          count=len(terms.variables))
-    return abs(1.0 - float(terms.coefs @ values) / float(terms.coefs[0])) > _SLACK
+    return float(terms.coefs @ values)
 
 
 def _shift(units: list[tuple[str, bool, float, bool]], maximize: bool) -> float | None:
