@@ -152,12 +152,17 @@ def _bound_conflict(model: BlockData) -> list[Bound] | None:
     for var in get_vars_from_components(model, (pyo.Constraint, pyo.Objective), active=True,
                                         include_fixed=False, descend_into=True):
         lower, upper = var.bounds
-        if lower is None or upper is None:
-            continue
-        if lower > upper + _TOLERANCE or (var.is_integer() and math.ceil(
-                lower - _TOLERANCE) > math.floor(upper + _TOLERANCE)):
+        if lower is not None and upper is not None and no_value_meets(lower, upper,
+                                                                      var.is_integer()):
             return [(var, side) for side in ("lower", "upper") if _listed(var, side)]
     return None
+
+
+def no_value_meets(lower: float, upper: float, integer: bool) -> bool:
+    """Whether finite bounds admit no value: lower above upper, or for an integer no whole
+    number between them (at the solvers' tolerance)."""
+    return lower > upper + _TOLERANCE or (integer and math.ceil(lower - _TOLERANCE)
+                                          > math.floor(upper + _TOLERANCE))
 
 
 def _whole_model(model: BlockData) -> tuple[list[ConstraintData], list[Bound]]:

@@ -20,19 +20,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pyomo.common.tee import capture_output
 
 from coplug.plugins.errors import InputError, SolverError
 from coplug.plugins.files import checked_model_path
+from coplug.plugins.highs_rows import RowView
+from coplug.plugins.iis import no_value_meets
 from coplug.plugins.limits import checked_time_limit
 
 Member = tuple[str, str | None]  # (row name, None) or (column name, "lower" | "upper")
 # A check HiGHS has not decided by then keeps its member (free integers left after bounds
 # are dropped can make its branch and bound run for ever).
 _CHECK_SECONDS = 10.0
-_TOLERANCE = 1e-6  # the solvers' feasibility and integrality tolerance, as in `iis`
 
 
 @dataclass
@@ -141,7 +141,7 @@ class _Highs:
         self.domain = [k for k, (lo, hi) in enumerate(self.col_bounds)
                        if integer[k] and lo == 0 and hi == 1]  # binaries: 0..1 is the domain
         self.integer = integer
-        self.matrix = _row_matrix(lp)
+        self.matrix = RowView(self.highs).matrix
         self.highs.changeColsCost(lp.num_col_, np.arange(lp.num_col_, dtype=np.int32),
                                   np.zeros(lp.num_col_))
         self.highs.setOptionValue("time_limit", _CHECK_SECONDS)
@@ -165,8 +165,8 @@ class _Highs:
         its IIS finder sees them; [] when every column has a value."""
         for name, k in self.cols.items():
             lo, hi = self.col_bounds[k]
-            if lo > hi + _TOLERANCE or (self.integer[k] and math.isfinite(lo) and math.isfinite(
-                    hi) and math.ceil(lo - _TOLERANCE) > math.floor(hi + _TOLERANCE)):
+            if math.isfinite(lo) and math.isfinite(hi) and no_value_meets(lo, hi,
+                                                                          self.integer[k]):
                 return [(name, side) for side, value in zip(("lower", "upper"), (lo, hi),
                                                             strict=True)
                         if abs(value) < self.inf]
@@ -288,15 +288,3 @@ def _unique_names(path: Path, kind: str, names: list[str]) -> None:
         raise InputError(f"{kind} name {twice[0]!r} is given to {seen[twice[0]]} {kind}s of "
                          f"{path.name}: the subsystem names {kind}s, so each needs its own "
                          f"name")
-
-
-def _row_matrix(lp: Any) -> Any:
-    """HiGHS's constraint matrix by rows (CSR), whatever orientation it stores."""
-    import numpy as np
-    import scipy.sparse as sp
-
-    a = lp.a_matrix_
-    data = (np.asarray(a.value_), np.asarray(a.index_), np.asarray(a.start_))
-    if a.format_ == a.format_.__class__.kRowwise:
-        return sp.csr_matrix(data, shape=(lp.num_row_, lp.num_col_))
-    return sp.csc_matrix(data, shape=(lp.num_row_, lp.num_col_)).tocsr()
