@@ -23,6 +23,7 @@ from coplug.plugins.highs_backend import (
     beyond_default_gap,
     flag_duality_gap,
     guard_verdict,
+    highs_options,
     mip_tolerance,
     solution_limit_status,
 )
@@ -126,6 +127,7 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
         raise InputError(f"{path.name} defines no variables: is it an MPS or LP model?")
     if time_limit is not None:
         highs.setOptionValue("time_limit", float(time_limit))
+    params = highs_options(params)
     for key, value in params.items():
         if highs.setOptionValue(key, value) != highspy.HighsStatus.kOk:
             raise InputError(f"cannot set HiGHS option {key!r} to {value!r}")

@@ -236,21 +236,42 @@ def _constant_result(model: pyo.Block, solver: str) -> Result:
                   has_solution=True)
 
 
-def _check_highs_options(params: Mapping[str, Any]) -> None:
-    """Name an unknown HiGHS option or a bad value up front: Pyomo's interface ignores the
-    status HiGHS returns, so a typo would otherwise change nothing without a word."""
+def highs_options(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The caller's HiGHS options, checked up front (Pyomo's interface ignores the status
+    HiGHS returns, so a typo would otherwise change nothing without a word) and given the
+    type HiGHS wants where the value means the same: a whole float for an integer option
+    (1e3 nodes), 0/1 for a bool, an integer for a text option (log_file=2024)."""
     if not params:
-        return
+        return {}
     import highspy
     from pyomo.common.tee import capture_output
 
     with capture_output(capture_fd=True):  # HiGHS prints its banner on first construction
         checker = highspy.Highs()
         checker.setOptionValue("output_flag", False)
+    typed = {}
     for key, value in params.items():
-        if checker.setOptionValue(key, value) != highspy.HighsStatus.kOk:
+        typed[key] = _as_highs_type(checker, key, value)
+        if checker.setOptionValue(key, typed[key]) != highspy.HighsStatus.kOk:
             raise InputError(f"cannot set HiGHS option {key!r} to {value!r}: unknown option "
                              "or a value of the wrong type or range")
+    return typed
+
+
+def _as_highs_type(checker: Any, key: str, value: Any) -> Any:
+    """`value` in the type HiGHS's option `key` takes, where the meaning is unchanged."""
+    import highspy
+
+    status, kind = checker.getOptionType(key)
+    if status != highspy.HighsStatus.kOk or isinstance(value, bool):
+        return value
+    if kind == highspy.HighsOptionType.kInt and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if kind == highspy.HighsOptionType.kBool and isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if kind == highspy.HighsOptionType.kString and isinstance(value, int):
+        return str(value)
+    return value
 
 
 def solve_highs(
@@ -267,7 +288,7 @@ def solve_highs(
         raise InputError("HiGHS takes no plugins; plugins run inside SCIP (solver='scip')")
     opt = contrib_solver("highs", "HiGHS", "highspy")
     _check_linear_for_highs(model)
-    _check_highs_options(params)
+    params = highs_options(params)
     duals = dual_request(model, quadratic_ok=True)  # HiGHS gives a convex QP its duals
     if not _has_free_variables(model):
         result = _constant_result(model, "highs")

@@ -100,3 +100,30 @@ def test_scip_real_option_past_infinity_means_no_limit(value: float) -> None:
     assert result.status is Status.OPTIMAL and result.objective == pytest.approx(optimum)
     with pytest.raises(InputError, match="limits/gap"):
         solve(model, options={"limits/gap": -value})  # a limit below its range stays refused
+
+
+@pytest.mark.parametrize(("name", "value"), [("mip_max_nodes", 1e3), ("output_flag", 0),
+                                             ("random_seed", 5.0)])
+def test_highs_takes_values_of_the_meaning_it_wants(name: str, value: object, tmp_path) -> None:
+    from coplug.plugins.files import solve_file
+
+    model, optimum = packing_lp(4)
+    assert solve(model, solver="highs", options={name: value}).objective == pytest.approx(
+        optimum)
+    path = tmp_path / "packing.mps"
+    model.write(str(path))
+    assert solve_file(path, solver="highs", options={name: value}).objective == pytest.approx(
+        optimum)
+    with pytest.raises(InputError, match="mip_max_nodes"):
+        solve(model, solver="highs", options={"mip_max_nodes": 1.5})  # not a whole number
+
+
+def test_highs_text_option_takes_a_number_as_its_text(tmp_path) -> None:
+    model, _ = packing_lp(4)
+    log = tmp_path / "2024"
+    solve(model, solver="highs", options={"log_file": str(log)})
+    assert log.exists()
+    from coplug.plugins.highs_backend import highs_options
+
+    assert highs_options({"log_file": 2024, "solver": "ipm"}) == {"log_file": "2024",
+                                                                  "solver": "ipm"}
