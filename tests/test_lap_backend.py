@@ -161,3 +161,18 @@ def test_rectangular_model_with_column_family_declared_first_is_solved() -> None
     lap = solve(model, solver="lap")
     assert lap.status is Status.OPTIMAL
     assert lap.objective == pytest.approx(solve(model, solver="highs").objective)
+
+
+def test_a_covering_row_fixed_variables_already_meet_is_named() -> None:
+    from coplug.plugins import UnsupportedModelError
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), range(3), bounds=(0, 1))
+    m.r = pyo.Constraint(range(3), rule=lambda mm, i: sum(mm.x[i, j] for j in range(3)) >= 1)
+    m.c = pyo.Constraint(range(3), rule=lambda mm, j: sum(mm.x[i, j] for i in range(3)) == 1)
+    m.o = pyo.Objective(expr=sum(m.x.values()))
+    m.x[0, 0].fix(1)
+    with pytest.raises(UnsupportedModelError, match=r"'r\[0\]' is already met by its fixed "
+                                                    r"variables .*x\[0,0\]=1"):
+        solve(m, solver="lap")
+    assert solve(m, solver="highs").objective == pytest.approx(3)  # what the message advises

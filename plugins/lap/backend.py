@@ -349,6 +349,11 @@ def _unit_constraint(con: Any) -> _Unit | None:
     if upper is None and lower is not None and abs(lower - 1) <= 1e-9:
         return _Unit(con.name, variables, ">=", 1.0, con)  # see `_sides`
     rhs = next((r for r in (1.0, 0.0) if upper is not None and abs(upper - r) <= 1e-9), None)
+    if rhs is None and upper is None and lower is not None and lower <= 1e-9 and _fixed_note(con):
+        raise UnsupportedModelError(
+            f"constraint {con.name!r} is already met by its fixed variables{_fixed_note(con)}, "
+            "which leaves its other variables in one constraint only; the LAP path needs each "
+            "x in a row and a column constraint: use solver='highs' or 'scip'")
     if rhs is None:
         raise UnsupportedModelError(
             f"constraint {con.name!r} is not of the form sum(x) (=|<=) 1{_fixed_note(con)}"
