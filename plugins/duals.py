@@ -20,7 +20,7 @@ Suffix never reads as "all duals zero" and a wrong one never reaches the user.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,16 +57,21 @@ class DualRequest:
     row_duals: list[float] = field(default_factory=list)
 
 
-def dual_request(model: pyo.Block, quadratic_ok: bool = False) -> DualRequest | None:
+def dual_request(model: pyo.Block, quadratic_ok: bool = False, read: bool = True,
+                 known_terms: Mapping[int, LinearTerms] | None = None) -> DualRequest | None:
     """The `dual`/`rc` import Suffixes of `model`, emptied for this solve, with the model
-    read as an LP (or, with `quadratic_ok`, a QP); None when it declares neither."""
+    read as an LP (or, with `quadratic_ok`, a QP; `known_terms` by constraint id where a
+    backend read them already, `read=False` to only empty them); None when it declares
+    neither."""
     suffixes = {s.local_name: s for s in _import_suffixes(model, descend=False)
                 if s.local_name in DUAL_SUFFIXES}
     if not suffixes:
         return None
     for suffix in suffixes.values():
         suffix.clear()
-    lp, reason = _read_lp(model, quadratic_ok)
+    if not read:
+        return DualRequest(suffixes, None, "not read")
+    lp, reason = _read_lp(model, quadratic_ok, known_terms or {})
     return DualRequest(suffixes, lp, reason)
 
 
@@ -85,11 +90,14 @@ def _import_suffixes(model: pyo.Block, descend: bool) -> list[pyo.Suffix]:
             if s.import_enabled()]
 
 
-def _read_lp(model: pyo.Block, quadratic_ok: bool) -> tuple[LinearProgram | None, str]:
+def _read_lp(model: pyo.Block, quadratic_ok: bool, known_terms: Mapping[int, LinearTerms]
+             ) -> tuple[LinearProgram | None, str]:
     """The model as an LP (a QP with `quadratic_ok`), or None and why it is not one."""
     rows = []
     for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
-        terms = linear_terms(con.body)
+        terms = known_terms.get(id(con))
+        if terms is None:
+            terms = linear_terms(con.body)
         if terms is None:
             return None, f"constraint {con.name!r} is nonlinear"
         rows.append((con, terms, _side(con.lb), _side(con.ub)))

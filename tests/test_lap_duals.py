@@ -122,3 +122,15 @@ def test_binary_assignment_gets_no_duals_like_any_mip() -> None:
     with pytest.warns(UserWarning, match="integer"):
         solve(model, solver="lap")
     assert len(model.dual) == 0 and len(model.rc) == 0
+
+
+def test_a_refused_model_keeps_no_stale_duals() -> None:
+    from coplug.plugins import UnsupportedModelError
+
+    model = assignment_lp(4, 4, 0, False, "==", "==")
+    solve(model, solver="highs")
+    assert len(model.dual) == 8  # duals from the HiGHS solve
+    model.extra = pyo.Constraint(expr=model.x[0, 0] + 2 * model.x[1, 1] <= 1)
+    with pytest.raises(UnsupportedModelError):
+        solve(model, solver="lap")
+    assert len(model.dual) == 0 and len(model.rc) == 0

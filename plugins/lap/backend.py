@@ -52,6 +52,8 @@ class AssignmentStructure:
     fill_zero: bool = False  # every pair the model lacks is such a dummy: dense costs
     # Each row/column constraint, its sense, and its row (is_row) or column index.
     units: list[tuple[Any, str, bool, int]] = field(default_factory=list)
+    # The linear terms read off each row/column constraint, by id, for `dual_request`.
+    terms: dict[int, LinearTerms] = field(default_factory=dict)
 
     @classmethod
     def infeasible_model(cls, reason: str, maximize: bool) -> AssignmentStructure:
@@ -89,6 +91,7 @@ class _Unit(NamedTuple):
     sense: str
     rhs: float
     con: Any = None  # the constraint itself, to name its family in messages
+    terms: LinearTerms | None = None  # its body read once, reused for `m.dual`
 
 
 class _Infeasible(Exception):
@@ -115,8 +118,12 @@ def solve_assignment_model(
     if not isinstance(warm, bool):
         raise InputError(f"lap option warm must be True or False, got {warm!r}")
     start = time.perf_counter()
-    request = dual_request(model)
-    structure = detect_assignment(model)
+    try:
+        structure = detect_assignment(model)
+    except Exception:
+        dual_request(model, read=False)  # empties m.dual / m.rc: no stale duals stay
+        raise
+    request = dual_request(model, known_terms=structure.terms)
     result, solution = _solve_structure(structure, warm, time_limit, start, tee)
     if request is not None:
         if solution is not None and request.lp is not None and result.status is Status.OPTIMAL:
@@ -210,6 +217,7 @@ def detect_assignment(model: pyo.Block) -> AssignmentStructure:
     edges = _edges(cons, objective_terms, zero)
     structure = _orient(len(cons), edges, cons, objective_terms, maximize, zero)
     structure.has_objective = objective is not None
+    structure.terms = {id(unit.con): unit.terms for unit in units if unit.terms is not None}
     return structure
 
 
@@ -347,7 +355,7 @@ def _unit_constraint(con: Any) -> _Unit | None:
         raise _Infeasible(f"constraint {con.name!r} needs sum(x) <= {upper:g} < 0"
                           f"{_fixed_note(con)}")
     if upper is None and lower is not None and abs(lower - 1) <= 1e-9:
-        return _Unit(con.name, variables, ">=", 1.0, con)  # see `_sides`
+        return _Unit(con.name, variables, ">=", 1.0, con, terms)  # see `_sides`
     rhs = next((r for r in (1.0, 0.0) if upper is not None and abs(upper - r) <= 1e-9), None)
     if rhs is None and upper is None and lower is not None and lower <= 1e-9 and _fixed_note(con):
         raise UnsupportedModelError(
@@ -359,9 +367,9 @@ def _unit_constraint(con: Any) -> _Unit | None:
             f"constraint {con.name!r} is not of the form sum(x) (=|<=) 1{_fixed_note(con)}"
         )
     if lower is not None and abs(lower - rhs) <= 1e-9:
-        return _Unit(con.name, variables, "==", rhs, con)
+        return _Unit(con.name, variables, "==", rhs, con, terms)
     if lower is None or lower <= 0:
-        return _Unit(con.name, variables, "<=", rhs, con)
+        return _Unit(con.name, variables, "<=", rhs, con, terms)
     raise UnsupportedModelError(f"constraint {con.name!r} has lower bound {lower}; need 1 or none")
 
 
