@@ -86,17 +86,32 @@ def checked_model_path(path: str | PathLike) -> Path:
     return path
 
 
-def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any],
-                     tee: bool) -> Result:
-    """SCIP reads and solves the file."""
+def scip_read(path: Path, tee: bool = False) -> Any:
+    """A PySCIPOpt model read from `path`; a file SCIP cannot read is an InputError quoting
+    its reader's first error line ("Syntax error in line 4 (']')"), not SCIP's log."""
+    import contextlib
+    import io
+
     import pyscipopt
 
     scip = pyscipopt.Model()
     scip.hideOutput(quiet=not tee)
-    try:
-        scip.readProblem(str(path))
+    log = io.StringIO()
+    try:  # with tee the reader's messages are the caller's to see
+        with contextlib.nullcontext() if tee else capture_output(log, capture_fd=True):
+            scip.readProblem(str(path))
     except Exception as exc:
-        raise InputError(f"SCIP cannot read {path.name}: {exc}") from exc
+        said = next((line.split("ERROR: ", 1)[1].strip() for line in log.getvalue().splitlines()
+                     if "ERROR: " in line), str(exc))
+        raise InputError(f"SCIP cannot read {path.name}: {said}") from exc
+    return scip
+
+
+def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any],
+                     tee: bool) -> Result:
+    """SCIP reads and solves the file."""
+
+    scip = scip_read(path, tee)
     if scip.getNVars() == 0:  # SCIP's LP reader takes some garbage as an empty problem
         raise InputError(f"{path.name} defines no variables: is it an MPS or LP model?")
     _set_scip_params(scip, time_limit, params)

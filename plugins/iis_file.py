@@ -24,7 +24,7 @@ from pathlib import Path
 from pyomo.common.tee import capture_output
 
 from coplug.plugins.errors import InputError, SolverError
-from coplug.plugins.files import checked_model_path
+from coplug.plugins.files import checked_model_path, scip_read
 from coplug.plugins.highs_rows import RowView
 from coplug.plugins.iis import no_value_meets
 from coplug.plugins.limits import checked_time_limit
@@ -99,14 +99,8 @@ def explain_infeasible_file(path: str | Path, time_limit: float | None = None,
 def _scip_iis(path: Path, time_limit: float | None, highs: _Highs) -> list[Member]:
     """SCIP's IIS of the file (its rows), with the finite bounds of the columns in them:
     SCIP's own bound removal can run for ever, so the deletion filter drops bounds."""
-    import pyscipopt
 
-    scip = pyscipopt.Model()
-    scip.hideOutput()
-    try:
-        scip.readProblem(str(path))
-    except Exception as exc:
-        raise InputError(f"SCIP cannot read {path.name}: {exc}") from exc
+    scip = scip_read(path)
     scip.setParam("iis/removebounds", False)
     scip.setParam("iis/silent", True)
     if time_limit is not None:
@@ -127,7 +121,8 @@ class _Highs:
             self.highs.setOptionValue("output_flag", False)
             status = self.highs.readModel(str(path))
         if status == highspy.HighsStatus.kError:
-            raise InputError(f"HiGHS cannot read {path.name} (nonlinear rows?): load it into "
+            raise InputError(f"HiGHS cannot read {path.name} (nonlinear rows, or names its LP "
+                             f"reader refuses such as r[1]; an .mps copy may do): load it into "
                              f"Pyomo and use coplug.plugins.explain_infeasible")
         lp = self.highs.getLp()
         _unique_names(path, "row", lp.row_names_)

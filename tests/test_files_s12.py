@@ -40,3 +40,13 @@ def test_an_upper_case_gz_is_named(tmp_path: Path) -> None:
         solve_file(packed, solver="scip")
     (tmp_path / "model.MPS.gz").write_bytes(packed.read_bytes())
     assert solve_file(tmp_path / "model.MPS.gz", solver="highs").status is Status.OPTIMAL
+
+
+def test_a_file_scip_cannot_read_is_named_by_its_reader(tmp_path, capfd) -> None:
+    from coplug.plugins import InputError, solve_file
+
+    path = tmp_path / "brackets.lp"
+    path.write_text("Minimize\n obj: x\nSubject To\n r[1]: x >= 3\nEnd\n")
+    with pytest.raises(InputError, match=r"Syntax error in line 4"):
+        solve_file(path, solver="scip")
+    assert "reader_lp.c" not in capfd.readouterr().err  # SCIP's raw log stays out of sight
