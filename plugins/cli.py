@@ -131,6 +131,9 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     elif args.explain:
         print(f"coplug: --explain: nothing to explain, the solve ended {result.status.value}",
               file=sys.stderr)
+    elif result.status is Status.INFEASIBLE and not args.json:
+        print("coplug: hint: --explain names rows and bounds that cannot hold together",
+              file=sys.stderr)
     print_result(result, as_json=args.json)
     if found is not None and not args.json:
         print(found["text"])

@@ -171,3 +171,15 @@ def test_cli_ctrl_c_during_the_explanation_prints_the_result_and_exits_130(
 def test_the_text_says_how_far_the_subsystem_was_checked(irreducible, words: str) -> None:
     found = iis_file.FileInfeasibleSubsystem(["a"], [], irreducible)
     assert words in str(found)
+
+
+def test_cli_hints_at_explain_for_an_infeasible_file(tmp_path: Path, capsys) -> None:
+    from coplug.plugins.cli import main
+
+    path = tmp_path / "short.lp"
+    path.write_text(LP_TEXT.replace(" d: 2 k = 3\n", ""))
+    assert main(["solve", str(path)]) == 0
+    out = capsys.readouterr()
+    assert "infeasible" in out.out and "hint: --explain" in out.err
+    assert main(["solve", "knapsack", "--size", "8"]) == 0
+    assert "hint" not in capsys.readouterr().err
