@@ -25,6 +25,9 @@ from coplug.plugins.results import Result, Status
 
 CHOICES = (None, "fixed")
 OF = "the LP with every integer variable fixed at its value in the MIP optimum"
+# `coplug.plugins.duals`'s "<suffixes> left empty: <reason>": the MIP solve's (a MIP, or a
+# nonlinear row the fixed LP may not have) and the fixed LP's (reworded here) are not shown.
+_LEFT_EMPTY = r".*\b(dual|rc) left empty: "
 
 
 def wants_fixed_duals(model: BlockData, mip_duals: str | None, solver: str) -> bool:
@@ -36,16 +39,15 @@ def wants_fixed_duals(model: BlockData, mip_duals: str | None, solver: str) -> b
         return False
     if solver.lower() not in ("scip", "highs"):
         raise InputError(f"mip_duals='fixed' needs solver='scip' or 'highs', not {solver!r}")
-    declared = any(s.import_enabled() and s.local_name in ("dual", "rc")
-                   for s in model.component_objects(pyo.Suffix, active=True, descend_into=False))
-    return declared and bool(_integers(model))
+    return bool(_declared(model)) and bool(_integers(model))
 
 
 @contextlib.contextmanager
 def mip_warning_quiet() -> Iterator[None]:
-    """Hide the MIP solve's 'a MIP has no LP duals' warning: the fixed LP gives them."""
+    """Hide the MIP solve's own 'dual, rc left empty' warning (a MIP has no LP duals, or a row
+    is nonlinear before its integers are fixed): the fixed LP decides."""
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*a MIP has no LP duals")
+        warnings.filterwarnings("ignore", message=_LEFT_EMPTY)
         yield
 
 
@@ -53,7 +55,7 @@ def load_fixed_duals(model: BlockData, result: Result, resolve: Callable[[], Res
     """After the MIP solve `result`, fill `m.dual`/`m.rc` from the LP with its integer
     variables fixed at their values (`resolve` solves the model as it then stands)."""
     if result.status is not Status.OPTIMAL or not result.has_solution:
-        _refuse(result, f"the MIP solve ended {result.status.value}, not optimal")
+        _refuse(model, result, f"the MIP solve ended {result.status.value}, not optimal")
         return
     integers = _integers(model)
     values = [(v, v.value) for v in get_vars_from_components(
@@ -62,24 +64,27 @@ def load_fixed_duals(model: BlockData, result: Result, resolve: Callable[[], Res
     try:
         for var in integers:
             var.fix(round(var.value))
-        lp = resolve()
+        with mip_warning_quiet():  # its reason is said below, as the fixed LP's
+            lp = resolve()
     except CoplugError as exc:  # the MIP's answer stands; only its duals are missing
-        _refuse(result, f"the fixed LP could not be solved: {exc}")
+        _refuse(model, result, f"the fixed LP could not be solved: {exc}")
         return
     finally:
         for var in integers:
             var.unfix()
         for var, value in values:
             var.set_value(value, skip_validation=True)
-    duals = dict(lp.extra.get("duals", {"loaded": False, "reason": "the LP gave none"}))
-    duals["of"] = OF
-    result.extra["duals"] = duals
+    duals = lp.extra.get("duals", {"loaded": False, "reason": "it gave none"})
     result.extra["fixed_lp"] = {"status": lp.status.value, "objective": lp.objective,
                                 "time": lp.time}
-    if duals.get("loaded") and not _same_optimum(result.objective, lp.objective):
+    if not duals.get("loaded"):
+        _refuse(model, result, f"the fixed LP: {duals.get('reason', 'it gave none')}")
+    elif not _same_optimum(result.objective, lp.objective):
         _clear(model)
-        _refuse(result, f"the fixed LP's optimum {lp.objective} is not the MIP's "
-                        f"{result.objective}")
+        _refuse(model, result, f"the fixed LP's optimum {lp.objective} is not the MIP's "
+                               f"{result.objective}")
+    else:
+        result.extra["duals"] = {**duals, "of": OF}
 
 
 def _integers(model: BlockData) -> list:
@@ -96,14 +101,20 @@ def _same_optimum(mip: float | None, lp: float | None) -> bool:
     return math.isclose(mip, lp, rel_tol=1e-6, abs_tol=1e-6)
 
 
+def _declared(model: BlockData) -> list[pyo.Suffix]:
+    """The model's own import Suffixes `dual` and `rc` (those `coplug.plugins.duals` fills)."""
+    return [s for s in model.component_objects(pyo.Suffix, active=True, descend_into=False)
+            if s.import_enabled() and s.local_name in ("dual", "rc")]
+
+
 def _clear(model: BlockData) -> None:
     """Empty the model's dual and rc Suffixes."""
-    for suffix in model.component_objects(pyo.Suffix, active=True, descend_into=False):
-        if suffix.import_enabled() and suffix.local_name in ("dual", "rc"):
-            suffix.clear()
+    for suffix in _declared(model):
+        suffix.clear()
 
 
-def _refuse(result: Result, reason: str) -> None:
-    """Record and say why the fixed-MIP duals are not loaded."""
+def _refuse(model: BlockData, result: Result, reason: str) -> None:
+    """Record and say why the fixed-MIP duals are not loaded, naming the Suffixes declared."""
     result.extra["duals"] = {"loaded": False, "reason": reason, "of": OF}
-    warnings.warn(f"dual, rc left empty: {reason}", UserWarning, stacklevel=4)
+    names = ", ".join(s.name for s in _declared(model))
+    warnings.warn(f"{names} left empty: {reason}", UserWarning, stacklevel=4)
