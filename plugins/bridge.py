@@ -137,8 +137,8 @@ def solve(
         result = backend(model, plugins=list(plugins), time_limit=time_limit, params=params,
                          tee=tee, **start)
     left = None if time_limit is None else max(time_limit - result.time, 1e-3)
-    load_fixed_duals(model, result, lambda: solve(model, solver=solver, time_limit=left,
-                                                  tee=tee, options=params))
+    load_fixed_duals(model, result, lambda: backend(model, plugins=[], time_limit=left,
+                                                    params=params, tee=tee))  # checked above
     return result
 
 

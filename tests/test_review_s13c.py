@@ -191,8 +191,6 @@ def test_refusal_names_only_the_declared_suffix(solver: str) -> None:
     assert messages(caught) == ["rc left empty: the MIP solve ended infeasible, not optimal"]
 
 
-@pytest.mark.xfail(strict=True, reason="bridge.solve re-solves the fixed LP through solve(), "
-                   "whose model checks warn a second time; call the backend instead")
 def test_model_warnings_come_once() -> None:
     """An import Suffix solve() leaves empty is named once, as without mip_duals."""
     def build() -> pyo.ConcreteModel:

@@ -118,7 +118,8 @@ def test_highs_takes_values_of_the_meaning_it_wants(name: str, value: object, tm
         solve(model, solver="highs", options={"mip_max_nodes": 1.5})  # not a whole number
 
 
-def test_highs_text_option_takes_a_number_as_its_text(tmp_path) -> None:
+def test_highs_text_option_takes_a_number_as_its_text(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # HiGHS opens log_file "2024" where it runs
     model, _ = packing_lp(4)
     log = tmp_path / "2024"
     solve(model, solver="highs", options={"log_file": str(log)})
