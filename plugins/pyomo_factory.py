@@ -135,8 +135,9 @@ class CoplugSolutionLoader(SolutionLoader):
             return list(values.items())
         missing = [k.name for k in keys if k not in values]
         if missing:
-            raise InputError(f"no {name} value for {missing[:3]}: not a row or variable of the "
-                             f"solved model")
+            raise InputError(f"no {name} value for {missing[:3]}: not a row or free variable "
+                             f"of the solved LP (a fixed variable, or an integer one fixed in "
+                             f"mip_duals='fixed', has none)")
         return [(k, values[k]) for k in keys]
 
     def _why_none(self, name: str) -> str:

@@ -137,3 +137,13 @@ def test_a_fixed_lp_that_fails_keeps_the_mip_answer() -> None:
         load_fixed_duals(m, mip, failing)
     assert [v.value for v in m.on.values()] == values and not any(v.fixed for v in m.on.values())
     assert not mip.extra["duals"]["loaded"]
+
+
+def test_the_factory_says_why_an_integer_has_no_reduced_cost() -> None:
+    from pyomo.contrib.solver.common.factory import SolverFactory as NewFactory
+
+    m = unit_commitment(0)
+    loader = NewFactory("coplug_highs").solve(m, mip_duals="fixed").solution_loader
+    assert loader.get_reduced_costs([m.p[0, 0]])  # a free variable of the fixed LP
+    with pytest.raises(InputError, match=r"an integer one fixed in mip_duals='fixed'"):
+        loader.get_reduced_costs([m.on[0, 0]])
