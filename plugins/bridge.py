@@ -130,12 +130,12 @@ def solve(
     start = {"warmstart": True} if warmstart else {}  # other backends take no such keyword
     params = merged_options(options, params)
     check_one_time_limit(solver, time_limit, params)
+    run = functools.partial(backend, model, plugins=list(plugins), time_limit=time_limit,
+                            params=params, tee=tee, **start)
     if not wants_fixed_duals(model, mip_duals, solver):
-        return backend(model, plugins=list(plugins), time_limit=time_limit, params=params,
-                       tee=tee, **start)
+        return run()
     with mip_warning_quiet():
-        result = backend(model, plugins=list(plugins), time_limit=time_limit, params=params,
-                         tee=tee, **start)
+        result = run()
     left = None if time_limit is None else max(time_limit - result.time, 1e-3)
     load_fixed_duals(model, result, lambda: backend(model, plugins=[], time_limit=left,
                                                     params=params, tee=tee))  # checked above

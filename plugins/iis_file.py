@@ -99,7 +99,6 @@ def explain_infeasible_file(path: str | Path, time_limit: float | None = None,
 def _scip_iis(path: Path, time_limit: float | None, highs: _Highs) -> list[Member]:
     """SCIP's IIS of the file (its rows), with the finite bounds of the columns in them:
     SCIP's own bound removal can run for ever, so the deletion filter drops bounds."""
-
     scip = scip_read(path)
     scip.setParam("iis/removebounds", False)
     scip.setParam("iis/silent", True)
@@ -133,8 +132,8 @@ class _Highs:
         self.row_bounds = list(zip(lp.row_lower_, lp.row_upper_, strict=True))
         self.col_bounds = list(zip(lp.col_lower_, lp.col_upper_, strict=True))
         integer = [int(t) != 0 for t in lp.integrality_] or [False] * lp.num_col_
-        self.domain = [k for k, (lo, hi) in enumerate(self.col_bounds)
-                       if integer[k] and lo == 0 and hi == 1]  # binaries: 0..1 is the domain
+        self.domain = {k for k, (lo, hi) in enumerate(self.col_bounds)
+                       if integer[k] and lo == 0 and hi == 1}  # binaries: 0..1 is the domain
         self.integer = integer
         self.matrix = RowView(self.highs).matrix
         self.highs.changeColsCost(lp.num_col_, np.arange(lp.num_col_, dtype=np.int32),
@@ -251,7 +250,7 @@ class _Highs:
         cols = sorted({int(j) for i in picked
                        for j in self.matrix.indices[self.matrix.indptr[i]:
                                                     self.matrix.indptr[i + 1]]}
-                      & set(self.domain))
+                      & self.domain)
         if not cols:
             return []
         names = list(self.cols)
