@@ -8,8 +8,10 @@ position 0, which removes the rotation symmetry and keeps n - 1 one-hot rows and
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
@@ -413,13 +415,49 @@ def tour_from_model(model: pyo.ConcreteModel) -> list[int]:
     return tour
 
 
+def subtour_separator(model: pyo.ConcreteModel, tol: float = 1e-6) -> Callable[[Any], list[Any]]:
+    """Subtour cuts for `tsp_mip(..., subtour="none")` as a `LazyConstraints` function.
+
+    The arcs with x[i,j] > `tol` split the cities into weakly connected groups; for each
+    group S when there are several, sum of x[i,j] inside S <= |S| - 1. An integral solution's
+    groups are its cycles; a fractional one that keeps every arc inside its group violates
+    each such row by 1, so the same rows cut off fractional LP solutions too.
+    """
+    import networkx as nx
+
+    cities = list(model.N)
+
+    def separate(solution: Any) -> list[Any]:
+        graph = nx.Graph()
+        graph.add_nodes_from(cities)
+        graph.add_edges_from(a for a in model.A if solution[model.x[a]] > tol)
+        groups = list(nx.connected_components(graph))
+        if len(groups) == 1:
+            return []
+        return [sum(model.x[i, j] for i in group for j in group if i != j) <= len(group) - 1
+                for group in groups]
+
+    return separate
+
+
 def solve_tsp_lazy(dist: np.ndarray, solver: str = "scip", max_rounds: int = 200) -> list[int]:
-    """Exact TSP by lazy subtour cuts: solve the assignment model, cut every subtour, repeat."""
+    """Exact TSP by lazy subtour cuts on the assignment model. With SCIP one solve adds them
+    as lazy constraints (`coplug.plugins.lazy`) wherever a solution has a subtour; with
+    HiGHS the model is solved, every subtour cut, and solved again, at most `max_rounds`
+    times."""
     from coplug.plugins.bridge import solve
 
     d = check_distances(dist)
     n = d.shape[0]
     m = tsp_mip(d, subtour="none")
+    if solver == "scip":
+        from coplug.plugins.lazy import LazyConstraints
+
+        result = solve(m, solver="scip", plugins=[LazyConstraints(subtour_separator(m),
+                                                                  fractional=True)])
+        if not result.has_solution:
+            raise InputError(f"TSP model has no solution ({result.status.value})")
+        return tour_from_model(m)
     m.cuts = pyo.ConstraintList()
     for _ in range(max_rounds):
         result = solve(m, solver=solver)

@@ -15,11 +15,28 @@ class Plugin(Protocol):
     `attach` receives the PySCIPOpt model (problem stage) and the Pyomo<->SCIP variable
     map; it includes branching rules, heuristics or event handlers. `statistics` is
     optional and returns the plugin's own counters, copied into `Result.plugin_stats`.
+    `raise_failure`, also optional, re-raises an error the plugin caught inside a SCIP
+    callback (where raising would only give SCIP an error code): `solve` calls it once SCIP
+    has stopped. A plugin with `adds_rows = True` adds rows the Pyomo model does not hold,
+    so `solve` loads no LP duals with it.
     """
 
     name: str
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None: ...
+
+
+def raise_plugin_failures(plugins: Any) -> None:
+    """Re-raise the first error a plugin caught inside SCIP's callbacks (its `raise_failure`)."""
+    for plugin in plugins:
+        raise_failure = getattr(plugin, "raise_failure", None)
+        if callable(raise_failure):
+            raise_failure()
+
+
+def adds_rows(plugins: Any) -> bool:
+    """Whether a plugin adds rows of its own (`adds_rows`), making SCIP's model not Pyomo's."""
+    return any(getattr(plugin, "adds_rows", False) for plugin in plugins)
 
 
 def plugin_statistics(plugin: Any) -> dict[str, Any]:

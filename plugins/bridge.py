@@ -23,7 +23,12 @@ from pyomo.core.base.block import BlockData
 from pyomo.core.staleflag import StaleFlagManager
 from pyomo.repn.standard_repn import generate_standard_repn
 
-from coplug.plugins.base import plugin_name, plugin_statistics
+from coplug.plugins.base import (
+    adds_rows,
+    plugin_name,
+    plugin_statistics,
+    raise_plugin_failures,
+)
 from coplug.plugins.components import check_components
 from coplug.plugins.duals import (
     NO_PRESOLVE_FAILED,
@@ -273,7 +278,9 @@ def _solve_scip(
     scip = opt._solver_model  # the PySCIPOpt model; Pyomo keeps no public accessor
     _use_native_objective(opt, model)
     var_map = VarMap(opt._pyomo_var_to_solver_var_map)
-    duals = dual_request(model) if with_duals else None
+    duals = dual_request(model, read=not adds_rows(plugins)) if with_duals else None
+    if duals is not None and adds_rows(plugins):
+        duals.reason = ADDED_ROWS
     if duals is not None and duals.lp is not None:
         prepare_scip(scip)  # before the caller's params, which win
     _set_scip_params(scip, time_limit, params)
@@ -292,6 +299,7 @@ def _solve_scip(
     try:
         rows, extra = optimize_checked(scip, params, functools.partial(_optimize, scip))
     except SolverError:
+        raise_plugin_failures(plugins)
         if duals is None or duals.lp is None:
             raise
         # the LP without presolving failed: solve a fresh model as SCIP would, without duals
@@ -300,6 +308,7 @@ def _solve_scip(
         duals.lp, duals.reason = None, NO_PRESOLVE_FAILED
         load_duals(duals, result)
         return result
+    raise_plugin_failures(plugins)
     result = scip_result(scip, plugins)
     record_first_solve(result, extra)
     if result.status is Status.INFEASIBLE_OR_UNBOUNDED:
@@ -318,6 +327,9 @@ def _solve_scip(
     if start is not None:
         result.extra["warmstart"] = start
     return result
+
+
+ADDED_ROWS = "a plugin (lazy constraints) added rows the Pyomo model does not hold"
 
 
 def _optimize(scip: Any) -> None:

@@ -112,7 +112,8 @@ def _violation(scip: Any, sol: Any, var_name: Callable[[str], str | None],
         if scip.isFeasLT(activity, scip.getLhs(cons)) or scip.isFeasGT(activity,
                                                                         scip.getRhs(cons)):
             return f"constraint {con_name(cons.name)!r} (activity {activity:g})"
-    return "a constraint that is not a linear row"
+    handlers = sorted({cons.getConshdlrName() for cons in scip.getConss()} - {"linear"})
+    return f"a constraint that is not a linear row (SCIP handlers: {', '.join(handlers)})"
 
 
 def highs_mip_start(highs: Any, pairs: Iterable[tuple[Any, int]]) -> dict[str, Any]:

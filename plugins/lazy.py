@@ -1,0 +1,259 @@
+"""Lazy constraints for `coplug.plugins.solve`: rows given by a Python function of a solution
+and added to SCIP only when a solution violates them (subtour elimination, Benders-style
+cuts), written with the Pyomo model's own variables.
+
+SCIP has no lazy-constraint callback; a constraint handler is its form of one. The handler
+here checks every candidate solution (heuristics', the LP's, a MIP start) by calling the
+user's `separate(solution)`, rejects a solution that violates a returned row, and adds the
+violated rows as global linear constraints when it enforces an LP or pseudo solution.
+Because SCIP never sees the rows up front, anything that assumes the rows it holds are all
+the rows would be wrong: the handler holds one constraint that locks every variable both
+ways (no dual fixing, no dual presolving), reports no variables (no component split) and
+no symmetry graph (no symmetry handling), so only reasoning valid for any extra row is
+left.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
+
+from pyomo.core.base.var import VarData
+from pyomo.core.expr.relational_expr import (
+    EqualityExpression,
+    InequalityExpression,
+    RangedExpression,
+)
+from pyscipopt import SCIP_RESULT, Conshdlr, quicksum
+
+from coplug.plugins.errors import InputError
+from coplug.plugins.linear_terms import linear_terms
+from coplug.plugins.varmap import VarMap
+
+_INF = float("inf")
+# Check and enforcement priority: after every constraint handler of SCIP's own that a model
+# can use (the lowest, Benders', is -5,000,000), so `separate` sees solutions that meet the
+# model's rows and integrality.
+LAST = -8_000_000
+
+
+class SolutionView:
+    """The values of one SCIP solution, read by Pyomo variable: `solution[m.x[1, 2]]`.
+
+    A fixed Pyomo variable (which the solve takes as a constant) reads as its value.
+    """
+
+    def __init__(self, scip: Any, sol: Any, var_map: VarMap) -> None:
+        self._scip, self._sol, self._var_map = scip, sol, var_map
+
+    def __getitem__(self, var: VarData) -> float:
+        if not isinstance(var, VarData):
+            raise InputError(f"a solution is read one variable at a time (m.x[i]), got {var!r}")
+        if var in self._var_map:
+            return self._scip.getSolVal(self._sol, self._var_map.to_scip(var))
+        if var.fixed and var.value is not None:
+            return float(var.value)
+        raise InputError(f"variable {var.name!r} is not in the solved model")
+
+    def __call__(self, var: VarData) -> float:
+        return self[var]
+
+
+class LinearRow(NamedTuple):
+    """lower <= sum(coefs * variables) <= upper, with the expression it came from."""
+
+    variables: list[Any]
+    coefs: list[float]
+    lower: float
+    upper: float
+    expr: Any
+
+
+def linear_row(expr: Any) -> LinearRow:
+    """A relational Pyomo expression (`<=`, `>=`, `==`, `inequality`) as a `LinearRow` over
+    its non-fixed variables; an InputError names anything else."""
+    if isinstance(expr, (RangedExpression, InequalityExpression)) and (
+        any(expr._strict) if isinstance(expr, RangedExpression) else expr.strict
+    ):
+        raise InputError(f"lazy constraint {expr} is strict; use <= or >=")
+    if isinstance(expr, RangedExpression):
+        lower, body, upper = expr.args
+        lo, hi = _constant_side(lower, expr), _constant_side(upper, expr)
+    elif isinstance(expr, (InequalityExpression, EqualityExpression)):
+        left, right = expr.args
+        body = left - right
+        lo, hi = (0.0 if isinstance(expr, EqualityExpression) else -_INF), 0.0
+    else:
+        raise InputError(
+            f"a lazy constraint must be a relational expression like `sum(...) <= k`, got "
+            f"{expr!r} ({type(expr).__name__})"
+        )
+    terms = linear_terms(body)
+    if terms is None:
+        raise InputError(f"lazy constraint {expr} is not linear")
+    return LinearRow(list(terms.variables), terms.coefs.tolist(), lo - terms.constant,
+                     hi - terms.constant, expr)
+
+
+def _constant_side(value: Any, expr: Any) -> float:
+    """A side of a ranged lazy constraint as a float: a number, not variables."""
+    terms = linear_terms(value)
+    if terms is None or len(terms.variables):
+        raise InputError(f"lazy constraint {expr}: a side of a ranged row must be a number")
+    return terms.constant
+
+
+class LazyConstraints:
+    """Rows generated from solutions, added to SCIP only when violated.
+
+    ``separate(solution)`` gets a `SolutionView` (read values by Pyomo variable) and returns
+    relational Pyomo expressions over the model's variables (an empty list when it has
+    none); only those the solution violates (beyond SCIP's feasibility tolerance) are
+    added. It is called on solutions whose integer variables are integral; with
+    ``fractional=True`` also on fractional LP solutions, to cut them off early (the
+    function must then cope with fractional values). The rows the last solve added are kept
+    in `cuts`; `name` is the key of its `plugin_stats` (two in one solve need two names).
+    An exception raised by `separate` stops the solve and comes out of `solve()`.
+    """
+
+    adds_rows = True  # the model SCIP solves is not Pyomo's: `solve` loads no LP duals
+
+    def __init__(self, separate: Callable[[SolutionView], Iterable[Any]],
+                 fractional: bool = False, name: str = "lazy") -> None:
+        if not callable(separate):
+            raise InputError(f"LazyConstraints needs a function separate(solution), got "
+                             f"{separate!r}")
+        if not isinstance(fractional, bool):
+            raise InputError(f"fractional must be True or False, got {fractional!r}")
+        if not isinstance(name, str) or not name.isidentifier():
+            raise InputError(f"name must be an identifier like 'subtours', got {name!r}")
+        self.separate = separate
+        self.name = name
+        self.fractional = fractional
+        self.cuts: list[Any] = []
+        self._scip: Any = None
+        self._var_map: VarMap | None = None
+        self._failure: BaseException | None = None
+        self._stats = {"calls": 0, "rejected": 0, "cuts_added": 0, "seconds": 0.0}
+
+    def attach(self, scip_model: Any, var_map: VarMap) -> None:
+        """Include the lazy-constraint handler and its one constraint into SCIP."""
+        self._scip, self._var_map, self._failure, self.cuts = scip_model, var_map, None, []
+        self._stats = {"calls": 0, "rejected": 0, "cuts_added": 0, "seconds": 0.0}
+        handler = _LazyHandler(self)
+        try:
+            scip_model.includeConshdlr(
+                handler, self.name, "rows from a Python function, added when violated",
+                sepapriority=-1, enfopriority=LAST, chckpriority=LAST, sepafreq=1,
+                propfreq=-1, eagerfreq=-1, maxprerounds=0, delaysepa=False,
+                needscons=True,
+            )
+        except Exception as exc:  # PySCIPOpt raises a bare Exception for SCIP's error code
+            raise InputError(f"SCIP refused the lazy-constraint handler {self.name!r} ({exc}); "
+                             "give each LazyConstraints of a solve a name of its own") from exc
+        cons = scip_model.createCons(handler, self.name, initial=False,
+                                     separate=self.fractional, enforce=True, check=True,
+                                     propagate=False)
+        scip_model.addPyCons(cons)
+
+    def statistics(self) -> dict[str, Any]:
+        """Calls of `separate`, solutions rejected, rows added, seconds spent in `separate`."""
+        return dict(self._stats)
+
+    def raise_failure(self) -> None:
+        """Re-raise the exception `separate` raised inside SCIP, after SCIP has stopped."""
+        failure, self._failure = self._failure, None
+        if failure is not None:
+            raise failure
+
+    def violated(self, sol: Any) -> list[LinearRow]:
+        """The rows `separate` returns for `sol` (None: the current LP or pseudo solution)
+        that it violates."""
+        scip, var_map = self._scip, self._var_map
+        started = time.perf_counter()
+        try:
+            returned = self.separate(SolutionView(scip, sol, var_map))
+            rows = [linear_row(expr) for expr in (returned or ())]
+        finally:
+            self._stats["calls"] += 1
+            self._stats["seconds"] += time.perf_counter() - started
+        view, out = SolutionView(scip, sol, var_map), []
+        for row in rows:
+            activity = sum(c * view[v] for v, c in zip(row.variables, row.coefs, strict=True))
+            if not (scip.isFeasLE(row.lower, activity) and scip.isFeasLE(activity, row.upper)):
+                out.append(row)
+        return out
+
+    def add(self, rows: list[LinearRow]) -> None:
+        """Add `rows` to SCIP as global linear constraints and to `cuts`."""
+        scip, var_map = self._scip, self._var_map
+        for row in rows:
+            try:
+                svars = [var_map.to_scip(v) for v in row.variables]
+            except KeyError as exc:
+                raise InputError(f"lazy constraint {row.expr} uses a variable that is not "
+                                 "in the solved model") from exc
+            body = quicksum(c * v for c, v in zip(row.coefs, svars, strict=True))
+            n = self._stats["cuts_added"]
+            if row.lower == row.upper:
+                cons = body == row.upper
+            elif row.lower == -_INF:
+                cons = body <= row.upper
+            elif row.upper == _INF:
+                cons = body >= row.lower
+            else:
+                cons = (row.lower <= body) <= row.upper
+            scip.addCons(cons, name=f"coplug_lazy_{n}", removable=True)
+            self.cuts.append(row.expr)
+            self._stats["cuts_added"] = n + 1
+
+    def fail(self, exc: BaseException) -> None:
+        """Keep the first exception from a callback and ask SCIP to stop."""
+        if self._failure is None:
+            self._failure = exc
+        self._scip.interruptSolve()
+
+
+class _LazyHandler(Conshdlr):
+    """SCIP's side of `LazyConstraints`: check, enforce, separate, lock."""
+
+    def __init__(self, owner: LazyConstraints) -> None:
+        self.owner = owner
+
+    def conscheck(self, constraints, solution, checkintegrality, checklprows, printreason,
+                  completely):
+        try:
+            bad = self.owner.violated(solution)
+        except Exception as exc:  # the user's function: whatever it raises ends the solve
+            self.owner.fail(exc)
+            return {"result": SCIP_RESULT.INFEASIBLE}
+        if bad:
+            self.owner._stats["rejected"] += 1
+            return {"result": SCIP_RESULT.INFEASIBLE}
+        return {"result": SCIP_RESULT.FEASIBLE}
+
+    def _enforce(self, none_found: Any) -> dict[str, Any]:
+        """Add the rows the current solution violates; `none_found` when there are none."""
+        try:
+            bad = self.owner.violated(None)
+            self.owner.add(bad)
+        except Exception as exc:  # the user's function: whatever it raises ends the solve
+            self.owner.fail(exc)
+            return {"result": SCIP_RESULT.CUTOFF}
+        return {"result": SCIP_RESULT.CONSADDED if bad else none_found}
+
+    def consenfolp(self, constraints, nusefulconss, solinfeasible):
+        return self._enforce(SCIP_RESULT.FEASIBLE)
+
+    def consenfops(self, constraints, nusefulconss, solinfeasible, objinfeasible):
+        return self._enforce(SCIP_RESULT.FEASIBLE)
+
+    def conssepalp(self, constraints, nusefulconss):
+        return self._enforce(SCIP_RESULT.DIDNOTFIND)
+
+    def conslock(self, constraint, locktype, nlockspos, nlocksneg):
+        scip = self.model
+        both = nlockspos + nlocksneg
+        for var in scip.getVars(transformed=not constraint.isOriginal()):
+            scip.addVarLocksType(var, locktype, both, both)
