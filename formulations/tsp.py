@@ -441,23 +441,31 @@ def subtour_separator(model: pyo.ConcreteModel, tol: float = 1e-6) -> Callable[[
 
 
 def solve_tsp_lazy(dist: np.ndarray, solver: str = "scip", max_rounds: int = 200) -> list[int]:
-    """Exact TSP by lazy subtour cuts on the assignment model. With SCIP one solve adds them
-    as lazy constraints (`coplug.plugins.lazy`) wherever a solution has a subtour; with
-    HiGHS the model is solved, every subtour cut, and solved again, at most `max_rounds`
-    times."""
+    """Exact TSP by lazy subtour cuts on the assignment model: with SCIP one solve that adds
+    them wherever a solution has a subtour (`coplug.plugins.lazy`, fractional LP solutions
+    included); with HiGHS, which takes no plugins, `solve_tsp_rounds`."""
+    if solver != "scip":
+        return solve_tsp_rounds(dist, solver, max_rounds)
+    from coplug.plugins.bridge import solve
+    from coplug.plugins.lazy import LazyConstraints
+
+    m = tsp_mip(dist, subtour="none")
+    result = solve(m, solver="scip",
+                   plugins=[LazyConstraints(subtour_separator(m), fractional=True)])
+    if not result.has_solution:
+        raise InputError(f"TSP model has no solution ({result.status.value})")
+    return tour_from_model(m)
+
+
+def solve_tsp_rounds(dist: np.ndarray, solver: str = "highs", max_rounds: int = 200
+                     ) -> list[int]:
+    """Exact TSP by rounds: solve the assignment model, cut every subtour, solve again (at
+    most `max_rounds` solves); the way without a lazy-constraint callback."""
     from coplug.plugins.bridge import solve
 
     d = check_distances(dist)
     n = d.shape[0]
     m = tsp_mip(d, subtour="none")
-    if solver == "scip":
-        from coplug.plugins.lazy import LazyConstraints
-
-        result = solve(m, solver="scip", plugins=[LazyConstraints(subtour_separator(m),
-                                                                  fractional=True)])
-        if not result.has_solution:
-            raise InputError(f"TSP model has no solution ({result.status.value})")
-        return tour_from_model(m)
     m.cuts = pyo.ConstraintList()
     for _ in range(max_rounds):
         result = solve(m, solver=solver)

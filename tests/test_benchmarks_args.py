@@ -47,6 +47,9 @@ BAD_ARGS = [
     ("scip_build", ["--cases", "bogus=3"], "need NAME=SIZE"),
     ("scip_build", ["--cases", "knapsack=0"], "need NAME=SIZE"),
     ("integral_rows", ["--sizes", "0"], "at least 1"),
+    ("lazy_tsp", ["--sizes", "2"], "at least 3"),
+    ("lazy_tsp", ["--seeds", "x"], "expected integers"),
+    ("lazy_tsp", ["--time-limit", "0"], "--time-limit"),
     ("integral_rows", ["--seeds", "x"], "expected integers"),
     ("eob_evolution", ["--seeds", "1"], "seeds=1 is too few"),
     ("eob_evolution", ["--targets", "99"], "--targets"),
@@ -196,6 +199,22 @@ def test_integral_rows_solves_the_traps_again_and_exactly(capsys):
     assert code == 0
     assert [line.split(" | ")[5] for line in lines[2:-1]] == ["no", "no", "yes", "yes"]
     assert "solved again 2/4; same optimum 4/4; packings fit 4/4" in lines[-1]
+
+
+def test_lazy_tsp_every_method_finds_the_same_tour_length(capsys):
+    code = bench("lazy_tsp").main(["--sizes", "8", "--seeds", "0,1", "--mtz-max", "8"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0
+    assert all(line.endswith("| yes |") and "+" not in line for line in lines[2:4])
+    assert "same tour length 2/2; time limit hit 0" in lines[-1]
+
+
+def test_lazy_tsp_interrupt_prints_partial_table_and_returns_130(capsys, monkeypatch):
+    module = bench("lazy_tsp")
+    monkeypatch.setattr(module, "run_instance", _interrupt)
+    assert module.main(["--sizes", "8", "--seeds", "0"]) == 130
+    captured = capsys.readouterr()
+    assert "interrupted" in captured.err and "no instance finished" in captured.out
 
 
 def test_lap_pyomo_skips_a_solver_predicted_past_the_limit():
