@@ -45,6 +45,12 @@ def test_demo_knapsack_section_runs() -> None:
     assert "status     optimal" in out.stdout
 
 
+def test_demo_lazy_tsp_section_runs() -> None:
+    out = _coplug("demo", "--only", "lazy")
+    assert out.returncode == 0, out.stderr
+    assert "optimal, length" in out.stdout and "subtour rows added" in out.stdout
+
+
 @pytest.mark.parametrize("solver", ["scip", "highs"])
 def test_solve_formulation_json_matches_library(solver: str) -> None:
     out = _coplug("solve", "knapsack", "--size", "25", "--seed", "4", "--solver", solver, "--json")
