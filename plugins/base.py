@@ -26,6 +26,26 @@ class Plugin(Protocol):
     def attach(self, scip_model: Any, var_map: VarMap) -> None: ...
 
 
+class CaughtFailure:
+    """For plugins that run a user's function inside SCIP's callbacks: the first exception
+    it raises is kept and SCIP asked to stop (raised there, it would only become SCIP's
+    "unspecified error"); `raise_failure` re-raises it once SCIP has stopped."""
+
+    _failure: BaseException | None = None
+
+    def fail(self, exc: BaseException, scip: Any) -> None:
+        """Keep `exc` (the first one only) and interrupt `scip`'s solve."""
+        if self._failure is None:
+            self._failure = exc
+        scip.interruptSolve()
+
+    def raise_failure(self) -> None:
+        """Re-raise the kept exception, if any, and forget it."""
+        failure, self._failure = self._failure, None
+        if failure is not None:
+            raise failure
+
+
 def raise_plugin_failures(plugins: Any) -> None:
     """Re-raise the first error a plugin caught inside SCIP's callbacks (its `raise_failure`)."""
     for plugin in plugins:

@@ -1,0 +1,87 @@
+"""A function called at each new best solution SCIP finds, with the solution read by Pyomo
+variable: log progress, keep the improving solutions, or stop the solve once one is good
+enough (Gurobi's MIPSOL callback; SCIP's form is an event handler on BESTSOLFOUND)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
+
+from coplug.plugins.base import CaughtFailure
+from coplug.plugins.errors import InputError
+from coplug.plugins.lazy import SolutionView
+from coplug.plugins.varmap import VarMap
+
+
+class OnSolution(CaughtFailure):
+    """Call ``callback(solution, objective)`` at each new best solution of a SCIP solve.
+
+    ``solution`` is a `SolutionView` (``solution[m.x[i]]``), valid during the call only;
+    ``objective`` is the solution's objective value in the model's own sense. Returning
+    True stops the solve (status ``interrupted``, with that solution loaded); anything else
+    goes on. An exception raised by `callback` stops the solve and comes out of `solve()`.
+    """
+
+    def __init__(self, callback: Callable[[SolutionView, float], Any],
+                 name: str = "on_solution") -> None:
+        if not callable(callback):
+            raise InputError(f"OnSolution needs a function callback(solution, objective), got "
+                             f"{callback!r}")
+        if not isinstance(name, str) or not name.isidentifier():
+            raise InputError(f"name must be an identifier like 'log', got {name!r}")
+        self.callback = callback
+        self.name = name
+        self._scip: Any = None
+        self._var_map: VarMap | None = None
+        self._stats: dict[str, Any] = {}
+
+    def attach(self, scip_model: Any, var_map: VarMap) -> None:
+        """Include the event handler that catches SCIP's new best solutions."""
+        self._scip, self._var_map, self._failure = scip_model, var_map, None
+        self._stats = {"calls": 0, "stopped": False, "seconds": 0.0}
+        try:
+            scip_model.includeEventhdlr(_BestSolution(self), self.name,
+                                        "calls a Python function at each new best solution")
+        except Exception as exc:  # PySCIPOpt raises a bare Exception for SCIP's error code
+            raise InputError(f"SCIP refused the event handler {self.name!r} ({exc}); give "
+                             "each OnSolution of a solve a name of its own") from exc
+
+    def statistics(self) -> dict[str, Any]:
+        """Calls of `callback`, whether it stopped the solve, seconds spent in it."""
+        return dict(self._stats)
+
+    def new_best(self) -> None:
+        """SCIP found a new best solution: hand it to `callback`, stop if it says so."""
+        scip = self._scip
+        sol = scip.getBestSol()
+        started = time.perf_counter()
+        try:
+            stop = self.callback(SolutionView(scip, sol, self._var_map), scip.getSolObjVal(sol))
+        finally:
+            self._stats["calls"] += 1
+            self._stats["seconds"] += time.perf_counter() - started
+        if stop is True:
+            self._stats["stopped"] = True
+            scip.interruptSolve()
+
+
+class _BestSolution(Eventhdlr):
+    """SCIP's side of `OnSolution`."""
+
+    def __init__(self, owner: OnSolution) -> None:
+        self.owner = owner
+
+    def eventinit(self):
+        self.model.catchEvent(SCIP_EVENTTYPE.BESTSOLFOUND, self)
+
+    def eventexit(self):
+        self.model.dropEvent(SCIP_EVENTTYPE.BESTSOLFOUND, self)
+
+    def eventexec(self, event):
+        try:
+            self.owner.new_best()
+        except Exception as exc:  # the user's function: whatever it raises ends the solve
+            self.owner.fail(exc, self.model)

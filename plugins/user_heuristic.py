@@ -1,0 +1,141 @@
+"""A primal heuristic written as a Python function over Pyomo variables: after each node's
+LP it gets the LP solution and may propose values (a rounding, a repair, a greedy
+completion), which SCIP checks against the whole model and keeps if feasible (Gurobi's
+cbSetSolution; SCIP's form is a heuristic plugin)."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from pyomo.core.base.var import VarData
+from pyscipopt import SCIP_HEURTIMING, SCIP_RESULT, Heur
+
+from coplug.plugins.base import CaughtFailure
+from coplug.plugins.errors import InputError
+from coplug.plugins.lazy import SolutionView
+from coplug.plugins.limits import checked_scip_int
+from coplug.plugins.varmap import VarMap
+
+# What `propose` returns: a ComponentMap {var: value} (Pyomo variables are not hashable, so
+# not a dict) or (var, value) pairs; None for no proposal.
+Proposal = Mapping[VarData, float] | Iterable[tuple[VarData, float]] | None
+
+
+class UserHeuristic(CaughtFailure):
+    """Call ``propose(lp_solution)`` after the LP of every `freq`-th depth's nodes; it
+    returns values as ``(pyomo_var, value)`` pairs or a Pyomo ``ComponentMap``, or None for
+    no proposal.
+
+    Variables it leaves out take their value in the LP solution; a fixed Pyomo variable is
+    skipped (the solve takes it as its value). SCIP keeps a proposal only if it is feasible
+    for the whole model (within SCIP's tolerances) and better than its incumbent.
+    `max_calls` bounds the calls per solve. An exception raised by `propose` stops the
+    solve and comes out of `solve()`.
+    """
+
+    def __init__(self, propose: Callable[[SolutionView], Proposal],
+                 freq: int = 1, max_calls: int = 1000, priority: int = -1000,
+                 name: str = "user_heuristic") -> None:
+        if not callable(propose):
+            raise InputError(f"UserHeuristic needs a function propose(lp_solution), got "
+                             f"{propose!r}")
+        if not isinstance(name, str) or not name.isidentifier():
+            raise InputError(f"name must be an identifier like 'rounding', got {name!r}")
+        self.propose = propose
+        self.freq = checked_scip_int("UserHeuristic freq", freq, 0)
+        self.max_calls = checked_scip_int("UserHeuristic max_calls", max_calls, 1)
+        self.priority = checked_scip_int("UserHeuristic priority", priority, -(2**31 - 1))
+        self.name = name
+        self._scip: Any = None
+        self._var_map: VarMap | None = None
+        self._stats: dict[str, Any] = {}
+
+    def attach(self, scip_model: Any, var_map: VarMap) -> None:
+        """Include the heuristic, run after each node's LP at depths that are multiples of
+        `freq`."""
+        self._scip, self._var_map, self._failure = scip_model, var_map, None
+        self._stats = {"calls": 0, "proposed": 0, "accepted": 0, "seconds": 0.0}
+        try:
+            scip_model.includeHeur(
+                _Heur(self), self.name, "a Python function proposing solutions", "U",
+                priority=self.priority, freq=self.freq, freqofs=0, maxdepth=-1,
+                timingmask=SCIP_HEURTIMING.AFTERLPNODE,
+            )
+        except Exception as exc:  # PySCIPOpt raises a bare Exception for SCIP's error code
+            raise InputError(f"SCIP refused the heuristic {self.name!r} ({exc}); give each "
+                             "UserHeuristic of a solve a name of its own") from exc
+
+    def statistics(self) -> dict[str, Any]:
+        """Calls of `propose`, proposals made, proposals SCIP kept, seconds in `propose`."""
+        return dict(self._stats)
+
+    def run(self, heur: Any) -> Any:
+        """One call: ask `propose`, try what it returns; a SCIP_RESULT."""
+        stats, scip = self._stats, self._scip
+        if stats["calls"] >= self.max_calls:
+            return SCIP_RESULT.DIDNOTRUN
+        started = time.perf_counter()
+        try:
+            values = self.propose(SolutionView(scip, None, self._var_map))
+        finally:
+            stats["calls"] += 1
+            stats["seconds"] += time.perf_counter() - started
+        if values is None:
+            return SCIP_RESULT.DIDNOTFIND
+        stats["proposed"] += 1
+        if scip.trySol(self._solution(heur, values)):
+            stats["accepted"] += 1
+            return SCIP_RESULT.FOUNDSOL
+        return SCIP_RESULT.DIDNOTFIND
+
+    def _solution(self, heur: Any, values: Proposal) -> Any:
+        """A SCIP solution: the LP solution, overwritten by `values`."""
+        scip, var_map = self._scip, self._var_map
+        sol = scip.createOrigSol(heur)  # in the original space: presolve's fixings and
+        for var in scip.getVars(transformed=False):  # aggregations cannot refuse a value
+            scip.setSolVal(sol, var, scip.getSolVal(None, var))
+        for var, value in _pairs(values):
+            if not isinstance(var, VarData):
+                raise InputError(f"propose returned a key that is not one variable: {var!r}")
+            if var not in var_map:
+                if var.fixed:
+                    continue
+                raise InputError(f"propose returned variable {var.name!r}, which is not in "
+                                 "the solved model")
+            number = float(value)
+            if not math.isfinite(number):
+                raise InputError(f"propose returned {value!r} for {var.name!r}")
+            scip.setSolVal(sol, var_map.to_scip(var), number)
+        return sol
+
+
+def _pairs(values: Proposal) -> Iterable[tuple[Any, Any]]:
+    """(var, value) pairs of a proposal; an InputError for anything else."""
+    if isinstance(values, Mapping):
+        return values.items()
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise InputError(f"propose must return (variable, value) pairs, a ComponentMap or "
+                         f"None, got {type(values).__name__}")
+    pairs = list(values)
+    if not all(isinstance(p, tuple) and len(p) == 2 for p in pairs):
+        raise InputError("propose must return (variable, value) pairs, a ComponentMap or "
+                         "None")
+    return pairs
+
+
+class _Heur(Heur):
+    """SCIP's side of `UserHeuristic`."""
+
+    def __init__(self, owner: UserHeuristic) -> None:
+        super().__init__()
+        self.owner = owner
+
+    def heurexec(self, heurtiming, nodeinfeasible):
+        try:
+            return {"result": self.owner.run(self)}
+        except Exception as exc:  # the user's function: whatever it raises ends the solve
+            self.owner.fail(exc, self.model)
+            return {"result": SCIP_RESULT.DIDNOTRUN}

@@ -1,0 +1,179 @@
+"""`OnSolution` and `UserHeuristic`: the solutions they see and make are checked against the
+model's own rows, and optima against HiGHS."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+from pyomo.common.collections import ComponentMap
+from pyomo.repn.standard_repn import generate_standard_repn
+
+from coplug.formulations.mip_families import mknapsack
+from coplug.plugins import InputError, Status, solve
+from coplug.plugins.on_solution import OnSolution
+from coplug.plugins.user_heuristic import UserHeuristic
+
+
+def _meets_rows(m: pyo.ConcreteModel, values: dict[str, float]) -> bool:
+    """Whether `values` (by variable name) meet every constraint and bound of `m`."""
+    saved = {v.name: v.value for v in m.component_data_objects(pyo.Var)}
+    try:
+        for v in m.component_data_objects(pyo.Var):
+            v.set_value(values[v.name], skip_validation=True)
+        rows_ok = all((c.lower is None or pyo.value(c.body) >= pyo.value(c.lower) - 1e-6)
+                      and (c.upper is None or pyo.value(c.body) <= pyo.value(c.upper) + 1e-6)
+                      for c in m.component_data_objects(pyo.Constraint, active=True))
+        bounds_ok = all((v.lb is None or v.value >= v.lb - 1e-6)
+                        and (v.ub is None or v.value <= v.ub + 1e-6)
+                        for v in m.component_data_objects(pyo.Var))
+        return rows_ok and bounds_ok
+    finally:
+        for v in m.component_data_objects(pyo.Var):
+            v.set_value(saved[v.name], skip_validation=True)
+
+
+def _coefs(expr, variables) -> list[float]:
+    """The coefficient of each of `variables` in the linear `expr`."""
+    repn = generate_standard_repn(expr)
+    by_id = {id(v): c for v, c in zip(repn.linear_vars, repn.linear_coefs, strict=True)}
+    return [by_id.get(id(v), 0.0) for v in variables]
+
+
+def _recorder(m: pyo.ConcreteModel, seen: list):
+    variables = list(m.component_data_objects(pyo.Var))
+
+    def record(solution, objective):
+        seen.append((objective, {v.name: solution[v] for v in variables}))
+
+    return record
+
+
+@pytest.mark.parametrize("sense", [pyo.maximize, pyo.minimize])
+def test_each_new_best_solution_is_feasible_improving_and_ends_at_the_optimum(sense):
+    m = mknapsack(30, seed=3)
+    m.value.sense = sense
+    if sense is pyo.minimize:  # a covering side so that 0 is not optimal
+        m.least = pyo.Constraint(expr=sum(m.x.values()) >= 8)
+    seen = []
+    result = solve(m, plugins=[OnSolution(_recorder(m, seen))])
+    truth = solve(m, solver="highs")
+    assert result.status is Status.OPTIMAL and seen
+    assert result.objective == pytest.approx(truth.objective, rel=1e-4)
+    objectives = [obj for obj, _ in seen]
+    step = np.diff(objectives) if sense is pyo.maximize else -np.diff(objectives)
+    assert (step > 0).all()
+    assert objectives[-1] == pytest.approx(result.objective)
+    for obj, values in seen:
+        assert _meets_rows(m, values)
+        m_obj = sum(c * values[v.name] for v, c in
+                    zip(m.x.values(), _coefs(m.value.expr, m.x.values()), strict=True))
+        assert m_obj == pytest.approx(obj)
+    assert result.plugin_stats["on_solution"]["calls"] == len(seen)
+
+
+def test_returning_true_stops_with_that_solution_loaded():
+    m = mknapsack(40, seed=1)
+    truth = solve(m, solver="highs").objective
+    seen = []
+
+    def good_enough(solution, objective):
+        seen.append(objective)
+        return objective >= 0.9 * truth
+
+    result = solve(m, plugins=[OnSolution(good_enough)])
+    assert result.status is Status.INTERRUPTED and result.plugin_stats["on_solution"]["stopped"]
+    assert truth > result.objective >= 0.9 * truth and result.objective == pytest.approx(seen[-1])
+    assert pyo.value(m.value) == pytest.approx(result.objective)
+    assert all(obj < 0.9 * truth for obj in seen[:-1])
+
+
+def test_an_error_in_the_callback_comes_out_of_solve():
+    def broken(solution, objective):
+        raise RuntimeError("callback bug")
+
+    with pytest.raises(RuntimeError, match="callback bug"):
+        solve(mknapsack(20, seed=0), plugins=[OnSolution(broken)])
+
+
+def _subset_sum(n: int, seed: int) -> tuple[pyo.ConcreteModel, list[int]]:
+    """sum(a x) == b with large random a and b made by a planted subset: SCIP's own
+    heuristics rarely find a point at the root."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(10**5, 10**6, n)
+    planted = [int(v) for v in rng.integers(0, 2, n)]
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(n), domain=pyo.Binary)
+    m.sum = pyo.Constraint(expr=sum(int(a[i]) * m.x[i] for i in range(n))
+                           == int(np.dot(a, planted)))
+    m.cost = pyo.Objective(expr=sum(int(c) * m.x[i] for i, c in enumerate(rng.integers(1, 9, n))))
+    return m, planted
+
+
+def test_a_proposed_point_is_kept_when_feasible():
+    m, planted = _subset_sum(40, 5)
+
+    def propose(lp_solution):
+        return [(m.x[i], planted[i]) for i in range(40)]
+
+    heuristic = UserHeuristic(propose, priority=10**6)
+    result = solve(m, plugins=[heuristic], **{"limits/nodes": 1})
+    assert result.has_solution and heuristic.statistics()["accepted"] >= 1
+    assert pyo.value(m.sum.body) == pyo.value(m.sum.upper)
+    costs = _coefs(m.cost.expr, m.x.values())
+    planted_cost = sum(c for c, p in zip(costs, planted, strict=True) if p)
+    assert result.objective <= planted_cost + 1e-6
+
+
+def test_infeasible_and_partial_proposals_leave_the_optimum_alone():
+    m = mknapsack(40, seed=4)
+    everything = ComponentMap((v, 1) for v in m.x.values())  # over every capacity
+
+    def propose(lp_solution):
+        if lp_solution[m.x[0]] > 0.5:
+            return [(m.x[0], 1)]  # partial: the rest keep their LP values
+        return everything
+
+    heuristic = UserHeuristic(propose, max_calls=25)
+    result = solve(m, plugins=[heuristic])
+    assert result.objective == pytest.approx(solve(m, solver="highs").objective, rel=1e-4)
+    stats = heuristic.statistics()
+    assert 0 < stats["calls"] <= 25 and stats["proposed"] == stats["calls"]
+
+
+@pytest.mark.parametrize("proposal,fragment", [
+    (lambda m, o: [(m.x, 1)], "not one variable"),
+    (lambda m, o: [(o.z, 1)], "not in the solved model"),
+    (lambda m, o: [(m.x[0], math.nan)], "nan"),
+    (lambda m, o: 3, "pairs"),
+    (lambda m, o: [m.x[0]], "pairs"),
+])
+def test_bad_proposals_are_named(proposal, fragment):
+    m = mknapsack(10, seed=0)
+    other = pyo.ConcreteModel()
+    other.z = pyo.Var()
+    with pytest.raises(InputError, match=fragment):
+        solve(m, plugins=[UserHeuristic(lambda _lp: proposal(m, other))])
+
+
+def test_a_fixed_variable_in_a_proposal_is_skipped():
+    m = mknapsack(15, seed=2)
+    m.x[0].fix(0)
+    heuristic = UserHeuristic(lambda _lp: [(v, 0) for v in m.x.values()], max_calls=3)
+    result = solve(m, plugins=[heuristic])
+    assert result.objective == pytest.approx(solve(m, solver="highs").objective, rel=1e-4)
+    assert heuristic.statistics()["proposed"] >= 1
+
+
+@pytest.mark.parametrize("make,fragment", [
+    (lambda: OnSolution(3), "needs a function"),
+    (lambda: OnSolution(print, name="a b"), "identifier"),
+    (lambda: UserHeuristic(None), "needs a function"),
+    (lambda: UserHeuristic(print, freq=-1), "freq"),
+    (lambda: UserHeuristic(print, max_calls=0), "max_calls"),
+])
+def test_constructors_check_their_arguments(make, fragment):
+    with pytest.raises(InputError, match=fragment):
+        make()
