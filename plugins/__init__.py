@@ -12,7 +12,10 @@ from coplug.plugins.errors import (
     UnsupportedModelError,
 )
 from coplug.plugins.iis import InfeasibleSubsystem, explain_infeasible
+from coplug.plugins.lazy import LazyConstraints
+from coplug.plugins.on_solution import OnSolution
 from coplug.plugins.results import Result, Status
+from coplug.plugins.user_heuristic import UserHeuristic
 from coplug.plugins.varmap import VarMap
 
 _pyomo_factory.register()  # SolverFactory('coplug_scip' | 'coplug_highs' | 'coplug_lap')
@@ -21,6 +24,8 @@ __all__ = [
     "CoplugError",
     "InfeasibleSubsystem",
     "InputError",
+    "LazyConstraints",
+    "OnSolution",
     "Plugin",
     "Result",
     "SolverError",
@@ -28,6 +33,7 @@ __all__ = [
     "Status",
     "TimeLimitError",
     "UnsupportedModelError",
+    "UserHeuristic",
     "VarMap",
     "available_solvers",
     "explain_infeasible",
