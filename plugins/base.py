@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Protocol, runtime_checkable
 
+from coplug.plugins.errors import InputError
 from coplug.plugins.varmap import VarMap
 
 
@@ -24,6 +25,21 @@ class Plugin(Protocol):
     name: str
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None: ...
+
+
+def checked_user_function(fn: Any, what: str) -> Any:
+    """`fn` when callable, else an InputError saying `what` is needed ("a function
+    separate(solution)")."""
+    if not callable(fn):
+        raise InputError(f"{what}, got {fn!r}")
+    return fn
+
+
+def checked_plugin_name(name: Any) -> str:
+    """A plugin's name (its SCIP plugin's name and `plugin_stats` key): an identifier."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise InputError(f"a plugin name must be an identifier like 'subtours', got {name!r}")
+    return name
 
 
 class CaughtFailure:

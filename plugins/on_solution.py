@@ -10,7 +10,7 @@ from typing import Any
 
 from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
 
-from coplug.plugins.base import CaughtFailure
+from coplug.plugins.base import CaughtFailure, checked_plugin_name, checked_user_function
 from coplug.plugins.errors import InputError
 from coplug.plugins.lazy import SolutionView
 from coplug.plugins.varmap import VarMap
@@ -27,13 +27,9 @@ class OnSolution(CaughtFailure):
 
     def __init__(self, callback: Callable[[SolutionView, float], Any],
                  name: str = "on_solution") -> None:
-        if not callable(callback):
-            raise InputError(f"OnSolution needs a function callback(solution, objective), got "
-                             f"{callback!r}")
-        if not isinstance(name, str) or not name.isidentifier():
-            raise InputError(f"name must be an identifier like 'log', got {name!r}")
-        self.callback = callback
-        self.name = name
+        self.callback = checked_user_function(
+            callback, "OnSolution needs a function callback(solution, objective)")
+        self.name = checked_plugin_name(name)
         self._scip: Any = None
         self._var_map: VarMap | None = None
         self._stats: dict[str, Any] = {}

@@ -13,7 +13,7 @@ from typing import Any
 from pyomo.core.base.var import VarData
 from pyscipopt import SCIP_HEURTIMING, SCIP_RESULT, Heur
 
-from coplug.plugins.base import CaughtFailure
+from coplug.plugins.base import CaughtFailure, checked_plugin_name, checked_user_function
 from coplug.plugins.errors import InputError
 from coplug.plugins.lazy import SolutionView
 from coplug.plugins.limits import checked_scip_int
@@ -39,16 +39,12 @@ class UserHeuristic(CaughtFailure):
     def __init__(self, propose: Callable[[SolutionView], Proposal],
                  freq: int = 1, max_calls: int = 1000, priority: int = -1000,
                  name: str = "user_heuristic") -> None:
-        if not callable(propose):
-            raise InputError(f"UserHeuristic needs a function propose(lp_solution), got "
-                             f"{propose!r}")
-        if not isinstance(name, str) or not name.isidentifier():
-            raise InputError(f"name must be an identifier like 'rounding', got {name!r}")
-        self.propose = propose
+        self.propose = checked_user_function(
+            propose, "UserHeuristic needs a function propose(lp_solution)")
         self.freq = checked_scip_int("UserHeuristic freq", freq, 0)
         self.max_calls = checked_scip_int("UserHeuristic max_calls", max_calls, 1)
         self.priority = checked_scip_int("UserHeuristic priority", priority, -(2**31 - 1))
-        self.name = name
+        self.name = checked_plugin_name(name)
         self._scip: Any = None
         self._var_map: VarMap | None = None
         self._stats: dict[str, Any] = {}
