@@ -1,0 +1,108 @@
+"""Two-stage stochastic capacitated facility location: open facilities now (binary, fixed
+costs), serve each scenario's demand later (continuous flows, capacity only where open).
+
+Two forms of the same problem: `extensive_model` (every scenario's flows in one MIP) and
+`benders_models` (a master over the openings and one estimate per scenario, plus one LP
+subproblem per scenario for `coplug.plugins.benders.BendersCuts`). With `penalty` None,
+demand must be met (a scenario can make an opening infeasible: feasibility cuts); with a
+penalty, unmet demand is bought at that price per unit (only optimality cuts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyomo.environ as pyo
+
+from coplug.formulations.checks import check_count, check_positive, check_seed
+
+
+@dataclass(frozen=True)
+class FacilityInstance:
+    """Fixed costs f[j], capacities cap[j], unit costs c[j, i], demands d[s, i] of scenario
+    s (each equally likely) and the price of unmet demand (None: none may go unmet)."""
+
+    fixed: np.ndarray
+    capacity: np.ndarray
+    cost: np.ndarray
+    demand: np.ndarray
+    penalty: float | None = None
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """(facilities, customers, scenarios)."""
+        return self.cost.shape[0], self.cost.shape[1], self.demand.shape[0]
+
+
+def random_facility_instance(facilities: int, customers: int, scenarios: int, seed: int = 0,
+                             penalty: float | None = None) -> FacilityInstance:
+    """Integer data: fixed costs 50..99, capacities 20..39 (about half the facilities cover
+    a scenario), unit costs 1..9, demands 1..9."""
+    for name, value in (("facilities", facilities), ("customers", customers),
+                        ("scenarios", scenarios)):
+        check_count(value, name, 1)
+    if penalty is not None:
+        check_positive(penalty, "penalty")
+    rng = np.random.default_rng(check_seed(seed))
+    return FacilityInstance(
+        fixed=rng.integers(50, 100, facilities).astype(float),
+        capacity=rng.integers(20, 40, facilities).astype(float),
+        cost=rng.integers(1, 10, (facilities, customers)).astype(float),
+        demand=rng.integers(1, 10, (scenarios, customers)).astype(float),
+        penalty=None if penalty is None else float(penalty),
+    )
+
+
+def extensive_model(inst: FacilityInstance) -> pyo.ConcreteModel:
+    """All scenarios in one MIP: open[j], flow[s, j, i], unmet[s, i]."""
+    nf, nc, ns = inst.shape
+    m = pyo.ConcreteModel(name="facility_extensive")
+    m.open = pyo.Var(range(nf), domain=pyo.Binary)
+    m.flow = pyo.Var(range(ns), range(nf), range(nc), domain=pyo.NonNegativeReals)
+    m.unmet = pyo.Var(range(ns), range(nc), domain=pyo.NonNegativeReals,
+                      bounds=(0, 0) if inst.penalty is None else (0, None))
+    m.meet = pyo.Constraint(range(ns), range(nc), rule=lambda m, s, i: sum(
+        m.flow[s, j, i] for j in range(nf)) + m.unmet[s, i] == inst.demand[s, i])
+    m.capacity = pyo.Constraint(range(ns), range(nf), rule=lambda m, s, j: sum(
+        m.flow[s, j, i] for i in range(nc)) <= inst.capacity[j] * m.open[j])
+    m.cost = pyo.Objective(expr=sum(inst.fixed[j] * m.open[j] for j in range(nf)) + sum(
+        _scenario_cost(inst, m.flow, m.unmet, s) for s in range(ns)) / ns)
+    return m
+
+
+def _scenario_cost(inst: FacilityInstance, flow: pyo.Var, unmet: pyo.Var, s: int):
+    """Scenario s's serving cost (plus the unmet demand's price) in the extensive model."""
+    nf, nc, _ = inst.shape
+    serve = sum(inst.cost[j, i] * flow[s, j, i] for j in range(nf) for i in range(nc))
+    return serve + (inst.penalty or 0.0) * sum(unmet[s, i] for i in range(nc))
+
+
+def benders_models(inst: FacilityInstance) -> tuple[pyo.ConcreteModel, list]:
+    """The master (open[j], estimate[s] >= 0) and one `Subproblem` per scenario, whose
+    `open` copies are continuous in [0, 1]."""
+    from coplug.plugins.benders import Subproblem
+
+    nf, nc, ns = inst.shape
+    m = pyo.ConcreteModel(name="facility_master")
+    m.open = pyo.Var(range(nf), domain=pyo.Binary)
+    m.estimate = pyo.Var(range(ns), bounds=(0, None))
+    m.cost = pyo.Objective(expr=sum(inst.fixed[j] * m.open[j] for j in range(nf))
+                           + sum(m.estimate.values()) / ns)
+    subs = []
+    for s in range(ns):
+        sp = pyo.ConcreteModel(name=f"scenario_{s}")
+        sp.open = pyo.Var(range(nf), bounds=(0, 1))
+        sp.flow = pyo.Var(range(nf), range(nc), domain=pyo.NonNegativeReals)
+        sp.unmet = pyo.Var(range(nc), domain=pyo.NonNegativeReals,
+                           bounds=(0, 0) if inst.penalty is None else (0, None))
+        sp.meet = pyo.Constraint(range(nc), rule=lambda sp, i, s=s: sum(
+            sp.flow[j, i] for j in range(nf)) + sp.unmet[i] == inst.demand[s, i])
+        sp.capacity = pyo.Constraint(range(nf), rule=lambda sp, j: sum(
+            sp.flow[j, i] for i in range(nc)) <= inst.capacity[j] * sp.open[j])
+        sp.cost = pyo.Objective(expr=sum(inst.cost[j, i] * sp.flow[j, i] for j in range(nf)
+                                         for i in range(nc))
+                                + (inst.penalty or 0.0) * sum(sp.unmet.values()))
+        subs.append(Subproblem(sp, [(m.open[j], sp.open[j]) for j in range(nf)],
+                               m.estimate[s]))
+    return m, subs

@@ -1,0 +1,209 @@
+"""Benders decomposition as lazy constraints: a master Pyomo model solved by SCIP and LP
+subproblems solved at each master solution, their certified duals turned into cuts.
+
+Each `Subproblem` is a Pyomo LP (minimized) in which the master's linking variables appear
+as copies; `links` pairs each master variable with its copy. At a master point y^, coplug
+solves a clone of the subproblem with the copies fixed by rows `copy == y^` and reads those
+rows' duals (d optimum / d y^, certified by `solve`): the optimality cut
+``estimate >= Q(y^) + sum(dual_k * (y_k - y^_k))`` holds for every y because Q is convex in
+y. Where the subproblem is infeasible at y^, an elastic clone (each link row given slacks,
+their sum minimized) measures how far: with its optimum v > 0 and duals d, the feasibility
+cut ``v + sum(d_k * (y_k - y^_k)) <= 0`` holds for every y the subproblem accepts and cuts
+y^ off. The user's models are never changed (coplug works on clones).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyomo.environ as pyo
+from pyomo.core.base.var import VarData
+
+from coplug.plugins.errors import InputError, SolverError
+from coplug.plugins.results import Status
+
+# A subproblem whose elastic form leaves at most this much slack counts as feasible.
+FEASIBLE_SLACK = 1e-7
+# Master points whose cuts are remembered (SCIP checks a solution, then enforces the same one).
+CACHE_SIZE = 10_000
+
+
+@dataclass(frozen=True)
+class Subproblem:
+    """An LP subproblem: `model` (minimized), `links` as (master variable, its copy in
+    `model`) pairs, and `estimate`, the master variable bounding this subproblem's optimum
+    from below (None: the subproblem only says which master points are feasible)."""
+
+    model: pyo.Block
+    links: Sequence[tuple[VarData, VarData]]
+    estimate: VarData | None = None
+
+
+class _Clone:
+    """A clone of a subproblem with link rows `copy (+ plus - minus) == at`, where `at` is
+    the master point, and a `dual` Suffix."""
+
+    def __init__(self, sub: Subproblem, elastic: bool) -> None:
+        model = sub.model
+        names = [copy.getname(fully_qualified=True, relative_to=model) for _, copy in sub.links]
+        self.model = m = model.clone()
+        copies = [m.find_component(name) for name in names]
+        k = range(len(copies))
+        m._coplug_at = pyo.Param(k, mutable=True, initialize=0.0)
+        if elastic:
+            for obj in m.component_data_objects(pyo.Objective, active=True):
+                obj.deactivate()
+            m._coplug_plus = pyo.Var(k, domain=pyo.NonNegativeReals)
+            m._coplug_minus = pyo.Var(k, domain=pyo.NonNegativeReals)
+            m._coplug_link = pyo.Constraint(k, rule=lambda m, i: copies[i] + m._coplug_plus[i]
+                                            - m._coplug_minus[i] == m._coplug_at[i])
+            m._coplug_slack = pyo.Objective(expr=sum(m._coplug_plus[i] + m._coplug_minus[i]
+                                                     for i in k))
+        else:
+            m._coplug_link = pyo.Constraint(k, rule=lambda m, i: copies[i] == m._coplug_at[i])
+        if not isinstance(getattr(m, "dual", None), pyo.Suffix):
+            m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+
+    def solve(self, point: Sequence[float], solver: str) -> tuple[Any, float, list[float]]:
+        """Solve at the master point: (status, optimum, link-row duals)."""
+        from coplug.plugins.bridge import solve
+
+        m = self.model
+        for i, value in enumerate(point):
+            m._coplug_at[i] = value
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a refusal shows in extra["duals"] below
+            result = solve(m, solver=solver)
+        if result.status is not Status.OPTIMAL:
+            return result.status, float("nan"), []
+        duals = result.extra.get("duals", {})
+        if not duals.get("loaded"):
+            raise SolverError(f"Benders subproblem {m.name!r}: its duals could not be "
+                              f"certified ({duals.get('reason')}), so no cut is safe")
+        return result.status, float(result.objective), [m.dual.get(m._coplug_link[i], 0.0)
+                                                        for i in range(len(point))]
+
+
+class BendersCuts:
+    """A `LazyConstraints` function for Benders decomposition over `subproblems`.
+
+    ``solve(master, plugins=[LazyConstraints(BendersCuts(subs))])`` solves the master with
+    SCIP and, at each master solution, every subproblem with `solver` (HiGHS by default),
+    adding the optimality and feasibility cuts it violates. Each estimate variable needs a
+    finite lower bound (a bound on its subproblem's optimum, 0 for nonnegative costs): SCIP
+    would call the master unbounded before any cut.
+    """
+
+    def __init__(self, subproblems: Sequence[Subproblem], solver: str = "highs") -> None:
+        subproblems = list(subproblems)
+        if not subproblems:
+            raise InputError("BendersCuts needs at least one Subproblem")
+        for k, sub in enumerate(subproblems):
+            _check_subproblem(k, sub)
+        self.subproblems = subproblems
+        self.solver = solver
+        self._optimality = [None if s.estimate is None else _Clone(s, elastic=False)
+                            for s in subproblems]
+        self._elastic = [_Clone(s, elastic=True) for s in subproblems]
+        self._cache: dict[tuple[Any, ...], list[Any]] = {}
+        self.stats = {"subproblem_solves": 0, "optimality_cuts": 0, "feasibility_cuts": 0,
+                      "seconds": 0.0}
+
+    def __call__(self, solution: Any) -> list[Any]:
+        """The cuts every subproblem gives at the master point `solution`."""
+        started = time.perf_counter()
+        try:
+            return [cut for k in range(len(self.subproblems)) for cut in self._cuts(k, solution)]
+        finally:
+            self.stats["seconds"] += time.perf_counter() - started
+
+    def _cuts(self, k: int, solution: Any) -> list[Any]:
+        """Subproblem k's cut at `solution`, from the cache when SCIP asks about the same
+        point again (it checks a solution, then enforces it)."""
+        point = [solution[master] for master, _ in self.subproblems[k].links]
+        key = (k, *point)
+        if key not in self._cache:
+            if len(self._cache) >= CACHE_SIZE:
+                self._cache.clear()
+            self._cache[key] = self._new_cuts(k, point)
+        return self._cache[key]
+
+    def _new_cuts(self, k: int, point: list[float]) -> list[Any]:
+        """Subproblem k's cut at `point` (an optimality or a feasibility cut), or none."""
+        sub = self.subproblems[k]
+        masters = [master for master, _ in sub.links]
+        clone = self._optimality[k]
+        if clone is not None:
+            status, optimum, duals = self._solve(clone, point)
+            if status is Status.OPTIMAL:
+                self.stats["optimality_cuts"] += 1
+                return [sub.estimate >= optimum + sum(
+                    d * (v - p) for d, v, p in zip(duals, masters, point, strict=True))]
+            if status is Status.UNBOUNDED:
+                raise InputError(f"Benders subproblem {k} is unbounded at a master point: "
+                                 "the master is unbounded too (bound the subproblem)")
+            if status is not Status.INFEASIBLE:
+                raise SolverError(f"Benders subproblem {k} ended {status.value}")
+        status, slack, duals = self._solve(self._elastic[k], point)
+        if status is not Status.OPTIMAL:
+            raise SolverError(f"Benders subproblem {k}'s elastic form ended {status.value}")
+        if slack <= FEASIBLE_SLACK:
+            if clone is not None:
+                raise SolverError(f"Benders subproblem {k} was called infeasible at a point "
+                                  f"its elastic form meets within {slack:.1e}")
+            return []
+        self.stats["feasibility_cuts"] += 1
+        return [slack + sum(d * (v - p) for d, v, p in zip(duals, masters, point, strict=True))
+                <= 0]
+
+    def _solve(self, clone: _Clone, point: list[float]) -> tuple[Any, float, list[float]]:
+        """One subproblem solve, counted."""
+        self.stats["subproblem_solves"] += 1
+        return clone.solve(point, self.solver)
+
+
+def _check_subproblem(k: int, sub: Any) -> None:
+    """A Subproblem of a Pyomo block, (master, copy) variable pairs with the copies in the
+    block and the masters outside, and an estimate with a finite lower bound."""
+    if not isinstance(sub, Subproblem):
+        raise InputError(f"subproblem {k} must be a Subproblem(model, links, estimate), got "
+                         f"{type(sub).__name__}")
+    if not isinstance(sub.model, pyo.Block):
+        raise InputError(f"subproblem {k}: model must be a Pyomo model or block")
+    links = list(sub.links)
+    if not links:
+        raise InputError(f"subproblem {k} has no links to the master")
+    for master, copy in links:
+        if not (isinstance(master, VarData) and isinstance(copy, VarData)):
+            raise InputError(f"subproblem {k}: links must be (master variable, copy) pairs of "
+                             f"single variables, got ({master!r}, {copy!r})")
+        if not _inside(copy, sub.model):
+            raise InputError(f"subproblem {k}: the copy {copy.name!r} is not a variable of its "
+                             "model")
+        if _inside(master, sub.model):
+            raise InputError(f"subproblem {k}: the master variable {master.name!r} belongs to "
+                             "the subproblem's model")
+    if sub.estimate is not None:
+        if not isinstance(sub.estimate, VarData):
+            raise InputError(f"subproblem {k}: estimate must be a master variable")
+        if sub.estimate.lb is None:
+            raise InputError(f"subproblem {k}: give the estimate {sub.estimate.name!r} a lower "
+                             "bound (a bound on the subproblem's optimum, 0 for nonnegative "
+                             "costs); without one SCIP calls the master unbounded")
+        objectives = list(sub.model.component_data_objects(pyo.Objective, active=True))
+        if len(objectives) != 1 or objectives[0].sense != pyo.minimize:
+            raise InputError(f"subproblem {k} needs one minimized objective to estimate")
+
+
+def _inside(var: VarData, block: pyo.Block) -> bool:
+    """Whether `var` is a component of `block` or of a block below it."""
+    parent = var.parent_block()
+    while parent is not None:
+        if parent is block:
+            return True
+        parent = parent.parent_block()
+    return False

@@ -1,0 +1,117 @@
+"""Benders decomposition through lazy constraints: the master's optimum equals the
+extensive form's (solved by HiGHS), with optimality and feasibility cuts."""
+
+from __future__ import annotations
+
+import pyomo.environ as pyo
+import pytest
+
+from coplug.formulations.facility import (
+    benders_models,
+    extensive_model,
+    random_facility_instance,
+)
+from coplug.plugins import InputError, LazyConstraints, Status, solve
+from coplug.plugins.benders import BendersCuts, Subproblem
+
+
+def _components(model: pyo.Block) -> list[str]:
+    return sorted(c.name for c in model.component_objects(descend_into=True))
+
+
+@pytest.mark.parametrize("penalty", [None, 40.0])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_benders_reaches_the_extensive_forms_optimum(seed, penalty):
+    inst = random_facility_instance(4, 8, 3, seed=seed, penalty=penalty)
+    master, subs = benders_models(inst)
+    before = [_components(s.model) for s in subs]
+    cuts = BendersCuts(subs)
+    result = solve(master, plugins=[LazyConstraints(cuts, fractional=seed == 2)])
+    truth = solve(extensive_model(inst), solver="highs")
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(truth.objective, rel=1e-6)
+    assert cuts.stats["optimality_cuts"] > 0
+    if penalty is not None:
+        assert cuts.stats["feasibility_cuts"] == 0  # unmet demand keeps every scenario feasible
+    assert [_components(s.model) for s in subs] == before  # the user's models are untouched
+    opened = [j for j in master.open if master.open[j].value > 0.5]
+    for s in range(inst.shape[2]):  # each scenario's demand fits the opened capacity
+        assert penalty is not None or sum(inst.capacity[j] for j in opened) >= (
+            inst.demand[s].sum() - 1e-6)
+
+
+def test_feasibility_cuts_are_made_when_demand_must_be_met():
+    inst = random_facility_instance(5, 10, 3, seed=4)
+    master, subs = benders_models(inst)
+    cuts = BendersCuts(subs)
+    result = solve(master, plugins=[LazyConstraints(cuts)])
+    assert result.objective == pytest.approx(solve(extensive_model(inst),
+                                                   solver="highs").objective, rel=1e-6)
+    assert cuts.stats["feasibility_cuts"] > 0
+
+
+def test_a_feasibility_only_subproblem_keeps_the_master_within_its_points():
+    m = pyo.ConcreteModel()
+    m.y = pyo.Var(range(3), domain=pyo.Binary)
+    m.obj = pyo.Objective(expr=m.y[0] + 2 * m.y[1] + 3 * m.y[2])
+    sp = pyo.ConcreteModel()
+    sp.y = pyo.Var(range(3), bounds=(0, 1))
+    sp.z = pyo.Var(bounds=(0, 10))
+    sp.need = pyo.Constraint(expr=sp.z == 4)
+    sp.fit = pyo.Constraint(expr=sp.z <= 3 * sp.y[0] + 1 * sp.y[1] + 2 * sp.y[2])  # >= 4
+    result = solve(m, plugins=[LazyConstraints(BendersCuts([Subproblem(sp, [
+        (m.y[i], sp.y[i]) for i in range(3)])]))])
+    m.direct = pyo.Constraint(expr=3 * m.y[0] + m.y[1] + 2 * m.y[2] >= 4)
+    assert result.objective == pytest.approx(solve(m, solver="highs").objective)
+
+
+def _tiny():
+    m = pyo.ConcreteModel()
+    m.y = pyo.Var(domain=pyo.Binary)
+    m.eta = pyo.Var(bounds=(0, None))
+    m.obj = pyo.Objective(expr=m.y + m.eta)
+    sp = pyo.ConcreteModel()
+    sp.y = pyo.Var(bounds=(0, 1))
+    sp.x = pyo.Var(bounds=(0, None))
+    sp.c = pyo.Constraint(expr=sp.x >= 2 - 2 * sp.y)
+    sp.obj = pyo.Objective(expr=3 * sp.x)
+    return m, sp
+
+
+def test_tiny_model_opens_because_the_recourse_costs_more():
+    m, sp = _tiny()
+    result = solve(m, plugins=[LazyConstraints(BendersCuts([Subproblem(sp, [(m.y, sp.y)],
+                                                                       m.eta)]))])
+    assert result.objective == pytest.approx(1.0) and m.y.value == 1  # min(0 + 6, 1 + 0)
+
+
+@pytest.mark.parametrize("change,fragment", [
+    (lambda m, sp: Subproblem(sp, [(m.y, sp.y)], m.free), "lower bound"),
+    (lambda m, sp: Subproblem(sp, [(m.y, m.eta)], m.eta), "not a variable of its model"),
+    (lambda m, sp: Subproblem(sp, [(sp.x, sp.y)], m.eta), "belongs to the subproblem"),
+    (lambda m, sp: Subproblem(sp, [], m.eta), "no links"),
+    (lambda m, sp: Subproblem(sp, [(m.y, sp.y)], 3), "estimate must be"),
+    (lambda m, sp: "sub", "must be a Subproblem"),
+])
+def test_bad_subproblems_are_named(change, fragment):
+    m, sp = _tiny()
+    m.free = pyo.Var()
+    with pytest.raises(InputError, match=fragment):
+        BendersCuts([change(m, sp)])
+
+
+def test_a_maximized_subproblem_and_an_empty_list_are_refused():
+    m, sp = _tiny()
+    sp.obj.sense = pyo.maximize
+    with pytest.raises(InputError, match="one minimized objective"):
+        BendersCuts([Subproblem(sp, [(m.y, sp.y)], m.eta)])
+    with pytest.raises(InputError, match="at least one"):
+        BendersCuts([])
+
+
+def test_an_unbounded_subproblem_is_named():
+    m, sp = _tiny()
+    sp.obj.expr = -sp.x
+    with pytest.raises(InputError, match="unbounded"):
+        solve(m, plugins=[LazyConstraints(BendersCuts([Subproblem(sp, [(m.y, sp.y)],
+                                                                  m.eta)]))])
