@@ -16,6 +16,7 @@ left.
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
@@ -132,14 +133,21 @@ class LazyConstraints:
         self.name = name
         self.fractional = fractional
         self.cuts: list[Any] = []
-        self._scip: Any = None
+        self._scip_ref: Callable[[], Any] = lambda: None
         self._var_map: VarMap | None = None
         self._failure: BaseException | None = None
+        self._added: set[Any] = set()  # keys (`_key`) of the rows SCIP's problem now holds
         self._stats = {"calls": 0, "rejected": 0, "cuts_added": 0, "seconds": 0.0}
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
         """Include the lazy-constraint handler and its one constraint into SCIP."""
-        self._scip, self._var_map, self._failure, self.cuts = scip_model, var_map, None, []
+        # SCIP's model by a weak reference: a plugin kept for its `cuts` must not keep the
+        # model alive until the interpreter exits. PySCIPOpt frees a model still alive then
+        # after it has freed this handler, and freeing the problem calls the handler (the
+        # locks of its constraint): a segmentation fault at exit, after the program's work.
+        self._scip_ref = weakref.ref(scip_model)
+        self._var_map, self._failure, self.cuts = var_map, None, []
+        self._added = set()
         self._stats = {"calls": 0, "rejected": 0, "cuts_added": 0, "seconds": 0.0}
         handler = _LazyHandler(self)
         try:
@@ -157,6 +165,11 @@ class LazyConstraints:
                                      propagate=False)
         scip_model.addPyCons(cons)
 
+    @property
+    def _scip(self) -> Any:
+        """The SCIP model of the solve in progress (None once it is gone)."""
+        return self._scip_ref()
+
     def statistics(self) -> dict[str, Any]:
         """Calls of `separate`, solutions rejected, rows added, seconds spent in `separate`."""
         return dict(self._stats)
@@ -169,7 +182,11 @@ class LazyConstraints:
 
     def violated(self, sol: Any) -> list[LinearRow]:
         """The rows `separate` returns for `sol` (None: the current LP or pseudo solution)
-        that it violates."""
+        that it violates, each once, leaving out rows already added: those are SCIP's linear
+        constraints now, judged by SCIP's own check. Judging them again here loops: an LP
+        solution that meets such a row within the LP's tolerance but misses it by this
+        check's would add it again and again, forever (the same row 9,500 times in 5 s on an
+        unbounded LP with values near 1e5)."""
         scip, var_map = self._scip, self._var_map
         started = time.perf_counter()
         try:
@@ -178,8 +195,12 @@ class LazyConstraints:
         finally:
             self._stats["calls"] += 1
             self._stats["seconds"] += time.perf_counter() - started
-        view, out = SolutionView(scip, sol, var_map), []
+        view, out, keys = SolutionView(scip, sol, var_map), [], set()
         for row in rows:
+            key = _key(row)
+            if key in self._added or key in keys:
+                continue
+            keys.add(key)
             activity = sum(c * view[v] for v, c in zip(row.variables, row.coefs, strict=True))
             if not (scip.isFeasLE(row.lower, activity) and scip.isFeasLE(activity, row.upper)):
                 out.append(row)
@@ -205,6 +226,7 @@ class LazyConstraints:
             else:
                 cons = (row.lower <= body) <= row.upper
             scip.addCons(cons, name=f"coplug_lazy_{n}", removable=True)
+            self._added.add(_key(row))
             self.cuts.append(row.expr)
             self._stats["cuts_added"] = n + 1
 
@@ -215,11 +237,21 @@ class LazyConstraints:
         self._scip.interruptSolve()
 
 
+def _key(row: LinearRow) -> Any:
+    """What makes two rows the same row: their terms (by variable) and their sides."""
+    return frozenset(zip(map(id, row.variables), row.coefs, strict=True)), row.lower, row.upper
+
+
 class _LazyHandler(Conshdlr):
     """SCIP's side of `LazyConstraints`: check, enforce, separate, lock."""
 
     def __init__(self, owner: LazyConstraints) -> None:
         self.owner = owner
+
+    def consinit(self, constraints):
+        # a new transformed problem (a first solve, or one after freeTransform: coplug's
+        # re-solves) holds none of the rows added to the one before
+        self.owner._added = set()
 
     def conscheck(self, constraints, solution, checkintegrality, checklprows, printreason,
                   completely):
@@ -252,8 +284,22 @@ class _LazyHandler(Conshdlr):
     def conssepalp(self, constraints, nusefulconss):
         return self._enforce(SCIP_RESULT.DIDNOTFIND)
 
+    def constrans(self, sourceconstraint):
+        # A constraint of its own for the transformed problem. Without this PySCIPOpt gives
+        # the transformed constraint the original's Python object as its data without a
+        # reference of its own, and deleting it (freeTransform, which coplug's re-solves
+        # call) frees that object under the original constraint: the next solve of the
+        # same model crashed the interpreter (segmentation fault).
+        src = sourceconstraint
+        return {"targetcons": self.model.createCons(
+            self, src.name, initial=src.isInitial(), separate=src.isSeparated(),
+            enforce=src.isEnforced(), check=src.isChecked(), propagate=src.isPropagated())}
+
     def conslock(self, constraint, locktype, nlockspos, nlocksneg):
+        # the original variables, for the transformed constraint too: SCIP passes a lock of
+        # an original variable on to its transformed one (and lists no transformed variables
+        # while it transforms or frees the problem, when this is called)
         scip = self.model
         both = nlockspos + nlocksneg
-        for var in scip.getVars(transformed=not constraint.isOriginal()):
+        for var in scip.getVars(transformed=False):
             scip.addVarLocksType(var, locktype, both, both)
