@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import warnings
+import weakref
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from coplug.plugins.errors import InputError
@@ -42,18 +44,36 @@ def checked_plugin_name(name: Any) -> str:
     return name
 
 
-class CaughtFailure:
-    """For plugins that run a user's function inside SCIP's callbacks: the first exception
-    it raises is kept and SCIP asked to stop (raised there, it would only become SCIP's
-    "unspecified error"); `raise_failure` re-raises it once SCIP has stopped."""
+class UserCallbackPlugin:
+    """Base of the plugins that run a user's function inside SCIP's callbacks.
+
+    The first exception that function raises is kept and SCIP asked to stop (raised there,
+    it would only become SCIP's "unspecified error"); `raise_failure` re-raises it once SCIP
+    has stopped. SCIP's model is held by a weak reference: a plugin kept after its solve
+    (for its statistics) must not keep the model alive until the interpreter exits, where
+    PySCIPOpt frees it after its plugins and crashed (segmentation fault).
+    """
 
     _failure: BaseException | None = None
+    _scip_ref: Callable[[], Any] = staticmethod(lambda: None)
 
-    def fail(self, exc: BaseException, scip: Any) -> None:
-        """Keep `exc` (the first one only) and interrupt `scip`'s solve."""
+    def bind(self, scip_model: Any) -> None:
+        """Hold `scip_model` (weakly) for this solve and forget an earlier failure."""
+        self._scip_ref = weakref.ref(scip_model)
+        self._failure = None
+
+    @property
+    def _scip(self) -> Any:
+        """The SCIP model of the solve in progress (None once it is gone)."""
+        return self._scip_ref()
+
+    def fail(self, exc: BaseException) -> None:
+        """Keep `exc` (the first one only) and interrupt the solve."""
         if self._failure is None:
             self._failure = exc
-        scip.interruptSolve()
+        scip = self._scip
+        if scip is not None:
+            scip.interruptSolve()
 
     def raise_failure(self) -> None:
         """Re-raise the kept exception, if any, and forget it."""

@@ -16,7 +16,6 @@ left.
 from __future__ import annotations
 
 import time
-import weakref
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
@@ -28,6 +27,7 @@ from pyomo.core.expr.relational_expr import (
 )
 from pyscipopt import SCIP_RESULT, Conshdlr, quicksum
 
+from coplug.plugins.base import UserCallbackPlugin, checked_plugin_name, checked_user_function
 from coplug.plugins.errors import InputError
 from coplug.plugins.linear_terms import linear_terms
 from coplug.plugins.varmap import VarMap
@@ -105,7 +105,7 @@ def _constant_side(value: Any, expr: Any) -> float:
     return terms.constant
 
 
-class LazyConstraints:
+class LazyConstraints(UserCallbackPlugin):
     """Rows generated from solutions, added to SCIP only when violated.
 
     ``separate(solution)`` gets a `SolutionView` (read values by Pyomo variable) and returns
@@ -122,31 +122,21 @@ class LazyConstraints:
 
     def __init__(self, separate: Callable[[SolutionView], Iterable[Any]],
                  fractional: bool = False, name: str = "lazy") -> None:
-        if not callable(separate):
-            raise InputError(f"LazyConstraints needs a function separate(solution), got "
-                             f"{separate!r}")
+        self.separate = checked_user_function(
+            separate, "LazyConstraints needs a function separate(solution)")
         if not isinstance(fractional, bool):
             raise InputError(f"fractional must be True or False, got {fractional!r}")
-        if not isinstance(name, str) or not name.isidentifier():
-            raise InputError(f"name must be an identifier like 'subtours', got {name!r}")
-        self.separate = separate
-        self.name = name
+        self.name = checked_plugin_name(name)
         self.fractional = fractional
         self.cuts: list[Any] = []
-        self._scip_ref: Callable[[], Any] = lambda: None
         self._var_map: VarMap | None = None
-        self._failure: BaseException | None = None
         self._added: set[Any] = set()  # keys (`_key`) of the rows SCIP's problem now holds
         self._stats = {"calls": 0, "rejected": 0, "cuts_added": 0, "seconds": 0.0}
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
         """Include the lazy-constraint handler and its one constraint into SCIP."""
-        # SCIP's model by a weak reference: a plugin kept for its `cuts` must not keep the
-        # model alive until the interpreter exits. PySCIPOpt frees a model still alive then
-        # after it has freed this handler, and freeing the problem calls the handler (the
-        # locks of its constraint): a segmentation fault at exit, after the program's work.
-        self._scip_ref = weakref.ref(scip_model)
-        self._var_map, self._failure, self.cuts = var_map, None, []
+        self.bind(scip_model)  # weakly: see UserCallbackPlugin
+        self._var_map, self.cuts = var_map, []
         self._added = set()
         self._stats = {"calls": 0, "rejected": 0, "cuts_added": 0, "seconds": 0.0}
         handler = _LazyHandler(self)
@@ -165,20 +155,9 @@ class LazyConstraints:
                                      propagate=False)
         scip_model.addPyCons(cons)
 
-    @property
-    def _scip(self) -> Any:
-        """The SCIP model of the solve in progress (None once it is gone)."""
-        return self._scip_ref()
-
     def statistics(self) -> dict[str, Any]:
         """Calls of `separate`, solutions rejected, rows added, seconds spent in `separate`."""
         return dict(self._stats)
-
-    def raise_failure(self) -> None:
-        """Re-raise the exception `separate` raised inside SCIP, after SCIP has stopped."""
-        failure, self._failure = self._failure, None
-        if failure is not None:
-            raise failure
 
     def violated(self, sol: Any) -> list[LinearRow]:
         """The rows `separate` returns for `sol` (None: the current LP or pseudo solution)
@@ -229,12 +208,6 @@ class LazyConstraints:
             self._added.add(_key(row))
             self.cuts.append(row.expr)
             self._stats["cuts_added"] = n + 1
-
-    def fail(self, exc: BaseException) -> None:
-        """Keep the first exception from a callback and ask SCIP to stop."""
-        if self._failure is None:
-            self._failure = exc
-        self._scip.interruptSolve()
 
 
 def _key(row: LinearRow) -> Any:

@@ -10,13 +10,13 @@ from typing import Any
 
 from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
 
-from coplug.plugins.base import CaughtFailure, checked_plugin_name, checked_user_function
+from coplug.plugins.base import UserCallbackPlugin, checked_plugin_name, checked_user_function
 from coplug.plugins.errors import InputError
 from coplug.plugins.lazy import SolutionView
 from coplug.plugins.varmap import VarMap
 
 
-class OnSolution(CaughtFailure):
+class OnSolution(UserCallbackPlugin):
     """Call ``callback(solution, objective)`` at each new best solution of a SCIP solve.
 
     ``solution`` is a `SolutionView` (``solution[m.x[i]]``), valid during the call only;
@@ -30,13 +30,13 @@ class OnSolution(CaughtFailure):
         self.callback = checked_user_function(
             callback, "OnSolution needs a function callback(solution, objective)")
         self.name = checked_plugin_name(name)
-        self._scip: Any = None
         self._var_map: VarMap | None = None
         self._stats: dict[str, Any] = {}
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
         """Include the event handler that catches SCIP's new best solutions."""
-        self._scip, self._var_map, self._failure = scip_model, var_map, None
+        self.bind(scip_model)
+        self._var_map = var_map
         self._stats = {"calls": 0, "stopped": False, "seconds": 0.0}
         try:
             scip_model.includeEventhdlr(_BestSolution(self), self.name,
@@ -80,4 +80,4 @@ class _BestSolution(Eventhdlr):
         try:
             self.owner.new_best()
         except Exception as exc:  # the user's function: whatever it raises ends the solve
-            self.owner.fail(exc, self.model)
+            self.owner.fail(exc)

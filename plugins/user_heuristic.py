@@ -13,7 +13,7 @@ from typing import Any
 from pyomo.core.base.var import VarData
 from pyscipopt import SCIP_HEURTIMING, SCIP_RESULT, Heur
 
-from coplug.plugins.base import CaughtFailure, checked_plugin_name, checked_user_function
+from coplug.plugins.base import UserCallbackPlugin, checked_plugin_name, checked_user_function
 from coplug.plugins.errors import InputError
 from coplug.plugins.lazy import SolutionView
 from coplug.plugins.limits import checked_scip_int
@@ -24,7 +24,7 @@ from coplug.plugins.varmap import VarMap
 Proposal = Mapping[VarData, float] | Iterable[tuple[VarData, float]] | None
 
 
-class UserHeuristic(CaughtFailure):
+class UserHeuristic(UserCallbackPlugin):
     """Call ``propose(lp_solution)`` after the LP of every `freq`-th depth's nodes; it
     returns values as ``(pyomo_var, value)`` pairs or a Pyomo ``ComponentMap``, or None for
     no proposal.
@@ -45,14 +45,14 @@ class UserHeuristic(CaughtFailure):
         self.max_calls = checked_scip_int("UserHeuristic max_calls", max_calls, 1)
         self.priority = checked_scip_int("UserHeuristic priority", priority, -(2**31 - 1))
         self.name = checked_plugin_name(name)
-        self._scip: Any = None
         self._var_map: VarMap | None = None
         self._stats: dict[str, Any] = {}
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
         """Include the heuristic, run after each node's LP at depths that are multiples of
         `freq`."""
-        self._scip, self._var_map, self._failure = scip_model, var_map, None
+        self.bind(scip_model)
+        self._var_map = var_map
         self._stats = {"calls": 0, "proposed": 0, "accepted": 0, "seconds": 0.0}
         try:
             scip_model.includeHeur(
@@ -133,5 +133,5 @@ class _Heur(Heur):
         try:
             return {"result": self.owner.run(self)}
         except Exception as exc:  # the user's function: whatever it raises ends the solve
-            self.owner.fail(exc, self.model)
+            self.owner.fail(exc)
             return {"result": SCIP_RESULT.DIDNOTRUN}

@@ -4,6 +4,9 @@ model's own rows, and optima against HiGHS."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pyomo.environ as pyo
@@ -177,3 +180,20 @@ def test_a_fixed_variable_in_a_proposal_is_skipped():
 def test_constructors_check_their_arguments(make, fragment):
     with pytest.raises(InputError, match=fragment):
         make()
+
+
+def test_plugins_kept_until_the_interpreter_exits_do_not_crash_it():
+    # Kept for their statistics, OnSolution and UserHeuristic held SCIP's model until exit,
+    # where PySCIPOpt freed it after them: exit code 139 after the work had succeeded.
+    code = textwrap.dedent("""
+        import json
+        from coplug.formulations.mip_families import mknapsack
+        from coplug.plugins import OnSolution, UserHeuristic, solve
+        a, b = OnSolution(lambda s, o: None), UserHeuristic(lambda lp: None)
+        print(solve(mknapsack(20, seed=0), plugins=[a, b]).status.value)
+        json.kept = (a, b)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.strip() == "optimal"
