@@ -20,10 +20,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.base.var import VarData
 
+from coplug.plugins.duals import LinearProgram, min_form, read_lp
 from coplug.plugins.errors import InputError, SolverError
+from coplug.plugins.lp_certificate import certify
 from coplug.plugins.results import Status
 
 # A subproblem whose elastic form leaves at most this much slack counts as feasible.
@@ -43,33 +46,102 @@ class Subproblem:
     estimate: VarData | None = None
 
 
+class _PersistentLP:
+    """One HiGHS model of a clone, built once: each master point only moves the link rows'
+    sides, and HiGHS starts from the previous basis. Its answers are certified by the
+    duality gap (`lp_certificate`); one that is not gives None and the clone is solved
+    through `solve` instead."""
+
+    def __init__(self, lp: LinearProgram, links: list[Any]) -> None:
+        import highspy
+        from pyomo.common.tee import capture_output
+
+        self.form = form = min_form(lp)
+        self.constant = lp.objective.constant if lp.objective is not None else 0.0
+        position = {id(con): i for i, (con, _, _, _) in enumerate(lp.rows)}
+        self.links = np.array([position[id(con)] for con in links], dtype=np.int32)
+        with capture_output(capture_fd=True):  # HiGHS prints its banner on construction
+            self.highs = h = highspy.Highs()
+        h.silent()
+        n = len(form.costs)
+        h.addVars(n, form.col_lower, form.col_upper)
+        h.changeColsCost(n, np.arange(n, dtype=np.int32), form.costs)
+        matrix = form.matrix
+        h.addRows(matrix.shape[0], form.lower, form.upper, matrix.nnz,
+                  matrix.indptr[:-1].astype(np.int32), matrix.indices.astype(np.int32),
+                  matrix.data)
+
+    def solve(self, point: np.ndarray) -> tuple[Status, float, list[float]] | None:
+        """(status, optimum, link-row duals) at `point`, or None when HiGHS's answer is not
+        certified or not one of optimal / infeasible."""
+        import highspy
+
+        form, h = self.form, self.highs
+        lower, upper = form.lower.copy(), form.upper.copy()
+        lower[self.links] = upper[self.links] = point
+        h.changeRowsBounds(len(self.links), self.links, point, point)
+        h.run()
+        status = h.getModelStatus()
+        if status == highspy.HighsModelStatus.kInfeasible:
+            return Status.INFEASIBLE, float("nan"), []
+        if status != highspy.HighsModelStatus.kOptimal:
+            return None
+        solution = h.getSolution()
+        x = np.asarray(solution.col_value)
+        found = certify(form.costs, x, form.matrix, lower, upper, form.col_lower,
+                        form.col_upper, np.asarray(solution.row_dual))
+        if not found.holds:
+            return None
+        return (Status.OPTIMAL, float(form.costs @ x) + self.constant,
+                found.duals[self.links].tolist())
+
+
 class _Clone:
     """A clone of a subproblem with link rows `copy (+ plus - minus) == at`, where `at` is
-    the master point, and a `dual` Suffix."""
+    the master point, and a `dual` Suffix; with HiGHS also solved as a `_PersistentLP`."""
 
-    def __init__(self, sub: Subproblem, elastic: bool) -> None:
+    def __init__(self, k: int, sub: Subproblem, elastic: bool, solver: str) -> None:
         model = sub.model
         names = [copy.getname(fully_qualified=True, relative_to=model) for _, copy in sub.links]
         self.model = m = model.clone()
         copies = [m.find_component(name) for name in names]
-        k = range(len(copies))
-        m._coplug_at = pyo.Param(k, mutable=True, initialize=0.0)
+        n = range(len(copies))
+        m._coplug_at = pyo.Param(n, mutable=True, initialize=0.0)
         if elastic:
             for obj in m.component_data_objects(pyo.Objective, active=True):
                 obj.deactivate()
-            m._coplug_plus = pyo.Var(k, domain=pyo.NonNegativeReals)
-            m._coplug_minus = pyo.Var(k, domain=pyo.NonNegativeReals)
-            m._coplug_link = pyo.Constraint(k, rule=lambda m, i: copies[i] + m._coplug_plus[i]
+            m._coplug_plus = pyo.Var(n, domain=pyo.NonNegativeReals)
+            m._coplug_minus = pyo.Var(n, domain=pyo.NonNegativeReals)
+            m._coplug_link = pyo.Constraint(n, rule=lambda m, i: copies[i] + m._coplug_plus[i]
                                             - m._coplug_minus[i] == m._coplug_at[i])
             m._coplug_slack = pyo.Objective(expr=sum(m._coplug_plus[i] + m._coplug_minus[i]
-                                                     for i in k))
+                                                     for i in n))
         else:
-            m._coplug_link = pyo.Constraint(k, rule=lambda m, i: copies[i] == m._coplug_at[i])
+            m._coplug_link = pyo.Constraint(n, rule=lambda m, i: copies[i] == m._coplug_at[i])
         if not isinstance(getattr(m, "dual", None), pyo.Suffix):
             m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+        lp, reason = read_lp(m)
+        if lp is None:
+            raise InputError(f"subproblem {k} is not an LP: {reason}")
+        for var in lp.variables:
+            if not _inside(var, m):
+                raise InputError(f"subproblem {k} uses {var.name!r}, a variable of another "
+                                 "model: link it through a copy")
+        self.fast = (_PersistentLP(lp, [m._coplug_link[i] for i in n]) if solver == "highs"
+                     else None)
+        self.fallbacks = 0
 
     def solve(self, point: Sequence[float], solver: str) -> tuple[Any, float, list[float]]:
         """Solve at the master point: (status, optimum, link-row duals)."""
+        if self.fast is not None:
+            answer = self.fast.solve(np.asarray(point, dtype=float))
+            if answer is not None:
+                return answer
+            self.fallbacks += 1
+        return self._solve_model(point, solver)
+
+    def _solve_model(self, point: Sequence[float], solver: str) -> tuple[Any, float, list[float]]:
+        """The clone through `solve` (its checks, retries and certified duals)."""
         from coplug.plugins.bridge import solve
 
         m = self.model
@@ -106,12 +178,12 @@ class BendersCuts:
             _check_subproblem(k, sub)
         self.subproblems = subproblems
         self.solver = solver
-        self._optimality = [None if s.estimate is None else _Clone(s, elastic=False)
-                            for s in subproblems]
-        self._elastic = [_Clone(s, elastic=True) for s in subproblems]
+        self._optimality = [None if s.estimate is None else _Clone(k, s, False, solver)
+                            for k, s in enumerate(subproblems)]
+        self._elastic = [_Clone(k, s, True, solver) for k, s in enumerate(subproblems)]
         self._cache: dict[tuple[Any, ...], list[Any]] = {}
         self.stats = {"subproblem_solves": 0, "optimality_cuts": 0, "feasibility_cuts": 0,
-                      "seconds": 0.0}
+                      "fallbacks": 0, "seconds": 0.0}
 
     def __call__(self, solution: Any) -> list[Any]:
         """The cuts every subproblem gives at the master point `solution`."""
@@ -163,7 +235,10 @@ class BendersCuts:
     def _solve(self, clone: _Clone, point: list[float]) -> tuple[Any, float, list[float]]:
         """One subproblem solve, counted."""
         self.stats["subproblem_solves"] += 1
-        return clone.solve(point, self.solver)
+        before = clone.fallbacks
+        answer = clone.solve(point, self.solver)
+        self.stats["fallbacks"] += clone.fallbacks - before
+        return answer
 
 
 def _check_subproblem(k: int, sub: Any) -> None:

@@ -90,6 +90,11 @@ def _import_suffixes(model: pyo.Block, descend: bool) -> list[pyo.Suffix]:
             if s.import_enabled()]
 
 
+def read_lp(model: pyo.Block) -> tuple[LinearProgram | None, str]:
+    """`model` as an LP (values computed), or None and why it is not one."""
+    return _read_lp(model, False, {})
+
+
 def _read_lp(model: pyo.Block, quadratic_ok: bool, known_terms: Mapping[int, LinearTerms]
              ) -> tuple[LinearProgram | None, str]:
     """The model as an LP (a QP with `quadratic_ok`), or None and why it is not one."""
@@ -169,7 +174,7 @@ def soplex_duals(lp: LinearProgram) -> list[float]:
     from pyscipopt import LP
     from pyscipopt.scip import PY_SCIP_LPPARAM
 
-    form = _min_form(lp)
+    form = min_form(lp)
     solver = LP("duals", sense="minimize")
     solver.setIntParam(PY_SCIP_LPPARAM.PRESOLVING, 0)  # its duals can be wrong (prepare_scip)
     infinity = solver.infinity()
@@ -246,7 +251,7 @@ def _certified_reduced_costs(request: DualRequest) -> list[tuple[Any, float]] | 
     `coplug.plugins.lp_certificate`), else None with `request.reason` set; the certified
     duals (signs made feasible) replace `request.row_duals`."""
     lp = request.lp
-    form = _min_form(lp)
+    form = min_form(lp)
     x = _values(form.variables)
     gradient = form.costs.copy()
     for a, b, coef in lp.quadratic:  # the gradient of coef * a * b at the loaded point
@@ -268,7 +273,7 @@ def _certified_reduced_costs(request: DualRequest) -> list[tuple[Any, float]] | 
 
 
 @dataclass
-class _MinForm:
+class MinForm:
     """An LP's arrays in minimization form (costs times `sign`; sides less the body's
     constant; +-inf where a side or bound is absent)."""
 
@@ -283,7 +288,7 @@ class _MinForm:
     col_upper: np.ndarray
 
 
-def _min_form(lp: LinearProgram) -> _MinForm:
+def min_form(lp: LinearProgram) -> MinForm:
     """The arrays both the certificate and the LP-solver fallback read."""
     sign = -1.0 if lp.maximize else 1.0
     variables = lp.variables or _variables(lp)
@@ -295,7 +300,7 @@ def _min_form(lp: LinearProgram) -> _MinForm:
     bounds = [tuple(map(_side, v.bounds)) for v in variables]  # one bounds read per variable
     col_lower = np.array([-np.inf if lo is None else lo for lo, _ in bounds])
     col_upper = np.array([np.inf if hi is None else hi for _, hi in bounds])
-    return _MinForm(sign, variables, index, costs, matrix, lower, upper, col_lower, col_upper)
+    return MinForm(sign, variables, index, costs, matrix, lower, upper, col_lower, col_upper)
 
 
 def _rows(lp: LinearProgram, index: dict[int, int]) -> tuple[Any, np.ndarray, np.ndarray]:

@@ -115,3 +115,37 @@ def test_an_unbounded_subproblem_is_named():
     with pytest.raises(InputError, match="unbounded"):
         solve(m, plugins=[LazyConstraints(BendersCuts([Subproblem(sp, [(m.y, sp.y)],
                                                                   m.eta)]))])
+
+
+def test_the_persistent_highs_path_agrees_with_solving_each_clone_through_solve(monkeypatch):
+    inst = random_facility_instance(4, 8, 3, seed=5)
+    truth = solve(extensive_model(inst), solver="highs").objective
+    fast_master, fast_subs = benders_models(inst)
+    fast = BendersCuts(fast_subs)
+    solve(fast_master, plugins=[LazyConstraints(fast)])
+    assert pyo.value(fast_master.cost) == pytest.approx(truth, rel=1e-6)
+    assert fast.stats["fallbacks"] == 0
+    scip_master, scip_subs = benders_models(inst)  # SCIP subproblems: no persistent model
+    via_scip = BendersCuts(scip_subs, solver="scip")
+    solve(scip_master, plugins=[LazyConstraints(via_scip)])
+    assert pyo.value(scip_master.cost) == pytest.approx(truth, rel=1e-6)
+    from coplug.plugins import benders
+
+    monkeypatch.setattr(benders._PersistentLP, "solve", lambda self, point: None)
+    master, subs = benders_models(inst)  # every answer uncertified: each clone via solve
+    slow = BendersCuts(subs)
+    solve(master, plugins=[LazyConstraints(slow)])
+    assert pyo.value(master.cost) == pytest.approx(truth, rel=1e-6)
+    assert slow.stats["fallbacks"] == slow.stats["subproblem_solves"] > 0
+
+
+def test_a_subproblem_that_is_not_an_lp_or_reaches_outside_is_named():
+    m, sp = _tiny()
+    sp.k = pyo.Var(domain=pyo.Integers, bounds=(0, 3))
+    sp.c2 = pyo.Constraint(expr=sp.k <= sp.x)
+    with pytest.raises(InputError, match="not an LP"):
+        BendersCuts([Subproblem(sp, [(m.y, sp.y)], m.eta)])
+    m, sp = _tiny()
+    sp.c2 = pyo.Constraint(expr=sp.x >= m.eta)
+    with pytest.raises(InputError, match="variable of another model"):
+        BendersCuts([Subproblem(sp, [(m.y, sp.y)], m.eta)])
