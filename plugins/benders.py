@@ -26,7 +26,7 @@ from pyomo.core.base.var import VarData
 
 from coplug.plugins.duals import LinearProgram, min_form, read_lp
 from coplug.plugins.errors import InputError, SolverError
-from coplug.plugins.lp_certificate import certify
+from coplug.plugins.lp_certificate import certify, transposes
 from coplug.plugins.results import Status
 
 # A subproblem whose elastic form leaves at most this much slack counts as feasible.
@@ -60,6 +60,7 @@ class _PersistentLP:
         self.constant = lp.objective.constant if lp.objective is not None else 0.0
         position = {id(con): i for i, (con, _, _, _) in enumerate(lp.rows)}
         self.links = np.array([position[id(con)] for con in links], dtype=np.int32)
+        self.transposed = transposes(form.matrix)
         with capture_output(capture_fd=True):  # HiGHS prints its banner on construction
             self.highs = h = highspy.Highs()
         h.silent()
@@ -89,7 +90,7 @@ class _PersistentLP:
         solution = h.getSolution()
         x = np.asarray(solution.col_value)
         found = certify(form.costs, x, form.matrix, lower, upper, form.col_lower,
-                        form.col_upper, np.asarray(solution.row_dual))
+                        form.col_upper, np.asarray(solution.row_dual), self.transposed)
         if not found.holds:
             return None
         return (Status.OPTIMAL, float(form.costs @ x) + self.constant,

@@ -47,16 +47,24 @@ class Certificate:
         return bool(self.gap <= GAP_TOL * self.scale)
 
 
+def transposes(matrix: sp.csr_matrix) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """A' and |A|' as CSR, for callers that certify many points of one matrix."""
+    return matrix.T.tocsr(), abs(matrix).T.tocsr()
+
+
 def certify(gradient: np.ndarray, x: np.ndarray, matrix: sp.csr_matrix,
             row_lower: np.ndarray, row_upper: np.ndarray, col_lower: np.ndarray,
-            col_upper: np.ndarray, duals: np.ndarray) -> Certificate:
+            col_upper: np.ndarray, duals: np.ndarray,
+            transposed: tuple[sp.csr_matrix, sp.csr_matrix] | None = None) -> Certificate:
     """The certificate of `x` with row `duals` (minimization form: a dual > 0 prices the
-    lower side, < 0 the upper; infinite sides and bounds are +-inf)."""
+    lower side, < 0 the upper; infinite sides and bounds are +-inf). `transposed` is
+    `transposes(matrix)` when the caller keeps it."""
     y = np.where(np.isfinite(duals), duals, np.nan)
     y = np.where(((y > 0) & np.isneginf(row_lower)) | ((y < 0) & np.isposinf(row_upper)), 0.0, y)
     activity = matrix @ x
-    reduced = gradient - matrix.T @ y
-    terms = abs(matrix).T @ np.abs(y)
+    matrix_t, abs_t = transposed if transposed is not None else (matrix.T, abs(matrix).T)
+    reduced = gradient - matrix_t @ y
+    terms = abs_t @ np.abs(y)
     reduced = np.where(np.abs(reduced) <= ZERO_TOL * np.maximum(1.0, np.abs(gradient) + terms),
                        0.0, reduced)
     row_terms = np.abs(y) * _distance(activity, y, row_lower, row_upper)
