@@ -48,6 +48,9 @@ BAD_ARGS = [
     ("scip_build", ["--cases", "knapsack=0"], "need NAME=SIZE"),
     ("integral_rows", ["--sizes", "0"], "at least 1"),
     ("lazy_tsp", ["--sizes", "2"], "at least 3"),
+    ("benders_facility", ["--scenarios", "0"], "at least 1"),
+    ("benders_facility", ["--facilities", "0"], "--facilities"),
+    ("benders_facility", ["--time-limit", "-1"], "--time-limit"),
     ("lazy_tsp", ["--seeds", "x"], "expected integers"),
     ("lazy_tsp", ["--time-limit", "0"], "--time-limit"),
     ("integral_rows", ["--seeds", "x"], "expected integers"),
@@ -215,6 +218,14 @@ def test_lazy_tsp_interrupt_prints_partial_table_and_returns_130(capsys, monkeyp
     assert module.main(["--sizes", "8", "--seeds", "0"]) == 130
     captured = capsys.readouterr()
     assert "interrupted" in captured.err and "no instance finished" in captured.out
+
+
+def test_benders_facility_every_method_reaches_the_same_optimum(capsys):
+    code = bench("benders_facility").main(["--scenarios", "3", "--seeds", "0",
+                                           "--facilities", "4", "--customers", "8"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0 and lines[2].endswith("| yes |") and "+" not in lines[2]
+    assert "same optimum 1/1; time limit hit 0" in lines[-1]
 
 
 def test_lap_pyomo_skips_a_solver_predicted_past_the_limit():
