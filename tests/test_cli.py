@@ -51,6 +51,12 @@ def test_demo_lazy_tsp_section_runs() -> None:
     assert "optimal, length" in out.stdout and "subtour rows added" in out.stdout
 
 
+def test_demo_benders_section_runs() -> None:
+    out = _coplug("demo", "--only", "benders")
+    assert out.returncode == 0, out.stderr
+    assert "Benders in SCIP optimal" in out.stdout
+
+
 @pytest.mark.parametrize("solver", ["scip", "highs"])
 def test_solve_formulation_json_matches_library(solver: str) -> None:
     out = _coplug("solve", "knapsack", "--size", "25", "--seed", "4", "--solver", solver, "--json")
