@@ -113,8 +113,9 @@ class LazyConstraints(UserCallbackPlugin):
     none); only those the solution violates (beyond SCIP's feasibility tolerance) are
     added. It is called on solutions whose integer variables are integral; with
     ``fractional=True`` also on fractional LP solutions, to cut them off early (the
-    function must then cope with fractional values). The rows the last solve added are kept
-    in `cuts`; `name` is the key of its `plugin_stats` (two in one solve need two names).
+    function must then cope with fractional values). The rows the last `solve()` added are
+    kept in `cuts` (where `solve` ran SCIP twice, its checked re-solve, both runs' rows and
+    counts); `name` is the key of its `plugin_stats` (two in one solve need two names).
     An exception raised by `separate` stops the solve and comes out of `solve()`.
     """
 
