@@ -31,6 +31,7 @@ from coplug.plugins.base import (
 )
 from coplug.plugins.components import check_components
 from coplug.plugins.duals import (
+    ADDED_ROWS,
     NO_PRESOLVE_FAILED,
     dual_request,
     load_duals,
@@ -50,6 +51,7 @@ from coplug.plugins.integral_rows import (
     optimize_checked,
     record_first_solve,
 )
+from coplug.plugins.lazy_rounds import all_lazy, solve_in_rounds
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.mip_duals import load_fixed_duals, mip_warning_quiet, wants_fixed_duals
 from coplug.plugins.mipstart import scip_mip_start
@@ -135,7 +137,14 @@ def solve(
     start = {"warmstart": True} if warmstart else {}  # other backends take no such keyword
     params = merged_options(options, params)
     check_one_time_limit(solver, time_limit, params)
-    run = functools.partial(backend, model, plugins=list(plugins), time_limit=time_limit,
+    plugins = list(plugins)
+    if solver.lower() == "highs" and all_lazy(plugins):
+        if mip_duals is not None:
+            raise InputError("mip_duals with lazy constraints in HiGHS: the fixed LP would "
+                             "miss their rows; solve with solver='scip'")
+        return solve_in_rounds(model, plugins, lambda left: backend(
+            model, plugins=[], time_limit=left, params=params, tee=tee, **start), time_limit)
+    run = functools.partial(backend, model, plugins=plugins, time_limit=time_limit,
                             params=params, tee=tee, **start)
     if not wants_fixed_duals(model, mip_duals, solver):
         return run()
@@ -327,9 +336,6 @@ def _solve_scip(
     if start is not None:
         result.extra["warmstart"] = start
     return result
-
-
-ADDED_ROWS = "a plugin (lazy constraints) added rows the Pyomo model does not hold"
 
 
 def _optimize(scip: Any) -> None:

@@ -36,6 +36,10 @@ from coplug.plugins.results import Result, Status
 DUAL_SUFFIXES = ("dual", "rc")
 
 
+# Why `solve` loads no LP duals with lazy constraints.
+ADDED_ROWS = "lazy constraints added rows the Pyomo model does not hold"
+
+
 @dataclass
 class LinearProgram:
     """The rows, bounds and objective of a Pyomo LP, with values computed."""

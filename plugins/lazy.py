@@ -129,17 +129,21 @@ class LazyConstraints(UserCallbackPlugin):
             raise InputError(f"fractional must be True or False, got {fractional!r}")
         self.name = checked_plugin_name(name)
         self.fractional = fractional
-        self.cuts: list[Any] = []
         self._var_map: VarMap | None = None
-        self._added: set[Any] = set()  # keys (`_key`) of the rows SCIP's problem now holds
+        self.cuts: list[Any] = []
+        self._added: set[Any] = set()  # keys (`_key`) of the rows the solver now holds
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the rows and counts of an earlier solve."""
+        self.cuts, self._added = [], set()
         self._stats = {"calls": 0, "rejected": 0, "cuts_added": 0, "seconds": 0.0}
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
         """Include the lazy-constraint handler and its one constraint into SCIP."""
         self.bind(scip_model)  # weakly: see UserCallbackPlugin
-        self._var_map, self.cuts = var_map, []
-        self._added = set()
-        self._stats = {"calls": 0, "rejected": 0, "cuts_added": 0, "seconds": 0.0}
+        self._var_map = var_map
+        self.reset()
         handler = _LazyHandler(self)
         try:
             scip_model.includeConshdlr(
@@ -161,30 +165,42 @@ class LazyConstraints(UserCallbackPlugin):
         return dict(self._stats)
 
     def violated(self, sol: Any) -> list[LinearRow]:
-        """The rows `separate` returns for `sol` (None: the current LP or pseudo solution)
-        that it violates, each once, leaving out rows already added: those are SCIP's linear
-        constraints now, judged by SCIP's own check. Judging them again here loops: an LP
-        solution that meets such a row within the LP's tolerance but misses it by this
-        check's would add it again and again, forever (the same row 9,500 times in 5 s on an
-        unbounded LP with values near 1e5)."""
-        scip, var_map = self._scip, self._var_map
+        """The rows `separate` returns for SCIP's `sol` (None: the current LP or pseudo
+        solution) that it violates by SCIP's tolerance."""
+        scip = self._scip
+        return self.violated_at(SolutionView(scip, sol, self._var_map), scip.isFeasLE)
+
+    def violated_at(self, view: Any, feasible_le: Callable[[float, float], bool]
+                    ) -> list[LinearRow]:
+        """The rows `separate` returns for the point `view` reads that violate it
+        (`feasible_le(a, b)`: a <= b within tolerance), each once, leaving out rows already
+        added: those are the solver's rows now, judged by its own check. Judging them again
+        here loops: an LP solution that meets such a row within the LP's tolerance but
+        misses it by this check's would add it again and again, forever (the same row 9,500
+        times in 5 s on an unbounded LP with values near 1e5)."""
         started = time.perf_counter()
         try:
-            returned = self.separate(SolutionView(scip, sol, var_map))
+            returned = self.separate(view)
             rows = [linear_row(expr) for expr in (returned or ())]
         finally:
             self._stats["calls"] += 1
             self._stats["seconds"] += time.perf_counter() - started
-        view, out, keys = SolutionView(scip, sol, var_map), [], set()
+        out, keys = [], set()
         for row in rows:
             key = _key(row)
             if key in self._added or key in keys:
                 continue
             keys.add(key)
             activity = sum(c * view[v] for v, c in zip(row.variables, row.coefs, strict=True))
-            if not (scip.isFeasLE(row.lower, activity) and scip.isFeasLE(activity, row.upper)):
+            if not (feasible_le(row.lower, activity) and feasible_le(activity, row.upper)):
                 out.append(row)
         return out
+
+    def record(self, row: LinearRow) -> None:
+        """Count `row` as added (to SCIP, or to the model between HiGHS's rounds)."""
+        self._added.add(_key(row))
+        self.cuts.append(row.expr)
+        self._stats["cuts_added"] += 1
 
     def add(self, rows: list[LinearRow]) -> None:
         """Add `rows` to SCIP as global linear constraints and to `cuts`."""
@@ -196,7 +212,6 @@ class LazyConstraints(UserCallbackPlugin):
                 raise InputError(f"lazy constraint {row.expr} uses a variable that is not "
                                  "in the solved model") from exc
             body = quicksum(c * v for c, v in zip(row.coefs, svars, strict=True))
-            n = self._stats["cuts_added"]
             if row.lower == row.upper:
                 cons = body == row.upper
             elif row.lower == -_INF:
@@ -205,10 +220,8 @@ class LazyConstraints(UserCallbackPlugin):
                 cons = body >= row.lower
             else:
                 cons = (row.lower <= body) <= row.upper
-            scip.addCons(cons, name=f"coplug_lazy_{n}", removable=True)
-            self._added.add(_key(row))
-            self.cuts.append(row.expr)
-            self._stats["cuts_added"] = n + 1
+            scip.addCons(cons, name=f"coplug_lazy_{self._stats['cuts_added']}", removable=True)
+            self.record(row)
 
 
 def _key(row: LinearRow) -> Any:

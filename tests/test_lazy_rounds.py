@@ -1,0 +1,110 @@
+"""Lazy constraints with HiGHS (`coplug.plugins.lazy_rounds`): solved again with the
+violated rows added, checked against the model with its rows given up front."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+from test_lazy import _random_case
+
+from coplug.formulations.facility import (
+    benders_models,
+    extensive_model,
+    random_facility_instance,
+)
+from coplug.formulations.tsp import subtour_separator, tsp_mip
+from coplug.plugins import (
+    InputError,
+    LazyConstraints,
+    OnSolution,
+    SolverError,
+    Status,
+    lazy_rounds,
+    solve,
+)
+from coplug.plugins.benders import BendersCuts
+from coplug.plugins.results import Result
+
+
+def _names(model: pyo.Block) -> list[str]:
+    return sorted(c.name for c in model.component_objects(descend_into=True))
+
+
+def test_tsp_subtours_in_rounds_give_the_mtz_optimum_and_leave_the_model_as_it_was():
+    points = np.random.default_rng(2).random((12, 2))
+    d = np.linalg.norm(points[:, None] - points[None], axis=2)
+    m = tsp_mip(d, subtour="none")
+    before = _names(m)
+    lazy = LazyConstraints(subtour_separator(m))
+    result = solve(m, solver="highs", plugins=[lazy])
+    assert result.status is Status.OPTIMAL and result.extra["lazy_rounds"] >= 2
+    assert result.objective == pytest.approx(solve(tsp_mip(d), solver="highs").objective)
+    assert _names(m) == before and len(lazy.cuts) == lazy.statistics()["cuts_added"] > 0
+    assert result.plugin_stats["lazy"]["cuts_added"] == len(lazy.cuts)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_lazy_rows_in_rounds_give_the_optimum_of_the_full_model(seed):
+    m, hidden = _random_case(seed)
+    result = solve(m, solver="highs",
+                   plugins=[LazyConstraints(lambda _s: [make() for make in hidden])])
+    m.full = pyo.ConstraintList()
+    for make in hidden:
+        m.full.add(make())
+    truth = solve(m, solver="highs")
+    assert result.status is truth.status
+    if truth.status is Status.OPTIMAL:
+        assert result.objective == pytest.approx(truth.objective, abs=1e-6)
+
+
+def test_benders_with_a_highs_master_is_the_classic_loop():
+    inst = random_facility_instance(4, 8, 3, seed=3)
+    master, subs = benders_models(inst)
+    result = solve(master, solver="highs", plugins=[LazyConstraints(BendersCuts(subs))])
+    truth = solve(extensive_model(inst), solver="highs")
+    assert result.objective == pytest.approx(truth.objective, rel=1e-6)
+
+
+def test_a_stopped_round_whose_point_violates_a_lazy_row_reports_no_solution():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 10))
+    m.x.value = 8.0  # what a round stopped by its time limit left loaded
+    lazy = LazyConstraints(lambda _s: [m.x <= 5])
+
+    def stopped(_left):
+        return Result(Status.TIME_LIMIT, "highs", objective=8.0, bound=10.0, has_solution=True)
+
+    with pytest.warns(UserWarning, match="violates 1 lazy rows; no solution"):
+        result = lazy_rounds.solve_in_rounds(m, [lazy], stopped, time_limit=1.0)
+    assert not result.has_solution and result.objective is None
+
+
+def test_a_separate_that_never_stops_adding_rows_is_named(monkeypatch):
+    monkeypatch.setattr(lazy_rounds, "MAX_ROUNDS", 3)
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 10))
+    m.obj = pyo.Objective(expr=m.x, sense=pyo.maximize)
+    lazy = LazyConstraints(lambda s: [m.x <= s[m.x] - 1])  # always one more
+    with pytest.raises(SolverError, match="after 3 rounds"):
+        solve(m, solver="highs", plugins=[lazy])
+
+
+def test_lp_duals_are_emptied_and_mip_duals_refused():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(2), bounds=(0, 4))
+    m.obj = pyo.Objective(expr=-(3 * m.x[0] + 2 * m.x[1]))
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    with pytest.warns(UserWarning, match="added rows the Pyomo model does not hold"):
+        result = solve(m, solver="highs",
+                       plugins=[LazyConstraints(lambda _s: [m.x[0] + m.x[1] <= 5])])
+    assert result.objective == pytest.approx(-14) and len(m.dual) == 0
+    with pytest.raises(InputError, match="mip_duals with lazy constraints"):
+        solve(m, solver="highs", mip_duals="fixed", plugins=[LazyConstraints(lambda _s: [])])
+
+
+def test_other_plugins_still_need_scip():
+    m, _ = _random_case(0)
+    with pytest.raises(InputError, match="HiGHS takes no plugins"):
+        solve(m, solver="highs", plugins=[LazyConstraints(lambda _s: []),
+                                          OnSolution(lambda s, o: None)])
