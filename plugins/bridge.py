@@ -107,7 +107,8 @@ def solve(
 ) -> Result:
     """Solve a Pyomo model and load the best solution back into its variables.
 
-    `plugins` (SCIP only) are objects with `attach(scip_model, var_map)`; `params` are
+    `plugins` (SCIP only; `LazyConstraints` alone also with HiGHS, solved in rounds) are
+    objects with `attach(scip_model, var_map)`; `params` are
     solver options by their native names, e.g. ``**{"limits/nodes": 100}`` for SCIP;
     `options` takes them as a dict too, also those named like this function's own
     arguments (HiGHS's ``{"solver": "ipm"}``).
