@@ -9,7 +9,12 @@ rows' duals (d optimum / d y^, certified by `solve`): the optimality cut
 y. Where the subproblem is infeasible at y^, an elastic clone (each link row given slacks,
 their sum minimized) measures how far: with its optimum v > 0 and duals d, the feasibility
 cut ``v + sum(d_k * (y_k - y^_k)) <= 0`` holds for every y the subproblem accepts and cuts
-y^ off. The user's models are never changed (coplug works on clones).
+y^ off. A v small enough for SCIP's tolerance to forgive comes with the optimality cut made
+at the elastic optimum's copies (a feasible point within v of y^), so that the estimate is
+bounded at a point SCIP keeps; an elastic clone without any point (the subproblem's own
+rows contradict each other) makes the master infeasible. The user's models are never
+changed (coplug works on clones); a subproblem may be a deactivated block of a bigger
+model, an indexed block's member included.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
+from pyomo.core.base.block import BlockData
 from pyomo.core.base.var import VarData
 
 from coplug.plugins.duals import LinearProgram, min_form, read_lp
@@ -31,6 +37,9 @@ from coplug.plugins.results import Status
 
 # A subproblem whose elastic form leaves at most this much slack counts as feasible.
 FEASIBLE_SLACK = 1e-7
+# A feasibility cut whose slack is at most this fraction of its row's size (SCIP forgives
+# 1e-6 by default) comes with an optimality cut made at the nearest feasible point.
+NEAR_SLACK = 1e-4
 # Master points whose cuts are remembered (SCIP checks a solution, then enforces the same one).
 CACHE_SIZE = 10_000
 
@@ -41,7 +50,7 @@ class Subproblem:
     `model`) pairs, and `estimate`, the master variable bounding this subproblem's optimum
     from below (None: the subproblem only says which master points are feasible)."""
 
-    model: pyo.Block
+    model: BlockData
     links: Sequence[tuple[VarData, VarData]]
     estimate: VarData | None = None
 
@@ -52,7 +61,7 @@ class _PersistentLP:
     duality gap (`lp_certificate`); one that is not gives None and the clone is solved
     through `solve` instead."""
 
-    def __init__(self, lp: LinearProgram, links: list[Any]) -> None:
+    def __init__(self, lp: LinearProgram, links: list[Any], copies: list[Any]) -> None:
         import highspy
         from pyomo.common.tee import capture_output
 
@@ -60,6 +69,8 @@ class _PersistentLP:
         self.constant = lp.objective.constant if lp.objective is not None else 0.0
         position = {id(con): i for i, (con, _, _, _) in enumerate(lp.rows)}
         self.links = np.array([position[id(con)] for con in links], dtype=np.int32)
+        self.copy_columns = np.array([form.index[id(var)] for var in copies], dtype=np.int64)
+        self.copy_values: list[float] = []  # the copies' values at the last optimum
         self.transposed = transposes(form.matrix)
         with capture_output(capture_fd=True):  # HiGHS prints its banner on construction
             self.highs = h = highspy.Highs()
@@ -93,6 +104,7 @@ class _PersistentLP:
                         form.col_upper, np.asarray(solution.row_dual), self.transposed)
         if not found.holds:
             return None
+        self.copy_values = x[self.copy_columns].tolist()
         return (Status.OPTIMAL, float(form.costs @ x) + self.constant,
                 found.duals[self.links].tolist())
 
@@ -104,7 +116,16 @@ class _Clone:
     def __init__(self, k: int, sub: Subproblem, elastic: bool, solver: str) -> None:
         model = sub.model
         names = [copy.getname(fully_qualified=True, relative_to=model) for _, copy in sub.links]
-        self.model = m = model.clone()
+        # the clone's components moved into a model of their own: a clone of one block of an
+        # indexed block is no model (components added to it stay unconstructed), and a block
+        # the user deactivated (a scenario block of a bigger model, kept out of the master's
+        # solve) is still the subproblem
+        self.model = m = pyo.ConcreteModel(name=model.name)
+        m.transfer_attributes_from(model.clone())
+        if not elastic:
+            objectives = list(m.component_data_objects(pyo.Objective, active=True))
+            if len(objectives) != 1 or objectives[0].sense != pyo.minimize:
+                raise InputError(f"subproblem {k} needs one minimized objective to estimate")
         copies = [m.find_component(name) for name in names]
         n = range(len(copies))
         m._coplug_at = pyo.Param(n, mutable=True, initialize=0.0)
@@ -128,8 +149,10 @@ class _Clone:
             if not _inside(var, m):
                 raise InputError(f"subproblem {k} uses {var.name!r}, a variable of another "
                                  "model: link it through a copy")
-        self.fast = (_PersistentLP(lp, [m._coplug_link[i] for i in n]) if solver == "highs"
-                     else None)
+        self.copies = copies
+        self.fast = (_PersistentLP(lp, [m._coplug_link[i] for i in n], copies)
+                     if solver == "highs" else None)
+        self.copy_values: list[float] = []  # the copies' values at the last optimum
         self.fallbacks = 0
 
     def solve(self, point: Sequence[float], solver: str) -> tuple[Any, float, list[float]]:
@@ -137,6 +160,7 @@ class _Clone:
         if self.fast is not None:
             answer = self.fast.solve(np.asarray(point, dtype=float))
             if answer is not None:
+                self.copy_values = self.fast.copy_values
                 return answer
             self.fallbacks += 1
         return self._solve_model(point, solver)
@@ -157,6 +181,7 @@ class _Clone:
         if not duals.get("loaded"):
             raise SolverError(f"Benders subproblem {m.name!r}: its duals could not be "
                               f"certified ({duals.get('reason')}), so no cut is safe")
+        self.copy_values = [float(pyo.value(copy)) for copy in self.copies]
         return result.status, float(result.objective), [m.dual.get(m._coplug_link[i], 0.0)
                                                         for i in range(len(point))]
 
@@ -206,7 +231,8 @@ class BendersCuts:
         return self._cache[key]
 
     def _new_cuts(self, k: int, point: list[float]) -> list[Any]:
-        """Subproblem k's cut at `point` (an optimality or a feasibility cut), or none."""
+        """Subproblem k's cuts at `point`: an optimality cut, or a feasibility cut (with an
+        optimality cut at the nearest feasible point when its slack is small), or none."""
         sub = self.subproblems[k]
         masters = [master for master, _ in sub.links]
         clone = self._optimality[k]
@@ -221,17 +247,41 @@ class BendersCuts:
                                  "the master is unbounded too (bound the subproblem)")
             if status is not Status.INFEASIBLE:
                 raise SolverError(f"Benders subproblem {k} ended {status.value}")
-        status, slack, duals = self._solve(self._elastic[k], point)
+        elastic = self._elastic[k]
+        status, slack, duals = self._solve(elastic, point)
+        if status is Status.INFEASIBLE and elastic.fast is not None:
+            # HiGHS's infeasible verdicts are not certified: this one decides the master
+            elastic.fallbacks += 1
+            self.stats["fallbacks"] += 1
+            status, slack, duals = elastic._solve_model(point, self.solver)
+        if status is Status.INFEASIBLE:
+            # its rows have no solution whatever the copies are: no master point is feasible
+            self.stats["feasibility_cuts"] += 1
+            return [0 * masters[0] >= 1]
         if status is not Status.OPTIMAL:
             raise SolverError(f"Benders subproblem {k}'s elastic form ended {status.value}")
-        if slack <= FEASIBLE_SLACK:
-            if clone is not None:
+        cuts = []
+        if slack > FEASIBLE_SLACK:
+            self.stats["feasibility_cuts"] += 1
+            cuts.append(slack + sum(d * (v - p) for d, v, p in zip(duals, masters, point,
+                                                                  strict=True)) <= 0)
+        size = max(1.0, abs(sum(d * p for d, p in zip(duals, point, strict=True))))
+        if clone is not None and slack <= NEAR_SLACK * size:
+            # SCIP takes a point whose feasibility cut its tolerance meets (slack 1e-7 on a
+            # row near 1) as feasible: with no optimality cut there, the estimate would stay
+            # at its lower bound. The copies of the elastic optimum are a subproblem point
+            # at distance `slack`; the optimality cut made there holds for every y (Q is
+            # convex) and bounds the estimate near this point too.
+            nearest = list(elastic.copy_values)
+            status, optimum, duals = self._solve(clone, nearest)
+            if status is Status.OPTIMAL:
+                self.stats["optimality_cuts"] += 1
+                cuts.append(sub.estimate >= optimum + sum(
+                    d * (v - p) for d, v, p in zip(duals, masters, nearest, strict=True)))
+            elif not cuts:
                 raise SolverError(f"Benders subproblem {k} was called infeasible at a point "
                                   f"its elastic form meets within {slack:.1e}")
-            return []
-        self.stats["feasibility_cuts"] += 1
-        return [slack + sum(d * (v - p) for d, v, p in zip(duals, masters, point, strict=True))
-                <= 0]
+        return cuts
 
     def _solve(self, clone: _Clone, point: list[float]) -> tuple[Any, float, list[float]]:
         """One subproblem solve, counted."""
@@ -248,7 +298,7 @@ def _check_subproblem(k: int, sub: Any) -> None:
     if not isinstance(sub, Subproblem):
         raise InputError(f"subproblem {k} must be a Subproblem(model, links, estimate), got "
                          f"{type(sub).__name__}")
-    if not isinstance(sub.model, pyo.Block):
+    if not isinstance(sub.model, BlockData):  # a model, a block, or one of an indexed block
         raise InputError(f"subproblem {k}: model must be a Pyomo model or block")
     links = list(sub.links)
     if not links:
@@ -270,9 +320,6 @@ def _check_subproblem(k: int, sub: Any) -> None:
             raise InputError(f"subproblem {k}: give the estimate {sub.estimate.name!r} a lower "
                              "bound (a bound on the subproblem's optimum, 0 for nonnegative "
                              "costs); without one SCIP calls the master unbounded")
-        objectives = list(sub.model.component_data_objects(pyo.Objective, active=True))
-        if len(objectives) != 1 or objectives[0].sense != pyo.minimize:
-            raise InputError(f"subproblem {k} needs one minimized objective to estimate")
 
 
 def _inside(var: VarData, block: pyo.Block) -> bool:
