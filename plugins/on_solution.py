@@ -12,6 +12,7 @@ from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
 
 from coplug.plugins.base import UserCallbackPlugin, checked_plugin_name, checked_user_function
 from coplug.plugins.errors import InputError
+from coplug.plugins.integral_rows import integral_rows, tightened_feastol, violations
 from coplug.plugins.lazy import SolutionView
 from coplug.plugins.varmap import VarMap
 
@@ -23,6 +24,9 @@ class OnSolution(UserCallbackPlugin):
     ``objective`` is the solution's objective value in the model's own sense. Returning
     True stops the solve (status ``interrupted``, with that solution loaded); anything else
     goes on. An exception raised by `callback` stops the solve and comes out of `solve()`.
+    A solution that SCIP's tolerance lets miss an all-integer row with large coefficients
+    (which `solve` would discard by solving again at a tighter tolerance) is not passed on
+    (counted as `skipped`): stopping at it left that infeasible point as the answer.
     """
 
     def __init__(self, callback: Callable[[SolutionView, float], Any],
@@ -32,12 +36,16 @@ class OnSolution(UserCallbackPlugin):
         self.name = checked_plugin_name(name)
         self._var_map: VarMap | None = None
         self._stats: dict[str, Any] = {}
+        self._rows: list[Any] = []
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
         """Include the event handler that catches SCIP's new best solutions."""
         self.bind(scip_model)
         self._var_map = var_map
-        self._stats = {"calls": 0, "stopped": False, "seconds": 0.0}
+        self._stats = {"calls": 0, "skipped": 0, "stopped": False, "seconds": 0.0}
+        feastol = float(scip_model.getParam("numerics/feastol"))
+        rows = integral_rows(scip_model, feastol)  # the rows `solve` checks exactly
+        self._rows = rows if tightened_feastol(rows, feastol) < feastol else []
         try:
             scip_model.includeEventhdlr(_BestSolution(self), self.name,
                                         "calls a Python function at each new best solution")
@@ -46,13 +54,17 @@ class OnSolution(UserCallbackPlugin):
                              "each OnSolution of a solve a name of its own") from exc
 
     def statistics(self) -> dict[str, Any]:
-        """Calls of `callback`, whether it stopped the solve, seconds spent in it."""
+        """Calls of `callback`, solutions skipped (missing an all-integer row), whether it
+        stopped the solve, seconds spent in it."""
         return dict(self._stats)
 
     def new_best(self) -> None:
         """SCIP found a new best solution: hand it to `callback`, stop if it says so."""
         scip = self._scip
         sol = scip.getBestSol()
+        if self._rows and violations(self._rows, lambda var: scip.getSolVal(sol, var)):
+            self._stats["skipped"] += 1
+            return
         started = time.perf_counter()
         try:
             stop = self.callback(SolutionView(scip, sol, self._var_map), scip.getSolObjVal(sol))

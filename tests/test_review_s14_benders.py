@@ -144,3 +144,33 @@ def test_a_subproblem_infeasible_at_every_master_point_makes_the_master_infeasib
             result = solve(m, plugins=[LazyConstraints(BendersCuts(
                 [Subproblem(sp, [(m.y, sp.y)], estimate)], solver=solver))])
             assert result.status is Status.INFEASIBLE
+
+
+def test_on_solution_never_stops_at_a_point_missing_an_all_integer_row():
+    # SCIP's first run takes x = (1, 1) (over the capacity by 1, inside its relative
+    # tolerance); `solve` solves again at a tighter one, unless the callback had stopped at
+    # that point: then it was the answer (status unknown, objective 2).
+    from itertools import product
+
+    from coplug.plugins.on_solution import OnSolution
+
+    capacity = 2 * 10**6
+    weights = (capacity // 2 + 1, capacity // 2)
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var([0, 1], domain=pyo.Binary)
+    m.cap = pyo.Constraint(expr=weights[0] * m.x[0] + weights[1] * m.x[1] <= capacity)
+    m.obj = pyo.Objective(expr=m.x[0] + m.x[1], sense=pyo.maximize)
+    truth = max(sum(p) for p in product((0, 1), repeat=2)  # exact, by enumeration
+                if weights[0] * p[0] + weights[1] * p[1] <= capacity)
+    seen = []
+
+    def good_enough(solution, objective):
+        point = [round(solution[m.x[i]]) for i in range(2)]
+        seen.append(point)
+        return objective >= 1
+
+    result = solve(m, plugins=[OnSolution(good_enough)])
+    assert all(weights[0] * p[0] + weights[1] * p[1] <= capacity for p in seen)
+    assert result.objective == pytest.approx(truth)
+    loaded = [round(m.x[i].value) for i in range(2)]
+    assert weights[0] * loaded[0] + weights[1] * loaded[1] <= capacity
