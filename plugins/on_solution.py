@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import pyomo.environ as pyo
+from pyomo.core.expr.visitor import identify_variables, replace_expressions
 from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
 
 from coplug.plugins.base import UserCallbackPlugin, checked_plugin_name, checked_user_function
@@ -37,6 +39,7 @@ class OnSolution(UserCallbackPlugin):
         self._var_map: VarMap | None = None
         self._stats: dict[str, Any] = {}
         self._rows: list[Any] = []
+        self._objective: Any = None  # a nonlinear objective's expression (see attach)
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
         """Include the event handler that catches SCIP's new best solutions."""
@@ -46,6 +49,7 @@ class OnSolution(UserCallbackPlugin):
         feastol = float(scip_model.getParam("numerics/feastol"))
         rows = integral_rows(scip_model, feastol)  # the rows `solve` checks exactly
         self._rows = rows if tightened_feastol(rows, feastol) < feastol else []
+        self._objective = _epigraph_objective(scip_model, var_map)
         try:
             scip_model.includeEventhdlr(_BestSolution(self), self.name,
                                         "calls a Python function at each new best solution")
@@ -65,15 +69,36 @@ class OnSolution(UserCallbackPlugin):
         if self._rows and violations(self._rows, lambda var: scip.getSolVal(sol, var)):
             self._stats["skipped"] += 1
             return
+        view = SolutionView(scip, sol, self._var_map)
+        objective = (scip.getSolObjVal(sol) if self._objective is None
+                     else _evaluated(self._objective, view))
         started = time.perf_counter()
         try:
-            stop = self.callback(SolutionView(scip, sol, self._var_map), scip.getSolObjVal(sol))
+            stop = self.callback(view, objective)
         finally:
             self._stats["calls"] += 1
             self._stats["seconds"] += time.perf_counter() - started
         if stop is True:
             self._stats["stopped"] = True
             scip.interruptSolve()
+
+
+def _epigraph_objective(scip: Any, var_map: VarMap) -> Any:
+    """The Pyomo objective's expression when SCIP's objective is a variable of its own (the
+    epigraph Pyomo's interface builds for a nonlinear objective, which SCIP's first solutions
+    leave loose: 100000 for a point whose objective is 205.6), else None."""
+    own = [v for v in scip.getVars() if var_map.to_pyomo(v) is None and v.getObj() != 0]
+    if not own or not len(var_map):
+        return None
+    model = next(iter(var_map)).model()
+    objective = next(model.component_data_objects(pyo.Objective, active=True), None)
+    return None if objective is None else objective.expr
+
+
+def _evaluated(expr: Any, view: SolutionView) -> float:
+    """`expr` at the values `view` reads."""
+    values = {id(v): view[v] for v in identify_variables(expr, include_fixed=False)}
+    return float(pyo.value(replace_expressions(expr, values)))
 
 
 class _BestSolution(Eventhdlr):

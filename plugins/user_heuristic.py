@@ -32,7 +32,8 @@ class UserHeuristic(UserCallbackPlugin):
     Variables it leaves out take their value in the LP solution; a fixed Pyomo variable is
     skipped (the solve takes it as its value). SCIP keeps a proposal only if it is feasible
     for the whole model (within SCIP's tolerances) and better than its incumbent.
-    `max_calls` bounds the calls per solve. An exception raised by `propose` stops the
+    `max_calls` bounds the calls per `solve()` (both runs where it solves again at a
+    tighter tolerance; the statistics count both). An exception raised by `propose` stops the
     solve and comes out of `solve()`.
     """
 

@@ -197,3 +197,21 @@ def test_plugins_kept_until_the_interpreter_exits_do_not_crash_it():
                           timeout=120)
     assert done.returncode == 0, done.stderr[-500:]
     assert done.stdout.strip() == "optimal"
+
+
+def test_a_nonlinear_objective_is_passed_at_its_value_not_scips_epigraph_bound():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(5), domain=pyo.Integers, bounds=(-5, 5))
+    m.c = pyo.Constraint(expr=sum(m.x.values()) >= 3)
+    m.o = pyo.Objective(expr=sum((m.x[i] - 0.3 * i) ** 2 + pyo.exp(0.1 * m.x[i])
+                                 for i in range(5)))
+    seen = []
+
+    def record(solution, objective):
+        values = [solution[m.x[i]] for i in range(5)]
+        seen.append((objective, sum((v - 0.3 * i) ** 2 + math.exp(0.1 * v)
+                                    for i, v in enumerate(values))))
+
+    result = solve(m, plugins=[OnSolution(record)])
+    assert seen and all(obj == pytest.approx(true) for obj, true in seen)
+    assert seen[-1][0] == pytest.approx(result.objective)
