@@ -32,7 +32,7 @@ from coplug.formulations.facility import (
     random_facility_instance,
 )
 from coplug.plugins import LazyConstraints, Status, solve
-from coplug.plugins.argtypes import positive_float, positive_int
+from coplug.plugins.argtypes import ints_at_least, positive_float, positive_int
 from coplug.plugins.benders import BendersCuts
 
 METHODS = ("highs-ext", "scip-ext", "benders", "benders-frac")
@@ -129,23 +129,12 @@ def summary(rows: Sequence[Row], wall: float) -> str:
             f"{wall:.0f} s wall")
 
 
-def ints(text: str, minimum: int) -> list[int]:
-    """Comma-separated integers of at least `minimum`."""
-    try:
-        values = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected integers like 10,40") from None
-    if not values or min(values) < minimum:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected integers of at least {minimum}")
-    return values
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run every instance, print the table and the SUMMARY line; 130 when interrupted."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenarios", type=lambda t: ints(t, 1), default=[10, 40, 160],
+    parser.add_argument("--scenarios", type=ints_at_least(1), default=[10, 40, 160],
                         help="scenario counts (10,40,160)")
-    parser.add_argument("--seeds", type=lambda t: ints(t, 0), default=[0, 1],
+    parser.add_argument("--seeds", type=ints_at_least(0), default=[0, 1],
                         help="seeds (0,1)")
     parser.add_argument("--facilities", type=positive_int, default=12, help="facilities (12)")
     parser.add_argument("--customers", type=positive_int, default=30, help="customers (30)")

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import os
 import statistics
 import sys
@@ -31,7 +30,7 @@ from tqdm import tqdm
 
 from coplug.formulations.knapsack import KnapsackInstance, knapsack_mip, random_knapsack
 from coplug.plugins import solve
-from coplug.plugins.argtypes import positive_float
+from coplug.plugins.argtypes import ints_at_least, positive_float
 from coplug.plugins.integral_rows import FEASTOL_FLOOR, STEP
 
 KINDS = ("uncorrelated", "strongly_correlated")
@@ -48,17 +47,6 @@ class Row:
     resolved: bool
     same: bool
     within: bool
-
-
-def ints(text: str, minimum: int = 1) -> list[int]:
-    """Comma-separated integers of at least `minimum`."""
-    try:
-        values = [int(float(part)) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected integers like 300,2000") from None
-    if not values or min(values) < minimum:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected integers of at least {minimum}")
-    return values
 
 
 def trap(capacity: int) -> KnapsackInstance:
@@ -137,10 +125,11 @@ def summary(rows: Sequence[Row], wall: float) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run every case, print the table and the SUMMARY line; 130 when interrupted."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=ints, default=[300, 2000], help="items (300,2000)")
-    parser.add_argument("--r", type=ints, default=[10**5, 10**6],
+    parser.add_argument("--sizes", type=ints_at_least(1), default=[300, 2000],
+                        help="items (300,2000)")
+    parser.add_argument("--r", type=ints_at_least(1), default=[10**5, 10**6],
                         help="weight ranges (100000,1000000): capacities of n * r / 4")
-    parser.add_argument("--seeds", type=functools.partial(ints, minimum=0), default=[1],
+    parser.add_argument("--seeds", type=ints_at_least(0), default=[1],
                         help="seeds (1)")
     parser.add_argument("--time-limit", type=positive_float, default=60.0,
                         help="per solve (60 s)")

@@ -35,7 +35,7 @@ from coplug.formulations.tsp import (
     tsp_mip,
 )
 from coplug.plugins import Status, solve
-from coplug.plugins.argtypes import positive_float
+from coplug.plugins.argtypes import ints_at_least, positive_float
 from coplug.plugins.errors import InputError
 from coplug.plugins.lazy import LazyConstraints
 
@@ -154,23 +154,12 @@ def summary(rows: Sequence[Row], wall: float) -> str:
             f"{wall:.0f} s wall")
 
 
-def ints(text: str, minimum: int) -> list[int]:
-    """Comma-separated integers of at least `minimum`."""
-    try:
-        values = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected integers like 20,40") from None
-    if not values or min(values) < minimum:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected integers of at least {minimum}")
-    return values
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run every instance, print the table and the SUMMARY line; 130 when interrupted."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=lambda t: ints(t, 3), default=[20, 40, 60, 80],
+    parser.add_argument("--sizes", type=ints_at_least(3), default=[20, 40, 60, 80],
                         help="cities (20,40,60,80)")
-    parser.add_argument("--seeds", type=lambda t: ints(t, 0), default=[0, 1, 2],
+    parser.add_argument("--seeds", type=ints_at_least(0), default=[0, 1, 2],
                         help="seeds (0,1,2)")
     parser.add_argument("--mtz-max", type=int, default=40,
                         help="largest n solved with the MTZ model (40)")

@@ -49,6 +49,23 @@ def int_list(text: str) -> list[int]:
     return values
 
 
+def ints_at_least(minimum: int) -> Callable[[str], list[int]]:
+    """A type for a non-empty comma list of integers >= `minimum` (whole floats like 1e3
+    taken)."""
+
+    def parse(text: str) -> list[int]:
+        try:
+            values = [int(float(part)) for part in text.split(",") if part.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected integers like 20,40") from None
+        if not values or min(values) < minimum:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected integers of at least "
+                                             f"{minimum}")
+        return values
+
+    return parse
+
+
 def choice_list(known: Iterable[str]) -> Callable[[str], list[str]]:
     """A type for a non-empty comma list drawn from `known` (repeats dropped, order kept)."""
     known = tuple(known)
