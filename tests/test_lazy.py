@@ -4,6 +4,7 @@ with its rows given up front, solved by HiGHS."""
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
@@ -49,6 +50,14 @@ def test_solve_tsp_lazy_one_scip_solve_matches_highs_rounds():
     assert tour_length(d, tour_scip) == pytest.approx(tour_length(d, tour_highs), abs=1e-9)
 
 
+def solved_with_rows_up_front(m: pyo.ConcreteModel, hidden: list) -> Any:
+    """The truth: `m` with the hidden rows added as ordinary constraints, solved by HiGHS."""
+    m.full = pyo.ConstraintList()
+    for make in hidden:
+        m.full.add(make())
+    return solve(m, solver="highs")
+
+
 def _random_case(seed: int):
     """A small mixed binary/integer/continuous model and hidden rows over its variables."""
     rng = np.random.default_rng(seed)
@@ -82,10 +91,7 @@ def test_random_lazy_rows_give_the_optimum_of_the_full_model(seed):
     m, hidden = _random_case(seed)
     lazy = LazyConstraints(lambda _s: [make() for make in hidden], fractional=bool(seed % 2))
     result = solve(m, plugins=[lazy])
-    m.full = pyo.ConstraintList()
-    for make in hidden:
-        m.full.add(make())
-    truth = solve(m, solver="highs")
+    truth = solved_with_rows_up_front(m, hidden)
     assert result.status is truth.status
     if truth.status is Status.OPTIMAL:
         assert result.objective == pytest.approx(truth.objective, abs=1e-6)
@@ -124,10 +130,7 @@ def _trap_symmetric():
 def test_scip_reductions_that_assume_all_rows_are_known_stay_off(trap):
     m, hidden = trap()
     result = solve(m, plugins=[LazyConstraints(lambda _s: [make() for make in hidden])])
-    m.full = pyo.ConstraintList()
-    for make in hidden:
-        m.full.add(make())
-    truth = solve(m, solver="highs")
+    truth = solved_with_rows_up_front(m, hidden)
     assert result.status is Status.OPTIMAL
     assert result.objective == pytest.approx(truth.objective)
 

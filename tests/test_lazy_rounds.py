@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pyo
 import pytest
-from test_lazy import _random_case
+from test_lazy import _random_case, solved_with_rows_up_front
 
 from coplug.formulations.facility import (
     benders_models,
@@ -49,10 +49,7 @@ def test_random_lazy_rows_in_rounds_give_the_optimum_of_the_full_model(seed):
     m, hidden = _random_case(seed)
     result = solve(m, solver="highs",
                    plugins=[LazyConstraints(lambda _s: [make() for make in hidden])])
-    m.full = pyo.ConstraintList()
-    for make in hidden:
-        m.full.add(make())
-    truth = solve(m, solver="highs")
+    truth = solved_with_rows_up_front(m, hidden)
     assert result.status is truth.status
     if truth.status is Status.OPTIMAL:
         assert result.objective == pytest.approx(truth.objective, abs=1e-6)
