@@ -4,6 +4,13 @@ solution violates to the model, solve again, until a solution violates none.
 The rows live in a temporary ConstraintList on the model during the rounds and are removed
 after, so the model is left as it was (its variables hold the last solution). Each round is
 a whole `solve` with its checks; the time limit covers all rounds together.
+
+A round that is unbounded gives no point to ask `separate` about, and rows it has not seen
+yet may bound the model (or make it infeasible): the rounds go on in a box (every variable's
+missing bounds set to +-BOX for a while) until a box's optimum meets every lazy row or the
+box holds no point, and then solve once more without the box, with the rows found in it.
+Only a model still unbounded then (no row `separate` gave for the box's points bounds it)
+is reported unbounded.
 """
 
 from __future__ import annotations
@@ -15,8 +22,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pyomo.environ as pyo
+from pyomo.common.collections import ComponentSet
 from pyomo.common.modeling import unique_component_name
 from pyomo.core.base.var import VarData
+from pyomo.core.expr.visitor import identify_variables
 from tqdm import tqdm
 
 from coplug.plugins.duals import ADDED_ROWS, dual_request, load_duals
@@ -29,6 +38,10 @@ MAX_ROUNDS = 10_000
 # Rows judged at the loaded values: met within this much of a side's size (at least 1),
 # about the solvers' own feasibility tolerances.
 FEASIBILITY = 1e-6
+# The box an unbounded round is solved in again: far beyond a model's own values, well
+# inside HiGHS's infinity (1e20).
+BOX = 1e9
+_OPEN = (Status.UNBOUNDED, Status.INFEASIBLE_OR_UNBOUNDED)
 
 
 class LoadedValues:
@@ -59,11 +72,17 @@ def solve_in_rounds(model: pyo.Block, lazies: Sequence[LazyConstraints],
                     run: Callable[[float | None], Result], time_limit: float | None) -> Result:
     """Solve with `run(time_left)` and add violated lazy rows until none is violated; the
     last round's result, with `extra["lazy_rounds"]` and all rounds' time and nodes."""
+    names = [lazy.name for lazy in lazies]
+    if len(set(names)) < len(names):
+        raise InputError(f"two LazyConstraints of one solve share a name ({names}); give "
+                         "each a name of its own (their plugin_stats are kept by name)")
     for lazy in lazies:
         lazy.reset()
     rows = pyo.ConstraintList()
     model.add_component(unique_component_name(model, "_coplug_lazy_rows"), rows)
     started, rounds, seconds, nodes = time.perf_counter(), 0, 0.0, 0
+    boxed: list[tuple[VarData, Any, Any]] = []  # the variables in the box now, their bounds
+    box_done, box_empty = False, False  # a box since the last added row; it held no point
     try:
         with tqdm(desc="lazy rounds", unit="round", file=sys.stderr,
                   disable=not sys.stderr.isatty(), leave=False) as bar:
@@ -73,11 +92,24 @@ def solve_in_rounds(model: pyo.Block, lazies: Sequence[LazyConstraints],
                 result = run(None if left is None else max(left, 1e-3))
                 rounds, seconds, nodes = rounds + 1, seconds + result.time, nodes + result.nodes
                 bar.update()
-                if not result.has_solution:
-                    break
+                if result.status in _OPEN and not boxed and not box_done \
+                        and rounds < MAX_ROUNDS:
+                    boxed = _box(model)
+                    if boxed:
+                        continue
                 violated = [(lazy, row) for lazy in lazies
-                            for row in lazy.violated_at(LoadedValues(), feasible_le)]
-                if not violated:
+                            for row in lazy.violated_at(LoadedValues(), feasible_le)
+                            ] if result.has_solution else []
+                if boxed and not violated and rounds < MAX_ROUNDS and (
+                        result.status is Status.INFEASIBLE
+                        or result.status is Status.OPTIMAL and result.has_solution):
+                    # the box's optimum meets every row found (or no point is in the box):
+                    # solve without the box, with those rows
+                    box_empty = result.status is Status.INFEASIBLE
+                    _unbox(boxed)
+                    boxed, box_done = [], True
+                    continue
+                if not result.has_solution or not violated:
                     break
                 if result.status is not Status.OPTIMAL or rounds >= MAX_ROUNDS:
                     _unproven(result, len(violated), rounds)
@@ -85,22 +117,59 @@ def solve_in_rounds(model: pyo.Block, lazies: Sequence[LazyConstraints],
                 for lazy, row in violated:
                     rows.add(row.expr)
                     lazy.record(row)
+                box_done = False
     finally:
+        _unbox(boxed)
         model.del_component(rows)
-    _no_duals(model, result)
+        duals = dual_request(model, read=False)  # empty: they priced the rows just removed
+    if boxed:
+        _boxed_stop(result)  # stopped in the box: its verdict is the box's, not the model's
+    elif box_empty and result.status is Status.UNBOUNDED:
+        # no point in the box, unbounded outside it: rows not seen yet may cut it all off
+        result.status = Status.INFEASIBLE_OR_UNBOUNDED
+    if duals is not None:
+        duals.reason = ADDED_ROWS
+        load_duals(duals, result)
     result.time, result.nodes = seconds, nodes
     result.extra["lazy_rounds"] = rounds
     result.plugin_stats = {lazy.name: lazy.statistics() for lazy in lazies}
     return result
 
 
-def _no_duals(model: pyo.Block, result: Result) -> None:
-    """Empty `m.dual`/`m.rc`, with the reason: the last round's duals priced rows that are
-    gone, so they are no duals of the model."""
-    request = dual_request(model, read=False)
-    if request is not None:
-        request.reason = ADDED_ROWS
-        load_duals(request, result)
+def _box(model: pyo.Block) -> list[tuple[VarData, Any, Any]]:
+    """Set the missing bounds of the model's unfixed variables to -BOX / BOX; the bounds
+    they had (variable, lower, upper: expressions, a mutable Param too), for `_unbox`."""
+    seen, held = ComponentSet(), []
+    for part in (pyo.Constraint, pyo.Objective):
+        for data in model.component_data_objects(part, active=True, descend_into=True):
+            for var in identify_variables(data.expr, include_fixed=False):
+                if var in seen or var.has_lb() and var.has_ub():
+                    continue
+                seen.add(var)
+                held.append((var, var.lower, var.upper))
+                if not var.has_lb():
+                    var.setlb(-BOX)
+                if not var.has_ub():
+                    var.setub(BOX)
+    return held
+
+
+def _unbox(held: list[tuple[VarData, Any, Any]]) -> None:
+    """Give the variables `_box` bounded their own bounds back."""
+    for var, lower, upper in held:
+        var.lower, var.upper = lower, upper
+
+
+def _boxed_stop(result: Result) -> None:
+    """A round in the box stopped short (a time or node limit, or MAX_ROUNDS): a point it
+    found meets every lazy row and stays a solution, but no bound or verdict is the
+    model's."""
+    warnings.warn("lazy constraints: the model without its lazy rows is unbounded and the "
+                  f"solve stopped while solving it within a box of +-{BOX:g}; no bound or "
+                  "verdict of the model", UserWarning, stacklevel=3)
+    result.bound = None
+    if result.status in (Status.OPTIMAL, Status.INFEASIBLE, *_OPEN):
+        result.status = Status.FEASIBLE if result.has_solution else Status.UNKNOWN
 
 
 def _unproven(result: Result, violated: int, rounds: int) -> None:
