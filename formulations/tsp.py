@@ -418,24 +418,36 @@ def tour_from_model(model: pyo.ConcreteModel) -> list[int]:
 def subtour_separator(model: pyo.ConcreteModel, tol: float = 1e-6) -> Callable[[Any], list[Any]]:
     """Subtour cuts for `tsp_mip(..., subtour="none")` as a `LazyConstraints` function.
 
-    The arcs with x[i,j] > `tol` split the cities into weakly connected groups; for each
-    group S when there are several, sum of x[i,j] inside S <= |S| - 1. An integral solution's
-    groups are its cycles; a fractional one that keeps every arc inside its group violates
-    each such row by 1, so the same rows cut off fractional LP solutions too.
+    Each set S of cities gets sum of x[i,j] inside S <= |S| - 1, violated exactly when less
+    than one unit of flow leaves S. The arcs with x[i,j] > `tol` split the cities into
+    weakly connected groups: when there are several, each group gives a row (an integral
+    solution's groups are its cycles). When there is one, the minimum cut of the support
+    graph weighted by x[i,j] + x[j,i] (networkx's Stoer-Wagner) is below 2 exactly when a
+    fractional solution violates some row, and its smaller side gives it.
     """
     import networkx as nx
 
     cities = list(model.N)
+    arcs = [(a, model.x[a]) for a in model.A]
+
+    def row(group: Any) -> Any:
+        return sum(model.x[i, j] for i in group for j in group if i != j) <= len(group) - 1
 
     def separate(solution: Any) -> list[Any]:
         graph = nx.Graph()
         graph.add_nodes_from(cities)
-        graph.add_edges_from(a for a in model.A if solution[model.x[a]] > tol)
+        for (i, j), x in arcs:
+            value = solution[x]
+            if value > tol:
+                weight = graph.get_edge_data(i, j, {"weight": 0.0})["weight"]
+                graph.add_edge(i, j, weight=weight + value)
         groups = list(nx.connected_components(graph))
-        if len(groups) == 1:
+        if len(groups) > 1:
+            return [row(group) for group in groups]
+        cut, (side, other) = nx.stoer_wagner(graph)
+        if cut >= 2.0 - 1e-6:
             return []
-        return [sum(model.x[i, j] for i in group for j in group if i != j) <= len(group) - 1
-                for group in groups]
+        return [row(min(side, other, key=len))]
 
     return separate
 

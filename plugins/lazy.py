@@ -47,8 +47,12 @@ class SolutionView:
 
     def __init__(self, scip: Any, sol: Any, var_map: VarMap) -> None:
         self._scip, self._sol, self._var_map = scip, sol, var_map
+        self._by_id = var_map.by_id
 
     def __getitem__(self, var: VarData) -> float:
+        scip_var = self._by_id.get(id(var))
+        if scip_var is not None:
+            return self._scip.getSolVal(self._sol, scip_var)
         if not isinstance(var, VarData):
             raise InputError(f"a solution is read one variable at a time (m.x[i]), got {var!r}")
         if var in self._var_map:

@@ -27,6 +27,12 @@ class VarMap:
         name took 0.03 s of each solve of a 45,000-variable model; most solves never ask)."""
         return {scip_var.name: pyo for pyo, scip_var in self._to_scip.items()}
 
+    @functools.cached_property
+    def by_id(self) -> dict[int, object]:
+        """id(Pyomo variable) -> SCIP variable, for callbacks that read thousands of values
+        per call (a ComponentMap lookup costs several times a dict's)."""
+        return {id(pyo): scip_var for pyo, scip_var in self._to_scip.items()}
+
     def __len__(self) -> int:
         return len(self._to_scip)
 

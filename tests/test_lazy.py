@@ -268,3 +268,31 @@ def test_linear_row_reads_sides_and_constants():
     assert (ranged.lower, ranged.upper) == (-4.0, -1.0)
     equal = linear_row(m.x[0] == m.x[1])
     assert (equal.lower, equal.upper) == (0.0, 0.0)
+
+
+def test_subtour_separator_cuts_a_fractional_point_whose_support_is_connected():
+    # two triangles joined by arcs of 0.25: one connected support graph, but only 0.25 of
+    # flow leaves {0, 1, 2}, so its row (sum inside <= 2) is violated (2.75)
+    m = tsp_mip(_distances(6, 0), subtour="none")
+    point = {(0, 1): 1.0, (1, 2): 1.0, (2, 0): 0.75, (2, 3): 0.25,
+             (3, 4): 1.0, (4, 5): 1.0, (5, 3): 0.75, (5, 0): 0.25}
+    values = {id(m.x[a]): point.get(a, 0.0) for a in m.A}
+    view = _ValuesView(values)
+    rows = subtour_separator(m)(view)
+    assert len(rows) == 1
+    row = linear_row(rows[0])
+    activity = sum(c * view(v) for v, c in zip(row.variables, row.coefs, strict=True))
+    assert activity == pytest.approx(2.75) and row.upper == 2
+    tour = {(0, 1): 1.0, (1, 2): 1.0, (2, 3): 1.0, (3, 4): 1.0, (4, 5): 1.0, (5, 0): 1.0}
+    values.update({id(m.x[a]): tour.get(a, 0.0) for a in m.A})
+    assert subtour_separator(m)(view) == []
+
+
+class _ValuesView:
+    def __init__(self, values: dict[int, float]) -> None:
+        self.values = values
+
+    def __getitem__(self, var: object) -> float:
+        return self.values[id(var)]
+
+    __call__ = __getitem__
