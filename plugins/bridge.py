@@ -287,7 +287,7 @@ def _solve_scip(
     build_instance(opt, model, "SCIP", unsupported_part)
     scip = opt._solver_model  # the PySCIPOpt model; Pyomo keeps no public accessor
     _use_native_objective(opt, model)
-    var_map = VarMap(opt._pyomo_var_to_solver_var_map)
+    var_map = VarMap(opt._pyomo_var_to_solver_var_map, model)
     duals = dual_request(model, read=not adds_rows(plugins)) if with_duals else None
     if duals is not None and adds_rows(plugins):
         duals.reason = ADDED_ROWS

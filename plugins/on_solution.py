@@ -86,35 +86,13 @@ class OnSolution(UserCallbackPlugin):
 def _epigraph_objective(scip: Any, var_map: VarMap) -> Any:
     """The Pyomo objective's expression when SCIP's objective is a variable of its own (the
     epigraph Pyomo's interface builds for a nonlinear objective, which SCIP's first solutions
-    leave loose: 100000 for a point whose objective is 205.6), else None.
-
-    The solved block is not known here, only its variables: its objective is the active one
-    over those variables (one of a block solved alone, `m.b`, not its parent's `m.obj`,
-    which may be active too), and the deepest where one lies in another's block (the block
-    solved holds one active objective, so not both). None where that leaves no single one:
-    SCIP's epigraph value is passed then."""
+    leave loose: 100000 for a point whose objective is 205.6), else None. The objective is
+    the solved block's (`var_map.block`: `solve(m.b)` solves `m.b`'s, not `m.obj`)."""
     own = [v for v in scip.getVars() if var_map.to_pyomo(v) is None and v.getObj() != 0]
-    if not own or not len(var_map):
+    if not own or var_map.block is None:
         return None
-    model = next(iter(var_map)).model()
-    found = [obj for obj in model.component_data_objects(pyo.Objective, active=True,
-                                                         descend_into=True)
-             if all(var in var_map for var in identify_variables(obj.expr,
-                                                                 include_fixed=False))]
-    blocks = [obj.parent_block() for obj in found]
-    found = [obj for obj in found
-             if not any(other is not obj.parent_block() and _inside(other, obj.parent_block())
-                        for other in blocks)]
-    return found[0].expr if len(found) == 1 else None
-
-
-def _inside(block: Any, ancestor: Any) -> bool:
-    """Whether `block` lies within `ancestor` (at any depth)."""
-    while block is not None:
-        if block is ancestor:
-            return True
-        block = block.parent_block()
-    return False
+    objective = next(var_map.block.component_data_objects(pyo.Objective, active=True), None)
+    return None if objective is None else objective.expr
 
 
 def _evaluated(expr: Any, view: SolutionView) -> float:

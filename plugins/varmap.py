@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
+from typing import Any
 
 from pyomo.common.collections import ComponentMap
 from pyomo.core.base.var import VarData
@@ -18,8 +19,9 @@ class VarMap:
     original and transformed ones alike, so plugins can speak in Pyomo names.
     """
 
-    def __init__(self, pairs: ComponentMap) -> None:
+    def __init__(self, pairs: ComponentMap, block: Any = None) -> None:
         self._to_scip = ComponentMap(pairs)
+        self.block = block  # the Pyomo block solved (None where the caller did not say)
 
     @functools.cached_property
     def _by_name(self) -> dict[str, VarData]:

@@ -215,3 +215,21 @@ def test_a_nonlinear_objective_is_passed_at_its_value_not_scips_epigraph_bound()
     result = solve(m, plugins=[OnSolution(record)])
     assert seen and all(obj == pytest.approx(true) for obj, true in seen)
     assert seen[-1][0] == pytest.approx(result.objective)
+
+
+def test_the_solved_blocks_own_nonlinear_objective_is_passed_not_a_siblings():
+    m = pyo.ConcreteModel()
+    for name, shift in (("b1", 0.3), ("b2", 2.7)):
+        b = pyo.Block()
+        m.add_component(name, b)
+        b.x = pyo.Var(range(3), domain=pyo.Integers, bounds=(-4, 4))
+        b.c = pyo.Constraint(expr=sum(b.x.values()) >= 1)
+        b.o = pyo.Objective(expr=sum((b.x[i] - shift * i) ** 2 for i in range(3)))
+    seen = []
+
+    def record(solution, objective):
+        values = [solution[m.b1.x[i]] for i in range(3)]
+        seen.append((objective, sum((v - 0.3 * i) ** 2 for i, v in enumerate(values))))
+
+    solve(m.b1, plugins=[OnSolution(record)])
+    assert seen and all(obj == pytest.approx(true) for obj, true in seen)
