@@ -70,8 +70,7 @@ class OnSolution(UserCallbackPlugin):
             self._stats["skipped"] += 1
             return
         view = SolutionView(scip, sol, self._var_map)
-        objective = (scip.getSolObjVal(sol) if self._objective is None
-                     else _evaluated(self._objective, view))
+        objective = _evaluated(self._objective, view, lambda: scip.getSolObjVal(sol))
         started = time.perf_counter()
         try:
             stop = self.callback(view, objective)
@@ -95,10 +94,16 @@ def _epigraph_objective(scip: Any, var_map: VarMap) -> Any:
     return None if objective is None else objective.expr
 
 
-def _evaluated(expr: Any, view: SolutionView) -> float:
-    """`expr` at the values `view` reads."""
+def _evaluated(expr: Any, view: SolutionView, scip_value: Callable[[], float]) -> float:
+    """`expr` at the values `view` reads; SCIP's own objective value where there is no
+    expression or it cannot be evaluated there (a point just outside a function's domain)."""
+    if expr is None:
+        return scip_value()
     values = {id(v): view[v] for v in identify_variables(expr, include_fixed=False)}
-    return float(pyo.value(replace_expressions(expr, values)))
+    try:
+        return float(pyo.value(replace_expressions(expr, values)))
+    except (ArithmeticError, ValueError):
+        return scip_value()
 
 
 class _BestSolution(Eventhdlr):
