@@ -51,7 +51,7 @@ from coplug.plugins.integral_rows import (
     optimize_checked,
     record_first_solve,
 )
-from coplug.plugins.lazy_rounds import all_lazy, solve_in_rounds
+from coplug.plugins.lazy_rounds import all_lazy, any_lazy, solve_in_rounds
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.mip_duals import load_fixed_duals, mip_warning_quiet, wants_fixed_duals
 from coplug.plugins.mipstart import scip_mip_start
@@ -139,6 +139,9 @@ def solve(
     params = merged_options(options, params)
     check_one_time_limit(solver, time_limit, params)
     plugins = list(plugins)
+    if solver.lower() == "highs" and any_lazy(plugins) and not all_lazy(plugins):
+        raise InputError("LazyConstraints with HiGHS are solved in rounds, with no other "
+                         "plugins; use solver='scip' to combine them")
     if solver.lower() == "highs" and all_lazy(plugins):
         if mip_duals is not None:
             raise InputError("mip_duals with lazy constraints in HiGHS: the fixed LP would "

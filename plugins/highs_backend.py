@@ -23,6 +23,7 @@ from pyomo.core.expr.visitor import identify_variables
 from pyomo.core.staleflag import StaleFlagManager
 from pyomo.repn.standard_repn import generate_standard_repn
 
+from coplug.plugins.base import plugin_name, plugin_statistics, raise_plugin_failures
 from coplug.plugins.bridge import build_instance, contrib_solver
 from coplug.plugins.duals import DualRequest, dual_request, load_duals
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
@@ -283,9 +284,12 @@ def solve_highs(
     tee: bool,
     warmstart: bool = False,
 ) -> Result:
-    """Solve with HiGHS through Pyomo's contrib `highs` interface (no plugins)."""
-    if plugins:
-        raise InputError("HiGHS takes no plugins; plugins run inside SCIP (solver='scip')")
+    """Solve with HiGHS through Pyomo's contrib `highs` interface; `plugins` are those with
+    `attach_highs(highs, columns, block)` (OnSolution)."""
+    for plugin in plugins:
+        if not callable(getattr(plugin, "attach_highs", None)):
+            raise InputError(f"HiGHS takes no {plugin_name(plugin)!r} plugin; it runs inside "
+                             "SCIP (solver='scip')")
     opt = contrib_solver("highs", "HiGHS", "highspy")
     _check_linear_for_highs(model)
     params = highs_options(params)
@@ -308,9 +312,12 @@ def solve_highs(
         pairs = ((opt._vars[vid][0], col) for vid, col in columns.items())
         mip_start = highs_mip_start(highs, pairs)
     view = RowView(highs)  # the model is final: its rows are read once for every check
+    for plugin in plugins:
+        plugin.attach_highs(highs, opt._pyomo_var_to_solver_var_map, model)
     start = time.perf_counter()  # `time` counts the solves, as SCIP's does, not the build
     results, status, rows, checked = _solve_checked(opt, model, time_limit, params, tee, start,
                                                     view)
+    raise_plugin_failures(plugins)
     elapsed = time.perf_counter() - start
     has_solution = (
         results.solution_status != SolutionStatus.noSolution and status is not Status.UNBOUNDED
@@ -342,6 +349,7 @@ def solve_highs(
         time=elapsed,
         has_solution=has_solution,
     )
+    result.plugin_stats = {plugin_name(p): plugin_statistics(p) for p in plugins}
     result.extra.update(checked)  # `time` already spans both solves
     result.nodes += checked.get("first_solve", {}).get("nodes", 0)
     if "duality_gap" in checked:

@@ -63,6 +63,11 @@ def feasible_le(a: float, b: float) -> bool:
     return a - b <= FEASIBILITY * max(1.0, abs(a), abs(b))
 
 
+def any_lazy(plugins: Sequence[Any]) -> bool:
+    """Whether some of `plugins` are LazyConstraints."""
+    return any(isinstance(p, LazyConstraints) for p in plugins)
+
+
 def all_lazy(plugins: Sequence[Any]) -> bool:
     """Whether `plugins` are all LazyConstraints (what rounds can serve), and some."""
     return bool(plugins) and all(isinstance(p, LazyConstraints) for p in plugins)

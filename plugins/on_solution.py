@@ -1,6 +1,7 @@
-"""A function called at each new best solution SCIP finds, with the solution read by Pyomo
-variable: log progress, keep the improving solutions, or stop the solve once one is good
-enough (Gurobi's MIPSOL callback; SCIP's form is an event handler on BESTSOLFOUND)."""
+"""A function called at each new best solution the solver finds, with the solution read by
+Pyomo variable: log progress, keep the improving solutions, or stop the solve once one is
+good enough (Gurobi's MIPSOL callback; SCIP's form is an event handler on BESTSOLFOUND,
+HiGHS's its improving-MIP-solution callback)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pyomo.environ as pyo
+from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables, replace_expressions
 from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
 
@@ -20,7 +22,8 @@ from coplug.plugins.varmap import VarMap
 
 
 class OnSolution(UserCallbackPlugin):
-    """Call ``callback(solution, objective)`` at each new best solution of a SCIP solve.
+    """Call ``callback(solution, objective)`` at each new best solution of a SCIP or HiGHS
+    solve (HiGHS calls it for MIPs only: an LP has no improving solutions).
 
     ``solution`` is a `SolutionView` (``solution[m.x[i]]``), valid during the call only;
     ``objective`` is the solution's objective value in the model's own sense. Returning
@@ -57,6 +60,24 @@ class OnSolution(UserCallbackPlugin):
             raise InputError(f"SCIP refused the event handler {self.name!r} ({exc}); give "
                              "each OnSolution of a solve a name of its own") from exc
 
+    def attach_highs(self, highs: Any, columns: dict[int, int], block: Any) -> None:
+        """Subscribe to HiGHS's improving MIP solutions; `columns` maps id(Pyomo variable)
+        to its HiGHS column."""
+        self._failure, self._stats = None, {"calls": 0, "skipped": 0, "stopped": False,
+                                             "seconds": 0.0}
+        cancel = highs.cancelSolve
+
+        def improving(event: Any) -> None:
+            try:
+                view = ColumnValues(columns, event.data_out.mip_solution)
+                self._call(view, event.data_out.objective_function_value, cancel)
+            except Exception as exc:  # the user's function: whatever it raises ends the solve
+                if self._failure is None:
+                    self._failure = exc
+                cancel()
+
+        highs.cbMipImprovingSolution.subscribe(improving)
+
     def statistics(self) -> dict[str, Any]:
         """Calls of `callback`, solutions skipped (missing an all-integer row), whether it
         stopped the solve, seconds spent in it."""
@@ -71,15 +92,39 @@ class OnSolution(UserCallbackPlugin):
             return
         view = SolutionView(scip, sol, self._var_map)
         objective = _evaluated(self._objective, view, lambda: scip.getSolObjVal(sol))
+        self._call(view, objective, scip.interruptSolve)
+
+    def _call(self, view: Any, objective: float, stop_solve: Callable[[], Any]) -> None:
+        """Hand one solution to `callback`, timed; `stop_solve()` if it returns True."""
         started = time.perf_counter()
         try:
-            stop = self.callback(view, objective)
+            stop = self.callback(view, float(objective))
         finally:
             self._stats["calls"] += 1
             self._stats["seconds"] += time.perf_counter() - started
         if stop is True:
             self._stats["stopped"] = True
-            scip.interruptSolve()
+            stop_solve()
+
+
+class ColumnValues:
+    """A solution view over a solver's column values, read by Pyomo variable; a fixed Pyomo
+    variable (no column: the solve takes it as a constant) reads as its value."""
+
+    def __init__(self, columns: dict[int, int], values: Any) -> None:
+        self._columns, self._values = columns, values
+
+    def __getitem__(self, var: VarData) -> float:
+        column = self._columns.get(id(var))
+        if column is not None:
+            return float(self._values[column])
+        if not isinstance(var, VarData):
+            raise InputError(f"a solution is read one variable at a time (m.x[i]), got {var!r}")
+        if var.fixed and var.value is not None:
+            return float(var.value)
+        raise InputError(f"variable {var.name!r} is not in the solved model")
+
+    __call__ = __getitem__
 
 
 def _epigraph_objective(scip: Any, var_map: VarMap) -> Any:

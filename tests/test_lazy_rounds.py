@@ -102,6 +102,6 @@ def test_lp_duals_are_emptied_and_mip_duals_refused():
 
 def test_other_plugins_still_need_scip():
     m, _ = _random_case(0)
-    with pytest.raises(InputError, match="HiGHS takes no plugins"):
+    with pytest.raises(InputError, match="solved in rounds, with no other plugins"):
         solve(m, solver="highs", plugins=[LazyConstraints(lambda _s: []),
                                           OnSolution(lambda s, o: None)])

@@ -54,14 +54,15 @@ def _recorder(m: pyo.ConcreteModel, seen: list):
     return record
 
 
+@pytest.mark.parametrize("solver", ["scip", "highs"])
 @pytest.mark.parametrize("sense", [pyo.maximize, pyo.minimize])
-def test_each_new_best_solution_is_feasible_improving_and_ends_at_the_optimum(sense):
+def test_each_new_best_solution_is_feasible_improving_and_ends_at_the_optimum(sense, solver):
     m = mknapsack(30, seed=3)
     m.value.sense = sense
     if sense is pyo.minimize:  # a covering side so that 0 is not optimal
         m.least = pyo.Constraint(expr=sum(m.x.values()) >= 8)
     seen = []
-    result = solve(m, plugins=[OnSolution(_recorder(m, seen))])
+    result = solve(m, solver=solver, plugins=[OnSolution(_recorder(m, seen))])
     truth = solve(m, solver="highs")
     assert result.status is Status.OPTIMAL and seen
     assert result.objective == pytest.approx(truth.objective, rel=1e-4)
@@ -77,7 +78,8 @@ def test_each_new_best_solution_is_feasible_improving_and_ends_at_the_optimum(se
     assert result.plugin_stats["on_solution"]["calls"] == len(seen)
 
 
-def test_returning_true_stops_with_that_solution_loaded():
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_returning_true_stops_with_that_solution_loaded(solver):
     m = mknapsack(40, seed=1)
     truth = solve(m, solver="highs").objective
     seen = []
@@ -86,19 +88,26 @@ def test_returning_true_stops_with_that_solution_loaded():
         seen.append(objective)
         return objective >= 0.9 * truth
 
-    result = solve(m, plugins=[OnSolution(good_enough)])
+    result = solve(m, solver=solver, plugins=[OnSolution(good_enough)])
     assert result.status is Status.INTERRUPTED and result.plugin_stats["on_solution"]["stopped"]
     assert truth > result.objective >= 0.9 * truth and result.objective == pytest.approx(seen[-1])
     assert pyo.value(m.value) == pytest.approx(result.objective)
     assert all(obj < 0.9 * truth for obj in seen[:-1])
 
 
-def test_an_error_in_the_callback_comes_out_of_solve():
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_an_error_in_the_callback_comes_out_of_solve(solver):
     def broken(solution, objective):
         raise RuntimeError("callback bug")
 
     with pytest.raises(RuntimeError, match="callback bug"):
-        solve(mknapsack(20, seed=0), plugins=[OnSolution(broken)])
+        solve(mknapsack(20, seed=0), solver=solver, plugins=[OnSolution(broken)])
+
+
+def test_highs_refuses_plugins_that_run_inside_scip_by_name():
+    with pytest.raises(InputError, match="HiGHS takes no 'user_heuristic' plugin"):
+        solve(mknapsack(10, seed=0), solver="highs",
+              plugins=[UserHeuristic(lambda _lp: None)])
 
 
 def _subset_sum(n: int, seed: int) -> tuple[pyo.ConcreteModel, list[int]]:
