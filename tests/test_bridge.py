@@ -167,7 +167,7 @@ def test_bad_requests_give_clear_errors() -> None:
     model = knapsack_mip(random_knapsack(5))
     with pytest.raises(SolverNotAvailableError, match="unknown solver 'gurobi'"):
         solve(model, solver="gurobi")
-    with pytest.raises(InputError, match="no plugins"):
+    with pytest.raises(InputError, match="HiGHS takes no 'counting' plugin; it runs inside SCIP"):
         solve(model, solver="highs", plugins=[CountingPlugin()])
     with pytest.raises(InputError, match="limits/bogus"):
         solve(model, **{"limits/bogus": 3})
