@@ -13,6 +13,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import numpy as np
@@ -28,6 +29,7 @@ from coplug.plugins.bridge import build_instance, contrib_solver
 from coplug.plugins.duals import DualRequest, dual_request, load_duals
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
 from coplug.plugins.highs_rows import (
+    ROUNDED_ROW_TOL,
     RowView,
     highs_integral_rows,
     lp_certificate,
@@ -35,7 +37,7 @@ from coplug.plugins.highs_rows import (
     solution_violations,
     tightened_tolerance,
 )
-from coplug.plugins.integral_rows import IntegralRow, flag_violations
+from coplug.plugins.integral_rows import IntegralRow, flag_violations, violations
 from coplug.plugins.interrupts import (
     highspy_interrupt,
     pyomo_highs_interrupt_quiet,
@@ -312,11 +314,14 @@ def solve_highs(
         pairs = ((opt._vars[vid][0], col) for vid, col in columns.items())
         mip_start = highs_mip_start(highs, pairs)
     view = RowView(highs)  # the model is final: its rows are read once for every check
+    rows = highs_integral_rows(highs, mip_tolerance(highs, params), view)
+    rejects = (None if "mip_feasibility_tolerance" in params
+               else point_misjudged(rows, view))  # what `guard_verdict` would discard
     for plugin in plugins:
-        plugin.attach_highs(highs, opt._pyomo_var_to_solver_var_map, model)
+        plugin.attach_highs(highs, opt._pyomo_var_to_solver_var_map, model, rejects)
     start = time.perf_counter()  # `time` counts the solves, as SCIP's does, not the build
-    results, status, rows, checked = _solve_checked(opt, model, time_limit, params, tee, start,
-                                                    view)
+    results, status, checked = _solve_checked(opt, model, time_limit, params, tee, start,
+                                              view, rows, plugins)
     raise_plugin_failures(plugins)
     elapsed = time.perf_counter() - start
     has_solution = (
@@ -365,16 +370,49 @@ def solve_highs(
 
 def _solve_checked(opt: Any, model: pyo.Block, time_limit: float | None,
                    params: Mapping[str, Any], tee: bool, start: float, view: RowView,
-                   ) -> tuple[Any, Status, list[IntegralRow], dict[str, Any]]:
-    """Solve through Pyomo and guard the verdict (`guard_verdict`). Returns the results, the
-    status, the large all-integer rows and what goes into `result.extra`."""
+                   rows: list[IntegralRow], plugins: list[Any] = (),
+                   ) -> tuple[Any, Status, dict[str, Any]]:
+    """Solve through Pyomo and guard the verdict (`guard_verdict`) of the model with the
+    large all-integer rows `rows`. A solve again (its first answer discarded) lets `plugins`
+    stop it anew (`resume_highs`): a stop asked in the first one interrupted the second
+    at once, which then had no solution at all. Returns the results, the status and what
+    goes into `result.extra`."""
     highs = opt._solver_model
-    rows = highs_integral_rows(highs, mip_tolerance(highs, params), view)
+
+    def again(rest: float | None, options: Mapping[str, float]) -> Any:
+        for plugin in plugins:
+            resume = getattr(plugin, "resume_highs", None)
+            if callable(resume):
+                resume()
+        return _run(opt, model, rest, {**params, **options}, tee)
+
     results, status, checked = guard_verdict(
         highs, rows, params, time_limit, tee, start, _run(opt, model, time_limit, params, tee),
-        lambda rest, options: _run(opt, model, rest, {**params, **options}, tee),
-        lambda results: _status(results, highs), view)
-    return results, status, rows, checked
+        again, lambda results: _status(results, highs), view)
+    return results, status, checked
+
+
+def point_misjudged(rows: list[IntegralRow], view: RowView) -> Callable[[Any], bool]:
+    """Whether HiGHS's column values `values` are a point `misjudged` would discard: one
+    that misses a large all-integer row (`rows`, judged exactly) or a row with an integer
+    variable once its integers are rounded. OnSolution skips such points: a callback that
+    stopped at one left it as the answer, or handed on a point `solve` then discarded."""
+    def rejects(values: Any) -> bool:
+        values = np.asarray(values, dtype=float)
+        if violations(rows, lambda col: values[col]):
+            return True
+        if not view.integer.size or view.lp.num_row_ == 0:
+            return False
+        rounded = values.copy()
+        rounded[view.integer] = np.round(rounded[view.integer])
+        activity = view.matrix @ rounded
+        lower, upper = view.sides
+        over = np.maximum(np.maximum(lower - activity, activity - upper), 0.0)
+        sides = np.where(activity < lower, np.abs(lower), np.abs(upper))
+        return bool(np.any(view.touches_integers
+                           & (over > ROUNDED_ROW_TOL * np.maximum(1.0, sides))))
+
+    return rejects
 
 
 def guard_verdict(highs: Any, rows: list[IntegralRow], params: Mapping[str, Any],
@@ -526,7 +564,8 @@ def settle_infeasible_or_unbounded(highs: Any, time_left: float | None, tee: boo
     highs.setOptionValue("output_flag", bool(tee))
     if time_left is not None:
         highs.setOptionValue("time_limit", float(time_left))
-    highs.run()
+    with _improving_callbacks_off(highs):  # its points are not the model's: objective 0
+        highs.run()
     verdict = highs.getModelStatus()
     highs.changeColsCost(len(columns), columns, costs)
     if verdict == highspy.HighsModelStatus.kOptimal:
@@ -534,6 +573,25 @@ def settle_infeasible_or_unbounded(highs: Any, time_left: float | None, tee: boo
     if verdict == highspy.HighsModelStatus.kInfeasible:
         return Status.INFEASIBLE
     return Status.INFEASIBLE_OR_UNBOUNDED
+
+
+@contextmanager
+def _improving_callbacks_off(highs: Any) -> Iterator[None]:
+    """Within the block HiGHS calls no improving-solution callback (`OnSolution`): the
+    settle run's zero objective handed the callback its points with the objective's
+    constant as their value."""
+    import highspy
+
+    kind = highspy.cb.HighsCallbackType.kCallbackMipImprovingSolution
+    subscribed = getattr(highs, "cbMipImprovingSolution", None)
+    active = bool(getattr(subscribed, "callbacks", None))
+    if active:
+        highs.stopCallback(kind)
+    try:
+        yield
+    finally:
+        if active:
+            highs.startCallback(kind)
 
 
 def _read_highs_duals(request: DualRequest, results: Any) -> None:

@@ -60,23 +60,54 @@ class OnSolution(UserCallbackPlugin):
             raise InputError(f"SCIP refused the event handler {self.name!r} ({exc}); give "
                              "each OnSolution of a solve a name of its own") from exc
 
-    def attach_highs(self, highs: Any, columns: dict[int, int], block: Any) -> None:
+    def attach_highs(self, highs: Any, columns: dict[int, int], block: Any,
+                     rejects: Callable[[Any], bool] | None = None) -> None:
         """Subscribe to HiGHS's improving MIP solutions; `columns` maps id(Pyomo variable)
-        to its HiGHS column."""
+        to its HiGHS column; a point `rejects(values)` calls one `solve` would discard
+        (it misses a row once its integers are rounded) is skipped.
+
+        A stop interrupts HiGHS at its next interrupt check through a flag of this plugin
+        (`resume_highs` clears it for a solve again): highspy's `cancelSolve` and the
+        callback's interrupt flag stay set across runs, so the second solve of the same
+        model interrupted itself at once and had no solution."""
         self._failure, self._stats = None, {"calls": 0, "skipped": 0, "stopped": False,
                                              "seconds": 0.0}
-        cancel = highs.cancelSolve
+        self._halt, self._clear = False, False
+
+        def halt() -> None:
+            self._halt = True
 
         def improving(event: Any) -> None:
+            if self._failure is not None:  # an error ended the solve: no more calls
+                return
+            values = event.data_out.mip_solution
+            if rejects is not None and rejects(values):
+                self._stats["skipped"] += 1
+                return
             try:
-                view = ColumnValues(columns, event.data_out.mip_solution)
-                self._call(view, event.data_out.objective_function_value, cancel)
+                view = ColumnValues(columns, values)
+                self._call(view, event.data_out.objective_function_value, halt)
             except Exception as exc:  # the user's function: whatever it raises ends the solve
                 if self._failure is None:
                     self._failure = exc
-                cancel()
+                halt()
+
+        def interrupt(event: Any) -> None:
+            if self._halt:
+                event.interrupt()
+            elif self._clear:  # the flag a stop of an earlier run left set
+                event.interrupt(False)
+            self._clear = False
 
         highs.cbMipImprovingSolution.subscribe(improving)
+        for checks in (highs.cbMipInterrupt, highs.cbSimplexInterrupt, highs.cbIpmInterrupt):
+            checks.subscribe(interrupt)
+
+    def resume_highs(self) -> None:
+        """HiGHS solves again (its first answer discarded): a stop asked in the first run
+        no longer holds (an error still does)."""
+        if self._failure is None:
+            self._halt, self._clear = False, True
 
     def statistics(self) -> dict[str, Any]:
         """Calls of `callback`, solutions skipped (missing an all-integer row), whether it
