@@ -134,13 +134,12 @@ class LazyConstraints(UserCallbackPlugin):
         self.name = checked_plugin_name(name)
         self.fractional = fractional
         self._var_map: VarMap | None = None
-        self.cuts: list[Any] = []
-        self._added: set[Any] = set()  # keys (`_key`) of the rows the solver now holds
         self.reset()
 
     def reset(self) -> None:
         """Forget the rows and counts of an earlier solve."""
-        self.cuts, self._added = [], set()
+        self.cuts: list[Any] = []
+        self._added: set[Any] = set()  # keys (`_key`) of the rows the solver now holds
         self._stats = {"calls": 0, "rejected": 0, "cuts_added": 0, "seconds": 0.0}
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
@@ -208,14 +207,9 @@ class LazyConstraints(UserCallbackPlugin):
 
     def add(self, rows: list[LinearRow]) -> None:
         """Add `rows` to SCIP as global linear constraints and to `cuts`."""
-        scip, var_map = self._scip, self._var_map
+        scip, to_scip = self._scip, self._var_map.to_scip  # `violated_at` read every variable
         for row in rows:
-            try:
-                svars = [var_map.to_scip(v) for v in row.variables]
-            except KeyError as exc:
-                raise InputError(f"lazy constraint {row.expr} uses a variable that is not "
-                                 "in the solved model") from exc
-            body = quicksum(c * v for c, v in zip(row.coefs, svars, strict=True))
+            body = quicksum(c * to_scip(v) for c, v in zip(row.coefs, row.variables, strict=True))
             if row.lower == row.upper:
                 cons = body == row.upper
             elif row.lower == -_INF:
