@@ -16,7 +16,7 @@ from pyscipopt import SCIP_HEURTIMING, SCIP_RESULT, Heur
 from coplug.plugins.base import UserCallbackPlugin, checked_plugin_name, checked_user_function
 from coplug.plugins.errors import InputError
 from coplug.plugins.lazy import SolutionView
-from coplug.plugins.limits import checked_scip_int
+from coplug.plugins.limits import SCIP_INT_MAX, checked_scip_int
 from coplug.plugins.varmap import VarMap
 
 # What `propose` returns: a ComponentMap {var: value} (Pyomo variables are not hashable, so
@@ -44,7 +44,7 @@ class UserHeuristic(UserCallbackPlugin):
             propose, "UserHeuristic needs a function propose(lp_solution)")
         self.freq = checked_scip_int("UserHeuristic freq", freq, 0)
         self.max_calls = checked_scip_int("UserHeuristic max_calls", max_calls, 1)
-        self.priority = checked_scip_int("UserHeuristic priority", priority, -(2**31 - 1))
+        self.priority = checked_scip_int("UserHeuristic priority", priority, -SCIP_INT_MAX)
         self.name = checked_plugin_name(name)
         self._var_map: VarMap | None = None
         self._stats: dict[str, Any] = {}
