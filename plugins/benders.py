@@ -240,8 +240,7 @@ class BendersCuts:
             status, optimum, duals = self._solve(clone, point)
             if status is Status.OPTIMAL:
                 self.stats["optimality_cuts"] += 1
-                return [sub.estimate >= optimum + sum(
-                    d * (v - p) for d, v, p in zip(duals, masters, point, strict=True))]
+                return [_optimality_cut(sub.estimate, optimum, duals, masters, point)]
             if status is Status.UNBOUNDED:
                 raise InputError(f"Benders subproblem {k} is unbounded at a master point: "
                                  "the master is unbounded too (bound the subproblem)")
@@ -276,8 +275,7 @@ class BendersCuts:
             status, optimum, duals = self._solve(clone, nearest)
             if status is Status.OPTIMAL:
                 self.stats["optimality_cuts"] += 1
-                cuts.append(sub.estimate >= optimum + sum(
-                    d * (v - p) for d, v, p in zip(duals, masters, nearest, strict=True)))
+                cuts.append(_optimality_cut(sub.estimate, optimum, duals, masters, nearest))
             elif not cuts:
                 raise SolverError(f"Benders subproblem {k} was called infeasible at a point "
                                   f"its elastic form meets within {slack:.1e}")
@@ -290,6 +288,14 @@ class BendersCuts:
         answer = clone.solve(point, self.solver)
         self.stats["fallbacks"] += clone.fallbacks - before
         return answer
+
+
+def _optimality_cut(estimate: VarData, optimum: float, duals: Sequence[float],
+                    masters: Sequence[VarData], point: Sequence[float]) -> Any:
+    """estimate >= Q(point) + sum(dual * (y - point)): Q is convex in y, so this holds at
+    every master point."""
+    return estimate >= optimum + sum(d * (v - p) for d, v, p in zip(duals, masters, point,
+                                                                   strict=True))
 
 
 def _check_subproblem(k: int, sub: Any) -> None:
