@@ -21,7 +21,8 @@ class Plugin(Protocol):
     `raise_failure`, also optional, re-raises an error the plugin caught inside a SCIP
     callback (where raising would only give SCIP an error code): `solve` calls it once SCIP
     has stopped. A plugin with `adds_rows = True` adds rows the Pyomo model does not hold,
-    so `solve` loads no LP duals with it.
+    so `solve` loads no LP duals with it. One with `attach_highs(highs, columns, block,
+    rejects)` runs in HiGHS too (`OnSolution`); HiGHS refuses the others by name.
     """
 
     name: str
