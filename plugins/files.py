@@ -26,6 +26,7 @@ from coplug.plugins.highs_backend import (
     highs_options,
     mip_tolerance,
     solution_limit_status,
+    user_interrupt,
 )
 from coplug.plugins.highs_rows import RowView, highs_integral_rows, solution_violations
 from coplug.plugins.integral_rows import (
@@ -150,13 +151,14 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     rows = highs_integral_rows(highs, mip_tolerance(highs, params), view)
     start = time.perf_counter()
     highs.HandleUserInterrupt = True  # its interrupt callbacks check cancelSolve's flag
-    with sigint_cancels(highs.cancelSolve):
+    cancel, interrupted = user_interrupt(highs)
+    with sigint_cancels(cancel):
         highs.run()
     _, status, extra = guard_verdict(
         highs, rows, params, time_limit, tee, start, None,
         lambda left, options: _rerun(highs, left, options),
         lambda _: _HIGHS_STATUS.get(highs.modelStatusToString(highs.getModelStatus()),
-                                    Status.UNKNOWN), view)
+                                    Status.UNKNOWN), view, interrupted)
     elapsed = time.perf_counter() - start
     info = highs.getInfo()
     has_solution = info.primal_solution_status == 2 and status is not Status.UNBOUNDED

@@ -378,18 +378,33 @@ def _solve_checked(opt: Any, model: pyo.Block, time_limit: float | None,
     at once, which then had no solution at all. Returns the results, the status and what
     goes into `result.extra`."""
     highs = opt._solver_model
+    cancel, interrupted = user_interrupt(highs)
 
     def again(rest: float | None, options: Mapping[str, float]) -> Any:
         for plugin in plugins:
             resume = getattr(plugin, "resume_highs", None)
             if callable(resume):
                 resume()
-        return _run(opt, model, rest, {**params, **options}, tee)
+        return _run(opt, model, rest, {**params, **options}, tee, cancel)
 
     results, status, checked = guard_verdict(
-        highs, rows, params, time_limit, tee, start, _run(opt, model, time_limit, params, tee),
-        again, lambda results: _status(results, highs), view)
+        highs, rows, params, time_limit, tee, start,
+        _run(opt, model, time_limit, params, tee, cancel), again,
+        lambda results: _status(results, highs), view, interrupted)
     return results, status, checked
+
+
+def user_interrupt(highs: Any) -> tuple[Callable[[], None], Callable[[], bool]]:
+    """What Ctrl-C calls (stop HiGHS) and whether it was called: after Ctrl-C `solve`
+    solves no more (HiGHS's cancel flag stays set, so a solve again stopped at once and
+    the first run's point was lost)."""
+    pressed: list[bool] = []
+
+    def cancel() -> None:
+        pressed.append(True)
+        highs.cancelSolve()
+
+    return cancel, lambda: bool(pressed)
 
 
 def point_misjudged(rows: list[IntegralRow], view: RowView) -> Callable[[Any], bool]:
@@ -419,18 +434,22 @@ def guard_verdict(highs: Any, rows: list[IntegralRow], params: Mapping[str, Any]
                   time_limit: float | None, tee: bool, start: float, first: T,
                   run: Callable[[float | None, Mapping[str, float]], T],
                   status_of: Callable[[T], Status], view: RowView | None = None,
+                  interrupted: Callable[[], bool] = lambda: False,
                   ) -> tuple[T, Status, dict[str, Any]]:
     """Guard HiGHS's verdict after its first solve (`first`, whatever `run` returns): a MIP
     answer its tolerance misjudges is solved again tighter (`solve_tightened`), an optimal LP
     answer is certified by its duals (`recheck_lp`), an 'infeasible or unbounded' is settled.
     `run(time_left, options)` solves again with options set; `status_of` reads the status of
-    what it returned; `view` holds the model's rows read once (see `RowView`). Returns the
+    what it returned; `view` holds the model's rows read once (see `RowView`); after Ctrl-C
+    (`interrupted()`) nothing is solved again and the first run's point stays. Returns the
     last run's value, the status and what goes into `result.extra`. Shared by models
     (through Pyomo) and files (HiGHS alone)."""
     def left() -> float | None:
         return None if time_limit is None else time_limit - (time.perf_counter() - start)
 
     results, checked = first, {}
+    if interrupted():
+        return results, status_of(results), checked
     if "mip_feasibility_tolerance" not in params and misjudged(highs, rows, view):
         again, checked = solve_tightened(highs, rows, params, time_limit,
                                          time.perf_counter() - start, run, view)
@@ -459,10 +478,10 @@ _NO_UPDATES = dict.fromkeys(
 
 
 def _run(opt: Any, model: pyo.Block, time_limit: float | None, params: Mapping[str, Any],
-         tee: bool) -> Any:
+         tee: bool, cancel: Callable[[], None]) -> Any:
     """One HiGHS solve through Pyomo of the model built in `opt` (its interrupt callbacks on:
-    Ctrl-C sets their flag)."""
-    with sigint_cancels(opt._solver_model.cancelSolve), pyomo_highs_interrupt_quiet():
+    Ctrl-C calls `cancel`, which sets their flag)."""
+    with sigint_cancels(cancel), pyomo_highs_interrupt_quiet():
         return opt.solve(
             model,
             load_solutions=False,
