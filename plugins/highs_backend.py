@@ -478,10 +478,10 @@ _NO_UPDATES = dict.fromkeys(
 
 
 def _run(opt: Any, model: pyo.Block, time_limit: float | None, params: Mapping[str, Any],
-         tee: bool, cancel: Callable[[], None]) -> Any:
+         tee: bool, cancel: Callable[[], None] | None = None) -> Any:
     """One HiGHS solve through Pyomo of the model built in `opt` (its interrupt callbacks on:
-    Ctrl-C calls `cancel`, which sets their flag)."""
-    with sigint_cancels(cancel), pyomo_highs_interrupt_quiet():
+    Ctrl-C calls `cancel`, by default HiGHS's cancelSolve, which sets their flag)."""
+    with sigint_cancels(cancel or opt._solver_model.cancelSolve), pyomo_highs_interrupt_quiet():
         return opt.solve(
             model,
             load_solutions=False,
