@@ -16,7 +16,7 @@ left.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from pyomo.core.base.var import VarData
@@ -40,23 +40,27 @@ LAST = -8_000_000
 
 
 class SolutionView:
-    """The values of one SCIP solution, read by Pyomo variable: `solution[m.x[1, 2]]`.
+    """The values of one solution, read by Pyomo variable: `solution[m.x[1, 2]]`.
 
-    A fixed Pyomo variable (which the solve takes as a constant) reads as its value.
+    `handles` maps id(Pyomo variable) to the solver's handle of it (a SCIP variable, a
+    HiGHS column) and `read(handle)` gives its value; a fixed Pyomo variable (which the
+    solve takes as a constant) reads as its value.
     """
 
-    def __init__(self, scip: Any, sol: Any, var_map: VarMap) -> None:
-        self._scip, self._sol, self._var_map = scip, sol, var_map
-        self._by_id = var_map.by_id
+    def __init__(self, handles: Mapping[int, Any], read: Callable[[Any], float]) -> None:
+        self._handles, self._read = handles, read
+
+    @classmethod
+    def of_scip(cls, scip: Any, sol: Any, var_map: VarMap) -> SolutionView:
+        """The view of SCIP's `sol` (None: the current LP or pseudo solution)."""
+        return cls(var_map.by_id, lambda scip_var: scip.getSolVal(sol, scip_var))
 
     def __getitem__(self, var: VarData) -> float:
-        scip_var = self._by_id.get(id(var))
-        if scip_var is not None:
-            return self._scip.getSolVal(self._sol, scip_var)
+        handle = self._handles.get(id(var))
+        if handle is not None:
+            return float(self._read(handle))
         if not isinstance(var, VarData):
             raise InputError(f"a solution is read one variable at a time (m.x[i]), got {var!r}")
-        if var in self._var_map:
-            return self._scip.getSolVal(self._sol, self._var_map.to_scip(var))
         if var.fixed and var.value is not None:
             return float(var.value)
         raise InputError(f"variable {var.name!r} is not in the solved model")
@@ -171,7 +175,7 @@ class LazyConstraints(UserCallbackPlugin):
         """The rows `separate` returns for SCIP's `sol` (None: the current LP or pseudo
         solution) that it violates by SCIP's tolerance."""
         scip = self._scip
-        return self.violated_at(SolutionView(scip, sol, self._var_map), scip.isFeasLE)
+        return self.violated_at(SolutionView.of_scip(scip, sol, self._var_map), scip.isFeasLE)
 
     def violated_at(self, view: Any, feasible_le: Callable[[float, float], bool]
                     ) -> list[LinearRow]:

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pyomo.environ as pyo
-from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables, replace_expressions
 from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
 
@@ -85,7 +84,7 @@ class OnSolution(UserCallbackPlugin):
                 self._stats["skipped"] += 1
                 return
             try:
-                view = ColumnValues(columns, values)
+                view = SolutionView(columns, values.__getitem__)
                 self._call(view, event.data_out.objective_function_value, halt)
             except Exception as exc:  # the user's function: whatever it raises ends the solve
                 if self._failure is None:
@@ -121,7 +120,7 @@ class OnSolution(UserCallbackPlugin):
         if self._rows and violations(self._rows, lambda var: scip.getSolVal(sol, var)):
             self._stats["skipped"] += 1
             return
-        view = SolutionView(scip, sol, self._var_map)
+        view = SolutionView.of_scip(scip, sol, self._var_map)
         objective = _evaluated(self._objective, view, lambda: scip.getSolObjVal(sol))
         self._call(view, objective, scip.interruptSolve)
 
@@ -136,26 +135,6 @@ class OnSolution(UserCallbackPlugin):
         if stop is True:
             self._stats["stopped"] = True
             stop_solve()
-
-
-class ColumnValues:
-    """A solution view over a solver's column values, read by Pyomo variable; a fixed Pyomo
-    variable (no column: the solve takes it as a constant) reads as its value."""
-
-    def __init__(self, columns: dict[int, int], values: Any) -> None:
-        self._columns, self._values = columns, values
-
-    def __getitem__(self, var: VarData) -> float:
-        column = self._columns.get(id(var))
-        if column is not None:
-            return float(self._values[column])
-        if not isinstance(var, VarData):
-            raise InputError(f"a solution is read one variable at a time (m.x[i]), got {var!r}")
-        if var.fixed and var.value is not None:
-            return float(var.value)
-        raise InputError(f"variable {var.name!r} is not in the solved model")
-
-    __call__ = __getitem__
 
 
 def _epigraph_objective(scip: Any, var_map: VarMap) -> Any:

@@ -76,7 +76,7 @@ class UserHeuristic(UserCallbackPlugin):
             return SCIP_RESULT.DIDNOTRUN
         started = time.perf_counter()
         try:
-            values = self.propose(SolutionView(scip, None, self._var_map))
+            values = self.propose(SolutionView.of_scip(scip, None, self._var_map))
         finally:
             stats["calls"] += 1
             stats["seconds"] += time.perf_counter() - started
