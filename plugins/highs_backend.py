@@ -29,15 +29,15 @@ from coplug.plugins.bridge import build_instance, contrib_solver
 from coplug.plugins.duals import DualRequest, dual_request, load_duals
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
 from coplug.plugins.highs_rows import (
-    ROUNDED_ROW_TOL,
     RowView,
     highs_integral_rows,
     lp_certificate,
     misjudged,
+    point_violations,
     solution_violations,
     tightened_tolerance,
 )
-from coplug.plugins.integral_rows import IntegralRow, flag_violations, violations
+from coplug.plugins.integral_rows import IntegralRow, flag_violations
 from coplug.plugins.interrupts import (
     highspy_interrupt,
     pyomo_highs_interrupt_quiet,
@@ -408,26 +408,10 @@ def user_interrupt(highs: Any) -> tuple[Callable[[], None], Callable[[], bool]]:
 
 
 def point_misjudged(rows: list[IntegralRow], view: RowView) -> Callable[[Any], bool]:
-    """Whether HiGHS's column values `values` are a point `misjudged` would discard: one
-    that misses a large all-integer row (`rows`, judged exactly) or a row with an integer
-    variable once its integers are rounded. OnSolution skips such points: a callback that
-    stopped at one left it as the answer, or handed on a point `solve` then discarded."""
-    def rejects(values: Any) -> bool:
-        values = np.asarray(values, dtype=float)
-        if violations(rows, lambda col: values[col]):
-            return True
-        if not view.integer.size or view.lp.num_row_ == 0:
-            return False
-        rounded = values.copy()
-        rounded[view.integer] = np.round(rounded[view.integer])
-        activity = view.matrix @ rounded
-        lower, upper = view.sides
-        over = np.maximum(np.maximum(lower - activity, activity - upper), 0.0)
-        sides = np.where(activity < lower, np.abs(lower), np.abs(upper))
-        return bool(np.any(view.touches_integers
-                           & (over > ROUNDED_ROW_TOL * np.maximum(1.0, sides))))
-
-    return rejects
+    """Whether HiGHS's column values are a point `misjudged` would discard (a row they
+    miss, `point_violations`). OnSolution skips such points: a callback that stopped at one
+    left it as the answer, or handed on a point `solve` then discarded."""
+    return lambda values: bool(point_violations(rows, view, values))
 
 
 def guard_verdict(highs: Any, rows: list[IntegralRow], params: Mapping[str, Any],

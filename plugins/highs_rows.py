@@ -119,12 +119,19 @@ def rounded_row_violations(highs: Any, view: RowView | None = None) -> dict[str,
     """Row index -> violation of the rows with an integer variable that HiGHS's solution
     breaks once its integer values are rounded (as coplug loads them), beyond
     ROUNDED_ROW_TOL; {} for an LP or without a solution."""
-    view = view or RowView(highs)
     solution = highs.getSolution()
-    if not view.integer.size or view.lp.num_row_ == 0 or not solution.value_valid:
+    if not solution.value_valid:
+        return {}
+    return rounded_breaks(view or RowView(highs), solution.col_value)
+
+
+def rounded_breaks(view: RowView, values: Any) -> dict[str, float]:
+    """`rounded_row_violations` of the column values `values` (any point, not only HiGHS's
+    solution: a callback's)."""
+    if not view.integer.size or view.lp.num_row_ == 0:
         return {}
     integer = view.integer
-    values = np.asarray(solution.col_value, dtype=float)
+    values = np.array(values, dtype=float)
     values[integer] = np.round(values[integer])
     activity = view.matrix @ values
     lower, upper = view.sides
@@ -141,9 +148,12 @@ def solution_violations(highs: Any, rows: list[IntegralRow],
     and the rows its rounded integers break."""
     if not highs.getSolution().value_valid:
         return {}
-    values = highs.getSolution().col_value
-    return {**rounded_row_violations(highs, view),
-            **violations(rows, lambda col: values[col])}
+    return point_violations(rows, view or RowView(highs), highs.getSolution().col_value)
+
+
+def point_violations(rows: list[IntegralRow], view: RowView, values: Any) -> dict[str, float]:
+    """`solution_violations` of the column values `values`."""
+    return {**rounded_breaks(view, values), **violations(rows, lambda col: values[col])}
 
 
 def misjudged(highs: Any, rows: list[IntegralRow], view: RowView | None = None) -> bool:
