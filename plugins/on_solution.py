@@ -17,6 +17,7 @@ from coplug.plugins.base import UserCallbackPlugin, checked_plugin_name, checked
 from coplug.plugins.errors import InputError
 from coplug.plugins.integral_rows import integral_rows, tightened_feastol, violations
 from coplug.plugins.lazy import SolutionView
+from coplug.plugins.linear_terms import linear_terms
 from coplug.plugins.varmap import VarMap
 
 
@@ -51,7 +52,7 @@ class OnSolution(UserCallbackPlugin):
         feastol = float(scip_model.getParam("numerics/feastol"))
         rows = integral_rows(scip_model, feastol)  # the rows `solve` checks exactly
         self._rows = rows if tightened_feastol(rows, feastol) < feastol else []
-        self._objective = _epigraph_objective(scip_model, var_map)
+        self._objective = _epigraph_objective(var_map)
         try:
             scip_model.includeEventhdlr(_BestSolution(self), self.name,
                                         "calls a Python function at each new best solution")
@@ -137,16 +138,17 @@ class OnSolution(UserCallbackPlugin):
             stop_solve()
 
 
-def _epigraph_objective(scip: Any, var_map: VarMap) -> Any:
-    """The Pyomo objective's expression when SCIP's objective is a variable of its own (the
-    epigraph Pyomo's interface builds for a nonlinear objective, which SCIP's first solutions
-    leave loose: 100000 for a point whose objective is 205.6), else None. The objective is
-    the solved block's (`var_map.block`: `solve(m.b)` solves `m.b`'s, not `m.obj`)."""
-    own = [v for v in scip.getVars() if var_map.to_pyomo(v) is None and v.getObj() != 0]
-    if not own or var_map.block is None:
+def _epigraph_objective(var_map: VarMap) -> Any:
+    """The solved block's objective expression when it is not linear (`solve(m.b)` solves
+    `m.b`'s, not `m.obj`), else None: SCIP then minimizes a variable of its own bounding it
+    (a linear one it takes natively, see `bridge._use_native_objective`), which its first
+    solutions leave loose (100000 for a point whose objective is 205.6)."""
+    if var_map.block is None:
         return None
     objective = next(var_map.block.component_data_objects(pyo.Objective, active=True), None)
-    return None if objective is None else objective.expr
+    if objective is None or linear_terms(objective.expr) is not None:
+        return None
+    return objective.expr
 
 
 def _evaluated(expr: Any, view: SolutionView, scip_value: Callable[[], float]) -> float:
