@@ -15,6 +15,7 @@ from coplug.plugins.iis import InfeasibleSubsystem, explain_infeasible
 from coplug.plugins.lazy import LazyConstraints
 from coplug.plugins.on_solution import OnSolution
 from coplug.plugins.results import Result, Status
+from coplug.plugins.solution_pool import PoolSolution, SolutionPool
 from coplug.plugins.user_heuristic import UserHeuristic
 from coplug.plugins.varmap import VarMap
 
@@ -27,7 +28,9 @@ __all__ = [
     "LazyConstraints",
     "OnSolution",
     "Plugin",
+    "PoolSolution",
     "Result",
+    "SolutionPool",
     "SolverError",
     "SolverNotAvailableError",
     "Status",

@@ -22,7 +22,8 @@ class Plugin(Protocol):
     callback (where raising would only give SCIP an error code): `solve` calls it once SCIP
     has stopped. A plugin with `adds_rows = True` adds rows the Pyomo model does not hold,
     so `solve` loads no LP duals with it. One with `attach_highs(highs, columns, block,
-    rejects)` runs in HiGHS too (`OnSolution`); HiGHS refuses the others by name.
+    rejects)` runs in HiGHS too (`OnSolution`); HiGHS refuses the others by name. One with
+    `finish(result)` is told the outcome once the solution is loaded (`SolutionPool`).
     """
 
     name: str
@@ -89,6 +90,16 @@ def raise_plugin_failures(plugins: Any) -> None:
         raise_failure = getattr(plugin, "raise_failure", None)
         if callable(raise_failure):
             raise_failure()
+
+
+def finish_plugins(plugins: Any, result: Any) -> None:
+    """Hand the finished solve's result to each plugin with `finish(result)` (its solution is
+    loaded into the Pyomo model by then), then take their statistics anew."""
+    finishing = [p for p in plugins if callable(getattr(p, "finish", None))]
+    for plugin in finishing:
+        plugin.finish(result)
+    for plugin in finishing:
+        result.plugin_stats[plugin_name(plugin)] = plugin_statistics(plugin)
 
 
 def adds_rows(plugins: Any) -> bool:

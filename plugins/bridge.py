@@ -25,6 +25,7 @@ from pyomo.repn.standard_repn import generate_standard_repn
 
 from coplug.plugins.base import (
     adds_rows,
+    finish_plugins,
     plugin_name,
     plugin_statistics,
     raise_plugin_failures,
@@ -333,6 +334,7 @@ def _solve_scip(
     if result.has_solution:
         _load_scip_solution(scip, var_map)
     check_integral_rows(scip, result, rows, con_names)
+    finish_plugins(plugins, result)
     if duals is not None:
         if duals.lp is not None and result.status is Status.OPTIMAL:
             read_scip_duals(duals, scip, opt._pyomo_con_to_solver_con_map)

@@ -24,7 +24,12 @@ from pyomo.core.expr.visitor import identify_variables
 from pyomo.core.staleflag import StaleFlagManager
 from pyomo.repn.standard_repn import generate_standard_repn
 
-from coplug.plugins.base import plugin_name, plugin_statistics, raise_plugin_failures
+from coplug.plugins.base import (
+    finish_plugins,
+    plugin_name,
+    plugin_statistics,
+    raise_plugin_failures,
+)
 from coplug.plugins.bridge import build_instance, contrib_solver
 from coplug.plugins.duals import DualRequest, dual_request, load_duals
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
@@ -361,6 +366,7 @@ def solve_highs(
         flag_duality_gap(result)
     if has_solution:
         _check_rows(opt, result, rows, view)
+    finish_plugins(plugins, result)
     if duals is not None:
         if duals.lp is not None and result.status is Status.OPTIMAL:
             _read_highs_duals(duals, results)

@@ -49,10 +49,8 @@ class OnSolution(UserCallbackPlugin):
         self.bind(scip_model)
         self._var_map = var_map
         self._stats = {"calls": 0, "skipped": 0, "stopped": False, "seconds": 0.0}
-        feastol = float(scip_model.getParam("numerics/feastol"))
-        rows = integral_rows(scip_model, feastol)  # the rows `solve` checks exactly
-        self._rows = rows if tightened_feastol(rows, feastol) < feastol else []
-        self._objective = _epigraph_objective(var_map)
+        self._rows = misjudged_rows(scip_model)
+        self._objective = epigraph_objective(var_map)
         try:
             scip_model.includeEventhdlr(_BestSolution(self), self.name,
                                         "calls a Python function at each new best solution")
@@ -122,7 +120,7 @@ class OnSolution(UserCallbackPlugin):
             self._stats["skipped"] += 1
             return
         view = SolutionView.of_scip(scip, sol, self._var_map)
-        objective = _evaluated(self._objective, view, lambda: scip.getSolObjVal(sol))
+        objective = evaluated(self._objective, view, lambda: scip.getSolObjVal(sol))
         self._call(view, objective, scip.interruptSolve)
 
     def _call(self, view: Any, objective: float, stop_solve: Callable[[], Any]) -> None:
@@ -138,7 +136,15 @@ class OnSolution(UserCallbackPlugin):
             stop_solve()
 
 
-def _epigraph_objective(var_map: VarMap) -> Any:
+def misjudged_rows(scip_model: Any) -> list[Any]:
+    """The all-integer rows SCIP's tolerance may let a solution miss, which `solve` checks
+    exactly (none when its tolerance judges them all)."""
+    feastol = float(scip_model.getParam("numerics/feastol"))
+    rows = integral_rows(scip_model, feastol)
+    return rows if tightened_feastol(rows, feastol) < feastol else []
+
+
+def epigraph_objective(var_map: VarMap) -> Any:
     """The solved block's objective expression when it is not linear (`solve(m.b)` solves
     `m.b`'s, not `m.obj`), else None: SCIP then minimizes a variable of its own bounding it
     (a linear one it takes natively, see `bridge._use_native_objective`), which its first
@@ -151,7 +157,7 @@ def _epigraph_objective(var_map: VarMap) -> Any:
     return objective.expr
 
 
-def _evaluated(expr: Any, view: SolutionView, scip_value: Callable[[], float]) -> float:
+def evaluated(expr: Any, view: SolutionView, scip_value: Callable[[], float]) -> float:
     """`expr` at the values `view` reads; SCIP's own objective value where there is no
     expression or it cannot be evaluated there (a point just outside a function's domain)."""
     if expr is None:

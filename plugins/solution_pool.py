@@ -1,0 +1,196 @@
+"""The best feasible solutions a solve found, not only the optimum: alternatives to show a
+planner, near-optimal plans to choose among on criteria the model leaves out, or starts for
+a later solve (Gurobi's and CPLEX's solution pool).
+
+SCIP keeps the solutions it finds (up to `limits/maxsol`, raised to the pool's size); the
+pool reads them once the solve is over. HiGHS keeps only its incumbent, so the pool
+subscribes to its MIP-solution callback, which sees every feasible point its heuristics and
+tree search find, improving or not. Either way a point `solve` would discard (one missing a
+large all-integer row, see `coplug.plugins.integral_rows`) is left out, and the solution
+`solve` loads is always the pool's first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyomo.environ as pyo
+from pyomo.core.base.var import VarData
+
+from coplug.plugins.base import UserCallbackPlugin, checked_plugin_name
+from coplug.plugins.errors import InputError
+from coplug.plugins.integral_rows import violations
+from coplug.plugins.lazy import SolutionView
+from coplug.plugins.on_solution import epigraph_objective, evaluated, misjudged_rows
+from coplug.plugins.results import Result
+from coplug.plugins.varmap import VarMap, snapped
+
+# Two points are the same solution when every value agrees to this many decimals (HiGHS
+# hands the same point to its callback more than once).
+DISTINCT_DECIMALS = 9
+
+
+@dataclass(frozen=True)
+class PoolSolution:
+    """One solution of the pool: its objective (in the model's own sense) and its values,
+    read by Pyomo variable (`solution[m.x[1]]`); `load()` puts them into the variables."""
+
+    objective: float
+    variables: tuple[VarData, ...] = field(repr=False)
+    values: np.ndarray = field(repr=False)
+
+    def __getitem__(self, var: VarData) -> float:
+        position = self._positions().get(id(var))
+        if position is not None:
+            return float(self.values[position])
+        if isinstance(var, VarData) and var.fixed and var.value is not None:
+            return float(var.value)
+        raise InputError(f"{getattr(var, 'name', var)!r} is not a variable of the solved model")
+
+    def _positions(self) -> dict[int, int]:
+        """id(variable) -> its position in `values` (built on first use, then kept)."""
+        positions = self.__dict__.get("_by_id")
+        if positions is None:
+            positions = {id(var): k for k, var in enumerate(self.variables)}
+            object.__setattr__(self, "_by_id", positions)
+        return positions
+
+    def load(self) -> None:
+        """Set the Pyomo variables to this solution's values."""
+        for var, value in zip(self.variables, self.values.tolist(), strict=True):
+            var.set_value(value, skip_validation=True)
+
+
+class SolutionPool(UserCallbackPlugin):
+    """Keep up to `size` distinct feasible solutions of a SCIP or HiGHS solve, best first
+    (`pool.solutions`, a list of `PoolSolution`), for `solve(m, plugins=[pool])`.
+
+    The first is the solution `solve` loaded (empty when it loaded none); the others are the
+    best other points the solver met on its way. They are feasible at the solver's
+    tolerances and sorted by objective; they need not be the `size` best of the model (the
+    solver stops once it has proved the optimum, and prunes what cannot beat it).
+    """
+
+    def __init__(self, size: int = 10, name: str = "solution_pool") -> None:
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise InputError(f"SolutionPool size must be a whole number >= 1, got {size!r}")
+        self.size = size
+        self.name = checked_plugin_name(name)
+        self._variables: tuple[VarData, ...] = ()
+        self._found: dict[bytes, tuple[float, np.ndarray]] = {}
+        self._read_solver: Callable[[], Iterator[tuple[float, np.ndarray]]] = _nothing
+        self._maximize = False
+        self._offered = 0
+        self.solutions: list[PoolSolution] = []
+
+    def attach(self, scip_model: Any, var_map: VarMap) -> None:
+        """Make SCIP keep at least `size` solutions; read them once the solve is over."""
+        self.bind(scip_model)
+        self._start([var for var, _ in var_map.items() if not var.fixed], var_map.block)
+        if int(scip_model.getParam("limits/maxsol")) < self.size:
+            scip_model.setParam("limits/maxsol", self.size)
+        rows = misjudged_rows(scip_model)
+        objective = epigraph_objective(var_map)
+        handles = [var_map.to_scip(var) for var in self._variables]
+
+        def stored() -> Iterator[tuple[float, np.ndarray]]:
+            scip = self._scip
+            for sol in scip.getSols() if scip is not None else ():
+                if rows and violations(rows, lambda var, sol=sol: scip.getSolVal(sol, var)):
+                    continue
+                view = SolutionView.of_scip(scip, sol, var_map)
+                value = evaluated(objective, view, lambda sol=sol: scip.getSolObjVal(sol))
+                yield value, np.array([scip.getSolVal(sol, h) for h in handles], dtype=float)
+
+        self._read_solver = stored
+
+    def attach_highs(self, highs: Any, columns: dict[int, int], block: Any,
+                     rejects: Callable[[Any], bool] | None = None) -> None:
+        """Subscribe to every MIP solution HiGHS finds; `columns` maps id(Pyomo variable)
+        to its HiGHS column, and a point `rejects(values)` calls one `solve` would discard."""
+        self._failure = None
+        variables = [var for var in block.component_data_objects(pyo.Var, descend_into=True)
+                     if id(var) in columns and not var.fixed]
+        self._start(variables, block)
+        positions = np.array([columns[id(var)] for var in self._variables], dtype=np.int64)
+
+        def found(event: Any) -> None:
+            if self._failure is not None:
+                return
+            try:
+                values = event.data_out.mip_solution
+                if rejects is not None and rejects(values):
+                    return
+                point = np.asarray(values, dtype=float)[positions]
+                self.offer(float(event.data_out.objective_function_value), point)
+            except Exception as exc:  # a bug here must come out of solve(), not HiGHS
+                self._failure = exc
+
+        highs.cbMipSolution.subscribe(found)
+
+    def _start(self, variables: list[VarData], block: Any) -> None:
+        """Forget an earlier solve's pool and take this solve's variables and sense."""
+        self._variables = tuple(variables)
+        self._found, self._offered, self.solutions = {}, 0, []
+        self._read_solver = _nothing
+        objective = None if block is None else next(
+            block.component_data_objects(pyo.Objective, active=True), None)
+        self._maximize = objective is not None and objective.sense == pyo.maximize
+
+    def offer(self, objective: float, values: np.ndarray) -> None:
+        """Consider one solution: kept unless the same point is already in, pruned to the
+        best `size` now and then so a long solve does not keep them all."""
+        self._offered += 1
+        if not math.isfinite(objective) or not np.all(np.isfinite(values)):
+            return
+        values = np.array([snapped(var, v) for var, v in
+                           zip(self._variables, values.tolist(), strict=True)], dtype=float)
+        key = np.round(values, DISTINCT_DECIMALS).tobytes()
+        known = self._found.get(key)
+        if known is None or self._better(objective, known[0]):
+            self._found[key] = (objective, values)
+        if len(self._found) > 4 * self.size:
+            self._found = dict(self._ranked()[: self.size])
+
+    def finish(self, result: Result) -> None:
+        """The solve is over and its solution loaded: read what SCIP kept, put the loaded
+        solution first and keep the best `size`."""
+        for objective, values in self._read_solver():
+            self.offer(objective, values)
+        self._read_solver = _nothing
+        loaded = None
+        if result.has_solution:
+            values = np.array([float(var.value) for var in self._variables], dtype=float)
+            loaded = np.round(values, DISTINCT_DECIMALS).tobytes()
+            objective = 0.0 if result.objective is None else float(result.objective)
+            self._found[loaded] = (objective, values)
+        else:
+            self._found.clear()
+        ranked = self._ranked()
+        if loaded is not None:
+            ranked.sort(key=lambda item: item[0] != loaded)  # stable: the rest stays ranked
+        self.solutions = [PoolSolution(objective, self._variables, values)
+                          for _, (objective, values) in ranked[: self.size]]
+        self._found = {}
+
+    def _ranked(self) -> list[tuple[bytes, tuple[float, np.ndarray]]]:
+        """The kept points, best objective first."""
+        sign = -1.0 if self._maximize else 1.0
+        return sorted(self._found.items(), key=lambda item: sign * item[1][0])
+
+    def _better(self, objective: float, than: float) -> bool:
+        """Whether `objective` beats `than` in the model's sense."""
+        return objective > than if self._maximize else objective < than
+
+    def statistics(self) -> dict[str, Any]:
+        """Solutions offered to the pool (SCIP's kept ones, HiGHS's found ones) and kept."""
+        return {"offered": self._offered, "kept": len(self.solutions)}
+
+
+def _nothing() -> Iterator[tuple[float, np.ndarray]]:
+    """No solutions to read from the solver (HiGHS, or a pool not attached yet)."""
+    return iter(())
