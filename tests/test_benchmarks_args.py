@@ -56,6 +56,9 @@ BAD_ARGS = [
     ("integral_rows", ["--seeds", "x"], "expected integers"),
     ("eob_evolution", ["--seeds", "1"], "seeds=1 is too few"),
     ("eob_evolution", ["--targets", "99"], "--targets"),
+    ("solution_pool", ["--families", "bogus"], "--families: unknown 'bogus'"),
+    ("solution_pool", ["--k", "0"], "--k"),
+    ("solution_pool", ["--sizes", "setcover=0"], "FAMILY=SIZE"),
 ]
 
 
@@ -234,3 +237,17 @@ def test_lap_pyomo_skips_a_solver_predicted_past_the_limit():
     assert module._predicted(slow, "scip", 20) == 16.0
     timed_out = module.Row(10, 0.0, 0.0, {"scip": module.Cell("scip", 2.0, "time_limit")})
     assert module._predicted(timed_out, "scip", 20) == float("inf")
+
+
+def test_solution_pool_checks_every_pooled_point_and_stops_on_ctrl_c(capsys, monkeypatch):
+    module = bench("solution_pool")
+    code = module.main(["--families", "indset", "--sizes", "indset=20", "--seeds", "0",
+                        "--k", "3"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0
+    assert lines[-1].startswith("SUMMARY solution_pool:")
+    assert "infeasible pooled points 0" in lines[-1]
+    assert lines[2].split(" | ")[-1] == "0 |"
+    monkeypatch.setattr(module, "run_case", _interrupt)
+    assert module.main(["--families", "indset", "--seeds", "0"]) == 130
+    assert "no case finished" in capsys.readouterr().out

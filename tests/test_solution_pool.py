@@ -230,3 +230,24 @@ def test_points_missing_a_large_all_integer_row_are_left_out(solver):
         point = [round(solution[m.x[i]]) for i in range(4)]
         assert sum(c * v for c, v in zip(coefs, point, strict=True)) == side
         assert solution.objective >= 17 - 1e-6
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_no_pooled_solution_beats_the_proven_k_best(solver):
+    # Pyomo's own k-best enumeration (no-good cuts, one solve each, through coplug's
+    # SolverFactory name) is the truth: the pool's i-th objective cannot beat the i-th best
+    from pyomo.contrib.alternative_solutions import enumerate_binary_solutions
+
+    from coplug.formulations.mip_families import mknapsack
+
+    k = 6
+    truth = enumerate_binary_solutions(mknapsack(14, seed=4), num_solutions=k,
+                                       solver=f"coplug_{solver}")
+    best = sorted((s.objective_value for s in truth), reverse=True)
+    m = mknapsack(14, seed=4)
+    pool = SolutionPool(k)
+    result = solve(m, solver=solver, plugins=[pool])
+    _check_pool(m, pool, result, k)
+    assert len(best) == k and pool.solutions[0].objective == pytest.approx(best[0])
+    for found, bound in zip(pool.solutions, best, strict=False):
+        assert found.objective <= bound + 1e-6
