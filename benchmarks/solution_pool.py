@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import statistics
 import sys
 import time
@@ -96,7 +97,7 @@ def run_case(family: str, size: int, seed: int, k: int) -> Row:
     from pyomo.contrib.alternative_solutions import enumerate_binary_solutions
 
     start = time.perf_counter()
-    with contextlib.redirect_stdout(None):
+    with contextlib.redirect_stdout(io.StringIO()):
         truth = enumerate_binary_solutions(build_family(family, size, seed), num_solutions=k,
                                            solver="coplug_scip")
     enum_s = time.perf_counter() - start
