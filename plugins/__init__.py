@@ -12,9 +12,11 @@ from coplug.plugins.errors import (
     UnsupportedModelError,
 )
 from coplug.plugins.iis import InfeasibleSubsystem, explain_infeasible
+from coplug.plugins.k_best import KBest, k_best
 from coplug.plugins.lazy import LazyConstraints
 from coplug.plugins.on_solution import OnSolution
 from coplug.plugins.results import Result, Status
+from coplug.plugins.sensitivity import Range, Sensitivity, sensitivity
 from coplug.plugins.solution_pool import PoolSolution, SolutionPool
 from coplug.plugins.user_heuristic import UserHeuristic
 from coplug.plugins.varmap import VarMap
@@ -25,11 +27,14 @@ __all__ = [
     "CoplugError",
     "InfeasibleSubsystem",
     "InputError",
+    "KBest",
     "LazyConstraints",
     "OnSolution",
     "Plugin",
     "PoolSolution",
+    "Range",
     "Result",
+    "Sensitivity",
     "SolutionPool",
     "SolverError",
     "SolverNotAvailableError",
@@ -41,7 +46,9 @@ __all__ = [
     "available_solvers",
     "explain_infeasible",
     "explain_infeasible_file",
+    "k_best",
     "register_backend",
+    "sensitivity",
     "solve",
     "solve_file",
 ]

@@ -239,14 +239,14 @@ def test_lap_pyomo_skips_a_solver_predicted_past_the_limit():
     assert module._predicted(timed_out, "scip", 20) == float("inf")
 
 
-def test_solution_pool_checks_every_pooled_point_and_stops_on_ctrl_c(capsys, monkeypatch):
+def test_solution_pool_checks_every_point_and_k_best_and_stops_on_ctrl_c(capsys, monkeypatch):
     module = bench("solution_pool")
     code = module.main(["--families", "indset", "--sizes", "indset=20", "--seeds", "0",
                         "--k", "3"])
     lines = capsys.readouterr().out.strip().splitlines()
     assert code == 0
     assert lines[-1].startswith("SUMMARY solution_pool:")
-    assert "infeasible pooled points 0" in lines[-1]
+    assert "infeasible points 0" in lines[-1] and "k_best equal to enum 2/2" in lines[-1]
     assert lines[2].split(" | ")[-1] == "0 |"
     monkeypatch.setattr(module, "run_case", _interrupt)
     assert module.main(["--families", "indset", "--seeds", "0"]) == 130
