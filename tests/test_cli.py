@@ -51,6 +51,13 @@ def test_demo_lazy_tsp_section_runs() -> None:
     assert "optimal, length" in out.stdout and "subtour rows added" in out.stdout
 
 
+def test_demo_alternatives_section_runs() -> None:
+    out = _coplug("demo", "--only", "alternatives")
+    assert out.returncode == 0, out.stderr
+    assert "proven True" in out.stdout and "SolutionPool(5)" in out.stdout
+    assert "LP ranging (HiGHS): profit 36" in out.stdout
+
+
 def test_demo_benders_section_runs() -> None:
     out = _coplug("demo", "--only", "benders")
     assert out.returncode == 0, out.stderr
