@@ -26,11 +26,10 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import pyomo.environ as pyo
 from tqdm import tqdm
 
 from coplug.formulations.mip_families import build_family
-from coplug.plugins import SolutionPool, k_best, solve
+from coplug.plugins import SolutionPool, infeasibilities, k_best, solve
 from coplug.plugins.argtypes import choice_list, ints_at_least, positive_int
 
 FAMILIES = ("mknapsack", "setcover", "indset", "cauction")
@@ -57,17 +56,6 @@ class Row:
     infeasible: int
 
 
-def feasible(model: pyo.ConcreteModel) -> bool:
-    """Whether the values loaded in `model` meet its rows, bounds and integrality."""
-    rows = all((c.lower is None or pyo.value(c.body) >= pyo.value(c.lower) - TOL)
-               and (c.upper is None or pyo.value(c.body) <= pyo.value(c.upper) + TOL)
-               for c in model.component_data_objects(pyo.Constraint, active=True))
-    return rows and all((v.lb is None or v.value >= v.lb - TOL)
-                        and (v.ub is None or v.value <= v.ub + TOL)
-                        and (not v.is_integer() or v.value == round(v.value))
-                        for v in model.component_data_objects(pyo.Var))
-
-
 def recall(found: Sequence[float], truth: Sequence[float]) -> int:
     """How many of `truth`'s values `found` holds, each matched once (to TOL, relative)."""
     left = list(truth)
@@ -92,7 +80,7 @@ def pooled(family: str, size: int, seed: int, solver: str, k: int
     bad = 0
     for solution in pool.solutions:
         solution.load()
-        bad += not feasible(model)
+        bad += bool(infeasibilities(model))
     return seconds, [s.objective for s in pool.solutions], bad
 
 
@@ -106,7 +94,7 @@ def searched(family: str, size: int, seed: int, solver: str, k: int
     bad = 0
     for solution in found.solutions:
         solution.load()
-        bad += not feasible(model)
+        bad += bool(infeasibilities(model))
     return seconds, [s.objective for s in found.solutions] if found.proven else [], bad
 
 

@@ -11,6 +11,7 @@ from coplug.plugins.errors import (
     TimeLimitError,
     UnsupportedModelError,
 )
+from coplug.plugins.feasibility import infeasibilities
 from coplug.plugins.iis import InfeasibleSubsystem, explain_infeasible
 from coplug.plugins.k_best import KBest, k_best
 from coplug.plugins.lazy import LazyConstraints
@@ -46,6 +47,7 @@ __all__ = [
     "available_solvers",
     "explain_infeasible",
     "explain_infeasible_file",
+    "infeasibilities",
     "k_best",
     "register_backend",
     "sensitivity",

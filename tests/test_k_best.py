@@ -12,10 +12,8 @@ import pyomo.environ as pyo
 import pytest
 
 from coplug.formulations.mip_families import build_family
-from coplug.plugins import InputError, Status, UnsupportedModelError, solve
+from coplug.plugins import InputError, Status, UnsupportedModelError, infeasibilities, solve
 from coplug.plugins.k_best import k_best
-
-TOL = 1e-6
 
 
 def _mixed(seed: int, sense: int) -> pyo.ConcreteModel:
@@ -51,17 +49,6 @@ def _brute_force(build, k: int) -> list[float]:
     return sorted(values, reverse=maximize)[:k]
 
 
-def _feasible(m: pyo.ConcreteModel) -> bool:
-    """Whether the values loaded in `m` meet its rows, bounds and integrality."""
-    rows = all((c.lower is None or pyo.value(c.body) >= pyo.value(c.lower) - TOL)
-               and (c.upper is None or pyo.value(c.body) <= pyo.value(c.upper) + TOL)
-               for c in m.component_data_objects(pyo.Constraint, active=True))
-    return rows and all((v.lb is None or v.value >= v.lb - TOL)
-                        and (v.ub is None or v.value <= v.ub + TOL)
-                        and (not v.is_integer() or v.value == round(v.value))
-                        for v in m.component_data_objects(pyo.Var))
-
-
 def _check_solutions(m: pyo.ConcreteModel, found) -> None:
     """Each solution feasible, its objective true, binary assignments distinct, the first
     one loaded."""
@@ -72,7 +59,7 @@ def _check_solutions(m: pyo.ConcreteModel, found) -> None:
     assignments = set()
     for solution in found.solutions:
         solution.load()
-        assert _feasible(m)
+        assert infeasibilities(m) == {}
         assert solution.objective == pytest.approx(pyo.value(objective), abs=1e-6)
         assignments.add(tuple(round(v.value) for v in binaries))
     assert len(assignments) == len(found.solutions)

@@ -11,9 +11,7 @@ import pyomo.environ as pyo
 import pytest
 
 from coplug.formulations.tsp import is_tour, random_euclidean, subtour_separator, tsp_mip
-from coplug.plugins import InputError, LazyConstraints, SolutionPool, Status, solve
-
-TOL = 1e-6
+from coplug.plugins import InputError, LazyConstraints, SolutionPool, Status, infeasibilities, solve
 
 
 def _mixed_mip(seed: int, sense: int) -> pyo.ConcreteModel:
@@ -37,18 +35,6 @@ def _mixed_mip(seed: int, sense: int) -> pyo.ConcreteModel:
     return m
 
 
-def _feasible(m: pyo.ConcreteModel) -> bool:
-    """Whether the values loaded in `m` meet its rows, bounds and integrality."""
-    rows = all((c.lower is None or pyo.value(c.body) >= pyo.value(c.lower) - TOL)
-               and (c.upper is None or pyo.value(c.body) <= pyo.value(c.upper) + TOL)
-               for c in m.component_data_objects(pyo.Constraint, active=True))
-    variables = all((v.lb is None or v.value >= v.lb - TOL)
-                    and (v.ub is None or v.value <= v.ub + TOL)
-                    and (not v.is_integer() or v.value == round(v.value))
-                    for v in m.component_data_objects(pyo.Var))
-    return rows and variables
-
-
 def _check_pool(m: pyo.ConcreteModel, pool: SolutionPool, result, size: int) -> None:
     """The pool's solutions: feasible, objectives true and ranked, distinct, the loaded one
     first."""
@@ -63,7 +49,7 @@ def _check_pool(m: pyo.ConcreteModel, pool: SolutionPool, result, size: int) -> 
     try:
         for solution in solutions:
             solution.load()
-            assert _feasible(m)
+            assert infeasibilities(m) == {}
             assert solution.objective == pytest.approx(pyo.value(objective), abs=1e-6)
             points.add(tuple(round(v.value, 6) for v in variables))
     finally:

@@ -1,0 +1,75 @@
+"""Check the point loaded in a Pyomo model against the model itself: each active constraint,
+variable bound and integrality it misses, by name and amount. Pyomo's own
+`log_infeasible_constraints` only logs; a pooled solution, a MIP start or a heuristic's
+point wants an answer a program can act on."""
+
+from __future__ import annotations
+
+import math
+
+import pyomo.environ as pyo
+
+from coplug.plugins.errors import InputError
+
+# Integer values within this of a whole number count as integral (the solvers' own default).
+INTEGRALITY_TOL = 1e-6
+
+
+def infeasibilities(model: pyo.Block, tol: float = 1e-6) -> dict[str, float]:
+    """How far the values loaded in `model` miss each active constraint, each variable
+    bound and each integrality, by the component's name; only misses beyond `tol` relative
+    to max(1, |side|) count (integrality: beyond INTEGRALITY_TOL). A constraint whose body
+    cannot be evaluated (a variable without a value) or is NaN misses by inf."""
+    if not isinstance(tol, (int, float)) or isinstance(tol, bool) or not tol >= 0:
+        raise InputError(f"tol must be a number >= 0, got {tol!r}")
+    missed: dict[str, float] = {}
+    for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
+        amount = _row_miss(con, tol)
+        if amount:
+            missed[con.name] = amount
+    for var in model.component_data_objects(pyo.Var, descend_into=True):
+        if var.value is None:
+            continue
+        amount = _bound_miss(var, tol)
+        if amount:
+            missed[var.name] = amount
+    return missed
+
+
+def _row_miss(con: pyo.Constraint, tol: float) -> float:
+    """How far the constraint's body lies outside its sides (0 within tolerance)."""
+    try:
+        body = float(pyo.value(con.body))
+    except (ValueError, TypeError, ZeroDivisionError, OverflowError):
+        return math.inf
+    if math.isnan(body):
+        return math.inf
+    return max(_below(body, pyo.value(con.lower), tol), _above(body, pyo.value(con.upper), tol))
+
+
+def _bound_miss(var: pyo.Var, tol: float) -> float:
+    """How far the variable lies outside its bounds or off a whole number (0 within
+    tolerance)."""
+    value = float(var.value)
+    if math.isnan(value):
+        return math.inf
+    miss = max(_below(value, var.lb, tol), _above(value, var.ub, tol))
+    if var.is_integer():
+        off = abs(value - round(value))
+        if off > INTEGRALITY_TOL:
+            miss = max(miss, off)
+    return miss
+
+
+def _below(value: float, side: float | None, tol: float) -> float:
+    """How far `value` lies below `side` beyond the tolerance (0 when it does not)."""
+    if side is None or not value < side - tol * max(1.0, abs(side)):
+        return 0.0
+    return side - value
+
+
+def _above(value: float, side: float | None, tol: float) -> float:
+    """How far `value` lies above `side` beyond the tolerance (0 when it does not)."""
+    if side is None or not value > side + tol * max(1.0, abs(side)):
+        return 0.0
+    return value - side
