@@ -15,6 +15,13 @@ from coplug.plugins.feasibility import infeasibilities
 from coplug.plugins.iis import InfeasibleSubsystem, explain_infeasible
 from coplug.plugins.k_best import KBest, k_best
 from coplug.plugins.lazy import LazyConstraints
+from coplug.plugins.multiobjective import (
+    Lexicographic,
+    ParetoFront,
+    ParetoPoint,
+    lexicographic,
+    pareto_front,
+)
 from coplug.plugins.on_solution import OnSolution
 from coplug.plugins.results import Result, Status
 from coplug.plugins.sensitivity import Range, Sensitivity, sensitivity
@@ -30,7 +37,10 @@ __all__ = [
     "InputError",
     "KBest",
     "LazyConstraints",
+    "Lexicographic",
     "OnSolution",
+    "ParetoFront",
+    "ParetoPoint",
     "Plugin",
     "PoolSolution",
     "Range",
@@ -49,6 +59,8 @@ __all__ = [
     "explain_infeasible_file",
     "infeasibilities",
     "k_best",
+    "lexicographic",
+    "pareto_front",
     "register_backend",
     "sensitivity",
     "solve",

@@ -89,3 +89,16 @@ def linear_terms(expr: Any) -> LinearTerms | None:
         return None
     return LinearTerms(list(repn.linear_vars), np.asarray(repn.linear_coefs, dtype=float),
                        float(repn.constant))
+
+
+def value_step(terms: LinearTerms | None) -> float:
+    """The least gap between two distinct values of `terms` over integer points when every
+    variable is integer and every coefficient whole (their greatest common divisor), else 0:
+    what "strictly better" means for an objective without a tolerance."""
+    if terms is None or not len(terms.variables):
+        return 0.0
+    coefs = np.abs(np.asarray(terms.coefs, dtype=float))
+    if not all(var.is_integer() for var in terms.variables) or not np.all(
+            coefs == np.round(coefs)) or np.any(coefs >= 2**53):
+        return 0.0
+    return float(np.gcd.reduce(coefs.astype(np.int64)))

@@ -1,0 +1,252 @@
+"""Several objectives on one Pyomo model: lexicographic optimization (each objective optimal
+given the ones before it, Gurobi's hierarchical multi-objective) and the exact Pareto front
+of two (the epsilon-constraint method).
+
+The objectives are the model's own `Objective` components, active or not; each stage
+activates one, keeps the earlier ones at their optimum with a row, and solves through
+`coplug.plugins.solve` with the previous stage's point as a MIP start. The model is given
+back as it came (the same objectives active, the temporary rows removed), with the last
+point loaded.
+
+The front: the lexicographic optimum of (first, second) is a non-dominated point; the
+next one is the lexicographic optimum with the second objective better than the last point's
+by at least `step`, until no point is left. When both objectives take whole multiples of
+`step` on integer points (every variable integer, whole coefficients: `step` defaults to
+their greatest common divisor) the front is complete; otherwise `step` says how far apart
+the points must be.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyomo.environ as pyo
+from pyomo.common.modeling import unique_component_name
+from pyomo.core.base.objective import ObjectiveData
+
+from coplug.plugins.bridge import solve
+from coplug.plugins.errors import InputError
+from coplug.plugins.limits import checked_time_limit
+from coplug.plugins.linear_terms import linear_terms, value_step
+from coplug.plugins.results import Result, Status
+from coplug.plugins.solution_pool import PoolSolution
+
+
+@dataclass
+class Lexicographic:
+    """The stages of a lexicographic solve: one `Result` each (fewer when a stage ended
+    without an optimum: `status` says why), and each objective's value at the final point
+    (empty unless every stage was optimal)."""
+
+    results: list[Result]
+    values: list[float] = field(default_factory=list)
+
+    @property
+    def status(self) -> Status:
+        """The last stage's status: `optimal` only when every stage was."""
+        return self.results[-1].status
+
+
+@dataclass
+class ParetoPoint:
+    """A non-dominated point: the two objective values and the solution reaching them
+    (`solution.load()` puts it into the model)."""
+
+    values: tuple[float, float]
+    solution: PoolSolution
+
+
+@dataclass
+class ParetoFront:
+    """The points found, best first objective first; `complete` when no other point is left
+    (False after `max_points`, a time limit or a stage without an optimum); `status`
+    `optimal` when the front has points and ended well, else the stage's that stopped it
+    (`infeasible` for a model without any point)."""
+
+    points: list[ParetoPoint]
+    complete: bool
+    status: Status
+
+
+def lexicographic(model: pyo.Block, objectives: Sequence[Any], solver: str = "scip",
+                  time_limit: float | None = None, abs_tol: float = 1e-6,
+                  rel_tol: float = 0.0, **params: Any) -> Lexicographic:
+    """Optimize `objectives` in order, each within `abs_tol + rel_tol * |value|` of its
+    optimum while the next ones are optimized; `time_limit` covers all stages, `params` go
+    to every `solve`."""
+    chain = _objective_list(model, objectives, minimum=1)
+    tolerances = _tolerances(abs_tol, rel_tol)
+    deadline = _deadline(time_limit)
+    with _stages(model, chain) as (activate, keep):
+        return _lexicographic(model, chain, activate, keep, solver, deadline, tolerances,
+                              params)
+
+
+def pareto_front(model: pyo.Block, first: Any, second: Any, solver: str = "scip",
+                 step: float | None = None, max_points: int = 1000,
+                 time_limit: float | None = None, **params: Any) -> ParetoFront:
+    """The non-dominated points of (`first`, `second`), best `first` first, each the
+    lexicographic optimum with `second` better than the point before by `step` or more
+    (default: the objective's own step, when it has one); the last one is loaded."""
+    chain = _objective_list(model, [first, second], minimum=2)
+    if isinstance(max_points, bool) or not isinstance(max_points, int) or max_points < 1:
+        raise InputError(f"max_points must be a whole number >= 1, got {max_points!r}")
+    gap = _step(chain[1], step)
+    deadline = _deadline(time_limit)
+    points: list[ParetoPoint] = []
+    status = Status.OPTIMAL
+    with _stages(model, chain) as (activate, keep):
+        bound = pyo.ConstraintList()
+        model.add_component(unique_component_name(model, "_coplug_pareto_bound"), bound)
+        try:
+            while len(points) < max_points:
+                lex = _lexicographic(model, chain, activate, keep, solver, deadline,
+                                     (0.0, 0.0), params)
+                if lex.status is not Status.OPTIMAL:
+                    status = lex.status
+                    break
+                values = (lex.values[0], lex.values[1])
+                points.append(ParetoPoint(values, _snapshot(model, values[0])))
+                bound.clear()
+                bound.add(_better_than(chain[1], values[1], gap))
+        finally:
+            model.del_component(bound)
+    if points:
+        points[-1].solution.load()
+    complete = status is Status.INFEASIBLE  # no point beats the last one: the front is whole
+    if complete and points:
+        status = Status.OPTIMAL
+    return ParetoFront(points, complete, status)
+
+
+def _lexicographic(model: pyo.Block, chain: list[ObjectiveData], activate: Any, keep: Any,
+                   solver: str, deadline: float | None, tolerances: tuple[float, float],
+                   params: dict[str, Any]) -> Lexicographic:
+    """The stages of one lexicographic solve, the rows they add removed afterwards."""
+    results: list[Result] = []
+    try:
+        for k, objective in enumerate(chain):
+            activate(objective)
+            result = solve(model, solver=solver, time_limit=_left(deadline),
+                           warmstart=k > 0, **params)
+            results.append(result)
+            if result.status is not Status.OPTIMAL:
+                return Lexicographic(results)
+            keep.add(_within(objective, float(pyo.value(objective.expr)), tolerances))
+        return Lexicographic(results, [float(pyo.value(o.expr)) for o in chain])
+    finally:
+        keep.clear()
+
+
+@contextlib.contextmanager
+def _stages(model: pyo.Block, chain: list[ObjectiveData]) -> Iterator[tuple[Any, Any]]:
+    """Yield `activate(objective)` (that one active, every other objective of the model
+    not) and a temporary ConstraintList; restore the objectives' states and remove the list
+    on the way out."""
+    everyone = list(model.component_data_objects(pyo.Objective, descend_into=True))
+    was_active = [o.active for o in everyone]
+    keep = pyo.ConstraintList()
+    model.add_component(unique_component_name(model, "_coplug_lexicographic"), keep)
+
+    def activate(objective: ObjectiveData) -> None:
+        for other in everyone:
+            other.deactivate()
+        objective.activate()
+
+    try:
+        yield activate, keep
+    finally:
+        model.del_component(keep)
+        for objective, active in zip(everyone, was_active, strict=True):
+            if active:
+                objective.activate()
+            else:
+                objective.deactivate()
+
+
+def _objective_list(model: pyo.Block, objectives: Any, minimum: int) -> list[ObjectiveData]:
+    """`objectives` as a list of the model's objective data, each once (an indexed
+    Objective stands for its members in order)."""
+    if isinstance(objectives, (str, bytes)) or not isinstance(objectives, Sequence):
+        raise InputError(f"objectives must be a list of the model's Objective components, "
+                         f"got {objectives!r}")
+    chain: list[ObjectiveData] = []
+    for item in objectives:
+        members = list(item.values()) if getattr(item, "is_indexed", lambda: False)() else [item]
+        for objective in members:
+            if not isinstance(objective, ObjectiveData):
+                raise InputError(f"{objective!r} is not a Pyomo Objective")
+            chain.append(objective)
+    mine = {id(o) for o in model.component_data_objects(pyo.Objective, descend_into=True)}
+    for objective in chain:
+        if id(objective) not in mine:
+            raise InputError(f"objective {objective.name!r} is not on the model solved")
+    if len({id(o) for o in chain}) < len(chain):
+        raise InputError("an objective appears twice in the list")
+    if len(chain) < minimum:
+        raise InputError(f"need at least {minimum} objective(s), got {len(chain)}")
+    return chain
+
+
+def _tolerances(abs_tol: Any, rel_tol: Any) -> tuple[float, float]:
+    """Both tolerances as non-negative finite floats."""
+    for name, value in (("abs_tol", abs_tol), ("rel_tol", rel_tol)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                0 <= value < math.inf):
+            raise InputError(f"{name} must be a number >= 0, got {value!r}")
+    return float(abs_tol), float(rel_tol)
+
+
+def _step(objective: ObjectiveData, step: Any) -> float:
+    """The least improvement of `objective` between two points of the front."""
+    if step is None:
+        found = value_step(linear_terms(objective.expr))
+        if found > 0:
+            return found
+        raise InputError(f"objective {objective.name!r} can improve by any amount (continuous "
+                         "variables or coefficients); give step=, the least improvement "
+                         "between two points of the front")
+    if isinstance(step, bool) or not isinstance(step, (int, float)) or not 0 < step < math.inf:
+        raise InputError(f"step must be a number > 0, got {step!r}")
+    return float(step)
+
+
+def _within(objective: ObjectiveData, value: float, tolerances: tuple[float, float]) -> Any:
+    """The row that keeps `objective` within the tolerances of `value`."""
+    slack = tolerances[0] + tolerances[1] * abs(value)
+    if objective.sense == pyo.maximize:
+        return objective.expr >= value - slack
+    return objective.expr <= value + slack
+
+
+def _better_than(objective: ObjectiveData, value: float, step: float) -> Any:
+    """The row that asks `objective` to beat `value` by `step`."""
+    if objective.sense == pyo.maximize:
+        return objective.expr >= value + step
+    return objective.expr <= value - step
+
+
+def _snapshot(model: pyo.Block, objective: float) -> PoolSolution:
+    """The values loaded in the model's unfixed variables, kept (with the first
+    objective's value)."""
+    variables = tuple(v for v in model.component_data_objects(pyo.Var, descend_into=True)
+                      if not v.fixed and v.value is not None)
+    values = np.array([float(v.value) for v in variables], dtype=float)
+    return PoolSolution(objective, variables, values)
+
+
+def _deadline(time_limit: float | None) -> float | None:
+    """When the time limit runs out, on the perf_counter clock."""
+    limit = checked_time_limit(time_limit)
+    return None if limit is None else time.perf_counter() + limit
+
+
+def _left(deadline: float | None) -> float | None:
+    """Seconds left before `deadline` (at least a millisecond: solve wants a positive one)."""
+    return None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
