@@ -14,6 +14,7 @@ same rows are added in rounds (k + 1 solves, as Pyomo's `enumerate_binary_soluti
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,16 +172,26 @@ def _variables(model: pyo.Block) -> tuple[list[VarData], np.ndarray]:
             seen.setdefault(id(var), var)
     variables = list(seen.values())
     for var in variables:
-        if var.is_integer() and not var.is_binary():
+        if var.is_integer() and not _zero_one(var):
             raise UnsupportedModelError(
                 f"k_best takes binary integers only; {var.name!r} is a general integer "
                 f"(bounds {var.bounds})")
-    binaries = np.array([j for j, var in enumerate(variables) if var.is_binary()],
+    binaries = np.array([j for j, var in enumerate(variables) if var.is_integer()],
                         dtype=np.int64)
     if binaries.size == 0:
         raise UnsupportedModelError("k_best needs binary variables: an LP has one optimum "
                                     "to report (use solve)")
     return variables, binaries
+
+
+def _zero_one(var: VarData) -> bool:
+    """Whether integer `var` takes 0 or 1 only: Binary, or an integer domain bounded within
+    [0, 1] (`Integers` with bounds (0, 1)), for which the no-good row is the same."""
+    if var.is_binary():
+        return True
+    lower, upper = var.bounds
+    return lower is not None and upper is not None and math.ceil(lower - 1e-9) >= 0 \
+        and math.floor(upper + 1e-9) <= 1
 
 
 def _objective(model: pyo.Block) -> tuple[LinearTerms | None, bool]:

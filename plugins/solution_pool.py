@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.base.var import VarData
+from pyomo.core.expr.visitor import identify_variables
 
 from coplug.plugins.base import UserCallbackPlugin, checked_plugin_name
 from coplug.plugins.errors import InputError
@@ -32,6 +33,9 @@ from coplug.plugins.varmap import VarMap, snapped
 # Two points are the same solution when every value agrees to this many decimals (HiGHS
 # hands the same point to its callback more than once).
 DISTINCT_DECIMALS = 9
+# ... or within this, relative to max(1, |value|), in every value: the solvers' feasibility
+# tolerance (HiGHS's callback met an optimum 4e-7 away from the copy `solve` loaded).
+DISTINCT_TOL = 1e-6
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,7 @@ class SolutionPool(UserCallbackPlugin):
         self.size = size
         self.name = checked_plugin_name(name)
         self._variables: tuple[VarData, ...] = ()
+        self._integer = np.zeros(0, dtype=bool)  # which of `_variables` are integer
         self._found: dict[bytes, tuple[float, np.ndarray]] = {}
         self._read_solver: Callable[[], Iterator[tuple[float, np.ndarray]]] = _nothing
         self._maximize = False
@@ -113,9 +118,7 @@ class SolutionPool(UserCallbackPlugin):
         """Subscribe to every MIP solution HiGHS finds; `columns` maps id(Pyomo variable)
         to its HiGHS column, and a point `rejects(values)` calls one `solve` would discard."""
         self._failure = None
-        variables = [var for var in block.component_data_objects(pyo.Var, descend_into=True)
-                     if id(var) in columns and not var.fixed]
-        self._start(variables, block)
+        self._start(_column_variables(block, columns), block)
         positions = np.array([columns[id(var)] for var in self._variables], dtype=np.int64)
 
         def found(event: Any) -> None:
@@ -135,6 +138,7 @@ class SolutionPool(UserCallbackPlugin):
     def _start(self, variables: list[VarData], block: Any) -> None:
         """Forget an earlier solve's pool and take this solve's variables and sense."""
         self._variables = tuple(variables)
+        self._integer = np.array([var.is_integer() for var in variables], dtype=bool)
         self._found, self._offered, self.solutions = {}, 0, []
         self._read_solver = _nothing
         objective = None if block is None else next(
@@ -154,7 +158,7 @@ class SolutionPool(UserCallbackPlugin):
         if known is None or self._better(objective, known[0]):
             self._found[key] = (objective, values)
         if len(self._found) > 4 * self.size:
-            self._found = dict(self._ranked()[: self.size])
+            self._found = dict(_distinct(self._ranked(), self._integer)[: self.size])
 
     def finish(self, result: Result) -> None:
         """The solve is over and its solution loaded: read what SCIP kept, put the loaded
@@ -173,6 +177,7 @@ class SolutionPool(UserCallbackPlugin):
         ranked = self._ranked()
         if loaded is not None:
             ranked.sort(key=lambda item: item[0] != loaded)  # stable: the rest stays ranked
+        ranked = _distinct(ranked, self._integer)
         self.solutions = [PoolSolution(objective, self._variables, values)
                           for _, (objective, values) in ranked[: self.size]]
         self._found = {}
@@ -189,6 +194,42 @@ class SolutionPool(UserCallbackPlugin):
     def statistics(self) -> dict[str, Any]:
         """Solutions offered to the pool (SCIP's kept ones, HiGHS's found ones) and kept."""
         return {"offered": self._offered, "kept": len(self.solutions)}
+
+
+def _column_variables(block: Any, columns: dict[int, int]) -> list[VarData]:
+    """The unfixed variables with a HiGHS column: the block's own, then any other its active
+    rows and objective use (a sub-block's rows may use the variables of a block above)."""
+    found = {id(var): var for var in block.component_data_objects(pyo.Var, descend_into=True)
+             if id(var) in columns}
+    if len(found) < len(columns):
+        for part in (pyo.Constraint, pyo.Objective):
+            for data in block.component_data_objects(part, active=True, descend_into=True):
+                for var in identify_variables(data.expr, include_fixed=False):
+                    if id(var) in columns:
+                        found.setdefault(id(var), var)
+    return [var for var in found.values() if not var.fixed]
+
+
+def _distinct(ranked: list[tuple[bytes, tuple[float, np.ndarray]]], integer: np.ndarray
+              ) -> list[tuple[bytes, tuple[float, np.ndarray]]]:
+    """`ranked` less every point within DISTINCT_TOL of one before it: a solver's two copies
+    of one point are one solution, and the first (the loaded one, or the better) stays.
+    Copies share their `integer` values once rounded, so only points that do are compared."""
+    kept: list[tuple[bytes, tuple[float, np.ndarray]]] = []
+    groups: dict[bytes, list[np.ndarray]] = {}
+    for item in ranked:
+        values = item[1][1]
+        group = groups.setdefault((np.round(values[integer]) + 0.0).tobytes(), [])
+        if not any(_same_point(values, other) for other in group):
+            group.append(values)
+            kept.append(item)
+    return kept
+
+
+def _same_point(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether every value of `a` and `b` agrees within DISTINCT_TOL (relative, at least 1)."""
+    scale = np.maximum(1.0, np.maximum(np.abs(a), np.abs(b)))
+    return bool(np.all(np.abs(a - b) <= DISTINCT_TOL * scale))
 
 
 def _nothing() -> Iterator[tuple[float, np.ndarray]]:
