@@ -133,7 +133,7 @@ def test_knapsack_files_refuse_what_cannot_round_trip(tmp_path) -> None:
 
 def test_demo_only_must_name_a_section(capsys) -> None:
     assert main(["demo", "--only", "nosuch"]) == 2
-    assert "sections: knapsack, lazy_tsp, benders, qubo" in capsys.readouterr().err
+    assert "sections: knapsack, lazy_tsp, benders, alternatives, qubo" in capsys.readouterr().err
 
 
 def test_a_qubo_batch_larger_than_memory_is_refused_up_front() -> None:
