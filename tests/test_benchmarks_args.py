@@ -59,6 +59,8 @@ BAD_ARGS = [
     ("solution_pool", ["--families", "bogus"], "--families: unknown 'bogus'"),
     ("solution_pool", ["--k", "0"], "--k"),
     ("solution_pool", ["--sizes", "setcover=0"], "FAMILY=SIZE"),
+    ("pareto_front", ["--sizes", "3"], "at least 5"),
+    ("pareto_front", ["--seeds", "x"], "expected integers"),
 ]
 
 
@@ -251,3 +253,11 @@ def test_solution_pool_checks_every_point_and_k_best_and_stops_on_ctrl_c(capsys,
     monkeypatch.setattr(module, "run_case", _interrupt)
     assert module.main(["--families", "indset", "--seeds", "0"]) == 130
     assert "no case finished" in capsys.readouterr().out
+
+
+def test_pareto_front_agrees_across_solvers_and_weighted_sums_stay_on_the_front(capsys):
+    code = bench("pareto_front").main(["--sizes", "8", "--seeds", "0"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0
+    assert lines[2].split(" | ")[5] == "yes"
+    assert "wsum points on it: 1/1" in lines[-1]
