@@ -54,8 +54,8 @@ def k_best(model: pyo.Block, k: int = 10, solver: str = "scip",
            time_limit: float | None = None, **params: Any) -> KBest:
     """The `k` best distinct assignments of `model`'s binary variables, each with its best
     continuous part, best first (fewer when the model has fewer; any `k` for a model
-    without objective); the first is loaded into the variables. `params` are the solver's
-    native options, as for `solve`."""
+    without objective, or with a constant one); the first is loaded into the variables.
+    `params` are the solver's native options, as for `solve`."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a whole number >= 1, got {k!r}")
     search = _Search(model, k)
@@ -65,7 +65,7 @@ def k_best(model: pyo.Block, k: int = 10, solver: str = "scip",
         raise InputError("the model is unbounded: it has no k best solutions")
     solutions = search.ranked()
     proven = result.status is Status.INFEASIBLE or (
-        search.objective is None and len(solutions) == k and result.has_solution)
+        search.flat and len(solutions) == k and result.has_solution)
     if solutions:
         solutions[0].load()
     return KBest(solutions, proven, result)
@@ -81,6 +81,7 @@ class _Search:
         self.rows = _model_rows(model, self.variables, self.objective)
         self.costs = self.rows.costs
         self.step = _objective_step(self.objective)
+        self.flat = _flat(self.objective)
         self.found: dict[bytes, tuple[float, np.ndarray]] = {}
 
     def separate(self, solution: Any) -> list[Any]:
@@ -93,15 +94,15 @@ class _Search:
         values[self.binaries] = assignment
         objective = self._objective_at(values)
         key = assignment.astype(np.int8).tobytes()
-        if self.objective is None and len(self.found) >= self.k and key not in self.found:
-            return []  # k points of a feasibility problem: let the solver stop at this one
+        if self.flat and len(self.found) >= self.k and key not in self.found:
+            return []  # k points where all tie (no objective): let the solver stop at this one
         known = self.found.get(key)
         if known is None or self._better(objective, known[0]):
             self.found[key] = (objective, values)
         if len(self.found) > 4 * self.k:  # heuristics meet thousands: keep what can count
             self.found = dict(self._ranked_items()[: self.k])
         rows = [self._no_good(assignment)]
-        if len(self.found) >= self.k and self.objective is not None:
+        if len(self.found) >= self.k and not self.flat:
             kth = self._ranked_values()[self.k - 1]
             rows.append(self._cutoff(kth))
         return rows
@@ -147,6 +148,12 @@ class _Search:
         if self.maximize:
             return expr >= kth - terms.constant + self.step
         return expr <= kth - terms.constant - self.step
+
+
+def _flat(objective: LinearTerms | None) -> bool:
+    """Whether every point has the same objective (none, or a constant, fixed variables'
+    terms too): any k feasible assignments are k best, and no cutoff row can prune."""
+    return objective is None or not len(objective.variables)
 
 
 def _objective_step(objective: LinearTerms | None) -> float:

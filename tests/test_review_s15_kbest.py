@@ -158,3 +158,22 @@ def test_an_integer_variable_bounded_within_0_1_counts_as_binary(solver):
     found = k_best(m, 20, solver=solver)
     assert found.proven
     assert [s.objective for s in found.solutions] == list(range(1, 16))
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+@pytest.mark.parametrize("objective", ["constant", "fixed_only", "zero_coefficient"])
+def test_an_objective_without_variable_terms_ties_every_assignment(solver, objective):
+    # the cutoff row `0 <= kth - constant` was the bool True: an InputError from lazy.py
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(4), domain=pyo.Binary)
+    m.f = pyo.Var(initialize=2.0)
+    m.f.fix()
+    m.c = pyo.Constraint(expr=sum(m.x.values()) >= 2)
+    m.o = pyo.Objective(expr={"constant": 5.0, "fixed_only": 3 * m.f - 1,
+                              "zero_coefficient": 0 * m.x[0] + 5}[objective],
+                        sense=pyo.maximize)
+    found = k_best(m, 3, solver=solver)
+    assert found.proven and [s.objective for s in found.solutions] == [5.0, 5.0, 5.0]
+    points = {tuple(s[m.x[j]] for j in range(4)) for s in found.solutions}
+    assert len(points) == 3 and all(sum(p) >= 2 for p in points)
+    assert found.result.plugin_stats["k_best"]["cuts_added"] <= 4
