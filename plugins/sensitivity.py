@@ -208,12 +208,14 @@ def _solve(form: MinForm, rows: list[Any], time_limit: float | None) -> _Optimum
     if not (solution.value_valid and solution.dual_valid and basis.valid):
         raise SolverError("HiGHS called the LP optimal but returned no basic solution to range")
     x = np.asarray(solution.col_value, dtype=float)
-    certificate = _certified(form, x, np.asarray(solution.row_dual, dtype=float), rows)
+    model_rows = len(rows)  # HiGHS may hold one more: `_build`'s free row
+    certificate = _certified(form, x, np.asarray(solution.row_dual, dtype=float)[:model_rows],
+                             rows)
     ranging_status, ranging = h.getRanging()
     if ranging_status != highspy.HighsStatus.kOk:
         raise SolverError("HiGHS found the optimum but could not range it")
     col_status = np.array([int(s) for s in basis.col_status])
-    row_status = np.array([int(s) for s in basis.row_status])
+    row_status = np.array([int(s) for s in basis.row_status][:model_rows], dtype=int)
     basic, lower = int(highspy.HighsBasisStatus.kBasic), int(highspy.HighsBasisStatus.kLower)
     return _Optimum(x, form.matrix @ x, certificate, col_status == basic, row_status == basic,
                     col_status == lower, row_status == lower, ranging)
@@ -308,7 +310,7 @@ def _row_ranges(lp: LinearProgram, form: MinForm, optimum: _Optimum, objective: 
     up = np.asarray(ranging.row_bound_up.value_, dtype=float)
     down = np.asarray(ranging.row_bound_dn.value_, dtype=float)
     ranges = ComponentMap()
-    for i, (con, terms, _, _) in enumerate(lp.rows):
+    for i, (con, terms, lower, upper) in enumerate(lp.rows):
         found = _side_range(form.lower[i], form.upper[i], optimum.activity[i],
                             optimum.basic_rows[i], optimum.at_lower_rows[i], down[i], up[i],
                             f"side of constraint {con.name!r}")
@@ -317,7 +319,8 @@ def _row_ranges(lp: LinearProgram, form: MinForm, optimum: _Optimum, objective: 
         which, at, low, high = found
         slope = 0.0 if optimum.basic_rows[i] else dual[con]
         side[con] = which
-        ranges[con] = _shifted(objective, slope, at, low, high, terms.constant)
+        written = float(lower if which == "lower" else upper)
+        ranges[con] = _shifted(objective, slope, at, low, high, terms.constant, written)
     return ranges
 
 
@@ -338,7 +341,7 @@ def _bound_ranges(form: MinForm, optimum: _Optimum, objective: float, reduced: C
         which, at, low, high = found
         slope = 0.0 if optimum.basic_cols[j] else reduced[var]
         side[var] = which
-        ranges[var] = _shifted(objective, slope, at, low, high, 0.0)
+        ranges[var] = _shifted(objective, slope, at, low, high, 0.0, at)
     return ranges
 
 
@@ -367,11 +370,22 @@ def _side_range(lower: float, upper: float, value: float, basic: bool, at_lower:
 
 
 def _shifted(objective: float, slope: float, at: float, low: float, high: float,
-             constant: float) -> Range:
-    """The Range of a side at `at` (minimization form) as written in the model: shifted by
-    the body's `constant`, the objective moved along `slope` to each end."""
-    return _range(low + constant, high + constant, _along(objective, slope, low - at),
-                  _along(objective, slope, high - at))
+             constant: float, written: float) -> Range:
+    """The Range of a side at `at` (minimization form) as written in the model (`written`):
+    shifted by the body's `constant`, the objective moved along `slope` to each end."""
+    return _range(_end(low, at, constant, written), _end(high, at, constant, written),
+                  _along(objective, slope, low - at), _along(objective, slope, high - at))
+
+
+def _end(end: float, at: float, constant: float, written: float) -> float:
+    """A range's end (minimization form) on the side as written: `written` itself where the
+    end is the side, else the end plus the body's `constant`, never past `written` on the
+    wrong side (round-off from taking the constant off and adding it back, or HiGHS's ends
+    within RANGE_TOL of the side, would leave the range missing the side it ranges)."""
+    if end == at:
+        return written
+    shifted = end + constant
+    return min(shifted, written) if end < at else max(shifted, written)
 
 
 def _range(low: float, high: float, objective_low: float, objective_high: float) -> Range:
