@@ -28,7 +28,7 @@ from coplug.plugins.duals import LinearProgram, min_form
 from coplug.plugins.errors import InputError, UnsupportedModelError
 from coplug.plugins.lazy import LazyConstraints
 from coplug.plugins.lazy_rounds import BOX
-from coplug.plugins.linear_terms import LinearTerms, linear_terms
+from coplug.plugins.linear_terms import LinearTerms, linear_terms, value_step
 from coplug.plugins.modeldata import SOLVER_INFINITY
 from coplug.plugins.results import Result, Status
 from coplug.plugins.solution_pool import PoolSolution
@@ -80,7 +80,7 @@ class _Search:
         self.objective, self.maximize = _objective(model)
         self.rows = _model_rows(model, self.variables, self.objective)
         self.costs = self.rows.costs
-        self.step = _objective_step(self.objective)
+        self.step = value_step(self.objective)
         self.flat = _flat(self.objective)
         self.found: dict[bytes, tuple[float, np.ndarray]] = {}
 
@@ -154,18 +154,6 @@ def _flat(objective: LinearTerms | None) -> bool:
     """Whether every point has the same objective (none, or a constant, fixed variables'
     terms too): any k feasible assignments are k best, and no cutoff row can prune."""
     return objective is None or not len(objective.variables)
-
-
-def _objective_step(objective: LinearTerms | None) -> float:
-    """The gap between two distinct objective values when every term is a whole multiple
-    of a binary or integer variable (their coefficients' greatest common divisor), else 0."""
-    if objective is None or not len(objective.variables):
-        return 0.0
-    coefs = np.abs(objective.coefs)
-    if not all(v.is_integer() for v in objective.variables) or not np.all(
-            coefs == np.round(coefs)) or np.any(coefs >= 2**53):
-        return 0.0
-    return float(np.gcd.reduce(coefs.astype(np.int64)))
 
 
 def _variables(model: pyo.Block) -> tuple[list[VarData], np.ndarray]:
