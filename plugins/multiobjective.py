@@ -130,6 +130,7 @@ def _lexicographic(model: pyo.Block, chain: list[ObjectiveData], activate: Any, 
                    params: dict[str, Any]) -> Lexicographic:
     """The stages of one lexicographic solve, the rows they add removed afterwards."""
     results: list[Result] = []
+    params = _exact(solver, params)
     try:
         for k, objective in enumerate(chain):
             activate(objective)
@@ -239,6 +240,15 @@ def _snapshot(model: pyo.Block, objective: float) -> PoolSolution:
                       if not v.fixed and v.value is not None)
     values = np.array([float(v.value) for v in variables], dtype=float)
     return PoolSolution(objective, variables, values)
+
+
+def _exact(solver: str, params: dict[str, Any]) -> dict[str, Any]:
+    """`params` with HiGHS's relative MIP gap at 0 unless the caller set one: HiGHS calls a
+    point within 1e-4 of the optimum optimal, and a stage's near-optimum let the next stage
+    step past a point of the front (179 of 180 points on a 35-item knapsack)."""
+    if solver == "highs" and "mip_rel_gap" not in params:
+        return {**params, "mip_rel_gap": 0.0}
+    return params
 
 
 def _deadline(time_limit: float | None) -> float | None:

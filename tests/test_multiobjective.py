@@ -146,3 +146,23 @@ def test_a_tolerance_lets_the_first_objective_give_way():
 def test_bad_requests_are_named(call, fragment):
     with pytest.raises(InputError, match=fragment):
         call(_model(0)[0])
+
+
+def test_highs_stages_run_without_a_relative_gap_unless_asked(monkeypatch):
+    # HiGHS calls a point within 1e-4 of the optimum optimal; on a 35-item knapsack front
+    # (benchmarks/pareto_front.py) a near-optimal stage stepped past one of 180 points
+    import coplug.plugins.multiobjective as mo
+
+    seen = []
+    real = mo.solve
+
+    def spy(model, **kwargs):
+        seen.append((kwargs["solver"], kwargs.get("mip_rel_gap")))
+        return real(model, **kwargs)
+
+    monkeypatch.setattr(mo, "solve", spy)
+    m = _model(0)[0]
+    lexicographic(m, [m.cost, m.value], solver="highs")
+    lexicographic(m, [m.cost, m.value], solver="highs", mip_rel_gap=0.01)
+    lexicographic(m, [m.cost, m.value], solver="scip")
+    assert seen == [("highs", 0.0)] * 2 + [("highs", 0.01)] * 2 + [("scip", None)] * 2
