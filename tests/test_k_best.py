@@ -192,3 +192,16 @@ def test_an_unbounded_model_is_refused(solver):
     m.o = pyo.Objective(expr=m.y + m.x, sense=pyo.maximize)
     with pytest.raises(InputError, match="unbounded"):
         k_best(m, 3, solver=solver)
+
+
+def test_a_highs_time_limit_is_not_a_proof_and_raises_no_misleading_warning():
+    import warnings
+
+    m = build_family("cauction", 60, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = k_best(m, 50, solver="highs", time_limit=0.5)
+    assert not found.proven
+    for solution in found.solutions:
+        solution.load()
+        assert infeasibilities(m) == {}
