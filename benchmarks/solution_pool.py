@@ -6,7 +6,7 @@
 `enum` is Pyomo's own k-best enumeration (`pyomo.contrib.alternative_solutions.
 enumerate_binary_solutions`: k solves, each with a no-good cut against the solutions before,
 through coplug's `coplug_scip` SolverFactory name), the truth; `kbest-scip` and
-`kbest-highs` are `coplug.plugins.k_best` (one SCIP search; HiGHS in rounds), whose
+`kbest-highs` are `coplug.plugins.best_solutions` (one SCIP search; HiGHS in rounds), whose
 objectives must equal enum's (`same`); `pool-scip` and `pool-highs` are one `solve` with
 `SolutionPool(k)`, not a proof. Seconds are wall time; `recall` is how many of the proven k
 best objective values a pool holds (as a multiset, to 1e-6). Every pooled and k_best point

@@ -2,6 +2,7 @@
 
 from coplug.plugins import pyomo_factory as _pyomo_factory
 from coplug.plugins.base import Plugin
+from coplug.plugins.best_solutions import KBest, k_best
 from coplug.plugins.bridge import available_solvers, register_backend, solve
 from coplug.plugins.errors import (
     CoplugError,
@@ -13,7 +14,6 @@ from coplug.plugins.errors import (
 )
 from coplug.plugins.feasibility import infeasibilities
 from coplug.plugins.iis import InfeasibleSubsystem, explain_infeasible
-from coplug.plugins.k_best import KBest, k_best
 from coplug.plugins.lazy import LazyConstraints
 from coplug.plugins.multiobjective import (
     Lexicographic,
@@ -23,8 +23,8 @@ from coplug.plugins.multiobjective import (
     pareto_front,
 )
 from coplug.plugins.on_solution import OnSolution
+from coplug.plugins.ranging import Range, Sensitivity, sensitivity
 from coplug.plugins.results import Result, Status
-from coplug.plugins.sensitivity import Range, Sensitivity, sensitivity
 from coplug.plugins.solution_pool import PoolSolution, SolutionPool
 from coplug.plugins.user_heuristic import UserHeuristic
 from coplug.plugins.varmap import VarMap

@@ -170,8 +170,8 @@ def alternatives_section() -> None:
     from pyomo.contrib.alternative_solutions import enumerate_binary_solutions
 
     from coplug.formulations.mip_families import build_family
+    from coplug.plugins.best_solutions import k_best
     from coplug.plugins.bridge import solve
-    from coplug.plugins.k_best import k_best
     from coplug.plugins.solution_pool import SolutionPool
 
     start = time.perf_counter()
@@ -200,7 +200,7 @@ def _production_ranging() -> None:
     plan changes."""
     import pyomo.environ as pyo
 
-    from coplug.plugins.sensitivity import sensitivity
+    from coplug.plugins.ranging import sensitivity
 
     m = pyo.ConcreteModel()
     m.doors = pyo.Var(within=pyo.NonNegativeReals)

@@ -10,7 +10,7 @@ import pyomo.environ as pyo
 import pytest
 
 from coplug.plugins import SolutionPool, Status, solve
-from coplug.plugins.k_best import k_best
+from coplug.plugins.best_solutions import k_best
 
 TOL = 1e-6
 

@@ -1,4 +1,4 @@
-"""Review (s15) of `coplug.plugins.sensitivity`: cases a fuzz against re-solves found."""
+"""Review (s15) of `coplug.plugins.ranging`: cases a fuzz against re-solves found."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ import pytest
 
 from coplug.formulations.mip_families import build_family
 from coplug.plugins import InputError, Status, UnsupportedModelError, infeasibilities, solve
-from coplug.plugins.k_best import k_best
+from coplug.plugins.best_solutions import k_best
 
 
 def _mixed(seed: int, sense: int) -> pyo.ConcreteModel:

@@ -1,4 +1,4 @@
-"""LP ranging (`coplug.plugins.sensitivity`) checked by perturbation: each coefficient, side
+"""LP ranging (`coplug.plugins.ranging`) checked by perturbation: each coefficient, side
 or bound is moved inside its range and just beyond it, and the LP is solved again by
 `coplug.plugins.solve` (HiGHS or SCIP) as the independent truth. Inside, the point (for a
 cost) or the objective's linear change along the dual (for a side or bound) must hold;
@@ -26,7 +26,7 @@ from coplug.plugins import (
     UnsupportedModelError,
     solve,
 )
-from coplug.plugins.sensitivity import Range, Sensitivity, sensitivity
+from coplug.plugins.ranging import Range, Sensitivity, sensitivity
 
 # Relative tolerance of the re-solves' objectives and points (the solvers' own are 1e-7).
 TOL = 1e-6
@@ -511,7 +511,7 @@ def test_not_a_model() -> None:
 
 def test_uncertified_optimum_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """Duals that do not prove HiGHS's point optimal (here: all zero) give no ranging."""
-    import coplug.plugins.sensitivity as module
+    import coplug.plugins.ranging as module
 
     real = module.certify
 
@@ -525,7 +525,7 @@ def test_uncertified_optimum_is_refused(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_range_missing_the_value_is_refused() -> None:
     """A HiGHS range that does not hold the current value is an error, never returned."""
-    from coplug.plugins.sensitivity import _check_ends
+    from coplug.plugins.ranging import _check_ends
 
     _check_ends(1.0, 2.0, 2.0 + 1e-9, "cost of 'x'")
     with pytest.raises(SolverError, match=r"cost of 'x' at \[1.0, 2.0\], which misses"):
@@ -537,7 +537,7 @@ def test_infeasible_or_unbounded_is_settled() -> None:
     import highspy
 
     from coplug.plugins.duals import min_form, read_lp
-    from coplug.plugins.sensitivity import _build, _settle
+    from coplug.plugins.ranging import _build, _settle
 
     unbounded = _lp()
     unbounded.row.deactivate()
