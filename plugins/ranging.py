@@ -66,7 +66,7 @@ from coplug.plugins.errors import (
 )
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.lp_certificate import Certificate, certify
-from coplug.plugins.modeldata import _check_variable, check_model_data
+from coplug.plugins.modeldata import check_model_data
 
 # HiGHS's range ends may miss the current value by round-off; beyond this (relative to
 # max(1, |value|)) they are inconsistent and refused.
@@ -160,27 +160,7 @@ def _read(model: Any) -> LinearProgram:
     if not lp.variables:
         raise InputError("the model has no unfixed variable in its active constraints or "
                          "objective: nothing to range")
-    _check_outer_variables(model, lp.variables)
     return lp
-
-
-def _check_outer_variables(model: BlockData, variables: list[Any]) -> None:
-    """Check the bounds and domain of each variable declared outside `model` (which
-    `check_model_data` does not visit), so that a bound of 1e25 is not read as none and a
-    NaN one is named."""
-    for var in variables:
-        if not _inside(var, model):
-            _check_variable(var)
-
-
-def _inside(var: Any, model: BlockData) -> bool:
-    """Whether `var` is declared on `model` or one of its sub-blocks."""
-    block = var.parent_block()
-    while block is not None:
-        if block is model:
-            return True
-        block = block.parent_block()
-    return False
 
 
 def _solve(form: MinForm, rows: list[Any], time_limit: float | None) -> _Optimum:

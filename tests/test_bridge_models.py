@@ -148,3 +148,17 @@ def test_files_unbounded_has_no_solution_and_lp_bound_is_reported(tmp_path: Path
 def test_files_name_a_directory(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="is a directory"):
         solve_file(tmp_path)
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_a_sub_block_solve_checks_the_parent_variables_it_uses(solver):
+    # `solve(m.b)` read a parent variable's lower bound of 1e25 as none: HiGHS reported
+    # "model status 'Empty'", SCIP infeasible
+    m = pyo.ConcreteModel()
+    m.y = pyo.Var(bounds=(1e25, None))
+    m.b = pyo.Block()
+    m.b.x = pyo.Var(bounds=(0, 1))
+    m.b.c = pyo.Constraint(expr=m.b.x + m.y <= 3)
+    m.b.o = pyo.Objective(expr=m.b.x + m.y)
+    with pytest.raises(InputError, match="variable 'y': its lower bound is 1e"):
+        solve(m.b, solver=solver)

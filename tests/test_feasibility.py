@@ -75,3 +75,4 @@ def test_a_sub_block_is_checked_alone():
 def test_a_bad_tolerance_is_refused(tol):
     with pytest.raises(InputError, match="tol"):
         infeasibilities(_model(), tol=tol)
+
