@@ -23,6 +23,7 @@ from coplug.plugins.multiobjective import (
     pareto_front,
 )
 from coplug.plugins.on_solution import OnSolution
+from coplug.plugins.race import race
 from coplug.plugins.ranging import Range, Sensitivity, sensitivity
 from coplug.plugins.results import Result, Status
 from coplug.plugins.solution_pool import PoolSolution, SolutionPool
@@ -61,6 +62,7 @@ __all__ = [
     "k_best",
     "lexicographic",
     "pareto_front",
+    "race",
     "register_backend",
     "sensitivity",
     "solve",
