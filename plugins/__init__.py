@@ -23,10 +23,10 @@ from coplug.plugins.multiobjective import (
     pareto_front,
 )
 from coplug.plugins.on_solution import OnSolution
-from coplug.plugins.race import race
 from coplug.plugins.ranging import Range, Sensitivity, sensitivity
 from coplug.plugins.results import Result, Status
 from coplug.plugins.solution_pool import PoolSolution, SolutionPool
+from coplug.plugins.solver_race import race
 from coplug.plugins.user_heuristic import UserHeuristic
 from coplug.plugins.varmap import VarMap
 

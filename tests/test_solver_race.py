@@ -16,7 +16,7 @@ from coplug.plugins import (
     infeasibilities,
     solve,
 )
-from coplug.plugins.race import race
+from coplug.plugins.solver_race import race
 
 
 @pytest.mark.parametrize("family,size", [("mknapsack", 20), ("setcover", 60), ("fcnf", 8),
@@ -100,7 +100,7 @@ def test_a_racer_stopped_inside_output_capture_leaves_no_lock_held(monkeypatch):
 
     from pyomo.common import dependencies
 
-    import coplug.plugins.race as race_module
+    import coplug.plugins.solver_race as race_module
 
     real = race_module.solve
 
