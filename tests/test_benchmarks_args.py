@@ -61,6 +61,8 @@ BAD_ARGS = [
     ("solution_pool", ["--sizes", "setcover=0"], "FAMILY=SIZE"),
     ("pareto_front", ["--sizes", "3"], "at least 5"),
     ("pareto_front", ["--seeds", "x"], "expected integers"),
+    ("solver_race", ["--families", "bogus"], "--families: unknown 'bogus'"),
+    ("solver_race", ["--time-limit", "0"], "--time-limit must be positive"),
 ]
 
 
@@ -261,3 +263,10 @@ def test_pareto_front_agrees_across_solvers_and_weighted_sums_stay_on_the_front(
     assert code == 0
     assert lines[2].split(" | ")[5] == "yes"
     assert "wsum points on it: 1/1" in lines[-1]
+
+
+def test_solver_race_checks_each_race_against_both_solvers(capsys):
+    code = bench("solver_race").main(["--families", "mknapsack", "--seeds", "0"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0
+    assert lines[2].endswith("| yes |") and "same optimum 1/1" in lines[-1]
