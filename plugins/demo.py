@@ -192,7 +192,26 @@ def alternatives_section() -> None:
     result = solve(model, plugins=[pool])
     print(f"SolutionPool(5) from one solve: {[round(s.objective, 6) for s in pool.solutions]}")
     assert pool.solutions[0].objective == result.objective
+    _knapsack_front()
     _production_ranging()
+
+
+def _knapsack_front() -> None:
+    """The exact value-weight Pareto front of a 15-item knapsack (epsilon-constraint)."""
+    import pyomo.environ as pyo
+
+    from coplug.formulations.mip_families import mknapsack
+    from coplug.plugins.multiobjective import pareto_front
+
+    m = mknapsack(15, seed=0)
+    m.value.deactivate()
+    m.weight = pyo.Objective(expr=m.capacity[0].body)
+    front = pareto_front(m, m.value, m.weight)
+    ends = front.points[0].values, front.points[-1].values
+    print(f"knapsack, value against weight: {len(front.points)} non-dominated points, from "
+          f"value {ends[0][0]:g} at weight {ends[0][1]:g} to {ends[1][0]:g} at "
+          f"{ends[1][1]:g} (complete: {front.complete})")
+    assert front.complete and ends[1][1] == 0
 
 
 def _production_ranging() -> None:

@@ -56,6 +56,7 @@ def test_demo_alternatives_section_runs() -> None:
     assert out.returncode == 0, out.stderr
     assert "proven True" in out.stdout and "SolutionPool(5)" in out.stdout
     assert "LP ranging (HiGHS): profit 36" in out.stdout
+    assert "non-dominated points" in out.stdout and "(complete: True)" in out.stdout
 
 
 def test_demo_benders_section_runs() -> None:
