@@ -4,9 +4,9 @@ of two (the epsilon-constraint method).
 
 The objectives are the model's own `Objective` components, active or not; each stage
 activates one, keeps the earlier ones at their optimum with a row, and solves through
-`coplug.plugins.solve` with the previous stage's point as a MIP start. The model is given
-back as it came (the same objectives active, the temporary rows removed), with the last
-point loaded.
+`coplug.plugins.solve` (in SCIP with the previous stage's point as a MIP start). The model
+is given back as it came (the same objectives active, the temporary rows removed), with the
+last point loaded.
 
 The front: the lexicographic optimum of (first, second) is a non-dominated point; the
 next one is the lexicographic optimum with the second objective better than the last point's
@@ -29,6 +29,8 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.common.modeling import unique_component_name
 from pyomo.core.base.objective import ObjectiveData
+from pyomo.core.base.var import VarData
+from pyomo.core.expr.visitor import identify_variables
 
 from coplug.plugins.bridge import solve
 from coplug.plugins.errors import InputError
@@ -99,8 +101,10 @@ def pareto_front(model: pyo.Block, first: Any, second: Any, solver: str = "scip"
         raise InputError(f"max_points must be a whole number >= 1, got {max_points!r}")
     gap = _step(chain[1], step)
     deadline = _deadline(time_limit)
+    variables = _point_variables(model, chain)
     points: list[ParetoPoint] = []
     status = Status.OPTIMAL
+    complete = False
     with _stages(model, chain) as (activate, keep):
         bound = pyo.ConstraintList()
         model.add_component(unique_component_name(model, "_coplug_pareto_bound"), bound)
@@ -110,19 +114,28 @@ def pareto_front(model: pyo.Block, first: Any, second: Any, solver: str = "scip"
                                      (0.0, 0.0), params)
                 if lex.status is not Status.OPTIMAL:
                     status = lex.status
+                    complete = _front_ended(lex)
                     break
                 values = (lex.values[0], lex.values[1])
-                points.append(ParetoPoint(values, _snapshot(model, values[0])))
+                points.append(ParetoPoint(values, _snapshot(variables, values[0])))
                 bound.clear()
-                bound.add(_better_than(chain[1], values[1], gap))
+                if not _add_row(bound, _better_than(chain[1], values[1], gap)):
+                    complete = True  # a constant second objective: nothing beats it
+                    break
         finally:
             model.del_component(bound)
     if points:
         points[-1].solution.load()
-    complete = status is Status.INFEASIBLE  # no point beats the last one: the front is whole
     if complete and points:
         status = Status.OPTIMAL
     return ParetoFront(points, complete, status)
+
+
+def _front_ended(lex: Lexicographic) -> bool:
+    """Whether a stage without an optimum says that no point beats the last one: only a
+    first stage that finds none does (a later stage without a point, after an optimal first
+    one, is numerical trouble, and the front may go on)."""
+    return len(lex.results) == 1 and lex.status is Status.INFEASIBLE
 
 
 def _lexicographic(model: pyo.Block, chain: list[ObjectiveData], activate: Any, keep: Any,
@@ -135,11 +148,11 @@ def _lexicographic(model: pyo.Block, chain: list[ObjectiveData], activate: Any, 
         for k, objective in enumerate(chain):
             activate(objective)
             result = solve(model, solver=solver, time_limit=_left(deadline),
-                           warmstart=k > 0, **params)
+                           warmstart=k > 0 and _starts_trusted(solver), **params)
             results.append(result)
             if result.status is not Status.OPTIMAL:
                 return Lexicographic(results)
-            keep.add(_within(objective, float(pyo.value(objective.expr)), tolerances))
+            _add_row(keep, _within(objective, float(pyo.value(objective.expr)), tolerances))
         return Lexicographic(results, [float(pyo.value(o.expr)) for o in chain])
     finally:
         keep.clear()
@@ -152,6 +165,8 @@ def _stages(model: pyo.Block, chain: list[ObjectiveData]) -> Iterator[tuple[Any,
     on the way out."""
     everyone = list(model.component_data_objects(pyo.Objective, descend_into=True))
     was_active = [o.active for o in everyone]
+    components = list(model.component_objects(pyo.Objective, descend_into=True))
+    component_was_active = [c.active for c in components]
     keep = pyo.ConstraintList()
     model.add_component(unique_component_name(model, "_coplug_lexicographic"), keep)
 
@@ -169,6 +184,15 @@ def _stages(model: pyo.Block, chain: list[ObjectiveData]) -> Iterator[tuple[Any,
                 objective.activate()
             else:
                 objective.deactivate()
+        _restore_components(components, component_was_active)
+
+
+def _restore_components(components: list[Any], was_active: list[bool]) -> None:
+    """Deactivate the Objective components that were inactive: activating one member of an
+    indexed Objective activates the component too, and an inactive one came back active."""
+    for component, active in zip(components, was_active, strict=True):
+        if not active:
+            component.deactivate()
 
 
 def _objective_list(model: pyo.Block, objectives: Any, minimum: int) -> list[ObjectiveData]:
@@ -188,11 +212,25 @@ def _objective_list(model: pyo.Block, objectives: Any, minimum: int) -> list[Obj
     for objective in chain:
         if id(objective) not in mine:
             raise InputError(f"objective {objective.name!r} is not on the model solved")
+        if _in_deactivated_block(objective, model):
+            raise InputError(f"objective {objective.name!r} sits in a deactivated block: the "
+                             "solve would not see it")
     if len({id(o) for o in chain}) < len(chain):
         raise InputError("an objective appears twice in the list")
     if len(chain) < minimum:
         raise InputError(f"need at least {minimum} objective(s), got {len(chain)}")
     return chain
+
+
+def _in_deactivated_block(objective: ObjectiveData, model: pyo.Block) -> bool:
+    """Whether a block between `objective` and `model` is deactivated (the solver skips
+    its objectives, and a stage would call any point optimal)."""
+    block = objective.parent_block()
+    while block is not None and block is not model:
+        if not block.active:
+            return True
+        block = block.parent_block()
+    return False
 
 
 def _tolerances(abs_tol: Any, rel_tol: Any) -> tuple[float, float]:
@@ -207,7 +245,10 @@ def _tolerances(abs_tol: Any, rel_tol: Any) -> tuple[float, float]:
 def _step(objective: ObjectiveData, step: Any) -> float:
     """The least improvement of `objective` between two points of the front."""
     if step is None:
-        found = value_step(linear_terms(objective.expr))
+        terms = linear_terms(objective.expr)
+        if terms is not None and not len(terms.variables):
+            return 1.0  # a constant: one point, whatever the step
+        found = value_step(terms)
         if found > 0:
             return found
         raise InputError(f"objective {objective.name!r} can improve by any amount (continuous "
@@ -233,13 +274,34 @@ def _better_than(objective: ObjectiveData, value: float, step: float) -> Any:
     return objective.expr <= value - step
 
 
-def _snapshot(model: pyo.Block, objective: float) -> PoolSolution:
-    """The values loaded in the model's unfixed variables, kept (with the first
+def _add_row(rows: pyo.ConstraintList, relation: Any) -> bool:
+    """Add `relation` to `rows` unless it is a plain True or False (a constant objective's
+    row, which Pyomo refuses); whether it holds (a plain False never does)."""
+    if isinstance(relation, (bool, np.bool_)):
+        return bool(relation)
+    rows.add(relation)
+    return True
+
+
+def _point_variables(model: pyo.Block, chain: list[ObjectiveData]) -> list[VarData]:
+    """The variables a point sets: the model's own and those its active rows and the
+    objectives use from outside it (a sub-block's front lost the parent's variables)."""
+    seen: dict[int, VarData] = {id(v): v for v in
+                                model.component_data_objects(pyo.Var, descend_into=True)}
+    exprs = [c.body for c in model.component_data_objects(pyo.Constraint, active=True,
+                                                          descend_into=True)]
+    for expr in [*exprs, *(o.expr for o in chain)]:
+        for var in identify_variables(expr, include_fixed=False):
+            seen.setdefault(id(var), var)
+    return list(seen.values())
+
+
+def _snapshot(variables: list[VarData], objective: float) -> PoolSolution:
+    """The values loaded in the unfixed ones of `variables`, kept (with the first
     objective's value)."""
-    variables = tuple(v for v in model.component_data_objects(pyo.Var, descend_into=True)
-                      if not v.fixed and v.value is not None)
-    values = np.array([float(v.value) for v in variables], dtype=float)
-    return PoolSolution(objective, variables, values)
+    kept = tuple(v for v in variables if not v.fixed and v.value is not None)
+    values = np.array([float(v.value) for v in kept], dtype=float)
+    return PoolSolution(objective, kept, values)
 
 
 def _exact(solver: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -249,6 +311,13 @@ def _exact(solver: str, params: dict[str, Any]) -> dict[str, Any]:
     if solver == "highs" and "mip_rel_gap" not in params:
         return {**params, "mip_rel_gap": 0.0}
     return params
+
+
+def _starts_trusted(solver: str) -> bool:
+    """Whether a stage may start from the stage before's point: not in HiGHS, which (1.16)
+    handed such a start back as "optimal" with its objective offset as the value, and the
+    front kept a dominated point (1 of 300 brute-forced fronts)."""
+    return solver.lower() != "highs"
 
 
 def _deadline(time_limit: float | None) -> float | None:
