@@ -308,7 +308,7 @@ def _exact(solver: str, params: dict[str, Any]) -> dict[str, Any]:
     """`params` with HiGHS's relative MIP gap at 0 unless the caller set one: HiGHS calls a
     point within 1e-4 of the optimum optimal, and a stage's near-optimum let the next stage
     step past a point of the front (179 of 180 points on a 35-item knapsack)."""
-    if solver == "highs" and "mip_rel_gap" not in params:
+    if _is_highs(solver) and "mip_rel_gap" not in params:
         return {**params, "mip_rel_gap": 0.0}
     return params
 
@@ -317,7 +317,12 @@ def _starts_trusted(solver: str) -> bool:
     """Whether a stage may start from the stage before's point: not in HiGHS, which (1.16)
     handed such a start back as "optimal" with its objective offset as the value, and the
     front kept a dominated point (1 of 300 brute-forced fronts)."""
-    return solver.lower() != "highs"
+    return not _is_highs(solver)
+
+
+def _is_highs(solver: Any) -> bool:
+    """Whether `solver` names HiGHS, spelled any way `solve` takes it ("HiGHS" too)."""
+    return isinstance(solver, str) and solver.lower() == "highs"
 
 
 def _deadline(time_limit: float | None) -> float | None:

@@ -123,3 +123,20 @@ def test_a_later_stage_called_infeasible_leaves_the_front_incomplete(monkeypatch
     front = pareto_front(m, m.o1, m.o2)
     assert [p.values for p in front.points] == [(1.0, -3.0)]
     assert not front.complete and front.status is Status.INFEASIBLE
+
+
+def test_highs_by_any_spelling_runs_without_a_relative_gap(monkeypatch):
+    # solve takes "HiGHS" as "highs"; the stages ran at HiGHS's 1e-4 gap under that name
+    seen = []
+    real = mo.solve
+
+    def spy(model, **kwargs):
+        seen.append((kwargs.get("mip_rel_gap"), kwargs.get("warmstart")))
+        return real(model, **kwargs)
+
+    monkeypatch.setattr(mo, "solve", spy)
+    m = _binaries()
+    m.o1 = pyo.Objective(expr=m.x[0] + 2 * m.x[1])
+    m.o2 = pyo.Objective(expr=-m.x[2])
+    lexicographic(m, [m.o1, m.o2], solver="HiGHS")
+    assert seen == [(0.0, False), (0.0, False)]
