@@ -12,12 +12,20 @@ output-capture locks of its own (Pyomo's is a multiprocessing lock shared across
 a racer stopped while it held one left the parent waiting on it for good). Plugins,
 native options and import Suffixes (duals) do not cross the process boundary: `race`
 takes none and fills no Suffix; use `solve` for those.
+
+Ctrl-C stops the racers (passed on to them when it reached the parent alone), and the best
+point they hand back within a few seconds wins, status `interrupted`. On Linux a racer dies
+with the parent, even one killed outright. Without a time limit the race waits for a verdict
+as `solve` would: a racer that never finishes, and no other with a verdict, keep it waiting.
 """
 
 from __future__ import annotations
 
 import math
 import multiprocessing
+import os
+import pickle
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -26,9 +34,16 @@ from typing import Any
 
 import pyomo.environ as pyo
 from pyomo.core.staleflag import StaleFlagManager
+from pyomo.util.vars_from_expressions import get_vars_from_components
 
 from coplug.plugins.bridge import available_solvers, solve
-from coplug.plugins.errors import InputError, SolverNotAvailableError
+from coplug.plugins.errors import (
+    CoplugError,
+    InputError,
+    SolverError,
+    SolverNotAvailableError,
+    TimeLimitError,
+)
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.results import Result, Status
 
@@ -40,6 +55,9 @@ VERDICTS = frozenset({Status.OPTIMAL, Status.INFEASIBLE, Status.UNBOUNDED,
 GRACE = 30.0
 # Seconds given, after Ctrl-C, for the racers to hand back what they have.
 INTERRUPT_GRACE = 10.0
+# Seconds the racers get to answer a Ctrl-C before it is passed on to them: one typed at a
+# terminal reached them already, and they stop sooner than a second one could cost an answer.
+INTERRUPT_PASS_ON = 1.0
 
 
 def race(model: pyo.Block, solvers: Sequence[str] = ("scip", "highs"),
@@ -52,12 +70,13 @@ def race(model: pyo.Block, solvers: Sequence[str] = ("scip", "highs"),
     names = _checked_solvers(solvers)
     time_limit = checked_time_limit(time_limit)
     context = _fork_context()
-    variables = list(model.component_data_objects(pyo.Var, descend_into=True))
+    variables = _race_variables(model)
     start = time.perf_counter()
-    racers = {name: _launch(context, model, variables, name, time_limit, tee, warmstart)
-              for name in names}
+    racers: dict[str, tuple[Any, Connection]] = {}
     outcomes: dict[str, Any] = {}
     try:
+        for name in names:
+            racers[name] = _launch(context, model, variables, name, time_limit, tee, warmstart)
         status = _collect(racers, outcomes, _deadline(start, time_limit))
     finally:
         _stop(racers)
@@ -77,6 +96,19 @@ def _checked_solvers(solvers: Any) -> list[str]:
     return names
 
 
+def _race_variables(model: pyo.Block) -> list[Any]:
+    """The variables whose values come back: the block's own and, for a sub-block, those of
+    the blocks above it that its active constraints and objectives use (`solve` loads those
+    too)."""
+    variables = list(model.component_data_objects(pyo.Var, descend_into=True))
+    if model.parent_block() is None:
+        return variables
+    seen = {id(var) for var in variables}
+    used = get_vars_from_components(model, (pyo.Constraint, pyo.Objective),
+                                    include_fixed=False, active=True)
+    return variables + [var for var in used if id(var) not in seen]
+
+
 def _fork_context() -> Any:
     """multiprocessing's fork context; a clear error where there is none (Windows)."""
     if "fork" not in multiprocessing.get_all_start_methods():
@@ -90,26 +122,58 @@ def _launch(context: Any, model: pyo.Block, variables: list[Any], name: str,
     """Start one racer; its end of the pipe is closed here so a crash reads as EOF."""
     receive, send = context.Pipe(duplex=False)
     process = context.Process(target=_racer, name=f"coplug-race-{name}", daemon=True,
-                              args=(send, model, variables, name, time_limit, tee, warmstart))
+                              args=(send, model, variables, name, time_limit, tee, warmstart,
+                                    os.getpid()))
     process.start()
     send.close()
     return process, receive
 
 
 def _racer(send: Connection, model: pyo.Block, variables: list[Any], name: str,
-           time_limit: float | None, tee: bool, warmstart: bool) -> None:
+           time_limit: float | None, tee: bool, warmstart: bool, parent: int) -> None:
     """In the child: solve, and send back ("ok", result, values) or ("error", exception)."""
     try:
+        _die_with_parent(parent)
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # not the parent's handler
         _private_locks()
         _reset_highs_scheduler()
+        before = StaleFlagManager.get_flag(0)
         result = solve(model, solver=name, time_limit=time_limit, tee=tee,
                        warmstart=warmstart)
-        values = [var.value for var in variables]
-        send.send(("ok", _portable(result), values))
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cost the answer
+        answer = ("ok", _portable(result), _loaded_values(variables, before))
     except BaseException as exc:  # whatever stopped it, the parent decides
-        send.send(("error", _portable_error(exc)))
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        answer = ("error", _portable_error(name, exc))
+    try:
+        send.send(answer)
+    except OSError:  # the parent stopped listening: nobody wants the answer
+        pass
     finally:
         send.close()
+
+
+def _die_with_parent(parent: int) -> None:
+    """On Linux, have the kernel kill this racer when the parent dies: a parent killed
+    outright cannot stop its racers, and one without a time limit would run on unseen."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # no prctl: the racer ends with its solve
+        return
+    if os.getppid() != parent:  # the parent died before the request was made
+        os._exit(1)
+
+
+def _loaded_values(variables: list[Any], before: int) -> list[Any]:
+    """Each variable's value where the solve set one, else None: a variable no solver saw
+    keeps its value and stays stale, as after `solve`. Set during the solve means a stale
+    stamp above the global one of before (`var.stale` does not say it: HiGHS's integer
+    snapping after its load advances the global stamp)."""
+    return [var.value if var._stale > before else None for var in variables]
 
 
 def _private_locks() -> None:
@@ -138,22 +202,32 @@ def _reset_highs_scheduler() -> None:
 
 def _portable(result: Result) -> Result:
     """`result` without what may not pickle: plugin statistics and extras become their
-    JSON-ready form."""
-    data = result.to_dict()
+    JSON-ready form, an extra that still does not pickle its repr."""
+    extra = result.to_dict().get("extra", {})
+    if not _survives_pickling(extra):
+        extra = {key: value if _survives_pickling(value) else repr(value)
+                 for key, value in extra.items()}
     return Result(status=result.status, solver=result.solver, objective=result.objective,
                   bound=result.bound, nodes=result.nodes, time=result.time,
-                  has_solution=result.has_solution, extra=data.get("extra", {}))
+                  has_solution=result.has_solution, extra=extra)
 
 
-def _portable_error(exc: BaseException) -> BaseException:
-    """`exc` itself when it pickles (coplug's errors do), else a RuntimeError saying it."""
-    import pickle
-
+def _survives_pickling(value: Any) -> bool:
+    """Whether `value` crosses the pipe: it pickles, and its pickle loads again."""
     try:
-        pickle.dumps(exc)
+        pickle.loads(pickle.dumps(value))
+        return True
+    except Exception:  # any failure of either side means it does not
+        return False
+
+
+def _portable_error(name: str, exc: BaseException) -> BaseException:
+    """`exc` itself when it is coplug's (or Ctrl-C) and crosses the pipe, else a SolverError
+    naming it: the parent raises only what callers catch as coplug's errors, never a
+    racer's SystemExit."""
+    if isinstance(exc, (CoplugError, KeyboardInterrupt)) and _survives_pickling(exc):
         return exc
-    except Exception:  # an exception type that does not pickle: keep its message
-        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return SolverError(f"the {name} racer failed: {type(exc).__name__}: {exc}")
 
 
 def _deadline(start: float, time_limit: float | None) -> float | None:
@@ -164,15 +238,27 @@ def _deadline(start: float, time_limit: float | None) -> float | None:
 def _collect(racers: dict[str, tuple[Any, Connection]], outcomes: dict[str, Any],
              deadline: float | None) -> Status | None:
     """Read answers until a verdict, until every racer answered, or until the deadline;
-    Ctrl-C (which reaches the racers too: each stops with what it has) gives them a
-    moment to answer and returns `interrupted`."""
+    Ctrl-C (passed on to the racers that have not answered: each stops with what it has)
+    gives them a moment to answer and returns `interrupted`."""
     try:
         _read_until_verdict(racers, outcomes, deadline)
         return None
     except KeyboardInterrupt:
-        _read_until_verdict(racers, outcomes, time.perf_counter() + INTERRUPT_GRACE,
-                            stop_at_verdict=False)
+        _read_until_verdict(racers, outcomes, time.perf_counter() + INTERRUPT_PASS_ON)
+        _interrupt(racers, outcomes)
+        _read_until_verdict(racers, outcomes, time.perf_counter() + INTERRUPT_GRACE)
         return Status.INTERRUPTED
+
+
+def _interrupt(racers: dict[str, tuple[Any, Connection]], outcomes: dict[str, Any]) -> None:
+    """Send Ctrl-C to each racer yet to answer: a Ctrl-C that reached the parent alone (a
+    signal from another program, a timer) would leave them solving on."""
+    for name, (process, _) in racers.items():
+        if name not in outcomes and process.pid is not None:
+            try:
+                os.kill(process.pid, signal.SIGINT)
+            except ProcessLookupError:  # it ended meanwhile: its pipe says how
+                pass
 
 
 def _read_until_verdict(racers: dict[str, tuple[Any, Connection]], outcomes: dict[str, Any],
@@ -187,9 +273,9 @@ def _read_until_verdict(racers: dict[str, tuple[Any, Connection]], outcomes: dic
             name = waiting.pop(conn)
             try:
                 outcomes[name] = conn.recv()
-            except (EOFError, OSError):
-                outcomes[name] = ("error", RuntimeError(f"the {name} process ended without "
-                                                        "an answer"))
+            except Exception as exc:  # it died (EOF), or its answer did not load
+                outcomes[name] = ("error", SolverError(
+                    f"the {name} racer ended without an answer ({type(exc).__name__})"))
             if stop_at_verdict and outcomes[name][0] == "ok" and (
                     outcomes[name][1].status in VERDICTS):
                 return
@@ -206,13 +292,16 @@ def _stop(racers: dict[str, tuple[Any, Connection]]) -> None:
 
 def _finish(model: pyo.Block, variables: list[Any], names: list[str],
             outcomes: dict[str, Any], status: Status | None, seconds: float) -> Result:
-    """The winning result, its point loaded; the first racer's error when none answered."""
+    """The winning result, its point loaded; when none answered, KeyboardInterrupt after
+    Ctrl-C, else the first racer's error, else TimeLimitError."""
     answers = {name: outcome for name, outcome in outcomes.items() if outcome[0] == "ok"}
     if not answers:
+        if status is Status.INTERRUPTED:
+            raise KeyboardInterrupt
         for name in names:
             if name in outcomes:
                 raise outcomes[name][1]
-        raise SolverNotAvailableError("no racer answered before the time limit")
+        raise TimeLimitError(f"no racer answered within {GRACE:g} s after the time limit")
     winner = _winner(model, names, answers)
     _, result, values = answers[winner]
     StaleFlagManager.mark_all_as_stale()
