@@ -327,6 +327,14 @@ def solve_highs(
     start = time.perf_counter()  # `time` counts the solves, as SCIP's does, not the build
     results, status, checked = _solve_checked(opt, model, time_limit, params, tee, start,
                                               view, rows, plugins)
+    if mip_start is not None and misreported(highs, view):
+        highs.clearSolver()  # drops the start with the answer it spoiled
+        left = None if time_limit is None else max(time_limit - (time.perf_counter() - start),
+                                                   1e-3)
+        results, status, checked = _solve_checked(opt, model, left, params, tee, start,
+                                                  view, rows, plugins)
+        mip_start["accepted"] = False
+        mip_start["note"] = START_MISREPORTED
     raise_plugin_failures(plugins)
     elapsed = time.perf_counter() - start
     has_solution = (
@@ -411,6 +419,24 @@ def user_interrupt(highs: Any) -> tuple[Callable[[], None], Callable[[], bool]]:
         highs.cancelSolve()
 
     return cancel, lambda: bool(pressed)
+
+
+# Why a HiGHS MIP start was dropped and the model solved again without it.
+START_MISREPORTED = ("HiGHS returned the start as its answer with an objective the point "
+                     "does not have; solved again without the start")
+
+
+def misreported(highs: Any, view: RowView) -> bool:
+    """Whether HiGHS reports, for the point it returns, an objective that point does not
+    have. HiGHS 1.16 handed a MIP start back as "optimal" with only the objective's offset as
+    its value (a 6-variable MIP: reported 0 at a point worth 4, the optimum is 1)."""
+    info = highs.getInfo()
+    if not view.integer.any() or int(info.primal_solution_status) == 0:
+        return False
+    lp = view.lp
+    value = float(lp.offset_) + float(np.dot(lp.col_cost_, highs.getSolution().col_value))
+    reported = float(info.objective_function_value)
+    return not abs(value - reported) <= 1e-6 * max(1.0, abs(value))
 
 
 def point_misjudged(rows: list[IntegralRow], view: RowView) -> Callable[[Any], bool]:

@@ -171,3 +171,31 @@ def test_a_start_beside_a_variable_fixed_past_scips_infinity_is_used() -> None:
         result = solve(m, solver="scip", warmstart=True)
     assert result.extra["warmstart"]["accepted"] is True
     assert result.objective == pytest.approx(2.1)  # x = 1.1, y = 0, exp(~0) = 1
+
+
+def _start_trap() -> pyo.ConcreteModel:
+    """A 6-variable MIP whose start [0, 0, 0, 0, 0, -1] (worth 4; the optimum is 1) HiGHS
+    1.16 handed back as "optimal" with only the objective's offset, 0, as its value."""
+    lower, upper = [0, 0, 0, 0, -1, -2], [1, 1, 1, 1, 2, 1]
+    cost = [-3, 3, -4, -1, 5, -4]
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(6), domain=pyo.Integers, bounds=lambda _, j: (lower[j], upper[j]))
+    m.r1 = pyo.Constraint(expr=sum(c * m.x[j] for j, c in enumerate([4, 1, 0, 1, 4, 5])) <= 5)
+    m.r2 = pyo.Constraint(expr=sum(c * m.x[j] for j, c in enumerate([-4, -4, -1, -3, 2, -1]))
+                          >= 1)
+    m.r3 = pyo.Constraint(expr=sum(c * m.x[j] for j, c in enumerate(cost)) <= 4)
+    m.o = pyo.Objective(expr=sum(c * m.x[j] for j, c in enumerate(cost)))
+    for j, value in enumerate([0, 0, 0, 0, 0, -1]):
+        m.x[j].value = value
+    return m
+
+
+def test_a_start_highs_returns_with_a_wrong_objective_is_dropped() -> None:
+    truth = solve(_start_trap(), solver="scip")
+    m = _start_trap()
+    result = solve(m, solver="highs", warmstart=True)
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(truth.objective) == pytest.approx(1.0)
+    assert pyo.value(m.o) == pytest.approx(1.0)
+    assert result.extra["warmstart"]["accepted"] is False
+    assert "solved again without the start" in result.extra["warmstart"]["note"]
