@@ -137,11 +137,10 @@ def _racer(send: Connection, model: pyo.Block, variables: list[Any], name: str,
         signal.signal(signal.SIGINT, signal.default_int_handler)  # not the parent's handler
         _private_locks()
         _reset_highs_scheduler()
-        before = StaleFlagManager.get_flag(0)
         result = solve(model, solver=name, time_limit=time_limit, tee=tee,
                        warmstart=warmstart)
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cost the answer
-        answer = ("ok", _portable(result), _loaded_values(variables, before))
+        answer = ("ok", _portable(result), _loaded_values(variables))
     except BaseException as exc:  # whatever stopped it, the parent decides
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         answer = ("error", _portable_error(name, exc))
@@ -168,12 +167,10 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _loaded_values(variables: list[Any], before: int) -> list[Any]:
-    """Each variable's value where the solve set one, else None: a variable no solver saw
-    keeps its value and stays stale, as after `solve`. Set during the solve means a stale
-    stamp above the global one of before (`var.stale` does not say it: HiGHS's integer
-    snapping after its load advances the global stamp)."""
-    return [var.value if var._stale > before else None for var in variables]
+def _loaded_values(variables: list[Any]) -> list[Any]:
+    """Each variable's value where the solve set one (it is fresh), else None: a variable no
+    solver saw keeps its value and stays stale, as after `solve`."""
+    return [None if var.stale else var.value for var in variables]
 
 
 def _private_locks() -> None:
