@@ -15,6 +15,7 @@ import numpy as np
 import pyomo.environ as pyo
 import pytest
 from bench_loader import bench
+from pyomo.common.collections import ComponentMap
 from pyomo.core.expr.numeric_expr import LinearExpression, MonomialTermExpression
 
 from coplug.plugins import highs_backend, highs_rows, modeldata, solve
@@ -294,7 +295,8 @@ SNAP_ODD_VALUES = [*SNAP_VALUES, 3, np.float64(-0.0), np.float64(4.0000001)]
 
 def _snap_model(values: list, fixed_every: int) -> tuple[pyo.ConcreteModel, SimpleNamespace]:
     """Integer and continuous variables holding `values` (every `fixed_every`-th fixed) and
-    the parts of a Pyomo HiGHS interface `_snap_integers` reads."""
+    the part of a Pyomo HiGHS interface `_load_snapped` reads: `_get_primals`, the point
+    HiGHS returns (here the values they hold)."""
     m = pyo.ConcreteModel()
     n = len(values)
     m.i = pyo.Var(range(n), domain=pyo.Integers)
@@ -304,18 +306,16 @@ def _snap_model(values: list, fixed_every: int) -> tuple[pyo.ConcreteModel, Simp
         var.set_value(values[k % n], skip_validation=True)
         if k % fixed_every == 0:
             var.fix()
-    opt = SimpleNamespace(_pyomo_var_to_solver_var_map={id(v): k for k, v in
-                                                        enumerate(variables)},
-                          _vars={id(v): (v,) for v in variables})
-    return m, opt
+    point = ComponentMap((v, v.value) for v in variables)
+    return m, SimpleNamespace(_get_primals=lambda: point)
 
 
 def _loop_snap(opt: SimpleNamespace) -> None:
-    """`_snap_integers` as it was: every variable through `snapped`."""
-    for vid in opt._pyomo_var_to_solver_var_map:
-        var = opt._vars[vid][0]
-        if var.value is not None and not var.fixed:
-            var.set_value(snapped(var, var.value), skip_validation=True)
+    """`_load_snapped` without its shortcut: every value through `snapped`, then loaded."""
+    for var, value in opt._get_primals().items():
+        if value is not None and not var.fixed:
+            value = snapped(var, value)
+        var.set_value(value, skip_validation=True)
 
 
 def _state(m: pyo.ConcreteModel) -> list[tuple]:
@@ -330,16 +330,17 @@ def test_snapping_only_the_snappable_values_leaves_what_the_full_loop_leaves(
         values: list, fixed_every: int) -> None:
     fast_model, fast_opt = _snap_model(values, fixed_every)
     slow_model, slow_opt = _snap_model(values, fixed_every)
-    highs_backend._snap_integers(fast_opt)
+    highs_backend._load_snapped(fast_opt)
+    fast = _state(fast_model)  # read now: the next load makes these values stale
     _loop_snap(slow_opt)
-    assert _state(fast_model) == _state(slow_model)
-    assert _state(fast_model) != _state(_snap_model(values, fixed_every)[0])
+    assert fast == _state(slow_model)
+    assert fast != _state(_snap_model(values, fixed_every)[0])
 
 
 @pytest.mark.parametrize("value", [NAN, INF, -INF])
 def test_a_nan_or_infinite_integer_value_fails_as_before(value: float) -> None:
     fast, slow = (_snap_model([1.0, value], 1000)[1] for _ in range(2))
-    assert _outcome(lambda: highs_backend._snap_integers(fast)) == _outcome(
+    assert _outcome(lambda: highs_backend._load_snapped(fast)) == _outcome(
         lambda: _loop_snap(slow)) is not None
 
 
