@@ -33,6 +33,7 @@ from pyomo.core.base.var import VarData
 from coplug.plugins.duals import LinearProgram, min_form, read_lp
 from coplug.plugins.errors import InputError, SolverError
 from coplug.plugins.lp_certificate import certify, transposes
+from coplug.plugins.outer_variables import declared_in
 from coplug.plugins.results import Status
 
 # A subproblem whose elastic form leaves at most this much slack counts as feasible.
@@ -146,7 +147,7 @@ class _Clone:
         if lp is None:
             raise InputError(f"subproblem {k} is not an LP: {reason}")
         for var in lp.variables:
-            if not _inside(var, m):
+            if not declared_in(var, m):
                 raise InputError(f"subproblem {k} uses {var.name!r}, a variable of another "
                                  "model: link it through a copy")
         self.copies = copies
@@ -313,10 +314,10 @@ def _check_subproblem(k: int, sub: Any) -> None:
         if not (isinstance(master, VarData) and isinstance(copy, VarData)):
             raise InputError(f"subproblem {k}: links must be (master variable, copy) pairs of "
                              f"single variables, got ({master!r}, {copy!r})")
-        if not _inside(copy, sub.model):
+        if not declared_in(copy, sub.model):
             raise InputError(f"subproblem {k}: the copy {copy.name!r} is not a variable of its "
                              "model")
-        if _inside(master, sub.model):
+        if declared_in(master, sub.model):
             raise InputError(f"subproblem {k}: the master variable {master.name!r} belongs to "
                              "the subproblem's model")
     if sub.estimate is not None:
@@ -328,11 +329,3 @@ def _check_subproblem(k: int, sub: Any) -> None:
                              "costs); without one SCIP calls the master unbounded")
 
 
-def _inside(var: VarData, block: pyo.Block) -> bool:
-    """Whether `var` is a component of `block` or of a block below it."""
-    parent = var.parent_block()
-    while parent is not None:
-        if parent is block:
-            return True
-        parent = parent.parent_block()
-    return False

@@ -28,6 +28,7 @@ from pyomo.repn.standard_repn import generate_standard_repn
 
 from coplug.plugins.errors import CoplugError, InputError, UnsupportedModelError
 from coplug.plugins.linear_terms import final_linear_terms, final_parts
+from coplug.plugins.outer_variables import used_outside
 
 # SCIP's default infinity; HiGHS also reads values from 1e20 on as infinite.
 SOLVER_INFINITY = 1e20
@@ -61,7 +62,7 @@ def _check_variables(model: pyo.Block) -> None:
     domain object (half the time of checking each of 45,000 variables in full)."""
     verdicts: dict[tuple[type, int], tuple[Any, bool]] = {}
     for var in [*model.component_data_objects(pyo.Var, descend_into=True),
-                *_outer_variables(model)]:
+                *used_outside(model)]:
         try:
             lower, upper = var.bounds
         except ValueError:  # a NaN bound: `_check_variable` names it
@@ -77,31 +78,6 @@ def _check_variables(model: pyo.Block) -> None:
             verdicts[var.__class__, id(domain)] = known
         if not known[1]:
             _check_variable(var)
-
-
-def _outer_variables(model: pyo.Block) -> list[Any]:
-    """The variables a sub-block's active rows and objective use that are declared outside
-    it (`solve(m.b)`): a parent's bound of 1e25 was read as none (HiGHS then reported
-    "model status 'Empty'", SCIP infeasible). None for a whole model."""
-    if model.parent_block() is None:
-        return []
-    exprs = [c.body for c in model.component_data_objects(pyo.Constraint, active=True)]
-    exprs += [o.expr for o in model.component_data_objects(pyo.Objective, active=True)]
-    seen: dict[int, Any] = {}
-    for expr in exprs:
-        for var in identify_variables(expr, include_fixed=False):
-            seen.setdefault(id(var), var)
-    return [var for var in seen.values() if not _declared_in(var, model)]
-
-
-def _declared_in(var: Any, model: pyo.Block) -> bool:
-    """Whether `var` is declared on `model` or one of its sub-blocks."""
-    block = var.parent_block()
-    while block is not None:
-        if block is model:
-            return True
-        block = block.parent_block()
-    return False
 
 
 def _check_variable(var: Any) -> None:

@@ -36,6 +36,7 @@ from coplug.plugins.bridge import solve
 from coplug.plugins.errors import InputError
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.linear_terms import linear_terms, value_step
+from coplug.plugins.outer_variables import used_outside
 from coplug.plugins.results import Result, Status
 from coplug.plugins.solution_pool import PoolSolution
 
@@ -288,10 +289,10 @@ def _point_variables(model: pyo.Block, chain: list[ObjectiveData]) -> list[VarDa
     objectives use from outside it (a sub-block's front lost the parent's variables)."""
     seen: dict[int, VarData] = {id(v): v for v in
                                 model.component_data_objects(pyo.Var, descend_into=True)}
-    exprs = [c.body for c in model.component_data_objects(pyo.Constraint, active=True,
-                                                          descend_into=True)]
-    for expr in [*exprs, *(o.expr for o in chain)]:
-        for var in identify_variables(expr, include_fixed=False):
+    for var in used_outside(model):
+        seen.setdefault(id(var), var)
+    for objective in chain:  # an inactive objective's variables too
+        for var in identify_variables(objective.expr, include_fixed=False):
             seen.setdefault(id(var), var)
     return list(seen.values())
 

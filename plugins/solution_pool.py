@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.base.var import VarData
-from pyomo.core.expr.visitor import identify_variables
 
 from coplug.plugins.base import UserCallbackPlugin, checked_plugin_name
 from coplug.plugins.errors import InputError
 from coplug.plugins.integral_rows import violations
 from coplug.plugins.lazy import SolutionView
 from coplug.plugins.on_solution import epigraph_objective, evaluated, misjudged_rows
+from coplug.plugins.outer_variables import used_outside
 from coplug.plugins.results import Result
 from coplug.plugins.varmap import VarMap, snapped
 
@@ -202,11 +202,9 @@ def _column_variables(block: Any, columns: dict[int, int]) -> list[VarData]:
     found = {id(var): var for var in block.component_data_objects(pyo.Var, descend_into=True)
              if id(var) in columns}
     if len(found) < len(columns):
-        for part in (pyo.Constraint, pyo.Objective):
-            for data in block.component_data_objects(part, active=True, descend_into=True):
-                for var in identify_variables(data.expr, include_fixed=False):
-                    if id(var) in columns:
-                        found.setdefault(id(var), var)
+        for var in used_outside(block):
+            if id(var) in columns:
+                found.setdefault(id(var), var)
     return [var for var in found.values() if not var.fixed]
 
 

@@ -34,7 +34,6 @@ from typing import Any
 
 import pyomo.environ as pyo
 from pyomo.core.staleflag import StaleFlagManager
-from pyomo.util.vars_from_expressions import get_vars_from_components
 
 from coplug.plugins.bridge import available_solvers, solve
 from coplug.plugins.errors import (
@@ -45,6 +44,7 @@ from coplug.plugins.errors import (
     TimeLimitError,
 )
 from coplug.plugins.limits import checked_time_limit
+from coplug.plugins.outer_variables import used_outside
 from coplug.plugins.results import Result, Status
 
 # Statuses that end the race: nothing a slower solver says can improve on them.
@@ -100,13 +100,7 @@ def _race_variables(model: pyo.Block) -> list[Any]:
     """The variables whose values come back: the block's own and, for a sub-block, those of
     the blocks above it that its active constraints and objectives use (`solve` loads those
     too)."""
-    variables = list(model.component_data_objects(pyo.Var, descend_into=True))
-    if model.parent_block() is None:
-        return variables
-    seen = {id(var) for var in variables}
-    used = get_vars_from_components(model, (pyo.Constraint, pyo.Objective),
-                                    include_fixed=False, active=True)
-    return variables + [var for var in used if id(var) not in seen]
+    return [*model.component_data_objects(pyo.Var, descend_into=True), *used_outside(model)]
 
 
 def _fork_context() -> Any:
