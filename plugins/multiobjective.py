@@ -4,7 +4,8 @@ of two (the epsilon-constraint method).
 
 The objectives are the model's own `Objective` components, active or not; each stage
 activates one, keeps the earlier ones at their optimum with a row, and solves through
-`coplug.plugins.solve` (in SCIP with the previous stage's point as a MIP start). The model
+`coplug.plugins.solve` with the previous stage's point as a MIP start (one HiGHS hands back
+with a wrong objective is dropped there, see `highs_backend.misreported`). The model
 is given back as it came (the same objectives active, the temporary rows removed), with the
 last point loaded.
 
@@ -149,7 +150,7 @@ def _lexicographic(model: pyo.Block, chain: list[ObjectiveData], activate: Any, 
         for k, objective in enumerate(chain):
             activate(objective)
             result = solve(model, solver=solver, time_limit=_left(deadline),
-                           warmstart=k > 0 and _starts_trusted(solver), **params)
+                           warmstart=k > 0, **params)
             results.append(result)
             if result.status is not Status.OPTIMAL:
                 return Lexicographic(results)
@@ -312,13 +313,6 @@ def _exact(solver: str, params: dict[str, Any]) -> dict[str, Any]:
     if _is_highs(solver) and "mip_rel_gap" not in params:
         return {**params, "mip_rel_gap": 0.0}
     return params
-
-
-def _starts_trusted(solver: str) -> bool:
-    """Whether a stage may start from the stage before's point: not in HiGHS, which (1.16)
-    handed such a start back as "optimal" with its objective offset as the value, and the
-    front kept a dominated point (1 of 300 brute-forced fronts)."""
-    return not _is_highs(solver)
 
 
 def _is_highs(solver: Any) -> bool:
