@@ -253,8 +253,9 @@ def _interrupt(racers: dict[str, tuple[Any, Connection]], outcomes: dict[str, An
 
 
 def _read_until_verdict(racers: dict[str, tuple[Any, Connection]], outcomes: dict[str, Any],
-                        deadline: float | None, stop_at_verdict: bool = True) -> None:
-    """Receive racers' answers into `outcomes` (by name)."""
+                        deadline: float | None) -> None:
+    """Receive racers' answers into `outcomes` (by name) until one is a verdict, all have
+    answered, or `deadline` passes."""
     waiting = {conn: name for name, (_, conn) in racers.items() if name not in outcomes}
     while waiting:
         left = None if deadline is None else deadline - time.perf_counter()
@@ -267,8 +268,7 @@ def _read_until_verdict(racers: dict[str, tuple[Any, Connection]], outcomes: dic
             except Exception as exc:  # it died (EOF), or its answer did not load
                 outcomes[name] = ("error", SolverError(
                     f"the {name} racer ended without an answer ({type(exc).__name__})"))
-            if stop_at_verdict and outcomes[name][0] == "ok" and (
-                    outcomes[name][1].status in VERDICTS):
+            if outcomes[name][0] == "ok" and outcomes[name][1].status in VERDICTS:
                 return
 
 
