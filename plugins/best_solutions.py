@@ -34,6 +34,8 @@ from coplug.plugins.modeldata import SOLVER_INFINITY
 from coplug.plugins.results import Result, Status
 from coplug.plugins.solution_pool import PoolSolution
 
+# No-good rows kept built (by assignment) before the cache starts afresh.
+NO_GOOD_CACHE = 4096
 # A recorded point must meet every row and bound of the model within this, relative to
 # max(1, |side|, |activity|) as SCIP judges (ten times its default): a guard against an
 # LP solution that enforcement hands on after another handler found it infeasible.
@@ -88,6 +90,8 @@ class _Search:
         self.step = value_step(self.objective)
         self.flat = _flat(self.objective)
         self.found: dict[bytes, tuple[float, np.ndarray]] = {}
+        self._no_goods: dict[bytes, Any] = {}  # each assignment's row, built once
+        self._cutoff_row: tuple[float, Any] | None = None  # the k-th value and its row
 
     def separate(self, solution: Any) -> list[Any]:
         """Record `solution` (when it meets the model) and return the rows that reject it:
@@ -106,10 +110,9 @@ class _Search:
             self.found[key] = (objective, values)
         if len(self.found) > 4 * self.k:  # heuristics meet thousands: keep what can count
             self.found = dict(self._ranked_items()[: self.k])
-        rows = [self._no_good(assignment)]
+        rows = [self._no_good(key, assignment)]
         if len(self.found) >= self.k and not self.flat:
-            kth = self._ranked_values()[self.k - 1]
-            rows.append(self._cutoff(kth))
+            rows.append(self._cutoff(self._ranked_values()[self.k - 1]))
         return rows
 
     def ranked(self) -> list[PoolSolution]:
@@ -136,8 +139,18 @@ class _Search:
         """Whether `objective` beats `than` in the model's sense."""
         return objective > than if self.maximize else objective < than
 
-    def _no_good(self, assignment: np.ndarray) -> Any:
-        """The row only `assignment` of the binaries violates: it differs somewhere."""
+    def _no_good(self, key: bytes, assignment: np.ndarray) -> Any:
+        """The row only `assignment` of the binaries violates (it differs somewhere), built
+        once per assignment: heuristics offer the same ones again and again."""
+        row = self._no_goods.get(key)
+        if row is None:
+            if len(self._no_goods) >= NO_GOOD_CACHE:
+                self._no_goods.clear()
+            row = self._no_goods[key] = self._new_no_good(assignment)
+        return row
+
+    def _new_no_good(self, assignment: np.ndarray) -> Any:
+        """The no-good row of `assignment`."""
         ones = [self.variables[j] for j, a in zip(self.binaries, assignment, strict=True)
                 if a > 0.5]
         zeros = [self.variables[j] for j, a in zip(self.binaries, assignment, strict=True)
@@ -148,11 +161,16 @@ class _Search:
         """The row that admits only objectives better than `kth`: by `step` where the
         objective takes whole multiples of it (else ties with `kth` stay in, and each must
         be met and cut off: 313 rows for 10 best on a 60-node independent set)."""
+        if self._cutoff_row is not None and self._cutoff_row[0] == kth:
+            return self._cutoff_row[1]
         terms = self.objective
         expr = sum(float(c) * v for v, c in zip(terms.variables, terms.coefs, strict=True))
         if self.maximize:
-            return expr >= kth - terms.constant + self.step
-        return expr <= kth - terms.constant - self.step
+            row = expr >= kth - terms.constant + self.step
+        else:
+            row = expr <= kth - terms.constant - self.step
+        self._cutoff_row = (kth, row)
+        return row
 
 
 def _flat(objective: LinearTerms | None) -> bool:

@@ -12,7 +12,7 @@ import pytest
 
 from coplug.formulations.tsp import solve_tsp_lazy, subtour_separator, tour_length, tsp_mip
 from coplug.plugins import InputError, Status, solve
-from coplug.plugins.lazy import LazyConstraints, linear_row
+from coplug.plugins.lazy import LazyConstraints, SolutionView, linear_row
 
 
 def _distances(n: int, seed: int) -> np.ndarray:
@@ -296,3 +296,24 @@ class _ValuesView:
         return self.values[id(var)]
 
     __call__ = __getitem__
+
+
+def test_a_row_handed_back_again_is_read_once_and_a_new_one_afresh(monkeypatch):
+    # k_best hands back the same no-good and cutoff objects to thousands of heuristic
+    # solutions; reading each again took half of its time in lazy.py
+    import coplug.plugins.lazy as lazy_module
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), domain=pyo.Binary)
+    m.o = pyo.Objective(expr=sum(m.x.values()), sense=pyo.maximize)
+    kept = m.x[0] + m.x[1] <= 1
+    reads = []
+    real = lazy_module.linear_row
+    monkeypatch.setattr(lazy_module, "linear_row", lambda expr: reads.append(expr) or real(expr))
+    lazy = LazyConstraints(lambda solution: [kept, m.x[1] + m.x[2] <= 1])
+    ones = {id(v): v for v in m.x.values()}
+    view = SolutionView(ones, lambda var: 1.0)
+    for _ in range(5):
+        lazy.violated_at(view, lambda a, b: a <= b + 1e-9)
+    assert sum(expr is kept for expr in reads) == 1
+    assert len(reads) == 6  # the row built anew at each call is read each time
