@@ -117,12 +117,16 @@ def test_no_answer_by_the_deadline_is_a_time_limit_error(monkeypatch):
 def test_ctrl_c_to_the_parent_alone_stops_the_racers_promptly():
     m = build_family("cauction", 200, 0)  # neither solver finishes it within seconds
     timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT))
+    # Ctrl-C raises KeyboardInterrupt here whatever handler an earlier test in this worker
+    # process left installed (a pytest-xdist worker's may ignore it)
+    saved = signal.signal(signal.SIGINT, signal.default_int_handler)
     start = time.perf_counter()
     timer.start()
     try:
         result = race(m, time_limit=25)
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, saved)
     assert time.perf_counter() - start < 8
     assert result.status is Status.INTERRUPTED and result.has_solution
     assert infeasibilities(m) == {}
