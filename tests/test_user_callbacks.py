@@ -273,3 +273,33 @@ def test_ctrl_c_in_highs_keeps_the_first_runs_point_instead_of_solving_again():
     assert pressed and result.has_solution and "first_solve" not in result.extra
     assert result.status in (Status.INTERRUPTED, Status.UNKNOWN)
     assert all(v.value is not None for v in m.x.values())
+
+
+def _last_call_trap() -> pyo.ConcreteModel:
+    """A random MIP (seed 194 of a 200-model search) whose final HiGHS solution, 24.905,
+    HiGHS never handed to its improving callback: the last call was at 24.796."""
+    rng = np.random.default_rng(194)
+    m = pyo.ConcreteModel()
+    m.z = pyo.Var(range(8), domain=pyo.Integers, bounds=(0, 5))
+    m.y = pyo.Var(range(4), bounds=(0, 10))
+    variables = list(m.z.values()) + list(m.y.values())
+    rows = rng.integers(-3, 8, size=(5, 12))
+    sides = rng.integers(10, 40, size=5)
+    m.c = pyo.Constraint(range(5), rule=lambda m, i: sum(
+        int(rows[i, k]) * v for k, v in enumerate(variables)) <= int(sides[i]))
+    costs = rng.normal(size=12).round(3)
+    m.o = pyo.Objective(expr=sum(float(c) * v for c, v in zip(costs, variables, strict=True)),
+                        sense=pyo.maximize)
+    return m
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_the_final_solution_is_handed_on_even_when_the_solver_did_not(solver):
+    m = _last_call_trap()
+    seen = []
+    result = solve(m, solver=solver, plugins=[OnSolution(_recorder(m, seen))])
+    assert result.status is Status.OPTIMAL
+    assert seen[-1][0] == pytest.approx(result.objective)
+    assert seen[-1][1] == {v.name: v.value for v in m.component_data_objects(pyo.Var)}
+    objectives = [objective for objective, _ in seen]
+    assert all(b > a for a, b in zip(objectives, objectives[1:], strict=False))
