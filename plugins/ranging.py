@@ -225,8 +225,21 @@ def _build(form: MinForm, time_limit: float | None) -> Any:
         calls.append(h.addRow(-np.inf, np.inf, 1, np.zeros(1, np.int32), np.ones(1)))
     if any(status == highspy.HighsStatus.kError for status in calls):
         raise SolverError("HiGHS refused the LP's columns or rows")
-    h.run()
+    _run(h)
     return h
+
+
+def _run(h: Any) -> None:
+    """Solve, Ctrl-C stopping HiGHS at its next check (highspy's own handling: the bare
+    `run` finished a 96 s LP before the interrupt was seen) and raised as KeyboardInterrupt:
+    there is no optimum to range."""
+    import highspy
+
+    h.HandleKeyboardInterrupt = True
+    h.HandleUserInterrupt = True
+    h.solve()
+    if h.getModelStatus() == highspy.HighsModelStatus.kInterrupt:
+        raise KeyboardInterrupt("sensitivity() interrupted: HiGHS stopped before the optimum")
 
 
 def _settle(h: Any, n: int) -> Any:
@@ -235,7 +248,7 @@ def _settle(h: Any, n: int) -> Any:
     import highspy
 
     h.changeColsCost(n, np.arange(n, dtype=np.int32), np.zeros(n))
-    h.run()
+    _run(h)
     status = h.getModelStatus()
     if status == highspy.HighsModelStatus.kOptimal:
         return highspy.HighsModelStatus.kUnbounded

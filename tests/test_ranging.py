@@ -548,3 +548,38 @@ def test_infeasible_or_unbounded_is_settled() -> None:
                           (infeasible, highspy.HighsModelStatus.kInfeasible)):
         form = min_form(read_lp(model)[0])
         assert _settle(_build(form, None), len(form.costs)) == status
+
+
+def test_ctrl_c_stops_highs_and_raises_keyboard_interrupt():
+    # the bare `run` finished a 96 s LP before the interrupt was seen
+    import os
+    import signal
+    import threading
+    import time
+
+    import highspy
+    import scipy.sparse as sp
+
+    import coplug.plugins.ranging as ranging_module
+
+    n, m = 6000, 3000
+    rng = np.random.default_rng(0)
+    h = highspy.Highs()
+    h.silent()
+    h.setOptionValue("solver", "simplex")
+    h.addVars(n, np.zeros(n), np.full(n, 10.0))
+    h.changeColsCost(n, np.arange(n, dtype=np.int32), -rng.random(n))
+    a = sp.random(m, n, density=0.01, random_state=1, format="csr")
+    h.addRows(m, np.full(m, -np.inf), np.full(m, 50.0), a.nnz,
+              a.indptr[:-1].astype(np.int32), a.indices.astype(np.int32), a.data)
+    saved = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt, match="interrupted"):
+            ranging_module._run(h)
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, saved)
+    assert time.perf_counter() - start < 10
