@@ -127,7 +127,7 @@ def test_ctrl_c_to_the_parent_alone_stops_the_racers_promptly():
     finally:
         timer.cancel()
         signal.signal(signal.SIGINT, saved)
-    assert time.perf_counter() - start < 8
+    assert time.perf_counter() - start < 15  # the race would run to its 25 s limit
     assert result.status is Status.INTERRUPTED and result.has_solution
     assert infeasibilities(m) == {}
     assert multiprocessing.active_children() == []
