@@ -53,7 +53,7 @@ class OnSolution(UserCallbackPlugin):
         self.bind(scip_model)
         self._var_map = var_map
         self._stats = {"calls": 0, "skipped": 0, "stopped": False, "seconds": 0.0}
-        self._last, self._maximize = None, _maximizes(var_map.block)
+        self._last, self._maximize = None, maximizes(var_map.block)
         self._rows = misjudged_rows(scip_model)
         self._objective = epigraph_objective(var_map)
         try:
@@ -75,7 +75,7 @@ class OnSolution(UserCallbackPlugin):
         model interrupted itself at once and had no solution."""
         self._failure, self._stats = None, {"calls": 0, "skipped": 0, "stopped": False,
                                              "seconds": 0.0}
-        self._last, self._maximize = None, _maximizes(block)
+        self._last, self._maximize = None, maximizes(block)
         self._halt, self._clear = False, False
 
         def halt() -> None:
@@ -159,7 +159,7 @@ class OnSolution(UserCallbackPlugin):
             stop_solve()
 
 
-def _maximizes(block: Any) -> bool:
+def maximizes(block: Any) -> bool:
     """Whether the solved block's active objective maximizes."""
     objective = None if block is None else next(
         block.component_data_objects(pyo.Objective, active=True), None)

@@ -25,7 +25,12 @@ from coplug.plugins.base import UserCallbackPlugin, checked_plugin_name
 from coplug.plugins.errors import InputError
 from coplug.plugins.integral_rows import violations
 from coplug.plugins.lazy import SolutionView
-from coplug.plugins.on_solution import epigraph_objective, evaluated, misjudged_rows
+from coplug.plugins.on_solution import (
+    epigraph_objective,
+    evaluated,
+    maximizes,
+    misjudged_rows,
+)
 from coplug.plugins.outer_variables import used_outside
 from coplug.plugins.results import Result
 from coplug.plugins.varmap import VarMap, snapped
@@ -141,9 +146,7 @@ class SolutionPool(UserCallbackPlugin):
         self._integer = np.array([var.is_integer() for var in variables], dtype=bool)
         self._found, self._offered, self.solutions = {}, 0, []
         self._read_solver = _nothing
-        objective = None if block is None else next(
-            block.component_data_objects(pyo.Objective, active=True), None)
-        self._maximize = objective is not None and objective.sense == pyo.maximize
+        self._maximize = maximizes(block)
 
     def offer(self, objective: float, values: np.ndarray) -> None:
         """Consider one solution: kept unless the same point is already in, pruned to the

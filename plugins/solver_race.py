@@ -44,6 +44,7 @@ from coplug.plugins.errors import (
     TimeLimitError,
 )
 from coplug.plugins.limits import checked_time_limit
+from coplug.plugins.on_solution import maximizes
 from coplug.plugins.outer_variables import used_outside
 from coplug.plugins.results import Result, Status
 
@@ -313,8 +314,7 @@ def _winner(model: pyo.Block, names: list[str], answers: dict[str, Any]) -> str:
     for name, (_, result, _) in answers.items():
         if result.status in VERDICTS:
             return name
-    objective = next(model.component_data_objects(pyo.Objective, active=True), None)
-    sign = -1.0 if objective is not None and objective.sense == pyo.maximize else 1.0
+    sign = -1.0 if maximizes(model) else 1.0
 
     def rank(name: str) -> tuple[int, float]:
         result = answers[name][1]
