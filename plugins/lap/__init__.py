@@ -1,6 +1,8 @@
 """coplug.plugins.lap: exact linear assignment (Jonker-Volgenant) with warm starts."""
 
 from coplug.plugins.lap.heuristic import LapHeuristic
+from coplug.plugins.lap.ranked import RankedAssignment, RankedAssignments, ranked_assignments
 from coplug.plugins.lap.solver import LapSolution, counters, solve_lap
 
-__all__ = ["LapHeuristic", "LapSolution", "counters", "solve_lap"]
+__all__ = ["LapHeuristic", "LapSolution", "RankedAssignment", "RankedAssignments", "counters",
+           "ranked_assignments", "solve_lap"]

@@ -1,0 +1,341 @@
+"""`ranked_assignments`: the k best assignments of a cost matrix, best first (Murty's
+method, as multi-hypothesis tracking needs), each proven optimal in its part of the space.
+
+Murty partitions the assignments left after each solution into cells: child t of a
+solution's cell forbids its t-th free pair and forces the ones before. A child starts from
+its parent's optimal duals, which stay feasible when pairs are forbidden or forced, with
+the parent's assignment minus one pair: one shortest augmenting path solves it (O(N^2)
+instead of a cold O(N^3) solve). Children are solved lazily: each waits in the queue under
+a lower bound (two distinct non-tight edges of its path) and is solved only when that bound
+comes first. A cell's solution is certified by weak duality when it is taken; a failed
+certificate re-solves that cell cold with `solve_lap` (counted in `info["fallbacks"]`).
+
+Rectangular matrices are padded with zero-cost rows (or solved transposed) and the
+partition runs over the real rows' pairs only, so no assignment comes back twice.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import numbers
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from tqdm.auto import tqdm
+
+from coplug.plugins.errors import InputError
+from coplug.plugins.lap import certify, murty, sparse
+from coplug.plugins.lap.solver import dense_costs, solve_lap
+from coplug.plugins.limits import checked_time_limit
+
+INF = np.inf
+
+
+@dataclass
+class RankedAssignment:
+    """One assignment `row_ind[k] -> col_ind[k]` (rows in order) and its cost."""
+
+    row_ind: np.ndarray
+    col_ind: np.ndarray
+    cost: float
+
+
+@dataclass
+class RankedAssignments:
+    """The outcome of `ranked_assignments`: `solutions` best first and their `status`:
+    "k_found" (the k best, proven), "exhausted" (every assignment there is, fewer than k),
+    "time_limit" or "interrupted" (the best ones found so far, in order, each proven to be
+    the next best: only the tail is missing). `complete` is True for the first two."""
+
+    solutions: list[RankedAssignment]
+    status: str
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        """Whether `solutions` holds all that was asked for (or all there are)."""
+        return self.status in ("k_found", "exhausted")
+
+    @property
+    def costs(self) -> list[float]:
+        """The solutions' costs, best first."""
+        return [s.cost for s in self.solutions]
+
+
+@dataclass
+class _Cell:
+    """A solved partition cell: forced rows (False in `row_ok`), forbidden pairs, its
+    optimal assignment, duals and cost (min form)."""
+
+    row_ok: np.ndarray
+    forbidden: tuple[tuple[int, int], ...]
+    col4row: np.ndarray
+    row4col: np.ndarray
+    u: np.ndarray
+    v: np.ndarray
+    cost: float
+    certified: bool = False
+
+
+@dataclass
+class _Child:
+    """Child `t` of a solved cell, not solved yet: it forbids `rows[t] -> cols[t]` and
+    forces the pairs before it."""
+
+    parent: _Cell
+    rows: np.ndarray
+    cols: np.ndarray
+    t: int
+
+
+def ranked_assignments(
+    cost: Any,
+    k: int = 10,
+    *,
+    maximize: bool = False,
+    time_limit: float | None = None,
+    progress: bool = False,
+) -> RankedAssignments:
+    """The `k` best assignments of `cost` (dense and finite, or scipy.sparse with the stored
+    entries as the allowed pairs), best first; ties in any order. A rectangular matrix
+    assigns every row of its short side. Past `time_limit` seconds, or on Ctrl-C, it
+    returns the best ones found so far (status "time_limit" / "interrupted").
+
+    The work is about k * N shortest paths of O(N^2) each, on an N x N dense working copy
+    (N the longer side); `progress` shows a bar of solutions found.
+    """
+    start = time.perf_counter()
+    k = _checked_k(k)
+    time_limit = checked_time_limit(time_limit)
+    if not isinstance(maximize, (bool, np.bool_)):
+        raise InputError(f"maximize must be True or False, got {maximize!r}")
+    c, n_real, transposed = _working_matrix(cost, bool(maximize))
+    root = _root(c, n_real)
+    deadline = None if time_limit is None else start + time_limit
+    found, status, info = _enumerate(c, n_real, root, k, deadline, progress)
+    sign = -1.0 if maximize else 1.0
+    solutions = [_reported(cell, c, n_real, transposed, sign) for cell in found]
+    info["time"] = time.perf_counter() - start
+    return RankedAssignments(solutions, status, info)
+
+
+def _checked_k(k: Any) -> int:
+    """k as a positive int (bools and fractions refused)."""
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+        raise InputError(f"k must be a positive integer, got {k!r}")
+    return int(k)
+
+
+def _working_matrix(cost: Any, maximize: bool) -> tuple[np.ndarray, int, bool]:
+    """The min-cost N x N float64 matrix Murty works on (forbidden pairs inf, the short side
+    first, padded with zero-cost rows), how many of its rows are real, and whether the
+    caller's matrix was transposed."""
+    if sp.issparse(cost):
+        csr = sparse.as_csr(cost)
+        n, m = csr.shape
+        if n == 0 or m == 0:
+            raise InputError(f"cost matrix is empty (shape {n}x{m})")
+        c = np.full((n, m), INF)
+        rows = np.repeat(np.arange(n), np.diff(csr.indptr))
+        c[rows, csr.indices] = csr.data
+        sparse.check_pattern(csr if n <= m else csr.T.tocsr(), transposed=n > m)
+    else:
+        c = np.array(dense_costs(cost), dtype=np.float64)
+        n, m = c.shape
+        if n == 0 or m == 0:
+            raise InputError(f"cost matrix is empty (shape {n}x{m})")
+        if not np.isfinite(c).all():
+            i, j = np.argwhere(~np.isfinite(c))[0]
+            raise InputError(f"cost[{i}, {j}] is {c[i, j]}; a dense cost matrix must be finite "
+                             "(pass a scipy.sparse matrix to forbid pairs)")
+    if maximize:
+        c = -c
+    transposed = n > m
+    if transposed:
+        c = c.T
+        n, m = m, n
+    if n < m:
+        c = np.vstack([c, np.zeros((m - n, m))])
+    return np.ascontiguousarray(c), n, transposed
+
+
+def _root(c: np.ndarray, n_real: int) -> _Cell:
+    """The whole space's cell, solved by `solve_lap` (certified), with Min-Trick column duals
+    so the duals are feasible on every allowed pair."""
+    finite = np.isfinite(c)
+    if finite.all():
+        solution = solve_lap(c)
+    else:
+        rows, cols = np.nonzero(finite)
+        solution = solve_lap(sp.csr_matrix((c[rows, cols], (rows, cols)), shape=c.shape))
+    m = c.shape[0]
+    col4row = np.asarray(solution.col_ind, dtype=np.int64)
+    row4col = np.empty(m, np.int64)
+    row4col[col4row] = np.arange(m)
+    u = np.asarray(solution.row_duals, dtype=np.float64).copy()
+    v = np.full(m, INF)
+    for i in range(m):
+        np.minimum(v, c[i] - u[i], out=v)
+    return _Cell(np.ones(m, np.bool_), (), col4row, row4col, u, v,
+                 _assigned_cost(c, col4row), certified=True)
+
+
+def _assigned_cost(c: np.ndarray, col4row: np.ndarray) -> float:
+    """The assignment's cost, summed from the matrix (not from path lengths)."""
+    return float(c[np.arange(col4row.size), col4row].sum())
+
+
+def _enumerate(
+    c: np.ndarray, n_real: int, root: _Cell, k: int, deadline: float | None, progress: bool
+) -> tuple[list[_Cell], str, dict[str, Any]]:
+    """Pop cells best first: a child is solved when its bound comes first, a solved cell is
+    certified and taken, then its children are queued under their bounds."""
+    counter = itertools.count()
+    queue: list[tuple[float, int, _Cell | _Child]] = [(root.cost, next(counter), root)]
+    found: list[_Cell] = []
+    info = {"solved_cells": 1, "queued_cells": 1, "fallbacks": 0}
+    status = "exhausted"
+    bar = tqdm(total=k, desc="ranked assignments", unit="sol", disable=not progress)
+    try:
+        while queue:
+            if deadline is not None and time.perf_counter() > deadline:
+                status = "time_limit"
+                break
+            _, _, item = heapq.heappop(queue)
+            if isinstance(item, _Child):
+                cell = _solve_child(c, item)
+                info["solved_cells"] += 1
+                if cell is not None:
+                    heapq.heappush(queue, (cell.cost, next(counter), cell))
+                continue
+            if not item.certified:
+                checked = _certified_or_resolved(c, item)
+                if checked is not item:
+                    info["fallbacks"] += 1
+                    heapq.heappush(queue, (checked.cost, next(counter), checked))
+                    continue
+            found.append(item)
+            bar.update(1)
+            if len(found) == k:
+                status = "k_found"
+                break
+            for child in _children(c, n_real, item):
+                heapq.heappush(queue, (child[0], next(counter), child[1]))
+                info["queued_cells"] += 1
+    except KeyboardInterrupt:
+        status = "interrupted"
+    finally:
+        bar.close()
+    return found, status, info
+
+
+def _forbidden_csr(forbidden: tuple[tuple[int, int], ...], n: int) -> tuple[np.ndarray, ...]:
+    """A cell's forbidden pairs grouped by row: (fb_ptr, fb_col)."""
+    if not forbidden:
+        return np.zeros(n + 1, np.int64), np.empty(0, np.int64)
+    pairs = np.array(forbidden, dtype=np.int64)
+    order = np.argsort(pairs[:, 0], kind="stable")
+    fb_ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(pairs[:, 0], minlength=n), out=fb_ptr[1:])
+    return fb_ptr, np.ascontiguousarray(pairs[order, 1])
+
+
+def _col_ok(cell_row_ok: np.ndarray, col4row: np.ndarray) -> np.ndarray:
+    """Columns not taken by a forced row."""
+    col_ok = np.ones(col4row.size, np.bool_)
+    col_ok[col4row[~cell_row_ok]] = False
+    return col_ok
+
+
+def _children(c: np.ndarray, n_real: int, cell: _Cell) -> list[tuple[float, _Child]]:
+    """The cell's children with their lower bounds (children that hold no assignment
+    dropped): one per free real row, in row order."""
+    rows = np.flatnonzero(cell.row_ok[:n_real]).astype(np.int64)
+    if rows.size == 0:
+        return []
+    cols = cell.col4row[rows]
+    fb_ptr, fb_col = _forbidden_csr(cell.forbidden, c.shape[0])
+    bounds = np.empty(rows.size)
+    murty.child_bounds(c, cell.u, cell.v, rows, cols, cell.row_ok,
+                       _col_ok(cell.row_ok, cell.col4row), fb_ptr, fb_col, bounds)
+    return [(cell.cost + float(bounds[t]), _Child(cell, rows, cols, t))
+            for t in range(rows.size) if bounds[t] < INF]
+
+
+def _solve_child(c: np.ndarray, child: _Child) -> _Cell | None:
+    """Solve a child cell from its parent's duals and assignment: free one row, forbid its
+    pair, augment once. None when the cell holds no assignment."""
+    parent, t = child.parent, child.t
+    row_ok = parent.row_ok.copy()
+    row_ok[child.rows[:t]] = False
+    i, j = int(child.rows[t]), int(child.cols[t])
+    forbidden = (*parent.forbidden, (i, j))
+    col4row, row4col = parent.col4row.copy(), parent.row4col.copy()
+    u, v = parent.u.copy(), parent.v.copy()
+    col4row[i] = -1
+    row4col[j] = -1
+    fb_ptr, fb_col = _forbidden_csr(forbidden, c.shape[0])
+    length = murty.augment_one(c, u, v, col4row, row4col, i, _col_ok(row_ok, parent.col4row),
+                               fb_ptr, fb_col)
+    if length == INF:
+        return None
+    return _Cell(row_ok, forbidden, col4row, row4col, u, v, _assigned_cost(c, col4row))
+
+
+def _certified_or_resolved(c: np.ndarray, cell: _Cell) -> _Cell:
+    """The cell itself when weak duality certifies its assignment within round-off, else
+    the cell re-solved cold by `solve_lap` (certified there)."""
+    fb_ptr, fb_col = _forbidden_csr(cell.forbidden, c.shape[0])
+    col_ok = _col_ok(cell.row_ok, cell.col4row)
+    primal, bound, reduced, size = murty.cell_gap(c, cell.u, cell.col4row, cell.row_ok,
+                                                  col_ok, fb_ptr, fb_col)
+    free = int(cell.row_ok.sum())
+    scale = float(np.abs(c[np.isfinite(c)]).max(initial=0.0))
+    if certify.certified(primal, bound, scale, free, float(np.abs(cell.u).max(initial=0.0)),
+                         strict=True, reduced=reduced, reduced_size=size):
+        cell.certified = True
+        return cell
+    return _resolved_cold(c, cell, col_ok)
+
+
+def _resolved_cold(c: np.ndarray, cell: _Cell, col_ok: np.ndarray) -> _Cell:
+    """The cell's optimum from a cold sparse `solve_lap` over its free rows and columns
+    (forbidden and infinite pairs left out of the pattern)."""
+    rows = np.flatnonzero(cell.row_ok)
+    cols = np.flatnonzero(col_ok)
+    sub = c[np.ix_(rows, cols)].copy()
+    where = {int(r): a for a, r in enumerate(rows)}
+    where_col = {int(j): b for b, j in enumerate(cols)}
+    for i, j in cell.forbidden:
+        if i in where and j in where_col:
+            sub[where[i], where_col[j]] = INF
+    r, q = np.nonzero(np.isfinite(sub))
+    solution = solve_lap(sp.csr_matrix((sub[r, q], (r, q)), shape=sub.shape))
+    col4row = cell.col4row.copy()
+    col4row[rows[solution.row_ind]] = cols[solution.col_ind]
+    row4col = np.empty_like(cell.row4col)
+    row4col[col4row] = np.arange(col4row.size)
+    u = cell.u.copy()
+    u[rows[solution.row_ind]] = solution.row_duals
+    v = cell.v.copy()
+    v[cols] = (sub - u[rows][:, None]).min(axis=0)  # Min-Trick: feasible on the cell's pairs
+    return _Cell(cell.row_ok, cell.forbidden, col4row, row4col, u, v,
+                 _assigned_cost(c, col4row), certified=True)
+
+
+def _reported(
+    cell: _Cell, c: np.ndarray, n_real: int, transposed: bool, sign: float
+) -> RankedAssignment:
+    """A cell's assignment in the caller's terms: real rows only, the caller's orientation
+    and sign, rows in order."""
+    rows = np.arange(n_real)
+    cols = cell.col4row[:n_real].copy()
+    total = sign * float(c[rows, cols].sum())
+    if transposed:
+        order = np.argsort(cols)
+        rows, cols = cols[order], rows[order]
+    return RankedAssignment(rows, cols, 0.0 + total)
