@@ -134,9 +134,10 @@ def child_bounds(c, u, v, rows, cols, row_ok, col_ok, fb_ptr, fb_col, out):
 
 @njit(cache=True)
 def cell_gap(c, u, col4row, row_ok, col_ok, fb_ptr, fb_col):
-    """(primal cost, dual bound, summed reduced cost, its terms' size) of an assignment in
-    its cell: forced pairs count at their cost, the free part is bounded by weak duality with
-    Min-Trick column duals over the cell's allowed pairs (feasible by construction)."""
+    """primal cost minus the cell's weak-duality bound, as the sum of the free pairs'
+    reduced costs under Min-Trick column duals over the cell's allowed pairs (feasible by
+    construction; forced pairs count the same on both sides); inf when the assignment
+    breaks the cell. A sum of small terms, not the difference of two large totals."""
     n, m = c.shape
     v = np.full(m, INF)
     for i in range(n):
@@ -148,23 +149,14 @@ def cell_gap(c, u, col4row, row_ok, col_ok, fb_ptr, fb_col):
                 r = c[i, j] - ui
                 if r < v[j]:
                     v[j] = r
-    primal = 0.0
-    bound = 0.0
-    reduced = 0.0
-    size = 0.0
+    gap = 0.0
     for i in range(n):
         j = col4row[i]
         if j < 0:
-            return INF, -INF, INF, 0.0
-        cij = c[i, j]
-        primal += cij
+            return INF
         if not row_ok[i]:
-            bound += cij
             continue
         if not col_ok[j] or _forbidden(fb_ptr, fb_col, i, j) or v[j] == INF:
-            return INF, -INF, INF, 0.0
-        bound += u[i] + v[j]
-        d = cij - u[i]
-        reduced += d - v[j]
-        size += abs(d) + abs(v[j])
-    return primal, bound, reduced, size
+            return INF
+        gap += (c[i, j] - u[i]) - v[j]
+    return gap

@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 
 from coplug.plugins.errors import InputError
 from coplug.plugins.lap import certify, murty, sparse
-from coplug.plugins.lap.solver import dense_costs, solve_lap
+from coplug.plugins.lap.solver import common_offset, dense_costs, solve_lap
 from coplug.plugins.limits import checked_time_limit
 
 INF = np.inf
@@ -114,11 +114,16 @@ def ranked_assignments(
     if not isinstance(maximize, (bool, np.bool_)):
         raise InputError(f"maximize must be True or False, got {maximize!r}")
     c, n_real, transposed = _working_matrix(cost, bool(maximize))
-    root = _root(c, n_real)
+    offset = common_offset(c)
+    if offset:
+        c = c - offset  # exact for such entries; every assignment holds n_real of them
+    c = _padded(c)
+    root = _root(c)
     deadline = None if time_limit is None else start + time_limit
     found, status, info = _enumerate(c, n_real, root, k, deadline, progress)
     sign = -1.0 if maximize else 1.0
-    solutions = [_reported(cell, c, n_real, transposed, sign) for cell in found]
+    solutions = [_reported(cell, c, n_real, transposed, sign * n_real * offset, sign)
+                 for cell in found]
     info["time"] = time.perf_counter() - start
     return RankedAssignments(solutions, status, info)
 
@@ -131,9 +136,8 @@ def _checked_k(k: Any) -> int:
 
 
 def _working_matrix(cost: Any, maximize: bool) -> tuple[np.ndarray, int, bool]:
-    """The min-cost N x N float64 matrix Murty works on (forbidden pairs inf, the short side
-    first, padded with zero-cost rows), how many of its rows are real, and whether the
-    caller's matrix was transposed."""
+    """The min-cost float64 matrix Murty works on (forbidden pairs inf, the short side
+    first), its number of rows, and whether the caller's matrix was transposed."""
     if sp.issparse(cost):
         csr = sparse.as_csr(cost)
         n, m = csr.shape
@@ -157,13 +161,18 @@ def _working_matrix(cost: Any, maximize: bool) -> tuple[np.ndarray, int, bool]:
     transposed = n > m
     if transposed:
         c = c.T
-        n, m = m, n
-    if n < m:
-        c = np.vstack([c, np.zeros((m - n, m))])
+        n = m
     return np.ascontiguousarray(c), n, transposed
 
 
-def _root(c: np.ndarray, n_real: int) -> _Cell:
+def _padded(c: np.ndarray) -> np.ndarray:
+    """The matrix made square with zero-cost rows (any assignment of the real rows extends
+    to the square at the same cost)."""
+    n, m = c.shape
+    return np.vstack([c, np.zeros((m - n, m))]) if n < m else c
+
+
+def _root(c: np.ndarray) -> _Cell:
     """The whole space's cell, solved by `solve_lap` (certified), with Min-Trick column duals
     so the duals are feasible on every allowed pair."""
     finite = np.isfinite(c)
@@ -288,15 +297,14 @@ def _solve_child(c: np.ndarray, child: _Child) -> _Cell | None:
 
 def _certified_or_resolved(c: np.ndarray, cell: _Cell) -> _Cell:
     """The cell itself when weak duality certifies its assignment within round-off, else
-    the cell re-solved cold by `solve_lap` (certified there)."""
+    the cell re-solved cold by `solve_lap`."""
     fb_ptr, fb_col = _forbidden_csr(cell.forbidden, c.shape[0])
     col_ok = _col_ok(cell.row_ok, cell.col4row)
-    primal, bound, reduced, size = murty.cell_gap(c, cell.u, cell.col4row, cell.row_ok,
-                                                  col_ok, fb_ptr, fb_col)
+    gap = murty.cell_gap(c, cell.u, cell.col4row, cell.row_ok, col_ok, fb_ptr, fb_col)
     free = int(cell.row_ok.sum())
     scale = float(np.abs(c[np.isfinite(c)]).max(initial=0.0))
-    if certify.certified(primal, bound, scale, free, float(np.abs(cell.u).max(initial=0.0)),
-                         strict=True, reduced=reduced, reduced_size=size):
+    if certify.certified(gap, 0.0, scale, free, float(np.abs(cell.u).max(initial=0.0)),
+                         strict=True):
         cell.certified = True
         return cell
     return _resolved_cold(c, cell, col_ok)
@@ -328,13 +336,13 @@ def _resolved_cold(c: np.ndarray, cell: _Cell, col_ok: np.ndarray) -> _Cell:
 
 
 def _reported(
-    cell: _Cell, c: np.ndarray, n_real: int, transposed: bool, sign: float
+    cell: _Cell, c: np.ndarray, n_real: int, transposed: bool, shift: float, sign: float
 ) -> RankedAssignment:
     """A cell's assignment in the caller's terms: real rows only, the caller's orientation
-    and sign, rows in order."""
+    and sign (plus the `shift` taken out of its costs), rows in order."""
     rows = np.arange(n_real)
     cols = cell.col4row[:n_real].copy()
-    total = sign * float(c[rows, cols].sum())
+    total = sign * float(c[rows, cols].sum()) + shift
     if transposed:
         order = np.argsort(cols)
         rows, cols = cols[order], rows[order]

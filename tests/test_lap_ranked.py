@@ -1,0 +1,182 @@
+"""ranked_assignments (Murty): the k best costs equal brute force and SCIP's k_best on random,
+tied, negative, rectangular, sparse and maximized matrices; solutions are distinct and
+feasible; a failed certificate re-solves cold and stays exact; limits return a prefix."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from coplug.formulations.assignment import assignment_model, generate
+from coplug.plugins import k_best
+from coplug.plugins.errors import InputError
+from coplug.plugins.lap import RankedAssignments, ranked, ranked_assignments
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _matrices(max_side: int = 5):
+    """Small matrices: narrow integer ranges (many ties, negatives) and wide floats."""
+    shapes = st.tuples(st.integers(1, max_side), st.integers(1, max_side))
+    ints = shapes.flatmap(lambda s: arrays(np.int64, s, elements=st.integers(-3, 3)))
+    floats = shapes.flatmap(
+        lambda s: arrays(np.float64, s, elements=st.floats(-1e3, 1e3, allow_nan=False)))
+    return st.one_of(ints.map(lambda a: a.astype(np.float64)), floats)
+
+
+def _all_assignments(c: np.ndarray) -> list[tuple[float, tuple[tuple[int, int], ...]]]:
+    """Every assignment of the short side of `c` (inf entries forbidden), with its cost."""
+    n, m = c.shape
+    out = []
+    if n <= m:
+        for cols in itertools.permutations(range(m), n):
+            pairs = tuple(zip(range(n), cols, strict=True))
+            out.append((sum(c[i, j] for i, j in pairs), pairs))
+    else:
+        for rows in itertools.permutations(range(n), m):
+            pairs = tuple(sorted(zip(rows, range(m), strict=True)))
+            out.append((sum(c[i, j] for i, j in pairs), pairs))
+    return [(cost, pairs) for cost, pairs in out if np.isfinite(cost)]
+
+
+def _check(c: np.ndarray, result: RankedAssignments, k: int, maximize: bool,
+           fallbacks: bool = False) -> None:
+    """Costs equal brute force's k best; each solution distinct, feasible and priced right;
+    every cell certified as solved warm (no cold re-solve) unless `fallbacks`."""
+    assert fallbacks or result.info["fallbacks"] == 0
+    every = _all_assignments(c)
+    expected = sorted((cost for cost, _ in every), reverse=maximize)[:k]
+    assert len(result.solutions) == len(expected)
+    np.testing.assert_allclose(result.costs, expected, rtol=1e-9, atol=1e-9)
+    assert result.status == ("k_found" if len(every) >= k else "exhausted")
+    assert result.complete
+    valid = {pairs for _, pairs in every}
+    seen = set()
+    for s in result.solutions:
+        pairs = tuple(zip(s.row_ind.tolist(), s.col_ind.tolist(), strict=True))
+        assert pairs in valid and pairs not in seen
+        seen.add(pairs)
+        assert np.isclose(s.cost, sum(c[i, j] for i, j in pairs), rtol=1e-12, atol=1e-9)
+
+
+@SETTINGS
+@given(_matrices(), st.integers(1, 130), st.booleans())
+def test_k_best_costs_equal_brute_force(c: np.ndarray, k: int, maximize: bool) -> None:
+    _check(c, ranked_assignments(c, k, maximize=maximize), k, maximize)
+
+
+@SETTINGS
+@given(_matrices(), st.data())
+def test_sparse_patterns_equal_brute_force(c: np.ndarray, data: st.DataObject) -> None:
+    mask = data.draw(arrays(np.bool_, c.shape))
+    rows, cols = np.nonzero(mask)
+    csr = sp.csr_matrix((c[rows, cols], (rows, cols)), shape=c.shape)
+    forbidden = np.where(mask, c, np.inf)
+    if not _all_assignments(forbidden):
+        with pytest.raises(InputError, match="infeasible"):
+            ranked_assignments(csr, 5)
+        return
+    _check(forbidden, ranked_assignments(csr, 40), 40, False)
+
+
+def test_every_assignment_is_enumerated_once_when_k_exceeds_them() -> None:
+    c = generate("uniform", 5, seed=3)
+    result = ranked_assignments(c, 1000)
+    assert result.status == "exhausted" and len(result.solutions) == 120
+    assert len({tuple(s.col_ind) for s in result.solutions}) == 120
+
+
+@pytest.mark.parametrize("generator", ["uniform", "geometric", "low_rank", "transport"])
+def test_costs_equal_scip_k_best_on_the_pyomo_model(generator: str) -> None:
+    c = np.round(generate(generator, 7, seed=11) * 4)  # rounded: ties across the ranking
+    expected = [s.objective for s in k_best(assignment_model(c), k=25).solutions]
+    np.testing.assert_allclose(ranked_assignments(c, 25).costs, expected, atol=1e-9)
+
+
+def test_a_failed_certificate_resolves_the_cell_cold_and_stays_exact(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    c = np.round(generate("uniform", 6, seed=5) * 5)
+    calls = []
+    real = ranked.murty.cell_gap
+
+    def failing(*args):
+        calls.append(1)
+        return real(*args) + (1.0 if len(calls) % 2 else 0.0)
+
+    monkeypatch.setattr(ranked.murty, "cell_gap", failing)
+    result = ranked_assignments(c, 60)
+    assert result.info["fallbacks"] > 10
+    _check(c, result, 60, False, fallbacks=True)
+
+
+def test_rectangular_results_are_in_the_callers_orientation() -> None:
+    c = generate("uniform", 3, m=6, seed=2).T  # 6 x 3: every column gets a row
+    for s in ranked_assignments(c, 20).solutions:
+        assert np.all(np.diff(s.row_ind) > 0) and sorted(s.col_ind.tolist()) == [0, 1, 2]
+        assert np.isclose(c[s.row_ind, s.col_ind].sum(), s.cost)
+
+
+def test_time_limit_returns_a_prefix_of_the_ranking(monkeypatch: pytest.MonkeyPatch) -> None:
+    c = generate("uniform", 30, seed=1)
+    full = ranked_assignments(c, 40)
+    clock = iter(np.arange(0.0, 1e6, 0.01))
+    monkeypatch.setattr(ranked.time, "perf_counter", lambda: float(next(clock)))
+    limited = ranked_assignments(c, 40, time_limit=0.5)
+    assert limited.status == "time_limit" and not limited.complete
+    assert 0 < len(limited.solutions) < 40
+    np.testing.assert_allclose(limited.costs, full.costs[: len(limited.solutions)])
+
+
+def test_ctrl_c_returns_the_solutions_found_so_far(monkeypatch: pytest.MonkeyPatch) -> None:
+    c = generate("geometric", 20, seed=4)
+    full = ranked_assignments(c, 30)
+    real = ranked._solve_child
+    calls = []
+
+    def interrupted(*args):
+        calls.append(1)
+        if len(calls) == full.info["solved_cells"] // 2:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(ranked, "_solve_child", interrupted)
+    result = ranked_assignments(c, 30)
+    assert result.status == "interrupted" and 0 < len(result.solutions) < 30
+    np.testing.assert_allclose(result.costs, full.costs[: len(result.solutions)])
+
+
+@pytest.mark.parametrize(
+    ("cost", "kwargs", "message"),
+    [
+        (np.ones((3, 3)), {"k": 0}, "k must be a positive integer"),
+        (np.ones((3, 3)), {"k": 2.5}, "k must be a positive integer"),
+        (np.ones((3, 3)), {"k": True}, "k must be a positive integer"),
+        (np.ones((3, 3)), {"maximize": "yes"}, "maximize must be True or False"),
+        (np.ones((3, 3)), {"time_limit": -1}, "time_limit must be positive"),
+        (np.array([[1.0, np.nan], [0.0, 1.0]]), {}, r"cost\[0, 1\] is nan"),
+        (np.array([[1.0, np.inf], [0.0, 1.0]]), {}, "scipy.sparse matrix to forbid pairs"),
+        (np.ones((0, 3)), {}, "empty"),
+        (np.ones(3), {}, "must be 2-D"),
+        (sp.csr_matrix((2, 2)), {}, "infeasible"),
+    ],
+)
+def test_bad_input_is_named(cost, kwargs: dict, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        ranked_assignments(cost, **kwargs)
+
+
+def test_costs_sharing_a_huge_offset_keep_their_ranking() -> None:
+    for seed in range(5):
+        small = np.random.default_rng(seed).integers(0, 1000, size=(6, 6)).astype(np.float64)
+        result = ranked_assignments(small + 2.0**50, 60)
+        expected = ranked_assignments(small, 60)
+        assert result.info["fallbacks"] == 0
+        np.testing.assert_array_equal(np.array(result.costs) - 6 * 2.0**50, expected.costs)
+        _check(small, expected, 60, False)
