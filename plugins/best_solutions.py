@@ -29,6 +29,7 @@ from coplug.plugins.duals import LinearProgram, min_form
 from coplug.plugins.errors import InputError, UnsupportedModelError
 from coplug.plugins.lazy import LazyConstraints
 from coplug.plugins.lazy_rounds import BOX
+from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.linear_terms import LinearTerms, linear_terms, value_step
 from coplug.plugins.modeldata import SOLVER_INFINITY
 from coplug.plugins.results import Result, Status
@@ -58,9 +59,23 @@ def k_best(model: pyo.Block, k: int = 10, solver: str = "scip",
     """The `k` best distinct assignments of `model`'s binary variables, each with its best
     continuous part, best first (fewer when the model has fewer; any `k` for a model
     without objective, or with a constant one); the first is loaded into the variables.
-    `params` are the solver's native options, as for `solve`."""
+    `params` are the solver's native options, as for `solve`. `solver="lap"` ranks an
+    assignment-structured model (as `solve(..., solver="lap")` reads it) by Murty's method
+    (`coplug.plugins.lap.ranked_assignments`); its result is `optimal` once complete."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a whole number >= 1, got {k!r}")
+    if isinstance(solver, str) and solver.lower() == "lap":
+        solutions, proven, result = _ranked_by_lap(model, k, time_limit, params)
+    else:
+        solutions, proven, result = _searched(model, k, solver, time_limit, params)
+    if solutions:
+        solutions[0].load()
+    return KBest(solutions, proven, result)
+
+
+def _searched(model: pyo.Block, k: int, solver: str, time_limit: float | None,
+              params: dict[str, Any]) -> tuple[list[PoolSolution], bool, Result]:
+    """One SCIP search (HiGHS: rounds) with no-good rows and the k-th best as cutoff."""
     search = _Search(model, k)
     with warnings.catch_warnings():
         # HiGHS's rounds warn that a round stopped at a point violating lazy rows reports
@@ -73,9 +88,17 @@ def k_best(model: pyo.Block, k: int = 10, solver: str = "scip",
     solutions = search.ranked()
     proven = result.status is Status.INFEASIBLE or (
         search.flat and len(solutions) == k and result.has_solution)
-    if solutions:
-        solutions[0].load()
-    return KBest(solutions, proven, result)
+    return solutions, proven, result
+
+
+def _ranked_by_lap(model: pyo.Block, k: int, time_limit: float | None,
+                   params: dict[str, Any]) -> tuple[list[PoolSolution], bool, Result]:
+    """An assignment-structured model ranked by Murty's method (`coplug.plugins.lap`)."""
+    if params:
+        raise InputError(f"k_best with solver='lap' takes no solver options, got {sorted(params)}")
+    from coplug.plugins.lap.ranked_model import rank_assignment_model  # numba kernels: on use
+
+    return rank_assignment_model(model, k, checked_time_limit(time_limit))
 
 
 class _Search:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pyomo.environ as pyo
 import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
@@ -14,8 +15,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from coplug.formulations.assignment import assignment_model, generate
-from coplug.plugins import k_best
-from coplug.plugins.errors import InputError
+from coplug.plugins import infeasibilities, k_best
+from coplug.plugins.errors import InputError, UnsupportedModelError
 from coplug.plugins.lap import RankedAssignments, ranked, ranked_assignments
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -180,3 +181,74 @@ def test_costs_sharing_a_huge_offset_keep_their_ranking() -> None:
         assert result.info["fallbacks"] == 0
         np.testing.assert_array_equal(np.array(result.costs) - 6 * 2.0**50, expected.costs)
         _check(small, expected, 60, False)
+
+
+def _assignment(cost: np.ndarray, col_sense: str = "==", maximize: bool = False,
+                allowed: np.ndarray | None = None) -> pyo.ConcreteModel:
+    """x[i, j] over the allowed pairs, each row == 1, each column `col_sense` 1."""
+    n, m = cost.shape
+    allowed = np.ones(cost.shape, bool) if allowed is None else allowed
+    model = pyo.ConcreteModel()
+    model.P = pyo.Set(initialize=[(i, j) for i in range(n) for j in range(m) if allowed[i, j]])
+    model.x = pyo.Var(model.P, domain=pyo.Binary)
+    model.row = pyo.Constraint(range(n), rule=lambda b, i: sum(
+        b.x[i, j] for j in range(m) if allowed[i, j]) == 1)
+    col = {"==": lambda e: e == 1, "<=": lambda e: e <= 1}[col_sense]
+    model.col = pyo.Constraint(range(m), rule=lambda b, j: col(sum(
+        b.x[i, j] for i in range(n) if allowed[i, j])))
+    model.obj = pyo.Objective(expr=sum(cost[p] * model.x[p] for p in model.P),
+                              sense=pyo.maximize if maximize else pyo.minimize)
+    return model
+
+
+@pytest.mark.parametrize(
+    ("shape", "col_sense", "maximize", "density", "fix"),
+    [((6, 6), "==", False, 1.0, False), ((4, 6), "<=", True, 1.0, False),
+     ((6, 6), "==", False, 0.6, False), ((6, 6), "==", True, 1.0, True)],
+)
+def test_k_best_with_lap_equals_scip_on_pyomo_models(
+    shape: tuple[int, int], col_sense: str, maximize: bool, density: float, fix: bool,
+) -> None:
+    rng = np.random.default_rng(sum(shape))
+    cost = rng.integers(0, 6, size=shape).astype(float)
+    allowed = rng.random(shape) < density
+    allowed[np.arange(shape[0]), np.arange(shape[0])] = True  # feasible
+    model = _assignment(cost, col_sense, maximize, allowed)
+    if fix:
+        model.x[0, 0].fix(1)
+    by_scip = [s.objective for s in k_best(model, k=40).solutions]
+    ranked_ = k_best(model, k=40, solver="lap")
+    assert ranked_.proven and ranked_.result.status.value == "optimal"
+    np.testing.assert_allclose([s.objective for s in ranked_.solutions], by_scip)
+    seen = set()
+    for solution in ranked_.solutions:
+        solution.load()
+        assert infeasibilities(model) == {}
+        assert np.isclose(pyo.value(model.obj), solution.objective)
+        seen.add(tuple(round(model.x[p].value) for p in model.P))
+    assert len(seen) == len(ranked_.solutions)
+    ranked_.solutions[0].load()
+
+
+def test_k_best_with_lap_names_what_it_cannot_rank() -> None:
+    cost = np.arange(9.0).reshape(3, 3)
+    matching = _assignment(cost, "<=")
+    matching.row.deactivate()
+    matching.row_le = pyo.Constraint(range(3), rule=lambda b, i: sum(
+        b.x[i, j] for j in range(3)) <= 1)
+    with pytest.raises(UnsupportedModelError, match="matching"):
+        k_best(matching, k=3, solver="lap")
+    parallel = _assignment(cost)
+    parallel.y = pyo.Var(domain=pyo.Binary)
+    parallel.row[0].set_value(sum(parallel.x[0, j] for j in range(3)) + parallel.y == 1)
+    parallel.col[0].set_value(sum(parallel.x[i, 0] for i in range(3)) + parallel.y == 1)
+    with pytest.raises(UnsupportedModelError, match="share a pair"):
+        k_best(parallel, k=3, solver="lap")
+    with pytest.raises(InputError, match="no solver options"):
+        k_best(_assignment(cost), k=3, solver="lap", presolve=False)
+    infeasible = _assignment(cost)
+    for j in range(3):
+        infeasible.x[0, j].fix(0)
+    outcome = k_best(infeasible, k=3, solver="lap")
+    assert outcome.solutions == [] and outcome.proven
+    assert outcome.result.status.value == "infeasible"

@@ -50,6 +50,9 @@ class AssignmentStructure:
     dummy_rows: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     dummy_cols: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     fill_zero: bool = False  # every pair the model lacks is such a dummy: dense costs
+    # Variables left at 0 because another variable of the same (row, column) pair costs
+    # less (`_one_per_pair`): one optimum ignores them, a ranking of solutions cannot.
+    parallel: int = 0
     # Each row/column constraint, its sense, and its row (is_row) or column index.
     units: list[tuple[Any, str, bool, int]] = field(default_factory=list)
     # The linear terms read off each row/column constraint, by id, for `dual_request`.
@@ -438,6 +441,7 @@ def _orient(
         n_rows=n_rows, n_cols=n_cols, rows=rows[keep], cols=cols[keep],
         costs=costs[winner[keep]], variables=variables, zero_vars=zero_vars,
         maximize=maximize, offset=objective.constant, infeasible=infeasible,
+        parallel=int(losers.size),
         units=[(unit.con, unit.sense, bool(row_of[k] >= 0), int(max(row_of[k], col_of[k])))
                for k, unit in enumerate(cons)],
     )

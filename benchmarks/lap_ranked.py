@@ -1,0 +1,247 @@
+"""The k best assignments: `ranked_assignments` (Murty, warm-started cells) against the
+textbook Murty on scipy and against SCIP's `k_best` on the Pyomo assignment model.
+
+    python benchmarks/lap_ranked.py                        # about 10 min on 2 cores
+    python benchmarks/lap_ranked.py --sizes 20,50 --k 50 --generators geometric
+
+For each generator and size one seeded N x N matrix; every method ranks its k best
+assignments (best wall time of up to 3 runs while a run takes under 1 s). "scipy" is
+Murty's method as published: every child cell solved from scratch by
+`scipy.optimize.linear_sum_assignment` (forbidden pairs inf, forced rows and columns
+removed). "scip" is `coplug.plugins.k_best(assignment_model(c), k)`: one SCIP search with
+no-good rows, run at sizes up to --scip-max-n. Costs must agree in every cell (relative
+1e-9). A method is skipped at a size when its time at the previous size, scaled by N^4
+(scipy) or N^3, predicts more than --max-seconds. The last line is the summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+from tqdm import tqdm
+
+from coplug.formulations.assignment import GENERATORS, assignment_model, generate
+from coplug.plugins import k_best
+from coplug.plugins.argtypes import choice_list, int_list, positive_float
+from coplug.plugins.lap import ranked_assignments
+
+METHODS = ("warm", "scipy", "scip")
+SCALING = {"warm": 3, "scipy": 4, "scip": 3}
+REL_TOL = 1e-9
+REPEATS = 3
+REPEAT_BELOW = 1.0
+
+
+@dataclass
+class Row:
+    """One generator and size: seconds per method (None: skipped), costs, warm's work."""
+
+    generator: str
+    n: int
+    seconds: dict[str, float | None] = field(default_factory=dict)
+    costs: dict[str, list[float]] = field(default_factory=dict)
+    cells: int = 0
+    fallbacks: int = 0
+
+
+def scipy_murty(c: np.ndarray, k: int) -> list[float]:
+    """Murty's method with every child cell solved from scratch by scipy (the reference)."""
+    n = c.shape[0]
+    first = _scipy_cell(c, {}, ())
+    queue = [(first[0], 0, {}, (), first[1])]
+    tie = 1
+    costs: list[float] = []
+    while queue and len(costs) < k:
+        cost, _, forced, forbidden, col4row = heapq.heappop(queue)
+        costs.append(cost)
+        fixed = dict(forced)
+        for i in (i for i in range(n) if i not in forced):
+            banned = (*forbidden, (i, int(col4row[i])))
+            child = _scipy_cell(c, fixed, banned)
+            if child is not None:
+                heapq.heappush(queue, (child[0], tie, dict(fixed), banned, child[1]))
+                tie += 1
+            fixed[i] = int(col4row[i])
+    return costs
+
+
+def _scipy_cell(c: np.ndarray, forced: dict[int, int],
+                forbidden: tuple[tuple[int, int], ...]) -> tuple[float, np.ndarray] | None:
+    """The cell's optimum (cost, column of each row) by scipy, or None when it is empty."""
+    n = c.shape[0]
+    rows = np.array([i for i in range(n) if i not in forced], dtype=np.int64)
+    taken = set(forced.values())
+    cols = np.array([j for j in range(n) if j not in taken], dtype=np.int64)
+    sub = c[np.ix_(rows, cols)].copy()
+    row_at = {int(i): a for a, i in enumerate(rows)}
+    col_at = {int(j): b for b, j in enumerate(cols)}
+    for i, j in forbidden:
+        if i in row_at and j in col_at:
+            sub[row_at[i], col_at[j]] = np.inf
+    try:
+        r, q = linear_sum_assignment(sub)
+    except ValueError:  # scipy: "cost matrix is infeasible"
+        return None
+    col4row = np.empty(n, dtype=np.int64)
+    for i, j in forced.items():
+        col4row[i] = j
+    col4row[rows[r]] = cols[q]
+    return float(c[np.arange(n), col4row].sum()), col4row
+
+
+def run_row(generator: str, n: int, k: int, seed: int, methods: Sequence[str],
+            max_seconds: float, scip_max_n: int, previous: Row | None) -> Row:
+    """Rank the k best assignments of one matrix with every method not predicted too slow."""
+    c = generate(generator, n, seed=seed)
+    row = Row(generator, n)
+    for name in methods:
+        if (name == "scip" and n > scip_max_n) or _predicted(previous, name, n) > max_seconds:
+            row.seconds[name] = None
+            continue
+        if name == "warm":
+            result, row.seconds[name] = _timed(lambda: ranked_assignments(c, k))
+            row.costs[name] = result.costs
+            row.cells, row.fallbacks = result.info["solved_cells"], result.info["fallbacks"]
+        elif name == "scipy":
+            row.costs[name], row.seconds[name] = _timed(lambda: scipy_murty(c, k))
+        else:
+            found, row.seconds[name] = _timed(
+                lambda: k_best(assignment_model(c), k=k, time_limit=max_seconds))
+            row.costs[name] = [s.objective for s in found.solutions] if found.proven else []
+    return row
+
+
+def _timed(run: Callable[[], Any]) -> tuple[Any, float]:
+    """run()'s value and its best wall time over up to REPEATS runs (repeated only while a
+    run takes under REPEAT_BELOW seconds: these machines are noisy at millisecond scale)."""
+    value, best = None, math.inf
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        value = run()
+        best = min(best, time.perf_counter() - start)
+        if best >= REPEAT_BELOW:
+            break
+    return value, best
+
+
+def _predicted(previous: Row | None, name: str, n: int) -> float:
+    """The previous size's time scaled by N^SCALING (inf after a skip)."""
+    if previous is None:
+        return 0.0
+    seconds = previous.seconds.get(name)
+    if seconds is None:
+        return math.inf
+    return seconds * (n / previous.n) ** SCALING[name]
+
+
+def agrees(row: Row) -> bool:
+    """Every method that ran found k costs equal to warm's."""
+    warm = row.costs.get("warm")
+    if warm is None:
+        return False
+    return all(len(other) == len(warm) and np.allclose(other, warm, rtol=REL_TOL, atol=1e-12)
+               for other in row.costs.values())
+
+
+def _fmt(value: float | None) -> str:
+    """3 significant digits, '-' when absent."""
+    return "-" if value is None else f"{value:.3g}"
+
+
+def _ratio(row: Row, name: str) -> float | None:
+    """name's seconds / warm's, None when either did not run."""
+    a, b = row.seconds.get(name), row.seconds.get("warm")
+    return None if a is None or not b else a / b
+
+
+def table(rows: Sequence[Row], methods: Sequence[str], k: int) -> list[str]:
+    """Markdown table: seconds per method, ratios against warm, warm's cells, agreement."""
+    others = [m for m in methods if m != "warm"]
+    head = ["generator", "N", *methods, *(f"{m}/warm" for m in others), "cells solved",
+            f"same {k} costs"]
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for row in rows:
+        cells = [row.generator, str(row.n), *(_fmt(row.seconds.get(m)) for m in methods),
+                 *(_fmt(_ratio(row, m)) for m in others), str(row.cells),
+                 "yes" if agrees(row) else "NO"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def summary(rows: Sequence[Row], methods: Sequence[str], wall: float) -> str:
+    """The SUMMARY line: geometric-mean ratio to warm per method, agreement, fallbacks."""
+    parts = []
+    for name in (m for m in methods if m != "warm"):
+        ratios = [r for row in rows if (r := _ratio(row, name))]
+        if ratios:
+            mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
+            parts.append(f"{name}/warm {mean:.1f}x geomean ({min(ratios):.1f}-{max(ratios):.1f}x, "
+                         f"{len(ratios)} cells)")
+    parts.append(f"same costs {sum(agrees(r) for r in rows)}/{len(rows)}")
+    parts.append(f"fallbacks {sum(r.fallbacks for r in rows)}")
+    return f"SUMMARY lap_ranked: {'; '.join(parts)}; {wall:.0f} s wall"
+
+
+def run_all(args: argparse.Namespace) -> tuple[list[Row], bool]:
+    """Every generator and size in order; (rows, interrupted)."""
+    rows: list[Row] = []
+    jobs = [(g, n) for g in args.generators for n in args.sizes]
+    try:
+        for generator, n in tqdm(jobs, desc="lap_ranked", file=sys.stderr):
+            previous = rows[-1] if rows and rows[-1].generator == generator else None
+            rows.append(run_row(generator, n, args.k, args.seed, args.methods,
+                                args.max_seconds, args.scip_max_n, previous))
+            tqdm.write(f"{generator} N={n}: " + ", ".join(
+                f"{m} {_fmt(s)} s" for m, s in rows[-1].seconds.items()), file=sys.stderr)
+    except KeyboardInterrupt:
+        print("\ninterrupted: the table covers the rows finished so far", file=sys.stderr)
+        return rows, True
+    return rows, False
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """Command line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int_list, default="10,25,50,100,200,400")
+    parser.add_argument("--k", type=int, default=100)
+    parser.add_argument("--generators", type=choice_list(sorted(GENERATORS)),
+                        default="uniform,geometric,low_rank,transport")
+    parser.add_argument("--methods", type=choice_list(METHODS), default=",".join(METHODS))
+    parser.add_argument("--max-seconds", type=positive_float, default=120.0,
+                        help="skip a method predicted to take longer (also SCIP's limit)")
+    parser.add_argument("--scip-max-n", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.k < 1:
+        parser.error(f"--k must be positive, got {args.k}")
+    if min(args.sizes) < 2:
+        parser.error(f"--sizes: an assignment needs N >= 2, got {min(args.sizes)}")
+    if "warm" not in args.methods:
+        parser.error("--methods must include warm (the others are compared with it)")
+    args.sizes = sorted(set(args.sizes))
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run every row, print the table and the SUMMARY line; 130 when interrupted."""
+    args = parse_args(argv)
+    start = time.perf_counter()
+    ranked_assignments(np.eye(3), 3)  # compile the kernels before the first timed row
+    rows, interrupted = run_all(args)
+    print(f"\nk = {args.k} best assignments, seed {args.seed}; wall seconds per method")
+    print("\n".join(table(rows, args.methods, args.k)))
+    print(summary(rows, args.methods, time.perf_counter() - start))
+    return 130 if interrupted else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

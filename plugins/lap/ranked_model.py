@@ -1,0 +1,101 @@
+"""`k_best(model, k, solver="lap")`: the k best solutions of an assignment-structured Pyomo
+model by Murty's ranking (`ranked_assignments`) instead of a SCIP search, as PoolSolutions
+keyed by the model's own variables."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyomo.environ as pyo
+
+from coplug.plugins.errors import InputError, UnsupportedModelError
+from coplug.plugins.lap.backend import AssignmentStructure, detect_assignment
+from coplug.plugins.lap.ranked import RankedAssignments, ranked_assignments
+from coplug.plugins.results import Result, Status
+from coplug.plugins.solution_pool import PoolSolution
+
+_STATUS = {"k_found": Status.OPTIMAL, "exhausted": Status.OPTIMAL,
+           "time_limit": Status.TIME_LIMIT, "interrupted": Status.INTERRUPTED}
+
+
+def rank_assignment_model(
+    model: pyo.Block, k: int, time_limit: float | None
+) -> tuple[list[PoolSolution], bool, Result]:
+    """The k best assignments of `model` as (solutions best first, proven, result); the
+    result's status is `optimal` once the ranking is complete (`time_limit` or `interrupted`
+    with the best ones found so far, `infeasible` for a model with no assignment)."""
+    start = time.perf_counter()
+    structure = detect_assignment(model)
+    if structure.infeasible:
+        return [], True, Result(status=Status.INFEASIBLE, solver="lap",
+                                time=time.perf_counter() - start,
+                                extra={"reason": structure.infeasible})
+    _check_rankable(structure)
+    variables = (*structure.variables, *structure.zero_vars)
+    if structure.n_rows == 0:  # fixed variables made every choice: one solution
+        solutions = [PoolSolution(_objective(structure, 0.0), variables,
+                                  np.zeros(len(variables)))]
+        return solutions, True, _result(structure, solutions, "exhausted", {}, start)
+    try:
+        ranking = ranked_assignments(structure.cost_matrix(), k, maximize=structure.maximize,
+                                     time_limit=time_limit)
+    except InputError as exc:
+        if "infeasible" not in str(exc):
+            raise
+        return [], True, Result(status=Status.INFEASIBLE, solver="lap",
+                                time=time.perf_counter() - start, extra={"reason": str(exc)})
+    solutions = _pool_solutions(structure, ranking, variables)
+    return solutions, ranking.complete, _result(structure, solutions, ranking.status,
+                                                ranking.info, start)
+
+
+def _check_rankable(structure: AssignmentStructure) -> None:
+    """Refuse what one optimum may ignore but a ranking cannot: matchings (padded with dummy
+    pairs, so one solution would come back once per padding) and parallel variables."""
+    if len(structure.dummy_rows) or structure.fill_zero:
+        raise UnsupportedModelError(
+            "k_best with solver='lap' ranks assignments; this model has '<= 1' rows and "
+            "columns (a matching), which the LAP path pads with dummy pairs that would "
+            "repeat solutions: use solver='scip'")
+    if structure.parallel:
+        raise UnsupportedModelError(
+            f"k_best with solver='lap' needs one variable per (row, column) pair; "
+            f"{structure.parallel} variable(s) share a pair with another: use solver='scip'")
+
+
+def _objective(structure: AssignmentStructure, cost: float) -> float:
+    """The model's objective at an assignment of this cost (0 without an objective)."""
+    return cost + structure.offset if structure.has_objective else 0.0
+
+
+def _pool_solutions(
+    structure: AssignmentStructure, ranking: RankedAssignments, variables: tuple
+) -> list[PoolSolution]:
+    """Each ranked assignment as x = 1 on its pairs' variables, 0 on every other."""
+    slot = {pair: p for p, pair in enumerate(zip(structure.rows.tolist(),
+                                                  structure.cols.tolist(), strict=True))}
+    solutions = []
+    for assignment in ranking.solutions:
+        values = np.zeros(len(variables))
+        pairs = zip(assignment.row_ind.tolist(), assignment.col_ind.tolist(), strict=True)
+        values[[slot[pair] for pair in pairs]] = 1.0
+        solutions.append(PoolSolution(_objective(structure, assignment.cost), variables,
+                                      values))
+    return solutions
+
+
+def _result(structure: AssignmentStructure, solutions: list[PoolSolution], status: str,
+            info: dict, start: float) -> Result:
+    """The ranking's Result: `optimal` once complete, else why it stopped; the best
+    solution's objective (the first one found is always the optimum)."""
+    best = solutions[0].objective if solutions and structure.has_objective else None
+    return Result(
+        status=_STATUS[status],
+        solver="lap",
+        objective=best,
+        bound=best,
+        time=time.perf_counter() - start,
+        has_solution=bool(solutions),
+        extra={"ranking": status, "rows": structure.n_rows, "cols": structure.n_cols, **info},
+    )
