@@ -63,6 +63,10 @@ BAD_ARGS = [
     ("pareto_front", ["--seeds", "x"], "expected integers"),
     ("solver_race", ["--families", "bogus"], "--families: unknown 'bogus'"),
     ("solver_race", ["--time-limit", "0"], "--time-limit must be positive"),
+    ("lap_ranked", ["--k", "0"], "--k must be positive"),
+    ("lap_ranked", ["--sizes", "1"], "an assignment needs N >= 2"),
+    ("lap_ranked", ["--methods", "scipy"], "--methods must include warm"),
+    ("lap_ranked", ["--generators", "bogus"], "--generators: unknown 'bogus'"),
 ]
 
 
@@ -270,3 +274,13 @@ def test_solver_race_checks_each_race_against_both_solvers(capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     assert code == 0
     assert lines[2].endswith("| yes |") and "same optimum 1/1" in lines[-1]
+
+
+def test_lap_ranked_runs_small_sizes_and_every_method_agrees(capsys):
+    code = bench("lap_ranked").main(["--sizes", "6,8", "--k", "30", "--generators",
+                                     "uniform,geometric", "--scip-max-n", "6"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0
+    assert lines[-1].startswith("SUMMARY lap_ranked: scipy/warm")
+    assert "same costs 4/4; fallbacks 0" in lines[-1]
+    assert "scip/warm" in lines[-1] and "2 cells" in lines[-1]
