@@ -162,3 +162,21 @@ def test_json_listing_and_lap_status(capsys) -> None:
     assert main(["lap", "--generator", "uniform", "--n", "30", "--json", "--check"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["status"] == "optimal" and report["matches_scipy"] is True
+
+
+def test_lap_k_ranks_the_best_assignments() -> None:
+    from scipy.optimize import linear_sum_assignment
+
+    from coplug.formulations.assignment import generate
+
+    out = _coplug("lap", "--generator", "low_rank", "--n", "12", "--seed", "3", "--k", "15",
+                  "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    c = generate("low_rank", 12, seed=3)
+    rows, cols = linear_sum_assignment(c)
+    assert data["status"] == "k_found" and data["found"] == 15
+    assert data["costs"] == sorted(data["costs"])
+    assert data["costs"][0] == pytest.approx(c[rows, cols].sum())
+    refused = _coplug("lap", "--generator", "uniform", "--n", "5", "--k", "3", "--warm")
+    assert refused.returncode == 2 and "--k ranks assignments" in refused.stderr

@@ -29,6 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--maximize", action="store_true")
     p.add_argument("--time-limit", type=float, default=None, help="seconds; stop without answer")
     p.add_argument("--check", action="store_true", help="compare with scipy's objective")
+    p.add_argument("--k", type=int, default=None,
+                   help="rank the K best assignments (Murty's method) instead of one")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_cmd_lap)
 
@@ -44,6 +46,8 @@ def _cmd_lap(args: argparse.Namespace) -> int:
         raise InputError("--n and --seed apply to --generator, not to a FILE")
     c = load_costs(args.file) if args.file else generate(
         args.generator, 1000 if args.n is None else args.n, seed=args.seed or 0)
+    if args.k is not None:
+        return _ranked(c, args)
     predictor, load_s = None, 0.0
     if args.warm:
         from coplug.learned.rowdualnet import load
@@ -65,6 +69,29 @@ def _cmd_lap(args: argparse.Namespace) -> int:
     else:
         for key, value in report.items():
             print(f"{key:14s} {value}")
+    return 0
+
+
+def _ranked(c: np.ndarray, args: argparse.Namespace) -> int:
+    """`--k`: the K best assignments' costs, best first, and how the ranking ended."""
+    from coplug.plugins.lap.ranked import ranked_assignments
+
+    if args.warm or args.check:
+        raise InputError("--k ranks assignments; --warm and --check apply to one solve")
+    ranking = ranked_assignments(c, args.k, maximize=args.maximize, time_limit=args.time_limit,
+                                 progress=not args.json)
+    report = {"status": ranking.status, "shape": list(c.shape), "k": args.k,
+              "found": len(ranking.solutions), "seconds": ranking.info["time"],
+              "solved_cells": ranking.info["solved_cells"],
+              "fallbacks": ranking.info["fallbacks"], "costs": ranking.costs}
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    for key, value in report.items():
+        if key != "costs":
+            print(f"{key:14s} {value}")
+    for rank, cost in enumerate(ranking.costs, start=1):
+        print(f"{rank:>6d} {cost!r}")
     return 0
 
 
