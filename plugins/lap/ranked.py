@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 from tqdm.auto import tqdm
 
-from coplug.plugins.errors import InputError
+from coplug.plugins.errors import InputError, TimeLimitError
 from coplug.plugins.lap import certify, murty, sparse
 from coplug.plugins.lap.solver import common_offset, dense_costs, solve_lap
 from coplug.plugins.limits import checked_time_limit
@@ -102,8 +102,9 @@ def ranked_assignments(
 ) -> RankedAssignments:
     """The `k` best assignments of `cost` (dense and finite, or scipy.sparse with the stored
     entries as the allowed pairs), best first; ties in any order. A rectangular matrix
-    assigns every row of its short side. Past `time_limit` seconds, or on Ctrl-C, it
-    returns the best ones found so far (status "time_limit" / "interrupted").
+    assigns every row of its short side. Past `time_limit` seconds (the first solve's
+    included), or on Ctrl-C, it returns the best ones found so far (status "time_limit" /
+    "interrupted").
 
     The work is about k * N shortest paths of O(N^2) each, on an N x N dense working copy
     (N the longer side); `progress` shows a bar of solutions found.
@@ -118,8 +119,11 @@ def ranked_assignments(
     if offset:
         c = c - offset  # exact for such entries; every assignment holds n_real of them
     c = _padded(c)
-    root = _root(c)
     deadline = None if time_limit is None else start + time_limit
+    root = _timed_root(c, deadline)
+    if isinstance(root, str):
+        return RankedAssignments([], root, {"solved_cells": 0, "queued_cells": 0,
+                                            "fallbacks": 0, "time": time.perf_counter() - start})
     found, status, info = _enumerate(c, n_real, root, k, deadline, progress)
     sign = -1.0 if maximize else 1.0
     solutions = [_reported(cell, c, n_real, transposed, sign * n_real * offset, sign)
@@ -157,7 +161,7 @@ def _working_matrix(cost: Any, maximize: bool) -> tuple[np.ndarray, int, bool]:
             raise InputError(f"cost[{i}, {j}] is {c[i, j]}; a dense cost matrix must be finite "
                              "(pass a scipy.sparse matrix to forbid pairs)")
     if maximize:
-        c = -c
+        c = np.negative(c, out=c, where=np.isfinite(c))  # forbidden pairs stay +inf
     transposed = n > m
     if transposed:
         c = c.T
@@ -172,15 +176,30 @@ def _padded(c: np.ndarray) -> np.ndarray:
     return np.vstack([c, np.zeros((m - n, m))]) if n < m else c
 
 
-def _root(c: np.ndarray) -> _Cell:
+def _timed_root(c: np.ndarray, deadline: float | None) -> _Cell | str:
+    """The root cell solved within the time left, else the status saying why not ("time_limit"
+    / "interrupted"): a large matrix's cold solve takes far longer than one ranking step."""
+    left = None if deadline is None else deadline - time.perf_counter()
+    if left is not None and left <= 0:
+        return "time_limit"
+    try:
+        return _root(c, left)
+    except TimeLimitError:
+        return "time_limit"
+    except KeyboardInterrupt:
+        return "interrupted"
+
+
+def _root(c: np.ndarray, time_limit: float | None = None) -> _Cell:
     """The whole space's cell, solved by `solve_lap` (certified), with Min-Trick column duals
     so the duals are feasible on every allowed pair."""
     finite = np.isfinite(c)
     if finite.all():
-        solution = solve_lap(c)
+        solution = solve_lap(c, time_limit=time_limit)
     else:
         rows, cols = np.nonzero(finite)
-        solution = solve_lap(sp.csr_matrix((c[rows, cols], (rows, cols)), shape=c.shape))
+        solution = solve_lap(sp.csr_matrix((c[rows, cols], (rows, cols)), shape=c.shape),
+                             time_limit=time_limit)
     m = c.shape[0]
     col4row = np.asarray(solution.col_ind, dtype=np.int64)
     row4col = np.empty(m, np.int64)
@@ -202,7 +221,8 @@ def _enumerate(
     c: np.ndarray, n_real: int, root: _Cell, k: int, deadline: float | None, progress: bool
 ) -> tuple[list[_Cell], str, dict[str, Any]]:
     """Pop cells best first: a child is solved when its bound comes first, a solved cell is
-    certified and taken, then its children are queued under their bounds."""
+    certified and taken, then its children are queued under their bounds. The root, solved
+    already, is taken even past the deadline."""
     counter = itertools.count()
     queue: list[tuple[float, int, _Cell | _Child]] = [(root.cost, next(counter), root)]
     found: list[_Cell] = []
@@ -211,7 +231,7 @@ def _enumerate(
     bar = tqdm(total=k, desc="ranked assignments", unit="sol", disable=not progress)
     try:
         while queue:
-            if deadline is not None and time.perf_counter() > deadline:
+            if found and deadline is not None and time.perf_counter() > deadline:
                 status = "time_limit"
                 break
             _, _, item = heapq.heappop(queue)

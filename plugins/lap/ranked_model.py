@@ -39,7 +39,7 @@ def rank_assignment_model(
         return solutions, True, _result(structure, solutions, "exhausted", {}, start)
     try:
         ranking = ranked_assignments(structure.cost_matrix(), k, maximize=structure.maximize,
-                                     time_limit=time_limit)
+                                     time_limit=_time_left(time_limit, start))
     except InputError as exc:
         if "infeasible" not in str(exc):
             raise
@@ -48,6 +48,14 @@ def rank_assignment_model(
     solutions = _pool_solutions(structure, ranking, variables)
     return solutions, ranking.complete, _result(structure, solutions, ranking.status,
                                                 ranking.info, start)
+
+
+def _time_left(time_limit: float | None, start: float) -> float | None:
+    """The limit less the time the model's detection took (as `solve(solver="lap")` counts
+    it), kept positive: a limit spent already stops the ranking at once."""
+    if time_limit is None:
+        return None
+    return max(time_limit - (time.perf_counter() - start), 1e-9)
 
 
 def _check_rankable(structure: AssignmentStructure) -> None:
