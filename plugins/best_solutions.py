@@ -15,6 +15,7 @@ same rows are added in rounds (k + 1 solves, as Pyomo's `enumerate_binary_soluti
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -62,8 +63,9 @@ def k_best(model: pyo.Block, k: int = 10, solver: str = "scip",
     `params` are the solver's native options, as for `solve`. `solver="lap"` ranks an
     assignment-structured model (as `solve(..., solver="lap")` reads it) by Murty's method
     (`coplug.plugins.lap.ranked_assignments`); its result is `optimal` once complete."""
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
         raise InputError(f"k must be a whole number >= 1, got {k!r}")
+    k = int(k)
     if isinstance(solver, str) and solver.lower() == "lap":
         solutions, proven, result = _ranked_by_lap(model, k, time_limit, params)
     else:

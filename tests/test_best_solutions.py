@@ -205,3 +205,8 @@ def test_a_highs_time_limit_is_not_a_proof_and_raises_no_misleading_warning():
     for solution in found.solutions:
         solution.load()
         assert infeasibilities(m) == {}
+
+
+def test_k_may_be_a_numpy_integer() -> None:
+    model = build_family("mknapsack", 8, seed=2)
+    assert len(k_best(model, k=np.int64(3)).solutions) == 3

@@ -124,7 +124,8 @@ def ranked_assignments(
     if isinstance(root, str):
         return RankedAssignments([], root, {"solved_cells": 0, "queued_cells": 0,
                                             "fallbacks": 0, "time": time.perf_counter() - start})
-    found, status, info = _enumerate(c, n_real, root, k, deadline, progress)
+    scale = float(np.abs(c[np.isfinite(c)]).max(initial=0.0))
+    found, status, info = _enumerate(c, n_real, root, k, deadline, progress, scale)
     sign = -1.0 if maximize else 1.0
     solutions = [_reported(cell, c, n_real, transposed, sign * n_real * offset, sign)
                  for cell in found]
@@ -218,11 +219,12 @@ def _assigned_cost(c: np.ndarray, col4row: np.ndarray) -> float:
 
 
 def _enumerate(
-    c: np.ndarray, n_real: int, root: _Cell, k: int, deadline: float | None, progress: bool
+    c: np.ndarray, n_real: int, root: _Cell, k: int, deadline: float | None, progress: bool,
+    scale: float,
 ) -> tuple[list[_Cell], str, dict[str, Any]]:
     """Pop cells best first: a child is solved when its bound comes first, a solved cell is
-    certified and taken, then its children are queued under their bounds. The root, solved
-    already, is taken even past the deadline."""
+    certified (round-off relative to the cost `scale`) and taken, then its children are
+    queued under their bounds. The root, solved already, is taken even past the deadline."""
     counter = itertools.count()
     queue: list[tuple[float, int, _Cell | _Child]] = [(root.cost, next(counter), root)]
     found: list[_Cell] = []
@@ -242,7 +244,7 @@ def _enumerate(
                     heapq.heappush(queue, (cell.cost, next(counter), cell))
                 continue
             if not item.certified:
-                checked = _certified_or_resolved(c, item)
+                checked = _certified_or_resolved(c, item, scale)
                 if checked is not item:
                     info["fallbacks"] += 1
                     heapq.heappush(queue, (checked.cost, next(counter), checked))
@@ -315,14 +317,13 @@ def _solve_child(c: np.ndarray, child: _Child) -> _Cell | None:
     return _Cell(row_ok, forbidden, col4row, row4col, u, v, _assigned_cost(c, col4row))
 
 
-def _certified_or_resolved(c: np.ndarray, cell: _Cell) -> _Cell:
+def _certified_or_resolved(c: np.ndarray, cell: _Cell, scale: float) -> _Cell:
     """The cell itself when weak duality certifies its assignment within round-off, else
     the cell re-solved cold by `solve_lap`."""
     fb_ptr, fb_col = _forbidden_csr(cell.forbidden, c.shape[0])
     col_ok = _col_ok(cell.row_ok, cell.col4row)
     gap = murty.cell_gap(c, cell.u, cell.col4row, cell.row_ok, col_ok, fb_ptr, fb_col)
     free = int(cell.row_ok.sum())
-    scale = float(np.abs(c[np.isfinite(c)]).max(initial=0.0))
     if certify.certified(gap, 0.0, scale, free, float(np.abs(cell.u).max(initial=0.0)),
                          strict=True):
         cell.certified = True
