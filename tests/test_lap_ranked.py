@@ -252,3 +252,29 @@ def test_k_best_with_lap_names_what_it_cannot_rank() -> None:
     outcome = k_best(infeasible, k=3, solver="lap")
     assert outcome.solutions == [] and outcome.proven
     assert outcome.result.status.value == "infeasible"
+
+
+def test_stopping_child_searches_at_the_queues_next_value_keeps_the_ranking(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    c = generate("uniform", 60, seed=9)
+    capped = ranked_assignments(c, 80)
+    monkeypatch.setattr(ranked, "_cap", lambda *args: np.inf)
+    uncapped = ranked_assignments(c, 80)
+    assert capped.info["capped"] > 0 and uncapped.info["capped"] == 0
+    np.testing.assert_allclose(capped.costs, uncapped.costs, rtol=1e-12)
+
+
+def test_ties_do_not_restart_a_childs_search_forever(monkeypatch: pytest.MonkeyPatch) -> None:
+    # low-rank costs tie: a path length of 8.9e-16 vanished into a cost near 362, so the
+    # stopped child came back under the same bound and was searched again without end
+    real, calls = ranked._solve_child, []
+
+    def counted(*args):
+        calls.append(1)
+        assert len(calls) < 50_000, "child searches restart without end"
+        return real(*args)
+
+    monkeypatch.setattr(ranked, "_solve_child", counted)
+    result = ranked_assignments(generate("low_rank", 100, seed=0), 100)
+    assert result.status == "k_found" and result.info["fallbacks"] == 0

@@ -15,13 +15,16 @@ from numba import njit
 from coplug.plugins.lap.jv import flip_path
 
 INF = np.inf
+DONE, EMPTY, CAPPED = 0, 1, 2
 
 
 @njit(cache=True)
-def augment_one(c, u, v, col4row, row4col, cur, col_ok, fb_ptr, fb_col):
+def augment_one(c, u, v, col4row, row4col, cur, col_ok, fb_ptr, fb_col, cap):
     """Augment free row `cur` along a Dijkstra shortest path in reduced costs over allowed
-    columns and pairs; returns its length (the cell's cost rises by exactly that), or inf
-    when no free column can be reached (the cell holds no assignment)."""
+    columns and pairs; returns (DONE, its length: the cell's cost rises by exactly that),
+    (EMPTY, inf) when no free column can be reached (the cell holds no assignment), or
+    (CAPPED, d) once every path is longer than `cap`: d > cap is a lower bound on the length,
+    and nothing was changed."""
     n, m = c.shape
     shortest = np.full(m, INF)
     path = np.full(m, -1, np.int64)
@@ -61,7 +64,9 @@ def augment_one(c, u, v, col4row, row4col, cur, col_ok, fb_ptr, fb_col):
         for k in range(fb_ptr[i], fb_ptr[i + 1]):
             banned[fb_col[k]] = False
         if index < 0 or lowest == INF:
-            return INF
+            return EMPTY, INF
+        if lowest > cap:
+            return CAPPED, lowest
         min_val = lowest
         j = remaining[index]
         if row4col[j] == -1:
@@ -80,7 +85,7 @@ def augment_one(c, u, v, col4row, row4col, cur, col_ok, fb_ptr, fb_col):
         j = visited_cols[k]
         v[j] -= min_val - shortest[j]
     flip_path(path, col4row, row4col, sink, cur)
-    return min_val
+    return DONE, min_val
 
 
 @njit(cache=True)

@@ -33,6 +33,9 @@ from coplug.plugins.lap.solver import common_offset, dense_costs, solve_lap
 from coplug.plugins.limits import checked_time_limit
 
 INF = np.inf
+# A child's search is never stopped below this many ulps of its costs: path lengths of
+# ties come back as round-off (8.9e-16 on costs near 362) that a sum near the cost loses.
+CAP_ROUNDOFF = 64 * float(np.finfo(np.float64).eps)
 
 
 @dataclass
@@ -228,7 +231,7 @@ def _enumerate(
     counter = itertools.count()
     queue: list[tuple[float, int, _Cell | _Child]] = [(root.cost, next(counter), root)]
     found: list[_Cell] = []
-    info = {"solved_cells": 1, "queued_cells": 1, "fallbacks": 0}
+    info = {"solved_cells": 1, "queued_cells": 1, "capped": 0, "fallbacks": 0}
     status = "exhausted"
     bar = tqdm(total=k, desc="ranked assignments", unit="sol", disable=not progress)
     try:
@@ -236,9 +239,14 @@ def _enumerate(
             if found and deadline is not None and time.perf_counter() > deadline:
                 status = "time_limit"
                 break
-            _, _, item = heapq.heappop(queue)
+            bound, _, item = heapq.heappop(queue)
             if isinstance(item, _Child):
-                cell = _solve_child(c, item)
+                cell = _solve_child(c, item, _cap(queue, bound, item.parent.cost, scale))
+                if isinstance(cell, float):
+                    raised = max(item.parent.cost + cell, float(np.nextafter(bound, INF)))
+                    heapq.heappush(queue, (raised, next(counter), item))
+                    info["capped"] += 1
+                    continue
                 info["solved_cells"] += 1
                 if cell is not None:
                     heapq.heappush(queue, (cell.cost, next(counter), cell))
@@ -262,6 +270,14 @@ def _enumerate(
     finally:
         bar.close()
     return found, status, info
+
+
+def _cap(queue: list, bound: float, parent_cost: float, scale: float) -> float:
+    """How far a child's search may go before it stops with a better bound: to the queue's
+    next value (beyond it the child cannot come next), at least twice the bound it was
+    queued under (so a child is searched again at most a few times) and past round-off."""
+    nxt = queue[0][0] - parent_cost if queue else INF
+    return max(nxt, 2.0 * (bound - parent_cost), CAP_ROUNDOFF * (abs(parent_cost) + scale))
 
 
 def _forbidden_csr(forbidden: tuple[tuple[int, int], ...], n: int) -> tuple[np.ndarray, ...]:
@@ -297,9 +313,11 @@ def _children(c: np.ndarray, n_real: int, cell: _Cell) -> list[tuple[float, _Chi
             for t in range(rows.size) if bounds[t] < INF]
 
 
-def _solve_child(c: np.ndarray, child: _Child) -> _Cell | None:
+def _solve_child(c: np.ndarray, child: _Child, cap: float = INF) -> _Cell | float | None:
     """Solve a child cell from its parent's duals and assignment: free one row, forbid its
-    pair, augment once. None when the cell holds no assignment."""
+    pair, augment once. None when the cell holds no assignment; a float, a lower bound on
+    what the cell adds to its parent's cost, when that exceeds `cap` (the queue's next
+    value: the cell cannot come next, so its search stops there)."""
     parent, t = child.parent, child.t
     row_ok = parent.row_ok.copy()
     row_ok[child.rows[:t]] = False
@@ -310,10 +328,12 @@ def _solve_child(c: np.ndarray, child: _Child) -> _Cell | None:
     col4row[i] = -1
     row4col[j] = -1
     fb_ptr, fb_col = _forbidden_csr(forbidden, c.shape[0])
-    length = murty.augment_one(c, u, v, col4row, row4col, i, _col_ok(row_ok, parent.col4row),
-                               fb_ptr, fb_col)
-    if length == INF:
+    outcome, length = murty.augment_one(c, u, v, col4row, row4col, i,
+                                        _col_ok(row_ok, parent.col4row), fb_ptr, fb_col, cap)
+    if outcome == murty.EMPTY:
         return None
+    if outcome == murty.CAPPED:
+        return float(length)
     return _Cell(row_ok, forbidden, col4row, row4col, u, v, _assigned_cost(c, col4row))
 
 
