@@ -50,6 +50,7 @@ class Row:
     seconds: dict[str, float | None] = field(default_factory=dict)
     costs: dict[str, list[float]] = field(default_factory=dict)
     cells: int = 0
+    capped: int = 0
     fallbacks: int = 0
 
 
@@ -110,7 +111,8 @@ def run_row(generator: str, n: int, k: int, seed: int, methods: Sequence[str],
         if name == "warm":
             result, row.seconds[name] = _timed(lambda: ranked_assignments(c, k))
             row.costs[name] = result.costs
-            row.cells, row.fallbacks = result.info["solved_cells"], result.info["fallbacks"]
+            row.cells, row.capped = result.info["solved_cells"], result.info["capped"]
+            row.fallbacks = result.info["fallbacks"]
         elif name == "scipy":
             row.costs[name], row.seconds[name] = _timed(lambda: scipy_murty(c, k))
         else:
@@ -164,14 +166,15 @@ def _ratio(row: Row, name: str) -> float | None:
 
 
 def table(rows: Sequence[Row], methods: Sequence[str], k: int) -> list[str]:
-    """Markdown table: seconds per method, ratios against warm, warm's cells, agreement."""
+    """Markdown table: seconds per method, ratios against warm, warm's cells solved and
+    searches stopped at the queue's next value, agreement."""
     others = [m for m in methods if m != "warm"]
     head = ["generator", "N", *methods, *(f"{m}/warm" for m in others), "cells solved",
-            f"same {k} costs"]
+            "searches stopped", f"same {k} costs"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for row in rows:
         cells = [row.generator, str(row.n), *(_fmt(row.seconds.get(m)) for m in methods),
-                 *(_fmt(_ratio(row, m)) for m in others), str(row.cells),
+                 *(_fmt(_ratio(row, m)) for m in others), str(row.cells), str(row.capped),
                  "yes" if agrees(row) else "NO"]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
