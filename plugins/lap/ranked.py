@@ -123,17 +123,26 @@ def ranked_assignments(
         c = c - offset  # exact for such entries; every assignment holds n_real of them
     c = _padded(c)
     deadline = None if time_limit is None else start + time_limit
-    root = _timed_root(c, deadline)
-    if isinstance(root, str):
-        return RankedAssignments([], root, {"solved_cells": 0, "queued_cells": 0,
-                                            "fallbacks": 0, "time": time.perf_counter() - start})
-    scale = float(np.abs(c[np.isfinite(c)]).max(initial=0.0))
-    found, status, info = _enumerate(c, n_real, root, k, deadline, progress, scale)
+    found, status, info = ranked_cells(c, n_real, k, deadline, progress)
     sign = -1.0 if maximize else 1.0
     solutions = [_reported(cell, c, n_real, transposed, sign * n_real * offset, sign)
                  for cell in found]
     info["time"] = time.perf_counter() - start
     return RankedAssignments(solutions, status, info)
+
+
+def ranked_cells(
+    c: np.ndarray, n_real: int, k: int, deadline: float | None, progress: bool
+) -> tuple[list[_Cell], str, dict[str, Any]]:
+    """Murty's ranking of the square min-cost matrix `c` (inf: forbidden) partitioned over
+    its first `n_real` rows' pairs only (the rest complete an assignment, as padding or
+    slack rows do), so two cells never share those rows' pairs: the k best cells, best
+    first, how the ranking ended and its counts."""
+    root = _timed_root(c, deadline)
+    if isinstance(root, str):
+        return [], root, {"solved_cells": 0, "queued_cells": 0, "capped": 0, "fallbacks": 0}
+    scale = float(np.abs(c[np.isfinite(c)]).max(initial=0.0))
+    return _enumerate(c, n_real, root, k, deadline, progress, scale)
 
 
 def _checked_k(k: Any) -> int:

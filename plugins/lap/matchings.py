@@ -1,0 +1,130 @@
+"""`ranked_matchings`: the k best matchings of a cost matrix, where any row or column may
+stay unmatched at a price (multi-hypothesis tracking: a track missed, a detection a false
+alarm), best first.
+
+A matching of the n x m costs C is an assignment of the (n + m) x (m + n) matrix
+
+    [ C              diag(row_cost) ]      row i unmatched: row i takes column m + i
+    [ diag(col_cost) 0              ]      column j unmatched: slack row n + j takes it
+
+whose slack rows fill whatever is left at no cost. Murty's ranking (`ranked.ranked_cells`)
+partitions over the n real rows' pairs only, and those determine the matching, so each
+matching comes back once however its slack rows complete it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from coplug.plugins.errors import InputError
+from coplug.plugins.lap import sparse
+from coplug.plugins.lap.ranked import (
+    RankedAssignment,
+    RankedAssignments,
+    _checked_k,
+    ranked_cells,
+)
+from coplug.plugins.lap.solver import dense_costs
+from coplug.plugins.limits import checked_time_limit
+
+INF = np.inf
+
+
+def ranked_matchings(
+    cost: Any,
+    k: int = 10,
+    *,
+    row_cost: Any = 0.0,
+    col_cost: Any = 0.0,
+    maximize: bool = False,
+    time_limit: float | None = None,
+    progress: bool = False,
+) -> RankedAssignments:
+    """The `k` best matchings of `cost` (dense and finite, or scipy.sparse with the stored
+    entries as the allowed pairs), best first: each solution's `row_ind`, `col_ind` are its
+    matched pairs and its `cost` sums them plus `row_cost[i]` for each unmatched row and
+    `col_cost[j]` for each unmatched column (scalars or one finite value per line; all in
+    the objective's sense, so under `maximize` they are what leaving a line unmatched is
+    worth). Limits and Ctrl-C as in `ranked_assignments`; the work is on an
+    (n + m) x (n + m) dense matrix."""
+    start = time.perf_counter()
+    k = _checked_k(k)
+    time_limit = checked_time_limit(time_limit)
+    if not isinstance(maximize, (bool, np.bool_)):
+        raise InputError(f"maximize must be True or False, got {maximize!r}")
+    c = _pairs(cost)
+    n, m = c.shape
+    rows = _line_costs(row_cost, n, "row_cost")
+    cols = _line_costs(col_cost, m, "col_cost")
+    sign = -1.0 if maximize else 1.0
+    pairs = np.where(np.isfinite(c), sign * c, INF)  # forbidden pairs stay +inf
+    big = _augmented(pairs, sign * rows, sign * cols)
+    deadline = None if time_limit is None else start + time_limit
+    found, status, info = ranked_cells(big, n, k, deadline, progress)
+    solutions = [_matching(cell.col4row, c, rows, cols) for cell in found]
+    info["time"] = time.perf_counter() - start
+    return RankedAssignments(solutions, status, info)
+
+
+def _pairs(cost: Any) -> np.ndarray:
+    """The n x m costs as a float64 array, forbidden pairs (missing sparse entries) inf."""
+    if sp.issparse(cost):
+        csr = sparse.as_csr(cost)
+        c = np.full(csr.shape, INF)
+        c[np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr)), csr.indices] = csr.data
+    else:
+        c = np.array(dense_costs(cost), dtype=np.float64)
+        if not np.isfinite(c).all():
+            i, j = np.argwhere(~np.isfinite(c))[0]
+            raise InputError(f"cost[{i}, {j}] is {c[i, j]}; a dense cost matrix must be finite "
+                             "(pass a scipy.sparse matrix to forbid pairs)")
+    if c.shape[0] == 0 or c.shape[1] == 0:
+        raise InputError(f"cost matrix is empty (shape {c.shape[0]}x{c.shape[1]})")
+    return c
+
+
+def _line_costs(value: Any, size: int, name: str) -> np.ndarray:
+    """A scalar or one finite real per line, as a float64 vector of `size`."""
+    try:
+        given = np.asarray(value)
+        if given.dtype.kind not in "iuf":
+            raise TypeError(f"dtype {given.dtype}")
+        values = np.broadcast_to(given.astype(np.float64), (size,)).copy()
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be a number or {size} numbers, got {value!r} "
+                         f"({exc})") from None
+    if not np.isfinite(values).all():
+        raise InputError(f"{name} must be finite (a line that must be matched: use "
+                         "ranked_assignments)")
+    return values
+
+
+def _augmented(c: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """The (n + m) square min-cost matrix whose assignments are the matchings of `c`."""
+    n, m = c.shape
+    big = np.full((n + m, m + n), INF)
+    big[:n, :m] = c
+    big[np.arange(n), m + np.arange(n)] = rows
+    big[n + np.arange(m), np.arange(m)] = cols
+    big[n:, m:] = 0.0
+    return big
+
+
+def _matching(col4row: np.ndarray, c: np.ndarray, rows: np.ndarray,
+              cols: np.ndarray) -> RankedAssignment:
+    """The matched pairs of an augmented assignment and the matching's cost (caller's sign)."""
+    n, m = c.shape
+    mine = col4row[:n]
+    matched = np.flatnonzero(mine < m)
+    pairs = mine[matched]
+    unmatched_cols = np.ones(m, bool)
+    unmatched_cols[pairs] = False
+    unmatched_rows = np.ones(n, bool)
+    unmatched_rows[matched] = False
+    total = (float(c[matched, pairs].sum()) + float(rows[unmatched_rows].sum())
+             + float(cols[unmatched_cols].sum()))
+    return RankedAssignment(matched, pairs.copy(), 0.0 + total)
