@@ -230,14 +230,38 @@ def test_k_best_with_lap_equals_scip_on_pyomo_models(
     ranked_.solutions[0].load()
 
 
+@pytest.mark.parametrize("maximize", [False, True])
+def test_k_best_with_lap_ranks_matchings_and_mixed_models_as_scip_does(maximize: bool) -> None:
+    rng = np.random.default_rng(4)
+    model = pyo.ConcreteModel()
+    # a sparse 4 x 5 matching block (<= 1 both sides) beside a 3 x 3 assignment block
+    match_pairs = [(i, j) for i in range(4) for j in range(5) if rng.random() < 0.6]
+    model.y = pyo.Var(match_pairs, domain=pyo.Binary)
+    model.x = pyo.Var(range(3), range(3), domain=pyo.Binary)
+    model.y_row = pyo.Constraint(range(4), rule=lambda b, i: sum(
+        b.y[p] for p in match_pairs if p[0] == i) <= 1)
+    model.y_col = pyo.Constraint(range(5), rule=lambda b, j: sum(
+        b.y[p] for p in match_pairs if p[1] == j) <= 1)
+    model.x_row = pyo.Constraint(range(3), rule=lambda b, i: sum(b.x[i, :]) == 1)
+    model.x_col = pyo.Constraint(range(3), rule=lambda b, j: sum(b.x[:, j]) == 1)
+    model.obj = pyo.Objective(
+        expr=sum(float(rng.integers(-4, 5)) * model.y[p] for p in match_pairs)
+        + sum(float(rng.integers(0, 6)) * model.x[i, j] for i in range(3) for j in range(3)),
+        sense=pyo.maximize if maximize else pyo.minimize)
+    by_scip = [s.objective for s in k_best(model, k=40).solutions]
+    ranked_ = k_best(model, k=40, solver="lap")
+    assert ranked_.proven
+    np.testing.assert_allclose([s.objective for s in ranked_.solutions], by_scip)
+    seen = set()
+    for solution in ranked_.solutions:
+        solution.load()
+        assert infeasibilities(model) == {}
+        seen.add(tuple(round(v.value) for v in model.component_data_objects(pyo.Var)))
+    assert len(seen) == len(ranked_.solutions)
+
+
 def test_k_best_with_lap_names_what_it_cannot_rank() -> None:
     cost = np.arange(9.0).reshape(3, 3)
-    matching = _assignment(cost, "<=")
-    matching.row.deactivate()
-    matching.row_le = pyo.Constraint(range(3), rule=lambda b, i: sum(
-        b.x[i, j] for j in range(3)) <= 1)
-    with pytest.raises(UnsupportedModelError, match="matching"):
-        k_best(matching, k=3, solver="lap")
     parallel = _assignment(cost)
     parallel.y = pyo.Var(domain=pyo.Binary)
     parallel.row[0].set_value(sum(parallel.x[0, j] for j in range(3)) + parallel.y == 1)

@@ -435,9 +435,9 @@ def test_k_best_lap_counts_the_models_detection_against_the_time_limit(
     monkeypatch.setattr(ranked_model.time, "perf_counter", ticking)
     real = ranked_model.detect_assignment
 
-    def slow_detection(*args: object) -> object:
+    def slow_detection(*args: object, **kwargs: object) -> object:
         clock[0] += 3.0  # reading the model alone outlasts the 2 s limit
-        return real(*args)
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(ranked_model, "detect_assignment", slow_detection)
     outcome = k_best(model, k=5, solver="lap", time_limit=2.0)

@@ -53,6 +53,9 @@ class AssignmentStructure:
     # Variables left at 0 because another variable of the same (row, column) pair costs
     # less (`_one_per_pair`): one optimum ignores them, a ranking of solutions cannot.
     parallel: int = 0
+    # Matching blocks (first row, rows, first column, columns) left unpadded
+    # (`detect_assignment(..., pad_matchings=False)`).
+    matching_blocks: list[tuple[int, int, int, int]] = field(default_factory=list)
     # Each row/column constraint, its sense, and its row (is_row) or column index.
     units: list[tuple[Any, str, bool, int]] = field(default_factory=list)
     # The linear terms read off each row/column constraint, by id, for `dual_request`.
@@ -204,8 +207,11 @@ def _finish(
     )
 
 
-def detect_assignment(model: pyo.Block) -> AssignmentStructure:
-    """Read the assignment structure off a model, or raise UnsupportedModelError saying why."""
+def detect_assignment(model: pyo.Block, pad_matchings: bool = True) -> AssignmentStructure:
+    """Read the assignment structure off a model, or raise UnsupportedModelError saying why.
+    Matching blocks are padded into assignment blocks (one optimum) unless `pad_matchings`
+    is False: then they stay as they are, listed in `matching_blocks` (a ranking of
+    solutions needs every pair)."""
     objective, maximize = _objective(model)
     objective_terms = _objective_terms(objective)
     constraints = list(model.component_data_objects(pyo.Constraint, active=True,
@@ -218,7 +224,7 @@ def detect_assignment(model: pyo.Block) -> AssignmentStructure:
     except _Infeasible as exc:
         return AssignmentStructure.infeasible_model(str(exc), maximize)
     edges = _edges(cons, objective_terms, zero)
-    structure = _orient(len(cons), edges, cons, objective_terms, maximize, zero)
+    structure = _orient(len(cons), edges, cons, objective_terms, maximize, zero, pad_matchings)
     structure.has_objective = objective is not None
     structure.terms = {id(unit.con): unit.terms for unit in units if unit.terms is not None}
     return structure
@@ -398,7 +404,7 @@ def _check_bounds(var: VarData) -> None:
 
 def _orient(
     n_cons: int, edges: _Edges, cons: list[_Unit], objective: LinearTerms, maximize: bool,
-    zero: list[VarData],
+    zero: list[VarData], pad_matchings: bool = True,
 ) -> AssignmentStructure:
     """Two-colour each component of the constraint graph (constraints linked by the edges'
     variables) into row and column constraints and index the pairs (variables in `zero`
@@ -445,6 +451,9 @@ def _orient(
         units=[(unit.con, unit.sense, bool(row_of[k] >= 0), int(max(row_of[k], col_of[k])))
                for k, unit in enumerate(cons)],
     )
+    if blocks and not pad_matchings:
+        structure.matching_blocks = blocks
+        return structure  # a matching block may have more rows than columns
     if blocks:
         _pad_matchings(structure, blocks)  # square blocks: they leave n_rows - n_cols as is
     if infeasible is None and structure.n_rows > structure.n_cols:

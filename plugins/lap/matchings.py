@@ -56,13 +56,21 @@ def ranked_matchings(
     time_limit = checked_time_limit(time_limit)
     if not isinstance(maximize, (bool, np.bool_)):
         raise InputError(f"maximize must be True or False, got {maximize!r}")
-    c = _pairs(cost)
-    n, m = c.shape
-    rows = _line_costs(row_cost, n, "row_cost")
-    cols = _line_costs(col_cost, m, "col_cost")
-    sign = -1.0 if maximize else 1.0
-    pairs = np.where(np.isfinite(c), sign * c, INF)  # forbidden pairs stay +inf
-    big = _augmented(pairs, sign * rows, sign * cols)
+    c = matching_costs(cost)
+    rows = _line_costs(row_cost, c.shape[0], "row_cost")
+    cols = _line_costs(col_cost, c.shape[1], "col_cost")
+    return rank_matchings(c, rows, cols, k, bool(maximize), time_limit, progress, start)
+
+
+def rank_matchings(
+    c: np.ndarray, rows: np.ndarray, cols: np.ndarray, k: int, maximize: bool,
+    time_limit: float | None, progress: bool = False, start: float | None = None,
+) -> RankedAssignments:
+    """`ranked_matchings` on checked input: costs with inf for forbidden pairs, and line
+    costs where inf means the line must be matched (an assignment side)."""
+    start = time.perf_counter() if start is None else start
+    n = c.shape[0]
+    big = _augmented(_signed(c, maximize), _signed(rows, maximize), _signed(cols, maximize))
     deadline = None if time_limit is None else start + time_limit
     found, status, info = ranked_cells(big, n, k, deadline, progress)
     solutions = [_matching(cell.col4row, c, rows, cols) for cell in found]
@@ -70,7 +78,12 @@ def ranked_matchings(
     return RankedAssignments(solutions, status, info)
 
 
-def _pairs(cost: Any) -> np.ndarray:
+def _signed(values: np.ndarray, maximize: bool) -> np.ndarray:
+    """Min-cost values: negated under `maximize`, except that inf (not allowed) stays +inf."""
+    return np.where(np.isfinite(values), -values, INF) if maximize else values
+
+
+def matching_costs(cost: Any) -> np.ndarray:
     """The n x m costs as a float64 array, forbidden pairs (missing sparse entries) inf."""
     if sp.issparse(cost):
         csr = sparse.as_csr(cost)

@@ -1,6 +1,7 @@
 """`k_best(model, k, solver="lap")`: the k best solutions of an assignment-structured Pyomo
-model by Murty's ranking (`ranked_assignments`) instead of a SCIP search, as PoolSolutions
-keyed by the model's own variables."""
+model by Murty's ranking (`ranked_assignments`; `ranked_matchings` where rows and columns
+may both stay unmatched) instead of a SCIP search, as PoolSolutions keyed by the model's
+own variables."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pyomo.environ as pyo
 
 from coplug.plugins.errors import InputError, UnsupportedModelError
 from coplug.plugins.lap.backend import AssignmentStructure, detect_assignment
+from coplug.plugins.lap.matchings import matching_costs, rank_matchings
 from coplug.plugins.lap.ranked import RankedAssignments, ranked_assignments
 from coplug.plugins.results import Result, Status
 from coplug.plugins.solution_pool import PoolSolution
@@ -26,7 +28,7 @@ def rank_assignment_model(
     result's status is `optimal` once the ranking is complete (`time_limit` or `interrupted`
     with the best ones found so far, `infeasible` for a model with no assignment)."""
     start = time.perf_counter()
-    structure = detect_assignment(model)
+    structure = detect_assignment(model, pad_matchings=False)
     if structure.infeasible:
         return [], True, Result(status=Status.INFEASIBLE, solver="lap",
                                 time=time.perf_counter() - start,
@@ -38,8 +40,7 @@ def rank_assignment_model(
                                   np.zeros(len(variables)))]
         return solutions, True, _result(structure, solutions, "exhausted", {}, start)
     try:
-        ranking = ranked_assignments(structure.cost_matrix(), k, maximize=structure.maximize,
-                                     time_limit=_time_left(time_limit, start))
+        ranking = _ranking(structure, k, _time_left(time_limit, start))
     except InputError as exc:
         if "infeasible" not in str(exc):
             raise
@@ -58,14 +59,25 @@ def _time_left(time_limit: float | None, start: float) -> float | None:
     return max(time_limit - (time.perf_counter() - start), 1e-9)
 
 
+def _ranking(structure: AssignmentStructure, k: int,
+             time_limit: float | None) -> RankedAssignments:
+    """Rank assignments, or matchings when some block lets rows and columns both stay
+    unmatched: then a line may stay unmatched (at no cost) where its constraint is <= 1."""
+    if not structure.matching_blocks:
+        return ranked_assignments(structure.cost_matrix(), k, maximize=structure.maximize,
+                                  time_limit=time_limit)
+    rows = np.full(structure.n_rows, np.inf)
+    cols = np.full(structure.n_cols, np.inf)
+    for _, sense, is_row, index in structure.units:
+        if sense == "<=":
+            (rows if is_row else cols)[index] = 0.0
+    return rank_matchings(matching_costs(structure.cost_matrix()), rows, cols, k,
+                          structure.maximize, time_limit)
+
+
 def _check_rankable(structure: AssignmentStructure) -> None:
-    """Refuse what one optimum may ignore but a ranking cannot: matchings (padded with dummy
-    pairs, so one solution would come back once per padding) and parallel variables."""
-    if len(structure.dummy_rows) or structure.fill_zero:
-        raise UnsupportedModelError(
-            "k_best with solver='lap' ranks assignments; this model has '<= 1' rows and "
-            "columns (a matching), which the LAP path pads with dummy pairs that would "
-            "repeat solutions: use solver='scip'")
+    """Refuse what one optimum may ignore but a ranking cannot: parallel variables (two
+    variables for one pair are two solutions; the LAP path keeps the better one)."""
     if structure.parallel:
         raise UnsupportedModelError(
             f"k_best with solver='lap' needs one variable per (row, column) pair; "
