@@ -155,24 +155,11 @@ def _checked_k(k: Any) -> int:
 def _working_matrix(cost: Any, maximize: bool) -> tuple[np.ndarray, int, bool]:
     """The min-cost float64 matrix Murty works on (forbidden pairs inf, the short side
     first), its number of rows, and whether the caller's matrix was transposed."""
+    c = forbidden_as_inf(cost)
+    n, m = c.shape
     if sp.issparse(cost):
         csr = sparse.as_csr(cost)
-        n, m = csr.shape
-        if n == 0 or m == 0:
-            raise InputError(f"cost matrix is empty (shape {n}x{m})")
-        c = np.full((n, m), INF)
-        rows = np.repeat(np.arange(n), np.diff(csr.indptr))
-        c[rows, csr.indices] = csr.data
         sparse.check_pattern(csr if n <= m else csr.T.tocsr(), transposed=n > m)
-    else:
-        c = np.array(dense_costs(cost), dtype=np.float64)
-        n, m = c.shape
-        if n == 0 or m == 0:
-            raise InputError(f"cost matrix is empty (shape {n}x{m})")
-        if not np.isfinite(c).all():
-            i, j = np.argwhere(~np.isfinite(c))[0]
-            raise InputError(f"cost[{i}, {j}] is {c[i, j]}; a dense cost matrix must be finite "
-                             "(pass a scipy.sparse matrix to forbid pairs)")
     if maximize:
         c = np.negative(c, out=c, where=np.isfinite(c))  # forbidden pairs stay +inf
     transposed = n > m
@@ -180,6 +167,24 @@ def _working_matrix(cost: Any, maximize: bool) -> tuple[np.ndarray, int, bool]:
         c = c.T
         n = m
     return np.ascontiguousarray(c), n, transposed
+
+
+def forbidden_as_inf(cost: Any) -> np.ndarray:
+    """A new float64 copy of the costs, dense (all finite, checked) or scipy.sparse (the
+    pairs it leaves out become inf), refusing an empty matrix."""
+    if sp.issparse(cost):
+        csr = sparse.as_csr(cost)
+        c = np.full(csr.shape, INF)
+        c[np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr)), csr.indices] = csr.data
+    else:
+        c = np.array(dense_costs(cost), dtype=np.float64)
+        if not np.isfinite(c).all():
+            i, j = np.argwhere(~np.isfinite(c))[0]
+            raise InputError(f"cost[{i}, {j}] is {c[i, j]}; a dense cost matrix must be finite "
+                             "(pass a scipy.sparse matrix to forbid pairs)")
+    if c.shape[0] == 0 or c.shape[1] == 0:
+        raise InputError(f"cost matrix is empty (shape {c.shape[0]}x{c.shape[1]})")
+    return c
 
 
 def _padded(c: np.ndarray) -> np.ndarray:
