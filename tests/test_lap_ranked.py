@@ -17,7 +17,7 @@ from hypothesis.extra.numpy import arrays
 from coplug.formulations.assignment import assignment_model, generate
 from coplug.plugins import infeasibilities, k_best
 from coplug.plugins.errors import InputError, UnsupportedModelError
-from coplug.plugins.lap import RankedAssignments, ranked, ranked_assignments
+from coplug.plugins.lap import RankedAssignments, ranked, ranked_assignments, ranked_matchings
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -302,3 +302,22 @@ def test_ties_do_not_restart_a_childs_search_forever(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(ranked, "_solve_child", counted)
     result = ranked_assignments(generate("low_rank", 100, seed=0), 100)
     assert result.status == "k_found" and result.info["fallbacks"] == 0
+
+
+def test_costs_whose_sums_overflow_are_refused_not_dropped() -> None:
+    # the assignments through 1e308 sum to inf; they were dropped and 'exhausted' claimed
+    with pytest.raises(InputError, match="overflow float64"):
+        ranked_assignments(np.array([[1.0, 1e308], [1e308, 1.0]]), 5)
+
+
+@pytest.mark.parametrize("maximize", [False, True])
+def test_reported_costs_are_in_order_even_where_round_off_ties_them(maximize: bool) -> None:
+    # decimal costs: the ranking's working sums (offset, sign, padding) and the reported
+    # ones round differently, and ties came back as -1.9000000000000001 before -1.9
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        c = rng.integers(-30, 30, size=(4, 5)) / 10.0
+        costs = ranked_assignments(c, 60, maximize=maximize).costs
+        assert costs == sorted(costs, reverse=maximize)
+        costs = ranked_matchings(c, 60, row_cost=0.1, col_cost=-0.2, maximize=maximize).costs
+        assert costs == sorted(costs, reverse=maximize)

@@ -18,7 +18,6 @@ import time
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from coplug.plugins.errors import InputError
 from coplug.plugins.lap import sparse
@@ -26,9 +25,10 @@ from coplug.plugins.lap.ranked import (
     RankedAssignment,
     RankedAssignments,
     _checked_k,
+    best_first,
+    forbidden_as_inf,
     ranked_cells,
 )
-from coplug.plugins.lap.solver import dense_costs
 from coplug.plugins.limits import checked_time_limit
 
 INF = np.inf
@@ -56,7 +56,7 @@ def ranked_matchings(
     time_limit = checked_time_limit(time_limit)
     if not isinstance(maximize, (bool, np.bool_)):
         raise InputError(f"maximize must be True or False, got {maximize!r}")
-    c = matching_costs(cost)
+    c = forbidden_as_inf(cost)
     rows = _line_costs(row_cost, c.shape[0], "row_cost")
     cols = _line_costs(col_cost, c.shape[1], "col_cost")
     return rank_matchings(c, rows, cols, k, bool(maximize), time_limit, progress, start)
@@ -72,8 +72,9 @@ def rank_matchings(
     n = c.shape[0]
     big = _augmented(_signed(c, maximize), _signed(rows, maximize), _signed(cols, maximize))
     deadline = None if time_limit is None else start + time_limit
-    found, status, info = ranked_cells(big, n, k, deadline, progress)
-    solutions = [_matching(cell.col4row, c, rows, cols) for cell in found]
+    found, status, info = ranked_cells(big, n, k, deadline, progress, "ranked matchings")
+    solutions = best_first([_matching(cell.col4row, c, rows, cols) for cell in found],
+                           maximize)
     info["time"] = time.perf_counter() - start
     return RankedAssignments(solutions, status, info)
 
@@ -83,33 +84,21 @@ def _signed(values: np.ndarray, maximize: bool) -> np.ndarray:
     return np.where(np.isfinite(values), -values, INF) if maximize else values
 
 
-def matching_costs(cost: Any) -> np.ndarray:
-    """The n x m costs as a float64 array, forbidden pairs (missing sparse entries) inf."""
-    if sp.issparse(cost):
-        csr = sparse.as_csr(cost)
-        c = np.full(csr.shape, INF)
-        c[np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr)), csr.indices] = csr.data
-    else:
-        c = np.array(dense_costs(cost), dtype=np.float64)
-        if not np.isfinite(c).all():
-            i, j = np.argwhere(~np.isfinite(c))[0]
-            raise InputError(f"cost[{i}, {j}] is {c[i, j]}; a dense cost matrix must be finite "
-                             "(pass a scipy.sparse matrix to forbid pairs)")
-    if c.shape[0] == 0 or c.shape[1] == 0:
-        raise InputError(f"cost matrix is empty (shape {c.shape[0]}x{c.shape[1]})")
-    return c
-
-
 def _line_costs(value: Any, size: int, name: str) -> np.ndarray:
-    """A scalar or one finite real per line, as a float64 vector of `size`."""
+    """A scalar or one finite real per line, as a float64 vector of `size`. A single value
+    in a list is refused (not broadcast) unless there is one line: it is likely a
+    miscount."""
     try:
         given = np.asarray(value)
         if given.dtype.kind not in "iuf":
             raise TypeError(f"dtype {given.dtype}")
-        values = np.broadcast_to(given.astype(np.float64), (size,)).copy()
+        if given.ndim != 0 and given.shape != (size,):
+            raise ValueError(f"shape {given.shape}")
     except (TypeError, ValueError) as exc:
         raise InputError(f"{name} must be a number or {size} numbers, got {value!r} "
                          f"({exc})") from None
+    sparse.check_exact_integers(given.reshape(-1), name)
+    values = np.broadcast_to(given.astype(np.float64), (size,)).copy()
     if not np.isfinite(values).all():
         raise InputError(f"{name} must be finite (a line that must be matched: use "
                          "ranked_assignments)")

@@ -125,24 +125,35 @@ def ranked_assignments(
     deadline = None if time_limit is None else start + time_limit
     found, status, info = ranked_cells(c, n_real, k, deadline, progress)
     sign = -1.0 if maximize else 1.0
-    solutions = [_reported(cell, c, n_real, transposed, sign * n_real * offset, sign)
-                 for cell in found]
+    solutions = best_first([_reported(cell, c, n_real, transposed, sign * n_real * offset, sign)
+                            for cell in found], bool(maximize))
     info["time"] = time.perf_counter() - start
     return RankedAssignments(solutions, status, info)
 
 
 def ranked_cells(
-    c: np.ndarray, n_real: int, k: int, deadline: float | None, progress: bool
+    c: np.ndarray, n_real: int, k: int, deadline: float | None, progress: bool,
+    label: str = "ranked assignments",
 ) -> tuple[list[_Cell], str, dict[str, Any]]:
     """Murty's ranking of the square min-cost matrix `c` (inf: forbidden) partitioned over
     its first `n_real` rows' pairs only (the rest complete an assignment, as padding or
     slack rows do), so two cells never share those rows' pairs: the k best cells, best
-    first, how the ranking ended and its counts."""
+    first, how the ranking ended and its counts (`label` names the progress bar)."""
+    scale = float(np.abs(c[np.isfinite(c)]).max(initial=0.0))
+    if not scale * c.shape[0] * 4 < np.finfo(np.float64).max:
+        raise InputError(f"costs up to {scale:.3g} overflow float64 sums over {c.shape[0]} "
+                         "rows (a matching's: rows plus columns); rescale them")
     root = _timed_root(c, deadline)
     if isinstance(root, str):
         return [], root, {"solved_cells": 0, "queued_cells": 0, "capped": 0, "fallbacks": 0}
-    scale = float(np.abs(c[np.isfinite(c)]).max(initial=0.0))
-    return _enumerate(c, n_real, root, k, deadline, progress, scale)
+    return _enumerate(c, n_real, root, k, deadline, progress, scale, label)
+
+
+def best_first(solutions: list[RankedAssignment], maximize: bool) -> list[RankedAssignment]:
+    """The ranking's solutions in the order of their reported costs: the ranking orders
+    them by its working costs, whose round-off can swap two tied ones (-1.9000000000000001
+    before -1.9); stable, so exact ties keep the ranking's order."""
+    return sorted(solutions, key=lambda s: -s.cost if maximize else s.cost)
 
 
 def _checked_k(k: Any) -> int:
@@ -237,7 +248,7 @@ def _assigned_cost(c: np.ndarray, col4row: np.ndarray) -> float:
 
 def _enumerate(
     c: np.ndarray, n_real: int, root: _Cell, k: int, deadline: float | None, progress: bool,
-    scale: float,
+    scale: float, label: str,
 ) -> tuple[list[_Cell], str, dict[str, Any]]:
     """Pop cells best first: a child is solved when its bound comes first, a solved cell is
     certified (round-off relative to the cost `scale`) and taken, then its children are
@@ -247,7 +258,7 @@ def _enumerate(
     found: list[_Cell] = []
     info = {"solved_cells": 1, "queued_cells": 1, "capped": 0, "fallbacks": 0}
     status = "exhausted"
-    bar = tqdm(total=k, desc="ranked assignments", unit="sol", disable=not progress)
+    bar = tqdm(total=k, desc=label, unit="sol", disable=not progress)
     try:
         while queue:
             if found and deadline is not None and time.perf_counter() > deadline:

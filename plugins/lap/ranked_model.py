@@ -12,8 +12,8 @@ import pyomo.environ as pyo
 
 from coplug.plugins.errors import InputError, UnsupportedModelError
 from coplug.plugins.lap.backend import AssignmentStructure, detect_assignment
-from coplug.plugins.lap.matchings import matching_costs, rank_matchings
-from coplug.plugins.lap.ranked import RankedAssignments, ranked_assignments
+from coplug.plugins.lap.matchings import rank_matchings
+from coplug.plugins.lap.ranked import RankedAssignments, forbidden_as_inf, ranked_assignments
 from coplug.plugins.results import Result, Status
 from coplug.plugins.solution_pool import PoolSolution
 
@@ -71,7 +71,7 @@ def _ranking(structure: AssignmentStructure, k: int,
     for _, sense, is_row, index in structure.units:
         if sense == "<=":
             (rows if is_row else cols)[index] = 0.0
-    return rank_matchings(matching_costs(structure.cost_matrix()), rows, cols, k,
+    return rank_matchings(forbidden_as_inf(structure.cost_matrix()), rows, cols, k,
                           structure.maximize, time_limit)
 
 
