@@ -26,13 +26,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pyomo.environ as pyo
 from scipy.optimize import linear_sum_assignment
 from tqdm import tqdm
 
 from coplug.formulations.assignment import GENERATORS, assignment_model, generate
 from coplug.plugins import k_best
 from coplug.plugins.argtypes import choice_list, int_list, positive_float
-from coplug.plugins.lap import ranked_assignments
+from coplug.plugins.lap import ranked_assignments, ranked_matchings
 
 METHODS = ("warm", "scipy", "scip")
 SCALING = {"warm": 3, "scipy": 4, "scip": 3}
@@ -54,9 +55,10 @@ class Row:
     fallbacks: int = 0
 
 
-def scipy_murty(c: np.ndarray, k: int) -> list[float]:
-    """Murty's method with every child cell solved from scratch by scipy (the reference)."""
-    n = c.shape[0]
+def scipy_murty(c: np.ndarray, k: int, n_part: int | None = None) -> list[float]:
+    """Murty's method with every child cell solved from scratch by scipy (the reference),
+    partitioned over the first `n_part` rows' pairs (all rows by default)."""
+    n = c.shape[0] if n_part is None else n_part
     first = _scipy_cell(c, {}, ())
     queue = [(first[0], 0, {}, (), first[1])]
     tie = 1
@@ -81,7 +83,7 @@ def _scipy_cell(c: np.ndarray, forced: dict[int, int],
     n = c.shape[0]
     rows = np.array([i for i in range(n) if i not in forced], dtype=np.int64)
     taken = set(forced.values())
-    cols = np.array([j for j in range(n) if j not in taken], dtype=np.int64)
+    cols = np.array([j for j in range(c.shape[1]) if j not in taken], dtype=np.int64)
     sub = c[np.ix_(rows, cols)].copy()
     row_at = {int(i): a for a, i in enumerate(rows)}
     col_at = {int(j): b for b, j in enumerate(cols)}
@@ -100,26 +102,58 @@ def _scipy_cell(c: np.ndarray, forced: dict[int, int],
 
 
 def run_row(generator: str, n: int, k: int, seed: int, methods: Sequence[str],
-            max_seconds: float, scip_max_n: int, previous: Row | None) -> Row:
-    """Rank the k best assignments of one matrix with every method not predicted too slow."""
+            max_seconds: float, scip_max_n: int, previous: Row | None,
+            kind: str = "assignment") -> Row:
+    """Rank the k best assignments (or matchings) of one matrix with every method not
+    predicted too slow."""
     c = generate(generator, n, seed=seed)
+    if kind == "matching":
+        c = c - np.median(c)  # about half the pairs are worth matching
     row = Row(generator, n)
     for name in methods:
         if (name == "scip" and n > scip_max_n) or _predicted(previous, name, n) > max_seconds:
             row.seconds[name] = None
             continue
         if name == "warm":
-            result, row.seconds[name] = _timed(lambda: ranked_assignments(c, k))
+            rank = ranked_matchings if kind == "matching" else ranked_assignments
+            result, row.seconds[name] = _timed(lambda rank=rank: rank(c, k))
             row.costs[name] = result.costs
             row.cells, row.capped = result.info["solved_cells"], result.info["capped"]
             row.fallbacks = result.info["fallbacks"]
         elif name == "scipy":
-            row.costs[name], row.seconds[name] = _timed(lambda: scipy_murty(c, k))
+            reference = (lambda: scipy_murty(_slack_augmented(c), k, n_part=n)) if (
+                kind == "matching") else (lambda: scipy_murty(c, k))
+            row.costs[name], row.seconds[name] = _timed(reference)
         else:
+            build = matching_model if kind == "matching" else assignment_model
             found, row.seconds[name] = _timed(
-                lambda: k_best(assignment_model(c), k=k, time_limit=max_seconds))
+                lambda build=build: k_best(build(c), k=k, time_limit=max_seconds))
             row.costs[name] = [s.objective for s in found.solutions] if found.proven else []
     return row
+
+
+def _slack_augmented(c: np.ndarray) -> np.ndarray:
+    """The 2n square matrix whose assignments are the matchings of c (unmatched lines free):
+    row i or column j unmatched through its own zero-cost slack, slack rows fill the rest."""
+    n = c.shape[0]
+    big = np.full((2 * n, 2 * n), np.inf)
+    big[:n, :n] = c
+    big[np.arange(n), n + np.arange(n)] = 0.0
+    big[n + np.arange(n), np.arange(n)] = 0.0
+    big[n:, n:] = 0.0
+    return big
+
+
+def matching_model(c: np.ndarray) -> pyo.ConcreteModel:
+    """min c.x over matchings: x[i, j] binary, at most one per row and one per column."""
+    n, m = c.shape
+    model = pyo.ConcreteModel()
+    model.x = pyo.Var(range(n), range(m), domain=pyo.Binary)
+    model.row = pyo.Constraint(range(n), rule=lambda b, i: sum(b.x[i, :]) <= 1)
+    model.col = pyo.Constraint(range(m), rule=lambda b, j: sum(b.x[:, j]) <= 1)
+    model.obj = pyo.Objective(expr=sum(float(c[i, j]) * model.x[i, j]
+                                       for i in range(n) for j in range(m)))
+    return model
 
 
 def _timed(run: Callable[[], Any]) -> tuple[Any, float]:
@@ -202,7 +236,7 @@ def run_all(args: argparse.Namespace) -> tuple[list[Row], bool]:
         for generator, n in tqdm(jobs, desc="lap_ranked", file=sys.stderr):
             previous = rows[-1] if rows and rows[-1].generator == generator else None
             rows.append(run_row(generator, n, args.k, args.seed, args.methods,
-                                args.max_seconds, args.scip_max_n, previous))
+                                args.max_seconds, args.scip_max_n, previous, args.kind))
             tqdm.write(f"{generator} N={n}: " + ", ".join(
                 f"{m} {_fmt(s)} s" for m, s in rows[-1].seconds.items()), file=sys.stderr)
     except KeyboardInterrupt:
@@ -223,6 +257,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="skip a method predicted to take longer (also SCIP's limit)")
     parser.add_argument("--scip-max-n", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--kind", choices=("assignment", "matching"), default="assignment",
+                        help="rank assignments, or matchings of the costs less their median "
+                        "(rows and columns may stay unmatched, at no cost)")
     args = parser.parse_args(argv)
     if args.k < 1:
         parser.error(f"--k must be positive, got {args.k}")
@@ -240,7 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     start = time.perf_counter()
     ranked_assignments(np.eye(3), 3)  # compile the kernels before the first timed row
     rows, interrupted = run_all(args)
-    print(f"\nk = {args.k} best assignments, seed {args.seed}; wall seconds per method")
+    print(f"\nk = {args.k} best {args.kind}s, seed {args.seed}; wall seconds per method")
     print("\n".join(table(rows, args.methods, args.k)))
     print(summary(rows, args.methods, time.perf_counter() - start))
     return 130 if interrupted else 0

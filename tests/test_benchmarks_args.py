@@ -284,3 +284,11 @@ def test_lap_ranked_runs_small_sizes_and_every_method_agrees(capsys):
     assert lines[-1].startswith("SUMMARY lap_ranked: scipy/warm")
     assert "same costs 4/4; fallbacks 0" in lines[-1]
     assert "scip/warm" in lines[-1] and "2 cells" in lines[-1]
+
+
+def test_lap_ranked_matchings_agree_with_scipy_and_scip(capsys):
+    code = bench("lap_ranked").main(["--kind", "matching", "--sizes", "5,7", "--k", "25",
+                                     "--generators", "low_rank", "--scip-max-n", "5"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0 and "best matchings" in "\n".join(lines)
+    assert "same costs 2/2; fallbacks 0" in lines[-1] and "1 cells" in lines[-1]
