@@ -179,6 +179,11 @@ def _predicted(previous: Row | None, name: str, n: int) -> float:
     return seconds * (n / previous.n) ** SCALING[name]
 
 
+def compared(row: Row) -> bool:
+    """Whether a method besides warm ran on this row, so there is something to agree with."""
+    return "warm" in row.costs and len(row.costs) > 1
+
+
 def agrees(row: Row) -> bool:
     """Every method that ran found k costs equal to warm's."""
     warm = row.costs.get("warm")
@@ -209,7 +214,7 @@ def table(rows: Sequence[Row], methods: Sequence[str], k: int) -> list[str]:
     for row in rows:
         cells = [row.generator, str(row.n), *(_fmt(row.seconds.get(m)) for m in methods),
                  *(_fmt(_ratio(row, m)) for m in others), str(row.cells), str(row.capped),
-                 "yes" if agrees(row) else "NO"]
+                 ("yes" if agrees(row) else "NO") if compared(row) else "-"]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -223,7 +228,9 @@ def summary(rows: Sequence[Row], methods: Sequence[str], wall: float) -> str:
             mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
             parts.append(f"{name}/warm {mean:.1f}x geomean ({min(ratios):.1f}-{max(ratios):.1f}x, "
                          f"{len(ratios)} cells)")
-    parts.append(f"same costs {sum(agrees(r) for r in rows)}/{len(rows)}")
+    checked = [r for r in rows if compared(r)]
+    parts.append(f"same costs {sum(agrees(r) for r in checked)}/{len(checked)} rows compared "
+                 f"(of {len(rows)})")
     parts.append(f"fallbacks {sum(r.fallbacks for r in rows)}")
     return f"SUMMARY lap_ranked: {'; '.join(parts)}; {wall:.0f} s wall"
 
