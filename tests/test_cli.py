@@ -180,3 +180,26 @@ def test_lap_k_ranks_the_best_assignments() -> None:
     assert data["costs"][0] == pytest.approx(c[rows, cols].sum())
     refused = _coplug("lap", "--generator", "uniform", "--n", "5", "--k", "3", "--warm")
     assert refused.returncode == 2 and "--k ranks assignments" in refused.stderr
+
+
+def test_lap_k_with_unmatched_cost_ranks_matchings() -> None:
+    from coplug.formulations.assignment import generate
+    from coplug.plugins.lap import ranked_matchings
+
+    out = _coplug("lap", "--generator", "geometric", "--n", "9", "--seed", "2", "--k", "12",
+                  "--unmatched-cost", "0.05", "--json")
+    assert out.returncode == 0, out.stderr
+    costs = json.loads(out.stdout)["costs"]
+    expected = ranked_matchings(generate("geometric", 9, seed=2), 12, row_cost=0.05,
+                                col_cost=0.05).costs
+    assert costs == pytest.approx(expected)
+    # dearer than leaving a track and a detection unmatched, some pairs go unmatched
+    assert costs[0] < _scipy_optimum(generate("geometric", 9, seed=2))
+
+
+def _scipy_optimum(c) -> float:
+    """The optimal assignment's cost, by scipy."""
+    from scipy.optimize import linear_sum_assignment
+
+    rows, cols = linear_sum_assignment(c)
+    return float(c[rows, cols].sum())

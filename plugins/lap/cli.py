@@ -31,6 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--check", action="store_true", help="compare with scipy's objective")
     p.add_argument("--k", type=int, default=None,
                    help="rank the K best assignments (Murty's method) instead of one")
+    p.add_argument("--unmatched-cost", type=float, default=None,
+                   help="with --k: rank matchings instead, each row or column left unmatched "
+                   "at this cost")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_cmd_lap)
 
@@ -48,6 +51,8 @@ def _cmd_lap(args: argparse.Namespace) -> int:
         args.generator, 1000 if args.n is None else args.n, seed=args.seed or 0)
     if args.k is not None:
         return _ranked(c, args)
+    if args.unmatched_cost is not None:
+        raise InputError("--unmatched-cost ranks matchings: give --k too")
     predictor, load_s = None, 0.0
     if args.warm:
         from coplug.learned.rowdualnet import load
@@ -73,13 +78,20 @@ def _cmd_lap(args: argparse.Namespace) -> int:
 
 
 def _ranked(c: np.ndarray, args: argparse.Namespace) -> int:
-    """`--k`: the K best assignments' costs, best first, and how the ranking ended."""
+    """`--k`: the K best assignments' (or, with `--unmatched-cost`, matchings') costs, best
+    first, and how the ranking ended."""
+    from coplug.plugins.lap.matchings import ranked_matchings
     from coplug.plugins.lap.ranked import ranked_assignments
 
     if args.warm or args.check:
         raise InputError("--k ranks assignments; --warm and --check apply to one solve")
-    ranking = ranked_assignments(c, args.k, maximize=args.maximize, time_limit=args.time_limit,
-                                 progress=not args.json)
+    if args.unmatched_cost is None:
+        ranking = ranked_assignments(c, args.k, maximize=args.maximize,
+                                     time_limit=args.time_limit, progress=not args.json)
+    else:
+        ranking = ranked_matchings(c, args.k, row_cost=args.unmatched_cost,
+                                   col_cost=args.unmatched_cost, maximize=args.maximize,
+                                   time_limit=args.time_limit, progress=not args.json)
     report = {"status": ranking.status, "shape": list(c.shape), "k": args.k,
               "found": len(ranking.solutions), "seconds": ranking.info["time"],
               "solved_cells": ranking.info["solved_cells"],
