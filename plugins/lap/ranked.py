@@ -30,6 +30,7 @@ from tqdm.auto import tqdm
 from coplug.plugins.errors import InputError, TimeLimitError
 from coplug.plugins.lap import certify, murty, sparse
 from coplug.plugins.lap.solver import common_offset, dense_costs, solve_lap
+from coplug.plugins.lap.warmstart import min_trick
 from coplug.plugins.limits import checked_time_limit
 
 INF = np.inf
@@ -168,9 +169,9 @@ def _working_matrix(cost: Any, maximize: bool) -> tuple[np.ndarray, int, bool]:
     first), its number of rows, and whether the caller's matrix was transposed."""
     c = forbidden_as_inf(cost)
     n, m = c.shape
-    if sp.issparse(cost):
-        csr = sparse.as_csr(cost)
-        sparse.check_pattern(csr if n <= m else csr.T.tocsr(), transposed=n > m)
+    if sp.issparse(cost):  # name an infeasible pattern in the caller's terms, up front
+        allowed = np.isfinite(c)
+        sparse.check_pattern(sp.csr_matrix(allowed if n <= m else allowed.T), transposed=n > m)
     if maximize:
         c = np.negative(c, out=c, where=np.isfinite(c))  # forbidden pairs stay +inf
     transposed = n > m
@@ -234,9 +235,8 @@ def _root(c: np.ndarray, time_limit: float | None = None) -> _Cell:
     row4col = np.empty(m, np.int64)
     row4col[col4row] = np.arange(m)
     u = np.asarray(solution.row_duals, dtype=np.float64).copy()
-    v = np.full(m, INF)
-    for i in range(m):
-        np.minimum(v, c[i] - u[i], out=v)
+    v = np.empty(m)
+    min_trick(c, u, v)
     return _Cell(np.ones(m, np.bool_), (), col4row, row4col, u, v,
                  _assigned_cost(c, col4row), certified=True)
 
