@@ -61,8 +61,9 @@ def k_best(model: pyo.Block, k: int = 10, solver: str = "scip",
     continuous part, best first (fewer when the model has fewer; any `k` for a model
     without objective, or with a constant one); the first is loaded into the variables.
     `params` are the solver's native options, as for `solve`. `solver="lap"` ranks an
-    assignment-structured model (as `solve(..., solver="lap")` reads it) by Murty's method
-    (`coplug.plugins.lap.ranked_assignments`); its result is `optimal` once complete."""
+    assignment-structured model (as `solve(..., solver="lap")` reads it, matchings included)
+    by Murty's method (`coplug.plugins.lap.ranked_assignments`, `ranked_matchings`); its
+    result is `optimal` once complete."""
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
         raise InputError(f"k must be a whole number >= 1, got {k!r}")
     k = int(k)

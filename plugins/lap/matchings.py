@@ -24,8 +24,8 @@ from coplug.plugins.lap import sparse
 from coplug.plugins.lap.ranked import (
     RankedAssignment,
     RankedAssignments,
-    _checked_k,
     best_first,
+    checked_k,
     forbidden_as_inf,
     ranked_cells,
 )
@@ -52,7 +52,7 @@ def ranked_matchings(
     worth). Limits and Ctrl-C as in `ranked_assignments`; the work is on an
     (n + m) x (n + m) dense matrix."""
     start = time.perf_counter()
-    k = _checked_k(k)
+    k = checked_k(k)
     time_limit = checked_time_limit(time_limit)
     if not isinstance(maximize, (bool, np.bool_)):
         raise InputError(f"maximize must be True or False, got {maximize!r}")

@@ -114,7 +114,7 @@ def ranked_assignments(
     (N the longer side); `progress` shows a bar of solutions found.
     """
     start = time.perf_counter()
-    k = _checked_k(k)
+    k = checked_k(k)
     time_limit = checked_time_limit(time_limit)
     if not isinstance(maximize, (bool, np.bool_)):
         raise InputError(f"maximize must be True or False, got {maximize!r}")
@@ -157,7 +157,7 @@ def best_first(solutions: list[RankedAssignment], maximize: bool) -> list[Ranked
     return sorted(solutions, key=lambda s: -s.cost if maximize else s.cost)
 
 
-def _checked_k(k: Any) -> int:
+def checked_k(k: Any) -> int:
     """k as a positive int (bools and fractions refused)."""
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
         raise InputError(f"k must be a positive integer, got {k!r}")
