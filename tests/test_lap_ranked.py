@@ -321,3 +321,23 @@ def test_reported_costs_are_in_order_even_where_round_off_ties_them(maximize: bo
         assert costs == sorted(costs, reverse=maximize)
         costs = ranked_matchings(c, 60, row_cost=0.1, col_cost=-0.2, maximize=maximize).costs
         assert costs == sorted(costs, reverse=maximize)
+
+
+def test_an_infeasible_block_beside_a_matching_is_named_in_the_models_terms() -> None:
+    model = pyo.ConcreteModel()
+    model.y = pyo.Var(range(2), range(2), domain=pyo.Binary)
+    model.y_row = pyo.Constraint(range(2), rule=lambda b, i: sum(b.y[i, :]) <= 1)
+    model.y_col = pyo.Constraint(range(2), rule=lambda b, j: sum(b.y[:, j]) <= 1)
+    pairs = [(0, 0), (1, 0), (2, 0), (2, 1), (2, 2)]  # rows 0 and 1 both need column 0
+    model.x = pyo.Var(pairs, domain=pyo.Binary)
+    model.x_row = pyo.Constraint(range(3), rule=lambda b, i: sum(
+        b.x[p] for p in pairs if p[0] == i) == 1)
+    model.x_col = pyo.Constraint(range(3), rule=lambda b, j: sum(
+        b.x[p] for p in pairs if p[1] == j) == 1)
+    model.obj = pyo.Objective(expr=sum(model.y[p] for p in model.y)
+                              + sum(model.x[p] for p in pairs))
+    assert k_best(model, k=3).result.status.value == "infeasible"  # SCIP agrees
+    outcome = k_best(model, k=3, solver="lap")
+    assert outcome.solutions == [] and outcome.proven
+    assert outcome.result.status.value == "infeasible"
+    assert "3 rows and 3 columns must each be matched" in outcome.result.extra["reason"]

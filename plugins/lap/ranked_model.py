@@ -71,8 +71,21 @@ def _ranking(structure: AssignmentStructure, k: int,
     for _, sense, is_row, index in structure.units:
         if sense == "<=":
             (rows if is_row else cols)[index] = 0.0
-    return rank_matchings(forbidden_as_inf(structure.cost_matrix()), rows, cols, k,
-                          structure.maximize, time_limit)
+    try:
+        return rank_matchings(forbidden_as_inf(structure.cost_matrix()), rows, cols, k,
+                              structure.maximize, time_limit)
+    except InputError as exc:
+        if "infeasible" not in str(exc):
+            raise
+        raise InputError(  # the solver's rows and columns are not the model's
+            f"infeasible: no choice of pairs meets every '== 1' and '>= 1' constraint beside "
+            f"the matching blocks ({_must_match(rows, cols)})") from None
+
+
+def _must_match(rows: np.ndarray, cols: np.ndarray) -> str:
+    """How many rows and columns the model requires to be matched, in words."""
+    return (f"{int(np.isinf(rows).sum())} rows and {int(np.isinf(cols).sum())} columns must "
+            "each be matched")
 
 
 def _check_rankable(structure: AssignmentStructure) -> None:
