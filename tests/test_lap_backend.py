@@ -176,3 +176,22 @@ def test_a_covering_row_fixed_variables_already_meet_is_named() -> None:
                                                     r"variables .*x\[0,0\]=1"):
         solve(m, solver="lap")
     assert solve(m, solver="highs").objective == pytest.approx(3)  # what the message advises
+
+
+def test_an_infeasible_pattern_is_named_by_a_row_constraint_left_out() -> None:
+    from coplug.plugins import k_best
+
+    pairs = [(0, 0), (1, 0), (2, 0), (2, 1), (2, 2)]  # rows 0 and 1 both need column 0
+    model = pyo.ConcreteModel()
+    model.x = pyo.Var(pairs, domain=pyo.Binary)
+    model.x_row = pyo.Constraint(range(3), rule=lambda b, i: sum(
+        b.x[p] for p in pairs if p[0] == i) == 1)
+    model.x_col = pyo.Constraint(range(3), rule=lambda b, j: sum(
+        b.x[p] for p in pairs if p[1] == j) == 1)
+    model.obj = pyo.Objective(expr=sum(model.x[p] for p in pairs))
+    assert solve(model, solver="scip").status.value == "infeasible"  # SCIP agrees
+    for result in (solve(model, solver="lap"), k_best(model, k=3, solver="lap").result):
+        assert result.status.value == "infeasible"
+        reason = result.extra["reason"]
+        assert "at most 2 of the 3 row constraints can be met at once" in reason
+        assert "constraint 'x_row[0]'" in reason or "constraint 'x_row[1]'" in reason

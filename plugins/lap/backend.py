@@ -19,7 +19,7 @@ from pyomo.core.expr.visitor import identify_variables
 
 from coplug.plugins.duals import dual_request, load_duals, soplex_duals
 from coplug.plugins.errors import InputError, TimeLimitError, UnsupportedModelError
-from coplug.plugins.lap import bipartite
+from coplug.plugins.lap import bipartite, sparse
 from coplug.plugins.lap.duals import assignment_row_duals
 from coplug.plugins.lap.solver import LapSolution, solve_lap
 from coplug.plugins.linear_terms import LinearTerms, linear_terms
@@ -166,8 +166,27 @@ def _solve_structure(structure: AssignmentStructure, warm: bool, time_limit: flo
         if "infeasible" not in str(exc):
             raise
         return Result(status=Status.INFEASIBLE, solver="lap", time=time.perf_counter() - start,
-                      extra={"reason": str(exc)}), None
+                      extra={"reason": pattern_reason(structure, cost) or str(exc)}), None
     return _finish(structure, solution, start, tee), solution
+
+
+def pattern_reason(structure: AssignmentStructure, cost: Any) -> str | None:
+    """Why the model's pairs admit no assignment, naming a row constraint left out (None
+    when the pattern is not what fails): the solver's rows are numbers, the model's have
+    names."""
+    if not sp.issparse(cost):
+        return None
+    found = sparse.unassignable(sparse.as_csr(cost))
+    if found is None:
+        return None
+    row, most = found
+    names = {index: con.name for con, _, is_row, index in structure.units if is_row}
+    where = (f"constraint {names[row]!r}" if row in names
+             else "a padding row of a '<= 1' block")
+    if most < 0:
+        return f"infeasible: {where} has no pair left to choose"
+    return (f"infeasible: at most {most} of the {structure.n_rows} row constraints can be met "
+            f"at once; {where} is one left out")
 
 
 def _no_choice() -> LapSolution:

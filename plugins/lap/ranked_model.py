@@ -11,7 +11,7 @@ import numpy as np
 import pyomo.environ as pyo
 
 from coplug.plugins.errors import InputError, UnsupportedModelError
-from coplug.plugins.lap.backend import AssignmentStructure, detect_assignment
+from coplug.plugins.lap.backend import AssignmentStructure, detect_assignment, pattern_reason
 from coplug.plugins.lap.matchings import rank_matchings
 from coplug.plugins.lap.ranked import RankedAssignments, forbidden_as_inf, ranked_assignments
 from coplug.plugins.results import Result, Status
@@ -44,8 +44,11 @@ def rank_assignment_model(
     except InputError as exc:
         if "infeasible" not in str(exc):
             raise
+        reason = (None if structure.matching_blocks
+                  else pattern_reason(structure, structure.cost_matrix()))
         return [], True, Result(status=Status.INFEASIBLE, solver="lap",
-                                time=time.perf_counter() - start, extra={"reason": str(exc)})
+                                time=time.perf_counter() - start,
+                                extra={"reason": reason or str(exc)})
     solutions = _pool_solutions(structure, ranking, variables)
     return solutions, ranking.complete, _result(structure, solutions, ranking.status,
                                                 ranking.info, start)

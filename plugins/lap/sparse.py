@@ -307,18 +307,30 @@ def _dia_entries(dia: sp.spmatrix | sp.sparray) -> sp.coo_matrix:
 def check_pattern(csr: sp.csr_matrix, transposed: bool = False) -> None:
     """Raise InputError naming the first row that no assignment of all rows can cover
     (a column of the caller's matrix when it was transposed to put the short side first)."""
-    n, m = csr.shape
+    n = csr.shape[0]
     line, other = ("column", "row") if transposed else ("row", "column")
+    found = unassignable(csr)
+    if found is None:
+        return
+    row, most = found
+    if most < 0:
+        raise InputError(f"sparse pattern is infeasible: {line} {row} has no allowed {other}")
+    raise InputError(
+        f"sparse pattern is infeasible: at most {most} of {n} {line}s can be "
+        f"assigned ({line} {row} is left without a {other})"
+    )
+
+
+def unassignable(csr: sp.csr_matrix) -> tuple[int, int] | None:
+    """None when some assignment covers every row of the pattern; else (a row left out,
+    how many rows at most can be assigned at once; -1 when that row has no entry at all)."""
+    n, m = csr.shape
     empty = np.flatnonzero(np.diff(csr.indptr) == 0)
     if empty.size:
-        raise InputError(
-            f"sparse pattern is infeasible: {line} {int(empty[0])} has no allowed {other}"
-        )
+        return int(empty[0]), -1
     pattern = sp.csr_matrix((np.ones_like(csr.data), csr.indices, csr.indptr), shape=(n, m))
     match = maximum_bipartite_matching(pattern, perm_type="column")
     unmatched = np.flatnonzero(match < 0)
     if unmatched.size:
-        raise InputError(
-            f"sparse pattern is infeasible: at most {n - unmatched.size} of {n} {line}s can be "
-            f"assigned ({line} {int(unmatched[0])} is left without a {other})"
-        )
+        return int(unmatched[0]), n - int(unmatched.size)
+    return None
