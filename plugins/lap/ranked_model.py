@@ -44,11 +44,9 @@ def rank_assignment_model(
     except InputError as exc:
         if "infeasible" not in str(exc):
             raise
-        reason = (None if structure.matching_blocks
-                  else pattern_reason(structure, structure.cost_matrix()))
         return [], True, Result(status=Status.INFEASIBLE, solver="lap",
                                 time=time.perf_counter() - start,
-                                extra={"reason": reason or str(exc)})
+                                extra={"reason": _infeasible_reason(structure, exc)})
     solutions = _pool_solutions(structure, ranking, variables)
     return solutions, ranking.complete, _result(structure, solutions, ranking.status,
                                                 ranking.info, start)
@@ -65,30 +63,35 @@ def _time_left(time_limit: float | None, start: float) -> float | None:
 def _ranking(structure: AssignmentStructure, k: int,
              time_limit: float | None) -> RankedAssignments:
     """Rank assignments, or matchings when some block lets rows and columns both stay
-    unmatched: then a line may stay unmatched (at no cost) where its constraint is <= 1."""
+    unmatched."""
     if not structure.matching_blocks:
         return ranked_assignments(structure.cost_matrix(), k, maximize=structure.maximize,
                                   time_limit=time_limit)
+    rows, cols = _unmatched_costs(structure)
+    return rank_matchings(forbidden_as_inf(structure.cost_matrix()), rows, cols, k,
+                          structure.maximize, time_limit)
+
+
+def _unmatched_costs(structure: AssignmentStructure) -> tuple[np.ndarray, np.ndarray]:
+    """What leaving each row and column unmatched costs: 0 where its constraint is <= 1,
+    inf (not allowed) where it is == 1 or >= 1."""
     rows = np.full(structure.n_rows, np.inf)
     cols = np.full(structure.n_cols, np.inf)
     for _, sense, is_row, index in structure.units:
         if sense == "<=":
             (rows if is_row else cols)[index] = 0.0
-    try:
-        return rank_matchings(forbidden_as_inf(structure.cost_matrix()), rows, cols, k,
-                              structure.maximize, time_limit)
-    except InputError as exc:
-        if "infeasible" not in str(exc):
-            raise
-        raise InputError(  # the solver's rows and columns are not the model's
-            f"infeasible: no choice of pairs meets every '== 1' and '>= 1' constraint beside "
-            f"the matching blocks ({_must_match(rows, cols)})") from None
+    return rows, cols
 
 
-def _must_match(rows: np.ndarray, cols: np.ndarray) -> str:
-    """How many rows and columns the model requires to be matched, in words."""
-    return (f"{int(np.isinf(rows).sum())} rows and {int(np.isinf(cols).sum())} columns must "
-            "each be matched")
+def _infeasible_reason(structure: AssignmentStructure, exc: InputError) -> str:
+    """Why the ranking found no solution, in the model's terms (the solver's rows and
+    columns are numbers, and a matching's augmented matrix has more of them)."""
+    if not structure.matching_blocks:
+        return pattern_reason(structure, structure.cost_matrix()) or str(exc)
+    rows, cols = _unmatched_costs(structure)
+    return (f"infeasible: no choice of pairs meets every '== 1' and '>= 1' constraint beside "
+            f"the matching blocks ({int(np.isinf(rows).sum())} rows and "
+            f"{int(np.isinf(cols).sum())} columns must each be matched)")
 
 
 def _check_rankable(structure: AssignmentStructure) -> None:
