@@ -19,7 +19,7 @@ from scipy.optimize import linear_sum_assignment
 
 from coplug.plugins import infeasibilities, k_best
 from coplug.plugins.errors import InputError, TimeLimitError
-from coplug.plugins.lap import RankedAssignments, ranked, ranked_assignments
+from coplug.plugins.lap import RankedAssignments, cell_costs, ranked, ranked_assignments
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -253,13 +253,13 @@ def test_time_limit_still_returns_the_root_once_it_is_solved(
 
 def test_the_root_solve_is_held_to_the_time_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     given_limits = []
-    real = ranked.solve_lap
+    real = cell_costs.solve_lap
 
     def spy(*args: object, **kwargs: object) -> object:
         given_limits.append(kwargs.get("time_limit"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(ranked, "solve_lap", spy)
+    monkeypatch.setattr(cell_costs, "solve_lap", spy)
     ranked_assignments(np.random.default_rng(1).random((6, 9)), 3, time_limit=50.0)
     assert given_limits and all(t is not None and 0 < t <= 50.0 for t in given_limits)
 
@@ -271,7 +271,7 @@ def test_a_root_cut_short_gives_no_solutions_and_says_why(
     def stopped(*args: object, **kwargs: object) -> None:
         raise raised
 
-    monkeypatch.setattr(ranked, "solve_lap", stopped)
+    monkeypatch.setattr(cell_costs, "solve_lap", stopped)
     result = ranked_assignments(np.ones((3, 3)), 4, time_limit=10.0)
     want = "interrupted" if isinstance(raised, KeyboardInterrupt) else "time_limit"
     assert result.status == want and result.solutions == [] and not result.complete

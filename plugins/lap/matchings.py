@@ -9,7 +9,8 @@ A matching of the n x m costs C is an assignment of the (n + m) x (m + n) matrix
 
 whose slack rows fill whatever is left at no cost. Murty's ranking (`ranked.ranked_cells`)
 partitions over the n real rows' pairs only, and those determine the matching, so each
-matching comes back once however its slack rows complete it.
+matching comes back once however its slack rows complete it. Sparse costs at most
+`ranked.SPARSE_SHARE` full keep the augmented matrix sparse (`cell_costs.matching_costs`).
 """
 
 from __future__ import annotations
@@ -18,15 +19,19 @@ import time
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from coplug.plugins.errors import InputError
 from coplug.plugins.lap import sparse
+from coplug.plugins.lap.cell_costs import matching_costs
+from coplug.plugins.lap.murty_sparse import assigned_values
 from coplug.plugins.lap.ranked import (
     RankedAssignment,
     RankedAssignments,
     best_first,
     checked_k,
     forbidden_as_inf,
+    is_sparse_enough,
     ranked_cells,
 )
 from coplug.plugins.limits import checked_time_limit
@@ -50,27 +55,33 @@ def ranked_matchings(
     `col_cost[j]` for each unmatched column (scalars or one finite value per line; all in
     the objective's sense, so under `maximize` they are what leaving a line unmatched is
     worth). Limits and Ctrl-C as in `ranked_assignments`; the work is on an
-    (n + m) x (n + m) dense matrix."""
+    (n + m) x (n + m) matrix, dense, or sparse for sparse input at most
+    `ranked.SPARSE_SHARE` full."""
     start = time.perf_counter()
     k = checked_k(k)
     time_limit = checked_time_limit(time_limit)
     if not isinstance(maximize, (bool, np.bool_)):
         raise InputError(f"maximize must be True or False, got {maximize!r}")
-    c = forbidden_as_inf(cost)
+    c = sparse.as_csr(cost) if is_sparse_enough(cost) else forbidden_as_inf(cost)
+    if c.shape[0] == 0 or c.shape[1] == 0:
+        raise InputError(f"cost matrix is empty (shape {c.shape[0]}x{c.shape[1]})")
     rows = _line_costs(row_cost, c.shape[0], "row_cost")
     cols = _line_costs(col_cost, c.shape[1], "col_cost")
     return rank_matchings(c, rows, cols, k, bool(maximize), time_limit, progress, start)
 
 
 def rank_matchings(
-    c: np.ndarray, rows: np.ndarray, cols: np.ndarray, k: int, maximize: bool,
-    time_limit: float | None, progress: bool = False, start: float | None = None,
+    c: np.ndarray | sp.csr_matrix, rows: np.ndarray, cols: np.ndarray, k: int,
+    maximize: bool, time_limit: float | None, progress: bool = False,
+    start: float | None = None,
 ) -> RankedAssignments:
-    """`ranked_matchings` on checked input: costs with inf for forbidden pairs, and line
-    costs where inf means the line must be matched (an assignment side)."""
+    """`ranked_matchings` on checked input: costs dense with inf for forbidden pairs or a
+    canonical CSR (finite data), and line costs where inf means the line must be matched
+    (an assignment side)."""
     start = time.perf_counter() if start is None else start
     n = c.shape[0]
-    big = _augmented(_signed(c, maximize), _signed(rows, maximize), _signed(cols, maximize))
+    big = matching_costs(_signed(c, maximize), _signed(rows, maximize),
+                         _signed(cols, maximize))
     deadline = None if time_limit is None else start + time_limit
     found, status, info = ranked_cells(big, n, k, deadline, progress, "ranked matchings")
     solutions = best_first([_matching(cell.col4row, c, rows, cols) for cell in found],
@@ -79,9 +90,14 @@ def rank_matchings(
     return RankedAssignments(solutions, status, info)
 
 
-def _signed(values: np.ndarray, maximize: bool) -> np.ndarray:
-    """Min-cost values: negated under `maximize`, except that inf (not allowed) stays +inf."""
-    return np.where(np.isfinite(values), -values, INF) if maximize else values
+def _signed(values: np.ndarray | sp.csr_matrix, maximize: bool) -> np.ndarray | sp.csr_matrix:
+    """Min-cost values: negated under `maximize`, except that inf (not allowed) stays +inf
+    (a CSR's stored entries are finite)."""
+    if not maximize:
+        return values
+    if sp.issparse(values):
+        return -values
+    return np.where(np.isfinite(values), -values, INF)
 
 
 def _line_costs(value: Any, size: int, name: str) -> np.ndarray:
@@ -105,18 +121,21 @@ def _line_costs(value: Any, size: int, name: str) -> np.ndarray:
     return values
 
 
-def _augmented(c: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """The (n + m) square min-cost matrix whose assignments are the matchings of `c`."""
-    n, m = c.shape
-    big = np.full((n + m, m + n), INF)
-    big[:n, :m] = c
-    big[np.arange(n), m + np.arange(n)] = rows
-    big[n + np.arange(m), np.arange(m)] = cols
-    big[n:, m:] = 0.0
-    return big
+def _pair_costs(c: np.ndarray | sp.csr_matrix, rows: np.ndarray,
+                cols: np.ndarray) -> np.ndarray:
+    """The caller's costs of the pairs (rows[t], cols[t])."""
+    if not sp.issparse(c):
+        return c[rows, cols]
+    n = c.shape[0]
+    col4row = np.full(n, -1, np.int64)
+    col4row[rows] = cols
+    values = np.empty(n)
+    assigned_values(c.indptr.astype(np.int64), c.indices.astype(np.int64), c.data, col4row,
+                    values)
+    return values[rows]
 
 
-def _matching(col4row: np.ndarray, c: np.ndarray, rows: np.ndarray,
+def _matching(col4row: np.ndarray, c: np.ndarray | sp.csr_matrix, rows: np.ndarray,
               cols: np.ndarray) -> RankedAssignment:
     """The matched pairs of an augmented assignment and the matching's cost (caller's sign)."""
     n, m = c.shape
@@ -127,6 +146,6 @@ def _matching(col4row: np.ndarray, c: np.ndarray, rows: np.ndarray,
     unmatched_cols[pairs] = False
     unmatched_rows = np.ones(n, bool)
     unmatched_rows[matched] = False
-    total = (float(c[matched, pairs].sum()) + float(rows[unmatched_rows].sum())
+    total = (float(_pair_costs(c, matched, pairs).sum()) + float(rows[unmatched_rows].sum())
              + float(cols[unmatched_cols].sum()))
     return RankedAssignment(matched, pairs.copy(), 0.0 + total)

@@ -4,7 +4,9 @@ for a node's children, and the cell's weak-duality certificate.
 
 A cell's forbidden pairs are given by row as CSR arrays (`fb_ptr`, `fb_col`); forced rows
 and their columns are masked out (`row_ok`, `col_ok` False). Duals (u, v) are feasible on
-every allowed pair of the cell, and every assigned pair is tight, as in `jv`.
+every allowed pair of the cell, and every assigned pair is tight, as in `jv`. A child's
+path is searched read-only on its parent's state (`search`: most searches stop at the
+queue's next value and change nothing) and applied to copies only when it is complete.
 """
 
 from __future__ import annotations
@@ -19,34 +21,46 @@ DONE, EMPTY, CAPPED = 0, 1, 2
 
 
 @njit(cache=True)
-def augment_one(c, u, v, col4row, row4col, cur, col_ok, fb_ptr, fb_col, cap):
-    """Augment free row `cur` along a Dijkstra shortest path in reduced costs over allowed
-    columns and pairs; returns (DONE, its length: the cell's cost rises by exactly that),
-    (EMPTY, inf) when no free column can be reached (the cell holds no assignment), or
-    (CAPPED, d) once every path is longer than `cap`: d > cap is a lower bound on the length,
-    and nothing was changed."""
-    n, m = c.shape
+def banned_pairs(banned, fb_row, fb_col, i, cur, freed, value):
+    """Set `banned[j] = value` for the columns row `i` may not take in a child cell: the
+    parent's forbidden pairs (`fb_row`, `fb_col`) and the child's own (cur, freed)."""
+    for k in range(fb_row.size):
+        if fb_row[k] == i:
+            banned[fb_col[k]] = value
+    if i == cur:
+        banned[freed] = value
+
+
+@njit(cache=True)
+def allowed_column(col_ok, col_rank, t, j):
+    """Whether child `t` of a cell may use column j: the cell allows it (`col_ok`) and the
+    child does not force its row (the children force the pairs ranked before t)."""
+    return col_ok[j] and col_rank[j] >= t
+
+
+@njit(cache=True)
+def search(c, u, v, row4col, cur, freed, col_ok, col_rank, t, fb_row, fb_col, cap,
+           path, visited_cols, dcol):
+    """Dijkstra shortest augmenting path of child `t`, read-only on its parent's optimal
+    duals and assignment (row `cur` and column `freed` taken as free, their pair forbidden).
+    Returns (DONE, length, number of path columns) with what `apply_path` needs in `path`,
+    `visited_cols`, `dcol`; (EMPTY, inf, 0) when no free column can be reached (the cell
+    holds no assignment); (CAPPED, d, 0) once every path is longer than `cap` (d > cap
+    bounds the length from below)."""
+    m = c.shape[1]
     shortest = np.full(m, INF)
-    path = np.full(m, -1, np.int64)
     remaining = np.empty(m, np.int64)
     num_remaining = 0
     for j in range(m):
-        if col_ok[j]:
+        if allowed_column(col_ok, col_rank, t, j):
             remaining[num_remaining] = j
             num_remaining += 1
     banned = np.zeros(m, np.bool_)
-    visited_rows = np.empty(n, np.int64)
-    visited_cols = np.empty(m, np.int64)
-    n_vr = 0
     n_vc = 0
     min_val = 0.0
     i = cur
-    sink = -1
-    while sink == -1:
-        visited_rows[n_vr] = i
-        n_vr += 1
-        for k in range(fb_ptr[i], fb_ptr[i + 1]):
-            banned[fb_col[k]] = True
+    while True:
+        banned_pairs(banned, fb_row, fb_col, i, cur, freed, True)
         lowest = INF
         index = -1
         base = min_val - u[i]
@@ -58,34 +72,40 @@ def augment_one(c, u, v, col4row, row4col, cur, col_ok, fb_ptr, fb_col, cap):
                     path[jj] = i
                     shortest[jj] = r
             s = shortest[jj]
-            if s < lowest or (s == lowest and s < INF and row4col[jj] == -1):
+            if s < lowest or (s == lowest and s < INF and (row4col[jj] == -1 or jj == freed)):
                 lowest = s
                 index = it
-        for k in range(fb_ptr[i], fb_ptr[i + 1]):
-            banned[fb_col[k]] = False
+        banned_pairs(banned, fb_row, fb_col, i, cur, freed, False)
         if index < 0 or lowest == INF:
-            return EMPTY, INF
+            return EMPTY, INF, 0
         if lowest > cap:
-            return CAPPED, lowest
+            return CAPPED, lowest, 0
         min_val = lowest
         j = remaining[index]
-        if row4col[j] == -1:
-            sink = j
-        else:
-            i = row4col[j]
         visited_cols[n_vc] = j
         n_vc += 1
         num_remaining -= 1
         remaining[index] = remaining[num_remaining]
-    u[cur] += min_val
-    for k in range(1, n_vr):
-        i = visited_rows[k]
-        u[i] += min_val - shortest[col4row[i]]
+        if row4col[j] == -1 or j == freed:
+            break
+        i = row4col[j]
+    for k in range(n_vc):
+        dcol[k] = min_val - shortest[visited_cols[k]]
+    return DONE, min_val, n_vc
+
+
+@njit(cache=True)
+def apply_path(u, v, col4row, row4col, cur, length, path, visited_cols, dcol, n_vc):
+    """Augment along the path a `search` found, on copies of the parent's state where row
+    `cur` and the freed column are already free: the duals move by the path's distances
+    (they stay feasible, the new pairs tight) and the cell's cost rises by `length`."""
+    u[cur] += length
     for k in range(n_vc):
         j = visited_cols[k]
-        v[j] -= min_val - shortest[j]
-    flip_path(path, col4row, row4col, sink, cur)
-    return DONE, min_val
+        v[j] -= dcol[k]
+        if k < n_vc - 1:
+            u[row4col[j]] += dcol[k]
+    flip_path(path, col4row, row4col, visited_cols[n_vc - 1], cur)
 
 
 @njit(cache=True)

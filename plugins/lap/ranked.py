@@ -11,7 +11,10 @@ comes first. A cell's solution is certified by weak duality when it is taken; a 
 certificate re-solves that cell cold with `solve_lap` (counted in `info["fallbacks"]`).
 
 Rectangular matrices are padded with zero-cost rows (or solved transposed) and the
-partition runs over the real rows' pairs only, so no assignment comes back twice.
+partition runs over the real rows' pairs only, so no assignment comes back twice. Sparse
+input at most `SPARSE_SHARE` full stays sparse (`cell_costs.SparseCosts`): every step then
+touches only stored entries, and a rectangular one is ranked as matchings whose rows must
+all be matched, with no dense padding.
 """
 
 from __future__ import annotations
@@ -29,14 +32,17 @@ from tqdm.auto import tqdm
 
 from coplug.plugins.errors import InputError, TimeLimitError
 from coplug.plugins.lap import certify, murty, sparse
-from coplug.plugins.lap.solver import common_offset, dense_costs, solve_lap
-from coplug.plugins.lap.warmstart import min_trick
+from coplug.plugins.lap.cell_costs import CellCosts, DenseCosts, SparseCosts, matching_costs
+from coplug.plugins.lap.solver import common_offset, dense_costs
 from coplug.plugins.limits import checked_time_limit
 
 INF = np.inf
 # A child's search is never stopped below this many ulps of its costs: path lengths of
 # ties come back as round-off (8.9e-16 on costs near 362) that a sum near the cost loses.
 CAP_ROUNDOFF = 64 * float(np.finfo(np.float64).eps)
+# Sparse costs storing at most this share of all pairs are ranked sparse (no dense copy);
+# denser ones are ranked on a dense copy, whose kernels are faster per entry.
+SPARSE_SHARE = 0.1
 
 
 @dataclass
@@ -86,14 +92,30 @@ class _Cell:
 
 
 @dataclass
-class _Child:
-    """Child `t` of a solved cell, not solved yet: it forbids `rows[t] -> cols[t]` and
-    forces the pairs before it."""
+class _Family:
+    """A taken cell's children: child t forbids `rows[t] -> cols[t]` and forces the pairs
+    before it, so it may use the columns the cell allows (`col_ok`) whose rank among
+    `cols` (`col_rank`, len(cols) for the others) is t or more."""
 
     parent: _Cell
     rows: np.ndarray
     cols: np.ndarray
+    col_ok: np.ndarray
+    col_rank: np.ndarray
+    forbidden: tuple[np.ndarray, np.ndarray]
+
+
+@dataclass
+class _Child:
+    """Child `t` of a solved cell, not solved yet."""
+
+    family: _Family
     t: int
+
+    @property
+    def parent(self) -> _Cell:
+        """The solved cell this child splits."""
+        return self.family.parent
 
 
 def ranked_assignments(
@@ -110,44 +132,54 @@ def ranked_assignments(
     included), or on Ctrl-C, it returns the best ones found so far (status "time_limit" /
     "interrupted").
 
-    The work is about k * N shortest paths of O(N^2) each, on an N x N dense working copy
-    (N the longer side); `progress` shows a bar of solutions found.
+    The work is about k * N shortest paths of O(N^2) each on an N x N dense working copy (N
+    the longer side), or of O(E log N) on sparse input with E stored entries (at most
+    `SPARSE_SHARE` of all pairs); `progress` shows a bar of solutions found.
     """
     start = time.perf_counter()
     k = checked_k(k)
     time_limit = checked_time_limit(time_limit)
     if not isinstance(maximize, (bool, np.bool_)):
         raise InputError(f"maximize must be True or False, got {maximize!r}")
-    c, n_real, transposed = _working_matrix(cost, bool(maximize))
-    offset = common_offset(c)
-    if offset:
-        c = c - offset  # exact for such entries; every assignment holds n_real of them
-    c = _padded(c)
+    if is_sparse_enough(cost):
+        costs, n_real, transposed, offset = _sparse_working(cost, bool(maximize))
+    else:
+        c, n_real, transposed = _working_matrix(cost, bool(maximize))
+        offset = common_offset(c)
+        if offset:
+            c = c - offset  # exact for such entries; every assignment holds n_real of them
+        costs = DenseCosts(_padded(c))
     deadline = None if time_limit is None else start + time_limit
-    found, status, info = ranked_cells(c, n_real, k, deadline, progress)
+    found, status, info = ranked_cells(costs, n_real, k, deadline, progress)
     sign = -1.0 if maximize else 1.0
-    solutions = best_first([_reported(cell, c, n_real, transposed, sign * n_real * offset, sign)
-                            for cell in found], bool(maximize))
+    solutions = best_first([_reported(cell, costs, n_real, transposed, sign * n_real * offset,
+                                      sign) for cell in found], bool(maximize))
     info["time"] = time.perf_counter() - start
     return RankedAssignments(solutions, status, info)
 
 
+def is_sparse_enough(cost: Any) -> bool:
+    """Whether `cost` is scipy.sparse storing at most `SPARSE_SHARE` of its pairs (ranked
+    without a dense copy)."""
+    return sp.issparse(cost) and cost.nnz <= SPARSE_SHARE * cost.shape[0] * cost.shape[1]
+
+
 def ranked_cells(
-    c: np.ndarray, n_real: int, k: int, deadline: float | None, progress: bool,
+    costs: CellCosts, n_real: int, k: int, deadline: float | None, progress: bool,
     label: str = "ranked assignments",
 ) -> tuple[list[_Cell], str, dict[str, Any]]:
-    """Murty's ranking of the square min-cost matrix `c` (inf: forbidden) partitioned over
-    its first `n_real` rows' pairs only (the rest complete an assignment, as padding or
-    slack rows do), so two cells never share those rows' pairs: the k best cells, best
-    first, how the ranking ended and its counts (`label` names the progress bar)."""
-    scale = float(np.abs(c[np.isfinite(c)]).max(initial=0.0))
-    if not scale * c.shape[0] * 4 < np.finfo(np.float64).max:
-        raise InputError(f"costs up to {scale:.3g} overflow float64 sums over {c.shape[0]} "
+    """Murty's ranking of the square min-cost matrix `costs` partitioned over its first
+    `n_real` rows' pairs only (the rest complete an assignment, as padding or slack rows
+    do), so two cells never share those rows' pairs: the k best cells, best first, how the
+    ranking ended and its counts (`label` names the progress bar)."""
+    scale, size = costs.scale, costs.size
+    if not scale * size * 4 < np.finfo(np.float64).max:
+        raise InputError(f"costs up to {scale:.3g} overflow float64 sums over {size} "
                          "rows (a matching's: rows plus columns); rescale them")
-    root = _timed_root(c, deadline)
+    root = _timed_root(costs, deadline)
     if isinstance(root, str):
         return [], root, {"solved_cells": 0, "queued_cells": 0, "capped": 0, "fallbacks": 0}
-    return _enumerate(c, n_real, root, k, deadline, progress, scale, label)
+    return _enumerate(costs, n_real, root, k, deadline, progress, scale, label)
 
 
 def best_first(solutions: list[RankedAssignment], maximize: bool) -> list[RankedAssignment]:
@@ -181,6 +213,29 @@ def _working_matrix(cost: Any, maximize: bool) -> tuple[np.ndarray, int, bool]:
     return np.ascontiguousarray(c), n, transposed
 
 
+def _sparse_working(cost: Any, maximize: bool) -> tuple[SparseCosts, int, bool, float]:
+    """The sparse min-cost costs Murty works on (the short side first; a rectangular matrix
+    as matchings whose rows must all be matched and whose columns may stay free at no
+    cost), its number of real rows, whether the caller's matrix was transposed, and the
+    common offset taken out of its entries."""
+    csr = sparse.as_csr(cost)
+    if csr.shape[0] == 0 or csr.shape[1] == 0:
+        raise InputError(f"cost matrix is empty (shape {csr.shape[0]}x{csr.shape[1]})")
+    transposed = csr.shape[0] > csr.shape[1]
+    if transposed:
+        csr = sparse.as_csr(csr.T)
+    sparse.check_pattern(csr, transposed=transposed)
+    if maximize:
+        csr.data = -csr.data
+    offset = common_offset(csr.data.reshape(1, -1))
+    if offset:
+        csr.data = csr.data - offset  # exact for such entries; every assignment holds n of them
+    n, m = csr.shape
+    if n == m:
+        return SparseCosts(csr), n, transposed, offset
+    return matching_costs(csr, np.full(n, INF), np.zeros(m)), n, transposed, offset
+
+
 def forbidden_as_inf(cost: Any) -> np.ndarray:
     """A new float64 copy of the costs, dense (all finite, checked) or scipy.sparse (the
     pairs it leaves out become inf), refusing an empty matrix."""
@@ -206,7 +261,7 @@ def _padded(c: np.ndarray) -> np.ndarray:
     return np.vstack([c, np.zeros((m - n, m))]) if n < m else c
 
 
-def _timed_root(c: np.ndarray, deadline: float | None) -> _Cell | str:
+def _timed_root(c: CellCosts, deadline: float | None) -> _Cell | str:
     """The root cell solved within the time left, else the status saying why not ("time_limit"
     / "interrupted"): a large matrix's cold solve takes far longer than one ranking step."""
     left = None if deadline is None else deadline - time.perf_counter()
@@ -220,34 +275,23 @@ def _timed_root(c: np.ndarray, deadline: float | None) -> _Cell | str:
         return "interrupted"
 
 
-def _root(c: np.ndarray, time_limit: float | None = None) -> _Cell:
+def _root(c: CellCosts, time_limit: float | None = None) -> _Cell:
     """The whole space's cell, solved by `solve_lap` (certified), with Min-Trick column duals
     so the duals are feasible on every allowed pair."""
-    finite = np.isfinite(c)
-    if finite.all():
-        solution = solve_lap(c, time_limit=time_limit)
-    else:
-        rows, cols = np.nonzero(finite)
-        solution = solve_lap(sp.csr_matrix((c[rows, cols], (rows, cols)), shape=c.shape),
-                             time_limit=time_limit)
-    m = c.shape[0]
-    col4row = np.asarray(solution.col_ind, dtype=np.int64)
-    row4col = np.empty(m, np.int64)
-    row4col[col4row] = np.arange(m)
-    u = np.asarray(solution.row_duals, dtype=np.float64).copy()
-    v = np.empty(m)
-    min_trick(c, u, v)
-    return _Cell(np.ones(m, np.bool_), (), col4row, row4col, u, v,
+    col4row, u, v = c.root(time_limit)
+    row4col = np.empty(c.size, np.int64)
+    row4col[col4row] = np.arange(c.size)
+    return _Cell(np.ones(c.size, np.bool_), (), col4row, row4col, u, v,
                  _assigned_cost(c, col4row), certified=True)
 
 
-def _assigned_cost(c: np.ndarray, col4row: np.ndarray) -> float:
+def _assigned_cost(c: CellCosts, col4row: np.ndarray) -> float:
     """The assignment's cost, summed from the matrix (not from path lengths)."""
-    return float(c[np.arange(col4row.size), col4row].sum())
+    return float(c.values(col4row).sum())
 
 
 def _enumerate(
-    c: np.ndarray, n_real: int, root: _Cell, k: int, deadline: float | None, progress: bool,
+    c: CellCosts, n_real: int, root: _Cell, k: int, deadline: float | None, progress: bool,
     scale: float, label: str,
 ) -> tuple[list[_Cell], str, dict[str, Any]]:
     """Pop cells best first: a child is solved when its bound comes first, a solved cell is
@@ -323,51 +367,56 @@ def _col_ok(cell_row_ok: np.ndarray, col4row: np.ndarray) -> np.ndarray:
     return col_ok
 
 
-def _children(c: np.ndarray, n_real: int, cell: _Cell) -> list[tuple[float, _Child]]:
+def _children(c: CellCosts, n_real: int, cell: _Cell) -> list[tuple[float, _Child]]:
     """The cell's children with their lower bounds (children that hold no assignment
     dropped): one per free real row, in row order."""
     rows = np.flatnonzero(cell.row_ok[:n_real]).astype(np.int64)
     if rows.size == 0:
         return []
     cols = cell.col4row[rows]
-    fb_ptr, fb_col = _forbidden_csr(cell.forbidden, c.shape[0])
-    bounds = np.empty(rows.size)
-    murty.child_bounds(c, cell.u, cell.v, rows, cols, cell.row_ok,
-                       _col_ok(cell.row_ok, cell.col4row), fb_ptr, fb_col, bounds)
-    return [(cell.cost + float(bounds[t]), _Child(cell, rows, cols, t))
+    col_ok = _col_ok(cell.row_ok, cell.col4row)
+    bounds = c.child_bounds(cell.u, cell.v, rows, cols, cell.row_ok, col_ok,
+                            _forbidden_csr(cell.forbidden, c.size))
+    col_rank = np.full(c.size, rows.size, np.int64)
+    col_rank[cols] = np.arange(rows.size)
+    pairs = np.array(cell.forbidden, dtype=np.int64).reshape(-1, 2)
+    family = _Family(cell, rows, cols, col_ok, col_rank,
+                     (np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])))
+    return [(cell.cost + float(bounds[t]), _Child(family, t))
             for t in range(rows.size) if bounds[t] < INF]
 
 
-def _solve_child(c: np.ndarray, child: _Child, cap: float = INF) -> _Cell | float | None:
+def _solve_child(c: CellCosts, child: _Child, cap: float = INF) -> _Cell | float | None:
     """Solve a child cell from its parent's duals and assignment: free one row, forbid its
     pair, augment once. None when the cell holds no assignment; a float, a lower bound on
     what the cell adds to its parent's cost, when that exceeds `cap` (the queue's next
     value: the cell cannot come next, so its search stops there)."""
-    parent, t = child.parent, child.t
-    row_ok = parent.row_ok.copy()
-    row_ok[child.rows[:t]] = False
-    i, j = int(child.rows[t]), int(child.cols[t])
-    forbidden = (*parent.forbidden, (i, j))
-    col4row, row4col = parent.col4row.copy(), parent.row4col.copy()
-    u, v = parent.u.copy(), parent.v.copy()
-    col4row[i] = -1
-    row4col[j] = -1
-    fb_ptr, fb_col = _forbidden_csr(forbidden, c.shape[0])
-    outcome, length = murty.augment_one(c, u, v, col4row, row4col, i,
-                                        _col_ok(row_ok, parent.col4row), fb_ptr, fb_col, cap)
+    family, t = child.family, child.t
+    parent = family.parent
+    i, j = int(family.rows[t]), int(family.cols[t])
+    outcome, length = c.search((parent.u, parent.v, parent.row4col), i, j,
+                               (family.col_ok, family.col_rank), t, family.forbidden, cap)
     if outcome == murty.EMPTY:
         return None
     if outcome == murty.CAPPED:
         return float(length)
-    return _Cell(row_ok, forbidden, col4row, row4col, u, v, _assigned_cost(c, col4row))
+    col4row, row4col = parent.col4row.copy(), parent.row4col.copy()
+    u, v = parent.u.copy(), parent.v.copy()
+    col4row[i] = -1
+    row4col[j] = -1
+    c.apply(u, v, col4row, row4col, i, length)
+    row_ok = parent.row_ok.copy()
+    row_ok[family.rows[:t]] = False
+    return _Cell(row_ok, (*parent.forbidden, (i, j)), col4row, row4col, u, v,
+                 _assigned_cost(c, col4row))
 
 
-def _certified_or_resolved(c: np.ndarray, cell: _Cell, scale: float) -> _Cell:
+def _certified_or_resolved(c: CellCosts, cell: _Cell, scale: float) -> _Cell:
     """The cell itself when weak duality certifies its assignment within round-off, else
     the cell re-solved cold by `solve_lap`."""
-    fb_ptr, fb_col = _forbidden_csr(cell.forbidden, c.shape[0])
     col_ok = _col_ok(cell.row_ok, cell.col4row)
-    gap = murty.cell_gap(c, cell.u, cell.col4row, cell.row_ok, col_ok, fb_ptr, fb_col)
+    gap = c.gap(cell.u, cell.col4row, cell.row_ok, col_ok,
+                _forbidden_csr(cell.forbidden, c.size))
     free = int(cell.row_ok.sum())
     if certify.certified(gap, 0.0, scale, free, float(np.abs(cell.u).max(initial=0.0)),
                          strict=True):
@@ -376,39 +425,32 @@ def _certified_or_resolved(c: np.ndarray, cell: _Cell, scale: float) -> _Cell:
     return _resolved_cold(c, cell, col_ok)
 
 
-def _resolved_cold(c: np.ndarray, cell: _Cell, col_ok: np.ndarray) -> _Cell:
+def _resolved_cold(c: CellCosts, cell: _Cell, col_ok: np.ndarray) -> _Cell:
     """The cell's optimum from a cold sparse `solve_lap` over its free rows and columns
-    (forbidden and infinite pairs left out of the pattern)."""
+    (forbidden and not allowed pairs left out of the pattern)."""
     rows = np.flatnonzero(cell.row_ok)
     cols = np.flatnonzero(col_ok)
-    sub = c[np.ix_(rows, cols)].copy()
-    where = {int(r): a for a, r in enumerate(rows)}
-    where_col = {int(j): b for b, j in enumerate(cols)}
-    for i, j in cell.forbidden:
-        if i in where and j in where_col:
-            sub[where[i], where_col[j]] = INF
-    r, q = np.nonzero(np.isfinite(sub))
-    solution = solve_lap(sp.csr_matrix((sub[r, q], (r, q)), shape=sub.shape))
+    row_ind, col_ind, u_sub, v_sub = c.cold(rows, cols, cell.forbidden)
     col4row = cell.col4row.copy()
-    col4row[rows[solution.row_ind]] = cols[solution.col_ind]
+    col4row[rows[row_ind]] = cols[col_ind]
     row4col = np.empty_like(cell.row4col)
     row4col[col4row] = np.arange(col4row.size)
     u = cell.u.copy()
-    u[rows[solution.row_ind]] = solution.row_duals
+    u[rows] = u_sub
     v = cell.v.copy()
-    v[cols] = (sub - u[rows][:, None]).min(axis=0)  # Min-Trick: feasible on the cell's pairs
+    v[cols] = v_sub  # Min-Trick: feasible on the cell's pairs
     return _Cell(cell.row_ok, cell.forbidden, col4row, row4col, u, v,
                  _assigned_cost(c, col4row), certified=True)
 
 
 def _reported(
-    cell: _Cell, c: np.ndarray, n_real: int, transposed: bool, shift: float, sign: float
+    cell: _Cell, c: CellCosts, n_real: int, transposed: bool, shift: float, sign: float
 ) -> RankedAssignment:
     """A cell's assignment in the caller's terms: real rows only, the caller's orientation
     and sign (plus the `shift` taken out of its costs), rows in order."""
     rows = np.arange(n_real)
     cols = cell.col4row[:n_real].copy()
-    total = sign * float(c[rows, cols].sum()) + shift
+    total = sign * float(c.values(cols).sum()) + shift
     if transposed:
         order = np.argsort(cols)
         rows, cols = cols[order], rows[order]

@@ -11,9 +11,15 @@ import numpy as np
 import pyomo.environ as pyo
 
 from coplug.plugins.errors import InputError, UnsupportedModelError
+from coplug.plugins.lap import sparse
 from coplug.plugins.lap.backend import AssignmentStructure, detect_assignment, pattern_reason
 from coplug.plugins.lap.matchings import rank_matchings
-from coplug.plugins.lap.ranked import RankedAssignments, forbidden_as_inf, ranked_assignments
+from coplug.plugins.lap.ranked import (
+    RankedAssignments,
+    forbidden_as_inf,
+    is_sparse_enough,
+    ranked_assignments,
+)
 from coplug.plugins.results import Result, Status
 from coplug.plugins.solution_pool import PoolSolution
 
@@ -68,8 +74,9 @@ def _ranking(structure: AssignmentStructure, k: int,
         return ranked_assignments(structure.cost_matrix(), k, maximize=structure.maximize,
                                   time_limit=time_limit)
     rows, cols = _unmatched_costs(structure)
-    return rank_matchings(forbidden_as_inf(structure.cost_matrix()), rows, cols, k,
-                          structure.maximize, time_limit)
+    cost = structure.cost_matrix()
+    c = sparse.as_csr(cost) if is_sparse_enough(cost) else forbidden_as_inf(cost)
+    return rank_matchings(c, rows, cols, k, structure.maximize, time_limit)
 
 
 def _unmatched_costs(structure: AssignmentStructure) -> tuple[np.ndarray, np.ndarray]:

@@ -16,7 +16,7 @@ INF = np.inf
 
 
 @njit(cache=True)
-def _push(keys, items, size, key, item):
+def heap_push(keys, items, size, key, item):
     """Insert (key, item) into the binary min-heap of `size` entries; returns the new size."""
     k = size
     keys[k] = key
@@ -32,7 +32,7 @@ def _push(keys, items, size, key, item):
 
 
 @njit(cache=True)
-def _pop(keys, items, size):
+def heap_pop(keys, items, size):
     """Remove the heap minimum; returns (key, item, new size)."""
     key = keys[0]
     item = items[0]
@@ -154,10 +154,10 @@ def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col, start, max_
                         n_touched += 1
                     dist[j] = r
                     path[j] = i
-                    size = _push(keys, items, size, r, j)
+                    size = heap_push(keys, items, size, r, j)
             j = -1
             while size > 0:
-                key, cand, size = _pop(keys, items, size)
+                key, cand, size = heap_pop(keys, items, size)
                 if not done[cand] and key == dist[cand]:
                     j = cand
                     break

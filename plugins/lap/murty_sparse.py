@@ -1,0 +1,165 @@
+"""Numba kernels for Murty's ranked assignments on sparse costs (CSR rows, CSC columns; a
+pair not stored is not allowed): the same three steps as `murty` (one shortest augmenting
+path in a partition cell, the children's lower bounds, the cell's weak-duality
+certificate), each touching only stored entries, so a cell costs O(E log N) instead of
+O(N^2).
+
+Cells are given as in `murty`, and a child's path is applied with `murty.apply_path`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from coplug.plugins.lap.murty import CAPPED, DONE, EMPTY, allowed_column, banned_pairs
+from coplug.plugins.lap.sparse import heap_pop, heap_push
+
+INF = np.inf
+
+
+@njit(cache=True)
+def search(indptr, indices, data, u, v, row4col, cur, freed, col_ok, col_rank, t, fb_row,
+           fb_col, cap, path, visited_cols, dcol, shortest, final, banned, touched, keys,
+           items):
+    """`murty.search` over stored entries, with a heap Dijkstra on scratch arrays that
+    start and end clean (`shortest` inf, `final` and `banned` False; `touched`, `keys` and
+    `items` hold at least as many entries as the matrix stores), so a search costs only
+    what it touches, not O(N)."""
+    size = 0
+    n_touched = 0
+    n_vc = 0
+    min_val = 0.0
+    i = cur
+    outcome = DONE
+    while True:
+        banned_pairs(banned, fb_row, fb_col, i, cur, freed, True)
+        base = min_val - u[i]
+        for k in range(indptr[i], indptr[i + 1]):
+            j = indices[k]
+            if not final[j] and not banned[j] and allowed_column(col_ok, col_rank, t, j):
+                r = base + data[k] - v[j]
+                if r < shortest[j]:
+                    if shortest[j] == INF:
+                        touched[n_touched] = j
+                        n_touched += 1
+                    shortest[j] = r
+                    path[j] = i
+                    size = heap_push(keys, items, size, r, j)
+        banned_pairs(banned, fb_row, fb_col, i, cur, freed, False)
+        j = -1
+        while size > 0:
+            key, item, size = heap_pop(keys, items, size)
+            if not final[item] and key == shortest[item]:
+                j = item
+                break
+        if j < 0:
+            outcome = EMPTY
+            min_val = INF
+            break
+        if shortest[j] > cap:
+            outcome = CAPPED
+            min_val = shortest[j]
+            break
+        min_val = shortest[j]
+        final[j] = True
+        visited_cols[n_vc] = j
+        n_vc += 1
+        if row4col[j] == -1 or j == freed:
+            break
+        i = row4col[j]
+    if outcome == DONE:
+        for k in range(n_vc):
+            dcol[k] = min_val - shortest[visited_cols[k]]
+    else:
+        n_vc = 0
+    for k in range(n_touched):
+        shortest[touched[k]] = INF
+        final[touched[k]] = False
+    return outcome, min_val, n_vc
+
+
+@njit(cache=True)
+def _forbidden(fb_ptr, fb_col, i, j):
+    """True when pair (i, j) is among the cell's forbidden pairs."""
+    for k in range(fb_ptr[i], fb_ptr[i + 1]):
+        if fb_col[k] == j:
+            return True
+    return False
+
+
+@njit(cache=True)
+def child_bounds(indptr, indices, data, cptr, crow, cdata, u, v, rows, cols, row_ok, col_ok,
+                 fb_ptr, fb_col, out):
+    """`murty.child_bounds` over stored entries: child t's path leaves rows[t] on another
+    allowed pair (its row in CSR) and enters cols[t] from another allowed row (its column in
+    CSC, `cptr`, `crow`, `cdata`)."""
+    rok = row_ok.copy()
+    cok = col_ok.copy()
+    for t in range(rows.size):
+        i = rows[t]
+        a = cols[t]
+        leave = INF
+        for k in range(indptr[i], indptr[i + 1]):
+            j = indices[k]
+            if j != a and cok[j] and not _forbidden(fb_ptr, fb_col, i, j):
+                r = data[k] - u[i] - v[j]
+                if r < leave:
+                    leave = r
+        enter = INF
+        for k in range(cptr[a], cptr[a + 1]):
+            r_ = crow[k]
+            if r_ != i and rok[r_] and not _forbidden(fb_ptr, fb_col, r_, a):
+                r = cdata[k] - u[r_] - v[a]
+                if r < enter:
+                    enter = r
+        if leave == INF or enter == INF:
+            out[t] = INF
+        else:
+            out[t] = max(leave, 0.0) + max(enter, 0.0)
+        rok[i] = False
+        cok[a] = False
+
+
+@njit(cache=True)
+def assigned_values(indptr, indices, data, col4row, out):
+    """out[i] = the stored cost of pair (i, col4row[i]); inf where it is not stored."""
+    for i in range(col4row.size):
+        out[i] = INF
+        j = col4row[i]
+        for k in range(indptr[i], indptr[i + 1]):
+            if indices[k] == j:
+                out[i] = data[k]
+                break
+
+
+@njit(cache=True)
+def cell_gap(indptr, indices, data, u, col4row, row_ok, col_ok, fb_ptr, fb_col):
+    """`murty.cell_gap` over stored entries: the free pairs' reduced costs summed under
+    Min-Trick column duals over the cell's allowed pairs; inf when the assignment breaks
+    the cell."""
+    m = col_ok.size
+    v = np.full(m, INF)
+    for i in range(u.size):
+        if not row_ok[i]:
+            continue
+        for k in range(indptr[i], indptr[i + 1]):
+            j = indices[k]
+            if col_ok[j] and not _forbidden(fb_ptr, fb_col, i, j):
+                r = data[k] - u[i]
+                if r < v[j]:
+                    v[j] = r
+    values = np.empty(col4row.size)
+    assigned_values(indptr, indices, data, col4row, values)
+    gap = 0.0
+    for i in range(u.size):
+        j = col4row[i]
+        if j < 0:
+            return INF
+        if not row_ok[i]:
+            continue
+        if (values[i] == INF or not col_ok[j] or _forbidden(fb_ptr, fb_col, i, j)
+                or v[j] == INF):
+            return INF
+        gap += (values[i] - u[i]) - v[j]
+    return gap
