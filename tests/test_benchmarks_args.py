@@ -67,6 +67,9 @@ BAD_ARGS = [
     ("lap_ranked", ["--sizes", "1"], "an assignment needs N >= 2"),
     ("lap_ranked", ["--methods", "scipy"], "--methods must include warm"),
     ("lap_ranked", ["--generators", "bogus"], "--generators: unknown 'bogus'"),
+    ("lap_ranked_sparse", ["--gate", "0"], "--k and --gate must be positive"),
+    ("lap_ranked_sparse", ["--sizes", "1"], "an assignment needs N >= 2"),
+    ("lap_ranked_sparse", ["--methods", "dense"], "--methods must include sparse"),
 ]
 
 
@@ -284,6 +287,17 @@ def test_lap_ranked_runs_small_sizes_and_every_method_agrees(capsys):
     assert lines[-1].startswith("SUMMARY lap_ranked: scipy/warm")
     assert "same costs 4/4 rows compared (of 4); fallbacks 0" in lines[-1]
     assert "scip/warm" in lines[-1] and "2 cells" in lines[-1]
+
+
+@pytest.mark.parametrize("kind", ["assignment", "matching"])
+def test_lap_ranked_sparse_agrees_with_the_dense_copy_and_scipy(capsys, kind: str):
+    code = bench("lap_ranked_sparse").main(["--sizes", "12,40", "--k", "20", "--gate", "3",
+                                            "--kind", kind, "--dense-max-n", "12"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0 and f"best {kind}s" in "\n".join(lines)
+    assert "same costs 2/2 rows compared (of 2); fallbacks 0" in lines[-1]
+    assert "dense/sparse" in lines[-1] and "1 sizes" in lines[-1]
+    assert "sparse up to N=40" in lines[-1]
 
 
 def test_lap_ranked_matchings_agree_with_scipy_and_scip(capsys):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
-from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from coplug.plugins.errors import InputError
+from coplug.plugins.lap.cardinality import maximum_matching
 from coplug.plugins.lap.jv import flip_path
 from coplug.plugins.lap.warmstart import slack
 
@@ -328,8 +328,7 @@ def unassignable(csr: sp.csr_matrix) -> tuple[int, int] | None:
     empty = np.flatnonzero(np.diff(csr.indptr) == 0)
     if empty.size:
         return int(empty[0]), -1
-    pattern = sp.csr_matrix((np.ones_like(csr.data), csr.indices, csr.indptr), shape=(n, m))
-    match = maximum_bipartite_matching(pattern, perm_type="column")
+    match = maximum_matching(csr.indptr.astype(np.int64), csr.indices.astype(np.int64), m)
     unmatched = np.flatnonzero(match < 0)
     if unmatched.size:
         return int(unmatched[0]), n - int(unmatched.size)

@@ -1,0 +1,312 @@
+"""The k best assignments (or matchings) of large gated tracking matrices: `ranked_assignments`
+on the sparse costs against the same ranking on a dense copy and against the textbook Murty
+on scipy's sparse solver.
+
+    python benchmarks/lap_ranked_sparse.py                   # about 5 min on 2 cores
+    python benchmarks/lap_ranked_sparse.py --sizes 1000,10000 --gate 5 --kind matching
+
+Each size is one seeded tracking frame: N tracks and N detections in the unit square (each
+detection its track moved by noise), every track gated to its `--gate` nearest detections
+and its own one, at squared-distance costs: about (gate + 1) * N stored pairs. "sparse" is
+`ranked_assignments(csr, k)` (`ranked_matchings` with --kind matching: a missed track or a
+false alarm costs --miss-cost); "dense" is the same ranking on the dense copy (pairs not
+gated are inf), skipped above --dense-max-n (its N x N copy); "scipy" is Murty's method as
+published, every child cell solved from scratch by
+`scipy.sparse.csgraph.min_weight_full_bipartite_matching`. Costs must agree in every row
+(relative 1e-9). A method is skipped at a size when its time at the previous size, scaled
+by N^2 (N^3 for scipy), predicts more than --max-seconds. The last line is the summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+from scipy.spatial import cKDTree
+from tqdm import tqdm
+
+from coplug.plugins.argtypes import choice_list, int_list, positive_float
+from coplug.plugins.lap import ranked, ranked_assignments, ranked_matchings
+
+METHODS = ("sparse", "dense", "scipy")
+SCALING = {"sparse": 2, "dense": 2, "scipy": 3}
+REL_TOL = 1e-9
+
+
+@dataclass
+class Row:
+    """One size: seconds per method (None: skipped), costs, the sparse ranking's work."""
+
+    n: int
+    nnz: int
+    seconds: dict[str, float | None] = field(default_factory=dict)
+    costs: dict[str, list[float]] = field(default_factory=dict)
+    cells: int = 0
+    capped: int = 0
+    fallbacks: int = 0
+
+
+def gated_frame(n: int, gate: int, seed: int, noise: float = 0.002) -> sp.csr_matrix:
+    """A tracking frame: track i at a random point, detection perm[i] near it; each track
+    may take its `gate` nearest detections and its own (so an assignment exists), at
+    squared distance."""
+    rng = np.random.default_rng(seed)
+    tracks = rng.random((n, 2))
+    perm = rng.permutation(n)
+    detections = np.empty_like(tracks)
+    detections[perm] = tracks + rng.normal(0.0, noise, tracks.shape)
+    _, near = cKDTree(detections).query(tracks, k=min(gate, n))
+    cols = np.column_stack([np.asarray(near).reshape(n, -1), perm]).ravel()
+    rows = np.repeat(np.arange(n), cols.size // n)
+    coo = sp.coo_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n)).tocsr()
+    coo.sum_duplicates()
+    r = np.repeat(np.arange(n), np.diff(coo.indptr))
+    coo.data = ((tracks[r] - detections[coo.indices]) ** 2).sum(axis=1)
+    return coo
+
+
+def scipy_murty(csr: sp.csr_matrix, k: int, n_part: int | None = None) -> list[float]:
+    """Murty's method with every child cell solved from scratch by scipy's sparse solver
+    (the reference), partitioned over the first `n_part` rows' pairs (all by default: a
+    matching's slack rows only complete it)."""
+    n = csr.shape[0] if n_part is None else n_part
+    first = _scipy_cell(csr, {}, ())
+    if first is None:
+        return []
+    queue = [(first[0], 0, {}, (), first[1])]
+    tie = 1
+    costs: list[float] = []
+    while queue and len(costs) < k:
+        cost, _, forced, forbidden, col4row = heapq.heappop(queue)
+        costs.append(cost)
+        fixed = dict(forced)
+        for i in (i for i in range(n) if i not in forced):
+            banned = (*forbidden, (i, int(col4row[i])))
+            child = _scipy_cell(csr, fixed, banned)
+            if child is not None:
+                heapq.heappush(queue, (child[0], tie, dict(fixed), banned, child[1]))
+                tie += 1
+            fixed[i] = int(col4row[i])
+    return costs
+
+
+def _scipy_cell(csr: sp.csr_matrix, forced: dict[int, int],
+                forbidden: tuple[tuple[int, int], ...]) -> tuple[float, np.ndarray] | None:
+    """The cell's optimum (cost, column of each row) by scipy, or None when it is empty."""
+    n = csr.shape[0]
+    keep_row = np.ones(n, bool)
+    keep_row[list(forced)] = False
+    keep_col = np.ones(n, bool)
+    keep_col[list(forced.values())] = False
+    rows, cols = np.flatnonzero(keep_row), np.flatnonzero(keep_col)
+    sub = csr[rows][:, cols].tocoo()
+    if forbidden:
+        row_at = np.full(n, -1)
+        row_at[rows] = np.arange(rows.size)
+        col_at = np.full(n, -1)
+        col_at[cols] = np.arange(cols.size)
+        banned = {(int(row_at[i]), int(col_at[j])) for i, j in forbidden}
+        keep = np.array([(a, b) not in banned for a, b in
+                         zip(sub.row.tolist(), sub.col.tolist(), strict=True)], dtype=bool)
+        sub = sp.coo_matrix((sub.data[keep], (sub.row[keep], sub.col[keep])), shape=sub.shape)
+    # scipy reads a stored zero as no edge: shift every cost by 1 (each full matching pays n)
+    shifted = sp.csr_matrix((sub.data + 1.0, (sub.row, sub.col)), shape=sub.shape)
+    try:
+        r, q = min_weight_full_bipartite_matching(shifted)
+    except ValueError:  # no full matching: the cell is empty
+        return None
+    col4row = np.empty(n, dtype=np.int64)
+    for i, j in forced.items():
+        col4row[i] = j
+    col4row[rows[r]] = cols[q]
+    return float(np.asarray(csr[np.arange(n), col4row]).sum()), col4row
+
+
+def _matching_square(csr: sp.csr_matrix, miss: float) -> sp.csr_matrix:
+    """The 2N square sparse matrix whose assignments are the matchings of `csr` (a missed
+    track or false alarm at `miss`), for the scipy reference."""
+    n = csr.shape[0]
+    coo = csr.tocoo()
+    line = np.arange(n)
+    return sp.coo_matrix(
+        (np.concatenate([coo.data, np.full(2 * n, miss), np.zeros(coo.nnz)]),
+         (np.concatenate([coo.row, line, n + line, n + coo.col]),
+          np.concatenate([coo.col, n + line, line, n + coo.row]))), shape=(2 * n, 2 * n)).tocsr()
+
+
+def run_row(n: int, args: argparse.Namespace, previous: Row | None) -> Row:
+    """Rank the k best of one frame with every method not predicted too slow."""
+    csr = gated_frame(n, args.gate, args.seed)
+    row = Row(n, csr.nnz)
+    for name in args.methods:
+        if (name == "dense" and n > args.dense_max_n) or (
+                _predicted(previous, name, n) > args.max_seconds):
+            row.seconds[name] = None
+            continue
+        if name == "scipy":
+            square = _matching_square(csr, args.miss_cost) if args.kind == "matching" else csr
+            row.costs[name], row.seconds[name] = _timed(
+                lambda sq=square: scipy_murty(sq, args.k, n_part=n))
+            continue
+        share = 1.0 if name == "sparse" else 0.0
+        result, row.seconds[name] = _timed(lambda s=share: _ranked(csr, args, s))
+        row.costs[name] = result.costs
+        if name == "sparse":
+            row.cells, row.capped = result.info["solved_cells"], result.info["capped"]
+            row.fallbacks = result.info["fallbacks"]
+    return row
+
+
+def _ranked(csr: sp.csr_matrix, args: argparse.Namespace, share: float) -> Any:
+    """The coplug ranking, sparse (share 1) or on the dense copy (share 0)."""
+    saved, ranked.SPARSE_SHARE = ranked.SPARSE_SHARE, share
+    try:
+        if args.kind == "matching":
+            return ranked_matchings(csr, args.k, row_cost=args.miss_cost,
+                                    col_cost=args.miss_cost)
+        return ranked_assignments(csr, args.k)
+    finally:
+        ranked.SPARSE_SHARE = saved
+
+
+def _timed(run: Callable[[], Any]) -> tuple[Any, float]:
+    """run()'s value and its wall time."""
+    start = time.perf_counter()
+    value = run()
+    return value, time.perf_counter() - start
+
+
+def _predicted(previous: Row | None, name: str, n: int) -> float:
+    """The previous size's time scaled by N^SCALING (inf after a skip)."""
+    if previous is None:
+        return 0.0
+    seconds = previous.seconds.get(name)
+    if seconds is None:
+        return math.inf
+    return seconds * (n / previous.n) ** SCALING[name]
+
+
+def compared(row: Row) -> bool:
+    """Whether a method besides sparse ran on this row."""
+    return "sparse" in row.costs and len(row.costs) > 1
+
+
+def agrees(row: Row) -> bool:
+    """Every method that ran found k costs equal to sparse's."""
+    mine = row.costs.get("sparse")
+    return mine is not None and all(
+        len(other) == len(mine) and np.allclose(other, mine, rtol=REL_TOL, atol=1e-12)
+        for other in row.costs.values())
+
+
+def _fmt(value: float | None) -> str:
+    """3 significant digits, '-' when absent."""
+    return "-" if value is None else f"{value:.3g}"
+
+
+def _ratio(row: Row, name: str) -> float | None:
+    """name's seconds / sparse's, None when either did not run."""
+    a, b = row.seconds.get(name), row.seconds.get("sparse")
+    return None if a is None or not b else a / b
+
+
+def table(rows: Sequence[Row], methods: Sequence[str], k: int) -> list[str]:
+    """Markdown table: seconds per method, ratios against sparse, its work, agreement."""
+    others = [m for m in methods if m != "sparse"]
+    head = ["N", "stored pairs", *methods, *(f"{m}/sparse" for m in others), "cells solved",
+            "searches stopped", f"same {k} costs"]
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for row in rows:
+        cells = [str(row.n), str(row.nnz), *(_fmt(row.seconds.get(m)) for m in methods),
+                 *(_fmt(_ratio(row, m)) for m in others), str(row.cells), str(row.capped),
+                 ("yes" if agrees(row) else "NO") if compared(row) else "-"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def summary(rows: Sequence[Row], methods: Sequence[str], wall: float) -> str:
+    """The SUMMARY line: geometric-mean ratio to sparse per method, the largest N ranked,
+    agreement, fallbacks."""
+    parts = []
+    for name in (m for m in methods if m != "sparse"):
+        ratios = [r for row in rows if (r := _ratio(row, name))]
+        if ratios:
+            mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
+            parts.append(f"{name}/sparse {mean:.1f}x geomean ({min(ratios):.1f}-"
+                         f"{max(ratios):.1f}x, {len(ratios)} sizes)")
+    done = [r for r in rows if r.seconds.get("sparse") is not None]
+    if done:
+        parts.append(f"sparse up to N={done[-1].n} in {done[-1].seconds['sparse']:.1f} s")
+    checked = [r for r in rows if compared(r)]
+    parts.append(f"same costs {sum(agrees(r) for r in checked)}/{len(checked)} rows compared "
+                 f"(of {len(rows)})")
+    parts.append(f"fallbacks {sum(r.fallbacks for r in rows)}")
+    return f"SUMMARY lap_ranked_sparse: {'; '.join(parts)}; {wall:.0f} s wall"
+
+
+def run_all(args: argparse.Namespace) -> tuple[list[Row], bool]:
+    """Every size in order; (rows, interrupted)."""
+    rows: list[Row] = []
+    try:
+        for n in tqdm(args.sizes, desc="lap_ranked_sparse", file=sys.stderr):
+            rows.append(run_row(n, args, rows[-1] if rows else None))
+            tqdm.write(f"N={n}: " + ", ".join(
+                f"{m} {_fmt(s)} s" for m, s in rows[-1].seconds.items()), file=sys.stderr)
+    except KeyboardInterrupt:
+        print("\ninterrupted: the table covers the rows finished so far", file=sys.stderr)
+        return rows, True
+    return rows, False
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """Command line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int_list, default="100,300,1000,3000,10000,30000")
+    parser.add_argument("--k", type=int, default=100)
+    parser.add_argument("--gate", type=int, default=8,
+                        help="nearest detections each track may take (besides its own)")
+    parser.add_argument("--methods", type=choice_list(METHODS), default=",".join(METHODS))
+    parser.add_argument("--max-seconds", type=positive_float, default=120.0,
+                        help="skip a method predicted to take longer")
+    parser.add_argument("--dense-max-n", type=int, default=3000,
+                        help="largest N ranked on the dense copy (N x N float64)")
+    parser.add_argument("--kind", choices=("assignment", "matching"), default="assignment")
+    parser.add_argument("--miss-cost", type=positive_float, default=1e-4,
+                        help="what a missed track or a false alarm costs (--kind matching)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.k < 1 or args.gate < 1:
+        parser.error(f"--k and --gate must be positive, got {args.k} and {args.gate}")
+    if min(args.sizes) < 2:
+        parser.error(f"--sizes: an assignment needs N >= 2, got {min(args.sizes)}")
+    if "sparse" not in args.methods:
+        parser.error("--methods must include sparse (the others are compared with it)")
+    args.sizes = sorted(set(args.sizes))
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run every size, print the table and the SUMMARY line; 130 when interrupted."""
+    args = parse_args(argv)
+    start = time.perf_counter()
+    for share in (0.0, 1.0):  # compile both paths' kernels before the first timed row
+        args_small = argparse.Namespace(**{**vars(args), "k": 3})
+        _ranked(gated_frame(20, 3, 0), args_small, share)
+    rows, interrupted = run_all(args)
+    print(f"\nk = {args.k} best {args.kind}s, gate {args.gate}, seed {args.seed}; wall seconds")
+    print("\n".join(table(rows, args.methods, args.k)))
+    print(summary(rows, args.methods, time.perf_counter() - start))
+    return 130 if interrupted else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
