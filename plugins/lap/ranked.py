@@ -95,7 +95,9 @@ class _Cell:
 class _Family:
     """A taken cell's children: child t forbids `rows[t] -> cols[t]` and forces the pairs
     before it, so it may use the columns the cell allows (`col_ok`) whose rank among
-    `cols` (`col_rank`, len(cols) for the others) is t or more."""
+    `cols` (`col_rank`, len(cols) for the others) is t or more. The children wait in the
+    queue as one entry under the least bound not yet handed out (`bounds`, ascending, of
+    children `order`): a cell has N children, of which a ranking searches only a few."""
 
     parent: _Cell
     rows: np.ndarray
@@ -103,6 +105,20 @@ class _Family:
     col_ok: np.ndarray
     col_rank: np.ndarray
     forbidden: tuple[np.ndarray, np.ndarray]
+    bounds: np.ndarray
+    order: np.ndarray
+    handed_out: int = 0
+
+    def next_child(self) -> _Child:
+        """The child with the least bound not handed out yet."""
+        self.handed_out += 1
+        return _Child(self, int(self.order[self.handed_out - 1]))
+
+    def next_bound(self) -> float | None:
+        """The bound of the next child to hand out; None when all have been."""
+        if self.handed_out == self.order.size:
+            return None
+        return float(self.bounds[self.handed_out])
 
 
 @dataclass
@@ -298,7 +314,8 @@ def _enumerate(
     certified (round-off relative to the cost `scale`) and taken, then its children are
     queued under their bounds. The root, solved already, is taken even past the deadline."""
     counter = itertools.count()
-    queue: list[tuple[float, int, _Cell | _Child]] = [(root.cost, next(counter), root)]
+    queue: list[tuple[float, int, _Cell | _Child | _Family]] = [
+        (root.cost, next(counter), root)]
     found: list[_Cell] = []
     info = {"solved_cells": 1, "queued_cells": 1, "capped": 0, "fallbacks": 0}
     status = "exhausted"
@@ -309,6 +326,10 @@ def _enumerate(
                 status = "time_limit"
                 break
             bound, _, item = heapq.heappop(queue)
+            if isinstance(item, _Family):
+                family, item = item, item.next_child()
+                if (following := family.next_bound()) is not None:
+                    heapq.heappush(queue, (following, next(counter), family))
             if isinstance(item, _Child):
                 cell = _solve_child(c, item, _cap(queue, bound, item.parent.cost, scale))
                 if isinstance(cell, float):
@@ -331,9 +352,10 @@ def _enumerate(
             if len(found) == k:
                 status = "k_found"
                 break
-            for child in _children(c, n_real, item):
-                heapq.heappush(queue, (child[0], next(counter), child[1]))
-                info["queued_cells"] += 1
+            family = _children(c, n_real, item)
+            if family is not None:
+                heapq.heappush(queue, (family.next_bound(), next(counter), family))
+                info["queued_cells"] += family.order.size
     except KeyboardInterrupt:
         status = "interrupted"
     finally:
@@ -367,12 +389,12 @@ def _col_ok(cell_row_ok: np.ndarray, col4row: np.ndarray) -> np.ndarray:
     return col_ok
 
 
-def _children(c: CellCosts, n_real: int, cell: _Cell) -> list[tuple[float, _Child]]:
-    """The cell's children with their lower bounds (children that hold no assignment
-    dropped): one per free real row, in row order."""
+def _children(c: CellCosts, n_real: int, cell: _Cell) -> _Family | None:
+    """The cell's children, one per free real row, under lower bounds on their costs
+    (children that hold no assignment dropped); None when none is left."""
     rows = np.flatnonzero(cell.row_ok[:n_real]).astype(np.int64)
     if rows.size == 0:
-        return []
+        return None
     cols = cell.col4row[rows]
     col_ok = _col_ok(cell.row_ok, cell.col4row)
     bounds = c.child_bounds(cell.u, cell.v, rows, cols, cell.row_ok, col_ok,
@@ -380,10 +402,13 @@ def _children(c: CellCosts, n_real: int, cell: _Cell) -> list[tuple[float, _Chil
     col_rank = np.full(c.size, rows.size, np.int64)
     col_rank[cols] = np.arange(rows.size)
     pairs = np.array(cell.forbidden, dtype=np.int64).reshape(-1, 2)
-    family = _Family(cell, rows, cols, col_ok, col_rank,
-                     (np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])))
-    return [(cell.cost + float(bounds[t]), _Child(family, t))
-            for t in range(rows.size) if bounds[t] < INF]
+    order = np.flatnonzero(bounds < INF)
+    if order.size == 0:
+        return None
+    order = order[np.argsort(bounds[order], kind="stable")]
+    return _Family(cell, rows, cols, col_ok, col_rank,
+                   (np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])),
+                   cell.cost + bounds[order], order)
 
 
 def _solve_child(c: CellCosts, child: _Child, cap: float = INF) -> _Cell | float | None:
