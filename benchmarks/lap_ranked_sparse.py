@@ -2,15 +2,16 @@
 on the sparse costs against the same ranking on a dense copy and against the textbook Murty
 on scipy's sparse solver.
 
-    python benchmarks/lap_ranked_sparse.py                   # about 5 min on 2 cores
+    python benchmarks/lap_ranked_sparse.py                   # about 1 min on 2 cores
     python benchmarks/lap_ranked_sparse.py --sizes 1000,10000 --gate 5 --kind matching
 
-Each size is one seeded tracking frame: N tracks and N detections in the unit square (each
-detection its track moved by noise), every track gated to its `--gate` nearest detections
-and its own one, at squared-distance costs: about (gate + 1) * N stored pairs. "sparse" is
-`ranked_assignments(csr, k)` (`ranked_matchings` with --kind matching: a missed track or a
-false alarm costs --miss-cost); "dense" is the same ranking on the dense copy (pairs not
-gated are inf), skipped above --dense-max-n (its N x N copy); "scipy" is Murty's method as
+Each size is one seeded tracking frame (`coplug.formulations.assignment.gated`): N tracks
+and N detections in the unit square (each detection its track moved by noise), every track
+gated to its `--gate` nearest detections and its own one, at distance costs: about
+(gate + 1) * N stored pairs. "sparse" is `ranked_assignments(csr, k)` (`ranked_matchings`
+with --kind matching: a missed track or a false alarm costs --miss-cost times the points'
+typical spacing 1/sqrt(N)); "dense" is the same ranking on the dense copy (pairs not gated
+are inf), skipped above --dense-max-n (its N x N copy); "scipy" is Murty's method as
 published, every child cell solved from scratch by
 `scipy.sparse.csgraph.min_weight_full_bipartite_matching`. Costs must agree in every row
 (relative 1e-9). A method is skipped at a size when its time at the previous size, scaled
@@ -31,9 +32,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
-from scipy.spatial import cKDTree
 from tqdm import tqdm
 
+from coplug.formulations.assignment import gated
 from coplug.plugins.argtypes import choice_list, int_list, positive_float
 from coplug.plugins.lap import ranked, ranked_assignments, ranked_matchings
 
@@ -53,25 +54,6 @@ class Row:
     cells: int = 0
     capped: int = 0
     fallbacks: int = 0
-
-
-def gated_frame(n: int, gate: int, seed: int, noise: float = 0.002) -> sp.csr_matrix:
-    """A tracking frame: track i at a random point, detection perm[i] near it; each track
-    may take its `gate` nearest detections and its own (so an assignment exists), at
-    squared distance."""
-    rng = np.random.default_rng(seed)
-    tracks = rng.random((n, 2))
-    perm = rng.permutation(n)
-    detections = np.empty_like(tracks)
-    detections[perm] = tracks + rng.normal(0.0, noise, tracks.shape)
-    _, near = cKDTree(detections).query(tracks, k=min(gate, n))
-    cols = np.column_stack([np.asarray(near).reshape(n, -1), perm]).ravel()
-    rows = np.repeat(np.arange(n), cols.size // n)
-    coo = sp.coo_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n)).tocsr()
-    coo.sum_duplicates()
-    r = np.repeat(np.arange(n), np.diff(coo.indptr))
-    coo.data = ((tracks[r] - detections[coo.indices]) ** 2).sum(axis=1)
-    return coo
 
 
 def scipy_murty(csr: sp.csr_matrix, k: int, n_part: int | None = None) -> list[float]:
@@ -145,7 +127,7 @@ def _matching_square(csr: sp.csr_matrix, miss: float) -> sp.csr_matrix:
 
 def run_row(n: int, args: argparse.Namespace, previous: Row | None) -> Row:
     """Rank the k best of one frame with every method not predicted too slow."""
-    csr = gated_frame(n, args.gate, args.seed)
+    csr = gated(n, gate=args.gate, seed=args.seed)
     row = Row(n, csr.nnz)
     for name in args.methods:
         if (name == "dense" and n > args.dense_max_n) or (
@@ -153,7 +135,8 @@ def run_row(n: int, args: argparse.Namespace, previous: Row | None) -> Row:
             row.seconds[name] = None
             continue
         if name == "scipy":
-            square = _matching_square(csr, args.miss_cost) if args.kind == "matching" else csr
+            square = (_matching_square(csr, _miss(args, n)) if args.kind == "matching"
+                      else csr)
             row.costs[name], row.seconds[name] = _timed(
                 lambda sq=square: scipy_murty(sq, args.k, n_part=n))
             continue
@@ -171,11 +154,16 @@ def _ranked(csr: sp.csr_matrix, args: argparse.Namespace, share: float) -> Any:
     saved, ranked.SPARSE_SHARE = ranked.SPARSE_SHARE, share
     try:
         if args.kind == "matching":
-            return ranked_matchings(csr, args.k, row_cost=args.miss_cost,
-                                    col_cost=args.miss_cost)
+            miss = _miss(args, csr.shape[0])
+            return ranked_matchings(csr, args.k, row_cost=miss, col_cost=miss)
         return ranked_assignments(csr, args.k)
     finally:
         ranked.SPARSE_SHARE = saved
+
+
+def _miss(args: argparse.Namespace, n: int) -> float:
+    """What a missed track or a false alarm costs at N = n: --miss-cost spacings."""
+    return args.miss_cost / math.sqrt(n)
 
 
 def _timed(run: Callable[[], Any]) -> tuple[Any, float]:
@@ -270,7 +258,7 @@ def run_all(args: argparse.Namespace) -> tuple[list[Row], bool]:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """Command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int_list, default="100,300,1000,3000,10000,30000")
+    parser.add_argument("--sizes", type=int_list, default="100,300,1000,3000,10000,30000,100000")
     parser.add_argument("--k", type=int, default=100)
     parser.add_argument("--gate", type=int, default=8,
                         help="nearest detections each track may take (besides its own)")
@@ -280,8 +268,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--dense-max-n", type=int, default=3000,
                         help="largest N ranked on the dense copy (N x N float64)")
     parser.add_argument("--kind", choices=("assignment", "matching"), default="assignment")
-    parser.add_argument("--miss-cost", type=positive_float, default=1e-4,
-                        help="what a missed track or a false alarm costs (--kind matching)")
+    parser.add_argument("--miss-cost", type=positive_float, default=0.25,
+                        help="what a missed track or a false alarm costs (--kind matching), "
+                        "in typical spacings 1/sqrt(N) (a detection moves 0.25 on average)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.k < 1 or args.gate < 1:
@@ -300,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     start = time.perf_counter()
     for share in (0.0, 1.0):  # compile both paths' kernels before the first timed row
         args_small = argparse.Namespace(**{**vars(args), "k": 3})
-        _ranked(gated_frame(20, 3, 0), args_small, share)
+        _ranked(gated(20, gate=3), args_small, share)
     rows, interrupted = run_all(args)
     print(f"\nk = {args.k} best {args.kind}s, gate {args.gate}, seed {args.seed}; wall seconds")
     print("\n".join(table(rows, args.methods, args.k)))

@@ -3,6 +3,7 @@
 Generators return dense cost matrices (float64 by default, float32 on request for big N):
 uniform, geometric (tracking: the same points one noisy frame later, shuffled),
 low-rank plus noise, and transport-like (shortest-path costs on a sparse road graph).
+`gated` returns the sparse tracking frame, each track gated to its nearest detections.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pyomo.environ as pyo
+import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
 
 from coplug.formulations.checks import check_count, check_seed
@@ -39,6 +41,31 @@ def geometric(
     b = np.vstack([a + rng.normal(scale=step, size=a.shape), rng.random(((m or n) - n, 2))])
     b = b[rng.permutation(len(b))]
     return _by_rows(n, len(b), dtype, lambda rows: _distances(a[rows], b))
+
+
+def gated(n: int, gate: int = 8, seed: int = 0, noise: float = 0.2) -> sp.csr_matrix:
+    """Sparse tracking frame: the `geometric` points (n tracks, their detections moved by
+    `noise` times the typical spacing, shuffled), each track allowed only its `gate`
+    nearest detections and its own (so an assignment exists); cost = distance. About
+    (gate + 1) * n stored pairs, however large n."""
+    from scipy.spatial import cKDTree
+
+    _check_args(n, None, seed, np.float64)
+    check_count(gate, "gate", 1)
+    _check_noise(noise)
+    rng = np.random.default_rng(seed)
+    tracks = rng.random((n, 2))
+    own = rng.permutation(n)
+    detections = np.empty_like(tracks)
+    detections[own] = tracks + rng.normal(scale=noise / np.sqrt(n), size=tracks.shape)
+    _, near = cKDTree(detections).query(tracks, k=min(gate, n))
+    cols = np.column_stack([np.asarray(near).reshape(n, -1), own])
+    rows = np.repeat(np.arange(n), cols.shape[1])
+    pattern = sp.csr_matrix((np.ones(rows.size), (rows, cols.ravel())), shape=(n, n))
+    pattern.data[:] = 1.0  # the own detection is often among the nearest: one entry
+    r = np.repeat(np.arange(n), np.diff(pattern.indptr))
+    pattern.data = np.sqrt(((tracks[r] - detections[pattern.indices]) ** 2).sum(axis=1))
+    return pattern
 
 
 def low_rank(

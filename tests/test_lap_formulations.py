@@ -10,6 +10,7 @@ from coplug.formulations import registry
 from coplug.formulations.assignment import (
     GENERATORS,
     assignment_model,
+    gated,
     generate,
     load_costs,
     validate_costs,
@@ -31,6 +32,23 @@ def test_geometric_is_a_tracking_problem() -> None:
     c = generate("geometric", 200, seed=0, noise=0.05)
     nearest = c.argmin(axis=1)
     assert (c.argmin(axis=0)[nearest] == np.arange(200)).mean() > 0.8  # mostly mutual nearest
+
+
+def test_gated_frame_is_sparse_seeded_and_assignable() -> None:
+    from scipy.optimize import linear_sum_assignment
+
+    c = gated(300, gate=5, seed=2)
+    assert c.shape == (300, 300) and 5 * 300 <= c.nnz <= 6 * 300
+    assert (np.diff(c.indptr) >= 5).all() and (c.data >= 0).all()
+    assert np.array_equal(c.toarray(), gated(300, gate=5, seed=2).toarray())
+    dense = np.where(c.toarray() > 0, c.toarray(), np.inf)
+    rows, cols = linear_sum_assignment(dense)  # raises when no assignment exists
+    full = generate("geometric", 300, seed=2)
+    assert np.isfinite(dense[rows, cols]).all() and dense[rows, cols].sum() < full.mean() * 300
+    for bad, message in (({"gate": 0}, "gate"), ({"noise": -1.0}, "noise"),
+                         ({"seed": -1}, "seed")):
+        with pytest.raises(InputError, match=message):
+            gated(10, **bad)
 
 
 def test_unknown_generator_and_bad_size() -> None:

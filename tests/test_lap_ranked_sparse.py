@@ -15,6 +15,7 @@ from test_lap_matchings_ranked import _case
 from test_lap_matchings_ranked import _check as _check_matchings
 from test_lap_ranked import _all_assignments, _assignment, _check, _matrices
 
+from coplug.formulations.assignment import gated
 from coplug.plugins import infeasibilities, k_best
 from coplug.plugins.errors import InputError
 from coplug.plugins.lap import (
@@ -84,24 +85,13 @@ def test_a_failed_sparse_certificate_resolves_the_cell_cold_and_stays_exact(
     _check(dense, result, 60, False, fallbacks=True)
 
 
-def _gated(n: int, per_row: int, seed: int, m: int | None = None) -> sp.csr_matrix:
-    """A tracking-like gated matrix: each row allows its own column (so an assignment
-    exists) and `per_row` random others, at distance-like costs."""
-    m = n if m is None else m
-    rng = np.random.default_rng(seed)
-    rows = np.repeat(np.arange(n), per_row + 1)
-    cols = np.concatenate([np.column_stack([np.arange(n) % m,
-                                            rng.integers(0, m, (n, per_row))])]).ravel()
-    csr = sp.coo_matrix((rng.random(rows.size) * 10, (rows, cols)), shape=(n, m)).tocsr()
-    csr.sum_duplicates()
-    return csr
-
-
-@pytest.mark.parametrize("shape", [(30_000, 30_000), (2_000, 30_000)])
-def test_a_large_gated_matrix_is_ranked_without_a_dense_copy(shape: tuple[int, int]) -> None:
+@pytest.mark.parametrize("rows", [30_000, 2_000])
+def test_a_large_gated_matrix_is_ranked_without_a_dense_copy(rows: int) -> None:
     # the dense working copy would take 7.2 GB; the ranking keeps to the stored entries
-    n, m = shape
-    csr = _gated(n, 4, seed=1, m=m)
+    # (2,000 of the 30,000 tracks: a rectangular frame, ranked as matchings that must
+    # match every row)
+    csr = gated(30_000, gate=4, seed=1)[:rows]
+    n = rows
     result = ranked_assignments(csr, 20)
     assert result.status == "k_found" and result.info["fallbacks"] == 0
     assert result.costs[0] == pytest.approx(solve_lap(csr).cost, rel=1e-12)
@@ -117,7 +107,7 @@ def test_a_large_gated_matrix_is_ranked_without_a_dense_copy(shape: tuple[int, i
 
 
 def test_sparse_and_dense_paths_rank_alike_at_moderate_size(monkeypatch) -> None:
-    csr = _gated(300, 6, seed=3)
+    csr = gated(300, gate=6, seed=3)
     sparse_result = ranked_assignments(csr, 60, maximize=True)
     monkeypatch.setattr(ranked, "SPARSE_SHARE", 0.0)
     dense_result = ranked_assignments(csr, 60, maximize=True)
@@ -130,7 +120,7 @@ def test_sparse_and_dense_paths_rank_alike_at_moderate_size(monkeypatch) -> None
 
 @pytest.mark.parametrize("col_sense", ["==", "<="])
 def test_k_best_with_lap_ranks_a_sparse_model_sparse(monkeypatch, col_sense: str) -> None:
-    csr = _gated(60, 3, seed=7)
+    csr = gated(60, gate=3, seed=7)
     model = _assignment(csr.toarray(), col_sense, allowed=csr.toarray() > 0)
     calls = []
     real = cell_costs.SparseCosts.__init__
