@@ -79,10 +79,11 @@ class _PathScratch:
 class DenseCosts:
     """A dense square min-cost matrix; inf marks the pairs not allowed."""
 
-    def __init__(self, c: np.ndarray) -> None:
+    def __init__(self, c: np.ndarray, start_duals: np.ndarray | None = None) -> None:
         self.c = c
         self.size = c.shape[0]
         self.scale = float(np.abs(c[np.isfinite(c)]).max(initial=0.0))
+        self.start_duals = start_duals
         self._path = _PathScratch(self.size)
 
     def root(self, time_limit: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -90,11 +91,11 @@ class DenseCosts:
         c = self.c
         finite = np.isfinite(c)
         if finite.all():
-            solution = solve_lap(c, time_limit=time_limit)
+            solution = solve_lap(c, row_duals=self.start_duals, time_limit=time_limit)
         else:
             rows, cols = np.nonzero(finite)
             solution = solve_lap(sp.csr_matrix((c[rows, cols], (rows, cols)), shape=c.shape),
-                                 time_limit=time_limit)
+                                 row_duals=self.start_duals, time_limit=time_limit)
         u = np.asarray(solution.row_duals, dtype=np.float64).copy()
         v = np.empty(self.size)
         min_trick(c, u, v)
@@ -141,8 +142,9 @@ class SparseCosts:
     """A square min-cost CSR matrix (canonical, finite data); pairs not stored are not
     allowed. Keeps a CSC copy for the children's column scans."""
 
-    def __init__(self, csr: sp.csr_matrix) -> None:
+    def __init__(self, csr: sp.csr_matrix, start_duals: np.ndarray | None = None) -> None:
         self.csr = csr
+        self.start_duals = start_duals
         self.csc = csr.tocsc()
         self.csc.sort_indices()
         self.size = csr.shape[0]
@@ -157,7 +159,7 @@ class SparseCosts:
 
     def root(self, time_limit: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """`CellCosts.root` by a sparse `solve_lap`."""
-        solution = solve_lap(self.csr, time_limit=time_limit)
+        solution = solve_lap(self.csr, row_duals=self.start_duals, time_limit=time_limit)
         u = np.asarray(solution.row_duals, dtype=np.float64).copy()
         v = np.empty(self.size)
         sparse_min_trick(*self._rows, self.size, u, v)
@@ -226,7 +228,8 @@ def matching_costs(c: np.ndarray | sp.csr_matrix, rows: np.ndarray,
 
     Dense: S is all zeros. Sparse: S holds 0 at (n + j, m + i) for each allowed pair (i, j)
     of C, which is all the slack rows need (slack row n + j takes column m + i when row i is
-    matched to column j), so the matrix stores 2E + n + m entries."""
+    matched to column j), so the matrix stores 2E + n + m entries. The root solve starts
+    from `_matching_duals`."""
     n, m = c.shape
     line_rows = np.concatenate([np.arange(n), n + np.arange(m)])
     line_cols = np.concatenate([m + np.arange(n), np.arange(m)])
@@ -237,7 +240,7 @@ def matching_costs(c: np.ndarray | sp.csr_matrix, rows: np.ndarray,
         big[:n, :m] = c
         big[line_rows[keep], line_cols[keep]] = line_vals[keep]
         big[n:, m:] = 0.0
-        return DenseCosts(big)
+        return DenseCosts(big, _matching_duals(c, rows, cols))
     coo = c.tocoo()
     big = sp.coo_matrix(
         (np.concatenate([coo.data, line_vals[keep], np.zeros(coo.nnz)]),
@@ -245,4 +248,31 @@ def matching_costs(c: np.ndarray | sp.csr_matrix, rows: np.ndarray,
           np.concatenate([coo.col, line_cols[keep], m + coo.row]))),
         shape=(n + m, m + n)).tocsr()
     big.sort_indices()
-    return SparseCosts(big)
+    return SparseCosts(big, _matching_duals(c, rows, cols))
+
+
+def _matching_duals(c: np.ndarray | sp.csr_matrix, rows: np.ndarray,
+                    cols: np.ndarray) -> np.ndarray:
+    """Row duals for the matching matrix's root solve: column j priced at what leaving it
+    unmatched costs (its cheapest pair where it must be matched), each real row at the
+    least of its pairs' costs net of that and its own unmatched cost, the slack rows at 0.
+    With them every slack row's pairs are tight, so a row's best pair is taken by swapping
+    one slack row, not by a search through the slack block's plateau of zero costs (30,000
+    gated tracks: 7.5 s from row minima)."""
+    n, m = c.shape
+    if sp.issparse(c):
+        col_min = np.full(m, INF)
+        np.minimum.at(col_min, c.indices, c.data)
+    else:
+        col_min = c.min(axis=0)
+    v = np.where(np.isfinite(cols), cols, np.where(np.isfinite(col_min), col_min, 0.0))
+    if sp.issparse(c):
+        net = c.data - v[c.indices]
+        best = np.full(n, INF)
+        nonempty = np.diff(c.indptr) > 0
+        best[nonempty] = np.minimum.reduceat(net, c.indptr[:-1][nonempty])
+    else:
+        best = (c - v[None, :]).min(axis=1)
+    u = np.minimum(rows, best)
+    u = np.where(np.isfinite(u), u, 0.0)
+    return np.concatenate([u, np.zeros(m)])
