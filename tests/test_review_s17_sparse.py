@@ -1,0 +1,54 @@
+"""Review of the sparse ranking path (session 17): brute force over itertools is the
+reference; each test names the input that showed a bug."""
+
+from __future__ import annotations
+
+import itertools
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from coplug.plugins.lap import ranked_assignments
+
+
+def _every_assignment(pairs: dict[tuple[int, int], float], n: int,
+                      cols: list[int]) -> dict[tuple[int, ...], float]:
+    """Every assignment of rows 0..n-1 to distinct `cols` on the allowed `pairs`: the
+    columns by row, and the cost."""
+    out = {}
+    for chosen in itertools.permutations(cols, n):
+        if all((i, j) in pairs for i, j in enumerate(chosen)):
+            out[chosen] = sum(pairs[i, j] for i, j in enumerate(chosen))
+    return out
+
+
+@pytest.mark.parametrize("tall", [False, True])
+def test_a_wide_matrix_of_few_pairs_ranks_in_memory_of_its_pairs(tall: bool) -> None:
+    # 4 x 300,000 storing 12 pairs: every cell of the ranking held O(300,000) arrays (the
+    # matching matrix kept every empty column), 400 MB for k=60 (1.35 GB on 20 x 10**6)
+    rng = np.random.default_rng(0)
+    n, m = 4, 300_000
+    rows = np.repeat(np.arange(n), 3)
+    cols = rng.choice(m, rows.size, replace=False)
+    costs = rng.integers(-5, 6, rows.size).astype(float)
+    csr = sp.csr_matrix((costs, (rows, cols)), shape=(n, m))
+    pairs = {(int(i), int(j)): float(c) for i, j, c in zip(rows, cols, costs, strict=True)}
+    every = _every_assignment(pairs, n, sorted(set(cols.tolist())))
+    tracemalloc.start()
+    try:
+        result = ranked_assignments(csr.T if tall else csr, 100)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 40 * 2**20
+    assert result.status == "exhausted"
+    np.testing.assert_allclose(result.costs, sorted(every.values()))
+    seen = set()
+    for s in result.solutions:
+        r, q = (s.col_ind, s.row_ind) if tall else (s.row_ind, s.col_ind)
+        assert np.array_equal(np.sort(r), np.arange(n))
+        key = tuple(q[np.argsort(r)].tolist())
+        assert key in every and key not in seen and s.cost == every[key]
+        seen.add(key)
