@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import itertools
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from coplug.plugins.lap import ranked_assignments
+from coplug.plugins.errors import InputError
+from coplug.plugins.lap import ranked, ranked_assignments, ranked_matchings
 
 
 def _every_assignment(pairs: dict[tuple[int, int], float], n: int,
@@ -52,3 +54,17 @@ def test_a_wide_matrix_of_few_pairs_ranks_in_memory_of_its_pairs(tall: bool) -> 
         key = tuple(q[np.argsort(r)].tolist())
         assert key in every and key not in seen and s.cost == every[key]
         seen.add(key)
+
+
+@pytest.mark.parametrize("share", [1.0, 0.0])
+def test_matching_costs_too_large_are_named_without_a_numpy_warning(
+    monkeypatch: pytest.MonkeyPatch, share: float,
+) -> None:
+    # the root solve's start duals subtracted 1e308 - (-1e308) before the overflow check
+    # ran: "RuntimeWarning: overflow encountered in subtract" (an error under -W error)
+    monkeypatch.setattr(ranked, "SPARSE_SHARE", share)
+    cost = sp.csr_matrix(np.array([[1e308, 0.0], [0.0, 1.0]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError, match="overflow"):
+            ranked_matchings(cost, 5, col_cost=[-1e308, 0.0])

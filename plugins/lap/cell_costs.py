@@ -266,13 +266,14 @@ def _matching_duals(c: np.ndarray | sp.csr_matrix, rows: np.ndarray,
     else:
         col_min = c.min(axis=0)
     v = np.where(np.isfinite(cols), cols, np.where(np.isfinite(col_min), col_min, 0.0))
-    if sp.issparse(c):
-        net = c.data - v[c.indices]
-        best = np.full(n, INF)
-        nonempty = np.diff(c.indptr) > 0
-        best[nonempty] = np.minimum.reduceat(net, c.indptr[:-1][nonempty])
-    else:
-        best = (c - v[None, :]).min(axis=1)
+    with np.errstate(over="ignore"):  # costs that large are refused by `ranked_cells`
+        if sp.issparse(c):
+            net = c.data - v[c.indices]
+            best = np.full(n, INF)
+            nonempty = np.diff(c.indptr) > 0
+            best[nonempty] = np.minimum.reduceat(net, c.indptr[:-1][nonempty])
+        else:
+            best = (c - v[None, :]).min(axis=1)
     u = np.minimum(rows, best)
     u = np.where(np.isfinite(u), u, 0.0)
     return np.concatenate([u, np.zeros(m)])
