@@ -4,6 +4,7 @@ work, and an interrupted run prints its partial results and returns 130."""
 from __future__ import annotations
 
 import argparse
+import time
 
 import pytest
 from bench_loader import bench
@@ -70,6 +71,9 @@ BAD_ARGS = [
     ("lap_ranked_sparse", ["--gate", "0"], "--k and --gate must be positive"),
     ("lap_ranked_sparse", ["--sizes", "1"], "an assignment needs N >= 2"),
     ("lap_ranked_sparse", ["--methods", "dense"], "--methods must include sparse"),
+    ("lap_sparse", ["--gate", "0"], "--gate must be positive"),
+    ("lap_sparse", ["--sizes", "1"], "an assignment needs N >= 2"),
+    ("lap_sparse", ["--scipy-limit", "0"], "--scipy-limit"),
 ]
 
 
@@ -298,6 +302,25 @@ def test_lap_ranked_sparse_agrees_with_the_dense_copy_and_scipy(capsys, kind: st
     assert "same costs 2/2 rows compared (of 2); fallbacks 0" in lines[-1]
     assert "dense/sparse" in lines[-1] and "1 sizes" in lines[-1]
     assert "sparse up to N=40" in lines[-1]
+
+
+def test_lap_sparse_agrees_with_lapmod_and_scipy_and_stops_scipy_at_its_limit(
+    capsys, monkeypatch
+):
+    module = bench("lap_sparse")
+    code = module.main(["--sizes", "30,60", "--gate", "3"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0 and "same objective 2/2" in lines[-1]
+    assert "scipy/coplug" in lines[-1] and "on 2 sizes" in lines[-1]
+
+    def stuck(c):
+        time.sleep(60)
+
+    monkeypatch.setattr(module, "scipy_cost", stuck)
+    code = module.main(["--sizes", "30,60", "--gate", "3", "--scipy-limit", "0.5"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0 and "stopped at N=30" in lines[-1] and "| > 0.5 |" in lines[-3]
+    assert "same objective 2/2" in lines[-1]
 
 
 def test_lap_ranked_matchings_agree_with_scipy_and_scip(capsys):
