@@ -79,15 +79,52 @@ def rank_matchings(
     canonical CSR (finite data), and line costs where inf means the line must be matched
     (an assignment side)."""
     start = time.perf_counter() if start is None else start
-    n = c.shape[0]
-    big = matching_costs(_signed(c, maximize), _signed(rows, maximize),
-                         _signed(cols, maximize))
+    kept_rows, kept_cols = _kept_lines(c, rows, cols)
+    work = _sub_csr(c, kept_rows, kept_cols) if sp.issparse(c) else c
+    big = matching_costs(_signed(work, maximize), _signed(rows[kept_rows], maximize),
+                         _signed(cols[kept_cols], maximize))
     deadline = None if time_limit is None else start + time_limit
-    found, status, info = ranked_cells(big, n, k, deadline, progress, "ranked matchings")
-    solutions = best_first([_matching(cell.col4row, c, rows, cols) for cell in found],
-                           maximize)
+    found, status, info = ranked_cells(big, kept_rows.size, k, deadline, progress,
+                                       "ranked matchings")
+    solutions = best_first([_matching(_caller_col4row(cell.col4row, kept_rows, kept_cols,
+                                                      c.shape), c, rows, cols)
+                            for cell in found], maximize)
     info["time"] = time.perf_counter() - start
     return RankedAssignments(solutions, status, info)
+
+
+def _kept_lines(c: np.ndarray | sp.csr_matrix, rows: np.ndarray,
+                cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows and columns ranked: of a CSR that stores a pair, those that store one or
+    must be matched; the others are unmatched in every matching, at a fixed cost, and kept
+    in the matching matrix each would cost every ranked cell memory and time (20 x 10**6
+    storing 60 pairs: 1.35 GB for k=30)."""
+    n, m = c.shape
+    if not sp.issparse(c) or c.nnz == 0:
+        return np.arange(n), np.arange(m)
+    return (np.flatnonzero((np.diff(c.indptr) > 0) | np.isinf(rows)),
+            np.flatnonzero((np.bincount(c.indices, minlength=m) > 0) | np.isinf(cols)))
+
+
+def _sub_csr(c: sp.csr_matrix, kept_rows: np.ndarray, kept_cols: np.ndarray) -> sp.csr_matrix:
+    """The CSR on the kept lines, stored entries (explicit zeros included) unchanged: every
+    line left out is empty."""
+    renumber = np.zeros(c.shape[1], np.int64)
+    renumber[kept_cols] = np.arange(kept_cols.size)
+    return sp.csr_matrix((c.data, renumber[c.indices], np.r_[0, c.indptr[kept_rows + 1]]),
+                         shape=(kept_rows.size, kept_cols.size))
+
+
+def _caller_col4row(col4row: np.ndarray, kept_rows: np.ndarray, kept_cols: np.ndarray,
+                    shape: tuple[int, int]) -> np.ndarray:
+    """The ranked assignment's column for each of the caller's rows, in the caller's
+    numbering (m or more: unmatched)."""
+    n, m = shape
+    mine = col4row[:kept_rows.size]
+    matched = mine < kept_cols.size
+    out = np.full(n, m, np.int64)
+    out[kept_rows[matched]] = kept_cols[mine[matched]]
+    return out
 
 
 def _signed(values: np.ndarray | sp.csr_matrix, maximize: bool) -> np.ndarray | sp.csr_matrix:
