@@ -131,15 +131,18 @@ def generate(name: str, n: int, seed: int = 0, **kwargs) -> np.ndarray:
     return GENERATORS[name](n, seed=seed, **kwargs)
 
 
-def load_costs(path: str | Path, square: bool = False) -> np.ndarray:
+def load_costs(path: str | Path, square: bool = False) -> np.ndarray | sp.csr_matrix:
     """Dense costs from .npy, .csv/.txt matrix, or an OR-Library file (assign100.txt to
-    assign800.txt, assignp800.txt to assignp5000.txt: names `_ORLIB_NAME` matches)."""
+    assign800.txt, assignp800.txt to assignp5000.txt: names `_ORLIB_NAME` matches); sparse
+    costs (stored entries allowed, the rest forbidden) from a scipy.sparse .npz file."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"cost file not found: {path}")
     if not path.is_file():
         raise InputError(f"{path}: not a file")
     suffix = path.suffix.lower()
+    if suffix == ".npz":
+        return _load_npz(path, square)
     if suffix == ".npy":
         c = _load_npy(path)
     elif _ORLIB_NAME.match(path.name) and suffix in (".txt", ""):
@@ -148,7 +151,8 @@ def load_costs(path: str | Path, square: bool = False) -> np.ndarray:
         c = _load_csv(path)
     else:
         raise InputError(
-            f"{path}: unknown cost file type {suffix!r}; use .npy, .csv or assign<n>.txt"
+            f"{path}: unknown cost file type {suffix!r}; use .npy, .npz (sparse), .csv or "
+            "assign<n>.txt"
         )
     return validate_costs(c, square=square, source=str(path))
 
@@ -194,6 +198,23 @@ def _load_npy(path: Path) -> np.ndarray:
         raise InputError(f"{path}: an .npz archive (arrays {names}), not an .npy array; "
                          "save one matrix with np.save")
     return loaded
+
+
+def _load_npz(path: Path, square: bool) -> sp.csr_matrix:
+    """The sparse matrix `scipy.sparse.save_npz` wrote (its entries are checked where it is
+    solved), as CSR; a plain `np.savez` archive is named as such."""
+    try:
+        loaded = sp.load_npz(path)
+    except (ValueError, OSError, KeyError) as exc:
+        raise InputError(f"{path}: not a scipy.sparse .npz matrix (save one with "
+                         f"scipy.sparse.save_npz; {exc})") from None
+    if loaded.ndim != 2 or min(loaded.shape) == 0:
+        raise InputError(f"{path}: need a non-empty 2-D sparse matrix, got shape "
+                         f"{loaded.shape}")
+    if square and loaded.shape[0] != loaded.shape[1]:
+        raise InputError(f"{path}: need a square cost matrix, got {loaded.shape[0]}x"
+                         f"{loaded.shape[1]}")
+    return sp.csr_matrix(loaded)
 
 
 def _read_text(path: Path) -> str:

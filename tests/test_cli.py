@@ -203,3 +203,35 @@ def _scipy_optimum(c) -> float:
 
     rows, cols = linear_sum_assignment(c)
     return float(c[rows, cols].sum())
+
+
+def test_lap_reads_a_sparse_npz_file_solves_ranks_and_checks_it(tmp_path: Path, capsys,
+                                                                  monkeypatch) -> None:
+    import numpy as np
+    import scipy.sparse as sp
+    from scipy.optimize import linear_sum_assignment
+
+    from coplug.formulations.assignment import gated
+    from coplug.plugins.cli import main
+    from coplug.plugins.lap import cli as lap_cli
+
+    c = gated(400, gate=4, seed=1)
+    path = tmp_path / "frame.npz"
+    sp.save_npz(path, c)
+    dense = np.where(c.toarray() > 0, c.toarray(), np.inf)
+    rows, cols = linear_sum_assignment(dense)
+    out = _coplug("lap", str(path), "--check", "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["matches_scipy"] and report["cost"] == pytest.approx(dense[rows, cols].sum())
+    assert main(["lap", str(path), "--k", "5", "--json"]) == 0
+    ranked = json.loads(capsys.readouterr().out)
+    assert ranked["status"] == "k_found" and ranked["costs"][0] == pytest.approx(report["cost"])
+    monkeypatch.setattr(lap_cli, "CHECK_MAX_ENTRIES", 1000)
+    assert main(["lap", str(path), "--check"]) == 2
+    assert "needs a dense copy of this 400x400 sparse matrix" in capsys.readouterr().err
+    archive = tmp_path / "plain.npz"
+    np.savez(archive, a=np.eye(3))
+    out = _coplug("lap", str(archive))
+    assert out.returncode == 2 and "not a scipy.sparse .npz matrix" in out.stderr
+    assert "Traceback" not in out.stderr
