@@ -93,3 +93,15 @@ def test_a_gated_tracking_pattern_is_checked_fast() -> None:
     assert feasible == (int((_matched(csr) >= 0).sum()) == 10_000)
     if feasible:
         assert solve_lap(csr).cost > 0
+
+
+def test_solve_lap_names_an_infeasible_pattern_only_once_the_solve_fails() -> None:
+    # the maximum matching runs only when the solve finds a row it cannot assign
+    allowed = np.array([[1, 1, 0, 0], [1, 1, 0, 0], [1, 1, 0, 0], [1, 1, 1, 1]], float)
+    with pytest.raises(InputError, match="at most 3 of 4 rows can be assigned"):
+        solve_lap(sp.csr_matrix(allowed))
+    tall = np.zeros((6, 4))
+    tall[:2, :3] = 1.0  # columns 0-2 only at rows 0 and 1
+    tall[:, 3] = 1.0
+    with pytest.raises(InputError, match="at most 3 of 4 columns can be assigned"):
+        solve_lap(sp.csr_matrix(tall))

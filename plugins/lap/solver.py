@@ -180,13 +180,16 @@ def solve_lap(
         u0 = None
     if u0 is not None and n == m:
         u0 = _centered(u0)
-    if is_sparse:
-        sparse.check_pattern(c, transposed)
     _COUNTERS["solves"] += 1
     try:
         solved = _solve_min(c, u0, arr_passes, deadline, predictor)
     except _NotFinite:
         raise _not_finite(given) from None
+    except _Unassignable as exc:  # name the pattern's flaw in the caller's terms
+        if is_sparse:
+            sparse.check_pattern(c, transposed)
+        raise InputError(f"sparse pattern is infeasible: row {exc.row} cannot be "
+                         "assigned") from None
     if dropped:
         solved = solved._replace(prediction=f"skipped: {dropped}")
     _COUNTERS["warm_solves"] += solved.warm
@@ -513,6 +516,16 @@ def _unpad(n: int, solved: _Solved) -> _Solved:
                            snapshot=None)
 
 
+class _Unassignable(Exception):
+    """A sparse solve found a row it cannot assign: the pattern holds no assignment. Its
+    cause is named only then (`sparse.check_pattern`, a maximum matching that costs several
+    times a feasible solve), not checked up front."""
+
+    def __init__(self, row: int) -> None:
+        super().__init__(row)
+        self.row = row
+
+
 def _solve_sparse(
     c: sp.csr_matrix, u0: np.ndarray | None, deadline: float | None,
     start: np.ndarray | None = None,
@@ -550,7 +563,7 @@ def _solve_sparse(
         sparse.sparse_augment, (indptr, indices, data, m, u, v, col4row, row4col), n, deadline
     )
     if augs < 0:
-        raise InputError(f"sparse pattern is infeasible: row {-1 - augs} cannot be assigned")
+        raise _Unassignable(-1 - augs)
     return _Solved(col4row, u, v, augs, 0, scale)
 
 
