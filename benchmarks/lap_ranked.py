@@ -17,7 +17,6 @@ no-good rows, run at sizes up to --scip-max-n. Costs must agree in every cell (r
 from __future__ import annotations
 
 import argparse
-import heapq
 import math
 import sys
 import time
@@ -27,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
+from murty_reference import textbook_murty
 from scipy.optimize import linear_sum_assignment
 from tqdm import tqdm
 
@@ -58,23 +58,8 @@ class Row:
 def scipy_murty(c: np.ndarray, k: int, n_part: int | None = None) -> list[float]:
     """Murty's method with every child cell solved from scratch by scipy (the reference),
     partitioned over the first `n_part` rows' pairs (all rows by default)."""
-    n = c.shape[0] if n_part is None else n_part
-    first = _scipy_cell(c, {}, ())
-    queue = [(first[0], 0, {}, (), first[1])]
-    tie = 1
-    costs: list[float] = []
-    while queue and len(costs) < k:
-        cost, _, forced, forbidden, col4row = heapq.heappop(queue)
-        costs.append(cost)
-        fixed = dict(forced)
-        for i in (i for i in range(n) if i not in forced):
-            banned = (*forbidden, (i, int(col4row[i])))
-            child = _scipy_cell(c, fixed, banned)
-            if child is not None:
-                heapq.heappush(queue, (child[0], tie, dict(fixed), banned, child[1]))
-                tie += 1
-            fixed[i] = int(col4row[i])
-    return costs
+    return textbook_murty(lambda forced, banned: _scipy_cell(c, forced, banned),
+                          c.shape[0] if n_part is None else n_part, k)
 
 
 def _scipy_cell(c: np.ndarray, forced: dict[int, int],

@@ -21,7 +21,6 @@ by N^2 (N^3 for scipy), predicts more than --max-seconds. The last line is the s
 from __future__ import annotations
 
 import argparse
-import heapq
 import math
 import sys
 import time
@@ -31,6 +30,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from murty_reference import textbook_murty
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 from tqdm import tqdm
 
@@ -60,25 +60,8 @@ def scipy_murty(csr: sp.csr_matrix, k: int, n_part: int | None = None) -> list[f
     """Murty's method with every child cell solved from scratch by scipy's sparse solver
     (the reference), partitioned over the first `n_part` rows' pairs (all by default: a
     matching's slack rows only complete it)."""
-    n = csr.shape[0] if n_part is None else n_part
-    first = _scipy_cell(csr, {}, ())
-    if first is None:
-        return []
-    queue = [(first[0], 0, {}, (), first[1])]
-    tie = 1
-    costs: list[float] = []
-    while queue and len(costs) < k:
-        cost, _, forced, forbidden, col4row = heapq.heappop(queue)
-        costs.append(cost)
-        fixed = dict(forced)
-        for i in (i for i in range(n) if i not in forced):
-            banned = (*forbidden, (i, int(col4row[i])))
-            child = _scipy_cell(csr, fixed, banned)
-            if child is not None:
-                heapq.heappush(queue, (child[0], tie, dict(fixed), banned, child[1]))
-                tie += 1
-            fixed[i] = int(col4row[i])
-    return costs
+    return textbook_murty(lambda forced, banned: _scipy_cell(csr, forced, banned),
+                          csr.shape[0] if n_part is None else n_part, k)
 
 
 def _scipy_cell(csr: sp.csr_matrix, forced: dict[int, int],

@@ -9,6 +9,8 @@ from pathlib import Path
 from types import ModuleType
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+if str(BENCHMARKS) not in sys.path:  # benchmarks import their shared helpers by name
+    sys.path.insert(0, str(BENCHMARKS))
 
 
 @functools.cache
