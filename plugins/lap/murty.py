@@ -109,12 +109,22 @@ def apply_path(u, v, col4row, row4col, cur, length, path, visited_cols, dcol, n_
 
 
 @njit(cache=True)
-def _forbidden(fb_ptr, fb_col, i, j):
+def forbidden_pair(fb_ptr, fb_col, i, j):
     """True when pair (i, j) is among the cell's forbidden pairs."""
     for k in range(fb_ptr[i], fb_ptr[i + 1]):
         if fb_col[k] == j:
             return True
     return False
+
+
+@njit(cache=True)
+def path_bound(leave, enter):
+    """What a child's path adds at least: its two distinct non-tight edges, leaving the
+    freed row (`leave`: that row's least other reduced cost) and entering the freed column
+    (`enter`); inf when either has none (the child holds no assignment)."""
+    if leave == INF or enter == INF:
+        return INF
+    return max(leave, 0.0) + max(enter, 0.0)
 
 
 @njit(cache=True)
@@ -145,14 +155,11 @@ def child_bounds(c, u, v, rows, cols, row_ok, col_ok, fb_ptr, fb_col, out):
         banned[a] = False
         enter = INF
         for r_ in range(n):
-            if rok[r_] and r_ != i and not _forbidden(fb_ptr, fb_col, r_, a):
+            if rok[r_] and r_ != i and not forbidden_pair(fb_ptr, fb_col, r_, a):
                 r = c[r_, a] - u[r_] - v[a]
                 if r < enter:
                     enter = r
-        if leave == INF or enter == INF:
-            out[t] = INF
-        else:
-            out[t] = max(leave, 0.0) + max(enter, 0.0)
+        out[t] = path_bound(leave, enter)
         rok[i] = False
         cok[a] = False
 
@@ -170,7 +177,7 @@ def cell_gap(c, u, col4row, row_ok, col_ok, fb_ptr, fb_col):
             continue
         ui = u[i]
         for j in range(m):
-            if col_ok[j] and not _forbidden(fb_ptr, fb_col, i, j):
+            if col_ok[j] and not forbidden_pair(fb_ptr, fb_col, i, j):
                 r = c[i, j] - ui
                 if r < v[j]:
                     v[j] = r
@@ -181,7 +188,7 @@ def cell_gap(c, u, col4row, row_ok, col_ok, fb_ptr, fb_col):
             return INF
         if not row_ok[i]:
             continue
-        if not col_ok[j] or _forbidden(fb_ptr, fb_col, i, j) or v[j] == INF:
+        if not col_ok[j] or forbidden_pair(fb_ptr, fb_col, i, j) or v[j] == INF:
             return INF
         gap += (c[i, j] - u[i]) - v[j]
     return gap

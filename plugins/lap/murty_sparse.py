@@ -12,7 +12,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from coplug.plugins.lap.murty import CAPPED, DONE, EMPTY, allowed_column, banned_pairs
+from coplug.plugins.lap.murty import (
+    CAPPED,
+    DONE,
+    EMPTY,
+    allowed_column,
+    banned_pairs,
+    forbidden_pair,
+    path_bound,
+)
 from coplug.plugins.lap.sparse import heap_pop, heap_push
 
 INF = np.inf
@@ -80,15 +88,6 @@ def search(indptr, indices, data, u, v, row4col, cur, freed, col_ok, col_rank, t
 
 
 @njit(cache=True)
-def _forbidden(fb_ptr, fb_col, i, j):
-    """True when pair (i, j) is among the cell's forbidden pairs."""
-    for k in range(fb_ptr[i], fb_ptr[i + 1]):
-        if fb_col[k] == j:
-            return True
-    return False
-
-
-@njit(cache=True)
 def child_bounds(indptr, indices, data, cptr, crow, cdata, u, v, rows, cols, row_ok, col_ok,
                  fb_ptr, fb_col, out):
     """`murty.child_bounds` over stored entries: child t's path leaves rows[t] on another
@@ -102,21 +101,18 @@ def child_bounds(indptr, indices, data, cptr, crow, cdata, u, v, rows, cols, row
         leave = INF
         for k in range(indptr[i], indptr[i + 1]):
             j = indices[k]
-            if j != a and cok[j] and not _forbidden(fb_ptr, fb_col, i, j):
+            if j != a and cok[j] and not forbidden_pair(fb_ptr, fb_col, i, j):
                 r = data[k] - u[i] - v[j]
                 if r < leave:
                     leave = r
         enter = INF
         for k in range(cptr[a], cptr[a + 1]):
             r_ = crow[k]
-            if r_ != i and rok[r_] and not _forbidden(fb_ptr, fb_col, r_, a):
+            if r_ != i and rok[r_] and not forbidden_pair(fb_ptr, fb_col, r_, a):
                 r = cdata[k] - u[r_] - v[a]
                 if r < enter:
                     enter = r
-        if leave == INF or enter == INF:
-            out[t] = INF
-        else:
-            out[t] = max(leave, 0.0) + max(enter, 0.0)
+        out[t] = path_bound(leave, enter)
         rok[i] = False
         cok[a] = False
 
@@ -145,7 +141,7 @@ def cell_gap(indptr, indices, data, u, col4row, row_ok, col_ok, fb_ptr, fb_col):
             continue
         for k in range(indptr[i], indptr[i + 1]):
             j = indices[k]
-            if col_ok[j] and not _forbidden(fb_ptr, fb_col, i, j):
+            if col_ok[j] and not forbidden_pair(fb_ptr, fb_col, i, j):
                 r = data[k] - u[i]
                 if r < v[j]:
                     v[j] = r
@@ -158,7 +154,7 @@ def cell_gap(indptr, indices, data, u, col4row, row_ok, col_ok, fb_ptr, fb_col):
             return INF
         if not row_ok[i]:
             continue
-        if (values[i] == INF or not col_ok[j] or _forbidden(fb_ptr, fb_col, i, j)
+        if (values[i] == INF or not col_ok[j] or forbidden_pair(fb_ptr, fb_col, i, j)
                 or v[j] == INF):
             return INF
         gap += (values[i] - u[i]) - v[j]
