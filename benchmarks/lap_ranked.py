@@ -20,13 +20,14 @@ import argparse
 import math
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
-from murty_reference import textbook_murty
+from lap_common import agrees as costs_agree
+from lap_common import best_time, fmt3, predicted, ratio, textbook_murty
+from lap_common import compared as costs_compared
 from scipy.optimize import linear_sum_assignment
 from tqdm import tqdm
 
@@ -37,9 +38,6 @@ from coplug.plugins.lap import ranked_assignments, ranked_matchings
 
 METHODS = ("warm", "scipy", "scip")
 SCALING = {"warm": 3, "scipy": 4, "scip": 3}
-REL_TOL = 1e-9
-REPEATS = 3
-REPEAT_BELOW = 1.0
 
 
 @dataclass
@@ -96,22 +94,23 @@ def run_row(generator: str, n: int, k: int, seed: int, methods: Sequence[str],
         c = c - np.median(c)  # about half the pairs are worth matching
     row = Row(generator, n)
     for name in methods:
-        if (name == "scip" and n > scip_max_n) or _predicted(previous, name, n) > max_seconds:
+        predicted_s = predicted(previous, name, n, SCALING[name])
+        if (name == "scip" and n > scip_max_n) or predicted_s > max_seconds:
             row.seconds[name] = None
             continue
         if name == "warm":
             rank = ranked_matchings if kind == "matching" else ranked_assignments
-            result, row.seconds[name] = _timed(lambda rank=rank: rank(c, k))
+            result, row.seconds[name] = best_time(lambda rank=rank: rank(c, k))
             row.costs[name] = result.costs
             row.cells, row.capped = result.info["solved_cells"], result.info["capped"]
             row.fallbacks = result.info["fallbacks"]
         elif name == "scipy":
             reference = (lambda: scipy_murty(_slack_augmented(c), k, n_part=n)) if (
                 kind == "matching") else (lambda: scipy_murty(c, k))
-            row.costs[name], row.seconds[name] = _timed(reference)
+            row.costs[name], row.seconds[name] = best_time(reference)
         else:
             build = matching_model if kind == "matching" else assignment_model
-            found, row.seconds[name] = _timed(
+            found, row.seconds[name] = best_time(
                 lambda build=build: k_best(build(c), k=k, time_limit=max_seconds))
             row.costs[name] = [s.objective for s in found.solutions] if found.proven else []
     return row
@@ -141,52 +140,14 @@ def matching_model(c: np.ndarray) -> pyo.ConcreteModel:
     return model
 
 
-def _timed(run: Callable[[], Any]) -> tuple[Any, float]:
-    """run()'s value and its best wall time over up to REPEATS runs (repeated only while a
-    run takes under REPEAT_BELOW seconds: these machines are noisy at millisecond scale)."""
-    value, best = None, math.inf
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        value = run()
-        best = min(best, time.perf_counter() - start)
-        if best >= REPEAT_BELOW:
-            break
-    return value, best
-
-
-def _predicted(previous: Row | None, name: str, n: int) -> float:
-    """The previous size's time scaled by N^SCALING (inf after a skip)."""
-    if previous is None:
-        return 0.0
-    seconds = previous.seconds.get(name)
-    if seconds is None:
-        return math.inf
-    return seconds * (n / previous.n) ** SCALING[name]
-
-
 def compared(row: Row) -> bool:
     """Whether a method besides warm ran on this row, so there is something to agree with."""
-    return "warm" in row.costs and len(row.costs) > 1
+    return costs_compared(row.costs, "warm")
 
 
 def agrees(row: Row) -> bool:
-    """Every method that ran found k costs equal to warm's."""
-    warm = row.costs.get("warm")
-    if warm is None:
-        return False
-    return all(len(other) == len(warm) and np.allclose(other, warm, rtol=REL_TOL, atol=1e-12)
-               for other in row.costs.values())
-
-
-def _fmt(value: float | None) -> str:
-    """3 significant digits, '-' when absent."""
-    return "-" if value is None else f"{value:.3g}"
-
-
-def _ratio(row: Row, name: str) -> float | None:
-    """name's seconds / warm's, None when either did not run."""
-    a, b = row.seconds.get(name), row.seconds.get("warm")
-    return None if a is None or not b else a / b
+    """Every method that ran found the costs warm found."""
+    return costs_agree(row.costs, "warm")
 
 
 def table(rows: Sequence[Row], methods: Sequence[str], k: int) -> list[str]:
@@ -197,8 +158,9 @@ def table(rows: Sequence[Row], methods: Sequence[str], k: int) -> list[str]:
             "searches stopped", f"same {k} costs"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for row in rows:
-        cells = [row.generator, str(row.n), *(_fmt(row.seconds.get(m)) for m in methods),
-                 *(_fmt(_ratio(row, m)) for m in others), str(row.cells), str(row.capped),
+        cells = [row.generator, str(row.n), *(fmt3(row.seconds.get(m)) for m in methods),
+                 *(fmt3(ratio(row.seconds, m, "warm")) for m in others), str(row.cells),
+                 str(row.capped),
                  ("yes" if agrees(row) else "NO") if compared(row) else "-"]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -208,7 +170,7 @@ def summary(rows: Sequence[Row], methods: Sequence[str], wall: float) -> str:
     """The SUMMARY line: geometric-mean ratio to warm per method, agreement, fallbacks."""
     parts = []
     for name in (m for m in methods if m != "warm"):
-        ratios = [r for row in rows if (r := _ratio(row, name))]
+        ratios = [r for row in rows if (r := ratio(row.seconds, name, "warm"))]
         if ratios:
             mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
             parts.append(f"{name}/warm {mean:.1f}x geomean ({min(ratios):.1f}-{max(ratios):.1f}x, "
@@ -230,7 +192,7 @@ def run_all(args: argparse.Namespace) -> tuple[list[Row], bool]:
             rows.append(run_row(generator, n, args.k, args.seed, args.methods,
                                 args.max_seconds, args.scip_max_n, previous, args.kind))
             tqdm.write(f"{generator} N={n}: " + ", ".join(
-                f"{m} {_fmt(s)} s" for m, s in rows[-1].seconds.items()), file=sys.stderr)
+                f"{m} {fmt3(s)} s" for m, s in rows[-1].seconds.items()), file=sys.stderr)
     except KeyboardInterrupt:
         print("\ninterrupted: the table covers the rows finished so far", file=sys.stderr)
         return rows, True

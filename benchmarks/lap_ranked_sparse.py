@@ -13,7 +13,8 @@ with --kind matching: a missed track or a false alarm costs --miss-cost times th
 typical spacing 1/sqrt(N)); "dense" is the same ranking on the dense copy (pairs not gated
 are inf), skipped above --dense-max-n (its N x N copy); "scipy" is Murty's method as
 published, every child cell solved from scratch by
-`scipy.sparse.csgraph.min_weight_full_bipartite_matching`. Costs must agree in every row
+`scipy.sparse.csgraph.min_weight_full_bipartite_matching`. Times are the best of up to 3
+runs while a run takes under 1 s. Costs must agree in every row
 (relative 1e-9). A method is skipped at a size when its time at the previous size, scaled
 by N^2 (N^3 for scipy), predicts more than --max-seconds. The last line is the summary.
 """
@@ -24,13 +25,15 @@ import argparse
 import math
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from murty_reference import textbook_murty
+from lap_common import agrees as costs_agree
+from lap_common import best_time, fmt3, predicted, ratio, textbook_murty
+from lap_common import compared as costs_compared
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 from tqdm import tqdm
 
@@ -40,7 +43,6 @@ from coplug.plugins.lap import ranked, ranked_assignments, ranked_matchings
 
 METHODS = ("sparse", "dense", "scipy")
 SCALING = {"sparse": 2, "dense": 2, "scipy": 3}
-REL_TOL = 1e-9
 
 
 @dataclass
@@ -114,17 +116,17 @@ def run_row(n: int, args: argparse.Namespace, previous: Row | None) -> Row:
     row = Row(n, csr.nnz)
     for name in args.methods:
         if (name == "dense" and n > args.dense_max_n) or (
-                _predicted(previous, name, n) > args.max_seconds):
+                predicted(previous, name, n, SCALING[name]) > args.max_seconds):
             row.seconds[name] = None
             continue
         if name == "scipy":
             square = (_matching_square(csr, _miss(args, n)) if args.kind == "matching"
                       else csr)
-            row.costs[name], row.seconds[name] = _timed(
+            row.costs[name], row.seconds[name] = best_time(
                 lambda sq=square: scipy_murty(sq, args.k, n_part=n))
             continue
         share = 1.0 if name == "sparse" else 0.0
-        result, row.seconds[name] = _timed(lambda s=share: _ranked(csr, args, s))
+        result, row.seconds[name] = best_time(lambda s=share: _ranked(csr, args, s))
         row.costs[name] = result.costs
         if name == "sparse":
             row.cells, row.capped = result.info["solved_cells"], result.info["capped"]
@@ -149,45 +151,14 @@ def _miss(args: argparse.Namespace, n: int) -> float:
     return args.miss_cost / math.sqrt(n)
 
 
-def _timed(run: Callable[[], Any]) -> tuple[Any, float]:
-    """run()'s value and its wall time."""
-    start = time.perf_counter()
-    value = run()
-    return value, time.perf_counter() - start
-
-
-def _predicted(previous: Row | None, name: str, n: int) -> float:
-    """The previous size's time scaled by N^SCALING (inf after a skip)."""
-    if previous is None:
-        return 0.0
-    seconds = previous.seconds.get(name)
-    if seconds is None:
-        return math.inf
-    return seconds * (n / previous.n) ** SCALING[name]
-
-
 def compared(row: Row) -> bool:
-    """Whether a method besides sparse ran on this row."""
-    return "sparse" in row.costs and len(row.costs) > 1
+    """Whether a method besides sparse ran on this row, so there is something to agree with."""
+    return costs_compared(row.costs, "sparse")
 
 
 def agrees(row: Row) -> bool:
-    """Every method that ran found k costs equal to sparse's."""
-    mine = row.costs.get("sparse")
-    return mine is not None and all(
-        len(other) == len(mine) and np.allclose(other, mine, rtol=REL_TOL, atol=1e-12)
-        for other in row.costs.values())
-
-
-def _fmt(value: float | None) -> str:
-    """3 significant digits, '-' when absent."""
-    return "-" if value is None else f"{value:.3g}"
-
-
-def _ratio(row: Row, name: str) -> float | None:
-    """name's seconds / sparse's, None when either did not run."""
-    a, b = row.seconds.get(name), row.seconds.get("sparse")
-    return None if a is None or not b else a / b
+    """Every method that ran found the costs sparse found."""
+    return costs_agree(row.costs, "sparse")
 
 
 def table(rows: Sequence[Row], methods: Sequence[str], k: int) -> list[str]:
@@ -197,8 +168,9 @@ def table(rows: Sequence[Row], methods: Sequence[str], k: int) -> list[str]:
             "searches stopped", f"same {k} costs"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for row in rows:
-        cells = [str(row.n), str(row.nnz), *(_fmt(row.seconds.get(m)) for m in methods),
-                 *(_fmt(_ratio(row, m)) for m in others), str(row.cells), str(row.capped),
+        cells = [str(row.n), str(row.nnz), *(fmt3(row.seconds.get(m)) for m in methods),
+                 *(fmt3(ratio(row.seconds, m, "sparse")) for m in others), str(row.cells),
+                 str(row.capped),
                  ("yes" if agrees(row) else "NO") if compared(row) else "-"]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -209,7 +181,7 @@ def summary(rows: Sequence[Row], methods: Sequence[str], wall: float) -> str:
     agreement, fallbacks."""
     parts = []
     for name in (m for m in methods if m != "sparse"):
-        ratios = [r for row in rows if (r := _ratio(row, name))]
+        ratios = [r for row in rows if (r := ratio(row.seconds, name, "sparse"))]
         if ratios:
             mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
             parts.append(f"{name}/sparse {mean:.1f}x geomean ({min(ratios):.1f}-"
@@ -231,7 +203,7 @@ def run_all(args: argparse.Namespace) -> tuple[list[Row], bool]:
         for n in tqdm(args.sizes, desc="lap_ranked_sparse", file=sys.stderr):
             rows.append(run_row(n, args, rows[-1] if rows else None))
             tqdm.write(f"N={n}: " + ", ".join(
-                f"{m} {_fmt(s)} s" for m, s in rows[-1].seconds.items()), file=sys.stderr)
+                f"{m} {fmt3(s)} s" for m, s in rows[-1].seconds.items()), file=sys.stderr)
     except KeyboardInterrupt:
         print("\ninterrupted: the table covers the rows finished so far", file=sys.stderr)
         return rows, True

@@ -20,13 +20,14 @@ import math
 import multiprocessing
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import lap
 import numpy as np
 import scipy.sparse as sp
+from lap_common import best_time
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 from tqdm import tqdm
 
@@ -35,8 +36,6 @@ from coplug.plugins.argtypes import int_list, positive_float
 from coplug.plugins.lap import solve_lap
 
 REL_TOL = 1e-9
-REPEATS = 3
-REPEAT_BELOW = 1.0
 
 
 @dataclass
@@ -67,19 +66,6 @@ def scipy_cost(c: sp.csr_matrix) -> float:
     return float(np.asarray(c[rows, cols]).sum())
 
 
-def _timed(run: Callable[[], Any]) -> tuple[Any, float]:
-    """run()'s value and its best wall time over up to REPEATS runs (repeated while a run
-    takes under REPEAT_BELOW seconds)."""
-    value, best = None, math.inf
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        value = run()
-        best = min(best, time.perf_counter() - start)
-        if best >= REPEAT_BELOW:
-            break
-    return value, best
-
-
 def _in_child(c: sp.csr_matrix, pipe: Any) -> None:
     """Child process body: time scipy once and send (cost, seconds) back."""
     start = time.perf_counter()
@@ -107,8 +93,8 @@ def run_row(n: int, args: argparse.Namespace, previous: Row | None) -> Row:
     """Solve one frame with every method (scipy skipped after it was stopped)."""
     c = gated(n, gate=args.gate, seed=args.seed)
     row = Row(n, c.nnz)
-    row.costs["coplug"], row.seconds["coplug"] = _timed(lambda: coplug_cost(c))
-    row.costs["lapmod"], row.seconds["lapmod"] = _timed(lambda: lapmod_cost(c))
+    row.costs["coplug"], row.seconds["coplug"] = best_time(lambda: coplug_cost(c))
+    row.costs["lapmod"], row.seconds["lapmod"] = best_time(lambda: lapmod_cost(c))
     if previous is not None and previous.seconds.get("scipy") in (None, math.inf):
         row.seconds["scipy"] = None
         return row
