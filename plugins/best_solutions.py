@@ -80,6 +80,8 @@ def _searched(model: pyo.Block, k: int, solver: str, time_limit: float | None,
               params: dict[str, Any]) -> tuple[list[PoolSolution], bool, Result]:
     """One SCIP search (HiGHS: rounds) with no-good rows and the k-th best as cutoff."""
     search = _Search(model, k)
+    if search.binaries.size == 0:
+        return _one_assignment(model, search, solver, time_limit, params)
     with warnings.catch_warnings():
         # HiGHS's rounds warn that a round stopped at a point violating lazy rows reports
         # no solution; here every such point was recorded, and `proven` says the rest
@@ -92,6 +94,21 @@ def _searched(model: pyo.Block, k: int, solver: str, time_limit: float | None,
     proven = result.status is Status.INFEASIBLE or (
         search.flat and len(solutions) == k and result.has_solution)
     return solutions, proven, result
+
+
+def _one_assignment(model: pyo.Block, search: _Search, solver: str,
+                    time_limit: float | None, params: dict[str, Any]
+                    ) -> tuple[list[PoolSolution], bool, Result]:
+    """Every binary fixed: the one assignment there is, with its best continuous part (a
+    no-good row over no binaries would cut off everything)."""
+    result = solve(model, solver=solver, time_limit=time_limit, **params)
+    if result.status is Status.UNBOUNDED:
+        raise InputError("the model is unbounded: it has no k best solutions")
+    if not result.has_solution:
+        return [], result.status is Status.INFEASIBLE, result
+    values = np.array([var.value for var in search.variables], dtype=float)
+    solution = PoolSolution(search._objective_at(values), tuple(search.variables), values)
+    return [solution], result.status is Status.OPTIMAL, result
 
 
 def _ranked_by_lap(model: pyo.Block, k: int, time_limit: float | None,
@@ -222,10 +239,16 @@ def _variables(model: pyo.Block) -> tuple[list[VarData], np.ndarray]:
                 f"(bounds {var.bounds})")
     binaries = np.array([j for j, var in enumerate(variables) if var.is_integer()],
                         dtype=np.int64)
-    if binaries.size == 0:
+    if binaries.size == 0 and not _has_fixed_binary(model):
         raise UnsupportedModelError("k_best needs binary variables: an LP has one optimum "
                                     "to report (use solve)")
     return variables, binaries
+
+
+def _has_fixed_binary(model: pyo.Block) -> bool:
+    """Whether some binary of `model` is fixed: its binaries then have one assignment."""
+    return any(var.fixed and var.is_integer() and _zero_one(var)
+               for var in model.component_data_objects(pyo.Var, active=True))
 
 
 def _zero_one(var: VarData) -> bool:

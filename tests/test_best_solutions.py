@@ -210,3 +210,43 @@ def test_a_highs_time_limit_is_not_a_proof_and_raises_no_misleading_warning():
 def test_k_may_be_a_numpy_integer() -> None:
     model = build_family("mknapsack", 8, seed=2)
     assert len(k_best(model, k=np.int64(3)).solutions) == 3
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_a_model_whose_binaries_are_all_fixed_has_one_assignment(solver: str) -> None:
+    # it was refused as if it had no binaries, while solver="lap" answered it
+    model = pyo.ConcreteModel()
+    model.x = pyo.Var([0, 1], domain=pyo.Binary)
+    model.y = pyo.Var(bounds=(0, 5))
+    model.c = pyo.Constraint(expr=model.x[0] + model.x[1] + model.y >= 1.5)
+    model.o = pyo.Objective(expr=model.x[0] + 2 * model.x[1] + 0.5 * model.y)
+    model.x[0].fix(1)
+    model.x[1].fix(0)
+    best = k_best(model, 5, solver=solver)
+    assert best.proven and len(best.solutions) == 1
+    assert best.solutions[0].objective == pytest.approx(solve(model).objective) == 1.25
+    assert best.solutions[0][model.y] == pytest.approx(0.5)
+    model.c.set_value(model.x[0] + model.x[1] + model.y >= 7)  # y <= 5: infeasible
+    empty = k_best(model, 5, solver=solver)
+    assert empty.proven and empty.solutions == []
+    model.x[0].unfix()
+    model.x[1].unfix()
+    model.x[0].domain = pyo.Reals
+    model.x[1].domain = pyo.Reals
+    with pytest.raises(UnsupportedModelError, match="k_best needs binary variables"):
+        k_best(model, 5, solver=solver)
+
+
+def test_fixed_assignment_models_rank_alike_by_scip_and_lap() -> None:
+    model = pyo.ConcreteModel()
+    model.x = pyo.Var(range(2), range(2), domain=pyo.Binary)
+    model.r = pyo.Constraint(range(2), rule=lambda b, i: b.x[i, 0] + b.x[i, 1] == 1)
+    model.c = pyo.Constraint(range(2), rule=lambda b, j: b.x[0, j] + b.x[1, j] == 1)
+    model.o = pyo.Objective(expr=3 * model.x[0, 0] + model.x[0, 1] + model.x[1, 0])
+    for var, value in ((model.x[0, 0], 1), (model.x[0, 1], 0), (model.x[1, 0], 0),
+                       (model.x[1, 1], 1)):
+        var.fix(value)
+    by_scip = k_best(model, 3)
+    by_lap = k_best(model, 3, solver="lap")
+    assert [s.objective for s in by_scip.solutions] == [s.objective for s in by_lap.solutions]
+    assert by_scip.proven and by_lap.proven and len(by_scip.solutions) == 1
