@@ -185,11 +185,9 @@ def solve_lap(
         solved = _solve_min(c, u0, arr_passes, deadline, predictor)
     except _NotFinite:
         raise _not_finite(given) from None
-    except _Unassignable as exc:  # name the pattern's flaw in the caller's terms
-        if is_sparse:
-            sparse.check_pattern(c, transposed)
-        raise InputError(f"sparse pattern is infeasible: row {exc.row} cannot be "
-                         "assigned") from None
+    except _Unassignable:
+        source = "given" if u0 is not None else "used" if predictor is not None else "none"
+        solved = _unassigned(c, transposed, source)
     if dropped:
         solved = solved._replace(prediction=f"skipped: {dropped}")
     _COUNTERS["warm_solves"] += solved.warm
@@ -201,7 +199,10 @@ def solve_lap(
             raise _cold_failure(solved.scale, n)
         _COUNTERS["fallbacks"] += 1
         fallback = True
-        solved = _solve_min(c, None, None, deadline)
+        try:
+            solved = _solve_min(c, None, None, deadline)
+        except _Unassignable:  # the pattern holds an assignment: the distances overflowed
+            raise _cold_failure(_max_abs(c), n) from None
         augs, scans = augs + solved.augs, scans + solved.scans
         if not _certified(c, solved):
             raise _cold_failure(solved.scale, n)
@@ -517,13 +518,34 @@ def _unpad(n: int, solved: _Solved) -> _Solved:
 
 
 class _Unassignable(Exception):
-    """A sparse solve found a row it cannot assign: the pattern holds no assignment. Its
-    cause is named only then (`sparse.check_pattern`, a maximum matching that costs several
-    times a feasible solve), not checked up front."""
+    """A sparse solve found a row it cannot assign: the pattern holds no assignment, or the
+    distances overflowed float64 (`_unassigned` tells which). The pattern is checked only
+    then (`sparse.check_pattern`, a maximum matching that costs several times a feasible
+    solve), not up front."""
 
     def __init__(self, row: int) -> None:
         super().__init__(row)
         self.row = row
+
+
+def _unassigned(c: Any, transposed: bool, prediction: str) -> _Solved:
+    """What a solve that found a row it could not assign leaves behind. A sparse pattern's
+    flaw is named first (in the caller's terms); a pattern that holds an assignment means
+    the Dijkstra's distances overflowed float64: from warm duals far out of scale that is an
+    uncertified solve (re-solved cold), from a cold start the overflow error."""
+    if sp.issparse(c):
+        sparse.check_pattern(c, transposed)
+    n, m = c.shape
+    if prediction == "none":
+        raise _cold_failure(_max_abs(c), n)
+    return _Solved(np.full(n, -1, np.int64), np.zeros(n), np.zeros(m), 0, 0, _max_abs(c),
+                   warm=True, prediction=prediction)
+
+
+def _max_abs(c: Any) -> float:
+    """max |c_ij| over the stored (sparse) or all (dense) entries."""
+    values = c.data if sp.issparse(c) else c
+    return float(np.abs(values).max(initial=0.0))
 
 
 def _solve_sparse(
@@ -577,6 +599,8 @@ def _certified(c: Any, solved: _Solved) -> bool:
     may legitimately carry duals near max |c|, so its tolerance stays relative to max |c|."""
     n, m = c.shape
     col4row, u = solved.col4row, solved.u
+    if (col4row < 0).any():  # a warm solve whose distances overflowed (`_unassigned`)
+        return False
     if sp.issparse(c):
         primal, bound, assigned, reduced, size = certify.sparse_gap(
             c.indptr.astype(np.int64), c.indices.astype(np.int64), c.data, m, col4row, u
