@@ -201,11 +201,15 @@ def _load_npy(path: Path) -> np.ndarray:
 
 
 def _load_npz(path: Path, square: bool) -> sp.csr_matrix:
-    """The sparse matrix `scipy.sparse.save_npz` wrote (its entries are checked where it is
-    solved), as CSR; a plain `np.savez` archive is named as such."""
+    """The sparse matrix `scipy.sparse.save_npz` wrote, as the canonical CSR `solve_lap`
+    reads from it (`sparse.as_csr`: a DIA's stored zeros kept, a repeated pair refused, not
+    summed as scipy's conversion does); a plain `np.savez` archive or an .npy file is named
+    as such."""
+    from coplug.plugins.lap.sparse import as_csr
+
     try:
         loaded = sp.load_npz(path)
-    except (ValueError, OSError, KeyError) as exc:
+    except (ValueError, OSError, KeyError, TypeError) as exc:
         raise InputError(f"{path}: not a scipy.sparse .npz matrix (save one with "
                          f"scipy.sparse.save_npz; {exc})") from None
     if loaded.ndim != 2 or min(loaded.shape) == 0:
@@ -214,7 +218,7 @@ def _load_npz(path: Path, square: bool) -> sp.csr_matrix:
     if square and loaded.shape[0] != loaded.shape[1]:
         raise InputError(f"{path}: need a square cost matrix, got {loaded.shape[0]}x"
                          f"{loaded.shape[1]}")
-    return sp.csr_matrix(loaded)
+    return as_csr(loaded)
 
 
 def _read_text(path: Path) -> str:
