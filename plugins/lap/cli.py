@@ -123,7 +123,7 @@ def _scipy_check(c: Any, sol: Any, maximize: bool) -> dict[str, Any]:
 
     from coplug.plugins.lap.certify import tolerance
 
-    c64 = _dense_for_check(c)
+    c64 = _dense_for_check(c, maximize)
     r, k = linear_sum_assignment(c64, maximize=maximize)
     scipy_cost = float(c64[r, k].sum())
     scale = float(np.abs(c64[np.isfinite(c64)]).max())
@@ -134,9 +134,10 @@ def _scipy_check(c: Any, sol: Any, maximize: bool) -> dict[str, Any]:
     }
 
 
-def _dense_for_check(c: Any) -> np.ndarray:
+def _dense_for_check(c: Any, maximize: bool) -> np.ndarray:
     """The costs as float64 for scipy's dense solver; a sparse matrix with its missing pairs
-    at inf (which scipy forbids), refused past CHECK_MAX_ENTRIES (the copy's memory)."""
+    at inf, -inf when maximizing (what scipy forbids: +inf in a maximization is an invalid
+    entry), refused past CHECK_MAX_ENTRIES (the copy's memory)."""
     import scipy.sparse as sp
 
     if not sp.issparse(c):
@@ -146,7 +147,7 @@ def _dense_for_check(c: Any) -> np.ndarray:
         raise InputError(f"--check compares with scipy's dense solver, which needs a dense "
                          f"copy of this {n}x{m} sparse matrix ({n * m * 8 / 1e9:.1f} GB); "
                          "leave --check out")
-    dense = np.full((n, m), np.inf)
+    dense = np.full((n, m), -np.inf if maximize else np.inf)
     coo = c.tocoo()
     dense[coo.row, coo.col] = coo.data
     return dense
