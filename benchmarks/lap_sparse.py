@@ -32,7 +32,7 @@ from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 from tqdm import tqdm
 
 from coplug.formulations.assignment import gated
-from coplug.plugins.argtypes import int_list, positive_float
+from coplug.plugins.argtypes import int_list, positive_float, seed_int
 from coplug.plugins.lap import solve_lap
 
 REL_TOL = 1e-9
@@ -173,7 +173,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="nearest detections each track may take (besides its own)")
     parser.add_argument("--scipy-limit", type=positive_float, default=60.0,
                         help="seconds scipy may run before it is stopped")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed_int, default=0)
     args = parser.parse_args(argv)
     if args.gate < 1:
         parser.error(f"--gate must be positive, got {args.gate}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from bench_loader import bench
 from scipy.optimize import linear_sum_assignment
 
 from coplug.formulations.assignment import load_costs
@@ -81,3 +82,10 @@ def test_check_with_maximize_on_a_sparse_file_compares_with_scipy(tmp_path, caps
     out = capsys.readouterr().out
     assert '"matches_scipy": true' in out and '"cost": 12.0' in out
     assert _scipy_cost(c, maximize=True) == 12.0
+
+
+def test_lap_sparse_benchmark_refuses_a_negative_seed_as_a_usage_error(capsys) -> None:
+    """`--seed -1` reached `gated`, whose InputError ended the benchmark in a traceback."""
+    with pytest.raises(SystemExit) as exc:
+        bench("lap_sparse").parse_args(["--seed", "-1"])
+    assert exc.value.code == 2 and "--seed" in capsys.readouterr().err
