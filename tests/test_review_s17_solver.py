@@ -89,3 +89,14 @@ def test_lap_sparse_benchmark_refuses_a_negative_seed_as_a_usage_error(capsys) -
     with pytest.raises(SystemExit) as exc:
         bench("lap_sparse").parse_args(["--seed", "-1"])
     assert exc.value.code == 2 and "--seed" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_non_finite_unmatched_cost_is_named_by_its_flag(tmp_path, capsys, value: str) -> None:
+    """The error named ranked_matchings' `row_cost` and advised `ranked_assignments`, which a
+    command-line user never sees; the flag and its alternative (leave it out) are named."""
+    path = tmp_path / "c.npz"
+    sp.save_npz(path, sp.csr_matrix(np.array([[1.0, 2.0], [0.0, 3.0]])))
+    assert main(["lap", str(path), "--k", "2", "--unmatched-cost", value]) == 2
+    err = capsys.readouterr().err
+    assert "--unmatched-cost must be finite" in err and "row_cost" not in err

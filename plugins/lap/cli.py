@@ -90,6 +90,9 @@ def _ranked(c: Any, args: argparse.Namespace) -> int:
 
     if args.warm or args.check:
         raise InputError("--k ranks assignments; --warm and --check apply to one solve")
+    if args.unmatched_cost is not None and not math.isfinite(args.unmatched_cost):
+        raise InputError(f"--unmatched-cost must be finite, got {args.unmatched_cost}; leave "
+                         "it out to rank assignments, which match every row or column")
     if args.unmatched_cost is None:
         ranking = ranked_assignments(c, args.k, maximize=args.maximize,
                                      time_limit=args.time_limit, progress=not args.json)
