@@ -97,6 +97,6 @@ def test_a_non_finite_unmatched_cost_is_named_by_its_flag(tmp_path, capsys, valu
     command-line user never sees; the flag and its alternative (leave it out) are named."""
     path = tmp_path / "c.npz"
     sp.save_npz(path, sp.csr_matrix(np.array([[1.0, 2.0], [0.0, 3.0]])))
-    assert main(["lap", str(path), "--k", "2", "--unmatched-cost", value]) == 2
+    assert main(["lap", str(path), "--k", "2", f"--unmatched-cost={value}"]) == 2
     err = capsys.readouterr().err
     assert "--unmatched-cost must be finite" in err and "row_cost" not in err
