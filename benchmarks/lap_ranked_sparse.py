@@ -38,7 +38,7 @@ from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 from tqdm import tqdm
 
 from coplug.formulations.assignment import gated
-from coplug.plugins.argtypes import choice_list, int_list, positive_float
+from coplug.plugins.argtypes import choice_list, int_list, positive_float, seed_int
 from coplug.plugins.lap import ranked, ranked_assignments, ranked_matchings
 
 METHODS = ("sparse", "dense", "scipy")
@@ -226,7 +226,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--miss-cost", type=positive_float, default=0.25,
                         help="what a missed track or a false alarm costs (--kind matching), "
                         "in typical spacings 1/sqrt(N) (a detection moves 0.25 on average)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed_int, default=0)
     args = parser.parse_args(argv)
     if args.k < 1 or args.gate < 1:
         parser.error(f"--k and --gate must be positive, got {args.k} and {args.gate}")

@@ -71,6 +71,7 @@ BAD_ARGS = [
     ("lap_ranked_sparse", ["--gate", "0"], "--k and --gate must be positive"),
     ("lap_ranked_sparse", ["--sizes", "1"], "an assignment needs N >= 2"),
     ("lap_ranked_sparse", ["--methods", "dense"], "--methods must include sparse"),
+    ("lap_ranked_sparse", ["--seed", "-1"], "--seed"),
     ("lap_sparse", ["--gate", "0"], "--gate must be positive"),
     ("lap_sparse", ["--sizes", "1"], "an assignment needs N >= 2"),
     ("lap_sparse", ["--scipy-limit", "0"], "--scipy-limit"),
