@@ -235,3 +235,16 @@ def test_lap_reads_a_sparse_npz_file_solves_ranks_and_checks_it(tmp_path: Path, 
     out = _coplug("lap", str(archive))
     assert out.returncode == 2 and "not a scipy.sparse .npz matrix" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_lap_gated_generator_is_sparse_and_ranked() -> None:
+    from coplug.formulations.assignment import gated
+    from coplug.plugins.lap import solve_lap
+
+    out = _coplug("lap", "--generator", "gated", "--n", "500", "--seed", "4", "--k", "3",
+                  "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["status"] == "k_found" and data["shape"] == [500, 500]
+    assert data["costs"][0] == pytest.approx(solve_lap(gated(500, seed=4)).cost)
+    assert data["costs"] == sorted(data["costs"])

@@ -24,7 +24,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("file", nargs="?", help="cost matrix: .npy, .csv, OR-Library assignp*.txt, "
                    "or a scipy.sparse .npz (pairs not stored are forbidden)")
-    p.add_argument("--generator", help="uniform | geometric | low_rank | transport")
+    p.add_argument("--generator", help="uniform | geometric | low_rank | transport | gated "
+                   "(sparse tracking frame: each track gated to its 8 nearest detections)")
     p.add_argument("--n", type=int, default=None,
                    help="instance size for --generator (default 1000)")
     p.add_argument("--seed", type=int, default=None, help="seed for --generator (default 0)")
@@ -45,15 +46,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _cmd_lap(args: argparse.Namespace) -> int:
     """Load or generate, solve, print cost, time and work (and scipy's objective if asked)."""
-    from coplug.formulations.assignment import generate, load_costs
+    from coplug.formulations.assignment import gated, generate, load_costs
     from coplug.plugins.lap.solver import solve_lap
 
     if (args.file is None) == (args.generator is None):
         raise InputError("give exactly one of FILE or --generator")
     if args.file and (args.n is not None or args.seed is not None):
         raise InputError("--n and --seed apply to --generator, not to a FILE")
-    c = load_costs(args.file) if args.file else generate(
-        args.generator, 1000 if args.n is None else args.n, seed=args.seed or 0)
+    n = 1000 if args.n is None else args.n
+    if args.file:
+        c = load_costs(args.file)
+    elif args.generator == "gated":
+        c = gated(n, seed=args.seed or 0)
+    else:
+        c = generate(args.generator, n, seed=args.seed or 0)
     if args.k is not None:
         return _ranked(c, args)
     if args.unmatched_cost is not None:
