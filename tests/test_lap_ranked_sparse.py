@@ -167,3 +167,29 @@ def test_sparse_kernels_agree_with_the_dense_ones_on_random_cells(seed: int) -> 
         costs.child_bounds(u, v, rows, col4row[rows], row_ok, col_ok, fb),
         cell_costs.DenseCosts(dense).child_bounds(u, v, rows, col4row[rows], row_ok, col_ok,
                                                   fb))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_certificate_is_zero_at_the_optimum_and_positive_elsewhere(seed: int) -> None:
+    # weak duality over the whole space: the optimal assignment's gap is 0 (round-off), a
+    # costlier one's gap is at least its excess over the optimum, dense and sparse alike
+    rng = np.random.default_rng(seed)
+    n = 7
+    c = np.round(rng.random((n, n)) * 9)
+    mask = rng.random((n, n)) < 0.7
+    best = solve_lap(np.where(mask, c, 1e6))
+    mask[best.row_ind, best.col_ind] = True
+    csr, dense = _masked(c, mask)
+    optimum = solve_lap(csr)
+    u = np.asarray(optimum.row_duals, dtype=float)
+    everything = (np.ones(n, bool), np.ones(n, bool), ranked._forbidden_csr((), n))
+    col4row = np.asarray(optimum.col_ind, dtype=np.int64)
+    for costs in (cell_costs.SparseCosts(csr), cell_costs.DenseCosts(dense)):
+        assert abs(costs.gap(u, col4row, *everything)) < 1e-9
+    worse = [cols for cols in (np.roll(col4row, 1), col4row[::-1].copy())
+             if np.isfinite(dense[np.arange(n), cols]).all()
+             and dense[np.arange(n), cols].sum() > optimum.cost + 1e-9]
+    for cols in worse:
+        excess = dense[np.arange(n), cols].sum() - optimum.cost
+        for costs in (cell_costs.SparseCosts(csr), cell_costs.DenseCosts(dense)):
+            assert costs.gap(u, cols, *everything) >= excess - 1e-9

@@ -181,14 +181,26 @@ def cell_gap(c, u, col4row, row_ok, col_ok, fb_ptr, fb_col):
                 r = c[i, j] - ui
                 if r < v[j]:
                     v[j] = r
-    gap = 0.0
+    values = np.empty(n)
     for i in range(n):
+        values[i] = c[i, col4row[i]] if col4row[i] >= 0 else INF
+    return assigned_gap(values, u, v, col4row, row_ok, col_ok, fb_ptr, fb_col)
+
+
+@njit(cache=True)
+def assigned_gap(values, u, v, col4row, row_ok, col_ok, fb_ptr, fb_col):
+    """The free rows' assigned reduced costs summed (`values[i]`: row i's assigned cost,
+    inf where not allowed) under the column duals `v`; inf when the assignment breaks the
+    cell (a row unassigned, a pair not allowed, a column no allowed pair reaches)."""
+    gap = 0.0
+    for i in range(col4row.size):
         j = col4row[i]
         if j < 0:
             return INF
         if not row_ok[i]:
             continue
-        if not col_ok[j] or forbidden_pair(fb_ptr, fb_col, i, j) or v[j] == INF:
+        if (values[i] == INF or not col_ok[j] or forbidden_pair(fb_ptr, fb_col, i, j)
+                or v[j] == INF):
             return INF
-        gap += (c[i, j] - u[i]) - v[j]
+        gap += (values[i] - u[i]) - v[j]
     return gap

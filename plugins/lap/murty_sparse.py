@@ -17,6 +17,7 @@ from coplug.plugins.lap.murty import (
     DONE,
     EMPTY,
     allowed_column,
+    assigned_gap,
     banned_pairs,
     forbidden_pair,
     path_bound,
@@ -147,15 +148,4 @@ def cell_gap(indptr, indices, data, u, col4row, row_ok, col_ok, fb_ptr, fb_col):
                     v[j] = r
     values = np.empty(col4row.size)
     assigned_values(indptr, indices, data, col4row, values)
-    gap = 0.0
-    for i in range(u.size):
-        j = col4row[i]
-        if j < 0:
-            return INF
-        if not row_ok[i]:
-            continue
-        if (values[i] == INF or not col_ok[j] or forbidden_pair(fb_ptr, fb_col, i, j)
-                or v[j] == INF):
-            return INF
-        gap += (values[i] - u[i]) - v[j]
-    return gap
+    return assigned_gap(values, u, v, col4row, row_ok, col_ok, fb_ptr, fb_col)
