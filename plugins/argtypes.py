@@ -49,6 +49,15 @@ def int_list(text: str) -> list[int]:
     return values
 
 
+def float_list(text: str) -> list[float]:
+    """Comma-separated positive finite numbers."""
+    values = [positive_float(s) for s in text.split(",") if s.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError(f"expected comma-separated positive numbers, got "
+                                         f"{text!r}")
+    return values
+
+
 def ints_at_least(minimum: int) -> Callable[[str], list[int]]:
     """A type for a non-empty comma list of integers >= `minimum` (whole floats like 1e3
     taken)."""

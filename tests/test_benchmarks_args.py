@@ -73,6 +73,9 @@ BAD_ARGS = [
     ("lap_ranked_sparse", ["--methods", "dense"], "--methods must include sparse"),
     ("lap_ranked_sparse", ["--seed", "-1"], "--seed"),
     ("lap_sparse", ["--gate", "0"], "--gate must be positive"),
+    ("lap_sparse_share", ["--densities", "0.1,1.5"], "--densities must lie in (0, 1]"),
+    ("lap_sparse_share", ["--densities", "x"], "--densities"),
+    ("lap_sparse_share", ["--k", "0"], "--k must be positive"),
     ("lap_sparse", ["--sizes", "1"], "an assignment needs N >= 2"),
     ("lap_sparse", ["--scipy-limit", "0"], "--scipy-limit"),
 ]
@@ -322,6 +325,14 @@ def test_lap_sparse_agrees_with_lapmod_and_scipy_and_stops_scipy_at_its_limit(
     lines = capsys.readouterr().out.strip().splitlines()
     assert code == 0 and "stopped at N=30" in lines[-1] and "| > 0.5 |" in lines[-3]
     assert "same objective 2/2" in lines[-1]
+
+
+def test_lap_sparse_share_ranks_both_ways_alike(capsys):
+    code = bench("lap_sparse_share").main(["--sizes", "40", "--densities", "0.1,0.5",
+                                           "--k", "15"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0 and "same costs 2/2" in lines[-1] and "N=40" in lines[-1]
+    assert lines[-3].startswith("| 40 | 0.1 |") and lines[-2].endswith("| yes |")
 
 
 def test_lap_ranked_matchings_agree_with_scipy_and_scip(capsys):
