@@ -32,6 +32,7 @@ from coplug.plugins.lap.ranked import (
     checked_k,
     forbidden_as_inf,
     is_sparse_enough,
+    lines_csr,
     ranked_cells,
 )
 from coplug.plugins.limits import checked_time_limit
@@ -80,7 +81,7 @@ def rank_matchings(
     (an assignment side)."""
     start = time.perf_counter() if start is None else start
     kept_rows, kept_cols = _kept_lines(c, rows, cols)
-    work = _sub_csr(c, kept_rows, kept_cols) if sp.issparse(c) else c
+    work = lines_csr(c, kept_rows, kept_cols) if sp.issparse(c) else c
     big = matching_costs(_signed(work, maximize), _signed(rows[kept_rows], maximize),
                          _signed(cols[kept_cols], maximize))
     deadline = None if time_limit is None else start + time_limit
@@ -104,15 +105,6 @@ def _kept_lines(c: np.ndarray | sp.csr_matrix, rows: np.ndarray,
         return np.arange(n), np.arange(m)
     return (np.flatnonzero((np.diff(c.indptr) > 0) | np.isinf(rows)),
             np.flatnonzero((np.bincount(c.indices, minlength=m) > 0) | np.isinf(cols)))
-
-
-def _sub_csr(c: sp.csr_matrix, kept_rows: np.ndarray, kept_cols: np.ndarray) -> sp.csr_matrix:
-    """The CSR on the kept lines, stored entries (explicit zeros included) unchanged: every
-    line left out is empty."""
-    renumber = np.zeros(c.shape[1], np.int64)
-    renumber[kept_cols] = np.arange(kept_cols.size)
-    return sp.csr_matrix((c.data, renumber[c.indices], np.r_[0, c.indptr[kept_rows + 1]]),
-                         shape=(kept_rows.size, kept_cols.size))
 
 
 def _caller_col4row(col4row: np.ndarray, kept_rows: np.ndarray, kept_cols: np.ndarray,

@@ -264,10 +264,16 @@ def _without_empty_columns(csr: sp.csr_matrix) -> tuple[sp.csr_matrix, np.ndarra
     kept = np.flatnonzero(np.bincount(csr.indices, minlength=csr.shape[1]))
     if kept.size == csr.shape[1]:
         return csr, None
-    renumber = np.zeros(csr.shape[1], np.int64)
-    renumber[kept] = np.arange(kept.size)
-    return sp.csr_matrix((csr.data, renumber[csr.indices], csr.indptr),
-                         shape=(csr.shape[0], kept.size)), kept
+    return lines_csr(csr, np.arange(csr.shape[0]), kept), kept
+
+
+def lines_csr(c: sp.csr_matrix, kept_rows: np.ndarray, kept_cols: np.ndarray) -> sp.csr_matrix:
+    """The CSR on the kept lines, renumbered, stored entries (explicit zeros included)
+    unchanged; every line left out must be empty."""
+    renumber = np.zeros(c.shape[1], np.int64)
+    renumber[kept_cols] = np.arange(kept_cols.size)
+    return sp.csr_matrix((c.data, renumber[c.indices], np.r_[0, c.indptr[kept_rows + 1]]),
+                         shape=(kept_rows.size, kept_cols.size))
 
 
 def forbidden_as_inf(cost: Any) -> np.ndarray:
