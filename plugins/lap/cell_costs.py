@@ -13,7 +13,7 @@ import scipy.sparse as sp
 
 from coplug.plugins.lap import murty, murty_sparse
 from coplug.plugins.lap.solver import solve_lap
-from coplug.plugins.lap.sparse import sparse_min_trick
+from coplug.plugins.lap.sparse import assigned_values, sparse_min_trick
 from coplug.plugins.lap.warmstart import min_trick
 
 INF = np.inf
@@ -189,7 +189,7 @@ class SparseCosts:
     def values(self, col4row: np.ndarray) -> np.ndarray:
         """`CellCosts.values` (inf for a pair not stored)."""
         out = np.empty(col4row.size)
-        murty_sparse.assigned_values(*self._rows, np.asarray(col4row, np.int64), out)
+        assigned_values(*self._rows, np.asarray(col4row, np.int64), out)
         return out
 
     def cold(self, rows, cols, forbidden):

@@ -12,12 +12,15 @@ by 2**50. Warm solves are held to that sum (`STRICT_ROW_ULPS`).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
 from coplug.plugins.lap.warmstart import min_trick, positive_scale
 
 INF = np.inf
+EPS = float(np.finfo(np.float64).eps)
 # Gap a strict (warm) certificate accepts, in units of n * eps * (max|assigned c| + max|u|):
 # optimal solves of the four generators at N = 500..8192 show at most 12.
 STRICT_ROUNDOFF_ULPS = 1024.0
@@ -211,13 +214,12 @@ def certified(
     the summed reduced cost `reduced` of terms of total size `reduced_size`, holds that sum
     to STRICT_ROW_ULPS round-off units of its terms.
     """
-    eps = np.finfo(np.float64).eps
-    roundoff = max(1, n) * eps * (positive_scale(scale) + dual_magnitude)
+    roundoff = max(1, n) * EPS * (positive_scale(scale) + dual_magnitude)
     accepted = tolerance(scale, n)
     if strict:
         accepted = min(accepted, STRICT_ROUNDOFF_ULPS * roundoff)
-        if reduced is not None and not reduced <= STRICT_ROW_ULPS * eps * reduced_size:
+        if reduced is not None and not reduced <= STRICT_ROW_ULPS * EPS * reduced_size:
             return False
-    return bool(np.isfinite(primal) and np.isfinite(bound)) and (
+    return math.isfinite(primal) and math.isfinite(bound) and (
         4.0 * roundoff <= tolerance(scale, n) and primal - bound <= accepted
     )

@@ -24,7 +24,6 @@ import scipy.sparse as sp
 from coplug.plugins.errors import InputError
 from coplug.plugins.lap import sparse
 from coplug.plugins.lap.cell_costs import matching_costs
-from coplug.plugins.lap.murty_sparse import assigned_values
 from coplug.plugins.lap.ranked import (
     RankedAssignment,
     RankedAssignments,
@@ -159,8 +158,8 @@ def _pair_costs(c: np.ndarray | sp.csr_matrix, rows: np.ndarray,
     col4row = np.full(n, -1, np.int64)
     col4row[rows] = cols
     values = np.empty(n)
-    assigned_values(c.indptr.astype(np.int64), c.indices.astype(np.int64), c.data, col4row,
-                    values)
+    sparse.assigned_values(c.indptr.astype(np.int64), c.indices.astype(np.int64), c.data,
+                           col4row, values)
     return values[rows]
 
 

@@ -22,7 +22,7 @@ from coplug.plugins.lap.murty import (
     forbidden_pair,
     path_bound,
 )
-from coplug.plugins.lap.sparse import heap_pop, heap_push
+from coplug.plugins.lap.sparse import assigned_values, heap_pop, heap_push
 
 INF = np.inf
 
@@ -116,18 +116,6 @@ def child_bounds(indptr, indices, data, cptr, crow, cdata, u, v, rows, cols, row
         out[t] = path_bound(leave, enter)
         rok[i] = False
         cok[a] = False
-
-
-@njit(cache=True)
-def assigned_values(indptr, indices, data, col4row, out):
-    """out[i] = the stored cost of pair (i, col4row[i]); inf where it is not stored."""
-    for i in range(col4row.size):
-        out[i] = INF
-        j = col4row[i]
-        for k in range(indptr[i], indptr[i + 1]):
-            if indices[k] == j:
-                out[i] = data[k]
-                break
 
 
 @njit(cache=True)

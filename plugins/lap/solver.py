@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from coplug.plugins.errors import InputError, TimeLimitError
-from coplug.plugins.lap import certify, jv, sparse, sparsify, warmstart
+from coplug.plugins.lap import certify, jv, small, sparse, sparsify, warmstart
 from coplug.plugins.limits import checked_time_limit
 
 # Augmenting row reduction stalls on degenerate costs (many ties); cap its row scans.
@@ -91,6 +91,8 @@ class _Solved(NamedTuple):
     inference: float = 0.0
     sparse_augs: int = 0
     sparse_s: float = 0.0
+    # the certificate's figures (`certify.dense_gap`), when the solve computed them itself
+    gap: tuple[float, float, float, float, float] | None = None
 
 
 class DualPredictor(Protocol):
@@ -208,7 +210,7 @@ def solve_lap(
             raise _cold_failure(solved.scale, n)
     col4row, u, v = solved.col4row, solved.u + offset, solved.v
     rows = np.arange(n)
-    total = _cost(c, rows, col4row) + n * offset  # one rounding of the offset's share
+    total = _cost(c, col4row) + n * offset  # one rounding of the offset's share
     if maximize:
         u, v, total = -u, -v, 0.0 - total  # 0.0 - 0.0 is +0.0 where -0.0 would print "-0.0"
     if transposed:
@@ -279,9 +281,9 @@ def dense_costs(cost: Any) -> np.ndarray:
         raise InputError(f"cost matrix is not numeric: {exc}") from exc
     if c.ndim != 2:
         raise InputError(f"cost matrix must be 2-D, got shape {c.shape}")
-    if c.dtype == np.bool_ or not np.issubdtype(c.dtype, np.number):
+    if c.dtype.kind not in "iufcm":  # np.number: timedelta64 included
         raise InputError(f"cost matrix must be numeric, got dtype {c.dtype}")
-    if np.issubdtype(c.dtype, np.complexfloating):
+    if c.dtype.kind == "c":
         raise InputError("cost matrix must be real, got complex values")
     sparse.check_exact_integers(c, "cost matrix")
     if c.dtype != np.float32:
@@ -432,6 +434,10 @@ def _solve_dense(
     `start`, one reduction pass, shortest augmenting paths). `reduction` is a column
     reduction `_cold_state` would compute."""
     n, m = c.shape
+    if reduction is None and start is None and n * m <= small.MAX_ENTRIES and (
+        u0 is None or n == m
+    ):
+        return _solve_small(c, u0, arr_passes, deadline)
     if u0 is not None and n < m:
         return _padded(c, u0, arr_passes, deadline)
     if u0 is not None:
@@ -460,6 +466,26 @@ def _solve_dense(
     if augs < 0:
         raise InputError(f"no assignment covers row {-1 - augs}")
     return _Solved(col4row, u, v, augs, scans, scale, snapshot)
+
+
+def _solve_small(
+    c: np.ndarray, u0: np.ndarray | None, arr_passes: int | None, deadline: float | None
+) -> _Solved:
+    """`_solve_dense` in one compiled call (`small.solve`), certificate figures included;
+    the deadline is checked before it only, since the call takes milliseconds at most."""
+    if deadline is not None and time.perf_counter() > deadline:
+        raise TimeLimitError("LAP time limit reached before the solve started")
+    warm = u0 is not None
+    col4row, u, v, augs, scans, scale, gap = small.solve(
+        np.ascontiguousarray(c), u0 if warm else np.zeros(0), warm,
+        -1 if arr_passes is None else arr_passes, COLUMN_REDUCTION_MIN_MATCHED,
+        ARR_STEPS_PER_ROW,
+    )
+    if np.isnan(scale):
+        raise _NotFinite
+    if augs < 0:
+        raise InputError(f"no assignment covers row {-1 - augs}")
+    return _Solved(col4row, u, v, augs, scans, scale, gap=gap)
 
 
 def _cold_state(c: np.ndarray) -> tuple[tuple[np.ndarray, ...], float, bool]:
@@ -510,11 +536,11 @@ def _dummy_dual(v: np.ndarray, n: int) -> float:
 def _unpad(n: int, solved: _Solved) -> _Solved:
     """Drop dummy rows and shift duals so spare (dummy-matched) columns get v_j = 0 <= ...
 
-    The snapshot is dropped: it belongs to the padded matrix."""
+    The snapshot and certificate figures are dropped: they belong to the padded matrix."""
     col4row, u, v = solved.col4row, solved.u, solved.v
     shift = v[col4row[n:]].max()
     return solved._replace(col4row=col4row[:n].copy(), u=u[:n] + shift, v=v - shift,
-                           snapshot=None)
+                           snapshot=None, gap=None)
 
 
 class _Unassignable(Exception):
@@ -601,7 +627,9 @@ def _certified(c: Any, solved: _Solved) -> bool:
     col4row, u = solved.col4row, solved.u
     if (col4row < 0).any():  # a warm solve whose distances overflowed (`_unassigned`)
         return False
-    if sp.issparse(c):
+    if solved.gap is not None:
+        primal, bound, assigned, reduced, size = solved.gap
+    elif sp.issparse(c):
         primal, bound, assigned, reduced, size = certify.sparse_gap(
             c.indptr.astype(np.int64), c.indices.astype(np.int64), c.data, m, col4row, u
         )
@@ -660,8 +688,11 @@ def _offset_of(lo: float, hi: float) -> float:
     return offset if (hi - lo) * OFFSET_SPREAD_RATIO < abs(offset) else 0.0
 
 
-def _cost(c: Any, rows: np.ndarray, cols: np.ndarray) -> float:
-    """Sum of the assigned entries (float64)."""
-    if sp.issparse(c):
-        return float(np.asarray(c[rows, cols], dtype=np.float64).sum())
-    return float(c[rows, cols].astype(np.float64).sum())
+def _cost(c: Any, col4row: np.ndarray) -> float:
+    """Sum of the assigned entries c[i, col4row[i]] (float64)."""
+    values = np.empty(col4row.size)
+    if sp.issparse(c):  # scipy's fancy indexing costs more than a small solve
+        sparse.assigned_values(c.indptr, c.indices, c.data, col4row, values)
+    else:
+        values[:] = c[np.arange(col4row.size), col4row]
+    return float(values.sum())

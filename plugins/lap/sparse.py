@@ -191,8 +191,44 @@ def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col, start, max_
     return count, n
 
 
+@njit(cache=True)
+def assigned_values(indptr, indices, data, col4row, out):
+    """out[i] = the stored cost of pair (i, col4row[i]); inf where it is not stored."""
+    for i in range(col4row.size):
+        out[i] = INF
+        j = col4row[i]
+        for k in range(indptr[i], indptr[i + 1]):
+            if indices[k] == j:
+                out[i] = data[k]
+                break
+
+
+@njit(cache=True)
+def is_canonical(indptr, indices, data, m):
+    """Whether CSR arrays are valid and canonical with no extra stored tail (indptr from 0,
+    non-decreasing, ending at len(indices) == len(data); each row's columns strictly
+    increasing within [0, m)) and every stored value finite: the common input, which
+    `as_csr` then takes as it is, without a copy."""
+    nnz = indices.size
+    if indptr[0] != 0 or indptr[indptr.size - 1] != nnz or data.size != nnz:
+        return False
+    for i in range(indptr.size - 1):
+        lo, hi = indptr[i], indptr[i + 1]
+        if hi < lo:
+            return False
+        last = -1
+        for k in range(lo, hi):
+            j = indices[k]
+            if j <= last or j >= m or not np.isfinite(data[k]):
+                return False
+            last = j
+    return True
+
+
 def as_csr(cost: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
-    """Canonical float64 CSR (sorted, duplicates rejected) with finite stored entries.
+    """Canonical float64 CSR (sorted, duplicates rejected) with finite stored entries: a new
+    matrix over the caller's arrays when they already are such (never written to), else a
+    copy.
 
     Dtypes follow the dense rules (real numbers only: no bool, no complex). The stored
     entries of every format are the allowed pairs, explicit zeros included; a DIA matrix
@@ -201,6 +237,10 @@ def as_csr(cost: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
     _check_dtype(cost)
     if cost.ndim != 2:
         raise InputError(f"sparse cost matrix must be 2-D, got shape {cost.shape}")
+    if cost.format == "csr" and cost.dtype == np.float64 and is_canonical(
+        cost.indptr, cost.indices, cost.data, cost.shape[1]
+    ):
+        return sp.csr_matrix(cost, copy=False)  # a new object: attributes set on it stay its own
     _check_structure(cost)
     if np.dtype(cost.dtype).kind in "iu":
         check_exact_integers(cost.tocoo().data, "sparse cost matrix")

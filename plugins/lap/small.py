@@ -1,0 +1,74 @@
+"""A whole dense JV solve and its certificate's figures in one compiled call, for matrices
+small enough that the Python between kernels costs more than the solve itself (a 10 x 10
+took 38 us through the kernel-by-kernel path, where scipy takes 1 us).
+
+The steps and their order are those of `solver._solve_dense` (column reduction or the
+Min-Trick, augmenting row reduction, shortest augmenting paths); only the certificate
+always makes the full pass (`certify.dense_gap`), which on a small matrix is cheaper than
+deciding whether a rescan would do.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from coplug.plugins.lap import certify, jv, warmstart
+
+# Dense matrices with at most this many entries take the one-call path. JV's worst case there
+# (n * n * m steps) stays within tens of milliseconds, so a deadline is checked only before
+# the call.
+MAX_ENTRIES = 128 * 128
+
+
+@njit(cache=True)
+def solve(c, u0, warm, arr_passes, min_matched, steps_per_row):
+    """Cold (column reduction when it matches `min_matched` of a square's rows, else zero
+    duals and two row-reduction passes) or warm (Min-Trick duals of `u0`, square only) JV on a
+    min-cost matrix with n_rows <= n_cols; `arr_passes` < 0 takes that default.
+
+    Returns (col4row, u, v, augmentations, row-reduction scans, max |c_ij| (NaN when an entry
+    is not finite: nothing else is computed), and `certify.dense_gap`'s five figures);
+    augmentations < 0 name a row no column can take, as in `jv.shortest_augmenting_paths`.
+    """
+    n, m = c.shape
+    u = u0.copy() if warm else np.zeros(n)
+    v = np.zeros(m)
+    col4row = np.full(n, -1, np.int64)
+    row4col = np.full(m, -1, np.int64)
+    gap = (np.inf, -np.inf, 0.0, np.inf, 0.0)
+    reduced = False
+    if n == m:
+        argmin = np.empty(m, np.int64)
+        scale = warmstart.checked_min_trick(c, u, v, argmin)
+        if np.isnan(scale):
+            return col4row, u, v, 0, 0, scale, gap
+        warmstart.match_argmins(argmin, col4row, row4col)
+        warmstart.tighten_and_match(c, u, v, col4row, row4col, np.full(n, -1, np.int64))
+        matched = np.count_nonzero(col4row >= 0)
+        reduced = warm or matched >= min_matched * n
+        if not reduced:
+            u[:] = 0.0
+            v[:] = 0.0
+            col4row[:] = -1
+            row4col[:] = -1
+    else:
+        scale = certify.cost_scale(c.ravel())
+        if np.isnan(scale):
+            return col4row, u, v, 0, 0, scale, gap
+    passes = (1 if reduced else 2) if arr_passes < 0 else arr_passes
+    free = np.flatnonzero(col4row < 0).astype(np.int64)
+    n_free = free.size
+    scans = 0
+    for _ in range(passes):
+        if n_free <= 0 or m < 2:
+            break
+        n_free, steps = jv.augmenting_row_reduction(c, v, col4row, row4col, free, n_free,
+                                                    steps_per_row * m)
+        scans += steps
+    if not warm or passes:
+        jv.implicit_row_duals(c, v, col4row, u)
+    augs, _ = jv.shortest_augmenting_paths(c, u, v, col4row, row4col, 0, n + 1)
+    if augs < 0:
+        return col4row, u, v, augs, scans, scale, gap
+    return col4row, u, v, augs, scans, scale, certify.dense_gap(c, col4row, u)
