@@ -73,6 +73,9 @@ BAD_ARGS = [
     ("lap_ranked_sparse", ["--methods", "dense"], "--methods must include sparse"),
     ("lap_ranked_sparse", ["--seed", "-1"], "--seed"),
     ("lap_sparse", ["--gate", "0"], "--gate must be positive"),
+    ("lap_small", ["--cases", "uniform,bogus"], "cases must be among"),
+    ("lap_small", ["--samples", "0"], "--samples must be positive"),
+    ("lap_small", ["--sizes", "1"], "an assignment needs N >= 2"),
     ("lap_sparse_share", ["--densities", "0.1,1.5"], "--densities must lie in (0, 1]"),
     ("lap_sparse_share", ["--densities", "x"], "--densities"),
     ("lap_sparse_share", ["--k", "0"], "--k must be positive"),
@@ -342,3 +345,32 @@ def test_lap_ranked_matchings_agree_with_scipy_and_scip(capsys):
     assert code == 0 and "best matchings" in "\n".join(lines)
     assert "same costs 2/2 rows compared (of 2); fallbacks 0" in lines[-1]
     assert "1 cells" in lines[-1]
+
+
+def test_lap_small_agrees_with_scipy_lap_and_its_kernel_path(capsys, monkeypatch):
+    module = bench("lap_small")
+    code = module.main(["--sizes", "6,20", "--samples", "1"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0 and "same objective 8/8" in lines[-1]
+    assert "scipy/coplug" in lines[-1] and "lapmod/coplug" in lines[-1]
+    assert module.small.MAX_ENTRIES > 0 and module.sparse.is_canonical(
+        *(lambda c: (c.indptr, c.indices, c.data, c.shape[1]))(module.gated(5)))
+    monkeypatch.setattr(module, "solve_lap", lambda c: type("S", (), {"cost": -1.0})())
+    module.main(["--sizes", "6", "--cases", "uniform", "--samples", "1"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert "same objective 0/1" in lines[-1] and lines[-2].endswith("| NO |")
+
+
+def test_lap_small_interrupt_prints_partial_table_and_returns_130(capsys, monkeypatch):
+    module = bench("lap_small")
+    real = module.run_row
+    calls = []
+
+    def second_interrupts(*args):
+        calls.append(args)
+        return real(*args) if len(calls) == 1 else _interrupt()
+
+    monkeypatch.setattr(module, "run_row", second_interrupts)
+    assert module.main(["--sizes", "6,8", "--cases", "gated", "--samples", "1"]) == 130
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-1].startswith("SUMMARY lap_small") and "same objective 1/1" in lines[-1]
