@@ -30,25 +30,6 @@ STRICT_ROW_ULPS = 8.0
 
 
 @njit(cache=True)
-def cost_scale(values):
-    """max |x| over a 1-D array, or NaN when an entry is NaN or inf, so one pass both
-    validates the costs and gives the scale the certificate's tolerance needs (the same
-    contract as `warmstart.checked_min_trick`'s return value)."""
-    lo = INF
-    hi = -INF
-    poison = 0.0
-    for x in values:
-        poison += x * 0.0  # stays 0 unless some x is NaN or +-inf
-        if x < lo:
-            lo = x
-        if x > hi:
-            hi = x
-    if poison != 0.0:
-        return np.nan
-    return max(np.float64(hi), -np.float64(lo)) if values.size else 0.0
-
-
-@njit(cache=True)
 def _valid_assignment(col4row, m):
     """True when every row has a distinct column in range."""
     used = np.zeros(m, np.bool_)
@@ -123,15 +104,15 @@ def dense_gap(c, col4row, u):
 @njit(cache=True)
 def dense_gap_since(c, col4row, u, v, u_snap, v_snap):
     """(primal cost, dual bound, max |assigned cost|, summed reduced cost, its terms' size)
-    like `dense_gap`, for a square matrix
-    on which (u_snap, v_snap) was dual feasible on every entry (as row tightening leaves it).
+    like `dense_gap`, for a matrix (n_rows <= n_cols) on which (u_snap, v_snap) was dual
+    feasible on every entry (as row tightening, or a rectangular row reduction, leaves it).
 
     Only rows whose u rose and columns whose v rose since are rescanned, and their duals
     lowered to feasibility; every other entry keeps u_i + v_j <= u_snap_i + v_snap_j <= c_ij.
     So the bound is as valid as `dense_gap`'s, at the cost of the rescanned lines only.
     """
     n, m = c.shape
-    if n != m or not _valid_assignment(col4row, m):
+    if not _valid_assignment(col4row, m):
         return INF, -INF, 0.0, INF, 0.0
     uu = u.copy()
     vv = v.copy()
@@ -153,7 +134,9 @@ def dense_gap_since(c, col4row, u, v, u_snap, v_snap):
     for i in range(n):
         primal += c[i, col4row[i]]
         assigned = max(assigned, abs(np.float64(c[i, col4row[i]])))
-        bound += uu[i] + vv[i]
+        bound += uu[i]
+    for j in range(m):
+        bound += vv[j] if (n == m or vv[j] < 0.0) else 0.0
     reduced, size = _reduced_gap(c, col4row, uu, vv)
     return primal, bound, assigned, reduced, size
 

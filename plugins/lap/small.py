@@ -23,9 +23,10 @@ MAX_ENTRIES = 128 * 128
 
 @njit(cache=True)
 def solve(c, u0, warm, arr_passes, min_matched, steps_per_row):
-    """Cold (column reduction when it matches `min_matched` of a square's rows, else zero
-    duals and two row-reduction passes) or warm (Min-Trick duals of `u0`, square only) JV on a
-    min-cost matrix with n_rows <= n_cols; `arr_passes` < 0 takes that default.
+    """Cold (a square: column reduction when it matches `min_matched` of the rows, else zero
+    duals and two row-reduction passes; a rectangle: row reduction) or warm (Min-Trick duals
+    of `u0`, square only) JV on a min-cost matrix with n_rows <= n_cols; `arr_passes` < 0
+    takes the default passes.
 
     Returns (col4row, u, v, augmentations, row-reduction scans, max |c_ij| (NaN when an entry
     is not finite: nothing else is computed), and `certify.dense_gap`'s five figures);
@@ -53,9 +54,10 @@ def solve(c, u0, warm, arr_passes, min_matched, steps_per_row):
             col4row[:] = -1
             row4col[:] = -1
     else:
-        scale = certify.cost_scale(c.ravel())
+        scale = jv.checked_row_reduction(c, u, col4row, row4col)
         if np.isnan(scale):
             return col4row, u, v, 0, 0, scale, gap
+        reduced = True
     passes = (1 if reduced else 2) if arr_passes < 0 else arr_passes
     free = np.flatnonzero(col4row < 0).astype(np.int64)
     n_free = free.size

@@ -267,7 +267,7 @@ def dense_costs(cost: Any) -> np.ndarray:
     """2-D real float array (float32 kept, everything else as float64), in any memory order.
 
     Its entries are checked for NaN and inf by the solve's first pass over the matrix
-    (`warmstart.checked_min_trick` or `certify.cost_scale`), not by a pass of its own.
+    (`warmstart.checked_min_trick` or `jv.checked_row_reduction`), not by a pass of its own.
     """
     if isinstance(cost, np.ma.MaskedArray):
         raise InputError("masked cost arrays are not supported; pass a scipy.sparse matrix "
@@ -490,18 +490,23 @@ def _solve_small(
 
 def _cold_state(c: np.ndarray) -> tuple[tuple[np.ndarray, ...], float, bool]:
     """(u, v, col4row, row4col) to start a cold solve, the cost scale max |c_ij| (NaN when an
-    entry is not finite) and whether column reduction made the start.
+    entry is not finite) and whether the start is dual feasible on every entry (a reduction
+    made it, so the certificate may rescan only the lines whose duals rose since).
 
-    Column reduction (v_j = min_i c_ij, tight edges matched) is JV's start; it needs a square
-    matrix (rectangular duals must keep v <= 0) and is dropped when it matches too few rows.
+    A square matrix starts from JV's column reduction (v_j = min_i c_ij, tight edges
+    matched), dropped when it matches too few rows. A rectangular one starts from row
+    reduction (u_i = min_j c_ij, v = 0): its spare columns must keep v_j = 0, and JV never
+    moves the v of a column it has not assigned.
     """
     n, m = c.shape
-    if n == m:
-        state, scale = warmstart.warm_state(c, np.zeros(n))
-        if np.isnan(scale) or np.count_nonzero(state[2] >= 0) >= COLUMN_REDUCTION_MIN_MATCHED * n:
-            return state, scale, True
-    else:
-        scale = float(certify.cost_scale(np.ravel(c, order="K")))
+    if n < m:
+        u, v = np.empty(n), np.zeros(m)
+        col4row, row4col = np.full(n, -1, np.int64), np.full(m, -1, np.int64)
+        scale = jv.checked_row_reduction(c, u, col4row, row4col)
+        return (u, v, col4row, row4col), float(scale), True
+    state, scale = warmstart.warm_state(c, np.zeros(n))
+    if np.isnan(scale) or np.count_nonzero(state[2] >= 0) >= COLUMN_REDUCTION_MIN_MATCHED * n:
+        return state, scale, True
     empty = (np.empty(n), np.zeros(m), np.full(n, -1, np.int64), np.full(m, -1, np.int64))
     return empty, scale, False
 
