@@ -74,6 +74,9 @@ BAD_ARGS = [
     ("lap_ranked_sparse", ["--seed", "-1"], "--seed"),
     ("lap_sparse", ["--gate", "0"], "--gate must be positive"),
     ("lap_small", ["--cases", "uniform,bogus"], "cases must be among"),
+    ("lap_rectangular", ["--shapes", "1"], "--shapes must exceed 1"),
+    ("lap_rectangular", ["--generators", "bogus"], "generators must be among"),
+    ("lap_rectangular", ["--max-seconds", "0"], "--max-seconds"),
     ("lap_small", ["--samples", "0"], "--samples must be positive"),
     ("lap_small", ["--sizes", "1"], "an assignment needs N >= 2"),
     ("lap_sparse_share", ["--densities", "0.1,1.5"], "--densities must lie in (0, 1]"),
@@ -374,3 +377,17 @@ def test_lap_small_interrupt_prints_partial_table_and_returns_130(capsys, monkey
     assert module.main(["--sizes", "6,8", "--cases", "gated", "--samples", "1"]) == 130
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[-1].startswith("SUMMARY lap_small") and "same objective 1/1" in lines[-1]
+
+
+def test_lap_rectangular_agrees_with_scipy_and_lapjv_and_skips_past_its_limit(capsys):
+    module = bench("lap_rectangular")
+    code = module.main(["--sizes", "20,40", "--shapes", "1.5", "--generators",
+                        "geometric,transport"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0 and "same objective 4/4" in lines[-1] and "4 rows)" in lines[-1]
+    assert "| geometric | 20 x 30 |" in "\n".join(lines)
+    code = module.main(["--sizes", "20,2000", "--shapes", "1.5", "--generators", "uniform",
+                        "--max-seconds", "1e-6"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0 and lines[-2].endswith("| - | - | - | - | yes |")
+    assert lines[-2].startswith("| uniform | 2000 x 3000 |") and "1 rows)" in lines[-1]

@@ -1,0 +1,171 @@
+"""Rectangular dense assignment (N rows, more columns: tracks against detections with
+clutter): `solve_lap` cold against scipy's `linear_sum_assignment` and `lap.lapjv` (which
+pads the matrix to a square, `extend_cost=True`).
+
+    python benchmarks/lap_rectangular.py                     # about 3 min on 2 cores
+    python benchmarks/lap_rectangular.py --sizes 1000 --generators geometric --shapes 1.25
+
+One seeded matrix per generator, N and shape (columns = shape x N). Every method solves
+the same matrix (best of 3 runs while a run takes under 1 s); objectives must agree
+(relative 1e-9). scipy or lap.lapjv is skipped ("-") once its time at the previous N,
+scaled by N^3, predicts more than --max-seconds. The last line is the summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import lap
+import numpy as np
+from lap_common import best_time, fmt3, predicted
+from scipy.optimize import linear_sum_assignment
+from tqdm import tqdm
+
+from coplug.formulations.assignment import generate
+from coplug.plugins.argtypes import float_list, int_list, positive_float, seed_int
+from coplug.plugins.lap import solve_lap
+
+GENERATORS = ("uniform", "geometric", "low_rank", "transport")
+METHODS = ("coplug", "scipy", "lapjv")
+REL_TOL = 1e-9
+
+
+@dataclass
+class Row:
+    """One generator, size and shape: seconds (None: skipped) and objective per method."""
+
+    generator: str
+    n: int
+    m: int
+    seconds: dict[str, float | None] = field(default_factory=dict)
+    costs: dict[str, float] = field(default_factory=dict)
+
+    def agrees(self) -> bool:
+        """Every objective equals coplug's."""
+        ref = self.costs["coplug"]
+        return all(math.isclose(c, ref, rel_tol=REL_TOL) for c in self.costs.values())
+
+
+def runners(c: np.ndarray) -> dict[str, Callable[[], float]]:
+    """Each method as a call returning its objective."""
+    def scipy_cost() -> float:
+        rows, cols = linear_sum_assignment(c)
+        return float(c[rows, cols].sum())
+
+    return {"coplug": lambda: solve_lap(c).cost, "scipy": scipy_cost,
+            "lapjv": lambda: float(lap.lapjv(c, extend_cost=True)[0])}
+
+
+def run_row(generator: str, n: int, shape: float, args: argparse.Namespace,
+            previous: Row | None) -> Row:
+    """coplug, and each reference not predicted past the limit, on one matrix."""
+    m = max(n + 1, round(shape * n))
+    c = generate(generator, n, seed=args.seed, m=m)
+    row = Row(generator, n, m)
+    for name, run in runners(c).items():
+        if name != "coplug" and predicted(previous, name, n, 3.0) > args.max_seconds:
+            row.seconds[name] = None
+            continue
+        row.costs[name], row.seconds[name] = best_time(run)
+    return row
+
+
+def table(rows: Sequence[Row]) -> list[str]:
+    """The markdown table: seconds per method and the ratios to coplug."""
+    head = ["generator", "N x M", "coplug", "scipy", "lap.lapjv", "scipy/coplug",
+            "lapjv/coplug", "same objective"]
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for r in rows:
+        s = r.seconds
+        ratios = [None if s.get(k) is None else s[k] / s["coplug"] for k in ("scipy", "lapjv")]
+        lines.append("| " + " | ".join([
+            r.generator, f"{r.n} x {r.m}", *(fmt3(s.get(k)) for k in METHODS),
+            *(fmt3(x) for x in ratios), "yes" if r.agrees() else "NO"]) + " |")
+    return lines
+
+
+def _span(ratios: Sequence[float]) -> str:
+    """'G.GGx geomean (lo-hi x, k rows)'."""
+    if not ratios:
+        return "no rows"
+    mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
+    return f"{mean:.2f}x geomean ({min(ratios):.2f}-{max(ratios):.2f}x, {len(ratios)} rows)"
+
+
+def summary(rows: Sequence[Row], wall: float) -> str:
+    """The SUMMARY line."""
+    parts = []
+    for name in ("scipy", "lapjv"):
+        ratios = [r.seconds[name] / r.seconds["coplug"] for r in rows
+                  if r.seconds.get(name) is not None]
+        parts.append(f"{name}/coplug {_span(ratios)}")
+    agreed = sum(r.agrees() for r in rows)
+    return (f"SUMMARY lap_rectangular: {'; '.join(parts)}; same objective {agreed}/{len(rows)}; "
+            f"{wall:.0f} s wall")
+
+
+def run_all(args: argparse.Namespace) -> tuple[list[Row], bool]:
+    """Every generator, shape and size in order; (rows, interrupted)."""
+    rows: list[Row] = []
+    grid = [(g, s) for g in args.generators for s in args.shapes]
+    try:
+        for generator, shape in tqdm(grid, desc="lap_rectangular", file=sys.stderr):
+            previous = None
+            for n in args.sizes:
+                previous = run_row(generator, n, shape, args, previous)
+                rows.append(previous)
+    except KeyboardInterrupt:
+        print("\ninterrupted: the table covers the rows finished so far", file=sys.stderr)
+        return rows, True
+    return rows, False
+
+
+def _generators(text: str) -> list[str]:
+    """Comma-separated generator names, each one of GENERATORS."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names or set(names) - set(GENERATORS):
+        raise argparse.ArgumentTypeError(
+            f"generators must be among {', '.join(GENERATORS)}, got {text!r}")
+    return names
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """Command line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int_list, default="1000,2000,4000")
+    parser.add_argument("--shapes", type=float_list, default="1.25,2",
+                        help="columns per row (each > 1)")
+    parser.add_argument("--generators", type=_generators, default=",".join(GENERATORS))
+    parser.add_argument("--max-seconds", type=positive_float, default=30.0,
+                        help="skip a method predicted to take longer than this")
+    parser.add_argument("--seed", type=seed_int, default=0)
+    args = parser.parse_args(argv)
+    if min(args.sizes) < 2:
+        parser.error(f"--sizes: an assignment needs N >= 2, got {min(args.sizes)}")
+    if min(args.shapes) <= 1:
+        parser.error(f"--shapes must exceed 1 (more columns than rows), got {min(args.shapes)}")
+    args.sizes = sorted(set(args.sizes))
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the grid, print the table and the SUMMARY line; 130 when interrupted."""
+    args = parse_args(argv)
+    start = time.perf_counter()
+    for run in runners(generate("uniform", 20, m=30)).values():  # compile before timing
+        run()
+    rows, interrupted = run_all(args)
+    print(f"\nseed {args.seed}; wall seconds on the same matrices (best of 3 under 1 s)")
+    print("\n".join(table(rows)))
+    if rows:
+        print(summary(rows, time.perf_counter() - start))
+    return 130 if interrupted else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
