@@ -89,7 +89,8 @@ def test_empty_column_of_a_tall_matrix_is_named_as_a_column() -> None:
 
 
 def test_hall_violation_is_named() -> None:
-    matrix = sp.csr_matrix((np.ones(3), ([0, 1, 2], [0, 0, 1])), shape=(3, 3))
+    # rows 0 and 1 share column 0 alone; no column is empty (that would be named instead)
+    matrix = sp.csr_matrix((np.ones(4), ([0, 1, 2, 2], [0, 0, 1, 2])), shape=(3, 3))
     with pytest.raises(InputError, match="at most 2 of 3 rows"):
         solve_lap(matrix)
 
@@ -98,3 +99,16 @@ def test_non_finite_stored_entry_is_named() -> None:
     matrix = sp.csr_matrix((np.array([1.0, np.inf]), ([0, 1], [0, 1])), shape=(2, 2))
     with pytest.raises(InputError, match=r"\(1, 1\)"):
         solve_lap(matrix)
+
+
+@pytest.mark.parametrize("rank", [False, True])
+def test_empty_column_of_a_square_pattern_is_named_as_a_column(rank: bool) -> None:
+    """Every column of a square must be assigned: the empty one is named, not a row that
+    ends up without a column."""
+    from coplug.plugins.lap import ranked_assignments
+
+    allowed = np.ones((4, 4))
+    allowed[:, 2] = 0.0
+    matrix = sp.csr_matrix(allowed)
+    with pytest.raises(InputError, match="column 2 has no allowed row"):
+        ranked_assignments(matrix, 3) if rank else solve_lap(matrix)

@@ -355,10 +355,23 @@ def check_pattern(csr: sp.csr_matrix, transposed: bool = False) -> None:
     row, most = found
     if most < 0:
         raise InputError(f"sparse pattern is infeasible: {line} {row} has no allowed {other}")
+    column = empty_column(csr)
+    if column is not None:
+        raise InputError(f"sparse pattern is infeasible: {other} {column} has no allowed {line}")
     raise InputError(
         f"sparse pattern is infeasible: at most {most} of {n} {line}s can be "
         f"assigned ({line} {row} is left without a {other})"
     )
+
+
+def empty_column(csr: sp.csr_matrix) -> int | None:
+    """The first column of a square pattern that stores no entry (every column of a square
+    must be assigned, so it names the flaw more plainly than a row left out); else None."""
+    n, m = csr.shape
+    if n != m:
+        return None
+    empty = np.flatnonzero(np.bincount(csr.indices[:csr.nnz], minlength=m) == 0)
+    return int(empty[0]) if empty.size else None
 
 
 def unassignable(csr: sp.csr_matrix) -> tuple[int, int] | None:
