@@ -7,7 +7,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -84,6 +84,14 @@ def agrees(costs: Mapping[str, list[float]], key: str) -> bool:
 def fmt3(value: float | None) -> str:
     """3 significant digits, '-' when absent."""
     return "-" if value is None else f"{value:.3g}"
+
+
+def span(ratios: Sequence[float]) -> str:
+    """'G.GGx geomean (lo-hi x, k rows)' over positive ratios, 'no rows' when there are none."""
+    if not ratios:
+        return "no rows"
+    mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
+    return f"{mean:.2f}x geomean ({min(ratios):.2f}-{max(ratios):.2f}x, {len(ratios)} rows)"
 
 
 def ratio(seconds: Mapping[str, float | None], name: str, key: str) -> float | None:

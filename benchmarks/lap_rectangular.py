@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 
 import lap
 import numpy as np
-from lap_common import best_time, fmt3, predicted
+from lap_common import best_time, fmt3, predicted, span
 from scipy.optimize import linear_sum_assignment
 from tqdm import tqdm
 
 from coplug.formulations.assignment import generate
-from coplug.plugins.argtypes import float_list, int_list, positive_float, seed_int
+from coplug.plugins.argtypes import choice_list, float_list, int_list, positive_float, seed_int
 from coplug.plugins.lap import solve_lap
 
 GENERATORS = ("uniform", "geometric", "low_rank", "transport")
@@ -89,21 +89,13 @@ def table(rows: Sequence[Row]) -> list[str]:
     return lines
 
 
-def _span(ratios: Sequence[float]) -> str:
-    """'G.GGx geomean (lo-hi x, k rows)'."""
-    if not ratios:
-        return "no rows"
-    mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
-    return f"{mean:.2f}x geomean ({min(ratios):.2f}-{max(ratios):.2f}x, {len(ratios)} rows)"
-
-
 def summary(rows: Sequence[Row], wall: float) -> str:
     """The SUMMARY line."""
     parts = []
     for name in ("scipy", "lapjv"):
         ratios = [r.seconds[name] / r.seconds["coplug"] for r in rows
                   if r.seconds.get(name) is not None]
-        parts.append(f"{name}/coplug {_span(ratios)}")
+        parts.append(f"{name}/coplug {span(ratios)}")
     agreed = sum(r.agrees() for r in rows)
     return (f"SUMMARY lap_rectangular: {'; '.join(parts)}; same objective {agreed}/{len(rows)}; "
             f"{wall:.0f} s wall")
@@ -125,22 +117,13 @@ def run_all(args: argparse.Namespace) -> tuple[list[Row], bool]:
     return rows, False
 
 
-def _generators(text: str) -> list[str]:
-    """Comma-separated generator names, each one of GENERATORS."""
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    if not names or set(names) - set(GENERATORS):
-        raise argparse.ArgumentTypeError(
-            f"generators must be among {', '.join(GENERATORS)}, got {text!r}")
-    return names
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """Command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int_list, default="1000,2000,4000")
     parser.add_argument("--shapes", type=float_list, default="1.25,2",
                         help="columns per row (each > 1)")
-    parser.add_argument("--generators", type=_generators, default=",".join(GENERATORS))
+    parser.add_argument("--generators", type=choice_list(GENERATORS), default=",".join(GENERATORS))
     parser.add_argument("--max-seconds", type=positive_float, default=30.0,
                         help="skip a method predicted to take longer than this")
     parser.add_argument("--seed", type=seed_int, default=0)

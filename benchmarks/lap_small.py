@@ -29,12 +29,12 @@ from dataclasses import dataclass, field
 import lap
 import numpy as np
 import scipy.sparse as sp
-from lap_common import fmt3
+from lap_common import fmt3, span
 from scipy.optimize import linear_sum_assignment
 from tqdm import tqdm
 
 from coplug.formulations.assignment import gated, generate, geometric
-from coplug.plugins.argtypes import int_list, seed_int
+from coplug.plugins.argtypes import choice_list, int_list, seed_int
 from coplug.plugins.lap import small, solve_lap, sparse
 
 CASES = ("uniform", "tracking", "tracking-rect", "gated")
@@ -138,16 +138,6 @@ def table(rows: Sequence[Row]) -> list[str]:
     return lines
 
 
-def _geomean(values: Sequence[float]) -> float:
-    """Geometric mean of positive ratios."""
-    return math.exp(sum(map(math.log, values)) / len(values))
-
-
-def _span(values: Sequence[float]) -> str:
-    """'G.GGx geomean (lo-hi x)' over the values."""
-    return f"{_geomean(values):.2f}x geomean ({min(values):.2f}-{max(values):.2f}x)"
-
-
 def _ratios(rows: Sequence[Row], other: str) -> list[float]:
     """`other`'s time over coplug's, per row."""
     return [r.micros[other] / r.micros["coplug"] for r in rows]
@@ -170,12 +160,12 @@ def summary(rows: Sequence[Row], wall: float) -> str:
     parts = []
     if dense:
         for label, name in (("scipy", "scipy"), ("lapjv", "lap")):
-            parts.append(f"{label}/coplug {_span(_ratios(dense, name))}, coplug faster "
+            parts.append(f"{label}/coplug {span(_ratios(dense, name))}, coplug faster "
                          f"{crossover(dense, name)}")
     if sparse_rows:
-        parts.append(f"lapmod/coplug {_span(_ratios(sparse_rows, 'lap'))}, coplug faster "
+        parts.append(f"lapmod/coplug {span(_ratios(sparse_rows, 'lap'))}, coplug faster "
                      f"{crossover(sparse_rows, 'lap')}")
-    parts.append(f"kernel path/coplug {_span(_ratios(rows, 'kernels'))}")
+    parts.append(f"kernel path/coplug {span(_ratios(rows, 'kernels'))}")
     agreed = sum(r.agrees() for r in rows)
     return (f"SUMMARY lap_small: {'; '.join(parts)}; same objective {agreed}/{len(rows)}; "
             f"{wall:.0f} s wall")
@@ -194,20 +184,11 @@ def run_all(args: argparse.Namespace) -> tuple[list[Row], bool]:
     return rows, False
 
 
-def _cases(text: str) -> list[str]:
-    """Comma-separated case names, each one of CASES."""
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    unknown = sorted(set(names) - set(CASES))
-    if not names or unknown:
-        raise argparse.ArgumentTypeError(f"cases must be among {', '.join(CASES)}, got {text!r}")
-    return names
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """Command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int_list, default="8,16,32,64,128,256")
-    parser.add_argument("--cases", type=_cases, default=",".join(CASES))
+    parser.add_argument("--cases", type=choice_list(CASES), default=",".join(CASES))
     parser.add_argument("--samples", type=int, default=5, help="timed samples per method")
     parser.add_argument("--seed", type=seed_int, default=0)
     args = parser.parse_args(argv)
