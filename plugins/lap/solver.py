@@ -472,14 +472,17 @@ def _solve_small(
     c: np.ndarray, u0: np.ndarray | None, arr_passes: int | None, deadline: float | None
 ) -> _Solved:
     """`_solve_dense` in one compiled call (`small.solve`), certificate figures included;
-    the deadline is checked before it only, since the call takes milliseconds at most."""
+    the deadline is checked before it only, since the call takes milliseconds at most.
+
+    `arr_passes` goes in as an int64 (any integer type, capped at the int64 maximum: more
+    passes than that never run), as the kernel path's Python loop takes it."""
     if deadline is not None and time.perf_counter() > deadline:
         raise TimeLimitError("LAP time limit reached before the solve started")
     warm = u0 is not None
+    passes = -1 if arr_passes is None else min(int(arr_passes), np.iinfo(np.int64).max)
     col4row, u, v, augs, scans, scale, gap = small.solve(
-        np.ascontiguousarray(c), u0 if warm else np.zeros(0), warm,
-        -1 if arr_passes is None else arr_passes, COLUMN_REDUCTION_MIN_MATCHED,
-        ARR_STEPS_PER_ROW,
+        np.ascontiguousarray(c), u0 if warm else np.zeros(0), warm, passes,
+        COLUMN_REDUCTION_MIN_MATCHED, ARR_STEPS_PER_ROW,
     )
     if np.isnan(scale):
         raise _NotFinite

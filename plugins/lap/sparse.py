@@ -227,8 +227,9 @@ def is_canonical(indptr, indices, data, m):
 
 def as_csr(cost: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
     """Canonical float64 CSR (sorted, duplicates rejected) with finite stored entries: a new
-    matrix over the caller's arrays when they already are such (never written to), else a
-    copy.
+    matrix over the caller's arrays when they already are such (never written to; an index
+    pointer whose length does not match the shape is left to `_check_structure` to name),
+    else a copy.
 
     Dtypes follow the dense rules (real numbers only: no bool, no complex). The stored
     entries of every format are the allowed pairs, explicit zeros included; a DIA matrix
@@ -237,9 +238,9 @@ def as_csr(cost: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
     _check_dtype(cost)
     if cost.ndim != 2:
         raise InputError(f"sparse cost matrix must be 2-D, got shape {cost.shape}")
-    if cost.format == "csr" and cost.dtype == np.float64 and is_canonical(
-        cost.indptr, cost.indices, cost.data, cost.shape[1]
-    ):
+    if cost.format == "csr" and cost.dtype == np.float64 and len(cost.indptr) == (
+        cost.shape[0] + 1
+    ) and is_canonical(cost.indptr, cost.indices, cost.data, cost.shape[1]):
         return sp.csr_matrix(cost, copy=False)  # a new object: attributes set on it stay its own
     _check_structure(cost)
     if np.dtype(cost.dtype).kind in "iu":
