@@ -151,6 +151,22 @@ def augmenting_row_reduction(c, v, col4row, row4col, free_rows, n_free, max_step
 
 
 @njit(cache=True)
+def row_reduction_passes(c, v, col4row, row4col, passes, max_steps):
+    """Up to `passes` augmenting-row-reduction passes over the rows still free, each capped at
+    `max_steps` row scans, stopping once none is free; returns the row scans done."""
+    free = np.flatnonzero(col4row < 0).astype(np.int64)
+    n_free = free.size
+    scans = 0
+    for _ in range(passes):
+        if n_free <= 0 or c.shape[1] < 2:
+            break
+        n_free, steps = augmenting_row_reduction(c, v, col4row, row4col, free, n_free,
+                                                 max_steps)
+        scans += steps
+    return scans
+
+
+@njit(cache=True)
 def implicit_row_duals(c, v, col4row, u):
     """u_i = c_i,col4row[i] - v_col4row[i] for assigned rows, min_j (c_ij - v_j) for free ones."""
     n, m = c.shape

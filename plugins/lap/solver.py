@@ -448,17 +448,8 @@ def _solve_dense(
     if np.isnan(scale):
         raise _NotFinite
     snapshot = (u.copy(), v.copy()) if reduced else None  # tightened: feasible everywhere
-    passes = (1 if reduced else 2) if arr_passes is None else arr_passes
-    free = np.flatnonzero(col4row < 0).astype(np.int64)
-    n_free = free.size
-    scans = 0
-    for _ in range(passes):
-        if n_free <= 0 or m < 2:
-            break
-        n_free, steps = jv.augmenting_row_reduction(
-            c, v, col4row, row4col, free, n_free, ARR_STEPS_PER_ROW * m
-        )
-        scans += steps
+    passes = (1 if reduced else 2) if arr_passes is None else _int64_passes(arr_passes)
+    scans = jv.row_reduction_passes(c, v, col4row, row4col, passes, ARR_STEPS_PER_ROW * m)
     if u0 is None or passes:
         jv.implicit_row_duals(c, v, col4row, u)
     augs = _augment_in_chunks(jv.shortest_augmenting_paths, (c, u, v, col4row, row4col), n,
@@ -472,14 +463,11 @@ def _solve_small(
     c: np.ndarray, u0: np.ndarray | None, arr_passes: int | None, deadline: float | None
 ) -> _Solved:
     """`_solve_dense` in one compiled call (`small.solve`), certificate figures included;
-    the deadline is checked before it only, since the call takes milliseconds at most.
-
-    `arr_passes` goes in as an int64 (any integer type, capped at the int64 maximum: more
-    passes than that never run), as the kernel path's Python loop takes it."""
+    the deadline is checked before it only, since the call takes milliseconds at most."""
     if deadline is not None and time.perf_counter() > deadline:
         raise TimeLimitError("LAP time limit reached before the solve started")
     warm = u0 is not None
-    passes = -1 if arr_passes is None else min(int(arr_passes), np.iinfo(np.int64).max)
+    passes = -1 if arr_passes is None else _int64_passes(arr_passes)
     col4row, u, v, augs, scans, scale, gap = small.solve(
         np.ascontiguousarray(c), u0 if warm else np.zeros(0), warm, passes,
         COLUMN_REDUCTION_MIN_MATCHED, ARR_STEPS_PER_ROW,
@@ -489,6 +477,12 @@ def _solve_small(
     if augs < 0:
         raise InputError(f"no assignment covers row {-1 - augs}")
     return _Solved(col4row, u, v, augs, scans, scale, gap=gap)
+
+
+def _int64_passes(arr_passes: int) -> int:
+    """`arr_passes` (any non-negative integer type) as a Python int the kernels type as int64:
+    capped at int64's maximum, more passes than ever run; a uint64 would wrap negative."""
+    return min(int(arr_passes), int(np.iinfo(np.int64).max))
 
 
 def _cold_state(c: np.ndarray) -> tuple[tuple[np.ndarray, ...], float, bool]:
