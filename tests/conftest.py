@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pyomo.environ as pyo
 import pytest
 import scipy.sparse as sp
+from numba_cache import refresh
 
 from coplug.formulations.qubo import QUBO
+
+NUMBA_FOLDERS = ("plugins/lap", "learned")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Clear stale numba caches once per session, in the controller before any worker
+    starts (an xdist worker has `workerinput`)."""
+    if not hasattr(config, "workerinput"):
+        root = Path(__file__).resolve().parents[1]
+        for folder in NUMBA_FOLDERS:
+            refresh(root / folder)
 
 
 def assignment_model(cost: np.ndarray) -> pyo.ConcreteModel:

@@ -1,0 +1,28 @@
+"""The session's numba cache refresh: cleared when a source changes, kept otherwise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from numba_cache import STAMP, refresh
+
+
+def _cached(folder: Path) -> list[str]:
+    return sorted(p.name for p in (folder / "__pycache__").iterdir() if p.name != STAMP)
+
+
+def test_caches_are_cleared_only_when_a_source_changed(tmp_path: Path) -> None:
+    (tmp_path / "jv.py").write_text("x = 1\n")
+    (tmp_path / "small.py").write_text("y = 2\n")
+    cache = tmp_path / "__pycache__"
+    cache.mkdir()
+    for name in ("small.solve-20.py311.nbi", "small.solve-20.py311.1.nbc", "jv.cpython-311.pyc"):
+        (cache / name).write_text("compiled")
+    assert refresh(tmp_path)  # no stamp yet: cleared, numba's files only
+    assert _cached(tmp_path) == ["jv.cpython-311.pyc"]
+    (cache / "small.solve-20.py311.nbi").write_text("compiled again")
+    assert not refresh(tmp_path)  # nothing changed: kept
+    assert "small.solve-20.py311.nbi" in _cached(tmp_path)
+    (tmp_path / "jv.py").write_text("x = 3\n")  # a callee's file edited
+    assert refresh(tmp_path)
+    assert _cached(tmp_path) == ["jv.cpython-311.pyc"]
