@@ -193,3 +193,39 @@ def test_the_certificate_is_zero_at_the_optimum_and_positive_elsewhere(seed: int
         excess = dense[np.arange(n), cols].sum() - optimum.cost
         for costs in (cell_costs.SparseCosts(csr), cell_costs.DenseCosts(dense)):
             assert costs.gap(u, cols, *everything) >= excess - 1e-9
+
+
+def test_a_feasible_pattern_is_ranked_without_the_pattern_check(monkeypatch) -> None:
+    """The maximum-matching check runs only once the root solve fails (it cost 0.48 s of a
+    1.26 s ranking of 300,000 gated tracks for k = 1)."""
+    from coplug.plugins.lap import sparse
+
+    calls = []
+    original = sparse.unassignable
+    monkeypatch.setattr(sparse, "unassignable", lambda csr: calls.append(1) or original(csr))
+    frame = gated(400, seed=2)
+    assert ranked_assignments(frame, 5).costs[0] == pytest.approx(solve_lap(frame).cost)
+    assert ranked_assignments(frame[:, :300].T.tocsr(), 3).status in ("k_found", "exhausted")
+    assert not calls
+
+
+@pytest.mark.parametrize(
+    ("rows", "cols", "shape", "message"),
+    [
+        ([0, 1, 2, 2], [0, 0, 1, 2], (3, 3), "at most 2 of 3 rows can be assigned"),
+        ([0, 1, 2, 3], [0, 0, 1, 2], (4, 4), "column 3 has no allowed row"),
+        ([0, 0, 1, 2], [0, 1, 0, 0], (3, 4), "at most 2 of 3 rows can be assigned"),
+        ([0, 1, 2, 0, 0], [0, 0, 0, 1, 2], (4, 3), "at most 2 of 3 columns can be assigned"),
+        ([0, 1, 2], [0, 0, 0], (4, 3), "column 1 has no allowed row"),
+    ],
+)
+def test_an_infeasible_pattern_is_named_in_the_callers_terms_after_the_root_fails(
+    monkeypatch, rows: list, cols: list, shape: tuple, message: str
+) -> None:
+    """Transposed, with an empty column, or rectangular (ranked as matchings on an (n + m)
+    matrix): the error still names the caller's lines."""
+    monkeypatch.setattr(ranked, "SPARSE_SHARE", 1.0)
+    cost = sp.csr_matrix((np.arange(1.0, len(rows) + 1), (rows, cols)), shape=shape)
+    for maximize in (False, True):
+        with pytest.raises(InputError, match=message):
+            ranked_assignments(cost, 3, maximize=maximize)

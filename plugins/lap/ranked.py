@@ -167,7 +167,12 @@ def ranked_assignments(
             c = c - offset  # exact for such entries; every assignment holds n_real of them
         costs = DenseCosts(_padded(c))
     deadline = None if time_limit is None else start + time_limit
-    found, status, info = ranked_cells(costs, n_real, k, deadline, progress)
+    try:
+        found, status, info = ranked_cells(costs, n_real, k, deadline, progress)
+    except sparse.InfeasiblePatternError:
+        if is_sparse_enough(cost):  # dense working copies are checked up front
+            _check_sparse_pattern(cost)  # names the flaw in the caller's rows and columns
+        raise
     sign = -1.0 if maximize else 1.0
     solutions = best_first([_reported(cell, costs, n_real, transposed, sign * n_real * offset,
                                       sign, col_map) for cell in found], bool(maximize))
@@ -244,7 +249,6 @@ def _sparse_working(
     transposed = csr.shape[0] > csr.shape[1]
     if transposed:
         csr = sparse.as_csr(csr.T)
-    sparse.check_pattern(csr, transposed=transposed)
     csr, col_map = _without_empty_columns(csr)
     if maximize:
         csr.data = -csr.data
@@ -255,6 +259,16 @@ def _sparse_working(
     if n == m:
         return SparseCosts(csr), n, transposed, offset, col_map
     return matching_costs(csr, np.full(n, INF), np.zeros(m)), n, transposed, offset, col_map
+
+
+def _check_sparse_pattern(cost: Any) -> None:
+    """Raise InfeasiblePatternError naming, in the caller's terms, why the sparse `cost`
+    admits no assignment of its short side (nothing when it admits one). Run only once the
+    root solve failed: the check costs about three times a feasible solve (300,000 gated
+    tracks: 0.48 s of a 1.26 s ranking for k = 1)."""
+    csr = sparse.as_csr(cost)
+    transposed = csr.shape[0] > csr.shape[1]
+    sparse.check_pattern(sparse.as_csr(csr.T) if transposed else csr, transposed=transposed)
 
 
 def _without_empty_columns(csr: sp.csr_matrix) -> tuple[sp.csr_matrix, np.ndarray | None]:

@@ -345,9 +345,14 @@ def _dia_entries(dia: sp.spmatrix | sp.sparray) -> sp.coo_matrix:
     return sp.coo_matrix((dia.data[keep], (rows[keep], cols[keep])), shape=(n, m))
 
 
+class InfeasiblePatternError(InputError):
+    """A sparse pattern admits no assignment of all its rows; the message names a line."""
+
+
 def check_pattern(csr: sp.csr_matrix, transposed: bool = False) -> None:
-    """Raise InputError naming the first row that no assignment of all rows can cover
-    (a column of the caller's matrix when it was transposed to put the short side first)."""
+    """Raise InfeasiblePatternError naming the first row that no assignment of all rows can
+    cover (a column of the caller's matrix when it was transposed to put the short side
+    first), or the empty column of a square."""
     n = csr.shape[0]
     line, other = ("column", "row") if transposed else ("row", "column")
     found = unassignable(csr)
@@ -355,11 +360,13 @@ def check_pattern(csr: sp.csr_matrix, transposed: bool = False) -> None:
         return
     row, most = found
     if most < 0:
-        raise InputError(f"sparse pattern is infeasible: {line} {row} has no allowed {other}")
+        raise InfeasiblePatternError(
+            f"sparse pattern is infeasible: {line} {row} has no allowed {other}")
     column = empty_column(csr)
     if column is not None:
-        raise InputError(f"sparse pattern is infeasible: {other} {column} has no allowed {line}")
-    raise InputError(
+        raise InfeasiblePatternError(
+            f"sparse pattern is infeasible: {other} {column} has no allowed {line}")
+    raise InfeasiblePatternError(
         f"sparse pattern is infeasible: at most {most} of {n} {line}s can be "
         f"assigned ({line} {row} is left without a {other})"
     )
