@@ -133,9 +133,13 @@ def child_bounds(c, u, v, rows, cols, row_ok, col_ok, fb_ptr, fb_col, out):
     (rows[t], cols[t]) and forces the pairs before it, so its augmenting path leaves
     rows[t] on another allowed pair and enters cols[t] from another allowed row: two
     distinct non-tight edges, each at least its line's smallest reduced cost (inf: the
-    child holds no assignment)."""
+    child holds no assignment).
+
+    The entering edges come from one row-major pass: column cols[t] may be entered from a
+    row the cell allows that no child up to t has taken (`_entering`), read along rows
+    instead of down N strided columns (uniform N = 1600: 9.6 ms a cell before)."""
     n, m = c.shape
-    rok = row_ok.copy()
+    enter = _entering(c, u, v, rows, cols, row_ok, fb_ptr, fb_col)
     cok = col_ok.copy()
     banned = np.zeros(m, np.bool_)
     for t in range(rows.size):
@@ -153,15 +157,39 @@ def child_bounds(c, u, v, rows, cols, row_ok, col_ok, fb_ptr, fb_col, out):
         for k in range(fb_ptr[i], fb_ptr[i + 1]):
             banned[fb_col[k]] = False
         banned[a] = False
-        enter = INF
-        for r_ in range(n):
-            if rok[r_] and r_ != i and not forbidden_pair(fb_ptr, fb_col, r_, a):
-                r = c[r_, a] - u[r_] - v[a]
-                if r < enter:
-                    enter = r
-        out[t] = path_bound(leave, enter)
-        rok[i] = False
+        out[t] = path_bound(leave, enter[a])
         cok[a] = False
+
+
+@njit(cache=True)
+def _entering(c, u, v, rows, cols, row_ok, fb_ptr, fb_col):
+    """For each column cols[t], the smallest reduced cost over the pairs (r, cols[t]) the
+    cell allows from rows r that are neither rows[0..t] (forced in child t, or its own
+    row); inf elsewhere. A row taken at step t enters only columns asked about before t."""
+    n, m = c.shape
+    taken = np.full(n, n, np.int64)  # when each row is taken (n: never)
+    for t in range(rows.size):
+        taken[rows[t]] = t
+    asked = np.full(m, n, np.int64)  # when each column is asked about (n: never)
+    for t in range(cols.size):
+        asked[cols[t]] = t
+    enter = np.full(m, INF)
+    banned = np.zeros(m, np.bool_)
+    for r in range(n):
+        if not row_ok[r]:
+            continue
+        for k in range(fb_ptr[r], fb_ptr[r + 1]):
+            banned[fb_col[k]] = True
+        tr = taken[r]
+        ur = u[r]
+        for j in range(m):
+            if asked[j] < tr and not banned[j]:
+                x = c[r, j] - ur - v[j]
+                if x < enter[j]:
+                    enter[j] = x
+        for k in range(fb_ptr[r], fb_ptr[r + 1]):
+            banned[fb_col[k]] = False
+    return enter
 
 
 @njit(cache=True)
@@ -172,15 +200,20 @@ def cell_gap(c, u, col4row, row_ok, col_ok, fb_ptr, fb_col):
     breaks the cell. A sum of small terms, not the difference of two large totals."""
     n, m = c.shape
     v = np.full(m, INF)
+    allowed = col_ok.copy()  # the row's allowed columns: its forbidden pairs unset in turn
     for i in range(n):
         if not row_ok[i]:
             continue
+        for k in range(fb_ptr[i], fb_ptr[i + 1]):
+            allowed[fb_col[k]] = False
         ui = u[i]
         for j in range(m):
-            if col_ok[j] and not forbidden_pair(fb_ptr, fb_col, i, j):
+            if allowed[j]:
                 r = c[i, j] - ui
                 if r < v[j]:
                     v[j] = r
+        for k in range(fb_ptr[i], fb_ptr[i + 1]):
+            allowed[fb_col[k]] = col_ok[fb_col[k]]
     values = np.empty(n)
     for i in range(n):
         values[i] = c[i, col4row[i]] if col4row[i] >= 0 else INF
