@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import heapq
 import math
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+from tqdm import tqdm
 
 # A cell's optimum from its forced pairs (row -> column) and forbidden pairs: (cost,
 # column of each row), or None when the cell holds no assignment.
 CellSolver = Callable[[dict[int, int], tuple[tuple[int, int], ...]],
                       tuple[float, np.ndarray] | None]
 REL_TOL = 1e-9
+Job = TypeVar("Job")
+RowT = TypeVar("RowT")
 
 
 def textbook_murty(solve_cell: CellSolver, n_part: int, k: int) -> list[float]:
@@ -98,3 +102,20 @@ def ratio(seconds: Mapping[str, float | None], name: str, key: str) -> float | N
     """name's seconds / key's, None when either did not run."""
     a, b = seconds.get(name), seconds.get(key)
     return None if a is None or not b else a / b
+
+
+def collect(jobs: Sequence[Job], run: Callable[[Job, list[RowT]], RowT], desc: str,
+            report: Callable[[RowT], str] | None = None) -> tuple[list[RowT], bool]:
+    """Each job's row in order, `run(job, rows so far)`, under a progress bar, with
+    `report(row)` written after each when given; (rows, interrupted): Ctrl-C keeps the rows
+    finished so far for the table."""
+    rows: list[RowT] = []
+    try:
+        for job in tqdm(jobs, desc=desc, file=sys.stderr):
+            rows.append(run(job, rows))
+            if report is not None:
+                tqdm.write(report(rows[-1]), file=sys.stderr)
+    except KeyboardInterrupt:
+        print("\ninterrupted: the table covers the rows finished so far", file=sys.stderr)
+        return rows, True
+    return rows, False

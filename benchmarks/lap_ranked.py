@@ -26,10 +26,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyomo.environ as pyo
 from lap_common import agrees as costs_agree
-from lap_common import best_time, fmt3, predicted, ratio, textbook_murty
+from lap_common import best_time, collect, fmt3, predicted, ratio, textbook_murty
 from lap_common import compared as costs_compared
 from scipy.optimize import linear_sum_assignment
-from tqdm import tqdm
 
 from coplug.formulations.assignment import GENERATORS, assignment_model, generate
 from coplug.plugins import k_best
@@ -184,19 +183,15 @@ def summary(rows: Sequence[Row], methods: Sequence[str], wall: float) -> str:
 
 def run_all(args: argparse.Namespace) -> tuple[list[Row], bool]:
     """Every generator and size in order; (rows, interrupted)."""
-    rows: list[Row] = []
-    jobs = [(g, n) for g in args.generators for n in args.sizes]
-    try:
-        for generator, n in tqdm(jobs, desc="lap_ranked", file=sys.stderr):
-            previous = rows[-1] if rows and rows[-1].generator == generator else None
-            rows.append(run_row(generator, n, args.k, args.seed, args.methods,
-                                args.max_seconds, args.scip_max_n, previous, args.kind))
-            tqdm.write(f"{generator} N={n}: " + ", ".join(
-                f"{m} {fmt3(s)} s" for m, s in rows[-1].seconds.items()), file=sys.stderr)
-    except KeyboardInterrupt:
-        print("\ninterrupted: the table covers the rows finished so far", file=sys.stderr)
-        return rows, True
-    return rows, False
+    def run(job: tuple[str, int], rows: list[Row]) -> Row:
+        generator, n = job
+        previous = rows[-1] if rows and rows[-1].generator == generator else None
+        return run_row(generator, n, args.k, args.seed, args.methods, args.max_seconds,
+                       args.scip_max_n, previous, args.kind)
+
+    return collect([(g, n) for g in args.generators for n in args.sizes], run, "lap_ranked",
+                   lambda r: f"{r.generator} N={r.n}: " + ", ".join(
+                       f"{m} {fmt3(s)} s" for m, s in r.seconds.items()))
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

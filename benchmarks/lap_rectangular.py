@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 
 import lap
 import numpy as np
-from lap_common import best_time, fmt3, predicted, span
+from lap_common import best_time, collect, fmt3, predicted, span
 from scipy.optimize import linear_sum_assignment
-from tqdm import tqdm
 
 from coplug.formulations.assignment import generate
 from coplug.plugins.argtypes import choice_list, float_list, int_list, positive_float, seed_int
@@ -102,19 +101,16 @@ def summary(rows: Sequence[Row], wall: float) -> str:
 
 
 def run_all(args: argparse.Namespace) -> tuple[list[Row], bool]:
-    """Every generator, shape and size in order; (rows, interrupted)."""
-    rows: list[Row] = []
-    grid = [(g, s) for g in args.generators for s in args.shapes]
-    try:
-        for generator, shape in tqdm(grid, desc="lap_rectangular", file=sys.stderr):
-            previous = None
-            for n in args.sizes:
-                previous = run_row(generator, n, shape, args, previous)
-                rows.append(previous)
-    except KeyboardInterrupt:
-        print("\ninterrupted: the table covers the rows finished so far", file=sys.stderr)
-        return rows, True
-    return rows, False
+    """Every generator, shape and size in order (each size after the last scaled from the
+    one before it); (rows, interrupted)."""
+    def run(job: tuple[str, float, int], rows: list[Row]) -> Row:
+        generator, shape, n = job
+        last = rows[-1] if rows else None
+        previous = last if last and last.generator == generator and last.n < n else None
+        return run_row(generator, n, shape, args, previous)
+
+    jobs = [(g, s, n) for g in args.generators for s in args.shapes for n in args.sizes]
+    return collect(jobs, run, "lap_rectangular")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

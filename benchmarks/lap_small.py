@@ -29,9 +29,8 @@ from dataclasses import dataclass, field
 import lap
 import numpy as np
 import scipy.sparse as sp
-from lap_common import fmt3, span
+from lap_common import collect, fmt3, span
 from scipy.optimize import linear_sum_assignment
-from tqdm import tqdm
 
 from coplug.formulations.assignment import gated, generate, geometric
 from coplug.plugins.argtypes import choice_list, int_list, seed_int
@@ -173,15 +172,8 @@ def summary(rows: Sequence[Row], wall: float) -> str:
 
 def run_all(args: argparse.Namespace) -> tuple[list[Row], bool]:
     """Every case and size; (rows, interrupted)."""
-    rows: list[Row] = []
-    grid = [(case, n) for case in args.cases for n in args.sizes]
-    try:
-        for case, n in tqdm(grid, desc="lap_small", file=sys.stderr):
-            rows.append(run_row(case, n, args))
-    except KeyboardInterrupt:
-        print("\ninterrupted: the table covers the rows finished so far", file=sys.stderr)
-        return rows, True
-    return rows, False
+    return collect([(case, n) for case in args.cases for n in args.sizes],
+                   lambda job, rows: run_row(*job, args), "lap_small")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -27,9 +27,8 @@ from typing import Any
 import lap
 import numpy as np
 import scipy.sparse as sp
-from lap_common import best_time
+from lap_common import best_time, collect
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
-from tqdm import tqdm
 
 from coplug.formulations.assignment import gated
 from coplug.plugins.argtypes import int_list, positive_float, seed_int
@@ -153,16 +152,9 @@ def summary(rows: Sequence[Row], wall: float) -> str:
 
 def run_all(args: argparse.Namespace) -> tuple[list[Row], bool]:
     """Every size in order; (rows, interrupted)."""
-    rows: list[Row] = []
-    try:
-        for n in tqdm(args.sizes, desc="lap_sparse", file=sys.stderr):
-            rows.append(run_row(n, args, rows[-1] if rows else None))
-            tqdm.write(f"N={n}: " + ", ".join(f"{m} {_fmt(s, args.scipy_limit)} s" for m, s in
-                                             rows[-1].seconds.items()), file=sys.stderr)
-    except KeyboardInterrupt:
-        print("\ninterrupted: the table covers the rows finished so far", file=sys.stderr)
-        return rows, True
-    return rows, False
+    return collect(args.sizes, lambda n, rows: run_row(n, args, rows[-1] if rows else None),
+                   "lap_sparse", lambda r: f"N={r.n}: " + ", ".join(
+                       f"{m} {_fmt(s, args.scipy_limit)} s" for m, s in r.seconds.items()))
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
