@@ -26,7 +26,7 @@ from lap_common import best_time, collect, fmt3, predicted, span
 from scipy.optimize import linear_sum_assignment
 
 from coplug.formulations.assignment import generate
-from coplug.plugins.argtypes import choice_list, float_list, int_list, positive_float, seed_int
+from coplug.plugins.argtypes import choice_list, float_list, ints_at_least, positive_float, seed_int
 from coplug.plugins.lap import solve_lap
 
 GENERATORS = ("uniform", "geometric", "low_rank", "transport")
@@ -116,7 +116,8 @@ def run_all(args: argparse.Namespace) -> tuple[list[Row], bool]:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """Command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int_list, default="1000,2000,4000")
+    parser.add_argument("--sizes", type=ints_at_least(2), default="1000,2000,4000",
+                        help="matrix sizes N (an assignment needs N >= 2)")
     parser.add_argument("--shapes", type=float_list, default="1.25,2",
                         help="columns per row (each > 1)")
     parser.add_argument("--generators", type=choice_list(GENERATORS), default=",".join(GENERATORS))
@@ -124,8 +125,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="skip a method predicted to take longer than this")
     parser.add_argument("--seed", type=seed_int, default=0)
     args = parser.parse_args(argv)
-    if min(args.sizes) < 2:
-        parser.error(f"--sizes: an assignment needs N >= 2, got {min(args.sizes)}")
     if min(args.shapes) <= 1:
         parser.error(f"--shapes must exceed 1 (more columns than rows), got {min(args.shapes)}")
     args.sizes = sorted(set(args.sizes))

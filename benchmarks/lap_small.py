@@ -33,7 +33,7 @@ from lap_common import collect, fmt3, span
 from scipy.optimize import linear_sum_assignment
 
 from coplug.formulations.assignment import gated, generate, geometric
-from coplug.plugins.argtypes import choice_list, int_list, seed_int
+from coplug.plugins.argtypes import choice_list, ints_at_least, positive_int, seed_int
 from coplug.plugins.lap import small, solve_lap, sparse
 
 CASES = ("uniform", "tracking", "tracking-rect", "gated")
@@ -179,15 +179,12 @@ def run_all(args: argparse.Namespace) -> tuple[list[Row], bool]:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """Command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int_list, default="8,16,32,64,128,256")
+    parser.add_argument("--sizes", type=ints_at_least(2), default="8,16,32,64,128,256",
+                        help="matrix sizes N (an assignment needs N >= 2)")
     parser.add_argument("--cases", type=choice_list(CASES), default=",".join(CASES))
-    parser.add_argument("--samples", type=int, default=5, help="timed samples per method")
+    parser.add_argument("--samples", type=positive_int, default=5, help="timed samples per method")
     parser.add_argument("--seed", type=seed_int, default=0)
     args = parser.parse_args(argv)
-    if args.samples < 1:
-        parser.error(f"--samples must be positive, got {args.samples}")
-    if min(args.sizes) < 2:
-        parser.error(f"--sizes: an assignment needs N >= 2, got {min(args.sizes)}")
     args.sizes = sorted(set(args.sizes))
     return args
 
