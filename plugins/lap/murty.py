@@ -138,7 +138,7 @@ def child_bounds(c, u, v, rows, cols, row_ok, col_ok, fb_ptr, fb_col, out):
     The entering edges come from one row-major pass: column cols[t] may be entered from a
     row the cell allows that no child up to t has taken (`_entering`), read along rows
     instead of down N strided columns (uniform N = 1600: 9.6 ms a cell before)."""
-    n, m = c.shape
+    m = c.shape[1]
     enter = _entering(c, u, v, rows, cols, row_ok, fb_ptr, fb_col)
     cok = col_ok.copy()
     banned = np.zeros(m, np.bool_)
