@@ -1,6 +1,7 @@
 """Train PMVB predictors for one instance family and pick t and q on validation data.
 
     python -m coplug.learned.train_pmvb --family setcover --n-train 200
+    python -m coplug.learned.train_pmvb --family setcover --rescore   # figures only, no refit
 
 Data: seeded instances of the family (seeds seed .. seed+n_train-1 for training, the next
 n_val for validation; the benchmark draws held-out seeds from 100000 on) are solved to
@@ -26,6 +27,7 @@ one, so the hold rate is a lower bound on "the likely child held an optimum".)
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections import Counter
@@ -45,6 +47,7 @@ from coplug.learned.pmvb_predictors import (
     SEED_BOUND,
     PMVBPredictor,
     checkpoint_name,
+    load_predictor,
 )
 from coplug.plugins.bridge import solve
 from coplug.plugins.errors import CoplugError, InputError
@@ -154,17 +157,13 @@ def fit_family(
     fitted = []
     for kind in kinds:
         predictor = PMVBPredictor(kind=kind, calibration=calibration, random_state=seed).fit(X, y)
-        p_val = predictor.predict_proba(X_val)[:, 1]
         selection = select_t_q(predictor, val)
         meta = {
             "family": family, "kind": kind, "calibration": calibration,
             "calibrated": bool(predictor.calibrated_), "size": size,
             "seed": seed, "n_train": n_train, "n_val": n_val,
             "train_instances_used": len(train), "val_instances_used": len(val),
-            "train_rows": int(len(y)), "val_rows": int(len(y_val)),
-            "val_accuracy": float(np.mean(predictor.predict(X_val) == y_val)),  # as .score
-            "val_majority_accuracy": float(max(y_val.mean(), 1 - y_val.mean())),
-            "val_brier": float(np.mean((p_val - y_val) ** 2)),
+            "train_rows": int(len(y)), **val_metrics(predictor, X_val, y_val),
             "threshold": selection["chosen"]["t"], "confidence": selection["chosen"]["q"],
             "empirical_hold_rate": selection["chosen"]["hold_rate"],
             "promised_q": selection["chosen"]["q"], "promise_kept": selection["promise_kept"],
@@ -173,6 +172,44 @@ def fit_family(
         }
         fitted.append((predictor, meta))
     return fitted
+
+
+def val_metrics(predictor: PMVBPredictor, X_val: np.ndarray, y_val: np.ndarray) -> dict:
+    """The validation figures a checkpoint's JSON reports: rows, accuracy (as `.score`),
+    the majority class's accuracy and the Brier score of the calibrated probabilities."""
+    p_val = predictor.predict_proba(X_val)[:, 1]
+    return {
+        "val_rows": int(len(y_val)),
+        "val_accuracy": float(np.mean(predictor.predict(X_val) == y_val)),
+        "val_majority_accuracy": float(max(y_val.mean(), 1 - y_val.mean())),
+        "val_brier": float(np.mean((p_val - y_val) ** 2)),
+    }
+
+
+def rescored(family: str, kinds: Sequence[str], out_dir: Path, time_limit: float,
+             progress: bool = True) -> list[tuple[Path, dict]]:
+    """Each of the family's checkpoints in `out_dir` with its JSON metadata, `val_metrics`
+    recomputed on the validation seeds the JSON names, without refitting (t and q stay:
+    they were chosen on the same data). Refuses when the validation data no longer match the
+    ones recorded (another SCIP, other optima): the figures would describe other data."""
+    paths = {kind: out_dir / checkpoint_name(family, kind) for kind in kinds}
+    metas = {kind: json.loads(path.with_suffix(".json").read_text())
+             for kind, path in paths.items()}
+    samples: dict[tuple[int, int, int, int], list[Sample]] = {}
+    for kind, meta in metas.items():
+        key = (meta["size"], meta["seed"], meta["n_train"], meta["n_val"])
+        if key not in samples:
+            size, seed, n_train, n_val = key
+            samples[key] = collect(family, size, range(seed + n_train, seed + n_train + n_val),
+                                   time_limit, progress)
+        X_val, y_val = stack(samples[key])
+        if (len(samples[key]), len(y_val)) != (meta["val_instances_used"], meta["val_rows"]):
+            raise InputError(
+                f"{family} {kind}: the validation seeds now give {len(samples[key])} "
+                f"instances / {len(y_val)} rows, not the {meta['val_instances_used']} / "
+                f"{meta['val_rows']} recorded; retrain instead")
+        meta.update(val_metrics(load_predictor(paths[kind]), X_val, y_val))
+    return [(paths[kind], metas[kind]) for kind in kinds]
 
 
 def _too_few_message(family: str, size: int, n_train: int, n_val: int,
@@ -221,6 +258,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"folder for the checkpoints (default {shipped}: replaces the "
                              "shipped ones of the family)")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--rescore", action="store_true",
+                        help="recompute the validation figures of the checkpoints already in "
+                             "--out-dir on their recorded validation seeds, without refitting "
+                             "(--n-train, --n-val, --size, --seed, --calibration come from "
+                             "their JSONs)")
     return parser
 
 
@@ -260,25 +302,41 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     folders = [t for t in targets + [t.with_suffix(".json") for t in targets] if t.is_dir()]
     if problem or folders:
         parser.error(f"--out-dir {args.out_dir}: {problem or f'{folders[0]} is a folder'}")
+    missing = [t for t in targets + [t.with_suffix(".json") for t in targets]
+               if not t.is_file()]
+    if args.rescore and missing:
+        parser.error(f"--rescore: {missing[0]} does not exist (train the family first)")
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line entry: train, print one line per kind; Ctrl-C writes nothing, exits 130."""
+    """Command line entry: train (or `--rescore`), print one line per kind; Ctrl-C writes
+    nothing, exits 130."""
     args = parse_args(argv)
     try:
-        fitted = fit_family(args.family, args.n_train, args.n_val, args.size, args.seed,
-                            args.kinds, args.calibration, args.time_limit,
-                            progress=not args.quiet)
+        if args.rescore:
+            rescores = rescored(args.family, args.kinds, args.out_dir, args.time_limit,
+                                progress=not args.quiet)
+        else:
+            fitted = fit_family(args.family, args.n_train, args.n_val, args.size, args.seed,
+                                args.kinds, args.calibration, args.time_limit,
+                                progress=not args.quiet)
     except KeyboardInterrupt:
         print("train_pmvb: interrupted; nothing written", file=sys.stderr)
         return 130
     except CoplugError as exc:
         print(f"train_pmvb: error: {exc}", file=sys.stderr)
         return 2
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    write_checkpoints(fitted, args.out_dir)
-    for _, r in fitted:
+    if args.rescore:
+        for path, meta in rescores:
+            atomic_write_text(path.with_suffix(".json"), strict_json(meta, indent=1))
+            meta["checkpoint"] = str(path)
+        metas = [meta for _, meta in rescores]
+    else:
+        args.out_dir.mkdir(parents=True, exist_ok=True)
+        write_checkpoints(fitted, args.out_dir)
+        metas = [meta for _, meta in fitted]
+    for r in metas:
         print(f"{r['family']:10s} {r['kind']:7s} val_acc={r['val_accuracy']:.3f} "
               f"(majority {r['val_majority_accuracy']:.3f}) t={r['threshold']} q={r['confidence']}"
               f" hold={r['empirical_hold_rate']:.2f} -> {r.get('checkpoint')}")

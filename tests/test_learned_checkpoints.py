@@ -203,3 +203,30 @@ def test_quick_run_never_overwrites_the_shipped_checkpoint() -> None:
         train_rowdual.parse_args(["--quick"])
     assert stop.value.code == 2
     assert train_rowdual.parse_args([]).out == train_rowdual.DEFAULT_OUT
+
+
+def test_train_pmvb_rescore_recomputes_the_validation_figures_without_refitting(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """--rescore solves the recorded validation seeds again and rewrites the figures; the
+    checkpoint itself is left as it was, and data that no longer match are refused."""
+    args = ["--family", "mknapsack", "--n-train", "3", "--n-val", "2", "--size", "22",
+            "--kinds", "logreg,gbt", "--quiet", "--out-dir", str(tmp_path)]
+    assert train_pmvb.main(args) == 0
+    for kind in ("logreg", "gbt"):
+        meta_path = tmp_path / f"pmvb_mknapsack_{kind}.json"
+        trained = json.loads(meta_path.read_text())
+        checkpoint = (tmp_path / pmvb_predictors.checkpoint_name("mknapsack", kind))
+        before = checkpoint.read_bytes()
+        meta_path.write_text(json.dumps({**trained, "val_accuracy": 0.0, "val_brier": 9.0}))
+        assert train_pmvb.main([*args, "--rescore"]) == 0
+        rescored = json.loads(meta_path.read_text())
+        assert rescored["val_accuracy"] == trained["val_accuracy"] > 0.0
+        assert rescored["val_brier"] == trained["val_brier"] < 1.0
+        assert rescored["threshold"] == trained["threshold"] and checkpoint.read_bytes() == before
+    meta_path.write_text(json.dumps({**trained, "val_rows": trained["val_rows"] + 1}))
+    assert train_pmvb.main([*args, "--rescore"]) == 2
+    assert "retrain instead" in capsys.readouterr().err
+    (tmp_path / "pmvb_mknapsack_logreg.json").unlink()
+    with pytest.raises(SystemExit):
+        train_pmvb.main([*args, "--rescore"])
+    assert "does not exist (train the family first)" in capsys.readouterr().err
