@@ -24,14 +24,19 @@ def sources_digest(folder: Path) -> str:
 
 def refresh(folder: Path) -> bool:
     """Delete the folder's numba cache files (`__pycache__/*.nbi`, `*.nbc`) when its sources
-    changed since the stamp was written, then write the new stamp; True when it cleared."""
+    changed since the stamp was written, then write the new stamp; True when it cleared.
+    A folder that cannot be written is left alone (numba then caches elsewhere or not at
+    all, and has nothing stale there to run)."""
     cache = folder / "__pycache__"
     digest = sources_digest(folder)
     stamp = cache / STAMP
     if stamp.is_file() and stamp.read_text() == digest:
         return False
-    cache.mkdir(exist_ok=True)
-    for path in [*cache.glob("*.nbi"), *cache.glob("*.nbc")]:
-        path.unlink(missing_ok=True)
-    stamp.write_text(digest)
+    try:
+        cache.mkdir(exist_ok=True)
+        for path in [*cache.glob("*.nbi"), *cache.glob("*.nbc")]:
+            path.unlink(missing_ok=True)
+        stamp.write_text(digest)
+    except OSError:
+        return False
     return True

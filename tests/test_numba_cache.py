@@ -26,3 +26,13 @@ def test_caches_are_cleared_only_when_a_source_changed(tmp_path: Path) -> None:
     (tmp_path / "jv.py").write_text("x = 3\n")  # a callee's file edited
     assert refresh(tmp_path)
     assert _cached(tmp_path) == ["jv.cpython-311.pyc"]
+
+
+def test_a_folder_that_cannot_be_written_is_left_alone(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "jv.py").write_text("x = 1\n")
+
+    def refuse(*args, **kwargs):
+        raise PermissionError("read-only checkout")
+
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    assert not refresh(tmp_path)
