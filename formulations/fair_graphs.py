@@ -41,6 +41,8 @@ def as_adjacency(graph: Any) -> sp.csr_matrix:
             raise InputError("the graph has no nodes")
         _check_edge_weights(graph)
         return sp.csr_matrix(nx.to_scipy_sparse_array(graph, weight="weight", dtype=float))
+    if (sp.issparse(graph) or isinstance(graph, np.ndarray)) and graph.dtype.kind == "c":
+        raise InputError("adjacency weights must be real numbers, got a complex matrix")
     try:
         if sp.issparse(graph):
             return sp.csr_matrix(graph, dtype=float)
@@ -98,6 +100,22 @@ def check_n_clusters(n_clusters: Any) -> int:
     return int(n_clusters)
 
 
+def check_adjacency(adjacency: sp.csr_matrix) -> sp.csr_matrix:
+    """Refuse a non-square, non-finite, negative or asymmetric adjacency (returned as is):
+    cuts and Laplacians of such a matrix are NaN or meaningless, never an error."""
+    if adjacency.shape[0] != adjacency.shape[1]:
+        raise InputError(f"adjacency must be square, got shape {adjacency.shape}")
+    if adjacency.shape[0] == 0:
+        raise InputError("the graph has no nodes")
+    if not np.isfinite(adjacency.data).all():
+        raise InputError("adjacency has NaN or infinite weights")
+    if (adjacency.data < 0).any():
+        raise InputError("adjacency has negative weights")
+    if abs(adjacency - adjacency.T).max() > 1e-9 * max(1.0, abs(adjacency).max()):
+        raise InputError("adjacency is not symmetric: fair clustering needs an undirected graph")
+    return adjacency
+
+
 def validate_fair_graph(
     graph: Any, groups: Any, n_clusters: int | None = None, n_groups: int | None = None
 ) -> tuple[sp.csr_matrix, np.ndarray]:
@@ -105,16 +123,8 @@ def validate_fair_graph(
 
     `groups=None` checks the graph alone (plain spectral clustering) and returns zeros.
     """
-    adjacency = as_adjacency(graph)
+    adjacency = check_adjacency(as_adjacency(graph))
     n = adjacency.shape[0]
-    if adjacency.shape[0] != adjacency.shape[1]:
-        raise InputError(f"adjacency must be square, got shape {adjacency.shape}")
-    if not np.isfinite(adjacency.data).all():
-        raise InputError("adjacency has NaN or infinite weights")
-    if (adjacency.data < 0).any():
-        raise InputError("adjacency has negative weights")
-    if abs(adjacency - adjacency.T).max() > 1e-9 * max(1.0, abs(adjacency).max()):
-        raise InputError("adjacency is not symmetric: fair clustering needs an undirected graph")
     codes = np.zeros(n, dtype=np.int64)
     if groups is not None:
         codes = group_codes(graph, groups, n_groups)
@@ -166,7 +176,7 @@ def fair_sbm(
     if share.size != n_groups or not (np.isfinite(share) & (share > 0)).all():
         raise InputError(f"group_share must be {n_groups} positive numbers")
     share = share / share.sum()
-    groups = rng.choice(n_groups, size=n, p=share)
+    groups = _at_least(rng.choice(n_groups, size=n, p=share), n_groups, n_clusters, rng)
     clusters = np.empty(n, dtype=np.int64)
     for g in range(n_groups):
         members = np.flatnonzero(groups == g)
@@ -194,6 +204,22 @@ def fair_sbm(
     adjacency = ((adjacency + adjacency.T) > 0).astype(float).tocsr()
     adjacency = _connect_isolated(adjacency, block, members, rng)
     return FairGraph(adjacency, groups, f"fair_sbm(n={n},k={n_clusters})", clusters)
+
+
+def _at_least(
+    groups: np.ndarray, n_groups: int, minimum: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Group codes where every group has `minimum` nodes, moving random nodes of the largest
+    group to any group the draw left short (a small n could leave a group with fewer nodes
+    than clusters, or none: a planted cluster without it is not fair). Needs n >= minimum *
+    n_groups; a draw with no short group is returned unchanged."""
+    counts = np.bincount(groups, minlength=n_groups)
+    for g in np.flatnonzero(counts < minimum):
+        while counts[g] < minimum:
+            donor = int(np.argmax(counts))
+            node = rng.choice(np.flatnonzero(groups == donor))
+            groups[node], counts[donor], counts[g] = g, counts[donor] - 1, counts[g] + 1
+    return groups
 
 
 # Peak bytes fair_sbm holds per stored adjacency entry (n * avg_degree of them: drawn pairs,

@@ -59,10 +59,11 @@ def _contingency(labels: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np
 
 def cluster_cuts(adjacency: Any, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per cluster: the weight of edges leaving it, and its size. `adjacency` is anything
-    `fair_graphs.as_adjacency` takes (networkx graph, scipy sparse or numpy array)."""
-    from coplug.formulations.fair_graphs import as_adjacency  # it imports this module
+    `fair_graphs.as_adjacency` takes (networkx graph, scipy sparse or numpy array), square,
+    finite, non-negative and symmetric (`fair_graphs.check_adjacency`)."""
+    from coplug.formulations.fair_graphs import as_adjacency, check_adjacency  # imports us
 
-    adjacency = as_adjacency(adjacency)
+    adjacency = check_adjacency(as_adjacency(adjacency))
     codes = _codes(labels, adjacency.shape[0])
     k = int(codes.max()) + 1
     rows = np.arange(codes.size)

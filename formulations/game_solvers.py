@@ -462,8 +462,10 @@ def certify(
 
     For each player, the others are fixed and the player's own problem (its utility, its
     constraints, the coupling constraints) is solved to proven optimality; a nonlinear
-    utility reaches SCIP as an epigraph constraint. The profile must be feasible.
-    """
+    utility reaches SCIP as an epigraph constraint. The profile must be feasible to within
+    `feasibility_tol` (a number >= 0: NaN would let any profile through)."""
+    if not (_is_number(feasibility_tol) and feasibility_tol >= 0):
+        raise InputError(f"feasibility_tol must be a number >= 0, got {feasibility_tol!r}")
     game.validate()
     if profile is not None:
         game.set_profile(profile)

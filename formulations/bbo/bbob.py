@@ -346,6 +346,9 @@ def bbob_text(fid: int, dim: int, instance: int = 1) -> tuple[str, np.ndarray, f
         raise InputError(f"BBOB function id must be 1..24, got {fid!r}")
     if not isinstance(dim, int) or dim < 2:
         raise InputError(f"BBOB programs need dim >= 2, got {dim!r}")
+    if isinstance(instance, bool) or not isinstance(instance, int | np.integer) or instance < 0:
+        raise InputError(f"BBOB instance must be an integer >= 0 (it seeds the rotations and "
+                         f"the optimum), got {instance!r}")
     rng = np.random.default_rng([fid, instance, dim])
     fopt = _fopt(rng)
     writer = _Writer(dim, rng)

@@ -38,6 +38,10 @@ from coplug.formulations.bbo.portfolio import (
 from coplug.formulations.bbo.proposers import Proposer, Scored, SymbolicProposer
 from coplug.plugins.errors import InputError
 
+# Smallest value of each integer setting of EvolutionConfig (sample 0: 50 * dim).
+COUNT_MINIMA = {"dim": 2, "population": 2, "generations": 0, "budget": 2, "seeds": 1,
+                "sample": 0, "max_nodes": 1}
+
 
 @dataclass
 class EvolutionConfig:
@@ -58,8 +62,12 @@ class EvolutionConfig:
     alpha: float = 0.05
 
     def __post_init__(self) -> None:
-        if self.dim < 2 or self.population < 2 or self.generations < 0:
-            raise InputError("need dim >= 2, population >= 2, generations >= 0")
+        """Refuse each bad setting by name (a float count failed deep inside numpy)."""
+        for name, least in COUNT_MINIMA.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) \
+                    or value < least:
+                raise InputError(f"need an integer {name} >= {least}, got {value!r}")
         if not (isinstance(self.seed, (int, np.integer)) and self.seed >= 0):  # for numpy
             raise InputError(f"seed must be a non-negative integer (--seed), got {self.seed!r}")
         need = min_runs_for_significance(self.alpha)

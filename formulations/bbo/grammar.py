@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,16 +84,24 @@ class Program:
         return self.body.size() + sum(node.size() for _, node in self.lets)
 
 
+def check_box(dim: Any, lower: Any, upper: Any) -> tuple[int, float, float]:
+    """(dim, lower, upper) as (int, float, float), or InputError: dim an integer >= 1 (numpy
+    integers too, bools not), lower < upper finite real numbers with a finite span."""
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
+        raise InputError(f"dim must be a positive integer, got {dim!r}")
+    real = all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in (lower, upper))
+    if not (real and math.isfinite(lower) and math.isfinite(upper) and lower < upper):
+        raise InputError(f"box must satisfy finite lower < upper, got [{lower}, {upper}]")
+    if not math.isfinite(upper - lower):  # sample points would be nan
+        raise InputError(f"box [{lower}, {upper}] is too wide: upper - lower overflows")
+    return int(dim), float(lower), float(upper)
+
+
 def parse(text: str, dim: int, lower: float = -5.0, upper: float = 5.0) -> Program:
     """Parse and validate program text for `dim` variables, or raise `ProgramError`."""
     if not isinstance(text, str):
         raise ProgramError("syntax", f"program must be text, got {type(text).__name__}")
-    if not isinstance(dim, int) or dim < 1:
-        raise InputError(f"dim must be a positive integer, got {dim!r}")
-    if not (math.isfinite(lower) and math.isfinite(upper) and lower < upper):
-        raise InputError(f"box must satisfy finite lower < upper, got [{lower}, {upper}]")
-    if not math.isfinite(upper - lower):  # sample points would be nan
-        raise InputError(f"box [{lower}, {upper}] is too wide: upper - lower overflows")
+    dim, lower, upper = check_box(dim, lower, upper)
     if len(text) > MAX_TEXT:
         raise ProgramError("too_large", f"text has {len(text)} characters (max {MAX_TEXT})")
     try:

@@ -21,6 +21,7 @@ from coplug.formulations.bbo.grammar import (
     Node,
     Program,
     ProgramError,
+    check_box,
     shape_of,
     to_text,
 )
@@ -103,6 +104,18 @@ class SymbolicProposer:
     name: str = "symbolic"
     stats: Counter = field(default_factory=Counter)
 
+    def __post_init__(self) -> None:
+        """Refuse a bad dim, box or search setting here, not deep inside numpy on first use."""
+        self.dim, self.lower, self.upper = check_box(self.dim, self.lower, self.upper)
+        for name in ("max_nodes", "attempts"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+                raise InputError(f"{name} must be an integer >= 1, got {value!r}")
+        rate = self.crossover_rate
+        if isinstance(rate, bool) or not isinstance(rate, int | float | np.number) \
+                or not 0 <= rate <= 1:
+            raise InputError(f"crossover_rate must be a number in [0, 1], got {rate!r}")
+
     def random_program(self, rng: np.random.Generator, depth: int = 3) -> Program:
         """A random valid program (the seeds of evolution and the random baseline)."""
         for _ in range(self.attempts * 4):
@@ -116,6 +129,8 @@ class SymbolicProposer:
     def propose(self, parents: Sequence[Scored], n: int, rng: np.random.Generator,
                 context: dict[str, Any] | None = None) -> list[Program]:
         """n children of the given parents (a random program where every attempt fails)."""
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+            raise InputError(f"n must be an integer >= 0 (programs to propose), got {n!r}")
         if not parents:
             return [self.random_program(rng) for _ in range(n)]
         out = []

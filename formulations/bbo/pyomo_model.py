@@ -39,6 +39,7 @@ from pyomo.core.expr.numeric_expr import UnaryFunctionExpression
 from coplug.formulations.bbo.evaluate import BINOPS
 from coplug.formulations.bbo.grammar import Node, Program
 from coplug.formulations.bbo.validate import program_nodes
+from coplug.plugins.errors import InputError
 
 # A shared value of at most this many nodes is copied at each use instead of named by an
 # auxiliary variable: copying caps growth at this factor, and keeps the models of programs
@@ -363,8 +364,13 @@ def update_auxiliaries(model: pyo.Block) -> None:
 
 
 def set_point(model: pyo.ConcreteModel, point: np.ndarray) -> None:
-    """Put an emitted model at one point: x, then the auxiliary variables it determines."""
-    for i, v in enumerate(np.asarray(point, dtype=float)):
+    """Put an emitted model at one point: x, then the auxiliary variables it determines.
+    The point must hold one coordinate per x[i]: a shorter one left the rest at stale values."""
+    point = np.asarray(point, dtype=float)
+    if point.shape != (len(model.x),):
+        raise InputError(f"the point must be a vector of {len(model.x)} coordinates, got "
+                         f"shape {point.shape}")
+    for i, v in enumerate(point):
         model.x[i].set_value(float(v), skip_validation=True)
     update_auxiliaries(model)
 
