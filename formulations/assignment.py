@@ -18,7 +18,7 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
 
-from coplug.formulations.checks import check_count, check_seed
+from coplug.formulations.checks import check_count, check_memory, check_seed
 from coplug.plugins.errors import InputError
 
 
@@ -50,7 +50,7 @@ def gated(n: int, gate: int = 8, seed: int = 0, noise: float = 0.2) -> sp.csr_ma
     (gate + 1) * n stored pairs, however large n."""
     from scipy.spatial import cKDTree
 
-    _check_args(n, None, seed, np.float64)
+    _check_args(n, None, seed, np.float64, dense=False)
     check_count(gate, "gate", 1)
     _check_noise(noise)
     rng = np.random.default_rng(seed)
@@ -294,9 +294,10 @@ def assignment_model(cost: np.ndarray, maximize: bool = False) -> pyo.ConcreteMo
     return model
 
 
-def _check_args(n: int, m: int | None, seed: int, dtype: type) -> None:
+def _check_args(n: int, m: int | None, seed: int, dtype: type, dense: bool = True) -> None:
     """Arguments every generator takes, checked before numpy sees them (it raises raw
-    errors, or a negative seed's long traceback)."""
+    errors, or a negative seed's long traceback); a `dense` n x m matrix that cannot fit in
+    the available memory is refused (numpy's MemoryError or the OOM killer came first)."""
     check_count(n, "n", 1)
     if m is not None:
         check_count(m, "m", 1)
@@ -310,6 +311,9 @@ def _check_args(n: int, m: int | None, seed: int, dtype: type) -> None:
     if kind not in (np.float32, np.float64):
         shown = dtype if kind is None else kind
         raise InputError(f"dtype must be float32 or float64, got {shown}")
+    if dense:
+        check_memory(n * (m or n) * kind.itemsize, f"a dense {n} x {m or n} {kind} cost matrix",
+                     "use a smaller n, or the sparse gated() frame")
 
 
 def _check_noise(noise: float) -> None:

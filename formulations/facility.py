@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
-from coplug.formulations.checks import check_count, check_positive, check_seed
+from coplug.formulations.checks import check_count, check_positive, check_seed, numeric_array
+from coplug.plugins.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,34 @@ class FacilityInstance:
     cost: np.ndarray
     demand: np.ndarray
     penalty: float | None = None
+
+    def __post_init__(self) -> None:
+        """Check shapes (f, cap: (F,); c: (F, C); d: (S, C)), finiteness, non-negative
+        capacities and demands and a positive price: a mismatch used to surface as an
+        IndexError inside a Pyomo rule, a negative price as a model paid to leave demand unmet."""
+        arrays = {name: numeric_array(getattr(self, name), f"facility {name}")
+                  for name in ("fixed", "capacity", "cost", "demand")}
+        cost, demand = arrays["cost"], arrays["demand"]
+        if cost.ndim != 2 or demand.ndim != 2 or min(cost.shape + demand.shape) < 1:
+            raise InputError(f"facility cost must be (facilities, customers) and demand "
+                             f"(scenarios, customers), non-empty; got {cost.shape} and "
+                             f"{demand.shape}")
+        nf, nc = cost.shape
+        wanted = {"fixed": (nf,), "capacity": (nf,), "demand": (demand.shape[0], nc)}
+        for name, want in wanted.items():
+            if arrays[name].shape != want:
+                raise InputError(f"facility {name} must have shape {want} to match cost "
+                                 f"{cost.shape}, got {arrays[name].shape}")
+        for name, array in arrays.items():
+            if not np.isfinite(array).all():
+                raise InputError(f"facility {name} has NaN or infinite entries")
+        for name in ("capacity", "demand"):
+            if (arrays[name] < 0).any():
+                raise InputError(f"facility {name} must be >= 0, got {arrays[name].min()}")
+        for name, array in arrays.items():
+            object.__setattr__(self, name, array)
+        if self.penalty is not None:
+            object.__setattr__(self, "penalty", check_positive(self.penalty, "penalty"))
 
     @property
     def shape(self) -> tuple[int, int, int]:

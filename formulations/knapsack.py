@@ -9,7 +9,7 @@ import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
 
-from coplug.formulations.checks import check_count, check_seed, read_text_file
+from coplug.formulations.checks import check_count, check_positive, check_seed, read_text_file
 from coplug.formulations.qubo import QUBO
 from coplug.plugins.errors import InputError
 
@@ -52,15 +52,20 @@ class KnapsackInstance:
         return int(self.values.size)
 
     def is_feasible(self, x: np.ndarray) -> bool:
-        """True when a 0/1 vector fits the capacity."""
+        """True when a 0/1 vector of length n fits the capacity (False for any other shape,
+        as `BlockModel.is_feasible`)."""
         x = np.asarray(x)
-        if not np.isin(x, (0, 1)).all():
+        if x.shape != (self.n,) or not np.isin(x, (0, 1)).all():
             return False
         return sum(int(w) for w in self.weights[x == 1]) <= self.capacity  # exact: no wrap
 
     def value(self, x: np.ndarray) -> float:
-        """Total value of a selection."""
-        return float(self.values @ np.asarray(x))
+        """Total value of a selection (a vector of length n, else InputError)."""
+        x = np.asarray(x)
+        if x.shape != (self.n,):
+            raise InputError(f"a knapsack selection must have length {self.n}, got shape "
+                             f"{x.shape}")
+        return float(self.values @ x)
 
 
 def _as_numbers(data: object, field: str) -> np.ndarray:
@@ -318,9 +323,8 @@ def knapsack_qubo_safe(
     """
     C = int(instance.capacity)
     vmax = max(float(instance.values.max()), 1.0)
-    delta = vmax if margin is None else float(margin)
-    if not delta > 0:
-        raise InputError(f"margin must be positive, got {delta}")
+    delta = vmax if margin is None else check_positive(margin, "margin")
+    max_nonzeros = check_count(max_nonzeros, "max_nonzeros", 1)
     variables, nonzeros = safe_qubo_size(instance)
     if nonzeros > max_nonzeros:
         raise InputError(

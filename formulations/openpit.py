@@ -48,7 +48,7 @@ class BlockModel:
             raise InputError("block values contain NaN or infinite entries")
         if not self.pattern:
             object.__setattr__(self, "pattern", "slope" if v.ndim == 2 else "plus")
-        if self.pattern not in _PATTERNS[v.ndim]:
+        if not isinstance(self.pattern, str) or self.pattern not in _PATTERNS[v.ndim]:
             raise InputError(
                 f"slope pattern {self.pattern!r} is not defined in {v.ndim}-D; "
                 f"use one of {', '.join(_PATTERNS[v.ndim])}"
@@ -98,8 +98,11 @@ class BlockModel:
         return bool((x[a[:, 1]] <= x[a[:, 0]]).all())
 
     def value(self, x: np.ndarray) -> float:
-        """Total value of a pit."""
-        return float(self.flat_values @ np.asarray(x, dtype=float))
+        """Total value of a pit (a vector of length n, else InputError)."""
+        x = np.asarray(x, dtype=float)
+        if x.shape != (self.n,):
+            raise InputError(f"a pit must have length {self.n}, got shape {x.shape}")
+        return float(self.flat_values @ x)
 
 
 def random_block_model(

@@ -77,6 +77,18 @@ class QUBO:
             )
         _require_finite(self.A.data, "A")
         _require_finite(self.weights, "weights")
+        if (isinstance(self.sense, (bool, np.bool_))
+                or not isinstance(self.sense, (int, float, np.number))
+                or self.sense not in (1, -1)):
+            raise InputError(f"QUBO sense must be 1 (minimize) or -1 (maximize), got "
+                             f"{self.sense!r}")
+        self.sense = int(self.sense)
+        with np.errstate(over="ignore", invalid="ignore"):
+            largest = self.magnitude(np.ones(n))
+        if not math.isfinite(largest):
+            raise InputError("QUBO energies overflow float64 on [0,1]^n (the sum of the "
+                             "absolute values of its terms is infinite): rescale the data "
+                             "toward 1")
 
     @property
     def n(self) -> int:
@@ -104,6 +116,14 @@ class QUBO:
         out = quad + Z @ self.c + self.constant
         return out if np.ndim(z) == 2 else out[0]
 
+    def _point(self, z: np.ndarray) -> np.ndarray:
+        """One point as a float vector of length n, or an InputError naming its shape (not
+        scipy's matmul dimension mismatch)."""
+        z = np.asarray(z, dtype=float)
+        if z.shape != (self.n,):
+            raise InputError(f"a point must have length {self.n}, got shape {z.shape}")
+        return z
+
     def magnitude(self, z: np.ndarray) -> float:
         """Sum of the absolute values of the energy's terms at one point: the scale of the
         float64 rounding error in `energy(z)` (large cancelling penalties make it large)."""
@@ -113,7 +133,7 @@ class QUBO:
 
     def gradient(self, z: np.ndarray) -> np.ndarray:
         """grad f(z) = 2 Q z + 2 A' W A z + c."""
-        z = np.asarray(z, dtype=float)
+        z = self._point(z)
         return 2 * (self.Q @ z) + 2 * (self.A.T @ (self.weights * (self.A @ z))) + self.c
 
     def hessian_block(self, idx: np.ndarray) -> np.ndarray:
@@ -125,7 +145,7 @@ class QUBO:
 
     def flip_deltas(self, z: np.ndarray) -> np.ndarray:
         """Energy change of flipping each single bit of a binary point (exact)."""
-        z = np.asarray(z, dtype=float)
+        z = self._point(z)
         d = 1.0 - 2.0 * z
         return d * self.gradient(z) + self.diagonal()
 
@@ -165,6 +185,8 @@ class QUBO:
 def _as_floats(convert: Callable[[], Any], data: Any, field: str) -> Any:
     """Run a float conversion of a QUBO field; a non-number in it is an InputError naming
     the field and the first bad value, not numpy's bare ValueError."""
+    if _is_complex(data):
+        raise InputError(f"QUBO {field} must hold real numbers, got complex data")
     try:
         return convert()
     except (ValueError, TypeError):
@@ -172,6 +194,15 @@ def _as_floats(convert: Callable[[], Any], data: Any, field: str) -> Any:
         bad = next((v for v in values if not _is_real(v)), None)
         what = f"(first bad entry: {bad!r})" if bad is not None else "(not a numeric array)"
         raise InputError(f"QUBO {field} must hold real numbers {what}") from None
+
+
+def _is_complex(data: Any) -> bool:
+    """Whether `data` is a complex array: float conversion would drop its imaginary part
+    with only a warning."""
+    try:
+        return bool(np.iscomplexobj(data.data if sp.issparse(data) else data))
+    except (ValueError, TypeError):  # ragged or odd data: the conversion names it
+        return False
 
 
 def _is_real(value: Any) -> bool:

@@ -138,6 +138,7 @@ def certify(
     z = np.asarray(z, dtype=float)
     if z.shape != (qubo.n,):
         raise InputError(f"point must have length {qubo.n}, got shape {z.shape}")
+    _check_certify_options(qubo, tol, scale)
     _require_in_box(z, tol)
     at0, at1 = np.abs(z) <= tol, np.abs(z - 1) <= tol
     free = ~(at0 | at1)
@@ -178,6 +179,17 @@ def certify(
         objective=objective,
         reason=reason,
     )
+
+
+def _check_certify_options(qubo: QUBO, tol: float, scale: np.ndarray | None) -> None:
+    """Refuse a `tol` outside (0, 1/2) (from 1/2 on, a coordinate of 0.5 counts as both
+    bounds and a fractional point passes as binary) and a `scale` not of length n."""
+    real = isinstance(tol, (int, float, np.number)) and not isinstance(tol, (bool, np.bool_))
+    if not (real and 0 < tol < 0.5):
+        raise InputError(f"tol must be a number in (0, 0.5), got {tol!r}")
+    if scale is not None and np.shape(scale) != (qubo.n,):
+        raise InputError(f"scale must have length {qubo.n} (from gradient_scale), got shape "
+                         f"{np.shape(scale)}")
 
 
 def _gradient_magnitude(qubo: QUBO, z: np.ndarray) -> np.ndarray:
@@ -354,7 +366,9 @@ def _check_arguments(qubo: object, method: str, lr: float, tol: float, device: s
     if method not in METHODS:
         raise InputError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
     for name, value in (("lr", lr), ("tol", tol)):
-        if not (isinstance(value, (int, float, np.number)) and 0 < value < math.inf):
+        number = isinstance(value, (int, float, np.number)) and not isinstance(
+            value, (bool, np.bool_))
+        if not (number and 0 < value < math.inf):
             raise InputError(f"{name} must be a finite positive number, got {value!r}")
     try:
         torch.empty(0, device=device)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import pyomo.environ as pyo
 
-from coplug.formulations.checks import check_memory
+from coplug.formulations.checks import check_count, check_memory
 from coplug.plugins.errors import InputError
 
 Builder = Callable[[int, int], pyo.ConcreteModel]
@@ -77,7 +77,11 @@ _BUILDERS: dict[str, tuple[Builder, str]] = {}
 
 
 def register(name: str, builder: Builder, description: str) -> None:
-    """Register `builder(size, seed) -> Pyomo model` under `name`."""
+    """Register `builder(size, seed) -> Pyomo model` under `name` (a non-callable builder is
+    refused here, not when `build` first calls it)."""
+    if not callable(builder):
+        raise InputError(f"the builder registered as {name!r} must be callable, got "
+                         f"{type(builder).__name__}")
     _BUILDERS[name] = (builder, description)
 
 
@@ -93,8 +97,7 @@ def build(name: str, size: int, seed: int = 0) -> pyo.ConcreteModel:
     large for this machine's available memory is refused first."""
     if name not in _BUILDERS and name not in _LAZY:
         raise InputError(f"unknown formulation {name!r}; known: {', '.join(names())}")
-    if size < 1:
-        raise InputError(f"--size must be >= 1, got {size}")
+    size = check_count(size, "--size", 1)
     if name in _BUILDERS:
         return _BUILDERS[name][0](size, seed)
     path, _, terms = _LAZY[name]

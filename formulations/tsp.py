@@ -18,6 +18,7 @@ import pyomo.environ as pyo
 
 from coplug.formulations.checks import (
     check_count,
+    check_memory,
     check_positive,
     check_seed,
     numeric_array,
@@ -30,6 +31,9 @@ from coplug.plugins.errors import InputError
 # (about 100 cities, some 100 MB while building) tsp_qubo_safe and tsp_qubo_naive refuse
 # and point to the exact MIP.
 MAX_NONZEROS = 2_000_000
+# Peak bytes per city pair of building an instance's distance matrix: the (n, n, 2)
+# coordinate offsets and their squares, the n x n sums and roundings, and the validated copy.
+MATRIX_BYTES_PER_PAIR = 40
 
 @dataclass(frozen=True)
 class TSPInstance:
@@ -66,9 +70,17 @@ def check_distances(dist: np.ndarray) -> np.ndarray:
     return d
 
 
+def _check_matrix_memory(n: int) -> None:
+    """Refuse n cities whose dense distance matrix cannot be built in this machine's memory
+    (numpy's MemoryError traceback, or the OOM killer, would come first)."""
+    check_memory(MATRIX_BYTES_PER_PAIR * n * n, f"the {n} x {n} TSP distance matrix",
+                 "use fewer cities")
+
+
 def random_euclidean(n: int, seed: int = 0, scale: float = 100.0) -> TSPInstance:
     """n uniform points in a square, TSPLIB EUC_2D distances (rounded to nearest integer)."""
     n = check_count(n, "TSP size n", 3)
+    _check_matrix_memory(n)
     seed = check_seed(seed)
     scale = check_positive(scale, "scale")
     coords = np.random.default_rng(seed).uniform(0, scale, size=(n, 2))
@@ -79,6 +91,7 @@ def random_asymmetric(n: int, seed: int = 0, high: int = 99) -> TSPInstance:
     """Asymmetric TSP: arc lengths uniform integers in 1..high, zero diagonal. Its assignment
     relaxation is tight, the case the LAP heuristic is built for."""
     n = check_count(n, "TSP size n", 3)
+    _check_matrix_memory(n)
     seed = check_seed(seed)
     high = check_count(high, "largest arc length", 1)
     dist = np.random.default_rng(seed).integers(1, high + 1, (n, n)).astype(float)
@@ -166,9 +179,19 @@ def geo(coords: np.ndarray) -> np.ndarray:
 
 
 def tour_length(dist: np.ndarray, tour: list[int] | np.ndarray) -> float:
-    """Length of the closed tour visiting `tour` in order."""
-    t = np.asarray(tour, dtype=int)
-    return float(np.asarray(dist)[t, np.roll(t, -1)].sum())
+    """Length of the closed tour visiting `tour` in order; a city that is not a whole number
+    in 0..n-1 is an InputError (numpy would truncate 1.7 to 1 and wrap -1 to n - 1)."""
+    d = np.asarray(dist)
+    t = np.asarray(tour)
+    if d.ndim != 2 or d.shape[0] != d.shape[1] or t.ndim != 1 or t.size == 0:
+        raise InputError(f"tour_length needs a square matrix and a non-empty 1-D tour, got "
+                         f"shapes {d.shape} and {t.shape}")
+    whole = t.dtype.kind in "iu" or (t.dtype.kind == "f" and bool((t == np.round(t)).all()))
+    if not whole or t.min() < 0 or t.max() >= d.shape[0]:
+        raise InputError(f"tour cities must be whole numbers in 0..{d.shape[0] - 1}, got "
+                         f"{t.tolist()}")
+    t = t.astype(int)
+    return float(d[t, np.roll(t, -1)].sum())
 
 
 def is_tour(tour: list[int] | np.ndarray | None, n: int) -> bool:
@@ -246,6 +269,7 @@ def load_tsplib(path: str | Path) -> TSPInstance:
     if ewt in _COORD_TYPES:
         if coords is None:
             raise InputError(f"{path}: {ewt} needs a NODE_COORD_SECTION")
+        _check_matrix_memory(n)
         try:
             dist = _COORD_TYPES[ewt](coords)
         except InputError as err:
@@ -279,8 +303,9 @@ def _dimension(path: Path, spec: dict[str, str], line_no: int) -> int:
 
 
 def _read_coords(path: Path, lines: list[str], k: int, n: int) -> tuple[np.ndarray, int]:
-    """n lines 'id x y' from line index k."""
-    coords = np.full((n, 2), np.nan)
+    """n lines 'id x y' from line index k; nothing of size n is allocated before they are
+    read (a huge DIMENSION over a short section is named, not a MemoryError)."""
+    found: dict[int, tuple[float, float]] = {}
     read = 0
     while read < n:
         toks, no = (lines[k].split(), k + 1) if k < len(lines) else (["EOF"], len(lines))
@@ -300,12 +325,12 @@ def _read_coords(path: Path, lines: list[str], k: int, n: int) -> tuple[np.ndarr
             raise InputError(f"{path}:{no}: node id {idx} outside 1..{n}")
         if not (math.isfinite(x) and math.isfinite(y)):
             raise InputError(f"{path}:{no}: coordinates must be finite")
-        coords[idx - 1] = (x, y)
+        found[idx - 1] = (x, y)
         read += 1
-    if np.isnan(coords).any():
+    if len(found) < n:
         raise InputError(f"{path}: NODE_COORD_SECTION repeats some node ids and misses others")
     _refuse_extra_node(path, lines, k, n)
-    return coords, k
+    return np.array([found[i] for i in range(n)], dtype=float), k
 
 
 def _refuse_extra_node(path: Path, lines: list[str], k: int, n: int) -> None:
@@ -406,12 +431,20 @@ def tsp_mip(dist: np.ndarray, subtour: str = "mtz") -> pyo.ConcreteModel:
 
 
 def tour_from_model(model: pyo.ConcreteModel) -> list[int]:
-    """Follow the chosen arcs x[i,j] from city 0 into a city order."""
+    """Follow the chosen arcs x[i,j] from city 0 into a city order. An unsolved model, or
+    arcs whose cycle through city 0 misses cities (subtours), is an InputError rather than
+    a partial order such as [0]."""
+    if all(model.x[a].value is None for a in model.A):
+        raise InputError("the TSP model holds no solution values; solve it first")
     succ = {i: j for (i, j) in model.A if (model.x[i, j].value or 0) > 0.5}
     tour, city = [0], succ.get(0)
     while city is not None and city != 0 and len(tour) <= len(succ):
         tour.append(city)
         city = succ.get(city)
+    n = len(model.N)
+    if city != 0 or not is_tour(tour, n):
+        raise InputError(f"the chosen arcs do not form one tour: from city 0 they visit "
+                         f"{len(tour)} of {n} cities (subtours remain)")
     return tour
 
 
@@ -476,6 +509,7 @@ def solve_tsp_rounds(dist: np.ndarray, solver: str = "highs", max_rounds: int = 
     from coplug.plugins.bridge import solve
 
     d = check_distances(dist)
+    max_rounds = check_count(max_rounds, "max_rounds", 1)
     n = d.shape[0]
     m = tsp_mip(d, subtour="none")
     m.cuts = pyo.ConstraintList()
