@@ -248,7 +248,8 @@ TRAIN_SIZES: dict[str, int] = {
 
 def build_family(family: str, size: int, seed: int = 0) -> pyo.ConcreteModel:
     """Build one instance of `family` at `size` with `seed` (checked by the builder, not
-    truncated: 30.5 is refused rather than read as 30)."""
-    if family not in FAMILIES:
+    truncated: 30.5 is refused rather than read as 30); a family that is not a known name
+    (a list, a dict) is refused by name too, not with a TypeError from the lookup."""
+    if not isinstance(family, str) or family not in FAMILIES:
         raise InputError(f"unknown MIP family {family!r}; known: {', '.join(FAMILIES)}")
     return FAMILIES[family](size, seed)

@@ -193,8 +193,7 @@ def rescored(family: str, kinds: Sequence[str], out_dir: Path, time_limit: float
     they were chosen on the same data). Refuses when the validation data no longer match the
     ones recorded (another SCIP, other optima): the figures would describe other data."""
     paths = {kind: out_dir / checkpoint_name(family, kind) for kind in kinds}
-    metas = {kind: json.loads(path.with_suffix(".json").read_text())
-             for kind, path in paths.items()}
+    metas = {kind: rescore_metadata(path.with_suffix(".json")) for kind, path in paths.items()}
     samples: dict[tuple[int, int, int, int], list[Sample]] = {}
     for kind, meta in metas.items():
         key = (meta["size"], meta["seed"], meta["n_train"], meta["n_val"])
@@ -210,6 +209,28 @@ def rescored(family: str, kinds: Sequence[str], out_dir: Path, time_limit: float
                 f"{meta['val_rows']} recorded; retrain instead")
         meta.update(val_metrics(load_predictor(paths[kind]), X_val, y_val))
     return [(paths[kind], metas[kind]) for kind in kinds]
+
+
+# The JSON fields `rescored` reads to rebuild and check a checkpoint's validation data.
+RESCORE_FIELDS = ("size", "seed", "n_train", "n_val", "val_instances_used", "val_rows")
+
+
+def rescore_metadata(path: Path) -> dict:
+    """A checkpoint's JSON for --rescore: an object whose RESCORE_FIELDS are integers >= 0,
+    else an InputError naming the file (a hand-edited or truncated JSON gave a traceback)."""
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"--rescore: {path} is unreadable: {exc}") from exc
+    if not isinstance(meta, dict):
+        raise InputError(f"--rescore: {path} must hold a JSON object, got "
+                         f"{type(meta).__name__}")
+    bad = [key for key in RESCORE_FIELDS if isinstance(meta.get(key), bool)
+           or not isinstance(meta.get(key), int) or meta[key] < 0]
+    if bad:
+        raise InputError(f"--rescore: {path} needs integers >= 0 for {', '.join(bad)}, got "
+                         f"{', '.join(repr(meta.get(key)) for key in bad)}; retrain instead")
+    return meta
 
 
 def _too_few_message(family: str, size: int, n_train: int, n_val: int,

@@ -379,7 +379,9 @@ class PMVBBranching:
         if self._probs is not None:
             pairs = [(v, pv) for v, pv in pairs if pv in self._probs]
         variables = [v for v, _ in pairs]
-        if self._probs is not None:
+        if not variables:  # nothing to predict: a scikit-learn model would refuse zero rows
+            probs = np.zeros(0)
+        elif self._probs is not None:
             probs = np.array([self._probs[pv] for _, pv in pairs], dtype=float)
         elif self.predictor == "lp":
             probs = np.array([v.getLPSol() for v in variables], dtype=float)
@@ -561,6 +563,9 @@ def _resolve_predictor(predictor: Any) -> Any:
         loaded = load_predictor(predictor)
         _check_fitted(loaded)  # a checkpoint fitted on other features than the rule computes
         return loaded
+    if isinstance(predictor, type):  # its unbound predict_variables fails at every root
+        raise InputError(f"PMVB predictor {predictor.__name__} is a class: pass a fitted "
+                         "instance (or load_predictor(path))")
     if callable(getattr(predictor, "predict_variables", None)):
         _check_fitted(predictor)
         return predictor
@@ -579,12 +584,14 @@ def _resolve_predictor(predictor: Any) -> Any:
 
 
 def _check_fitted(predictor: Any) -> None:
-    """A scikit-learn style predictor must be fitted, on the features PMVB computes."""
+    """A scikit-learn style predictor must be fitted, on the features PMVB computes (and a
+    PMVBPredictor on 0/1 labels), so a misfit one is refused here, not at every solve."""
     from sklearn.base import BaseEstimator
     from sklearn.exceptions import NotFittedError
     from sklearn.utils.validation import check_is_fitted
 
     from coplug.learned.pmvb_features import FEATURE_NAMES
+    from coplug.learned.pmvb_predictors import PMVBPredictor, _column_of_one
 
     if not isinstance(predictor, BaseEstimator):
         return
@@ -593,6 +600,8 @@ def _check_fitted(predictor: Any) -> None:
     except NotFittedError:
         raise InputError(f"PMVB predictor {type(predictor).__name__} is not fitted: call "
                          "fit(X, y) or load a checkpoint") from None
+    if isinstance(predictor, PMVBPredictor):
+        _column_of_one(predictor)  # other labels than 0/1 would fail at every root
     width = getattr(predictor, "n_features_in_", len(FEATURE_NAMES))
     if width != len(FEATURE_NAMES):
         raise InputError(f"PMVB predictor was fitted on {width} features; the rule computes "
