@@ -119,7 +119,7 @@ def row_features(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     s1 = small[:, 0]
     scale = float(np.mean(small[:, -1] - s1))
     if not scale > 0:
-        scale = float(np.std(c)) or 1.0
+        scale = _std(c) or 1.0
     feats = np.empty((n, N_FEATURES), dtype=np.float32)
     with np.errstate(over="ignore"):  # clipped below
         feats[:, : K_SMALLEST - 1] = (small[:, 1:] - s1[:, None]) / scale
@@ -129,6 +129,13 @@ def row_features(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         feats[:, -1] = np.log1p(std / scale)
     np.clip(feats, -FEATURE_CLIP, FEATURE_CLIP, out=feats)
     return feats, s1, scale
+
+
+def _std(c: np.ndarray) -> float:
+    """np.std of finite costs without overflow: computed on c / 2^e (exact), then scaled
+    back (the squares of costs near 1e153 overflowed, making the scale inf)."""
+    exponent = int(np.frexp(np.abs(c).max())[1])
+    return float(_finite(np.ldexp(np.std(np.ldexp(c, -exponent)), exponent)))
 
 
 def _finite(x: Any) -> Any:
@@ -165,10 +172,13 @@ class RowDualNet(nn.Module):
         return self.net(x).squeeze(-1)
 
     def predict_duals(self, c: np.ndarray) -> np.ndarray:
-        """Row duals u for a dense cost matrix (min-cost sense), as float64."""
+        """Row duals u for a dense cost matrix (min-cost sense), as float64. The features go
+        to the network's own dtype and device (after .double(), say), the duals come back."""
         feats, s1, scale = row_features(c)
+        weight = next(self.parameters())
+        x = torch.from_numpy(feats).to(dtype=weight.dtype, device=weight.device)
         with torch.no_grad():
-            offset = self(torch.from_numpy(feats)).double().numpy()
+            offset = self(x).double().cpu().numpy()
         with np.errstate(over="ignore"):
             return _finite(s1 + scale * offset)
 
@@ -179,8 +189,8 @@ def min_trick(c: np.ndarray, u: np.ndarray) -> np.ndarray:
     Each v_j is stepped down by ulps where rounding of c_ij - u_i (or its overflow to inf)
     left some u_i + v_j above c_ij, so the pair (u, v) is dual feasible as computed.
     """
-    c = np.asarray(c, dtype=np.float64)
-    u = np.asarray(u, dtype=np.float64)
+    c = _real_float64(c, "cost matrix c")
+    u = _real_float64(u, "row duals u")
     if c.ndim != 2 or u.shape != (c.shape[0],):
         raise InputError(f"min_trick needs a 2-D cost matrix and one dual per row, got shapes "
                          f"{c.shape} and {u.shape}")
@@ -195,6 +205,19 @@ def min_trick(c: np.ndarray, u: np.ndarray) -> np.ndarray:
         raise InputError(f"min_trick: c_ij - u_i overflows to -inf in column {j}; no finite "
                          "column dual exists there (rescale the costs)")
     return _step_below(c, u, v)
+
+
+def _real_float64(a: Any, what: str) -> np.ndarray:
+    """`a` as a float64 array, refusing complex values (their imaginary parts would be
+    dropped), text and anything else that is not a number, naming `what`."""
+    given = np.asarray(a)
+    if given.dtype.kind not in "biufO":  # complex, text, dates, ...
+        raise InputError(f"min_trick needs real numbers: {what} has dtype {given.dtype}")
+    try:
+        return np.asarray(given, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"min_trick needs real numbers: {what} is not numeric ({exc})"
+                         ) from None
 
 
 def _require_finite(a: np.ndarray, what: str) -> None:
@@ -225,13 +248,21 @@ def save(model: RowDualNet, path: str | Path, meta: dict) -> None:
     sibling .json (`load` refuses weights whose hash differs).
 
     Both files are written atomically (temporary file + rename), so an interrupt never
-    leaves a corrupt checkpoint in place of a good one; the JSON never holds NaN.
+    leaves a corrupt checkpoint in place of a good one; the JSON never holds NaN. Metadata
+    JSON cannot hold is refused before anything is written: new weights beside the old
+    sidecar would be refused by its sha256. A `path` ending in .json is refused: the sidecar
+    would overwrite the weights.
     """
     path = Path(path)
+    if path.suffix == ".json":
+        raise InputError(f"RowDualNet checkpoint {path} may not end in .json (its metadata "
+                         "goes to the .json sidecar)")
+    record = dict(meta)
+    strict_json(record)
     blob = {"state_dict": model.state_dict(), "n_features": model.n_features,
             "hidden": model.hidden}
     atomic_write(path, lambda tmp: torch.save(blob, tmp))
-    text = strict_json({**meta, "sha256": file_sha256(path)}, indent=2, sort_keys=True)
+    text = strict_json({**record, "sha256": file_sha256(path)}, indent=2, sort_keys=True)
     atomic_write_text(path.with_suffix(".json"), text)
 
 
@@ -309,6 +340,10 @@ def _model_from_blob(blob: object, path: Path) -> RowDualNet:
     if n_features != N_FEATURES:
         raise InputError(f"RowDualNet checkpoint {path} expects {n_features} features per "
                          f"row, but row_features computes {N_FEATURES}")
+    odd = _non_float_weight(blob["state_dict"])
+    if odd is not None:
+        raise InputError(f"RowDualNet checkpoint {path} holds {odd[0]} as {odd[1]}; the "
+                         "network's weights are real floating-point tensors")
     try:
         model = RowDualNet(n_features, hidden)
         model.load_state_dict(blob["state_dict"])
@@ -321,6 +356,19 @@ def _model_from_blob(blob: object, path: Path) -> RowDualNet:
                              f"in {name} (as float32)")
     model.eval()
     return model
+
+
+def _non_float_weight(state: object) -> tuple[str, str] | None:
+    """(name, dtype) of the first tensor in `state` that is not real floating point, or None.
+
+    load_state_dict would cast complex (dropping the imaginary part), bool or integer
+    tensors into the float32 network and load a corrupt checkpoint as a valid one."""
+    if not isinstance(state, dict):
+        return None  # load_state_dict names what it got instead
+    for name, tensor in state.items():
+        if isinstance(tensor, torch.Tensor) and not tensor.is_floating_point():
+            return str(name), str(tensor.dtype).removeprefix("torch.")
+    return None
 
 
 @lru_cache(maxsize=1)

@@ -160,3 +160,17 @@ def _dense_for_check(c: Any, maximize: bool) -> np.ndarray:
     coo = c.tocoo()
     dense[coo.row, coo.col] = coo.data
     return dense
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m coplug.plugins.lap.cli ARGS`: the same as `coplug lap ARGS` (exit codes and
+    one-line errors included), rather than a silent no-op."""
+    import sys
+
+    from coplug.plugins.cli import main as coplug_main
+
+    return coplug_main(["lap", *(sys.argv[1:] if argv is None else argv)])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

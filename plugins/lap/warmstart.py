@@ -34,7 +34,29 @@ def checked_min_trick(c, u, v, argmin):
     """`min_trick` that also records each column's minimizing row in `argmin` and returns the
     cost scale max |c_ij|, or NaN when an entry is NaN or infinite: the solve's first pass
     validates the costs and finds JV's column-reduction edges too (one pass, not three).
-    Everything it tracks is per column, so the inner loop stays vectorized."""
+    Row duals too large for float64 reduced costs at these costs (`safe_duals`) are set to
+    0 in place and the pass is run again."""
+    scale = _checked_pass(c, u, v, argmin)
+    if not np.isnan(scale) and not safe_duals(u, scale):
+        u[:] = 0.0
+        scale = _checked_pass(c, u, v, argmin)
+    return scale
+
+
+@njit(cache=True)
+def safe_duals(u, scale):
+    """Whether row duals keep every reduced cost c_ij - u_i - v_j of costs up to `scale` well
+    inside float64 (max |u| + scale <= max/4). Past that the Min-Trick and the tightened
+    duals overflowed to -inf and inf, and the solve called a dense matrix unassignable; such
+    a start is replaced by zeros (JV's column reduction), which keeps the solve exact."""
+    top = np.abs(u).max() if u.size else 0.0
+    return top + scale <= np.finfo(np.float64).max / 4
+
+
+@njit(cache=True)
+def _checked_pass(c, u, v, argmin):
+    """One pass of `checked_min_trick` over the costs. Everything it tracks is per column, so
+    the inner loop stays vectorized."""
     n, m = c.shape
     top = np.zeros(m)
     poison = np.zeros(m)
