@@ -11,7 +11,8 @@ and the sparse refinement of the prediction (the "(sp)" column: the LAP over eac
 column's 16 smallest reduced costs, priced until no missing entry is violated or for 12
 rounds, whose duals and assignment start the dense solve; its augmentations are not in
 "augs"). It predicts only when JV's column reduction leaves more
-than 15% of the rows free (tracking costs do not; "(inf)" and "(sp)" are then 0).
+than 15% of the rows free (tracking costs do not; "(inf)" and "(sp)" are then 0), and under
+1024 rows only where that reduction matched under half the rows (low-rank costs).
 `--oracle` adds warm JV started from the optimal row duals of the cold solve (not timed):
 the most any prediction can give.
 Every objective is checked against scipy's. A method is skipped at a size when its time
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)  # a tiny MLP: thread pools only add contention
     model = load()
     for dtype in (np.float64, np.float32):  # compile (or load) every kernel before timing
-        solve_lap(generate("uniform", 96, seed=0, dtype=dtype), predictor=model)
+        solve_lap(generate("low_rank", 128, seed=0, dtype=dtype), predictor=model)  # predicted
         solve_lap(generate("uniform", 96, seed=0, dtype=dtype))
     header = (f"{'generator':10s} {'N':>6s} {'scipy':>8s} {'lapjv':>8s} {'cold':>8s} {'augs':>6s} "
               f"{'warm':>8s} {'(inf)':>6s} {'(sp)':>6s} {'augs':>6s} {'cold/warm':>9s} "

@@ -24,6 +24,15 @@ def pytest_configure(config: pytest.Config) -> None:
             refresh(root / folder)
 
 
+@pytest.fixture
+def predict_any_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let `solve_lap` ask its predictor on matrices under PREDICT_MIN_ROWS rows, so tests of
+    the predicted path (its exactness, its errors) run on small matrices."""
+    from coplug.plugins.lap import solver
+
+    monkeypatch.setattr(solver, "PREDICT_MIN_ROWS", 1)
+
+
 def assignment_model(cost: np.ndarray) -> pyo.ConcreteModel:
     """Square assignment MIP: min sum c_ij x_ij, one per row and one per column."""
     n = cost.shape[0]

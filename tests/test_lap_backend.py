@@ -54,6 +54,7 @@ def test_sparse_continuous_model_with_offset_matches_highs() -> None:
     assert lap.objective == pytest.approx(solve(model, solver="highs").objective)
 
 
+@pytest.mark.usefixtures("predict_any_size")
 @pytest.mark.parametrize(("name", "used"), [("low_rank", True), ("geometric", False)])
 def test_warm_option_uses_rowdualnet_where_it_helps_and_stays_exact(name: str, used: bool) -> None:
     """Low-rank costs leave most rows free after column reduction, tracking costs few."""

@@ -50,6 +50,7 @@ def test_cold_duals_far_above_the_assigned_costs_still_certify() -> None:
     assert solve_lap(c).cost == _optimum(c)
 
 
+@pytest.mark.usefixtures("predict_any_size")
 @pytest.mark.parametrize("name", ["uniform", "low_rank", "transport"])
 def test_predicted_warm_solves_pass_the_strict_certificate(name: str) -> None:
     c = generate(name, 600, seed=11)

@@ -88,6 +88,7 @@ class _Recorder:
         return self.duals(c) if callable(self.duals) else self.duals
 
 
+@pytest.mark.usefixtures("predict_any_size")
 @pytest.mark.parametrize("name", ["uniform", "low_rank", "transport"])
 @pytest.mark.parametrize("maximize", [False, True])
 def test_predictor_path_is_exact_and_uses_the_prediction(name: str, maximize: bool) -> None:
@@ -108,6 +109,25 @@ def test_predictor_is_skipped_when_column_reduction_nearly_solves() -> None:
     assert sol.cost == pytest.approx(c[r, k].sum(), rel=1e-12)
 
 
+@pytest.mark.parametrize(("name", "n", "asked"), [
+    ("uniform", 300, False), ("transport", 300, False), ("low_rank", 300, True),
+    ("uniform", 1024, True),
+])
+def test_predictor_is_asked_from_min_rows_or_where_column_reduction_drops(
+    name: str, n: int, asked: bool
+) -> None:
+    """Small uniform and transport costs go on cold from column reduction; low-rank costs,
+    whose reduction is dropped, are predicted at any size, and every size from 1024 rows."""
+    c = generate(name, n, seed=4)
+    spy = _Recorder(lambda c: c.min(axis=1))
+    sol = solve_lap(c, predictor=spy)
+    r, k = linear_sum_assignment(c)
+    assert spy.calls == int(asked) and sol.warm is asked
+    assert sol.info["prediction"] == "used" if asked else "rows, under 1024" in sol.info[
+        "prediction"]
+    assert sol.cost == pytest.approx(c[r, k].sum(), rel=1e-12)
+
+
 def test_rectangular_costs_skip_the_predictor_but_take_adversarial_duals_exactly() -> None:
     """Padded to a square, predicted duals cost far more than a cold solve (2000x3999: 0.03 s
     cold, 10 s predicted), so a predictor is skipped there; given duals are still used."""
@@ -122,6 +142,7 @@ def test_rectangular_costs_skip_the_predictor_but_take_adversarial_duals_exactly
     assert given.warm and given.cost == pytest.approx(c[r, k].sum(), rel=1e-12)
 
 
+@pytest.mark.usefixtures("predict_any_size")
 @pytest.mark.parametrize(
     ("predictor", "match"),
     [
@@ -146,6 +167,7 @@ def test_row_duals_and_predictor_together_are_refused() -> None:
         solve_lap(np.eye(3), row_duals=np.zeros(3), predictor=load())
 
 
+@pytest.mark.usefixtures("predict_any_size")
 def test_predictor_path_is_exact_on_costs_far_below_one() -> None:
     c = generate("transport", 300, seed=3) * 1e-13
     r, k = linear_sum_assignment(c)

@@ -65,6 +65,7 @@ def test_given_duals_near_the_float_maximum_warn_nothing(duals, maximize: bool) 
     assert solution.cost == pytest.approx(_scipy_cost(c, maximize), abs=1e-12)
 
 
+@pytest.mark.usefixtures("predict_any_size")
 @pytest.mark.parametrize("big", [1e308, FMAX])
 def test_rowdualnet_duals_stay_finite_next_to_costs_near_the_float_maximum(big: float) -> None:
     rng = np.random.default_rng(0)

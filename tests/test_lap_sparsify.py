@@ -56,6 +56,7 @@ def test_pattern_holds_row_and_column_k_smallest_and_the_diagonal(n: int, m: int
     assert np.array_equal(kept, expected)
 
 
+@pytest.mark.usefixtures("predict_any_size")
 @pytest.mark.parametrize("name", ["uniform", "low_rank", "transport"])
 def test_refined_prediction_is_exact_and_reported(name: str) -> None:
     c = generate(name, 150, seed=8)
@@ -71,6 +72,7 @@ def _square(max_side: int = 16):
     ).map(lambda a: a.astype(np.float64))
 
 
+@pytest.mark.usefixtures("predict_any_size")
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(_square(), st.data())

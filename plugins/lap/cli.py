@@ -31,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=None, help="seed for --generator (default 0)")
     p.add_argument("--warm", action="store_true",
                    help="warm-start from RowDualNet duals (used when JV's column reduction "
-                   "leaves over 15%% of the rows free; the output says whether it was)")
+                   "leaves over 15%% of the rows free, from 1024 rows up or when it matches "
+                   "under half of them; the output says whether it was)")
     p.add_argument("--maximize", action="store_true")
     p.add_argument("--time-limit", type=float, default=None, help="seconds; stop without answer")
     p.add_argument("--check", action="store_true", help="compare with scipy's objective")

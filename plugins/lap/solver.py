@@ -36,6 +36,13 @@ COLUMN_RESCAN_COST = 8
 # less than a prediction (free share over seeds and N = 256..4096: tracking costs 7-11%,
 # uniform 23-29%, transport 33-40%, low-rank 100%).
 PREDICT_MIN_FREE = 0.15
+# ... and only from this many rows up, unless the column reduction was dropped (it matched
+# under COLUMN_REDUCTION_MIN_MATCHED of the rows, as on low-rank costs): below it inference
+# and the sparse refinement cost more than cold JV's augmentations (`python
+# benchmarks/lap_warmstart.py --sizes 256 512 768 1024 --methods scipy cold warm` without this
+# gate: cold/warm 0.17-0.72x on uniform and transport costs at N = 256..768, 1.2-2.8x on
+# low-rank ones at 512 and 768; near break-even at 1024-2048 on uniform and transport).
+PREDICT_MIN_ROWS = 1024
 # Predicted square warm starts are first refined on the sparse LAP over each row's and
 # column's SPARSIFY_K smallest reduced costs (plus the diagonal, so it is feasible): its
 # optimal duals and assignment then start the dense solve. 0 turns the refinement off.
@@ -129,7 +136,8 @@ def solve_lap(
     there are more rows than columns, or when padding to a square would more than double
     the matrix (dense: over twice as many columns as rows). `predictor` instead supplies
     them (`predict_duals` on the min-cost matrix, inference timed in `info`) for dense square
-    costs when JV's column reduction leaves more than PREDICT_MIN_FREE of the rows free;
+    costs when JV's column reduction leaves more than PREDICT_MIN_FREE of the rows free, on
+    PREDICT_MIN_ROWS rows or more (at any size where the reduction matched too few rows);
     `info["prediction"]` says whether it was used or why not. Past `time_limit` seconds
     it raises `TimeLimitError` (JV has no certified answer before it finishes); Ctrl-C
     interrupts it between augmentation chunks.
@@ -346,18 +354,18 @@ def _solve_min(
 def _solve_predicted(
     c: np.ndarray, predictor: DualPredictor, arr_passes: int | None, deadline: float | None
 ) -> _Solved:
-    """Dense solve that asks `predictor` for row duals unless JV's column reduction already
-    matches all but PREDICT_MIN_FREE of the rows (then it goes on cold from that start)."""
+    """Dense solve that asks `predictor` for row duals unless a cold solve from JV's column
+    reduction costs less (`_why_not_predict`: then it goes on cold from that start)."""
     n, m = c.shape
     if n == m:
         reduction = _cold_state(c)
         if np.isnan(reduction[1]):
             raise _NotFinite
         free = np.count_nonzero(reduction[0][2] < 0)  # all rows when it was dropped
-        if free <= PREDICT_MIN_FREE * n:
+        why = _why_not_predict(n, free, reduction[2])
+        if why:
             solved = _solve_dense(c, None, arr_passes, deadline, reduction)
-            return solved._replace(prediction=f"skipped: column reduction left {free} of {n} "
-                                   "rows free")
+            return solved._replace(prediction=f"skipped: {why}")
     tick = time.perf_counter()
     predicted = predictor.predict_duals(c)
     if predicted is None:
@@ -375,6 +383,17 @@ def _solve_predicted(
     solved = _solve_dense(c, refined.u, arr_passes, deadline, start=refined.col4row)
     return solved._replace(warm=True, prediction="used", inference=inference,
                            sparse_augs=refined.augs, sparse_s=sparse_s)
+
+
+def _why_not_predict(n: int, free: int, reduced: bool) -> str | None:
+    """Why a square solve of n rows whose column reduction left `free` rows free (`reduced`:
+    it was kept) goes on cold instead of asking its predictor, or None to predict."""
+    if free <= PREDICT_MIN_FREE * n:
+        return f"column reduction left {free} of {n} rows free"
+    if reduced and n < PREDICT_MIN_ROWS:
+        return (f"{n} rows, under {PREDICT_MIN_ROWS}: cold JV's {free} augmentations cost "
+                "less than a prediction")
+    return None
 
 
 def _refine_sparse(
