@@ -312,7 +312,10 @@ def _check_duals(row_duals: Any, n: int, what: str = "row_duals") -> np.ndarray 
     """Row duals as a finite float64 vector of length n, or None."""
     if row_duals is None:
         return None
-    given = np.asarray(row_duals)
+    try:
+        given = np.asarray(row_duals)
+    except (TypeError, ValueError, RuntimeError) as exc:  # e.g. a tensor that requires grad
+        raise InputError(f"{what} cannot be read as an array: {exc}") from None
     if given.dtype.kind == "c":
         raise InputError(f"{what} must be real, got dtype {given.dtype}")
     try:
@@ -473,8 +476,8 @@ def _solve_dense(
         jv.implicit_row_duals(c, v, col4row, u)
     augs = _augment_in_chunks(jv.shortest_augmenting_paths, (c, u, v, col4row, row4col), n,
                               deadline)
-    if augs < 0:
-        raise InputError(f"no assignment covers row {-1 - augs}")
+    if augs < 0:  # dense: the distances overflowed (`_unassigned` tells callers which)
+        raise _Unassignable(-1 - augs)
     return _Solved(col4row, u, v, augs, scans, scale, snapshot)
 
 
@@ -494,7 +497,7 @@ def _solve_small(
     if np.isnan(scale):
         raise _NotFinite
     if augs < 0:
-        raise InputError(f"no assignment covers row {-1 - augs}")
+        raise _Unassignable(-1 - augs)
     return _Solved(col4row, u, v, augs, scans, scale, gap=gap)
 
 
@@ -565,8 +568,9 @@ def _unpad(n: int, solved: _Solved) -> _Solved:
 
 
 class _Unassignable(Exception):
-    """A sparse solve found a row it cannot assign: the pattern holds no assignment, or the
-    distances overflowed float64 (`_unassigned` tells which). The pattern is checked only
+    """A solve found a row it cannot assign: a sparse pattern holds no assignment, or the
+    distances overflowed float64 (always so on dense costs; `_unassigned` tells which). The
+    pattern is checked only
     then (`sparse.check_pattern`, a maximum matching that costs several times a feasible
     solve), not up front."""
 
