@@ -252,7 +252,7 @@ class PMVBBranching:
         depth: int = 0,
         priority: int = 1_000_000,
     ) -> None:
-        resolved = _resolve_predictor(predictor)
+        resolved = checked_predictor(predictor)
         threshold, confidence = _tuned_or_default(predictor, threshold, confidence)  # checked
         if mode not in _MODES:
             raise InputError(f"PMVB mode must be one of {_MODES}, got {mode!r}")
@@ -551,8 +551,9 @@ def tuned_t_q(
     return float(t), float(q)
 
 
-def _resolve_predictor(predictor: Any) -> Any:
-    """Validate the predictor argument; load a checkpoint given by path."""
+def checked_predictor(predictor: Any) -> Any:
+    """Validate the predictor argument; load a checkpoint given by path (and check that it
+    fits the rule's features and 0/1 labels)."""
     if isinstance(predictor, str) and predictor == "lp":
         return "lp"
     if isinstance(predictor, str) and not predictor.strip():

@@ -37,15 +37,15 @@ def resolve_predictor(predictor: str, family: str | None) -> tuple[Any, dict[str
         raise InputError(f"--predictor {predictor} is neither lp, {', '.join(LEARNED_KINDS)} "
                          "nor an existing checkpoint file (train one with python -m "
                          "coplug.learned.train_pmvb)")
-    from coplug.learned.pmvb_predictors import checkpoint_metadata, load_predictor
-    from coplug.plugins.pmvb import check_metadata
+    from coplug.learned.pmvb_predictors import checkpoint_metadata
+    from coplug.plugins.pmvb import check_metadata, checked_predictor
 
     meta = checkpoint_metadata(path)
     check_metadata(meta, path.with_suffix(".json"))
     mismatch = family_mismatch(meta, family, path)
     if mismatch:
         print(f"coplug pmvb: warning: {mismatch}", file=sys.stderr)
-    return load_predictor(path), meta
+    return checked_predictor(path), meta  # refused here, before any solve, when misfit
 
 
 def family_mismatch(meta: dict[str, Any], family: str | None, path: Path) -> str | None:

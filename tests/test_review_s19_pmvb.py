@@ -19,6 +19,7 @@ from coplug.learned.pmvb_features import FEATURE_NAMES
 from coplug.learned.pmvb_predictors import PMVBPredictor, checkpoint_name, shipped_checkpoint
 from coplug.plugins import InputError, solve
 from coplug.plugins.pmvb import PMVBBranching
+from coplug.plugins.pmvb_cli import resolve_predictor
 
 
 def _data(n: int = 60) -> tuple[np.ndarray, np.ndarray]:
@@ -37,6 +38,15 @@ def test_rule_refuses_a_predictor_fitted_on_other_labels(labels: tuple, tmp_path
     with pytest.raises(InputError, match="fitted on 0/1 labels"):
         PMVBBranching(path)
     assert PMVBBranching(PMVBPredictor().fit(X, y)).predictor is not None  # 0/1 still fine
+
+
+def test_cli_refuses_a_checkpoint_fitted_on_other_labels_before_solving(tmp_path: Path) -> None:
+    X, y = _data()
+    path = PMVBPredictor().fit(X, np.array([3, 7])[y]).save(tmp_path / "other_labels.joblib")
+    with pytest.raises(InputError, match="fitted on 0/1 labels"):
+        resolve_predictor(str(path), "mknapsack")
+    good = PMVBPredictor().fit(X, y).save(tmp_path / "good.joblib")
+    assert resolve_predictor(str(good), "mknapsack")[0] is not None
 
 
 @pytest.mark.parametrize("content", [
