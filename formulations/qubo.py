@@ -65,8 +65,14 @@ class QUBO:
         self.constant = float(self.constant)
         _require_finite(np.array([self.constant]), "constant")
         if self.A is None:
+            if self.weights is not None and np.size(self.weights):
+                raise InputError("QUBO weights need penalty rows A (one weight per row); "
+                                 "got weights and no A")
             self.A = sp.csr_matrix((0, n))
             self.weights = np.zeros(0)
+        if self.weights is None:
+            raise InputError(f"QUBO penalty rows A ({self.A.shape[0]} rows) need weights, "
+                             "one per row")
         self.A = _as_floats(lambda: sp.csr_matrix(self.A, dtype=float), self.A, "A")
         self.weights = _as_floats(lambda: np.asarray(self.weights, dtype=float).reshape(-1),
                                   self.weights, "weights")

@@ -52,6 +52,15 @@ def test_complex_qubo_data_is_refused_not_truncated() -> None:
         _qubo(A=np.array([[1j, 1]]), weights=np.ones(1))
 
 
+def test_penalty_weights_and_rows_come_together() -> None:
+    with pytest.raises(InputError, match="weights need penalty rows A"):
+        _qubo(weights=np.ones(1))  # dropped silently before: the penalty vanished
+    with pytest.raises(InputError, match="need weights"):
+        _qubo(A=np.array([[1.0, 1.0]]))
+    q = _qubo(A=np.array([[1.0, 1.0]]), weights=np.full(1, 2.0))
+    assert q.energy(np.ones((1, 2)))[0] == pytest.approx(_qubo().energy(np.ones((1, 2)))[0] + 8)
+
+
 @pytest.mark.parametrize("sense", [0, 5, -2, 0.5, True])
 def test_qubo_sense_must_be_plus_or_minus_one(sense: object) -> None:
     # sense 0 made `certify` treat only zero-energy points as penalty-free
