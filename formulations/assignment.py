@@ -167,6 +167,7 @@ def load_orlib(path: str | Path) -> np.ndarray:
     path = Path(path)
     numbers: list[float] = []
     for lineno, line in enumerate(_read_text(path).splitlines(), start=1):
+        _refuse_underscore(line, f"{path}:{lineno}")
         for token in line.split():
             try:
                 numbers.append(float(token))
@@ -230,6 +231,14 @@ def _read_text(path: Path) -> str:
         raise InputError(f"{path}: not a readable text file ({exc})") from exc
 
 
+def _refuse_underscore(line: str, where: str) -> None:
+    """Refuse by name a line with an underscore: float() reads "1_0" as 10 (PEP 515), which
+    no cost file means."""
+    if "_" in line:
+        raise InputError(f"{where}: {line.strip()!r} holds an underscore, which cost files "
+                         "do not use in numbers")
+
+
 def _load_csv(path: Path) -> np.ndarray:
     """A comma- or whitespace-separated matrix, errors naming the line."""
     lines = [(lineno, line) for lineno, line in enumerate(_read_text(path).splitlines(), start=1)
@@ -237,6 +246,7 @@ def _load_csv(path: Path) -> np.ndarray:
     delimiter = "," if any("," in line for _, line in lines) else None
     rows = []
     for lineno, line in lines:
+        _refuse_underscore(line, f"{path}:{lineno}")
         try:
             rows.append([float(x) for x in line.split(delimiter)])
         except ValueError:
@@ -269,8 +279,14 @@ def validate_costs(c: np.ndarray, square: bool = False, source: str = "cost matr
 
 def assignment_model(cost: np.ndarray, maximize: bool = False) -> pyo.ConcreteModel:
     """Pyomo model: x[i,j] binary, one per row (== 1), one per column (== 1, or <= 1 when
-    there are more columns than rows), linear objective."""
+    there are more columns than rows), linear objective. `maximize` must be a bool (a truthy
+    "no" would flip the sense) and integer costs exact in float64 (the objective's floats)."""
+    from coplug.plugins.lap.sparse import check_exact_integers
+
+    if not isinstance(maximize, (bool, np.bool_)):
+        raise InputError(f"maximize must be True or False, got {maximize!r}")
     c = validate_costs(cost)
+    check_exact_integers(c.reshape(-1), "cost matrix")
     n, m = c.shape
     if n > m:
         raise InputError(f"need rows <= columns for an assignment model, got {n}x{m}")

@@ -240,9 +240,9 @@ def detect_assignment(model: pyo.Block, pad_matchings: bool = True) -> Assignmen
     try:
         units = [unit for con in constraints if (unit := _unit_constraint(con)) is not None]
         cons, zero = _drop_filled(units)
+        edges = _edges(cons, objective_terms, zero)
     except _Infeasible as exc:
         return AssignmentStructure.infeasible_model(str(exc), maximize)
-    edges = _edges(cons, objective_terms, zero)
     structure = _orient(len(cons), edges, cons, objective_terms, maximize, zero, pad_matchings)
     structure.has_objective = objective is not None
     structure.terms = {id(unit.con): unit.terms for unit in units if unit.terms is not None}
@@ -304,10 +304,11 @@ def _edges(cons: list[_Unit], objective: LinearTerms, zero: list[VarData]) -> _E
 
 
 def _checked_bounds(variables: list[VarData]) -> np.ndarray:
-    """Upper bounds (NaN for none) after checking every x lives in [0, 1]."""
+    """Upper bounds (NaN for none) after checking every x lives in [0, 1] (_Infeasible for
+    an upper bound below 0)."""
     bounds = np.array([var.bounds for var in variables], dtype=float).reshape(-1, 2)
     lower, upper = bounds[:, 0], bounds[:, 1]
-    bad = ~(np.abs(lower) <= 1e-9) | ((upper > 1e-9) & (upper < 1 - 1e-9))
+    bad = ~(np.abs(lower) <= 1e-9) | ((upper > 1e-9) & (upper < 1 - 1e-9)) | (upper < -1e-9)
     if bad.any():
         _check_bounds(variables[int(np.argmax(bad))])
     return upper
@@ -413,10 +414,14 @@ def _fixed_note(con: Any) -> str:
 
 
 def _check_bounds(var: VarData) -> None:
-    """x must live in [0, 1] (binary, integer or continuous with lower bound 0)."""
+    """x must live in [0, 1] (binary, integer or continuous with lower bound 0); an upper
+    bound below that 0 leaves x no value, so the model is infeasible, not x forced to 0."""
     lb, ub = var.bounds
     if lb is None or abs(lb) > 1e-9:
         raise UnsupportedModelError(f"variable {var.name!r} has lower bound {lb}; need 0")
+    if ub is not None and ub < -1e-9:
+        raise _Infeasible(f"variable {var.name!r} has bounds [{lb:g}, {ub:g}]: no value meets "
+                          "both")
     if ub is not None and 1e-9 < ub < 1 - 1e-9:
         raise UnsupportedModelError(f"variable {var.name!r} has upper bound {ub}; need 0 or >= 1")
 
