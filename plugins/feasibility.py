@@ -6,8 +6,10 @@ point wants an answer a program can act on."""
 from __future__ import annotations
 
 import math
+import numbers
 
 import pyomo.environ as pyo
+from pyomo.core.base.block import BlockData
 
 from coplug.plugins.errors import InputError
 
@@ -19,8 +21,11 @@ def infeasibilities(model: pyo.Block, tol: float = 1e-6) -> dict[str, float]:
     """How far the values loaded in `model` miss each active constraint, each variable
     bound and each integrality, by the component's name; only misses beyond `tol` relative
     to max(1, |side|) count (integrality: beyond INTEGRALITY_TOL). A constraint whose body
-    cannot be evaluated (a variable without a value) or is NaN misses by inf."""
-    if not isinstance(tol, (int, float)) or isinstance(tol, bool) or not tol >= 0:
+    cannot be evaluated (a variable without a value) or is NaN misses by inf, as does a
+    NaN side and a value that is not finite."""
+    if not isinstance(model, BlockData):
+        raise InputError(f"infeasibilities() needs a Pyomo model (a Block), got {model!r}")
+    if not isinstance(tol, numbers.Real) or isinstance(tol, bool) or not tol >= 0:
         raise InputError(f"tol must be a number >= 0, got {tol!r}")
     missed: dict[str, float] = {}
     for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
@@ -40,18 +45,22 @@ def _row_miss(con: pyo.Constraint, tol: float) -> float:
     """How far the constraint's body lies outside its sides (0 within tolerance)."""
     try:
         body = float(pyo.value(con.body))
+        lower, upper = pyo.value(con.lower), pyo.value(con.upper)
     except (ValueError, TypeError, ZeroDivisionError, OverflowError):
         return math.inf
-    if math.isnan(body):
+    if math.isnan(body) or any(side is not None and math.isnan(side) for side in (lower, upper)):
         return math.inf
-    return max(_below(body, pyo.value(con.lower), tol), _above(body, pyo.value(con.upper), tol))
+    return max(_below(body, lower, tol), _above(body, upper, tol))
 
 
 def _bound_miss(var: pyo.Var, tol: float) -> float:
     """How far the variable lies outside its bounds or off a whole number (0 within
-    tolerance)."""
-    value = float(var.value)
-    if math.isnan(value):
+    tolerance); inf for a value that is not a finite number."""
+    try:
+        value = float(var.value)
+    except (TypeError, ValueError):
+        raise InputError(f"variable {var.name!r} holds {var.value!r}, not a number") from None
+    if not math.isfinite(value):
         return math.inf
     miss = max(_below(value, var.lb, tol), _above(value, var.ub, tol))
     if var.is_integer():

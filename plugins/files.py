@@ -47,6 +47,7 @@ _HIGHS_STATUS = {
     "Unbounded": Status.UNBOUNDED,
     "Primal infeasible or unbounded": Status.INFEASIBLE_OR_UNBOUNDED,
     "Time limit reached": Status.TIME_LIMIT,
+    "Iteration limit reached": Status.NODE_LIMIT,  # as Pyomo's iterationLimit in `solve`
     "Interrupted by user": Status.INTERRUPTED,
 }
 
@@ -105,7 +106,71 @@ def scip_read(path: Path, tee: bool = False) -> Any:
         said = next((line.split("ERROR: ", 1)[1].strip() for line in log.getvalue().splitlines()
                      if "ERROR: " in line), str(exc))
         raise InputError(f"SCIP cannot read {path.name}: {said}") from exc
+    _scip_refuse_nan(scip, path)
     return scip
+
+
+def _scip_refuse_nan(scip: Any, path: Path) -> None:
+    """An InputError naming the first NaN SCIP read from `path` (a bound, an objective
+    coefficient or offset, a linear row's coefficient or side): SCIP looped past its time
+    limit on a NaN cost and called a model with a NaN side optimal without that row."""
+    def nan(what: str) -> InputError:
+        return InputError(f"{path.name}: {what} is nan")
+
+    if math.isnan(scip.getObjoffset(original=True)):
+        raise nan("the objective's constant")
+    for var in scip.getVars():
+        if math.isnan(var.getObj()):
+            raise nan(f"the objective coefficient of {var.name!r}")
+        if math.isnan(var.getLbOriginal()) or math.isnan(var.getUbOriginal()):
+            raise nan(f"a bound of {var.name!r}")
+    for cons in scip.getConss():
+        if cons.getConshdlrName() != "linear":
+            continue
+        if math.isnan(scip.getLhs(cons)) or math.isnan(scip.getRhs(cons)):
+            raise nan(f"a side of row {cons.name!r}")
+        coefs = scip.getValsLinear(cons)
+        if any(map(math.isnan, coefs.values())):
+            name = next(name for name, coef in coefs.items() if math.isnan(coef))
+            raise nan(f"row {cons.name!r}: the coefficient of {name!r}")
+
+
+def highs_refuse_nan(highs: Any, path: Path, view: RowView) -> None:
+    """An InputError naming the first NaN HiGHS read from `path` (HiGHS takes a NaN cost or
+    coefficient as read: it called a NaN coefficient's model optimal at a wrong -3)."""
+    import numpy as np
+
+    lp = view.lp
+
+    def nan(what: str) -> InputError:
+        return InputError(f"{path.name}: {what} is nan")
+
+    def first_nan(values: Any) -> int | None:
+        found = np.flatnonzero(np.isnan(np.asarray(values, dtype=float)))
+        return int(found[0]) if found.size else None
+
+    def col(k: int) -> str:
+        return repr(lp.col_names_[k]) if k < len(lp.col_names_) else f"column {k}"
+
+    def row(k: int) -> str:
+        return repr(lp.row_names_[k]) if k < len(lp.row_names_) else f"{k}"
+
+    if math.isnan(lp.offset_):
+        raise nan("the objective's constant")
+    if (k := first_nan(lp.col_cost_)) is not None:
+        raise nan(f"the objective coefficient of {col(k)}")
+    for bounds in (lp.col_lower_, lp.col_upper_):
+        if (k := first_nan(bounds)) is not None:
+            raise nan(f"a bound of {col(k)}")
+    for sides in (lp.row_lower_, lp.row_upper_):
+        if (k := first_nan(sides)) is not None:
+            raise nan(f"a side of row {row(k)}")
+    matrix = view.matrix
+    if (k := first_nan(matrix.data)) is not None:
+        r = int(np.searchsorted(matrix.indptr, k, side="right")) - 1
+        raise nan(f"row {row(r)}: the coefficient of {col(int(matrix.indices[k]))}")
+    if first_nan(highs.getModel().hessian_.value_) is not None:
+        raise nan("a quadratic objective coefficient")
 
 
 def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any],
@@ -143,11 +208,12 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
         raise InputError(f"{path.name} defines no variables: is it an MPS or LP model?")
     if time_limit is not None:
         highs.setOptionValue("time_limit", float(time_limit))
+    view = RowView(highs)  # the rows stay as read: the checks share one read of them
+    highs_refuse_nan(highs, path, view)
     params = highs_options(params)
     for key, value in params.items():
         if highs.setOptionValue(key, value) != highspy.HighsStatus.kOk:
             raise InputError(f"cannot set HiGHS option {key!r} to {value!r}")
-    view = RowView(highs)  # the rows stay as read: the checks share one read of them
     rows = highs_integral_rows(highs, mip_tolerance(highs, params), view)
     start = time.perf_counter()
     highs.HandleUserInterrupt = True  # its interrupt callbacks check cancelSolve's flag

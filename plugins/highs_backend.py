@@ -10,6 +10,7 @@ as SCIP reports its gap limit. Integer values are snapped as SCIP's are (HiGHS l
 from __future__ import annotations
 
 import math
+import numbers
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -248,7 +249,8 @@ def highs_options(params: Mapping[str, Any]) -> dict[str, Any]:
     """The caller's HiGHS options, checked up front (Pyomo's interface ignores the status
     HiGHS returns, so a typo would otherwise change nothing without a word) and given the
     type HiGHS wants where the value means the same: a whole float for an integer option
-    (1e3 nodes), 0/1 for a bool, an integer for a text option (log_file=2024)."""
+    (1e3 nodes), 0/1 for a bool, an integer for a text option (log_file=2024). NaN is
+    refused: HiGHS's range checks let it through (a NaN feasibility tolerance misjudged)."""
     if not params:
         return {}
     import highspy
@@ -259,6 +261,9 @@ def highs_options(params: Mapping[str, Any]) -> dict[str, Any]:
         checker.setOptionValue("output_flag", False)
     typed = {}
     for key, value in params.items():
+        if isinstance(value, numbers.Real) and math.isnan(value):
+            raise InputError(f"HiGHS option {key!r} is nan: HiGHS takes it without a word "
+                             "and solves wrongly (needs a number)")
         typed[key] = _as_highs_type(checker, key, value)
         if checker.setOptionValue(key, typed[key]) != highspy.HighsStatus.kOk:
             raise InputError(f"cannot set HiGHS option {key!r} to {value!r}: unknown option "

@@ -86,7 +86,9 @@ class InfeasibleSubsystem:
 def explain_infeasible(model: BlockData, time_limit: float | None = None,
                        check_limit: int = 60) -> InfeasibleSubsystem:
     """An irreducible infeasible subsystem of `model`, checked by a second solve; raises
-    InputError when the model is feasible."""
+    InputError when the model is feasible (or is not a Pyomo model)."""
+    if not isinstance(model, BlockData):
+        raise InputError(f"explain_infeasible() needs a Pyomo model (a Block), got {model!r}")
     if not isinstance(check_limit, int) or isinstance(check_limit, bool) or check_limit < 0:
         raise InputError(f"check_limit must be an integer >= 0, got {check_limit!r}")
     time_limit = checked_time_limit(time_limit)

@@ -24,7 +24,7 @@ from pathlib import Path
 from pyomo.common.tee import capture_output
 
 from coplug.plugins.errors import InputError, SolverError
-from coplug.plugins.files import checked_model_path, scip_read
+from coplug.plugins.files import checked_model_path, highs_refuse_nan, scip_read
 from coplug.plugins.highs_rows import RowView
 from coplug.plugins.iis import no_value_meets
 from coplug.plugins.limits import checked_time_limit
@@ -123,7 +123,9 @@ class _Highs:
             raise InputError(f"HiGHS cannot read {path.name} (nonlinear rows, or names its LP "
                              f"reader refuses such as r[1]; an .mps copy may do): load it into "
                              f"Pyomo and use coplug.plugins.explain_infeasible")
-        lp = self.highs.getLp()
+        view = RowView(self.highs)
+        highs_refuse_nan(self.highs, path, view)  # HiGHS would check a NaN row as read
+        lp = view.lp
         _unique_names(path, "row", lp.row_names_)
         _unique_names(path, "column", lp.col_names_)
         self.inf = highspy.kHighsInf
@@ -135,7 +137,7 @@ class _Highs:
         self.domain = {k for k, (lo, hi) in enumerate(self.col_bounds)
                        if integer[k] and lo == 0 and hi == 1}  # binaries: 0..1 is the domain
         self.integer = integer
-        self.matrix = RowView(self.highs).matrix
+        self.matrix = view.matrix
         self.highs.changeColsCost(lp.num_col_, np.arange(lp.num_col_, dtype=np.int32),
                                   np.zeros(lp.num_col_))
         self.highs.setOptionValue("time_limit", _CHECK_SECONDS)
