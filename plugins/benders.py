@@ -300,8 +300,9 @@ def _optimality_cut(estimate: VarData, optimum: float, duals: Sequence[float],
 
 
 def _check_subproblem(k: int, sub: Any) -> None:
-    """A Subproblem of a Pyomo block, (master, copy) variable pairs with the copies in the
-    block and the masters outside, and an estimate with a finite lower bound."""
+    """A Subproblem of a Pyomo block, (master, copy) variable pairs with the unfixed copies
+    in the block and the masters outside, and an estimate with a finite lower bound (a
+    fixed copy drops its link row, which HiGHS's fast path cannot find: a KeyError)."""
     if not isinstance(sub, Subproblem):
         raise InputError(f"subproblem {k} must be a Subproblem(model, links, estimate), got "
                          f"{type(sub).__name__}")
@@ -317,6 +318,9 @@ def _check_subproblem(k: int, sub: Any) -> None:
         if not declared_in(copy, sub.model):
             raise InputError(f"subproblem {k}: the copy {copy.name!r} is not a variable of its "
                              "model")
+        if copy.fixed:
+            raise InputError(f"subproblem {k}: the copy {copy.name!r} is fixed; unfix it (its "
+                             "link row sets it to the master's value at each point)")
         if declared_in(master, sub.model):
             raise InputError(f"subproblem {k}: the master variable {master.name!r} belongs to "
                              "the subproblem's model")

@@ -19,11 +19,13 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
+import numpy as np
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.relational_expr import (
     EqualityExpression,
     InequalityExpression,
     RangedExpression,
+    RelationalExpression,
 )
 from pyscipopt import SCIP_RESULT, Conshdlr, quicksum
 
@@ -103,8 +105,20 @@ def linear_row(expr: Any) -> LinearRow:
     terms = linear_terms(body)
     if terms is None:
         raise InputError(f"lazy constraint {expr} is not linear")
-    return LinearRow(list(terms.variables), terms.coefs.tolist(), lo - terms.constant,
-                     hi - terms.constant, expr)
+    row = LinearRow(list(terms.variables), terms.coefs.tolist(), lo - terms.constant,
+                    hi - terms.constant, expr)
+    _check_finite(row)
+    return row
+
+
+def _check_finite(row: LinearRow) -> None:
+    """An InputError for a row with a NaN or infinite coefficient or constant, or a side
+    that is NaN or infinite the wrong way: the solvers drop or loop on such rows."""
+    if not (np.isfinite(row.coefs).all() and -_INF < row.upper and row.lower < _INF
+            and row.lower == row.lower and row.upper == row.upper):
+        raise InputError(f"lazy constraint {row.expr} has a NaN or infinite coefficient or "
+                         "side; give finite numbers (an infinite side only as "
+                         "pyo.inequality(-inf, body, upper) or its mirror)")
 
 
 def _constant_side(value: Any, expr: Any) -> float:
@@ -174,31 +188,33 @@ class LazyConstraints(UserCallbackPlugin):
         """Calls of `separate`, solutions rejected, rows added, seconds spent in `separate`."""
         return dict(self._stats)
 
-    def violated(self, sol: Any) -> list[LinearRow]:
+    def violated(self, sol: Any, judge_added: bool = False) -> list[LinearRow]:
         """The rows `separate` returns for SCIP's `sol` (None: the current LP or pseudo
-        solution) that it violates by SCIP's tolerance."""
+        solution) that it violates by SCIP's tolerance (rows already added too with
+        `judge_added`)."""
         scip = self._scip
-        return self.violated_at(SolutionView.of_scip(scip, sol, self._var_map), scip.isFeasLE)
+        return self.violated_at(SolutionView.of_scip(scip, sol, self._var_map), scip.isFeasLE,
+                                judge_added)
 
-    def violated_at(self, view: Any, feasible_le: Callable[[float, float], bool]
-                    ) -> list[LinearRow]:
+    def violated_at(self, view: Any, feasible_le: Callable[[float, float], bool],
+                    judge_added: bool = False) -> list[LinearRow]:
         """The rows `separate` returns for the point `view` reads that violate it
         (`feasible_le(a, b)`: a <= b within tolerance), each once, leaving out rows already
-        added: those are the solver's rows now, judged by its own check. Judging them again
-        here loops: an LP solution that meets such a row within the LP's tolerance but
-        misses it by this check's would add it again and again, forever (the same row 9,500
-        times in 5 s on an unbounded LP with values near 1e5)."""
+        added unless `judge_added`: those are the solver's rows now, judged by its own check.
+        Judging them again while enforcing loops: an LP solution that meets such a row within
+        the LP's tolerance but misses it by this check's would add it again and again,
+        forever (the same row 9,500 times in 5 s on an unbounded LP with values near 1e5)."""
         started = time.perf_counter()
         try:
             returned = self.separate(view)
-            rows = [self._read(expr) for expr in (returned or ())]
+            rows = [self._read(expr) for expr in _returned_rows(returned)]
         finally:
             self._stats["calls"] += 1
             self._stats["seconds"] += time.perf_counter() - started
         out, keys = [], set()
         for row in rows:
             key = _key(row)
-            if key in self._added or key in keys:
+            if key in keys or key in self._added and not judge_added:
                 continue
             keys.add(key)
             activity = sum(c * view[v] for v, c in zip(row.variables, row.coefs, strict=True))
@@ -242,6 +258,19 @@ class LazyConstraints(UserCallbackPlugin):
             self.record(row)
 
 
+def _returned_rows(returned: Any) -> Iterable[Any]:
+    """What `separate` returned as an iterable of rows (None: none); an InputError for one
+    row or anything else not a list of rows (truth-testing a Pyomo row raises deep in
+    Pyomo)."""
+    if returned is None:
+        return ()
+    if isinstance(returned, (RelationalExpression, str, bytes)) or not isinstance(
+            returned, Iterable):
+        raise InputError("separate must return a list of rows (relational expressions) or "
+                         f"None, got {type(returned).__name__} {returned!r}")
+    return returned
+
+
 def _key(row: LinearRow) -> Any:
     """What makes two rows the same row: their terms (by variable) and their sides."""
     return frozenset(zip(map(id, row.variables), row.coefs, strict=True)), row.lower, row.upper
@@ -260,8 +289,12 @@ class _LazyHandler(Conshdlr):
 
     def conscheck(self, constraints, solution, checkintegrality, checklprows, printreason,
                   completely):
+        # SCIP checks a solution of the original space (a UserHeuristic's) against the
+        # original constraints only, never the rows added to the transformed problem: here
+        # they are judged too, or such a point that misses one became the answer
+        original = any(cons.isOriginal() for cons in constraints)
         try:
-            bad = self.owner.violated(solution)
+            bad = self.owner.violated(solution, judge_added=original)
         except Exception as exc:  # the user's function: whatever it raises ends the solve
             self.owner.fail(exc)
             return {"result": SCIP_RESULT.INFEASIBLE}

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import numbers
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -99,8 +100,10 @@ def pareto_front(model: pyo.Block, first: Any, second: Any, solver: str = "scip"
     lexicographic optimum with `second` better than the point before by `step` or more
     (default: the objective's own step, when it has one); the last one is loaded."""
     chain = _objective_list(model, [first, second], minimum=2)
-    if isinstance(max_points, bool) or not isinstance(max_points, int) or max_points < 1:
+    if isinstance(max_points, bool) or not isinstance(max_points, numbers.Integral) or \
+            max_points < 1:
         raise InputError(f"max_points must be a whole number >= 1, got {max_points!r}")
+    max_points = int(max_points)
     gap = _step(chain[1], step)
     deadline = _deadline(time_limit)
     variables = _point_variables(model, chain)
@@ -236,9 +239,9 @@ def _in_deactivated_block(objective: ObjectiveData, model: pyo.Block) -> bool:
 
 
 def _tolerances(abs_tol: Any, rel_tol: Any) -> tuple[float, float]:
-    """Both tolerances as non-negative finite floats."""
+    """Both tolerances as non-negative finite floats (numpy numbers too)."""
     for name, value in (("abs_tol", abs_tol), ("rel_tol", rel_tol)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
                 0 <= value < math.inf):
             raise InputError(f"{name} must be a number >= 0, got {value!r}")
     return float(abs_tol), float(rel_tol)
@@ -256,7 +259,7 @@ def _step(objective: ObjectiveData, step: Any) -> float:
         raise InputError(f"objective {objective.name!r} can improve by any amount (continuous "
                          "variables or coefficients); give step=, the least improvement "
                          "between two points of the front")
-    if isinstance(step, bool) or not isinstance(step, (int, float)) or not 0 < step < math.inf:
+    if isinstance(step, bool) or not isinstance(step, numbers.Real) or not 0 < step < math.inf:
         raise InputError(f"step must be a number > 0, got {step!r}")
     return float(step)
 

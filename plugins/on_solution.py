@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.visitor import identify_variables, replace_expressions
 from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
@@ -154,9 +155,15 @@ class OnSolution(UserCallbackPlugin):
         finally:
             self._stats["calls"] += 1
             self._stats["seconds"] += time.perf_counter() - started
-        if stop is True:
+        if _says_stop(stop):
             self._stats["stopped"] = True
             stop_solve()
+
+
+def _says_stop(returned: Any) -> bool:
+    """Whether a callback's return value asks to stop: True, numpy's too (a comparison with
+    a numpy number gives np.True_, which `is True` missed, so the solve went on)."""
+    return isinstance(returned, (bool, np.bool_)) and bool(returned)
 
 
 def maximizes(block: Any) -> bool:

@@ -58,11 +58,15 @@ def _variables(suffix: pyo.Suffix, component: Any) -> list[VarData]:
 
 
 def _whole(suffix: pyo.Suffix, var: VarData, value: Any) -> int:
-    """A priority as an int, refusing fractions, NaN and non-numbers."""
+    """A priority as an int, refusing fractions, NaN, non-numbers and whole numbers past
+    SCIP's int range (named as such: "must be a whole number, got 2**40" misled)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != value or (
-            not float(value).is_integer() or abs(value) >= 2**31):
+            not float(value).is_integer()):
         raise InputError(f"Suffix {suffix.name!r}: the priority of {var.name!r} must be a whole "
                          f"number, got {value!r}")
+    if abs(value) >= 2**31:
+        raise InputError(f"Suffix {suffix.name!r}: the priority of {var.name!r} must lie within "
+                         f"SCIP's int range (-2**31, 2**31), got {value!r}")
     return int(value)
 
 

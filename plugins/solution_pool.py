@@ -13,6 +13,7 @@ large all-integer row, see `coplug.plugins.integral_rows`) is left out, and the 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ from coplug.plugins.base import UserCallbackPlugin, checked_plugin_name
 from coplug.plugins.errors import InputError
 from coplug.plugins.integral_rows import violations
 from coplug.plugins.lazy import SolutionView
+from coplug.plugins.limits import SCIP_INT_MAX
 from coplug.plugins.on_solution import (
     epigraph_objective,
     evaluated,
@@ -85,9 +87,9 @@ class SolutionPool(UserCallbackPlugin):
     """
 
     def __init__(self, size: int = 10, name: str = "solution_pool") -> None:
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
             raise InputError(f"SolutionPool size must be a whole number >= 1, got {size!r}")
-        self.size = size
+        self.size = int(size)
         self.name = checked_plugin_name(name)
         self._variables: tuple[VarData, ...] = ()
         self._integer = np.zeros(0, dtype=bool)  # which of `_variables` are integer
@@ -98,11 +100,13 @@ class SolutionPool(UserCallbackPlugin):
         self.solutions: list[PoolSolution] = []
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
-        """Make SCIP keep at least `size` solutions; read them once the solve is over."""
+        """Make SCIP keep at least `size` solutions (at most its int range: a larger size
+        overflowed PySCIPOpt's int parameter); read them once the solve is over."""
         self.bind(scip_model)
         self._start([var for var, _ in var_map.items() if not var.fixed], var_map.block)
-        if int(scip_model.getParam("limits/maxsol")) < self.size:
-            scip_model.setParam("limits/maxsol", self.size)
+        keep = min(self.size, SCIP_INT_MAX)
+        if int(scip_model.getParam("limits/maxsol")) < keep:
+            scip_model.setParam("limits/maxsol", keep)
         rows = misjudged_rows(scip_model)
         objective = epigraph_objective(var_map)
         handles = [var_map.to_scip(var) for var in self._variables]

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import pyomo.environ as pyo
 from pyomo.core.base.var import VarData
 from pyscipopt import SCIP_HEURTIMING, SCIP_RESULT, Heur
 
@@ -102,11 +103,20 @@ class UserHeuristic(UserCallbackPlugin):
                     continue
                 raise InputError(f"propose returned variable {var.name!r}, which is not in "
                                  "the solved model")
-            number = float(value)
-            if not math.isfinite(number):
-                raise InputError(f"propose returned {value!r} for {var.name!r}")
-            scip.setSolVal(sol, var_map.to_scip(var), number)
+            scip.setSolVal(sol, var_map.to_scip(var), _number(var, value))
         return sol
+
+
+def _number(var: VarData, value: Any) -> float:
+    """A proposed value as a finite float (a Pyomo Param's too); an InputError naming the
+    variable for anything else (float() of None or an array named neither)."""
+    try:
+        number = float(pyo.value(value, exception=False))
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number):
+        raise InputError(f"propose returned {value!r} for {var.name!r}; give a finite number")
+    return number
 
 
 def _pairs(values: Proposal) -> Iterable[tuple[Any, Any]]:
