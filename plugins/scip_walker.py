@@ -152,6 +152,24 @@ def mark_one_shot(opt: Any) -> None:
         return pyomo_bounds(var)
 
     opt._scip_lb_ub_from_var = bounds
+    _binaries_off_unit_as_integers(opt)
+
+
+def _binaries_off_unit_as_integers(opt: Any) -> None:
+    """Build a binary whose bounds (or fixed value) leave [0, 1], such as bounds (1, -1), as
+    an integer: SCIP refuses such a binary with a bare "error in input data", while as an
+    integer its empty bounds make the model infeasible, as HiGHS reports it."""
+    pyomo_vtype, bounds = opt._scip_vtype_from_var, opt._scip_lb_ub_from_var
+
+    def vtype(var: Any) -> str:
+        kind = pyomo_vtype(var)
+        if kind == "B":
+            lb, ub = bounds(var)
+            if not 0 <= lb <= ub <= 1:
+                return "I"
+        return kind
+
+    opt._scip_vtype_from_var = vtype
 
 
 def _sum(node: Any, data: list[Any], opt: Any, visitor: Any) -> Any:

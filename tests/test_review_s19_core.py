@@ -172,3 +172,18 @@ def test_highs_iteration_limit_reads_alike_from_a_file_and_a_model(tmp_path) -> 
     # the file's stop was 'unknown' (no HiGHS status name matched), the model's node_limit
     assert read.status is model.status
     assert read.has_solution == model.has_solution
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_a_binary_with_empty_bounds_makes_the_model_infeasible(solver: str) -> None:
+    """SCIP refused a binary with bounds (1, -1) with a bare "error in input data"."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Binary)
+    m.y = pyo.Var(bounds=(0, 1))
+    m.x.setlb(1)
+    m.x.setub(-1)
+    m.o = pyo.Objective(expr=m.x + m.y)
+    assert solve(m, solver=solver).status.name == "INFEASIBLE"
+    m.x.setub(1)
+    result = solve(m, solver=solver)
+    assert result.status.name == "OPTIMAL" and result.objective == pytest.approx(1.0)
