@@ -204,7 +204,7 @@ class BendersCuts:
         for k, sub in enumerate(subproblems):
             _check_subproblem(k, sub)
         self.subproblems = subproblems
-        self.solver = solver
+        self.solver = solver = _lp_solver(solver)
         self._optimality = [None if s.estimate is None else _Clone(k, s, False, solver)
                             for k, s in enumerate(subproblems)]
         self._elastic = [_Clone(k, s, True, solver) for k, s in enumerate(subproblems)]
@@ -333,3 +333,10 @@ def _check_subproblem(k: int, sub: Any) -> None:
                              "costs); without one SCIP calls the master unbounded")
 
 
+def _lp_solver(solver: Any) -> str:
+    """The subproblems' LP solver, "highs" or "scip" in any case ("HiGHS" skipped HiGHS's
+    persistent fast path and solved each subproblem through `solve`)."""
+    name = solver.lower() if isinstance(solver, str) else None
+    if name not in ("highs", "scip"):
+        raise InputError(f"BendersCuts solver must be 'highs' or 'scip', got {solver!r}")
+    return name

@@ -100,7 +100,8 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         given = [flag for flag, value in (("--size", args.size), ("--seed", args.seed))
                  if value is not None]
         if given:
-            raise InputError(f"{' and '.join(given)} apply to formulation names, not to the "
+            verb = "apply" if len(given) > 1 else "applies"
+            raise InputError(f"{' and '.join(given)} {verb} to formulation names, not to the "
                              f"file {args.target}")
         with stdout_to_stderr(args.json):
             result = solve_file(args.target, solver=args.solver, time_limit=args.time_limit,

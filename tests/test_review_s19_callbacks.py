@@ -105,6 +105,21 @@ def test_benders_matches_the_extensive_form():
     assert result.objective == pytest.approx(solve(whole, solver="highs").objective)
 
 
+def test_benders_solver_name_in_any_case_takes_the_fast_path() -> None:
+    master, sub = _benders_pair()
+    links = [(master.y[i], sub.y[i]) for i in range(2)]
+    cuts = BendersCuts([Subproblem(sub, links, master.t)], solver="HiGHS")
+    assert cuts.solver == "highs" and cuts._elastic[0].fast is not None
+    whole = solve(master, plugins=[LazyConstraints(cuts)]).objective
+    master2, sub2 = _benders_pair()
+    links2 = [(master2.y[i], sub2.y[i]) for i in range(2)]
+    scip_cuts = BendersCuts([Subproblem(sub2, links2, master2.t)], solver="scip")
+    assert solve(master2, plugins=[LazyConstraints(scip_cuts)]).objective == pytest.approx(whole)
+    for bad in ("gurobi", 3, None):
+        with pytest.raises(InputError, match="BendersCuts solver must be"):
+            BendersCuts([Subproblem(sub, links, master.t)], solver=bad)
+
+
 @pytest.mark.parametrize("solver", ["scip", "highs"])
 def test_on_solution_stops_on_a_numpy_true(solver):
     # before: `stop is True` missed np.True_ (a comparison with a numpy number) and the

@@ -38,7 +38,7 @@ def test_solve_file_refuses_formulation_flags(tmp_path: Path) -> None:
     path = tmp_path / "m.lp"
     gisp(20, seed=0).write(str(path), io_options={"symbolic_solver_labels": True})
     out = _coplug("solve", str(path), "--size", "99")
-    assert out.returncode == 2 and "--size apply to formulation names" in out.stderr
+    assert out.returncode == 2 and "--size applies to formulation names" in out.stderr
     assert _coplug("solve", str(path)).returncode == 0
 
 
