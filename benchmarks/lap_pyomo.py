@@ -15,6 +15,7 @@ is the summary.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import time
@@ -28,7 +29,7 @@ from tqdm import tqdm
 from coplug.formulations.assignment import GENERATORS, assignment_model, generate
 from coplug.plugins.argtypes import choice_list, int_list, positive_float
 from coplug.plugins.bridge import solve
-from coplug.plugins.lap import solve_lap
+from coplug.plugins.lap import small, solve_lap
 from coplug.plugins.results import Status
 
 SOLVERS = ("lap", "highs", "scip")
@@ -163,8 +164,10 @@ def run_all(sizes: Sequence[int], generator: str, seed: int, solvers: Sequence[s
 
 def warm_up(solvers: Sequence[str]) -> None:
     """Solve an 8 x 8 model with every solver, so numba kernels, solver imports and the model
-    reader's first call are not charged to the first size."""
+    reader's first call are not charged to the first size; and one matrix past
+    small.MAX_ENTRIES, whose kernels (not the one-call small path) solve the larger sizes."""
     solve_lap(np.eye(3))
+    solve_lap(generate("uniform", math.isqrt(small.MAX_ENTRIES) + 1, seed=1))
     for name in solvers:
         solve(assignment_model(generate("uniform", 8, seed=1)), solver=name)
 

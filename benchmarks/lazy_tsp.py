@@ -80,7 +80,10 @@ def run_model(d: np.ndarray, fractional: bool | None, time_limit: float) -> Run:
                else [LazyConstraints(subtour_separator(m), fractional=fractional)])
     result = solve(m, plugins=plugins, time_limit=time_limit)
     seconds = time.perf_counter() - started
-    tour = tour_from_model(m) if result.has_solution else []
+    try:  # arcs that do not form one tour are an InputError: no length, the row shows NO
+        tour = tour_from_model(m) if result.has_solution else []
+    except InputError:
+        tour = []
     length = tour_length(d, tour) if is_tour(tour, len(d)) else None
     return Run(seconds, length, result.status is Status.OPTIMAL)
 
