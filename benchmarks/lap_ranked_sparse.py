@@ -8,7 +8,8 @@ on scipy's sparse solver.
 Each size is one seeded tracking frame (`coplug.formulations.assignment.gated`): N tracks
 and N detections in the unit square (each detection its track moved by noise), every track
 gated to its `--gate` nearest detections and its own one, at distance costs: about
-(gate + 1) * N stored pairs. "sparse" is `ranked_assignments(csr, k)` (`ranked_matchings`
+gate * N stored pairs (the own one is nearly always among the nearest). "sparse" is
+`ranked_assignments(csr, k)` (`ranked_matchings`
 with --kind matching: a missed track or a false alarm costs --miss-cost times the points'
 typical spacing 1/sqrt(N)); "dense" is the same ranking on the dense copy (pairs not gated
 are inf), skipped above --dense-max-n (its N x N copy); "scipy" is Murty's method as

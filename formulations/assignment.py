@@ -47,7 +47,8 @@ def gated(n: int, gate: int = 8, seed: int = 0, noise: float = 0.2) -> sp.csr_ma
     """Sparse tracking frame: the `geometric` points (n tracks, their detections moved by
     `noise` times the typical spacing, shuffled), each track allowed only its `gate`
     nearest detections and its own (so an assignment exists); cost = distance. About
-    (gate + 1) * n stored pairs, however large n."""
+    gate * n stored pairs (the own detection is nearly always among the nearest), however
+    large n."""
     from scipy.spatial import cKDTree
 
     _check_args(n, None, seed, np.float64, dense=False)
