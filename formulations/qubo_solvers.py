@@ -27,6 +27,7 @@ import torch
 from coplug.formulations.checks import check_count, check_memory, check_seed
 from coplug.formulations.qubo import QUBO
 from coplug.plugins.errors import InputError
+from coplug.plugins.interrupts import record_interrupt
 
 METHODS = ("pgd", "adam")
 # A binary point counts as feasible only when its penalty, energy - sense * objective, is
@@ -489,6 +490,7 @@ def _run(
                 G = torch.where(accept[None, :], GY, G)
                 F = torch.where(accept, FY, F)
     except KeyboardInterrupt:  # Ctrl-C: keep and certify the points reached so far
+        record_interrupt()
         interrupted = True
     finally:
         if bar is not None:

@@ -11,6 +11,7 @@ import importlib
 import time
 
 from coplug.plugins.errors import InputError
+from coplug.plugins.interrupts import stops_on_interrupt
 
 DEMO_SECTIONS: list[str] = [
     "coplug.plugins.demo:knapsack_section",
@@ -256,6 +257,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             continue
         print(f"\n== {func_name.replace('_section', '').replace('_', ' ')} ==")
         start = time.perf_counter()
-        getattr(importlib.import_module(module_name), func_name)()
+        with stops_on_interrupt():  # a solve that absorbed Ctrl-C ends the demo, not a check
+            getattr(importlib.import_module(module_name), func_name)()
         print(f"-- {time.perf_counter() - start:.2f} s")
     return 0

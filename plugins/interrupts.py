@@ -18,6 +18,36 @@ def _in_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
+_RECORDED = [0]
+
+
+def record_interrupt() -> None:
+    """Count a solve or search that stopped early on Ctrl-C and returned what it had: the
+    caller of several solves (the demo) learns from the count that the user asked to stop."""
+    _RECORDED[0] += 1
+
+
+def interrupts_recorded() -> int:
+    """How many solves or searches have stopped on Ctrl-C in this process."""
+    return _RECORDED[0]
+
+
+@contextmanager
+def stops_on_interrupt() -> Iterator[None]:
+    """Within the block, a solve that absorbed Ctrl-C (SCIP catches the signal and returns
+    its incumbent) raises KeyboardInterrupt when the block ends, as does an error that such a
+    partial answer led to: a caller running many solves stops as the user asked."""
+    before = interrupts_recorded()
+    try:
+        yield
+    except Exception:
+        if interrupts_recorded() > before:
+            raise KeyboardInterrupt from None
+        raise
+    if interrupts_recorded() > before:
+        raise KeyboardInterrupt
+
+
 @contextmanager
 def sigint_cancels(cancel: Callable[[], Any]) -> Iterator[None]:
     """Within the block Ctrl-C calls `cancel()` (the solver stops at its next check and
@@ -26,7 +56,12 @@ def sigint_cancels(cancel: Callable[[], Any]) -> Iterator[None]:
         yield
         return
     saved = signal.getsignal(signal.SIGINT)
-    signal.signal(signal.SIGINT, lambda _signum, _frame: cancel())
+
+    def pressed(_signum: int, _frame: Any) -> None:
+        record_interrupt()  # counted even when the solver had finished and ignores cancel()
+        cancel()
+
+    signal.signal(signal.SIGINT, pressed)
     try:
         yield
     finally:

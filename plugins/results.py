@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
 
+from coplug.plugins.interrupts import record_interrupt
+
 
 class Status(str, Enum):
     """Why a solve stopped; `has_solution` says whether a point was loaded."""
@@ -35,6 +37,11 @@ class Result:
     has_solution: bool = False
     plugin_stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """An interrupted result is counted, so that a run of several solves can stop too."""
+        if self.status is Status.INTERRUPTED:
+            record_interrupt()
 
     @property
     def gap(self) -> float | None:

@@ -43,6 +43,7 @@ from coplug.plugins.errors import (
     SolverNotAvailableError,
     TimeLimitError,
 )
+from coplug.plugins.interrupts import record_interrupt
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.on_solution import maximizes
 from coplug.plugins.outer_variables import used_outside
@@ -239,6 +240,7 @@ def _collect(racers: dict[str, tuple[Any, Connection]], outcomes: dict[str, Any]
         _read_until_verdict(racers, outcomes, time.perf_counter() + INTERRUPT_PASS_ON)
         _interrupt(racers, outcomes)
         _read_until_verdict(racers, outcomes, time.perf_counter() + INTERRUPT_GRACE)
+        record_interrupt()
         return Status.INTERRUPTED
 
 

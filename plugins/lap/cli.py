@@ -113,13 +113,13 @@ def _ranked(c: Any, args: argparse.Namespace) -> int:
               "fallbacks": ranking.info["fallbacks"], "costs": ranking.costs}
     if args.json:
         print(json.dumps(report))
-        return 0
-    for key, value in report.items():
-        if key != "costs":
-            print(f"{key:14s} {value}")
-    for rank, cost in enumerate(ranking.costs, start=1):
-        print(f"{rank:>6d} {cost!r}")
-    return 0
+    else:
+        for key, value in report.items():
+            if key != "costs":
+                print(f"{key:14s} {value}")
+        for rank, cost in enumerate(ranking.costs, start=1):
+            print(f"{rank:>6d} {cost!r}")
+    return 130 if ranking.status == "interrupted" else 0  # Ctrl-C, as coplug solve
 
 
 def _scipy_check(c: Any, sol: Any, maximize: bool) -> dict[str, Any]:

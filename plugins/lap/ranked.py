@@ -31,6 +31,7 @@ import scipy.sparse as sp
 from tqdm.auto import tqdm
 
 from coplug.plugins.errors import InputError, TimeLimitError
+from coplug.plugins.interrupts import record_interrupt
 from coplug.plugins.lap import certify, murty, sparse
 from coplug.plugins.lap.cell_costs import CellCosts, DenseCosts, SparseCosts, matching_costs
 from coplug.plugins.lap.solver import common_offset, dense_costs
@@ -326,6 +327,7 @@ def _timed_root(c: CellCosts, deadline: float | None) -> _Cell | str:
     except TimeLimitError:
         return "time_limit"
     except KeyboardInterrupt:
+        record_interrupt()
         return "interrupted"
 
 
@@ -395,6 +397,7 @@ def _enumerate(
                 heapq.heappush(queue, (family.next_bound(), next(counter), family))
                 info["queued_cells"] += family.order.size
     except KeyboardInterrupt:
+        record_interrupt()
         status = "interrupted"
     finally:
         bar.close()

@@ -1,0 +1,157 @@
+"""Twentieth-session interrupt audit: a Ctrl-C that a solver absorbs (SCIP catches SIGINT and
+returns its incumbent, HiGHS is cancelled, a ranking returns what it found) still stops a run
+of many solves (the demo, the benchmarks), and `coplug lap --k` exits 130 when interrupted."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from coplug.plugins.cli import main
+from coplug.plugins.interrupts import interrupts_recorded, sigint_cancels, stops_on_interrupt
+from coplug.plugins.results import Result, Status
+
+
+@pytest.fixture
+def python_sigint() -> Iterator[None]:
+    """Python's own SIGINT handler (KeyboardInterrupt), whatever the test runner set."""
+    saved = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, saved)
+
+
+def _sigint_after(seconds: float) -> subprocess.Popen:
+    """SIGINT to this process after `seconds` from another process, as a terminal's Ctrl-C
+    (sent from a thread of this process, SCIP's handler does not see it)."""
+    return subprocess.Popen([sys.executable, "-c", "import os, signal, time; "
+                             f"time.sleep({seconds}); os.kill({os.getpid()}, signal.SIGINT)"])
+
+
+def test_an_interrupted_result_is_recorded() -> None:
+    before = interrupts_recorded()
+    Result(status=Status.OPTIMAL, solver="scip")
+    assert interrupts_recorded() == before
+    Result(status=Status.INTERRUPTED, solver="scip")
+    assert interrupts_recorded() == before + 1
+
+
+def test_stops_on_interrupt_raises_after_an_absorbed_interrupt() -> None:
+    with pytest.raises(KeyboardInterrupt), stops_on_interrupt():
+        Result(status=Status.INTERRUPTED, solver="highs")
+
+
+def test_stops_on_interrupt_turns_the_check_it_broke_into_an_interrupt() -> None:
+    """The demo's benders section asserted Benders against the extensive form and, after an
+    interrupted SCIP solve, ended in AssertionError with a traceback."""
+    with pytest.raises(KeyboardInterrupt), stops_on_interrupt():
+        Result(status=Status.INTERRUPTED, solver="scip")
+        raise AssertionError("objectives differ")
+
+
+def test_stops_on_interrupt_leaves_other_errors_and_normal_runs_alone() -> None:
+    with stops_on_interrupt():
+        Result(status=Status.TIME_LIMIT, solver="scip")
+    with pytest.raises(AssertionError), stops_on_interrupt():
+        raise AssertionError("a real failure")
+
+
+def test_sigint_during_a_cancellable_solve_is_recorded(python_sigint) -> None:
+    """A Ctrl-C that reaches HiGHS's cancel after the solve has finished (HiGHS ignores it
+    and answers optimal) must still count: the demo went on for 20 s."""
+    cancelled = threading.Event()
+    before = interrupts_recorded()
+    with sigint_cancels(cancelled.set):
+        os.kill(os.getpid(), signal.SIGINT)
+        assert cancelled.wait(5)
+    assert interrupts_recorded() == before + 1
+
+
+def test_scip_absorbing_ctrl_c_stops_the_block(python_sigint) -> None:
+    from coplug.formulations.mip_families import build_family
+    from coplug.plugins.bridge import solve
+
+    model = build_family("gisp", 200, seed=1)  # SCIP needs over 10 s
+    before = interrupts_recorded()
+    timer = _sigint_after(1.0)
+    try:
+        with pytest.raises(KeyboardInterrupt), stops_on_interrupt():
+            result = solve(model, solver="scip", time_limit=60)
+            assert result.status is Status.INTERRUPTED
+    finally:
+        timer.kill()
+        timer.wait()
+    assert interrupts_recorded() == before + 1  # SCIP's answer, not Python's KeyboardInterrupt
+
+
+def test_demo_section_with_an_interrupted_solve_exits_130(monkeypatch, capsys) -> None:
+    """The section's own check fails after the interrupted solve; the demo says
+    'interrupted' and exits 130 instead of raising AssertionError."""
+    import coplug.plugins.demo as demo
+
+    def section() -> None:
+        result = Result(status=Status.INTERRUPTED, solver="scip", objective=1.0)
+        assert result.objective == 2.0
+
+    monkeypatch.setattr(demo, "interrupted_section", section, raising=False)
+    monkeypatch.setattr(demo, "DEMO_SECTIONS", ["coplug.plugins.demo:interrupted_section"])
+    assert main(["demo"]) == 130
+    assert "coplug: interrupted" in capsys.readouterr().err
+
+
+def test_lap_ranking_interrupted_exits_130(python_sigint, capsys) -> None:
+    timer = _sigint_after(1.0)
+    try:
+        code = main(["lap", "--generator", "uniform", "--n", "300", "--k", "1000000",
+                     "--json"])
+    finally:
+        timer.kill()
+        timer.wait()
+    assert code == 130
+    assert '"status": "interrupted"' in capsys.readouterr().out
+
+
+def test_an_interrupted_ranking_stops_the_block(python_sigint) -> None:
+    """`lap_sparse_share` went on to its next cell after Ctrl-C (the ranking returned what it
+    had found); the count makes the benchmark stop."""
+    from coplug.formulations.assignment import generate
+    from coplug.plugins.lap.ranked import ranked_assignments
+
+    c = generate("uniform", 300, seed=0)
+    before = interrupts_recorded()
+    timer = _sigint_after(1.0)
+    try:
+        with pytest.raises(KeyboardInterrupt), stops_on_interrupt():
+            ranking = ranked_assignments(c, 1_000_000)
+            assert ranking.status == "interrupted"
+    finally:
+        timer.kill()
+        timer.wait()
+    assert interrupts_recorded() == before + 1
+
+
+def test_an_interrupted_descent_stops_the_block(python_sigint) -> None:
+    """PGD/Adam keep and certify the points reached on Ctrl-C; a run of several descents
+    (the qubo benchmark) must still stop."""
+    from coplug.formulations.qubo_solvers import minimize
+    from coplug.formulations.tsp import random_euclidean, tsp_qubo_safe
+
+    qubo = tsp_qubo_safe(random_euclidean(60, seed=0).dist)  # 64 starts take over 10 s
+    before = interrupts_recorded()
+    timer = _sigint_after(1.0)
+    try:
+        with pytest.raises(KeyboardInterrupt), stops_on_interrupt():
+            report = minimize(qubo, starts=64, max_iter=10**8, kicks=0,
+                              certify_points=False)
+            assert report.interrupted
+    finally:
+        timer.kill()
+        timer.wait()
+    assert interrupts_recorded() == before + 1
