@@ -34,6 +34,7 @@ from coplug.formulations.facility import (
 from coplug.plugins import LazyConstraints, Status, solve
 from coplug.plugins.argtypes import ints_at_least, positive_float, positive_int
 from coplug.plugins.benders import BendersCuts
+from coplug.plugins.interrupts import exit_on_interrupt
 
 METHODS = ("highs-ext", "scip-ext", "benders", "benders-frac")
 
@@ -159,4 +160,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

@@ -14,7 +14,6 @@ optimum is at least as good as the best value any portfolio solver found.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,6 +29,7 @@ from coplug.formulations.bbo.features import normalize as normalize_features
 from coplug.formulations.bbo.proposers import SymbolicProposer
 from coplug.plugins.argtypes import positive_float
 from coplug.plugins.errors import InputError
+from coplug.plugins.interrupts import exit_on_interrupt
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -143,8 +143,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    exit_on_interrupt(main)

@@ -25,6 +25,7 @@ from coplug.formulations.fair_metrics import balance, ratio_cut
 from coplug.learned.fair_spectral import FairSpectralClustering, nullspace_bytes
 from coplug.plugins import solve
 from coplug.plugins.argtypes import int_list, positive_int, seed_int
+from coplug.plugins.interrupts import exit_on_interrupt
 
 METHODS = ("normalized", "nullspace", "riemannian")
 LABEL = {"normalized": "SC", "nullspace": "FairSC", "riemannian": "R-FairSC"}
@@ -185,4 +186,4 @@ def summary(rows: list[dict], mip: list[tuple[str, float, dict[str, float]]]) ->
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

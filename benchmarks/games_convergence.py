@@ -29,6 +29,7 @@ from coplug.formulations.game_solvers import (
 )
 from coplug.formulations.games import EXAMPLES, example
 from coplug.plugins.argtypes import choice_list, positive_int
+from coplug.plugins.interrupts import exit_on_interrupt
 
 
 def checkpoints(last: int, factor: float = 1.5) -> list[int]:
@@ -152,4 +153,4 @@ def summary(rows: list[dict], names: list[str]) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

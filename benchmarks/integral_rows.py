@@ -32,6 +32,7 @@ from coplug.formulations.knapsack import KnapsackInstance, knapsack_mip, random_
 from coplug.plugins import solve
 from coplug.plugins.argtypes import ints_at_least, positive_float
 from coplug.plugins.integral_rows import FEASTOL_FLOOR, STEP
+from coplug.plugins.interrupts import exit_on_interrupt
 
 KINDS = ("uncorrelated", "strongly_correlated")
 
@@ -150,4 +151,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

@@ -42,6 +42,7 @@ from tqdm import tqdm
 from coplug.formulations.tsp import random_asymmetric, random_euclidean, tsp_mip
 from coplug.plugins.argtypes import choice_list, int_list, positive_float, positive_int, seed_int
 from coplug.plugins.bridge import solve
+from coplug.plugins.interrupts import exit_on_interrupt
 from coplug.plugins.lap import LapHeuristic, solve_lap
 from coplug.plugins.results import Result, Status
 
@@ -357,4 +358,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

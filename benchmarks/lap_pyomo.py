@@ -29,6 +29,7 @@ from tqdm import tqdm
 from coplug.formulations.assignment import GENERATORS, assignment_model, generate
 from coplug.plugins.argtypes import choice_list, int_list, positive_float
 from coplug.plugins.bridge import solve
+from coplug.plugins.interrupts import exit_on_interrupt
 from coplug.plugins.lap import small, solve_lap
 from coplug.plugins.results import Status
 
@@ -203,4 +204,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

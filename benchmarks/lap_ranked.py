@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from scipy.optimize import linear_sum_assignment
 from coplug.formulations.assignment import GENERATORS, assignment_model, generate
 from coplug.plugins import k_best
 from coplug.plugins.argtypes import choice_list, int_list, positive_float
+from coplug.plugins.interrupts import exit_on_interrupt
 from coplug.plugins.lap import ranked_assignments, ranked_matchings
 
 METHODS = ("warm", "scipy", "scip")
@@ -233,4 +233,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 from coplug.formulations.assignment import gated
 from coplug.plugins.argtypes import choice_list, int_list, positive_float, seed_int
+from coplug.plugins.interrupts import exit_on_interrupt
 from coplug.plugins.lap import ranked, ranked_assignments, ranked_matchings
 
 METHODS = ("sparse", "dense", "scipy")
@@ -246,4 +246,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

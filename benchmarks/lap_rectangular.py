@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from scipy.optimize import linear_sum_assignment
 
 from coplug.formulations.assignment import generate
 from coplug.plugins.argtypes import choice_list, float_list, ints_at_least, positive_float, seed_int
+from coplug.plugins.interrupts import exit_on_interrupt
 from coplug.plugins.lap import solve_lap
 
 GENERATORS = ("uniform", "geometric", "low_rank", "transport")
@@ -146,4 +146,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from scipy.optimize import linear_sum_assignment
 
 from coplug.formulations.assignment import gated, generate, geometric
 from coplug.plugins.argtypes import choice_list, ints_at_least, positive_int, seed_int
+from coplug.plugins.interrupts import exit_on_interrupt
 from coplug.plugins.lap import small, solve_lap, sparse
 
 CASES = ("uniform", "tracking", "tracking-rect", "gated")
@@ -205,4 +205,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

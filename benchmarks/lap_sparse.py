@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import math
 import multiprocessing
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 from coplug.formulations.assignment import gated
 from coplug.plugins.argtypes import int_list, positive_float, seed_int
+from coplug.plugins.interrupts import exit_on_interrupt
 from coplug.plugins.lap import solve_lap
 
 REL_TOL = 1e-9
@@ -190,4 +190,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

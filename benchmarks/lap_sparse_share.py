@@ -24,6 +24,7 @@ from lap_common import best_time
 from tqdm import tqdm
 
 from coplug.plugins.argtypes import float_list, int_list, seed_int
+from coplug.plugins.interrupts import exit_on_interrupt
 from coplug.plugins.lap import ranked, ranked_assignments
 
 
@@ -106,4 +107,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

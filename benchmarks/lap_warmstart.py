@@ -37,6 +37,7 @@ from tqdm import tqdm
 from coplug.formulations.assignment import GENERATORS, generate
 from coplug.learned.rowdualnet import load
 from coplug.plugins.argtypes import positive_float, positive_int, seed_int
+from coplug.plugins.interrupts import exit_on_interrupt
 from coplug.plugins.lap import small
 from coplug.plugins.lap.solver import counters, solve_lap
 
@@ -201,4 +202,4 @@ def _summary(rows: list[dict]) -> str:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    exit_on_interrupt(main)

@@ -37,6 +37,7 @@ from coplug.formulations.tsp import (
 from coplug.plugins import Status, solve
 from coplug.plugins.argtypes import ints_at_least, positive_float
 from coplug.plugins.errors import InputError
+from coplug.plugins.interrupts import exit_on_interrupt
 from coplug.plugins.lazy import LazyConstraints
 
 METHODS = ("mtz", "rounds-scip", "rounds-highs", "lazy", "lazy-frac")
@@ -186,4 +187,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

@@ -30,6 +30,7 @@ from tqdm import tqdm
 from coplug.formulations.mip_families import mknapsack
 from coplug.plugins import pareto_front, solve
 from coplug.plugins.argtypes import ints_at_least
+from coplug.plugins.interrupts import exit_on_interrupt
 
 
 @dataclass
@@ -153,4 +154,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

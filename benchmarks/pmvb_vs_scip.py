@@ -48,6 +48,7 @@ from coplug.formulations.mip_families import BENCH_SIZES, FAMILIES, TRAIN_SIZES,
 from coplug.plugins.argtypes import positive_float, positive_int, seed_int
 from coplug.plugins.bridge import solve
 from coplug.plugins.errors import InputError
+from coplug.plugins.interrupts import exit_on_interrupt
 from coplug.plugins.pmvb import check_pmvb_params
 from coplug.plugins.pmvb_cli import (
     LEARNED_KINDS,
@@ -420,4 +421,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

@@ -13,7 +13,6 @@ against SCIP on the same instance. Ends with one summary line.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from tqdm import tqdm
 from coplug.formulations.qubo_cli import FORMS, PROBLEMS, exact_optimum, gap, make_case
 from coplug.formulations.qubo_solvers import METHODS, minimize
 from coplug.plugins.argtypes import choice_list, int_list, positive_int
+from coplug.plugins.interrupts import exit_on_interrupt
 
 DEFAULT_SIZES = {"knapsack": "20,60,200", "tsp": "8,15,30", "openpit": "100,500,2000"}
 QUICK_SIZES = {"knapsack": "8,12", "tsp": "5,8", "openpit": "60,200"}
@@ -160,4 +160,4 @@ def summary(rows: dict[tuple, list[dict]], starts: int, wall: float) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

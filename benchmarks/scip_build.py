@@ -27,6 +27,7 @@ from tqdm import tqdm
 from coplug.formulations import registry
 from coplug.plugins.bridge import build_instance, contrib_solver
 from coplug.plugins.errors import InputError
+from coplug.plugins.interrupts import exit_on_interrupt
 from coplug.plugins.scip_walker import fix_scip_walker, pyomo_sum_handler
 
 DEFAULT_CASES = ("knapsack=20000,knapsack=50000,mknapsack=10000,openpit=20000,"
@@ -128,4 +129,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

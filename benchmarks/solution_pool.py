@@ -31,6 +31,7 @@ from tqdm import tqdm
 from coplug.formulations.mip_families import build_family
 from coplug.plugins import SolutionPool, infeasibilities, k_best, solve
 from coplug.plugins.argtypes import choice_list, ints_at_least, positive_int
+from coplug.plugins.interrupts import exit_on_interrupt
 
 FAMILIES = ("mknapsack", "setcover", "indset", "cauction")
 DEFAULT_SIZES = {"mknapsack": 40, "setcover": 150, "indset": 60, "cauction": 60}
@@ -193,4 +194,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

@@ -42,6 +42,7 @@ from coplug.formulations.mip_families import setcover
 from coplug.plugins import solve
 from coplug.plugins.argtypes import positive_float, positive_int
 from coplug.plugins.errors import CoplugError
+from coplug.plugins.interrupts import exit_on_interrupt
 
 DEFAULT_CASES = "transport=150,rows=20000,assignment=150,setcover=200,knapsack=5000,qp=800"
 SOLVERS = ("highs", "scip")
@@ -289,4 +290,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

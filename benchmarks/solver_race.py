@@ -27,6 +27,7 @@ from coplug.formulations.facility import extensive_model, random_facility_instan
 from coplug.formulations.mip_families import build_family
 from coplug.plugins import race, solve
 from coplug.plugins.argtypes import choice_list, ints_at_least
+from coplug.plugins.interrupts import exit_on_interrupt
 
 SIZES = {"mknapsack": 45, "setcover": 250, "indset": 300, "cauction": 60, "fcnf": 20,
          "gisp": 50}
@@ -127,4 +128,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

@@ -51,6 +51,7 @@ from coplug.learned.pmvb_predictors import (
 )
 from coplug.plugins.bridge import solve
 from coplug.plugins.errors import CoplugError, InputError
+from coplug.plugins.interrupts import exit_on_interrupt
 from coplug.plugins.pmvb import hoeffding_hyperplanes
 from coplug.plugins.results import Status
 
@@ -365,4 +366,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_on_interrupt(main)

@@ -20,6 +20,7 @@ import coplug.models
 from coplug.formulations.assignment import GENERATORS, generate
 from coplug.learned.checkpoint_io import unwritable_reason
 from coplug.learned.rowdualnet import MAX_HIDDEN, RowDualNet, row_features, save
+from coplug.plugins.interrupts import exit_on_interrupt
 from coplug.plugins.lap.solver import solve_lap
 
 DEFAULT_OUT = Path(coplug.models.__file__).parent / "rowdualnet.pt"
@@ -220,4 +221,4 @@ def fit_and_evaluate(args: argparse.Namespace, argv: list[str] | None) -> tuple[
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    exit_on_interrupt(main)

@@ -64,7 +64,8 @@ class _PersistentLP:
 
     def __init__(self, lp: LinearProgram, links: list[Any], copies: list[Any]) -> None:
         import highspy
-        from pyomo.common.tee import capture_output
+
+        from coplug.plugins.interrupts import capture_output
 
         self.form = form = min_form(lp)
         self.constant = lp.objective.constant if lp.objective is not None else 0.0

@@ -9,8 +9,6 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from pyomo.common.tee import capture_output
-
 from coplug.plugins import bridge
 from coplug.plugins.bridge import (
     _set_scip_params,
@@ -35,7 +33,7 @@ from coplug.plugins.integral_rows import (
     optimize_checked,
     record_first_solve,
 )
-from coplug.plugins.interrupts import sigint_cancels
+from coplug.plugins.interrupts import capture_output, sigint_cancels
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.results import Result, Status
 

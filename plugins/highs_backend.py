@@ -45,6 +45,7 @@ from coplug.plugins.highs_rows import (
 )
 from coplug.plugins.integral_rows import IntegralRow, flag_violations
 from coplug.plugins.interrupts import (
+    capture_output,
     highspy_interrupt,
     pyomo_highs_interrupt_quiet,
     sigint_cancels,
@@ -254,7 +255,6 @@ def highs_options(params: Mapping[str, Any]) -> dict[str, Any]:
     if not params:
         return {}
     import highspy
-    from pyomo.common.tee import capture_output
 
     with capture_output(capture_fd=True):  # HiGHS prints its banner on first construction
         checker = highspy.Highs()

@@ -21,12 +21,11 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyomo.common.tee import capture_output
-
 from coplug.plugins.errors import InputError, SolverError
 from coplug.plugins.files import checked_model_path, highs_refuse_nan, scip_read
 from coplug.plugins.highs_rows import RowView
 from coplug.plugins.iis import no_value_meets
+from coplug.plugins.interrupts import capture_output
 from coplug.plugins.limits import checked_time_limit
 
 Member = tuple[str, str | None]  # (row name, None) or (column name, "lower" | "upper")

@@ -1,16 +1,23 @@
-"""Ctrl-C around HiGHS solves. SCIP catches SIGINT itself (status `interrupted`, with its
+"""Ctrl-C around solves. SCIP catches SIGINT itself (status `interrupted`, with its
 incumbent); HiGHS notices an interrupt only through its Python callbacks, where a raised
 KeyboardInterrupt became "Solve error" (the incumbent lost) or, with no callbacks on, was
-not noticed until the solve ended. Here Ctrl-C asks HiGHS to stop instead."""
+not noticed until the solve ended. Here Ctrl-C asks HiGHS to stop instead.
+
+A solve that absorbs Ctrl-C this way answers with what it has, which is right for one solve
+(`coplug solve` prints it and exits 130) but let a run of many solves go on as if nothing
+had been pressed; such stops are counted, and `stops_on_interrupt` turns them back into
+KeyboardInterrupt for the demo and the scripts (`exit_on_interrupt`)."""
 
 from __future__ import annotations
 
 import logging
+import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NoReturn
 
 
 def _in_main_thread() -> bool:
@@ -19,33 +26,65 @@ def _in_main_thread() -> bool:
 
 
 _RECORDED = [0]
+_RAISING_IN: list[int | None] = [None]  # the process whose stops_on_interrupt block is open
 
 
 def record_interrupt() -> None:
-    """Count a solve or search that stopped early on Ctrl-C and returned what it had: the
-    caller of several solves (the demo) learns from the count that the user asked to stop."""
+    """Count a solve or search that stopped early on Ctrl-C and returned what it had; inside
+    `stops_on_interrupt` raise KeyboardInterrupt, as Python does when no solver caught it."""
     _RECORDED[0] += 1
+    if _RAISING_IN[0] == os.getpid():
+        raise KeyboardInterrupt
 
 
 def interrupts_recorded() -> int:
-    """How many solves or searches have stopped on Ctrl-C in this process."""
+    """How many Ctrl-Cs a solve or search has absorbed in this process."""
     return _RECORDED[0]
 
 
 @contextmanager
 def stops_on_interrupt() -> Iterator[None]:
-    """Within the block, a solve that absorbed Ctrl-C (SCIP catches the signal and returns
-    its incumbent) raises KeyboardInterrupt when the block ends, as does an error that such a
-    partial answer led to: a caller running many solves stops as the user asked."""
+    """Within the block a Ctrl-C that a solver absorbed (SCIP catches the signal and returns
+    its incumbent, HiGHS is cancelled, a ranking returns what it found) raises
+    KeyboardInterrupt: a run of many solves (the demo, a benchmark) stops as the user asked,
+    and an error that a partial answer led to becomes KeyboardInterrupt too."""
     before = interrupts_recorded()
+    saved, _RAISING_IN[0] = _RAISING_IN[0], os.getpid()
     try:
         yield
     except Exception:
         if interrupts_recorded() > before:
             raise KeyboardInterrupt from None
         raise
-    if interrupts_recorded() > before:
-        raise KeyboardInterrupt
+    finally:
+        _RAISING_IN[0] = saved
+
+
+def exit_on_interrupt(main: Callable[[], int]) -> NoReturn:
+    """Run a script's `main` under `stops_on_interrupt` and exit with its code; Ctrl-C that
+    the script does not handle itself exits 130 with one line, not a traceback."""
+    try:
+        with stops_on_interrupt():
+            code = main()
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        code = 130
+    sys.exit(code)
+
+
+@contextmanager
+def capture_output(*args: Any, **kwargs: Any) -> Iterator[Any]:
+    """Pyomo's `capture_output`, except that Ctrl-C stays a KeyboardInterrupt: one that lands
+    while Pyomo restores the streams came out as RuntimeError("KeyboardInterrupt: ...")."""
+    from pyomo.common.tee import capture_output as pyomo_capture_output
+
+    try:
+        with pyomo_capture_output(*args, **kwargs) as out:
+            yield out
+    except RuntimeError as exc:
+        if any(line.startswith("KeyboardInterrupt:") for line in str(exc).splitlines()):
+            raise KeyboardInterrupt from None
+        raise
 
 
 @contextmanager
@@ -56,9 +95,11 @@ def sigint_cancels(cancel: Callable[[], Any]) -> Iterator[None]:
         yield
         return
     saved = signal.getsignal(signal.SIGINT)
+    presses: list[int] = []
 
     def pressed(_signum: int, _frame: Any) -> None:
-        record_interrupt()  # counted even when the solver had finished and ignores cancel()
+        _RECORDED[0] += 1  # counted even when the solver had finished and ignores cancel()
+        presses.append(1)
         cancel()
 
     signal.signal(signal.SIGINT, pressed)
@@ -66,6 +107,8 @@ def sigint_cancels(cancel: Callable[[], Any]) -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, saved if saved is not None else signal.default_int_handler)
+    if presses and _RAISING_IN[0] == os.getpid():
+        raise KeyboardInterrupt  # inside stops_on_interrupt: stop now, whatever HiGHS answered
 
 
 def highspy_interrupt() -> Any:

@@ -26,7 +26,7 @@ from typing import Any
 import pyomo.environ as pyo
 from pyomo.common.collections import ComponentMap
 from pyomo.common.config import Bool, ConfigValue, In
-from pyomo.common.tee import TeeStream, capture_output
+from pyomo.common.tee import TeeStream
 from pyomo.common.timing import HierarchicalTimer
 from pyomo.contrib.solver.common.base import Availability, LegacySolverWrapper, SolverBase
 from pyomo.contrib.solver.common.config import BranchAndBoundConfig
@@ -46,6 +46,7 @@ from pyomo.util.vars_from_expressions import get_vars_from_components
 
 from coplug.plugins.bridge import available_solvers, solve
 from coplug.plugins.errors import InputError
+from coplug.plugins.interrupts import capture_output
 from coplug.plugins.results import Result, Status
 
 _TERMINATION = {

@@ -205,7 +205,8 @@ def _build(form: MinForm, time_limit: float | None) -> Any:
     """A silent HiGHS model of the minimization form, solved once by simplex (as
     `benders._PersistentLP` builds it; HiGHS prints a banner on construction)."""
     import highspy
-    from pyomo.common.tee import capture_output
+
+    from coplug.plugins.interrupts import capture_output
 
     with capture_output(capture_fd=True):
         h = highspy.Highs()

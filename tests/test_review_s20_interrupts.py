@@ -14,7 +14,12 @@ from collections.abc import Iterator
 import pytest
 
 from coplug.plugins.cli import main
-from coplug.plugins.interrupts import interrupts_recorded, sigint_cancels, stops_on_interrupt
+from coplug.plugins.interrupts import (
+    capture_output,
+    interrupts_recorded,
+    sigint_cancels,
+    stops_on_interrupt,
+)
 from coplug.plugins.results import Result, Status
 
 
@@ -43,9 +48,50 @@ def test_an_interrupted_result_is_recorded() -> None:
     assert interrupts_recorded() == before + 1
 
 
-def test_stops_on_interrupt_raises_after_an_absorbed_interrupt() -> None:
+def test_stops_on_interrupt_raises_at_the_absorbed_interrupt() -> None:
+    went_on = []
     with pytest.raises(KeyboardInterrupt), stops_on_interrupt():
         Result(status=Status.INTERRUPTED, solver="highs")
+        went_on.append(True)
+    assert not went_on
+    Result(status=Status.INTERRUPTED, solver="highs")  # outside the block: counted only
+
+
+def test_a_ctrl_c_the_solver_ignored_raises_as_its_solve_ends(python_sigint) -> None:
+    """`lap_pyomo` went on for a minute after a Ctrl-C that HiGHS answered 'optimal' to."""
+    cancelled = threading.Event()
+    went_on = []
+    with pytest.raises(KeyboardInterrupt), stops_on_interrupt():
+        with sigint_cancels(cancelled.set):
+            os.kill(os.getpid(), signal.SIGINT)
+            assert cancelled.wait(5)
+        went_on.append(True)
+    assert not went_on
+
+
+def test_ctrl_c_as_pyomo_restores_the_streams_stays_a_keyboard_interrupt() -> None:
+    """Pyomo's capture_output reports a KeyboardInterrupt that lands in its exit as
+    RuntimeError("KeyboardInterrupt: ..."), a traceback from `pareto_front`'s HiGHS solve."""
+    with pytest.raises(KeyboardInterrupt), capture_output(capture_fd=True):
+        raise RuntimeError("KeyboardInterrupt:  (4: <pyomo.common.tee.TeeStream object>@7f97)")
+    with pytest.raises(RuntimeError, match="stream"), capture_output(capture_fd=True):
+        raise RuntimeError("Captured output does not match sys.stdout: stream")
+
+
+def _child_result() -> None:
+    Result(status=Status.INTERRUPTED, solver="scip")
+
+
+def test_a_forked_worker_does_not_inherit_the_raising() -> None:
+    """A solver race's racers are forked from the benchmark: an interrupted racer returns
+    its result to the parent instead of dying of KeyboardInterrupt."""
+    import multiprocessing
+
+    with stops_on_interrupt():
+        child = multiprocessing.get_context("fork").Process(target=_child_result)
+        child.start()
+        child.join(30)
+    assert child.exitcode == 0
 
 
 def test_stops_on_interrupt_turns_the_check_it_broke_into_an_interrupt() -> None:
@@ -155,3 +201,37 @@ def test_an_interrupted_descent_stops_the_block(python_sigint) -> None:
         timer.kill()
         timer.wait()
     assert interrupts_recorded() == before + 1
+
+
+_SCRIPT = """
+import sys
+from coplug.plugins.interrupts import exit_on_interrupt
+from coplug.plugins.results import Result, Status
+
+def main():
+    if sys.argv[1] == "absorbed":
+        Result(status=Status.INTERRUPTED, solver="scip")  # as SCIP answers after Ctrl-C
+        print("went on")
+    if sys.argv[1] == "raised":
+        raise KeyboardInterrupt
+    return 3
+
+exit_on_interrupt(main)
+"""
+
+
+@pytest.mark.parametrize("how", ["absorbed", "raised"])
+def test_a_script_interrupted_exits_130_without_a_traceback(how: str) -> None:
+    """Benchmarks and training scripts: Ctrl-C outside their own partial-table handling (a
+    warm-up's numba compile) printed a traceback; an absorbed one let them go on."""
+    done = subprocess.run([sys.executable, "-c", _SCRIPT, how], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 130
+    assert "Traceback" not in done.stderr and "went on" not in done.stdout
+    assert done.stderr.strip() == "interrupted"
+
+
+def test_a_script_that_finishes_exits_with_its_code() -> None:
+    done = subprocess.run([sys.executable, "-c", _SCRIPT, "plain"], capture_output=True,
+                          timeout=120)
+    assert done.returncode == 3
