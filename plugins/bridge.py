@@ -35,6 +35,7 @@ from coplug.plugins.duals import (
     ADDED_ROWS,
     NO_PRESOLVE_FAILED,
     dual_request,
+    duals_kept_on_error,
     load_duals,
     other_import_suffixes,
     prepare_scip,
@@ -118,7 +119,8 @@ def solve(
     them. Import Suffixes `m.dual`/`m.rc` are filled for an LP with certified duals (see
     `coplug.plugins.duals`), and for a MIP with `mip_duals="fixed"` from the LP with its
     integers fixed at the optimum (`coplug.plugins.mip_duals`); an export Suffix
-    `m.priority` gives SCIP branching priorities.
+    `m.priority` gives SCIP branching priorities; a solve that raises leaves `m.dual` and
+    `m.rc` as they were.
     Infeasible or unbounded models come back as a status, never as an exception.
     """
     _check_model(model)
@@ -143,22 +145,24 @@ def solve(
     if solver.lower() == "highs" and any_lazy(plugins) and not all_lazy(plugins):
         raise InputError("LazyConstraints with HiGHS are solved in rounds, with no other "
                          "plugins; use solver='scip' to combine them")
-    if solver.lower() == "highs" and all_lazy(plugins):
-        if mip_duals is not None:
-            raise InputError("mip_duals with lazy constraints in HiGHS: the fixed LP would "
-                             "miss their rows; solve with solver='scip'")
-        return solve_in_rounds(model, plugins, lambda left: backend(
-            model, plugins=[], time_limit=left, params=params, tee=tee, **start), time_limit)
-    run = functools.partial(backend, model, plugins=plugins, time_limit=time_limit,
-                            params=params, tee=tee, **start)
-    if not wants_fixed_duals(model, mip_duals, solver):
-        return run()
-    with mip_warning_quiet():
-        result = run()
-    left = None if time_limit is None else max(time_limit - result.time, 1e-3)
-    load_fixed_duals(model, result, lambda: backend(model, plugins=[], time_limit=left,
-                                                    params=params, tee=tee))  # checked above
-    return result
+    with duals_kept_on_error(model):  # a solve that raises leaves them as they were
+        if solver.lower() == "highs" and all_lazy(plugins):
+            if mip_duals is not None:
+                raise InputError("mip_duals with lazy constraints in HiGHS: the fixed LP "
+                                 "would miss their rows; solve with solver='scip'")
+            return solve_in_rounds(model, plugins, lambda left: backend(
+                model, plugins=[], time_limit=left, params=params, tee=tee, **start),
+                time_limit)
+        run = functools.partial(backend, model, plugins=plugins, time_limit=time_limit,
+                                params=params, tee=tee, **start)
+        if not wants_fixed_duals(model, mip_duals, solver):
+            return run()
+        with mip_warning_quiet():
+            result = run()
+        left = None if time_limit is None else max(time_limit - result.time, 1e-3)
+        load_fixed_duals(model, result, lambda: backend(  # the backend was checked above
+            model, plugins=[], time_limit=left, params=params, tee=tee))
+        return result
 
 
 def merged_options(options: Mapping[str, Any] | None, params: dict[str, Any]

@@ -86,7 +86,7 @@ def solve_in_rounds(model: pyo.Block, lazies: Sequence[LazyConstraints],
     rows = pyo.ConstraintList()
     model.add_component(unique_component_name(model, "_coplug_lazy_rows"), rows)
     started, rounds, seconds, nodes = time.perf_counter(), 0, 0.0, 0
-    boxed: list[tuple[VarData, Any, Any]] = []  # the variables in the box now, their bounds
+    boxed: list[tuple[VarData, str, Any]] = []  # the sides in the box now, their bounds
     box_done, box_empty = False, False  # a box since the last added row; it held no point
     try:
         with tqdm(desc="lazy rounds", unit="round", file=sys.stderr,
@@ -141,9 +141,12 @@ def solve_in_rounds(model: pyo.Block, lazies: Sequence[LazyConstraints],
     return result
 
 
-def _box(model: pyo.Block) -> list[tuple[VarData, Any, Any]]:
-    """Set the missing bounds of the model's unfixed variables to -BOX / BOX; the bounds
-    they had (variable, lower, upper: expressions, a mutable Param too), for `_unbox`."""
+def _box(model: pyo.Block) -> list[tuple[VarData, str, Any]]:
+    """Set the missing bounds of the model's unfixed variables to -BOX / BOX; each side set
+    (variable, "lower" or "upper", the bound it had: None, -inf, a mutable Param), for
+    `_unbox`. A side the variable has (its own or its domain's) is left alone: written back
+    it would become the variable's own (a NonPositiveReals variable kept an upper bound 0
+    once its domain changed)."""
     seen, held = ComponentSet(), []
     for part in (pyo.Constraint, pyo.Objective):
         for data in model.component_data_objects(part, active=True, descend_into=True):
@@ -151,18 +154,22 @@ def _box(model: pyo.Block) -> list[tuple[VarData, Any, Any]]:
                 if var in seen or var.has_lb() and var.has_ub():
                     continue
                 seen.add(var)
-                held.append((var, var.lower, var.upper))
                 if not var.has_lb():
+                    held.append((var, "lower", var.lower))
                     var.setlb(-BOX)
                 if not var.has_ub():
+                    held.append((var, "upper", var.upper))
                     var.setub(BOX)
     return held
 
 
-def _unbox(held: list[tuple[VarData, Any, Any]]) -> None:
-    """Give the variables `_box` bounded their own bounds back."""
-    for var, lower, upper in held:
-        var.lower, var.upper = lower, upper
+def _unbox(held: list[tuple[VarData, str, Any]]) -> None:
+    """Give the sides `_box` set their own bounds back."""
+    for var, side, bound in held:
+        if side == "lower":
+            var.lower = bound
+        else:
+            var.upper = bound
 
 
 def _boxed_stop(result: Result) -> None:

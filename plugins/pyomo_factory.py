@@ -181,6 +181,10 @@ class CoplugSolver(SolverBase):
         timer.start("solve")
         try:
             result = self._solve_teed(model, config)
+        except BaseException:
+            if not config.load_solutions:  # values a round loaded before the error go too
+                _restore(model, before)
+            raise
         finally:
             timer.stop("solve")
         loader = CoplugSolutionLoader(model, result, _solution_values(model, result),
