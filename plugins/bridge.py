@@ -35,7 +35,6 @@ from coplug.plugins.duals import (
     ADDED_ROWS,
     NO_PRESOLVE_FAILED,
     dual_request,
-    duals_kept_on_error,
     load_duals,
     other_import_suffixes,
     prepare_scip,
@@ -61,6 +60,7 @@ from coplug.plugins.modeldata import check_model_data
 from coplug.plugins.priorities import set_scip_priorities, unread_export_suffixes
 from coplug.plugins.results import Result, Status
 from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupported_part
+from coplug.plugins.serial import one_solve_at_a_time
 from coplug.plugins.varmap import VarMap, snapped
 
 Backend = Callable[..., Result]
@@ -119,8 +119,7 @@ def solve(
     them. Import Suffixes `m.dual`/`m.rc` are filled for an LP with certified duals (see
     `coplug.plugins.duals`), and for a MIP with `mip_duals="fixed"` from the LP with its
     integers fixed at the optimum (`coplug.plugins.mip_duals`); an export Suffix
-    `m.priority` gives SCIP branching priorities; a solve that raises leaves `m.dual` and
-    `m.rc` as they were.
+    `m.priority` gives SCIP branching priorities.
     Infeasible or unbounded models come back as a status, never as an exception.
     """
     _check_model(model)
@@ -145,7 +144,7 @@ def solve(
     if solver.lower() == "highs" and any_lazy(plugins) and not all_lazy(plugins):
         raise InputError("LazyConstraints with HiGHS are solved in rounds, with no other "
                          "plugins; use solver='scip' to combine them")
-    with duals_kept_on_error(model):  # a solve that raises leaves them as they were
+    with one_solve_at_a_time():  # threads take turns (see coplug.plugins.serial)
         if solver.lower() == "highs" and all_lazy(plugins):
             if mip_duals is not None:
                 raise InputError("mip_duals with lazy constraints in HiGHS: the fixed LP "

@@ -20,8 +20,7 @@ Suffix never reads as "all duals zero" and a wrong one never reaches the user.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,22 +77,6 @@ def dual_request(model: pyo.Block, quadratic_ok: bool = False, read: bool = True
         return DualRequest(suffixes, None, "not read")
     lp, reason = _read_lp(model, quadratic_ok, known_terms or {})
     return DualRequest(suffixes, lp, reason)
-
-
-@contextmanager
-def duals_kept_on_error(model: pyo.Block) -> Iterator[None]:
-    """Put the `dual`/`rc` import Suffixes of `model` back as they were when the body raises
-    (a refused option, an error in a callback, Ctrl-C): the solve that emptied them gave
-    no answer, and the duals of the last one still belong to the values loaded."""
-    saved = [(s, list(s.items())) for s in _import_suffixes(model, descend=False)
-             if s.local_name in DUAL_SUFFIXES]
-    try:
-        yield
-    except BaseException:
-        for suffix, items in saved:
-            suffix.clear()
-            suffix.update(items)
-        raise
 
 
 def other_import_suffixes(model: pyo.Block, fills_duals: bool) -> list[str]:

@@ -36,6 +36,7 @@ from coplug.plugins.integral_rows import (
 from coplug.plugins.interrupts import capture_output, sigint_cancels
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.results import Result, Status
+from coplug.plugins.serial import one_solve_at_a_time
 
 _SUFFIXES = (".mps", ".lp", ".mps.gz", ".lp.gz")
 
@@ -56,17 +57,18 @@ def solve_file(
 ) -> Result:
     """Read an MPS or LP file into the solver and solve it (`tee`: show the solver's log);
     native options as keywords or, also those named like these arguments, in `options`."""
-    if not isinstance(solver, str):
-        raise InputError(f"solver must be 'scip' or 'highs', got {solver!r}")
-    path = checked_model_path(path)
-    time_limit = checked_time_limit(time_limit)
-    params = merged_options(options, params)
-    check_one_time_limit(solver, time_limit, params)
-    if solver.lower() == "scip":
-        return _solve_file_scip(path, time_limit, params, tee)
-    if solver.lower() == "highs":
-        return _solve_file_highs(path, time_limit, params, tee)
-    raise SolverNotAvailableError(f"files solve with 'scip' or 'highs', not {solver!r}")
+    with one_solve_at_a_time():  # threads take turns (see coplug.plugins.serial)
+        if not isinstance(solver, str):
+            raise InputError(f"solver must be 'scip' or 'highs', got {solver!r}")
+        path = checked_model_path(path)
+        time_limit = checked_time_limit(time_limit)
+        params = merged_options(options, params)
+        check_one_time_limit(solver, time_limit, params)
+        if solver.lower() == "scip":
+            return _solve_file_scip(path, time_limit, params, tee)
+        if solver.lower() == "highs":
+            return _solve_file_highs(path, time_limit, params, tee)
+        raise SolverNotAvailableError(f"files solve with 'scip' or 'highs', not {solver!r}")
 
 
 def checked_model_path(path: str | PathLike) -> Path:

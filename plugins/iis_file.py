@@ -27,6 +27,7 @@ from coplug.plugins.highs_rows import RowView
 from coplug.plugins.iis import no_value_meets
 from coplug.plugins.interrupts import capture_output
 from coplug.plugins.limits import checked_time_limit
+from coplug.plugins.serial import one_solve_at_a_time
 
 Member = tuple[str, str | None]  # (row name, None) or (column name, "lower" | "upper")
 # A check HiGHS has not decided by then keeps its member (free integers left after bounds
@@ -64,35 +65,36 @@ def explain_infeasible_file(path: str | Path, time_limit: float | None = None,
                             check_limit: int = 60) -> FileInfeasibleSubsystem:
     """An irreducible infeasible subsystem of the model in `path`, checked by HiGHS;
     InputError when the model is feasible."""
-    if not isinstance(check_limit, int) or isinstance(check_limit, bool) or check_limit < 0:
-        raise InputError(f"check_limit must be an integer >= 0, got {check_limit!r}")
-    time_limit = checked_time_limit(time_limit)
-    path = checked_model_path(path)
-    highs = _Highs(path)
-    conflict = highs.bound_conflict()
-    if conflict:
-        return highs.subsystem(conflict, True, ["no value of the column meets its bounds"])
-    if highs.infeasible() is False:
-        raise InputError(f"{path.name} is feasible (HiGHS found a point): no infeasible "
-                         f"subsystem")
-    notes: list[str] = []
-    members = _scip_iis(path, time_limit, highs)
-    highs.keep_only(members)
-    if not highs.infeasible():
-        notes.append(f"SCIP's subsystem ({len(members)} members) was not infeasible for "
-                     f"HiGHS; the whole model was filtered instead")
-        members = highs.all_members()
+    with one_solve_at_a_time():  # threads take turns (see coplug.plugins.serial)
+        if not isinstance(check_limit, int) or isinstance(check_limit, bool) or check_limit < 0:
+            raise InputError(f"check_limit must be an integer >= 0, got {check_limit!r}")
+        time_limit = checked_time_limit(time_limit)
+        path = checked_model_path(path)
+        highs = _Highs(path)
+        conflict = highs.bound_conflict()
+        if conflict:
+            return highs.subsystem(conflict, True, ["no value of the column meets its bounds"])
+        if highs.infeasible() is False:
+            raise InputError(f"{path.name} is feasible (HiGHS found a point): no infeasible "
+                             f"subsystem")
+        notes: list[str] = []
+        members = _scip_iis(path, time_limit, highs)
         highs.keep_only(members)
         if not highs.infeasible():
-            raise SolverError(f"no checked infeasible subsystem: {notes[0]}, which HiGHS "
-                              f"found feasible too")
-    if len(members) > check_limit:
-        return highs.subsystem(members, None, notes)
-    members, decided = highs.deletion_filter(members)
-    if not decided:
-        notes.append("some checks stayed undecided (HiGHS and SCIP, 10 s each); those "
-                     "members were kept")
-    return highs.subsystem(members, decided, notes)
+            notes.append(f"SCIP's subsystem ({len(members)} members) was not infeasible for "
+                         f"HiGHS; the whole model was filtered instead")
+            members = highs.all_members()
+            highs.keep_only(members)
+            if not highs.infeasible():
+                raise SolverError(f"no checked infeasible subsystem: {notes[0]}, which HiGHS "
+                                  f"found feasible too")
+        if len(members) > check_limit:
+            return highs.subsystem(members, None, notes)
+        members, decided = highs.deletion_filter(members)
+        if not decided:
+            notes.append("some checks stayed undecided (HiGHS and SCIP, 10 s each); those "
+                         "members were kept")
+        return highs.subsystem(members, decided, notes)
 
 
 def _scip_iis(path: Path, time_limit: float | None, highs: _Highs) -> list[Member]:

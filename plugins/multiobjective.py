@@ -35,7 +35,7 @@ from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
 
 from coplug.plugins.bridge import solve
-from coplug.plugins.duals import dual_request, duals_kept_on_error
+from coplug.plugins.duals import dual_request
 from coplug.plugins.errors import InputError
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.linear_terms import linear_terms, value_step
@@ -168,9 +168,8 @@ def _lexicographic(model: pyo.Block, chain: list[ObjectiveData], activate: Any, 
 def _stages(model: pyo.Block, chain: list[ObjectiveData]) -> Iterator[tuple[Any, Any]]:
     """Yield `activate(objective)` (that one active, every other objective of the model
     not) and a temporary ConstraintList; restore the objectives' states and remove the list
-    on the way out. The model's `dual`/`rc` Suffixes are emptied after the stages (their
-    duals priced the temporary rows, and a stage objective), and put back as they were when
-    a stage raises."""
+    on the way out. The model's `dual`/`rc` Suffixes are left empty (their duals priced the
+    temporary rows and a stage's objective), as after a solve that raises."""
     everyone = list(model.component_data_objects(pyo.Objective, descend_into=True))
     was_active = [o.active for o in everyone]
     components = list(model.component_objects(pyo.Objective, descend_into=True))
@@ -184,10 +183,9 @@ def _stages(model: pyo.Block, chain: list[ObjectiveData]) -> Iterator[tuple[Any,
         objective.activate()
 
     try:
-        with duals_kept_on_error(model):
-            yield activate, keep
-        dual_request(model, read=False)  # emptied: none is a dual of the model given back
+        yield activate, keep
     finally:
+        dual_request(model, read=False)  # emptied: none is a dual of the model given back
         model.del_component(keep)
         for objective, active in zip(everyone, was_active, strict=True):
             if active:

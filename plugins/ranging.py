@@ -67,6 +67,7 @@ from coplug.plugins.errors import (
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.lp_certificate import Certificate, certify
 from coplug.plugins.modeldata import check_model_data
+from coplug.plugins.serial import one_solve_at_a_time
 
 # HiGHS's range ends may miss the current value by round-off; beyond this (relative to
 # max(1, |value|)) they are inconsistent and refused.
@@ -116,29 +117,30 @@ def sensitivity(model: pyo.Block, time_limit: float | None = None) -> Sensitivit
     """Solve the Pyomo LP `model` with HiGHS (within `time_limit` seconds, None for no
     limit), load its optimum into the variables and return the ranging of its costs, sides
     and bounds (module docstring)."""
-    time_limit = checked_time_limit(time_limit)
-    lp = _read(model)
-    form = min_form(lp)
-    optimum = _solve(form, [con for con, _, _, _ in lp.rows], time_limit)
-    _load(form.variables, optimum.x)
-    constant = lp.objective.constant
-    objective = form.sign * float(form.costs @ optimum.x) + constant
-    dual = ComponentMap((con, form.sign * float(y) + 0.0)
-                        for (con, _, _, _), y in zip(lp.rows, optimum.certificate.duals,
-                                                     strict=True))
-    reduced = ComponentMap((var, form.sign * float(r) + 0.0)
-                           for var, r in zip(form.variables, optimum.certificate.reduced,
-                                             strict=True))
-    side = ComponentMap()
-    return Sensitivity(
-        objective=objective,
-        cost=_cost_ranges(form, optimum, objective),
-        rhs=_row_ranges(lp, form, optimum, objective, dual, side),
-        bound=_bound_ranges(form, optimum, objective, reduced, side),
-        side=side,
-        dual=dual,
-        reduced_cost=reduced,
-    )
+    with one_solve_at_a_time():  # threads take turns (see coplug.plugins.serial)
+        time_limit = checked_time_limit(time_limit)
+        lp = _read(model)
+        form = min_form(lp)
+        optimum = _solve(form, [con for con, _, _, _ in lp.rows], time_limit)
+        _load(form.variables, optimum.x)
+        constant = lp.objective.constant
+        objective = form.sign * float(form.costs @ optimum.x) + constant
+        dual = ComponentMap((con, form.sign * float(y) + 0.0)
+                            for (con, _, _, _), y in zip(lp.rows, optimum.certificate.duals,
+                                                         strict=True))
+        reduced = ComponentMap((var, form.sign * float(r) + 0.0)
+                               for var, r in zip(form.variables, optimum.certificate.reduced,
+                                                 strict=True))
+        side = ComponentMap()
+        return Sensitivity(
+            objective=objective,
+            cost=_cost_ranges(form, optimum, objective),
+            rhs=_row_ranges(lp, form, optimum, objective, dual, side),
+            bound=_bound_ranges(form, optimum, objective, reduced, side),
+            side=side,
+            dual=dual,
+            reduced_cost=reduced,
+        )
 
 
 def _read(model: Any) -> LinearProgram:

@@ -48,6 +48,7 @@ from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.on_solution import maximizes
 from coplug.plugins.outer_variables import used_outside
 from coplug.plugins.results import Result, Status
+from coplug.plugins.serial import fresh_lock
 
 # Statuses that end the race: nothing a slower solver says can improve on them.
 VERDICTS = frozenset({Status.OPTIMAL, Status.INFEASIBLE, Status.UNBOUNDED,
@@ -132,6 +133,7 @@ def _racer(send: Connection, model: pyo.Block, variables: list[Any], name: str,
         _die_with_parent(parent)
         signal.signal(signal.SIGINT, signal.default_int_handler)  # not the parent's handler
         _private_locks()
+        fresh_lock()
         _reset_highs_scheduler()
         result = solve(model, solver=name, time_limit=time_limit, tee=tee,
                        warmstart=warmstart)

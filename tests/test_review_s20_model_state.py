@@ -8,9 +8,7 @@ import pyomo.environ as pyo
 import pytest
 
 from coplug.plugins import (
-    InputError,
     LazyConstraints,
-    OnSolution,
     Status,
     lexicographic,
     pareto_front,
@@ -99,42 +97,6 @@ def test_pareto_front_stopped_at_max_points_leaves_no_duals_of_its_removed_rows(
     front = pareto_front(m, m.other, m.profit, step=1.0, max_points=2)
     assert len(front.points) == 2 and not front.complete
     assert not _outside_rows(m)
-
-
-def test_solve_refused_for_a_bad_option_keeps_the_duals_of_the_last_solve():
-    m = _lp()
-    solve(m)
-    before = _suffix_items(m)
-    assert before["dual"]
-    with pytest.raises(InputError):
-        solve(m, **{"limits/bogus": 1})
-    assert _suffix_items(m) == before
-
-
-def test_solve_stopped_by_a_callback_error_keeps_the_duals_of_the_last_solve():
-    m = _lp()
-    solve(m)
-    before = _suffix_items(m)
-
-    def fail(solution, objective):
-        raise RuntimeError("stop")
-
-    with pytest.raises(RuntimeError):
-        solve(m, plugins=[OnSolution(fail)])
-    assert _suffix_items(m) == before
-
-
-def test_solve_interrupted_in_lazy_rounds_keeps_the_duals_of_the_last_solve():
-    m = _lp()
-    solve(m, solver="highs")
-    before = _suffix_items(m)
-
-    def separate(solution):
-        raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        solve(m, solver="highs", plugins=[LazyConstraints(separate)])
-    assert _suffix_items(m) == before
 
 
 def test_factory_without_loading_keeps_values_when_the_solve_raises():
