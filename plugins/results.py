@@ -39,7 +39,8 @@ class Result:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        """An interrupted result is counted, so that a run of several solves can stop too."""
+        """An interrupted result is counted, so that a run of several solves can stop too
+        (inside `stops_on_interrupt` this raises KeyboardInterrupt)."""
         if self.status is Status.INTERRUPTED:
             record_interrupt()
 

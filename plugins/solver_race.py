@@ -133,7 +133,6 @@ def _racer(send: Connection, model: pyo.Block, variables: list[Any], name: str,
         _die_with_parent(parent)
         signal.signal(signal.SIGINT, signal.default_int_handler)  # not the parent's handler
         _private_locks()
-        fresh_lock()
         _reset_highs_scheduler()
         result = solve(model, solver=name, time_limit=time_limit, tee=tee,
                        warmstart=warmstart)
@@ -175,12 +174,14 @@ def _private_locks() -> None:
     """Give the child its own output-capture locks: Pyomo's `capture_output` lock and tqdm's
     write lock are multiprocessing locks shared across the fork, and a racer stopped while
     it held one (HiGHS's banner is captured at each build) left the parent's next solve
-    waiting on it for good."""
+    waiting on it for good; and a free solve lock (another thread of the parent may have
+    held coplug's at the fork)."""
     import threading
 
     from pyomo.common import dependencies
 
     dependencies.capture_output_lock = threading.Lock()
+    fresh_lock()
     tqdm = sys.modules.get("tqdm")
     if tqdm is not None:
         tqdm.tqdm.set_lock(threading.RLock())
