@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -24,22 +25,23 @@ def _default_mode() -> int:
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
-    """Call `write(tmp)` on a temporary sibling of `path`, then rename it over `path`.
+    """Call `write(tmp)` on a temporary file in `path`'s folder, then rename it over `path`.
 
-    The temporary file is removed if `write` raises (KeyboardInterrupt included), so the
-    previous file at `path`, if any, stays intact and no stray file is left behind.
+    The temporary file (and its folder) is removed if `write` raises (KeyboardInterrupt
+    included), so the previous file at `path`, if any, stays intact and no stray file is
+    left behind. It bears `path`'s own name, inside a fresh hidden folder: `torch.save`
+    names its zip archive's inner folder after the file, so a random temporary name gave
+    the same weights other bytes (and another sha256 in a sidecar) on every run.
     """
     path = Path(path)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(name)
+    folder = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    tmp = folder / path.name
     try:
         write(tmp)
         os.chmod(tmp, _default_mode())
         os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     return path
 
 
