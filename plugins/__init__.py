@@ -23,6 +23,7 @@ from coplug.plugins.multiobjective import (
     pareto_front,
 )
 from coplug.plugins.on_solution import OnSolution
+from coplug.plugins.progress import Progress
 from coplug.plugins.ranging import Range, Sensitivity, sensitivity
 from coplug.plugins.results import Result, Status
 from coplug.plugins.solution_pool import PoolSolution, SolutionPool
@@ -44,6 +45,7 @@ __all__ = [
     "ParetoPoint",
     "Plugin",
     "PoolSolution",
+    "Progress",
     "Range",
     "Result",
     "Sensitivity",

@@ -76,6 +76,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_solve)
 
 
+def _progress(args: argparse.Namespace) -> list[Any]:
+    """A live progress line for a SCIP or HiGHS solve when stderr is a terminal and the
+    solver's own log (`--tee`) is not shown."""
+    from coplug.plugins.progress import Progress
+
+    wanted = args.solver.lower() in ("scip", "highs") and not args.tee and sys.stderr.isatty()
+    return [Progress()] if wanted else []
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
     """Solve a file or a named formulation and print the result."""
     from pathlib import Path
@@ -114,7 +123,8 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         model = registry.build(args.target, size, seed=args.seed or 0)
         with stdout_to_stderr(args.json):
             result = solve(model, solver=args.solver, time_limit=args.time_limit, tee=args.tee,
-                           options=_options(args.option))
+                           options=_options(args.option), plugins=_progress(args))
+        result.plugin_stats.pop("progress", None)  # the line shown, not a plugin asked for
         explain = _model_explainer(model, args.time_limit)
     found, failed = None, None
     if args.explain and result.status is Status.INFEASIBLE:

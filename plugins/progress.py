@@ -1,0 +1,122 @@
+"""A live status line while a MIP solves: seconds, nodes, incumbent, bound and gap, redrawn
+at most every `every` seconds on stderr (tqdm). SCIP's side is an event handler on node
+and LP events (PySCIPOpt's `Eventhdlr`), HiGHS's its MIP interrupt callback; neither changes
+the search. `coplug solve` shows it on a terminal unless `--tee` shows the solver's log."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
+from tqdm.auto import tqdm
+
+from coplug.plugins.base import checked_plugin_name
+from coplug.plugins.errors import InputError
+from coplug.plugins.varmap import VarMap
+
+_EVENTS = SCIP_EVENTTYPE.NODESOLVED | SCIP_EVENTTYPE.BESTSOLFOUND | SCIP_EVENTTYPE.LPSOLVED
+
+
+class Progress:
+    """Show a solve's progress (nodes, incumbent, bound, gap) on one redrawn line.
+
+    `every` is the least number of seconds between two redraws; `file` the stream (stderr
+    by default). `statistics()` gives the number of redraws and the last figures shown."""
+
+    def __init__(self, every: float = 0.5, file: TextIO | None = None,
+                 name: str = "progress") -> None:
+        if isinstance(every, bool) or not isinstance(every, (int, float)) or not (
+                math.isfinite(every) and every >= 0):
+            raise InputError(f"every must be a finite number of seconds >= 0, got {every!r}")
+        self.every = float(every)
+        self.file = file
+        self.name = checked_plugin_name(name)
+        self._bar: Any = None
+        self._last = -math.inf
+        self._stats: dict[str, Any] = {}
+
+    def attach(self, scip_model: Any, var_map: VarMap) -> None:
+        """Include the event handler that redraws the line on SCIP's node and LP events."""
+        self._open("scip")
+        scip_model.includeEventhdlr(_ScipEvents(self), f"{self.name}_events",
+                                    "redraws the progress line")
+
+    def attach_highs(self, highs: Any, columns: dict[int, int], block: Any,
+                     rejects: Callable[[Any], bool] | None = None) -> None:
+        """Subscribe to HiGHS's MIP interrupt checks, made often during a MIP solve (an LP
+        has none: its line stays at its start)."""
+        self._open("highs")
+
+        def check(event: Any) -> None:
+            out = event.data_out
+            self.show(out.running_time, out.mip_node_count, out.mip_primal_bound,
+                      out.mip_dual_bound)
+
+        highs.cbMipInterrupt.subscribe(check)
+
+    def show(self, seconds: float, nodes: int, incumbent: float, bound: float) -> None:
+        """Redraw the line when `every` seconds have passed since the last redraw."""
+        now = time.perf_counter()
+        if self._bar is None or now - self._last < self.every:
+            return
+        self._last = now
+        found = math.isfinite(incumbent) and abs(incumbent) < 1e20
+        known = math.isfinite(bound) and abs(bound) < 1e20
+        gap = (abs(incumbent - bound) / max(abs(incumbent), 1e-9) if found and known
+               else math.inf)
+        self._stats.update(redraws=self._stats["redraws"] + 1, nodes=int(nodes),
+                           incumbent=incumbent if found else None,
+                           bound=bound if known else None, gap=gap)
+        self._bar.set_postfix_str(
+            f"{seconds:.1f} s, {int(nodes)} nodes, incumbent "
+            f"{f'{incumbent:.10g}' if found else '-'}, bound "
+            f"{f'{bound:.10g}' if known else '-'}, gap "
+            f"{f'{gap:.2%}' if math.isfinite(gap) else '-'}", refresh=True)
+
+    def finish(self, result: Any) -> None:
+        """Take the line away once the solve is over (the result is printed after)."""
+        self.close()
+
+    def close(self) -> None:
+        """Remove the line; a solve that raised leaves it to this (or to the next attach)."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+    def statistics(self) -> dict[str, Any]:
+        """Redraws and the last figures shown (None where there was none yet)."""
+        return dict(self._stats)
+
+    def _open(self, solver: str) -> None:
+        """A fresh line for a new solve."""
+        self.close()
+        self._last = -math.inf
+        self._stats = {"redraws": 0, "nodes": 0, "incumbent": None, "bound": None,
+                       "gap": math.inf}
+        self._bar = tqdm(desc=solver, file=self.file or sys.stderr, leave=False,
+                         bar_format="{desc}{postfix}")
+
+
+class _ScipEvents(Eventhdlr):
+    """Catches node-solved, new-incumbent and LP-solved events and asks for a redraw."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+
+    def eventinit(self) -> None:
+        """Catch the events for the whole solve."""
+        self.model.catchEvent(_EVENTS, self)
+
+    def eventexit(self) -> None:
+        """Stop catching them."""
+        self.model.dropEvent(_EVENTS, self)
+
+    def eventexec(self, event: Any) -> None:
+        """Hand SCIP's figures to the line (it redraws only every `every` seconds)."""
+        scip = self.model
+        self.progress.show(scip.getSolvingTime(), scip.getNNodes(), scip.getPrimalbound(),
+                           scip.getDualbound())

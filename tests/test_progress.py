@@ -1,0 +1,74 @@
+"""The live progress line: it shows the solve's figures, leaves the search alone (same
+optimum and node count as without it), and `coplug solve` shows it on a terminal only."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import pytest
+
+from coplug.formulations.mip_families import build_family
+from coplug.plugins import InputError, solve
+from coplug.plugins.cli import main
+from coplug.plugins.progress import Progress
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_progress_line_shows_the_solve_and_changes_nothing(solver: str) -> None:
+    stream = io.StringIO()
+    progress = Progress(every=0.0, file=stream)
+    shown = solve(build_family("gisp", 40, seed=2), solver=solver, plugins=[progress])
+    plain = solve(build_family("gisp", 40, seed=2), solver=solver)
+    assert shown.optimal and plain.optimal
+    assert shown.objective == pytest.approx(plain.objective, rel=1e-9)
+    assert shown.nodes == plain.nodes  # the same search, not just the same answer
+    stats = shown.plugin_stats["progress"]
+    assert stats["redraws"] >= 1 and stats["nodes"] <= shown.nodes
+    assert stats["incumbent"] is None or stats["incumbent"] <= shown.objective + 1e-6
+    text = stream.getvalue()
+    assert f"{solver}, " in text and " nodes, incumbent " in text
+    assert text.endswith("\r")  # the line is taken away once the solve is over
+
+
+def test_progress_figures_agree_with_the_bound_and_gap() -> None:
+    progress = Progress(every=0.0, file=io.StringIO())
+    progress._open("scip")
+    progress.show(1.5, 12, 100.0, 110.0)
+    assert progress.statistics()["gap"] == pytest.approx(0.1)
+    progress.show(1.6, 13, 1e20, 110.0)  # SCIP's infinity: no incumbent yet
+    stats = progress.statistics()
+    assert stats["incumbent"] is None and math.isinf(stats["gap"]) and stats["redraws"] == 2
+    progress.close()
+
+
+@pytest.mark.parametrize("every", [-1.0, math.nan, math.inf, True, "1"])
+def test_progress_refuses_a_bad_interval(every) -> None:
+    with pytest.raises(InputError, match="every"):
+        Progress(every=every)
+
+
+class _Terminal(io.StringIO):
+    """A stderr that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_coplug_solve_shows_progress_on_a_terminal_only(monkeypatch, capsys) -> None:
+    assert main(["solve", "gisp", "--size", "40"]) == 0
+    assert " nodes, incumbent " not in capsys.readouterr().err  # not a terminal: no line
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main(["solve", "gisp", "--size", "40"]) == 0
+    assert "scip, " in terminal.getvalue()
+    assert "plugin" not in capsys.readouterr().out  # the line is not reported as a plugin
+
+
+def test_progress_redraws_at_most_every_interval() -> None:
+    progress = Progress(every=3600.0, file=io.StringIO())
+    progress._open("highs")
+    for nodes in range(5):
+        progress.show(0.1 * nodes, nodes, 10.0, 12.0)
+    assert progress.statistics()["redraws"] == 1
+    progress.close()
