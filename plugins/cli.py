@@ -76,13 +76,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_solve)
 
 
-def _progress(args: argparse.Namespace) -> list[Any]:
+def _wants_progress(args: argparse.Namespace) -> bool:
     """A live progress line for a SCIP or HiGHS solve when stderr is a terminal and the
     solver's own log (`--tee`) is not shown."""
-    from coplug.plugins.progress import Progress
-
-    wanted = args.solver.lower() in ("scip", "highs") and not args.tee and sys.stderr.isatty()
-    return [Progress()] if wanted else []
+    return args.solver.lower() in ("scip", "highs") and not args.tee and sys.stderr.isatty()
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
@@ -114,16 +111,19 @@ def _cmd_solve(args: argparse.Namespace) -> int:
                              f"file {args.target}")
         with stdout_to_stderr(args.json):
             result = solve_file(args.target, solver=args.solver, time_limit=args.time_limit,
-                                tee=args.tee, options=_options(args.option))
+                                tee=args.tee, options=_options(args.option),
+                                progress=_wants_progress(args))
         explain = _file_explainer(args.target, args.time_limit)
     else:
         from coplug.plugins.bridge import solve
+        from coplug.plugins.progress import Progress
 
         size = 30 if args.size is None else args.size
         model = registry.build(args.target, size, seed=args.seed or 0)
         with stdout_to_stderr(args.json):
             result = solve(model, solver=args.solver, time_limit=args.time_limit, tee=args.tee,
-                           options=_options(args.option), plugins=_progress(args))
+                           options=_options(args.option),
+                           plugins=[Progress()] if _wants_progress(args) else [])
         result.plugin_stats.pop("progress", None)  # the line shown, not a plugin asked for
         explain = _model_explainer(model, args.time_limit)
     found, failed = None, None

@@ -35,6 +35,7 @@ from coplug.plugins.integral_rows import (
 )
 from coplug.plugins.interrupts import capture_output, sigint_cancels
 from coplug.plugins.limits import checked_time_limit
+from coplug.plugins.progress import Progress
 from coplug.plugins.results import Result, Status
 from coplug.plugins.serial import one_solve_at_a_time
 
@@ -53,10 +54,11 @@ _HIGHS_STATUS = {
 
 def solve_file(
     path: str | Path, solver: str = "scip", time_limit: float | None = None, tee: bool = False,
-    options: Mapping[str, Any] | None = None, **params: Any,
+    options: Mapping[str, Any] | None = None, progress: bool = False, **params: Any,
 ) -> Result:
-    """Read an MPS or LP file into the solver and solve it (`tee`: show the solver's log);
-    native options as keywords or, also those named like these arguments, in `options`."""
+    """Read an MPS or LP file into the solver and solve it (`tee`: show the solver's log,
+    `progress`: a live line as the `Progress` plugin draws it); native options as keywords
+    or, also those named like these arguments, in `options`."""
     with one_solve_at_a_time():  # threads take turns (see coplug.plugins.serial)
         if not isinstance(solver, str):
             raise InputError(f"solver must be 'scip' or 'highs', got {solver!r}")
@@ -64,10 +66,17 @@ def solve_file(
         time_limit = checked_time_limit(time_limit)
         params = merged_options(options, params)
         check_one_time_limit(solver, time_limit, params)
-        if solver.lower() == "scip":
-            return _solve_file_scip(path, time_limit, params, tee)
-        if solver.lower() == "highs":
-            return _solve_file_highs(path, time_limit, params, tee)
+        if not isinstance(progress, bool):
+            raise InputError(f"progress must be True or False, got {progress!r}")
+        line = Progress() if progress else None
+        try:
+            if solver.lower() == "scip":
+                return _solve_file_scip(path, time_limit, params, tee, line)
+            if solver.lower() == "highs":
+                return _solve_file_highs(path, time_limit, params, tee, line)
+        finally:
+            if line is not None:
+                line.close()
         raise SolverNotAvailableError(f"files solve with 'scip' or 'highs', not {solver!r}")
 
 
@@ -174,13 +183,14 @@ def highs_refuse_nan(highs: Any, path: Path, view: RowView) -> None:
 
 
 def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any],
-                     tee: bool) -> Result:
-    """SCIP reads and solves the file."""
-
+                     tee: bool, progress: Progress | None = None) -> Result:
+    """SCIP reads and solves the file (`progress` draws its line)."""
     scip = scip_read(path, tee)
     if scip.getNVars() == 0:  # SCIP's LP reader takes some garbage as an empty problem
         raise InputError(f"{path.name} defines no variables: is it an MPS or LP model?")
     _set_scip_params(scip, time_limit, params)
+    if progress is not None:
+        progress.attach(scip, None)
     rows, extra = optimize_checked(scip, params, scip.optimize)
     result = scip_result(scip)
     record_first_solve(result, extra)
@@ -191,9 +201,9 @@ def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any
 
 
 def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, Any],
-                      tee: bool) -> Result:
-    """HiGHS reads and solves the file; a MIP stopped by a looser gap than HiGHS's default
-    is `feasible`, as on the Pyomo path."""
+                      tee: bool, progress: Progress | None = None) -> Result:
+    """HiGHS reads and solves the file (`progress` draws its line); a MIP stopped by a
+    looser gap than HiGHS's default is `feasible`, as on the Pyomo path."""
     import highspy
 
     with capture_output(capture_fd=True):  # HiGHS prints a banner on construction
@@ -215,6 +225,8 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
         if highs.setOptionValue(key, value) != highspy.HighsStatus.kOk:
             raise InputError(f"cannot set HiGHS option {key!r} to {value!r}")
     rows = highs_integral_rows(highs, mip_tolerance(highs, params), view)
+    if progress is not None:
+        progress.attach_highs(highs, {}, None)
     start = time.perf_counter()
     highs.HandleUserInterrupt = True  # its interrupt callbacks check cancelSolve's flag
     cancel, interrupted = user_interrupt(highs)

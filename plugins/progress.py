@@ -39,7 +39,7 @@ class Progress:
         self._last = -math.inf
         self._stats: dict[str, Any] = {}
 
-    def attach(self, scip_model: Any, var_map: VarMap) -> None:
+    def attach(self, scip_model: Any, var_map: VarMap | None = None) -> None:
         """Include the event handler that redraws the line on SCIP's node and LP events."""
         self._open("scip")
         scip_model.includeEventhdlr(_ScipEvents(self), f"{self.name}_events",

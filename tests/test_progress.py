@@ -72,3 +72,28 @@ def test_progress_redraws_at_most_every_interval() -> None:
         progress.show(0.1 * nodes, nodes, 10.0, 12.0)
     assert progress.statistics()["redraws"] == 1
     progress.close()
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_file_solve_with_a_progress_line(solver: str, tmp_path, monkeypatch) -> None:
+    from coplug.plugins.files import solve_file
+
+    path = tmp_path / "gisp.mps"
+    build_family("gisp", 40, seed=2).write(str(path))
+    plain = solve_file(path, solver=solver)
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    shown = solve_file(path, solver=solver, progress=True)
+    assert shown.optimal and plain.optimal
+    assert shown.objective == pytest.approx(plain.objective, rel=1e-9)
+    assert shown.nodes == plain.nodes
+    assert f"{solver}, " in terminal.getvalue() and terminal.getvalue().endswith("\r")
+
+
+def test_file_solve_refuses_a_progress_that_is_not_a_flag(tmp_path) -> None:
+    from coplug.plugins.files import solve_file
+
+    path = tmp_path / "gisp.mps"
+    build_family("gisp", 10, seed=2).write(str(path))
+    with pytest.raises(InputError, match="progress"):
+        solve_file(path, progress="yes")
