@@ -39,25 +39,25 @@ def _knapsack() -> pyo.ConcreteModel:
     return m
 
 
-def _suffix_items(m: pyo.Block) -> dict[str, list[tuple[str, float]]]:
-    return {name: sorted((k.name, v) for k, v in getattr(m, name).items())
-            for name in ("dual", "rc")}
-
-
 def _outside_rows(m: pyo.Block) -> list[object]:
     """Keys of m.dual that are no constraint of `m` (rows a helper added and removed)."""
     rows = {id(c) for c in m.component_data_objects(pyo.Constraint, descend_into=True)}
     return [k for k in m.dual if id(k) not in rows]
 
 
-def test_lazy_rounds_box_gives_a_domain_bounded_variable_its_own_bound_back():
-    # x in NonPositiveReals has no lower bound: the unbounded first round boxes it; its upper
-    # bound is its domain's, and the caller never set one of its own
+def _domain_bounded() -> pyo.ConcreteModel:
+    """x in NonPositiveReals has no lower bound, so HiGHS lazy rounds box it; its upper bound
+    is its domain's, not one of its own."""
     m = pyo.ConcreteModel()
     m.x = pyo.Var(domain=pyo.NonPositiveReals)
     m.y = pyo.Var(bounds=(0, 4))
     m.c = pyo.Constraint(expr=m.y - m.x >= 1)
     m.o = pyo.Objective(expr=m.x + m.y)
+    return m
+
+
+def test_lazy_rounds_box_gives_a_domain_bounded_variable_its_own_bound_back():
+    m = _domain_bounded()
     lazy = LazyConstraints(lambda s: [m.x >= -5] if s[m.x] < -5 - 1e-6 else [])
     result = solve(m, solver="highs", plugins=[lazy])
     assert result.status is Status.OPTIMAL and abs(result.objective + 5) < 1e-6
@@ -67,11 +67,7 @@ def test_lazy_rounds_box_gives_a_domain_bounded_variable_its_own_bound_back():
 
 
 def test_lazy_rounds_box_restored_after_keyboard_interrupt_in_separate():
-    m = pyo.ConcreteModel()
-    m.x = pyo.Var(domain=pyo.NonPositiveReals)
-    m.y = pyo.Var(bounds=(0, 4))
-    m.c = pyo.Constraint(expr=m.y - m.x >= 1)
-    m.o = pyo.Objective(expr=m.x + m.y)
+    m = _domain_bounded()
 
     def separate(solution):
         raise KeyboardInterrupt
