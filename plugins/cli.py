@@ -19,6 +19,7 @@ from typing import Any
 
 from coplug.plugins.argtypes import native_option, seed_int
 from coplug.plugins.errors import CoplugError, InputError
+from coplug.plugins.interrupts import interrupts_recorded
 from coplug.plugins.results import Result, Status
 
 # Command name -> (module defining register(subparsers), one-line help). Only the module of
@@ -263,14 +264,17 @@ def _one_line_warning(message: Warning | str, category: type[Warning], filename:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: run one command; CoplugError, an OSError (a path the system refuses) or
-    running out of memory prints one line and exits 2."""
+    running out of memory prints one line and exits 2. A command during which a solver
+    absorbed Ctrl-C (and that printed what it had) exits 130, as one stopped by it does."""
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((arg for arg in argv if not arg.startswith("-")), None)
     args = build_parser(command).parse_args(argv)
+    before = interrupts_recorded()
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _one_line_warning
-            return int(args.func(args) or 0)
+            code = int(args.func(args) or 0)
+        return 130 if code == 0 and interrupts_recorded() > before else code
     except BrokenPipeError:  # `coplug ... | head` closed the pipe: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141

@@ -235,3 +235,19 @@ def test_a_script_that_finishes_exits_with_its_code() -> None:
     done = subprocess.run([sys.executable, "-c", _SCRIPT, "plain"], capture_output=True,
                           timeout=120)
     assert done.returncode == 3
+
+
+def test_a_command_whose_solve_absorbed_ctrl_c_exits_130(monkeypatch, capsys) -> None:
+    """`coplug game` certified the other players after an interrupted best response,
+    printed the statuses and exited 0."""
+    import coplug.formulations.games_cli as games_cli
+
+    def certified_with_an_interrupt(game, **kwargs):
+        Result(status=Status.INTERRUPTED, solver="scip")  # a best response stopped by Ctrl-C
+        print("certified epsilon - (interrupted)")
+
+    monkeypatch.setattr(games_cli, "report", certified_with_an_interrupt)
+    assert main(["game", "cournot"]) == 130
+    assert "interrupted" in capsys.readouterr().out
+    monkeypatch.setattr(games_cli, "report", lambda game, **kwargs: None)
+    assert main(["game", "cournot"]) == 0
