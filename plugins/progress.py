@@ -6,6 +6,7 @@ the search. `coplug solve` shows it on a terminal unless `--tee` shows the solve
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -36,6 +37,7 @@ class Progress:
         self.file = file
         self.name = checked_plugin_name(name)
         self._bar: Any = None
+        self._own: TextIO | None = None  # a duplicate of stderr's descriptor, see _open
         self._last = -math.inf
         self._stats: dict[str, Any] = {}
 
@@ -72,7 +74,7 @@ class Progress:
                            incumbent=incumbent if found else None,
                            bound=bound if known else None, gap=gap)
         self._bar.set_postfix_str(
-            f"{seconds:.1f} s, {int(nodes)} nodes, incumbent "
+            f"{seconds:.1f} s, {int(nodes)} node{'' if int(nodes) == 1 else 's'}, incumbent "
             f"{f'{incumbent:.10g}' if found else '-'}, bound "
             f"{f'{bound:.10g}' if known else '-'}, gap "
             f"{f'{gap:.2%}' if math.isfinite(gap) else '-'}", refresh=True)
@@ -86,6 +88,9 @@ class Progress:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+        if self._own is not None:
+            self._own.close()
+            self._own = None
 
     def statistics(self) -> dict[str, Any]:
         """Redraws and the last figures shown (None where there was none yet)."""
@@ -97,8 +102,21 @@ class Progress:
         self._last = -math.inf
         self._stats = {"redraws": 0, "nodes": 0, "incumbent": None, "bound": None,
                        "gap": math.inf}
-        self._bar = tqdm(desc=solver, file=self.file or sys.stderr, leave=False,
+        if self.file is None:
+            self._own = _duplicate_stderr()
+        self._bar = tqdm(desc=solver, file=self.file or self._own or sys.stderr, leave=False,
                          bar_format="{desc}{postfix}")
+
+
+def _duplicate_stderr() -> TextIO | None:
+    """A stream on a duplicate of stderr's file descriptor: Pyomo's solver interfaces
+    redirect descriptor 2 into a pipe while the solver runs (to capture its log), which
+    swallowed every line written to stderr itself. None where stderr has no descriptor."""
+    try:
+        descriptor = os.dup(sys.stderr.fileno())
+    except (AttributeError, OSError, ValueError):  # a notebook's or a test's stream
+        return None
+    return os.fdopen(descriptor, "w", buffering=1)
 
 
 class _ScipEvents(Eventhdlr):
