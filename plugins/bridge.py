@@ -20,6 +20,7 @@ import pyomo.environ as pyo
 from pyomo.common.errors import PyomoException
 from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.core.base.block import BlockData
+from pyomo.core.kernel.block import IBlock
 from pyomo.core.staleflag import StaleFlagManager
 from pyomo.repn.standard_repn import generate_standard_repn
 
@@ -200,6 +201,9 @@ def _check_model(model: Any) -> None:
         if isinstance(model, pyo.Block):  # an indexed Block: which element is meant?
             raise InputError(f"solve() got the indexed Block {model.name!r}; pass one of its "
                              f"blocks, e.g. {model.name}[{next(iter(model.index_set()), 1)!r}]")
+        if isinstance(model, IBlock):  # "needs a Block, got block" said nothing
+            raise InputError("solve() takes pyomo.environ models, not pyomo.kernel ones: "
+                             "build the model as a pyo.ConcreteModel()")
         raise InputError(f"solve() needs a Pyomo model (a Block), got {what}")
     if not model.parent_block() and not model.is_constructed():
         raise InputError("the model is an AbstractModel that was never built: solve "

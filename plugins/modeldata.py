@@ -46,7 +46,7 @@ def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
     if not _constraints_plainly_fine(constraints):
         _check_each_constraint(constraints)
     for obj in model.component_data_objects(pyo.Objective, active=True):
-        with _evaluating(f"objective {obj.name!r}"):
+        with _evaluating(f"objective {obj.name!r}", obj.expr):
             largest = _check_terms(obj.expr, f"objective {obj.name!r}")
         if warn_tiny and 0 < largest < TINY_OBJECTIVE:
             warnings.warn(f"objective {obj.name!r}: its largest coefficient is {largest:g}, "
@@ -101,7 +101,7 @@ def _check_variable(var: Any) -> None:
 def _check_each_constraint(constraints: Sequence[Any]) -> None:
     """`_check_constraint` on each in turn: raises for the first offender, by name."""
     for con in constraints:
-        with _evaluating(f"constraint {con.name!r}"):
+        with _evaluating(f"constraint {con.name!r}", con.expr):
             _check_constraint(con)
 
 
@@ -153,18 +153,47 @@ def _check_constraint(con: Any) -> None:
 
 
 @contextmanager
-def _evaluating(where: str) -> Iterator[None]:
+def _evaluating(where: str, expr: Any = None) -> Iterator[None]:
     """Turn an error evaluating the model's data (a Param without a value, a division by a
-    Param or fixed variable at 0, sqrt of a negative constant) into an InputError naming it."""
+    Param or fixed variable at 0, sqrt of a negative constant) into an InputError naming it;
+    so too Pyomo's AttributeError or RuntimeError on a part of `expr` never given a value
+    (`_undefined_part`)."""
     try:
         with _pyomo_logs_quiet():
             yield
     except CoplugError:
         raise
+    except (AttributeError, RuntimeError):
+        undefined = _undefined_part(expr)
+        if undefined is None:
+            raise
+        raise InputError(f"{where}: {undefined}") from None
     except (ValueError, ZeroDivisionError, OverflowError) as exc:
         words = " ".join(str(exc).split())
         detail = words.split(". ")[0].rstrip(".") if words else type(exc).__name__
         raise InputError(f"{where}: cannot evaluate its data ({detail})") from None
+
+
+def _undefined_part(expr: Any) -> str | None:
+    """What in `expr` has no value for Pyomo to read, said for the user: a named Expression
+    declared without one (`m.e = Expression()`: Pyomo failed on its None with an
+    AttributeError) or a component never constructed (a Var of the AbstractModel used in
+    its instance: Pyomo's RuntimeError came from deep inside); None when there is neither."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if type(node) in native_numeric_types or not hasattr(node, "is_expression_type"):
+            continue
+        component = node.parent_component() if hasattr(node, "parent_component") else None
+        if component is not None and not component.is_constructed():
+            return (f"it uses {node.name!r}, a component that was never constructed (one of "
+                    "an AbstractModel, not of its instance?); use the model's own component")
+        if node.is_named_expression_type() and node.expr is None:
+            return (f"the Expression {node.name!r} in it has no value; give it one "
+                    "(its set_value(...), or Expression(expr=...))")
+        if node.is_expression_type():
+            stack.extend(node.args)
+    return None
 
 
 @contextmanager

@@ -39,6 +39,7 @@ from pyomo.core.base.objective import ObjectiveData, ScalarObjective
 from pyomo.core.base.units_container import _PyomoUnit
 from pyomo.core.expr.numeric_expr import AbsExpression, NPV_AbsExpression
 from pyomo.core.expr.numvalue import is_fixed, native_numeric_types
+from pyomo.core.expr.relational_expr import TrivialRelationalExpression
 from pyscipopt import quicksum
 from pyscipopt.scip import Expr, ExprCons
 
@@ -125,6 +126,10 @@ def unsupported_part(model: pyo.Block) -> str | None:
             node = stack.pop()
             if type(node) in native_numeric_types or not hasattr(node, "is_expression_type"):
                 continue
+            if isinstance(node, _POW_TYPES) and not _power_has_form(node):
+                return (f"{kind} {part.name!r}: {node} raises to a variable power, which SCIP "
+                        "takes only as exp(y * log(x)), for a base x with a lower bound above "
+                        "0; give the base one")
             handler = scip_base._operator_map.get(type(node))
             if handler is None:
                 return f"{kind} {part.name!r}: {type(node).__name__} has no SCIP form"
@@ -133,6 +138,16 @@ def unsupported_part(model: pyo.Block) -> str | None:
             if node.is_expression_type():
                 stack.extend(node.args)
     return None
+
+
+def _power_has_form(node: Any) -> bool:
+    """Whether SCIP can take `x ** y`: a fixed exponent, or a base bounded above 0 (Pyomo's
+    walker then builds exp(y * log(x)); otherwise it failed with a bare TypeError)."""
+    base, exponent = node.args
+    if is_fixed(exponent):
+        return True
+    lower = pyo.value(base) if is_fixed(base) else scip_base.compute_bounds_on_expr(base)[0]
+    return lower is not None and lower > 0
 
 
 def mark_one_shot(opt: Any) -> None:
@@ -196,6 +211,9 @@ def fix_scip_walker() -> None:
                           (ObjectiveData, scip_base._handle_named_expression),
                           (ScalarObjective, scip_base._handle_named_expression)):
         handlers.setdefault(kind, handler)
+    # Constraint.Feasible and .Infeasible (`0 <= 0`, `1 <= 0`) have no entry either: SCIP
+    # refused a rule's `return Constraint.Feasible` as a TrivialRelationalExpression
+    handlers.setdefault(TrivialRelationalExpression, _inequality)
     for kind in (ObjectiveData, ScalarObjective, _PyomoUnit):
         if kind not in collector.collector_handlers:  # its children are still visited
             collector.collector_handlers[kind] = collector.handle_skip
