@@ -35,9 +35,15 @@ def python_sigint() -> Iterator[None]:
 
 def _sigint_after(seconds: float) -> subprocess.Popen:
     """SIGINT to this process after `seconds` from another process, as a terminal's Ctrl-C
-    (sent from a thread of this process, SCIP's handler does not see it)."""
-    return subprocess.Popen([sys.executable, "-c", "import os, signal, time; "
-                             f"time.sleep({seconds}); os.kill({os.getpid()}, signal.SIGINT)"])
+    (sent from a thread of this process, SCIP's handler does not see it), then again every
+    2 s until the test kills the sender: once, in a full parallel run, a lone SIGINT left a
+    ranking of a million assignments running."""
+    script = ("import os, signal, time\n"
+              f"time.sleep({seconds})\n"
+              "for _ in range(30):\n"
+              f"    os.kill({os.getpid()}, signal.SIGINT)\n"
+              "    time.sleep(2)\n")
+    return subprocess.Popen([sys.executable, "-c", script])
 
 
 def test_an_interrupted_result_is_recorded() -> None:
@@ -156,7 +162,7 @@ def test_lap_ranking_interrupted_exits_130(python_sigint, capsys) -> None:
     timer = _sigint_after(1.0)
     try:
         code = main(["lap", "--generator", "uniform", "--n", "300", "--k", "1000000",
-                     "--json"])
+                     "--time-limit", "60", "--json"])
     finally:
         timer.kill()
         timer.wait()
@@ -175,7 +181,7 @@ def test_an_interrupted_ranking_stops_the_block(python_sigint) -> None:
     timer = _sigint_after(1.0)
     try:
         with pytest.raises(KeyboardInterrupt), stops_on_interrupt():
-            ranking = ranked_assignments(c, 1_000_000)
+            ranking = ranked_assignments(c, 1_000_000, time_limit=60)
             assert ranking.status == "interrupted"
     finally:
         timer.kill()
