@@ -18,6 +18,8 @@ class Plugin(Protocol):
     `attach` receives the PySCIPOpt model (problem stage) and the Pyomo<->SCIP variable
     map; it includes branching rules, heuristics or event handlers. `statistics` is
     optional and returns the plugin's own counters, copied into `Result.plugin_stats`.
+    One that calls `interruptSolve()` itself says so with `stopped_solve = True`, or its
+    stop counts as a Ctrl-C (`coplug.plugins.interrupts`).
     `raise_failure`, also optional, re-raises an error the plugin caught inside a SCIP
     callback (where raising would only give SCIP an error code): `solve` calls it once SCIP
     has stopped. A plugin with `adds_rows = True` adds rows the Pyomo model does not hold,
@@ -100,6 +102,12 @@ def finish_plugins(plugins: Any, result: Any) -> None:
         plugin.finish(result)
     for plugin in finishing:
         result.plugin_stats[plugin_name(plugin)] = plugin_statistics(plugin)
+
+
+def stopped_by_plugin(plugins: Any) -> bool:
+    """Whether a plugin interrupted SCIP on purpose (`stopped_solve`, as `OnSolution` after
+    its callback said stop): SCIP reports that as `userinterrupt`, as it does Ctrl-C."""
+    return any(getattr(plugin, "stopped_solve", False) for plugin in plugins)
 
 
 def adds_rows(plugins: Any) -> bool:

@@ -30,6 +30,7 @@ from coplug.plugins.base import (
     plugin_name,
     plugin_statistics,
     raise_plugin_failures,
+    stopped_by_plugin,
 )
 from coplug.plugins.components import check_components
 from coplug.plugins.duals import (
@@ -53,6 +54,7 @@ from coplug.plugins.integral_rows import (
     optimize_checked,
     record_first_solve,
 )
+from coplug.plugins.interrupts import record_interrupt
 from coplug.plugins.lazy_rounds import all_lazy, any_lazy, solve_in_rounds
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.mip_duals import load_fixed_duals, mip_warning_quiet, wants_fixed_duals
@@ -427,6 +429,8 @@ def scip_result(scip: Any, plugins: Iterable[Any] = (), solver: str = "scip") ->
         # bound already at the incumbent: that is a proof of optimality all the same
         closed = scip.isEQ(scip.getPrimalbound(), scip.getDualbound())
         status = Status.OPTIMAL if closed else Status.FEASIBLE
+    if status is Status.INTERRUPTED and not stopped_by_plugin(plugins):
+        record_interrupt()  # SCIP caught a Ctrl-C (see coplug.plugins.interrupts)
     objective = scip.getObjVal() if has_solution else None
     bound = None
     if status not in (Status.INFEASIBLE, Status.INFEASIBLE_OR_UNBOUNDED):

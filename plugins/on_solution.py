@@ -114,6 +114,11 @@ class OnSolution(UserCallbackPlugin):
         if self._failure is None:
             self._halt, self._clear = False, True
 
+    @property
+    def stopped_solve(self) -> bool:
+        """Whether `callback` stopped this solve (SCIP then reports a user interrupt)."""
+        return bool(self._stats.get("stopped"))
+
     def statistics(self) -> dict[str, Any]:
         """Calls of `callback`, solutions skipped (missing an all-integer row), whether it
         stopped the solve, seconds spent in it."""

@@ -48,6 +48,7 @@ from coplug.plugins.bridge import available_solvers, solve
 from coplug.plugins.errors import InputError
 from coplug.plugins.interrupts import capture_output
 from coplug.plugins.results import Result, Status
+from coplug.plugins.serial import one_solve_at_a_time
 
 _TERMINATION = {
     Status.OPTIMAL: TerminationCondition.convergenceCriteriaSatisfied,
@@ -220,7 +221,9 @@ class CoplugSolver(SolverBase):
 
         if not config.tee:
             return run()
-        with capture_output(TeeStream(*config.tee), capture_fd=True):
+        # the solve lock before Pyomo's capture lock, in the order `solve` takes them: the
+        # other order let two threads each hold one and wait for the other for good
+        with one_solve_at_a_time(), capture_output(TeeStream(*config.tee), capture_fd=True):
             return run()
 
 

@@ -7,8 +7,6 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
 
-from coplug.plugins.interrupts import record_interrupt
-
 
 class Status(str, Enum):
     """Why a solve stopped; `has_solution` says whether a point was loaded."""
@@ -37,12 +35,6 @@ class Result:
     has_solution: bool = False
     plugin_stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        """An interrupted result is counted, so that a run of several solves can stop too
-        (inside `stops_on_interrupt` this raises KeyboardInterrupt)."""
-        if self.status is Status.INTERRUPTED:
-            record_interrupt()
 
     @property
     def gap(self) -> float | None:

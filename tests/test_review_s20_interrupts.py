@@ -17,6 +17,7 @@ from coplug.plugins.cli import main
 from coplug.plugins.interrupts import (
     capture_output,
     interrupts_recorded,
+    record_interrupt,
     sigint_cancels,
     stops_on_interrupt,
 )
@@ -46,21 +47,31 @@ def _sigint_after(seconds: float) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", script])
 
 
-def test_an_interrupted_result_is_recorded() -> None:
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_a_callback_that_stops_the_solve_is_no_ctrl_c(solver: str) -> None:
+    """OnSolution's stop reaches SCIP as a user interrupt, as Ctrl-C does; counted as one, it
+    made every script under exit_on_interrupt exit 130 at a 'good enough' solution."""
+    from coplug.formulations.mip_families import build_family
+    from coplug.plugins.bridge import solve
+    from coplug.plugins.on_solution import OnSolution
+
     before = interrupts_recorded()
-    Result(status=Status.OPTIMAL, solver="scip")
+    with stops_on_interrupt():
+        result = solve(build_family("gisp", 40, seed=2), solver=solver,
+                       plugins=[OnSolution(lambda solution, objective: True)])
+    assert result.status is Status.INTERRUPTED and result.has_solution
     assert interrupts_recorded() == before
-    Result(status=Status.INTERRUPTED, solver="scip")
-    assert interrupts_recorded() == before + 1
 
 
 def test_stops_on_interrupt_raises_at_the_absorbed_interrupt() -> None:
     went_on = []
     with pytest.raises(KeyboardInterrupt), stops_on_interrupt():
-        Result(status=Status.INTERRUPTED, solver="highs")
+        record_interrupt()  # as the bridge does when SCIP caught a Ctrl-C
         went_on.append(True)
     assert not went_on
-    Result(status=Status.INTERRUPTED, solver="highs")  # outside the block: counted only
+    before = interrupts_recorded()
+    record_interrupt()  # outside the block: counted only
+    assert interrupts_recorded() == before + 1
 
 
 def test_a_ctrl_c_the_solver_ignored_raises_as_its_solve_ends(python_sigint) -> None:
@@ -85,7 +96,7 @@ def test_ctrl_c_as_pyomo_restores_the_streams_stays_a_keyboard_interrupt() -> No
 
 
 def _child_result() -> None:
-    Result(status=Status.INTERRUPTED, solver="scip")
+    record_interrupt()
 
 
 def test_a_forked_worker_does_not_inherit_the_raising() -> None:
@@ -100,11 +111,14 @@ def test_a_forked_worker_does_not_inherit_the_raising() -> None:
     assert child.exitcode == 0
 
 
-def test_stops_on_interrupt_turns_the_check_it_broke_into_an_interrupt() -> None:
+def test_stops_on_interrupt_turns_the_check_it_broke_into_an_interrupt(python_sigint) -> None:
     """The demo's benders section asserted Benders against the extensive form and, after an
-    interrupted SCIP solve, ended in AssertionError with a traceback."""
-    with pytest.raises(KeyboardInterrupt), stops_on_interrupt():
-        Result(status=Status.INTERRUPTED, solver="scip")
+    interrupted solve, ended in AssertionError with a traceback: an error raised after a
+    Ctrl-C a solver took (before its solve could end) is an interrupt."""
+    cancelled = threading.Event()
+    with pytest.raises(KeyboardInterrupt), stops_on_interrupt(), sigint_cancels(cancelled.set):
+        os.kill(os.getpid(), signal.SIGINT)
+        assert cancelled.wait(5)
         raise AssertionError("objectives differ")
 
 
@@ -149,8 +163,8 @@ def test_demo_section_with_an_interrupted_solve_exits_130(monkeypatch, capsys) -
     import coplug.plugins.demo as demo
 
     def section() -> None:
-        result = Result(status=Status.INTERRUPTED, solver="scip", objective=1.0)
-        assert result.objective == 2.0
+        record_interrupt()  # SCIP caught a Ctrl-C and answered with its incumbent
+        assert 1.0 == 2.0  # the section's own check of that answer
 
     monkeypatch.setattr(demo, "interrupted_section", section, raising=False)
     monkeypatch.setattr(demo, "DEMO_SECTIONS", ["coplug.plugins.demo:interrupted_section"])
@@ -212,11 +226,11 @@ def test_an_interrupted_descent_stops_the_block(python_sigint) -> None:
 _SCRIPT = """
 import sys
 from coplug.plugins.interrupts import exit_on_interrupt
-from coplug.plugins.results import Result, Status
+from coplug.plugins.interrupts import record_interrupt
 
 def main():
     if sys.argv[1] == "absorbed":
-        Result(status=Status.INTERRUPTED, solver="scip")  # as SCIP answers after Ctrl-C
+        record_interrupt()  # as the bridge does when SCIP caught a Ctrl-C
         print("went on")
     if sys.argv[1] == "raised":
         raise KeyboardInterrupt
@@ -249,7 +263,7 @@ def test_a_command_whose_solve_absorbed_ctrl_c_exits_130(monkeypatch, capsys) ->
     import coplug.formulations.games_cli as games_cli
 
     def certified_with_an_interrupt(game, **kwargs):
-        Result(status=Status.INTERRUPTED, solver="scip")  # a best response stopped by Ctrl-C
+        record_interrupt()  # a best response that SCIP stopped on Ctrl-C
         print("certified epsilon - (interrupted)")
 
     monkeypatch.setattr(games_cli, "report", certified_with_an_interrupt)

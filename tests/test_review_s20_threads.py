@@ -55,3 +55,25 @@ def test_a_race_while_another_thread_holds_the_solve_lock() -> None:
         thread.join()
     alone = solve(knapsack_mip(random_knapsack(40, seed=3)))
     assert result.objective == pytest.approx(alone.objective, rel=1e-9)
+
+
+def test_factory_solves_with_a_tee_stream_from_threads() -> None:
+    """`SolverFactory(...).solve(m, tee=stream)` took Pyomo's capture lock before the solve
+    lock, and `solve` inside took them the other way round: two threads each held one."""
+    import io
+
+    import pyomo.environ as pyo
+
+    def teed(job: tuple[int, str]) -> float:
+        seed, solver = job
+        model = knapsack_mip(random_knapsack(60, seed=seed))
+        results = pyo.SolverFactory(f"coplug_{solver}").solve(model, tee=io.StringIO())
+        assert results.solver.termination_condition == pyo.TerminationCondition.optimal
+        return pyo.value(model.value)
+
+    jobs = [(seed, solver) for seed in range(3) for solver in ("scip", "highs")] * 2
+    in_turn = [teed(job) for job in jobs]
+    with ThreadPoolExecutor(4) as pool:
+        future = pool.map(teed, jobs, timeout=120)
+        threaded = list(future)
+    assert threaded == pytest.approx(in_turn, rel=1e-9)
