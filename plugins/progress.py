@@ -16,7 +16,7 @@ from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
 from tqdm.auto import tqdm
 
 from coplug.plugins.base import checked_plugin_name
-from coplug.plugins.errors import InputError
+from coplug.plugins.results import relative_gap
 from coplug.plugins.varmap import VarMap
 
 _EVENTS = SCIP_EVENTTYPE.NODESOLVED | SCIP_EVENTTYPE.BESTSOLFOUND | SCIP_EVENTTYPE.LPSOLVED
@@ -30,10 +30,9 @@ class Progress:
 
     def __init__(self, every: float = 0.5, file: TextIO | None = None,
                  name: str = "progress") -> None:
-        if isinstance(every, bool) or not isinstance(every, (int, float)) or not (
-                math.isfinite(every) and every >= 0):
-            raise InputError(f"every must be a finite number of seconds >= 0, got {every!r}")
-        self.every = float(every)
+        from coplug.formulations.checks import check_positive  # imports coplug.plugins
+
+        self.every = check_positive(every, "every", zero_ok=True)  # seconds
         self.file = file
         self.name = checked_plugin_name(name)
         self._bar: Any = None
@@ -68,8 +67,7 @@ class Progress:
         self._last = now
         found = math.isfinite(incumbent) and abs(incumbent) < 1e20
         known = math.isfinite(bound) and abs(bound) < 1e20
-        gap = (abs(incumbent - bound) / max(abs(incumbent), 1e-9) if found and known
-               else math.inf)
+        gap = relative_gap(incumbent, bound) if found and known else math.inf
         self._stats.update(redraws=self._stats["redraws"] + 1, nodes=int(nodes),
                            incumbent=incumbent if found else None,
                            bound=bound if known else None, gap=gap)

@@ -41,10 +41,7 @@ class Result:
         """Relative gap |objective - bound| / max(|objective|, 1e-9); None without both."""
         if self.objective is None or self.bound is None:
             return None
-        if not (math.isfinite(self.objective) and math.isfinite(self.bound)):
-            return math.inf
-        diff = abs(self.objective - self.bound)
-        return 0.0 if diff <= 1e-12 else diff / max(abs(self.objective), 1e-9)
+        return relative_gap(self.objective, self.bound)
 
     @property
     def optimal(self) -> bool:
@@ -57,6 +54,15 @@ class Result:
         data["status"] = self.status.value
         data["gap"] = self.gap
         return _json_safe(data)
+
+
+def relative_gap(objective: float, bound: float) -> float:
+    """|objective - bound| / max(|objective|, 1e-9): 0 within 1e-12, inf unless both are
+    finite (the gap `Result` reports and the progress line shows)."""
+    if not (math.isfinite(objective) and math.isfinite(bound)):
+        return math.inf
+    diff = abs(objective - bound)
+    return 0.0 if diff <= 1e-12 else diff / max(abs(objective), 1e-9)
 
 
 def _json_safe(value: Any) -> Any:

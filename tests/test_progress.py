@@ -42,7 +42,7 @@ def test_progress_figures_agree_with_the_bound_and_gap() -> None:
     progress.close()
 
 
-@pytest.mark.parametrize("every", [-1.0, math.nan, math.inf, True, "1"])
+@pytest.mark.parametrize("every", [-1.0, math.nan, math.inf, True, "1", 10**400])
 def test_progress_refuses_a_bad_interval(every) -> None:
     with pytest.raises(InputError, match="every"):
         Progress(every=every)
