@@ -49,6 +49,7 @@ from coplug.plugins.errors import (
     SolverNotAvailableError,
     UnsupportedModelError,
 )
+from coplug.plugins.fast_collector import install_fast_collector
 from coplug.plugins.integral_rows import (
     check_integral_rows,
     optimize_checked,
@@ -296,6 +297,7 @@ def _solve_scip(
     (and fill `m.dual`/`m.rc` for an LP that declares them, unless `with_duals` is off)."""
     opt = contrib_solver("scip_persistent", "SCIP", "pyscipopt")
     fix_scip_walker()
+    install_fast_collector()
     mark_one_shot(opt)
     build_instance(opt, model, "SCIP", unsupported_part)
     scip = opt._solver_model  # the PySCIPOpt model; Pyomo keeps no public accessor

@@ -39,6 +39,7 @@ from tqdm.auto import tqdm
 
 from coplug.plugins.bridge import build_instance, contrib_solver, solve
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
+from coplug.plugins.fast_collector import install_fast_collector
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.results import Status
 from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupported_part
@@ -215,6 +216,7 @@ def _scip_iis(model: BlockData, remove_bounds: bool, time_limit: float | None
     work = _without_objective(model)
     opt = contrib_solver("scip_persistent", "SCIP", "pyscipopt")
     fix_scip_walker()
+    install_fast_collector()
     mark_one_shot(opt)
     build_instance(opt, work, "SCIP", unsupported_part)
     scip = opt._solver_model  # the PySCIPOpt model; Pyomo keeps no public accessor
