@@ -126,7 +126,7 @@ def solve(
     `m.priority` gives SCIP branching priorities.
     Infeasible or unbounded models come back as a status, never as an exception.
     """
-    _check_model(model)
+    check_model(model)
     time_limit = checked_time_limit(time_limit)
     if not isinstance(solver, str):
         raise InputError(f"solver must be a name ({', '.join(available_solvers())}), "
@@ -197,7 +197,7 @@ def check_one_time_limit(solver: str, time_limit: float | None, params: Mapping[
                          f"{params[name]!r} both set a time limit; give one")
 
 
-def _check_model(model: Any) -> None:
+def check_model(model: Any) -> None:
     """A Pyomo model or one block of it (e.g. `m.scen[2]`) with at most one active objective."""
     if not isinstance(model, BlockData):
         what = type(model).__name__

@@ -44,7 +44,7 @@ from pyomo.core.base.block import BlockData
 from pyomo.core.base.var import VarData
 from pyomo.util.vars_from_expressions import get_vars_from_components
 
-from coplug.plugins.bridge import available_solvers, solve
+from coplug.plugins.bridge import available_solvers, check_model, solve
 from coplug.plugins.errors import InputError
 from coplug.plugins.interrupts import capture_output
 from coplug.plugins.results import Result, Status
@@ -175,8 +175,7 @@ class CoplugSolver(SolverBase):
         started = datetime.datetime.now(datetime.timezone.utc)
         config = self.config(value=kwds, preserve_implicit=True)
         if not isinstance(model, BlockData):
-            raise InputError(f"{self.name}.solve() needs a Pyomo model (a Block), "
-                             f"got {type(model).__name__}")
+            check_model(model)  # names what was passed: an indexed Block, a kernel model, ...
         before = _snapshot(model)
         timer = config.timer if config.timer is not None else HierarchicalTimer()
         timer.start("solve")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyomo.environ as pyo
+import pyomo.kernel as pmo
 import pytest
 from pyomo.contrib.solver.common.factory import SolverFactory as NewFactory
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
@@ -187,3 +188,19 @@ def test_lap_backend_by_name_matches_highs() -> None:
     assert results.incumbent_objective == pytest.approx(_reference(m))
     assert all(pyo.value(c.body) == pytest.approx(1) for c in m.component_data_objects(
         pyo.Constraint))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_factory_names_what_it_got_instead_of_a_model(name):
+    kernel = pmo.block()
+    kernel.x = pmo.variable(lb=0, ub=3)
+    kernel.o = pmo.objective(kernel.x)
+    opt = NewFactory(name)
+    with pytest.raises(InputError, match="not pyomo.kernel ones"):
+        opt.solve(kernel)
+    m = pyo.ConcreteModel()
+    m.b = pyo.Block([1, 2])
+    with pytest.raises(InputError, match=r"indexed Block 'b'; pass one of its blocks"):
+        opt.solve(m.b)
+    with pytest.raises(InputError, match="needs a Pyomo model \\(a Block\\), got str"):
+        opt.solve("model.lp")
