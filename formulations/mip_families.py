@@ -85,7 +85,10 @@ def cauction(size: int, seed: int = 0) -> pyo.ConcreteModel:
     m = pyo.ConcreteModel(name="cauction")
     m.B = pyo.RangeSet(0, n_bids - 1)
     m.x = pyo.Var(m.B, domain=pyo.Binary)
-    holders = [[b for b in range(n_bids) if i in bundles[b]] for i in range(n_items)]
+    holders: list[list[int]] = [[] for _ in range(n_items)]  # the bids on each item
+    for b, bundle in enumerate(bundles):
+        for i in bundle:
+            holders[i].append(b)
     m.item = pyo.Constraint(
         [i for i in range(n_items) if holders[i]],
         rule=lambda m, i: sum(m.x[b] for b in holders[i]) <= 1,
