@@ -11,6 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 from coplug.formulations import knapsack as ks
+from coplug.formulations import openpit, tsp
 from coplug.formulations.knapsack import (
     KnapsackInstance,
     knapsack_mip,
@@ -19,7 +20,7 @@ from coplug.formulations.knapsack import (
     random_knapsack,
 )
 from coplug.formulations.qubo import QUBO
-from coplug.formulations.qubo_solvers import certify, minimize
+from coplug.formulations.qubo_solvers import certify, minimize, uses_dense
 from coplug.plugins.bridge import solve
 from coplug.plugins.cli import main
 from coplug.plugins.errors import InputError
@@ -159,3 +160,13 @@ def test_report_without_certificates_has_no_fractions() -> None:
     assert report.fraction_ok is None and report.fraction_binary_feasible is None
     certified = minimize(_plain(), method="pgd", starts=4)
     assert certified.fraction_ok == 1.0 and certified.fraction_binary_feasible == 1.0
+
+
+def test_dense_product_only_where_it_pays():
+    """A sparse open-pit QUBO keeps its sparse product even under dense_limit; a small
+    nearly dense TSP one is expanded; dense_limit=0 keeps every QUBO sparse."""
+    pit = openpit.openpit_qubo_safe(openpit.random_block_model(600, 0))
+    tour = tsp.tsp_qubo_safe(tsp.random_euclidean(8, seed=0).dist)
+    assert not uses_dense(pit, 3000)
+    assert uses_dense(tour, 3000)
+    assert not uses_dense(tour, 0)
