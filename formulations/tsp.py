@@ -8,6 +8,7 @@ position 0, which removes the rotation symmetry and keeps n - 1 one-hot rows and
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,9 +32,11 @@ from coplug.plugins.errors import InputError
 # (about 100 cities, some 100 MB while building) tsp_qubo_safe and tsp_qubo_naive refuse
 # and point to the exact MIP.
 MAX_NONZEROS = 2_000_000
-# Peak bytes per city pair of building an instance's distance matrix: the (n, n, 2)
-# coordinate offsets and their squares, the n x n sums and roundings, and the validated copy.
-MATRIX_BYTES_PER_PAIR = 40
+# Peak bytes per city pair of building an instance's distance matrix, measured with tracemalloc
+# for every coordinate type and random_*: three n x n float arrays, held while TSPInstance
+# validates (the matrix, its float copy and the checked copy) and by GEO's in-place buffers;
+# the other distance functions need two.
+MATRIX_BYTES_PER_PAIR = 24
 
 @dataclass(frozen=True)
 class TSPInstance:
@@ -99,47 +102,72 @@ def random_asymmetric(n: int, seed: int = 0, high: int = 99) -> TSPInstance:
 
 
 # TSPLIB 95 distance functions (Reinelt, "TSPLIB 95", section 2); each returns the n x n matrix.
-def _nint(x: np.ndarray) -> np.ndarray:
-    """TSPLIB nint as (int)(x + 0.5), exact for the non-negative values it rounds here."""
-    return np.floor(x + 0.5)
+# They work in place on n x n buffers: (n, n, 2) temporaries peaked at 760 MiB for n = 5000.
+def _nint(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """TSPLIB nint as (int)(x + 0.5), exact for the non-negative values it rounds here;
+    written into `out` (which may be x) to spare an n x n temporary."""
+    out = np.add(x, 0.5, out=out)
+    return np.floor(out, out=out)
 
 
-def _offsets(coords: np.ndarray) -> np.ndarray:
-    """|x_i - x_j| and |y_i - y_j| for every pair, shape (n, n, 2)."""
-    return np.abs(coords[:, None, :] - coords[None, :, :])
+def _deltas(coords: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x_i - x_j and y_i - y_j for every pair, two n x n arrays; integer coordinates become
+    floats so that the callers can work in place."""
+    c = np.asarray(coords)
+    if c.dtype.kind != "f":
+        c = c.astype(float)
+    return np.subtract.outer(c[:, 0], c[:, 0]), np.subtract.outer(c[:, 1], c[:, 1])
+
+
+def _abs_deltas(coords: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """|x_i - x_j| and |y_i - y_j| for every pair, in place in the two n x n arrays."""
+    dx, dy = _deltas(coords)
+    return np.abs(dx, out=dx), np.abs(dy, out=dy)
 
 
 def _squared(coords: np.ndarray) -> np.ndarray:
-    """xd^2 + yd^2 for every pair, the radicand of the Euclidean types."""
-    return (_offsets(coords) ** 2).sum(-1)
+    """xd^2 + yd^2 for every pair, the radicand of the Euclidean types (squaring drops the
+    sign exactly, so no abs is needed)."""
+    dx, dy = _deltas(coords)
+    np.square(dx, out=dx)
+    dx += np.square(dy, out=dy)
+    return dx
 
 
 def euc_2d(coords: np.ndarray) -> np.ndarray:
     """TSPLIB EUC_2D: nint of the Euclidean distance."""
-    return _nint(np.sqrt(_squared(coords)))
+    d = _squared(coords)
+    return _nint(np.sqrt(d, out=d), out=d)
 
 
 def ceil_2d(coords: np.ndarray) -> np.ndarray:
     """TSPLIB CEIL_2D: the Euclidean distance rounded up."""
-    return np.ceil(np.sqrt(_squared(coords)))
+    d = _squared(coords)
+    return np.ceil(np.sqrt(d, out=d), out=d)
 
 
 def att(coords: np.ndarray) -> np.ndarray:
     """TSPLIB ATT pseudo-Euclidean: r = sqrt((xd^2 + yd^2) / 10), t = nint(r), t + 1 if t < r
     (att48, att532)."""
-    r = np.sqrt(_squared(coords) / 10.0)
+    r = _squared(coords)
+    r /= 10.0
+    np.sqrt(r, out=r)
     t = _nint(r)
-    return t + (t < r)
+    t += t < r
+    return t
 
 
 def man_2d(coords: np.ndarray) -> np.ndarray:
     """TSPLIB MAN_2D: nint(xd + yd)."""
-    return _nint(_offsets(coords).sum(-1))
+    dx, dy = _abs_deltas(coords)
+    dx += dy
+    return _nint(dx, out=dx)
 
 
 def max_2d(coords: np.ndarray) -> np.ndarray:
     """TSPLIB MAX_2D: max(nint(xd), nint(yd))."""
-    return _nint(_offsets(coords)).max(-1)
+    dx, dy = _abs_deltas(coords)
+    return np.maximum(_nint(dx, out=dx), _nint(dy, out=dy), out=dx)
 
 
 def _refuse_geo_rows(coords: np.ndarray, bad: np.ndarray, why: str) -> None:
@@ -163,17 +191,31 @@ def _geo_radians(coords: np.ndarray) -> np.ndarray:
     return 3.141592 * degrees / 180.0
 
 
+def _cos_outer(op: np.ufunc, a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """cos(a_i op a_j) for every pair, in one n x n buffer (`out` when given)."""
+    q = op.outer(a, a, out=out)
+    return np.cos(q, out=q)
+
+
 def geo(coords: np.ndarray) -> np.ndarray:
     """TSPLIB GEO: km on the sphere of radius RRR = 6378.388, (int)(RRR * acos(...) + 1.0), from
     latitude x and longitude y in DDD.MM (burma14, ulysses16/22, gr96); zero diagonal."""
     rad = _geo_radians(coords)
     lat, lon = rad[:, 0], rad[:, 1]
-    q1 = np.cos(lon[:, None] - lon[None, :])
-    q2 = np.cos(lat[:, None] - lat[None, :])
-    q3 = np.cos(lat[:, None] + lat[None, :])
+    # 0.5 ((1 + q1) q2 - (1 - q1) q3) in three n x n buffers (products commute exactly)
+    q1 = _cos_outer(np.subtract, lon)
+    d = _cos_outer(np.subtract, lat)
+    side = np.add(1.0, q1)
+    d *= side
+    np.subtract(1.0, q1, out=side)
+    q3 = _cos_outer(np.add, lat, out=q1)
+    d -= np.multiply(side, q3, out=q3)
+    d *= 0.5
     # clip: rounding may push the cosine of a zero-length arc just past 1 (acos -> NaN)
-    arc = np.arccos(np.clip(0.5 * ((1.0 + q1) * q2 - (1.0 - q1) * q3), -1.0, 1.0))
-    d = np.floor(6378.388 * arc + 1.0)
+    np.arccos(np.clip(d, -1.0, 1.0, out=d), out=d)
+    d *= 6378.388
+    d += 1.0
+    np.floor(d, out=d)
     np.fill_diagonal(d, 0.0)
     return d
 
@@ -235,7 +277,7 @@ def load_tsplib(path: str | Path) -> TSPInstance:
     spec: dict[str, str] = {}
     k = 0
     coords = None
-    weights: list[tuple[int, float]] = []
+    weights = _Numbers()
     while k < len(lines):
         raw = lines[k].strip()
         no = k + 1
@@ -343,25 +385,75 @@ def _refuse_extra_node(path: Path, lines: list[str], k: int, n: int) -> None:
                          f"(next line {nxt!r})")
 
 
+@dataclass(frozen=True)
+class _Numbers:
+    """The numbers of a TSPLIB data section and, per line from `first_line` on, the count
+    read up to its end: errors name a number's line without a tuple per number."""
+
+    values: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    ends: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    first_line: int = 1
+
+    def line_of(self, k: int) -> int:
+        """The line number of values[k] (lines without numbers end where the line before did)."""
+        return self.first_line + int(np.searchsorted(self.ends, k, side="right"))
+
+
+# Tokens converted to floats at a time: amortizes the call, and keeps the strings a few MB.
+_BATCH = 1 << 16
+
+
 def _read_numbers(
     path: Path, lines: list[str], k: int, allow_minus_one: bool = False
-) -> tuple[list[tuple[int, float]], int]:
-    """All numbers until the next keyword line, each with its line number."""
-    out: list[tuple[int, float]] = []
+) -> tuple[_Numbers, int]:
+    """All numbers until the next keyword line, converted a batch of lines at a time."""
+    start, first, total = k, k, 0
+    chunks: list[np.ndarray] = []
+    batch: list[str] = []
+    ends = array("q")
     while k < len(lines):
         raw = lines[k].strip()
         if raw and (raw == "EOF" or raw[0].isalpha()):
             break
-        for tok in raw.split():
+        toks = raw.split()
+        batch += toks
+        total += len(toks)
+        ends.append(total)
+        k += 1
+        if len(batch) >= _BATCH:
+            chunks.append(_batch_floats(path, lines, first, k, batch))
+            first, batch = k, []
+    chunks.append(_batch_floats(path, lines, first, k, batch))
+    return _Numbers(np.concatenate(chunks), np.frombuffer(ends, dtype=np.int64), start + 1), k
+
+
+def _batch_floats(path: Path, lines: list[str], first: int, last: int, batch: list[str]
+                  ) -> np.ndarray:
+    """The tokens of lines[first:last] as floats by Python's float(); a bad or non-finite one
+    sends the lines to `_floats_by_token`, whose error names its line."""
+    try:
+        values = np.fromiter(map(float, batch), dtype=float, count=len(batch))
+        if np.isfinite(values).all():
+            return values
+    except ValueError:
+        pass
+    return _floats_by_token(path, lines, first, last)
+
+
+def _floats_by_token(path: Path, lines: list[str], first: int, last: int) -> np.ndarray:
+    """The numbers of lines[first:last] one token at a time, raising at the first that is not
+    a finite number with its line."""
+    out: list[float] = []
+    for k in range(first, last):
+        for tok in lines[k].split():
             try:
                 val = float(tok)
             except ValueError:
                 raise InputError(f"{path}:{k + 1}: not a number: {tok!r}") from None
             if not math.isfinite(val):
                 raise InputError(f"{path}:{k + 1}: weights must be finite, got {tok!r}")
-            out.append((k + 1, val))
-        k += 1
-    return out, k
+            out.append(val)
+    return np.array(out, dtype=float)
 
 
 def _explicit_cells(n: int, fmt: str) -> tuple[int, int]:
@@ -374,21 +466,21 @@ def _explicit_cells(n: int, fmt: str) -> tuple[int, int]:
     return n * (n + 1) // 2, 0
 
 
-def _explicit_matrix(path: Path, weights: list[tuple[int, float]], n: int, fmt: str) -> np.ndarray:
+def _explicit_matrix(path: Path, weights: _Numbers, n: int, fmt: str) -> np.ndarray:
     """Fill an n x n matrix from a TSPLIB explicit weight list; the count is checked first,
     so a short section with a huge DIMENSION is refused before anything n x n exists."""
     count, offset = _explicit_cells(n, fmt)
-    if len(weights) != count:
-        where = f" (last number on line {weights[-1][0]})" if weights else ""
+    values = weights.values
+    if values.size != count:
+        where = f" (last number on line {weights.line_of(values.size - 1)})" if values.size else ""
         raise InputError(
-            f"{path}: EDGE_WEIGHT_SECTION has {len(weights)} numbers, {fmt} with "
+            f"{path}: EDGE_WEIGHT_SECTION has {values.size} numbers, {fmt} with "
             f"DIMENSION {n} needs {count}{where}"
         )
-    values = np.fromiter((val for _, val in weights), dtype=float, count=count)
     negative = np.flatnonzero(values < 0)
     if negative.size:
         k = int(negative[0])
-        raise InputError(f"{path}:{weights[k][0]}: negative distance {values[k]}")
+        raise InputError(f"{path}:{weights.line_of(k)}: negative distance {values[k]}")
     if fmt == "FULL_MATRIX":
         return values.reshape(n, n)
     rows, cols = (np.triu_indices if fmt.startswith("UPPER") else np.tril_indices)(n, offset)
