@@ -68,8 +68,7 @@ def check_distances(dist: np.ndarray) -> np.ndarray:
         raise InputError("distance matrix contains NaN or infinite entries")
     if (d < 0).any():
         raise InputError("distances must be non-negative")
-    d = d.copy()
-    np.fill_diagonal(d, 0.0)
+    np.fill_diagonal(d, 0.0)  # numeric_array's astype made d a copy: the caller's is kept
     return d
 
 

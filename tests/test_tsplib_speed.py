@@ -205,3 +205,12 @@ def test_display_data_section_tokens_are_still_checked(tmp_path: Path) -> None:
                     "EDGE_WEIGHT_SECTION\n1 2 3\nDISPLAY_DATA_SECTION\n1 0 0\n2 1 zero\nEOF\n")
     with pytest.raises(InputError, match=r"d\.tsp:8: not a number: 'zero'$"):
         load_tsplib(path)
+
+
+@pytest.mark.parametrize("dtype", [float, np.float32, np.int64])
+def test_checked_distances_leave_the_callers_matrix_alone(dtype):
+    given = np.arange(16, dtype=dtype).reshape(4, 4) + 1
+    kept = given.copy()
+    checked = tsp.check_distances(given)
+    assert (np.diag(checked) == 0).all() and checked.dtype == float
+    assert np.array_equal(given, kept)
