@@ -165,3 +165,27 @@ def test_ctrl_c_in_a_solve_stops_the_search(monkeypatch: pytest.MonkeyPatch) -> 
     model, _ = random_system(1)
     with pytest.raises(KeyboardInterrupt):
         explain_infeasible(model)
+
+
+def test_a_kept_bounds_subsystem_past_check_limit_is_shrunk_not_thrown_away(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """SCIP's kept-bounds IIS of a 12-row chain lists 13 lower bounds too (25 members, past
+    check_limit=15): chunks of them are dropped, and SCIP's slow bound removal is not run."""
+    from coplug.plugins import iis
+
+    m = pyo.ConcreteModel()
+    m.I = pyo.RangeSet(0, 199)
+    m.x = pyo.Var(m.I, bounds=(0, 10))
+    m.ballast = pyo.Constraint(m.I, rule=lambda m, i: m.x[i] + m.x[(i + 1) % 200] <= 12)
+    m.z = pyo.Var(range(13), bounds=(0, None))
+    m.chain = pyo.Constraint(range(12), rule=lambda m, k: m.z[k + 1] >= m.z[k] + 1)
+    m.top = pyo.Constraint(expr=m.z[12] <= 11.5)
+    passes = []
+    scip_iis = iis._scip_iis
+    monkeypatch.setattr(iis, "_scip_iis", lambda model, remove_bounds, time_limit: (
+        passes.append(remove_bounds), scip_iis(model, remove_bounds, time_limit))[1])
+    found = explain_infeasible(m, check_limit=15)
+    assert passes == [False]
+    assert found.irreducible is True
+    assert [c.name for c in found.constraints] == [f"chain[{k}]" for k in range(12)] + ["top"]
+    assert found.bounds == [(m.z[0], "lower")]
