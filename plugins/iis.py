@@ -42,6 +42,7 @@ from tqdm.auto import tqdm
 from coplug.plugins.bridge import build_instance, contrib_solver, solve
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
 from coplug.plugins.fast_collector import install_fast_collector
+from coplug.plugins.iis_farkas import farkas_support
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.results import Status
 from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupported_part
@@ -108,6 +109,15 @@ def explain_infeasible(model: BlockData, time_limit: float | None = None,
         raise SolverError(f"SCIP could not decide feasibility ({status.value}); give a longer "
                           f"time_limit")
     notes: list[str] = []
+    farkas = _farkas_subsystem(model, time_limit)
+    if farkas is not None:
+        subsystem, checked_by, infeasible = farkas
+        if infeasible:
+            if check_limit:
+                subsystem.shrink(check_limit)
+            return _filtered(subsystem, checked_by, check_limit, notes)
+        notes.append(f"HiGHS's Farkas certificate's rows and bounds were feasible for "
+                     f"{checked_by}")
     # SCIP's bound removal looped without end on a 6-variable model; kept bounds are quick
     # and the deletion filter drops the ones not needed, so it is tried first
     kept = _scip_subsystem(model, False, time_limit)
@@ -131,6 +141,29 @@ def explain_infeasible(model: BlockData, time_limit: float | None = None,
     notes.append("so the subsystem was filtered out of the whole model")
     subsystem.shrink(check_limit)
     return _filtered(subsystem, checked_by, check_limit, notes)
+
+
+def _farkas_subsystem(model: BlockData, time_limit: float | None
+                      ) -> tuple[_Subsystem, str, bool] | None:
+    """The support of HiGHS's infeasibility certificate of an LP as a subsystem, the solver
+    that checked it and whether it is infeasible; None where HiGHS gives no certificate."""
+    work = _without_objective(model)
+    found = farkas_support(work, time_limit)
+    if found is None:
+        return None
+    constraints = _in_model_order(model, [_original(model, work, c) for c in found[0]])
+    bounds = [(var, side) for var, side in ((_original(model, work, v), side)
+                                            for v, side in found[1]) if _listed(var, side)]
+    subsystem = _Subsystem(model, constraints, bounds)
+    return subsystem, *subsystem.infeasible()
+
+
+def _in_model_order(model: BlockData, constraints: list[ConstraintData]
+                    ) -> list[ConstraintData]:
+    """`constraints` in the order the model holds them."""
+    order = {id(c): k for k, c in enumerate(model.component_data_objects(
+        pyo.Constraint, active=True, descend_into=True))}
+    return sorted(constraints, key=lambda c: order[id(c)])
 
 
 def _scip_subsystem(model: BlockData, remove_bounds: bool, time_limit: float | None
@@ -247,9 +280,7 @@ def _scip_iis(model: BlockData, remove_bounds: bool, time_limit: float | None
         bounds += [(var, side) for side, value in (("lower", scip_var.getLbOriginal()),
                                                    ("upper", scip_var.getUbOriginal()))
                    if abs(value) < _INFINITE and _listed(var, side)]
-    order = {id(c): k for k, c in enumerate(model.component_data_objects(
-        pyo.Constraint, active=True, descend_into=True))}
-    return sorted(constraints, key=lambda c: order[id(c)]), bounds
+    return _in_model_order(model, constraints), bounds
 
 
 def _original(model: BlockData, work: BlockData, component: Any) -> Any:

@@ -3,13 +3,18 @@ models' own data: infeasible, and feasible without any one of its members."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+import highspy
 import numpy as np
 import pyomo.environ as pyo
 import pytest
+import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from coplug.plugins import InputError
+from coplug.plugins import InputError, iis
 from coplug.plugins.iis import explain_infeasible
+from coplug.plugins.iis_farkas import _column_activity
 
 
 def random_system(seed: int) -> tuple[pyo.ConcreteModel, dict]:
@@ -169,17 +174,10 @@ def test_ctrl_c_in_a_solve_stops_the_search(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_a_kept_bounds_subsystem_past_check_limit_is_shrunk_not_thrown_away(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """SCIP's kept-bounds IIS of a 12-row chain lists 13 lower bounds too (25 members, past
-    check_limit=15): chunks of them are dropped, and SCIP's slow bound removal is not run."""
-    from coplug.plugins import iis
-
-    m = pyo.ConcreteModel()
-    m.I = pyo.RangeSet(0, 199)
-    m.x = pyo.Var(m.I, bounds=(0, 10))
-    m.ballast = pyo.Constraint(m.I, rule=lambda m, i: m.x[i] + m.x[(i + 1) % 200] <= 12)
-    m.z = pyo.Var(range(13), bounds=(0, None))
-    m.chain = pyo.Constraint(range(12), rule=lambda m, k: m.z[k + 1] >= m.z[k] + 1)
-    m.top = pyo.Constraint(expr=m.z[12] <= 11.5)
+    """SCIP's kept-bounds IIS of a 12-row chain of integers lists 13 lower bounds too (25
+    members, past check_limit=15): chunks of them are dropped, and SCIP's slow bound removal
+    is not run."""
+    m = _chain_model(pyo.NonNegativeIntegers)
     passes = []
     scip_iis = iis._scip_iis
     monkeypatch.setattr(iis, "_scip_iis", lambda model, remove_bounds, time_limit: (
@@ -189,3 +187,41 @@ def test_a_kept_bounds_subsystem_past_check_limit_is_shrunk_not_thrown_away(
     assert found.irreducible is True
     assert [c.name for c in found.constraints] == [f"chain[{k}]" for k in range(12)] + ["top"]
     assert found.bounds == [(m.z[0], "lower")]
+
+
+def test_an_lp_conflict_comes_from_highs_farkas_certificate_without_scips_iis(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_scip(*args: object) -> None:
+        raise AssertionError("SCIP's IIS finder was called")
+
+    monkeypatch.setattr(iis, "_scip_iis", no_scip)
+    m = _chain_model(pyo.NonNegativeReals)
+    found = explain_infeasible(m, check_limit=15)
+    assert found.irreducible is True and found.checked_by == "highs"
+    assert [c.name for c in found.constraints] == [f"chain[{k}]" for k in range(12)] + ["top"]
+    assert found.bounds == [(m.z[0], "lower")]
+
+
+def _chain_model(domain: object) -> pyo.ConcreteModel:
+    """200 feasible ballast rows and z[k+1] >= z[k] + 1 (k < 12), z[12] <= 11.5, z >= 0."""
+    m = pyo.ConcreteModel()
+    m.I = pyo.RangeSet(0, 199)
+    m.x = pyo.Var(m.I, bounds=(0, 10))
+    m.ballast = pyo.Constraint(m.I, rule=lambda m, i: m.x[i] + m.x[(i + 1) % 200] <= 12)
+    m.z = pyo.Var(range(13), domain=domain)
+    m.chain = pyo.Constraint(range(12), rule=lambda m, k: m.z[k + 1] >= m.z[k] + 1)
+    m.top = pyo.Constraint(expr=m.z[12] <= 11.5)
+    return m
+
+
+@pytest.mark.parametrize("by_rows", [False, True])
+def test_column_activity_of_a_ray_reads_either_matrix_layout(by_rows: bool) -> None:
+    a = sp.random(7, 5, density=0.4, random_state=3).toarray()
+    a[:, 2] = 0  # an empty column
+    stored = sp.csr_matrix(a) if by_rows else sp.csc_matrix(a)
+    fmt = highspy.MatrixFormat.kRowwise if by_rows else highspy.MatrixFormat.kColwise
+    matrix = SimpleNamespace(format_=fmt, start_=stored.indptr, index_=stored.indices,
+                             value_=stored.data)
+    highs = SimpleNamespace(getLp=lambda: SimpleNamespace(a_matrix_=matrix, num_col_=5))
+    ray = np.random.default_rng(0).normal(size=7)
+    assert np.allclose(_column_activity(highs, ray), a.T @ ray, rtol=1e-14, atol=1e-14)
