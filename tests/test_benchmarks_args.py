@@ -35,6 +35,8 @@ BAD_ARGS = [
     ("games_convergence", ["--eps", "abc"], "--eps"),
     ("games_convergence", ["--eps", "0"], "--eps"),
     ("lap_warmstart", ["--sizes", "0"], "--sizes"),
+    ("iis_large", ["--sizes", "0"], "--sizes"),
+    ("iis_large", ["--chain", "0"], "--chain"),
     ("lap_heuristic", ["--families", "bogus"], "--families: unknown 'bogus'"),
     ("lap_heuristic", ["--sizes", "0"], "--sizes"),
     ("lap_heuristic", ["--sizes", "2"], "--sizes: a TSP needs at least 3 cities"),
@@ -392,3 +394,11 @@ def test_lap_rectangular_agrees_with_scipy_and_lapjv_and_skips_past_its_limit(ca
     lines = capsys.readouterr().out.strip().splitlines()
     assert code == 0 and lines[-2].endswith("| - | - | - | - | yes |")
     assert lines[-2].startswith("| uniform | 2000 x 3000 |") and "1 rows)" in lines[-1]
+
+
+def test_iis_large_finds_the_chain_both_ways(capsys):
+    code = bench("iis_large").main(["--sizes", "40,80", "--chain", "4"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0
+    assert [line.split(" | ")[-1] for line in lines[2:4]] == ["yes, yes |", "yes, yes |"]
+    assert "farkas exact 2/2, scip-iis exact 2/2" in lines[-1]
