@@ -9,7 +9,7 @@ low-rank plus noise, and transport-like (shortest-path costs on a sparse road gr
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import networkx as nx
@@ -164,28 +164,59 @@ _ORLIB_NAME = re.compile(r"assign(p|\d)", re.IGNORECASE)
 
 
 def load_orlib(path: str | Path) -> np.ndarray:
-    """OR-Library assignment file: n, then the n x n costs row by row (any line breaks)."""
+    """OR-Library assignment file: n, then the n x n costs row by row (any line breaks), read
+    a block of lines at a time into one float64 buffer (a Python float per cost took 5x the
+    matrix's memory)."""
     path = Path(path)
-    numbers: list[float] = []
-    for lineno, line in enumerate(_read_text(path).splitlines(), start=1):
-        _refuse_underscore(line, f"{path}:{lineno}")
-        for token in line.split():
-            try:
-                numbers.append(float(token))
-            except ValueError:
-                raise InputError(f"{path}:{lineno}: not a number: {token!r}") from None
-    if not numbers:
+    text = _read_text(path)
+    size: float | None = None
+    costs = np.empty(0)
+    found = 0
+    for start, block in _blocks(text):
+        values = _orlib_numbers(path, text, start, block)
+        if size is None and values.size:
+            size, values = float(values[0]), values[1:]
+            slots = _orlib_size(size) ** 2
+            costs = np.empty(slots if _fits(slots, text) else 0)
+        if found < costs.size:
+            part = values[:costs.size - found]
+            costs[found:found + part.size] = part
+        found += values.size
+    if size is None:
         raise InputError(f"{path}: empty OR-Library assignment file")
-    n = numbers[0]
-    if not np.isfinite(n) or n != int(n) or n < 1:
-        raise InputError(f"{path}:1: first number must be the size n >= 1, got {n}")
-    n = int(n)
-    if len(numbers) - 1 != n * n:
+    n = _orlib_size(size)
+    if not n:
+        raise InputError(f"{path}:1: first number must be the size n >= 1, got {size}")
+    if found != n * n:
         raise InputError(
             f"{path}: read as an OR-Library assignment file (name assign<n> or assignp*): "
-            f"expected {n}x{n} = {n * n} costs after n = {n}, found {len(numbers) - 1}"
+            f"expected {n}x{n} = {n * n} costs after n = {n}, found {found}"
         )
-    return np.array(numbers[1:], dtype=np.float64).reshape(n, n)
+    return costs.reshape(n, n)
+
+
+def _orlib_numbers(path: Path, text: str, start: int, block: str) -> np.ndarray:
+    """The numbers of one block of an OR-Library file (at `start` in its text), all its tokens
+    at once; line by line where that fails, to name the first bad line and token."""
+    if "_" not in block:
+        try:
+            return np.array(block.split(), dtype=np.float64)
+        except ValueError:
+            pass
+    first = len(text[:start].splitlines()) + 1
+    lines = []
+    for lineno, line in enumerate(block.splitlines(), start=first):
+        _refuse_underscore(line, f"{path}:{lineno}")
+        try:
+            lines.append(_floats(line.split()))
+        except ValueError as exc:
+            raise InputError(f"{path}:{lineno}: not a number: {exc.args[0]!r}") from None
+    return np.concatenate(lines)
+
+
+def _orlib_size(size: float) -> int:
+    """The n an OR-Library file's first number gives, 0 when it is no integer >= 1."""
+    return int(size) if np.isfinite(size) and size == int(size) and size >= 1 else 0
 
 
 def _load_npy(path: Path) -> np.ndarray:
@@ -241,25 +272,94 @@ def _refuse_underscore(line: str, where: str) -> None:
 
 
 def _load_csv(path: Path) -> np.ndarray:
-    """A comma- or whitespace-separated matrix, errors naming the line."""
-    lines = [(lineno, line) for lineno, line in enumerate(_read_text(path).splitlines(), start=1)
-             if line.strip() and not line.lstrip().startswith("#")]
-    delimiter = "," if any("," in line for _, line in lines) else None
-    rows = []
-    for lineno, line in lines:
-        _refuse_underscore(line, f"{path}:{lineno}")
-        try:
-            rows.append([float(x) for x in line.split(delimiter)])
-        except ValueError:
-            raise InputError(f"{path}:{lineno}: non-numeric entry in {line.strip()!r}") from None
-        if len(rows[-1]) != len(rows[0]):
-            raise InputError(
-                f"{path}:{lineno}: row has {len(rows[-1])} entries, "
-                f"the first row has {len(rows[0])}"
-            )
+    """A comma- or whitespace-separated matrix, errors naming the line: numpy's C reader into
+    one float64 matrix (a list of Python float rows took 5-7x its memory; it parses a token
+    as float() does, refusing more: non-ASCII digits, underscores), read again line by line
+    where it refuses the file."""
+    text = _read_text(path)
+    rows, delimiter = 0, None
+    for _, line in _data_lines(text):
+        rows += 1
+        if "," in line:
+            delimiter = ","
     if not rows:
         raise InputError(f"{path}: no cost rows found")
-    return np.array(rows, dtype=np.float64)
+    try:
+        costs = np.loadtxt((line for _, line in _data_lines(text)), delimiter=delimiter,
+                           comments=None, ndmin=2)
+    except ValueError:
+        return _csv_by_lines(path, text, rows, delimiter)
+    return costs
+
+
+def _csv_by_lines(path: Path, text: str, rows: int, delimiter: str | None) -> np.ndarray:
+    """The matrix of `rows` data lines read one at a time, each token as float() reads it
+    (non-ASCII digits too), into one float64 matrix; InputError names the first bad line."""
+    costs: np.ndarray | None = None
+    for row, (lineno, line) in enumerate(_data_lines(text)):
+        _refuse_underscore(line, f"{path}:{lineno}")
+        try:
+            values = _floats(line.split(delimiter))
+        except ValueError:
+            raise InputError(f"{path}:{lineno}: non-numeric entry in {line.strip()!r}") from None
+        if costs is None:
+            costs = np.empty((rows if _fits(rows * values.size, text) else 0, values.size))
+        if values.size != costs.shape[1]:
+            raise InputError(
+                f"{path}:{lineno}: row has {values.size} entries, "
+                f"the first row has {costs.shape[1]}"
+            )
+        if row < len(costs):
+            costs[row] = values
+    return costs
+
+
+def _data_lines(text: str) -> Iterator[tuple[int, str]]:
+    """The numbered lines of a matrix file that hold costs: not blank, not a # comment."""
+    for lineno, line in enumerate(_lines(text), start=1):
+        if line.strip() and not line.lstrip().startswith("#"):
+            yield lineno, line
+
+
+def _lines(text: str) -> Iterator[str]:
+    """The lines `text.splitlines()` gives, a block at a time (the list of all lines held a
+    second copy of a big file)."""
+    for _, block in _blocks(text):
+        yield from block.splitlines()
+
+
+def _blocks(text: str, size: int = 1 << 16) -> Iterator[tuple[int, str]]:
+    """Pieces of `text` of about `size` characters, each ending with a newline (or the text)
+    and so with whole lines, with where each starts."""
+    start = 0
+    while start < len(text):
+        cut = text.find("\n", start + size)
+        end = len(text) if cut < 0 else cut + 1
+        yield start, text[start:end]
+        start = end
+
+
+def _floats(tokens: list[str]) -> np.ndarray:
+    """The tokens as float64, each read as float() reads it (numpy converts a str with
+    float(), a whole line at once); ValueError(token) names the first one float() refuses."""
+    try:
+        return np.array(tokens, dtype=np.float64)
+    except ValueError:
+        return np.array([_float(token) for token in tokens], dtype=np.float64)
+
+
+def _float(token: str) -> float:
+    """float(token), its ValueError carrying just the token for the caller's message."""
+    try:
+        return float(token)
+    except ValueError:
+        raise ValueError(token) from None
+
+
+def _fits(count: int, text: str) -> bool:
+    """Whether `text` can hold `count` numbers (a character each and one between), so that
+    a matrix sized from a file's first row or size n is never bigger than the file allows."""
+    return count <= (len(text) + 1) // 2
 
 
 def validate_costs(c: np.ndarray, square: bool = False, source: str = "cost matrix") -> np.ndarray:
