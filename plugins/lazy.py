@@ -53,6 +53,7 @@ class SolutionView:
 
     def __init__(self, handles: Mapping[int, Any], read: Callable[[Any], float]) -> None:
         self._handles, self._read = handles, read
+        self._values: dict[int, float] = {}  # read once: a row's activity reads them again
 
     @classmethod
     def of_scip(cls, scip: Any, sol: Any, var_map: VarMap) -> SolutionView:
@@ -60,9 +61,13 @@ class SolutionView:
         return cls(var_map.by_id, lambda scip_var: scip.getSolVal(sol, scip_var))
 
     def __getitem__(self, var: VarData) -> float:
+        known = self._values.get(id(var))
+        if known is not None:
+            return known
         handle = self._handles.get(id(var))
         if handle is not None:
-            return float(self._read(handle))
+            value = self._values[id(var)] = float(self._read(handle))
+            return value
         if not isinstance(var, VarData):
             raise InputError(f"a solution is read one variable at a time (m.x[i]), got {var!r}")
         if var.fixed and var.value is not None:
@@ -160,7 +165,7 @@ class LazyConstraints(UserCallbackPlugin):
         """Forget the rows and counts of an earlier solve."""
         self.cuts: list[Any] = []
         self._added: set[Any] = set()  # keys (`_key`) of the rows the solver now holds
-        self._rows_read: dict[int, LinearRow] = {}  # by id of the expression (`_read`)
+        self._rows_read: dict[int, tuple[LinearRow, Any]] = {}  # by id(expression), `_read`
         self._stats = {"calls": 0, "rejected": 0, "cuts_added": 0, "seconds": 0.0}
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
@@ -212,8 +217,7 @@ class LazyConstraints(UserCallbackPlugin):
             self._stats["calls"] += 1
             self._stats["seconds"] += time.perf_counter() - started
         out, keys = [], set()
-        for row in rows:
-            key = _key(row)
+        for row, key in rows:
             if key in keys or key in self._added and not judge_added:
                 continue
             keys.add(key)
@@ -222,18 +226,18 @@ class LazyConstraints(UserCallbackPlugin):
                 out.append(row)
         return out
 
-    def _read(self, expr: Any) -> LinearRow:
-        """`linear_row(expr)`, read once per expression object a solve sees: a function that
-        hands back the rows it built before (k_best's no-goods and cutoff, met by thousands
-        of heuristic solutions) spent half its time having them read again."""
+    def _read(self, expr: Any) -> tuple[LinearRow, Any]:
+        """`linear_row(expr)` and its `_key`, made once per expression object a solve sees: a
+        function that hands back the rows it built before (k_best's no-goods and cutoff, met
+        by thousands of heuristic solutions) spent half its time having them read again."""
         known = self._rows_read.get(id(expr))
-        if known is not None and known.expr is expr:
+        if known is not None and known[0].expr is expr:
             return known
         row = linear_row(expr)
         if len(self._rows_read) >= READ_CACHE:
             self._rows_read.clear()
-        self._rows_read[id(expr)] = row
-        return row
+        self._rows_read[id(expr)] = read = (row, _key(row))
+        return read
 
     def record(self, row: LinearRow) -> None:
         """Count `row` as added (to SCIP, or to the model between HiGHS's rounds)."""

@@ -317,3 +317,20 @@ def test_a_row_handed_back_again_is_read_once_and_a_new_one_afresh(monkeypatch):
         lazy.violated_at(view, lambda a, b: a <= b + 1e-9)
     assert sum(expr is kept for expr in reads) == 1
     assert len(reads) == 6  # the row built anew at each call is read each time
+
+
+def test_a_solution_view_asks_the_solver_once_per_variable() -> None:
+    """A row's activity reads the values `separate` read already: each comes from the solver
+    once per view (a k_best callback read 8,000 values twice)."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3))
+    reads: list[int] = []
+    values = {10: 1.5, 11: -2.0, 12: 4.0}
+    view = SolutionView({id(m.x[i]): 10 + i for i in range(3)},
+                        lambda handle: (reads.append(handle), values[handle])[1])
+    assert [view[m.x[i]] for i in (0, 1, 0, 2, 1)] == [1.5, -2.0, 1.5, 4.0, -2.0]
+    assert reads == [10, 11, 12]
+    lazy = LazyConstraints(lambda sol: [sol[m.x[0]] * m.x[0] + m.x[1] >= 0, m.x[2] <= 3])
+    violated = lazy.violated_at(view, lambda a, b: a <= b + 1e-9)
+    assert [str(row.expr) for row in violated] == ["x[2]  <=  3"]
+    assert reads == [10, 11, 12]
