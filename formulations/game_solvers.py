@@ -7,7 +7,9 @@ variables. Steps are adaptive per player (grow after success, halve until the po
 strictly feasible and the player's barrier utility rises by an Armijo margin), so no
 iterate ever leaves the interior. It stops at a stationary point of this barrier game (a
 gradient test, independent of the step sizes). Gradients are exact: the Pyomo expressions
-are turned into sympy (Pyomo's own bridge), differentiated once and compiled to numpy.
+are turned into sympy (Pyomo's own bridge), differentiated once and compiled to numpy. Each
+slack row is differentiated only in the variables it contains (a sparse Jacobian), and a
+player's trial step evaluates only that player's utility and rows.
 
 The certifier fixes every other player at the profile and solves the player's own problem
 through `coplug.plugins.solve` (SCIP handles the nonconvex nonlinear cases); SCIP's dual
@@ -37,7 +39,13 @@ class CompiledGame:
     """Numpy callables for a game: utilities, own-variable gradients, slacks and their Jacobian.
 
     Slack rows are the inequality constraints (s = upper - body or body - lower) followed by
-    the finite variable bounds; `involves[r, i]` says whether row r depends on player i.
+    the finite variable bounds; `involves[r, i]` says whether row r depends on player i. The
+    Jacobian is kept sparse: `jacobian_values(x)[k]` is the derivative of row
+    `jacobian_rows[k]` in variable `jacobian_cols[k]` (`slack_jacobian` scatters them into the
+    dense (m, n) array). For one player's barrier utility at the cost of that player's own
+    expressions, `player_utilities[i](x)` is [u_i] and the outputs of the functions
+    `player_slacks[i]`, concatenated, are the slacks of the rows involving i (its own rows,
+    then each group of rows shared with the same other players, compiled once per group).
     """
 
     players: list[str]
@@ -48,11 +56,19 @@ class CompiledGame:
     slacks: Callable[[np.ndarray], np.ndarray]
     slack_jacobian: Callable[[np.ndarray], np.ndarray]
     involves: np.ndarray
+    jacobian_rows: np.ndarray
+    jacobian_cols: np.ndarray
+    jacobian_values: Callable[[np.ndarray], np.ndarray]
+    player_utilities: list[Callable[[np.ndarray], np.ndarray]]
+    player_slacks: list[list[Callable[[np.ndarray], np.ndarray]]]
     variable_names: list[str] = field(default_factory=list)
 
     def pseudo_gradient(self, x: np.ndarray, mu: float) -> np.ndarray:
-        """Each variable's partial derivative of its owner's barrier-regularized utility."""
-        return self.own_gradient(x) + mu * (self.slack_jacobian(x).T @ (1.0 / self.slacks(x)))
+        """Each variable's partial derivative of its owner's barrier-regularized utility
+        (J^T (1/s) summed over the Jacobian's nonzeros only)."""
+        weights = self.jacobian_values(x) * (1.0 / self.slacks(x))[self.jacobian_rows]
+        barrier = np.bincount(self.jacobian_cols, weights=weights, minlength=x.size)
+        return self.own_gradient(x) + mu * barrier
 
     def barrier_utilities(self, x: np.ndarray, mu: float) -> np.ndarray:
         """u_i(x) + mu * sum of log slacks of the rows involving player i (-inf outside)."""
@@ -60,6 +76,15 @@ class CompiledGame:
         if not (slack > 0).all():
             return np.full(len(self.players), -np.inf)
         return self.utilities(x) + mu * (np.log(slack) @ self.involves)
+
+    def barrier_utility(self, x: np.ndarray, mu: float, i: int) -> float:
+        """Player i's barrier utility from its own expressions only: -inf where a row involving
+        i is not strictly positive (u_i is then not evaluated), else barrier_utilities(x, mu)[i]
+        up to rounding wherever the other rows are strictly feasible, as on every trial step."""
+        slack = np.concatenate([piece(x) for piece in self.player_slacks[i]])
+        if not (slack > 0).all():
+            return -np.inf
+        return float(self.player_utilities[i](x)[0] + mu * np.log(slack).sum())
 
     def vector(self, profile: Mapping[str, Any]) -> np.ndarray:
         """Concatenate a {player: values} profile in variable order."""
@@ -91,6 +116,7 @@ def compile_game(game: Game) -> CompiledGame:
         variables.extend(own)
         owner.extend([index] * len(own))
     symbols = [bimap.getSympySymbol(v) for v in variables]
+    column = {symbol: j for j, symbol in enumerate(symbols)}
     visitor = Pyomo2SympyVisitor(bimap)
 
     def to_sympy(expr: Any, where: str) -> sympy.Expr:
@@ -103,11 +129,53 @@ def compile_game(game: Game) -> CompiledGame:
                 f"{exc})"
             ) from None
         extra = {s: float(pyo.value(bimap.getPyomoSymbol(s))) for s in result.free_symbols
-                 if s not in set(symbols)}
+                 if s not in column}
         return result.subs(extra) if extra else result
 
     utilities = [to_sympy(game.utility(p), f"utility of player {p!r}") for p in game.players]
-    own_grad = [sympy.diff(utilities[owner[j]], symbols[j]) for j in range(len(symbols))]
+    own_grad = [_derivative(utilities[owner[j]], symbols[j]) for j in range(len(symbols))]
+    rows, names = _slack_rows(game, variables, symbols, to_sympy)
+    row_columns = [sorted(column[s] for s in row.free_symbols if s in column) for row in rows]
+    jacobian_rows = np.array([r for r, cols in enumerate(row_columns) for _ in cols], dtype=int)
+    jacobian_cols = np.array([j for cols in row_columns for j in cols], dtype=int)
+    derivatives = [_derivative(rows[r], symbols[j])
+                   for r, j in zip(jacobian_rows, jacobian_cols, strict=True)]
+    involves = np.zeros((len(rows), len(game.players)))
+    groups: dict[frozenset[int], list] = {}
+    for r, cols in enumerate(row_columns):
+        involves[r, [owner[j] for j in cols]] = 1.0
+        groups.setdefault(frozenset(owner[j] for j in cols), []).append(rows[r])
+    shared = {group: _partial_function(symbols, column, members)
+              for group, members in groups.items() if len(group) > 1}
+    player_slacks = [
+        [_partial_function(symbols, column, groups.get(frozenset({i}), []))]
+        + [function for group, function in shared.items() if i in group]
+        for i in range(len(game.players))
+    ]
+    player_utilities = [_partial_function(symbols, column, [u]) for u in utilities]
+    jacobian_values = _vector_function(symbols, derivatives)
+    return CompiledGame(
+        players=game.players,
+        slices=slices,
+        names=names,
+        utilities=_stacked(player_utilities),
+        own_gradient=_vector_function(symbols, own_grad),
+        slacks=_vector_function(symbols, rows),
+        slack_jacobian=_scatter(jacobian_rows, jacobian_cols, jacobian_values,
+                                (len(rows), len(symbols))),
+        involves=involves,
+        jacobian_rows=jacobian_rows,
+        jacobian_cols=jacobian_cols,
+        jacobian_values=jacobian_values,
+        player_utilities=player_utilities,
+        player_slacks=player_slacks,
+        variable_names=[v.name for v in variables],
+    )
+
+
+def _slack_rows(game: Game, variables: list, symbols: list,
+                to_sympy: Callable[[Any, str], sympy.Expr]) -> tuple[list, list[str]]:
+    """The slack expressions (constraints, then finite variable bounds) and their names."""
     rows, names = [], []
     for con in [c for p in game.players for c in game.own_constraints(p)] + \
             game.coupling_constraints():
@@ -129,23 +197,19 @@ def compile_game(game: Game) -> CompiledGame:
         if var.has_ub():
             rows.append(float(pyo.value(var.ub)) - symbol)
             names.append(f"{var.name} <= {pyo.value(var.ub)}")
-    jacobian = [[sympy.diff(row, s) for s in symbols] for row in rows]
-    involves = np.zeros((len(rows), len(game.players)))
-    for r, row in enumerate(rows):
-        for j, symbol in enumerate(symbols):
-            if symbol in row.free_symbols:
-                involves[r, owner[j]] = 1.0
-    return CompiledGame(
-        players=game.players,
-        slices=slices,
-        names=names,
-        utilities=_vector_function(symbols, utilities),
-        own_gradient=_vector_function(symbols, own_grad),
-        slacks=_vector_function(symbols, rows),
-        slack_jacobian=_matrix_function(symbols, jacobian, len(rows)),
-        involves=involves,
-        variable_names=[v.name for v in variables],
-    )
+    return rows, names
+
+
+def _derivative(expr: sympy.Expr, symbol: sympy.Symbol) -> sympy.Expr:
+    """d expr / d symbol (the same expression as sympy.diff), applying the sum and product
+    rules only to the terms that contain the symbol: sympy.diff builds a Derivative for every
+    term of a sum, n^2 of them for n utilities of a shared total."""
+    if not (expr.is_Add or expr.is_Mul):
+        return sympy.diff(expr, symbol)
+    parts = [(k, _derivative(a, symbol)) for k, a in enumerate(expr.args) if a.has(symbol)]
+    if expr.is_Add:
+        return sympy.Add(*[d for _, d in parts])
+    return sympy.Add(*[sympy.Mul(*expr.args[:k], d, *expr.args[k + 1:]) for k, d in parts])
 
 
 def _refuse_piecewise(expr: Any, where: str) -> None:
@@ -167,16 +231,35 @@ def _vector_function(symbols: list, exprs: list) -> Callable[[np.ndarray], np.nd
     """A numpy function x -> array of the expressions."""
     if not exprs:
         return lambda x: np.zeros(0)
-    compiled = sympy.lambdify(symbols, exprs, modules="numpy", cse=True)
+    compiled = sympy.lambdify(symbols, exprs, modules="numpy", cse=True, docstring_limit=0)
     return lambda x: np.asarray(compiled(*x), dtype=float)
 
 
-def _matrix_function(symbols: list, rows: list, m: int) -> Callable[[np.ndarray], np.ndarray]:
-    """A numpy function x -> (m, n) array of the expressions."""
-    if not rows:
-        return lambda x: np.zeros((0, len(symbols)))
-    flat = _vector_function(symbols, [e for row in rows for e in row])
-    return lambda x: flat(x).reshape(m, len(symbols))
+def _partial_function(symbols: list, column: Mapping[Any, int],
+                      exprs: list) -> Callable[[np.ndarray], np.ndarray]:
+    """A numpy function x -> array of the expressions that reads only the variables they use,
+    so its cost is the size of these expressions, not of the whole game."""
+    used = sorted({column[s] for e in exprs for s in e.free_symbols if s in column})
+    compiled = sympy.lambdify([symbols[j] for j in used], exprs, modules="numpy",
+                              docstring_limit=0)
+    used_index = np.array(used, dtype=int)
+    return lambda x: np.asarray(compiled(*x[used_index]), dtype=float)
+
+
+def _stacked(functions: list[Callable[[np.ndarray], np.ndarray]]
+             ) -> Callable[[np.ndarray], np.ndarray]:
+    """A numpy function x -> the outputs of the functions, concatenated."""
+    return lambda x: np.concatenate([function(x) for function in functions])
+
+
+def _scatter(rows: np.ndarray, cols: np.ndarray, values: Callable[[np.ndarray], np.ndarray],
+             shape: tuple[int, int]) -> Callable[[np.ndarray], np.ndarray]:
+    """A numpy function x -> the dense matrix whose nonzeros values(x) sit at (rows, cols)."""
+    def dense(x: np.ndarray) -> np.ndarray:
+        matrix = np.zeros(shape)
+        matrix[rows, cols] = values(x)
+        return matrix
+    return dense
 
 
 # An iterate beyond this size (in any coordinate) means the ascent is running off to infinity:
@@ -339,13 +422,13 @@ def _own_step(compiled: CompiledGame, x: np.ndarray, i: int, gradient: np.ndarra
     norm2 = float(gradient @ gradient)
     if norm2 == 0.0 or not np.isfinite(norm2):
         return 0.0, eta
-    current = compiled.barrier_utilities(x, mu)[i]
+    current = compiled.barrier_utility(x, mu, i)
     noise = 64 * np.finfo(float).eps * max(1.0, abs(current))
     size = eta * 2.0
     for _ in range(80):
         trial = x.copy()
         trial[part] += size * gradient
-        value = compiled.barrier_utilities(trial, mu)[i]
+        value = compiled.barrier_utility(trial, mu, i)
         if value >= current + 1e-4 * size * norm2:
             return size, size
         if np.isfinite(value) and abs(value - current) <= noise and \
