@@ -36,6 +36,8 @@ BAD_ARGS = [
     ("games_convergence", ["--eps", "0"], "--eps"),
     ("lap_warmstart", ["--sizes", "0"], "--sizes"),
     ("iis_large", ["--sizes", "0"], "--sizes"),
+    ("input_scaling", ["--scale", "0"], "--scale"),
+    ("input_scaling", ["--repeat", "0"], "--repeat"),
     ("iis_large", ["--chain", "0"], "--chain"),
     ("lap_heuristic", ["--families", "bogus"], "--families: unknown 'bogus'"),
     ("lap_heuristic", ["--sizes", "0"], "--sizes"),
@@ -402,3 +404,13 @@ def test_iis_large_finds_the_chain_both_ways(capsys):
     assert code == 0
     assert [line.split(" | ")[-1] for line in lines[2:4]] == ["yes, yes |", "yes, yes |"]
     assert "farkas exact 2/2, scip-iis exact 2/2" in lines[-1]
+
+
+def test_input_scaling_times_every_case_at_two_sizes(capsys):
+    code = bench("input_scaling").main(["--scale", "0.01", "--repeat", "1"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0
+    assert [line.split(" | ")[0] for line in lines[2:-1]] == [
+        f"| {case}" for case in ("openpit", "cauction", "fair_sbm", "euc_2d", "csv", "orlib")
+        for _ in range(2)]
+    assert lines[-1].startswith("SUMMARY input_scaling: steepest growth")
