@@ -13,14 +13,13 @@ import math
 from typing import Any
 
 import numpy as np
-import pyomo.environ as pyo
 from pyomo.core.base.block import BlockData
 from pyomo.core.base.constraint import ConstraintData
 from pyomo.core.base.var import VarData
-from pyomo.core.expr.visitor import identify_variables
 
 from coplug.plugins.bridge import build_instance, contrib_solver
 from coplug.plugins.errors import SolverNotAvailableError, UnsupportedModelError
+from coplug.plugins.highs_backend import fixed_columns_continuous, has_integers
 
 Bound = tuple[VarData, str]
 # A multiplier or column activity counts as nonzero above this fraction of the ray's largest.
@@ -32,13 +31,14 @@ def farkas_support(work: BlockData, time_limit: float | None
     """The rows of `work` (an objective-free copy) in the support of HiGHS's infeasibility
     ray and both bounds of each variable the ray's column activity reaches; None for a
     model with integers, one HiGHS cannot take, or where HiGHS gives no ray."""
-    if _has_integers(work):
+    if has_integers(work):
         return None
     try:
         opt = contrib_solver("highs", "HiGHS", "highspy")
         build_instance(opt, work, "HiGHS")
     except (UnsupportedModelError, SolverNotAvailableError):
         return None
+    fixed_columns_continuous(opt)  # a fixed integer is a constant, not a MIP's column
     highs = opt._solver_model  # the highspy model; Pyomo keeps no public accessor
     ray = _dual_ray(highs, time_limit)
     if ray is None:
@@ -52,12 +52,6 @@ def farkas_support(work: BlockData, time_limit: float | None
     bounds = [(var, side) for var in variables if not var.fixed
               for side, value in (("lower", var.lb), ("upper", var.ub)) if value is not None]
     return constraints, bounds
-
-
-def _has_integers(work: BlockData) -> bool:
-    """Whether a variable of an active constraint is integer (the ray is an LP's)."""
-    return any(var.is_integer() for con in work.component_data_objects(
-        pyo.Constraint, active=True, descend_into=True) for var in identify_variables(con.body))
 
 
 def _dual_ray(highs: Any, time_limit: float | None) -> np.ndarray | None:

@@ -225,3 +225,18 @@ def test_column_activity_of_a_ray_reads_either_matrix_layout(by_rows: bool) -> N
     highs = SimpleNamespace(getLp=lambda: SimpleNamespace(a_matrix_=matrix, num_col_=5))
     ray = np.random.default_rng(0).normal(size=7)
     assert np.allclose(_column_activity(highs, ray), a.T @ ray, rtol=1e-14, atol=1e-14)
+
+
+def test_a_fixed_integer_keeps_an_lp_on_the_farkas_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_scip(*args: object) -> None:
+        raise AssertionError("SCIP's IIS finder was called")
+
+    monkeypatch.setattr(iis, "_scip_iis", no_scip)
+    m = _chain_model(pyo.NonNegativeReals)
+    m.k = pyo.Var(domain=pyo.Integers)
+    m.k.fix(2)
+    m.top.set_value(m.z[12] <= 9.5 + m.k)
+    found = explain_infeasible(m, check_limit=15)
+    assert found.irreducible is True
+    assert [c.name for c in found.constraints] == [f"chain[{k}]" for k in range(12)] + ["top"]
+    assert found.bounds == [(m.z[0], "lower")]
