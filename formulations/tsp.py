@@ -293,7 +293,7 @@ def load_tsplib(path: str | Path) -> TSPInstance:
             elif section == "EDGE_WEIGHT_SECTION":
                 weights, k = _read_numbers(path, lines, k)
             elif section in ("DISPLAY_DATA_SECTION", "FIXED_EDGES_SECTION"):
-                _, k = _read_numbers(path, lines, k, allow_minus_one=True)
+                _, k = _read_numbers(path, lines, k)
             else:
                 raise InputError(f"{path}:{no}: unsupported section {section}")
             continue
@@ -403,7 +403,7 @@ _BATCH = 1 << 16
 
 
 def _read_numbers(
-    path: Path, lines: list[str], k: int, allow_minus_one: bool = False
+    path: Path, lines: list[str], k: int
 ) -> tuple[_Numbers, int]:
     """All numbers until the next keyword line, converted a batch of lines at a time."""
     start, first, total = k, k, 0
