@@ -60,7 +60,8 @@ def chained(items: int, chain: int) -> pyo.ConcreteModel:
 def exact(found: iis.InfeasibleSubsystem, m: pyo.ConcreteModel, chain: int) -> bool:
     """Whether the answer is the chain's rows and z[0] >= 0, irreducible."""
     names = [c.name for c in found.constraints]
-    return (found.irreducible is True and found.bounds == [(m.z[0], "lower")]
+    bounds = [(id(var), side) for var, side in found.bounds]  # == on variables builds rows
+    return (found.irreducible is True and bounds == [(id(m.z[0]), "lower")]
             and names == [f"chain[{k}]" for k in range(chain)] + ["top"])
 
 

@@ -19,7 +19,8 @@ from pyomo.core.base.var import VarData
 
 from coplug.plugins.bridge import build_instance, contrib_solver
 from coplug.plugins.errors import SolverNotAvailableError, UnsupportedModelError
-from coplug.plugins.highs_backend import fixed_columns_continuous, has_integers
+from coplug.plugins.highs_backend import fixed_columns_continuous, has_integers, user_interrupt
+from coplug.plugins.interrupts import sigint_cancels
 
 Bound = tuple[VarData, str]
 # A multiplier or column activity counts as nonzero above this fraction of the ray's largest.
@@ -56,14 +57,20 @@ def farkas_support(work: BlockData, time_limit: float | None
 
 def _dual_ray(highs: Any, time_limit: float | None) -> np.ndarray | None:
     """HiGHS's dual ray of the LP (presolve off: a ray on the built rows), or None where the
-    LP is not proved infeasible or no ray comes back."""
+    LP is not proved infeasible or no ray comes back. Ctrl-C stops HiGHS at its next check
+    (it notices none without its interrupt callbacks) and raises KeyboardInterrupt."""
     import highspy
 
     highs.setOptionValue("output_flag", False)
     highs.setOptionValue("presolve", "off")
     if time_limit is not None and math.isfinite(time_limit):
         highs.setOptionValue("time_limit", float(time_limit))
-    highs.run()
+    highs.HandleUserInterrupt = True  # its interrupt callbacks check cancelSolve's flag
+    cancel, interrupted = user_interrupt(highs)
+    with sigint_cancels(cancel):
+        highs.run()
+    if interrupted():
+        raise KeyboardInterrupt  # Ctrl-C stops the whole search, as in the check solves
     if highs.getModelStatus() != highspy.HighsModelStatus.kInfeasible:
         return None
     status, has_ray, ray = highs.getDualRay()

@@ -414,3 +414,13 @@ def test_input_scaling_times_every_case_at_two_sizes(capsys):
         f"| {case}" for case in ("openpit", "cauction", "fair_sbm", "euc_2d", "csv", "orlib")
         for _ in range(2)]
     assert lines[-1].startswith("SUMMARY input_scaling: steepest growth")
+
+
+def test_iis_large_calls_a_wrong_bound_not_exact():
+    from coplug.plugins.iis import InfeasibleSubsystem
+
+    module = bench("iis_large")
+    m = module.chained(3, 2)
+    rows = [m.chain[0], m.chain[1], m.top]
+    assert module.exact(InfeasibleSubsystem(rows, [(m.z[0], "lower")], True, "highs"), m, 2)
+    assert not module.exact(InfeasibleSubsystem(rows, [(m.x[0], "lower")], True, "highs"), m, 2)

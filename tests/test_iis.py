@@ -3,6 +3,8 @@ models' own data: infeasible, and feasible without any one of its members."""
 
 from __future__ import annotations
 
+import os
+import signal
 from types import SimpleNamespace
 
 import highspy
@@ -14,7 +16,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from coplug.plugins import InputError, iis
 from coplug.plugins.iis import explain_infeasible
-from coplug.plugins.iis_farkas import _column_activity
+from coplug.plugins.iis_farkas import _column_activity, _dual_ray
 
 
 def random_system(seed: int) -> tuple[pyo.ConcreteModel, dict]:
@@ -240,3 +242,25 @@ def test_a_fixed_integer_keeps_an_lp_on_the_farkas_path(monkeypatch: pytest.Monk
     assert found.irreducible is True
     assert [c.name for c in found.constraints] == [f"chain[{k}]" for k in range(12)] + ["top"]
     assert found.bounds == [(m.z[0], "lower")]
+
+
+def test_ctrl_c_during_the_farkas_solve_cancels_highs_and_stops() -> None:
+    """Ctrl-C while HiGHS looks for the certificate reaches HiGHS (cancelSolve, which its
+    interrupt callbacks check) and stops explain_infeasible, not after the whole LP solve."""
+    cancelled: list[bool] = []
+
+    class PressedDuringRun:
+        HandleUserInterrupt = False
+
+        def setOptionValue(self, name: str, value: object) -> None:
+            pass
+
+        def cancelSolve(self) -> None:
+            cancelled.append(self.HandleUserInterrupt)
+
+        def run(self) -> None:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        _dual_ray(PressedDuringRun(), None)
+    assert cancelled == [True]
