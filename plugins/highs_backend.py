@@ -93,7 +93,7 @@ def _check_linear_for_highs(model: pyo.Block) -> None:
             raise UnsupportedModelError(
                 f"HiGHS cannot take nonlinear objective {obj.name!r}; use solver='scip'"
             )
-        if degree == 2 and has_integers(model):
+        if degree == 2 and _has_integers(model):
             raise UnsupportedModelError(
                 f"HiGHS cannot take quadratic objective {obj.name!r} with integer variables "
                 "(MIQP); use solver='scip'"
@@ -220,7 +220,7 @@ def _free_variables(model: pyo.Block) -> Iterator[Any]:
         yield from identify_variables(data.expr, include_fixed=False)
 
 
-def has_integers(model: pyo.Block) -> bool:
+def _has_integers(model: pyo.Block) -> bool:
     """Whether an unfixed binary or integer variable appears in an active component."""
     return any(var.is_integer() for var in _free_variables(model))
 
@@ -318,7 +318,7 @@ def solve_highs(
     mip_start = None
     build_instance(opt, model, "HiGHS")  # built now, so Ctrl-C can reach it below
     highs = opt._solver_model
-    fixed_columns_continuous(opt)
+    _fixed_columns_continuous(opt)
     if warmstart:  # persistent: the start set on the built model survives solve()'s update
         columns = opt._pyomo_var_to_solver_var_map  # id(var) -> HiGHS column
         pairs = ((opt._vars[vid][0], col) for vid, col in columns.items())
@@ -644,7 +644,7 @@ def _read_highs_duals(request: DualRequest, results: Any) -> None:
 
 
 
-def fixed_columns_continuous(opt: Any) -> None:
+def _fixed_columns_continuous(opt: Any) -> None:
     """Make the HiGHS columns of integer variables fixed at integral values continuous: Pyomo
     passes them as integer columns, which would make a convex QP a MIQP HiGHS cannot solve.
     One fixed off-integral stays integer, so HiGHS finds the model infeasible as SCIP does."""

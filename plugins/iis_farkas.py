@@ -1,10 +1,12 @@
-"""Candidate infeasible subsystems of an infeasible LP from HiGHS's Farkas certificate.
+"""Candidate infeasible subsystems from HiGHS's Farkas certificate of a model's LP relaxation.
 
 HiGHS solving an infeasible LP with presolve off gives a dual ray y on the model's own rows:
 by Farkas's lemma the rows with y_i != 0, with the bounds of the variables whose column
-activity (A^T y)_j is not zero, cannot hold together. The support is found in one LP solve,
-where SCIP's IIS finder solved sub-SCIPs for 30 s on a 31-row conflict in 10,000 rows; it is
-a candidate, not the answer: `explain_infeasible` checks it and makes it irreducible.
+activity (A^T y)_j is not zero, cannot hold together. For a MIP the ray is the relaxation's
+(every column continuous): where the relaxation is infeasible, so is the MIP on those rows
+and bounds. The support is found in one LP solve, where SCIP's IIS finder solved sub-SCIPs
+for 30 s on a 31-row conflict in 10,000 rows; it is a candidate, not the answer:
+`explain_infeasible` checks it (integrality kept) and makes it irreducible.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pyomo.core.base.var import VarData
 
 from coplug.plugins.bridge import build_instance, contrib_solver
 from coplug.plugins.errors import SolverNotAvailableError, UnsupportedModelError
-from coplug.plugins.highs_backend import fixed_columns_continuous, has_integers, user_interrupt
+from coplug.plugins.highs_backend import user_interrupt
 from coplug.plugins.interrupts import sigint_cancels
 
 Bound = tuple[VarData, str]
@@ -30,17 +32,16 @@ _SUPPORT_RTOL = 1e-9
 def farkas_support(work: BlockData, time_limit: float | None
                    ) -> tuple[list[ConstraintData], list[Bound]] | None:
     """The rows of `work` (an objective-free copy) in the support of HiGHS's infeasibility
-    ray and both bounds of each variable the ray's column activity reaches; None for a
-    model with integers, one HiGHS cannot take, or where HiGHS gives no ray."""
-    if has_integers(work):
-        return None
+    ray of its LP relaxation and both bounds of each variable the ray's column activity
+    reaches; None for a model HiGHS cannot take, or where HiGHS gives no ray (a feasible
+    relaxation among them)."""
     try:
         opt = contrib_solver("highs", "HiGHS", "highspy")
         build_instance(opt, work, "HiGHS")
     except (UnsupportedModelError, SolverNotAvailableError):
         return None
-    fixed_columns_continuous(opt)  # a fixed integer is a constant, not a MIP's column
     highs = opt._solver_model  # the highspy model; Pyomo keeps no public accessor
+    _relax(highs)
     ray = _dual_ray(highs, time_limit)
     if ray is None:
         return None
@@ -53,6 +54,16 @@ def farkas_support(work: BlockData, time_limit: float | None
     bounds = [(var, side) for var in variables if not var.fixed
               for side, value in (("lower", var.lb), ("upper", var.ub)) if value is not None]
     return constraints, bounds
+
+
+def _relax(highs: Any) -> None:
+    """Make every column continuous: the LP relaxation, whose ray HiGHS can give."""
+    import highspy
+
+    columns = np.arange(highs.getNumCol(), dtype=np.int32)
+    if columns.size:
+        kinds = np.full(columns.size, highspy.HighsVarType.kContinuous)
+        highs.changeColsIntegrality(columns.size, columns, kinds)
 
 
 def _dual_ray(highs: Any, time_limit: float | None) -> np.ndarray | None:

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import highspy
 import numpy as np
 import pyomo.environ as pyo
+import pyscipopt
 import pytest
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
@@ -70,8 +71,25 @@ def scipy_feasible(data: dict, rows: list[int], bounds: list[tuple[int, str]]) -
                    if rows else [])
     result = milp(np.zeros(n), constraints=constraints, integrality=data["integer"],
                   bounds=Bounds(lb, ub))
+    if result.status == 4:  # scipy's HiGHS failed ("Solve error"): PySCIPOpt decides
+        return _scip_feasible(data, rows, lb, ub)
     assert result.status in (0, 2), result.message  # 0 solved, 2 infeasible
     return result.status == 0
+
+
+def _scip_feasible(data: dict, rows: list[int], lb: np.ndarray, ub: np.ndarray) -> bool:
+    """The same question put to SCIP through PySCIPOpt directly (not through coplug)."""
+    scip = pyscipopt.Model()
+    scip.hideOutput()
+    x = [scip.addVar(lb=lb[j] if np.isfinite(lb[j]) else None,
+                     ub=ub[j] if np.isfinite(ub[j]) else None,
+                     vtype="I" if data["integer"][j] else "C") for j in range(len(lb))]
+    for i in rows:
+        scip.addCons(pyscipopt.quicksum(float(c) * x[j] for j, c in enumerate(data["a"][i]) if c)
+                     <= float(data["rhs"][i]))
+    scip.optimize()
+    assert scip.getStatus() in ("optimal", "infeasible"), scip.getStatus()
+    return scip.getStatus() == "optimal"
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -178,41 +196,43 @@ def test_a_kept_bounds_subsystem_past_check_limit_is_shrunk_not_thrown_away(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """SCIP's kept-bounds IIS of a 12-row chain of integers lists 13 lower bounds too (25
     members, past check_limit=15): chunks of them are dropped, and SCIP's slow bound removal
-    is not run."""
-    m = _chain_model(pyo.NonNegativeIntegers)
+    is not run. Steps of 0.5 to 6.5 leave the LP relaxation feasible (no Farkas ray)."""
+    m = _chain_model(pyo.NonNegativeIntegers, step=0.5, top=6.5)
     passes = []
     scip_iis = iis._scip_iis
     monkeypatch.setattr(iis, "_scip_iis", lambda model, remove_bounds, time_limit: (
         passes.append(remove_bounds), scip_iis(model, remove_bounds, time_limit))[1])
     found = explain_infeasible(m, check_limit=15)
     assert passes == [False]
-    assert found.irreducible is True
-    assert [c.name for c in found.constraints] == [f"chain[{k}]" for k in range(12)] + ["top"]
-    assert found.bounds == [(m.z[0], "lower")]
+    assert found.irreducible is True  # 7 whole steps from z[5] >= 0 already pass 6.5
+    assert [c.name for c in found.constraints] == [f"chain[{k}]" for k in range(5, 12)] + ["top"]
+    assert found.bounds == [(m.z[5], "lower")]
 
 
-def test_an_lp_conflict_comes_from_highs_farkas_certificate_without_scips_iis(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("domain", [pyo.NonNegativeReals, pyo.NonNegativeIntegers])
+def test_a_conflict_in_the_lp_relaxation_comes_from_highs_farkas_certificate(
+        monkeypatch: pytest.MonkeyPatch, domain: object) -> None:
+    """An LP, or a MIP whose LP relaxation is infeasible already: SCIP's IIS is not asked."""
     def no_scip(*args: object) -> None:
         raise AssertionError("SCIP's IIS finder was called")
 
     monkeypatch.setattr(iis, "_scip_iis", no_scip)
-    m = _chain_model(pyo.NonNegativeReals)
+    m = _chain_model(domain)
     found = explain_infeasible(m, check_limit=15)
     assert found.irreducible is True and found.checked_by == "highs"
     assert [c.name for c in found.constraints] == [f"chain[{k}]" for k in range(12)] + ["top"]
     assert found.bounds == [(m.z[0], "lower")]
 
 
-def _chain_model(domain: object) -> pyo.ConcreteModel:
-    """200 feasible ballast rows and z[k+1] >= z[k] + 1 (k < 12), z[12] <= 11.5, z >= 0."""
+def _chain_model(domain: object, step: float = 1.0, top: float = 11.5) -> pyo.ConcreteModel:
+    """200 feasible ballast rows and z[k+1] >= z[k] + step (k < 12), z[12] <= top, z >= 0."""
     m = pyo.ConcreteModel()
     m.I = pyo.RangeSet(0, 199)
     m.x = pyo.Var(m.I, bounds=(0, 10))
     m.ballast = pyo.Constraint(m.I, rule=lambda m, i: m.x[i] + m.x[(i + 1) % 200] <= 12)
     m.z = pyo.Var(range(13), domain=domain)
-    m.chain = pyo.Constraint(range(12), rule=lambda m, k: m.z[k + 1] >= m.z[k] + 1)
-    m.top = pyo.Constraint(expr=m.z[12] <= 11.5)
+    m.chain = pyo.Constraint(range(12), rule=lambda m, k: m.z[k + 1] >= m.z[k] + step)
+    m.top = pyo.Constraint(expr=m.z[12] <= top)
     return m
 
 
