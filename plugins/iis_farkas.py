@@ -42,18 +42,28 @@ def farkas_support(work: BlockData, time_limit: float | None
         return None
     highs = opt._solver_model  # the highspy model; Pyomo keeps no public accessor
     _relax(highs)
-    ray = _dual_ray(highs, time_limit)
-    if ray is None:
+    support = ray_support(highs, time_limit)
+    if support is None:
         return None
-    rows = np.flatnonzero(np.abs(ray) > _SUPPORT_RTOL * np.abs(ray).max())
-    activity = np.abs(_column_activity(highs, ray))
-    columns = set(np.flatnonzero(activity > _SUPPORT_RTOL * max(activity.max(), 1.0)).tolist())
-    constraints = [opt._solver_con_to_pyomo_con_map[int(r)] for r in rows]
+    rows, columns = support
+    constraints = [opt._solver_con_to_pyomo_con_map[r] for r in rows]
     variables = [opt._vars[vid][0] for vid, col in opt._pyomo_var_to_solver_var_map.items()
                  if col in columns]
     bounds = [(var, side) for var in variables if not var.fixed
               for side, value in (("lower", var.lb), ("upper", var.ub)) if value is not None]
     return constraints, bounds
+
+
+def ray_support(highs: Any, time_limit: float | None) -> tuple[list[int], set[int]] | None:
+    """The rows with a nonzero multiplier in HiGHS's infeasibility ray of the LP in `highs`
+    and the columns its activity A^T y reaches; None where HiGHS gives no ray."""
+    ray = _dual_ray(highs, time_limit)
+    if ray is None:
+        return None
+    rows = np.flatnonzero(np.abs(ray) > _SUPPORT_RTOL * np.abs(ray).max()).tolist()
+    activity = np.abs(_column_activity(highs, ray))
+    columns = set(np.flatnonzero(activity > _SUPPORT_RTOL * max(activity.max(), 1.0)).tolist())
+    return rows, columns
 
 
 def _relax(highs: Any) -> None:

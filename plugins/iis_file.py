@@ -1,9 +1,13 @@
 """Why an `.mps`/`.lp` file's model is infeasible: an irreducible infeasible subsystem by
 row and column names, as `coplug.plugins.iis` finds one for a Pyomo model.
 
-SCIP reads the file and its IIS finder proposes the rows of a subsystem (with bounds kept:
-SCIP's own bound removal ran for ever on a 6-variable model), together with the finite
-bounds of the columns in those rows. HiGHS reads the same file and checks the proposal:
+HiGHS reads the file, and the Farkas certificate of its LP relaxation (`iis_farkas`)
+proposes the rows with a nonzero multiplier and the finite bounds of the columns its
+activity reaches. Where there is none, SCIP reads the file and its IIS finder proposes the
+rows of a subsystem (with bounds kept: SCIP's own bound removal ran for ever on a 6-variable
+model), together with the finite bounds of the columns in those rows; past `check_limit`
+members, halving chunks of them are dropped while the rest stays infeasible. HiGHS checks
+the proposal:
 every other row freed, every other bound dropped (integrality kept, an integer column's
 0..1 kept as its domain: the answer's notes name those of its rows), it must be
 infeasible (else the whole model is filtered instead), and a deletion filter (one solve
@@ -25,6 +29,7 @@ from coplug.plugins.errors import InputError, SolverError
 from coplug.plugins.files import checked_model_path, highs_refuse_nan, scip_read
 from coplug.plugins.highs_rows import RowView
 from coplug.plugins.iis import no_value_meets
+from coplug.plugins.iis_farkas import ray_support
 from coplug.plugins.interrupts import capture_output
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.serial import one_solve_at_a_time
@@ -78,16 +83,26 @@ def explain_infeasible_file(path: str | Path, time_limit: float | None = None,
             raise InputError(f"{path.name} is feasible (HiGHS found a point): no infeasible "
                              f"subsystem")
         notes: list[str] = []
-        members = _scip_iis(path, time_limit, highs)
-        highs.keep_only(members)
-        if not highs.infeasible():
-            notes.append(f"SCIP's subsystem ({len(members)} members) was not infeasible for "
-                         f"HiGHS; the whole model was filtered instead")
-            members = highs.all_members()
+        members = highs.farkas_members(time_limit)
+        if members is not None:
             highs.keep_only(members)
             if not highs.infeasible():
-                raise SolverError(f"no checked infeasible subsystem: {notes[0]}, which HiGHS "
-                                  f"found feasible too")
+                notes.append(f"HiGHS's Farkas certificate ({len(members)} members) was not "
+                             f"infeasible with integrality kept")
+                members = None
+        if members is None:
+            members = _scip_iis(path, time_limit, highs)
+            highs.keep_only(members)
+            if not highs.infeasible():
+                notes.append(f"SCIP's subsystem ({len(members)} members) was not infeasible "
+                             f"for HiGHS; the whole model was filtered instead")
+                members = highs.all_members()
+                highs.keep_only(members)
+                if not highs.infeasible():
+                    raise SolverError(f"no checked infeasible subsystem: {notes[-1]}, which "
+                                      f"HiGHS found feasible too")
+        if check_limit and len(members) > check_limit:
+            members = highs.shrink(members, check_limit)
         if len(members) > check_limit:
             return highs.subsystem(members, None, notes)
         members, decided = highs.deletion_filter(members)
@@ -207,6 +222,51 @@ class _Highs:
         scip.setParam("limits/time", _CHECK_SECONDS)
         scip.optimize()
         return {"infeasible": True, "optimal": False}.get(scip.getStatus())
+
+    def farkas_members(self, time_limit: float | None) -> list[Member] | None:
+        """HiGHS's Farkas certificate of the model's LP relaxation as members: the rows with a
+        nonzero multiplier and the finite bounds (binaries' 0..1 aside) of the columns its
+        activity reaches; None where HiGHS gives no ray. Integrality, presolve and the check
+        time limit are put back after."""
+        import highspy
+        import numpy as np
+
+        columns = np.arange(len(self.cols), dtype=np.int32)
+        kinds = [highspy.HighsVarType(int(t)) for t in self.highs.getLp().integrality_]
+        try:
+            if kinds:
+                self.highs.changeColsIntegrality(
+                    columns.size, columns, np.full(columns.size, highspy.HighsVarType.kContinuous))
+            self.highs.clearSolver()
+            support = ray_support(self.highs, time_limit)
+        finally:
+            if kinds:
+                self.highs.changeColsIntegrality(columns.size, columns, np.array(kinds))
+            self.highs.setOptionValue("presolve", "choose")
+            self.highs.setOptionValue("time_limit", _CHECK_SECONDS)
+            self.highs.clearSolver()
+        if support is None:
+            return None
+        rows, reached = support
+        row_names, col_names = list(self.rows), list(self.cols)
+        return [(row_names[k], None) for k in rows] + [
+            (col_names[k], side) for k in sorted(reached) if k not in self.domain
+            for side, value in zip(("lower", "upper"), self.col_bounds[k], strict=True)
+            if abs(value) < self.inf]
+
+    def shrink(self, members: list[Member], limit: int) -> list[Member]:
+        """While more than `limit` members remain, drop chunks of them (halving in size) whose
+        absence leaves the rest infeasible: fewer checks than one per member."""
+        size = len(members) // 2
+        while size >= 1 and len(members) > limit:
+            kept: list[Member] = []
+            for start in range(0, len(members), size):
+                self.keep_only(kept + members[start + size:])
+                if not self.infeasible():
+                    kept += members[start:start + size]
+            members, size = kept, size // 2
+        self.keep_only(members)
+        return members
 
     def keep_only(self, members: list[Member]) -> None:
         """Switch the model to hold only `members` (binaries keep their 0..1)."""

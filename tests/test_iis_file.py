@@ -57,7 +57,7 @@ def test_file_subsystem_is_infeasible_and_irreducible_by_scipy(seed: int, suffix
 
 def test_integrality_conflict_and_unneeded_bounds_dropped(tmp_path: Path) -> None:
     path = tmp_path / "odd.lp"
-    path.write_text(LP_TEXT)
+    path.write_text(LP_TEXT.replace("a: x + y >= 30", "a: x + y >= 3"))  # only d conflicts
     found = explain_infeasible_file(path)
     assert found.rows == ["d"] and found.bounds == [] and found.irreducible and not found.notes
     path.write_text(LP_TEXT.replace(" d: 2 k = 3\n", ""))
@@ -72,6 +72,7 @@ def test_a_wrong_proposal_falls_back_to_filtering_the_whole_model(
     path = tmp_path / "system.mps"
     model.write(str(path), io_options={"symbolic_solver_labels": True})
     monkeypatch.setattr(iis_file, "_scip_iis", lambda *args: [])  # a feasible "subsystem"
+    monkeypatch.setattr(iis_file._Highs, "farkas_members", lambda self, time_limit: None)
     found = explain_infeasible_file(path)
     assert "the whole model was filtered" in found.notes[0] and found.irreducible
     rows = [_index(name) for name in found.rows]
@@ -183,3 +184,32 @@ def test_cli_hints_at_explain_for_an_infeasible_file(tmp_path: Path, capsys) -> 
     assert "infeasible" in out.out and "hint: --explain" in out.err
     assert main(["solve", "knapsack", "--size", "8"]) == 0
     assert "hint" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("proposer", ["farkas", "scip"])
+def test_a_file_lp_conflict_is_found_and_made_irreducible(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, proposer: str) -> None:
+    """A 31-row chain in 400 feasible rows. HiGHS's certificate proposes it exactly (SCIP's
+    IIS is not asked); SCIP's proposal carries the 31 lower bounds of its columns too (62
+    members, past check_limit), which halving chunks drop before the deletion filter."""
+    def not_asked(*args: object) -> None:
+        raise AssertionError(f"{proposer} was not to be asked")
+
+    if proposer == "farkas":
+        monkeypatch.setattr(iis_file, "_scip_iis", not_asked)
+    else:
+        monkeypatch.setattr(iis_file._Highs, "farkas_members", lambda self, time_limit: None)
+    m = pyo.ConcreteModel()
+    m.I = pyo.RangeSet(0, 199)
+    m.x = pyo.Var(m.I, bounds=(0, 10))
+    m.ballast = pyo.Constraint(m.I, rule=lambda m, i: m.x[i] + m.x[(i + 1) % 200] <= 12)
+    m.z = pyo.Var(range(31), bounds=(0, None))
+    m.chain = pyo.Constraint(range(30), rule=lambda m, k: m.z[k + 1] >= m.z[k] + 1)
+    m.top = pyo.Constraint(expr=m.z[30] <= 29.5)
+    m.o = pyo.Objective(expr=m.x[0])
+    path = tmp_path / "chain.lp"
+    m.write(str(path), io_options={"symbolic_solver_labels": True})
+    found = explain_infeasible_file(path)
+    assert found.irreducible
+    assert found.rows == [f"c_u_chain({k})_" for k in range(30)] + ["c_u_top_"]
+    assert found.bounds == [("z(0)", "lower", 0.0)]
