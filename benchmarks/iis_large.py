@@ -7,9 +7,10 @@ IIS finder alone, side by side.
 Each model is `--chain` + 1 rows that cannot hold together (z[k+1] >= z[k] + 1 for k <
 chain, z[chain] <= chain - 0.5, z >= 0) inside a feasible LP of two-term rows, 2 per item.
 `farkas` is `explain_infeasible` as shipped; `scip-iis` the same with the certificate
-turned off, so SCIP's IIS finder proposes the subsystem (what it did before). Both must name
-the chain's rows and z[0]'s lower bound, irreducible. `solve s` is one plain SCIP solve of
-the model, for scale. Seconds are wall time; the last line is the summary.
+turned off, so SCIP's IIS finder proposes the subsystem (what it did before); the `file`
+columns do the same with `explain_infeasible_file` on the model written as an .mps file.
+Each must name the chain's rows and z[0]'s lower bound, irreducible. `solve s` is one plain
+SCIP solve of the model, for scale. Seconds are wall time; the last line is the summary.
 """
 
 from __future__ import annotations
@@ -17,16 +18,19 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from unittest import mock
 
 import pyomo.environ as pyo
 from tqdm import tqdm
 
-from coplug.plugins import explain_infeasible, iis, solve
+from coplug.plugins import explain_infeasible, iis, iis_file, solve
 from coplug.plugins.argtypes import ints_at_least, positive_int
+from coplug.plugins.iis_file import explain_infeasible_file
 from coplug.plugins.interrupts import exit_on_interrupt
 
 
@@ -41,6 +45,9 @@ class Row:
     scip: float
     farkas_exact: bool
     scip_exact: bool
+    file_farkas: float
+    file_scip: float
+    file_exact: bool
 
 
 def chained(items: int, chain: int) -> pyo.ConcreteModel:
@@ -77,25 +84,45 @@ def timed_explain(m: pyo.ConcreteModel, chain: int, farkas: bool) -> tuple[float
     return time.perf_counter() - start, exact(found, m, chain)
 
 
-def run_case(items: int, chain: int) -> Row:
-    """One model, solved plainly and explained both ways."""
+def timed_explain_file(path: Path, chain: int, farkas: bool) -> tuple[float, bool]:
+    """Seconds of explain_infeasible_file(path) and whether it found the chain exactly."""
+    off = mock.patch.object(iis_file._Highs, "farkas_members", lambda self, time_limit: None)
+    start = time.perf_counter()
+    if farkas:
+        found = explain_infeasible_file(path)
+    else:
+        with off:
+            found = explain_infeasible_file(path)
+    return time.perf_counter() - start, (found.irreducible is True and len(found.rows) ==
+                                         chain + 1 and found.bounds == [("z(0)", "lower", 0.0)])
+
+
+def run_case(items: int, chain: int, folder: Path) -> Row:
+    """One model, solved plainly and explained both ways, as a model and as an .mps file."""
     m = chained(items, chain)
     start = time.perf_counter()
     solve(m, solver="scip")
     plain = time.perf_counter() - start
     farkas, farkas_ok = timed_explain(m, chain, True)
     scip, scip_ok = timed_explain(m, chain, False)
-    return Row(items, 2 * items + chain + 1, plain, farkas, scip, farkas_ok, scip_ok)
+    path = folder / f"chain{items}.mps"
+    m.write(str(path), io_options={"symbolic_solver_labels": True})
+    file_farkas, file_farkas_ok = timed_explain_file(path, chain, True)
+    file_scip, file_scip_ok = timed_explain_file(path, chain, False)
+    return Row(items, 2 * items + chain + 1, plain, farkas, scip, farkas_ok, scip_ok,
+               file_farkas, file_scip, file_farkas_ok and file_scip_ok)
 
 
 def table(rows: Sequence[Row]) -> list[str]:
     """The markdown table of every model."""
-    lines = ["| rows | solve s | farkas s | scip-iis s | scip-iis/farkas | exact (farkas, scip) |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    lines = ["| rows | solve s | farkas s | scip-iis s | scip-iis/farkas | exact (farkas, scip) "
+             "| file farkas s | file scip-iis s | file exact |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         lines.append(f"| {r.rows:,} | {r.solve:.2f} | {r.farkas:.2f} | {r.scip:.2f} | "
                      f"{r.scip / r.farkas:.1f} | {'yes' if r.farkas_exact else 'NO'}, "
-                     f"{'yes' if r.scip_exact else 'NO'} |")
+                     f"{'yes' if r.scip_exact else 'NO'} | {r.file_farkas:.2f} | "
+                     f"{r.file_scip:.2f} | {'yes' if r.file_exact else 'NO'} |")
     return lines
 
 
@@ -105,9 +132,12 @@ def summary(rows: Sequence[Row], wall: float) -> str:
         return f"SUMMARY iis_large: no model finished; {wall:.0f} s wall"
     ratios = [r.scip / r.farkas for r in rows]
     exact_count = sum(r.farkas_exact for r in rows)
+    files = statistics.median(r.file_scip / r.file_farkas for r in rows)
     return (f"SUMMARY iis_large: scip-iis/farkas median {statistics.median(ratios):.1f}x "
-            f"(max {max(ratios):.1f}x); farkas exact {exact_count}/{len(rows)}, scip-iis "
-            f"exact {sum(r.scip_exact for r in rows)}/{len(rows)}; {wall:.0f} s wall")
+            f"(max {max(ratios):.1f}x), files {files:.1f}x; farkas exact "
+            f"{exact_count}/{len(rows)}, scip-iis exact {sum(r.scip_exact for r in rows)}/"
+            f"{len(rows)}, files exact {sum(r.file_exact for r in rows)}/{len(rows)}; "
+            f"{wall:.0f} s wall")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -123,14 +153,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[Row] = []
     interrupted = False
     try:
-        for items in tqdm(args.sizes, desc="iis_large", file=sys.stderr):
-            rows.append(run_case(items, chain))
+        with tempfile.TemporaryDirectory() as folder:
+            for items in tqdm(args.sizes, desc="iis_large", file=sys.stderr):
+                rows.append(run_case(items, chain, Path(folder)))
     except KeyboardInterrupt:
         print("\ninterrupted: the table covers the models finished so far", file=sys.stderr)
         interrupted = True
     print("\n".join(table(rows)))
     print(summary(rows, time.perf_counter() - start))
-    return 130 if interrupted else (0 if all(r.farkas_exact for r in rows) else 1)
+    return 130 if interrupted else (0 if all(r.farkas_exact and r.file_exact for r in rows)
+                                    else 1)
 
 
 if __name__ == "__main__":
