@@ -16,13 +16,15 @@ SCIP solve of the model, for scale. Seconds are wall time; the last line is the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import pyomo.environ as pyo
@@ -30,7 +32,7 @@ from tqdm import tqdm
 
 from coplug.plugins import explain_infeasible, iis, iis_file, solve
 from coplug.plugins.argtypes import ints_at_least, positive_int
-from coplug.plugins.iis_file import explain_infeasible_file
+from coplug.plugins.iis_file import FileInfeasibleSubsystem, explain_infeasible_file
 from coplug.plugins.interrupts import exit_on_interrupt
 
 
@@ -72,29 +74,18 @@ def exact(found: iis.InfeasibleSubsystem, m: pyo.ConcreteModel, chain: int) -> b
             and names == [f"chain[{k}]" for k in range(chain)] + ["top"])
 
 
-def timed_explain(m: pyo.ConcreteModel, chain: int, farkas: bool) -> tuple[float, bool]:
-    """Seconds of explain_infeasible(m) and whether it found the chain exactly."""
-    off = mock.patch.object(iis, "_farkas_subsystem", lambda model, time_limit: None)
-    start = time.perf_counter()
-    if farkas:
-        found = explain_infeasible(m)
-    else:
-        with off:
-            found = explain_infeasible(m)
-    return time.perf_counter() - start, exact(found, m, chain)
+def exact_file(found: FileInfeasibleSubsystem, chain: int) -> bool:
+    """Whether a file's answer is the chain's rows and z(0) >= 0, irreducible."""
+    return (found.irreducible is True and len(found.rows) == chain + 1
+            and found.bounds == [("z(0)", "lower", 0.0)])
 
 
-def timed_explain_file(path: Path, chain: int, farkas: bool) -> tuple[float, bool]:
-    """Seconds of explain_infeasible_file(path) and whether it found the chain exactly."""
-    off = mock.patch.object(iis_file._Highs, "farkas_members", lambda self, time_limit: None)
+def timed(explain: Callable[[], Any], without_farkas: Any | None) -> tuple[float, Any]:
+    """Seconds of explain() and its answer; with the certificate patched out when given."""
     start = time.perf_counter()
-    if farkas:
-        found = explain_infeasible_file(path)
-    else:
-        with off:
-            found = explain_infeasible_file(path)
-    return time.perf_counter() - start, (found.irreducible is True and len(found.rows) ==
-                                         chain + 1 and found.bounds == [("z(0)", "lower", 0.0)])
+    with without_farkas if without_farkas is not None else contextlib.nullcontext():
+        found = explain()
+    return time.perf_counter() - start, found
 
 
 def run_case(items: int, chain: int, folder: Path) -> Row:
@@ -103,14 +94,17 @@ def run_case(items: int, chain: int, folder: Path) -> Row:
     start = time.perf_counter()
     solve(m, solver="scip")
     plain = time.perf_counter() - start
-    farkas, farkas_ok = timed_explain(m, chain, True)
-    scip, scip_ok = timed_explain(m, chain, False)
+    model_off = mock.patch.object(iis, "_farkas_subsystem", lambda model, time_limit: None)
+    farkas, by_farkas = timed(lambda: explain_infeasible(m), None)
+    scip, by_scip = timed(lambda: explain_infeasible(m), model_off)
     path = folder / f"chain{items}.mps"
     m.write(str(path), io_options={"symbolic_solver_labels": True})
-    file_farkas, file_farkas_ok = timed_explain_file(path, chain, True)
-    file_scip, file_scip_ok = timed_explain_file(path, chain, False)
-    return Row(items, 2 * items + chain + 1, plain, farkas, scip, farkas_ok, scip_ok,
-               file_farkas, file_scip, file_farkas_ok and file_scip_ok)
+    file_off = mock.patch.object(iis_file._Highs, "farkas_members", lambda self, limit: None)
+    file_farkas, file_by_farkas = timed(lambda: explain_infeasible_file(path), None)
+    file_scip, file_by_scip = timed(lambda: explain_infeasible_file(path), file_off)
+    return Row(items, 2 * items + chain + 1, plain, farkas, scip, exact(by_farkas, m, chain),
+               exact(by_scip, m, chain), file_farkas, file_scip,
+               exact_file(file_by_farkas, chain) and exact_file(file_by_scip, chain))
 
 
 def table(rows: Sequence[Row]) -> list[str]:
