@@ -41,7 +41,7 @@ def farkas_support(work: BlockData, time_limit: float | None
     except (UnsupportedModelError, SolverNotAvailableError):
         return None
     highs = opt._solver_model  # the highspy model; Pyomo keeps no public accessor
-    _relax(highs)
+    relax_integrality(highs)
     support = ray_support(highs, time_limit)
     if support is None:
         return None
@@ -66,7 +66,7 @@ def ray_support(highs: Any, time_limit: float | None) -> tuple[list[int], set[in
     return rows, columns
 
 
-def _relax(highs: Any) -> None:
+def relax_integrality(highs: Any) -> None:
     """Make every column continuous: the LP relaxation, whose ray HiGHS can give."""
     import highspy
 

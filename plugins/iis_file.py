@@ -29,7 +29,7 @@ from coplug.plugins.errors import InputError, SolverError
 from coplug.plugins.files import checked_model_path, highs_refuse_nan, scip_read
 from coplug.plugins.highs_rows import RowView
 from coplug.plugins.iis import no_value_meets
-from coplug.plugins.iis_farkas import ray_support
+from coplug.plugins.iis_farkas import ray_support, relax_integrality
 from coplug.plugins.interrupts import capture_output
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.serial import one_solve_at_a_time
@@ -234,9 +234,7 @@ class _Highs:
         columns = np.arange(len(self.cols), dtype=np.int32)
         kinds = [highspy.HighsVarType(int(t)) for t in self.highs.getLp().integrality_]
         try:
-            if kinds:
-                self.highs.changeColsIntegrality(
-                    columns.size, columns, np.full(columns.size, highspy.HighsVarType.kContinuous))
+            relax_integrality(self.highs)
             self.highs.clearSolver()
             support = ray_support(self.highs, time_limit)
         finally:
