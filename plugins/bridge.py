@@ -13,6 +13,7 @@ import numbers
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ from coplug.plugins.base import (
     raise_plugin_failures,
     stopped_by_plugin,
 )
+from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.components import check_components
 from coplug.plugins.duals import (
     ADDED_ROWS,
@@ -136,7 +138,7 @@ def solve(
     backend = _backend(solver)
     check_components(model, solver)
     check_model_data(model, warn_tiny=solver.lower() != "lap")
-    _warn_unread_suffixes(model, solver.lower())
+    warn_unread_suffixes(model, solver.lower())
     if not isinstance(warmstart, bool):
         raise InputError(f"warmstart must be True or False, got {warmstart!r}")
     if warmstart and solver.lower() not in ("scip", "highs"):
@@ -216,7 +218,7 @@ def check_model(model: Any) -> None:
         raise UnsupportedModelError(f"model has {objectives} active objectives; need one")
 
 
-def _warn_unread_suffixes(model: pyo.Block, solver: str) -> None:
+def warn_unread_suffixes(model: pyo.Block, solver: str) -> None:
     """Say which import Suffixes stay empty (all but `dual` and `rc` where the backend fills
     those: an empty one read as 'all zero' would be wrong) and which export Suffixes go
     unread (all but SCIP's `priority`)."""
@@ -224,13 +226,12 @@ def _warn_unread_suffixes(model: pyo.Block, solver: str) -> None:
     names = other_import_suffixes(model, fills_duals)
     if names:
         filled = "only dual and rc, for LPs" if fills_duals else "no duals with this solver"
-        warnings.warn(f"solve() fills no import Suffix {', '.join(names)} ({filled})",
-                      UserWarning, stacklevel=3)
+        warn_at_caller(f"solve() fills no import Suffix {', '.join(names)} ({filled})")
     names = unread_export_suffixes(model, reads_priority=solver == "scip")
     if names:
         read = "SCIP reads only priority" if solver == "scip" else f"{solver} reads none"
-        warnings.warn(f"solve() does not pass on the export Suffix {', '.join(names)} ({read})",
-                      UserWarning, stacklevel=3)
+        warn_at_caller(f"solve() does not pass on the export Suffix {', '.join(names)} "
+                       f"({read})")
 
 
 def build_instance(opt: Any, model: pyo.Block, label: str,
@@ -283,6 +284,29 @@ def contrib_solver(factory_name: str, label: str, package: str) -> Any:
     return opt
 
 
+@dataclass
+class BuiltScip:
+    """A Pyomo model built in SCIP: Pyomo's interface, the PySCIPOpt model and the variable
+    map plugins see."""
+
+    opt: Any
+    scip: Any
+    var_map: VarMap
+
+
+def build_scip(model: pyo.Block) -> BuiltScip:
+    """Build `model` in SCIP via `scip_persistent`, with SCIP's own linear objective (see
+    `_use_native_objective`)."""
+    opt = contrib_solver("scip_persistent", "SCIP", "pyscipopt")
+    fix_scip_walker()
+    install_fast_collector()
+    mark_one_shot(opt)
+    build_instance(opt, model, "SCIP", unsupported_part)
+    _use_native_objective(opt, model)
+    # the PySCIPOpt model; Pyomo keeps no public accessor
+    return BuiltScip(opt, opt._solver_model, VarMap(opt._pyomo_var_to_solver_var_map, model))
+
+
 def _solve_scip(
     model: pyo.Block,
     *,
@@ -293,21 +317,39 @@ def _solve_scip(
     warmstart: bool = False,
     with_duals: bool = True,
 ) -> Result:
-    """Build the model in SCIP via `scip_persistent`, attach plugins, optimize, load back
-    (and fill `m.dual`/`m.rc` for an LP that declares them, unless `with_duals` is off)."""
-    opt = contrib_solver("scip_persistent", "SCIP", "pyscipopt")
-    fix_scip_walker()
-    install_fast_collector()
-    mark_one_shot(opt)
-    build_instance(opt, model, "SCIP", unsupported_part)
-    scip = opt._solver_model  # the PySCIPOpt model; Pyomo keeps no public accessor
-    _use_native_objective(opt, model)
-    var_map = VarMap(opt._pyomo_var_to_solver_var_map, model)
+    """Build the model in SCIP, attach plugins, optimize, load back (and fill
+    `m.dual`/`m.rc` for an LP that declares them, unless `with_duals` is off)."""
+    built = build_scip(model)
     duals = dual_request(model, read=not adds_rows(plugins)) if with_duals else None
     if duals is not None and adds_rows(plugins):
         duals.reason = ADDED_ROWS
     if duals is not None and duals.lp is not None:
-        prepare_scip(scip)  # before the caller's params, which win
+        prepare_scip(built.scip)  # before the caller's params, which win
+    try:
+        result = run_scip(built, model, plugins=plugins, time_limit=time_limit,
+                          params=params, tee=tee, warmstart=warmstart)
+    except SolverError:
+        if duals is None or duals.lp is None:
+            raise
+        # the LP without presolving failed: solve a fresh model as SCIP would, without duals
+        result = _solve_scip(model, plugins=plugins, time_limit=time_limit, params=params,
+                             tee=tee, warmstart=warmstart, with_duals=False)
+        duals.lp, duals.reason = None, NO_PRESOLVE_FAILED
+        load_duals(duals, result)
+        return result
+    if duals is not None:
+        if duals.lp is not None and result.status is Status.OPTIMAL:
+            read_scip_duals(duals, built.scip, built.opt._pyomo_con_to_solver_con_map)
+        load_duals(duals, result, fallback=soplex_duals)
+    return result
+
+
+def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
+             time_limit: float | None, params: Mapping[str, Any], tee: bool,
+             warmstart: bool = False) -> Result:
+    """Solve the model built in `built` with `plugins` attached and load the best point back
+    into the Pyomo variables; `result.extra["warmstart"]` says how a start went."""
+    opt, scip, var_map = built.opt, built.scip, built.var_map
     _set_scip_params(scip, time_limit, params)
     set_scip_priorities(scip, model, var_map)
     for plugin in plugins:
@@ -325,14 +367,7 @@ def _solve_scip(
         rows, extra = optimize_checked(scip, params, functools.partial(_optimize, scip))
     except SolverError:
         raise_plugin_failures(plugins)
-        if duals is None or duals.lp is None:
-            raise
-        # the LP without presolving failed: solve a fresh model as SCIP would, without duals
-        result = _solve_scip(model, plugins=plugins, time_limit=time_limit, params=params,
-                             tee=tee, warmstart=warmstart, with_duals=False)
-        duals.lp, duals.reason = None, NO_PRESOLVE_FAILED
-        load_duals(duals, result)
-        return result
+        raise
     raise_plugin_failures(plugins)
     result = scip_result(scip, plugins)
     record_first_solve(result, extra)
@@ -346,10 +381,6 @@ def _solve_scip(
         _load_scip_solution(scip, var_map)
     check_integral_rows(scip, result, rows, con_names)
     finish_plugins(plugins, result)
-    if duals is not None:
-        if duals.lp is not None and result.status is Status.OPTIMAL:
-            read_scip_duals(duals, scip, opt._pyomo_con_to_solver_con_map)
-        load_duals(duals, result, fallback=soplex_duals)
     if start is not None:
         result.extra["warmstart"] = start
     return result

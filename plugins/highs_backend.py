@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import numbers
 import time
-import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -32,6 +31,7 @@ from coplug.plugins.base import (
     raise_plugin_failures,
 )
 from coplug.plugins.bridge import build_instance, contrib_solver
+from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.duals import DualRequest, dual_request, load_duals
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
 from coplug.plugins.highs_rows import (
@@ -225,7 +225,7 @@ def _has_integers(model: pyo.Block) -> bool:
     return any(var.is_integer() for var in _free_variables(model))
 
 
-def _has_free_variables(model: pyo.Block) -> bool:
+def has_free_variables(model: pyo.Block) -> bool:
     """Whether an unfixed variable appears in an active constraint or objective."""
     return next(_free_variables(model), None) is not None
 
@@ -306,7 +306,7 @@ def solve_highs(
     _check_linear_for_highs(model)
     params = highs_options(params)
     duals = dual_request(model, quadratic_ok=True)  # HiGHS gives a convex QP its duals
-    if not _has_free_variables(model):
+    if not has_free_variables(model):
         result = _constant_result(model, "highs")
         if warmstart:  # nothing to decide: the solver never sees a start
             result.extra["warmstart"] = {"values": 0, "variables": 0, "accepted": False}
@@ -315,10 +315,30 @@ def solve_highs(
                 duals.row_duals = [0.0] * len(duals.lp.rows)
             load_duals(duals, result)
         return result
+    build_highs(opt, model)
+    result, results = run_highs(opt, model, plugins=plugins, time_limit=time_limit,
+                                params=params, tee=tee, warmstart=warmstart)
+    if duals is not None:
+        if duals.lp is not None and result.status is Status.OPTIMAL:
+            _read_highs_duals(duals, results)
+        load_duals(duals, result)
+    return result
+
+
+def build_highs(opt: Any, model: pyo.Block) -> None:
+    """Build `model` in Pyomo's contrib `highs` interface `opt`, fixed columns continuous
+    (see `fixed_columns_continuous`)."""
+    build_instance(opt, model, "HiGHS")  # built now, so Ctrl-C can reach it in the solve
+    fixed_columns_continuous(opt)
+
+
+def run_highs(opt: Any, model: pyo.Block, *, plugins: list[Any], time_limit: float | None,
+              params: Mapping[str, Any], tee: bool, warmstart: bool = False,
+              ) -> tuple[Result, Any]:
+    """Solve the model built in `opt` (options in HiGHS's types, see `highs_options`) with
+    `plugins` attached, load the point back; the Result and Pyomo's results (for duals)."""
     mip_start = None
-    build_instance(opt, model, "HiGHS")  # built now, so Ctrl-C can reach it below
     highs = opt._solver_model
-    _fixed_columns_continuous(opt)
     if warmstart:  # persistent: the start set on the built model survives solve()'s update
         columns = opt._pyomo_var_to_solver_var_map  # id(var) -> HiGHS column
         pairs = ((opt._vars[vid][0], col) for vid, col in columns.items())
@@ -379,11 +399,7 @@ def solve_highs(
     if has_solution:
         _check_rows(opt, result, rows, view)
     finish_plugins(plugins, result)
-    if duals is not None:
-        if duals.lp is not None and result.status is Status.OPTIMAL:
-            _read_highs_duals(duals, results)
-        load_duals(duals, result)
-    return result
+    return result, results
 
 
 def _solve_checked(opt: Any, model: pyo.Block, time_limit: float | None,
@@ -569,10 +585,9 @@ def recheck_lp(highs: Any, params: Mapping[str, Any], time_left: float | None,
 def flag_duality_gap(result: Result) -> None:
     """Status `feasible` and no bound for an LP answer its duals do not prove optimal."""
     gap = result.extra["duality_gap"]
-    warnings.warn(f"HiGHS called the LP optimal, but its duals leave a duality gap of "
-                  f"{gap['gap']:.3g} ({gap['relative']:.1e} of the objective's scale): the "
-                  "status is 'feasible' (rescale the rows, or try solver='scip')",
-                  UserWarning, stacklevel=4)
+    warn_at_caller(f"HiGHS called the LP optimal, but its duals leave a duality gap of "
+                   f"{gap['gap']:.3g} ({gap['relative']:.1e} of the objective's scale): the "
+                   "status is 'feasible' (rescale the rows, or try solver='scip')")
     result.status, result.bound = Status.FEASIBLE, None
 
 
@@ -644,7 +659,7 @@ def _read_highs_duals(request: DualRequest, results: Any) -> None:
 
 
 
-def _fixed_columns_continuous(opt: Any) -> None:
+def fixed_columns_continuous(opt: Any) -> None:
     """Make the HiGHS columns of integer variables fixed at integral values continuous: Pyomo
     passes them as integer columns, which would make a convex QP a MIQP HiGHS cannot solve.
     One fixed off-integral stays integer, so HiGHS finds the model infeasible as SCIP does."""

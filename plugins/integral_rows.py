@@ -26,11 +26,11 @@ integers it loaded, rounded, missed an equality by 1 at a wrong "optimal" 9 (the
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any, NamedTuple
 
+from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.results import Result, Status
 
 # The smallest overshoot an integral row must refuse: a whole-number activity over a
@@ -189,10 +189,9 @@ def flag_violations(result: Result, violated: Mapping[str, float], solver: str, 
                     what: str = "all-integer constraint(s)") -> None:
     """Status `unknown`, the violated rows in `result.extra["violated_rows"]`, a warning."""
     name, amount = max(violated.items(), key=lambda item: item[1])
-    warnings.warn(f"{solver}'s solution violates {len(violated)} {what}, "
-                  f"{name!r} by {amount:g}: its feasibility tolerance is {kind} and cannot "
-                  "judge sides or coefficients this large; the status is 'unknown' (rescale "
-                  "the rows)",
-                  UserWarning, stacklevel=5)
+    warn_at_caller(f"{solver}'s solution violates {len(violated)} {what}, "
+                   f"{name!r} by {amount:g}: its feasibility tolerance is {kind} and cannot "
+                   "judge sides or coefficients this large; the status is 'unknown' (rescale "
+                   "the rows)")
     result.status = Status.UNKNOWN
     result.extra["violated_rows"] = dict(violated)

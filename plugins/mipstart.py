@@ -10,12 +10,12 @@ the solver's own feasibility tolerance.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
+from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError
 
 NO_VALUES = ("no variable has a value: warmstart=True passes the values already in the "
@@ -44,7 +44,7 @@ def _unused(report: dict[str, Any], reason: str) -> dict[str, Any]:
     """Mark the start unused for `reason`, in the report and in a warning at the caller's
     solve()."""
     report["accepted"], report["reason"] = False, reason
-    warnings.warn(f"warm start not used: {reason}", UserWarning, stacklevel=5)
+    warn_at_caller(f"warm start not used: {reason}")
     return report
 
 

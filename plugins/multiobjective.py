@@ -23,7 +23,7 @@ import contextlib
 import math
 import numbers
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +42,10 @@ from coplug.plugins.linear_terms import linear_terms, value_step
 from coplug.plugins.outer_variables import used_outside
 from coplug.plugins.results import Result, Status
 from coplug.plugins.solution_pool import PoolSolution
+from coplug.plugins.stages import open_stages
+
+# One stage: solve with this objective active, within this time, from the point loaded or not.
+Stage = Callable[[ObjectiveData, float | None, bool], Result]
 
 
 @dataclass
@@ -90,8 +94,8 @@ def lexicographic(model: pyo.Block, objectives: Sequence[Any], solver: str = "sc
     tolerances = _tolerances(abs_tol, rel_tol)
     deadline = _deadline(time_limit)
     with _stages(model, chain) as (activate, keep):
-        return _lexicographic(model, chain, activate, keep, solver, deadline, tolerances,
-                              params)
+        stage = _stage_solver(model, chain, activate, solver, params, [keep])
+        return _lexicographic(chain, activate, keep, stage, deadline, tolerances)
 
 
 def pareto_front(model: pyo.Block, first: Any, second: Any, solver: str = "scip",
@@ -115,9 +119,9 @@ def pareto_front(model: pyo.Block, first: Any, second: Any, solver: str = "scip"
         bound = pyo.ConstraintList()
         model.add_component(unique_component_name(model, "_coplug_pareto_bound"), bound)
         try:
+            stage = _stage_solver(model, chain, activate, solver, params, [keep, bound])
             while len(points) < max_points:
-                lex = _lexicographic(model, chain, activate, keep, solver, deadline,
-                                     (0.0, 0.0), params)
+                lex = _lexicographic(chain, activate, keep, stage, deadline, (0.0, 0.0))
                 if lex.status is not Status.OPTIMAL:
                     status = lex.status
                     complete = _front_ended(lex)
@@ -144,17 +148,14 @@ def _front_ended(lex: Lexicographic) -> bool:
     return len(lex.results) == 1 and lex.status is Status.INFEASIBLE
 
 
-def _lexicographic(model: pyo.Block, chain: list[ObjectiveData], activate: Any, keep: Any,
-                   solver: str, deadline: float | None, tolerances: tuple[float, float],
-                   params: dict[str, Any]) -> Lexicographic:
+def _lexicographic(chain: list[ObjectiveData], activate: Any, keep: Any, stage: Stage,
+                   deadline: float | None, tolerances: tuple[float, float]) -> Lexicographic:
     """The stages of one lexicographic solve, the rows they add removed afterwards."""
     results: list[Result] = []
-    params = _exact(solver, params)
     try:
         for k, objective in enumerate(chain):
             activate(objective)
-            result = solve(model, solver=solver, time_limit=_left(deadline),
-                           warmstart=k > 0, **params)
+            result = stage(objective, _left(deadline), k > 0)
             results.append(result)
             if result.status is not Status.OPTIMAL:
                 return Lexicographic(results)
@@ -162,6 +163,20 @@ def _lexicographic(model: pyo.Block, chain: list[ObjectiveData], activate: Any, 
         return Lexicographic(results, [float(pyo.value(o.expr)) for o in chain])
     finally:
         keep.clear()
+
+
+def _stage_solver(model: pyo.Block, chain: list[ObjectiveData], activate: Any, solver: Any,
+                  params: dict[str, Any], extra: list[pyo.ConstraintList]) -> Stage:
+    """`stage(objective, time_limit, warmstart)`: one solve with `objective` active and the
+    rows of the lists `extra`; on a model built once where `open_stages` can (a rebuild per
+    stage costs more than the solve on large models), else through `solve`."""
+    params = _exact(solver, params)
+    staged = open_stages(model, solver, chain, activate, params)
+    if staged is None:
+        return lambda objective, left, warmstart: solve(
+            model, solver=solver, time_limit=left, warmstart=warmstart, **params)
+    return lambda objective, left, warmstart: staged.solve(
+        objective, [row for rows in extra for row in rows.values()], left, warmstart)
 
 
 @contextlib.contextmanager

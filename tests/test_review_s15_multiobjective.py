@@ -10,6 +10,7 @@ import pytest
 import coplug.plugins.multiobjective as mo
 from coplug.plugins import InputError, Result, Status, infeasibilities
 from coplug.plugins.multiobjective import lexicographic, pareto_front
+from coplug.plugins.stages import StagedSolver
 
 
 def _binaries() -> pyo.ConcreteModel:
@@ -104,19 +105,32 @@ def test_highs_stages_are_not_misled_by_their_start():
     assert [p.values for p in front.points] == expected
 
 
-def test_a_later_stage_called_infeasible_leaves_the_front_incomplete(monkeypatch):
+@pytest.mark.parametrize("staged", [True, False])
+def test_a_later_stage_called_infeasible_leaves_the_front_incomplete(monkeypatch, staged):
     # only a first stage without a point ends the front; a second stage that finds none
     # after an optimal first one is numerical trouble, not the end of the front
     calls = []
-    real = mo.solve
+    if staged:
+        real_staged = StagedSolver.solve
 
-    def second_stage_fails(model, **kwargs):
-        calls.append(kwargs)
-        if len(calls) == 4:
-            return Result(Status.INFEASIBLE, kwargs["solver"])
-        return real(model, **kwargs)
+        def second_stage_fails(self, objective, rows, time_limit, warmstart):
+            calls.append(objective)
+            if len(calls) == 4:
+                return Result(Status.INFEASIBLE, "scip")
+            return real_staged(self, objective, rows, time_limit, warmstart)
 
-    monkeypatch.setattr(mo, "solve", second_stage_fails)
+        monkeypatch.setattr(StagedSolver, "solve", second_stage_fails)
+    else:
+        real = mo.solve
+        monkeypatch.setattr(mo, "open_stages", lambda *args: None)
+
+        def second_stage_fails(model, **kwargs):
+            calls.append(kwargs)
+            if len(calls) == 4:
+                return Result(Status.INFEASIBLE, kwargs["solver"])
+            return real(model, **kwargs)
+
+        monkeypatch.setattr(mo, "solve", second_stage_fails)
     m = _binaries()
     m.o1 = pyo.Objective(expr=m.x[0] + 2 * m.x[1] + 3 * m.x[2])
     m.o2 = pyo.Objective(expr=-3 * m.x[0] - 2 * m.x[1] - m.x[2])
@@ -125,16 +139,21 @@ def test_a_later_stage_called_infeasible_leaves_the_front_incomplete(monkeypatch
     assert not front.complete and front.status is Status.INFEASIBLE
 
 
-def test_highs_by_any_spelling_runs_without_a_relative_gap(monkeypatch):
+@pytest.mark.parametrize("staged", [True, False])
+def test_highs_by_any_spelling_runs_without_a_relative_gap(monkeypatch, staged):
     # solve takes "HiGHS" as "highs"; the stages ran at HiGHS's 1e-4 gap under that name
+    import coplug.plugins.highs_backend as hb
+
+    if not staged:
+        monkeypatch.setattr(mo, "open_stages", lambda *args: None)
     seen = []
-    real = mo.solve
+    real = hb.run_highs
 
-    def spy(model, **kwargs):
-        seen.append((kwargs.get("mip_rel_gap"), kwargs.get("warmstart")))
-        return real(model, **kwargs)
+    def spy(opt, model, **kwargs):
+        seen.append((kwargs["params"].get("mip_rel_gap"), kwargs.get("warmstart")))
+        return real(opt, model, **kwargs)
 
-    monkeypatch.setattr(mo, "solve", spy)
+    monkeypatch.setattr(hb, "run_highs", spy)
     m = _binaries()
     m.o1 = pyo.Objective(expr=m.x[0] + 2 * m.x[1])
     m.o2 = pyo.Objective(expr=-m.x[2])
