@@ -3,11 +3,13 @@ given the ones before it, Gurobi's hierarchical multi-objective) and the exact P
 of two (the epsilon-constraint method).
 
 The objectives are the model's own `Objective` components, active or not; each stage
-activates one, keeps the earlier ones at their optimum with a row, and solves through
-`coplug.plugins.solve` with the previous stage's point as a MIP start (one HiGHS hands back
-with a wrong objective is dropped there, see `highs_backend.misreported`). The model
-is given back as it came (the same objectives active, the temporary rows removed), with the
-last point loaded.
+activates one, keeps the earlier ones at their optimum with a row, and solves as
+`coplug.plugins.solve` would, with the previous stage's point as a MIP start (one HiGHS
+hands back with a wrong objective is dropped there, see `highs_backend.misreported`). The
+solver's model is built once per call and changed in place between stages
+(`coplug.plugins.stages`) where that path is `solve`'s; otherwise each stage is a `solve`.
+The model is given back as it came (the same objectives active, the temporary rows
+removed), with the last point loaded.
 
 The front: the lexicographic optimum of (first, second) is a non-dominated point; the
 next one is the lexicographic optimum with the second objective better than the last point's

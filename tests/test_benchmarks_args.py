@@ -66,6 +66,8 @@ BAD_ARGS = [
     ("solution_pool", ["--sizes", "setcover=0"], "FAMILY=SIZE"),
     ("pareto_front", ["--sizes", "3"], "at least 5"),
     ("pareto_front", ["--seeds", "x"], "expected integers"),
+    ("pareto_build", ["--rows", "x"], "expected integers"),
+    ("pareto_build", ["--size", "0"], "expected an integer >= 1"),
     ("solver_race", ["--families", "bogus"], "--families: unknown 'bogus'"),
     ("solver_race", ["--time-limit", "0"], "--time-limit must be positive"),
     ("lap_ranked", ["--k", "0"], "--k must be positive"),
@@ -289,6 +291,14 @@ def test_pareto_front_agrees_across_solvers_and_weighted_sums_stay_on_the_front(
     assert code == 0
     assert lines[2].split(" | ")[5] == "yes"
     assert "wsum points on it: 1/1" in lines[-1]
+
+
+def test_pareto_build_finds_the_same_front_built_once_and_per_stage(capsys):
+    code = bench("pareto_build").main(["--rows", "0,300", "--size", "6"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0 and len(lines) == 7
+    assert all(line.endswith("| yes |") for line in lines[2:6])
+    assert "same front 4/4" in lines[-1]
 
 
 def test_solver_race_checks_each_race_against_both_solvers(capsys):
