@@ -26,6 +26,7 @@ from pyomo.common.collections import ComponentSet
 from pyomo.core.base.constraint import ConstraintData
 from pyomo.core.base.objective import ObjectiveData
 from pyomo.core.base.var import VarData
+from pyomo.core.expr.visitor import identify_variables
 from pyomo.repn.standard_repn import generate_standard_repn
 
 from coplug.plugins.bridge import (
@@ -63,11 +64,12 @@ class StagedSolver:
                                          else _Highs(model, params))
 
     def covers(self, objectives: Sequence[ObjectiveData]) -> bool:
-        """Whether the build has a column for every variable of `objectives` (the stages
-        add rows and objectives, never columns)."""
+        """Whether the build has a column for every unfixed variable of `objectives`, with a
+        zero coefficient too (the stages add rows and objectives, never columns, and the
+        objective's value is read from every variable it names)."""
         columns = self._backend.columns
         return all(var in columns for objective in objectives
-                   for var in _repn(objective.expr).linear_vars)
+                   for var in identify_variables(objective.expr, include_fixed=False))
 
     def solve(self, objective: ObjectiveData, rows: Sequence[ConstraintData],
               time_limit: float | None, warmstart: bool) -> Result:

@@ -155,8 +155,11 @@ def test_the_plain_path_where_a_build_once_would_differ(solver):
     assert _stager(m, solver, mip_duals="fixed") is None
     assert _stager(m, solver, time_limit=3) is None  # solve() names the clash itself
     m.z = pyo.Var(bounds=(0, 1))  # in no row: the build has no column for it
-    m.value.expr = m.value.expr + m.z
+    m.w = pyo.Param(initialize=0.0, mutable=True)
+    m.value.expr = m.value.expr + m.w * m.z  # even at weight 0: the value reads z
     assert _stager(m, solver) is None
+    front = pareto_front(m, m.cost, m.value, solver=solver, step=1.0)
+    assert front.complete and m.z.value is not None
     m.value.expr = m.value.expr + m.x[1] * m.x[2]
     assert _stager(m, solver) is None
 
