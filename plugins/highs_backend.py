@@ -80,7 +80,7 @@ _PYOMO_STATUS = {
 }
 
 
-def _check_linear_for_highs(model: pyo.Block) -> None:
+def check_linear_for_highs(model: pyo.Block) -> None:
     """HiGHS takes linear constraints and a linear or quadratic objective: name the offender."""
     for con in model.component_data_objects(pyo.Constraint, active=True):
         if _degree(con.body) not in (0, 1):
@@ -303,7 +303,7 @@ def solve_highs(
             raise InputError(f"HiGHS takes no {plugin_name(plugin)!r} plugin; it runs inside "
                              "SCIP (solver='scip')")
     opt = contrib_solver("highs", "HiGHS", "highspy")
-    _check_linear_for_highs(model)
+    check_linear_for_highs(model)
     params = highs_options(params)
     duals = dual_request(model, quadratic_ok=True)  # HiGHS gives a convex QP its duals
     if not has_free_variables(model):

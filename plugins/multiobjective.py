@@ -333,7 +333,9 @@ def _exact(solver: str, params: dict[str, Any]) -> dict[str, Any]:
     """`params` with HiGHS's relative MIP gap at 0 unless the caller set one: HiGHS calls a
     point within 1e-4 of the optimum optimal, and a stage's near-optimum let the next stage
     step past a point of the front (179 of 180 points on a 35-item knapsack)."""
-    if _is_highs(solver) and "mip_rel_gap" not in params:
+    options = params.get("options")
+    given = "mip_rel_gap" in params or (isinstance(options, dict) and "mip_rel_gap" in options)
+    if _is_highs(solver) and not given:
         return {**params, "mip_rel_gap": 0.0}
     return params
 

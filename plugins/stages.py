@@ -96,9 +96,9 @@ def open_stages(model: pyo.Block, solver: Any, chain: Sequence[ObjectiveData],
     if not isinstance(solver, str) or solver.lower() not in ("scip", "highs"):
         return None
     key = solver.lower()
-    if any(name in params for name in _OWN_KEYWORDS) or params.get("plugins") or \
-            params.get("mip_duals") is not None or not all(map(_linear, chain)):
-        return None
+    if any(name in params for name in _OWN_KEYWORDS) or params.get("plugins", []) not in (
+            [], ()) or params.get("mip_duals") is not None or not all(map(_linear, chain)):
+        return None  # `solve` takes (or names the mistake in) what a build once cannot
     tee = params.get("tee", False)
     native = merged_options(params.get("options"),
                             {k: v for k, v in params.items() if k not in _STAGE_KEYWORDS})
@@ -110,8 +110,12 @@ def open_stages(model: pyo.Block, solver: Any, chain: Sequence[ObjectiveData],
         check_components(model, key)
         check_model_data(model)
     warn_unread_suffixes(model, key)
-    if key == "highs" and not _highs_has_columns(model):
-        return None  # `solve` answers a model without free variables itself
+    if key == "highs":
+        from coplug.plugins.highs_backend import check_linear_for_highs
+
+        check_linear_for_highs(model)  # a nonlinear row named as `solve` names it
+        if not _highs_has_columns(model):
+            return None  # `solve` answers a model without free variables itself
     staged = StagedSolver(model, key, native, tee)
     return staged if staged.covers(chain) else None
 

@@ -271,9 +271,9 @@ def test_highs_refuses_what_polynomial_degree_refuses(name: str, place: str,
         m.c = pyo.Constraint(expr=expr <= 10)
     else:
         m.o.expr = expr
-    fast = _outcome(lambda: highs_backend._check_linear_for_highs(m))
+    fast = _outcome(lambda: highs_backend.check_linear_for_highs(m))
     monkeypatch.setattr(highs_backend, "plainly_linear", lambda expr: False)
-    assert fast == _outcome(lambda: highs_backend._check_linear_for_highs(m))
+    assert fast == _outcome(lambda: highs_backend.check_linear_for_highs(m))
 
 
 def test_final_parts_are_the_lists_final_linear_terms_reads() -> None:

@@ -13,7 +13,13 @@ import pytest
 import coplug.plugins.bridge as bridge
 import coplug.plugins.multiobjective as mo
 import coplug.plugins.stages as stages
-from coplug.plugins import InputError, LazyConstraints, Status, infeasibilities
+from coplug.plugins import (
+    InputError,
+    LazyConstraints,
+    Status,
+    UnsupportedModelError,
+    infeasibilities,
+)
 from coplug.plugins.multiobjective import lexicographic, pareto_front
 from coplug.plugins.stages import open_stages
 
@@ -153,6 +159,11 @@ def test_the_plain_path_where_a_build_once_would_differ(solver):
     assert _stager(m, "lap") is None
     assert _stager(m, solver, plugins=[LazyConstraints(lambda view: [])]) is None
     assert _stager(m, solver, mip_duals="fixed") is None
+    for wrong in (None, 0, ""):  # solve() says plugins must be a list
+        assert _stager(m, solver, plugins=wrong) is None
+        with pytest.raises(InputError, match="plugins must be a list"):
+            lexicographic(m, [m.cost, m.value], solver=solver, plugins=wrong)
+    assert _stager(m, solver, plugins=[]) is not None
     assert _stager(m, solver, time_limit=3) is None  # solve() names the clash itself
     m.z = pyo.Var(bounds=(0, 1))  # in no row: the build has no column for it
     m.w = pyo.Param(initialize=0.0, mutable=True)
@@ -195,3 +206,19 @@ def test_warnings_name_the_callers_line():
         lexicographic(m, [m.cost, m.value])
     mine = [w for w in caught if "ignored" in str(w.message)]
     assert mine and all(w.filename == __file__ for w in mine)
+
+
+def test_a_nonlinear_row_is_named_for_highs_as_solve_names_it():
+    m = _model(0)
+    m.bilinear = pyo.Constraint(expr=m.x[0] * m.y[0] <= 3)
+    with pytest.raises(UnsupportedModelError, match="nonlinear constraint 'bilinear'"):
+        lexicographic(m, [m.cost, m.value], solver="highs")
+
+
+@pytest.mark.parametrize("staged", [True, False])
+def test_a_gap_given_in_options_is_taken_for_highs(staged, monkeypatch):
+    if not staged:
+        _plain(monkeypatch)
+    m = _model(0)
+    lex = lexicographic(m, [m.cost, m.value], solver="highs", options={"mip_rel_gap": 0.0})
+    assert lex.status is Status.OPTIMAL
