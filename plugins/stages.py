@@ -111,10 +111,10 @@ def open_stages(model: pyo.Block, solver: Any, chain: Sequence[ObjectiveData],
         check_model_data(model)
     warn_unread_suffixes(model, key)
     if key == "highs":
-        from coplug.plugins.highs_backend import check_linear_for_highs
+        from coplug.plugins.highs_backend import check_linear_for_highs, has_free_variables
 
         check_linear_for_highs(model)  # a nonlinear row named as `solve` names it
-        if not _highs_has_columns(model):
+        if not has_free_variables(model):
             return None  # `solve` answers a model without free variables itself
     staged = StagedSolver(model, key, native, tee)
     return staged if staged.covers(chain) else None
@@ -123,13 +123,6 @@ def open_stages(model: pyo.Block, solver: Any, chain: Sequence[ObjectiveData],
 def _linear(objective: ObjectiveData) -> bool:
     """Whether `objective` is linear once Params and fixed variables take their values."""
     return _repn(objective.expr).is_linear()
-
-
-def _highs_has_columns(model: pyo.Block) -> bool:
-    """Whether HiGHS would get a model with a free variable (see `highs_backend`)."""
-    from coplug.plugins.highs_backend import has_free_variables
-
-    return has_free_variables(model)
 
 
 # A linear row: its terms (variable, coefficient) and its sides (None where open).
