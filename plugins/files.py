@@ -25,6 +25,7 @@ from coplug.plugins.highs_backend import (
     highs_options,
     mip_tolerance,
     solution_limit_status,
+    threads_option,
     user_interrupt,
 )
 from coplug.plugins.highs_rows import RowView, highs_integral_rows, solution_violations
@@ -246,13 +247,14 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     start = time.perf_counter()
     highs.HandleUserInterrupt = True  # its interrupt callbacks check cancelSolve's flag
     cancel, interrupted = user_interrupt(highs)
-    with sigint_cancels(cancel):
-        highs.run()
-    _, status, extra = guard_verdict(
-        highs, rows, params, time_limit, tee, start, None,
-        lambda left, options: _rerun(highs, left, options),
-        lambda _: _HIGHS_STATUS.get(highs.modelStatusToString(highs.getModelStatus()),
-                                    Status.UNKNOWN), view, interrupted)
+    with threads_option(params):
+        with sigint_cancels(cancel):
+            highs.run()
+        _, status, extra = guard_verdict(
+            highs, rows, params, time_limit, tee, start, None,
+            lambda left, options: _rerun(highs, left, options),
+            lambda _: _HIGHS_STATUS.get(highs.modelStatusToString(highs.getModelStatus()),
+                                        Status.UNKNOWN), view, interrupted)
     elapsed = time.perf_counter() - start
     info = highs.getInfo()
     has_solution = info.primal_solution_status == 2 and status is not Status.UNBOUNDED

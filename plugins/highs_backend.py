@@ -517,7 +517,8 @@ def _run(opt: Any, model: pyo.Block, time_limit: float | None, params: Mapping[s
          tee: bool, cancel: Callable[[], None] | None = None) -> Any:
     """One HiGHS solve through Pyomo of the model built in `opt` (its interrupt callbacks on:
     Ctrl-C calls `cancel`, by default HiGHS's cancelSolve, which sets their flag)."""
-    with sigint_cancels(cancel or opt._solver_model.cancelSolve), pyomo_highs_interrupt_quiet():
+    with sigint_cancels(cancel or opt._solver_model.cancelSolve), \
+            pyomo_highs_interrupt_quiet(), threads_option(params):
         return opt.solve(
             model,
             load_solutions=False,
@@ -527,6 +528,24 @@ def _run(opt: Any, model: pyo.Block, time_limit: float | None, params: Mapping[s
             tee=tee,
             auto_updates=_NO_UPDATES,
         )
+
+
+@contextmanager
+def threads_option(params: Mapping[str, Any]) -> Iterator[None]:
+    """Let a solve set HiGHS's `threads`. HiGHS starts its pool of worker threads at the
+    first solve of the process and refuses any later `threads` (the solve stopped with no
+    answer: "the scheduler has already been initialized"), so the pool is dropped before
+    such a solve and again after it, for the next solve to start HiGHS's default pool."""
+    if "threads" not in params:
+        yield
+        return
+    import highspy
+
+    highspy.Highs.resetGlobalScheduler(True)  # solves take turns: no HiGHS run is using it
+    try:
+        yield
+    finally:
+        highspy.Highs.resetGlobalScheduler(True)
 
 
 def mip_tolerance(highs: Any, params: Mapping[str, Any]) -> float:
