@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import io
 import math
-import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -26,6 +25,7 @@ from pyomo.core.expr.numvalue import native_numeric_types
 from pyomo.core.expr.visitor import StreamBasedExpressionVisitor, identify_variables
 from pyomo.repn.standard_repn import generate_standard_repn
 
+from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import CoplugError, InputError, UnsupportedModelError
 from coplug.plugins.linear_terms import final_linear_terms, final_parts
 from coplug.plugins.outer_variables import used_outside
@@ -49,10 +49,9 @@ def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
         with _evaluating(f"objective {obj.name!r}", obj.expr):
             largest = _check_terms(obj.expr, f"objective {obj.name!r}")
         if warn_tiny and 0 < largest < TINY_OBJECTIVE:
-            warnings.warn(f"objective {obj.name!r}: its largest coefficient is {largest:g}, "
-                          f"below the solvers' absolute tolerances ({TINY_OBJECTIVE:g}), so an "
-                          "'optimal' answer may not be optimal; scale the objective up",
-                          UserWarning, stacklevel=3)
+            warn_at_caller(f"objective {obj.name!r}: its largest coefficient is {largest:g}, "
+                           f"below the solvers' absolute tolerances ({TINY_OBJECTIVE:g}), so "
+                           "an 'optimal' answer may not be optimal; scale the objective up")
     _check_variables(model)
 
 

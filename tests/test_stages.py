@@ -206,6 +206,12 @@ def test_warnings_name_the_callers_line():
         lexicographic(m, [m.cost, m.value])
     mine = [w for w in caught if "ignored" in str(w.message)]
     assert mine and all(w.filename == __file__ for w in mine)
+    m.value.expr = 1e-9 * m.value.expr  # below the solvers' tolerances: said at the caller
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pareto_front(m, m.cost, m.value, step=1e-9, max_points=1)
+    tiny = [w for w in caught if "largest coefficient" in str(w.message)]
+    assert tiny and all(w.filename == __file__ for w in tiny)
 
 
 def test_a_nonlinear_row_is_named_for_highs_as_solve_names_it():
