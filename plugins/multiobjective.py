@@ -46,6 +46,11 @@ from coplug.plugins.results import Result, Status
 from coplug.plugins.solution_pool import PoolSolution
 from coplug.plugins.stages import open_stages
 
+# How far, relative to its value (at least absolutely), a kept objective may give way when
+# its exact value leaves the next stage no point: a point can miss its optimum by the
+# solver's feasibility tolerance (HiGHS answered y = 1.750002 for 1.75, and asking for the
+# objective at that value then held no point and ended a front early as "infeasible").
+NUMERIC_ROOM = 1e-6
 # One stage: solve with this objective active, within this time, from the point loaded or not.
 Stage = Callable[[ObjectiveData, float | None, bool], Result]
 
@@ -129,6 +134,8 @@ def pareto_front(model: pyo.Block, first: Any, second: Any, solver: str = "scip"
                     complete = _front_ended(lex)
                     break
                 values = (lex.values[0], lex.values[1])
+                if points and _no_worse(chain[0], values[0], points[-1].values[0]):
+                    points.pop()  # round-off kept the last one off its optimum: dominated
                 points.append(ParetoPoint(values, _snapshot(variables, values[0])))
                 bound.clear()
                 if not _add_row(bound, _better_than(chain[1], values[1], gap)):
@@ -143,6 +150,18 @@ def pareto_front(model: pyo.Block, first: Any, second: Any, solver: str = "scip"
     return ParetoFront(points, complete, status)
 
 
+def _no_worse(objective: ObjectiveData, new: float, old: float) -> bool:
+    """Whether `new` is no worse than `old` for `objective`, within NUMERIC_ROOM of `old`:
+    then the point of `old`, worse in the second objective, is dominated. On an exact front
+    the first objective worsens from point to point; a point kept off its lexicographic
+    optimum by the solver's round-off (it asked for 15.500002 where 15.5 also allowed a
+    better second objective) is followed by the point it missed."""
+    room = NUMERIC_ROOM * max(1.0, abs(old))
+    if objective.sense == pyo.maximize:
+        return new >= old - room
+    return new <= old + room
+
+
 def _front_ended(lex: Lexicographic) -> bool:
     """Whether a stage without an optimum says that no point beats the last one: only a
     first stage that finds none does (a later stage without a point, after an optimal first
@@ -154,17 +173,40 @@ def _lexicographic(chain: list[ObjectiveData], activate: Any, keep: Any, stage: 
                    deadline: float | None, tolerances: tuple[float, float]) -> Lexicographic:
     """The stages of one lexicographic solve, the rows they add removed afterwards."""
     results: list[Result] = []
+    values: list[float] = []
     try:
         for k, objective in enumerate(chain):
             activate(objective)
             result = stage(objective, _left(deadline), k > 0)
+            if result.status is Status.INFEASIBLE and k > 0:
+                result = _with_room(chain[:k], values, activate, objective, keep, stage,
+                                    deadline, tolerances)
             results.append(result)
             if result.status is not Status.OPTIMAL:
                 return Lexicographic(results)
-            _add_row(keep, _within(objective, float(pyo.value(objective.expr)), tolerances))
+            values.append(float(pyo.value(objective.expr)))
+            _add_row(keep, _within(objective, values[-1], tolerances))
         return Lexicographic(results, [float(pyo.value(o.expr)) for o in chain])
     finally:
         keep.clear()
+
+
+def _with_room(kept: list[ObjectiveData], values: list[float], activate: Any,
+               objective: ObjectiveData, keep: Any, stage: Stage, deadline: float | None,
+               tolerances: tuple[float, float]) -> Result:
+    """The stage of `objective` again, each earlier objective kept within NUMERIC_ROOM of
+    its value (relative, at least absolute) where its tolerances give less: the exact
+    values left no point, as when the last point missed its optimum by the solver's
+    feasibility tolerance. `extra["numeric_room"]` says so."""
+    keep.clear()
+    for done, value in zip(kept, values, strict=True):
+        room = max(tolerances[0] + tolerances[1] * abs(value),
+                   NUMERIC_ROOM * max(1.0, abs(value)))
+        _add_row(keep, _within(done, value, (room, 0.0)))
+    activate(objective)
+    result = stage(objective, _left(deadline), True)
+    result.extra["numeric_room"] = NUMERIC_ROOM
+    return result
 
 
 def _stage_solver(model: pyo.Block, chain: list[ObjectiveData], activate: Any, solver: Any,
