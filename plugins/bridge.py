@@ -145,7 +145,7 @@ def solve(
         raise InputError(f"warmstart=True needs solver='scip' or 'highs', not {solver!r}")
     start = {"warmstart": True} if warmstart else {}  # other backends take no such keyword
     params = merged_options(options, params)
-    check_one_time_limit(solver, time_limit, params)
+    time_limit, params = one_time_limit(solver, time_limit, params)
     plugins = list(plugins)
     if solver.lower() == "highs" and any_lazy(plugins) and not all_lazy(plugins):
         raise InputError("LazyConstraints with HiGHS are solved in rounds, with no other "
@@ -187,6 +187,26 @@ def merged_options(options: Mapping[str, Any] | None, params: dict[str, Any]
 
 # Each backend's own name for the time limit `solve`'s `time_limit` sets.
 _NATIVE_TIME_LIMIT = {"scip": "limits/time", "highs": "time_limit"}
+
+
+def one_time_limit(solver: Any, time_limit: float | None, params: dict[str, Any]
+                   ) -> tuple[float | None, dict[str, Any]]:
+    """The call's time limit and the other options: a limit given by the solver's own name
+    (`limits/time`, HiGHS's `time_limit`) becomes `time_limit`, which covers the whole call,
+    where the native one restarted with every solve inside it (the tightened-tolerance
+    retry, lazy rounds, multi-objective stages: 5.4 s for a 3 s limit)."""
+    name = _NATIVE_TIME_LIMIT.get(solver.lower()) if isinstance(solver, str) else None
+    if name is None or name not in params:
+        return time_limit, params
+    check_one_time_limit(solver, time_limit, params)
+    value = params[name]
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return time_limit, params  # the solver names a wrong type as for any option
+    if not value > 0:
+        raise InputError(f"the {solver} option {name!r} is a time limit and must be a "
+                         f"positive number of seconds, got {value!r}")
+    rest = {key: item for key, item in params.items() if key != name}
+    return checked_time_limit(float(value)), rest
 
 
 def check_one_time_limit(solver: str, time_limit: float | None, params: Mapping[str, Any]

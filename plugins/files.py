@@ -13,8 +13,8 @@ from typing import Any
 from coplug.plugins import bridge
 from coplug.plugins.bridge import (
     _set_scip_params,
-    check_one_time_limit,
     merged_options,
+    one_time_limit,
     scip_result,
 )
 from coplug.plugins.errors import InputError, SolverNotAvailableError
@@ -68,7 +68,7 @@ def solve_file(
         path = checked_model_path(path)
         time_limit = checked_time_limit(time_limit)
         params = merged_options(options, params)
-        check_one_time_limit(solver, time_limit, params)
+        time_limit, params = one_time_limit(solver, time_limit, params)
         if not isinstance(progress, bool):
             raise InputError(f"progress must be True or False, got {progress!r}")
         line = Progress() if progress else None

@@ -36,7 +36,7 @@ from pyomo.core.base.objective import ObjectiveData
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
 
-from coplug.plugins.bridge import solve
+from coplug.plugins.bridge import merged_options, one_time_limit, solve
 from coplug.plugins.duals import dual_request
 from coplug.plugins.errors import InputError
 from coplug.plugins.limits import checked_time_limit
@@ -99,6 +99,7 @@ def lexicographic(model: pyo.Block, objectives: Sequence[Any], solver: str = "sc
     to every `solve`."""
     chain = _objective_list(model, objectives, minimum=1)
     tolerances = _tolerances(abs_tol, rel_tol)
+    time_limit, params = _whole_call_limit(solver, time_limit, params)
     deadline = _deadline(time_limit)
     with _stages(model, chain) as (activate, keep):
         stage = _stage_solver(model, chain, activate, solver, params, [keep])
@@ -117,6 +118,7 @@ def pareto_front(model: pyo.Block, first: Any, second: Any, solver: str = "scip"
         raise InputError(f"max_points must be a whole number >= 1, got {max_points!r}")
     max_points = int(max_points)
     gap = _step(chain[1], step)
+    time_limit, params = _whole_call_limit(solver, time_limit, params)
     deadline = _deadline(time_limit)
     variables = _point_variables(model, chain)
     points: list[ParetoPoint] = []
@@ -385,6 +387,14 @@ def _exact(solver: str, params: dict[str, Any]) -> dict[str, Any]:
 def _is_highs(solver: Any) -> bool:
     """Whether `solver` names HiGHS, spelled any way `solve` takes it ("HiGHS" too)."""
     return isinstance(solver, str) and solver.lower() == "highs"
+
+
+def _whole_call_limit(solver: Any, time_limit: float | None, params: dict[str, Any]
+                      ) -> tuple[float | None, dict[str, Any]]:
+    """`time_limit` and `params` (`options=` merged in), a native time limit made the whole
+    call's (see `bridge.one_time_limit`: it would restart with every stage)."""
+    rest = {key: value for key, value in params.items() if key != "options"}
+    return one_time_limit(solver, time_limit, merged_options(params.get("options"), rest))
 
 
 def _deadline(time_limit: float | None) -> float | None:
