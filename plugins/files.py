@@ -17,7 +17,7 @@ from coplug.plugins.bridge import (
     one_time_limit,
     scip_result,
 )
-from coplug.plugins.errors import InputError, SolverNotAvailableError
+from coplug.plugins.errors import InputError, SolverError, SolverNotAvailableError
 from coplug.plugins.highs_backend import (
     beyond_default_gap,
     flag_duality_gap,
@@ -225,8 +225,8 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
 
     with capture_output(capture_fd=True):  # HiGHS prints a banner on construction
         highs = highspy.Highs()
-    if not tee:
-        highs.silent()
+    if not tee:  # the console only: a `log_file` the caller names still gets the log
+        highs.setOptionValue("log_to_console", False)
     # a warning is a model read all the same: Pyomo writes an integer without upper bound as
     # `UI BOUND x 10E20`, which HiGHS reads as infinite and warns about
     if highs.readModel(str(path)) not in (highspy.HighsStatus.kOk, highspy.HighsStatus.kWarning):
@@ -258,6 +258,10 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     elapsed = time.perf_counter() - start
     info = highs.getInfo()
     has_solution = info.primal_solution_status == 2 and status is not Status.UNBOUNDED
+    if highs.getModelStatus() in _highs_errors() and not has_solution:
+        raise SolverError(f"HiGHS stopped with an error (model status "
+                          f"{highs.modelStatusToString(highs.getModelStatus())!r}); rerun "
+                          "with tee=True for its log")
     if highs.getModelStatus() == highspy.HighsModelStatus.kSolutionLimit:
         status = solution_limit_status(highs, has_solution)
     if status is Status.UNKNOWN and has_solution:
@@ -286,6 +290,16 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
                                      for k, v in violated.items()}, "HiGHS", "absolute",
                             "constraint(s) with integer variables")
     return result
+
+
+def _highs_errors() -> tuple[Any, ...]:
+    """HiGHS's model statuses for a run that failed (an option its checks refused at run
+    time, such as large_matrix_value below the matrix's entries, a solver error)."""
+    import highspy
+
+    status = highspy.HighsModelStatus
+    return (status.kNotset, status.kLoadError, status.kModelError, status.kPresolveError,
+            status.kSolveError, status.kPostsolveError)
 
 
 def _rerun(highs: Any, time_left: float | None, options: Mapping[str, float]) -> None:

@@ -264,6 +264,11 @@ def highs_options(params: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(value, numbers.Real) and math.isnan(value):
             raise InputError(f"HiGHS option {key!r} is nan: HiGHS takes it without a word "
                              "and solves wrongly (needs a number)")
+        if key.endswith("_tolerance") and isinstance(value, numbers.Real) and \
+                math.isinf(value):
+            raise InputError(f"HiGHS option {key!r} is {value}: HiGHS takes an infinite "
+                             "tolerance and answers wrongly (a bounded knapsack came back "
+                             "unbounded); give a finite one")
         typed[key] = _as_highs_type(checker, key, value)
         if checker.setOptionValue(key, typed[key]) != highspy.HighsStatus.kOk:
             raise InputError(f"cannot set HiGHS option {key!r} to {value!r}: unknown option "

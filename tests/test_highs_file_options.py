@@ -1,0 +1,54 @@
+"""HiGHS options on a model file behave as on a model: a `log_file` gets the log, a run that
+fails is a SolverError rather than a quiet 'unknown', and an infinite tolerance is refused
+by name (HiGHS took it and called a bounded knapsack unbounded)."""
+
+from __future__ import annotations
+
+import math
+
+import pyomo.environ as pyo
+import pytest
+
+from coplug.plugins import InputError, SolverError, Status, solve, solve_file
+
+
+def _knapsack() -> pyo.ConcreteModel:
+    """Four items, capacity 1000; the best value is 13."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(4), domain=pyo.Binary)
+    m.cap = pyo.Constraint(expr=300 * m.x[0] + 400 * m.x[1] + 500 * m.x[2] + 600 * m.x[3]
+                           <= 1000)
+    m.value = pyo.Objective(expr=4 * m.x[0] + 5 * m.x[1] + 7 * m.x[2] + 8 * m.x[3],
+                            sense=pyo.maximize)
+    return m
+
+
+@pytest.fixture
+def mps(tmp_path):
+    path = tmp_path / "knapsack.mps"
+    _knapsack().write(str(path))
+    return path
+
+
+def test_a_log_file_gets_the_log_and_the_console_stays_quiet(mps, tmp_path, capfd):
+    log = tmp_path / "highs.log"
+    result = solve_file(mps, solver="highs", options={"log_file": str(log),
+                                                      "output_flag": True})
+    assert result.objective == pytest.approx(13.0)
+    assert log.stat().st_size > 0 and "HiGHS" in log.read_text()
+    assert "Coefficient ranges" not in capfd.readouterr().out
+
+
+def test_a_run_highs_refuses_is_a_solver_error(mps):
+    with pytest.raises(SolverError, match="stopped with an error"):
+        solve_file(mps, solver="highs", options={"large_matrix_value": 100.0})
+
+
+@pytest.mark.parametrize("name", ["mip_feasibility_tolerance", "dual_feasibility_tolerance",
+                                  "primal_feasibility_tolerance"])
+def test_an_infinite_tolerance_is_refused_by_name(mps, name):
+    for call in (lambda: solve(_knapsack(), solver="highs", options={name: math.inf}),
+                 lambda: solve_file(mps, solver="highs", options={name: math.inf})):
+        with pytest.raises(InputError, match=f"'{name}' is inf"):
+            call()
+    assert solve(_knapsack(), solver="highs", options={name: 1e-5}).status is Status.OPTIMAL
