@@ -205,7 +205,15 @@ class BendersCuts:
         for k, sub in enumerate(subproblems):
             _check_subproblem(k, sub)
         self.subproblems = subproblems
-        self.solver = solver = _lp_solver(solver)
+        self.solver = _lp_solver(solver)
+        self.reset()
+
+    def reset(self) -> None:
+        """Clone the subproblems as they are now and forget the cuts and counts of an
+        earlier solve (`LazyConstraints` calls this as each solve starts: a subproblem whose
+        data changed since kept its old clone and cuts, and a second solve gave the old
+        optimum)."""
+        subproblems, solver = self.subproblems, self.solver
         self._optimality = [None if s.estimate is None else _Clone(k, s, False, solver)
                             for k, s in enumerate(subproblems)]
         self._elastic = [_Clone(k, s, True, solver) for k, s in enumerate(subproblems)]

@@ -159,10 +159,19 @@ class LazyConstraints(UserCallbackPlugin):
         self.name = checked_plugin_name(name)
         self.fractional = fractional
         self._var_map: VarMap | None = None
-        self.reset()
+        self._forget()
 
     def reset(self) -> None:
-        """Forget the rows and counts of an earlier solve."""
+        """As a solve starts: forget the rows and counts of an earlier one, and reset a
+        `separate` with a `reset()` of its own (`BendersCuts`: it reads the model's data as
+        it is now)."""
+        self._forget()
+        own = getattr(self.separate, "reset", None)
+        if callable(own):
+            own()
+
+    def _forget(self) -> None:
+        """No rows or counts yet."""
         self.cuts: list[Any] = []
         self._added: set[Any] = set()  # keys (`_key`) of the rows the solver now holds
         self._rows_read: dict[int, tuple[LinearRow, Any]] = {}  # by id(expression), `_read`

@@ -149,3 +149,29 @@ def test_a_subproblem_that_is_not_an_lp_or_reaches_outside_is_named():
     sp.c2 = pyo.Constraint(expr=sp.x >= m.eta)
     with pytest.raises(InputError, match="variable of another model"):
         BendersCuts([Subproblem(sp, [(m.y, sp.y)], m.eta)])
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_reused_cuts_read_the_subproblems_data_as_it_is_at_each_solve(solver):
+    # BendersCuts cloned its subproblems once: after the demand changed, a second solve
+    # with the same cuts object gave the first demand's optimum (3 for 13)
+
+    master = pyo.ConcreteModel()
+    master.y = pyo.Var(domain=pyo.Binary)
+    master.t = pyo.Var(bounds=(0, None))
+    master.obj = pyo.Objective(expr=5 * master.y + master.t)
+    sub = pyo.ConcreteModel()
+    sub.d = pyo.Param(initialize=1.0, mutable=True)
+    sub.yc = pyo.Var(bounds=(0, 1))
+    sub.f = pyo.Var(bounds=(0, None))
+    sub.u = pyo.Var(bounds=(0, None))
+    sub.cap = pyo.Constraint(expr=sub.f <= 10 * sub.yc)
+    sub.dem = pyo.Constraint(expr=sub.f + sub.u >= sub.d)
+    sub.obj = pyo.Objective(expr=sub.f + 3 * sub.u)
+    cuts = BendersCuts([Subproblem(sub, [(master.y, sub.yc)], master.t)])
+    first = solve(master, solver=solver, plugins=[LazyConstraints(cuts)])
+    assert first.objective == pytest.approx(3.0)  # y = 0, all demand unmet at 3
+    sub.d = 8.0
+    second = solve(master, solver=solver, plugins=[LazyConstraints(cuts)])
+    assert second.objective == pytest.approx(13.0)  # y = 1 (5) and 8 shipped
+    assert cuts.stats["subproblem_solves"] > 0
