@@ -206,20 +206,32 @@ class BendersCuts:
             _check_subproblem(k, sub)
         self.subproblems = subproblems
         self.solver = _lp_solver(solver)
+        self._clones: tuple[list[_Clone | None], list[_Clone]] | None = None
+        self._cache: dict[tuple[Any, ...], list[Any]] = {}  # cuts by point, this solve's
+        self._built()  # a subproblem the clones cannot take is named here, not mid-solve
         self.reset()
 
     def reset(self) -> None:
-        """Clone the subproblems as they are now and forget the cuts and counts of an
-        earlier solve (`LazyConstraints` calls this as each solve starts: a subproblem whose
-        data changed since kept its old clone and cuts, and a second solve gave the old
-        optimum)."""
-        subproblems, solver = self.subproblems, self.solver
-        self._optimality = [None if s.estimate is None else _Clone(k, s, False, solver)
-                            for k, s in enumerate(subproblems)]
-        self._elastic = [_Clone(k, s, True, solver) for k, s in enumerate(subproblems)]
-        self._cache: dict[tuple[Any, ...], list[Any]] = {}
+        """Forget the cuts and counts of an earlier solve, and the clones it used: the next
+        cut clones the subproblems as they are then (`LazyConstraints` calls this as each
+        solve starts; a subproblem whose data changed after a solve kept its old clone and
+        cuts, and the next solve gave the old optimum). Clones no solve has used yet, those
+        made with this object, are kept."""
+        if self._cache:  # a solve cut with them
+            self._clones = None
+        self._cache = {}
         self.stats = {"subproblem_solves": 0, "optimality_cuts": 0, "feasibility_cuts": 0,
                       "fallbacks": 0, "seconds": 0.0}
+
+    def _built(self) -> tuple[list[_Clone | None], list[_Clone]]:
+        """Each subproblem's clone (None without an estimate) and elastic clone, built from
+        its data as it is when first asked for after a reset."""
+        if self._clones is None:
+            subs, solver = self.subproblems, self.solver
+            self._clones = ([None if s.estimate is None else _Clone(k, s, False, solver)
+                             for k, s in enumerate(subs)],
+                            [_Clone(k, s, True, solver) for k, s in enumerate(subs)])
+        return self._clones
 
     def __call__(self, solution: Any) -> list[Any]:
         """The cuts every subproblem gives at the master point `solution`."""
@@ -245,7 +257,8 @@ class BendersCuts:
         optimality cut at the nearest feasible point when its slack is small), or none."""
         sub = self.subproblems[k]
         masters = [master for master, _ in sub.links]
-        clone = self._optimality[k]
+        optimality, elastics = self._built()
+        clone = optimality[k]
         if clone is not None:
             status, optimum, duals = self._solve(clone, point)
             if status is Status.OPTIMAL:
@@ -256,7 +269,7 @@ class BendersCuts:
                                  "the master is unbounded too (bound the subproblem)")
             if status is not Status.INFEASIBLE:
                 raise SolverError(f"Benders subproblem {k} ended {status.value}")
-        elastic = self._elastic[k]
+        elastic = elastics[k]
         status, slack, duals = self._solve(elastic, point)
         if status is Status.INFEASIBLE and elastic.fast is not None:
             # HiGHS's infeasible verdicts are not certified: this one decides the master

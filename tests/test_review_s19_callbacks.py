@@ -109,7 +109,7 @@ def test_benders_solver_name_in_any_case_takes_the_fast_path() -> None:
     master, sub = _benders_pair()
     links = [(master.y[i], sub.y[i]) for i in range(2)]
     cuts = BendersCuts([Subproblem(sub, links, master.t)], solver="HiGHS")
-    assert cuts.solver == "highs" and cuts._elastic[0].fast is not None
+    assert cuts.solver == "highs" and cuts._built()[1][0].fast is not None
     whole = solve(master, plugins=[LazyConstraints(cuts)]).objective
     master2, sub2 = _benders_pair()
     links2 = [(master2.y[i], sub2.y[i]) for i in range(2)]
