@@ -26,7 +26,7 @@ from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
 
 from coplug.plugins.bridge import solve
-from coplug.plugins.duals import LinearProgram, min_form
+from coplug.plugins.duals import LinearProgram, dual_request, min_form
 from coplug.plugins.errors import InputError, UnsupportedModelError
 from coplug.plugins.lazy import LazyConstraints
 from coplug.plugins.lazy_rounds import BOX
@@ -118,6 +118,7 @@ def _ranked_by_lap(model: pyo.Block, k: int, time_limit: float | None,
         raise InputError(f"k_best with solver='lap' takes no solver options, got {sorted(params)}")
     from coplug.plugins.lap.ranked_model import rank_assignment_model  # numba kernels: on use
 
+    dual_request(model, read=False)  # emptied: no ranking gives duals of the point loaded
     return rank_assignment_model(model, k, checked_time_limit(time_limit))
 
 

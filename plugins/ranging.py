@@ -57,7 +57,7 @@ from pyomo.core.base.block import BlockData
 from pyomo.core.staleflag import StaleFlagManager
 
 from coplug.plugins.components import check_components
-from coplug.plugins.duals import LinearProgram, MinForm, min_form, read_lp
+from coplug.plugins.duals import LinearProgram, MinForm, dual_request, min_form, read_lp
 from coplug.plugins.errors import (
     InputError,
     SolverError,
@@ -123,6 +123,7 @@ def sensitivity(model: pyo.Block, time_limit: float | None = None) -> Sensitivit
         form = min_form(lp)
         optimum = _solve(form, [con for con, _, _, _ in lp.rows], time_limit)
         _load(form.variables, optimum.x)
+        dual_request(model, read=False)  # emptied: an earlier solve's duals, not this point's
         constant = lp.objective.constant
         objective = form.sign * float(form.costs @ optimum.x) + constant
         dual = ComponentMap((con, form.sign * float(y) + 0.0)

@@ -36,6 +36,7 @@ import pyomo.environ as pyo
 from pyomo.core.staleflag import StaleFlagManager
 
 from coplug.plugins.bridge import available_solvers, solve
+from coplug.plugins.duals import dual_request
 from coplug.plugins.errors import (
     CoplugError,
     InputError,
@@ -302,6 +303,7 @@ def _finish(model: pyo.Block, variables: list[Any], names: list[str],
     winner = _winner(model, names, answers)
     _, result, values = answers[winner]
     StaleFlagManager.mark_all_as_stale()
+    dual_request(model, read=False)  # emptied: the racer's duals stay in its process
     if result.has_solution:
         for var, value in zip(variables, values, strict=True):
             if not var.fixed and value is not None:
