@@ -105,3 +105,23 @@ def test_other_plugins_still_need_scip():
     with pytest.raises(InputError, match="solved in rounds, with no other plugins"):
         solve(m, solver="highs", plugins=[LazyConstraints(lambda _s: []),
                                           OnSolution(lambda s, o: None)])
+
+
+def test_rounds_without_a_solution_leave_the_values_as_they_were():
+    # a round stopped (here after HiGHS's first improving point) at a point that breaks a
+    # lazy row: no solution is reported, and that point is not left in the variables
+    from coplug.formulations.mip_families import mknapsack
+
+    m = mknapsack(30, seed=1)
+    xs = list(m.component_data_objects(pyo.Var))
+    for var in xs:
+        var.set_value(0)
+
+    def at_most_two(solution):
+        return [sum(xs[:10]) <= 2] if sum(solution[v] for v in xs[:10]) > 2.5 else []
+
+    with pytest.warns(UserWarning, match="no solution is reported"):
+        result = solve(m, solver="highs", plugins=[LazyConstraints(at_most_two)],
+                       mip_max_improving_sols=1)
+    assert not result.has_solution
+    assert [var.value for var in xs] == [0] * len(xs)
