@@ -271,15 +271,38 @@ def highs_options(params: Mapping[str, Any]) -> dict[str, Any]:
                              "unbounded); give a finite one")
         typed[key] = _as_highs_type(checker, key, value)
         if checker.setOptionValue(key, typed[key]) != highspy.HighsStatus.kOk:
-            raise InputError(f"cannot set HiGHS option {key!r} to {value!r}: unknown option "
-                             "or a value of the wrong type or range")
+            raise InputError(_refusal(checker, key, value))
     return typed
+
+
+def _refusal(checker: Any, key: str, value: Any) -> str:
+    """Why HiGHS refused `key` = `value`: no such option (with the nearest names), or what
+    the option takes and its default."""
+    import difflib
+
+    import highspy
+
+    status, kind = checker.getOptionType(key)
+    if status != highspy.HighsStatus.kOk:
+        names = [name for name in dir(checker.getOptions()) if not name.startswith("_")]
+        near = difflib.get_close_matches(key, names, n=3)
+        hint = f"; did you mean {', '.join(map(repr, near))}?" if near else ""
+        return f"unknown HiGHS option {key!r}{hint}"
+    what = {highspy.HighsOptionType.kBool: "True or False",
+            highspy.HighsOptionType.kInt: "an integer",
+            highspy.HighsOptionType.kDouble: "a number",
+            highspy.HighsOptionType.kString: "text"}.get(kind, "another value")
+    default = checker.getOptionValue(key)[1]
+    return (f"cannot set HiGHS option {key!r} to {value!r}: it takes {what} (default "
+            f"{default!r}) within HiGHS's range for it")
 
 
 def _as_highs_type(checker: Any, key: str, value: Any) -> Any:
     """`value` in the type HiGHS's option `key` takes, where the meaning is unchanged."""
     import highspy
 
+    if isinstance(value, np.generic) and not isinstance(value, np.bool_):
+        value = value.item()  # numpy scalars as Python numbers: HiGHS refuses np.float32
     status, kind = checker.getOptionType(key)
     if status != highspy.HighsStatus.kOk or isinstance(value, bool):
         return value

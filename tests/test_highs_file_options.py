@@ -5,7 +5,9 @@ by name (HiGHS took it and called a bounded knapsack unbounded)."""
 from __future__ import annotations
 
 import math
+import re
 
+import numpy as np
 import pyomo.environ as pyo
 import pytest
 
@@ -52,3 +54,19 @@ def test_an_infinite_tolerance_is_refused_by_name(mps, name):
         with pytest.raises(InputError, match=f"'{name}' is inf"):
             call()
     assert solve(_knapsack(), solver="highs", options={name: 1e-5}).status is Status.OPTIMAL
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"Threads": 1}, "unknown HiGHS option 'Threads'; did you mean 'threads'"),
+    ({"presolve": False}, "'presolve' to False: it takes text (default 'choose')"),
+    ({"mip_rel_gap": -0.1}, "'mip_rel_gap' to -0.1: it takes a number (default 0.0001)"),
+])
+def test_a_refused_option_says_what_it_takes(options, message):
+    with pytest.raises(InputError, match=re.escape(message)):
+        solve(_knapsack(), solver="highs", options=options)
+
+
+def test_numpy_scalars_are_taken_as_numbers():
+    result = solve(_knapsack(), solver="highs",
+                   options={"mip_rel_gap": np.float32(0.0), "mip_max_nodes": np.int64(100)})
+    assert result.objective == pytest.approx(13.0)
