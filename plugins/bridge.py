@@ -559,10 +559,16 @@ def _set_scip_params(scip: Any, time_limit: float | None, params: Mapping[str, A
     if time_limit is not None:
         scip.setParam("limits/time", float(time_limit))
     for key, value in params.items():
-        if isinstance(value, float) and abs(value) >= scip.infinity():
-            value = math.copysign(scip.infinity(), value)  # inf, 1e30: SCIP's "no limit"
         try:
-            _check_scip_param_type(key, value, scip.getParam(key))
+            current = scip.getParam(key)
+            if isinstance(current, float) and isinstance(value, (float, np.floating)) and \
+                    abs(value) >= scip.infinity():
+                value = math.copysign(scip.infinity(), value)  # inf, 1e30: SCIP's "no limit"
+            _check_scip_param_type(key, value, current)
+            if isinstance(current, int) and not isinstance(current, bool) and \
+                    not abs(value) < 2**31:
+                raise InputError(f"SCIP parameter {key!r} takes an integer below 2**31, got "
+                                 f"{value!r} (its limits take -1 for no limit)")
             scip.setParam(key, value)
         except InputError:
             raise
@@ -577,7 +583,8 @@ def _check_scip_param_type(key: str, value: Any, current: Any) -> None:
     if isinstance(current, bool):
         ok, what = isinstance(value, (bool, np.bool_)), "True or False"
     elif isinstance(current, int):
-        ok, what = numeric and float(value).is_integer(), "an integer"
+        ok = numeric and math.isfinite(value) and float(value).is_integer()
+        what = "an integer (-1 for no limit)" if key.startswith("limits/") else "an integer"
     elif isinstance(current, float):
         ok, what = numeric, "a number"
     else:

@@ -258,7 +258,8 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     elapsed = time.perf_counter() - start
     info = highs.getInfo()
     has_solution = info.primal_solution_status == 2 and status is not Status.UNBOUNDED
-    if highs.getModelStatus() in _highs_errors() and not has_solution:
+    if status is Status.UNKNOWN and not has_solution and \
+            highs.getModelStatus() in _highs_errors():
         raise SolverError(f"HiGHS stopped with an error (model status "
                           f"{highs.modelStatusToString(highs.getModelStatus())!r}); rerun "
                           "with tee=True for its log")

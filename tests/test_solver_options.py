@@ -1,6 +1,7 @@
-"""HiGHS options on a model file behave as on a model: a `log_file` gets the log, a run that
-fails is a SolverError rather than a quiet 'unknown', and an infinite tolerance is refused
-by name (HiGHS took it and called a bounded knapsack unbounded)."""
+"""Solver options as a user gives them. HiGHS on a model file behaves as on a model (a
+`log_file` gets the log, a failed run is a SolverError rather than a quiet 'unknown'); an
+infinite HiGHS tolerance is refused by name (HiGHS took it and called a bounded knapsack
+unbounded); refused options say what they take; SCIP's integer limits name -1."""
 
 from __future__ import annotations
 
@@ -70,3 +71,13 @@ def test_numpy_scalars_are_taken_as_numbers():
     result = solve(_knapsack(), solver="highs",
                    options={"mip_rel_gap": np.float32(0.0), "mip_max_nodes": np.int64(100)})
     assert result.objective == pytest.approx(13.0)
+
+
+@pytest.mark.parametrize("value,message", [
+    (float("inf"), "takes an integer (-1 for no limit), got inf"),
+    (1e20, "takes an integer below 2**31, got 1e+20"),
+])
+def test_an_unbounded_scip_integer_limit_is_named_with_its_no_limit_value(value, message):
+    with pytest.raises(InputError, match=re.escape(message)):
+        solve(_knapsack(), options={"limits/nodes": value})
+    assert solve(_knapsack(), options={"limits/nodes": -1}).objective == pytest.approx(13.0)
