@@ -81,3 +81,19 @@ def test_an_unbounded_scip_integer_limit_is_named_with_its_no_limit_value(value,
     with pytest.raises(InputError, match=re.escape(message)):
         solve(_knapsack(), options={"limits/nodes": value})
     assert solve(_knapsack(), options={"limits/nodes": -1}).objective == pytest.approx(13.0)
+
+
+def test_integers_a_loose_highs_tolerance_left_fractional_make_the_status_unknown():
+    # at mip_feasibility_tolerance 0.05 HiGHS took a binary at 0.0417 and an objective past
+    # the true optimum (8689.76) as optimal
+    from coplug.formulations.mip_families import mknapsack
+
+    with pytest.warns(UserWarning, match="integer variable"):
+        loose = solve(mknapsack(20, seed=1), solver="highs",
+                      options={"mip_feasibility_tolerance": 0.05})
+    assert loose.status is Status.UNKNOWN and loose.extra["fractional_integers"]
+    exact = solve(mknapsack(20, seed=1), solver="scip")
+    assert loose.objective > exact.objective + 1  # what the relaxed problem reached
+    tight = solve(mknapsack(20, seed=1), solver="highs",
+                  options={"mip_feasibility_tolerance": 1e-3})
+    assert tight.status is Status.OPTIMAL and tight.objective == pytest.approx(exact.objective)
