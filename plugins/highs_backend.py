@@ -43,7 +43,7 @@ from coplug.plugins.highs_rows import (
     solution_violations,
     tightened_tolerance,
 )
-from coplug.plugins.integral_rows import IntegralRow, flag_violations
+from coplug.plugins.integral_rows import IntegralRow, flag_fractional, flag_violations
 from coplug.plugins.interrupts import (
     capture_output,
     highspy_interrupt,
@@ -56,9 +56,6 @@ from coplug.plugins.results import Result, Status
 from coplug.plugins.varmap import INTEGER_SNAP, snapped
 
 T = TypeVar("T")
-# An integer variable this far from a whole number was accepted only by a caller's looser
-# mip_feasibility_tolerance (HiGHS's default, 1e-6, keeps them closer).
-FRACTIONAL = 1e-5
 
 # HiGHS's default MIP stopping gaps: an "optimal" MIP beyond both was stopped by a looser
 # gap the caller set.
@@ -429,7 +426,8 @@ def run_highs(opt: Any, model: pyo.Block, *, plugins: list[Any], time_limit: flo
         flag_duality_gap(result)
     if has_solution:
         _check_rows(opt, result, rows, view)
-        _check_integrality(opt, result, params)
+        flag_fractional(result, (opt._vars[vid][0] for vid in opt._pyomo_var_to_solver_var_map),
+                        "HiGHS", "mip_feasibility_tolerance", params)
     finish_plugins(plugins, result)
     return result, results
 
@@ -779,29 +777,6 @@ def beyond_default_gap(objective: float | None, bound: float | None, nodes: int)
         return False
     gap = abs(float(objective) - float(bound))
     return gap > DEFAULT_ABS_GAP and gap > DEFAULT_REL_GAP * abs(float(objective)) * (1 + 1e-9)
-
-
-def _check_integrality(opt: Any, result: Result, params: Mapping[str, Any]) -> None:
-    """Status `unknown`, with a warning and `result.extra["fractional_integers"]`, where the
-    caller's mip_feasibility_tolerance, looser than FRACTIONAL, let HiGHS accept integer
-    variables that far from whole numbers: its 'optimal' was then of a relaxed problem (at
-    0.05 a binary came back 0.0417 and the objective past the true optimum)."""
-    if not float(params.get("mip_feasibility_tolerance", 0.0)) > FRACTIONAL:
-        return
-    off = {}
-    for vid in opt._pyomo_var_to_solver_var_map:
-        var = opt._vars[vid][0]
-        if var.is_integer() and not var.fixed and var.value is not None and \
-                abs(var.value - round(var.value)) > FRACTIONAL:
-            off[var.name] = abs(var.value - round(var.value))
-    if off:
-        name, amount = max(off.items(), key=lambda item: item[1])
-        warn_at_caller(f"HiGHS's solution has {len(off)} integer variable(s) off a whole "
-                       f"number, {name!r} by {amount:g}, within the mip_feasibility_tolerance "
-                       f"given ({params['mip_feasibility_tolerance']:g}); the status is "
-                       "'unknown' (tighten the tolerance)")
-        result.status = Status.UNKNOWN
-        result.extra["fractional_integers"] = off
 
 
 def _load_snapped(opt: Any) -> None:

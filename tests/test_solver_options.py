@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 
 import numpy as np
 import pyomo.environ as pyo
@@ -97,3 +98,40 @@ def test_integers_a_loose_highs_tolerance_left_fractional_make_the_status_unknow
     tight = solve(mknapsack(20, seed=1), solver="highs",
                   options={"mip_feasibility_tolerance": 1e-3})
     assert tight.status is Status.OPTIMAL and tight.objective == pytest.approx(exact.objective)
+
+
+def test_the_fractional_check_reads_each_solvers_own_tolerance():
+    from coplug.plugins import Result
+    from coplug.plugins.integral_rows import flag_fractional
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Integers, initialize=2.0004)
+    m.y = pyo.Var(initialize=0.5)  # continuous: any value
+    for params, flagged in (({"numerics/feastol": 1e-3}, True), ({}, False),
+                            ({"numerics/feastol": 1e-6}, False)):
+        result = Result(Status.OPTIMAL, "scip", objective=1.0, has_solution=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            flag_fractional(result, [m.x, m.y], "SCIP", "numerics/feastol", params)
+        assert (result.status is Status.UNKNOWN) is flagged and bool(caught) is flagged
+        if flagged:
+            assert result.extra["fractional_integers"] == {"x": pytest.approx(4e-4)}
+
+
+def test_scip_points_get_the_fractional_check_too(monkeypatch):
+    # SCIP's integrality check uses numerics/feastol (up to 1e-3): an integer it leaves
+    # that far off under a loosened feastol is flagged as HiGHS's are
+    import coplug.plugins.bridge as bridge
+
+    real = bridge._load_scip_solution
+
+    def off_by_a_hair(scip, var_map):
+        real(scip, var_map)
+        for var in var_map:
+            var.set_value(var.value + 4e-4, skip_validation=True)
+
+    monkeypatch.setattr(bridge, "_load_scip_solution", off_by_a_hair)
+    with pytest.warns(UserWarning, match="within the numerics/feastol given"):
+        loose = solve(_knapsack(), options={"numerics/feastol": 1e-3})
+    assert loose.status is Status.UNKNOWN and len(loose.extra["fractional_integers"]) == 4
+    assert solve(_knapsack()).status is Status.OPTIMAL  # the default feastol: not judged
