@@ -42,6 +42,11 @@ class Row:
     rebuilt_s: float
     same: bool
 
+    @property
+    def ratio(self) -> float:
+        """Rebuilt-per-stage seconds over built-once seconds."""
+        return self.rebuilt_s / max(self.once_s, 1e-3)
+
 
 def with_rows(size: int, seed: int, rows: int) -> pyo.ConcreteModel:
     """The knapsack of `pareto_front.py` with `rows` rows z[i] + z[i+1] / 2 <= 12 (z in
@@ -101,7 +106,7 @@ def table(rows: Sequence[Row]) -> list[str]:
     for r in rows:
         lines.append(f"| {r.rows:,} | {r.solver} | {r.points} | {r.once_s:.2f} | "
                      f"{r.solver_s:.2f} | {r.rebuilt_s:.2f} | "
-                     f"{r.rebuilt_s / max(r.once_s, 1e-3):.2f} | {'yes' if r.same else 'NO'} |")
+                     f"{r.ratio:.2f} | {'yes' if r.same else 'NO'} |")
     return lines
 
 
@@ -109,9 +114,9 @@ def summary(rows: Sequence[Row], wall: float) -> str:
     """The one SUMMARY line."""
     if not rows:
         return f"SUMMARY pareto_build: no case finished; {wall:.0f} s wall"
-    ratios = [r.rebuilt_s / max(r.once_s, 1e-3) for r in rows]
+    ratios = [r.ratio for r in rows]
     largest = max(r.rows for r in rows)
-    top = [r.rebuilt_s / max(r.once_s, 1e-3) for r in rows if r.rows == largest]
+    top = [r.ratio for r in rows if r.rows == largest]
     return (f"SUMMARY pareto_build: rebuilt-per-stage/built-once median "
             f"{statistics.median(ratios):.2f}x, at {largest:,} extra rows "
             f"{min(top):.2f}-{max(top):.2f}x; same front {sum(r.same for r in rows)}/"

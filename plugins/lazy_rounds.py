@@ -31,7 +31,7 @@ from tqdm import tqdm
 from coplug.plugins.duals import ADDED_ROWS, dual_request, load_duals
 from coplug.plugins.errors import InputError, SolverError
 from coplug.plugins.lazy import LazyConstraints
-from coplug.plugins.outer_variables import used_outside
+from coplug.plugins.outer_variables import put_back, values_a_solve_may_set
 from coplug.plugins.results import Result, Status
 
 # A round limit that only a `separate` returning new violated rows forever reaches.
@@ -84,7 +84,7 @@ def solve_in_rounds(model: pyo.Block, lazies: Sequence[LazyConstraints],
                          "each a name of its own (their plugin_stats are kept by name)")
     for lazy in lazies:
         lazy.reset()
-    before = _values(model)  # put back when no round ends with a solution of the model
+    before = values_a_solve_may_set(model)  # put back when no round ends with a solution
     rows = pyo.ConstraintList()
     model.add_component(unique_component_name(model, "_coplug_lazy_rows"), rows)
     started, rounds, seconds, nodes = time.perf_counter(), 0, 0.0, 0
@@ -120,7 +120,7 @@ def solve_in_rounds(model: pyo.Block, lazies: Sequence[LazyConstraints],
                     break
                 if result.status is not Status.OPTIMAL or rounds >= MAX_ROUNDS:
                     _unproven(result, len(violated), rounds)
-                    _restore(before)  # as a solve without a solution leaves them
+                    put_back(before)  # as a solve without a solution leaves them
                     break
                 for lazy, row in violated:
                     rows.add(row.expr)
@@ -185,20 +185,6 @@ def _boxed_stop(result: Result) -> None:
     result.bound = None
     if result.status in (Status.OPTIMAL, Status.INFEASIBLE, *_OPEN):
         result.status = Status.FEASIBLE if result.has_solution else Status.UNKNOWN
-
-
-def _values(model: pyo.Block) -> list[tuple[VarData, Any]]:
-    """The values in the variables a round may load: the model's own and those its rows
-    use from outside it."""
-    variables = list(model.component_data_objects(pyo.Var, descend_into=True))
-    return [(var, var.value) for var in variables + used_outside(model)]
-
-
-def _restore(values: list[tuple[VarData, Any]]) -> None:
-    """Put `values` back (the unfixed variables': a fixed one keeps its value)."""
-    for var, value in values:
-        if not var.fixed:
-            var.set_value(value, skip_validation=True)
 
 
 def _unproven(result: Result, violated: int, rounds: int) -> None:

@@ -158,10 +158,14 @@ def _no_worse(objective: ObjectiveData, new: float, old: float) -> bool:
     the first objective worsens from point to point; a point kept off its lexicographic
     optimum by the solver's round-off (it asked for 15.500002 where 15.5 also allowed a
     better second objective) is followed by the point it missed."""
-    room = NUMERIC_ROOM * max(1.0, abs(old))
     if objective.sense == pyo.maximize:
-        return new >= old - room
-    return new <= old + room
+        return new >= old - _room(old)
+    return new <= old + _room(old)
+
+
+def _room(value: float) -> float:
+    """NUMERIC_ROOM of `value`, at least NUMERIC_ROOM."""
+    return NUMERIC_ROOM * max(1.0, abs(value))
 
 
 def _front_ended(lex: Lexicographic) -> bool:
@@ -202,8 +206,7 @@ def _with_room(kept: list[ObjectiveData], values: list[float], activate: Any,
     feasibility tolerance. `extra["numeric_room"]` says so."""
     keep.clear()
     for done, value in zip(kept, values, strict=True):
-        room = max(tolerances[0] + tolerances[1] * abs(value),
-                   NUMERIC_ROOM * max(1.0, abs(value)))
+        room = max(tolerances[0] + tolerances[1] * abs(value), _room(value))
         _add_row(keep, _within(done, value, (room, 0.0)))
     activate(objective)
     result = stage(objective, _left(deadline), True)
@@ -377,9 +380,7 @@ def _exact(solver: str, params: dict[str, Any]) -> dict[str, Any]:
     """`params` with HiGHS's relative MIP gap at 0 unless the caller set one: HiGHS calls a
     point within 1e-4 of the optimum optimal, and a stage's near-optimum let the next stage
     step past a point of the front (179 of 180 points on a 35-item knapsack)."""
-    options = params.get("options")
-    given = "mip_rel_gap" in params or (isinstance(options, dict) and "mip_rel_gap" in options)
-    if _is_highs(solver) and not given:
+    if _is_highs(solver) and "mip_rel_gap" not in params:  # `options=` merged in already
         return {**params, "mip_rel_gap": 0.0}
     return params
 

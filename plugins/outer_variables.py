@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyomo.environ as pyo
+from pyomo.common.collections import ComponentMap
 from pyomo.core.base.var import VarData
 from pyomo.util.vars_from_expressions import get_vars_from_components
 
@@ -30,3 +31,21 @@ def declared_in(var: Any, block: pyo.Block) -> bool:
             return True
         parent = parent.parent_block()
     return False
+
+
+def values_a_solve_may_set(block: pyo.Block) -> list[tuple[VarData, Any]]:
+    """The values in the unfixed variables a solve of `block` may set: its own and those its
+    active rows and objectives use from outside it (for `put_back` after a solve whose
+    point must not stay)."""
+    variables = ComponentMap((v, None) for v in block.component_data_objects(
+        pyo.Var, descend_into=True) if not v.fixed)
+    variables.update((v, None) for v in get_vars_from_components(
+        block, (pyo.Constraint, pyo.Objective), active=True, include_fixed=False,
+        descend_into=True))
+    return [(var, var.value) for var in variables]
+
+
+def put_back(values: list[tuple[VarData, Any]]) -> None:
+    """Give each variable the value `values_a_solve_may_set` read."""
+    for var, value in values:
+        var.set_value(value, skip_validation=True)

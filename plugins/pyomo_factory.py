@@ -47,6 +47,7 @@ from pyomo.util.vars_from_expressions import get_vars_from_components
 from coplug.plugins.bridge import available_solvers, check_model, solve
 from coplug.plugins.errors import InputError
 from coplug.plugins.interrupts import capture_output
+from coplug.plugins.outer_variables import put_back, values_a_solve_may_set
 from coplug.plugins.results import Result, Status
 from coplug.plugins.serial import one_solve_at_a_time
 
@@ -309,22 +310,16 @@ def _snapshot(model: BlockData) -> dict[str, Any]:
     """Values of the unfixed variables the solve may set (the block's own and those its
     constraints and objective use, which a block may take from outside) and contents of
     its dual/rc Suffixes."""
-    variables = ComponentMap((v, None) for v in model.component_data_objects(
-        pyo.Var, descend_into=True) if not v.fixed)
-    variables.update((v, None) for v in get_vars_from_components(
-        model, (pyo.Constraint, pyo.Objective), active=True, include_fixed=False,
-        descend_into=True))
     suffixes = {s.local_name: s for s in model.component_objects(pyo.Suffix, active=True,
                                                                  descend_into=False)
                 if s.import_enabled() and s.local_name in _DUAL_SUFFIXES}
-    return {"values": [(v, v.value) for v in variables],
+    return {"values": values_a_solve_may_set(model),
             "suffixes": {name: (s, list(s.items())) for name, s in suffixes.items()}}
 
 
 def _restore(model: BlockData, before: dict[str, Any]) -> None:
     """Put back the variable values and Suffix contents `_snapshot` took."""
-    for var, value in before["values"]:
-        var.set_value(value, skip_validation=True)
+    put_back(before["values"])
     for suffix, items in before["suffixes"].values():
         suffix.clear()
         suffix.update(items)
