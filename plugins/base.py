@@ -23,9 +23,11 @@ class Plugin(Protocol):
     `raise_failure`, also optional, re-raises an error the plugin caught inside a SCIP
     callback (where raising would only give SCIP an error code): `solve` calls it once SCIP
     has stopped. A plugin with `adds_rows = True` adds rows the Pyomo model does not hold,
-    so `solve` loads no LP duals with it. One with `attach_highs(highs, columns, block,
-    rejects)` runs in HiGHS too (`OnSolution`); HiGHS refuses the others by name. One with
-    `finish(result)` is told the outcome once the solution is loaded (`SolutionPool`).
+    so `solve` loads no LP duals from its solve (LazyConstraints' rows are put in the model
+    for a re-solve that gives them: `coplug.plugins.lazy_duals`). One with
+    `attach_highs(highs, columns, block, rejects)` runs in HiGHS too (`OnSolution`); HiGHS
+    refuses the others by name. One with `finish(result)` is told the outcome once the
+    solution is loaded (`SolutionPool`).
     """
 
     name: str

@@ -59,6 +59,7 @@ from coplug.plugins.integral_rows import (
     record_first_solve,
 )
 from coplug.plugins.interrupts import record_interrupt
+from coplug.plugins.lazy_duals import lazy_plugins, load_lazy_duals, wants_lp_duals
 from coplug.plugins.lazy_rounds import all_lazy, any_lazy, solve_in_rounds
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.mip_duals import load_fixed_duals, mip_warning_quiet, wants_fixed_duals
@@ -153,21 +154,27 @@ def solve(
                          "plugins; use solver='scip' to combine them")
     with one_solve_at_a_time():  # threads take turns (see coplug.plugins.serial)
         if solver.lower() == "highs" and all_lazy(plugins):
-            if mip_duals is not None:
-                raise InputError("mip_duals with lazy constraints in HiGHS: the fixed LP "
-                                 "would miss their rows; solve with solver='scip'")
-            return solve_in_rounds(model, plugins, lambda left: backend(
+            run = functools.partial(solve_in_rounds, model, plugins, lambda left: backend(
                 model, plugins=[], time_limit=left, params=params, tee=tee, **start),
                 time_limit)
-        run = functools.partial(backend, model, plugins=plugins, time_limit=time_limit,
-                                params=params, tee=tee, **start)
-        if not wants_fixed_duals(model, mip_duals, solver):
+        else:
+            run = functools.partial(backend, model, plugins=plugins, time_limit=time_limit,
+                                    params=params, tee=tee, **start)
+        lazies = lazy_plugins(plugins)
+        fixed = wants_fixed_duals(model, mip_duals, solver)
+        if not fixed and not wants_lp_duals(model, lazies):
             return run()
         with mip_warning_quiet():
             result = run()
         left = None if time_limit is None else max(time_limit - result.time, 1e-3)
-        load_fixed_duals(model, result, lambda: backend(  # the backend was checked above
-            model, plugins=[], time_limit=left, params=params, tee=tee))
+
+        def resolve() -> Result:  # the backend was checked above
+            return backend(model, plugins=[], time_limit=left, params=params, tee=tee)
+
+        if lazies:
+            load_lazy_duals(model, result, lazies, resolve)
+        else:
+            load_fixed_duals(model, result, resolve)
         return result
 
 

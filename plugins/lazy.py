@@ -148,7 +148,8 @@ class LazyConstraints(UserCallbackPlugin):
     An exception raised by `separate` stops the solve and comes out of `solve()`.
     """
 
-    adds_rows = True  # the model SCIP solves is not Pyomo's: `solve` loads no LP duals
+    adds_rows = True  # the model SCIP solves is not Pyomo's: duals from a re-solve with
+    # the added rows in the model (coplug.plugins.lazy_duals)
 
     def __init__(self, separate: Callable[[SolutionView], Iterable[Any]],
                  fractional: bool = False, name: str = "lazy") -> None:

@@ -15,16 +15,31 @@ import contextlib
 import math
 import warnings
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 import pyomo.environ as pyo
 from pyomo.core.base.block import BlockData
 from pyomo.util.vars_from_expressions import get_vars_from_components
 
+from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import CoplugError, InputError
 from coplug.plugins.results import Result, Status
 
 CHOICES = (None, "fixed")
 OF = "the LP with every integer variable fixed at its value in the MIP optimum"
+
+
+class DualSource(NamedTuple):
+    """How the duals' LP is named: in `extra["duals"]["of"]` (`of`), in warnings (`lp`, and
+    `solve` for the solve it re-solves), and the `result.extra` key of its outcome (`key`)."""
+
+    of: str
+    lp: str
+    solve: str
+    key: str
+
+
+FIXED = DualSource(OF, "the fixed LP", "the MIP", "fixed_lp")
 # `coplug.plugins.duals`'s "<suffixes> left empty: <reason>": the MIP solve's (a MIP, or a
 # nonlinear row the fixed LP may not have) and the fixed LP's (reworded here) are not shown.
 _LEFT_EMPTY = r".*\b(dual|rc) left empty: "
@@ -39,7 +54,7 @@ def wants_fixed_duals(model: BlockData, mip_duals: str | None, solver: str) -> b
         return False
     if solver.lower() not in ("scip", "highs"):
         raise InputError(f"mip_duals='fixed' needs solver='scip' or 'highs', not {solver!r}")
-    return bool(_declared(model)) and bool(_integers(model))
+    return bool(declared_duals(model)) and bool(integers_to_fix(model))
 
 
 @contextlib.contextmanager
@@ -51,13 +66,16 @@ def mip_warning_quiet() -> Iterator[None]:
         yield
 
 
-def load_fixed_duals(model: BlockData, result: Result, resolve: Callable[[], Result]) -> None:
+def load_fixed_duals(model: BlockData, result: Result, resolve: Callable[[], Result],
+                     source: DualSource = FIXED) -> None:
     """After the MIP solve `result`, fill `m.dual`/`m.rc` from the LP with its integer
-    variables fixed at their values (`resolve` solves the model as it then stands)."""
+    variables fixed at their values (`resolve` solves the model as it then stands; a model
+    without integers is re-solved as it is, see `coplug.plugins.lazy_duals`)."""
     if result.status is not Status.OPTIMAL or not result.has_solution:
-        _refuse(model, result, f"the MIP solve ended {result.status.value}, not optimal")
+        _refuse(model, result, f"{source.solve} solve ended {result.status.value}, not "
+                               "optimal", source)
         return
-    integers = _integers(model)
+    integers = integers_to_fix(model)
     values = [(v, v.value) for v in get_vars_from_components(
         model, (pyo.Constraint, pyo.Objective), active=True, include_fixed=False,
         descend_into=True)]
@@ -67,7 +85,7 @@ def load_fixed_duals(model: BlockData, result: Result, resolve: Callable[[], Res
         with mip_warning_quiet():  # its reason is said below, as the fixed LP's
             lp = resolve()
     except CoplugError as exc:  # the MIP's answer stands; only its duals are missing
-        _refuse(model, result, f"the fixed LP could not be solved: {exc}")
+        _refuse(model, result, f"{source.lp} could not be solved: {exc}", source)
         return
     finally:
         for var in integers:
@@ -75,19 +93,19 @@ def load_fixed_duals(model: BlockData, result: Result, resolve: Callable[[], Res
         for var, value in values:
             var.set_value(value, skip_validation=True)
     duals = lp.extra.get("duals", {"loaded": False, "reason": "it gave none"})
-    result.extra["fixed_lp"] = {"status": lp.status.value, "objective": lp.objective,
+    result.extra[source.key] = {"status": lp.status.value, "objective": lp.objective,
                                 "time": lp.time}
     if not duals.get("loaded"):
-        _refuse(model, result, f"the fixed LP: {duals.get('reason', 'it gave none')}")
+        _refuse(model, result, f"{source.lp}: {duals.get('reason', 'it gave none')}", source)
     elif not _same_optimum(result.objective, lp.objective):
         _clear(model)
-        _refuse(model, result, f"the fixed LP's optimum {lp.objective} is not the MIP's "
-                               f"{result.objective}")
+        _refuse(model, result, f"the optimum of {source.lp}, {lp.objective}, is not "
+                               f"{source.solve}'s {result.objective}", source)
     else:
-        result.extra["duals"] = {**duals, "of": OF}
+        result.extra["duals"] = {**duals, "of": source.of}
 
 
-def _integers(model: BlockData) -> list:
+def integers_to_fix(model: BlockData) -> list:
     """The unfixed integer variables of the active constraints and objective."""
     return [v for v in get_vars_from_components(model, (pyo.Constraint, pyo.Objective),
                                                 active=True, include_fixed=False,
@@ -101,7 +119,7 @@ def _same_optimum(mip: float | None, lp: float | None) -> bool:
     return math.isclose(mip, lp, rel_tol=1e-6, abs_tol=1e-6)
 
 
-def _declared(model: BlockData) -> list[pyo.Suffix]:
+def declared_duals(model: BlockData) -> list[pyo.Suffix]:
     """The model's own import Suffixes `dual` and `rc` (those `coplug.plugins.duals` fills)."""
     return [s for s in model.component_objects(pyo.Suffix, active=True, descend_into=False)
             if s.import_enabled() and s.local_name in ("dual", "rc")]
@@ -109,12 +127,12 @@ def _declared(model: BlockData) -> list[pyo.Suffix]:
 
 def _clear(model: BlockData) -> None:
     """Empty the model's dual and rc Suffixes."""
-    for suffix in _declared(model):
+    for suffix in declared_duals(model):
         suffix.clear()
 
 
-def _refuse(model: BlockData, result: Result, reason: str) -> None:
-    """Record and say why the fixed-MIP duals are not loaded, naming the Suffixes declared."""
-    result.extra["duals"] = {"loaded": False, "reason": reason, "of": OF}
-    names = ", ".join(s.name for s in _declared(model))
-    warnings.warn(f"{names} left empty: {reason}", UserWarning, stacklevel=4)
+def _refuse(model: BlockData, result: Result, reason: str, source: DualSource) -> None:
+    """Record and say why the duals are not loaded, naming the Suffixes declared."""
+    result.extra["duals"] = {"loaded": False, "reason": reason, "of": source.of}
+    names = ", ".join(s.name for s in declared_duals(model))
+    warn_at_caller(f"{names} left empty: {reason}")

@@ -222,17 +222,6 @@ def test_two_lazy_families_need_two_names():
         solve(m, plugins=[a, LazyConstraints(lambda _s: [])])
 
 
-def test_lp_duals_are_not_loaded_for_a_model_scip_extended():
-    m = pyo.ConcreteModel()
-    m.x = pyo.Var(range(3), bounds=(0, 4))
-    m.c = pyo.Constraint(expr=sum(m.x.values()) <= 6)
-    m.obj = pyo.Objective(expr=-(3 * m.x[0] + 2 * m.x[1] + m.x[2]))
-    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
-    with pytest.warns(UserWarning, match="added rows the Pyomo model does not hold"):
-        result = solve(m, plugins=[LazyConstraints(lambda _s: [m.x[0] + m.x[1] <= 3])])
-    assert result.objective == pytest.approx(-12) and len(m.dual) == 0
-
-
 def test_a_start_that_violates_a_lazy_row_is_refused_by_name():
     m, hidden = _trap_components()
     for v in m.x.values():

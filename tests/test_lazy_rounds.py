@@ -87,19 +87,6 @@ def test_a_separate_that_never_stops_adding_rows_is_named(monkeypatch):
         solve(m, solver="highs", plugins=[lazy])
 
 
-def test_lp_duals_are_emptied_and_mip_duals_refused():
-    m = pyo.ConcreteModel()
-    m.x = pyo.Var(range(2), bounds=(0, 4))
-    m.obj = pyo.Objective(expr=-(3 * m.x[0] + 2 * m.x[1]))
-    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
-    with pytest.warns(UserWarning, match="added rows the Pyomo model does not hold"):
-        result = solve(m, solver="highs",
-                       plugins=[LazyConstraints(lambda _s: [m.x[0] + m.x[1] <= 5])])
-    assert result.objective == pytest.approx(-14) and len(m.dual) == 0
-    with pytest.raises(InputError, match="mip_duals with lazy constraints"):
-        solve(m, solver="highs", mip_duals="fixed", plugins=[LazyConstraints(lambda _s: [])])
-
-
 def test_other_plugins_still_need_scip():
     m, _ = _random_case(0)
     with pytest.raises(InputError, match="solved in rounds, with no other plugins"):
