@@ -82,6 +82,7 @@ _SCIP_STATUS = {
     "nodelimit": Status.NODE_LIMIT,
     "totalnodelimit": Status.NODE_LIMIT,
     "stallnodelimit": Status.NODE_LIMIT,
+    "memlimit": Status.MEMORY_LIMIT,
     "userinterrupt": Status.INTERRUPTED,
 }
 

@@ -50,7 +50,8 @@ _HIGHS_STATUS = {
     "Unbounded": Status.UNBOUNDED,
     "Primal infeasible or unbounded": Status.INFEASIBLE_OR_UNBOUNDED,
     "Time limit reached": Status.TIME_LIMIT,
-    "Iteration limit reached": Status.NODE_LIMIT,  # as Pyomo's iterationLimit in `solve`
+    "Iteration limit reached": Status.ITERATION_LIMIT,
+    "Memory limit reached": Status.MEMORY_LIMIT,
     "Interrupted by user": Status.INTERRUPTED,
 }
 

@@ -75,7 +75,7 @@ _PYOMO_STATUS = {
     TerminationCondition.unbounded: Status.UNBOUNDED,
     TerminationCondition.infeasibleOrUnbounded: Status.INFEASIBLE_OR_UNBOUNDED,
     TerminationCondition.maxTimeLimit: Status.TIME_LIMIT,
-    TerminationCondition.iterationLimit: Status.NODE_LIMIT,
+    TerminationCondition.iterationLimit: Status.ITERATION_LIMIT,
     TerminationCondition.interrupted: Status.INTERRUPTED,
 }
 
@@ -726,8 +726,9 @@ def fixed_columns_continuous(opt: Any) -> None:
 
 
 def _status(results: Any, highs: Any) -> Status:
-    """Pyomo's termination condition as a Status, with the HiGHS stops Pyomo does not map:
-    an interrupt, and a solution limit (feasible, as SCIP reports its own)."""
+    """Pyomo's termination condition as a Status, with the HiGHS stops Pyomo does not map
+    or maps together: an interrupt, a memory limit, and a solution limit (feasible, as SCIP
+    reports its own)."""
     import highspy
 
     model_status = highs.getModelStatus()
@@ -736,6 +737,8 @@ def _status(results: Any, highs: Any) -> Status:
     status = _PYOMO_STATUS.get(results.termination_condition, Status.UNKNOWN)
     if status is Status.UNKNOWN and model_status == highspy_interrupt():
         return Status.INTERRUPTED  # Pyomo does not map HiGHS's kInterrupt
+    if model_status == highspy.HighsModelStatus.kMemoryLimit:
+        return Status.MEMORY_LIMIT
     return status
 
 

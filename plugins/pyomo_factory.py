@@ -58,6 +58,8 @@ _TERMINATION = {
     Status.INFEASIBLE_OR_UNBOUNDED: TerminationCondition.infeasibleOrUnbounded,
     Status.TIME_LIMIT: TerminationCondition.maxTimeLimit,
     Status.NODE_LIMIT: TerminationCondition.iterationLimit,
+    Status.ITERATION_LIMIT: TerminationCondition.iterationLimit,
+    Status.MEMORY_LIMIT: TerminationCondition.unknown,  # Pyomo has no memory limit
     Status.INTERRUPTED: TerminationCondition.interrupted,
     Status.FEASIBLE: TerminationCondition.unknown,
     Status.UNKNOWN: TerminationCondition.unknown,

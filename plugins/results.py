@@ -18,6 +18,8 @@ class Status(str, Enum):
     INFEASIBLE_OR_UNBOUNDED = "infeasible_or_unbounded"
     TIME_LIMIT = "time_limit"
     NODE_LIMIT = "node_limit"
+    ITERATION_LIMIT = "iteration_limit"
+    MEMORY_LIMIT = "memory_limit"
     INTERRUPTED = "interrupted"
     UNKNOWN = "unknown"
 
