@@ -56,6 +56,7 @@ from coplug.plugins.integral_rows import (
     check_integral_rows,
     flag_fractional,
     optimize_checked,
+    pyomo_integers,
     record_first_solve,
 )
 from coplug.plugins.interrupts import record_interrupt
@@ -408,7 +409,7 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
     StaleFlagManager.mark_all_as_stale()  # values from an earlier solve are stale
     if result.has_solution:
         _load_scip_solution(scip, var_map)
-        flag_fractional(result, var_map, "SCIP", "numerics/feastol", params)
+        flag_fractional(result, pyomo_integers(var_map), "SCIP", "numerics/feastol", params)
     check_integral_rows(scip, result, rows, con_names)
     finish_plugins(plugins, result)
     if start is not None:

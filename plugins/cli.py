@@ -71,6 +71,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    metavar="NAME=VALUE",
                    help="a solver option by its native name, repeatable "
                         "(limits/nodes=100 for SCIP, solver=ipm for HiGHS)")
+    p.add_argument("--solution", metavar="PATH", default=None,
+                   help="write the solution to PATH, one 'name value' line per variable")
     p.add_argument("--explain", action="store_true",
                    help="if infeasible, name an irreducible infeasible subsystem (rows and "
                         "bounds), checked by a second solver")
@@ -98,6 +100,9 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         return 0
     if args.target is None:
         raise InputError("give an .mps/.lp file or a formulation name (coplug solve --list)")
+    if args.solution is not None and not Path(args.solution).parent.is_dir():
+        raise InputError(f"--solution: no folder {str(Path(args.solution).parent)!r} to "
+                         "write into")
     from coplug.formulations import registry
 
     named = args.target in registry.names()  # a folder called "knapsack" is not the file
@@ -116,6 +121,8 @@ def _cmd_solve(args: argparse.Namespace) -> int:
                                 progress=_wants_progress(args))
         explain = _file_explainer(args.target, args.time_limit)
     else:
+        import pyomo.environ as pyo
+
         from coplug.plugins.bridge import solve
         from coplug.plugins.progress import Progress
 
@@ -127,6 +134,12 @@ def _cmd_solve(args: argparse.Namespace) -> int:
                            plugins=[Progress()] if _wants_progress(args) else [])
         result.plugin_stats.pop("progress", None)  # the line shown, not a plugin asked for
         explain = _model_explainer(model, args.time_limit)
+        if result.has_solution:
+            result.values = {var.name: var.value for var in model.component_data_objects(
+                pyo.Var, descend_into=True) if var.value is not None}
+    if args.solution is not None:
+        write_solution(args.solution, result)
+    result.values = None  # in the --solution file, not in the printed result
     found, failed = None, None
     if args.explain and result.status is Status.INFEASIBLE:
         try:
@@ -153,6 +166,23 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         print(f"coplug: error: {failed}", file=sys.stderr)
         return 2
     return 130 if result.status is Status.INTERRUPTED else 0
+
+
+def write_solution(path: str, result: Result) -> None:
+    """Write `result.values` to `path`: a '#' line with the status and objective, then one
+    'name value' line per variable (values in full precision); a note on stderr instead
+    where the solve found no solution."""
+    if not result.has_solution or result.values is None:
+        print(f"coplug: no solution to write to {path} (the solve ended "
+              f"{result.status.value})", file=sys.stderr)
+        return
+    lines = [f"# status {result.status.value}, objective {result.objective!r}"]
+    lines += [f"{name} {value!r}" for name, value in result.values.items()]
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            out.write("\n".join(lines) + "\n")
+    except OSError as exc:
+        raise InputError(f"--solution: cannot write {path} ({exc.strerror})") from exc
 
 
 def _file_explainer(path: str, time_limit: float | None) -> Callable[[], dict[str, Any]]:

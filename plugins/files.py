@@ -10,6 +10,8 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from coplug.plugins import bridge
 from coplug.plugins.bridge import (
     _set_scip_params,
@@ -31,6 +33,7 @@ from coplug.plugins.highs_backend import (
 from coplug.plugins.highs_rows import RowView, highs_integral_rows, solution_violations
 from coplug.plugins.integral_rows import (
     check_integral_rows,
+    flag_fractional,
     flag_violations,
     optimize_checked,
     record_first_solve,
@@ -40,6 +43,7 @@ from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.progress import Progress
 from coplug.plugins.results import Result, Status
 from coplug.plugins.serial import one_solve_at_a_time
+from coplug.plugins.varmap import snap
 
 _SUFFIXES = (".mps", ".lp", ".mps.gz", ".lp.gz")
 _NAN_SPELLING = re.compile(rb"[nN][aA][nN]")
@@ -215,7 +219,25 @@ def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any
     if result.status is Status.INFEASIBLE_OR_UNBOUNDED:
         bridge.settle_infeasible_or_unbounded(scip, result)
     check_integral_rows(scip, result, rows)
+    if result.has_solution:
+        best, variables = scip.getBestSol(), scip.getVars()
+        names = [var.name for var in variables]
+        _load_values(result, names, [scip.getSolVal(best, var) for var in variables],
+                     [k for k, var in enumerate(variables)
+                      if var.vtype() in ("BINARY", "INTEGER")], "SCIP", "numerics/feastol",
+                     params)
     return result
+
+
+def _load_values(result: Result, names: list[str], values: list[float], integers: Any,
+                 solver: str, option: str, params: Mapping[str, Any]) -> None:
+    """`result.values` by name, integer columns (indices `integers`) within INTEGER_SNAP of
+    a whole number made one, after the check that a loose tolerance `option` let none
+    stray (`flag_fractional`)."""
+    flag_fractional(result, ((names[k], values[k]) for k in integers), solver, option, params)
+    whole = set(integers)
+    result.values = {name: snap(value, k in whole)
+                     for k, (name, value) in enumerate(zip(names, values, strict=True))}
 
 
 def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, Any],
@@ -285,6 +307,8 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     if "duality_gap" in extra:
         flag_duality_gap(result)
     if has_solution:
+        _load_values(result, *_highs_columns(highs, view), np.flatnonzero(view.integer).tolist(),
+                     "HiGHS", "mip_feasibility_tolerance", params)
         violated = solution_violations(highs, rows, view)
         if violated:
             names = highs.getLp().row_names_
@@ -292,6 +316,14 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
                                      for k, v in violated.items()}, "HiGHS", "absolute",
                             "constraint(s) with integer variables")
     return result
+
+
+def _highs_columns(highs: Any, view: RowView) -> tuple[list[str], list[float]]:
+    """The columns' names (`c<j>` for one without) and solution values."""
+    values = [float(value) for value in highs.getSolution().col_value]
+    names = list(view.lp.col_names_)[:len(values)]
+    names += [""] * (len(values) - len(names))
+    return [name or f"c{j}" for j, name in enumerate(names)], values
 
 
 def _highs_errors() -> tuple[Any, ...]:

@@ -43,7 +43,12 @@ from coplug.plugins.highs_rows import (
     solution_violations,
     tightened_tolerance,
 )
-from coplug.plugins.integral_rows import IntegralRow, flag_fractional, flag_violations
+from coplug.plugins.integral_rows import (
+    IntegralRow,
+    flag_fractional,
+    flag_violations,
+    pyomo_integers,
+)
 from coplug.plugins.interrupts import (
     capture_output,
     highspy_interrupt,
@@ -426,8 +431,9 @@ def run_highs(opt: Any, model: pyo.Block, *, plugins: list[Any], time_limit: flo
         flag_duality_gap(result)
     if has_solution:
         _check_rows(opt, result, rows, view)
-        flag_fractional(result, (opt._vars[vid][0] for vid in opt._pyomo_var_to_solver_var_map),
-                        "HiGHS", "mip_feasibility_tolerance", params)
+        flag_fractional(result, pyomo_integers(
+            opt._vars[vid][0] for vid in opt._pyomo_var_to_solver_var_map),
+            "HiGHS", "mip_feasibility_tolerance", params)
     finish_plugins(plugins, result)
     return result, results
 

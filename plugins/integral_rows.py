@@ -26,7 +26,7 @@ integers it loaded, rounded, missed an equality by 1 at a wrong "optimal" 9 (the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any, NamedTuple
 
@@ -202,18 +202,23 @@ def flag_violations(result: Result, violated: Mapping[str, float], solver: str, 
 FRACTIONAL = 1e-5
 
 
-def flag_fractional(result: Result, variables: Iterable[Any], solver: str, option: str,
-                    params: Mapping[str, Any]) -> None:
+def pyomo_integers(variables: Iterable[Any]) -> Iterator[tuple[str, float]]:
+    """(name, value) of the unfixed integer Pyomo variables among `variables` with a value."""
+    return ((var.name, var.value) for var in variables
+            if var.is_integer() and not var.fixed and var.value is not None)
+
+
+def flag_fractional(result: Result, integers: Iterable[tuple[str, float]], solver: str,
+                    option: str, params: Mapping[str, Any]) -> None:
     """Status `unknown`, with a warning and `result.extra["fractional_integers"]`, where the
     caller's tolerance `option`, looser than FRACTIONAL, let the solver accept integer
-    variables that far from whole numbers: its 'optimal' was then of a relaxed problem
-    (HiGHS at mip_feasibility_tolerance 0.05: a binary at 0.0417, the objective past the
-    true optimum)."""
+    variables (`integers`: name, value) that far from whole numbers: its 'optimal' was then
+    of a relaxed problem (HiGHS at mip_feasibility_tolerance 0.05: a binary at 0.0417, the
+    objective past the true optimum)."""
     if not float(params.get(option, 0.0)) > FRACTIONAL:
         return
-    off = {var.name: abs(var.value - round(var.value)) for var in variables
-           if var.is_integer() and not var.fixed and var.value is not None
-           and abs(var.value - round(var.value)) > FRACTIONAL}
+    off = {name: abs(value - round(value)) for name, value in integers
+           if abs(value - round(value)) > FRACTIONAL}
     if off:
         name, amount = max(off.items(), key=lambda item: item[1])
         warn_at_caller(f"{solver}'s solution has {len(off)} integer variable(s) off a whole "

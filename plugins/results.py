@@ -26,7 +26,10 @@ class Status(str, Enum):
 
 @dataclass
 class Result:
-    """Outcome of one solve: status, objective, bound, gap, nodes, time and plugin statistics."""
+    """Outcome of one solve: status, objective, bound, gap, nodes, time and plugin statistics.
+
+    `values` is the solution by variable name where there are no Pyomo variables to load
+    it into (`solve_file`); None otherwise, and without a solution."""
 
     status: Status
     solver: str
@@ -37,6 +40,7 @@ class Result:
     has_solution: bool = False
     plugin_stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    values: dict[str, float] | None = None
 
     @property
     def gap(self) -> float | None:
@@ -51,10 +55,12 @@ class Result:
         return self.status is Status.OPTIMAL
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dictionary (infinite numbers become strings)."""
+        """JSON-ready dictionary (infinite numbers become strings; `values` only where set)."""
         data = asdict(self)
         data["status"] = self.status.value
         data["gap"] = self.gap
+        if self.values is None:
+            del data["values"]
         return _json_safe(data)
 
 

@@ -73,6 +73,12 @@ INTEGER_SNAP = 1e-6
 def snapped(var: VarData, value: float) -> float:
     """`value` for `var`: rounded when `var` is integer and within INTEGER_SNAP of a whole
     number; -0.0 becomes 0.0."""
-    if var.is_integer() and abs(value - round(value)) <= INTEGER_SNAP:
+    return snap(value, var.is_integer())
+
+
+def snap(value: float, integer: bool) -> float:
+    """`value` rounded when `integer` and within INTEGER_SNAP of a whole number; -0.0
+    becomes 0.0."""
+    if integer and abs(value - round(value)) <= INTEGER_SNAP:
         return float(round(value))
     return value + 0.0

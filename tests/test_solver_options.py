@@ -102,7 +102,7 @@ def test_integers_a_loose_highs_tolerance_left_fractional_make_the_status_unknow
 
 def test_the_fractional_check_reads_each_solvers_own_tolerance():
     from coplug.plugins import Result
-    from coplug.plugins.integral_rows import flag_fractional
+    from coplug.plugins.integral_rows import flag_fractional, pyomo_integers
 
     m = pyo.ConcreteModel()
     m.x = pyo.Var(domain=pyo.Integers, initialize=2.0004)
@@ -112,7 +112,7 @@ def test_the_fractional_check_reads_each_solvers_own_tolerance():
         result = Result(Status.OPTIMAL, "scip", objective=1.0, has_solution=True)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            flag_fractional(result, [m.x, m.y], "SCIP", "numerics/feastol", params)
+            flag_fractional(result, pyomo_integers([m.x, m.y]), "SCIP", "numerics/feastol", params)
         assert (result.status is Status.UNKNOWN) is flagged and bool(caught) is flagged
         if flagged:
             assert result.extra["fractional_integers"] == {"x": pytest.approx(4e-4)}
