@@ -248,3 +248,12 @@ def test_lap_gated_generator_is_sparse_and_ranked() -> None:
     assert data["status"] == "k_found" and data["shape"] == [500, 500]
     assert data["costs"][0] == pytest.approx(solve_lap(gated(500, seed=4)).cost)
     assert data["costs"] == sorted(data["costs"])
+
+
+def test_an_unknown_lap_generator_lists_every_one_the_command_takes(capsys) -> None:
+    """The list left out `gated`, which the command takes."""
+    from coplug.plugins.cli import main
+
+    assert main(["lap", "--generator", "gatd", "--n", "5"]) == 2
+    assert capsys.readouterr().err.strip().endswith("transport, gated")
+    assert main(["lap", "--generator", "gated", "--n", "20"]) == 0

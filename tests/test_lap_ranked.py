@@ -341,3 +341,25 @@ def test_an_infeasible_block_beside_a_matching_is_named_in_the_models_terms() ->
     assert outcome.solutions == [] and outcome.proven
     assert outcome.result.status.value == "infeasible"
     assert "3 rows and 3 columns must each be matched" in outcome.result.extra["reason"]
+
+
+def test_k_best_with_lap_refuses_a_continuous_assignment_model():
+    """x = 0.5 everywhere is a solution of the LP at objective 3 that no ranking of
+    assignments holds: it ranked [2, 4] and called that complete."""
+    import pyomo.environ as pyo
+
+    from coplug.plugins import UnsupportedModelError, k_best, solve
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(2), range(2), bounds=(0, 1))
+    m.r = pyo.Constraint(range(2), rule=lambda m, i: sum(m.x[i, j] for j in range(2)) == 1)
+    m.c = pyo.Constraint(range(2), rule=lambda m, j: sum(m.x[i, j] for i in range(2)) == 1)
+    m.o = pyo.Objective(expr=m.x[0, 0] + 2 * m.x[0, 1] + 2 * m.x[1, 0] + m.x[1, 1])
+    for solver in ("lap", "scip"):
+        with pytest.raises(UnsupportedModelError, match="k_best needs binary variables"):
+            k_best(m, 3, solver=solver)
+    for var in m.x.values():
+        var.domain = pyo.Binary
+    best = k_best(m, 3, solver="lap")
+    assert [s.objective for s in best.solutions] == [2.0, 4.0] and best.proven
+    assert solve(m).objective == pytest.approx(2.0)

@@ -45,5 +45,7 @@ def test_ranked_assignments_come_without_the_last_solves_duals():
     m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
     solve(m)
     assert len(m.dual) == 6
+    for var in m.x.values():
+        var.domain = pyo.Binary  # k_best ranks binaries; the duals are the LP's
     best = k_best(m, k=3, solver="lap")
     assert len(best.solutions) == 3 and len(m.dual) == 0

@@ -47,11 +47,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _cmd_lap(args: argparse.Namespace) -> int:
     """Load or generate, solve, print cost, time and work (and scipy's objective if asked)."""
-    from coplug.formulations.assignment import gated, generate, load_costs
+    from coplug.formulations.assignment import GENERATORS, gated, generate, load_costs
     from coplug.plugins.lap.solver import solve_lap
 
     if (args.file is None) == (args.generator is None):
         raise InputError("give exactly one of FILE or --generator")
+    names = (*GENERATORS, "gated")
+    if args.generator is not None and args.generator not in names:
+        raise InputError(f"unknown generator {args.generator!r}; choose one of "
+                         f"{', '.join(names)}")
     if args.file and (args.n is not None or args.seed is not None):
         raise InputError("--n and --seed apply to --generator, not to a FILE")
     n = 1000 if args.n is None else args.n

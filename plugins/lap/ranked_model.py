@@ -102,8 +102,15 @@ def _infeasible_reason(structure: AssignmentStructure, exc: InputError) -> str:
 
 
 def _check_rankable(structure: AssignmentStructure) -> None:
-    """Refuse what one optimum may ignore but a ranking cannot: parallel variables (two
-    variables for one pair are two solutions; the LAP path keeps the better one)."""
+    """Refuse what one optimum may ignore but a ranking cannot: a continuous variable (an
+    LP's points between assignments are solutions too: x = 0.5 everywhere ranked nowhere),
+    and parallel variables (two variables for one pair are two solutions; the LAP path
+    keeps the better one)."""
+    continuous = next((var for var in structure.variables if not var.is_integer()), None)
+    if continuous is not None:
+        raise UnsupportedModelError(
+            f"k_best needs binary variables: {continuous.name!r} is continuous, and an LP has "
+            "one optimum to report (use solve)")
     if structure.parallel:
         raise UnsupportedModelError(
             f"k_best with solver='lap' needs one variable per (row, column) pair; "
