@@ -108,14 +108,16 @@ def _scenario_cost(inst: FacilityInstance, flow: pyo.Var, unmet: pyo.Var, s: int
 
 
 def benders_models(inst: FacilityInstance) -> tuple[pyo.ConcreteModel, list]:
-    """The master (open[j], estimate[s] >= 0) and one `Subproblem` per scenario, whose
-    `open` copies are continuous in [0, 1]."""
+    """The master (open[j], estimate[s] at least the least a scenario can cost: 0, or what
+    its demand earns at the most negative unit costs) and one `Subproblem` per scenario,
+    whose `open` copies are continuous in [0, 1]."""
     from coplug.plugins.benders import Subproblem
 
     nf, nc, ns = inst.shape
     m = pyo.ConcreteModel(name="facility_master")
     m.open = pyo.Var(range(nf), domain=pyo.Binary)
-    m.estimate = pyo.Var(range(ns), bounds=(0, None))
+    least = inst.demand @ np.minimum(inst.cost.min(axis=0), 0.0)  # flows into i <= d[s, i]
+    m.estimate = pyo.Var(range(ns), bounds=lambda _m, s: (float(least[s]), None))
     m.cost = pyo.Objective(expr=sum(inst.fixed[j] * m.open[j] for j in range(nf))
                            + sum(m.estimate.values()) / ns)
     subs = []

@@ -175,3 +175,20 @@ def test_reused_cuts_read_the_subproblems_data_as_it_is_at_each_solve(solver):
     second = solve(master, solver=solver, plugins=[LazyConstraints(cuts)])
     assert second.objective == pytest.approx(13.0)  # y = 1 (5) and 8 shipped
     assert cuts.stats["subproblem_solves"] > 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_negative_unit_costs_give_the_extensive_optimum(seed):
+    """The master's estimates were bounded below by 0: with negative unit costs Benders
+    stopped at 1 where the extensive model reaches -9."""
+    from coplug.formulations.facility import FacilityInstance
+
+    base = random_facility_instance(3, 4, 2, seed=seed, penalty=20.0)
+    inst = FacilityInstance(fixed=base.fixed, capacity=base.capacity, cost=base.cost - 6.0,
+                            demand=base.demand, penalty=base.penalty)
+    assert (inst.cost < 0).any()
+    exact = solve(extensive_model(inst), solver="highs").objective
+    for solver in ("scip", "highs"):
+        master, subs = benders_models(inst)
+        result = solve(master, solver=solver, plugins=[LazyConstraints(BendersCuts(subs))])
+        assert result.objective == pytest.approx(exact, rel=1e-6)
