@@ -70,7 +70,10 @@ class KnapsackInstance:
 
 def _as_numbers(data: object, field: str) -> np.ndarray:
     """An array of real numbers (booleans and integers kept exact), or an error naming the field."""
-    array = np.asarray(data)
+    try:
+        array = np.asarray(data)
+    except ValueError:  # ragged: [1, [2, 3]]
+        raise InputError(f"knapsack {field} must be a flat list of numbers") from None
     too_big = array.dtype.kind == "u" and array.size and array.max() > np.iinfo(np.int64).max
     if too_big or (array.dtype.kind == "O" and all(isinstance(v, int) for v in array.flat)):
         raise InputError(f"knapsack {field} must fit in 64-bit integers (|value| < 2**63)")

@@ -14,6 +14,7 @@ from typing import Any
 
 import pyomo.environ as pyo
 
+from coplug.formulations import registry
 from coplug.formulations.qubo import QUBO
 from coplug.plugins.argtypes import positive_float, positive_int, seed_int
 from coplug.plugins.errors import InputError
@@ -41,7 +42,10 @@ class Case:
 
 
 def make_case(problem: str, size: int, seed: int = 0, path: str | None = None) -> Case:
-    """Build a seeded (or loaded) instance of `problem` with its MIP and QUBOs."""
+    """Build a seeded (or loaded) instance of `problem` with its MIP and QUBOs; a generated
+    one too large for this machine's memory is refused first, as `coplug solve` does."""
+    if path is None and problem in PROBLEMS:
+        registry.check_size(problem, size)
     if problem == "knapsack":
         from coplug.formulations import knapsack as ks
 

@@ -100,11 +100,17 @@ def build(name: str, size: int, seed: int = 0) -> pyo.ConcreteModel:
     size = check_count(size, "--size", 1)
     if name in _BUILDERS:
         return _BUILDERS[name][0](size, seed)
-    path, _, terms = _LAZY[name]
+    check_size(name, size)
+    module_name, func = _LAZY[name][0].split(":")
+    return getattr(importlib.import_module(module_name), func)(size, seed)
+
+
+def check_size(name: str, size: int) -> None:
+    """Refuse a built-in formulation `name` at `size` that this machine's available memory
+    cannot build and solve (before any of it is generated)."""
+    terms = _LAZY[name][2]
     check_memory(BYTES_PER_TERM * terms(min(size, 10**30)), f"{name} at size {size}",
                  "choose a smaller --size")  # past 1e30 the estimate stays a refusal
-    module_name, func = path.split(":")
-    return getattr(importlib.import_module(module_name), func)(size, seed)
 
 
 def _knapsack(size: int, seed: int) -> pyo.ConcreteModel:

@@ -95,7 +95,7 @@ def random_asymmetric(n: int, seed: int = 0, high: int = 99) -> TSPInstance:
     n = check_count(n, "TSP size n", 3)
     _check_matrix_memory(n)
     seed = check_seed(seed)
-    high = check_count(high, "largest arc length", 1)
+    high = check_count(high, "largest arc length", 1, 2**53)  # whole floats above 2**53 skip
     dist = np.random.default_rng(seed).integers(1, high + 1, (n, n)).astype(float)
     return TSPInstance(dist, name=f"atsp{n}_{seed}")
 
@@ -236,8 +236,14 @@ def tour_length(dist: np.ndarray, tour: list[int] | np.ndarray) -> float:
 
 
 def is_tour(tour: list[int] | np.ndarray | None, n: int) -> bool:
-    """True when `tour` visits each of the n cities exactly once."""
-    return tour is not None and sorted(int(c) for c in tour) == list(range(n))
+    """True when `tour` visits each of the n cities exactly once (whole-number indices: 1.5
+    is no city)."""
+    if tour is None:
+        return False
+    cities = np.asarray(tour)
+    if cities.dtype.kind not in "iuf" or cities.ndim != 1 or (cities != np.round(cities)).any():
+        return False
+    return sorted(int(c) for c in cities) == list(range(n))
 
 
 # ---------------------------------------------------------------- TSPLIB
