@@ -72,6 +72,11 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "slow":
             time.sleep(0.6)
             kind = "good"
+        if kind == "deep":  # valid JSON that json's recursive decoder cannot read
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"[" * 100_000 + b"]" * 100_000)
+            return
         status, text = _reply(kind, k)
         payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}]})
         self.send_response(status)
@@ -176,3 +181,14 @@ def test_extract_program() -> None:
     assert extract_program("```\na = 1\n```\n```program\nsum(x)\n```") == "sum(x)\n"
     assert extract_program("sum(x)") == "sum(x)"
     assert extract_program("   ") is None
+
+
+@pytest.mark.parametrize("stub", [["good", "deep"]], indirect=True)
+def test_a_reply_nested_past_the_recursion_limit_is_counted_as_bad(stub: _Stub) -> None:
+    """It ended the run with json's RecursionError and a traceback."""
+    config = LLMConfig(base_url=f"http://127.0.0.1:{stub.server_port}/v1", model="m",
+                       timeout=5.0, retries=0)
+    proposer = LLMProposer(2, config)
+    parent = Scored(load("sum(x ** 2)", 2), 0.5, 0.1, "f1", (0.0,) * 7)
+    programs = proposer.propose([parent], 2, np.random.default_rng(0), {})
+    assert len(programs) == 1 and proposer.stats["failed_bad_response"] == 1

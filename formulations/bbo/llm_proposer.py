@@ -195,7 +195,8 @@ class _WatchedHTTPSHandler(urllib.request.HTTPSHandler):
 def post_json(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Any:
     """POST `body` and parse the JSON reply, all within `timeout` seconds (a deadline for the
     whole request, not per read); transport failures raise OSError or HTTPException, a
-    reply that is not JSON ValueError, and one cut off by the deadline TimeoutError."""
+    reply that is not JSON (or nests past Python's recursion limit) ValueError, and one cut
+    off by the deadline TimeoutError."""
     deadline = _Deadline(timeout)
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
     opener = urllib.request.build_opener(_WatchedHTTPHandler(deadline),
@@ -211,7 +212,10 @@ def post_json(url: str, body: bytes, headers: dict[str, str], timeout: float) ->
         deadline.cancel()
     if deadline.expired:
         raise TimeoutError(f"no complete reply within {timeout:g} s")
-    return json.loads(raw.decode("utf-8", "replace"))
+    try:
+        return json.loads(raw.decode("utf-8", "replace"))
+    except RecursionError:  # "[" * 100000: json's decoder recurses per level
+        raise ValueError("the reply nests too deeply to parse") from None
 
 
 _FENCE = re.compile(r"```(?:[a-zA-Z]*)\n(.*?)```", re.S)
