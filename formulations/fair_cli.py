@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from coplug.formulations.fair_graphs import FairGraph
-from coplug.plugins.argtypes import positive_float, positive_int, seed_int
+from coplug.plugins.argtypes import positive_float, positive_int, seed32_int
 from coplug.plugins.errors import InputError
 from coplug.plugins.results import Result, Status
 
@@ -50,7 +50,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--time-limit", type=positive_float, default=None,
                    help=f"seconds for the --mip solve (default {MIP_TIME_LIMIT:g}); on the "
                         "limit the best partition found and the bound are shown")
-    p.add_argument("--seed", type=seed_int, default=0)
+    p.add_argument("--seed", type=seed32_int, default=0,
+                   help="seeds the graph and the methods' random_state (below 2**32)")
     p.set_defaults(func=_cmd_fairsc)
 
 

@@ -3,6 +3,7 @@ and the validation every fair-clustering method runs first."""
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,7 +11,7 @@ import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
-from coplug.formulations.checks import check_memory
+from coplug.formulations.checks import check_count, check_memory, check_seed
 from coplug.formulations.fair_metrics import recode_labels
 from coplug.plugins.errors import InputError
 
@@ -161,10 +162,10 @@ def fair_sbm(
     only, neither), scaled so the expected degree is `avg_degree`. Edges are drawn block by
     block (binomial counts, then uniform pairs), so n = 100,000 takes seconds.
     """
+    n, n_clusters = check_count(n, "n", 1), check_count(n_clusters, "n_clusters", 1)
+    n_groups, seed = check_count(n_groups, "n_groups", 2), check_seed(seed)
     if n < n_clusters * n_groups:
         raise InputError(f"n={n} is smaller than n_clusters*n_groups={n_clusters * n_groups}")
-    if n_clusters < 1 or n_groups < 2:
-        raise InputError("fair_sbm needs n_clusters >= 1 and n_groups >= 2")
     if not 0 < avg_degree < np.inf:
         raise InputError(f"avg_degree must be a finite number > 0, got {avg_degree!r}")
     if len(affinity) != 4 or not all(0 <= a < np.inf for a in affinity) or max(affinity) <= 0:
@@ -265,9 +266,11 @@ def _random_peers(nodes: np.ndarray, block: np.ndarray, sizes: np.ndarray,
 def fair_communities(size: int = 6, p_in: float = 0.8, seed: int = 5) -> FairGraph:
     """Two dense communities of `size` nodes (half of each group in each) joined by two edges:
     a tiny graph whose fair optimum is the planted split, small enough for the exact MIP."""
-    if size < 2 or size % 2:
+    if check_count(size, "size", 2) % 2:
         raise InputError(f"size must be an even number >= 2, got {size}")
-    rng = np.random.default_rng(seed)
+    if not (isinstance(p_in, numbers.Real) and 0 <= p_in <= 1):  # NaN fails both
+        raise InputError(f"p_in must be a probability in [0, 1], got {p_in!r}")
+    rng = np.random.default_rng(check_seed(seed))
     graph = nx.Graph()
     graph.add_nodes_from(range(2 * size))
     for block in (range(size), range(size, 2 * size)):

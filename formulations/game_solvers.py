@@ -28,7 +28,7 @@ import pyomo.environ as pyo
 import sympy
 from pyomo.core.expr.numeric_expr import Expr_ifExpression
 from pyomo.core.expr.sympy_tools import Pyomo2SympyVisitor, PyomoSympyBimap
-from pyomo.core.expr.visitor import identify_variables
+from pyomo.core.expr.visitor import identify_variables, polynomial_degree
 
 from coplug.formulations.games import Game
 from coplug.plugins.errors import InputError, UnsupportedModelError
@@ -88,12 +88,23 @@ class CompiledGame:
 
     def vector(self, profile: Mapping[str, Any]) -> np.ndarray:
         """Concatenate a {player: values} profile in variable order."""
+        if not isinstance(profile, Mapping):
+            raise InputError(f"the start profile must map each player to its values, got "
+                             f"{type(profile).__name__}")
+        unknown = [p for p in profile if p not in self.players]
+        if unknown:
+            raise InputError(f"the start profile names {unknown[0]!r}, not a player "
+                             f"({', '.join(self.players)})")
         missing = [p for p in self.players if p not in profile]
         if missing:
             raise InputError(f"the start profile has no values for player {missing[0]!r}")
         parts = []
         for player, part in zip(self.players, self.slices, strict=True):
-            values = np.asarray(profile[player], dtype=float).ravel()
+            try:
+                values = np.asarray(profile[player], dtype=float).ravel()
+            except (TypeError, ValueError):
+                raise InputError(f"the start values of player {player!r} must be numbers, "
+                                 f"got {profile[player]!r}") from None
             if values.size != part.stop - part.start:
                 raise InputError(f"player {player!r} needs {part.stop - part.start} values, "
                                  f"got {values.size}")
@@ -534,6 +545,21 @@ def max_violation(game: Game) -> tuple[float, str]:
     return worst, where
 
 
+def check_certifier(game: Game, solver: str) -> None:
+    """Refuse a certifier that cannot take the game before any work: HiGHS takes linear
+    constraints and quadratic utilities only (the CLI ran a 5 s ascent first)."""
+    if not isinstance(solver, str) or solver.lower() != "highs":
+        return
+    from coplug.plugins.highs_backend import check_linear_for_highs
+
+    for player in game.players:
+        degree = polynomial_degree(game.utility(player))
+        if degree is None or degree > 2:
+            raise UnsupportedModelError(f"HiGHS cannot take the utility of player {player!r} "
+                                        "(not quadratic); use solver='scip'")
+    check_linear_for_highs(game.model)
+
+
 def certify(
     game: Game,
     profile: Mapping[str, Any] | None = None,
@@ -550,6 +576,7 @@ def certify(
     if not (_is_number(feasibility_tol) and feasibility_tol >= 0):
         raise InputError(f"feasibility_tol must be a number >= 0, got {feasibility_tol!r}")
     game.validate()
+    check_certifier(game, solver)
     if profile is not None:
         game.set_profile(profile)
     violation, where = max_violation(game)

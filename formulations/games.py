@@ -70,6 +70,9 @@ class Game:
         if isinstance(utility, pyo.Objective):
             raise InputError(f"the utility of player {player!r} is a pyo.Objective: write it as "
                              "pyo.Expression (certify adds its own objective per player)")
+        if utility.ctype is pyo.Var:
+            raise InputError(f"the utility of player {player!r} is a pyo.Var, which the "
+                             "ascent would take as a decision: write it as pyo.Expression")
         if utility.is_indexed() or not utility.is_numeric_type():
             raise InputError(f"the utility of player {player!r} must be a scalar numeric "
                              f"component (pyo.Expression), got {type(utility).__name__}")

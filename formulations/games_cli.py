@@ -11,6 +11,7 @@ from coplug.formulations.game_solvers import (
     Certificate,
     barrier_gradient_ascent,
     certify,
+    check_certifier,
 )
 from coplug.formulations.games import EXAMPLES, Game, example
 from coplug.plugins.argtypes import positive_float, positive_int
@@ -44,6 +45,7 @@ def _cmd_game(args: argparse.Namespace) -> int:
 def report(game: Game, solver: str = "scip", **ascent: object) -> tuple[AscentResult,
                                                                           Certificate]:
     """Run, certify and print one game in a few lines."""
+    check_certifier(game, solver)
     start = time.perf_counter()
     result = barrier_gradient_ascent(game, **ascent)
     elapsed = time.perf_counter() - start

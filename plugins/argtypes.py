@@ -32,12 +32,22 @@ def positive_float(text: str) -> float:
 
 def seed_int(text: str) -> int:
     """A seed: an integer in [0, 2**63), the range numpy and torch both take."""
+    return _seed_below(text, 63)
+
+
+def seed32_int(text: str) -> int:
+    """A seed in [0, 2**32), the range scikit-learn's `random_state` takes."""
+    return _seed_below(text, 32)
+
+
+def _seed_below(text: str, bits: int) -> int:
+    """An integer in [0, 2**bits), else argparse's error naming the range."""
     try:
         value = int(text)
     except ValueError:
         value = None
-    if value is None or not 0 <= value < 2**63:
-        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**63), got {text!r}")
+    if value is None or not 0 <= value < 2**bits:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**{bits}), got {text!r}")
     return value
 
 

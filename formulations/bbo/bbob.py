@@ -342,13 +342,14 @@ _BUILDERS: dict[int, Callable[[_Writer], tuple[str, np.ndarray]]] = {
 
 def bbob_text(fid: int, dim: int, instance: int = 1) -> tuple[str, np.ndarray, float]:
     """Program text, x_opt and f_opt of BBOB function `fid` (1..24) at `dim` >= 2."""
-    if fid not in _BUILDERS:
-        raise InputError(f"BBOB function id must be 1..24, got {fid!r}")
-    if not isinstance(dim, int) or dim < 2:
-        raise InputError(f"BBOB programs need dim >= 2, got {dim!r}")
-    if isinstance(instance, bool) or not isinstance(instance, int | np.integer) or instance < 0:
+    if not _whole(fid) or int(fid) not in _BUILDERS:  # 1.0 and True hashed as ids 1
+        raise InputError(f"BBOB function id must be an integer 1..24, got {fid!r}")
+    if not _whole(dim) or dim < 2:
+        raise InputError(f"BBOB programs need an integer dim >= 2, got {dim!r}")
+    if not _whole(instance) or instance < 0:
         raise InputError(f"BBOB instance must be an integer >= 0 (it seeds the rotations and "
                          f"the optimum), got {instance!r}")
+    fid, dim, instance = int(fid), int(dim), int(instance)
     rng = np.random.default_rng([fid, instance, dim])
     fopt = _fopt(rng)
     writer = _Writer(dim, rng)
@@ -356,11 +357,17 @@ def bbob_text(fid: int, dim: int, instance: int = 1) -> tuple[str, np.ndarray, f
     return writer.text(f"{body} + {_num(fopt)}"), np.asarray(xopt, dtype=float), fopt
 
 
+def _whole(value: object) -> bool:
+    """A Python or numpy integer, not a bool."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
 def bbob_problem(fid: int, dim: int, instance: int = 1) -> BBOBProblem:
     """BBOB function `fid` as a validated program on [-5, 5]^dim with its optimum; exempt
     from the |f| limit for proposals (bent cigar f12 reaches 1.4e12 in 10-D, legitimately)."""
-    text, xopt, fopt = bbob_text(fid, dim, instance)
-    return BBOBProblem(fid, NAMES[fid], load(text, dim, max_abs=math.inf), xopt, fopt)
+    text, xopt, fopt = bbob_text(fid, dim, instance)  # checks fid and dim
+    return BBOBProblem(int(fid), NAMES[int(fid)], load(text, int(dim), max_abs=math.inf), xopt,
+                       fopt)
 
 
 def parse_fids(spec: str) -> list[int]:

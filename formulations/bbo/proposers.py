@@ -144,7 +144,10 @@ class SymbolicProposer:
                     child = self._mutate(a, rng)
                 program = accept(to_text(child), self.dim, self.lower, self.upper,
                                  self.max_nodes, self.stats) if child is not None else None
-                if program is not None and program != a:
+                if program is not None and program == a:  # kept by no one: not accepted
+                    self.stats["accepted"] -= 1
+                    self.stats["rejected_parent_copy"] += 1
+                elif program is not None:
                     out.append(program)
                     break
             else:
