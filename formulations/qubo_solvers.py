@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from coplug.formulations.checks import check_count, check_memory, check_seed
+from coplug.formulations.checks import check_count, check_memory, check_seed, numeric_array
 from coplug.formulations.qubo import QUBO
 from coplug.plugins.errors import InputError
 from coplug.plugins.interrupts import record_interrupt
@@ -184,13 +184,19 @@ def certify(
 
 def _check_certify_options(qubo: QUBO, tol: float, scale: np.ndarray | None) -> None:
     """Refuse a `tol` outside (0, 1/2) (from 1/2 on, a coordinate of 0.5 counts as both
-    bounds and a fractional point passes as binary) and a `scale` not of length n."""
+    bounds and a fractional point passes as binary) and a `scale` not of length n or not
+    positive and finite (a negative one turned every slope's sign)."""
     real = isinstance(tol, (int, float, np.number)) and not isinstance(tol, (bool, np.bool_))
     if not (real and 0 < tol < 0.5):
         raise InputError(f"tol must be a number in (0, 0.5), got {tol!r}")
     if scale is not None and np.shape(scale) != (qubo.n,):
         raise InputError(f"scale must have length {qubo.n} (from gradient_scale), got shape "
                          f"{np.shape(scale)}")
+    if scale is not None:
+        values = numeric_array(scale, "scale")
+        if not (np.isfinite(values).all() and (values > 0).all()):
+            raise InputError(f"scale must be finite and > 0 (from gradient_scale), got "
+                             f"{values[~(np.isfinite(values) & (values > 0))][0].item()!r}")
 
 
 def _gradient_magnitude(qubo: QUBO, z: np.ndarray) -> np.ndarray:

@@ -50,3 +50,19 @@ def test_an_arc_length_past_float_precision_is_named():
 def test_a_tour_is_whole_cities(tour, expected):
     """int() truncated 1.5 and 2.2 into cities 1 and 2: a 'tour'."""
     assert tsp.is_tour(tour, 3) is expected
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan"), 0.0])
+def test_certify_refuses_a_scale_that_is_not_positive(bad):
+    """A negative scale turned every slope's sign and the certificate meant nothing."""
+    import numpy as np
+
+    from coplug.formulations.knapsack import knapsack_qubo_safe, random_knapsack
+    from coplug.formulations.qubo_solvers import certify, gradient_scale
+
+    qubo = knapsack_qubo_safe(random_knapsack(6, seed=0))
+    scale = gradient_scale(qubo)
+    assert certify(qubo, np.zeros(qubo.n), scale=scale) is not None
+    scale[2] = bad
+    with pytest.raises(InputError, match="scale must be finite and > 0"):
+        certify(qubo, np.zeros(qubo.n), scale=scale)
