@@ -59,7 +59,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _program_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("program", metavar="PROGRAM_OR_FILE",
-                   help="program text, a file (.json program form or text), or bbob:FID")
+                   help="program text, a file (.json program form or text), or bbob:FID; "
+                        "a program starting with '-' goes last, after -- (--dim 3 -- '-sum(x)')")
     p.add_argument("--dim", type=int, default=None, help="needed for text programs")
     p.add_argument("--lower", type=float, default=None, help="box lower bound (default -5)")
     p.add_argument("--upper", type=float, default=None, help="box upper bound (default 5)")
