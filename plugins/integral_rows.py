@@ -47,9 +47,10 @@ INTEGRAL_TOL = 1e-6
 # 2, which a cut-off at INTEGRAL_TOL let pass as "optimal".
 ROUND_TOL = 1e-3
 # SCIP's cutting planes on an all-integer row with a coefficient this large cut off
-# whole-number optima that fit with room to spare: knapsacks of 8 items with weights near 1e10
-# and 1e11 came back "optimal" below the optimum on 4 and 5 of 150 random instances, 0 of 450
-# with separation off (SCIP 10). Where a model has such a row, SCIP solves it without cuts.
+# whole-number optima that fit with room to spare: knapsacks with weights near 1e10 and 1e11
+# came back "optimal" below the optimum on 26 of 240 random instances, 0 with separation off
+# and no slower (SCIP 10, benchmarks/cut_guard.py). Where a model has such a row, SCIP solves
+# it without cuts.
 CUT_COEF = 1e8
 NO_CUTS = {"separating/maxrounds": 0, "separating/maxroundsroot": 0}
 _INTEGER_TYPES = ("BINARY", "INTEGER")

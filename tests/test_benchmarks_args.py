@@ -52,6 +52,9 @@ BAD_ARGS = [
     ("scip_build", ["--cases", "bogus=3"], "need NAME=SIZE"),
     ("scip_build", ["--cases", "knapsack=0"], "need NAME=SIZE"),
     ("integral_rows", ["--sizes", "0"], "at least 1"),
+    ("cut_guard", ["--sizes", "0"], "at least 1"),
+    ("cut_guard", ["--exponents", "5"], "at least 8"),
+    ("cut_guard", ["--seeds", "0"], "--seeds must be >= 1"),
     ("lazy_tsp", ["--sizes", "2"], "at least 3"),
     ("benders_facility", ["--scenarios", "0"], "at least 1"),
     ("benders_facility", ["--facilities", "0"], "--facilities"),
@@ -237,6 +240,13 @@ def test_integral_rows_solves_the_traps_again_and_exactly(capsys):
     assert code == 0
     assert [line.split(" | ")[5] for line in lines[2:-1]] == ["no", "no", "yes", "yes"]
     assert "solved again 2/4; same optimum 4/4; packings fit 4/4" in lines[-1]
+
+
+def test_cut_guard_is_right_where_the_cuts_are_not(capsys):
+    code = bench("cut_guard").main(["--sizes", "8", "--exponents", "10", "--seeds", "3"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0 and lines[2].startswith("| n=8 w~1e10 | 3 | 0 | 1 |")
+    assert "wrong 'optimal' guarded 0/3, with cuts 1/3" in lines[-1]
 
 
 def test_lazy_tsp_every_method_finds_the_same_tour_length(capsys):
