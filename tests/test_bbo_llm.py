@@ -166,13 +166,18 @@ def test_evolve_command_stops_at_a_dead_endpoint(tmp_path, capsys) -> None:
     assert "--llm-url" in err and not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("stub", [["good", "error"]], indirect=True)
-def test_failures_after_a_first_answer_are_only_counted(stub: _Stub) -> None:
+def _two_proposals(stub: _Stub, timeout: float) -> tuple[list, LLMProposer]:
+    """Ask the stub for two children of one parent, without retries."""
     config = LLMConfig(base_url=f"http://127.0.0.1:{stub.server_port}/v1", model="m",
-                       timeout=2.0, retries=0)
+                       timeout=timeout, retries=0)
     proposer = LLMProposer(2, config)
     parent = Scored(load("sum(x ** 2)", 2), 0.5, 0.1, "f1", (0.0,) * 7)
-    programs = proposer.propose([parent], 2, np.random.default_rng(0), {})
+    return proposer.propose([parent], 2, np.random.default_rng(0), {}), proposer
+
+
+@pytest.mark.parametrize("stub", [["good", "error"]], indirect=True)
+def test_failures_after_a_first_answer_are_only_counted(stub: _Stub) -> None:
+    programs, proposer = _two_proposals(stub, timeout=2.0)
     assert len(programs) == 1 and proposer.stats["failed_http_error"] == 1
 
 
@@ -186,9 +191,5 @@ def test_extract_program() -> None:
 @pytest.mark.parametrize("stub", [["good", "deep"]], indirect=True)
 def test_a_reply_nested_past_the_recursion_limit_is_counted_as_bad(stub: _Stub) -> None:
     """It ended the run with json's RecursionError and a traceback."""
-    config = LLMConfig(base_url=f"http://127.0.0.1:{stub.server_port}/v1", model="m",
-                       timeout=5.0, retries=0)
-    proposer = LLMProposer(2, config)
-    parent = Scored(load("sum(x ** 2)", 2), 0.5, 0.1, "f1", (0.0,) * 7)
-    programs = proposer.propose([parent], 2, np.random.default_rng(0), {})
+    programs, proposer = _two_proposals(stub, timeout=5.0)
     assert len(programs) == 1 and proposer.stats["failed_bad_response"] == 1
