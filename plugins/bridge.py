@@ -60,10 +60,20 @@ from coplug.plugins.integral_rows import (
     record_first_solve,
 )
 from coplug.plugins.interrupts import record_interrupt
-from coplug.plugins.lazy_duals import lazy_plugins, load_lazy_duals, wants_lp_duals
+from coplug.plugins.lazy_duals import (
+    lazy_plugins,
+    load_lazy_duals,
+    refuse_mip_duals,
+    wants_lp_duals,
+)
 from coplug.plugins.lazy_rounds import all_lazy, any_lazy, solve_in_rounds
 from coplug.plugins.limits import checked_time_limit
-from coplug.plugins.mip_duals import load_fixed_duals, mip_warning_quiet, wants_fixed_duals
+from coplug.plugins.mip_duals import (
+    declared_duals,
+    load_fixed_duals,
+    mip_warning_quiet,
+    wants_fixed_duals,
+)
 from coplug.plugins.mipstart import scip_mip_start
 from coplug.plugins.modeldata import check_model_data
 from coplug.plugins.priorities import set_scip_priorities, unread_export_suffixes
@@ -165,6 +175,11 @@ def solve(
         lazies = lazy_plugins(plugins)
         fixed = wants_fixed_duals(model, mip_duals, solver)
         if not fixed and not wants_lp_duals(model, lazies):
+            if lazies and declared_duals(model):  # a MIP: say so once, not per round
+                with mip_warning_quiet():
+                    result = run()
+                refuse_mip_duals(model, result)
+                return result
             return run()
         with mip_warning_quiet():
             result = run()
@@ -400,6 +415,8 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
         raise
     raise_plugin_failures(plugins)
     result = scip_result(scip, plugins)
+    if "cuts_off" in extra:
+        extra["cuts_off"] = con_names(extra["cuts_off"])  # SCIP's c2 is the model's weight[a]
     record_first_solve(result, extra)
     if result.status is Status.INFEASIBLE_OR_UNBOUNDED:
         settle_infeasible_or_unbounded(scip, result)

@@ -100,9 +100,8 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         return 0
     if args.target is None:
         raise InputError("give an .mps/.lp file or a formulation name (coplug solve --list)")
-    if args.solution is not None and not Path(args.solution).parent.is_dir():
-        raise InputError(f"--solution: no folder {str(Path(args.solution).parent)!r} to "
-                         "write into")
+    if args.solution is not None:
+        _check_solution_path(args.solution)
     from coplug.formulations import registry
 
     named = args.target in registry.names()  # a folder called "knapsack" is not the file
@@ -168,16 +167,29 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     return 130 if result.status is Status.INTERRUPTED else 0
 
 
+def _check_solution_path(text: str) -> None:
+    """Refuse, before any solve, a --solution path that cannot be a file to write."""
+    from pathlib import Path
+
+    path = Path(text)
+    if not text or path.is_dir():
+        raise InputError(f"--solution: {text!r} is not a file name")
+    if not path.parent.is_dir():
+        raise InputError(f"--solution: no folder {str(path.parent)!r} to write into")
+
+
 def write_solution(path: str, result: Result) -> None:
     """Write `result.values` to `path`: a '#' line with the status and objective, then one
-    'name value' line per variable (values in full precision); a note on stderr instead
-    where the solve found no solution."""
+    'name value' line per variable (values in full precision). Without a solution the file
+    holds the '#' line alone (an earlier run's values must not stay there), with a note on
+    stderr."""
     if not result.has_solution or result.values is None:
         print(f"coplug: no solution to write to {path} (the solve ended "
               f"{result.status.value})", file=sys.stderr)
-        return
-    lines = [f"# status {result.status.value}, objective {result.objective!r}"]
-    lines += [f"{name} {value!r}" for name, value in result.values.items()]
+        lines = [f"# status {result.status.value}, no solution"]
+    else:
+        lines = [f"# status {result.status.value}, objective {result.objective!r}"]
+        lines += [f"{name} {value!r}" for name, value in result.values.items()]
     try:
         with open(path, "w", encoding="utf-8") as out:
             out.write("\n".join(lines) + "\n")

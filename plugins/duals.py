@@ -37,7 +37,7 @@ DUAL_SUFFIXES = ("dual", "rc")
 
 
 # Why `solve` loads no LP duals with lazy constraints.
-ADDED_ROWS = "lazy constraints added rows the Pyomo model does not hold"
+ADDED_ROWS = "a plugin added rows the Pyomo model does not hold"
 
 
 @dataclass

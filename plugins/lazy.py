@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
+import pyomo.environ as pyo
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.relational_expr import (
     EqualityExpression,
@@ -86,6 +87,21 @@ class LinearRow(NamedTuple):
     lower: float
     upper: float
     expr: Any
+
+    def frozen(self) -> Any:
+        """The row as a relational expression of its numbers: the Params and fixed variables
+        of `expr` as they were when it was read, so a later change to them (a separator
+        that keeps its point in a mutable Param) leaves the row as it was added."""
+        if not self.variables:
+            return self.expr  # nothing a solver could change: the data decides it alone
+        body = sum(c * v for c, v in zip(self.coefs, self.variables, strict=True))
+        if self.lower == self.upper:
+            return body == self.upper
+        if self.lower == -_INF:
+            return body <= self.upper
+        if self.upper == _INF:
+            return body >= self.lower
+        return pyo.inequality(self.lower, body, self.upper)
 
 
 def linear_row(expr: Any) -> LinearRow:
@@ -174,6 +190,7 @@ class LazyConstraints(UserCallbackPlugin):
     def _forget(self) -> None:
         """No rows or counts yet."""
         self.cuts: list[Any] = []
+        self.added_rows: list[LinearRow] = []  # the rows of `cuts`, as read when added
         self._added: set[Any] = set()  # keys (`_key`) of the rows the solver now holds
         self._rows_read: dict[int, tuple[LinearRow, Any]] = {}  # by id(expression), `_read`
         self._stats = {"calls": 0, "rejected": 0, "cuts_added": 0, "seconds": 0.0}
@@ -253,6 +270,7 @@ class LazyConstraints(UserCallbackPlugin):
         """Count `row` as added (to SCIP, or to the model between HiGHS's rounds)."""
         self._added.add(_key(row))
         self.cuts.append(row.expr)
+        self.added_rows.append(row)
         self._stats["cuts_added"] += 1
 
     def add(self, rows: list[LinearRow]) -> None:

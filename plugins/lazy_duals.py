@@ -22,6 +22,7 @@ from pyomo.common.modeling import unique_component_name
 from pyomo.core.base.block import BlockData
 from pyomo.core.base.constraint import ConstraintData
 
+from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.lazy import LazyConstraints
 from coplug.plugins.mip_duals import (
     FIXED,
@@ -53,6 +54,15 @@ def wants_lp_duals(model: BlockData, lazies: Sequence[LazyConstraints]) -> bool:
     return bool(lazies) and bool(declared_duals(model)) and not integers_to_fix(model)
 
 
+def refuse_mip_duals(model: BlockData, result: Result) -> None:
+    """Say once why a MIP solved with lazy constraints gets no duals, and how it would."""
+    reason = ("the model has integer variables (a MIP has no LP duals); mip_duals='fixed' "
+              "gives those of its fixed LP with the lazy rows")
+    result.extra["duals"] = {"loaded": False, "reason": reason}
+    names = ", ".join(s.name for s in declared_duals(model))
+    warn_at_caller(f"{names} left empty: {reason}")
+
+
 def load_lazy_duals(model: BlockData, result: Result, lazies: Sequence[LazyConstraints],
                     resolve: Callable[[], Result]) -> None:
     """After the solve `result` with `lazies`, fill `m.dual`/`m.rc` from the LP with their
@@ -74,10 +84,12 @@ def load_lazy_duals(model: BlockData, result: Result, lazies: Sequence[LazyConst
 def _rows_added(model: BlockData, lazies: Sequence[LazyConstraints]
                 ) -> Iterator[dict[str, list[ConstraintData]]]:
     """The rows each of `lazies` added in the last solve, as rows of `model` until the block
-    ends (by LazyConstraints name, in the order of its `cuts`)."""
+    ends (by LazyConstraints name, in the order of its `cuts`), with the numbers they were
+    added with."""
     rows = pyo.ConstraintList()
     model.add_component(unique_component_name(model, "_coplug_lazy_rows"), rows)
     try:
-        yield {lazy.name: [rows.add(expr) for expr in lazy.cuts] for lazy in lazies}
+        yield {lazy.name: [rows.add(row.frozen()) for row in lazy.added_rows]
+               for lazy in lazies}
     finally:
         model.del_component(rows)

@@ -123,7 +123,7 @@ def solve_in_rounds(model: pyo.Block, lazies: Sequence[LazyConstraints],
                     put_back(before)  # as a solve without a solution leaves them
                     break
                 for lazy, row in violated:
-                    rows.add(row.expr)
+                    rows.add(row.frozen())
                     lazy.record(row)
                 box_done = False
     finally:

@@ -75,3 +75,14 @@ def test_rows_below_the_threshold_keep_their_cuts():
     m.link = pyo.Constraint(expr=m.y <= 1e9 * m.x)
     m.o = pyo.Objective(expr=m.y - 2e9 * m.x, sense=pyo.maximize)
     assert "cuts_off" not in solve(m).extra
+
+
+def test_the_row_is_named_as_the_model_names_it():
+    """It read SCIP's own name, c2."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), domain=pyo.Binary)
+    m.small = pyo.Constraint(expr=m.x[0] + m.x[1] <= 1)
+    m.weight = pyo.Constraint(["a", "b"], rule=lambda _m, k: (
+        3e9 if k == "b" else 1) * m.x[2] + 2e9 * m.x[1] <= 4e9)
+    m.o = pyo.Objective(expr=sum(m.x.values()), sense=pyo.maximize)
+    assert solve(m).extra["cuts_off"] == "weight[a]"

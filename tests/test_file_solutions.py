@@ -118,3 +118,17 @@ def test_the_cli_writes_a_formulations_solution_and_refuses_a_missing_folder(tmp
                           capture_output=True, text=True)
     assert done.returncode == 2 and "--solution: no folder" in done.stderr
     assert "status" not in done.stdout  # refused before solving
+
+
+def test_no_solution_overwrites_an_earlier_file_and_bad_paths_are_refused_first(tmp_path,
+                                                                                  capsys):
+    path, out = tmp_path / "infeasible.lp", tmp_path / "old.sol"
+    path.write_text("Minimize\n obj: x\nSubject To\n c1: x + y >= 5\n c2: x + y <= 3\nEnd\n")
+    out.write_text("x 1.0\n")  # an earlier run's values
+    assert main(["solve", str(path), "--solution", str(out)]) == 0
+    assert out.read_text() == "# status infeasible, no solution\n"
+    capsys.readouterr()
+    for bad in (str(tmp_path), ""):
+        assert main(["solve", str(path), "--solution", bad]) == 2
+        streams = capsys.readouterr()
+        assert "is not a file name" in streams.err and "status" not in streams.out
