@@ -11,7 +11,10 @@ body is already on the sides (Pyomo models and `.mps`/`.lp` files alike).
 
 `optimize_checked` solves at SCIP's tolerance first: SCIP's region then contains the exact
 one, so its bound holds and a best solution that meets every such row exactly is exactly
-optimal. Only when it does not is the model solved again, from scratch, at the tolerance that
+optimal, as long as SCIP's cuts are valid. On such a row with a coefficient of CUT_COEF or
+more they are not always (knapsacks with weights near 1e10: 26 of 240 wrong "optimal"
+answers), so `cuts_off` turns separation off for those models first. Only when the best
+solution misses such a row is the model solved again, from scratch, at the tolerance that
 refuses an overshoot of 0.1 on every such row, 0.1 over its largest side or coefficient
 (not below 1e-9: SoPlex will not go under 1e-10 without GMP). A lower tolerance up front was
 no faster overall (`benchmarks/integral_rows.py`) and set SoPlex printing notes on stdout.
