@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from coplug.plugins.errors import InputError
+
 
 def _default_mode() -> int:
     """Permissions a plain `open(path, "w")` would give (0o666 less the umask)."""
@@ -34,7 +36,11 @@ def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     the same weights other bytes (and another sha256 in a sidecar) on every run.
     """
     path = Path(path)
-    folder = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        folder = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp",
+                                       dir=path.parent))
+    except OSError as exc:  # no such folder, read-only, /proc: say which path
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     tmp = folder / path.name
     try:
         write(tmp)

@@ -258,7 +258,10 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
         path = Path(path)
         if path.suffix not in (".pt", ".joblib"):
             raise InputError(f"checkpoint {path} must end in .joblib or .pt")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file where a folder should be, a read-only place
+            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
         dump = torch.save if path.suffix == ".pt" else joblib.dump
         atomic_write(path, lambda tmp: dump(self, tmp))
         return path

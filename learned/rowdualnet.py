@@ -258,7 +258,11 @@ def save(model: RowDualNet, path: str | Path, meta: dict) -> None:
         raise InputError(f"RowDualNet checkpoint {path} may not end in .json (its metadata "
                          "goes to the .json sidecar)")
     record = dict(meta)
-    strict_json(record)
+    try:
+        strict_json(record)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"RowDualNet metadata must be JSON data (numbers, text, lists, "
+                         f"dicts): {exc}") from None
     blob = {"state_dict": model.state_dict(), "n_features": model.n_features,
             "hidden": model.hidden}
     atomic_write(path, lambda tmp: torch.save(blob, tmp))

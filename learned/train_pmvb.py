@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from coplug.formulations import registry
 from coplug.formulations.mip_families import FAMILIES, TRAIN_SIZES, build_family
 from coplug.learned.checkpoint_io import atomic_write_text, strict_json, unwritable_reason
 from coplug.learned.pmvb_features import FEATURE_NAMES, RootFeatureRecorder
@@ -308,6 +309,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.size is None:
         args.size = TRAIN_SIZES[args.family]
     try:
+        registry.check_size(args.family, args.size)  # memory, before generating anything
         build_family(args.family, args.size, args.seed)  # the family's own size check
     except InputError as exc:
         parser.error(f"--size {args.size}: {exc}")

@@ -564,6 +564,9 @@ def checked_predictor(predictor: Any) -> Any:
         loaded = load_predictor(predictor)
         _check_fitted(loaded)  # a checkpoint fitted on other features than the rule computes
         return loaded
+    if isinstance(predictor, bytes):  # a Sequence too, but meant as a path
+        raise InputError("PMVB checkpoint paths must be str or os.PathLike, not bytes "
+                         f"({predictor!r}); decode it (os.fsdecode)")
     if isinstance(predictor, type):  # its unbound predict_variables fails at every root
         raise InputError(f"PMVB predictor {predictor.__name__} is a class: pass a fitted "
                          "instance (or load_predictor(path))")
@@ -639,7 +642,8 @@ def _static_probabilities(predictor: Any, var_map: VarMap) -> ComponentMap | Non
     items = []
     for key, p in predictor.items():
         if isinstance(key, str) and key not in by_name:
-            raise InputError(f"PMVB probability given for unknown variable {key!r}")
+            raise InputError(f"PMVB probability given for {key!r}, not the name of a variable "
+                             "of this model's active constraints or objective")
         if not isinstance(key, str) and key not in var_map:
             raise InputError(
                 f"PMVB probability key {getattr(key, 'name', key)!r} is not a scalar "

@@ -103,14 +103,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _cmd_pmvb(args: argparse.Namespace) -> int:
     """Solve one seeded instance both ways and print them side by side."""
+    from coplug.formulations import registry
     from coplug.formulations.mip_families import FAMILIES, TRAIN_SIZES, build_family
     from coplug.plugins.pmvb import tuned_t_q
 
     if args.family not in FAMILIES:
         raise InputError(f"unknown family {args.family!r}; known: {', '.join(FAMILIES)}")
+    size = TRAIN_SIZES[args.family] if args.size is None else args.size
+    if isinstance(size, int) and size >= 1:  # the family names any other size itself
+        registry.check_size(args.family, size)  # memory, before generating anything
     predictor, meta = resolve_predictor(args.predictor, args.family)
     t, q = tuned_t_q(meta, args.threshold, args.confidence)
-    size = TRAIN_SIZES[args.family] if args.size is None else args.size
     compare(lambda: build_family(args.family, size, args.seed), predictor, t, q, args.mode,
             args.time_limit, label=f"{args.family} size={size} seed={args.seed}",
             depth=args.depth)

@@ -76,7 +76,7 @@ def test_bad_probabilities_and_prefix_via_solve_are_rejected() -> None:
     model = build_family("mknapsack", 10, 0)
     with pytest.raises(InputError, match="not in"):
         solve(model, plugins=[PMVBBranching(ComponentMap([(model.x[0], 1.5)]))])
-    with pytest.raises(InputError, match="unknown variable"):
+    with pytest.raises(InputError, match="not the name of a variable"):
         solve(model, plugins=[PMVBBranching({"nope[1]": 0.5})])
     for bare in (np.zeros(3), [0.5] * 3):
         with pytest.raises(InputError, match="not a bare sequence"):
