@@ -39,7 +39,7 @@ from pyomo.core.expr.visitor import identify_variables
 from coplug.plugins.bridge import merged_options, one_time_limit, solve
 from coplug.plugins.duals import dual_request
 from coplug.plugins.errors import InputError
-from coplug.plugins.limits import checked_time_limit
+from coplug.plugins.limits import checked_time_limit, zero_mip_gap
 from coplug.plugins.linear_terms import linear_terms, value_step
 from coplug.plugins.outer_variables import used_outside
 from coplug.plugins.results import Result, Status
@@ -219,7 +219,7 @@ def _stage_solver(model: pyo.Block, chain: list[ObjectiveData], activate: Any, s
     """`stage(objective, time_limit, warmstart)`: one solve with `objective` active and the
     rows of the lists `extra`; on a model built once where `open_stages` can (a rebuild per
     stage costs more than the solve on large models), else through `solve`."""
-    params = _exact(solver, params)
+    params = zero_mip_gap(solver, params)
     staged = open_stages(model, solver, chain, activate, params)
     if staged is None:
         return lambda objective, left, warmstart: solve(
@@ -374,20 +374,6 @@ def _snapshot(variables: list[VarData], objective: float) -> PoolSolution:
     kept = tuple(v for v in variables if not v.fixed and v.value is not None)
     values = np.array([float(v.value) for v in kept], dtype=float)
     return PoolSolution(objective, kept, values)
-
-
-def _exact(solver: str, params: dict[str, Any]) -> dict[str, Any]:
-    """`params` with HiGHS's relative MIP gap at 0 unless the caller set one: HiGHS calls a
-    point within 1e-4 of the optimum optimal, and a stage's near-optimum let the next stage
-    step past a point of the front (179 of 180 points on a 35-item knapsack)."""
-    if _is_highs(solver) and "mip_rel_gap" not in params:  # `options=` merged in already
-        return {**params, "mip_rel_gap": 0.0}
-    return params
-
-
-def _is_highs(solver: Any) -> bool:
-    """Whether `solver` names HiGHS, spelled any way `solve` takes it ("HiGHS" too)."""
-    return isinstance(solver, str) and solver.lower() == "highs"
 
 
 def _whole_call_limit(solver: Any, time_limit: float | None, params: dict[str, Any]

@@ -30,8 +30,11 @@ class OnSolution(UserCallbackPlugin):
 
     ``solution`` is a `SolutionView` (``solution[m.x[i]]``), valid during the call only;
     ``objective`` is the solution's objective value in the model's own sense. Returning
-    True stops the solve (status ``interrupted``, with that solution loaded); anything else
-    goes on. An exception raised by `callback` stops the solve and comes out of `solve()`.
+    True stops the solve (status ``interrupted``, with that solution loaded; HiGHS stops at
+    its next interrupt check and loads its best point by then, which may be better, or
+    ``optimal`` where it had proven that first); anything else goes on, and no solution is
+    handed on after a stop. An exception raised by `callback` stops the solve and comes
+    out of `solve()`.
     A solution that SCIP's tolerance lets miss an all-integer row with large coefficients
     (which `solve` would discard by solving again at a tighter tolerance) is not passed on
     (counted as `skipped`): stopping at it left that infeasible point as the answer.
@@ -83,7 +86,7 @@ class OnSolution(UserCallbackPlugin):
             self._halt = True
 
         def improving(event: Any) -> None:
-            if self._failure is not None:  # an error ended the solve: no more calls
+            if self._failure is not None or self._halt:  # an error or a stop: no more calls
                 return
             values = event.data_out.mip_solution
             if rejects is not None and rejects(values):
@@ -139,7 +142,8 @@ class OnSolution(UserCallbackPlugin):
         """The solve is over, its solution loaded: hand that solution on when it beats the
         last one handed on, after the fact (HiGHS does not pass every last solution to its
         callback: 1 of 200 random MIPs ended at 24.905 with the last call at 24.796)."""
-        if not result.has_solution or result.objective is None or self._failure is not None:
+        if not result.has_solution or result.objective is None or self._failure is not None \
+                or self._stats.get("stopped"):  # told to stop: no solution after that one
             return
         final = float(result.objective)
         if self._last is not None and not self._beats(final, self._last):

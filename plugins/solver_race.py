@@ -45,7 +45,7 @@ from coplug.plugins.errors import (
     TimeLimitError,
 )
 from coplug.plugins.interrupts import record_interrupt
-from coplug.plugins.limits import checked_time_limit
+from coplug.plugins.limits import checked_time_limit, zero_mip_gap
 from coplug.plugins.on_solution import maximizes
 from coplug.plugins.outer_variables import used_outside
 from coplug.plugins.results import Result, Status
@@ -136,7 +136,7 @@ def _racer(send: Connection, model: pyo.Block, variables: list[Any], name: str,
         _private_locks()
         _reset_highs_scheduler()
         result = solve(model, solver=name, time_limit=time_limit, tee=tee,
-                       warmstart=warmstart)
+                       warmstart=warmstart, **zero_mip_gap(name, {}))
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cost the answer
         answer = ("ok", _portable(result), _loaded_values(variables))
     except BaseException as exc:  # whatever stopped it, the parent decides

@@ -18,7 +18,7 @@ import pytest
 
 import coplug.plugins.solver_race as race_module
 from coplug.formulations.mip_families import build_family
-from coplug.plugins import SolverError, Status, TimeLimitError, infeasibilities
+from coplug.plugins import SolverError, Status, TimeLimitError, infeasibilities, solve
 from coplug.plugins.solver_race import race
 
 REAL_SOLVE = race_module.solve
@@ -194,3 +194,25 @@ def test_racers_do_not_outlive_a_parent_killed_outright():
         if _group_alive(process.pid):
             os.killpg(process.pid, signal.SIGKILL)
 
+
+
+def test_highs_races_to_the_exact_optimum():
+    """At its default 1e-4 gap HiGHS answered 10002872 'optimal' where the optimum is
+    10002896, and the race took whichever solver finished first."""
+    import random
+
+    rng = random.Random(5)
+    w = [rng.randint(50, 300) for _ in range(30)]
+    v = [wi + rng.randint(-20, 20) for wi in w]
+
+    def model():
+        m = pyo.ConcreteModel()
+        m.x = pyo.Var(range(30), domain=pyo.Binary)
+        m.c = pyo.Constraint(expr=sum(w[i] * m.x[i] for i in range(30)) <= sum(w) // 2)
+        m.o = pyo.Objective(expr=1e7 + sum(v[i] * m.x[i] for i in range(30)),
+                            sense=pyo.maximize)
+        return m
+
+    exact = solve(model(), solver="scip").objective
+    assert solve(model(), solver="highs").objective < exact  # the gap the race must close
+    assert race(model(), solvers=("highs",)).objective == pytest.approx(exact, abs=0.5)
