@@ -49,23 +49,31 @@ INTEGRAL_TOL = 1e-6
 # took 0.999999 (1.0000000000287557e-06 off) as integral: judged at 1, that row was missed by
 # 2, which a cut-off at INTEGRAL_TOL let pass as "optimal".
 ROUND_TOL = 1e-3
+# Relative slack of a row with fractional coefficients: far above float64's 1.1e-16 a term,
+# far below any miss worth a verdict.
+ROUNDOFF = 1e-12
 # SCIP's cutting planes on an all-integer row with a coefficient this large cut off
 # whole-number optima that fit with room to spare: knapsacks with weights near 1e10 and 1e11
 # came back "optimal" below the optimum on 26 of 240 random instances, 0 with separation off
 # and no slower (SCIP 10, benchmarks/cut_guard.py). Where a model has such a row, SCIP solves
 # it without cuts.
 CUT_COEF = 1e8
+# The linear constraints' presolve rounds of the tightened retry: 0. At feastol 1e-9 it
+# turned a ranged row with coefficients near 2.5e9 into a wrong "optimal" 22 (the optimum
+# is 1) or, with one harmless row more, "infeasible"; without it SCIP found 1 both times.
+RETRY_PRESOLVE = "constraints/linear/maxprerounds"
 NO_CUTS = {"separating/maxrounds": 0, "separating/maxroundsroot": 0}
 _INTEGER_TYPES = ("BINARY", "INTEGER")
 
 
 class IntegralRow(NamedTuple):
-    """lhs <= coefs @ variables <= rhs in SCIP, every variable integer, every coefficient a
-    whole number; an absent side is None."""
+    """lhs <= coefs @ variables <= rhs in SCIP, every variable integer; a coefficient is an
+    int where it is a whole number, else the exact Fraction of its float; an absent side is
+    None."""
 
     name: str
     variables: Sequence[Any]
-    coefs: Sequence[int]
+    coefs: Sequence[int | Fraction]
     lhs: float | None
     rhs: float | None
 
@@ -92,9 +100,15 @@ def integral_rows(scip: Any, feastol: float) -> list[IntegralRow]:
         variables = scip.getConsVars(cons)
         if not variables or any(var.vtype() not in _INTEGER_TYPES for var in variables):
             continue
-        if all(float(coef).is_integer() for coef in coefs):
-            rows.append(IntegralRow(cons.name, variables, [int(c) for c in coefs], lhs, rhs))
+        rows.append(IntegralRow(cons.name, variables, [_exact(c) for c in coefs], lhs, rhs))
     return rows
+
+
+def _exact(coef: float) -> int | Fraction:
+    """A coefficient as an int when whole, else as the exact value of its float: a row with
+    a coefficient 249008244.5 was left unchecked, and SCIP's integers 1e-9 off a whole
+    number missed its side of -2 by all of it ("optimal" for a model with no solution)."""
+    return int(coef) if float(coef).is_integer() else Fraction(float(coef))
 
 
 def _scale(row: IntegralRow) -> float:
@@ -118,8 +132,12 @@ def optimize_checked(scip: Any, params: Mapping[str, Any], optimize: Callable[[]
     or it found the model infeasible, and the caller left numerics/feastol alone, run it
     again at the tightened tolerance with what remains of limits/time. Returns the rows (for
     `check_integral_rows`) and what to add to `result.extra`: the tolerance used and the
-    discarded first solve (objective None after an infeasible one).
+    discarded runs (`first_solve`: their time and nodes, the first one's objective, None
+    after an infeasible one; `runs`: SCIP's runs in all).
 
+    The retry runs without the linear constraints' presolve (RETRY_PRESOLVE), which went
+    wrong at that tolerance on ranged rows; where that answer is refuted in turn, once more
+    with it (a knapsack overshot its capacity by 2 without it, and with it came out right).
     An infeasible verdict is checked too: SCIP's presolve at its tolerance called models
     with a large-coefficient row infeasible that have whole-number solutions (`15000000 x0 -
     5000001 x1 + 4999999 x2 - 4999998 x3 == 14999995` on small boxes), and at the tightened
@@ -127,24 +145,52 @@ def optimize_checked(scip: Any, params: Mapping[str, Any], optimize: Callable[[]
     feastol = float(scip.getParam("numerics/feastol"))
     rows = integral_rows(scip, feastol)
     cuts = cuts_off(scip, rows, params)
+    limit = float(scip.getParam("limits/time"))
     optimize()
     tightened = tightened_feastol(rows, feastol)
-    if "numerics/feastol" in params or tightened >= feastol:
+    if "numerics/feastol" in params or tightened >= feastol or not _refuted(scip, rows):
         return rows, cuts
-    status = scip.getStatus()
-    if status == "userinterrupt" or (status not in ("infeasible", "inforunbd")
-                                     and not best_violations(scip, rows)):
-        return rows, cuts
-    first = {"time": float(scip.getSolvingTime()), "nodes": int(scip.getNTotalNodes()),
-             "objective": float(scip.getObjVal()) if scip.getNSols() else None}
-    remaining = float(scip.getParam("limits/time")) - first["time"]
-    if remaining <= 0.0:
-        return rows, cuts
+    discarded = {"time": 0.0, "nodes": 0,
+                 "objective": float(scip.getObjVal()) if scip.getNSols() else None}
+    extra = {**cuts, "feastol": tightened, "first_solve": discarded, "runs": 1}
+    own = RETRY_PRESOLVE not in params  # else the caller's setting holds for every run
+    for k, linear_presolve in enumerate([False, True] if own else [True]):
+        if k and not _refuted(scip, rows):
+            break
+        remaining = limit - discarded["time"] - float(scip.getSolvingTime())
+        if remaining <= 0.0:
+            break
+        discarded["time"] += float(scip.getSolvingTime())
+        discarded["nodes"] += int(scip.getNTotalNodes())
+        _free_without_solutions(scip)
+        scip.setParam("numerics/feastol", tightened)
+        scip.setParam("limits/time", remaining)
+        if own and linear_presolve:
+            scip.resetParam(RETRY_PRESOLVE)
+        elif own:
+            scip.setParam(RETRY_PRESOLVE, 0)
+        optimize()
+        extra["runs"] += 1
+    return rows, extra if extra["runs"] > 1 else cuts
+
+
+def _free_without_solutions(scip: Any) -> None:
+    """freeTransform, dropping the refuted run's solutions: SCIP keeps them as candidates for
+    the next run, and a whole-number point 2 over a capacity of 2.3e9 passes feastol 1e-9
+    (relative), so it came back "optimal" again."""
+    kept = scip.getParam("limits/maxorigsol")
+    scip.setParam("limits/maxorigsol", 0)
     scip.freeTransform()
-    scip.setParam("numerics/feastol", tightened)
-    scip.setParam("limits/time", remaining)
-    optimize()
-    return rows, {**cuts, "feastol": tightened, "first_solve": first}
+    scip.setParam("limits/maxorigsol", kept)
+
+
+def _refuted(scip: Any, rows: Sequence[IntegralRow]) -> bool:
+    """Whether SCIP's verdict calls for another run: "infeasible", or a best solution that
+    misses an integral row in exact arithmetic (an interrupt stands)."""
+    status = scip.getStatus()
+    if status == "userinterrupt":
+        return False
+    return status in ("infeasible", "inforunbd") or bool(best_violations(scip, rows))
 
 
 def cuts_off(scip: Any, rows: Sequence[IntegralRow], params: Mapping[str, Any]
@@ -189,12 +235,22 @@ def violations(rows: Sequence[IntegralRow], value: Callable[[Any], float]) -> di
         values = [value(var) for var in row.variables]
         if any(abs(v - round(v)) > ROUND_TOL for v in values):
             continue
-        activity = Fraction(sum(c * round(v) for c, v in zip(row.coefs, values, strict=True)))
+        terms = [c * round(v) for c, v in zip(row.coefs, values, strict=True)]
+        activity = Fraction(sum(terms))
         over = max(activity - Fraction(row.rhs) if row.rhs is not None else 0,
                    Fraction(row.lhs) - activity if row.lhs is not None else 0)
-        if over > INTEGRAL_TOL:
+        if over > _allowed(row, terms):
             found[row.name] = float(over)
     return found
+
+
+def _allowed(row: IntegralRow, terms: Sequence[int | Fraction]) -> float:
+    """How far `row` may miss: INTEGRAL_TOL for whole-number coefficients (judged exactly),
+    plus ROUNDOFF of the terms' size where a coefficient is a fraction, whose float may
+    stand for a decimal it only rounds (0.1)."""
+    if all(isinstance(c, int) for c in row.coefs):
+        return INTEGRAL_TOL
+    return INTEGRAL_TOL + ROUNDOFF * float(sum(abs(t) for t in terms))
 
 
 def check_integral_rows(scip: Any, result: Result, rows: Sequence[IntegralRow],
