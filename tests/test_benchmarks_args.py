@@ -55,6 +55,7 @@ BAD_ARGS = [
     ("cut_guard", ["--sizes", "0"], "at least 1"),
     ("cut_guard", ["--exponents", "5"], "at least 8"),
     ("cut_guard", ["--seeds", "0"], "--seeds must be >= 1"),
+    ("fractional_rows", ["--models", "0"], "--models must be >= 1"),
     ("lazy_tsp", ["--sizes", "2"], "at least 3"),
     ("benders_facility", ["--scenarios", "0"], "at least 1"),
     ("benders_facility", ["--facilities", "0"], "--facilities"),
@@ -247,6 +248,13 @@ def test_cut_guard_is_right_where_the_cuts_are_not(capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     assert code == 0 and lines[2].startswith("| n=8 w~1e10 | 3 | 0 | 1 |")
     assert "wrong 'optimal' guarded 0/3, with cuts 1/3" in lines[-1]
+
+
+def test_fractional_rows_counts_plain_scips_wrong_verdicts(capsys):
+    code = bench("fractional_rows").main(["--models", "6", "--seed-start", "10"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0 and lines[2].startswith("| pyscipopt | 6 | 4 | 2 |")
+    assert "coplug scip 0/6" in lines[-1]
 
 
 def test_lazy_tsp_every_method_finds_the_same_tour_length(capsys):
