@@ -139,7 +139,9 @@ def test_failed_save_leaves_previous_checkpoint_loadable(tmp_path) -> None:
     path = tmp_path / "rowdualnet.pt"
     old = RowDualNet(hidden=4)
     save(old, path, {"run": 1})
-    with pytest.raises(TypeError, match="int64"):
+    from coplug.plugins.errors import InputError
+
+    with pytest.raises(InputError, match="metadata must be JSON data.*int64"):
         save(RowDualNet(hidden=8), path, {"run": np.int64(2)})
     c = np.random.default_rng(0).random((5, 5))
     loaded = load(path)
