@@ -361,8 +361,27 @@ def solve_highs(
 def build_highs(opt: Any, model: pyo.Block) -> None:
     """Build `model` in Pyomo's contrib `highs` interface `opt`, fixed columns continuous
     (see `fixed_columns_continuous`)."""
-    build_instance(opt, model, "HiGHS")  # built now, so Ctrl-C can reach it in the solve
+    with quadratic_objective_folded(model):
+        build_instance(opt, model, "HiGHS")  # built now, so Ctrl-C can reach it in the solve
     fixed_columns_continuous(opt)
+
+
+@contextmanager
+def quadratic_objective_folded(model: pyo.Block) -> Iterator[None]:
+    """The active quadratic objective as plain terms with its Params' values, while Pyomo's
+    HiGHS interface reads it: that refused `p * ((x - y)**2 + x*x)` for a mutable Param `p`
+    ("expressions of degree None"), and each solve builds afresh, so values suffice."""
+    obj = next(model.component_data_objects(pyo.Objective, active=True), None)
+    if obj is None or _degree(obj.expr) != 2:
+        yield
+        return
+    original = obj.expr
+    obj.expr = generate_standard_repn(original, compute_values=True,
+                                      quadratic=True).to_expression()
+    try:
+        yield
+    finally:
+        obj.expr = original
 
 
 def run_highs(opt: Any, model: pyo.Block, *, plugins: list[Any], time_limit: float | None,
