@@ -67,15 +67,16 @@ _INTEGER_TYPES = ("BINARY", "INTEGER")
 
 
 class IntegralRow(NamedTuple):
-    """lhs <= coefs @ variables <= rhs in SCIP, every variable integer; a coefficient is an
-    int where it is a whole number, else the exact Fraction of its float; an absent side is
-    None."""
+    """lhs <= (coefs / denominator) @ variables <= rhs in SCIP, every variable integer: the
+    coefficients' floats exactly, as ints over a power of two (1 where all are whole
+    numbers, so integer sums judge them); an absent side is None."""
 
     name: str
     variables: Sequence[Any]
-    coefs: Sequence[int | Fraction]
+    coefs: Sequence[int]
     lhs: float | None
     rhs: float | None
+    denominator: int = 1
 
 
 def integral_rows(scip: Any, feastol: float) -> list[IntegralRow]:
@@ -100,20 +101,27 @@ def integral_rows(scip: Any, feastol: float) -> list[IntegralRow]:
         variables = scip.getConsVars(cons)
         if not variables or any(var.vtype() not in _INTEGER_TYPES for var in variables):
             continue
-        rows.append(IntegralRow(cons.name, variables, [_exact(c) for c in coefs], lhs, rhs))
+        numerators, denominator = _exact(coefs)
+        rows.append(IntegralRow(cons.name, variables, numerators, lhs, rhs, denominator))
     return rows
 
 
-def _exact(coef: float) -> int | Fraction:
-    """A coefficient as an int when whole, else as the exact value of its float: a row with
-    a coefficient 249008244.5 was left unchecked, and SCIP's integers 1e-9 off a whole
-    number missed its side of -2 by all of it ("optimal" for a model with no solution)."""
-    return int(coef) if float(coef).is_integer() else Fraction(float(coef))
+def _exact(coefs: Sequence[float]) -> tuple[list[int], int]:
+    """The coefficients' floats exactly, as int numerators over one power-of-two
+    denominator. Rows with fractional coefficients are judged too: one with 249008244.5 was
+    left unchecked, and SCIP's integers 1e-9 off a whole number missed its side of -2 by
+    all of it ("optimal" for a model with no solution)."""
+    if all(float(c).is_integer() for c in coefs):
+        return [int(c) for c in coefs], 1
+    exact = [Fraction(float(c)) for c in coefs]
+    denominator = max(f.denominator for f in exact)  # powers of two: the largest holds all
+    return [int(f * denominator) for f in exact], denominator
 
 
 def _scale(row: IntegralRow) -> float:
     """The largest side or coefficient of a row."""
-    return max(abs(row.lhs or 0.0), abs(row.rhs or 0.0), *map(abs, row.coefs))
+    return max(abs(row.lhs or 0.0), abs(row.rhs or 0.0),
+               *(abs(c) / row.denominator for c in row.coefs))
 
 
 def tightened_feastol(rows: Sequence[IntegralRow], feastol: float) -> float:
@@ -198,8 +206,8 @@ def cuts_off(scip: Any, rows: Sequence[IntegralRow], params: Mapping[str, Any]
     """Turn SCIP's separation off (NO_CUTS) where an integral row has a coefficient of
     CUT_COEF or more, unless the caller set those options; what to add to `result.extra`
     (`cuts_off`: that row's name)."""
-    row = next((row for row in rows if max(map(abs, row.coefs), default=0) >= CUT_COEF),
-               None)
+    row = next((row for row in rows
+                if max(map(abs, row.coefs), default=0) >= CUT_COEF * row.denominator), None)
     if row is None or any(key in params for key in NO_CUTS):
         return {}
     for key, value in NO_CUTS.items():
@@ -236,7 +244,7 @@ def violations(rows: Sequence[IntegralRow], value: Callable[[Any], float]) -> di
         if any(abs(v - round(v)) > ROUND_TOL for v in values):
             continue
         terms = [c * round(v) for c, v in zip(row.coefs, values, strict=True)]
-        activity = Fraction(sum(terms))
+        activity = Fraction(sum(terms), row.denominator)
         over = max(activity - Fraction(row.rhs) if row.rhs is not None else 0,
                    Fraction(row.lhs) - activity if row.lhs is not None else 0)
         if over > _allowed(row, terms):
@@ -244,13 +252,13 @@ def violations(rows: Sequence[IntegralRow], value: Callable[[Any], float]) -> di
     return found
 
 
-def _allowed(row: IntegralRow, terms: Sequence[int | Fraction]) -> float:
+def _allowed(row: IntegralRow, terms: Sequence[int]) -> float:
     """How far `row` may miss: INTEGRAL_TOL for whole-number coefficients (judged exactly),
     plus ROUNDOFF of the terms' size where a coefficient is a fraction, whose float may
     stand for a decimal it only rounds (0.1)."""
-    if all(isinstance(c, int) for c in row.coefs):
+    if row.denominator == 1:
         return INTEGRAL_TOL
-    return INTEGRAL_TOL + ROUNDOFF * float(sum(abs(t) for t in terms))
+    return INTEGRAL_TOL + ROUNDOFF * sum(abs(t) for t in terms) / row.denominator
 
 
 def check_integral_rows(scip: Any, result: Result, rows: Sequence[IntegralRow],
