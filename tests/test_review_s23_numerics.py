@@ -130,3 +130,17 @@ def test_a_large_decimal_coefficient_keeps_its_round_off():
         warnings.simplefilter("error")
         result = solve(m)
     assert result.status is Status.OPTIMAL and round(m.x.value) == 1000
+
+
+def test_a_half_integer_row_met_exactly_is_not_called_missed():
+    """x = y = 1 meets 249008245 x - 249008244.5 y == 0.5 exactly: judged at the floats'
+    exact values, not truncated ones."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Binary)
+    m.y = pyo.Var(domain=pyo.Integers, bounds=(-1, 1))
+    m.c = pyo.Constraint(expr=249008245 * m.x - 249008244.5 * m.y == 0.5)
+    m.o = pyo.Objective(expr=m.x + m.y, sense=pyo.maximize)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = solve(m)
+    assert result.status is Status.OPTIMAL and result.objective == pytest.approx(2.0)
