@@ -166,9 +166,9 @@ def solve(
                          "plugins; use solver='scip' to combine them")
     with one_solve_at_a_time():  # threads take turns (see coplug.plugins.serial)
         if solver.lower() == "highs" and all_lazy(plugins):
-            run = functools.partial(solve_in_rounds, model, plugins, lambda left: backend(
-                model, plugins=[], time_limit=left, params=params, tee=tee, **start),
-                time_limit)
+            run = functools.partial(solve_in_rounds, model, plugins, first_round_start(
+                lambda left, **kw: backend(model, plugins=[], time_limit=left, params=params,
+                                           tee=tee, **kw), start), time_limit)
         else:
             run = functools.partial(backend, model, plugins=plugins, time_limit=time_limit,
                                     params=params, tee=tee, **start)
@@ -193,6 +193,23 @@ def solve(
         else:
             load_fixed_duals(model, result, resolve)
         return result
+
+
+def first_round_start(run: Callable[..., Result], start: dict[str, Any]
+                      ) -> Callable[[float | None], Result]:
+    """`run(time_left)` for lazy rounds with the caller's MIP start (`start`) in the first
+    round only, its report kept in every round's result: later rounds started from the last
+    round's point, which breaks a lazy row, and reported it as the caller's."""
+    report: dict[str, Any] = {}
+
+    def round_run(left: float | None) -> Result:
+        result = run(left, **(start if not report else {}))
+        report.setdefault("warmstart", result.extra.get("warmstart"))
+        if report["warmstart"] is not None:
+            result.extra["warmstart"] = report["warmstart"]
+        return result
+
+    return round_run
 
 
 def merged_options(options: Mapping[str, Any] | None, params: dict[str, Any]
@@ -494,10 +511,12 @@ def _hidden_values(opt: Any, model: pyo.Block) -> list[tuple[Any, float]]:
     hidden = [(v, float(pyo.value(p))) for p, v in opt._pyomo_param_to_solver_param_map.items()]
     if opt._obj_var is not None:
         objective = next(model.component_data_objects(pyo.Objective, active=True))
-        try:
-            hidden.append((opt._obj_var, float(pyo.value(objective.expr))))
+        try:  # exception=False: Pyomo logs an ERROR for a variable without a value otherwise
+            value = pyo.value(objective.expr, exception=False)
         except (ValueError, TypeError, ZeroDivisionError, OverflowError):
-            pass  # a variable without a value (or a point outside the domain): partial start
+            value = None  # a point outside the domain (log of a negative): a partial start
+        if value is not None:
+            hidden.append((opt._obj_var, float(value)))
     return hidden
 
 

@@ -192,3 +192,79 @@ def test_negative_unit_costs_give_the_extensive_optimum(seed):
         master, subs = benders_models(inst)
         result = solve(master, solver=solver, plugins=[LazyConstraints(BendersCuts(subs))])
         assert result.objective == pytest.approx(exact, rel=1e-6)
+
+
+def _reused_case():
+    """The master and subproblem of the reuse test above: 3 at d = 1, 13 at d = 8."""
+    master = pyo.ConcreteModel()
+    master.y = pyo.Var(domain=pyo.Binary)
+    master.t = pyo.Var(bounds=(0, None))
+    master.obj = pyo.Objective(expr=5 * master.y + master.t)
+    sub = pyo.ConcreteModel()
+    sub.d = pyo.Param(initialize=1.0, mutable=True)
+    sub.yc = pyo.Var(bounds=(0, 1))
+    sub.f = pyo.Var(bounds=(0, None))
+    sub.u = pyo.Var(bounds=(0, None))
+    sub.cap = pyo.Constraint(expr=sub.f <= 10 * sub.yc)
+    sub.dem = pyo.Constraint(expr=sub.f + sub.u >= sub.d)
+    sub.obj = pyo.Objective(expr=sub.f + 3 * sub.u)
+    return master, sub
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_a_solve_that_made_no_cut_does_not_keep_old_clones(solver):
+    """After a solve whose master had no point (no cut cached), the next solve kept the
+    clones of the old data: 3 for 13."""
+    master, sub = _reused_case()
+    cuts = BendersCuts([Subproblem(sub, [(master.y, sub.yc)], master.t)])
+    master.bad = pyo.Constraint(expr=master.y >= 2)
+    assert solve(master, solver=solver, plugins=[LazyConstraints(cuts)]).status \
+        is Status.INFEASIBLE
+    master.bad.deactivate()
+    sub.d = 8.0
+    assert solve(master, solver=solver, plugins=[LazyConstraints(cuts)]).objective \
+        == pytest.approx(13.0)
+
+
+def test_solving_again_after_bounding_an_unbounded_subproblem_works():
+    """The error says 'bound the subproblem'; doing so and solving with the same cuts
+    raised the same error."""
+    m, sp = _tiny()
+    sp.obj.expr = -sp.x
+    cuts = BendersCuts([Subproblem(sp, [(m.y, sp.y)], m.eta)])
+    m.eta.setlb(-100)
+    with pytest.raises(InputError, match="unbounded"):
+        solve(m, plugins=[LazyConstraints(cuts)])
+    sp.x.setub(10)
+    assert solve(m, plugins=[LazyConstraints(cuts)]).objective == pytest.approx(-10.0)
+
+
+def test_a_copy_fixed_after_construction_is_named_at_the_next_solve():
+    """It was a KeyError deep in the persistent LP (and with SCIP subproblems a quiet 24)."""
+    master, sub = _reused_case()
+    cuts = BendersCuts([Subproblem(sub, [(master.y, sub.yc)], master.t)])
+    assert solve(master, plugins=[LazyConstraints(cuts)]).objective == pytest.approx(3.0)
+    sub.yc.fix(0)
+    with pytest.raises(InputError, match="fixed"):
+        solve(master, plugins=[LazyConstraints(cuts)])
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_an_unbounded_subproblem_at_a_point_another_rules_out_is_no_error(solver):
+    """Sub 0 is unbounded at y = 0, where sub 1 has no point: the model is infeasible, not
+    'unbounded' (an InputError said so)."""
+    m = pyo.ConcreteModel()
+    m.y = pyo.Var(domain=pyo.Binary)
+    m.t = pyo.Var(bounds=(-50, None))
+    m.obj = pyo.Objective(expr=m.y + m.t)
+    s0 = pyo.ConcreteModel()
+    s0.yc = pyo.Var(bounds=(0, 1))
+    s0.x = pyo.Var(bounds=(0, None))
+    s0.open = pyo.Constraint(expr=s0.yc <= 0)
+    s0.obj = pyo.Objective(expr=-s0.x)
+    s1 = pyo.ConcreteModel()
+    s1.yc = pyo.Var(bounds=(0, 1))
+    s1.need = pyo.Constraint(expr=s1.yc >= 1)
+    s1.obj = pyo.Objective(expr=0 * s1.yc)
+    cuts = BendersCuts([Subproblem(s0, [(m.y, s0.yc)], m.t), Subproblem(s1, [(m.y, s1.yc)])])
+    assert solve(m, solver=solver, plugins=[LazyConstraints(cuts)]).status is Status.INFEASIBLE

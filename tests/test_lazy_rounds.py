@@ -112,3 +112,20 @@ def test_rounds_without_a_solution_leave_the_values_as_they_were():
                        mip_max_improving_sols=1)
     assert not result.has_solution
     assert [var.value for var in xs] == [0] * len(xs)
+
+
+def test_the_warm_start_report_is_the_callers_in_every_round():
+    """Later rounds started from the last round's point (which breaks a lazy row) and
+    reported 4 values given where the caller gave none."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(4), domain=pyo.Binary)
+    m.o = pyo.Objective(expr=5 * m.x[0] + 4 * m.x[1] + 2 * m.x[2] + m.x[3], sense=pyo.maximize)
+    m.c = pyo.Constraint(expr=sum(m.x.values()) <= 3)
+
+    def separate(s):
+        return [m.x[0] + m.x[1] <= 1] if s[m.x[0]] + s[m.x[1]] > 1.5 else []
+
+    m.x[2].value = 1
+    result = solve(m, solver="highs", warmstart=True, plugins=[LazyConstraints(separate)])
+    assert result.extra["lazy_rounds"] == 2 and result.objective == pytest.approx(8.0)
+    assert result.extra["warmstart"]["values"] == 1

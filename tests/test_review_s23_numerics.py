@@ -144,3 +144,19 @@ def test_a_half_integer_row_met_exactly_is_not_called_missed():
         warnings.simplefilter("error")
         result = solve(m)
     assert result.status is Status.OPTIMAL and result.objective == pytest.approx(2.0)
+
+
+def test_a_partial_start_of_a_nonlinear_objective_logs_no_pyomo_error(caplog):
+    """Pyomo logged 'ERROR: evaluating object as numeric value' for the variable without a
+    value (twice) before the start went on as partial."""
+    import logging
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), domain=pyo.Integers, bounds=(-5, 5))
+    m.c = pyo.Constraint(expr=sum(m.x.values()) >= 2)
+    m.o = pyo.Objective(expr=(m.x[0] - 1.3) ** 2 + (m.x[1] + 0.7) ** 2 + m.x[2] ** 2 + 4)
+    m.x[0].value, m.x[2].value = 2, 0
+    with caplog.at_level(logging.WARNING):
+        result = solve(m, warmstart=True)
+    assert result.status is Status.OPTIMAL and result.objective == pytest.approx(4.98)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
