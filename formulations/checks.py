@@ -60,9 +60,10 @@ def numeric_array(data: object, what: str) -> np.ndarray:
 
 
 def read_text_file(path: Path, what: str) -> str:
-    """The file's text, or an InputError naming it when it is not UTF-8 text."""
+    """The file's text (a UTF-8 byte-order mark dropped: Windows editors write one, and it
+    hid a TSPLIB file's first keyword), or an InputError naming it when it is not UTF-8."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"{what} {path} is not UTF-8 text (byte {exc.start}: "
                          f"{exc.object[exc.start:exc.start + 1]!r})") from None

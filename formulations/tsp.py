@@ -26,7 +26,8 @@ from coplug.formulations.checks import (
     read_text_file,
 )
 from coplug.formulations.qubo import QUBO, multilinear_pairs, symmetric
-from coplug.plugins.errors import InputError
+from coplug.plugins.errors import InputError, SolverError
+from coplug.plugins.interrupts import stops_on_interrupt
 
 # The position QUBOs have (n-1)^2 variables and about 2 n^3 stored nonzeros; past this many
 # (about 100 cities, some 100 MB while building) tsp_qubo_safe and tsp_qubo_naive refuse
@@ -241,7 +242,8 @@ def is_tour(tour: list[int] | np.ndarray | None, n: int) -> bool:
     if tour is None:
         return False
     cities = np.asarray(tour)
-    if cities.dtype.kind not in "iuf" or cities.ndim != 1 or (cities != np.round(cities)).any():
+    if cities.dtype.kind not in "iuf" or cities.ndim != 1 or not np.isfinite(cities).all() \
+            or (cities != np.round(cities)).any():
         return False
     return sorted(int(c) for c in cities) == list(range(n))
 
@@ -298,8 +300,12 @@ def load_tsplib(path: str | Path) -> TSPInstance:
                 coords, k = _read_coords(path, lines, k, n)
             elif section == "EDGE_WEIGHT_SECTION":
                 weights, k = _read_numbers(path, lines, k)
-            elif section in ("DISPLAY_DATA_SECTION", "FIXED_EDGES_SECTION"):
+            elif section == "DISPLAY_DATA_SECTION":  # for drawing only
                 _, k = _read_numbers(path, lines, k)
+            elif section == "FIXED_EDGES_SECTION":
+                raise InputError(f"{path}:{no}: FIXED_EDGES_SECTION is not supported: its "
+                                 "edges must be in every tour, which the models here do not "
+                                 "impose (linhp318 would solve as lin318)")
             else:
                 raise InputError(f"{path}:{no}: unsupported section {section}")
             continue
@@ -318,10 +324,11 @@ def load_tsplib(path: str | Path) -> TSPInstance:
             raise InputError(f"{path}: {ewt} needs a NODE_COORD_SECTION")
         _check_matrix_memory(n)
         try:
-            dist = _COORD_TYPES[ewt](coords)
+            with np.errstate(over="ignore", invalid="ignore"):  # named below, not warned
+                dist = _COORD_TYPES[ewt](coords)
+            return TSPInstance(dist, coords=coords, name=name, meta=spec)
         except InputError as err:
             raise InputError(f"{path}: {err}") from None
-        return TSPInstance(dist, coords=coords, name=name, meta=spec)
     if ewt == "EXPLICIT":
         fmt = spec.get("EDGE_WEIGHT_FORMAT", "").upper()
         if fmt not in _EXPLICIT_FORMATS:
@@ -365,7 +372,9 @@ def _read_coords(path: Path, lines: list[str], k: int, n: int) -> tuple[np.ndarr
         if len(toks) != 3:
             raise InputError(f"{path}:{no}: expected 'id x y', got {lines[k - 1].strip()!r}")
         try:
-            idx, x, y = int(toks[0]), float(toks[1]), float(toks[2])
+            if "_" in toks[0]:  # int() takes "1_0" as 10 too
+                raise ValueError(toks[0])
+            idx, x, y = int(toks[0]), _number(toks[1]), _number(toks[2])
         except ValueError:
             raise InputError(f"{path}:{no}: non-numeric coordinate line {lines[k - 1]!r}") from None
         if not 1 <= idx <= n:
@@ -438,7 +447,7 @@ def _batch_floats(path: Path, lines: list[str], first: int, last: int, batch: li
     sends the lines to `_floats_by_token`, whose error names its line."""
     try:
         values = np.fromiter(map(float, batch), dtype=float, count=len(batch))
-        if np.isfinite(values).all():
+        if np.isfinite(values).all() and not any("_" in tok for tok in batch):
             return values
     except ValueError:
         pass
@@ -452,13 +461,21 @@ def _floats_by_token(path: Path, lines: list[str], first: int, last: int) -> np.
     for k in range(first, last):
         for tok in lines[k].split():
             try:
-                val = float(tok)
+                val = _number(tok)
             except ValueError:
                 raise InputError(f"{path}:{k + 1}: not a number: {tok!r}") from None
             if not math.isfinite(val):
                 raise InputError(f"{path}:{k + 1}: weights must be finite, got {tok!r}")
             out.append(val)
     return np.array(out, dtype=float)
+
+
+def _number(token: str) -> float:
+    """A TSPLIB number as float(); a ValueError for what Python reads but TSPLIB does not
+    write: "1_0" (float() and int() take it as 10)."""
+    if "_" in token:
+        raise ValueError(token)
+    return float(token)
 
 
 def _explicit_cells(n: int, fmt: str) -> tuple[int, int]:
@@ -531,6 +548,7 @@ def tour_from_model(model: pyo.ConcreteModel) -> list[int]:
     """Follow the chosen arcs x[i,j] from city 0 into a city order. An unsolved model, or
     arcs whose cycle through city 0 misses cities (subtours), is an InputError rather than
     a partial order such as [0]."""
+    _check_tsp_model(model)
     if all(model.x[a].value is None for a in model.A):
         raise InputError("the TSP model holds no solution values; solve it first")
     succ = {i: j for (i, j) in model.A if (model.x[i, j].value or 0) > 0.5}
@@ -545,6 +563,15 @@ def tour_from_model(model: pyo.ConcreteModel) -> list[int]:
     return tour
 
 
+def _check_tsp_model(model: Any) -> None:
+    """Refuse a model `tsp_mip` did not build (cities N, arcs A, arc variables x), naming
+    what it lacks, rather than an AttributeError."""
+    missing = [name for name in ("N", "A", "x") if getattr(model, name, None) is None]
+    if missing:
+        raise InputError(f"expected a model from tsp_mip (cities N, arcs A, arc variables x); "
+                         f"this one has no {', '.join(missing)}")
+
+
 def subtour_separator(model: pyo.ConcreteModel, tol: float = 1e-6) -> Callable[[Any], list[Any]]:
     """Subtour cuts for `tsp_mip(..., subtour="none")` as a `LazyConstraints` function.
 
@@ -557,6 +584,7 @@ def subtour_separator(model: pyo.ConcreteModel, tol: float = 1e-6) -> Callable[[
     """
     import networkx as nx
 
+    _check_tsp_model(model)
     cities = list(model.N)
     arcs = [(a, model.x[a]) for a in model.A]
 
@@ -592,11 +620,21 @@ def solve_tsp_lazy(dist: np.ndarray, solver: str = "scip", max_rounds: int = 200
     from coplug.plugins.lazy import LazyConstraints
 
     m = tsp_mip(dist, subtour="none")
-    result = solve(m, solver="scip",
-                   plugins=[LazyConstraints(subtour_separator(m), fractional=True)])
+    with stops_on_interrupt():  # a Ctrl-C SCIP caught: raised, not a tour 6x the optimum
+        result = solve(m, solver="scip",
+                       plugins=[LazyConstraints(subtour_separator(m), fractional=True)])
+    _proven(result)
+    return tour_from_model(m)
+
+
+def _proven(result: Any) -> None:
+    """Refuse a solve that did not prove its tour optimal: these functions promise the
+    exact TSP, and return only the tour."""
     if not result.has_solution:
         raise InputError(f"TSP model has no solution ({result.status.value})")
-    return tour_from_model(m)
+    if not result.optimal:
+        raise SolverError(f"the TSP solve ended {result.status.value}, with no proven "
+                          "optimal tour")
 
 
 def solve_tsp_rounds(dist: np.ndarray, solver: str = "highs", max_rounds: int = 200
@@ -611,9 +649,9 @@ def solve_tsp_rounds(dist: np.ndarray, solver: str = "highs", max_rounds: int = 
     m = tsp_mip(d, subtour="none")
     m.cuts = pyo.ConstraintList()
     for _ in range(max_rounds):
-        result = solve(m, solver=solver)
-        if not result.has_solution:
-            raise InputError(f"TSP relaxation has no solution ({result.status.value})")
+        with stops_on_interrupt():  # a Ctrl-C a solver caught ends the rounds
+            result = solve(m, solver=solver)
+        _proven(result)
         succ = {i: j for (i, j) in m.A if m.x[i, j].value > 0.5}
         cycles = _cycles(succ, n)
         if len(cycles) == 1:

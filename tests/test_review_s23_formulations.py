@@ -66,3 +66,91 @@ def test_certify_refuses_a_scale_that_is_not_positive(bad):
     scale[2] = bad
     with pytest.raises(InputError, match="scale must be finite and > 0"):
         certify(qubo, np.zeros(qubo.n), scale=scale)
+
+
+def _tsplib(tmp_path, body: str, name: str = "t.tsp"):
+    path = tmp_path / name
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+def test_fixed_edges_are_refused_not_dropped(tmp_path):
+    """Edge 1-3 had to be in every tour (length 48); the section was read and dropped, and
+    the plain optimum 40 came back (linhp318 would solve as lin318)."""
+    path = _tsplib(tmp_path, "NAME: f4\nTYPE: TSP\nDIMENSION: 4\nEDGE_WEIGHT_TYPE: EUC_2D\n"
+                   "NODE_COORD_SECTION\n1 0 0\n2 10 0\n3 10 10\n4 0 10\n"
+                   "FIXED_EDGES_SECTION\n1 3\n-1\nEOF\n")
+    with pytest.raises(InputError, match="FIXED_EDGES_SECTION is not supported"):
+        tsp.load_tsplib(path)
+
+
+def test_a_byte_order_mark_is_read_past(tmp_path):
+    path = _tsplib(tmp_path, "\ufeffDIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\n"
+                   "NODE_COORD_SECTION\n1 0 0\n2 3 4\n3 0 1\nEOF\n")
+    assert tsp.load_tsplib(path).dist[0, 1] == 5.0
+
+
+@pytest.mark.parametrize("section", [
+    "EDGE_WEIGHT_TYPE: EXPLICIT\nEDGE_WEIGHT_FORMAT: UPPER_ROW\nEDGE_WEIGHT_SECTION\n1_0 2 3\n",
+    "EDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 3_0 4\n3 0 1\n",
+    "EDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 3 4\n3_0 0 1\n"])
+def test_underscores_in_numbers_are_refused(tmp_path, section):
+    """Python's float("1_0") is 10: d[0, 1] loaded as 10."""
+    path = _tsplib(tmp_path, f"DIMENSION: 3\n{section}EOF\n")
+    with pytest.raises(InputError, match=r"t\.tsp:\d+"):
+        tsp.load_tsplib(path)
+
+
+def test_coordinates_too_large_for_distances_are_named_without_numpy_warnings(tmp_path):
+    import warnings
+
+    path = _tsplib(tmp_path, "DIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n"
+                   "1 0 0\n2 1e160 4\n3 0 1\nEOF\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError, match=r"t\.tsp: .*NaN or infinite"):
+            tsp.load_tsplib(path)
+
+
+def test_infinite_cities_are_no_tour():
+    import numpy as np
+
+    assert tsp.is_tour([0, 1, np.inf], 3) is False and tsp.is_tour([0, 1, -np.inf], 3) is False
+
+
+def test_a_model_tsp_mip_did_not_build_is_named():
+    import numpy as np
+
+    from coplug.formulations.assignment import assignment_model
+
+    m = assignment_model(np.eye(3))
+    for function in (tsp.subtour_separator, tsp.tour_from_model):
+        with pytest.raises(InputError, match="expected a model from tsp_mip"):
+            function(m)
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_ctrl_c_stops_the_exact_tsp_instead_of_returning_a_worse_tour(solver, tmp_path):
+    """solve_tsp_lazy returned a tour of 4084 (optimum 701) after Ctrl-C, with no sign, and
+    the rounds went on solving after it."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = tmp_path / "tsp_ctrl_c.py"
+    script.write_text(textwrap.dedent(f"""
+        import os, signal, threading, time
+        from coplug.formulations.tsp import random_euclidean, solve_tsp_lazy
+        d = random_euclidean(80, 7).dist
+        threading.Thread(target=lambda: (time.sleep(0.7), os.kill(os.getpid(),
+                         signal.SIGINT)), daemon=True).start()
+        try:
+            tour = solve_tsp_lazy(d, solver={solver!r})
+        except KeyboardInterrupt:
+            print("interrupted")
+        else:
+            print("tour", len(tour))
+    """))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.strip().splitlines()[-1] == "interrupted", done.stdout + done.stderr
