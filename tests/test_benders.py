@@ -151,11 +151,8 @@ def test_a_subproblem_that_is_not_an_lp_or_reaches_outside_is_named():
         BendersCuts([Subproblem(sp, [(m.y, sp.y)], m.eta)])
 
 
-@pytest.mark.parametrize("solver", ["scip", "highs"])
-def test_reused_cuts_read_the_subproblems_data_as_it_is_at_each_solve(solver):
-    # BendersCuts cloned its subproblems once: after the demand changed, a second solve
-    # with the same cuts object gave the first demand's optimum (3 for 13)
-
+def _reused_case():
+    """The master and subproblem of the reuse tests below: 3 at d = 1, 13 at d = 8."""
     master = pyo.ConcreteModel()
     master.y = pyo.Var(domain=pyo.Binary)
     master.t = pyo.Var(bounds=(0, None))
@@ -168,6 +165,14 @@ def test_reused_cuts_read_the_subproblems_data_as_it_is_at_each_solve(solver):
     sub.cap = pyo.Constraint(expr=sub.f <= 10 * sub.yc)
     sub.dem = pyo.Constraint(expr=sub.f + sub.u >= sub.d)
     sub.obj = pyo.Objective(expr=sub.f + 3 * sub.u)
+    return master, sub
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_reused_cuts_read_the_subproblems_data_as_it_is_at_each_solve(solver):
+    # BendersCuts cloned its subproblems once: after the demand changed, a second solve
+    # with the same cuts object gave the first demand's optimum (3 for 13)
+    master, sub = _reused_case()
     cuts = BendersCuts([Subproblem(sub, [(master.y, sub.yc)], master.t)])
     first = solve(master, solver=solver, plugins=[LazyConstraints(cuts)])
     assert first.objective == pytest.approx(3.0)  # y = 0, all demand unmet at 3
@@ -192,23 +197,6 @@ def test_negative_unit_costs_give_the_extensive_optimum(seed):
         master, subs = benders_models(inst)
         result = solve(master, solver=solver, plugins=[LazyConstraints(BendersCuts(subs))])
         assert result.objective == pytest.approx(exact, rel=1e-6)
-
-
-def _reused_case():
-    """The master and subproblem of the reuse test above: 3 at d = 1, 13 at d = 8."""
-    master = pyo.ConcreteModel()
-    master.y = pyo.Var(domain=pyo.Binary)
-    master.t = pyo.Var(bounds=(0, None))
-    master.obj = pyo.Objective(expr=5 * master.y + master.t)
-    sub = pyo.ConcreteModel()
-    sub.d = pyo.Param(initialize=1.0, mutable=True)
-    sub.yc = pyo.Var(bounds=(0, 1))
-    sub.f = pyo.Var(bounds=(0, None))
-    sub.u = pyo.Var(bounds=(0, None))
-    sub.cap = pyo.Constraint(expr=sub.f <= 10 * sub.yc)
-    sub.dem = pyo.Constraint(expr=sub.f + sub.u >= sub.d)
-    sub.obj = pyo.Objective(expr=sub.f + 3 * sub.u)
-    return master, sub
 
 
 @pytest.mark.parametrize("solver", ["scip", "highs"])
