@@ -60,20 +60,10 @@ from coplug.plugins.integral_rows import (
     record_first_solve,
 )
 from coplug.plugins.interrupts import record_interrupt
-from coplug.plugins.lazy_duals import (
-    lazy_plugins,
-    load_lazy_duals,
-    refuse_mip_duals,
-    wants_lp_duals,
-)
+from coplug.plugins.lazy_duals import lazy_plugins, load_duals_after
 from coplug.plugins.lazy_rounds import all_lazy, any_lazy, solve_in_rounds
 from coplug.plugins.limits import checked_time_limit
-from coplug.plugins.mip_duals import (
-    declared_duals,
-    load_fixed_duals,
-    mip_warning_quiet,
-    wants_fixed_duals,
-)
+from coplug.plugins.mip_duals import declared_duals, mip_warning_quiet, wants_fixed_duals
 from coplug.plugins.mipstart import scip_mip_start
 from coplug.plugins.modeldata import check_model_data
 from coplug.plugins.priorities import set_scip_priorities, unread_export_suffixes
@@ -174,24 +164,13 @@ def solve(
                                     params=params, tee=tee, **start)
         lazies = lazy_plugins(plugins)
         fixed = wants_fixed_duals(model, mip_duals, solver)
-        if not fixed and not wants_lp_duals(model, lazies):
-            if lazies and declared_duals(model):  # a MIP: say so once, not per round
-                with mip_warning_quiet():
-                    result = run()
-                refuse_mip_duals(model, result)
-                return result
-            return run()
-        with mip_warning_quiet():
+        if not fixed and not (lazies and declared_duals(model)):
+            return run()  # duals, if any, from the solve itself
+        with mip_warning_quiet():  # the duals' own reasons are said once, below
             result = run()
         left = None if time_limit is None else max(time_limit - result.time, 1e-3)
-
-        def resolve() -> Result:  # the backend was checked above
-            return backend(model, plugins=[], time_limit=left, params=params, tee=tee)
-
-        if lazies:
-            load_lazy_duals(model, result, lazies, resolve)
-        else:
-            load_fixed_duals(model, result, resolve)
+        load_duals_after(model, result, lazies, fixed, lambda: backend(
+            model, plugins=[], time_limit=left, params=params, tee=tee))
         return result
 
 

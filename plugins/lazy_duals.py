@@ -48,10 +48,17 @@ def lazy_plugins(plugins: Sequence[Any]) -> list[LazyConstraints]:
     return [] if others else lazies
 
 
-def wants_lp_duals(model: BlockData, lazies: Sequence[LazyConstraints]) -> bool:
-    """Whether to load LP duals after a solve with `lazies`: the model declares `dual` or
-    `rc` and has no integer variable (a MIP's are asked for with `mip_duals="fixed"`)."""
-    return bool(lazies) and bool(declared_duals(model)) and not integers_to_fix(model)
+def load_duals_after(model: BlockData, result: Result, lazies: Sequence[LazyConstraints],
+                     fixed: bool, resolve: Callable[[], Result]) -> None:
+    """The duals `solve` loads after a solve that could not give them itself: the fixed
+    LP's (`fixed`: mip_duals="fixed"), with the rows `lazies` added where there are any; a
+    MIP with lazy rows and no `mip_duals` says once why it has none."""
+    if not lazies:
+        load_fixed_duals(model, result, resolve)
+    elif fixed or not integers_to_fix(model):
+        load_lazy_duals(model, result, lazies, resolve)
+    else:
+        refuse_mip_duals(model, result)
 
 
 def refuse_mip_duals(model: BlockData, result: Result) -> None:
