@@ -22,6 +22,8 @@ import numpy as np
 
 from coplug.plugins.integral_rows import (
     FEASTOL_FLOOR,
+    ROUNDING_ABS,
+    ROUNDING_REL,
     STEP,
     IntegralRow,
     tightened_feastol,
@@ -131,14 +133,21 @@ def rounded_breaks(view: RowView, values: Any) -> dict[str, float]:
     if not view.integer.size or view.lp.num_row_ == 0:
         return {}
     integer = view.integer
-    values = np.array(values, dtype=float)
-    values[integer] = np.round(values[integer])
-    activity = view.matrix @ values
+    raw = np.array(values, dtype=float)
+    rounded = raw.copy()
+    rounded[integer] = np.round(rounded[integer])
     lower, upper = view.sides
-    over = np.maximum(np.maximum(lower - activity, activity - upper), 0.0)
-    sides = np.where(activity < lower, np.abs(lower), np.abs(upper))
-    broken = np.flatnonzero(view.touches_integers
-                            & (over > ROUNDED_ROW_TOL * np.maximum(1.0, sides)))
+
+    def missed(point: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        activity = view.matrix @ point
+        over = np.maximum(np.maximum(lower - activity, activity - upper), 0.0)
+        return over, np.where(activity < lower, np.abs(lower), np.abs(upper))
+
+    over, sides = missed(rounded)
+    scale = np.maximum(1.0, sides)
+    moved = over - missed(raw)[0]  # what rounding alone added: 50 past a side of 1e8
+    broken = np.flatnonzero(view.touches_integers & (
+        (over > ROUNDED_ROW_TOL * scale) | (moved > ROUNDING_ABS + ROUNDING_REL * scale)))
     return {str(i): float(over[i]) for i in broken.tolist()}
 
 

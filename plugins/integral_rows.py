@@ -29,6 +29,7 @@ integers it loaded, rounded, missed an equality by 1 at a wrong "optimal" 9 (the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any, NamedTuple
@@ -77,6 +78,16 @@ class IntegralRow(NamedTuple):
     lhs: float | None
     rhs: float | None
     denominator: int = 1
+    integer: Sequence[bool] | None = None  # which variables are integer (None: all)
+
+
+# A row mixing integer and continuous variables is broken when rounding its integer values
+# (as coplug loads them) moves it this much further past a side, absolutely plus relative
+# to the side: SCIP's integrality tolerance took y = 5e-7 as 0, and in x <= 1e8 y that let
+# x = 50 through a closed arc ("optimal" 10.000002 for a true 30). Below 1e-3 a move is
+# what integrality tolerances leak through ordinary coefficients (1e3 at 1e-6), not a verdict.
+ROUNDING_ABS = 1e-3
+ROUNDING_REL = 1e-9
 
 
 def integral_rows(scip: Any, feastol: float) -> list[IntegralRow]:
@@ -99,10 +110,12 @@ def integral_rows(scip: Any, feastol: float) -> list[IntegralRow]:
         if max(abs(lhs or 0.0), abs(rhs or 0.0), *map(abs, coefs), 0.0) < threshold:
             continue
         variables = scip.getConsVars(cons)
-        if not variables or any(var.vtype() not in _INTEGER_TYPES for var in variables):
-            continue
-        numerators, denominator = _exact(coefs)
-        rows.append(IntegralRow(cons.name, variables, numerators, lhs, rhs, denominator))
+        integer = [var.vtype() in _INTEGER_TYPES for var in variables]
+        if all(integer) and variables:
+            numerators, denominator = _exact(coefs)
+            rows.append(IntegralRow(cons.name, variables, numerators, lhs, rhs, denominator))
+        elif any(abs(c) >= threshold for c, whole in zip(coefs, integer, strict=True) if whole):
+            rows.append(IntegralRow(cons.name, variables, list(coefs), lhs, rhs, 1, integer))
     return rows
 
 
@@ -119,7 +132,10 @@ def _exact(coefs: Sequence[float]) -> tuple[list[int], int]:
 
 
 def _scale(row: IntegralRow) -> float:
-    """The largest side or coefficient of a row."""
+    """The largest side or coefficient of an all-integer row; of a mixed row, its largest
+    integer variable's coefficient (what a value off a whole number is multiplied by)."""
+    if row.integer is not None:
+        return max(abs(c) for c, whole in zip(row.coefs, row.integer, strict=True) if whole)
     return max(abs(row.lhs or 0.0), abs(row.rhs or 0.0),
                *(abs(c) / row.denominator for c in row.coefs))
 
@@ -206,8 +222,8 @@ def cuts_off(scip: Any, rows: Sequence[IntegralRow], params: Mapping[str, Any]
     """Turn SCIP's separation off (NO_CUTS) where an integral row has a coefficient of
     CUT_COEF or more, unless the caller set those options; what to add to `result.extra`
     (`cuts_off`: that row's name)."""
-    row = next((row for row in rows
-                if max(map(abs, row.coefs), default=0) >= CUT_COEF * row.denominator), None)
+    row = next((row for row in rows if row.integer is None
+                and max(map(abs, row.coefs), default=0) >= CUT_COEF * row.denominator), None)
     if row is None or any(key in params for key in NO_CUTS):
         return {}
     for key, value in NO_CUTS.items():
@@ -241,6 +257,11 @@ def violations(rows: Sequence[IntegralRow], value: Callable[[Any], float]) -> di
     found = {}
     for row in rows:
         values = [value(var) for var in row.variables]
+        if row.integer is not None:
+            over = _rounding_break(row, values)
+            if over:
+                found[row.name] = over
+            continue
         if any(abs(v - round(v)) > ROUND_TOL for v in values):
             continue
         terms = [c * round(v) for c, v in zip(row.coefs, values, strict=True)]
@@ -250,6 +271,22 @@ def violations(rows: Sequence[IntegralRow], value: Callable[[Any], float]) -> di
         if over > _allowed(row, terms):
             found[row.name] = float(over)
     return found
+
+
+def _rounding_break(row: IntegralRow, values: list[float]) -> float:
+    """How far a mixed row misses a side once its integer values are rounded, when rounding
+    alone moved it past ROUNDING_ABS + ROUNDING_REL of the side (0.0 otherwise): the solver's
+    own point met it within its tolerance."""
+    rounded = [round(v) if whole else v for v, whole in zip(values, row.integer, strict=True)]
+
+    def missed(point: list[float]) -> float:
+        activity = math.fsum(c * v for c, v in zip(row.coefs, point, strict=True))
+        return max(activity - row.rhs if row.rhs is not None else 0.0,
+                   row.lhs - activity if row.lhs is not None else 0.0, 0.0)
+
+    over = missed(rounded)
+    side = max(abs(row.lhs or 0.0), abs(row.rhs or 0.0), 1.0)
+    return over if over - missed(values) > ROUNDING_ABS + ROUNDING_REL * side else 0.0
 
 
 def _allowed(row: IntegralRow, terms: Sequence[int]) -> float:
