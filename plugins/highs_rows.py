@@ -34,6 +34,9 @@ from coplug.plugins.lp_certificate import Certificate, certify
 # A row is broken when the rounded point misses a side by more than this, relative to
 # max(1, |side|): ten times HiGHS's default (absolute) feasibility tolerances.
 ROUNDED_ROW_TOL = 1e-5
+# An integer coefficient from which rounding a value HiGHS's default tolerance (1e-6) takes
+# as whole can move a row by STEP: only such rows are judged by what rounding moved.
+MIXED_COEF = 1e5
 
 
 def _integer_columns(lp: Any) -> np.ndarray:
@@ -86,6 +89,15 @@ class RowView:
     def sides(self) -> tuple[np.ndarray, np.ndarray]:
         """The rows' lower and upper sides (+-inf where absent)."""
         return np.asarray(self.lp.row_lower_), np.asarray(self.lp.row_upper_)
+
+    @functools.cached_property
+    def big_integer_coefficient(self) -> np.ndarray:
+        """Which rows give an integer variable a coefficient of MIXED_COEF or more (where a
+        value its tolerance takes as whole moves the row by more than STEP)."""
+        if not self.integer.size:
+            return np.zeros(self.lp.num_row_, dtype=bool)
+        on_integers = abs(self.matrix).multiply(self.integer.astype(float)[None, :]).tocsr()
+        return np.asarray(on_integers.max(axis=1).todense()).ravel() >= MIXED_COEF
 
     @functools.cached_property
     def touches_integers(self) -> np.ndarray:
@@ -147,7 +159,8 @@ def rounded_breaks(view: RowView, values: Any) -> dict[str, float]:
     scale = np.maximum(1.0, sides)
     moved = over - missed(raw)[0]  # what rounding alone added: 50 past a side of 1e8
     broken = np.flatnonzero(view.touches_integers & (
-        (over > ROUNDED_ROW_TOL * scale) | (moved > ROUNDING_ABS + ROUNDING_REL * scale)))
+        (over > ROUNDED_ROW_TOL * scale)
+        | (view.big_integer_coefficient & (moved > ROUNDING_ABS + ROUNDING_REL * scale))))
     return {str(i): float(over[i]) for i in broken.tolist()}
 
 

@@ -214,7 +214,9 @@ def _refuted(scip: Any, rows: Sequence[IntegralRow]) -> bool:
     status = scip.getStatus()
     if status == "userinterrupt":
         return False
-    return status in ("infeasible", "inforunbd") or bool(best_violations(scip, rows))
+    if status in ("infeasible", "inforunbd"):  # presolve's doing on all-integer rows only:
+        return any(row.integer is None for row in rows)  # a big-M model was solved 3 times
+    return bool(best_violations(scip, rows))
 
 
 def cuts_off(scip: Any, rows: Sequence[IntegralRow], params: Mapping[str, Any]
@@ -308,7 +310,10 @@ def check_integral_rows(scip: Any, result: Result, rows: Sequence[IntegralRow],
     violated = {names(name): amount for name, amount in best_violations(scip, rows).items()}
     if not violated:
         return
-    flag_violations(result, violated, "SCIP", "relative")
+    what = ("all-integer constraint(s)" if all(row.integer is None for row in rows
+                                               if names(row.name) in violated)
+            else "constraint(s) with integer variables")
+    flag_violations(result, violated, "SCIP", "relative", what)
 
 
 def flag_violations(result: Result, violated: Mapping[str, float], solver: str, kind: str,

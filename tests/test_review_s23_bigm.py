@@ -77,3 +77,56 @@ def test_ordinary_big_m_rows_are_not_solved_again(solver):
     result = solve(m, solver=solver)
     assert result.status is Status.OPTIMAL and "first_solve" not in result.extra
     assert result.objective == pytest.approx(100 + 110 + 120 + 1000 + 2000 + 1500)
+
+
+def test_an_infeasible_big_m_model_is_solved_once():
+    """The retry after 'infeasible' is for presolve on all-integer rows: with big-M 1e6
+    rows it solved this model three times."""
+    m = pyo.ConcreteModel()
+    m.y = pyo.Var(range(5), domain=pyo.Binary)
+    m.x = pyo.Var(range(5), bounds=(0, None))
+    m.c = pyo.Constraint(range(5), rule=lambda _m, i: m.x[i] <= 1e6 * m.y[i])
+    m.d = pyo.Constraint(expr=sum(m.x.values()) >= 10)
+    m.e = pyo.Constraint(expr=sum(m.y.values()) <= 0)
+    m.o = pyo.Objective(expr=sum(m.y.values()) + sum(m.x.values()))
+    result = solve(m)
+    assert result.status is Status.INFEASIBLE and "runs" not in result.extra
+
+
+def test_highs_small_coefficients_are_not_judged_by_what_rounding_moved():
+    """500 n_i + s <= 5000 at n_i = 1 - 9e-7 (within HiGHS's 1e-6) and s = 4.5e-3 meets the
+    row; rounding moves it 0.0045, which flagged it and made the answer 'unknown'."""
+    import highspy
+    import numpy as np
+
+    from coplug.plugins.highs_rows import RowView, rounded_breaks
+
+    highs = highspy.Highs()
+    highs.setOptionValue("output_flag", False)
+    highs.addVars(11, np.zeros(11), np.r_[np.full(10, 1.0), [1e3]])
+    highs.changeColsIntegrality(10, np.arange(10, dtype=np.int32),
+                                np.full(10, highspy.HighsVarType.kInteger))
+    highs.addRow(-highspy.kHighsInf, 5000.0, 11, np.arange(11, dtype=np.int32),
+                 np.r_[np.full(10, 500.0), [1.0]])
+    point = np.r_[np.full(10, 1 - 9e-7), [4.5e-3]]
+    assert rounded_breaks(RowView(highs), point) == {}
+    highs.changeCoeff(0, 0, 5e5)  # a coefficient of 5e5: rounding moves it 0.45, judged
+    big = np.r_[[1 - 9e-7], np.zeros(9), [0.0]]
+    highs.changeRowBounds(0, -highspy.kHighsInf, 5e5 * (1 - 9e-7))
+    assert set(rounded_breaks(RowView(highs), big)) == {"0"}
+
+
+def test_a_mixed_row_is_named_as_one_with_integer_variables():
+    """The warning called x1 <= 1e10 y an all-integer constraint."""
+    import warnings
+
+    m = _fixed_charge()
+    m.link.set_value(m.x[1] <= 1e10 * m.y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = solve(m)
+    texts = [str(w.message) for w in caught if "violates" in str(w.message)]
+    if result.status is Status.UNKNOWN:  # 1e10 is past what the tightened retry can judge
+        assert texts and "constraint(s) with integer variables, 'link'" in texts[0]
+    else:
+        assert result.objective == pytest.approx(30.0)
