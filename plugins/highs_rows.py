@@ -22,10 +22,9 @@ import numpy as np
 
 from coplug.plugins.integral_rows import (
     FEASTOL_FLOOR,
-    ROUNDING_ABS,
-    ROUNDING_REL,
     STEP,
     IntegralRow,
+    rounding_moved,
     tightened_feastol,
     violations,
 )
@@ -157,10 +156,9 @@ def rounded_breaks(view: RowView, values: Any) -> dict[str, float]:
 
     over, sides = missed(rounded)
     scale = np.maximum(1.0, sides)
-    moved = over - missed(raw)[0]  # what rounding alone added: 50 past a side of 1e8
     broken = np.flatnonzero(view.touches_integers & (
         (over > ROUNDED_ROW_TOL * scale)
-        | (view.big_integer_coefficient & (moved > ROUNDING_ABS + ROUNDING_REL * scale))))
+        | (view.big_integer_coefficient & rounding_moved(over, missed(raw)[0], scale))))
     return {str(i): float(over[i]) for i in broken.tolist()}
 
 

@@ -288,7 +288,14 @@ def _rounding_break(row: IntegralRow, values: list[float]) -> float:
 
     over = missed(rounded)
     side = max(abs(row.lhs or 0.0), abs(row.rhs or 0.0), 1.0)
-    return over if over - missed(values) > ROUNDING_ABS + ROUNDING_REL * side else 0.0
+    return over if rounding_moved(over, missed(values), side) else 0.0
+
+
+def rounding_moved(over: Any, over_raw: Any, scale: Any) -> Any:
+    """Whether rounding the integer values alone moved a row past a side (`over` against
+    `over_raw` at the solver's own values) by more than ROUNDING_ABS plus ROUNDING_REL of
+    `scale`, max(1, |side|): numbers or numpy arrays of them (SCIP's rows, HiGHS's)."""
+    return over - over_raw > ROUNDING_ABS + ROUNDING_REL * scale
 
 
 def _allowed(row: IntegralRow, terms: Sequence[int]) -> float:

@@ -22,7 +22,6 @@ from pyomo.common.modeling import unique_component_name
 from pyomo.core.base.block import BlockData
 from pyomo.core.base.constraint import ConstraintData
 
-from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.lazy import LazyConstraints
 from coplug.plugins.mip_duals import (
     FIXED,
@@ -30,6 +29,7 @@ from coplug.plugins.mip_duals import (
     declared_duals,
     integers_to_fix,
     load_fixed_duals,
+    refuse_duals,
 )
 from coplug.plugins.results import Result
 
@@ -63,11 +63,9 @@ def load_duals_after(model: BlockData, result: Result, lazies: Sequence[LazyCons
 
 def refuse_mip_duals(model: BlockData, result: Result) -> None:
     """Say once why a MIP solved with lazy constraints gets no duals, and how it would."""
-    reason = ("the model has integer variables (a MIP has no LP duals); mip_duals='fixed' "
-              "gives those of its fixed LP with the lazy rows")
-    result.extra["duals"] = {"loaded": False, "reason": reason}
-    names = ", ".join(s.name for s in declared_duals(model))
-    warn_at_caller(f"{names} left empty: {reason}")
+    refuse_duals(model, result, "the model has integer variables (a MIP has no LP duals); "
+                 "mip_duals='fixed' gives those of its fixed LP with the lazy rows",
+                 FIXED_WITH_ROWS)
 
 
 def load_lazy_duals(model: BlockData, result: Result, lazies: Sequence[LazyConstraints],

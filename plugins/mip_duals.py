@@ -72,7 +72,7 @@ def load_fixed_duals(model: BlockData, result: Result, resolve: Callable[[], Res
     variables fixed at their values (`resolve` solves the model as it then stands; a model
     without integers is re-solved as it is, see `coplug.plugins.lazy_duals`)."""
     if result.status is not Status.OPTIMAL or not result.has_solution:
-        _refuse(model, result, f"{source.solve} solve ended {result.status.value}, not "
+        refuse_duals(model, result, f"{source.solve} solve ended {result.status.value}, not "
                                "optimal", source)
         return
     integers = integers_to_fix(model)
@@ -85,7 +85,7 @@ def load_fixed_duals(model: BlockData, result: Result, resolve: Callable[[], Res
         with mip_warning_quiet():  # its reason is said below, as the fixed LP's
             lp = resolve()
     except CoplugError as exc:  # the MIP's answer stands; only its duals are missing
-        _refuse(model, result, f"{source.lp} could not be solved: {exc}", source)
+        refuse_duals(model, result, f"{source.lp} could not be solved: {exc}", source)
         return
     finally:
         for var in integers:
@@ -96,10 +96,10 @@ def load_fixed_duals(model: BlockData, result: Result, resolve: Callable[[], Res
     result.extra[source.key] = {"status": lp.status.value, "objective": lp.objective,
                                 "time": lp.time}
     if not duals.get("loaded"):
-        _refuse(model, result, f"{source.lp}: {duals.get('reason', 'it gave none')}", source)
+        refuse_duals(model, result, f"{source.lp}: {duals.get('reason', 'it gave none')}", source)
     elif not _same_optimum(result.objective, lp.objective):
         _clear(model)
-        _refuse(model, result, f"the optimum of {source.lp}, {lp.objective}, is not "
+        refuse_duals(model, result, f"the optimum of {source.lp}, {lp.objective}, is not "
                                f"{source.solve}'s {result.objective}", source)
     else:
         result.extra["duals"] = {**duals, "of": source.of}
@@ -131,8 +131,9 @@ def _clear(model: BlockData) -> None:
         suffix.clear()
 
 
-def _refuse(model: BlockData, result: Result, reason: str, source: DualSource) -> None:
-    """Record and say why the duals are not loaded, naming the Suffixes declared."""
+def refuse_duals(model: BlockData, result: Result, reason: str, source: DualSource) -> None:
+    """Record and say why the duals are not loaded, naming the Suffixes declared (`source`:
+    what they would be duals of)."""
     result.extra["duals"] = {"loaded": False, "reason": reason, "of": source.of}
     names = ", ".join(s.name for s in declared_duals(model))
     warn_at_caller(f"{names} left empty: {reason}")
