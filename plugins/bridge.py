@@ -401,8 +401,8 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
             raise InputError(f"plugin {plugin!r} has no attach(scip_model, var_map) method")
         plugin.attach(scip, var_map)
     con_names = _pyomo_con_names(opt)
-    start = (scip_mip_start(scip, *_start_pairs(scip, opt, model, var_map), con_names)
-             if warmstart else None)
+    start = (scip_mip_start(scip, *_start_pairs(scip, opt, model, var_map), con_names,
+                            plugins) if warmstart else None)
     scip.hideOutput(quiet=not tee)
     try:
         rows, extra = optimize_checked(scip, params, functools.partial(_optimize, scip))

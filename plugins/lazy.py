@@ -194,6 +194,7 @@ class LazyConstraints(UserCallbackPlugin):
         self._added: set[Any] = set()  # keys (`_key`) of the rows the solver now holds
         self._rows_read: dict[int, tuple[LinearRow, Any]] = {}  # by id(expression), `_read`
         self._stats = {"calls": 0, "rejected": 0, "cuts_added": 0, "seconds": 0.0}
+        self.last_rejected: LinearRow | None = None  # a row the last rejected point missed
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
         """Include the lazy-constraint handler and its one constraint into SCIP."""
@@ -332,6 +333,7 @@ class _LazyHandler(Conshdlr):
             return {"result": SCIP_RESULT.INFEASIBLE}
         if bad:
             self.owner._stats["rejected"] += 1
+            self.owner.last_rejected = bad[0]
             return {"result": SCIP_RESULT.INFEASIBLE}
         return {"result": SCIP_RESULT.FEASIBLE}
 

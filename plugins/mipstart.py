@@ -50,7 +50,7 @@ def _unused(report: dict[str, Any], reason: str) -> dict[str, Any]:
 
 def scip_mip_start(
     scip: Any, pairs: Iterable[tuple[Any, Any]], internal: Iterable[tuple[Any, float]] = (),
-    con_names: Callable[[str], str] = str,
+    con_names: Callable[[str], str] = str, plugins: Iterable[Any] = (),
 ) -> dict[str, Any]:
     """Add the values as a (partial, if some are missing) SCIP solution before the solve.
 
@@ -86,11 +86,24 @@ def scip_mip_start(
     feasible = scip.checkSol(sol, printreason=False, original=True)
     if not feasible:
         var_names = {scip_var.name: var.name for var, scip_var in pairs}
-        reason = f"it violates {_violation(scip, sol, var_names.get, con_names)}"
+        reason = (f"it violates {_violation(scip, sol, var_names.get, con_names)}"
+                  if (lazy := _lazy_row(plugins)) is None else f"it violates {lazy}")
         scip.freeSol(sol)
         return _unused(report, reason)
     report["accepted"] = bool(scip.addSol(sol, free=True))
     return report
+
+
+def _lazy_row(plugins: Iterable[Any]) -> str | None:
+    """The lazy row that rejected the start (`LazyConstraints.last_rejected`), if one did:
+    SCIP's handler list alone does not say which row."""
+    for plugin in plugins:
+        row = getattr(plugin, "last_rejected", None)
+        if row is not None:
+            text = str(row.expr)
+            text = text if len(text) <= 200 else text[:197] + "..."
+            return f"the lazy row {text} of {getattr(plugin, 'name', plugin)!r}"
+    return None
 
 
 def _violation(scip: Any, sol: Any, var_name: Callable[[str], str | None],
