@@ -66,6 +66,7 @@ from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.mip_duals import declared_duals, mip_warning_quiet, wants_fixed_duals
 from coplug.plugins.mipstart import scip_mip_start
 from coplug.plugins.modeldata import check_model_data
+from coplug.plugins.nonlinear_optimum import check_nonlinear_optimum
 from coplug.plugins.priorities import set_scip_priorities, unread_export_suffixes
 from coplug.plugins.results import Result, Status
 from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupported_part
@@ -417,6 +418,8 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
     if result.status is Status.INFEASIBLE_OR_UNBOUNDED:
         settle_infeasible_or_unbounded(scip, result)
         result.plugin_stats = _plugin_stats(plugins)  # of the run that decided the status
+    epigraph = opt._obj_var.name if opt._obj_var is not None else None
+    check_nonlinear_optimum(scip, result, epigraph)
     if next(model.component_data_objects(pyo.Objective, active=True), None) is None:
         result.objective = result.bound = None  # a feasibility problem has no objective value
     StaleFlagManager.mark_all_as_stale()  # values from an earlier solve are stale

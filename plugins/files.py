@@ -40,6 +40,7 @@ from coplug.plugins.integral_rows import (
 )
 from coplug.plugins.interrupts import capture_output, sigint_cancels
 from coplug.plugins.limits import checked_time_limit
+from coplug.plugins.nonlinear_optimum import check_nonlinear_optimum
 from coplug.plugins.progress import Progress
 from coplug.plugins.results import Result, Status
 from coplug.plugins.serial import one_solve_at_a_time
@@ -218,6 +219,7 @@ def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any
     record_first_solve(result, extra)
     if result.status is Status.INFEASIBLE_OR_UNBOUNDED:
         bridge.settle_infeasible_or_unbounded(scip, result)
+    check_nonlinear_optimum(scip, result)
     check_integral_rows(scip, result, rows)
     if result.has_solution:
         best, variables = scip.getBestSol(), scip.getVars()
