@@ -297,7 +297,7 @@ def _refusal(checker: Any, key: str, value: Any) -> str:
             highspy.HighsOptionType.kInt: "an integer",
             highspy.HighsOptionType.kDouble: "a number",
             highspy.HighsOptionType.kString: "text"}.get(kind, "another value")
-    default = checker.getOptionValue(key)[1]
+    default = option_value(checker, key)
     return (f"cannot set HiGHS option {key!r} to {value!r}: it takes {what} (default "
             f"{default!r}) within HiGHS's range for it")
 
@@ -363,7 +363,29 @@ def build_highs(opt: Any, model: pyo.Block) -> None:
     (see `fixed_columns_continuous`)."""
     with quadratic_objective_folded(model):
         build_instance(opt, model, "HiGHS")  # built now, so Ctrl-C can reach it in the solve
+    check_rows_taken(opt)
     fixed_columns_continuous(opt)
+
+
+def check_rows_taken(opt: Any) -> None:
+    """Raise InputError naming the coefficient where HiGHS refused the model's rows: it
+    refuses every row of a batch over one coefficient of its `large_matrix_value` (1e15) or
+    more, with a status Pyomo's interface ignores, and then solved the model without rows
+    ("optimal" 15 for a true 4)."""
+    highs = opt._solver_model
+    if highs.getNumRow() == len(opt._pyomo_con_to_solver_con_map):
+        return
+    limit = float(option_value(highs, "large_matrix_value"))
+    for con in opt._pyomo_con_to_solver_con_map:
+        repn = generate_standard_repn(con.body, compute_values=True, quadratic=False)
+        for var, coef in zip(repn.linear_vars, repn.linear_coefs, strict=True):
+            if abs(coef) >= limit:
+                raise InputError(
+                    f"constraint {con.name!r}: the coefficient {coef:g} of {var.name} is at "
+                    f"or past HiGHS's limit ({limit:g}, its large_matrix_value), and HiGHS "
+                    "refuses such rows; rescale the row or use solver='scip'")
+    raise SolverError(f"HiGHS took {highs.getNumRow()} of the model's "
+                      f"{len(opt._pyomo_con_to_solver_con_map)} rows")
 
 
 @contextmanager
@@ -607,8 +629,7 @@ def mip_tolerance(highs: Any, params: Mapping[str, Any]) -> float:
     """The mip_feasibility_tolerance the solve will run at."""
     if "mip_feasibility_tolerance" in params:
         return float(params["mip_feasibility_tolerance"])
-    _, value = highs.getOptionValue("mip_feasibility_tolerance")  # (status, value)
-    return float(value)
+    return float(option_value(highs, "mip_feasibility_tolerance"))
 
 
 def solve_tightened(highs: Any, rows: list[IntegralRow], params: Mapping[str, Any],
@@ -767,13 +788,18 @@ def _status(results: Any, highs: Any) -> Status:
     return status
 
 
+def option_value(highs: Any, name: str) -> Any:
+    """HiGHS's option `name` (highspy 1.16 returns (status, value), earlier ones the value)."""
+    value = highs.getOptionValue(name)
+    return value[1] if isinstance(value, tuple) else value
+
+
 def solution_limit_status(highs: Any, has_solution: bool) -> Status:
     """HiGHS's one "solution limit" stop as SCIP would name it: `node_limit` when a node or
     leaf limit the caller set was reached, else `feasible` (an improving-solution limit), or
     `unknown` without a solution."""
     def option(name: str) -> int:
-        value = highs.getOptionValue(name)  # (status, value) in highspy 1.16, value before
-        return int(value[1] if isinstance(value, tuple) else value)
+        return int(option_value(highs, name))
 
     def lowered(name: str) -> bool:
         return option(name) < _DEFAULT_LIMITS[name]

@@ -22,17 +22,20 @@ from typing import Any, NamedTuple
 import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.base.var import VarData
+from pyomo.core.expr.numvalue import is_potentially_variable
 from pyomo.core.expr.relational_expr import (
     EqualityExpression,
     InequalityExpression,
     RangedExpression,
     RelationalExpression,
 )
+from pyomo.core.expr.visitor import identify_mutable_parameters, identify_variables
 from pyscipopt import SCIP_RESULT, Conshdlr, quicksum
 
 from coplug.plugins.base import UserCallbackPlugin, checked_plugin_name, checked_user_function
 from coplug.plugins.errors import InputError
 from coplug.plugins.linear_terms import linear_terms
+from coplug.plugins.modeldata import SOLVER_INFINITY
 from coplug.plugins.varmap import VarMap
 
 _INF = float("inf")
@@ -116,8 +119,14 @@ def linear_row(expr: Any) -> LinearRow:
         lo, hi = _constant_side(lower, expr), _constant_side(upper, expr)
     elif isinstance(expr, (InequalityExpression, EqualityExpression)):
         left, right = expr.args
-        body = left - right
-        lo, hi = (0.0 if isinstance(expr, EqualityExpression) else -_INF), 0.0
+        equality = isinstance(expr, EqualityExpression)
+        if is_potentially_variable(left) or not is_potentially_variable(right):
+            body = left - right
+            lo, hi = (0.0 if equality else -_INF), 0.0
+        else:  # `3 <= x + 2*y` is the row x + 2*y >= 3, as Pyomo reads it: its dual's sign
+            body = right
+            lo = hi = float(pyo.value(left))
+            hi = hi if equality else _INF
     else:
         raise InputError(
             f"a lazy constraint must be a relational expression like `sum(...) <= k`, got "
@@ -133,13 +142,18 @@ def linear_row(expr: Any) -> LinearRow:
 
 
 def _check_finite(row: LinearRow) -> None:
-    """An InputError for a row with a NaN or infinite coefficient or constant, or a side
-    that is NaN or infinite the wrong way: the solvers drop or loop on such rows."""
+    """An InputError for a row with a NaN or infinite coefficient or constant, one of 1e20
+    or more (the solvers' infinity: SCIP stops with "error in input data"), or a side that
+    is NaN or infinite the wrong way: the solvers drop or loop on such rows."""
     if not (np.isfinite(row.coefs).all() and -_INF < row.upper and row.lower < _INF
             and row.lower == row.lower and row.upper == row.upper):
         raise InputError(f"lazy constraint {row.expr} has a NaN or infinite coefficient or "
                          "side; give finite numbers (an infinite side only as "
                          "pyo.inequality(-inf, body, upper) or its mirror)")
+    if row.coefs and max(map(abs, row.coefs)) >= SOLVER_INFINITY:
+        raise InputError(f"lazy constraint {row.expr} has a coefficient of "
+                         f"{max(map(abs, row.coefs)):g}, at or past the solvers' infinity "
+                         f"({SOLVER_INFINITY:g}); rescale the row")
 
 
 def _constant_side(value: Any, expr: Any) -> float:
@@ -192,7 +206,7 @@ class LazyConstraints(UserCallbackPlugin):
         self.cuts: list[Any] = []
         self.added_rows: list[LinearRow] = []  # the rows of `cuts`, as read when added
         self._added: set[Any] = set()  # keys (`_key`) of the rows the solver now holds
-        self._rows_read: dict[int, tuple[LinearRow, Any]] = {}  # by id(expression), `_read`
+        self._rows_read: dict[int, tuple[LinearRow, Any, tuple]] = {}  # by id(expression)
         self._stats = {"calls": 0, "rejected": 0, "cuts_added": 0, "seconds": 0.0}
         self.last_rejected: LinearRow | None = None  # a row the last rejected point missed
 
@@ -255,17 +269,20 @@ class LazyConstraints(UserCallbackPlugin):
         return out
 
     def _read(self, expr: Any) -> tuple[LinearRow, Any]:
-        """`linear_row(expr)` and its `_key`, made once per expression object a solve sees: a
-        function that hands back the rows it built before (k_best's no-goods and cutoff, met
-        by thousands of heuristic solutions) spent half its time having them read again."""
+        """`linear_row(expr)` and its `_key`, made once per expression object a solve sees
+        while the data it rests on stays (`_data_of`): a function that hands back the rows
+        it built before (k_best's no-goods and cutoff, met by thousands of heuristic
+        solutions) spent half its time having them read again, and one that hands back a
+        row whose side is a Param it changes means the row at the Param's value now."""
         known = self._rows_read.get(id(expr))
-        if known is not None and known[0].expr is expr:
-            return known
+        if known is not None and known[0].expr is expr and _unchanged(known[2]):
+            return known[0], known[1]
         row = linear_row(expr)
         if len(self._rows_read) >= READ_CACHE:
             self._rows_read.clear()
-        self._rows_read[id(expr)] = read = (row, _key(row))
-        return read
+        key = _key(row)
+        self._rows_read[id(expr)] = (row, key, _data_of(expr))
+        return row, key
 
     def record(self, row: LinearRow) -> None:
         """Count `row` as added (to SCIP, or to the model between HiGHS's rounds)."""
@@ -304,6 +321,23 @@ def _returned_rows(returned: Any) -> Iterable[Any]:
     return returned
 
 
+def _data_of(expr: Any) -> tuple[tuple[Any, ...], ...]:
+    """What a row's numbers rest on besides its form: its mutable Params with their values,
+    its variables with whether they are fixed and at what."""
+    params = tuple((param, param.value) for param in identify_mutable_parameters(expr))
+    variables = tuple((var, var.fixed, var.value if var.fixed else None)
+                      for var in identify_variables(expr, include_fixed=True))
+    return params, variables
+
+
+def _unchanged(data: tuple[tuple[Any, ...], ...]) -> bool:
+    """Whether the Params and variables `_data_of` read still hold what they held then."""
+    params, variables = data
+    return all(param.value == value for param, value in params) and all(
+        var.fixed == fixed and (not fixed or var.value == value)
+        for var, fixed, value in variables)
+
+
 def _key(row: LinearRow) -> Any:
     """What makes two rows the same row: their terms (by variable) and their sides."""
     return frozenset(zip(map(id, row.variables), row.coefs, strict=True)), row.lower, row.upper
@@ -328,7 +362,8 @@ class _LazyHandler(Conshdlr):
         original = any(cons.isOriginal() for cons in constraints)
         try:
             bad = self.owner.violated(solution, judge_added=original)
-        except Exception as exc:  # the user's function: whatever it raises ends the solve
+        except BaseException as exc:  # the user's function: whatever it raises (a
+            # KeyboardInterrupt too) ends the solve and comes out of solve() as raised
             self.owner.fail(exc)
             return {"result": SCIP_RESULT.INFEASIBLE}
         if bad:
@@ -342,7 +377,8 @@ class _LazyHandler(Conshdlr):
         try:
             bad = self.owner.violated(None)
             self.owner.add(bad)
-        except Exception as exc:  # the user's function: whatever it raises ends the solve
+        except BaseException as exc:  # the user's function: whatever it raises (a
+            # KeyboardInterrupt too) ends the solve and comes out of solve() as raised
             self.owner.fail(exc)
             return {"result": SCIP_RESULT.CUTOFF}
         return {"result": SCIP_RESULT.CONSADDED if bad else none_found}

@@ -120,12 +120,13 @@ def solve_in_rounds(model: pyo.Block, lazies: Sequence[LazyConstraints],
                     break
                 if result.status is not Status.OPTIMAL or rounds >= MAX_ROUNDS:
                     _unproven(result, len(violated), rounds)
-                    put_back(before)  # as a solve without a solution leaves them
                     break
                 for lazy, row in violated:
                     rows.add(row.frozen())
                     lazy.record(row)
                 box_done = False
+        if not result.has_solution:
+            put_back(before)  # as a solve without a solution leaves them, not a past round's
     finally:
         _unbox(boxed)
         model.del_component(rows)

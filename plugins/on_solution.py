@@ -95,7 +95,8 @@ class OnSolution(UserCallbackPlugin):
             try:
                 view = SolutionView(columns, values.__getitem__)
                 self._call(view, event.data_out.objective_function_value, halt)
-            except Exception as exc:  # the user's function: whatever it raises ends the solve
+            except BaseException as exc:  # the user's function: whatever it raises (a
+            # KeyboardInterrupt too) ends the solve and comes out of solve() as raised
                 if self._failure is None:
                     self._failure = exc
                 halt()
@@ -230,5 +231,6 @@ class _BestSolution(Eventhdlr):
     def eventexec(self, event):
         try:
             self.owner.new_best()
-        except Exception as exc:  # the user's function: whatever it raises ends the solve
+        except BaseException as exc:  # the user's function: whatever it raises (a
+            # KeyboardInterrupt too) ends the solve and comes out of solve() as raised
             self.owner.fail(exc)

@@ -143,6 +143,7 @@ class _Heur(Heur):
     def heurexec(self, heurtiming, nodeinfeasible):
         try:
             return {"result": self.owner.run(self)}
-        except Exception as exc:  # the user's function: whatever it raises ends the solve
+        except BaseException as exc:  # the user's function: whatever it raises (a
+            # KeyboardInterrupt too) ends the solve and comes out of solve() as raised
             self.owner.fail(exc)
             return {"result": SCIP_RESULT.DIDNOTRUN}
