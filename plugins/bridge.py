@@ -594,13 +594,12 @@ def _set_scip_params(scip: Any, time_limit: float | None, params: Mapping[str, A
                     abs(value) >= scip.infinity():
                 value = math.copysign(scip.infinity(), value)  # inf, 1e30: SCIP's "no limit"
             _check_scip_param_type(key, value, current)
-            if isinstance(current, int) and not isinstance(current, bool) and \
-                    not abs(value) < 2**31:
-                raise InputError(f"SCIP parameter {key!r} takes an integer below 2**31, got "
-                                 f"{value!r} (its limits take -1 for no limit)")
             scip.setParam(key, value)
         except InputError:
             raise
+        except OverflowError:  # an int parameter past 2**31, a longint one past 2**63
+            raise InputError(f"SCIP parameter {key!r} takes a smaller integer, got {value!r} "
+                             "(its limits take -1 for no limit)") from None
         except Exception as exc:  # PySCIPOpt raises KeyError or a bare Exception
             raise InputError(f"cannot set SCIP parameter {key!r} to {value!r}: {exc}") from exc
 

@@ -40,6 +40,7 @@ from coplug.plugins.integral_rows import (
 )
 from coplug.plugins.interrupts import capture_output, sigint_cancels
 from coplug.plugins.limits import checked_time_limit
+from coplug.plugins.modeldata import SOLVER_INFINITY
 from coplug.plugins.nonlinear_optimum import check_nonlinear_optimum
 from coplug.plugins.progress import Progress
 from coplug.plugins.results import Result, Status
@@ -169,7 +170,8 @@ def _spells_no_nan(path: Path) -> bool:
 
 def highs_refuse_nan(highs: Any, path: Path, view: RowView) -> None:
     """An InputError naming the first NaN HiGHS read from `path` (HiGHS takes a NaN cost or
-    coefficient as read: it called a NaN coefficient's model optimal at a wrong -3)."""
+    coefficient as read: it called a NaN coefficient's model optimal at a wrong -3), or an
+    objective coefficient at its infinity."""
     import numpy as np
 
     lp = view.lp
@@ -203,6 +205,12 @@ def highs_refuse_nan(highs: Any, path: Path, view: RowView) -> None:
         raise nan(f"row {row(r)}: the coefficient of {col(int(matrix.indices[k]))}")
     if first_nan(highs.getModel().hessian_.value_) is not None:
         raise nan("a quadratic objective coefficient")
+    huge = np.flatnonzero(np.abs(np.asarray(lp.col_cost_, dtype=float)) >= SOLVER_INFINITY)
+    if huge.size:  # HiGHS takes it as infinite: "optimal" -inf for a bounded -1e25 * x
+        k = int(huge[0])
+        raise InputError(f"{path.name}: the objective coefficient of {col(k)} is "
+                         f"{lp.col_cost_[k]:g} as HiGHS reads it ({SOLVER_INFINITY:g} or "
+                         "more is infinite to the solvers); rescale the objective")
 
 
 def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any],

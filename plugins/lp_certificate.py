@@ -26,9 +26,13 @@ import scipy.sparse as sp
 # scale (|g|.|x| plus |A'||y|.|x|).
 GAP_TOL = 1e-6
 # A reduced cost this small relative to the terms that sum to it counts as zero (the
-# solvers' own dual tolerances are 1e-7 absolute). Small duals are kept: with rows scaled
-# apart, a dual of 1e-5 on a row of coefficients near 1e7 carries a reduced cost of 70.
+# solvers' own dual tolerances are 1e-7 absolute) unless its column sits on the bound it
+# prices (within ON_SIDE, relative), where any such price is complementary: with costs
+# near 1e9, a reduced cost of 500 at a column's lower bound is real (raising the bound to 1
+# costs 500) and was loaded as 0. Small duals are kept: with rows scaled apart, a dual of
+# 1e-5 on a row of coefficients near 1e7 carries a reduced cost of 70.
 ZERO_TOL = 1e-6
+ON_SIDE = 1e-9
 
 
 @dataclass
@@ -63,10 +67,11 @@ def certify(gradient: np.ndarray, x: np.ndarray, matrix: sp.csr_matrix,
     y = np.where(((y > 0) & np.isneginf(row_lower)) | ((y < 0) & np.isposinf(row_upper)), 0.0, y)
     activity = matrix @ x
     matrix_t, abs_t = transposed if transposed is not None else (matrix.T, abs(matrix).T)
-    reduced = gradient - matrix_t @ y
+    raw = gradient - matrix_t @ y
     terms = abs_t @ np.abs(y)
-    reduced = np.where(np.abs(reduced) <= ZERO_TOL * np.maximum(1.0, np.abs(gradient) + terms),
-                       0.0, reduced)
+    small = np.abs(raw) <= ZERO_TOL * np.maximum(1.0, np.abs(gradient) + terms)
+    on_side = _distance(x, raw, col_lower, col_upper) <= ON_SIDE * np.maximum(1.0, np.abs(x))
+    reduced = np.where(small & ~on_side, 0.0, raw)
     row_terms = np.abs(y) * _distance(activity, y, row_lower, row_upper)
     col_terms = np.abs(reduced) * _distance(x, reduced, col_lower, col_upper)
     row_terms = np.where(np.isnan(row_terms), np.inf, row_terms)

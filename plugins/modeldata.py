@@ -35,6 +35,12 @@ SOLVER_INFINITY = 1e20
 # An objective whose coefficients are all below this is lost in the solvers' absolute
 # tolerances (HiGHS's MIP gap 1e-6, SCIP's feasibility 1e-6): solved, but with a warning.
 TINY_OBJECTIVE = 1e-6
+# A constraint coefficient of this size or less is a zero to both solvers (SCIP's epsilon,
+# HiGHS's small_matrix_value): they drop it. Where its variable's bounds let the dropped term
+# move the row by more than DROP_MATTERS (the solvers' feasibility tolerance), a warning
+# names it: 1e-10 x <= 1 with x up to 1e12 was solved "optimal" at x = 1e12 by both.
+SOLVER_ZERO = 1e-9
+DROP_MATTERS = 1e-6
 
 
 def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
@@ -43,8 +49,11 @@ def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
     active objective or a variable bound; warn about an objective too small for absolute
     tolerances when `warn_tiny` (not for the LAP path, whose tolerances are relative)."""
     constraints = list(model.component_data_objects(pyo.Constraint, active=True))
-    if not _constraints_plainly_fine(constraints):
+    tiny: list[bool] = []
+    if not _constraints_plainly_fine(constraints, tiny):
         _check_each_constraint(constraints)
+    if tiny:
+        _warn_dropped_terms(constraints)
     for obj in model.component_data_objects(pyo.Objective, active=True):
         with _evaluating(f"objective {obj.name!r}", obj.expr):
             largest = _check_terms(obj.expr, f"objective {obj.name!r}")
@@ -104,12 +113,13 @@ def _check_each_constraint(constraints: Sequence[Any]) -> None:
             _check_constraint(con)
 
 
-def _constraints_plainly_fine(constraints: Sequence[Any]) -> bool:
+def _constraints_plainly_fine(constraints: Sequence[Any], tiny: list[bool]) -> bool:
     """Whether every constraint would pass `_check_constraint`, judged in one pass under one
     log intercept, without names, the final linear bodies' numbers in one array (per-row
     intercepts, names and arrays took 2.4 of the 4 s a 40,000-row model spent in `solve`).
     False whenever anything fails or raises: the caller then checks one by one, which
-    names the first offender exactly as before."""
+    names the first offender exactly as before. Appends to `tiny` where a linear
+    coefficient is a solver's zero (SOLVER_ZERO) but not 0."""
     lowers: list[float] = []
     uppers: list[float] = []
     numbers: list[Any] = []
@@ -121,13 +131,15 @@ def _constraints_plainly_fine(constraints: Sequence[Any]) -> bool:
                 uppers.append(_side(upper, math.inf))
                 parts = final_parts(body)
                 if parts is None:
-                    _check_terms(con.body, "")
+                    _check_terms(con.body, "", tiny)
                 else:
                     numbers.extend(parts.coefs)
                     numbers.append(parts.constant)
             values = np.array(numbers, dtype=float)
     except Exception:  # the one-by-one check raises it again, by name
         return False
+    if not tiny and ((values != 0) & (np.abs(values) <= SOLVER_ZERO)).any():
+        tiny.append(True)  # a constant this small too: `_warn_dropped_terms` sorts it out
     return bool((np.abs(values) < SOLVER_INFINITY).all()
                 and (np.array(lowers) < SOLVER_INFINITY).all()
                 and (np.array(uppers) > -SOLVER_INFINITY).all())
@@ -225,12 +237,15 @@ def _value(expr: Any) -> float | None:
     return None if expr is None else float(pyo.value(expr))
 
 
-def _check_terms(expr: Any, where: str) -> float:
+def _check_terms(expr: Any, where: str, tiny: list[bool] | None = None) -> float:
     """Coefficients and constant of the linear and quadratic parts, numbers inside the rest;
-    returns the largest |coefficient| (0 without any). Names are built for an offender only."""
+    returns the largest |coefficient| (0 without any), appending to `tiny` (where given)
+    when a linear one is a solver's zero but not 0. Names are built for an offender only."""
     terms = final_linear_terms(expr)
     if terms is not None:
         _check_linear(terms.constant, terms.coefs, terms.variables, where)
+        if tiny is not None and _any_tiny(terms.coefs):
+            tiny.append(True)
         return float(np.abs(terms.coefs).max()) if terms.coefs.size else 0.0
     try:
         repn = generate_standard_repn(expr, compute_values=True, quadratic=True)
@@ -242,6 +257,8 @@ def _check_terms(expr: Any, where: str) -> float:
                          "it one (var.fix(value)) or unfix it") from None
     linear = np.asarray(repn.linear_coefs, dtype=float)
     _check_linear(repn.constant, linear, repn.linear_vars, where)
+    if tiny is not None and _any_tiny(linear):
+        tiny.append(True)
     quadratic = np.asarray(repn.quadratic_coefs, dtype=float)
     k = _first_bad(quadratic)
     if k is not None:
@@ -252,6 +269,34 @@ def _check_terms(expr: Any, where: str) -> float:
             _check_number(number, f"{where}: a number in its nonlinear part", huge_ok=True)
     coefficients = np.abs(np.concatenate([linear, quadratic]))
     return float(coefficients.max()) if coefficients.size else 0.0
+
+
+def _any_tiny(coefs: np.ndarray) -> bool:
+    """Whether a coefficient is a solver's zero (SOLVER_ZERO) but not 0."""
+    return bool(((coefs != 0) & (np.abs(coefs) <= SOLVER_ZERO)).any())
+
+
+def _warn_dropped_terms(constraints: Sequence[Any]) -> None:
+    """Warn, naming the first, of the terms the solvers drop as zeros (SOLVER_ZERO) whose
+    variables' bounds let them move their row by more than DROP_MATTERS."""
+    found: list[tuple[str, float, str, float]] = []
+    for con in constraints:
+        repn = generate_standard_repn(con.body, compute_values=True, quadratic=False)
+        for var, coef in zip(repn.linear_vars, repn.linear_coefs, strict=True):
+            if coef == 0 or abs(coef) > SOLVER_ZERO:
+                continue
+            reach = max(abs(_value(var.lb) if var.has_lb() else math.inf),
+                        abs(_value(var.ub) if var.has_ub() else math.inf))
+            if abs(coef) * reach > DROP_MATTERS:
+                found.append((con.name, float(coef), var.name, abs(coef) * reach))
+    if found:
+        name, coef, var, moves = found[0]
+        more = f" (and {len(found) - 1} more such terms)" if len(found) > 1 else ""
+        reach = (f"{var} has no bound on a side" if math.isinf(moves)
+                 else f"{var}'s bounds let it move the row by {moves:g}")
+        warn_at_caller(f"constraint {name!r}: the coefficient {coef:g} of {var} is at or below "
+                       f"the solvers' zero ({SOLVER_ZERO:g}), so SCIP and HiGHS drop it, "
+                       f"though {reach}{more}; scale the row or the variable")
 
 
 def _check_linear(constant: Any, coefs: np.ndarray, variables: Any, where: str) -> None:

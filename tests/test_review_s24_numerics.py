@@ -1,0 +1,77 @@
+"""Review of session 24 (numbers the solvers read otherwise than written): coefficients the
+solvers drop as zeros, reduced costs at large scale, objective coefficients HiGHS reads as
+infinite in a file. Each answer is checked against the model's own arithmetic."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pyomo.environ as pyo
+import pytest
+from scipy.optimize import linprog
+
+from coplug.plugins import InputError, solve
+from coplug.plugins.files import solve_file
+
+
+def _dropped(upper: float | None) -> pyo.ConcreteModel:
+    """max x, 1e-10 x + y <= 1, x <= 1e11: the first row allows x up to 1e10 only."""
+    m = pyo.ConcreteModel()
+    m.x, m.y = pyo.Var(bounds=(0, upper)), pyo.Var(bounds=(0, 1))
+    m.c = pyo.Constraint(expr=1e-10 * m.x + m.y <= 1)
+    m.d = pyo.Constraint(expr=m.x <= 1e11)
+    m.o = pyo.Objective(expr=m.x, sense=pyo.maximize)
+    return m
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+@pytest.mark.parametrize("upper", [1e12, None])
+def test_a_term_the_solvers_drop_is_named_where_it_matters(solver, upper):
+    with pytest.warns(UserWarning, match=r"constraint 'c': the coefficient 1e-10 of x is at or "
+                                         r"below the solvers' zero"):
+        result = solve(_dropped(upper), solver=solver)
+    assert result.objective > 1e10 * (1 + 1e-6)  # what the warning is about: the row's 1e10
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_a_dropped_term_that_cannot_move_its_row_is_left_alone(solver):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = solve(_dropped(100.0), solver=solver)  # 1e-10 * 100 = 1e-8 at most
+    assert result.objective == pytest.approx(100.0)
+
+
+def _scaled(shift: float) -> pyo.ConcreteModel:
+    """min (1e9 + 500) x + 1e9 z, 1e9 x + 1e9 z >= 1e9, x >= shift, z >= 0."""
+    m = pyo.ConcreteModel()
+    m.x, m.z = pyo.Var(bounds=(shift, None)), pyo.Var(bounds=(0, None))
+    m.row = pyo.Constraint(expr=1e9 * m.x + 1e9 * m.z >= 1e9)
+    m.o = pyo.Objective(expr=(1e9 + 500) * m.x + 1e9 * m.z)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    m.rc = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    return m
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_a_reduced_cost_at_a_large_scale_is_kept(solver):
+    """x's reduced cost is 500: raising its bound to 1 costs exactly that (it was loaded as
+    0, a relative round-off allowance of 1e-6 of 2e9)."""
+    m = _scaled(0.0)
+    result = solve(m, solver=solver)
+    shifted = solve(_scaled(1.0), solver=solver)
+    reference = linprog([1e9 + 500, 1e9], A_ub=[[-1e9, -1e9]], b_ub=[-1e9],
+                        bounds=[(0, None)] * 2, method="highs")
+    assert m.rc[m.x] == pytest.approx(shifted.objective - result.objective, rel=1e-6)
+    assert m.rc[m.x] == pytest.approx(reference.lower.marginals[0], rel=1e-6)
+    assert m.dual[m.row] == pytest.approx(1.0) and m.rc[m.z] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_highs_reading_an_objective_coefficient_as_infinite_is_refused(tmp_path: Path):
+    """x in [0, 3] with cost -1e25 came back "optimal" with objective -inf."""
+    path = tmp_path / "huge_cost.mps"
+    path.write_text("NAME huge\nROWS\n N obj\n L c\nCOLUMNS\n x obj -1e25 c 1\n y obj -1 c 1\n"
+                    "RHS\n rhs c 5\nBOUNDS\n UP bnd x 3\n UP bnd y 3\nENDATA\n")
+    with pytest.raises(InputError, match=r"huge_cost.mps: the objective coefficient of 'x' is "
+                                         r"-inf as HiGHS reads it"):
+        solve_file(path, solver="highs")
