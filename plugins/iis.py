@@ -65,7 +65,8 @@ class InfeasibleSubsystem:
 
     constraints: list[ConstraintData]
     bounds: list[Bound]
-    irreducible: bool | None  # None: more members than check_limit, not made irreducible
+    irreducible: bool | None  # None: more members than check_limit, not made irreducible;
+    # False: made irreducible but for members whose checks no solver decided (kept)
     checked_by: str  # the solver that re-solved the subsystem
     notes: list[str] = field(default_factory=list)
 
@@ -84,6 +85,8 @@ class InfeasibleSubsystem:
         """How far the subsystem was checked."""
         if self.irreducible:
             return f"checked by {self.checked_by}: infeasible, feasible without any one of them"
+        if self.irreducible is False:
+            return f"infeasible by {self.checked_by}; some members' checks stayed undecided"
         return f"infeasible by {self.checked_by}; too large to check that each one is needed"
 
 
@@ -180,7 +183,10 @@ def _filtered(subsystem: _Subsystem, checked_by: str, check_limit: int, notes: l
     irreducible = None
     if len(subsystem.members) <= check_limit:
         subsystem.deletion_filter()
-        irreducible = True
+        irreducible = not subsystem.undecided
+    if subsystem.undecided:
+        notes.append(f"some checks stayed undecided (HiGHS and SCIP, {_CHECK_SECONDS:g} s "
+                     "each); those members were kept")
     constraints, bounds = subsystem.originals()
     return InfeasibleSubsystem(constraints, bounds, irreducible, checked_by, notes)
 
@@ -324,6 +330,7 @@ class _Subsystem:
                 con.deactivate()
         self.values = {(id(v), side): v.lb if side == "lower" else v.ub
                        for v, side in self.members if side is not None}
+        self.undecided = 0  # checks of the filters that no solver decided
         for var in self.work.component_data_objects(pyo.Var, descend_into=True):
             if not var.fixed:
                 if not var.is_binary():
@@ -337,7 +344,16 @@ class _Subsystem:
 
     def infeasible(self) -> tuple[str, bool]:
         """Solve the subsystem (HiGHS where it can, SCIP where HiGHS cannot take it or does
-        not decide it within `_CHECK_SECONDS`); True when it is infeasible."""
+        not decide it within `_CHECK_SECONDS`); True when it is infeasible. A SolverError
+        where neither decides it."""
+        solver, verdict, undecided = self._verdict()
+        if verdict is None:
+            raise SolverError(f"no solver decided the subsystem ({'; '.join(undecided)})")
+        return solver, verdict
+
+    def _verdict(self) -> tuple[str, bool | None, list[str]]:
+        """`infeasible`'s solves: the solver, its verdict (None: undecided) and why each
+        solver left it undecided."""
         undecided = []
         for solver in ("highs", "scip"):
             try:
@@ -345,21 +361,30 @@ class _Subsystem:
             except UnsupportedModelError:
                 continue
             if status in (Status.INFEASIBLE, Status.OPTIMAL):
-                return solver, status is Status.INFEASIBLE
+                return solver, status is Status.INFEASIBLE, undecided
             _stop_if_interrupted(status)
             undecided.append(f"{solver}: {status.value}")
-        if undecided:
-            raise SolverError(f"no solver decided the subsystem ({'; '.join(undecided)})")
-        raise SolverError("neither HiGHS nor SCIP takes the subsystem")
+        if not undecided:
+            raise SolverError("neither HiGHS nor SCIP takes the subsystem")
+        return "", None, undecided
+
+    def _still_infeasible(self) -> bool:
+        """Whether the subsystem as switched now is infeasible; undecided counts as not
+        (its members stay: the subsystem stays infeasible, `undecided` says it may not be
+        irreducible). Dropping bounds can leave free integers neither solver decides."""
+        verdict = self._verdict()[1]
+        self.undecided += verdict is None
+        return bool(verdict)
 
     def deletion_filter(self) -> None:
         """Drop each member whose absence leaves the rest infeasible: what remains is
-        irreducible (every member is needed). A bar on a terminal shows the solves."""
+        irreducible (every member is needed) unless a check went undecided. A bar on a
+        terminal shows the solves."""
         needed = []
         for member in tqdm(self.members, desc="explain_infeasible", unit="check",
                            disable=None, leave=False):
             self._switch(member, on=False)
-            if not self.infeasible()[1]:
+            if not self._still_infeasible():
                 self._switch(member, on=True)
                 needed.append(member)
         self.members = needed
@@ -374,7 +399,7 @@ class _Subsystem:
                 chunk = members[start:start + size]
                 for member in chunk:
                     self._switch(member, on=False)
-                if not self.infeasible()[1]:
+                if not self._still_infeasible():
                     for member in chunk:
                         self._switch(member, on=True)
                     kept += chunk

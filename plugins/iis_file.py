@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from coplug.plugins.errors import InputError, SolverError
 from coplug.plugins.files import checked_model_path, highs_refuse_nan, scip_read
@@ -33,6 +34,9 @@ from coplug.plugins.iis_farkas import ray_support, relax_integrality
 from coplug.plugins.interrupts import capture_output
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.serial import one_solve_at_a_time
+
+if TYPE_CHECKING:
+    import highspy
 
 Member = tuple[str, str | None]  # (row name, None) or (column name, "lower" | "upper")
 # A check HiGHS has not decided by then keeps its member (free integers left after bounds
@@ -149,6 +153,7 @@ class _Highs:
         self.cols = {name: k for k, name in enumerate(lp.col_names_)}
         self.row_bounds = list(zip(lp.row_lower_, lp.row_upper_, strict=True))
         self.col_bounds = list(zip(lp.col_lower_, lp.col_upper_, strict=True))
+        _refuse_semicontinuous(path, lp)
         integer = [int(t) != 0 for t in lp.integrality_] or [False] * lp.num_col_
         self.domain = {k for k, (lo, hi) in enumerate(self.col_bounds)
                        if integer[k] and lo == 0 and hi == 1}  # binaries: 0..1 is the domain
@@ -329,6 +334,21 @@ class _Highs:
         lo, hi = self.col_bounds[k]
         self.highs.changeColBounds(k, lo if lower else -self.inf, hi if upper else self.inf)
 
+
+
+def _refuse_semicontinuous(path: Path, lp: highspy.HighsLp) -> None:
+    """An InputError naming a semicontinuous or semi-integer column (0, or a value within
+    its bounds): the subsystem's bound checks read its bounds as the whole domain and named
+    a feasible file's [5.2, 5.8] as a conflict."""
+    import highspy
+
+    kinds = {int(highspy.HighsVarType.kSemiContinuous): "semicontinuous",
+             int(highspy.HighsVarType.kSemiInteger): "semi-integer"}
+    for k, kind in enumerate(lp.integrality_):
+        if int(kind) in kinds:
+            raise InputError(f"{path.name}: column {lp.col_names_[k]!r} is {kinds[int(kind)]}; "
+                             "explain_infeasible_file takes continuous and integer columns "
+                             "(write it as a binary switch and a big-M row to explain it)")
 
 
 def _unique_names(path: Path, kind: str, names: list[str]) -> None:

@@ -13,9 +13,10 @@ import pyomo.environ as pyo
 import pyscipopt
 import pytest
 import scipy.sparse as sp
+from pyomo.core.expr.visitor import replace_expressions
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from coplug.plugins import InputError, iis
+from coplug.plugins import InputError, Status, iis, solve
 from coplug.plugins.iis import explain_infeasible
 from coplug.plugins.iis_farkas import _column_activity, _dual_ray
 
@@ -284,3 +285,41 @@ def test_ctrl_c_during_the_farkas_solve_cancels_highs_and_stops() -> None:
     with pytest.raises(KeyboardInterrupt):
         _dual_ray(PressedDuringRun(), None)
     assert cancelled == [True]
+
+
+def _undecidable_once_bounds_drop() -> pyo.ConcreteModel:
+    """Infeasible at once for both solvers; with some bounds dropped the subsystem left has
+    free integers that neither decides in its check time (a probe's seed 841)."""
+    m = pyo.ConcreteModel()
+    dom = [pyo.Integers, pyo.Reals, pyo.Reals, pyo.Integers, pyo.Integers, pyo.Integers]
+    ub = [4, 2, 3, None, None, None]
+    m.x = pyo.Var(range(6), domain=lambda _m, j: dom[j], bounds=lambda _m, j: (0, ub[j]))
+    x = m.x
+    m.r0 = pyo.Constraint(expr=5 * x[0] - 2 * x[1] + 3 * x[2] + x[3] - 3 * x[4] + 2 * x[5] == 12)
+    m.r1 = pyo.Constraint(expr=pyo.inequality(-4, 3 * x[0] - 3 * x[2] + 3 * x[5], 2))
+    m.r2 = pyo.Constraint(expr=-3 * x[0] + 3 * x[1] - 3 * x[2] + 5 * x[3] == 0)
+    m.r3 = pyo.Constraint(expr=pyo.inequality(1, -2 * x[0] + 2 * x[1] - 2 * x[2] + x[3] - x[4],
+                                              2))
+    m.r4 = pyo.Constraint(expr=-x[0] + 5 * x[2] + x[3] >= 3)
+    m.r5 = pyo.Constraint(expr=pyo.inequality(6, 3 * x[1] + 3 * x[2] - 4 * x[3], 8))
+    m.r6 = pyo.Constraint(expr=2 * x[0] + 2 * x[1] + 3 * x[2] + 5 * x[4] - 4 * x[5] == -1)
+    return m
+
+
+def test_an_undecided_check_keeps_its_member(monkeypatch) -> None:
+    """It raised "no solver decided the subsystem"; the member now stays, and the answer
+    says it may not be irreducible. The checks run at 1 s here (10 s by default)."""
+    monkeypatch.setattr(iis, "_CHECK_SECONDS", 1.0)
+    m = _undecidable_once_bounds_drop()
+    found = explain_infeasible(m)
+    assert found.irreducible is False and any("stayed undecided" in n for n in found.notes)
+    assert "some members' checks stayed undecided" in str(found)
+    sub = pyo.ConcreteModel()  # the answer is infeasible: its rows alone, integrality kept
+    sub.x = pyo.Var(range(6), domain=lambda _s, j: pyo.Integers if m.x[j].is_integer()
+                    else pyo.Reals)
+    assert found.bounds == []
+    swap = {id(m.x[j]): sub.x[j] for j in range(6)}
+    sub.rows = pyo.ConstraintList()
+    for con in found.constraints:
+        sub.rows.add(pyo.inequality(con.lower, replace_expressions(con.body, swap), con.upper))
+    assert solve(sub, solver="highs", time_limit=60).status is Status.INFEASIBLE

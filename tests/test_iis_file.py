@@ -213,3 +213,19 @@ def test_a_file_lp_conflict_is_found_and_made_irreducible(
     assert found.irreducible
     assert found.rows == [f"c_u_chain({k})_" for k in range(30)] + ["c_u_top_"]
     assert found.bounds == [("z(0)", "lower", 0.0)]
+
+
+@pytest.mark.parametrize("kind,column", [("SC", "semicontinuous"), ("SI", "semi-integer")])
+def test_semicontinuous_columns_are_refused_by_name(tmp_path: Path, kind: str,
+                                                    column: str) -> None:
+    """x in {0} or [5.2, 5.8] was named as a conflict in a feasible file (its bounds read
+    as the whole domain); both solvers solve the file at x = 5.8."""
+    from coplug.plugins import solve_file
+
+    path = tmp_path / "semi.mps"
+    path.write_text("NAME semi\nROWS\n N obj\n L r\nCOLUMNS\n x obj -1 r 1\n y obj 1 r 1\n"
+                    f"RHS\n rhs r 10\nBOUNDS\n {kind} bnd x 5.8\n LO bnd x 5.2\nENDATA\n")
+    if kind == "SC":
+        assert solve_file(path, solver="highs").objective == pytest.approx(-5.8)
+    with pytest.raises(InputError, match=f"column 'x' is {column}"):
+        explain_infeasible_file(path)
