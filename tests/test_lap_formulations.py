@@ -133,3 +133,19 @@ def test_registry_entry_solves_by_lap_and_scip_alike() -> None:
     model = registry.build("assignment", 8, seed=2)
     lap = solve(model, solver="lap").objective
     assert solve(model, solver="scip").objective == pytest.approx(lap)
+
+
+@pytest.mark.parametrize("name,header", [("costs.csv", ""), ("assign3.txt", "3\n")])
+def test_an_integer_float64_rounds_is_refused_in_a_text_file(tmp_path, name, header):
+    """18014398509481987 read as ...88 (2**54 + 3): the matrix solved was not the file's,
+    while an int64 array with it is refused."""
+    rows = [[3, 5, 5], [2**54 + 3, 6, 2**54 + 4], [2**54 + 5, 7, 2**54 + 5]]
+    sep = "," if name.endswith(".csv") else " "
+    path = tmp_path / name
+    path.write_text(header + "\n".join(sep.join(map(str, row)) for row in rows) + "\n")
+    with pytest.raises(InputError, match=r"the integer 18014398509481987 rounds to "
+                                         r"18014398509481988"):
+        load_costs(path)
+    exact = [[3, 5, 5], [2**54 + 4, 6, 2**54 + 4], [2**54 + 8, 7, 2**54 + 8]]  # float64's own
+    path.write_text(header + "\n".join(sep.join(map(str, row)) for row in exact) + "\n")
+    assert load_costs(path)[1, 0] == 2**54 + 4
