@@ -147,7 +147,7 @@ def load_costs(path: str | Path, square: bool = False) -> np.ndarray | sp.csr_ma
     if suffix == ".npy":
         c = _load_npy(path)
     elif _ORLIB_NAME.match(path.name) and suffix in (".txt", ""):
-        c = _exact_integers(path, load_orlib(path))
+        c = _exact_integers(path, load_orlib(path), orlib=True)
     elif suffix in (".csv", ".txt"):
         c = _exact_integers(path, _load_csv(path))
     else:
@@ -273,22 +273,25 @@ def _refuse_underscore(line: str, where: str) -> None:
 
 # float64 holds every integer up to 2**53 exactly; a larger one written in a text file may
 # round (18014398509481987 reads as ...88), so the matrix solved would not be the file's.
-_EXACT_INTEGERS = 2.0**53
-_INTEGER_TOKEN = re.compile(r"(?<![\w.])[-+]?\d+(?![\w.])")
+_EXACT_INTEGERS = 2**53
+_INTEGER_TOKEN = re.compile(r"[-+]?\d+")
 
 
-def _exact_integers(path: Path, costs: np.ndarray) -> np.ndarray:
-    """`costs` read from the text file `path`, after an InputError naming an integer of the
-    file that float64 rounds (as arrays with such int64 entries are refused). The text is
-    searched only where a value reaches 2**53."""
+def _exact_integers(path: Path, costs: np.ndarray, orlib: bool = False) -> np.ndarray:
+    """`costs` read from the text file `path`, after an InputError naming the first integer
+    token of its data that float64 rounds (as arrays with such int64 entries are refused).
+    The text is read again only where a value reaches 2**53."""
     if not costs.size or not np.abs(costs).max() >= _EXACT_INTEGERS:
         return costs
-    for match in _INTEGER_TOKEN.finditer(_read_text(path)):
-        token = match.group()
-        if abs(int(token)) > _EXACT_INTEGERS and int(float(token)) != int(token):
-            raise InputError(f"{path}: the integer {token} rounds to {float(token):.0f} in "
-                             "float64 (past 2**53); scale the costs down or give them as "
-                             "floats")
+    text = _read_text(path)
+    lines = text.splitlines() if orlib else (line for _, line in _data_lines(text))
+    for line in lines:
+        for token in re.split(r"[,\s]+", line.strip()):
+            if _INTEGER_TOKEN.fullmatch(token) and abs(int(token)) > _EXACT_INTEGERS \
+                    and int(float(token)) != int(token):
+                raise InputError(f"{path}: the integer {token} rounds to {float(token):.0f} "
+                                 "in float64 (past 2**53); scale the costs down or give them "
+                                 "as floats")
     return costs
 
 

@@ -42,6 +42,7 @@ def _reference(path: Path, square: bool = False) -> np.ndarray:
                 f"{path}: read as an OR-Library assignment file (name assign<n> or assignp*): "
                 f"expected {n}x{n} = {n * n} costs after n = {n}, found {len(numbers) - 1}")
         c = np.array(numbers[1:], dtype=np.float64).reshape(n, n)
+        _exact(path, [token for _, line in lines for token in line.split()])
     else:
         data = [(i, line) for i, line in lines
                 if line.strip() and not line.lstrip().startswith("#")]
@@ -60,7 +61,18 @@ def _reference(path: Path, square: bool = False) -> np.ndarray:
         if not rows:
             raise InputError(f"{path}: no cost rows found")
         c = np.array(rows, dtype=np.float64)
+        _exact(path, [x.strip() for _, line in data for x in line.split(delimiter)])
     return validate_costs(c, square=square, source=str(path))
+
+
+def _exact(path: Path, tokens: list[str]) -> None:
+    """The reference's refusal of an integer token float64 rounds (past 2**53)."""
+    for token in tokens:
+        if re.fullmatch(r"[-+]?\d+", token) and abs(int(token)) > 2**53 \
+                and int(float(token)) != int(token):
+            raise InputError(f"{path}: the integer {token} rounds to {float(token):.0f} in "
+                             "float64 (past 2**53); scale the costs down or give them as "
+                             "floats")
 
 
 def _is_orlib(path: Path) -> bool:
@@ -94,7 +106,8 @@ def blocks(request, monkeypatch) -> None:
 
 
 def _token(rng: random.Random) -> str:
-    """A cost as files write it: integer, float, negative, scientific, signed, bare point."""
+    """A cost as files write it: integer (up to 2**53, or past it and exact in float64),
+    float, negative, scientific, signed, bare point."""
     kind = rng.randrange(7)
     if kind == 0:
         return str(rng.randint(0, 10**6))
@@ -108,7 +121,9 @@ def _token(rng: random.Random) -> str:
         return str(-rng.randint(0, 10**9))
     if kind == 5:
         return f"{rng.random():.3f}"
-    return str(rng.randint(-(10**17), 10**17))
+    if rng.random() < 0.5:  # past 2**53 only where float64 holds it: others are refused
+        return str(rng.randint(-1000, 1000) * 2**60)
+    return str(rng.randint(-(2**53), 2**53))
 
 
 def _layout(rng: random.Random, lines: list[str]) -> str:
@@ -172,7 +187,8 @@ def test_damaged_files_give_the_same_matrix_or_error(tmp_path: Path, seed: int) 
     at = rng.choice(spots)
     damage = rng.choice(["x", "1_0", "nan", "inf", "-inf", "", "1 2", ",", ",,", "\u0663",
                          "\uff17", "1e999", "nan(1)", "0x1", "1d5", "#", "\r", "\n\n", "\x0c",
-                         "\u2028", "\x1c", "\xa0", "\u3000", "\x00", '"1"', "3,"])
+                         "\u2028", "\x1c", "\xa0", "\u3000", "\x00", '"1"', "3,",
+                         "18014398509481987", "-18014398509481987"])
     end = at + rng.choice([0, 1, len(re.match(r"\S*", text[at:]).group())])
     path = tmp_path / name
     path.write_bytes((text[:at] + damage + text[end:]).encode())
