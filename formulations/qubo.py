@@ -47,6 +47,8 @@ class QUBO:
     names: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        if self.Q is None:
+            raise InputError("Q must be a square matrix, got None")
         self.Q = _as_floats(lambda: sp.csr_matrix(self.Q, dtype=float), self.Q, "Q")
         n = self.Q.shape[0]
         if self.Q.shape != (n, n):
@@ -145,6 +147,9 @@ class QUBO:
     def hessian_block(self, idx: np.ndarray) -> np.ndarray:
         """The Hessian 2(Q + A'WA) restricted to coordinates `idx` (dense)."""
         idx = np.asarray(idx, dtype=int)
+        if idx.ndim != 1 or idx.size and not (0 <= idx.min() and idx.max() < self.n):
+            raise InputError(f"hessian_block needs coordinates in 0..{self.n - 1}, got "
+                             f"{idx.tolist()}")
         Qs = self.Q[idx][:, idx].toarray()
         As = self.A[:, idx]
         return 2 * (Qs + (As.T @ sp.diags(self.weights) @ As).toarray())
@@ -157,7 +162,7 @@ class QUBO:
 
     def solution_objective(self, z: np.ndarray) -> float | None:
         """Problem objective of the decoded point, or None when it is infeasible."""
-        sol = self.decode(np.asarray(z))
+        sol = self.decode(self._point(z))
         return float(self.objective(sol)) if self.is_feasible(sol) else None
 
     def to_pyomo(self) -> pyo.ConcreteModel:

@@ -133,10 +133,13 @@ def certify(
     curvatures are tested only against their float64 rounding error (ROUNDOFF_RTOL times
     the size of their own terms), so a slope of -5 next to penalties of 10^7 is a descent
     direction, not noise. A fractional point is an approximate stationary point: there the
-    tolerances are `tol` relative to the per-coordinate scale D_i (`scale`, from
-    `gradient_scale`, may be passed in when certifying many points). A point outside
-    [0,1]^n beyond `tol` is refused."""
-    z = np.asarray(z, dtype=float)
+    slope tolerances are `tol` relative to the per-coordinate scale D_i (`scale`, from
+    `gradient_scale`, may be passed in when certifying many points); its curvature, the
+    QUBO's own data, is held to rounding error as at a vertex. A point outside [0,1]^n
+    beyond `tol` is refused."""
+    if not isinstance(qubo, QUBO):
+        raise InputError(f"certify needs a QUBO, got {type(qubo).__name__}")
+    z = numeric_array(z, "point")
     if z.shape != (qubo.n,):
         raise InputError(f"point must have length {qubo.n}, got shape {z.shape}")
     _check_certify_options(qubo, tol, scale)
@@ -157,7 +160,7 @@ def certify(
     idx = np.flatnonzero(free | degenerate)
     second = True
     if kkt and idx.size:
-        second = _curvature_ok(qubo, idx, binary, tol, scale)
+        second = _curvature_ok(qubo, idx)
     objective = _exact_objective(qubo, z) if binary else None
     feasible = objective is not None
     reason = (
@@ -208,20 +211,16 @@ def _gradient_magnitude(qubo: QUBO, z: np.ndarray) -> np.ndarray:
     return 2 * (abs(qubo.Q) @ a) + 2 * np.asarray(pen).reshape(-1) + np.abs(qubo.c)
 
 
-def _curvature_ok(
-    qubo: QUBO, idx: np.ndarray, binary: bool, tol: float, scale: np.ndarray | None
-) -> bool:
-    """Hessian block on `idx` PSD: to its rounding error (ROUNDOFF_RTOL times the largest
-    row sum of its absolute terms) at a vertex, to `tol` relative to D_i at a fractional
-    point."""
+def _curvature_ok(qubo: QUBO, idx: np.ndarray) -> bool:
+    """Hessian block on `idx` PSD to its rounding error (ROUNDOFF_RTOL times the largest row
+    sum of its absolute terms). The Hessian is the QUBO's data, the same at every point, so
+    a fractional point is held to it as a vertex is: relative to the scale D_i, a curvature
+    of -1.76 beside D_i near 1e9 passed, and a strict local maximum was called a minimum."""
     H = qubo.hessian_block(idx)
-    if binary:
-        absA = abs(qubo.A[:, idx])
-        size = 2 * (abs(qubo.Q[idx][:, idx]) + absA.T @ sp.diags(np.abs(qubo.weights)) @ absA)
-        slack = ROUNDOFF_RTOL * float(np.asarray(size.sum(axis=1)).max())
-        return bool(np.linalg.eigvalsh(H).min() >= -slack)
-    D = (gradient_scale(qubo) if scale is None else scale)[idx]
-    return bool(np.linalg.eigvalsh(H / np.sqrt(np.outer(D, D))).min() >= -tol)
+    absA = abs(qubo.A[:, idx])
+    size = 2 * (abs(qubo.Q[idx][:, idx]) + absA.T @ sp.diags(np.abs(qubo.weights)) @ absA)
+    slack = ROUNDOFF_RTOL * float(np.asarray(size.sum(axis=1)).max())
+    return bool(np.linalg.eigvalsh(H).min() >= -slack)
 
 
 def _require_in_box(z: np.ndarray, tol: float) -> None:
@@ -383,7 +382,8 @@ def minimize(
 
 def _check_arguments(qubo: object, method: str, lr: float, tol: float, device: str) -> None:
     """Refuse a non-QUBO, an unknown method, a non-finite or non-positive lr or tol, and a
-    device torch cannot use, each with a message naming the argument."""
+    device torch cannot use (or that holds no values: meta), each with a message naming the
+    argument."""
     if not isinstance(qubo, QUBO):
         raise InputError(f"minimize needs a QUBO, got {type(qubo).__name__}")
     if method not in METHODS:
@@ -394,10 +394,12 @@ def _check_arguments(qubo: object, method: str, lr: float, tol: float, device: s
         if not (number and 0 < value < math.inf):
             raise InputError(f"{name} must be a finite positive number, got {value!r}")
     try:
-        torch.empty(0, device=device)
+        kind = torch.empty(0, device=device).device.type
     except (RuntimeError, AssertionError, TypeError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(f"device {device!r} is not usable here: {reason}") from None
+    if kind == "meta":
+        raise InputError(f"device {device!r} is not usable here: meta tensors hold no values")
 
 
 def _run(

@@ -69,3 +69,41 @@ def test_cli_and_registry(capsys) -> None:
     assert "binary+feasible  100.0%" in out
     for name in ("tsp", "openpit"):
         assert solve(registry.build(name, 12, seed=1)).optimal
+
+
+def test_a_fractional_point_with_negative_curvature_is_no_local_minimum() -> None:
+    """At large values (D_i near 1e10) a curvature of -1.76 on the free coordinate passed as
+    0 relative to D_i, and a point that the energy falls from was called a local minimum."""
+    from coplug.formulations import knapsack
+
+    instance = knapsack.KnapsackInstance(
+        values=np.array([1632270800.0, 1543624990.0, 1559917440.0, 1935072420.0]),
+        weights=np.array([1, 3, 3, 1]), capacity=4)
+    q = knapsack.knapsack_qubo_safe(instance, margin=1.76)
+    z = np.zeros(q.n)
+    z[[2, 8]], z[9] = 1.0, 0.19
+    step = np.zeros(q.n)
+    step[9] = -1e-3
+    assert q.energy(z + step) < q.energy(z)  # not a local minimum: the energy falls
+    assert q.hessian_block([9])[0, 0] < 0
+    found = certify(q, z)
+    assert not found.second_order and not found.local_min
+    assert found.reason == "negative curvature on free coordinates"
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda q: certify(q, ["a", "b"]), "point must be numeric"),
+    (lambda q: certify(None, np.zeros(2)), "certify needs a QUBO"),
+    (lambda q: q.solution_objective(np.zeros(1)), "a point must have length 2"),
+    (lambda q: q.hessian_block([100]), "hessian_block needs coordinates in 0..1"),
+    (lambda q: minimize(q, device="meta", starts=2), "meta tensors hold no values"),
+    (lambda q: QUBO(Q=None, c=[0.0], constant=0, decode=None, is_feasible=None,
+                    objective=None), "Q must be a square matrix, got None"),
+])
+def test_more_bad_input_is_named(call, message) -> None:
+    from coplug.formulations.knapsack import KnapsackInstance, knapsack_qubo_safe
+
+    q = knapsack_qubo_safe(KnapsackInstance(values=np.array([3.0, 2.0]),
+                                            weights=np.array([1, 1]), capacity=1))
+    with pytest.raises(InputError, match=message):
+        call(q)
