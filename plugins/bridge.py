@@ -59,7 +59,7 @@ from coplug.plugins.integral_rows import (
     pyomo_integers,
     record_first_solve,
 )
-from coplug.plugins.interrupts import record_interrupt
+from coplug.plugins.interrupts import capture_output, record_interrupt
 from coplug.plugins.lazy_duals import lazy_plugins, load_duals_after
 from coplug.plugins.lazy_rounds import all_lazy, any_lazy, solve_in_rounds
 from coplug.plugins.limits import checked_time_limit
@@ -588,20 +588,32 @@ def _set_scip_params(scip: Any, time_limit: float | None, params: Mapping[str, A
     if time_limit is not None:
         scip.setParam("limits/time", float(time_limit))
     for key, value in params.items():
+        said = None
         try:
             current = scip.getParam(key)
             if isinstance(current, float) and isinstance(value, (float, np.floating)) and \
                     abs(value) >= scip.infinity():
                 value = math.copysign(scip.infinity(), value)  # inf, 1e30: SCIP's "no limit"
             _check_scip_param_type(key, value, current)
-            scip.setParam(key, value)
+            with capture_output(capture_fd=True) as said:  # SCIP's C error lines, if any
+                scip.setParam(key, value)
         except InputError:
             raise
         except OverflowError:  # an int parameter past 2**31, a longint one past 2**63
             raise InputError(f"SCIP parameter {key!r} takes a smaller integer, got {value!r} "
                              "(its limits take -1 for no limit)") from None
         except Exception as exc:  # PySCIPOpt raises KeyError or a bare Exception
-            raise InputError(f"cannot set SCIP parameter {key!r} to {value!r}: {exc}") from exc
+            raise InputError(f"cannot set SCIP parameter {key!r} to {value!r}: "
+                             f"{said and _scip_reason(said.getvalue()) or exc}") from exc
+
+
+def _scip_reason(text: str) -> str:
+    """The first of SCIP's ERROR lines in `text`, without its source position ("Invalid
+    value <-5> for longint parameter <limits/nodes>. Must be in range [-1,...]")."""
+    for line in text.splitlines():
+        if "ERROR:" in line:
+            return line.split("ERROR:", 1)[1].strip()
+    return ""
 
 
 def _check_scip_param_type(key: str, value: Any, current: Any) -> None:

@@ -143,3 +143,12 @@ def test_scip_points_get_the_fractional_check_too(monkeypatch):
         loose = solve(_knapsack(), options={"numerics/feastol": 1e-3})
     assert loose.status is Status.UNKNOWN and len(loose.extra["fractional_integers"]) == 4
     assert solve(_knapsack()).status is Status.OPTIMAL  # the default feastol: not judged
+
+
+def test_an_out_of_range_scip_option_is_one_line_with_scips_reason(capfd):
+    """SCIP's four C error lines reached stderr before coplug's own."""
+    with pytest.raises(InputError, match=re.escape(
+            "cannot set SCIP parameter 'limits/nodes' to -5: Invalid value <-5> for longint "
+            "parameter <limits/nodes>. Must be in range [-1,")):
+        solve(_knapsack(), options={"limits/nodes": -5})
+    assert "paramset.c" not in "".join(capfd.readouterr())
