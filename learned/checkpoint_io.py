@@ -36,6 +36,8 @@ def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     the same weights other bytes (and another sha256 in a sidecar) on every run.
     """
     path = Path(path)
+    if (reason := occupied_reason(path)) is not None:
+        raise InputError(f"cannot write {path}: {reason}")
     try:
         folder = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp",
                                        dir=path.parent))
@@ -49,6 +51,17 @@ def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return path
+
+
+def occupied_reason(path: Path) -> str | None:
+    """Why a file may not be written over `path`: it is a folder, or something other than a
+    regular file (a device such as /dev/null, a pipe), which the rename would replace: as
+    root, `--out /dev/null` made /dev/null a file of weights."""
+    if path.is_dir():
+        return f"{path} is a folder"
+    if path.exists() and not path.is_file():
+        return f"{path} is not a regular file"
+    return None
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:

@@ -42,6 +42,7 @@ CALIBRATIONS = ("isotonic", "sigmoid", "none")
 SEED_BOUND = 2**32  # sklearn's RandomState (train_test_split, calibration) takes seeds below it
 FEATURE_LIMIT = 1e150  # StandardScaler squares the features: beyond this its variance overflows
 BINARY = np.array([0, 1])  # the classes of a predictor that predates classes_ or never set it
+MAX_CLIP = 1e6  # standardised features clipped to +-clip: float32 layers overflow past ~1e30
 
 
 class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
@@ -128,7 +129,10 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
         if _positive(self.lr, "lr") > float(np.finfo(np.float32).max):  # torch steps in float32
             raise InputError(f"TorchMLPClassifier lr must fit in float32, got {self.lr!r}")
         _positive(self.weight_decay, "weight_decay", zero_ok=True)
-        _positive(self.clip, "clip")
+        if _positive(self.clip, "clip") > MAX_CLIP:
+            raise InputError(f"TorchMLPClassifier clip must be at most {MAX_CLIP:g} (features "
+                             f"are standardised; float32 layers overflow to NaN on larger "
+                             f"inputs), got {self.clip!r}")
 
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Columns P(y = classes_[0]), P(y = classes_[1])."""
@@ -342,9 +346,9 @@ def _fit_data(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike, what: str,
     try:
         X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=False)
         check_classification_targets(y)
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:  # TypeError: sparse X, which these take dense
         raise InputError(f"{owner} needs X of shape (n, k) with n, k >= 1 and class labels y "
-                         f"of shape (n,): {exc}") from exc
+                         f"of shape (n,): {_first_line(exc)}") from exc
     kind = type_of_target(y, input_name="y")
     if kind != "binary":
         found = np.unique(y)
@@ -366,12 +370,18 @@ def _predict_data(estimator: BaseEstimator, X: ArrayLike, default_width: int) ->
     try:
         X = validate_data(estimator, X, reset=False, dtype=np.float64, ensure_all_finite=False,
                           ensure_min_samples=0)
-    except ValueError as exc:
-        raise InputError(f"{prefix}: {exc}") from exc
+    except (ValueError, TypeError) as exc:  # TypeError: sparse X
+        raise InputError(f"{prefix}: {_first_line(exc)}") from exc
     if X.shape[1] != width:  # only reached without n_features_in_, which validate_data checks
         raise InputError(f"{prefix}: X has {X.shape[1]} features, but {owner} is expecting "
                          f"{width} features as input")
     return X
+
+
+def _first_line(exc: Exception) -> str:
+    """scikit-learn's reason in one line: its 1-D message goes on to print the whole array
+    and advice on reshaping."""
+    return str(exc).splitlines()[0].rstrip(":").strip() if str(exc) else type(exc).__name__
 
 
 def _labels(estimator: BaseEstimator, proba: np.ndarray) -> np.ndarray:

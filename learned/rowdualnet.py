@@ -8,11 +8,13 @@ duals through the Min-Trick v_j = min_i (c_ij - u_i) inside the solver.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import pickle
 import re
 import warnings
+from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -257,6 +259,8 @@ def save(model: RowDualNet, path: str | Path, meta: dict) -> None:
     if path.suffix == ".json":
         raise InputError(f"RowDualNet checkpoint {path} may not end in .json (its metadata "
                          "goes to the .json sidecar)")
+    if not isinstance(meta, Mapping):
+        raise InputError(f"RowDualNet metadata must be a dict, got {type(meta).__name__}")
     record = dict(meta)
     try:
         strict_json(record)
@@ -279,7 +283,7 @@ def load(path: str | Path | None = None) -> RowDualNet:
     """Load a checkpoint (default: the one shipped in coplug.models), refusing one whose
     sidecar .json records another sha256 than the file has."""
     if path is None:
-        return _shipped()
+        return copy.deepcopy(_shipped())  # a caller's .double() must not reach the next one
     path = Path(path)
     if not path.exists():
         raise InputError(f"RowDualNet checkpoint not found: {path}")
@@ -349,17 +353,29 @@ def _model_from_blob(blob: object, path: Path) -> RowDualNet:
         raise InputError(f"RowDualNet checkpoint {path} holds {odd[0]} as {odd[1]}; the "
                          "network's weights are real floating-point tensors")
     try:
-        model = RowDualNet(n_features, hidden)
+        model = RowDualNet(n_features, hidden).to(_weights_dtype(blob["state_dict"]))
         model.load_state_dict(blob["state_dict"])
     except (TypeError, ValueError, RuntimeError, AttributeError) as exc:
-        raise InputError(f"RowDualNet checkpoint {path} does not match the network: "
-                         f"{type(exc).__name__}: {exc}") from exc
+        said = " ".join(str(exc).split())  # torch's size report spans lines
+        said = said if len(said) <= 300 else said[:297] + "..."
+        raise InputError(f"RowDualNet checkpoint {path} does not match the network (hidden "
+                         f"{hidden}): {type(exc).__name__}: {said}") from exc
     for name, tensor in model.state_dict().items():
         if not torch.isfinite(tensor).all():
             raise InputError(f"RowDualNet checkpoint {path} holds NaN or infinite weights "
-                             f"in {name} (as float32)")
+                             f"in {name} (as {str(tensor.dtype).removeprefix('torch.')})")
     model.eval()
     return model
+
+
+def _weights_dtype(state: object) -> torch.dtype:
+    """float64 where the checkpoint's weights were saved so (after `.double()`), so such a
+    network loads as it was saved; float32 otherwise."""
+    if isinstance(state, dict):
+        for tensor in state.values():
+            if isinstance(tensor, torch.Tensor) and tensor.dtype == torch.float64:
+                return torch.float64
+    return torch.float32
 
 
 def _non_float_weight(state: object) -> tuple[str, str] | None:

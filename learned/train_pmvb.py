@@ -40,7 +40,12 @@ from tqdm import tqdm
 
 from coplug.formulations import registry
 from coplug.formulations.mip_families import FAMILIES, TRAIN_SIZES, build_family
-from coplug.learned.checkpoint_io import atomic_write_text, strict_json, unwritable_reason
+from coplug.learned.checkpoint_io import (
+    atomic_write_text,
+    occupied_reason,
+    strict_json,
+    unwritable_reason,
+)
 from coplug.learned.pmvb_features import FEATURE_NAMES, RootFeatureRecorder
 from coplug.learned.pmvb_predictors import (
     CALIBRATIONS,
@@ -323,9 +328,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.out_dir = Path(args.out_dir)
     problem = unwritable_reason(args.out_dir)
     targets = [args.out_dir / checkpoint_name(args.family, k) for k in kinds]
-    folders = [t for t in targets + [t.with_suffix(".json") for t in targets] if t.is_dir()]
-    if problem or folders:
-        parser.error(f"--out-dir {args.out_dir}: {problem or f'{folders[0]} is a folder'}")
+    occupied = [reason for t in targets + [t.with_suffix(".json") for t in targets]
+                if (reason := occupied_reason(t)) is not None]
+    if problem or occupied:
+        parser.error(f"--out-dir {args.out_dir}: {problem or occupied[0]}")
     missing = [t for t in targets + [t.with_suffix(".json") for t in targets]
                if not t.is_file()]
     if args.rescore and missing:

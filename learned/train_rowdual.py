@@ -18,7 +18,7 @@ from tqdm import tqdm
 
 import coplug.models
 from coplug.formulations.assignment import GENERATORS, generate
-from coplug.learned.checkpoint_io import unwritable_reason
+from coplug.learned.checkpoint_io import occupied_reason, unwritable_reason
 from coplug.learned.rowdualnet import MAX_HIDDEN, RowDualNet, row_features, save
 from coplug.plugins.interrupts import exit_on_interrupt
 from coplug.plugins.lap.solver import solve_lap
@@ -173,8 +173,8 @@ def out_problem(out: Path) -> str | None:
     if out.suffix == ".json":
         return "the checkpoint may not end in .json (its metadata goes to the .json sidecar)"
     for path in (out, out.with_suffix(".json")):
-        if path.is_dir():
-            return f"{path} is a folder"
+        if (reason := occupied_reason(path)) is not None:
+            return reason
     return unwritable_reason(out.parent)
 
 
