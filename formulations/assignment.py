@@ -388,7 +388,10 @@ def _fits(count: int, text: str) -> bool:
 
 def validate_costs(c: np.ndarray, square: bool = False, source: str = "cost matrix") -> np.ndarray:
     """A finite numeric 2-D matrix (square if asked), else InputError naming the defect."""
-    c = np.asarray(c)
+    try:
+        c = np.asarray(c)
+    except ValueError:  # numpy's "inhomogeneous shape" for ragged rows
+        raise InputError(f"{source}: rows of different lengths; need a 2-D matrix") from None
     if c.ndim != 2 or c.size == 0:
         raise InputError(f"{source}: need a non-empty 2-D matrix, got shape {c.shape}")
     if not np.issubdtype(c.dtype, np.number) or np.issubdtype(c.dtype, np.complexfloating):

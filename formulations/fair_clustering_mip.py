@@ -190,6 +190,10 @@ def mip_labels(model: pyo.ConcreteModel, check: bool = True) -> np.ndarray:
     """Cluster label of each node from a solved fair-clustering MIP; with `check`, warns
     (UserWarning) when the model's objective value is below the ratio cut (or cut) of these
     labels (`objective_mismatch`)."""
+    missing = [name for name in ("N", "C", "x") if model.find_component(name) is None]
+    if missing:
+        raise InputError(f"mip_labels needs a model built by fair_clustering_mip; this one has "
+                         f"no {missing[0]!r}")
     n = len(model.N)
     labels = np.full(n, -1, dtype=np.int64)
     for i in range(n):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import networkx as nx
 import numpy as np
@@ -135,10 +135,21 @@ class Game:
         }
 
     def set_profile(self, profile: dict[str, Sequence[float]]) -> None:
-        """Load a strategy profile into the Pyomo variables."""
+        """Load a strategy profile into the Pyomo variables (an InputError names a profile
+        that is no {player: numbers} mapping)."""
+        if not isinstance(profile, Mapping):
+            raise InputError(f"a profile must map each player to its values, got "
+                             f"{type(profile).__name__}")
         for player, values in profile.items():
+            if player not in self._players:
+                raise InputError(f"the profile names {player!r}, not a player "
+                                 f"({', '.join(self._players)})")
             variables = self.variables(player)
-            values = np.asarray(values, dtype=float).ravel()
+            try:
+                values = np.asarray(values, dtype=float).ravel()
+            except (TypeError, ValueError):
+                raise InputError(f"the values of player {player!r} must be numbers, got "
+                                 f"{values!r}") from None
             if values.size != len(variables):
                 raise InputError(
                     f"player {player!r} has {len(variables)} variables, got {values.size} values"
@@ -188,6 +199,11 @@ def cournot(
     for name, value in (("intercept", intercept), ("slope", slope), ("capacity", capacity)):
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise InputError(f"cournot {name} must be a number, got {value!r}")
+        try:
+            float(value)
+        except OverflowError:  # an int past float's range: 10**400
+            raise InputError(f"cournot needs finite {name}, got an integer of "
+                             f"{len(str(abs(value)))} digits") from None
     if not slope > 0 or not capacity > 0:
         raise InputError("cournot needs n_firms >= 1, slope > 0, capacity > 0 and costs >= 0")
     cost = _firm_costs(costs, n_firms)
@@ -360,6 +376,6 @@ EXAMPLES = {
 
 def example(name: str) -> Game:
     """One of the example games by name (see EXAMPLES)."""
-    if name not in EXAMPLES:
+    if not isinstance(name, str) or name not in EXAMPLES:
         raise InputError(f"unknown game {name!r}; choose one of {', '.join(EXAMPLES)}")
     return EXAMPLES[name]()

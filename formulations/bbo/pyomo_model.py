@@ -366,7 +366,10 @@ def update_auxiliaries(model: pyo.Block) -> None:
 def set_point(model: pyo.ConcreteModel, point: np.ndarray) -> None:
     """Put an emitted model at one point: x, then the auxiliary variables it determines.
     The point must hold one coordinate per x[i]: a shorter one left the rest at stale values."""
-    point = np.asarray(point, dtype=float)
+    try:
+        point = np.asarray(point, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"the point must hold numbers, got {point!r}") from None
     if point.shape != (len(model.x),):
         raise InputError(f"the point must be a vector of {len(model.x)} coordinates, got "
                          f"shape {point.shape}")
