@@ -206,7 +206,7 @@ class LazyConstraints(UserCallbackPlugin):
         self.cuts: list[Any] = []
         self.added_rows: list[LinearRow] = []  # the rows of `cuts`, as read when added
         self._added: set[Any] = set()  # keys (`_key`) of the rows the solver now holds
-        self._rows_read: dict[int, tuple[LinearRow, Any, tuple]] = {}  # by id(expression)
+        self._rows_read: dict[int, tuple[LinearRow, Any, tuple | None]] = {}  # by id(expr)
         self._stats = {"calls": 0, "rejected": 0, "cuts_added": 0, "seconds": 0.0}
         self.last_rejected: LinearRow | None = None  # a row the last rejected point missed
 
@@ -270,18 +270,28 @@ class LazyConstraints(UserCallbackPlugin):
 
     def _read(self, expr: Any) -> tuple[LinearRow, Any]:
         """`linear_row(expr)` and its `_key`, made once per expression object a solve sees
-        while the data it rests on stays (`_data_of`): a function that hands back the rows
-        it built before (k_best's no-goods and cutoff, met by thousands of heuristic
-        solutions) spent half its time having them read again, and one that hands back a
-        row whose side is a Param it changes means the row at the Param's value now."""
+        while the data it rests on stays: a function that hands back the rows it built
+        before (k_best's no-goods and cutoff, met by thousands of heuristic solutions) spent
+        half its time having them read again, and one that hands back a row whose side is a
+        Param it changes means the row at the Param's value now. A row met a second time is
+        read again and, unchanged, remembered with its data (`_data_of`), which later
+        meetings compare; rows met once (most separators build each afresh) pay nothing."""
         known = self._rows_read.get(id(expr))
-        if known is not None and known[0].expr is expr and _unchanged(known[2]):
-            return known[0], known[1]
-        row = linear_row(expr)
+        if known is not None and known[0].expr is expr:
+            row, key, data = known
+            if data is not None and _unchanged(data):
+                return row, key
+            fresh = linear_row(expr)
+            if data is None and _key(fresh) == key:
+                self._rows_read[id(expr)] = (row, key, _data_of(expr))
+                return row, key
+            row, key = fresh, _key(fresh)
+        else:
+            row = linear_row(expr)
+            key = _key(row)
         if len(self._rows_read) >= READ_CACHE:
             self._rows_read.clear()
-        key = _key(row)
-        self._rows_read[id(expr)] = (row, key, _data_of(expr))
+        self._rows_read[id(expr)] = (row, key, None)
         return row, key
 
     def record(self, row: LinearRow) -> None:

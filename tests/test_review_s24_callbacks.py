@@ -114,6 +114,10 @@ def test_a_row_read_again_follows_a_fixed_variable():
     m.z.fix(3)
     assert (first.upper, lazy._read(expr)[0].upper) == (3, 1)
     assert lazy._read(expr)[0] is lazy._read(expr)[0]  # unchanged data: read once
+    m.z.fix(2)  # after the row's data was remembered
+    assert lazy._read(expr)[0].upper == 2
+    m.z.unfix()
+    assert lazy._read(expr)[0].variables == [m.x, m.z]
 
 
 def test_the_row_written_constant_first_reads_as_pyomo_reads_it():
