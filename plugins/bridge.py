@@ -419,7 +419,7 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
         settle_infeasible_or_unbounded(scip, result)
         result.plugin_stats = _plugin_stats(plugins)  # of the run that decided the status
     epigraph = opt._obj_var.name if opt._obj_var is not None else None
-    check_nonlinear_optimum(scip, result, epigraph)
+    check_nonlinear_optimum(scip, result, epigraph, var_map.pyomo_name)
     if next(model.component_data_objects(pyo.Objective, active=True), None) is None:
         result.objective = result.bound = None  # a feasibility problem has no objective value
     StaleFlagManager.mark_all_as_stale()  # values from an earlier solve are stale
@@ -600,8 +600,8 @@ def _set_scip_params(scip: Any, time_limit: float | None, params: Mapping[str, A
         except InputError:
             raise
         except OverflowError:  # an int parameter past 2**31, a longint one past 2**63
-            raise InputError(f"SCIP parameter {key!r} takes a smaller integer, got {value!r} "
-                             "(its limits take -1 for no limit)") from None
+            raise InputError(f"SCIP parameter {key!r} takes an integer of smaller size, got "
+                             f"{value!r} (its limits take -1 for no limit)") from None
         except Exception as exc:  # PySCIPOpt raises KeyError or a bare Exception
             raise InputError(f"cannot set SCIP parameter {key!r} to {value!r}: "
                              f"{said and _scip_reason(said.getvalue()) or exc}") from exc

@@ -382,8 +382,8 @@ def check_rows_taken(opt: Any) -> None:
             if abs(coef) >= limit:
                 raise InputError(
                     f"constraint {con.name!r}: the coefficient {coef:g} of {var.name} is at "
-                    f"or past HiGHS's limit ({limit:g}, its large_matrix_value), and HiGHS "
-                    "refuses such rows; rescale the row or use solver='scip'")
+                    f"or past HiGHS's limit on matrix values ({limit:g}), and HiGHS refuses "
+                    "such rows; rescale the row or use solver='scip'")
     raise SolverError(f"HiGHS took {highs.getNumRow()} of the model's "
                       f"{len(opt._pyomo_con_to_solver_con_map)} rows")
 

@@ -41,6 +41,9 @@ TINY_OBJECTIVE = 1e-6
 # names it: 1e-10 x <= 1 with x up to 1e12 was solved "optimal" at x = 1e12 by both.
 SOLVER_ZERO = 1e-9
 DROP_MATTERS = 1e-6
+# A coefficient within this of a row's largest (at least 1) is what terms that cancel leave
+# in float64 (0.3 y + 0.6 y + 0.1 y - y: -1.1e-16 y), not a term anyone wrote: not named.
+ROUNDOFF = 1e-14
 
 
 def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
@@ -284,8 +287,9 @@ def _warn_dropped_terms(constraints: Sequence[Any]) -> None:
     found: list[tuple[str, float, str, float]] = []
     for con in constraints:
         repn = generate_standard_repn(con.body, compute_values=True, quadratic=False)
+        noise = ROUNDOFF * max([1.0, *map(abs, repn.linear_coefs)])
         for var, coef in zip(repn.linear_vars, repn.linear_coefs, strict=True):
-            if coef == 0 or abs(coef) > SOLVER_ZERO:
+            if abs(coef) <= noise or abs(coef) > SOLVER_ZERO:
                 continue
             reach = max(abs(_value(var.lb) if var.has_lb() else math.inf),
                         abs(_value(var.ub) if var.has_ub() else math.inf))

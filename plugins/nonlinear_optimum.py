@@ -8,18 +8,24 @@ stand-ins for infinity, with a dual bound to match (the same model with x intege
 nonlinear constraint sits at 1e4 or more on a side it has no bound on:
 
 - a value at SCIP's infinity means the model is unbounded;
-- otherwise the model is solved again with every such variable boxed, 100 times wider than
-  the largest value SCIP's point holds. The boxed model is a restriction of the model, so a
-  better point in the box refutes SCIP's optimum. A second box, 100 times wider again, then
-  tells an objective that keeps falling (unbounded) from one that settles (a feasible point,
-  the best found, without a proof of optimality).
+- otherwise the model is solved again with each such variable boxed, on its open sides, at
+  100 times its own size in SCIP's point (at least 1e4; a side past 1e15 stays open). The
+  boxed model is a restriction of the model that holds SCIP's point, so a better point in it
+  refutes SCIP's optimum; none leaves SCIP's answer as it was. Where it is refuted, a box 100
+  times wider again tells an objective that keeps falling (unbounded) from one that settles
+  (feasible: SCIP's point, with a warning naming the better objective). The boxes are
+  solved on copies of the model, from SCIP's point; a model whose copy lacks constraints
+  (a Python plugin's: lazy rows) is not checked.
 
-`result.extra["nonlinear_check"]` records the boxes and their objectives.
+Each box solve gets at most CHECK_SECONDS or ten times SCIP's own time, whichever is more,
+within the caller's time limit. `result.extra["nonlinear_check"]` records the boxes.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from coplug.plugins.caller_warning import warn_at_caller
@@ -27,93 +33,130 @@ from coplug.plugins.results import Result, Status
 
 SUSPECT = 1e4  # SCIP's stand-ins for infinity land at 1e5 (and 5e4 in PySCIPOpt issue 516)
 WIDEN = 100.0  # each box this many times wider than the last (the first: than SCIP's point)
-AT_INFINITY = 0.1  # a value of this share of SCIP's infinity or more is SCIP's infinity
-BOX_CAP = 1e15  # SCIP's numerics/hugeval: wider boxes are not solved reliably
+AT_INFINITY = 0.5  # SCIP's points at its infinity hold 1e20 less round-off (-9.99999998e19)
+BOX_CAP = 1e15  # SCIP's numerics/hugeval: a side wider than this stays open
 BETTER = 1e-6  # relative improvement that refutes an optimum
+CHECK_SECONDS = 5.0  # the least time a box solve gets (else 10x SCIP's own solve)
 
 
-def check_nonlinear_optimum(scip: Any, result: Result, epigraph: str | None = None) -> None:
+@dataclass
+class _Free:
+    """A variable of a nonlinear constraint with an infinite bound: which sides are open,
+    and its value in SCIP's point."""
+
+    var: Any
+    lower: bool
+    upper: bool
+    value: float
+
+
+def check_nonlinear_optimum(scip: Any, result: Result, epigraph: str | None = None,
+                            names: Callable[[str], str] = str) -> None:
     """Check SCIP's "optimal" `result` of a model with nonlinear constraints whose variables
     have infinite bounds (module docstring), changing `result` where SCIP is refuted.
-    `epigraph` names the variable that carries a nonlinear objective: its value is the
-    objective, whose size alone is no sign of trouble."""
+    `epigraph` names the variable that carries a nonlinear objective (its value is the
+    objective, whose size alone is no sign of trouble); `names` maps SCIP's variable names
+    to the model's, for the warnings."""
     if result.status is not Status.OPTIMAL or not result.has_solution:
         return
     free = _free_nonlinear_vars(scip)
-    if not free:
+    infinite = sorted((f for f in free if abs(f.value) >= AT_INFINITY * scip.infinity()),
+                      key=lambda f: f.var.name == epigraph)  # a model's variable first
+    if infinite:
+        at = infinite[0]
+        what = "the objective" if at.var.name == epigraph else names(at.var.name)
+        _unbounded(scip, result, f"SCIP's point puts {what} at {at.value:g}, its infinity")
         return
-    values = {var.name: scip.getVal(var) for var, _, _ in free}
-    infinity = scip.infinity()
-    if abs(result.objective) >= AT_INFINITY * infinity or any(
-            abs(value) >= AT_INFINITY * infinity for value in values.values()):
-        at = max(values, key=lambda name: abs(values[name]))
-        _unbounded(scip, result, f"SCIP's point puts {at} at {values[at]:g}, its infinity")
-        return
-    if not any(_suspect(var, values[var.name], lower, upper) for var, lower, upper in free
-               if var.name != epigraph):
-        return
-    _box_check(scip, result, free, max(SUSPECT, *map(abs, values.values())))
+    if any(_suspect(f) for f in free if f.var.name != epigraph):
+        _box_check(scip, result, [f for f in free if f.var.name != epigraph])
 
 
-def _free_nonlinear_vars(scip: Any) -> list[tuple[Any, bool, bool]]:
-    """The original variables of nonlinear constraints with an infinite bound, each once,
-    with whether their lower and their upper bound is infinite."""
-    seen: dict[str, tuple[Any, bool, bool]] = {}
+def _free_nonlinear_vars(scip: Any) -> list[_Free]:
+    """The original variables of nonlinear constraints with an infinite bound, each once."""
+    seen: dict[str, _Free] = {}
     for cons in scip.getConss(transformed=False):
         if cons.isNonlinear():
             for var in scip.getConsVars(cons):
                 lower = scip.isInfinity(-var.getLbOriginal())
                 upper = scip.isInfinity(var.getUbOriginal())
-                if lower or upper:
-                    seen.setdefault(var.name, (var, lower, upper))
+                if (lower or upper) and var.name not in seen:
+                    seen[var.name] = _Free(var, lower, upper, float(scip.getVal(var)))
     return list(seen.values())
 
 
-def _suspect(var: Any, value: float, lower: bool, upper: bool) -> bool:
-    """Whether `value` of `var` is large (SUSPECT) on a side where it has no bound (`lower`,
-    `upper`: its bound there is infinite)."""
-    return abs(value) >= SUSPECT and (upper if value > 0 else lower)
+def _suspect(free: _Free) -> bool:
+    """Whether the value is large (SUSPECT) on a side where the variable has no bound."""
+    return abs(free.value) >= SUSPECT and (free.upper if free.value > 0 else free.lower)
 
 
-def _box_check(scip: Any, result: Result, free: list[tuple[Any, bool, bool]],
-               largest: float) -> None:
-    """Solve in two ever wider boxes (module docstring) and settle `result` by them."""
+def _box_check(scip: Any, result: Result, free: list[_Free]) -> None:
+    """Solve copies of the model in up to two ever wider boxes (module docstring) and settle
+    `result` by them; SCIP's own model, and so the point loaded, stays as it is."""
     maximize = scip.getObjectiveSense() == "maximize"
     claimed, limit = float(result.objective), float(scip.getParam("limits/time"))
-    trail: list[dict[str, float]] = []
-    box = min(WIDEN * largest, BOX_CAP)
-    for _ in range(2):
-        if limit - result.time <= 0.0 or (trail and box <= trail[-1]["box"]):
+    budget = max(CHECK_SECONDS, 10.0 * result.time)
+    point = _point(scip)
+    trail: list[dict[str, Any]] = []
+    for widen in (WIDEN, WIDEN * WIDEN):
+        left = limit - result.time
+        if left <= 0.0:
             break
-        objective = _solve_in_box(scip, result, free, box, limit)
-        if objective is None:
+        found = _solve_in_box(scip, result, free, point, widen, min(left, budget))
+        if found is None:
+            result.extra["nonlinear_check"] = {"claimed": claimed, "skipped": COPY_INCOMPLETE}
+            return
+        trail.append({"widen": widen, **found})
+        last = trail[-2]["objective"] if len(trail) > 1 else claimed
+        if found["objective"] is None or not found["finished"] or not _better(
+                found["objective"], last, maximize):
             break
-        trail.append({"box": box, "objective": objective})
-        if not _better(objective, claimed if len(trail) == 1 else trail[-2]["objective"],
-                       maximize):
-            break
-        box = min(box * WIDEN, BOX_CAP)
     result.extra["nonlinear_check"] = {"claimed": claimed, "boxes": trail}
     _settle(scip, result, claimed, trail, maximize)
 
 
-def _solve_in_box(scip: Any, result: Result, free: list[tuple[Any, bool, bool]], box: float,
-                  limit: float) -> float | None:
-    """Bound each of `free` within [-box, box] on its open sides and solve again (the time
-    and nodes count in `result`); the box's optimum, or None where the run found none."""
-    scip.freeTransform()
-    for var, lower, upper in free:
-        if lower:
-            scip.chgVarLb(var, -box)
-        if upper:
-            scip.chgVarUb(var, box)
-    scip.setParam("limits/time", max(limit - result.time, 0.0))
-    scip.optimize()
-    result.time += float(scip.getSolvingTime())
-    result.nodes += int(scip.getNTotalNodes())
-    if scip.getStatus() != "optimal" or scip.getNSols() == 0:
+# Where a copy of the model lacks constraints (a Python plugin's, lazy rows: SCIP copies only
+# what its plugins can copy), its box is no restriction of the model and proves nothing.
+COPY_INCOMPLETE = "a copy of the model lacks its plugins' constraints"
+
+
+def _point(scip: Any) -> dict[str, float]:
+    """SCIP's best point by original variable name."""
+    best = scip.getBestSol()
+    return {var.name: scip.getSolVal(best, var) for var in scip.getVars(transformed=False)}
+
+
+def _solve_in_box(scip: Any, result: Result, free: list[_Free], point: dict[str, float],
+                  widen: float, seconds: float) -> dict[str, Any] | None:
+    """Solve a copy of the model with each of `free` bounded on its open sides at `widen`
+    times its size (at least SUSPECT; a side past BOX_CAP stays open), from SCIP's `point`,
+    for at most `seconds` (its time and nodes count in `result`): the best objective found
+    (None without a point) and whether the run finished; None where the copy is incomplete.
+    A copy, not SCIP's model after freeTransform: SCIP re-solving a nonconvex QP it had
+    proved optimal in 0.03 s ran into any time limit once transformed afresh."""
+    from pyscipopt import Model
+
+    copy = Model(sourceModel=scip, origcopy=True)
+    if copy.getNConss(transformed=False) != scip.getNConss(transformed=False):
         return None
-    return float(scip.getObjVal())
+    copy.hideOutput()
+    variables = {var.name: var for var in copy.getVars(transformed=False)}
+    for item in free:
+        width = widen * max(SUSPECT, abs(item.value))
+        if width <= BOX_CAP:
+            if item.lower:
+                copy.chgVarLb(variables[item.var.name], -width)
+            if item.upper:
+                copy.chgVarUb(variables[item.var.name], width)
+    start = copy.createSol()
+    for name, value in point.items():
+        copy.setSolVal(start, variables[name], value)
+    copy.addSol(start, free=True)
+    copy.setParam("limits/time", max(seconds, 0.0))
+    copy.optimize()
+    result.time += float(copy.getSolvingTime())
+    result.nodes += int(copy.getNTotalNodes())
+    objective = float(copy.getObjVal()) if copy.getNSols() > 0 else None
+    return {"objective": objective, "finished": copy.getStatus() == "optimal"}
 
 
 def _better(new: float, old: float, maximize: bool) -> bool:
@@ -122,25 +165,25 @@ def _better(new: float, old: float, maximize: bool) -> bool:
     return new > old + margin if maximize else new < old - margin
 
 
-def _settle(scip: Any, result: Result, claimed: float, trail: list[dict[str, float]],
+def _settle(scip: Any, result: Result, claimed: float, trail: list[dict[str, Any]],
             maximize: bool) -> None:
-    """Read the boxes' objectives: none better keeps SCIP's optimum (its point, solved again
-    in the box); a better one and then another is unbounded; a better one that the wider box
-    did not improve is a feasible point, the best found."""
-    if not trail:
-        _feasible(scip, result, "the check of SCIP's optimum did not finish (time limit)")
+    """Read the boxes: no better point keeps SCIP's optimum; a better one, and then another
+    in the wider box, is unbounded; a better one the wider box did not improve (or an
+    unfinished box found) makes SCIP's point a feasible one, with a warning naming the
+    better objective."""
+    best = [step["objective"] for step in trail if step["objective"] is not None]
+    if not best or not _better(best[0], claimed, maximize):
         return
-    if not _better(trail[0]["objective"], claimed, maximize):
-        result.objective = trail[-1]["objective"]
+    objectives = ", ".join(f"{step['objective']:g} with {step['widen']:g}x boxes"
+                           for step in trail if step["objective"] is not None)
+    refuted = f"SCIP called {claimed:g} optimal, but boxes around its unbounded variables gave"
+    if len(best) == 2 and trail[0]["finished"] and _better(best[1], best[0], maximize):
+        _unbounded(scip, result, f"{refuted} {objectives}")
         return
-    objectives = ", ".join(f"{step['objective']:g} within {step['box']:g}" for step in trail)
-    if len(trail) == 2 and _better(trail[1]["objective"], trail[0]["objective"], maximize):
-        _unbounded(scip, result, f"SCIP called {claimed:g} optimal, but boxes around its "
-                                 f"unbounded variables gave {objectives}")
-        return
-    _feasible(scip, result, f"SCIP called {claimed:g} optimal, but boxes around its unbounded "
-                            f"variables gave {objectives}; the best point found is loaded, "
-                            "without a proof of optimality")
+    result.status = Status.FEASIBLE
+    result.bound = math.inf if maximize else -math.inf
+    warn_at_caller(f"{refuted} {objectives}; SCIP's point is loaded, feasible but not "
+                   "optimal")
 
 
 def _unbounded(scip: Any, result: Result, why: str) -> None:
@@ -150,11 +193,3 @@ def _unbounded(scip: Any, result: Result, why: str) -> None:
     result.bound = math.inf if maximize else -math.inf
     warn_at_caller(f"{why}: the model is unbounded (SCIP does not detect unbounded nonlinear "
                    "models)")
-
-
-def _feasible(scip: Any, result: Result, why: str) -> None:
-    """Report `result` feasible at SCIP's best point, its bound unknown, and warn why."""
-    maximize = scip.getObjectiveSense() == "maximize"
-    result.status, result.objective = Status.FEASIBLE, float(scip.getObjVal())
-    result.bound = math.inf if maximize else -math.inf
-    warn_at_caller(why)

@@ -60,6 +60,12 @@ class VarMap:
             found = self._by_name.get(name[len(_TRANSFORMED_PREFIX):])
         return found
 
+    def pyomo_name(self, scip_name: str) -> str:
+        """The Pyomo name of the variable SCIP calls `scip_name` (that name where SCIP made
+        the variable itself)."""
+        found = self._by_name.get(scip_name)
+        return scip_name if found is None else found.name
+
     def scip_name(self, var: VarData) -> str:
         """Name SCIP uses for a Pyomo variable in the original problem."""
         return self._to_scip[var].name

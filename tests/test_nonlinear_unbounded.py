@@ -107,7 +107,7 @@ def test_large_free_values_of_a_bounded_model_keep_their_optimum(integer):
     assert result.objective == pytest.approx(truth, abs=1e-5)
     assert pyo.value(m.o) == pytest.approx(truth, abs=1e-5)
     check = result.extra["nonlinear_check"]
-    assert len(check["boxes"]) == 1 and check["boxes"][0]["box"] >= 100 * 1.9e4
+    assert len(check["boxes"]) == 1 and check["boxes"][0]["finished"]
 
 
 def test_small_values_are_not_checked():
@@ -127,17 +127,22 @@ def _solved_scip() -> pyscipopt.Model:
     return s
 
 
+def _box(objective: float | None, finished: bool = True, widen: float = 100.0) -> dict:
+    return {"widen": widen, "objective": objective, "finished": finished}
+
+
 @pytest.mark.parametrize("trail,status", [
-    ([{"box": 1e7, "objective": -100.0}], Status.OPTIMAL),
-    ([{"box": 1e7, "objective": -200.0}, {"box": 1e9, "objective": -200.0}], Status.FEASIBLE),
-    ([{"box": 1e7, "objective": -200.0}, {"box": 1e9, "objective": -300.0}],
-     Status.UNBOUNDED),
-    ([], Status.FEASIBLE),
+    ([_box(-100.0)], Status.OPTIMAL),
+    ([_box(-100.0, finished=False)], Status.OPTIMAL),
+    ([_box(-200.0), _box(-200.0, widen=1e4)], Status.FEASIBLE),
+    ([_box(-200.0, finished=False)], Status.FEASIBLE),
+    ([_box(-200.0), _box(-300.0, widen=1e4)], Status.UNBOUNDED),
+    ([], Status.OPTIMAL),
 ])
 def test_how_the_boxes_settle_a_claim(trail, status):
-    """A claim of -100: nothing better in the box keeps it; a better point that the wider box
-    does not improve is only feasible; one that keeps improving is unbounded; no finished
-    box leaves it unproven."""
+    """A claim of -100: nothing better in the box keeps it, finished or not (so does no box
+    at all, the time being up); a better point that the wider box does not improve, or that
+    an unfinished box found, is only feasible; one that keeps improving is unbounded."""
     result = Result(status=Status.OPTIMAL, solver="scip", objective=-100.0, bound=-100.0,
                     has_solution=True)
     with warnings.catch_warnings(record=True) as caught:
@@ -147,3 +152,74 @@ def test_how_the_boxes_settle_a_claim(trail, status):
     assert bool(caught) is (status is not Status.OPTIMAL)
     if status is Status.FEASIBLE:
         assert result.bound == -math.inf and result.has_solution
+
+
+def _quiet_solve(m: pyo.ConcreteModel, **kwargs) -> Result:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return solve(m, solver="scip", **kwargs)
+
+
+def test_a_bounded_optimum_near_scips_infinity_stays_optimal():
+    """min x**2 with x >= 4e9 as a row: 1.6e19, below SCIP's 1e20 (it was called unbounded
+    as "at SCIP's infinity")."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var()
+    m.c = pyo.Constraint(expr=m.x >= 4e9)
+    m.o = pyo.Objective(expr=m.x ** 2)
+    result = _quiet_solve(m)
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(1.6e19, rel=1e-6)
+
+
+def test_values_past_the_box_cap_keep_their_optimum():
+    """min y, y >= x**2, x >= 1e8 (a row): 1e16; the box for y would pass 1e15, so that side
+    stays open (a box smaller than SCIP's point crashed the check)."""
+    m = pyo.ConcreteModel()
+    m.x, m.y = pyo.Var(), pyo.Var()
+    m.c = pyo.Constraint(expr=m.y >= m.x ** 2)
+    m.d = pyo.Constraint(expr=m.x >= 1e8)
+    m.o = pyo.Objective(expr=m.y)
+    result = _quiet_solve(m)
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(1e16, rel=1e-6)
+
+
+def test_a_box_check_that_cannot_finish_leaves_the_optimum_in_time():
+    """A nonconvex QP whose free variables rows hold to +-3e5 (optimum 252028740001.512 in
+    0.03 s): boxes sized by the objective (2.5e13) stalled SCIP past any time limit."""
+    bound = 3e5
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3))
+    m.lo = pyo.Constraint(range(3), rule=lambda m, i: m.x[i] >= -bound)
+    m.hi = pyo.Constraint(range(3), rule=lambda m, i: m.x[i] <= bound)
+    x = m.x
+    m.o = pyo.Objective(
+        expr=0.3 * x[0] ** 2 + 0.8 * x[1] * x[0] + 0.3 * x[1] ** 2 + 0.8 * x[1] * x[2]
+        + 0.3 * x[2] * x[0] + 1.2 * x[2] * x[1] - 0.9 * x[2] ** 2
+        - 60.2 * x[0] - 42.8 * x[1] + 7.2 * x[2], sense=pyo.maximize)
+    result = _quiet_solve(m, time_limit=60)
+    assert result.status is Status.OPTIMAL and result.time < 20
+    assert result.objective == pytest.approx(252028740001.512, rel=1e-9)
+
+
+def test_the_warning_names_the_models_variable():
+    m = pyo.ConcreteModel()
+    m.flow, m.price = pyo.Var(), pyo.Var()
+    m.o = pyo.Objective(expr=(m.flow - m.price) ** 2 + m.flow)
+    with pytest.warns(UserWarning, match=r"SCIP's point puts (flow|price) at"):
+        solve(m, solver="scip")
+
+
+def test_a_model_with_lazy_rows_is_not_boxed_on_a_copy_without_them():
+    """min (x - 1e6)**2 with the lazy row x <= 2e4: a copy of the model holds no lazy rows,
+    so its boxes would find x = 1e6 "better"; the check is skipped and the optimum stays."""
+    from coplug.plugins import LazyConstraints
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var()
+    m.o = pyo.Objective(expr=(m.x - 1e6) ** 2)
+    result = solve(m, solver="scip", plugins=[LazyConstraints(lambda _s: [m.x <= 2e4])])
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx((2e4 - 1e6) ** 2, rel=1e-9)
+    assert "skipped" in result.extra["nonlinear_check"]

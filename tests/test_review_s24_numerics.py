@@ -75,3 +75,16 @@ def test_highs_reading_an_objective_coefficient_as_infinite_is_refused(tmp_path:
     with pytest.raises(InputError, match=r"huge_cost.mps: the objective coefficient of 'x' is "
                                          r"-inf as HiGHS reads it"):
         solve_file(path, solver="highs")
+
+
+def test_terms_that_cancel_leave_no_warning():
+    """0.3 y + 0.6 y + 0.1 y - y leaves -1.1e-16 y: float noise, not a dropped term."""
+    m = pyo.ConcreteModel()
+    m.y = pyo.Var(bounds=(0, None))
+    m.z = pyo.Var(bounds=(0, None))
+    m.bal = pyo.Constraint(expr=0.3 * m.y + 0.6 * m.y + 0.1 * m.y - m.y + m.z <= 5)
+    m.link = pyo.Constraint(expr=m.z == 0.1 * m.y)
+    m.o = pyo.Objective(expr=-m.y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert solve(m, solver="highs").objective == pytest.approx(-50.0)

@@ -76,7 +76,7 @@ def test_numpy_scalars_are_taken_as_numbers():
 
 @pytest.mark.parametrize("value,message", [
     (float("inf"), "takes an integer (-1 for no limit), got inf"),
-    (1e20, "takes a smaller integer, got 1e+20"),
+    (1e20, "takes an integer of smaller size, got 1e+20"),
 ])
 def test_an_unbounded_scip_integer_limit_is_named_with_its_no_limit_value(value, message):
     with pytest.raises(InputError, match=re.escape(message)):
@@ -88,7 +88,8 @@ def test_scip_longint_parameters_take_values_past_2_31_and_int_ones_do_not():
     """limits/nodes is a SCIP longint (up to 2**63); display/freq a C int."""
     result = solve(_knapsack(), options={"limits/nodes": 3_000_000_000})
     assert result.objective == pytest.approx(13.0)
-    with pytest.raises(InputError, match=re.escape("'display/freq' takes a smaller integer")):
+    with pytest.raises(InputError,
+                       match=re.escape("'display/freq' takes an integer of smaller size")):
         solve(_knapsack(), options={"display/freq": 3_000_000_000})
 
 
