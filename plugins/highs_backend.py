@@ -72,6 +72,9 @@ _DEFAULT_LIMITS = {"mip_max_nodes": 2**31 - 1, "mip_max_leaves": 2**31 - 1,
 # A fixed integer variable this close to an integer is integral (HiGHS's default
 # mip_feasibility_tolerance).
 FIXED_INTEGRAL_TOL = 1e-6
+# Costs from this size on are scaled down to it (`user_objective_scale`) where HiGHS stopped
+# with no answer (`_objective_scale`).
+OBJECTIVE_SCALE_FROM = 1e6
 
 _PYOMO_STATUS = {
     TerminationCondition.convergenceCriteriaSatisfied: Status.OPTIMAL,
@@ -490,6 +493,13 @@ def _solve_checked(opt: Any, model: pyo.Block, time_limit: float | None,
     goes into `result.extra`."""
     highs = opt._solver_model
     cancel, interrupted = user_interrupt(highs)
+    first = _run(opt, model, time_limit, params, tee, cancel)
+    scale = _objective_scale(highs, params)
+    if scale is not None and not interrupted():
+        params = {**params, "user_objective_scale": scale}
+        left = None if time_limit is None else max(
+            time_limit - (time.perf_counter() - start), 1e-3)
+        first = _run(opt, model, left, params, tee, cancel)
 
     def again(rest: float | None, options: Mapping[str, float]) -> Any:
         for plugin in plugins:
@@ -499,10 +509,29 @@ def _solve_checked(opt: Any, model: pyo.Block, time_limit: float | None,
         return _run(opt, model, rest, {**params, **options}, tee, cancel)
 
     results, status, checked = guard_verdict(
-        highs, rows, params, time_limit, tee, start,
-        _run(opt, model, time_limit, params, tee, cancel), again,
+        highs, rows, params, time_limit, tee, start, first, again,
         lambda results: _status(results, highs), view, interrupted)
+    if scale is not None:
+        checked["user_objective_scale"] = scale
     return results, status, checked
+
+
+def _objective_scale(highs: Any, params: Mapping[str, Any]) -> int | None:
+    """The `user_objective_scale` (a power of two) to solve again with where HiGHS stopped
+    with no answer on an objective with costs of OBJECTIVE_SCALE_FROM or more, which the
+    caller did not scale; None otherwise. Its dual simplex gave up on costs near 1e10
+    ("excessive dual values": model status 'Not Set') on an LP it then called infeasible at
+    2**-14, the scale its log suggests (largest cost near 1e6)."""
+    import highspy
+
+    stuck = (highspy.HighsModelStatus.kNotset, highspy.HighsModelStatus.kSolveError)
+    if "user_objective_scale" in params or highs.getModelStatus() not in stuck:
+        return None
+    costs = np.abs(np.asarray(highs.getLp().col_cost_, dtype=float))
+    largest = float(costs.max()) if costs.size else 0.0
+    if not largest >= OBJECTIVE_SCALE_FROM:
+        return None
+    return -math.ceil(math.log2(largest / OBJECTIVE_SCALE_FROM))
 
 
 def user_interrupt(highs: Any) -> tuple[Callable[[], None], Callable[[], bool]]:

@@ -88,3 +88,47 @@ def test_terms_that_cancel_leave_no_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert solve(m, solver="highs").objective == pytest.approx(-50.0)
+
+
+def _random_lp(seed: int) -> pyo.ConcreteModel:
+    """A small LP with costs near 1e10 (a review's generator)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(2, 7)), int(rng.integers(1, 6))
+    a = np.round(rng.normal(size=(k, n)), 1) * (rng.random((k, n)) < 0.7)
+    c = np.round(rng.normal(size=n) * 10, 1) * 1e9
+    kinds = rng.choice(["box", "fixed", "free", "lo", "up"], size=n, p=[.45, .1, .1, .2, .15])
+    bounds = {"box": (-3, 4), "fixed": (1.5, 1.5), "free": (None, None), "lo": (0, None),
+              "up": (None, 2)}
+    sides = rng.choice(["le", "ge", "eq", "rng"], size=k)
+    b = np.round(rng.normal(size=k) * 3, 1)
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(n), bounds=lambda _m, j: bounds[kinds[j]])
+
+    def row(m, i):
+        body = sum(a[i, j] * m.x[j] for j in range(n) if a[i, j])
+        if isinstance(body, (int, float)):
+            return pyo.Constraint.Skip
+        return {"le": body <= b[i], "ge": body >= b[i], "eq": body == b[i],
+                "rng": pyo.inequality(b[i] - 1, body, b[i] + 1)}[sides[i]]
+
+    m.r = pyo.Constraint(range(k), rule=row)
+    m.o = pyo.Objective(expr=sum(c[j] * m.x[j] for j in range(n)))
+    return m
+
+
+@pytest.mark.parametrize("seed", [39, 72, 159])
+def test_highs_stuck_on_huge_costs_solves_again_scaled(seed):
+    """HiGHS's dual simplex gave up ("excessive dual values", status 'Not Set') and solve()
+    raised; solved again at a power-of-two objective scale it agrees with SCIP."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        highs = solve(_random_lp(seed), solver="highs")
+        scip = solve(_random_lp(seed), solver="scip")
+    costs = [abs(c) for c in _random_lp(seed).o.expr.linear_coefs]
+    scale = highs.extra["user_objective_scale"]
+    assert 1e6 / 2 < max(costs) * 2.0**scale <= 1e6  # the largest cost scaled to about 1e6
+    assert highs.status is scip.status
+    if scip.objective is not None:
+        assert highs.objective == pytest.approx(scip.objective, rel=1e-9)
