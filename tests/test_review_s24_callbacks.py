@@ -8,6 +8,7 @@ import warnings
 
 import pyomo.environ as pyo
 import pytest
+from test_review_s20_model_state import _knapsack
 
 from coplug.plugins import InputError, OnSolution, Status, solve
 from coplug.plugins.lazy import LazyConstraints, linear_row
@@ -135,21 +136,14 @@ class _Stop(KeyboardInterrupt):
 
 @pytest.mark.parametrize("solver", ["scip", "highs"])
 def test_a_keyboard_interrupt_in_a_callback_comes_out_as_raised(solver):
-    def model() -> pyo.ConcreteModel:
-        m = pyo.ConcreteModel()
-        m.x = pyo.Var(range(6), domain=pyo.Binary)
-        m.c = pyo.Constraint(expr=sum((k + 2) * m.x[k] for k in range(6)) <= 9)
-        m.o = pyo.Objective(expr=sum((k + 3) * m.x[k] for k in range(6)), sense=pyo.maximize)
-        return m
-
     def stop(*_args):
         raise _Stop()
 
     with pytest.raises(_Stop):
-        solve(model(), solver=solver, plugins=[OnSolution(stop)])
+        solve(_knapsack(), solver=solver, plugins=[OnSolution(stop)])
     if solver == "scip":
         with pytest.raises(_Stop):
-            solve(model(), plugins=[LazyConstraints(stop)])
+            solve(_knapsack(), plugins=[LazyConstraints(stop)])
 
 
 def test_highs_rounds_that_end_infeasible_leave_the_values_alone():
