@@ -20,6 +20,7 @@ import joblib
 import numpy as np
 import torch
 from numpy.typing import ArrayLike
+from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.ensemble import HistGradientBoostingClassifier
@@ -346,9 +347,11 @@ def _fit_data(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike, what: str,
     try:
         X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=False)
         check_classification_targets(y)
-    except (ValueError, TypeError) as exc:  # TypeError: sparse X, which these take dense
+    except (ValueError, TypeError) as exc:
+        if isinstance(exc, TypeError) and not issparse(X):
+            raise  # scikit-learn's own TypeError for non-numbers, as its conventions want
         raise InputError(f"{owner} needs X of shape (n, k) with n, k >= 1 and class labels y "
-                         f"of shape (n,): {_first_line(exc)}") from exc
+                         f"of shape (n,): {_one_line(exc)}") from exc
     kind = type_of_target(y, input_name="y")
     if kind != "binary":
         found = np.unique(y)
@@ -370,18 +373,22 @@ def _predict_data(estimator: BaseEstimator, X: ArrayLike, default_width: int) ->
     try:
         X = validate_data(estimator, X, reset=False, dtype=np.float64, ensure_all_finite=False,
                           ensure_min_samples=0)
-    except (ValueError, TypeError) as exc:  # TypeError: sparse X
-        raise InputError(f"{prefix}: {_first_line(exc)}") from exc
+    except (ValueError, TypeError) as exc:
+        if isinstance(exc, TypeError) and not issparse(X):
+            raise
+        raise InputError(f"{prefix}: {_one_line(exc)}") from exc
     if X.shape[1] != width:  # only reached without n_features_in_, which validate_data checks
         raise InputError(f"{prefix}: X has {X.shape[1]} features, but {owner} is expecting "
                          f"{width} features as input")
     return X
 
 
-def _first_line(exc: Exception) -> str:
-    """scikit-learn's reason in one line: its 1-D message goes on to print the whole array
-    and advice on reshaping."""
-    return str(exc).splitlines()[0].rstrip(":").strip() if str(exc) else type(exc).__name__
+def _one_line(exc: Exception) -> str:
+    """scikit-learn's reason in one line, without the whole array its 1-D message prints
+    (its advice on reshaping stays)."""
+    lines = [line.strip() for line in str(exc).splitlines()
+             if line.strip() and not line.lstrip().startswith("array=")]
+    return " ".join(lines) or type(exc).__name__
 
 
 def _labels(estimator: BaseEstimator, proba: np.ndarray) -> np.ndarray:

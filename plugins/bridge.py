@@ -63,6 +63,7 @@ from coplug.plugins.interrupts import capture_output, record_interrupt
 from coplug.plugins.lazy_duals import lazy_plugins, load_duals_after
 from coplug.plugins.lazy_rounds import all_lazy, any_lazy, solve_in_rounds
 from coplug.plugins.limits import checked_time_limit
+from coplug.plugins.linear_terms import linear_terms
 from coplug.plugins.mip_duals import declared_duals, mip_warning_quiet, wants_fixed_duals
 from coplug.plugins.mipstart import scip_mip_start
 from coplug.plugins.modeldata import check_model_data
@@ -74,6 +75,10 @@ from coplug.plugins.serial import one_solve_at_a_time
 from coplug.plugins.varmap import VarMap, snapped
 
 Backend = Callable[..., Result]
+# SCIP's objective and the model's objective at its point may differ by this much,
+# relative, before the point's value is reported (`check_objective_at_point`).
+OBJECTIVE_RTOL = 1e-6
+SUM_ROUNDOFF = 1e-12  # of the sum of |c_i x_i|: a linear objective's float rounding
 
 _SCIP_STATUS = {
     "optimal": Status.OPTIMAL,
@@ -426,11 +431,47 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
     if result.has_solution:
         _load_scip_solution(scip, var_map)
         flag_fractional(result, pyomo_integers(var_map), "SCIP", "numerics/feastol", params)
+        check_objective_at_point(model, result, nonlinear=opt._obj_var is not None)
     check_integral_rows(scip, result, rows, con_names)
     finish_plugins(plugins, result)
     if start is not None:
         result.extra["warmstart"] = start
     return result
+
+
+def check_objective_at_point(model: pyo.Block, result: Result, nonlinear: bool) -> None:
+    """Compare SCIP's objective with the model's objective at the point loaded; where they
+    differ by more than OBJECTIVE_RTOL (plus, for a linear one, float rounding of its sum),
+    the result takes the point's value and an "optimal" becomes "feasible", with a warning.
+    A nonlinear objective reaches SCIP as a variable bounded by it, held to a tolerance
+    relative to its terms' size: with terms near 1e18 SCIP called -1e-8 optimal for
+    `(x - 1e9)**2 + (y + 2e9)**2 + 5` at a point where it is 5.07; and SCIP drops a linear
+    coefficient of 1e-9 (`y - x / 1e9` was "optimal" 0 at a point where it is 16.2)."""
+    objective = next(model.component_data_objects(pyo.Objective, active=True), None)
+    if objective is None or result.objective is None:
+        return
+    try:
+        value = pyo.value(objective.expr, exception=False)
+    except (ValueError, TypeError, ZeroDivisionError, OverflowError):
+        return
+    if value is None or not math.isfinite(value):
+        return
+    value, rounding = float(value), 0.0
+    if not nonlinear:
+        terms = linear_terms(objective.expr)
+        rounding = (SUM_ROUNDOFF * float(np.abs(terms.coefs) @ np.abs(
+            [v.value or 0.0 for v in terms.variables])) if terms is not None else math.inf)
+    if abs(value - result.objective) <= OBJECTIVE_RTOL * max(1.0, abs(value)) + rounding:
+        return
+    warn_at_caller(f"SCIP's objective {result.objective:g} is not the objective at its point "
+                   f"({value:g}; SCIP drops coefficients of 1e-9 or less and holds a "
+                   "nonlinear objective to a tolerance relative to its terms' size); the "
+                   "point's value is reported"
+                   + (", as feasible, not optimal" if result.status is Status.OPTIMAL else ""))
+    result.extra["scip_objective"] = result.objective
+    result.objective = value
+    if result.status is Status.OPTIMAL:
+        result.status = Status.FEASIBLE
 
 
 def _optimize(scip: Any) -> None:

@@ -75,6 +75,9 @@ FIXED_INTEGRAL_TOL = 1e-6
 # Costs from this size on are scaled down to it (`user_objective_scale`) where HiGHS stopped
 # with no answer (`_objective_scale`).
 OBJECTIVE_SCALE_FROM = 1e6
+# A Hessian is positive definite where its least eigenvalue is above this share of its
+# largest one in size ((x - y)**2, singular, factored in round-off).
+PD_RTOL = 1e-9
 
 _PYOMO_STATUS = {
     TerminationCondition.convergenceCriteriaSatisfied: Status.OPTIMAL,
@@ -450,6 +453,10 @@ def run_highs(opt: Any, model: pyo.Block, *, plugins: list[Any], time_limit: flo
             f"{highs.modelStatusToString(highs.getModelStatus())!r}); rerun with tee=True "
             "for its log"
         )
+    if status is Status.UNBOUNDED and strictly_convex(highs):
+        raise SolverError("HiGHS called a model with a strictly convex quadratic objective "
+                          "unbounded, which such a model never is (it did so for min x**2 - "
+                          "2e7 x); solve it with solver='scip'")
     StaleFlagManager.mark_all_as_stale()
     if has_solution:
         _load_snapped(opt)
@@ -514,6 +521,28 @@ def _solve_checked(opt: Any, model: pyo.Block, time_limit: float | None,
     if scale is not None:
         checked["user_objective_scale"] = scale
     return results, status, checked
+
+
+def strictly_convex(highs: Any, largest: int = 3000) -> bool:
+    """Whether HiGHS's model has a positive definite Hessian (negative definite when it
+    maximizes; up to `largest` columns: its eigenvalues are computed densely), so that it is
+    bounded in its direction on any nonempty feasible set."""
+    import highspy
+
+    hessian = highs.getModel().hessian_
+    n = int(hessian.dim_)
+    if n == 0 or n != highs.getNumCol() or n > largest:
+        return False
+    start = np.asarray(hessian.start_)
+    dense = np.zeros((n, n))
+    for col in range(n):
+        rows = np.asarray(hessian.index_[start[col]:start[col + 1]])
+        dense[rows, col] = np.asarray(hessian.value_[start[col]:start[col + 1]])
+    dense = np.tril(dense) + np.tril(dense, -1).T  # HiGHS keeps the lower triangle
+    if highs.getModel().lp_.sense_ == highspy.ObjSense.kMaximize:
+        dense = -dense  # a maximized concave objective
+    eigen = np.linalg.eigvalsh(dense)  # relative: a singular one factors in round-off
+    return bool(eigen[0] > PD_RTOL * abs(eigen).max())
 
 
 def _objective_scale(highs: Any, params: Mapping[str, Any]) -> int | None:

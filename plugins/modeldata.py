@@ -55,15 +55,17 @@ def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
     tiny: list[bool] = []
     if not _constraints_plainly_fine(constraints, tiny):
         _check_each_constraint(constraints)
-    if tiny:
-        _warn_dropped_terms(constraints)
-    for obj in model.component_data_objects(pyo.Objective, active=True):
+    objectives = list(model.component_data_objects(pyo.Objective, active=True))
+    for obj in objectives:
         with _evaluating(f"objective {obj.name!r}", obj.expr):
-            largest = _check_terms(obj.expr, f"objective {obj.name!r}")
+            largest = _check_terms(obj.expr, f"objective {obj.name!r}", tiny)
         if warn_tiny and 0 < largest < TINY_OBJECTIVE:
             warn_at_caller(f"objective {obj.name!r}: its largest coefficient is {largest:g}, "
                            f"below the solvers' absolute tolerances ({TINY_OBJECTIVE:g}), so "
                            "an 'optimal' answer may not be optimal; scale the objective up")
+    if tiny:
+        _warn_dropped_terms([(f"constraint {con.name!r}", con.body) for con in constraints]
+                            + [(f"objective {obj.name!r}", obj.expr) for obj in objectives])
     _check_variables(model)
 
 
@@ -272,6 +274,8 @@ def _check_terms(expr: Any, where: str, tiny: list[bool] | None = None) -> float
     if repn.nonlinear_expr is not None:
         for number in _NumberCollector().walk_expression(repn.nonlinear_expr):
             _check_number(number, f"{where}: a number in its nonlinear part", huge_ok=True)
+    if repn.nonlinear_expr is not None:
+        return math.inf  # its own size is unknown: no "tiny objective" (-log(x) + x / 1e7)
     coefficients = np.abs(np.concatenate([linear, quadratic]))
     return float(coefficients.max()) if coefficients.size else 0.0
 
@@ -281,12 +285,13 @@ def _any_tiny(coefs: np.ndarray) -> bool:
     return bool(((coefs != 0) & (np.abs(coefs) <= SOLVER_ZERO)).any())
 
 
-def _warn_dropped_terms(constraints: Sequence[Any]) -> None:
-    """Warn, naming the first, of the terms the solvers drop as zeros (SOLVER_ZERO) whose
-    variables' bounds let them move their row by more than DROP_MATTERS."""
+def _warn_dropped_terms(parts: Sequence[tuple[str, Any]]) -> None:
+    """Warn, naming the first, of the terms of the (where, expression) `parts` (constraint
+    bodies, objectives) that the solvers drop as zeros (SOLVER_ZERO) whose variables' bounds
+    let them move their row or objective by more than DROP_MATTERS."""
     found: list[tuple[str, float, str, float]] = []
-    for con in constraints:
-        repn = generate_standard_repn(con.body, compute_values=True, quadratic=False)
+    for where, expr in parts:
+        repn = generate_standard_repn(expr, compute_values=True, quadratic=False)
         noise = ROUNDOFF * max([1.0, *map(abs, repn.linear_coefs)])
         for var, coef in zip(repn.linear_vars, repn.linear_coefs, strict=True):
             if abs(coef) <= noise or abs(coef) > SOLVER_ZERO:
@@ -294,15 +299,15 @@ def _warn_dropped_terms(constraints: Sequence[Any]) -> None:
             reach = max(abs(_value(var.lb) if var.has_lb() else math.inf),
                         abs(_value(var.ub) if var.has_ub() else math.inf))
             if abs(coef) * reach > DROP_MATTERS:
-                found.append((con.name, float(coef), var.name, abs(coef) * reach))
+                found.append((where, float(coef), var.name, abs(coef) * reach))
     if found:
-        name, coef, var, moves = found[0]
+        where, coef, var, moves = found[0]
         more = f" (and {len(found) - 1} more such terms)" if len(found) > 1 else ""
         reach = (f"{var} has no bound on a side" if math.isinf(moves)
-                 else f"{var}'s bounds let it move the row by {moves:g}")
-        warn_at_caller(f"constraint {name!r}: the coefficient {coef:g} of {var} is at or below "
-                       f"the solvers' zero ({SOLVER_ZERO:g}), so SCIP and HiGHS drop it, "
-                       f"though {reach}{more}; scale the row or the variable")
+                 else f"{var}'s bounds let it move the sum by {moves:g}")
+        warn_at_caller(f"{where}: the coefficient {coef:g} of {var} is at or below the "
+                       f"solvers' zero ({SOLVER_ZERO:g}), so SCIP and HiGHS may drop it, "
+                       f"though {reach}{more}; scale the terms or the variable")
 
 
 def _check_linear(constant: Any, coefs: np.ndarray, variables: Any, where: str) -> None:

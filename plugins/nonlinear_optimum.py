@@ -152,7 +152,10 @@ def _solve_in_box(scip: Any, result: Result, free: list[_Free], point: dict[str,
         copy.setSolVal(start, variables[name], value)
     copy.addSol(start, free=True)
     copy.setParam("limits/time", max(seconds, 0.0))
-    copy.optimize()
+    try:
+        copy.optimize()
+    except Exception as exc:  # SCIP's error code (an LP solver error): the box decides nothing
+        return {"objective": None, "finished": False, "error": str(exc)}
     result.time += float(copy.getSolvingTime())
     result.nodes += int(copy.getNTotalNodes())
     objective = float(copy.getObjVal()) if copy.getNSols() > 0 else None

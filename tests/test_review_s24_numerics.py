@@ -11,7 +11,7 @@ import pyomo.environ as pyo
 import pytest
 from scipy.optimize import linprog
 
-from coplug.plugins import InputError, solve
+from coplug.plugins import InputError, SolverError, Status, solve
 from coplug.plugins.files import solve_file
 
 
@@ -132,3 +132,71 @@ def test_highs_stuck_on_huge_costs_solves_again_scaled(seed):
     assert highs.status is scip.status
     if scip.objective is not None:
         assert highs.objective == pytest.approx(scip.objective, rel=1e-9)
+
+
+@pytest.mark.parametrize("sense,build,truth", [
+    (pyo.minimize, lambda m: m.x ** 2 - 2e7 * m.x, -1e14),
+    (pyo.maximize, lambda m: -m.x ** 2 + 2e7 * m.x, 1e14),
+    (pyo.minimize, lambda m: (m.x - 1e8) ** 2 + (m.y + 3e7) ** 2 + 5, 5.0),
+])
+def test_highs_calling_a_strictly_convex_qp_unbounded_is_an_error(sense, build, truth):
+    """Such a model is bounded (SCIP: -1e14, 1e14, 5); HiGHS said unbounded."""
+    def model() -> pyo.ConcreteModel:
+        m = pyo.ConcreteModel()
+        m.x, m.y = pyo.Var(), pyo.Var()
+        m.o = pyo.Objective(expr=build(m), sense=sense)
+        return m
+
+
+    with pytest.raises(SolverError, match="strictly convex quadratic objective unbounded"):
+        solve(model(), solver="highs")
+    with warnings.catch_warnings():  # SCIP may value its point loosely: the point's value
+        warnings.simplefilter("ignore")
+        assert solve(model(), solver="scip").objective == pytest.approx(truth, rel=1e-9)
+
+
+def test_a_singular_convex_qp_stays_unbounded_on_highs():
+    """(x - y)**2 + x is unbounded along x = y -> -inf: HiGHS is right there."""
+    m = pyo.ConcreteModel()
+    m.x, m.y = pyo.Var(), pyo.Var()
+    m.o = pyo.Objective(expr=(m.x - m.y) ** 2 + m.x)
+    assert solve(m, solver="highs").status is Status.UNBOUNDED
+
+
+def test_a_dropped_objective_coefficient_is_named_and_the_point_valued():
+    """min y - x / 1e9 s.t. exp(x / 1e9) <= y: true optimum 1. SCIP drops the 1e-9 and said
+    "optimal" 0 at a point where the objective is 16.2."""
+    m = pyo.ConcreteModel()
+    m.x, m.y = pyo.Var(), pyo.Var()
+    m.c = pyo.Constraint(expr=pyo.exp(m.x / 1e9) <= m.y)
+    m.o = pyo.Objective(expr=m.y - m.x / 1e9)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = solve(m, solver="scip")
+    said = " ".join(str(w.message) for w in caught)
+    assert "objective 'o': the coefficient -1e-09 of x" in said
+    assert result.status is not Status.OPTIMAL
+    assert result.objective == pytest.approx(pyo.value(m.o), rel=1e-12)  # the point's own
+
+
+def test_scips_objective_below_its_points_value_is_not_optimal():
+    """(x - 1e9)**2 + (y + 2e9)**2 + 5: SCIP said -1e-8 "optimal", its point gives 5.07."""
+    m = pyo.ConcreteModel()
+    m.x, m.y = pyo.Var(), pyo.Var()
+    m.o = pyo.Objective(expr=(m.x - 1e9) ** 2 + (m.y + 2e9) ** 2 + 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = solve(m, solver="scip")
+    assert result.objective == pytest.approx(pyo.value(m.o), rel=1e-12)
+    assert result.objective >= 5 - 1e-9  # no point is below the minimum
+    assert result.status is Status.OPTIMAL or "scip_objective" in result.extra
+
+
+def test_a_nonlinear_objective_with_a_small_linear_term_is_no_tiny_objective():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(1e-6, 1e9))
+    m.o = pyo.Objective(expr=-pyo.log(m.x) + m.x / 1e7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = solve(m, solver="scip")
+    assert result.objective == pytest.approx(1 - pyo.log(1e7), rel=1e-6)  # x = 1e7
