@@ -200,3 +200,30 @@ def test_a_nonlinear_objective_with_a_small_linear_term_is_no_tiny_objective():
         warnings.simplefilter("error")
         result = solve(m, solver="scip")
     assert result.objective == pytest.approx(1 - pyo.log(1e7), rel=1e-6)  # x = 1e7
+
+
+def test_integers_made_whole_do_not_count_as_an_objective_gap(monkeypatch):
+    """SCIP's integers may sit 1e-7 off a whole number, which coplug loads as whole: with
+    coefficients of 1e6 that moves the objective by 0.1 each, no sign of a wrong objective."""
+    import coplug.plugins.bridge as bridge
+
+    real = bridge._load_scip_solution
+
+    def a_hair_off(scip, var_map):
+        real(scip, var_map)
+        for var in var_map:
+            var.set_value(var.value + (5e-7 if var.index() % 2 == 0 else -5e-7),
+                          skip_validation=True)
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(4), domain=pyo.Integers, bounds=(0, 3))
+    m.c = pyo.Constraint(expr=sum(m.x.values()) <= 5)
+    m.same = pyo.Constraint(expr=m.x[0] == m.x[1])
+    m.o = pyo.Objective(expr=1e6 * m.x[0] - 1e6 * m.x[1] + 3 * m.x[2] + m.x[3],
+                        sense=pyo.maximize)
+    monkeypatch.setattr(bridge, "_load_scip_solution", a_hair_off)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = solve(m, solver="scip")
+    assert result.status is Status.OPTIMAL and result.objective == pytest.approx(11)
+    assert abs(pyo.value(m.o) - 11) > 0.9  # the loaded point: a whole 1.0 away
