@@ -553,8 +553,9 @@ def _objective_scale(highs: Any, params: Mapping[str, Any]) -> int | None:
     2**-14, the scale its log suggests (largest cost near 1e6)."""
     import highspy
 
-    stuck = (highspy.HighsModelStatus.kNotset, highspy.HighsModelStatus.kSolveError)
-    if "user_objective_scale" in params or highs.getModelStatus() not in stuck:
+    status = highspy.HighsModelStatus
+    stuck = (status.kNotset, status.kSolveError, status.kPostsolveError, status.kUnknown)
+    if "user_objective_scale" in params or highs.getModelStatus() not in stuck:  # no answer
         return None
     costs = np.abs(np.asarray(highs.getLp().col_cost_, dtype=float))
     largest = float(costs.max()) if costs.size else 0.0

@@ -118,10 +118,11 @@ def _random_lp(seed: int) -> pyo.ConcreteModel:
     return m
 
 
-@pytest.mark.parametrize("seed", [39, 72, 159])
+@pytest.mark.parametrize("seed", [28, 39, 72, 159])
 def test_highs_stuck_on_huge_costs_solves_again_scaled(seed):
-    """HiGHS's dual simplex gave up ("excessive dual values", status 'Not Set') and solve()
-    raised; solved again at a power-of-two objective scale it agrees with SCIP."""
+    """HiGHS's dual simplex gave up ("excessive dual values", status 'Not Set'; seed 28:
+    'Postsolve error') and solve() raised; solved again at a power-of-two objective scale it
+    agrees with SCIP."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         highs = solve(_random_lp(seed), solver="highs")
@@ -227,3 +228,21 @@ def test_integers_made_whole_do_not_count_as_an_objective_gap(monkeypatch):
         result = solve(m, solver="scip")
     assert result.status is Status.OPTIMAL and result.objective == pytest.approx(11)
     assert abs(pyo.value(m.o) - 11) > 0.9  # the loaded point: a whole 1.0 away
+
+
+def test_a_shifted_quadratic_optimum_near_zero_stays_optimal():
+    """sum a_i (x_i - c_i)**2 - C with C its optimum: float noise of 1e-5 on terms of 5e4
+    was taken for a wrong objective (the result went 'feasible', its bound above it)."""
+    a, c = [293, 237, 255, 171], [-5.2, 5.3, 8.1, -14.4]
+    best = min(a[1] * (x1 - c[1]) ** 2 + a[2] * (x2 - c[2]) ** 2
+               + a[3] * (max(c[3], x1 + x2 - 1.3) - c[3]) ** 2
+               for x1 in range(-50, 51) for x2 in range(-50, 51))
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(4), bounds=(-50, 50))
+    m.x[1].domain = m.x[2].domain = pyo.Integers
+    m.con = pyo.Constraint(expr=3 * m.x[1] + 3 * m.x[2] - 3 * m.x[3] <= 3.9)
+    m.o = pyo.Objective(expr=sum(a[i] * (m.x[i] - c[i]) ** 2 for i in range(4)) - best)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = solve(m, solver="scip")
+    assert result.status is Status.OPTIMAL and abs(result.objective) < 1e-4
