@@ -444,9 +444,10 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
 def check_objective_at_point(model: pyo.Block, result: Result, nonlinear: bool) -> None:
     """Compare SCIP's objective with the model's objective at the point loaded; where they
     differ by more than OBJECTIVE_RTOL (plus, for a linear one, float rounding of its sum),
-    the result takes the point's value and an "optimal" becomes "feasible", with a warning.
-    A nonlinear objective reaches SCIP as a variable bounded by it, held to a tolerance
-    relative to its terms' size: with terms near 1e18 SCIP called -1e-8 optimal for
+    the result takes the point's value and an "optimal" becomes "feasible", with a warning
+    (and SCIP's bound, where the point's value passes it, becomes unknown: a dropped term
+    makes it no bound). A nonlinear objective reaches SCIP as a variable bounded by it, held
+    to a tolerance relative to its terms' size: with terms near 1e18 SCIP called -1e-8 optimal for
     `(x - 1e9)**2 + (y + 2e9)**2 + 5` at a point where it is 5.07; and SCIP drops a linear
     coefficient of 1e-9 (`y - x / 1e9` was "optimal" 0 at a point where it is 16.2)."""
     objective = next(model.component_data_objects(pyo.Objective, active=True), None)
@@ -472,6 +473,10 @@ def check_objective_at_point(model: pyo.Block, result: Result, nonlinear: bool) 
     result.objective = value
     if result.status is Status.OPTIMAL:
         result.status = Status.FEASIBLE
+    maximize = objective.sense == pyo.maximize
+    if result.bound is not None and (value > result.bound + slack if maximize
+                                     else value < result.bound - slack):
+        result.bound = math.inf if maximize else -math.inf  # the point refutes SCIP's bound
 
 
 def _nonlinear_slack(expr: Any, value: float) -> float:

@@ -21,6 +21,7 @@ as `solve` would: a racer that never finishes, and no other with a verdict, keep
 
 from __future__ import annotations
 
+import builtins
 import math
 import multiprocessing
 import os
@@ -28,6 +29,7 @@ import pickle
 import signal
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any
@@ -36,6 +38,7 @@ import pyomo.environ as pyo
 from pyomo.core.staleflag import StaleFlagManager
 
 from coplug.plugins.bridge import available_solvers, solve
+from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.duals import dual_request
 from coplug.plugins.errors import (
     CoplugError,
@@ -129,16 +132,20 @@ def _launch(context: Any, model: pyo.Block, variables: list[Any], name: str,
 
 def _racer(send: Connection, model: pyo.Block, variables: list[Any], name: str,
            time_limit: float | None, tee: bool, warmstart: bool, parent: int) -> None:
-    """In the child: solve, and send back ("ok", result, values) or ("error", exception)."""
+    """In the child: solve, and send back ("ok", result, values, warnings) or ("error",
+    exception); the warnings (category name, text) are the winner's to give in the parent."""
     try:
         _die_with_parent(parent)
         signal.signal(signal.SIGINT, signal.default_int_handler)  # not the parent's handler
         _private_locks()
         _reset_highs_scheduler()
-        result = solve(model, solver=name, time_limit=time_limit, tee=tee,
-                       warmstart=warmstart, **zero_mip_gap(name, {}))
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            result = solve(model, solver=name, time_limit=time_limit, tee=tee,
+                           warmstart=warmstart, **zero_mip_gap(name, {}))
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cost the answer
-        answer = ("ok", _portable(result), _loaded_values(variables))
+        notes = [(w.category.__name__, str(w.message)) for w in said]
+        answer = ("ok", _portable(result), _loaded_values(variables), notes)
     except BaseException as exc:  # whatever stopped it, the parent decides
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         answer = ("error", _portable_error(name, exc))
@@ -301,7 +308,9 @@ def _finish(model: pyo.Block, variables: list[Any], names: list[str],
                 raise outcomes[name][1]
         raise TimeLimitError(f"no racer answered within {GRACE:g} s after the time limit")
     winner = _winner(model, names, answers)
-    _, result, values = answers[winner]
+    _, result, values, notes = answers[winner]
+    for category, text in dict.fromkeys(notes):  # each once, as the winner's solve gave them
+        warn_at_caller(text, getattr(builtins, category, UserWarning))
     StaleFlagManager.mark_all_as_stale()
     dual_request(model, read=False)  # emptied: the racer's duals stay in its process
     if result.has_solution:
@@ -318,7 +327,7 @@ def _finish(model: pyo.Block, variables: list[Any], names: list[str],
 
 def _winner(model: pyo.Block, names: list[str], answers: dict[str, Any]) -> str:
     """The racer with a verdict (the first to arrive), else the one with the best point."""
-    for name, (_, result, _) in answers.items():
+    for name, (_, result, _, _) in answers.items():
         if result.status in VERDICTS:
             return name
     sign = -1.0 if maximizes(model) else 1.0

@@ -246,3 +246,26 @@ def test_a_shifted_quadratic_optimum_near_zero_stays_optimal():
         warnings.simplefilter("error")
         result = solve(m, solver="scip")
     assert result.status is Status.OPTIMAL and abs(result.objective) < 1e-4
+
+
+def test_a_bound_the_point_passes_becomes_unknown():
+    """min y - 1e-10 x, x + y >= 1, x up to 1e12: optimum -100. SCIP, the 1e-10 dropped,
+    bounded it by 0, above the point's -100."""
+    m = pyo.ConcreteModel()
+    m.x, m.y = pyo.Var(bounds=(0, 1e12)), pyo.Var(bounds=(0, 1))
+    m.c = pyo.Constraint(expr=m.x + m.y >= 1)
+    m.o = pyo.Objective(expr=m.y - 1e-10 * m.x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = solve(m, solver="scip")
+    assert result.objective == pytest.approx(-100.0)
+    assert result.bound <= result.objective and result.status is Status.FEASIBLE
+
+
+def test_race_gives_the_winners_warnings():
+    """The racers' warnings stayed in their processes: the race named no dropped term."""
+    from coplug.plugins import race
+
+    with pytest.warns(UserWarning, match=r"constraint 'c': the coefficient 1e-10 of x"):
+        result = race(_dropped(1e12))
+    assert result.extra["race"]["winner"] in ("scip", "highs")
