@@ -26,7 +26,9 @@ from coplug.plugins.highs_backend import (
     guard_verdict,
     highs_options,
     mip_tolerance,
+    objective_scale,
     solution_limit_status,
+    strictly_convex,
     threads_option,
     user_interrupt,
 )
@@ -283,11 +285,19 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     with threads_option(params):
         with sigint_cancels(cancel):
             highs.run()
+            scale = objective_scale(highs, params)
+            if scale is not None and not interrupted():  # no answer on huge costs: scaled
+                params = {**params, "user_objective_scale": scale}
+                highs.setOptionValue("user_objective_scale", scale)
+                highs.clearSolver()
+                highs.run()
         _, status, extra = guard_verdict(
             highs, rows, params, time_limit, tee, start, None,
             lambda left, options: _rerun(highs, left, options),
             lambda _: _HIGHS_STATUS.get(highs.modelStatusToString(highs.getModelStatus()),
                                         Status.UNKNOWN), view, interrupted)
+    if scale is not None:
+        extra["user_objective_scale"] = scale
     elapsed = time.perf_counter() - start
     info = highs.getInfo()
     has_solution = info.primal_solution_status == 2 and status is not Status.UNBOUNDED
@@ -296,6 +306,10 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
         raise SolverError(f"HiGHS stopped with an error (model status "
                           f"{highs.modelStatusToString(highs.getModelStatus())!r}); rerun "
                           "with tee=True for its log")
+    if status is Status.UNBOUNDED and strictly_convex(highs):
+        raise SolverError(f"HiGHS called {path.name}, whose quadratic objective is strictly "
+                          "convex, unbounded, which such a model never is; solve it with "
+                          "solver='scip'")
     if highs.getModelStatus() == highspy.HighsModelStatus.kSolutionLimit:
         status = solution_limit_status(highs, has_solution)
     if status is Status.UNKNOWN and has_solution:

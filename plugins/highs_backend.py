@@ -501,7 +501,7 @@ def _solve_checked(opt: Any, model: pyo.Block, time_limit: float | None,
     highs = opt._solver_model
     cancel, interrupted = user_interrupt(highs)
     first = _run(opt, model, time_limit, params, tee, cancel)
-    scale = _objective_scale(highs, params)
+    scale = objective_scale(highs, params)
     if scale is not None and not interrupted():
         params = {**params, "user_objective_scale": scale}
         left = None if time_limit is None else max(
@@ -545,7 +545,7 @@ def strictly_convex(highs: Any, largest: int = 3000) -> bool:
     return bool(eigen[0] > PD_RTOL * abs(eigen).max())
 
 
-def _objective_scale(highs: Any, params: Mapping[str, Any]) -> int | None:
+def objective_scale(highs: Any, params: Mapping[str, Any]) -> int | None:
     """The `user_objective_scale` (a power of two) to solve again with where HiGHS stopped
     with no answer on an objective with costs of OBJECTIVE_SCALE_FROM or more, which the
     caller did not scale; None otherwise. Its dual simplex gave up on costs near 1e10

@@ -269,3 +269,23 @@ def test_race_gives_the_winners_warnings():
     with pytest.warns(UserWarning, match=r"constraint 'c': the coefficient 1e-10 of x"):
         result = race(_dropped(1e12))
     assert result.extra["race"]["winner"] in ("scip", "highs")
+
+
+def test_files_get_highs_guards_too(tmp_path: Path):
+    """solve_file with HiGHS: a strictly convex QP called unbounded is an error, and an LP
+    with costs near 1e10 that HiGHS gave up on is solved again scaled, as in solve()."""
+    from coplug.plugins.files import solve_file
+
+    qp = tmp_path / "qp.mps"
+    qp.write_text("NAME qp\nROWS\n N  o\nCOLUMNS\n    x o -20000000\nRHS\nBOUNDS\n FR BOUND x\n"
+                  "QUADOBJ\n    x x 2\nENDATA\n")
+    with pytest.raises(SolverError, match="strictly convex, unbounded"):
+        solve_file(qp, solver="highs")
+    lp = tmp_path / "lp28.mps"
+    _random_lp(28).write(str(lp))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        found = solve_file(lp, solver="highs")
+        truth = solve(_random_lp(28), solver="scip")
+    assert "user_objective_scale" in found.extra
+    assert found.objective == pytest.approx(truth.objective, rel=1e-9)
