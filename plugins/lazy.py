@@ -372,8 +372,7 @@ class _LazyHandler(Conshdlr):
         original = any(cons.isOriginal() for cons in constraints)
         try:
             bad = self.owner.violated(solution, judge_added=original)
-        except BaseException as exc:  # the user's function: whatever it raises (a
-            # KeyboardInterrupt too) ends the solve and comes out of solve() as raised
+        except BaseException as exc:  # the user's (KeyboardInterrupt too): raised after
             self.owner.fail(exc)
             return {"result": SCIP_RESULT.INFEASIBLE}
         if bad:
@@ -387,8 +386,7 @@ class _LazyHandler(Conshdlr):
         try:
             bad = self.owner.violated(None)
             self.owner.add(bad)
-        except BaseException as exc:  # the user's function: whatever it raises (a
-            # KeyboardInterrupt too) ends the solve and comes out of solve() as raised
+        except BaseException as exc:  # the user's (KeyboardInterrupt too): raised after
             self.owner.fail(exc)
             return {"result": SCIP_RESULT.CUTOFF}
         return {"result": SCIP_RESULT.CONSADDED if bad else none_found}

@@ -95,8 +95,7 @@ class OnSolution(UserCallbackPlugin):
             try:
                 view = SolutionView(columns, values.__getitem__)
                 self._call(view, event.data_out.objective_function_value, halt)
-            except BaseException as exc:  # the user's function: whatever it raises (a
-            # KeyboardInterrupt too) ends the solve and comes out of solve() as raised
+            except BaseException as exc:  # the user's (KeyboardInterrupt too): raised after
                 if self._failure is None:
                     self._failure = exc
                 halt()
@@ -231,6 +230,5 @@ class _BestSolution(Eventhdlr):
     def eventexec(self, event):
         try:
             self.owner.new_best()
-        except BaseException as exc:  # the user's function: whatever it raises (a
-            # KeyboardInterrupt too) ends the solve and comes out of solve() as raised
+        except BaseException as exc:  # the user's (KeyboardInterrupt too): raised after
             self.owner.fail(exc)

@@ -143,7 +143,6 @@ class _Heur(Heur):
     def heurexec(self, heurtiming, nodeinfeasible):
         try:
             return {"result": self.owner.run(self)}
-        except BaseException as exc:  # the user's function: whatever it raises (a
-            # KeyboardInterrupt too) ends the solve and comes out of solve() as raised
+        except BaseException as exc:  # the user's (KeyboardInterrupt too): raised after
             self.owner.fail(exc)
             return {"result": SCIP_RESULT.DIDNOTRUN}
