@@ -739,7 +739,7 @@ def recheck_lp(highs: Any, params: Mapping[str, Any], time_left: float | None,
 def flag_duality_gap(result: Result) -> None:
     """Status `feasible` and no bound for an LP answer its duals do not prove optimal."""
     gap = result.extra["duality_gap"]
-    warn_at_caller(f"HiGHS called the LP optimal, but its duals leave a duality gap of "
+    warn_at_caller(f"HiGHS called the model optimal, but its duals leave a duality gap of "
                    f"{gap['gap']:.3g} ({gap['relative']:.1e} of the objective's scale): the "
                    "status is 'feasible' (rescale the rows, or try solver='scip')")
     result.status, result.bound = Status.FEASIBLE, None

@@ -19,6 +19,7 @@ import functools
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from coplug.plugins.integral_rows import (
     FEASTOL_FLOOR,
@@ -202,19 +203,34 @@ def tightened_tolerance(highs: Any, rows: list[IntegralRow], tolerance: float,
 
 def lp_certificate(highs: Any) -> Certificate | None:
     """The duality-gap certificate of HiGHS's LP answer from its own primal and dual
-    solution (`coplug.plugins.lp_certificate`); None for a MIP, a QP or without duals."""
+    solution (`coplug.plugins.lp_certificate`); None for a MIP or without duals. A convex
+    QP's answer is certified the same way at the objective's gradient c + Hx there: its KKT
+    conditions are the LP's at that gradient (HiGHS called the unbounded `(0.01 x - y)**2 +
+    0.01 x` optimal at a point whose gradient is no combination of the rows)."""
     import highspy
 
     model = highs.getModel()
     lp, solution = model.lp_, highs.getSolution()
-    if (lp.integrality_ and any(kind != highspy.HighsVarType.kContinuous
-                                for kind in lp.integrality_)) or model.hessian_.dim_ > 0:
+    if lp.integrality_ and any(kind != highspy.HighsVarType.kContinuous
+                               for kind in lp.integrality_):
         return None
     if not (solution.value_valid and solution.dual_valid):
         return None
     sign = -1.0 if lp.sense_ == highspy.ObjSense.kMaximize else 1.0
-    return certify(sign * np.asarray(lp.col_cost_, dtype=float),
-                   np.asarray(solution.col_value, dtype=float), _row_matrix(lp),
+    x = np.asarray(solution.col_value, dtype=float)
+    gradient = np.asarray(lp.col_cost_, dtype=float) + _hessian_product(model.hessian_, x)
+    return certify(sign * gradient, x, _row_matrix(lp),
                    np.asarray(lp.row_lower_, dtype=float), np.asarray(lp.row_upper_, dtype=float),
                    np.asarray(lp.col_lower_, dtype=float), np.asarray(lp.col_upper_, dtype=float),
                    sign * np.asarray(solution.row_dual, dtype=float))
+
+
+def _hessian_product(hessian: Any, x: np.ndarray) -> np.ndarray:
+    """H x for HiGHS's Hessian (its lower triangle, column by column); 0 without one."""
+    n = int(hessian.dim_)
+    if n == 0:
+        return np.zeros_like(x)
+    lower = sp.csc_matrix((np.asarray(hessian.value_, dtype=float),
+                           np.asarray(hessian.index_), np.asarray(hessian.start_)),
+                          shape=(n, n))
+    return lower @ x + lower.T @ x - lower.diagonal() * x

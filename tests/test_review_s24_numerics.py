@@ -289,3 +289,37 @@ def test_files_get_highs_guards_too(tmp_path: Path):
         truth = solve(_random_lp(28), solver="scip")
     assert "user_objective_scale" in found.extra
     assert found.objective == pytest.approx(truth.objective, rel=1e-9)
+
+
+def test_highs_qp_optimum_is_certified_by_its_kkt_conditions():
+    """min (0.01 x - y)**2 + 0.01 x goes to -inf along y = 0.01 x; HiGHS called -999.9
+    optimal. Its duals do not make the gradient there a combination of the rows."""
+    m = pyo.ConcreteModel()
+    m.x, m.y = pyo.Var(), pyo.Var()
+    m.o = pyo.Objective(expr=(0.01 * m.x - m.y) ** 2 + 0.01 * m.x)
+    with pytest.warns(UserWarning, match="duality gap"):
+        result = solve(m, solver="highs")
+    assert result.status is not Status.OPTIMAL and result.bound is None
+    m.x.value, m.y.value = -1e7, -1e5  # a point on the ray, far better
+    assert pyo.value(m.o) < result.objective - 1e4
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_convex_qps_keep_their_certified_optimum(seed):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 7))
+    a = rng.normal(size=(n, n))
+    h, c = a @ a.T, rng.normal(size=n) * 10
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(n), bounds=(-5, 5))
+    m.r = pyo.Constraint(expr=sum(m.x.values()) <= 1)
+    m.o = pyo.Objective(expr=0.5 * sum(h[i, j] * m.x[i] * m.x[j] for i in range(n)
+                                       for j in range(n)) + sum(c[i] * m.x[i] for i in range(n)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = solve(m, solver="highs")
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(solve(m, solver="scip").objective, rel=1e-6,
+                                             abs=1e-6)
