@@ -41,6 +41,7 @@ from coplug.plugins.highs_rows import (
     misjudged,
     point_violations,
     solution_violations,
+    symmetric_hessian,
     tightened_tolerance,
 )
 from coplug.plugins.integral_rows import (
@@ -533,15 +534,10 @@ def strictly_convex(highs: Any, largest: int = 3000) -> bool:
     n = int(hessian.dim_)
     if n == 0 or n != highs.getNumCol() or n > largest:
         return False
-    start = np.asarray(hessian.start_)
-    dense = np.zeros((n, n))
-    for col in range(n):
-        rows = np.asarray(hessian.index_[start[col]:start[col + 1]])
-        dense[rows, col] = np.asarray(hessian.value_[start[col]:start[col + 1]])
-    dense = np.tril(dense) + np.tril(dense, -1).T  # HiGHS keeps the lower triangle
+    dense = symmetric_hessian(hessian).toarray()
     if highs.getModel().lp_.sense_ == highspy.ObjSense.kMaximize:
         dense = -dense  # a maximized concave objective
-    eigen = np.linalg.eigvalsh(dense)  # relative: a singular one factors in round-off
+    eigen = np.linalg.eigvalsh(dense)
     return bool(eigen[0] > PD_RTOL * abs(eigen).max())
 
 

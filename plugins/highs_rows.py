@@ -226,11 +226,17 @@ def lp_certificate(highs: Any) -> Certificate | None:
 
 
 def _hessian_product(hessian: Any, x: np.ndarray) -> np.ndarray:
-    """H x for HiGHS's Hessian (its lower triangle, column by column); 0 without one."""
-    n = int(hessian.dim_)
-    if n == 0:
+    """H x for HiGHS's Hessian; 0 without one."""
+    if int(hessian.dim_) == 0:
         return np.zeros_like(x)
+    return symmetric_hessian(hessian) @ x
+
+
+def symmetric_hessian(hessian: Any) -> sp.csc_matrix:
+    """HiGHS's Hessian as the whole symmetric matrix (HiGHS keeps its lower triangle, column
+    by column)."""
+    n = int(hessian.dim_)
     lower = sp.csc_matrix((np.asarray(hessian.value_, dtype=float),
                            np.asarray(hessian.index_), np.asarray(hessian.start_)),
                           shape=(n, n))
-    return lower @ x + lower.T @ x - lower.diagonal() * x
+    return (lower + sp.tril(lower, -1).T).tocsc()
