@@ -21,7 +21,6 @@ import pyomo.environ as pyo
 from pyomo.common.errors import PyomoException
 from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.core.base.block import BlockData
-from pyomo.core.expr.numeric_expr import SumExpression
 from pyomo.core.kernel.block import IBlock
 from pyomo.core.staleflag import StaleFlagManager
 from pyomo.repn.standard_repn import generate_standard_repn
@@ -64,23 +63,18 @@ from coplug.plugins.interrupts import capture_output, record_interrupt
 from coplug.plugins.lazy_duals import lazy_plugins, load_duals_after
 from coplug.plugins.lazy_rounds import all_lazy, any_lazy, solve_in_rounds
 from coplug.plugins.limits import checked_time_limit
-from coplug.plugins.linear_terms import linear_terms
 from coplug.plugins.mip_duals import declared_duals, mip_warning_quiet, wants_fixed_duals
 from coplug.plugins.mipstart import scip_mip_start
 from coplug.plugins.modeldata import check_model_data
 from coplug.plugins.nonlinear_optimum import check_nonlinear_optimum
+from coplug.plugins.objective_at_point import check_objective_at_point
 from coplug.plugins.priorities import set_scip_priorities, unread_export_suffixes
 from coplug.plugins.results import Result, Status
 from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupported_part
 from coplug.plugins.serial import one_solve_at_a_time
-from coplug.plugins.varmap import INTEGER_SNAP, VarMap, snapped
+from coplug.plugins.varmap import VarMap, snapped
 
 Backend = Callable[..., Result]
-# SCIP's objective and the model's objective at its point may differ by this much,
-# relative, before the point's value is reported (`check_objective_at_point`).
-OBJECTIVE_RTOL = 1e-6
-SUM_ROUNDOFF = 1e-12  # of the sum of |c_i x_i|: a linear objective's float rounding
-OBJECTIVE_ATOL = 1e-5  # 10x SCIP's feasibility tolerance on a nonlinear objective's row
 
 _SCIP_STATUS = {
     "optimal": Status.OPTIMAL,
@@ -439,71 +433,6 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
     if start is not None:
         result.extra["warmstart"] = start
     return result
-
-
-def check_objective_at_point(model: pyo.Block, result: Result, nonlinear: bool) -> None:
-    """Compare SCIP's objective with the model's objective at the point loaded; where they
-    differ by more than OBJECTIVE_RTOL (plus, for a linear one, float rounding of its sum),
-    the result takes the point's value and an "optimal" becomes "feasible", with a warning
-    (and SCIP's bound, where the point's value passes it, becomes unknown: a dropped term
-    makes it no bound). A nonlinear objective reaches SCIP as a variable bounded by it, held
-    to a tolerance relative to its terms' size: with terms near 1e18 SCIP called -1e-8 optimal for
-    `(x - 1e9)**2 + (y + 2e9)**2 + 5` at a point where it is 5.07; and SCIP drops a linear
-    coefficient of 1e-9 (`y - x / 1e9` was "optimal" 0 at a point where it is 16.2)."""
-    objective = next(model.component_data_objects(pyo.Objective, active=True), None)
-    if objective is None or result.objective is None:
-        return
-    try:
-        value = pyo.value(objective.expr, exception=False)
-    except (ValueError, TypeError, ZeroDivisionError, OverflowError):
-        return
-    if value is None or not math.isfinite(value):
-        return
-    value = float(value)
-    slack = (_nonlinear_slack(objective.expr, value) if nonlinear
-             else OBJECTIVE_RTOL * max(1.0, abs(value)) + _linear_slack(objective.expr))
-    if abs(value - result.objective) <= slack:
-        return
-    warn_at_caller(f"SCIP's objective {result.objective:g} is not the objective at its point "
-                   f"({value:g}; SCIP drops coefficients of 1e-9 or less and holds a "
-                   "nonlinear objective to a tolerance relative to its terms' size); the "
-                   "point's value is reported"
-                   + (", as feasible, not optimal" if result.status is Status.OPTIMAL else ""))
-    result.extra["scip_objective"] = result.objective
-    result.objective = value
-    if result.status is Status.OPTIMAL:
-        result.status = Status.FEASIBLE
-    maximize = objective.sense == pyo.maximize
-    if result.bound is not None and (value > result.bound + slack if maximize
-                                     else value < result.bound - slack):
-        result.bound = math.inf if maximize else -math.inf  # the point refutes SCIP's bound
-
-
-def _nonlinear_slack(expr: Any, value: float) -> float:
-    """How far a nonlinear objective at the loaded point may lie from SCIP's value: SCIP's
-    own absolute tolerance on the epigraph row (OBJECTIVE_ATOL), and OBJECTIVE_RTOL of the
-    sizes of the objective's terms as written (a sum of squares shifted by -50250.39 to an
-    optimum near 0 is off by 6e-5 in float64; terms of 1e18 in SCIP's expanded form are no
-    excuse: they are 5 as written)."""
-    parts = expr.args if isinstance(expr, SumExpression) else (expr,)
-    try:
-        size = sum(abs(float(pyo.value(part))) for part in parts)
-    except (ValueError, TypeError, ZeroDivisionError, OverflowError):
-        size = abs(value)
-    return OBJECTIVE_RTOL * max(1.0, abs(value), size) + OBJECTIVE_ATOL
-
-
-def _linear_slack(expr: Any) -> float:
-    """How far a linear objective at the loaded point may lie from SCIP's own value: float
-    rounding of its sum, and the integers made whole (`snapped`, up to INTEGER_SNAP each:
-    1e6 x - 1e6 y at x, y 1e-7 off moves it by 0.2)."""
-    terms = linear_terms(expr)
-    if terms is None:
-        return math.inf
-    coefs = np.abs(terms.coefs)
-    values = np.abs([var.value or 0.0 for var in terms.variables])
-    integer = np.array([var.is_integer() for var in terms.variables], dtype=bool)
-    return float(SUM_ROUNDOFF * (coefs @ values) + INTEGER_SNAP * coefs[integer].sum())
 
 
 def _optimize(scip: Any) -> None:
