@@ -20,6 +20,7 @@ from coplug.plugins.integral_rows import integral_rows, tightened_feastol, viola
 from coplug.plugins.lazy import SolutionView
 from coplug.plugins.lazy_rounds import LoadedValues
 from coplug.plugins.linear_terms import linear_terms
+from coplug.plugins.modeldata import SOLVER_ZERO
 from coplug.plugins.results import Result
 from coplug.plugins.varmap import VarMap
 
@@ -59,7 +60,7 @@ class OnSolution(UserCallbackPlugin):
         self._stats = {"calls": 0, "skipped": 0, "stopped": False, "seconds": 0.0}
         self._last, self._maximize = None, maximizes(var_map.block)
         self._rows = misjudged_rows(scip_model)
-        self._objective = epigraph_objective(var_map)
+        self._objective = objective_to_evaluate(var_map)
         try:
             scip_model.includeEventhdlr(_BestSolution(self), self.name,
                                         "calls a Python function at each new best solution")
@@ -190,17 +191,28 @@ def misjudged_rows(scip_model: Any) -> list[Any]:
     return rows if tightened_feastol(rows, feastol) < feastol else []
 
 
-def epigraph_objective(var_map: VarMap) -> Any:
-    """The solved block's objective expression when it is not linear (`solve(m.b)` solves
-    `m.b`'s, not `m.obj`), else None: SCIP then minimizes a variable of its own bounding it
-    (a linear one it takes natively, see `bridge._use_native_objective`), which its first
-    solutions leave loose (100000 for a point whose objective is 205.6)."""
+def objective_to_evaluate(var_map: VarMap) -> Any:
+    """The solved block's objective expression where SCIP's objective values are not its
+    values (`solve(m.b)` solves `m.b`'s, not `m.obj`), else None. A nonlinear objective SCIP
+    minimizes as a variable of its own bounding it (a linear one it takes natively, see
+    `bridge._use_native_objective`), which its first solutions leave loose (100000 for a
+    point whose objective is 205.6); a linear one with a coefficient SCIP drops as a zero
+    (SOLVER_ZERO) it values without that term (a pool held 9e-8 for a point worth 16)."""
     if var_map.block is None:
         return None
     objective = next(var_map.block.component_data_objects(pyo.Objective, active=True), None)
-    if objective is None or linear_terms(objective.expr) is not None:
+    if objective is None:
+        return None
+    terms = linear_terms(objective.expr)
+    if terms is not None and not _drops_a_term(terms.coefs):
         return None
     return objective.expr
+
+
+def _drops_a_term(coefs: np.ndarray) -> bool:
+    """Whether a coefficient is one SCIP takes for zero (SOLVER_ZERO) but is not 0."""
+    size = np.abs(coefs)
+    return bool(((size > 0) & (size <= SOLVER_ZERO)).any())
 
 
 def evaluated(expr: Any, view: SolutionView, scip_value: Callable[[], float]) -> float:

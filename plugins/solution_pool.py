@@ -28,10 +28,10 @@ from coplug.plugins.integral_rows import violations
 from coplug.plugins.lazy import SolutionView
 from coplug.plugins.limits import SCIP_INT_MAX
 from coplug.plugins.on_solution import (
-    epigraph_objective,
     evaluated,
     maximizes,
     misjudged_rows,
+    objective_to_evaluate,
 )
 from coplug.plugins.outer_variables import used_outside
 from coplug.plugins.results import Result
@@ -108,7 +108,7 @@ class SolutionPool(UserCallbackPlugin):
         if int(scip_model.getParam("limits/maxsol")) < keep:
             scip_model.setParam("limits/maxsol", keep)
         rows = misjudged_rows(scip_model)
-        objective = epigraph_objective(var_map)
+        objective = objective_to_evaluate(var_map)
         handles = [var_map.to_scip(var) for var in self._variables]
 
         def stored() -> Iterator[tuple[float, np.ndarray]]:

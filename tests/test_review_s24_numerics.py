@@ -323,3 +323,22 @@ def test_convex_qps_keep_their_certified_optimum(seed):
     assert result.status is Status.OPTIMAL
     assert result.objective == pytest.approx(solve(m, solver="scip").objective, rel=1e-6,
                                              abs=1e-6)
+
+
+def test_pool_entries_carry_the_models_objective_where_scip_drops_a_term():
+    """min y - x/1e9 s.t. exp(x/1e9) <= y: SCIP values points without the 1e-9 term, and
+    the pool held 9e-8 for a point whose objective is 16."""
+    from coplug.plugins import SolutionPool
+
+    m = pyo.ConcreteModel()
+    m.x, m.y = pyo.Var(), pyo.Var()
+    m.c = pyo.Constraint(expr=pyo.exp(m.x / 1e9) <= m.y)
+    m.o = pyo.Objective(expr=m.y - m.x / 1e9)
+    pool = SolutionPool(5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        solve(m, solver="scip", plugins=[pool])
+    assert len(pool.solutions) >= 2
+    for found in pool.solutions:
+        at = found[m.y] - found[m.x] / 1e9
+        assert found.objective == pytest.approx(at, rel=1e-9, abs=1e-9)
