@@ -328,12 +328,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.out_dir = Path(args.out_dir)
     problem = unwritable_reason(args.out_dir)
     targets = [args.out_dir / checkpoint_name(args.family, k) for k in kinds]
-    occupied = [reason for t in targets + [t.with_suffix(".json") for t in targets]
-                if (reason := occupied_reason(t)) is not None]
+    files = targets + [t.with_suffix(".json") for t in targets]
+    occupied = [reason for t in files if (reason := occupied_reason(t)) is not None]
     if problem or occupied:
         parser.error(f"--out-dir {args.out_dir}: {problem or occupied[0]}")
-    missing = [t for t in targets + [t.with_suffix(".json") for t in targets]
-               if not t.is_file()]
+    missing = [t for t in files if not t.is_file()]
     if args.rescore and missing:
         parser.error(f"--rescore: {missing[0]} does not exist (train the family first)")
     return args

@@ -74,7 +74,7 @@ _DEFAULT_LIMITS = {"mip_max_nodes": 2**31 - 1, "mip_max_leaves": 2**31 - 1,
 # mip_feasibility_tolerance).
 FIXED_INTEGRAL_TOL = 1e-6
 # Costs from this size on are scaled down to it (`user_objective_scale`) where HiGHS stopped
-# with no answer (`_objective_scale`).
+# with no answer (`objective_scale`).
 OBJECTIVE_SCALE_FROM = 1e6
 # A Hessian is positive definite where its least eigenvalue is above this share of its
 # largest one in size ((x - y)**2, singular, factored in round-off).

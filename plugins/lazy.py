@@ -150,10 +150,10 @@ def _check_finite(row: LinearRow) -> None:
         raise InputError(f"lazy constraint {row.expr} has a NaN or infinite coefficient or "
                          "side; give finite numbers (an infinite side only as "
                          "pyo.inequality(-inf, body, upper) or its mirror)")
-    if row.coefs and max(map(abs, row.coefs)) >= SOLVER_INFINITY:
-        raise InputError(f"lazy constraint {row.expr} has a coefficient of "
-                         f"{max(map(abs, row.coefs)):g}, at or past the solvers' infinity "
-                         f"({SOLVER_INFINITY:g}); rescale the row")
+    largest = max(map(abs, row.coefs), default=0.0)
+    if largest >= SOLVER_INFINITY:
+        raise InputError(f"lazy constraint {row.expr} has a coefficient of {largest:g}, at or "
+                         f"past the solvers' infinity ({SOLVER_INFINITY:g}); rescale the row")
 
 
 def _constant_side(value: Any, expr: Any) -> float:

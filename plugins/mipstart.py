@@ -86,8 +86,8 @@ def scip_mip_start(
     feasible = scip.checkSol(sol, printreason=False, original=True)
     if not feasible:
         var_names = {scip_var.name: var.name for var, scip_var in pairs}
-        reason = (f"it violates {_violation(scip, sol, var_names.get, con_names)}"
-                  if (lazy := _lazy_row(plugins)) is None else f"it violates {lazy}")
+        what = _lazy_row(plugins) or _violation(scip, sol, var_names.get, con_names)
+        reason = f"it violates {what}"
         scip.freeSol(sol)
         return _unused(report, reason)
     report["accepted"] = bool(scip.addSol(sol, free=True))

@@ -145,7 +145,7 @@ def _constraints_plainly_fine(constraints: Sequence[Any], tiny: list[bool] | Non
             values = np.array(numbers, dtype=float)
     except Exception:  # the one-by-one check raises it again, by name
         return False
-    if not tiny and ((values != 0) & (np.abs(values) <= SOLVER_ZERO)).any():
+    if not tiny and any_solver_zero(values):
         tiny.append(True)  # a constant this small too: `_warn_dropped_terms` sorts it out
     return bool((np.abs(values) < SOLVER_INFINITY).all()
                 and (np.array(lowers) < SOLVER_INFINITY).all()
@@ -251,7 +251,7 @@ def _check_terms(expr: Any, where: str, tiny: list[bool] | None = None) -> float
     terms = final_linear_terms(expr)
     if terms is not None:
         _check_linear(terms.constant, terms.coefs, terms.variables, where)
-        if tiny is not None and _any_tiny(terms.coefs):
+        if tiny is not None and any_solver_zero(terms.coefs):
             tiny.append(True)
         return float(np.abs(terms.coefs).max()) if terms.coefs.size else 0.0
     try:
@@ -264,7 +264,7 @@ def _check_terms(expr: Any, where: str, tiny: list[bool] | None = None) -> float
                          "it one (var.fix(value)) or unfix it") from None
     linear = np.asarray(repn.linear_coefs, dtype=float)
     _check_linear(repn.constant, linear, repn.linear_vars, where)
-    if tiny is not None and _any_tiny(linear):
+    if tiny is not None and any_solver_zero(linear):
         tiny.append(True)
     quadratic = np.asarray(repn.quadratic_coefs, dtype=float)
     k = _first_bad(quadratic)
@@ -274,13 +274,12 @@ def _check_terms(expr: Any, where: str, tiny: list[bool] | None = None) -> float
     if repn.nonlinear_expr is not None:
         for number in _NumberCollector().walk_expression(repn.nonlinear_expr):
             _check_number(number, f"{where}: a number in its nonlinear part", huge_ok=True)
-    if repn.nonlinear_expr is not None:
         return math.inf  # its own size is unknown: no "tiny objective" (-log(x) + x / 1e7)
     coefficients = np.abs(np.concatenate([linear, quadratic]))
     return float(coefficients.max()) if coefficients.size else 0.0
 
 
-def _any_tiny(coefs: np.ndarray) -> bool:
+def any_solver_zero(coefs: np.ndarray) -> bool:
     """Whether a coefficient is a solver's zero (SOLVER_ZERO) but not 0."""
     return bool(((coefs != 0) & (np.abs(coefs) <= SOLVER_ZERO)).any())
 

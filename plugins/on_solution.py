@@ -20,7 +20,7 @@ from coplug.plugins.integral_rows import integral_rows, tightened_feastol, viola
 from coplug.plugins.lazy import SolutionView
 from coplug.plugins.lazy_rounds import LoadedValues
 from coplug.plugins.linear_terms import linear_terms
-from coplug.plugins.modeldata import SOLVER_ZERO
+from coplug.plugins.modeldata import any_solver_zero
 from coplug.plugins.results import Result
 from coplug.plugins.varmap import VarMap
 
@@ -204,15 +204,9 @@ def objective_to_evaluate(var_map: VarMap) -> Any:
     if objective is None:
         return None
     terms = linear_terms(objective.expr)
-    if terms is not None and not _drops_a_term(terms.coefs):
+    if terms is not None and not any_solver_zero(terms.coefs):
         return None
     return objective.expr
-
-
-def _drops_a_term(coefs: np.ndarray) -> bool:
-    """Whether a coefficient is one SCIP takes for zero (SOLVER_ZERO) but is not 0."""
-    size = np.abs(coefs)
-    return bool(((size > 0) & (size <= SOLVER_ZERO)).any())
 
 
 def evaluated(expr: Any, view: SolutionView, scip_value: Callable[[], float]) -> float:
