@@ -271,6 +271,12 @@ def _certified_reduced_costs(request: DualRequest) -> list[tuple[Any, float]] | 
                           f"gap of {found.gap:.3g} ({found.gap / found.scale:.1e} of the "
                           f"objective's scale), most of it at {where}")
         return None
+    huge = np.flatnonzero(np.abs(found.duals) >= SOLVER_INFINITY)
+    if huge.size:  # an equality row at a vertex takes any dual: SCIP's placeholder passes
+        k = int(huge[0])
+        request.reason = (f"the dual of constraint {lp.rows[k][0].name!r} is "
+                          f"{form.sign * found.duals[k]:g}, a solver's placeholder, not a price")
+        return None
     request.row_duals = (form.sign * found.duals).tolist()
     return [(var, form.sign * float(cost))
             for var, cost in zip(form.variables, found.reduced, strict=True)]

@@ -20,6 +20,13 @@ from coplug.plugins.bridge import (
     scip_result,
 )
 from coplug.plugins.errors import InputError, SolverError, SolverNotAvailableError
+from coplug.plugins.file_reading import (
+    check_highs_read,
+    check_scip_read,
+    file_text,
+    highs_read,
+    refuse_misnamed,
+)
 from coplug.plugins.highs_backend import (
     beyond_default_gap,
     flag_duality_gap,
@@ -117,6 +124,8 @@ def scip_read(path: Path, tee: bool = False) -> Any:
 
     import pyscipopt
 
+    text = file_text(path)
+    refuse_misnamed(path, text)
     scip = pyscipopt.Model()
     scip.hideOutput(quiet=not tee)
     log = io.StringIO()
@@ -127,6 +136,7 @@ def scip_read(path: Path, tee: bool = False) -> Any:
         said = next((line.split("ERROR: ", 1)[1].strip() for line in log.getvalue().splitlines()
                      if "ERROR: " in line), str(exc))
         raise InputError(f"SCIP cannot read {path.name}: {said}") from exc
+    check_scip_read(scip, path, text)
     _scip_refuse_nan(scip, path)
     return scip
 
@@ -260,12 +270,16 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
 
     with capture_output(capture_fd=True):  # HiGHS prints a banner on construction
         highs = highspy.Highs()
-    if not tee:  # the console only: a `log_file` the caller names still gets the log
-        highs.setOptionValue("log_to_console", False)
+    text = file_text(path)
+    refuse_misnamed(path, text)
     # a warning is a model read all the same: Pyomo writes an integer without upper bound as
     # `UI BOUND x 10E20`, which HiGHS reads as infinite and warns about
-    if highs.readModel(str(path)) not in (highspy.HighsStatus.kOk, highspy.HighsStatus.kWarning):
+    if highs_read(highs, path, tee) not in (highspy.HighsStatus.kOk,
+                                            highspy.HighsStatus.kWarning):
         raise InputError(f"HiGHS cannot read {path.name} (rerun with tee=True for its log)")
+    if not tee:  # the console only: a `log_file` the caller names still gets the log
+        highs.setOptionValue("log_to_console", False)
+    check_highs_read(highs, path, text)
     if highs.getNumCol() == 0:  # HiGHS reads an empty file as a model it calls 'Empty'
         raise InputError(f"{path.name} defines no variables: is it an MPS or LP model?")
     if time_limit is not None:

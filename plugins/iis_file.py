@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coplug.plugins.errors import InputError, SolverError
+from coplug.plugins.file_reading import check_highs_read, file_text, highs_read, refuse_misnamed
 from coplug.plugins.files import checked_model_path, highs_refuse_nan, scip_read
 from coplug.plugins.highs_rows import RowView
 from coplug.plugins.iis import no_value_meets
@@ -135,14 +136,17 @@ class _Highs:
         import highspy
         import numpy as np
 
+        text = file_text(path)
+        refuse_misnamed(path, text)
         with capture_output(capture_fd=True):  # HiGHS prints its banner on construction
             self.highs = highspy.Highs()
-            self.highs.setOptionValue("output_flag", False)
-            status = self.highs.readModel(str(path))
+        status = highs_read(self.highs, path, tee=False)
+        self.highs.setOptionValue("output_flag", False)
         if status == highspy.HighsStatus.kError:
             raise InputError(f"HiGHS cannot read {path.name} (nonlinear rows, or names its LP "
                              f"reader refuses such as r[1]; an .mps copy may do): load it into "
                              f"Pyomo and use coplug.plugins.explain_infeasible")
+        check_highs_read(self.highs, path, text)
         view = RowView(self.highs)
         highs_refuse_nan(self.highs, path, view)  # HiGHS would check a NaN row as read
         lp = view.lp

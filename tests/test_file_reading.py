@@ -1,0 +1,233 @@
+"""Files SCIP's and HiGHS's readers take other than as written are refused by name
+(coplug.plugins.file_reading), and the same files written plainly still solve."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from coplug.plugins import InputError, Status
+from coplug.plugins.files import solve_file
+from coplug.plugins.iis_file import explain_infeasible_file
+
+MPS_AS_LP = """NAME          RNG
+ROWS
+ N  obj
+ G  g1
+COLUMNS
+    x         obj       1.0        g1        1.0
+    y         obj       2.0        g1        1.0
+RHS
+    RHS       g1        8.0
+BOUNDS
+ FR BND       x
+ENDATA
+"""
+
+FREE_ROW_RHS = """NAME T
+ROWS
+ N  obj
+ G  c1
+ N  free1
+COLUMNS
+    x         obj       1.0        c1        1.0
+    x         free1     5.0
+RHS
+    RHS       c1        2.0        {free}
+ENDATA
+"""
+
+INLINE_MAX = """NAME T
+OBJSENSE {sense}
+ROWS
+ N  obj
+ L  c1
+COLUMNS
+    x         obj       1.0        c1        1.0
+RHS
+    RHS       c1        4.0        obj       -2
+BOUNDS
+ UP BND       x         10
+ENDATA
+"""
+
+DUPLICATE = """NAME DUP
+ROWS
+ N  obj
+ L  c1
+COLUMNS
+    x         obj       1.0        c1        1.0
+    x         c1        {again}
+    x         obj       -3.0
+RHS
+    RHS       c1        6.0
+BOUNDS
+ UP BND       x         100
+ENDATA
+"""
+
+SPLIT = """NAME SPLIT
+ROWS
+ N  obj
+ L  c1
+COLUMNS
+    x         obj       -1.0        c1        1.0
+    y         obj       -0.1        c1        1.0
+    {again}         obj       -1.0        c1        1.0
+RHS
+    RHS       c1        {rhs}
+BOUNDS
+ UP BND       x         1
+ENDATA
+"""
+
+LONG_NAME = """NAME LONG
+ROWS
+ N  obj
+ L  c1
+COLUMNS
+    {name}  obj  -1.0  c1  1.0
+RHS
+    RHS       c1        5.0
+BOUNDS
+ UP BND       {name}    9
+ENDATA
+"""
+
+NEGATIVE_UP = """NAME BND
+ROWS
+ N  obj
+ L  c1
+COLUMNS
+    MARKER                 'MARKER'                 'INTORG'
+    a         obj       1.0        c1        1.0
+    MARKER                 'MARKER'                 'INTEND'
+RHS
+    RHS       c1        100.0
+BOUNDS
+{lo} UP BND       a         -3
+ENDATA
+"""
+
+CONSTANT = """NAME C
+ROWS
+ N  obj
+ L  c1
+COLUMNS
+    x         obj       1.0        c1        1.0
+RHS
+    RHS       c1        4.0        obj       {constant}
+BOUNDS
+ UP BND       x         10
+ENDATA
+"""
+
+
+def _file(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_an_mps_file_named_lp_is_refused(tmp_path: Path, solver: str) -> None:
+    """SCIP's LP reader called this 'optimal' 0 over variables named FR, BND and ENDATA."""
+    with pytest.raises(InputError, match="m.lp has MPS sections.*name it .mps"):
+        solve_file(_file(tmp_path, "m.lp", MPS_AS_LP), solver=solver)
+    assert solve_file(_file(tmp_path, "m.mps", MPS_AS_LP), solver=solver).objective == \
+        pytest.approx(8)
+
+
+def test_a_right_hand_side_on_a_free_row_is_refused_for_highs(tmp_path: Path) -> None:
+    """HiGHS made RHS 7 on free row 'free1' an objective constant: 'optimal' -5 for x = 2."""
+    path = _file(tmp_path, "free.mps", FREE_ROW_RHS.format(free="free1     7"))
+    with pytest.raises(InputError, match="free row 'free1'.*objective's constant"):
+        solve_file(path, solver="highs")
+    assert solve_file(path, solver="scip").objective == pytest.approx(2)
+    plain = _file(tmp_path, "plain.mps", FREE_ROW_RHS.format(free=""))
+    assert solve_file(plain, solver="highs").objective == pytest.approx(2)
+
+
+@pytest.mark.parametrize("sense", ["MAXIMIZE", "MAX", "\n    MAX"])
+def test_an_objective_sense_each_solver_reads_as_written(tmp_path: Path, sense: str) -> None:
+    """HiGHS read 'OBJSENSE MAXIMIZE' on one line as minimize (2 for the true 6): refused;
+    the forms it reads solve, and SCIP reads all three."""
+    path = _file(tmp_path, "max.mps", INLINE_MAX.format(sense=sense))
+    assert solve_file(path, solver="scip").objective == pytest.approx(6)
+    if sense == "MAXIMIZE":
+        with pytest.raises(InputError, match="says maximize but HiGHS's reader read minimize"):
+            solve_file(path, solver="highs")
+    else:
+        assert solve_file(path, solver="highs").objective == pytest.approx(6)
+
+
+def test_scip_refuses_an_lp_sense_it_does_not_know(tmp_path: Path) -> None:
+    """SCIP read 'Maximise' as minimizing 0 (an 'optimal' 0 for the true 6)."""
+    text = "{sense}\n obj: x + 2\nSubject To\n c1: x <= 4\nBounds\n x <= 10\nEnd\n"
+    path = _file(tmp_path, "maximise.lp", text.format(sense="Maximise"))
+    with pytest.raises(InputError, match="says maximize but SCIP's reader read minimize"):
+        solve_file(path, solver="scip")
+    assert solve_file(path, solver="highs").objective == pytest.approx(6)
+    plain = _file(tmp_path, "maximize.lp", "\\ a comment\n" + text.format(sense="Maximize"))
+    assert solve_file(plain, solver="scip").objective == pytest.approx(6)
+
+
+def test_highs_refuses_what_its_reader_ignored(tmp_path: Path) -> None:
+    """A repeated entry (HiGHS keeps the first, SCIP the last) and a constant on a row's
+    left (HiGHS read `x - 4 <= 0` as `x <= 0`) are named."""
+    with pytest.raises(InputError, match='Column "x" has duplicate nonzero 2 in row "c1"'):
+        solve_file(_file(tmp_path, "dup.mps", DUPLICATE.format(again="2.0")), solver="highs")
+    text = "Maximize\n obj: x\nSubject To\n c1: x {constant} <= {rhs}\nBounds\n x <= 10\nEnd\n"
+    with pytest.raises(InputError, match=r"constant on the left of a row \('c1: x - 4 <= 0'\)"):
+        solve_file(_file(tmp_path, "c.lp", text.format(constant="- 4", rhs=0)), solver="highs")
+    plain = _file(tmp_path, "plain.lp", text.format(constant="", rhs=4))
+    assert solve_file(plain, solver="highs").objective == pytest.approx(4)
+
+
+@pytest.mark.parametrize("entry", ["solve", "explain"])
+def test_columns_sharing_a_name_are_refused_for_highs(tmp_path: Path, entry: str) -> None:
+    """HiGHS made split column 'x' two columns and dropped every name: values came back
+    as c0, c1, c2 and `explain_infeasible_file` raised IndexError."""
+    path = _file(tmp_path, "split.mps", SPLIT.format(again="x", rhs="-1.0"))
+    with pytest.raises(InputError, match="two columns share a name"):
+        if entry == "solve":
+            solve_file(path, solver="highs")
+        else:
+            explain_infeasible_file(path)
+    plain = _file(tmp_path, "plain.mps", SPLIT.format(again="z", rhs="6.0"))
+    assert set(solve_file(plain, solver="highs").values) == {"x", "y", "z"}
+
+
+def test_scip_refuses_names_past_255_characters(tmp_path: Path) -> None:
+    """SCIP cut a 300-character name at 255 and made the bound's full name a second
+    column: 'optimal' -10 for the true -5."""
+    path = _file(tmp_path, "long.mps", LONG_NAME.format(name="v" * 300))
+    with pytest.raises(InputError, match="more than 255 characters"):
+        solve_file(path, solver="scip")
+    assert solve_file(path, solver="highs").objective == pytest.approx(-5)
+    fits = _file(tmp_path, "fits.mps", LONG_NAME.format(name="v" * 255))
+    assert solve_file(fits, solver="scip").objective == pytest.approx(-5)
+
+
+def test_scip_names_an_integer_column_it_read_with_crossed_bounds(tmp_path: Path) -> None:
+    """A negative UP alone makes an integer column binary [0, -3] to SCIP's reader, whose
+    solve then raised "SCIP: error in input data!" from deep inside."""
+    path = _file(tmp_path, "bnd.mps", NEGATIVE_UP.format(lo=""))
+    with pytest.raises(InputError, match=r"column 'a' with bounds \[0, -3\].*LO bound"):
+        solve_file(path, solver="scip")
+    with_lower = _file(tmp_path, "lo.mps", NEGATIVE_UP.format(lo=" LO BND       a         -5\n"))
+    result = solve_file(with_lower, solver="scip")
+    assert result.status is Status.OPTIMAL and result.objective == pytest.approx(-5)
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+@pytest.mark.parametrize("constant", ["1e30", "-1e20"])
+def test_an_objective_constant_at_infinity_is_refused(tmp_path: Path, solver: str,
+                                                      constant: str) -> None:
+    """SCIP called a boxed model unbounded, HiGHS 'optimal' -1e30."""
+    path = _file(tmp_path, "c.mps", CONSTANT.format(constant=constant))
+    with pytest.raises(InputError, match="objective's constant.*infinite"):
+        solve_file(path, solver=solver)
+    finite = _file(tmp_path, "f.mps", CONSTANT.format(constant="-1e10"))
+    assert solve_file(finite, solver=solver).objective == pytest.approx(1e10)

@@ -1,0 +1,55 @@
+"""Faults found by the twenty-fifth session's probes, each held to a reference answer."""
+
+from __future__ import annotations
+
+import pyomo.environ as pyo
+import pytest
+
+from coplug.plugins import solve
+
+
+def _pinned_equality_lp() -> pyo.ConcreteModel:
+    """An LP whose equality row holds its variables at their bound 0: any dual of the right
+    sign certifies the point, and SCIP's final LP gave the placeholder -1e99."""
+    m = pyo.ConcreteModel()
+    m.v0 = pyo.Var(bounds=(0, 8.5))
+    m.v1 = pyo.Var(bounds=(0, 8.5))
+    m.v2 = pyo.Var(bounds=(0, None))
+    m.v3 = pyo.Var(bounds=(1.5, 8.5))
+    m.c0 = pyo.Constraint(expr=15 * m.v0 - 10 * m.v1 + 20 * m.v2 + 5 * m.v3 <= 3)
+    m.c2 = pyo.Constraint(expr=-3 * m.v0 - 3 * m.v2 == 0)
+    m.o = pyo.Objective(expr=2 * m.v0 + 3 * m.v1 + 2 * m.v2 + 3, sense=pyo.maximize)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    m.rc = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    return m
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_a_placeholder_dual_is_not_loaded_as_a_price(solver: str) -> None:
+    """The loaded duals are HiGHS's vertex duals (-2/3 on c2), not SCIP's -1e99."""
+    m = _pinned_equality_lp()
+    result = solve(m, solver=solver)
+    assert result.objective == pytest.approx(28.5)
+    assert result.extra["duals"]["loaded"]
+    assert all(abs(m.dual[c]) < 1e6 for c in (m.c0, m.c2))
+    assert all(abs(m.rc[v]) < 1e6 for v in (m.v0, m.v1, m.v2, m.v3))
+    assert m.dual[m.c2] == pytest.approx(-2 / 3)
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_duals_of_a_negated_pinning_row_are_prices(solver: str) -> None:
+    """`-x0 - x1 == -1` with x0 >= 1 pins the point; SCIP gave 1e99 for the row and both
+    reduced costs, with which c - A'y - rc and the duality gap are rounding noise."""
+    m = pyo.ConcreteModel()
+    m.x0 = pyo.Var(bounds=(1, 3))
+    m.x1 = pyo.Var(bounds=(0, None))
+    m.eq = pyo.Constraint(expr=-m.x0 - m.x1 == -1)
+    m.o = pyo.Objective(expr=2 * m.x0 - 3 * m.x1)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    m.rc = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    result = solve(m, solver=solver)
+    assert result.objective == pytest.approx(2) and result.extra["duals"]["loaded"]
+    y, rc0, rc1 = m.dual[m.eq], m.rc[m.x0], m.rc[m.x1]
+    assert (2 + y - rc0, -3 + y - rc1) == pytest.approx((0, 0))  # c - A'y - rc = 0
+    assert -1 * y + 1 * rc0 == pytest.approx(result.objective)  # strong duality
+    assert rc1 >= -1e-9 and rc0 >= -1e-9  # both columns at their lower bounds
