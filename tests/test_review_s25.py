@@ -53,3 +53,25 @@ def test_duals_of_a_negated_pinning_row_are_prices(solver: str) -> None:
     assert (2 + y - rc0, -3 + y - rc1) == pytest.approx((0, 0))  # c - A'y - rc = 0
     assert -1 * y + 1 * rc0 == pytest.approx(result.objective)  # strong duality
     assert rc1 >= -1e-9 and rc0 >= -1e-9  # both columns at their lower bounds
+
+
+def test_lap_imports_where_numba_finds_no_cache_folder(tmp_path) -> None:
+    """A read-only install with no writable home: `@njit(cache=True)` raised "cannot cache
+    function 'min_trick': no locator available" at `import coplug.plugins.lap`. Simulated
+    by numba's locator list without the in-tree one and a cache home that is a file."""
+    import os
+    import subprocess
+    import sys
+
+    blocked = tmp_path / "not_a_folder"
+    blocked.write_text("")
+    env = {**os.environ, "NUMBA_CACHE_LOCATOR_CLASSES": "UserProvidedCacheLocator,"
+           "UserWideCacheLocator", "XDG_CACHE_HOME": str(blocked), "HOME": str(blocked),
+           "NUMBA_CACHE_DIR": ""}
+    code = ("import numpy as np\nfrom coplug.plugins.lap import solve_lap\n"
+            "import coplug.learned.rowdualnet\n"
+            "print(solve_lap(np.array([[4.0, 1.0], [2.0, 3.0]])).cost)")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert float(done.stdout.split()[-1]) == pytest.approx(3.0)
