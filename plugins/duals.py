@@ -32,6 +32,7 @@ from coplug.plugins.linear_terms import LinearTerms, linear_terms
 from coplug.plugins.lp_certificate import certify
 from coplug.plugins.modeldata import SOLVER_INFINITY
 from coplug.plugins.results import Result, Status
+from coplug.plugins.row_scaling import dual_scale
 
 DUAL_SUFFIXES = ("dual", "rc")
 
@@ -209,7 +210,7 @@ def read_scip_duals(request: DualRequest, scip: Any, con_map: Any) -> None:
             duals.append(0.0)
             continue
         try:
-            duals.append(float(scip.getDualSolVal(scip_con)))
+            duals.append(float(scip.getDualSolVal(scip_con)) * dual_scale(scip, scip_con.name))
         except Exception as exc:  # PySCIPOpt raises a bare Exception or Warning
             request.reason = f"SCIP gave no dual for constraint {con.name!r} ({exc})"
             return

@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.results import Result, Status
+from coplug.plugins.row_scaling import scale_rows, unscale_rows
 
 # The smallest overshoot an integral row must refuse: a whole-number activity over a
 # whole-number side is over by at least 1, over a fractional side by its fraction.
@@ -157,7 +158,8 @@ def optimize_checked(scip: Any, params: Mapping[str, Any], optimize: Callable[[]
     again at the tightened tolerance with what remains of limits/time. Returns the rows (for
     `check_integral_rows`) and what to add to `result.extra`: the tolerance used and the
     discarded runs (`first_solve`: their time and nodes, the first one's objective, None
-    after an infeasible one; `runs`: SCIP's runs in all).
+    after an infeasible one; `runs`: SCIP's runs in all; `scaled_rows`: how many rows with
+    huge coefficients `coplug.plugins.row_scaling` divided first).
 
     The retry runs without the linear constraints' presolve (RETRY_PRESOLVE), which went
     wrong at that tolerance on ranged rows; where that answer is refuted in turn, once more
@@ -167,8 +169,11 @@ def optimize_checked(scip: Any, params: Mapping[str, Any], optimize: Callable[[]
     5000001 x1 + 4999999 x2 - 4999998 x3 == 14999995` on small boxes), and at the tightened
     tolerance found them."""
     feastol = float(scip.getParam("numerics/feastol"))
-    rows = integral_rows(scip, feastol)
+    rows = integral_rows(scip, feastol)  # as written: read before `scale_rows` divides them
     cuts = cuts_off(scip, rows, params)
+    scaled = scale_rows(scip)
+    if scaled:
+        cuts = {**cuts, "scaled_rows": scaled}
     limit = float(scip.getParam("limits/time"))
     optimize()
     tightened = tightened_feastol(rows, feastol)
@@ -187,6 +192,7 @@ def optimize_checked(scip: Any, params: Mapping[str, Any], optimize: Callable[[]
         discarded["time"] += float(scip.getSolvingTime())
         discarded["nodes"] += int(scip.getNTotalNodes())
         _free_without_solutions(scip)
+        unscale_rows(scip)  # whole-number rows again, which SCIP judges exactly
         scip.setParam("numerics/feastol", tightened)
         scip.setParam("limits/time", remaining)
         if own and linear_presolve:

@@ -1,0 +1,94 @@
+"""Linear rows with huge coefficients divided by a power of two before SCIP solves them.
+
+SoPlex, SCIP's LP solver, gets LPs wrong whose rows have coefficients near 1e9: `min c x
+s.t. A x >= b`, x in [0, 3], A drawn from [1e9, 1e10) and costs below 100, had its LP
+optimum reported as 148 for a true 90.3 (others stopped with "error in LP solver"), so SCIP
+pruned with a wrong bound, and 28 of 60 such integer covering models came back "optimal"
+above their optimum (PySCIPOpt alone the same; HiGHS right on all). The same rows divided
+by a power of two near their largest coefficient solve right (0 of 60).
+
+A power of two keeps every coefficient's float exact. A row is divided only while each of
+its finite sides stays 1 or more in size (a row with a side of 0 is left alone) and no
+coefficient drops below MIN_COEF (SCIP takes 1e-9 as zero): SCIP's feasibility test,
+(activity - side) / max(|activity|, |side|, 1), is then the same before and after, so the
+rows accept the same points. Row duals read from SCIP are multiplied back (`dual_scale`).
+Where the answer then misses a whole-number row in exact arithmetic, the retry of
+`coplug.plugins.integral_rows.optimize_checked` solves the rows as written (`unscale_rows`):
+divided, they are no longer whole-number rows that SCIP judges exactly (a knapsack with
+weights near 1e9 came back 2 over its capacity, which the tightest tolerance passes).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+from weakref import WeakKeyDictionary
+
+SCALE_COEF = 1e6  # a row with a coefficient this large (in size) is divided
+MIN_COEF = 1e-3  # no coefficient is divided below this
+_SCALES: WeakKeyDictionary[Any, dict[str, float]] = WeakKeyDictionary()
+
+
+def row_scale(coefs: list[float], lhs: float | None, rhs: float | None) -> float:
+    """The power of two (at most 1) to multiply a row by: its largest coefficient brought
+    to [1, 2) where its sides and smallest coefficient allow; 1.0 for a row whose
+    coefficients are all under SCALE_COEF."""
+    sizes = [abs(c) for c in coefs if c != 0.0]
+    if not sizes or max(sizes) < SCALE_COEF:
+        return 1.0
+    room = min(max(sizes), min(sizes) / MIN_COEF,
+               *(abs(side) for side in (lhs, rhs) if side is not None))
+    steps = math.floor(math.log2(room)) if room >= 2.0 else 0
+    return 2.0 ** -steps
+
+
+def scale_rows(scip: Any) -> int:
+    """Divide SCIP's linear rows (before its solve) as `row_scale` says; how many were.
+    The factors are kept for `dual_scale`."""
+    infinity = scip.infinity()
+    scales: dict[str, float] = {}
+    for cons in scip.getConss():
+        if cons.getConshdlrName() != "linear":
+            continue
+        coefs = scip.getConsVals(cons)
+        lhs, rhs = scip.getLhs(cons), scip.getRhs(cons)
+        lhs = None if lhs <= -infinity else lhs
+        rhs = None if rhs >= infinity else rhs
+        factor = row_scale(coefs, lhs, rhs)
+        if factor == 1.0:
+            continue
+        for var, coef in zip(scip.getConsVars(cons), coefs, strict=True):
+            scip.chgCoefLinear(cons, var, coef * factor)
+        if lhs is not None:
+            scip.chgLhs(cons, lhs * factor)
+        if rhs is not None:
+            scip.chgRhs(cons, rhs * factor)
+        scales[cons.name] = factor
+    if scales:
+        _SCALES[scip] = scales
+    return len(scales)
+
+
+def unscale_rows(scip: Any) -> None:
+    """Put the rows `scale_rows` divided back as written (SCIP in its problem stage): a
+    retry for exactness needs SCIP's own integer handling of whole-number rows (its
+    knapsack constraints judge weights exactly), which divided rows lose."""
+    scales = _SCALES.pop(scip, {})
+    if not scales:
+        return
+    for cons in scip.getConss():
+        factor = scales.get(cons.name)
+        if factor is None or cons.getConshdlrName() != "linear":
+            continue
+        for var, coef in zip(scip.getConsVars(cons), scip.getConsVals(cons), strict=True):
+            scip.chgCoefLinear(cons, var, coef / factor)
+        lhs, rhs = scip.getLhs(cons), scip.getRhs(cons)
+        if lhs > -scip.infinity():
+            scip.chgLhs(cons, lhs / factor)
+        if rhs < scip.infinity():
+            scip.chgRhs(cons, rhs / factor)
+
+
+def dual_scale(scip: Any, name: str) -> float:
+    """What SCIP's dual of row `name` is multiplied by to price the row as written."""
+    return _SCALES.get(scip, {}).get(name, 1.0)
