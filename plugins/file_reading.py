@@ -12,6 +12,9 @@ import io
 import os
 import re
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +33,7 @@ _FREE_ROW = re.compile(rb"^[ \t]*N[ \t]+(\S+)[ \t]*\r?$", re.M)
 _SECTION_HEAD = re.compile(rb"\n(?:RANGES|BOUNDS|SOS|ENDATA|QUADOBJ|QMATRIX|QSECTION|QCMATRIX|"
                            rb"INDICATORS)\b")
 _HIGHS_IGNORED = re.compile(r"(?:WARNING: )?([^\n]*has duplicate (?:nonzero|value)[^\n]*)")
+_SPACED_POWER = re.compile(rb"[ \t]+\^[ \t]*|\^[ \t]+")
 _NEGATIVE_UP = re.compile(rb"\n[ \t]*UP[ \t]+\S+[ \t]+\S+[ \t]+-")
 
 
@@ -62,6 +66,20 @@ def declared_maximize(path: Path, text: bytes) -> bool | None:
         return False
     word = found.group(1).upper()
     return True if word.startswith(b"MAX") else False if word.startswith(b"MIN") else None
+
+
+@contextmanager
+def scip_readable(path: Path, text: bytes) -> Iterator[Path]:
+    """`path`, or for an LP file with `x ^ 2` (Pyomo's LP writer puts spaces around the
+    power) a temporary copy written `x^2`: SCIP's LP reader refuses the spaced form ("sign
+    after value without variable"), so it could not read Pyomo's quadratic LP files."""
+    if not _is_lp(path) or b"^" not in text or _SPACED_POWER.search(text) is None:
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="coplug-lp-") as folder:
+        copy = Path(folder) / path.name.removesuffix(".gz")
+        copy.write_bytes(_SPACED_POWER.sub(b"^", text))
+        yield copy
 
 
 def check_scip_read(scip: Any, path: Path, text: bytes) -> None:

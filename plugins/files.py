@@ -26,6 +26,7 @@ from coplug.plugins.file_reading import (
     file_text,
     highs_read,
     refuse_misnamed,
+    scip_readable,
 )
 from coplug.plugins.highs_backend import (
     beyond_default_gap,
@@ -130,8 +131,9 @@ def scip_read(path: Path, tee: bool = False) -> Any:
     scip.hideOutput(quiet=not tee)
     log = io.StringIO()
     try:  # with tee the reader's messages are the caller's to see
-        with contextlib.nullcontext() if tee else capture_output(log, capture_fd=True):
-            scip.readProblem(str(path))
+        with contextlib.nullcontext() if tee else capture_output(log, capture_fd=True), \
+                scip_readable(path, text) as readable:
+            scip.readProblem(str(readable))
     except Exception as exc:
         said = next((line.split("ERROR: ", 1)[1].strip() for line in log.getvalue().splitlines()
                      if "ERROR: " in line), str(exc))

@@ -231,3 +231,19 @@ def test_an_objective_constant_at_infinity_is_refused(tmp_path: Path, solver: st
         solve_file(path, solver=solver)
     finite = _file(tmp_path, "f.mps", CONSTANT.format(constant="-1e10"))
     assert solve_file(finite, solver=solver).objective == pytest.approx(1e10)
+
+
+def test_scip_reads_pyomo_quadratic_lp_files(tmp_path: Path) -> None:
+    """Pyomo writes `+2 x ^ 2`; SCIP's LP reader refused it ("sign after value without
+    variable") and read only `x^2`, so `solve_file` read a copy without the spaces."""
+    import pyomo.environ as pyo
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var([0, 1], bounds=(-5, 5))
+    m.o = pyo.Objective(expr=(m.x[0] - 1) ** 2 + (m.x[1] - 2) ** 2 + 3)
+    path = tmp_path / "q.lp"
+    m.write(str(path), io_options={"symbolic_solver_labels": True})
+    assert " ^ 2" in path.read_text()
+    for solver in ("scip", "highs"):
+        assert solve_file(path, solver=solver).objective == pytest.approx(3, abs=1e-5)
+    assert " ^ 2" in path.read_text()  # the file itself is left as written

@@ -75,3 +75,48 @@ def test_lap_imports_where_numba_finds_no_cache_folder(tmp_path) -> None:
                           text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-500:]
     assert float(done.stdout.split()[-1]) == pytest.approx(3.0)
+
+
+def test_bbo_certify_judges_and_returns_a_point_in_the_box() -> None:
+    """SCIP's point lay 1e-8 below the box; a program defined only on its box (sqrt at the
+    bound) was NaN there and failed certification with a reason about poles."""
+    import numpy as np
+
+    from coplug.formulations.bbo import load
+    from coplug.formulations.bbo.certify import certify
+
+    base = "(-0.21 + x[1]) * sum(x - [4.27, 2.97])"
+    for text in (base, "0.0 * sqrt(x[0] - 1.0) + " + base):
+        program = load(text, 2, 1.0, 4.8)
+        found = certify(program, time_limit=10)
+        assert found.certified, found.result.extra.get("error")
+        assert (found.x >= program.lower).all() and (found.x <= program.upper).all()
+        assert np.isfinite(found.numpy_value)
+        assert found.numpy_value == pytest.approx(-9.090225, abs=1e-6)
+
+
+def test_a_reply_past_max_nodes_is_refused_before_validation(monkeypatch) -> None:
+    """Validation's interval proofs took a minute on a 31 KB reply that was then refused as
+    too large; the size is judged first, and validation never runs on it."""
+    from collections import Counter
+
+    from coplug.formulations.bbo import proposers
+
+    def never(*args, **kwargs):
+        raise AssertionError("validated a reply already too large")
+
+    monkeypatch.setattr(proposers, "load", never)
+    text = "\n".join(f"a{k} = 1 / (x[0] * x[1] - x[0] * x[1] + {1.2 + k * 1e-6!r})"
+                     for k in range(200)) + "\nsum(x)\n"
+    stats: Counter = Counter()
+    assert proposers.accept(text, 2, -5.0, 5.0, 40, stats) is None
+    assert stats == Counter({"rejected_too_large": 1})
+
+
+def test_an_llm_timeout_past_the_timers_reach_is_refused() -> None:
+    from coplug.formulations.bbo.llm_proposer import LLMConfig
+    from coplug.plugins import InputError
+
+    with pytest.raises(InputError, match="--llm-timeout"):
+        LLMConfig(base_url="http://127.0.0.1:9/v1", model="m", timeout=1e10)
+    assert LLMConfig(base_url="http://127.0.0.1:9/v1", model="m", timeout=1e9).timeout == 1e9

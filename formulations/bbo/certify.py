@@ -86,7 +86,9 @@ def certify(program: Program, time_limit: float = 10.0, gap_tol: float = 1e-6,
     if not result.has_solution:
         result.extra.setdefault("error", f"SCIP stopped ({result.status.value}) without a point")
         return Certificate(result, None, None, False)
-    x = np.array([pyo.value(model.x[i]) for i in model.I])
+    # SCIP's point may lie its feasibility tolerance outside the box (1e-8 below a lower
+    # bound), where a program defined on the box can be NaN: judged, and returned, on it
+    x = np.clip([pyo.value(model.x[i]) for i in model.I], program.lower, program.upper)
     value = float(numpy_evaluator(program)(x[None])[0])
     reason = _scip_doubt(result, value, gap_tol, value_tol)
     if result.optimal and result.bound is not None and np.isfinite(result.bound):

@@ -32,6 +32,10 @@ from coplug.formulations.bbo.grammar import FUNCTIONS, Program, to_text
 from coplug.formulations.bbo.proposers import Scored, accept
 from coplug.plugins.errors import CoplugError, InputError
 
+# The longest request timeout: past threading.TIMEOUT_MAX (about 9.2e9 s) the deadline's
+# timer raised OverflowError at the first request.
+MAX_TIMEOUT = 1e9
+
 
 class LLMEndpointError(CoplugError, ConnectionError):
     """The LLM endpoint never answered: unreachable, refusing, or not a chat-completions API."""
@@ -63,9 +67,10 @@ class LLMConfig:
     def __post_init__(self) -> None:
         """Reject settings no request could use, naming the option (before any request)."""
         self.base_url = _checked_base_url(self.base_url)
-        if not (isinstance(self.timeout, (int, float)) and 0 < self.timeout < math.inf):
-            raise InputError(f"LLM timeout must be a positive number of seconds (--llm-timeout),"
-                             f" got {self.timeout!r}")
+        if not (isinstance(self.timeout, (int, float))
+                and 0 < self.timeout <= MAX_TIMEOUT):  # past it the request's timer overflows
+            raise InputError(f"LLM timeout must be a positive number of seconds up to "
+                             f"{MAX_TIMEOUT:g} (--llm-timeout), got {self.timeout!r}")
         if not (isinstance(self.retries, int) and self.retries >= 0):
             raise InputError(f"LLM retries must be a non-negative integer, got {self.retries!r}")
         if not (isinstance(self.backoff, (int, float)) and 0 <= self.backoff < math.inf):

@@ -22,6 +22,7 @@ from coplug.formulations.bbo.grammar import (
     Program,
     ProgramError,
     check_box,
+    parse,
     shape_of,
     to_text,
 )
@@ -53,13 +54,13 @@ class Proposer(Protocol):
 def accept(text: Any, dim: int, lower: float, upper: float, max_nodes: int,
            stats: Counter) -> Program | None:
     """Parse and validate proposed text; count the outcome in `stats` by reason."""
-    try:
+    try:  # size first: validation's interval proofs took minutes on a 150 KB reply
+        if parse(text, dim, lower, upper).size() > max_nodes:
+            stats["rejected_too_large"] += 1
+            return None
         program = load(text, dim, lower, upper)
     except ProgramError as exc:
         stats[f"rejected_{exc.kind}"] += 1
-        return None
-    if program.size() > max_nodes:
-        stats["rejected_too_large"] += 1
         return None
     if not any(node.op in ("x", "xi") for node in _all_nodes(program)):
         stats["rejected_constant"] += 1
