@@ -423,7 +423,7 @@ def run_highs(opt: Any, model: pyo.Block, *, plugins: list[Any], time_limit: flo
     if warmstart:  # persistent: the start set on the built model survives solve()'s update
         columns = opt._pyomo_var_to_solver_var_map  # id(var) -> HiGHS column
         pairs = ((opt._vars[vid][0], col) for vid, col in columns.items())
-        mip_start = highs_mip_start(highs, pairs)
+        mip_start = highs_mip_start(highs, pairs, tee)
     view = RowView(highs)  # the model is final: its rows are read once for every check
     rows = highs_integral_rows(highs, mip_tolerance(highs, params), view)
     rejects = (None if "mip_feasibility_tolerance" in params

@@ -9,6 +9,7 @@ the solver's own feasibility tolerance.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -17,6 +18,7 @@ import numpy as np
 
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError
+from coplug.plugins.interrupts import capture_output
 
 NO_VALUES = ("no variable has a value: warmstart=True passes the values already in the "
              "Pyomo variables (solve once, or set them, first)")
@@ -129,10 +131,12 @@ def _violation(scip: Any, sol: Any, var_name: Callable[[str], str | None],
     return f"a constraint that is not a linear row (SCIP handlers: {', '.join(handlers)})"
 
 
-def highs_mip_start(highs: Any, pairs: Iterable[tuple[Any, int]]) -> dict[str, Any]:
+def highs_mip_start(highs: Any, pairs: Iterable[tuple[Any, int]], tee: bool = False
+                    ) -> dict[str, Any]:
     """Set the values as HiGHS's starting solution (sparse: HiGHS completes missing ones).
 
-    HiGHS reports its verdict only in its log (``tee=True``), so `accepted` is None.
+    HiGHS reports its verdict only in its log (``tee=True``), so `accepted` is None; without
+    `tee` its "assessUserColValues" warnings on a fractional start stay off the console.
     """
     values = start_values(pairs)
     report: dict[str, Any] = {"values": len(values), "variables": highs.getNumCol(),
@@ -141,5 +145,6 @@ def highs_mip_start(highs: Any, pairs: Iterable[tuple[Any, int]]) -> dict[str, A
         return _unused(report, NO_VALUES)
     index = np.array([col for col, _ in values], dtype=np.int32)
     value = np.array([v for _, v in values], dtype=np.float64)
-    highs.setSolution(len(values), index, value)
+    with contextlib.nullcontext() if tee else capture_output(capture_fd=True):
+        highs.setSolution(len(values), index, value)
     return report

@@ -120,3 +120,17 @@ def test_an_llm_timeout_past_the_timers_reach_is_refused() -> None:
     with pytest.raises(InputError, match="--llm-timeout"):
         LLMConfig(base_url="http://127.0.0.1:9/v1", model="m", timeout=1e10)
     assert LLMConfig(base_url="http://127.0.0.1:9/v1", model="m", timeout=1e9).timeout == 1e9
+
+
+def test_highs_keeps_its_start_warnings_off_the_console_without_tee(capfd) -> None:
+    """A fractional MIP start printed three "assessUserColValues" warnings on stdout with
+    tee=False."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), domain=pyo.Binary)
+    m.c = pyo.Constraint(expr=sum(m.x.values()) <= 2)
+    m.o = pyo.Objective(expr=sum(m.x.values()), sense=pyo.maximize)
+    for j in range(3):
+        m.x[j].set_value(0.5, skip_validation=True)
+    assert solve(m, solver="highs", warmstart=True).objective == pytest.approx(2)
+    out, err = capfd.readouterr()
+    assert "assessUserColValues" not in out + err
