@@ -134,3 +134,31 @@ def test_highs_keeps_its_start_warnings_off_the_console_without_tee(capfd) -> No
     assert solve(m, solver="highs", warmstart=True).objective == pytest.approx(2)
     out, err = capfd.readouterr()
     assert "assessUserColValues" not in out + err
+
+
+def test_an_interrupted_evolution_keeps_only_finished_generations(tmp_path, monkeypatch) -> None:
+    """Programs scored in the generation Ctrl-C cut short went into programs.jsonl and the
+    saved front, while history.json counted only the finished generations."""
+    import json
+
+    import coplug.formulations.bbo.evolve as ev
+
+    real, scored = ev.score_program, {}
+
+    def interrupted(program, targets, config, cid, gen, parents):
+        scored[gen] = scored.get(gen, 0) + 1
+        if gen == 2 and scored[gen] == 3:
+            raise KeyboardInterrupt
+        return real(program, targets, config, cid, gen, parents)
+
+    monkeypatch.setattr(ev, "score_program", interrupted)
+    config = ev.EvolutionConfig(targets=(1, 3), population=4, generations=5, budget=20, seeds=3)
+    with pytest.raises(KeyboardInterrupt):
+        ev.evolve(config, run_dir=tmp_path / "run", progress=False)
+    history = json.loads((tmp_path / "run" / "history.json").read_text())
+    generations = [json.loads(line)["generation"]
+                   for line in (tmp_path / "run" / "programs.jsonl").open()]
+    front = json.loads((tmp_path / "run" / "pareto_front.json").read_text())
+    assert history["generations_done"] == 1 and not history["finished"]
+    assert generations and max(generations) == 1
+    assert all(c["generation"] <= 1 for c in front)

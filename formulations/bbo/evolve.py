@@ -294,10 +294,12 @@ def evolve(config: EvolutionConfig, proposer: Proposer | None = None,
         return result
 
     population: list[Candidate] = []
+    done = 0  # candidates of the finished generations: an interrupted one is not saved
     try:
         population = admit([seeder.random_program(rng) for _ in range(config.population)], 0,
                            [])
         history.append(hypervolume(np.array([c.objectives for c in everyone])))
+        done = len(everyone)
         bar = tqdm(range(1, config.generations + 1), desc="evolve", disable=not progress,
                    leave=False)
         for gen in bar:
@@ -309,11 +311,13 @@ def evolve(config: EvolutionConfig, proposer: Proposer | None = None,
             children = admit(programs, gen, [p.id for p in parents])
             population = select(population + children, config.population)
             history.append(hypervolume(np.array([c.objectives for c in everyone])))
+            done = len(everyone)
             snapshot(population)
             bar.set_postfix(hv=f"{history[-1]:.4f}", front=len(pareto_front(everyone)))
             if callback:
                 callback(gen, population)
     except KeyboardInterrupt:
+        del everyone[done:]  # scored programs of the generation the interrupt cut short
         if everyone:
             snapshot(population)
         raise
