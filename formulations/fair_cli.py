@@ -147,6 +147,8 @@ def print_comparison(
     labels: dict[str, np.ndarray] = {}
     refusals: list[InputError] = []
     for method in methods:
+        if sys.stderr.isatty():  # a dense method runs tens of seconds before its row
+            print(f"{method:<14}  fitting...", end="\r", file=sys.stderr, flush=True)
         try:
             estimator, elapsed = fit_method(data, k, method, laplacian, seed)
         except InputError as error:

@@ -109,10 +109,12 @@ def exact_solve(
     solve`. A knapsack row with a large capacity is judged exactly by `solve` itself (its
     integral-row guard), so a packing over the capacity never comes back optimal."""
     from coplug.plugins.bridge import solve
+    from coplug.plugins.progress import terminal_progress
 
     model = case.mip() if model is None else model
     start = time.perf_counter()
-    result = solve(model, solver="scip", time_limit=time_limit)
+    result = solve(model, solver="scip", time_limit=time_limit, plugins=terminal_progress())
+    result.plugin_stats.pop("progress", None)  # a line drawn, not a plugin's work
     return result, time.perf_counter() - start
 
 

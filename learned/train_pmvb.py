@@ -162,7 +162,7 @@ def fit_family(
         raise InputError(_too_few_message(family, size, len(train), len(val), skipped,
                                           time_limit))
     fitted = []
-    for kind in kinds:
+    for kind in tqdm(kinds, desc=f"fit {family}", disable=not progress, leave=False):
         predictor = PMVBPredictor(kind=kind, calibration=calibration, random_state=seed).fit(X, y)
         selection = select_t_q(predictor, val)
         meta = {

@@ -77,7 +77,7 @@ def evaluate(model: RowDualNet, generators: list[str], n: int, seed: int) -> dic
     Warm passes the predicted duals as `row_duals` (HELD_OUT_WARM), measuring the raw
     prediction rather than the full `predictor=` pipeline the benchmark times."""
     report = {}
-    for name in generators:
+    for name in tqdm(generators, desc="held-out check", leave=False):
         c = generate(name, n, seed=seed)
         cold = solve_lap(c)
         t0 = time.perf_counter()

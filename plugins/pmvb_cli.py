@@ -68,6 +68,7 @@ def solve_with_pmvb(
     from coplug.plugins.pmvb import PMVBBranching
     from coplug.plugins.pmvb_prefix import solve_pmvb_prefix
     from coplug.plugins.pmvb_start import solve_pmvb_start
+    from coplug.plugins.progress import terminal_progress
 
     if mode in ("prefix", "start"):
         if depth:
@@ -77,7 +78,10 @@ def solve_with_pmvb(
                                     likely_nodes, **params)
         return solve_pmvb_prefix(model, predictor, threshold, confidence, time_limit, **params)
     rule = PMVBBranching(predictor, threshold, confidence, mode=mode, depth=depth)
-    return solve(model, plugins=[rule], time_limit=time_limit, **params)
+    result = solve(model, plugins=[rule, *terminal_progress()], time_limit=time_limit,
+                   **params)
+    result.plugin_stats.pop("progress", None)  # a line drawn, not a plugin's work
+    return result
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -128,9 +132,11 @@ def compare(
     Ctrl-C (a solve `interrupted`) prints the rows solved so far, skips the PMVB solve when
     it stopped the default one, and raises KeyboardInterrupt (`coplug pmvb` exits 130)."""
     from coplug.plugins.bridge import solve
+    from coplug.plugins.progress import terminal_progress
     from coplug.plugins.results import Status
 
-    base = solve(build(), time_limit=time_limit)
+    base = solve(build(), time_limit=time_limit, plugins=terminal_progress())
+    base.plugin_stats.pop("progress", None)
     pmvb = None
     if base.status is not Status.INTERRUPTED:
         pmvb = solve_with_pmvb(build(), predictor, threshold, confidence, mode, time_limit,

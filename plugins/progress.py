@@ -106,6 +106,12 @@ class Progress:
                          bar_format="{desc}{postfix}")
 
 
+def terminal_progress() -> list[Progress]:
+    """A `Progress` plugin where stderr is a terminal (a command's long solve shows its live
+    line, as `coplug solve` does), none where it is a file or a pipe."""
+    return [Progress()] if sys.stderr.isatty() else []
+
+
 def _duplicate_stderr() -> TextIO | None:
     """A stream on a duplicate of stderr's file descriptor: Pyomo's solver interfaces
     redirect descriptor 2 into a pipe while the solver runs (to capture its log), which

@@ -162,3 +162,26 @@ def test_an_interrupted_evolution_keeps_only_finished_generations(tmp_path, monk
     assert history["generations_done"] == 1 and not history["finished"]
     assert generations and max(generations) == 1
     assert all(c["generation"] <= 1 for c in front)
+
+
+def test_commands_draw_a_live_line_only_on_a_terminal(monkeypatch) -> None:
+    """`coplug bbo solve` ran its 30 s SCIP solve without a word on a terminal; the pmvb
+    and qubo commands likewise. The line is drawn only where stderr is a terminal."""
+    import io
+    import sys
+
+    from coplug.formulations.bbo import load
+    from coplug.formulations.bbo.certify import certify
+    from coplug.plugins.progress import Progress, terminal_progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert terminal_progress() == []
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    line = terminal_progress()
+    assert len(line) == 1 and isinstance(line[0], Progress)
+    found = certify(load("sum((x - [1.0, 2.0]) ** 2)", 2), time_limit=10, plugins=line)
+    assert found.certified and "progress" not in found.result.plugin_stats

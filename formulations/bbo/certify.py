@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
@@ -58,14 +59,16 @@ CERTIFY_MAX_ABS = 1e-3 * MAX_ABS
 
 def certify(program: Program, time_limit: float = 10.0, gap_tol: float = 1e-6,
             value_tol: float = 1e-5, known: Sequence[np.ndarray] = (),
-            samples: int = 256, start: bool = True) -> Certificate:
+            samples: int = 256, start: bool = True, plugins: Sequence[Any] = ()
+            ) -> Certificate:
     """Solve the program's Pyomo model with SCIP; certified = optimal, gap <= gap_tol, the
     numpy value at SCIP's point within value_tol (relative) of SCIP's objective, |value|
     below CERTIFY_MAX_ABS, and no known point, sample or local descent below SCIP's bound
     by more than gap_tol (relative). A model SCIP cannot take (e.g. floor, acos) or fails
     on (e.g. LP errors near a pole) comes back uncertified; every uncertified answer
     carries the reason in `result.extra["error"]`. `start=False` leaves SCIP to find its
-    own points instead of starting from the best known or sampled one."""
+    own points instead of starting from the best known or sampled one; `plugins` go to the
+    solve (a `Progress` line from the CLI)."""
     model, obstacle = scip_model(program)
     if obstacle is not None:
         return _failed(obstacle)
@@ -73,7 +76,9 @@ def certify(program: Program, time_limit: float = 10.0, gap_tol: float = 1e-6,
     if point is not None:
         set_point(model, point)
     try:
-        result = solve(model, solver="scip", time_limit=time_limit, warmstart=point is not None)
+        result = solve(model, solver="scip", time_limit=time_limit, warmstart=point is not None,
+                       plugins=list(plugins))
+        result.plugin_stats.pop("progress", None)  # a line drawn, not a plugin's work
     except UnsupportedModelError as exc:
         return _failed(str(exc))
     except SolverError as exc:

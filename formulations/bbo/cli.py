@@ -177,9 +177,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
 def _cmd_solve(args: argparse.Namespace) -> int:
     from coplug.formulations.bbo.certify import certify
     from coplug.plugins.cli import print_result
+    from coplug.plugins.progress import terminal_progress
 
     program = read_program(args.program, args.dim, args.lower, args.upper)
-    cert = certify(program, time_limit=args.time_limit, known=_known_points(args.program, program))
+    cert = certify(program, time_limit=args.time_limit,  # SCIP can take all its 30 s
+                   known=_known_points(args.program, program), plugins=terminal_progress())
     print_result(cert.result)
     print(f"x          {None if cert.x is None else cert.x.round(6).tolist()}")
     print(f"certified  {cert.certified}")
