@@ -210,7 +210,7 @@ def read_scip_duals(request: DualRequest, scip: Any, con_map: Any) -> None:
             duals.append(0.0)
             continue
         try:
-            duals.append(float(scip.getDualSolVal(scip_con)) * dual_scale(scip, scip_con.name))
+            duals.append(float(scip.getDualSolVal(scip_con)) * dual_scale(scip, scip_con))
         except Exception as exc:  # PySCIPOpt raises a bare Exception or Warning
             request.reason = f"SCIP gave no dual for constraint {con.name!r} ({exc})"
             return

@@ -13,6 +13,7 @@ import os
 import re
 import sys
 import tempfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,8 +24,9 @@ from coplug.plugins.interrupts import capture_output
 from coplug.plugins.modeldata import SOLVER_INFINITY
 
 SCIP_NAME_LIMIT = 255  # SCIP's readers cut a name there and read the rest as a new name
-_MPS_SECTION = re.compile(rb"^(?:ROWS|COLUMNS)[ \t]*\r?$", re.M)
+_MPS_SECTION = re.compile(rb"^(ROWS|COLUMNS|ENDATA)[ \t]*\r?$", re.M)
 _LONG_WORD = re.compile(rb"\S{%d,}" % (SCIP_NAME_LIMIT + 1))
+_LONG_LP_NAME = re.compile(rb"[^\s+\-*/^<>=:\[\]]{%d,}" % (SCIP_NAME_LIMIT + 1))
 _MPS_SENSE = re.compile(rb"^OBJSENSE\b[ \t]*(?:\r?\n[ \t]+)?(\w*)", re.M | re.I)
 _LP_FIRST_WORD = re.compile(rb"\A(?:[ \t]*(?:\\[^\n]*)?\r?\n)*[ \t]*([A-Za-z]+)")
 _LP_MAXIMIZE = {b"max", b"maximize", b"maximise", b"maximum"}
@@ -42,16 +44,25 @@ def file_text(path: Path) -> bytes:
     try:
         data = path.read_bytes()
         return gzip.decompress(data) if path.name.endswith(".gz") else data
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+    except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
         raise InputError(f"cannot read {path.name}: {exc}") from exc
 
 
 def refuse_misnamed(path: Path, text: bytes) -> None:
     """An InputError for an MPS file named .lp: SCIP's LP reader skipped to its BOUNDS line,
     read the words after it as variables and called the model optimal at 0."""
-    if _is_lp(path) and b"COLUMNS" in text and len(_MPS_SECTION.findall(text)) >= 2:
+    if _is_lp(path) and b"ENDATA" in text and _mps_sections(text):
         raise InputError(f"{path.name} has MPS sections (ROWS, COLUMNS) but an .lp name: "
                          "name it .mps")
+
+
+def _mps_sections(text: bytes) -> bool:
+    """Whether `text` has MPS's ROWS, COLUMNS and ENDATA lines in that order (an LP file
+    may have variables named ROWS and COLUMNS, each alone on its line under Generals)."""
+    first: dict[bytes, int] = {}
+    for found in _MPS_SECTION.finditer(text):
+        first.setdefault(found.group(1), found.start())
+    return len(first) == 3 and first[b"ROWS"] < first[b"COLUMNS"] < first[b"ENDATA"]
 
 
 def declared_maximize(path: Path, text: bytes) -> bool | None:
@@ -86,7 +97,7 @@ def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
     """InputErrors for what SCIP reads other than as written: names past 255 characters, an
     objective sense it does not know ('Maximise': it read no objective at all) and an
     objective constant at the solvers' infinity."""
-    long_word = _long_word(text)
+    long_word = _long_name(text, _is_lp(path))
     if long_word is not None:
         raise InputError(f"{path.name} has a name of more than {SCIP_NAME_LIMIT} characters "
                          f"({long_word[:40].decode(errors='replace')}...): SCIP's "
@@ -104,7 +115,8 @@ def _refuse_crossed_bounds(scip: Any, path: Path) -> None:
     [0, UP] to its MPS reader."""
     for var in scip.getVars():
         lower, upper = var.getLbOriginal(), var.getUbOriginal()
-        if lower > upper:
+        if var.vtype() == "BINARY" and lower == 0 and upper < 0:  # the file's own crossed
+            # bounds on other columns are left to the solve ("infeasible")
             raise InputError(f"{path.name}: SCIP read column {var.name!r} with bounds "
                              f"[{lower:g}, {upper:g}] (an integer column with a negative UP "
                              "bound and no LO is binary to its MPS reader): give it a LO "
@@ -161,16 +173,23 @@ def _header_at(text: bytes, name: bytes) -> int:
     return at if at >= 0 else len(text)
 
 
-def _long_word(text: bytes) -> bytes | None:
-    """The first word longer than SCIP_NAME_LIMIT, looked for only in lines that long (the
-    line lengths come from numpy: a regex over every position cost 0.35 s on 18 MB)."""
+def _long_name(text: bytes, lp: bool) -> bytes | None:
+    """The first name longer than SCIP_NAME_LIMIT: a word of an MPS line, a run of an LP
+    line between operators (`x0+x1+...` is many names), comments and MPS's NAME line aside;
+    looked for only in lines that long (their lengths from numpy: a regex over every
+    position cost 0.35 s on 18 MB)."""
     import numpy as np
 
     ends = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == ord("\n"))
     starts = np.concatenate(([0], ends + 1))
     ends = np.concatenate((ends, [len(text)]))
     for k in np.flatnonzero(ends - starts > SCIP_NAME_LIMIT):
-        found = _LONG_WORD.search(text, int(starts[k]), int(ends[k]))
+        line = text[int(starts[k]):int(ends[k])]
+        if lp:
+            line = line.split(b"\\", 1)[0]  # a backslash starts a comment
+        elif line.startswith(b"NAME") or line.lstrip().startswith(b"*"):
+            continue
+        found = (_LONG_LP_NAME if lp else _LONG_WORD).search(line)
         if found is not None:
             return found.group(0)
     return None

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coplug.plugins.errors import InputError, SolverError
-from coplug.plugins.file_reading import check_highs_read, file_text, highs_read, refuse_misnamed
+from coplug.plugins.file_reading import file_text, highs_read, refuse_misnamed
 from coplug.plugins.files import checked_model_path, highs_refuse_nan, scip_read
 from coplug.plugins.highs_rows import RowView
 from coplug.plugins.iis import no_value_meets
@@ -146,8 +146,8 @@ class _Highs:
             raise InputError(f"HiGHS cannot read {path.name} (nonlinear rows, or names its LP "
                              f"reader refuses such as r[1]; an .mps copy may do): load it into "
                              f"Pyomo and use coplug.plugins.explain_infeasible")
-        check_highs_read(self.highs, path, text)
-        view = RowView(self.highs)
+        view = RowView(self.highs)  # the objective's misreadings (check_highs_read) do not
+        # touch the rows and bounds an IIS is made of
         highs_refuse_nan(self.highs, path, view)  # HiGHS would check a NaN row as read
         lp = view.lp
         _unique_names(path, "row", lp.row_names_)

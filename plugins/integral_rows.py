@@ -169,6 +169,7 @@ def optimize_checked(scip: Any, params: Mapping[str, Any], optimize: Callable[[]
     5000001 x1 + 4999999 x2 - 4999998 x3 == 14999995` on small boxes), and at the tightened
     tolerance found them."""
     feastol = float(scip.getParam("numerics/feastol"))
+    unscale_rows(scip)  # a staged solve's earlier stage divided them
     rows = integral_rows(scip, feastol)  # as written: read before `scale_rows` divides them
     cuts = cuts_off(scip, rows, params)
     scaled = scale_rows(scip)

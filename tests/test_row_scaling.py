@@ -94,3 +94,34 @@ def test_row_scale_keeps_sides_and_coefficients_in_reach() -> None:
     mixed = row_scale([1.0, 1e9], 1e12, None)
     assert 1.0 * mixed >= MIN_COEF and mixed < 1.0
     assert row_scale([4e9], 3.0, None) == 0.5  # the side 3 allows one halving
+
+
+def test_staged_solves_keep_the_exact_row_check() -> None:
+    """Stage 1 divided the row for good, so stage 2 read it as small: lexicographic said
+    [1, 2] with x = 2 breaking `2000001 x <= 4000001` by 1 (the optimum is [1, 1])."""
+    from coplug.plugins import lexicographic
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Integers, bounds=(0, 10))
+    m.y = pyo.Var(domain=pyo.Integers, bounds=(0, 1))
+    m.row = pyo.Constraint(expr=2000001 * m.x <= 4000001)
+    m.first = pyo.Objective(expr=m.y, sense=pyo.maximize)
+    m.second = pyo.Objective(expr=m.x, sense=pyo.maximize)
+    m.first.deactivate()
+    m.second.deactivate()
+    found = lexicographic(m, [m.first, m.second], solver="scip")
+    assert found.values == pytest.approx([1, 1]) and pyo.value(m.x) == 1
+
+
+def test_long_rows_are_left_alone() -> None:
+    """SCIP finds each term by a linear search: dividing a 100,000-term row took 6.5 s."""
+    from coplug.plugins.row_scaling import MAX_TERMS
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(MAX_TERMS + 1), bounds=(0, 1))
+    m.row = pyo.Constraint(expr=1e7 * m.x[0] + sum(m.x[j] for j in range(1, MAX_TERMS + 1))
+                           <= 2e7)
+    m.o = pyo.Objective(expr=sum(m.x.values()), sense=pyo.maximize)
+    result = solve(m, solver="scip")
+    assert result.objective == pytest.approx(MAX_TERMS + 1)
+    assert "scaled_rows" not in result.extra
