@@ -54,6 +54,8 @@ def scale_rows(scip: Any) -> int:
     for cons in scip.getConss():
         if cons.getConshdlrName() != "linear" or scip.getConsNVars(cons) > MAX_TERMS:
             continue
+        if max(map(abs, scip.getConsVals(cons)), default=0.0) < SCALE_COEF:
+            continue  # the common case, decided without reading the row's variables
         terms = _merged_terms(scip, cons)
         lhs, rhs = scip.getLhs(cons), scip.getRhs(cons)
         lhs = None if lhs <= -infinity else lhs
