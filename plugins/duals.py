@@ -231,7 +231,10 @@ def load_duals(request: DualRequest, result: Result,
     if reduced is None and fallback is not None and optimal_lp:
         first = request.reason
         request.row_duals, request.reason = fallback(request.lp), ""
-        reduced = _certified_reduced_costs(request)
+        if request.lp.rows and not request.row_duals:  # its LP solver found no optimum
+            request.reason = "the LP solver found no optimum"
+        else:
+            reduced = _certified_reduced_costs(request)
         if reduced is None:
             request.reason = f"{first}; a second LP solve for duals: {request.reason}"
         else:

@@ -22,9 +22,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from coplug.plugins.integral_rows import (
+    EXACT_DENOMINATOR,
     FEASTOL_FLOOR,
     STEP,
     IntegralRow,
+    exact_coefficients,
     rounding_moved,
     tightened_feastol,
     violations,
@@ -124,8 +126,10 @@ def highs_integral_rows(highs: Any, tolerance: float,
         coefs = rows_csr.data[rows_csr.indptr[i]:rows_csr.indptr[i + 1]]
         lhs = None if not np.isfinite(lower[i]) else float(lower[i])
         rhs = None if not np.isfinite(upper[i]) else float(upper[i])
-        if len(cols) and integer[cols].all() and np.all(coefs == np.round(coefs)):
-            rows.append(IntegralRow(str(i), cols.tolist(), [int(c) for c in coefs], lhs, rhs))
+        dyadic = coefs * EXACT_DENOMINATOR  # halves, quarters: judged exactly too
+        if len(cols) and integer[cols].all() and np.all(dyadic == np.round(dyadic)):
+            numerators, denominator = exact_coefficients(coefs.tolist())
+            rows.append(IntegralRow(str(i), cols.tolist(), numerators, lhs, rhs, denominator))
     return rows
 
 

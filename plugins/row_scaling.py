@@ -9,7 +9,8 @@ by a power of two near their largest coefficient solve right (0 of 60).
 
 A power of two keeps every coefficient's float exact. A row is divided only while each of
 its finite sides stays 1 or more in size (a row with a side of 0 is left alone) and no
-coefficient drops below MIN_COEF (SCIP takes 1e-9 as zero): SCIP's feasibility test,
+coefficient drops below MIN_COEF = 1 (divided to 0.004 and 0.002 beside 1e11, a row's
+continuous terms were lost to SCIP, which missed an equality by 24): SCIP's feasibility test,
 (activity - side) / max(|activity|, |side|, 1), is then the same before and after, so the
 rows accept the same points. Row duals read from SCIP are multiplied back (`dual_scale`).
 Where the answer then misses a whole-number row in exact arithmetic, the retry of
@@ -25,7 +26,7 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 SCALE_COEF = 1e6  # a row with a coefficient this large (in size) is divided
-MIN_COEF = 1e-3  # no coefficient is divided below this
+MIN_COEF = 1.0  # no coefficient is divided below this
 MAX_TERMS = 5000  # longer rows are left alone (see `scale_rows`)
 _SCALES: WeakKeyDictionary[Any, dict[int, float]] = WeakKeyDictionary()  # row pointers
 

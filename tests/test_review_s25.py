@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pyomo.environ as pyo
 import pytest
 
-from coplug.plugins import solve
+from coplug.plugins import Status, solve
 
 
 def _pinned_equality_lp() -> pyo.ConcreteModel:
@@ -185,3 +187,47 @@ def test_commands_draw_a_live_line_only_on_a_terminal(monkeypatch) -> None:
     assert len(line) == 1 and isinstance(line[0], Progress)
     found = certify(load("sum((x - [1.0, 2.0]) ** 2)", 2), time_limit=10, plugins=line)
     assert found.certified and "progress" not in found.result.plugin_stats
+
+
+def _half_coefficient_model() -> pyo.ConcreteModel:
+    """A model with no integer point: halves near 6e11 in an equality (enumerated below)."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), domain=pyo.Integers, bounds=(0, 3))
+    m.row = pyo.Constraint(expr=600000000000.5 * m.x[0] + 400000000001 * m.x[1]
+                           + 300000000000.5 * m.x[2] == 1500000000003)
+    m.o = pyo.Objective(expr=m.x[0] + m.x[1] + m.x[2])
+    return m
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_rows_with_halves_are_judged_exactly(solver: str) -> None:
+    """SCIP's point missing such a row by 4 passed an allowance of 1e-12 of the terms
+    (meant for decimals like 0.1), and HiGHS's rows with fractions got no exact check: both
+    said "optimal" for a model without an integer point."""
+    import itertools
+    from fractions import Fraction
+
+    def activity(x):
+        return (Fraction(600000000000.5) * x[0] + 400000000001 * x[1]
+                + Fraction(300000000000.5) * x[2])
+
+    assert not [x for x in itertools.product(range(4), repeat=3)
+                if activity(x) == 1500000000003]
+    result = solve(_half_coefficient_model(), solver=solver)
+    assert result.status is not Status.OPTIMAL and result.status is not Status.FEASIBLE
+
+
+def test_a_dual_solve_that_finds_no_optimum_is_named_not_a_crash() -> None:
+    """Two singleton equalities pinning x to nearly one value: SCIP's duals failed, the
+    LP solver's second try found no optimum, and certify raised a numpy broadcast error."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 10))
+    m.r0 = pyo.Constraint(expr=-121106758006.00134 * m.x == -156496144722.08517)
+    m.r1 = pyo.Constraint(expr=1e9 * m.x == 1292216448.5183408)
+    m.o = pyo.Objective(expr=11 * m.x, sense=pyo.maximize)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = solve(m, solver="scip")
+    assert result.objective == pytest.approx(11 * 1.2922164485183408)
+    assert "loaded" in result.extra["duals"]

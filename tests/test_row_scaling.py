@@ -83,16 +83,18 @@ def test_files_get_the_same_division(tmp_path) -> None:
 
 
 def test_row_scale_keeps_sides_and_coefficients_in_reach() -> None:
-    """A power of two, the largest coefficient to [1, 2); never a side below 1 (SCIP's
+    """A power of two, the coefficients near 1; never a side below 1 (SCIP's
     relative test would turn absolute: x <= 1e9 y with y = 0 would let x reach 1e3) nor a
     coefficient below MIN_COEF."""
     factor = row_scale([3e9, 5e9], 2e10, None)
-    assert factor == 2.0**-32 and 1 <= 5e9 * factor < 2
+    assert factor == 2.0**-31 and 1 <= 3e9 * factor < 2  # the smallest one to [1, 2)
     assert row_scale([1.0, -1e9], None, 0.0) == 1.0  # a big-M row with a side of 0
     assert row_scale([1e9, 2e9], 0.5, 1e12) == 1.0  # a side under 2 leaves no room
     assert row_scale([SCALE_COEF / 2, 3.0], 1e9, None) == 1.0  # nothing huge
-    mixed = row_scale([1.0, 1e9], 1e12, None)
-    assert 1.0 * mixed >= MIN_COEF and mixed < 1.0
+    assert row_scale([1.0, 1e9], 1e12, None) == 1.0  # a small coefficient leaves no room:
+    # divided, 2 and 1 beside 1e11 became 0.004 and 0.002, and SCIP missed an equality by 24
+    mixed = row_scale([10.0, 1e9], 1e12, None)
+    assert mixed == 2.0**-3 and 10.0 * mixed >= MIN_COEF
     assert row_scale([4e9], 3.0, None) == 0.5  # the side 3 allows one halving
 
 
