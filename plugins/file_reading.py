@@ -39,8 +39,16 @@ _SPACED_POWER = re.compile(rb"[ \t]+\^[ \t]*|\^[ \t]+")
 _NEGATIVE_UP = re.compile(rb"\n[ \t]*UP[ \t]+\S+[ \t]+\S+[ \t]+-")
 
 
+def checked_text(path: Path) -> bytes:
+    """The file's bytes, a .gz file's unpacked (the checks read them once), after the check
+    that an .lp file is no MPS file (`refuse_misnamed`)."""
+    text = file_text(path)
+    refuse_misnamed(path, text)
+    return text
+
+
 def file_text(path: Path) -> bytes:
-    """The file's bytes, a .gz file's unpacked (the checks read them once)."""
+    """The file's bytes, a .gz file's unpacked."""
     try:
         data = path.read_bytes()
         return gzip.decompress(data) if path.name.endswith(".gz") else data

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coplug.plugins.errors import InputError, SolverError
-from coplug.plugins.file_reading import file_text, highs_read, refuse_misnamed
+from coplug.plugins.file_reading import checked_text, highs_read
 from coplug.plugins.files import checked_model_path, highs_refuse_nan, scip_read
 from coplug.plugins.highs_rows import RowView
 from coplug.plugins.iis import no_value_meets
@@ -136,8 +136,7 @@ class _Highs:
         import highspy
         import numpy as np
 
-        text = file_text(path)
-        refuse_misnamed(path, text)
+        checked_text(path)
         with capture_output(capture_fd=True):  # HiGHS prints its banner on construction
             self.highs = highspy.Highs()
         status = highs_read(self.highs, path, tee=False)
