@@ -45,11 +45,10 @@ def row_scale(coefs: list[float], lhs: float | None, rhs: float | None) -> float
 
 
 def scale_rows(scip: Any) -> int:
-    """Divide SCIP's linear rows (before its solve) as `row_scale` says; how many were.
-    Rows an earlier call divided are put back first (a staged solve scales again), and a
+    """Divide SCIP's linear rows (before its solve, as written: a staged solve puts an
+    earlier stage's back first with `unscale_rows`) as `row_scale` says; how many were. A
     row of more than MAX_TERMS terms is left as it is (SCIP finds each term by a linear
     search: 6.5 s for one row of 100,000). The factors are kept for `dual_scale`."""
-    unscale_rows(scip)
     infinity = scip.infinity()
     scales: dict[int, float] = {}
     for cons in scip.getConss():
