@@ -102,8 +102,15 @@ def finish_plugins(plugins: Any, result: Any) -> None:
     finishing = [p for p in plugins if callable(getattr(p, "finish", None))]
     for plugin in finishing:
         plugin.finish(result)
-    for plugin in finishing:
-        result.plugin_stats[plugin_name(plugin)] = plugin_statistics(plugin)
+    result.plugin_stats.update(plugins_statistics(finishing))
+
+
+def plugins_statistics(plugins: Any) -> dict[str, dict[str, Any]]:
+    """Each plugin's `plugin_statistics` under its name, but for a plugin that keeps no
+    report (`reports` False: the live line a command draws, which the caller never asked
+    for)."""
+    return {plugin_name(p): plugin_statistics(p) for p in plugins
+            if getattr(p, "reports", True)}
 
 
 def stopped_by_plugin(plugins: Any) -> bool:

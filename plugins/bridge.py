@@ -28,8 +28,7 @@ from pyomo.repn.standard_repn import generate_standard_repn
 from coplug.plugins.base import (
     adds_rows,
     finish_plugins,
-    plugin_name,
-    plugin_statistics,
+    plugins_statistics,
     raise_plugin_failures,
     stopped_by_plugin,
 )
@@ -418,7 +417,7 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
     record_first_solve(result, extra)
     if result.status is Status.INFEASIBLE_OR_UNBOUNDED:
         settle_infeasible_or_unbounded(scip, result)
-        result.plugin_stats = _plugin_stats(plugins)  # of the run that decided the status
+        result.plugin_stats = plugins_statistics(plugins)  # of the run that decided the status
     epigraph = opt._obj_var.name if opt._obj_var is not None else None
     check_nonlinear_optimum(scip, result, epigraph, var_map.pyomo_name)
     if next(model.component_data_objects(pyo.Objective, active=True), None) is None:
@@ -529,13 +528,8 @@ def scip_result(scip: Any, plugins: Iterable[Any] = (), solver: str = "scip") ->
         nodes=int(scip.getNTotalNodes()),
         time=float(scip.getSolvingTime()),
         has_solution=has_solution and status is not Status.UNBOUNDED,
-        plugin_stats=_plugin_stats(plugins),
+        plugin_stats=plugins_statistics(plugins),
     )
-
-
-def _plugin_stats(plugins: Iterable[Any]) -> dict[str, dict[str, Any]]:
-    """Each plugin's `statistics()` under its name."""
-    return {plugin_name(p): plugin_statistics(p) for p in plugins}
 
 
 def _finite_or_inf(value: float, infinity: float) -> float:

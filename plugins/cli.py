@@ -123,15 +123,14 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         import pyomo.environ as pyo
 
         from coplug.plugins.bridge import solve
-        from coplug.plugins.progress import Progress
+        from coplug.plugins.progress import terminal_progress
 
         size = 30 if args.size is None else args.size
         model = registry.build(args.target, size, seed=args.seed or 0)
         with stdout_to_stderr(args.json):
             result = solve(model, solver=args.solver, time_limit=args.time_limit, tee=args.tee,
                            options=_options(args.option),
-                           plugins=[Progress()] if _wants_progress(args) else [])
-        result.plugin_stats.pop("progress", None)  # the line shown, not a plugin asked for
+                           plugins=terminal_progress() if _wants_progress(args) else [])
         explain = _model_explainer(model, args.time_limit)
         if result.has_solution:
             result.values = {var.name: var.value for var in model.component_data_objects(

@@ -27,7 +27,7 @@ from pyomo.repn.standard_repn import generate_standard_repn
 from coplug.plugins.base import (
     finish_plugins,
     plugin_name,
-    plugin_statistics,
+    plugins_statistics,
     raise_plugin_failures,
 )
 from coplug.plugins.bridge import build_instance, contrib_solver
@@ -476,7 +476,7 @@ def run_highs(opt: Any, model: pyo.Block, *, plugins: list[Any], time_limit: flo
         time=elapsed,
         has_solution=has_solution,
     )
-    result.plugin_stats = {plugin_name(p): plugin_statistics(p) for p in plugins}
+    result.plugin_stats = plugins_statistics(plugins)
     result.extra.update(checked)  # `time` already spans both solves
     result.nodes += checked.get("first_solve", {}).get("nodes", 0)
     if "duality_gap" in checked:

@@ -78,10 +78,7 @@ def solve_with_pmvb(
                                     likely_nodes, **params)
         return solve_pmvb_prefix(model, predictor, threshold, confidence, time_limit, **params)
     rule = PMVBBranching(predictor, threshold, confidence, mode=mode, depth=depth)
-    result = solve(model, plugins=[rule, *terminal_progress()], time_limit=time_limit,
-                   **params)
-    result.plugin_stats.pop("progress", None)  # a line drawn, not a plugin's work
-    return result
+    return solve(model, plugins=[rule, *terminal_progress()], time_limit=time_limit, **params)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -136,7 +133,6 @@ def compare(
     from coplug.plugins.results import Status
 
     base = solve(build(), time_limit=time_limit, plugins=terminal_progress())
-    base.plugin_stats.pop("progress", None)
     pmvb = None
     if base.status is not Status.INTERRUPTED:
         pmvb = solve_with_pmvb(build(), predictor, threshold, confidence, mode, time_limit,

@@ -28,6 +28,8 @@ class Progress:
     `every` is the least number of seconds between two redraws; `file` the stream (stderr
     by default). `statistics()` gives the number of redraws and the last figures shown."""
 
+    reports = True  # its statistics go into `Result.plugin_stats` (see `terminal_progress`)
+
     def __init__(self, every: float = 0.5, file: TextIO | None = None,
                  name: str = "progress") -> None:
         from coplug.formulations.checks import check_positive  # imports coplug.plugins
@@ -108,8 +110,13 @@ class Progress:
 
 def terminal_progress() -> list[Progress]:
     """A `Progress` plugin where stderr is a terminal (a command's long solve shows its live
-    line, as `coplug solve` does), none where it is a file or a pipe."""
-    return [Progress()] if sys.stderr.isatty() else []
+    line, as `coplug solve` does), none where it is a file or a pipe; it keeps no report in
+    the result (`reports` False), being a line drawn, not a plugin the caller asked for."""
+    if not sys.stderr.isatty():
+        return []
+    line = Progress()
+    line.reports = False
+    return [line]
 
 
 def _duplicate_stderr() -> TextIO | None:

@@ -78,7 +78,6 @@ def certify(program: Program, time_limit: float = 10.0, gap_tol: float = 1e-6,
     try:
         result = solve(model, solver="scip", time_limit=time_limit, warmstart=point is not None,
                        plugins=list(plugins))
-        result.plugin_stats.pop("progress", None)  # a line drawn, not a plugin's work
     except UnsupportedModelError as exc:
         return _failed(str(exc))
     except SolverError as exc:
