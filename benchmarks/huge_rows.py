@@ -1,13 +1,16 @@
 """Rows with huge coefficients (`coplug.plugins.row_scaling`): plain PySCIPOpt, coplug's
-SCIP without and with the rows divided, and coplug's HiGHS side by side on the same models.
+SCIP and coplug's HiGHS, each without and with the rows divided, side by side on the same
+models.
 
     python benchmarks/huge_rows.py                       # 4 kinds x 3 scales x 20 seeds
     python benchmarks/huge_rows.py --kinds cover-int --exponents 9 --seeds 5
 
 Kinds: `cover-int` / `cover-bin` (min c x, A x >= 0.31 / 0.21 of A's row sums, x integer
-in [0, 3] / binary), `pack-int` (max c x, A x <= 0.4 of the row sums, x in [0, 3]) and
-`cover-lp` (cover-int with x continuous); 30 columns, 6 rows, A drawn from [10**e,
-10**(e+1)), costs from 1..99. The reference is scipy's HiGHS (`milp` at no relative gap,
+in [0, 3] / binary), `pack-int` (max c x, A x <= 0.4 of the row sums, x in [0, 3]),
+`pack-frac` (pack-int with fractional weights), `pack-small` (pack-frac on 6 columns and
+3 rows, each row on a random 2 to 6 of them, x in [0, 2]: where HiGHS's presolve went
+wrong) and `cover-lp` (cover-int with x continuous); 30 columns, 6 rows, A drawn from
+[10**e, 10**(e+1)), costs from 1..99. The reference is scipy's HiGHS (`milp` at no relative gap,
 `linprog`), and every point is checked in exact integer arithmetic too. A verdict is wrong
 when it says "optimal" at a worse value than a point known to meet every row exactly (the
 best of the reference's and the three solvers'), or at a point that misses a row; an LP is
@@ -24,6 +27,7 @@ import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 import pyomo.environ as pyo
@@ -35,8 +39,8 @@ from coplug.plugins import CoplugError, Status, row_scaling, solve
 from coplug.plugins.argtypes import ints_at_least
 from coplug.plugins.interrupts import exit_on_interrupt
 
-KINDS = ("cover-int", "cover-bin", "pack-int", "cover-lp")
-SOLVERS = ("pyscipopt", "scip-undivided", "scip", "highs")
+KINDS = ("cover-int", "cover-bin", "pack-int", "pack-frac", "pack-small", "cover-lp")
+SOLVERS = ("pyscipopt", "scip-undivided", "scip", "highs-undivided", "highs")
 COLUMNS, ROWS = 30, 6
 
 
@@ -64,35 +68,51 @@ class Row:
 def instance(kind: str, exponent: int, seed: int) -> Instance:
     """The seeded model of `kind` at coefficients near 10**exponent."""
     rng = np.random.default_rng(seed)
-    a = rng.integers(10**exponent, 10**(exponent + 1), (ROWS, COLUMNS))
-    share = {"cover-int": 0.31, "cover-bin": 0.21, "pack-int": 0.4, "cover-lp": 0.31}[kind]
+    rows, columns = (3, 6) if kind == "pack-small" else (ROWS, COLUMNS)
+    if kind in ("pack-frac", "pack-small"):
+        a = rng.uniform(10**exponent, 10**(exponent + 1), (rows, columns))
+    else:
+        a = rng.integers(10**exponent, 10**(exponent + 1), (rows, columns))
+    if kind == "pack-small":
+        for row in a:
+            row[rng.choice(columns, rng.integers(0, columns - 1), replace=False)] = 0.0
+    share = {"cover-int": 0.31, "cover-bin": 0.21, "cover-lp": 0.31}.get(kind, 0.4)
     b = (a.sum(1) * share).astype(np.int64)
-    c = rng.integers(1, 100, COLUMNS)
-    return Instance(a, b, c, 1 if kind == "cover-bin" else 3, -1 if kind == "pack-int" else 1,
-                    kind != "cover-lp")
+    c = rng.integers(1, 100, columns)
+    upper = {"cover-bin": 1, "pack-small": 2}.get(kind, 3)
+    return Instance(a, b, c, upper, -1 if kind.startswith("pack") else 1, kind != "cover-lp")
 
 
 def meets_rows(inst: Instance, x: Sequence[float]) -> bool:
-    """Whether integer point `x` meets every row in exact integer arithmetic."""
+    """Whether integer point `x` meets every row in exact arithmetic."""
     whole = [round(v) for v in x]
     if any(abs(v - w) > 1e-6 or not 0 <= w <= inst.upper for v, w in zip(x, whole, strict=True)):
         return False
-    activities = [sum(int(a) * w for a, w in zip(row, whole, strict=True)) for row in inst.a]
+    activities = [sum(_exact(a) * w for a, w in zip(row, whole, strict=True)) for row in inst.a]
     return all(inst.sign * (act - int(side)) >= 0
                for act, side in zip(activities, inst.b, strict=True))
 
 
+def _exact(number: float) -> int | Fraction:
+    """A matrix entry as an exact number (whole weights as int, fractional as Fraction)."""
+    return int(number) if float(number).is_integer() else Fraction(float(number))
+
+
 def reference(inst: Instance) -> tuple[float, list[float] | None]:
-    """scipy's HiGHS: the objective (minimization sense) and, for a MIP, its point."""
+    """scipy's HiGHS: the objective (minimization sense) and, for a MIP, its point (inf and
+    None where it found none)."""
     costs = inst.sign * inst.c.astype(float)
     if not inst.integer:
         found = linprog(costs, A_ub=-inst.sign * inst.a.astype(float),
-                        b_ub=-inst.sign * inst.b.astype(float), bounds=[(0, inst.upper)] * COLUMNS)
+                        b_ub=-inst.sign * inst.b.astype(float),
+                        bounds=[(0, inst.upper)] * len(inst.c))
         return float(found.fun), None
     lower, upper = (inst.b, np.inf) if inst.sign > 0 else (-np.inf, inst.b)
     found = milp(costs, constraints=LinearConstraint(inst.a.astype(float), lower, upper),
-                 integrality=np.ones(COLUMNS), bounds=Bounds(0, inst.upper),
+                 integrality=np.ones(len(inst.c)), bounds=Bounds(0, inst.upper),
                  options={"mip_rel_gap": 0.0})
+    if found.x is None:  # scipy's HiGHS found no point (it happens on pack-frac)
+        return float("inf"), None
     return float(found.fun), found.x.tolist()
 
 
@@ -101,7 +121,7 @@ def plain_scip(inst: Instance) -> tuple[str, float | None, list[float]]:
     scip = Model()
     scip.hideOutput()
     kind = "I" if inst.integer else "C"
-    x = [scip.addVar(vtype=kind, lb=0, ub=inst.upper) for _ in range(COLUMNS)]
+    x = [scip.addVar(vtype=kind, lb=0, ub=inst.upper) for _ in inst.c]
     for row, side in zip(inst.a, inst.b, strict=True):
         body = quicksum(float(a) * v for a, v in zip(row, x, strict=True))
         scip.addCons(body >= float(side) if inst.sign > 0 else body <= float(side))
@@ -116,29 +136,34 @@ def plain_scip(inst: Instance) -> tuple[str, float | None, list[float]]:
     return scip.getStatus(), scip.getObjVal(), [scip.getVal(v) for v in x]
 
 
+def _written(number: float) -> int | float:
+    """A matrix entry as the Pyomo model writes it."""
+    return int(number) if float(number).is_integer() else float(number)
+
+
 def pyomo_model(inst: Instance) -> pyo.ConcreteModel:
     """The same model in Pyomo, for coplug."""
     m = pyo.ConcreteModel()
-    m.x = pyo.Var(range(COLUMNS), domain=pyo.Integers if inst.integer else pyo.Reals,
+    m.x = pyo.Var(range(len(inst.c)), domain=pyo.Integers if inst.integer else pyo.Reals,
                   bounds=(0, inst.upper))
 
     def row(m: pyo.ConcreteModel, i: int) -> object:
-        body = sum(int(inst.a[i, j]) * m.x[j] for j in range(COLUMNS))
+        body = sum(_written(inst.a[i, j]) * m.x[j] for j in range(len(inst.c)) if inst.a[i, j])
         return body >= int(inst.b[i]) if inst.sign > 0 else body <= int(inst.b[i])
 
-    m.row = pyo.Constraint(range(ROWS), rule=row)
+    m.row = pyo.Constraint(range(len(inst.b)), rule=row)
     m.o = pyo.Objective(expr=sum(int(c) * m.x[j] for j, c in enumerate(inst.c)),
                         sense=pyo.minimize if inst.sign > 0 else pyo.maximize)
     return m
 
 
 def coplug_solve(inst: Instance, solver: str) -> tuple[str, float | None, list[float]]:
-    """coplug's `solve` (`scip-undivided`: SCIP with `row_scaling` off): status,
-    objective, point."""
+    """coplug's `solve` (`scip-undivided`, `highs-undivided`: with `row_scaling` off):
+    status, objective, point."""
     m = pyomo_model(inst)
     divide = row_scaling.SCALE_COEF
-    if solver == "scip-undivided":
-        solver, row_scaling.SCALE_COEF = "scip", float("inf")
+    if solver.endswith("-undivided"):
+        solver, row_scaling.SCALE_COEF = solver.removesuffix("-undivided"), float("inf")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -148,7 +173,7 @@ def coplug_solve(inst: Instance, solver: str) -> tuple[str, float | None, list[f
     finally:
         row_scaling.SCALE_COEF = divide
     status = "optimal" if result.status is Status.OPTIMAL else result.status.value
-    point = [m.x[j].value for j in range(COLUMNS)] if result.has_solution else []
+    point = [m.x[j].value for j in range(len(inst.c))] if result.has_solution else []
     return status, result.objective, point
 
 
@@ -182,15 +207,16 @@ def run_case(kind: str, exponent: int, seed: int) -> Row:
         candidates = [best] if point is not None and meets_rows(inst, point) else []
         candidates += [inst.sign * obj for _, obj, x in answers.values()
                        if obj is not None and meets_rows(inst, x)]
-        best = min(candidates)
+        best = min(candidates, default=float("inf"))
     row.verdicts = {solver: verdict(inst, answer, best) for solver, answer in answers.items()}
     return row
 
 
 def table(rows: Sequence[Row]) -> list[str]:
     """Markdown table per cell: wrong (and error) verdicts and seconds per solver."""
-    lines = ["| models | n | wrong: pyscipopt | scip undivided | scip | highs | pyscipopt s | "
-             "scip undivided s | scip s | highs s |", "| --- " * 10 + "|"]
+    lines = ["| models | n | wrong: pyscipopt | scip undivided | scip | highs undivided | "
+             "highs | pyscipopt s | scip undivided s | scip s | highs undivided s | highs s |",
+             "| --- " * 12 + "|"]
     groups: dict[str, list[Row]] = {}
     for row in rows:
         groups.setdefault(row.cell, []).append(row)
@@ -215,10 +241,11 @@ def summary(rows: Sequence[Row], wall: float) -> str:
         return f"SUMMARY huge_rows: no case finished; {wall:.0f} s wall"
     counts = ", ".join(f"{solver} {sum(r.verdicts[solver] in ('wrong', 'error') for r in rows)}"
                        f"/{len(rows)}" for solver in SOLVERS)
-    ratio = sum(r.seconds["scip"] for r in rows) / max(sum(r.seconds["scip-undivided"]
-                                                          for r in rows), 1e-9)
-    return (f"SUMMARY huge_rows: wrong or error {counts}; coplug scip divided / undivided "
-            f"time {ratio:.2f}x; {wall:.0f} s wall")
+    ratios = [sum(r.seconds[s] for r in rows) / max(sum(r.seconds[f"{s}-undivided"]
+                                                        for r in rows), 1e-9)
+              for s in ("scip", "highs")]
+    return (f"SUMMARY huge_rows: wrong or error {counts}; divided / undivided time scip "
+            f"{ratios[0]:.2f}x, highs {ratios[1]:.2f}x; {wall:.0f} s wall")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -53,6 +53,7 @@ from coplug.plugins.modeldata import SOLVER_INFINITY
 from coplug.plugins.nonlinear_optimum import check_nonlinear_optimum
 from coplug.plugins.progress import Progress
 from coplug.plugins.results import Result, Status
+from coplug.plugins.row_scaling import scale_highs_rows
 from coplug.plugins.serial import one_solve_at_a_time
 from coplug.plugins.varmap import snap
 
@@ -279,7 +280,8 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
         raise InputError(f"{path.name} defines no variables: is it an MPS or LP model?")
     if time_limit is not None:
         highs.setOptionValue("time_limit", float(time_limit))
-    view = RowView(highs)  # the rows stay as read: the checks share one read of them
+    scaled = scale_highs_rows(highs)  # rows with huge coefficients: see row_scaling
+    view = RowView(highs)  # the rows as read: the checks share one read of them
     highs_refuse_nan(highs, path, view)
     params = highs_options(params)
     for key, value in params.items():
@@ -307,6 +309,8 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
                                         Status.UNKNOWN), view, interrupted)
     if scale is not None:
         extra["user_objective_scale"] = scale
+    if scaled:
+        extra["scaled_rows"] = scaled
     elapsed = time.perf_counter() - start
     info = highs.getInfo()
     has_solution = info.primal_solution_status == 2 and status is not Status.UNBOUNDED

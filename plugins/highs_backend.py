@@ -59,6 +59,7 @@ from coplug.plugins.interrupts import (
 from coplug.plugins.linear_terms import plainly_linear
 from coplug.plugins.mipstart import highs_mip_start
 from coplug.plugins.results import Result, Status
+from coplug.plugins.row_scaling import highs_row_factors, scale_highs_rows
 from coplug.plugins.varmap import INTEGER_SNAP, snapped
 
 T = TypeVar("T")
@@ -360,18 +361,20 @@ def solve_highs(
                                 params=params, tee=tee, warmstart=warmstart)
     if duals is not None:
         if duals.lp is not None and result.status is Status.OPTIMAL:
-            _read_highs_duals(duals, results)
+            _read_highs_duals(duals, results, opt)
         load_duals(duals, result)
     return result
 
 
 def build_highs(opt: Any, model: pyo.Block) -> None:
     """Build `model` in Pyomo's contrib `highs` interface `opt`, fixed columns continuous
-    (see `fixed_columns_continuous`)."""
+    (see `fixed_columns_continuous`), rows with huge coefficients divided
+    (`coplug.plugins.row_scaling`)."""
     with quadratic_objective_folded(model):
         build_instance(opt, model, "HiGHS")  # built now, so Ctrl-C can reach it in the solve
     check_rows_taken(opt)
     fixed_columns_continuous(opt)
+    scale_highs_rows(opt._solver_model)
 
 
 def check_rows_taken(opt: Any) -> None:
@@ -478,6 +481,9 @@ def run_highs(opt: Any, model: pyo.Block, *, plugins: list[Any], time_limit: flo
     )
     result.plugin_stats = plugins_statistics(plugins)
     result.extra.update(checked)  # `time` already spans both solves
+    factors = highs_row_factors(highs)
+    if factors is not None:
+        result.extra["scaled_rows"] = int(np.count_nonzero(factors != 1.0))
     result.nodes += checked.get("first_solve", {}).get("nodes", 0)
     if "duality_gap" in checked:
         flag_duality_gap(result)
@@ -798,14 +804,20 @@ def _improving_callbacks_off(highs: Any) -> Iterator[None]:
             highs.startCallback(kind)
 
 
-def _read_highs_duals(request: DualRequest, results: Any) -> None:
-    """HiGHS's row duals through Pyomo's loader (a row Pyomo did not pass on has none)."""
+def _read_highs_duals(request: DualRequest, results: Any, opt: Any) -> None:
+    """HiGHS's row duals through Pyomo's loader (a row Pyomo did not pass on has none), those
+    of rows `scale_highs_rows` divided multiplied back."""
     try:
         duals = results.solution_loader.get_duals()
     except Exception as exc:  # Pyomo raises NoDualsError when HiGHS has no valid duals
         request.reason = f"HiGHS gave no duals ({type(exc).__name__})"
         return
-    request.row_duals = [float(duals.get(con, 0.0)) for con, _, _, _ in request.lp.rows]
+    factors = highs_row_factors(opt._solver_model)
+    rows = opt._pyomo_con_to_solver_con_map
+    request.row_duals = [
+        float(duals.get(con, 0.0)) * (1.0 if factors is None or con not in rows
+                                      else float(factors[rows[con]]))
+        for con, _, _, _ in request.lp.rows]
 
 
 

@@ -32,6 +32,7 @@ from coplug.plugins.integral_rows import (
     violations,
 )
 from coplug.plugins.lp_certificate import Certificate, certify
+from coplug.plugins.row_scaling import highs_row_factors
 
 # A row is broken when the rounded point misses a side by more than this, relative to
 # max(1, |side|): ten times HiGHS's default (absolute) feasibility tolerances.
@@ -83,14 +84,30 @@ class RowView:
         return _integer_columns(self.lp)
 
     @functools.cached_property
+    def written(self) -> np.ndarray | None:
+        """What each row is multiplied by to read it as written (`scale_highs_rows` divided
+        some by powers of two: exact), None where none was."""
+        factors = highs_row_factors(self.highs)
+        if factors is None:
+            return None
+        written = np.ones(self.lp.num_row_)
+        divided = min(factors.size, written.size)  # rows added since were not divided
+        written[:divided] = 1.0 / factors[:divided]
+        return written
+
+    @functools.cached_property
     def matrix(self) -> Any:
-        """The constraint matrix as scipy CSR."""
-        return _row_matrix(self.lp)
+        """The constraint matrix as scipy CSR, its rows as written."""
+        matrix = _row_matrix(self.lp)
+        return matrix if self.written is None else (sp.diags(self.written) @ matrix).tocsr()
 
     @functools.cached_property
     def sides(self) -> tuple[np.ndarray, np.ndarray]:
-        """The rows' lower and upper sides (+-inf where absent)."""
-        return np.asarray(self.lp.row_lower_), np.asarray(self.lp.row_upper_)
+        """The rows' lower and upper sides as written (+-inf where absent)."""
+        lower, upper = np.asarray(self.lp.row_lower_), np.asarray(self.lp.row_upper_)
+        if self.written is None:
+            return lower, upper
+        return lower * self.written, upper * self.written
 
     @functools.cached_property
     def big_integer_coefficient(self) -> np.ndarray:

@@ -460,4 +460,13 @@ def test_huge_rows_divided_scip_is_right_where_undivided_is_not(capsys):
                                     "--seeds", "2"])
     lines = capsys.readouterr().out.strip().splitlines()
     assert code == 0 and lines[2].startswith("| cover-int a~1e9 | 2 | ")
-    assert "scip-undivided 2/4, scip 0/4, highs 0/4" in lines[-1]
+    assert "scip-undivided 2/4, scip 0/4, highs-undivided 0/4, highs 0/4" in lines[-1]
+
+
+def test_huge_rows_divided_highs_is_right_where_undivided_is_not(capsys):
+    """Seed 8 of the small fractional packings at 1e10: HiGHS's presolve, undivided."""
+    code = bench("huge_rows").main(["--kinds", "pack-small", "--exponents", "10",
+                                    "--seeds", "9"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0 and lines[2].startswith("| pack-small a~1e10 | 9 | ")
+    assert "highs-undivided 1/9, highs 0/9" in lines[-1]

@@ -127,3 +127,117 @@ def test_long_rows_are_left_alone() -> None:
     result = solve(m, solver="scip")
     assert result.objective == pytest.approx(MAX_TERMS + 1)
     assert "scaled_rows" not in result.extra
+
+
+def _packing(seed: int, scale: int = 11, integer: bool = True,
+             ) -> tuple[pyo.ConcreteModel, list, list[int], list[float]]:
+    """max c x over 3 packing rows with fractional weights from [10**scale, 10**(scale+1)),
+    x in [0, 1 or 2]: HiGHS's presolve got seeds 17, 25 and 34 wrong (129 for 158)."""
+    rng = np.random.default_rng(seed)
+    upper = rng.integers(1, 3, 6).tolist()
+    costs = rng.integers(10, 100, 6).astype(float).tolist()
+    rows = []
+    for _ in range(3):
+        cols = sorted(rng.choice(6, rng.integers(2, 7), replace=False).tolist())
+        weights = {j: float(rng.uniform(10**scale, 10**(scale + 1))) for j in cols}
+        rows.append((weights, float(np.floor(sum(weights.values()) * rng.uniform(0.3, 0.7)))))
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(6), domain=pyo.NonNegativeIntegers if integer else pyo.NonNegativeReals)
+    for j in range(6):
+        m.x[j].setub(upper[j])
+    m.row = pyo.Constraint(range(3), rule=lambda m, i: sum(
+        a * m.x[j] for j, a in rows[i][0].items()) <= rows[i][1])
+    m.o = pyo.Objective(expr=sum(c * m.x[j] for j, c in enumerate(costs)), sense=pyo.maximize)
+    return m, rows, upper, costs
+
+
+def _fits(rows: list, x: tuple) -> bool:
+    """Whether `x` meets every row in exact arithmetic."""
+    from fractions import Fraction
+
+    return all(sum(Fraction(a) * x[j] for j, a in weights.items()) <= Fraction(side)
+               for weights, side in rows)
+
+
+def _packing_optimum(rows: list, upper: list[int], costs: list[float]) -> float:
+    """The optimum by enumeration, every point judged exactly."""
+    import itertools
+
+    points = itertools.product(*(range(u + 1) for u in upper))
+    return max(float(np.dot(costs, x)) for x in points if _fits(rows, x))
+
+
+@pytest.mark.parametrize("seed", [17, 25, 34])
+def test_highs_finds_the_optimum_of_packings_with_huge_fractional_weights(seed: int) -> None:
+    m, rows, upper, costs = _packing(seed)
+    best = _packing_optimum(rows, upper, costs)
+    result = solve(m, solver="highs")
+    assert result.status is Status.OPTIMAL and result.extra["scaled_rows"] == 3
+    assert result.objective == pytest.approx(best)
+    assert _fits(rows, tuple(round(m.x[j].value) for j in range(6)))
+
+
+def test_highs_leaves_whole_number_rows_as_written() -> None:
+    """HiGHS got every all-integer row with whole weights right, and coplug judges those
+    exactly, at a tightened tolerance where needed: they stay as written."""
+    m, (a, b, c) = _covering(2, 9)
+    result = solve(m, solver="highs")
+    assert result.objective == pytest.approx(93) and "scaled_rows" not in result.extra
+    assert _exactly_feasible(m, a, b)
+
+
+def test_highs_reads_its_divided_rows_as_written() -> None:
+    """HiGHS holds the rows divided by powers of two; the checks' view of them is the rows
+    as written, coefficient for coefficient."""
+    from coplug.plugins.bridge import contrib_solver
+    from coplug.plugins.highs_backend import build_highs
+    from coplug.plugins.highs_rows import RowView
+
+    m, rows, _, _ = _packing(17)
+    opt = contrib_solver("highs", "HiGHS", "highspy")
+    build_highs(opt, m)
+    view, held = RowView(opt._solver_model), opt._solver_model.getLp()
+    for i, (weights, side) in enumerate(rows):
+        row = opt._pyomo_con_to_solver_con_map[m.row[i]]
+        written = view.matrix[row].toarray().ravel()
+        assert {j: written[j] for j in np.flatnonzero(written)} == weights
+        assert view.sides[1][row] == side
+        factor = held.row_upper_[row] / side
+        assert factor < 1e-9 and np.log2(factor) == round(np.log2(factor))
+
+
+def test_highs_duals_of_divided_rows_price_the_rows_as_written() -> None:
+    m, rows, upper, costs = _packing(17, integer=False)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    a = np.array([[weights.get(j, 0.0) for j in range(6)] for weights, _ in rows])
+    reference = linprog(-np.array(costs), A_ub=a, b_ub=[side for _, side in rows],
+                        bounds=[(0, u) for u in upper])
+    result = solve(m, solver="highs")
+    assert result.extra["scaled_rows"] == 3 and result.extra["duals"]["loaded"]
+    assert result.objective == pytest.approx(-reference.fun, rel=1e-9)
+    duals = np.array([m.dual[m.row[i]] for i in range(3)])
+    assert duals == pytest.approx(-reference.ineqlin.marginals, rel=1e-6, abs=1e-15)
+    assert np.abs(duals).max() > 1e-12  # some row binds: the factor is seen
+
+
+def test_highs_files_get_the_same_division(tmp_path) -> None:
+    m, rows, upper, costs = _packing(25)
+    path = tmp_path / "pack.mps"
+    m.write(str(path), io_options={"symbolic_solver_labels": True})
+    result = solve_file(path, solver="highs")
+    assert result.extra["scaled_rows"] == 3
+    assert result.objective == pytest.approx(_packing_optimum(rows, upper, costs))
+
+
+def test_highs_staged_solves_read_the_rows_as_written() -> None:
+    """Each stage reads the rows anew: they must read as written in every stage."""
+    from coplug.plugins import lexicographic
+
+    m, rows, upper, costs = _packing(34)
+    best = _packing_optimum(rows, upper, costs)
+    m.o.deactivate()
+    m.second = pyo.Objective(expr=m.x[0], sense=pyo.maximize)
+    m.second.deactivate()
+    found = lexicographic(m, [m.o, m.second], solver="highs")
+    assert found.values[0] == pytest.approx(best)
+    assert _fits(rows, tuple(round(m.x[j].value) for j in range(6)))
