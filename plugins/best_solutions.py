@@ -25,7 +25,7 @@ import pyomo.environ as pyo
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
 
-from coplug.plugins.bridge import solve
+from coplug.plugins.bridge import check_block, solve
 from coplug.plugins.duals import LinearProgram, dual_request, min_form
 from coplug.plugins.errors import InputError, UnsupportedModelError
 from coplug.plugins.lazy import LazyConstraints
@@ -64,6 +64,9 @@ def k_best(model: pyo.Block, k: int = 10, solver: str = "scip",
     assignment-structured model (as `solve(..., solver="lap")` reads it, matchings included)
     by Murty's method (`coplug.plugins.lap.ranked_assignments`, `ranked_matchings`); its
     result is `optimal` once complete."""
+    check_block(model, "k_best()")
+    if "plugins" in params:
+        raise InputError("k_best() takes no plugins: its search runs as a plugin of its own")
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
         raise InputError(f"k must be a whole number >= 1, got {k!r}")
     k = int(k)

@@ -243,21 +243,26 @@ def check_one_time_limit(solver: str, time_limit: float | None, params: Mapping[
 
 def check_model(model: Any) -> None:
     """A Pyomo model or one block of it (e.g. `m.scen[2]`) with at most one active objective."""
-    if not isinstance(model, BlockData):
-        what = type(model).__name__
-        if isinstance(model, pyo.Block):  # an indexed Block: which element is meant?
-            raise InputError(f"solve() got the indexed Block {model.name!r}; pass one of its "
-                             f"blocks, e.g. {model.name}[{next(iter(model.index_set()), 1)!r}]")
-        if isinstance(model, IBlock):  # "needs a Block, got block" said nothing
-            raise InputError("solve() takes pyomo.environ models, not pyomo.kernel ones: "
-                             "build the model as a pyo.ConcreteModel()")
-        raise InputError(f"solve() needs a Pyomo model (a Block), got {what}")
-    if not model.parent_block() and not model.is_constructed():
-        raise InputError("the model is an AbstractModel that was never built: solve "
-                         "model.create_instance(data) instead")
+    check_block(model, "solve()")
     objectives = sum(1 for _ in model.component_data_objects(pyo.Objective, active=True))
     if objectives > 1:
         raise UnsupportedModelError(f"model has {objectives} active objectives; need one")
+
+
+def check_block(model: Any, caller: str) -> None:
+    """Refuse, naming `caller`, what is not a built Pyomo model or one block of it."""
+    if not isinstance(model, BlockData):
+        what = type(model).__name__
+        if isinstance(model, pyo.Block):  # an indexed Block: which element is meant?
+            raise InputError(f"{caller} got the indexed Block {model.name!r}; pass one of its "
+                             f"blocks, e.g. {model.name}[{next(iter(model.index_set()), 1)!r}]")
+        if isinstance(model, IBlock):  # "needs a Block, got block" said nothing
+            raise InputError(f"{caller} takes pyomo.environ models, not pyomo.kernel ones: "
+                             "build the model as a pyo.ConcreteModel()")
+        raise InputError(f"{caller} needs a Pyomo model (a Block), got {what}")
+    if not model.parent_block() and not model.is_constructed():
+        raise InputError("the model is an AbstractModel that was never built: solve "
+                         "model.create_instance(data) instead")
 
 
 def warn_unread_suffixes(model: pyo.Block, solver: str) -> None:

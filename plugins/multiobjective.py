@@ -36,7 +36,7 @@ from pyomo.core.base.objective import ObjectiveData
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
 
-from coplug.plugins.bridge import merged_options, one_time_limit, solve
+from coplug.plugins.bridge import check_block, merged_options, one_time_limit, solve
 from coplug.plugins.duals import dual_request
 from coplug.plugins.errors import InputError
 from coplug.plugins.limits import checked_time_limit, zero_mip_gap
@@ -97,6 +97,7 @@ def lexicographic(model: pyo.Block, objectives: Sequence[Any], solver: str = "sc
     """Optimize `objectives` in order, each within `abs_tol + rel_tol * |value|` of its
     optimum while the next ones are optimized; `time_limit` covers all stages, `params` go
     to every `solve`."""
+    check_block(model, "lexicographic()")
     chain = _objective_list(model, objectives, minimum=1)
     tolerances = _tolerances(abs_tol, rel_tol)
     time_limit, params = _whole_call_limit(solver, time_limit, params)
@@ -112,7 +113,12 @@ def pareto_front(model: pyo.Block, first: Any, second: Any, solver: str = "scip"
     """The non-dominated points of (`first`, `second`), best `first` first, each the
     lexicographic optimum with `second` better than the point before by `step` or more
     (default: the objective's own step, when it has one); the last one is loaded."""
+    check_block(model, "pareto_front()")
     chain = _objective_list(model, [first, second], minimum=2)
+    if len(chain) != 2:  # an indexed Objective stood for its members: three or more
+        raise InputError("pareto_front() takes two objectives, one each for first and "
+                         f"second; got {len(chain)} (an indexed Objective stands for all its "
+                         "members: pass one of them, e.g. m.o[1])")
     if isinstance(max_points, bool) or not isinstance(max_points, numbers.Integral) or \
             max_points < 1:
         raise InputError(f"max_points must be a whole number >= 1, got {max_points!r}")
@@ -158,14 +164,22 @@ def _no_worse(objective: ObjectiveData, new: float, old: float) -> bool:
     the first objective worsens from point to point; a point kept off its lexicographic
     optimum by the solver's round-off (it asked for 15.500002 where 15.5 also allowed a
     better second objective) is followed by the point it missed."""
+    room = _room(objective, old)
     if objective.sense == pyo.maximize:
-        return new >= old - _room(old)
-    return new <= old + _room(old)
+        return new >= old - room
+    return new <= old + room
 
 
-def _room(value: float) -> float:
-    """NUMERIC_ROOM of `value`, at least NUMERIC_ROOM."""
-    return NUMERIC_ROOM * max(1.0, abs(value))
+def _room(objective: ObjectiveData, value: float) -> float:
+    """NUMERIC_ROOM of the size of `objective`'s terms at `value`, at least NUMERIC_ROOM:
+    its constant left out (a constant of 1e7 made a room of 10, and the front point 5
+    away counted as no worse and dropped the one before it) and under half its step where
+    it takes whole multiples of one (`value_step`), so no two of its values fall within."""
+    terms = linear_terms(objective.expr)
+    constant = 0.0 if terms is None else float(terms.constant)
+    room = NUMERIC_ROOM * max(1.0, abs(value - constant))
+    step = value_step(terms)
+    return min(room, step / 2) if step > 0 else room
 
 
 def _front_ended(lex: Lexicographic) -> bool:
@@ -206,7 +220,7 @@ def _with_room(kept: list[ObjectiveData], values: list[float], activate: Any,
     feasibility tolerance. `extra["numeric_room"]` says so."""
     keep.clear()
     for done, value in zip(kept, values, strict=True):
-        room = max(tolerances[0] + tolerances[1] * abs(value), _room(value))
+        room = max(tolerances[0] + tolerances[1] * abs(value), _room(done, value))
         _add_row(keep, _within(done, value, (room, 0.0)))
     activate(objective)
     result = stage(objective, _left(deadline), True)
@@ -379,7 +393,11 @@ def _snapshot(variables: list[VarData], objective: float) -> PoolSolution:
 def _whole_call_limit(solver: Any, time_limit: float | None, params: dict[str, Any]
                       ) -> tuple[float | None, dict[str, Any]]:
     """`time_limit` and `params` (`options=` merged in), a native time limit made the whole
-    call's (see `bridge.one_time_limit`: it would restart with every stage)."""
+    call's (see `bridge.one_time_limit`: it would restart with every stage); `warmstart`
+    refused: each stage starts from the point before it."""
+    if "warmstart" in params:
+        raise InputError("warmstart is set by the stages themselves (each starts from the "
+                         "point before it); leave it out")
     rest = {key: value for key, value in params.items() if key != "options"}
     return one_time_limit(solver, time_limit, merged_options(params.get("options"), rest))
 

@@ -60,7 +60,10 @@ class PoolSolution:
             return float(self.values[position])
         if isinstance(var, VarData) and var.fixed and var.value is not None:
             return float(var.value)
-        raise InputError(f"{getattr(var, 'name', var)!r} is not a variable of the solved model")
+        if isinstance(var, VarData):  # declared, but the solver never saw it
+            raise InputError(f"{var.name!r} is in no active constraint or objective of the "
+                             "solved model, so the solution has no value for it")
+        raise InputError(f"{var!r} is not a Pyomo variable")
 
     def _positions(self) -> dict[int, int]:
         """id(variable) -> its position in `values` (built on first use, then kept)."""

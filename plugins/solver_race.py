@@ -37,7 +37,7 @@ from typing import Any
 import pyomo.environ as pyo
 from pyomo.core.staleflag import StaleFlagManager
 
-from coplug.plugins.bridge import available_solvers, solve
+from coplug.plugins.bridge import available_solvers, check_block, solve
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.duals import dual_request
 from coplug.plugins.errors import (
@@ -74,6 +74,7 @@ def race(model: pyo.Block, solvers: Sequence[str] = ("scip", "highs"),
     names it) and its point is loaded. Without a verdict (time limits) the best point
     found wins. `result.extra["race"]` has each racer's status and seconds, or why it has
     none (stopped, failed)."""
+    check_block(model, "race()")
     names = _checked_solvers(solvers)
     time_limit = checked_time_limit(time_limit)
     context = _fork_context()

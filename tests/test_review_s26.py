@@ -1,0 +1,107 @@
+"""Session 26's probes: multiobjective fronts with large objective values, and bad
+arguments to the calls beyond `solve` refused by name."""
+
+from __future__ import annotations
+
+import itertools
+
+import pyomo.environ as pyo
+import pytest
+
+from coplug.plugins import (
+    InputError,
+    SolutionPool,
+    k_best,
+    lexicographic,
+    pareto_front,
+    race,
+    solve,
+)
+
+
+def _two_objectives(constant: float, form: str = "constant") -> pyo.ConcreteModel:
+    """min constant + 5x, max y, y <= x, y binary: the front (c, 0), (c + 5, 1). `form`:
+    x binary and the constant written as such; x continuous in [0, 1] (the objective has no
+    step); or the constant carried by a binary z that a row holds at 1 (a term, not a
+    constant, with the step gcd(c, 5) = 5)."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.UnitInterval if form == "continuous" else pyo.Binary)
+    m.y = pyo.Var(domain=pyo.Binary)
+    m.c = pyo.Constraint(expr=m.y <= m.x)
+    if form == "term":
+        m.z = pyo.Var(domain=pyo.Binary)
+        m.z_on = pyo.Constraint(expr=m.z >= 1)
+        m.cost = pyo.Objective(expr=constant * m.z + 5 * m.x)
+    else:
+        m.cost = pyo.Objective(expr=constant + 5 * m.x)
+    m.value = pyo.Objective(expr=m.y, sense=pyo.maximize)
+    m.value.deactivate()
+    return m
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+@pytest.mark.parametrize("constant, form", [(0.0, "constant"), (1e7, "constant"),
+                                            (-3e9, "constant"), (1e7, "continuous"),
+                                            (1e7, "term")])
+def test_front_points_are_kept_beside_a_large_constant(solver: str, constant: float,
+                                                       form: str) -> None:
+    """A room of 1e-6 of the value (10 at 1e7) took the point 5 away as no worse and
+    dropped the one before it: [(1e7 + 5, 1)] called complete."""
+    m = _two_objectives(constant, form)
+    front = pareto_front(m, m.cost, m.value, solver=solver)
+    points = {(constant + 5 * x, y) for x, y in itertools.product((0, 1), repeat=2) if y <= x}
+    expected = sorted(p for p in points if not any(
+        q != p and q[0] <= p[0] and q[1] >= p[1] for q in points))
+    assert front.complete
+    assert [v for p in front.points for v in p.values] == pytest.approx(
+        [v for p in expected for v in p], rel=0, abs=1e-6)
+
+
+def test_an_indexed_objective_is_not_taken_for_one() -> None:
+    """m.o (two members) as `first` made a front over o[1], o[2], `second` a tie-break."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var([0, 1], domain=pyo.Binary)
+    m.o = pyo.Objective([1, 2], rule=lambda m, i: m.x[i - 1])
+    m.p = pyo.Objective(expr=m.x[0] + m.x[1], sense=pyo.maximize)
+    m.o.deactivate()
+    m.p.deactivate()
+    with pytest.raises(InputError, match="takes two objectives.*got 3"):
+        pareto_front(m, m.o, m.p)
+    front = pareto_front(m, m.o[1], m.p)
+    assert [v for p in front.points for v in p.values] == pytest.approx([0, 1, 1, 2])
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda m: k_best(m, 2), "k_best"),
+    (lambda m: lexicographic(m, []), "lexicographic"),
+    (lambda m: pareto_front(m, None, None), "pareto_front"),
+    (lambda m: race(m), "race"),
+])
+@pytest.mark.parametrize("model", [None, "model", pyo.Var()])
+def test_calls_refuse_what_is_not_a_model(call, name: str, model) -> None:
+    with pytest.raises(InputError, match=rf"{name}\(\) needs a Pyomo model \(a Block\)"):
+        call(model)
+
+
+def test_k_best_and_stages_refuse_keywords_they_set() -> None:
+    m = _two_objectives(0.0)
+    m.value.activate()
+    m.cost.deactivate()
+    with pytest.raises(InputError, match="k_best.. takes no plugins"):
+        k_best(m, 2, plugins=[SolutionPool()])
+    with pytest.raises(InputError, match="warmstart is set by the stages"):
+        lexicographic(m, [m.value], warmstart=True)
+
+
+def test_a_pooled_solution_names_a_variable_the_solver_never_saw() -> None:
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), domain=pyo.Binary)  # x[2] is in no row and not in the objective
+    m.c = pyo.Constraint(expr=m.x[0] + m.x[1] <= 1)
+    m.o = pyo.Objective(expr=m.x[0] + 2 * m.x[1], sense=pyo.maximize)
+    pool = SolutionPool(3)
+    solve(m, plugins=[pool])
+    assert pool.solutions[0][m.x[1]] == 1.0
+    with pytest.raises(InputError, match="'x\\[2\\]' is in no active constraint"):
+        pool.solutions[0][m.x[2]]
+    with pytest.raises(InputError, match="is not a Pyomo variable"):
+        pool.solutions[0]["x[2]"]
