@@ -52,6 +52,7 @@ from coplug.plugins.errors import (
 )
 from coplug.plugins.fast_collector import install_fast_collector
 from coplug.plugins.integral_rows import (
+    IntegralRow,
     check_integral_rows,
     flag_fractional,
     optimize_checked,
@@ -411,7 +412,8 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
                             plugins) if warmstart else None)
     scip.hideOutput(quiet=not tee)
     try:
-        rows, extra = optimize_checked(scip, params, functools.partial(_optimize, scip))
+        rows, extra = optimize_checked(scip, params, functools.partial(_optimize, scip),
+                                       functools.partial(_exact_rows, plugins))
     except SolverError:
         raise_plugin_failures(plugins)
         raise
@@ -437,6 +439,13 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
     if start is not None:
         result.extra["warmstart"] = start
     return result
+
+
+def _exact_rows(plugins: list[Any], feastol: float) -> list[IntegralRow]:
+    """The rows `plugins` add to SCIP during a solve (lazy constraints) that coplug judges
+    exactly, as the model's large all-integer rows (`LazyConstraints.exact_rows`)."""
+    return [row for plugin in plugins if callable(getattr(plugin, "exact_rows", None))
+            for row in plugin.exact_rows(feastol)]
 
 
 def _optimize(scip: Any) -> None:

@@ -156,6 +156,7 @@ def tightened_feastol(rows: Sequence[IntegralRow], feastol: float) -> float:
 
 
 def optimize_checked(scip: Any, params: Mapping[str, Any], optimize: Callable[[], None],
+                     late: Callable[[float], list[IntegralRow]] = lambda feastol: [],
                      ) -> tuple[list[IntegralRow], dict[str, Any]]:
     """Run `optimize` (SCIP's solve) and, when its best solution violates an integral row
     or it found the model infeasible, and the caller left numerics/feastol alone, run it
@@ -163,7 +164,8 @@ def optimize_checked(scip: Any, params: Mapping[str, Any], optimize: Callable[[]
     `check_integral_rows`) and what to add to `result.extra`: the tolerance used and the
     discarded runs (`first_solve`: their time and nodes, the first one's objective, None
     after an infeasible one; `runs`: SCIP's runs in all; `scaled_rows`: how many rows with
-    huge coefficients `coplug.plugins.row_scaling` divided first).
+    huge coefficients `coplug.plugins.row_scaling` divided first). `late(feastol)` gives the
+    rows known only once a run has ended (lazy constraints'), judged with the model's.
 
     The retry runs without the linear constraints' presolve (RETRY_PRESOLVE), which went
     wrong at that tolerance on ranged rows; where that answer is refuted in turn, once more
@@ -180,7 +182,9 @@ def optimize_checked(scip: Any, params: Mapping[str, Any], optimize: Callable[[]
     if scaled:
         cuts = {**cuts, "scaled_rows": scaled}
     limit = float(scip.getParam("limits/time"))
+    written = rows
     optimize()
+    rows = written + late(feastol)
     tightened = tightened_feastol(rows, feastol)
     if "numerics/feastol" in params or tightened >= feastol or not _refuted(scip, rows):
         return rows, cuts
@@ -205,6 +209,7 @@ def optimize_checked(scip: Any, params: Mapping[str, Any], optimize: Callable[[]
         elif own:
             scip.setParam(RETRY_PRESOLVE, 0)
         optimize()
+        rows = written + late(feastol)
         extra["runs"] += 1
     return rows, extra if extra["runs"] > 1 else cuts
 

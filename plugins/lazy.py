@@ -34,6 +34,7 @@ from pyscipopt import SCIP_RESULT, Conshdlr, quicksum
 
 from coplug.plugins.base import UserCallbackPlugin, checked_plugin_name, checked_user_function
 from coplug.plugins.errors import InputError
+from coplug.plugins.integral_rows import STEP, IntegralRow, exact_coefficients
 from coplug.plugins.linear_terms import linear_terms
 from coplug.plugins.modeldata import SOLVER_INFINITY
 from coplug.plugins.varmap import VarMap
@@ -251,15 +252,8 @@ class LazyConstraints(UserCallbackPlugin):
         Judging them again while enforcing loops: an LP solution that meets such a row within
         the LP's tolerance but misses it by this check's would add it again and again,
         forever (the same row 9,500 times in 5 s on an unbounded LP with values near 1e5)."""
-        started = time.perf_counter()
-        try:
-            returned = self.separate(view)
-            rows = [self._read(expr) for expr in _returned_rows(returned)]
-        finally:
-            self._stats["calls"] += 1
-            self._stats["seconds"] += time.perf_counter() - started
         out, keys = [], set()
-        for row, key in rows:
+        for row, key in self._separated(view):
             if key in keys or key in self._added and not judge_added:
                 continue
             keys.add(key)
@@ -267,6 +261,40 @@ class LazyConstraints(UserCallbackPlugin):
             if not (feasible_le(row.lower, activity) and feasible_le(activity, row.upper)):
                 out.append(row)
         return out
+
+    def _separated(self, view: Any) -> list[tuple[LinearRow, Any]]:
+        """The rows `separate` returns for the point `view` reads, with their keys."""
+        started = time.perf_counter()
+        try:
+            return [self._read(expr) for expr in _returned_rows(self.separate(view))]
+        finally:
+            self._stats["calls"] += 1
+            self._stats["seconds"] += time.perf_counter() - started
+
+    def exact_rows(self, feastol: float) -> list[IntegralRow]:
+        """The all-integer rows of this plugin that SCIP's relative `feastol` cannot judge
+        (as `coplug.plugins.integral_rows` picks the model's): those added and those
+        `separate` returns at SCIP's best solution, in SCIP's variables, for coplug's exact
+        check. SCIP let `1000000 x0 + 1000001 x1 <= 2000000` pass at x = (1, 1), 1 over
+        (1e-6 of 2e6 is 2), and called that point optimal; the row, never violated by
+        SCIP's measure, was never added."""
+        scip, to_scip = self._scip, self._var_map.to_scip
+        found = {_key(row): row for row in self.added_rows}
+        if scip.getNSols():
+            view = SolutionView.of_scip(scip, scip.getBestSol(), self._var_map)
+            found.update((key, row) for row, key in self._separated(view))
+        threshold, rows = STEP / feastol, []
+        for row in found.values():
+            sides = [side for side in (row.lower, row.upper) if abs(side) < _INF]
+            if not row.variables or not all(var.is_integer() for var in row.variables) or \
+                    max(map(abs, [*sides, *row.coefs])) < threshold:
+                continue
+            numerators, denominator = exact_coefficients(row.coefs)
+            rows.append(IntegralRow(
+                f"{self.name}: {str(row.expr)[:80]}", [to_scip(v) for v in row.variables],
+                numerators, None if row.lower == -_INF else row.lower,
+                None if row.upper == _INF else row.upper, denominator))
+        return rows
 
     def _read(self, expr: Any) -> tuple[LinearRow, Any]:
         """`linear_row(expr)` and its `_key`, made once per expression object a solve sees

@@ -36,9 +36,13 @@ from coplug.plugins.results import Result, Status
 
 # A round limit that only a `separate` returning new violated rows forever reaches.
 MAX_ROUNDS = 10_000
-# Rows judged at the loaded values: met within this much of a side's size (at least 1),
-# about the solvers' own feasibility tolerances.
+# Rows judged at the loaded values: met within this much absolutely, as HiGHS judges its own
+# rows, plus ROUNDOFF of the sizes compared (the float sum of the terms). Relative to a side
+# (as SCIP's tolerance is), x <= 1e6 passed x = 1000000.5, and a whole-number row with side
+# 2e8 passed a point 150 over it: neither row was added, and HiGHS, which would have judged
+# them (and coplug its whole-number rows exactly), never saw them.
 FEASIBILITY = 1e-6
+ROUNDOFF = 1e-12
 # The box an unbounded round is solved in again: far beyond a model's own values, well
 # inside HiGHS's infinity (1e20).
 BOX = 1e9
@@ -60,8 +64,8 @@ class LoadedValues:
 
 
 def feasible_le(a: float, b: float) -> bool:
-    """a <= b within FEASIBILITY relative to the larger size (at least 1)."""
-    return a - b <= FEASIBILITY * max(1.0, abs(a), abs(b))
+    """a <= b within FEASIBILITY, plus ROUNDOFF of the larger size."""
+    return a - b <= FEASIBILITY + ROUNDOFF * max(abs(a), abs(b))
 
 
 def any_lazy(plugins: Sequence[Any]) -> bool:

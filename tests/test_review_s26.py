@@ -105,3 +105,52 @@ def test_a_pooled_solution_names_a_variable_the_solver_never_saw() -> None:
         pool.solutions[0][m.x[2]]
     with pytest.raises(InputError, match="is not a Pyomo variable"):
         pool.solutions[0]["x[2]"]
+
+
+def _lazy_capacity(weights: tuple[int, int], capacity: int, solver: str,
+                   lazy: bool) -> tuple[pyo.ConcreteModel, object]:
+    """max x0 + x1 over binaries with the row weights @ x <= capacity, lazy or written."""
+    from coplug.plugins import LazyConstraints
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(2), domain=pyo.Binary)
+    m.o = pyo.Objective(expr=m.x[0] + m.x[1], sense=pyo.maximize)
+    row = weights[0] * m.x[0] + weights[1] * m.x[1] <= capacity
+    if not lazy:
+        m.cap = pyo.Constraint(expr=row)
+        return m, solve(m, solver=solver)
+    return m, solve(m, solver=solver, plugins=[LazyConstraints(lambda s: [row])])
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+@pytest.mark.parametrize("weights, capacity", [((1_000_000, 1_000_001), 2_000_000),
+                                               ((100_000_000, 100_000_150), 200_000_000)])
+def test_a_lazy_whole_number_row_is_judged_as_a_written_one(solver: str, weights, capacity
+                                                            ) -> None:
+    """Both solvers' tolerance relative to the side (1e-6 of 2e6 is 2) let x = (1, 1)
+    pass 1 over (150 over 2e8) and called it optimal; the row written in the model is
+    judged exactly, and the lazy one now is too."""
+    _, written = _lazy_capacity(weights, capacity, solver, lazy=False)
+    m, result = _lazy_capacity(weights, capacity, solver, lazy=True)
+    assert result.status is written.status
+    assert result.objective == written.objective == 1.0
+    assert weights[0] * round(m.x[0].value) + weights[1] * round(m.x[1].value) <= capacity
+
+
+def test_scip_retries_only_for_lazy_rows_its_tolerance_cannot_judge() -> None:
+    _, result = _lazy_capacity((1_000_000, 1_000_001), 2_000_000, "scip", lazy=True)
+    assert result.extra["feastol"] < 1e-7 and result.extra["runs"] == 2
+    _, small = _lazy_capacity((1_000, 1_001), 2_000, "scip", lazy=True)
+    assert small.objective == 1.0 and "feastol" not in small.extra
+
+
+def test_highs_rounds_add_a_lazy_row_missed_by_half_near_1e6() -> None:
+    """Judged relative to the side, x = 1000000.5 met x <= 1e6."""
+    from coplug.plugins import LazyConstraints
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 1_000_000.5))
+    m.o = pyo.Objective(expr=m.x, sense=pyo.maximize)
+    result = solve(m, solver="highs", plugins=[LazyConstraints(lambda s: [m.x <= 1e6])])
+    assert result.objective == pytest.approx(1e6, abs=1e-9) and m.x.value <= 1e6 + 1e-9
+    assert result.extra["lazy_rounds"] == 2
