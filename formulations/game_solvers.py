@@ -141,7 +141,10 @@ def compile_game(game: Game) -> CompiledGame:
             ) from None
         extra = {s: float(pyo.value(bimap.getPyomoSymbol(s))) for s in result.free_symbols
                  if s not in column}
-        return result.subs(extra) if extra else result
+        result = result.subs(extra) if extra else result
+        if result.has(sympy.nan, sympy.zoo):  # 0 * x with a NaN Param: sympy folds it to nan
+            raise InputError(f"{where} is NaN (a NaN Param or coefficient in it)")
+        return result
 
     utilities = [to_sympy(game.utility(p), f"utility of player {p!r}") for p in game.players]
     own_grad = [_derivative(utilities[owner[j]], symbols[j]) for j in range(len(symbols))]
@@ -338,6 +341,7 @@ def barrier_gradient_ascent(
             f"infeasible start: {compiled.names[worst]} has slack {slack[worst] + 0.0:.3g}; "
             "the barrier method needs a strictly feasible profile"
         )
+    _check_defined(compiled, x)
     level = max(mu, mu_start) if mu_start is not None else mu
     eta = np.full(len(compiled.players), float(step))
     damping = [1.0]
@@ -403,6 +407,19 @@ def _check_ascent_settings(mu: Any, mu_start: Any, mu_decay: Any, tol: Any, max_
     if not (isinstance(max_iter, int | np.integer) and not isinstance(max_iter, bool)
             and max_iter >= 1):
         raise InputError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+
+
+def _check_defined(compiled: CompiledGame, x: np.ndarray) -> None:
+    """Refuse a start where a utility or its gradient is not finite (log(x - 2) at x = 1):
+    the ascent stood there for all of max_iter, 45 s at the default, and returned it."""
+    with np.errstate(all="ignore"):
+        utilities, gradient = compiled.utilities(x), compiled.own_gradient(x)
+    for i, player in enumerate(compiled.players):
+        part = compiled.slices[i]
+        if not (np.isfinite(utilities[i]) and np.isfinite(gradient[part]).all()):
+            raise InputError(f"the utility of player {player!r} (or its gradient) is not "
+                             "finite at the start profile: start where every utility is "
+                             "defined")
 
 
 def _check_bounded(compiled: CompiledGame, x: np.ndarray, iteration: int, bound: float) -> None:

@@ -105,6 +105,7 @@ class Game:
             self.utility(player)
             owner.update({id(v): player for v in variables})
         for player in self._players:
+            _require_numeric_bounds(self.variables(player))
             for con in self.own_constraints(player):
                 for v in identify_variables(con.body, include_fixed=False):
                     if owner.get(id(v)) != player:
@@ -112,6 +113,9 @@ class Game:
                             f"constraint {con.name!r} of player {player!r} uses {v.name!r}, "
                             "which is not that player's: put it on the parent model"
                         )
+        _require_numeric_sides([con for player in self._players
+                                for con in self.own_constraints(player)]
+                               + list(self.coupling_constraints()))
         for con in self.coupling_constraints():
             for v in identify_variables(con.body, include_fixed=False):
                 if id(v) not in owner:
@@ -158,8 +162,34 @@ class Game:
                 var.set_value(float(value), skip_validation=True)
 
     def utilities(self) -> dict[str, float]:
-        """Each player's utility at the current profile."""
-        return {p: float(pyo.value(self.utility(p))) for p in self._players}
+        """Each player's utility at the current profile; InputError naming the player where
+        one is undefined there (log of a negative number)."""
+        values = {}
+        for player in self._players:
+            try:
+                values[player] = float(pyo.value(self.utility(player)))
+            except (ValueError, OverflowError, ZeroDivisionError) as exc:
+                raise InputError(f"the utility of player {player!r} is undefined at the "
+                                 f"profile ({exc})") from None
+        return values
+
+
+def _require_numeric_bounds(variables: list[VarData]) -> None:
+    """Refuse a NaN bound by name (Pyomo raises a ValueError of its own on reading it)."""
+    for var in variables:
+        try:
+            var.bounds  # noqa: B018  (reading them is the check)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+
+
+def _require_numeric_sides(constraints: list[ConstraintData]) -> None:
+    """Refuse a NaN side by name (a mutable Param's value, read when the sides are)."""
+    for con in constraints:
+        try:
+            con.lb, con.ub  # noqa: B018  (reading them is the check)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
 
 
 def _require_continuous(variables: list[VarData]) -> None:

@@ -4,6 +4,7 @@ arguments to the calls beyond `solve` refused by name."""
 from __future__ import annotations
 
 import itertools
+import math
 
 import pyomo.environ as pyo
 import pytest
@@ -154,3 +155,53 @@ def test_highs_rounds_add_a_lazy_row_missed_by_half_near_1e6() -> None:
     result = solve(m, solver="highs", plugins=[LazyConstraints(lambda s: [m.x <= 1e6])])
     assert result.objective == pytest.approx(1e6, abs=1e-9) and m.x.value <= 1e6 + 1e-9
     assert result.extra["lazy_rounds"] == 2
+
+
+def _one_player(utility, upper: float = 10.0, start: float = 1.0):
+    """A game of one player a with x in [0, upper], x = start, and `utility(a)`."""
+    from coplug.formulations.games import Game
+
+    game = Game("g")
+    a = game.add_player("a")
+    a.x = pyo.Var(bounds=(0, upper), initialize=start)
+    a.p = pyo.Param(initialize=float("nan"), mutable=True, within=pyo.Any)
+    a.utility = pyo.Expression(expr=utility(a))
+    return game
+
+
+@pytest.mark.parametrize("utility", [lambda a: -(a.x - a.p) ** 2, lambda a: a.p * a.x])
+def test_a_nan_utility_is_refused_not_converged(utility) -> None:
+    """sympy folded the NaN utility to the constant nan, whose gradient is 0: 'converged'
+    after one iteration at utility nan."""
+    from coplug.formulations.game_solvers import barrier_gradient_ascent
+
+    with pytest.raises(InputError, match="utility of player 'a' is NaN"):
+        barrier_gradient_ascent(_one_player(utility))
+
+
+def test_a_utility_undefined_at_the_profile_is_named() -> None:
+    """log(x - 2) at x = 1: a 12-frame 'math domain error' from certify, and an ascent
+    standing still for all of max_iter."""
+    from coplug.formulations.game_solvers import barrier_gradient_ascent, certify
+
+    game = _one_player(lambda a: pyo.log(a.x - 2))
+    with pytest.raises(InputError, match="utility of player 'a' is undefined at the profile"):
+        certify(game)
+    with pytest.raises(InputError, match="not finite at the start profile"):
+        barrier_gradient_ascent(game, max_iter=100)
+    game.set_profile({"a": [5.0]})
+    assert certify(game).gaps["a"] == pytest.approx(math.log(8) - math.log(3), abs=1e-6)
+
+
+def test_nan_bounds_and_sides_of_a_game_are_input_errors() -> None:
+    from coplug.formulations.game_solvers import barrier_gradient_ascent, certify
+
+    game = _one_player(lambda a: -(a.x - 3) ** 2, upper=float("nan"))
+    for call in (certify, barrier_gradient_ascent):
+        with pytest.raises(InputError, match="non-finite upper bound"):
+            call(game)
+    game = _one_player(lambda a: -(a.x - 3) ** 2)
+    game.model.cap = pyo.Constraint(expr=game.model.a.x <= game.model.a.p)
+    for call in (certify, barrier_gradient_ascent):
+        with pytest.raises(InputError, match="'cap'.*non-finite upper bound"):
+            call(game)
