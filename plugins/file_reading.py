@@ -34,9 +34,12 @@ _LP_MINIMIZE = {b"min", b"minimize", b"minimise", b"minimum"}
 _FREE_ROW = re.compile(rb"^[ \t]*N[ \t]+(\S+)[ \t]*\r?$", re.M)
 _SECTION_HEAD = re.compile(rb"\n(?:RANGES|BOUNDS|SOS|ENDATA|QUADOBJ|QMATRIX|QSECTION|QCMATRIX|"
                            rb"INDICATORS)\b")
-_HIGHS_IGNORED = re.compile(r"(?:WARNING: )?([^\n]*has duplicate (?:nonzero|value)[^\n]*)")
+_HIGHS_IGNORED = re.compile(r"(?:WARNING: )?([^\n]*has duplicate [^\n]*)")
 _SPACED_POWER = re.compile(rb"[ \t]+\^[ \t]*|\^[ \t]+")
-_NEGATIVE_UP = re.compile(rb"\n[ \t]*UP[ \t]+\S+[ \t]+\S+[ \t]+-")
+_NEGATIVE_UP = re.compile(rb"\n[ \t]*U[PI][ \t]+\S+[ \t]+\S+[ \t]+-")
+# What each BOUNDS type sets a column's upper bound to (None: the line's value).
+_UPPER_OF = {b"UP": None, b"UI": None, b"FX": None, b"SC": None, b"BV": 1.0,
+             b"PL": float("inf"), b"FR": float("inf")}
 
 
 def checked_text(path: Path) -> bytes:
@@ -115,6 +118,43 @@ def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
     _check_offset(path, scip.getObjoffset(original=True), "SCIP")
     if _NEGATIVE_UP.search(text, _header_at(text, b"BOUNDS")):
         _refuse_crossed_bounds(scip, path)
+        _refuse_lost_upper(scip, path, text)
+
+
+def _refuse_lost_upper(scip: Any, path: Path, text: bytes) -> None:
+    """An InputError where SCIP read a column given a negative UP (or UI) bound with another
+    upper bound than the file's lines give it in order: SCIP dropped `UP -3` of an integer
+    column that `LO -5` follows, read [-5, inf], and called `max i` unbounded."""
+    uppers = _negative_up_columns(text)
+    for var in scip.getVars():
+        expected = uppers.get(var.name.encode())
+        if expected is not None and var.getUbOriginal() != expected:
+            raise InputError(f"{path.name}: SCIP read column {var.name!r} with the upper bound "
+                             f"{var.getUbOriginal():g} where the BOUNDS lines give it "
+                             f"{expected:g} (SCIP drops a negative UP bound of an integer "
+                             "column that a LO bound follows): solve with solver='highs'")
+
+
+def _negative_up_columns(text: bytes) -> dict[str, float]:
+    """The upper bound the BOUNDS lines give, in order, to each column with a negative UP or
+    UI bound (each line `TYPE BOUND_NAME COLUMN [VALUE]`)."""
+    start = _header_at(text, b"BOUNDS")
+    end = _SECTION_HEAD.search(text, start + 1)
+    uppers: dict[bytes, float] = {}
+    negative: set[bytes] = set()
+    for line in text[start:end.start() if end else len(text)].splitlines()[1:]:
+        words = line.split()
+        if len(words) < 3 or words[0] not in _UPPER_OF:
+            continue
+        upper = _UPPER_OF[words[0]]
+        try:
+            upper = float(words[3]) if upper is None else upper
+        except (IndexError, ValueError):
+            continue  # a line SCIP's reader refuses itself
+        if words[0] in (b"UP", b"UI") and upper < 0:
+            negative.add(words[2])
+        uppers[words[2]] = upper
+    return {column: uppers[column] for column in negative}
 
 
 def _refuse_crossed_bounds(scip: Any, path: Path) -> None:

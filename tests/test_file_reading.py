@@ -310,3 +310,45 @@ def test_an_iis_ignores_how_the_objective_was_read(tmp_path: Path, name: str,
     """The objective's misreadings are refused for a solve, not for an IIS of the rows."""
     found = explain_infeasible_file(_file(tmp_path, name, text))
     assert set(found.rows) == {"c1", "c2"}
+
+
+def _bounds_file(kind: str, lines: str) -> str:
+    """max a over a column `kind` (int or cont) with the BOUNDS `lines`."""
+    marker = "    MARKER                 'MARKER'                 '{}'\n"
+    column = "    a         obj       1.0        c1        1.0\n"
+    if kind == "int":
+        column = marker.format("INTORG") + column + marker.format("INTEND")
+    return ("NAME BND\nOBJSENSE\n    MAX\nROWS\n N  obj\n L  c1\nCOLUMNS\n" + column
+            + "RHS\n    RHS       c1        100.0\nBOUNDS\n" + lines + "ENDATA\n")
+
+
+@pytest.mark.parametrize("up, lo", [("UP", "LO"), ("UI", "LI")])
+def test_scip_names_a_negative_upper_bound_it_dropped(tmp_path: Path, up: str, lo: str) -> None:
+    """SCIP read an integer column's `UP -3` then `LO -5` as [-5, inf] and called `max a`
+    unbounded; HiGHS reads [-5, -3]. `UI -3` alone was SCIP's "error in input data"."""
+    path = _file(tmp_path, "up.mps", _bounds_file("int", f" {up} BND a -3\n {lo} BND a -5\n"))
+    with pytest.raises(InputError, match=r"column 'a' with the upper bound 1e\+20 where the "
+                       r"BOUNDS lines give it -3"):
+        solve_file(path, solver="scip")
+    assert solve_file(path, solver="highs").objective == pytest.approx(-3)
+    alone = _file(tmp_path, "alone.mps", _bounds_file("int", f" {up} BND a -3\n"))
+    with pytest.raises(InputError, match=r"bounds \[0, -3\]"):
+        solve_file(alone, solver="scip")
+    kept = _file(tmp_path, "kept.mps", _bounds_file("int", f" {lo} BND a -5\n {up} BND a -3\n"))
+    assert solve_file(kept, solver="scip").objective == pytest.approx(-3)
+    raised = _file(tmp_path, "raised.mps", _bounds_file("int", f" {up} BND a -3\n {up} BND a 4\n"))
+    assert solve_file(raised, solver="scip").objective == pytest.approx(4)  # HiGHS refuses it
+    continuous = _file(tmp_path, "c.mps", _bounds_file("cont", " UP BND a -3\n LO BND a -5\n"))
+    assert solve_file(continuous, solver="scip").objective == pytest.approx(-3)
+
+
+@pytest.mark.parametrize("lines", [" FR BND a\n LO BND a -10\n", " LO BND a -10\n LO BND a -5\n"])
+def test_highs_refuses_a_bound_given_twice(tmp_path: Path, lines: str) -> None:
+    """HiGHS keeps a column's first lower bound and ignores the next (SCIP applies them in
+    order): 'optimal' -100 against SCIP's -10 for FR then LO -10 under min a, a >= -100."""
+    text = _bounds_file("cont", lines).replace("OBJSENSE\n    MAX\n", "").replace(
+        " L  c1", " G  c1").replace("c1        100.0", "c1        -100.0")
+    path = _file(tmp_path, "dup.mps", text)
+    with pytest.raises(InputError, match="duplicate lower bound definition"):
+        solve_file(path, solver="highs")
+    assert solve_file(path, solver="scip").objective == pytest.approx(float(lines.split()[-1]))
