@@ -127,8 +127,11 @@ class RowView:
 def highs_integral_rows(highs: Any, tolerance: float,
                         view: RowView | None = None) -> list[IntegralRow]:
     """The linear all-integer rows of a built HiGHS model that `tolerance` (its absolute
-    mip_feasibility_tolerance) cannot judge, as in `integral_rows`; a row's name is its
-    index and its variables are column indices."""
+    mip_feasibility_tolerance) cannot judge, as in `integral_rows`, with whole or dyadic
+    coefficients, or any that `scale_highs_rows` divided (HiGHS's tolerance on such a row is
+    then some thousands as written: it passed a point 500 over `1234567890.123 x0 +
+    2345678901.456 x1 <= ...`); a row's name is its index and its variables are column
+    indices."""
     view = view or RowView(highs)
     if not view.integer.size or view.lp.num_row_ == 0:
         return []
@@ -144,7 +147,8 @@ def highs_integral_rows(highs: Any, tolerance: float,
         lhs = None if not np.isfinite(lower[i]) else float(lower[i])
         rhs = None if not np.isfinite(upper[i]) else float(upper[i])
         dyadic = coefs * EXACT_DENOMINATOR  # halves, quarters: judged exactly too
-        if len(cols) and integer[cols].all() and np.all(dyadic == np.round(dyadic)):
+        divided = view.written is not None and view.written[i] != 1.0
+        if len(cols) and integer[cols].all() and (divided or np.all(dyadic == np.round(dyadic))):
             numerators, denominator = exact_coefficients(coefs.tolist())
             rows.append(IntegralRow(str(i), cols.tolist(), numerators, lhs, rhs, denominator))
     return rows

@@ -117,3 +117,41 @@ def test_rectangular_cold_solve_certifies_by_rescan_not_a_full_pass(monkeypatch)
     sol = solve_lap(c)
     rows, cols = linear_sum_assignment(c)
     assert sol.cost == pytest.approx(c[rows, cols].sum(), rel=1e-12) and not full
+
+
+def _duals_price_the_answer(c: np.ndarray, found, maximize: bool = False) -> None:
+    """The returned duals are feasible (u_i + v_j <= c_ij; >= when maximizing), tight on the
+    assignment, and sum to the cost: the certificate `LapSolution` promises."""
+    reduced = c - found.row_duals[:, None] - found.col_duals[None, :]
+    reduced = -reduced if maximize else reduced
+    scale = 1e-9 * max(1.0, float(np.abs(c).max()))
+    assert reduced.min() >= -scale
+    assert np.abs(reduced[found.row_ind, found.col_ind]).max() <= scale
+    assert found.row_duals.sum() + found.col_duals.sum() == pytest.approx(found.cost, abs=scale)
+
+
+@pytest.mark.parametrize("case", ["shared-1e300", "spread-1e14", "one-1e124", "max-1x2",
+                                  "sparse-1x2"])
+def test_wide_warm_starts_far_out_of_scale_return_duals_that_price_the_answer(case: str
+                                                                              ) -> None:
+    """Padded to a square, row duals of 1e300 came back as duals 0 and 0 (reduced costs -2
+    and -3 on the assignment), and 1e14 spread ones 0.013 off: the right cost, duals that
+    certify nothing. A padded solve whose duals lost the costs' digits now falls back to a
+    cold one."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(262)
+    maximize, sparse = case == "max-1x2", case == "sparse-1x2"
+    c, u0 = {
+        "shared-1e300": (np.array([[-2.0, 0, 1, 2], [-1, -3, 1, 3]]), np.full(2, 1e300)),
+        "spread-1e14": (rng.random((4, 5)), 1e14 * (1 + rng.random(4))),
+        "one-1e124": (np.array([[-2.0, 3, -1, 3], [-1, -1, 2, 1], [0, 0, -2, 0]]),
+                      np.array([1e124, 0, 0])),
+        "max-1x2": (np.array([[0.54000086, 0.01870087]]), np.array([-1e15])),
+        "sparse-1x2": (np.array([[-5.0, 2.0]]), np.array([1e197])),
+    }[case]
+    found = solve_lap(sp.csr_matrix(c) if sparse else c, maximize=maximize, row_duals=u0)
+    rows, cols = linear_sum_assignment(c, maximize=maximize)
+    assert found.cost == pytest.approx(c[rows, cols].sum(), abs=1e-12)
+    _duals_price_the_answer(c, found, maximize)
+    assert found.warm and found.fallback  # far out of scale: re-solved cold

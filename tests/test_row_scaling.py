@@ -241,3 +241,29 @@ def test_highs_staged_solves_read_the_rows_as_written() -> None:
     found = lexicographic(m, [m.o, m.second], solver="highs")
     assert found.values[0] == pytest.approx(best)
     assert _fits(rows, tuple(round(m.x[j].value) for j in range(6)))
+
+
+def _two_weights(miss: float) -> tuple[pyo.ConcreteModel, float, float, float]:
+    """max x0 + x1 over binaries, 1234567890.123 x0 + 2345678901.456 x1 <= their sum - miss."""
+    a0, a1 = 1234567890.123, 2345678901.456
+    side = float(a0 + a1 - miss)
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(2), domain=pyo.Binary)
+    m.c = pyo.Constraint(expr=a0 * m.x[0] + a1 * m.x[1] <= side)
+    m.o = pyo.Objective(expr=m.x[0] + m.x[1], sense=pyo.maximize)
+    return m, a0, a1, side
+
+
+@pytest.mark.parametrize("miss", [500.0, 3.0])
+def test_highs_judges_its_divided_rows_exactly(miss: float) -> None:
+    """Divided by 2**31, the row had HiGHS's absolute tolerance of 1e-6 grow to some 2,000
+    as written: x = (1, 1), 500 over, came back "optimal" 2. The divided rows now join the
+    exact check (and its retry at a tightened tolerance)."""
+    from fractions import Fraction
+
+    m, a0, a1, side = _two_weights(miss)
+    result = solve(m, solver="highs")
+    x = [round(m.x[j].value) for j in range(2)]
+    assert result.extra["scaled_rows"] == 1
+    assert Fraction(a0) * x[0] + Fraction(a1) * x[1] <= Fraction(side)
+    assert result.status is Status.OPTIMAL and result.objective == 1.0

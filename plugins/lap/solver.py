@@ -560,9 +560,15 @@ def _dummy_dual(v: np.ndarray, n: int) -> float:
 def _unpad(n: int, solved: _Solved) -> _Solved:
     """Drop dummy rows and shift duals so spare (dummy-matched) columns get v_j = 0 <= ...
 
-    The snapshot and certificate figures are dropped: they belong to the padded matrix."""
+    The snapshot and certificate figures are dropped: they belong to the padded matrix. A
+    shift far out of scale with the costs (WARM_DUALS_MAX_FACTOR) leaves too few of their
+    digits in the duals to price the answer (row duals near 1e14 on costs below 1 came back
+    with column duals 0.013 off, which the certificate, pricing the row duals alone, did not
+    see): the solve is marked unassigned, so `_certified` refuses it and a cold solve follows."""
     col4row, u, v = solved.col4row, solved.u, solved.v
     shift = v[col4row[n:]].max()
+    if abs(shift) > WARM_DUALS_MAX_FACTOR * n * warmstart.positive_scale(solved.scale):
+        col4row = np.full(col4row.size, -1, np.int64)
     return solved._replace(col4row=col4row[:n].copy(), u=u[:n] + shift, v=v - shift,
                            snapshot=None, gap=None)
 
