@@ -172,6 +172,8 @@ def out_problem(out: Path) -> str | None:
     """Why the checkpoint and its .json sidecar could not be written at `out`, or None."""
     if out.suffix == ".json":
         return "the checkpoint may not end in .json (its metadata goes to the .json sidecar)"
+    if not out.name or out.name in (".", ".."):  # '.', '' and '/': a folder, not a file
+        return f"{str(out) or repr('')} names a folder, not a checkpoint file"
     for path in (out, out.with_suffix(".json")):
         if (reason := occupied_reason(path)) is not None:
             return reason

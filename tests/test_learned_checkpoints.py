@@ -176,6 +176,8 @@ def test_train_pmvb_out_dir_that_is_a_file_fails_up_front(
     (["--out", "{tmp}/file/rdn.pt"], "not a folder"),
     (["--out", "{tmp}/rdn.json"], ".json"),
     (["--out", "/proc/nope/rdn.pt"], "cannot write"),
+    (["--out", "."], "names a folder"),  # no file name: a ValueError traceback before
+    (["--out", "/"], "names a folder"),
 ])
 def test_train_rowdual_rejects_bad_flags_before_training(
         flags: list[str], flag: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
