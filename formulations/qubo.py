@@ -186,11 +186,21 @@ class QUBO:
         return m
 
     def from_pyomo(self, model: pyo.ConcreteModel) -> np.ndarray:
-        """Read the binary point out of a solved `to_pyomo()` model."""
+        """Read the binary point out of a solved `to_pyomo()` model. A variable in no term
+        (an item of value and weight 0) reaches no solver and has no value: it reads as 0,
+        which leaves f unchanged."""
         values = [pyo.value(model.z[i], exception=False) for i in range(self.n)]
-        if any(v is None for v in values):
+        used = self._used()
+        if any(v is None and used[i] for i, v in enumerate(values)):
             raise InputError("the to_pyomo() model has no value for z; solve it first")
-        return np.array([round(v) for v in values], dtype=float)
+        return np.array([0.0 if v is None else round(v) for v in values], dtype=float)
+
+    def _used(self) -> np.ndarray:
+        """Which variables appear in a term of f (Q, c or a penalty row)."""
+        q = abs(sp.csr_matrix(self.Q))
+        touched = np.asarray(q.sum(axis=0)).ravel() + np.asarray(q.sum(axis=1)).ravel()
+        rows = np.asarray(abs(sp.csr_matrix(self.A)).sum(axis=0)).ravel()
+        return (touched != 0) | (np.asarray(self.c) != 0) | (rows != 0)
 
 
 def _as_floats(convert: Callable[[], Any], data: Any, field: str) -> Any:

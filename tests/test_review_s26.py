@@ -205,3 +205,17 @@ def test_nan_bounds_and_sides_of_a_game_are_input_errors() -> None:
     for call in (certify, barrier_gradient_ascent):
         with pytest.raises(InputError, match="'cap'.*non-finite upper bound"):
             call(game)
+
+
+def test_a_qubo_variable_in_no_term_reads_as_zero_after_a_solve() -> None:
+    """An item of value and weight 0 is in no term of the naive QUBO: the solve gave it no
+    value, and from_pyomo said 'solve it first' of a model solved to optimality."""
+    from coplug.formulations.knapsack import KnapsackInstance, knapsack_qubo_naive
+
+    qubo = knapsack_qubo_naive(KnapsackInstance([0, 5], [0, 1], 1))
+    model = qubo.to_pyomo()
+    with pytest.raises(InputError, match="solve it first"):
+        qubo.from_pyomo(model)
+    result = solve(model, solver="scip")
+    point = qubo.from_pyomo(model)
+    assert point[0] == 0.0 and qubo.energy(point) == pytest.approx(result.objective)
