@@ -185,12 +185,22 @@ def optimize_checked(scip: Any, params: Mapping[str, Any], optimize: Callable[[]
     written = rows
     optimize()
     rows = written + late(feastol)
+    misled = _solved_without_cuts(scip, params, cuts, rows[len(written):], limit, optimize)
+    if misled is not None:
+        rows = written + late(feastol)
+        cuts = {**cuts, "cuts_off": misled["row"]}
     tightened = tightened_feastol(rows, feastol)
     if "numerics/feastol" in params or tightened >= feastol or not _refuted(scip, rows):
-        return rows, cuts
+        if misled is None:
+            return rows, cuts
+        return rows, {**cuts, "first_solve": misled["first_solve"], "runs": 2}
     discarded = {"time": 0.0, "nodes": 0,
                  "objective": float(scip.getObjVal()) if scip.getNSols() else None}
     extra = {**cuts, "feastol": tightened, "first_solve": discarded, "runs": 1}
+    if misled is not None:
+        discarded.update(time=misled["first_solve"]["time"],
+                         nodes=misled["first_solve"]["nodes"])
+        extra["runs"] = 2
     own = RETRY_PRESOLVE not in params  # else the caller's setting holds for every run
     for k, linear_presolve in enumerate([False, True] if own else [True]):
         if k and not _refuted(scip, rows):
@@ -212,6 +222,31 @@ def optimize_checked(scip: Any, params: Mapping[str, Any], optimize: Callable[[]
         rows = written + late(feastol)
         extra["runs"] += 1
     return rows, extra if extra["runs"] > 1 else cuts
+
+
+def _solved_without_cuts(scip: Any, params: Mapping[str, Any], cuts: Mapping[str, Any],
+                         late: Sequence[IntegralRow], limit: float,
+                         optimize: Callable[[], None]) -> dict[str, Any] | None:
+    """Solve again without SCIP's cutting planes (NO_CUTS) where it called the model
+    infeasible after rows known only during the solve (lazy constraints') gave an integer
+    variable a coefficient of CUT_COEF or more, as `cuts_off` does up front for the model's
+    rows: Benders cuts with coefficients near 1e12 led SCIP's separators to call a facility
+    master with optimum 4.9e11 infeasible. Returns the first run's figures and the row's
+    name, or None where no such run was needed (or no time is left)."""
+    if scip.getStatus() not in ("infeasible", "inforunbd") or "cuts_off" in cuts or any(
+            key in params for key in NO_CUTS):
+        return None
+    row = next((row for row in late if _scale(row) >= CUT_COEF), None)
+    spent = float(scip.getSolvingTime())
+    if row is None or limit - spent <= 0.0:
+        return None
+    first = {"time": spent, "nodes": int(scip.getNTotalNodes()), "objective": None}
+    _free_without_solutions(scip)
+    for key, value in NO_CUTS.items():
+        scip.setParam(key, value)
+    scip.setParam("limits/time", limit - spent)
+    optimize()
+    return {"row": row.name, "first_solve": first}
 
 
 def _free_without_solutions(scip: Any) -> None:

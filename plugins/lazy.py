@@ -272,8 +272,9 @@ class LazyConstraints(UserCallbackPlugin):
             self._stats["seconds"] += time.perf_counter() - started
 
     def exact_rows(self, feastol: float) -> list[IntegralRow]:
-        """The all-integer rows of this plugin that SCIP's relative `feastol` cannot judge
-        (as `coplug.plugins.integral_rows` picks the model's): those added and those
+        """The rows of this plugin that SCIP's relative `feastol` cannot judge, all-integer
+        ones and mixed ones with a large integer coefficient (as
+        `coplug.plugins.integral_rows` picks the model's): those added and those
         `separate` returns at SCIP's best solution, in SCIP's variables, for coplug's exact
         check. SCIP let `1000000 x0 + 1000001 x1 <= 2000000` pass at x = (1, 1), 1 over
         (1e-6 of 2e6 is 2), and called that point optimal; the row, never violated by
@@ -286,14 +287,19 @@ class LazyConstraints(UserCallbackPlugin):
         threshold, rows = STEP / feastol, []
         for row in found.values():
             sides = [side for side in (row.lower, row.upper) if abs(side) < _INF]
-            if not row.variables or not all(var.is_integer() for var in row.variables) or \
-                    max(map(abs, [*sides, *row.coefs])) < threshold:
-                continue
-            numerators, denominator = exact_coefficients(row.coefs)
-            rows.append(IntegralRow(
-                f"{self.name}: {str(row.expr)[:80]}", [to_scip(v) for v in row.variables],
-                numerators, None if row.lower == -_INF else row.lower,
-                None if row.upper == _INF else row.upper, denominator))
+            integer = [var.is_integer() for var in row.variables]
+            lower = None if row.lower == -_INF else row.lower
+            upper = None if row.upper == _INF else row.upper
+            name = f"{self.name}: {str(row.expr)[:80]}"
+            variables = [to_scip(v) for v in row.variables]
+            if row.variables and all(integer) and \
+                    max(map(abs, [*sides, *row.coefs])) >= threshold:
+                numerators, denominator = exact_coefficients(row.coefs)
+                rows.append(IntegralRow(name, variables, numerators, lower, upper, denominator))
+            elif any(abs(c) >= threshold for c, whole in zip(row.coefs, integer, strict=True)
+                     if whole):  # a mixed row: judged by what rounding its integers moves
+                rows.append(IntegralRow(name, variables, list(row.coefs), lower, upper, 1,
+                                        integer))
         return rows
 
     def _read(self, expr: Any) -> tuple[LinearRow, Any]:

@@ -219,3 +219,31 @@ def test_a_qubo_variable_in_no_term_reads_as_zero_after_a_solve() -> None:
     result = solve(model, solver="scip")
     point = qubo.from_pyomo(model)
     assert point[0] == 0.0 and qubo.energy(point) == pytest.approx(result.objective)
+
+
+@pytest.mark.parametrize("fractional", [True, False])
+def test_benders_on_data_near_1e5_matches_the_extensive_form(fractional: bool) -> None:
+    """Capacities, demands and unit costs 1e5 times the generator's: Benders cuts with
+    coefficients near 1e12 led SCIP's cutting planes to call the master infeasible (its
+    optimum is 4.9e11). Such a verdict is checked by a solve without them."""
+    import dataclasses
+
+    from coplug.formulations.facility import (
+        benders_models,
+        extensive_model,
+        random_facility_instance,
+    )
+    from coplug.plugins import LazyConstraints
+    from coplug.plugins.benders import BendersCuts
+
+    inst = random_facility_instance(facilities=4, customers=6, scenarios=3, seed=0)
+    fields = {f.name: getattr(inst, f.name) for f in dataclasses.fields(inst)}
+    for key in ("capacity", "demand", "cost"):
+        fields[key] = fields[key] * 1e5
+    inst = type(inst)(**fields)
+    whole = solve(extensive_model(inst), solver="highs")
+    master, subproblems = benders_models(inst)
+    result = solve(master, solver="scip",
+                   plugins=[LazyConstraints(BendersCuts(subproblems), fractional=fractional)])
+    assert result.status.value == "optimal"
+    assert result.objective == pytest.approx(whole.objective, rel=1e-6)
