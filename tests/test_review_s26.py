@@ -286,3 +286,31 @@ def test_lazy_rows_with_huge_coefficients_reach_scip_divided() -> None:
     result = solve(m, solver="scip", plugins=[LazyConstraints(lambda s: hidden)])
     assert time.perf_counter() - start < 4.0
     assert result.status is solve(written, solver="scip").status
+
+
+@pytest.mark.parametrize("text, dim", [
+    ("x[0] ** 2 + 0.0 ** ((x[0] - 0.3) ** 2 - 1e-6)", 1),  # a constant base of 0
+    ("x[0] ** 2 + (1.0 - 1.0) ** ((x[0] - 0.3) ** 2 - 1e-6)", 1),  # the same, unfolded
+    ("abs(x[0] - 0.3) ** (0.0 * x[1] - 1e-10)", 2),  # an exponent in (-1e-9, 0)
+])
+def test_bbo_programs_with_a_pole_behind_a_power_are_refused(text: str, dim: int) -> None:
+    """Each is infinite near x[0] = 0.3 and loaded as valid: a constant base was never
+    checked, and an exponent down to -1e-9 counted as non-negative."""
+    import numpy as np
+
+    from coplug.formulations.bbo import ProgramError, load, numpy_evaluator
+    from coplug.formulations.bbo.grammar import parse
+
+    with np.errstate(all="ignore"):
+        values = numpy_evaluator(parse(text, dim))(np.array([[0.3] + [0.0] * (dim - 1)]))
+    assert not np.isfinite(values).all()
+    with pytest.raises(ProgramError, match="denominator"):
+        load(text, dim)
+
+
+def test_bbo_exponents_reaching_exactly_zero_still_load() -> None:
+    """x / 5 + 1 on [-5, 5] reaches 0 at a bound: outward rounding puts its interval a few
+    ulps below 0, and 0 ** 0 = 1 is no pole."""
+    from coplug.formulations.bbo import load
+
+    assert load("abs(x[0]) ** (x[0] / 5 + 1)", 1).dim == 1

@@ -191,7 +191,7 @@ def _guards(program: Program) -> list[tuple[Node, bool]]:
     found: dict[Node, bool] = {}
     for node in program_nodes(program):
         den = _denominator(node, program)
-        if den is not None and den.op != "num":
+        if den is not None and (den.op != "num" or den.value == 0.0):  # 0.0 ** (x - 1)
             found.setdefault(den, False)
         if node.op == "log" and node.args[0].op != "num":
             found[node.args[0]] = True
@@ -235,12 +235,14 @@ def _zero_touching(program: Program, guard: Node, positive: bool,
     from coplug.formulations.bbo.intervals import IntervalEvaluator, variables_of
 
     dims = variables_of(program, guard)
-    if not dims:
-        return None
     lower = np.full((1, program.dim), program.lower)
     upper = np.full((1, program.dim), program.upper)
     evaluate = closure(guard, be)
     lets = [(name, closure(node, be)) for name, node in program.lets]
+    if not dims:  # a constant, (1.0 - 1.0) unfolded: its value decides
+        value = float(np.min(_guard_values(evaluate, lets, lower)))
+        bad = not np.isfinite(value) or (value <= 0.0 if positive else value == 0.0)
+        return ("zero", value, lower[0]) if bad else None
     best, where, used = np.inf, lower[0], 0
     span = program.upper - program.lower
     while True:
@@ -303,10 +305,12 @@ def _denominator(node: Node, program: Program) -> Node | None:
     return node.args[0] if _can_be_negative(program, exponent) else None
 
 
-# An exponent whose interval lower bound is above -NEGATIVE_EXPONENT counts as >= 0: bounds
-# are rounded outward, so an exponent reaching exactly 0 (x / 5 + 1 on [-5, 5]) has a lower
-# bound a few ulps below 0, and 0 ** 0 = 1 is no pole.
-NEGATIVE_EXPONENT = 1e-9
+# An exponent whose interval lower bound lies less than NEGATIVE_EXPONENT_ULPS ulps (of the
+# bounds' size) below 0 counts as >= 0: bounds are rounded outward, so an exponent reaching
+# exactly 0 (x / 5 + 1 on [-5, 5]) has a lower bound a few ulps below 0, and 0 ** 0 = 1 is
+# no pole. A fixed 1e-9 took abs(x[0] - 0.3) ** (0 * x[1] - 1e-10), infinite at x[0] = 0.3,
+# as safe.
+NEGATIVE_EXPONENT_ULPS = 64
 
 
 def _can_be_negative(program: Program, node: Node) -> bool:
@@ -315,8 +319,9 @@ def _can_be_negative(program: Program, node: Node) -> bool:
 
     lower = np.full((1, program.dim), program.lower)
     upper = np.full((1, program.dim), program.upper)
-    low = np.min(IntervalEvaluator(program, lower, upper).bounds(node)[0])
-    return bool(low < -NEGATIVE_EXPONENT)
+    low, high = IntervalEvaluator(program, lower, upper).bounds(node)
+    low, size = float(np.min(low)), float(np.max(np.abs([low, high]), initial=1.0))
+    return bool(low < -NEGATIVE_EXPONENT_ULPS * np.finfo(float).eps * size)
 
 
 def program_nodes(program: Program) -> list[Node]:
