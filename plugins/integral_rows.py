@@ -227,20 +227,22 @@ def optimize_checked(scip: Any, params: Mapping[str, Any], optimize: Callable[[]
 def _solved_without_cuts(scip: Any, params: Mapping[str, Any], cuts: Mapping[str, Any],
                          late: Sequence[IntegralRow], limit: float,
                          optimize: Callable[[], None]) -> dict[str, Any] | None:
-    """Solve again without SCIP's cutting planes (NO_CUTS) where it called the model
-    infeasible after rows known only during the solve (lazy constraints') gave an integer
-    variable a coefficient of CUT_COEF or more, as `cuts_off` does up front for the model's
-    rows: Benders cuts with coefficients near 1e12 led SCIP's separators to call a facility
-    master with optimum 4.9e11 infeasible. Returns the first run's figures and the row's
-    name, or None where no such run was needed (or no time is left)."""
-    if scip.getStatus() not in ("infeasible", "inforunbd") or "cuts_off" in cuts or any(
-            key in params for key in NO_CUTS):
+    """Solve again without SCIP's cutting planes (NO_CUTS) where it gave a verdict after
+    rows known only during the solve (lazy constraints') gave an integer variable a
+    coefficient of CUT_COEF or more, as `cuts_off` does up front for the model's rows:
+    Benders cuts with coefficients near 1e12 led SCIP's separators to call a facility
+    master with optimum 4.9e11 infeasible, and lazy rows `x <= 1e9 y` over integers gave
+    "optimal" 303 for 302. Returns the first run's figures and the row's name, or None
+    where no such run was needed (or no time is left)."""
+    if scip.getStatus() not in ("optimal", "infeasible", "inforunbd", "unbounded") or \
+            "cuts_off" in cuts or any(key in params for key in NO_CUTS):
         return None
     row = next((row for row in late if _scale(row) >= CUT_COEF), None)
     spent = float(scip.getSolvingTime())
     if row is None or limit - spent <= 0.0:
         return None
-    first = {"time": spent, "nodes": int(scip.getNTotalNodes()), "objective": None}
+    first = {"time": spent, "nodes": int(scip.getNTotalNodes()),
+             "objective": float(scip.getObjVal()) if scip.getNSols() else None}
     _free_without_solutions(scip)
     for key, value in NO_CUTS.items():
         scip.setParam(key, value)

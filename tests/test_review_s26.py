@@ -138,6 +138,38 @@ def test_a_lazy_whole_number_row_is_judged_as_a_written_one(solver: str, weights
     assert weights[0] * round(m.x[0].value) + weights[1] * round(m.x[1].value) <= capacity
 
 
+def test_lazy_big_m_rows_over_integers_get_a_solve_without_cuts() -> None:
+    """Lazy `x <= 1e9 y` over integer flows: SCIP's cuts led to "optimal" 303 for 302 (the
+    rows written give 302, with SCIP's cuts off up front)."""
+    from coplug.plugins import LazyConstraints
+
+    fixed, unit = [26.0, 46.0, 89.0, 13.0], [[5.0, 10, 5, 8], [7, 2, 1, 2]]
+    demand, capacity = [33.0, 49.0], [18600000.0, 10000000.0, 11900000.0, 13500000.0]
+
+    def build(lazy: bool) -> tuple[pyo.ConcreteModel, list]:
+        m = pyo.ConcreteModel()
+        m.y = pyo.Var(range(4), domain=pyo.Binary)
+        m.x = pyo.Var(range(2), range(4), domain=pyo.NonNegativeIntegers)
+        m.meet = pyo.Constraint(range(2), rule=lambda m, i: sum(m.x[i, j] for j in range(4))
+                                >= demand[i])
+        m.o = pyo.Objective(expr=sum(fixed[j] * m.y[j] for j in range(4))
+                            + sum(unit[i][j] * m.x[i, j] for i in range(2) for j in range(4)))
+        rows = [m.x[i, j] <= 1e9 * m.y[j] for i in range(2) for j in range(4)]
+        rows += [sum(m.x[i, j] for i in range(2)) <= capacity[j] * m.y[j] for j in range(4)]
+        if not lazy:
+            m.rows = pyo.ConstraintList()
+            for row in rows:
+                m.rows.add(row)
+        return m, rows
+
+    written, _ = build(False)
+    m, rows = build(True)
+    result = solve(m, solver="scip", plugins=[LazyConstraints(lambda s: rows,
+                                                              fractional=True)])
+    assert result.objective == pytest.approx(solve(written, solver="scip").objective)
+    assert result.objective == pytest.approx(302.0) and "cuts_off" in result.extra
+
+
 def test_scip_retries_only_for_lazy_rows_its_tolerance_cannot_judge() -> None:
     _, result = _lazy_capacity((1_000_000, 1_000_001), 2_000_000, "scip", lazy=True)
     assert result.extra["feastol"] < 1e-7 and result.extra["runs"] == 2
