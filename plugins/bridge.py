@@ -593,6 +593,10 @@ def _use_native_objective(opt: Any, model: pyo.Block) -> None:
     scip.addObjoffset(float(repn.constant))
 
 
+# SCIP real limits whose "no limit" lies below its infinity (SCIP_MEM_NOLIMIT, in MB).
+_NO_LIMIT = {"limits/memory": 8796093022207.0}
+
+
 def _set_scip_params(scip: Any, time_limit: float | None, params: Mapping[str, Any]) -> None:
     """Apply the time limit and native SCIP parameters, naming any unknown one."""
     if time_limit is not None:
@@ -602,8 +606,8 @@ def _set_scip_params(scip: Any, time_limit: float | None, params: Mapping[str, A
         try:
             current = scip.getParam(key)
             if isinstance(current, float) and isinstance(value, (float, np.floating)) and \
-                    abs(value) >= scip.infinity():
-                value = math.copysign(scip.infinity(), value)  # inf, 1e30: SCIP's "no limit"
+                    abs(value) >= scip.infinity():  # inf, 1e30: SCIP's "no limit"
+                value = _NO_LIMIT.get(key, math.copysign(scip.infinity(), value))
             _check_scip_param_type(key, value, current)
             with capture_output(capture_fd=True) as said:  # SCIP's C error lines, if any
                 scip.setParam(key, value)

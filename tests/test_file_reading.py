@@ -352,3 +352,18 @@ def test_highs_refuses_a_bound_given_twice(tmp_path: Path, lines: str) -> None:
     with pytest.raises(InputError, match="duplicate lower bound definition"):
         solve_file(path, solver="highs")
     assert solve_file(path, solver="scip").objective == pytest.approx(float(lines.split()[-1]))
+
+
+def test_scip_refuses_a_bounds_line_without_a_set_name(tmp_path: Path) -> None:
+    """` LO x -5` (no bound-set name): SCIP took x for the name and made columns '-5' and
+    '-3', leaving x binary: 'optimal' 0 for min x over x in [-5, -3]. HiGHS reads it."""
+    text = _bounds_file("int", " LO           x                   -5\n"
+                               " UP           x                   -3\n").replace(
+        "OBJSENSE\n    MAX\n", "").replace(" a ", " x ")
+    path = _file(tmp_path, "blank.mps", text)
+    with pytest.raises(InputError, match="has no bound-set name"):
+        solve_file(path, solver="scip")
+    assert solve_file(path, solver="highs").objective == pytest.approx(-5)
+    named = _file(tmp_path, "named.mps", text.replace(" LO      ", " LO BND  ").replace(
+        " UP      ", " UP BND  "))
+    assert solve_file(named, solver="scip").objective == pytest.approx(-5)

@@ -346,3 +346,12 @@ def test_bbo_exponents_reaching_exactly_zero_still_load() -> None:
     from coplug.formulations.bbo import load
 
     assert load("abs(x[0]) ** (x[0] / 5 + 1)", 1).dim == 1
+
+
+@pytest.mark.parametrize("limit", [float("inf"), 1e20])
+def test_scip_takes_an_infinite_memory_limit_as_no_limit(limit: float) -> None:
+    """SCIP's memory limit tops out at 8796093022207 MB, its own 'no limit': inf was refused
+    where every other real limit takes it."""
+    m = _two_objectives(0.0)
+    m.value.deactivate()
+    assert solve(m, solver="scip", **{"limits/memory": limit}).status.value == "optimal"
