@@ -370,8 +370,8 @@ def build_highs(opt: Any, model: pyo.Block) -> None:
     """Build `model` in Pyomo's contrib `highs` interface `opt`, fixed columns continuous
     (see `fixed_columns_continuous`), rows with huge coefficients divided
     (`coplug.plugins.row_scaling`)."""
-    with quadratic_objective_folded(model):
-        build_instance(opt, model, "HiGHS")  # built now, so Ctrl-C can reach it in the solve
+    with quadratic_objective_folded(model):  # built now, so Ctrl-C can reach it in the solve
+        build_instance(opt, model, "HiGHS", _nonlinear_as_written)
     check_rows_taken(opt)
     fixed_columns_continuous(opt)
     scale_highs_rows(opt._solver_model)
@@ -398,14 +398,27 @@ def check_rows_taken(opt: Any) -> None:
                       f"{len(opt._pyomo_con_to_solver_con_map)} rows")
 
 
+def _nonlinear_as_written(model: pyo.Block) -> str | None:
+    """The constraint Pyomo's HiGHS interface refused as "of degree None": nonlinear as
+    written though linear at its Params' values (`p * x**2 + x <= 3` with p = 0)."""
+    for con in model.component_data_objects(pyo.Constraint, active=True):
+        if plainly_linear(con.body):
+            continue
+        repn = generate_standard_repn(con.body, compute_values=False, quadratic=False)
+        if repn.nonlinear_expr is not None:
+            return (f"constraint {con.name!r}: it is nonlinear as written (linear only at its "
+                    "Params' values); drop the vanishing terms or use solver='scip'")
+    return None
+
+
 @contextmanager
 def quadratic_objective_folded(model: pyo.Block) -> Iterator[None]:
     """The active quadratic objective as plain terms with its Params' values, while Pyomo's
     HiGHS interface reads it: that refused `p * ((x - y)**2 + x*x)` for a mutable Param `p`
     ("expressions of degree None"), and each solve builds afresh, so values suffice."""
     obj = next(model.component_data_objects(pyo.Objective, active=True), None)
-    if obj is None or _degree(obj.expr) != 2:
-        yield
+    if obj is None or plainly_linear(obj.expr) or obj.expr.polynomial_degree() not in (1, 2):
+        yield  # degree 1 too: `p * (x**2 + y)` is linear at p = 0, and Pyomo's walk refused it
         return
     original = obj.expr
     obj.expr = generate_standard_repn(original, compute_values=True,

@@ -355,3 +355,21 @@ def test_scip_takes_an_infinite_memory_limit_as_no_limit(limit: float) -> None:
     m = _two_objectives(0.0)
     m.value.deactivate()
     assert solve(m, solver="scip", **{"limits/memory": limit}).status.value == "optimal"
+
+
+def test_highs_takes_a_quadratic_objective_whose_param_is_zero() -> None:
+    """`p * ((x - y)**2 + x*x) - 2y` at p = 0 is linear: Pyomo's degree said 1, so it was
+    not folded, and Pyomo's HiGHS interface refused it as "degree None". A constraint that
+    is linear only at its Params' values is named."""
+    from coplug.plugins import UnsupportedModelError
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 5))
+    m.y = pyo.Var(bounds=(0, 5))
+    m.p = pyo.Param(initialize=0.0, mutable=True)
+    m.o = pyo.Objective(expr=m.p * ((m.x - m.y) ** 2 + m.x * m.x) - 2 * m.y)
+    assert solve(m, solver="highs").objective == pytest.approx(-10.0)
+    m.c = pyo.Constraint(expr=m.p * m.x * m.x + m.x <= 3)
+    with pytest.raises(UnsupportedModelError, match="constraint 'c': it is nonlinear as written"):
+        solve(m, solver="highs")
+    assert solve(m, solver="scip").objective == pytest.approx(-10.0)
