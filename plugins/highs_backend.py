@@ -18,8 +18,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pyomo.environ as pyo
-from pyomo.common.collections import ComponentMap
+from pyomo.common.collections import ComponentMap, ComponentSet
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+from pyomo.core.expr.numeric_expr import MonomialTermExpression
 from pyomo.core.expr.visitor import identify_variables
 from pyomo.core.staleflag import StaleFlagManager
 from pyomo.repn.standard_repn import generate_standard_repn
@@ -398,6 +399,20 @@ def check_rows_taken(opt: Any) -> None:
                       f"{len(opt._pyomo_con_to_solver_con_map)} rows")
 
 
+def _folded_for_highs(expr: Any) -> bool:
+    """Whether an objective is to be folded for Pyomo's HiGHS interface: of degree 2, or of
+    degree 1 at its Params' values but not linear as written (`p * (x**2 + y)` at p = 0,
+    which the interface refused as "of degree None")."""
+    if plainly_linear(expr):
+        return False
+    degree = expr.polynomial_degree()
+    if degree == 2:
+        return True
+    if degree != 1:
+        return False
+    return not generate_standard_repn(expr, compute_values=False, quadratic=False).is_linear()
+
+
 def _nonlinear_as_written(model: pyo.Block) -> str | None:
     """The constraint Pyomo's HiGHS interface refused as "of degree None": nonlinear as
     written though linear at its Params' values (`p * x**2 + x <= 3` with p = 0)."""
@@ -417,12 +432,16 @@ def quadratic_objective_folded(model: pyo.Block) -> Iterator[None]:
     HiGHS interface reads it: that refused `p * ((x - y)**2 + x*x)` for a mutable Param `p`
     ("expressions of degree None"), and each solve builds afresh, so values suffice."""
     obj = next(model.component_data_objects(pyo.Objective, active=True), None)
-    if obj is None or plainly_linear(obj.expr) or obj.expr.polynomial_degree() not in (1, 2):
-        yield  # degree 1 too: `p * (x**2 + y)` is linear at p = 0, and Pyomo's walk refused it
+    if obj is None or not _folded_for_highs(obj.expr):
+        yield
         return
     original = obj.expr
-    obj.expr = generate_standard_repn(original, compute_values=True,
-                                      quadratic=True).to_expression()
+    folded = generate_standard_repn(original, compute_values=True,
+                                    quadratic=True).to_expression()
+    kept = ComponentSet(identify_variables(folded))
+    obj.expr = folded + sum(  # a variable its Params zero out keeps its column (and value)
+        MonomialTermExpression((0.0, var))
+        for var in identify_variables(original, include_fixed=False) if var not in kept)
     try:
         yield
     finally:

@@ -369,6 +369,7 @@ def test_highs_takes_a_quadratic_objective_whose_param_is_zero() -> None:
     m.p = pyo.Param(initialize=0.0, mutable=True)
     m.o = pyo.Objective(expr=m.p * ((m.x - m.y) ** 2 + m.x * m.x) - 2 * m.y)
     assert solve(m, solver="highs").objective == pytest.approx(-10.0)
+    assert m.x.value is not None  # in the zeroed-out terms only: still a column
     m.c = pyo.Constraint(expr=m.p * m.x * m.x + m.x <= 3)
     with pytest.raises(UnsupportedModelError, match="constraint 'c': it is nonlinear as written"):
         solve(m, solver="highs")
