@@ -9,7 +9,9 @@ import math
 import numbers
 
 import pyomo.environ as pyo
+from pyomo.common.collections import ComponentSet
 from pyomo.core.base.block import BlockData
+from pyomo.core.expr.visitor import identify_variables
 
 from coplug.plugins.errors import InputError
 
@@ -18,8 +20,9 @@ INTEGRALITY_TOL = 1e-6
 
 
 def infeasibilities(model: pyo.Block, tol: float = 1e-6) -> dict[str, float]:
-    """How far the values loaded in `model` miss each active constraint, each variable
-    bound and each integrality, by the component's name; only misses beyond `tol` relative
+    """How far the values loaded in `model` miss each active constraint, and the bounds and
+    integrality of each variable a solve sees (those of active blocks, and any an active
+    constraint uses), by the component's name; only misses beyond `tol` relative
     to max(1, |side|) count (integrality: beyond INTEGRALITY_TOL). A constraint whose body
     cannot be evaluated (a variable without a value) or is NaN misses by inf, as does a
     NaN side and a value that is not finite."""
@@ -28,11 +31,14 @@ def infeasibilities(model: pyo.Block, tol: float = 1e-6) -> dict[str, float]:
     if not isinstance(tol, numbers.Real) or isinstance(tol, bool) or not tol >= 0:
         raise InputError(f"tol must be a number >= 0, got {tol!r}")
     missed: dict[str, float] = {}
+    variables = ComponentSet(model.component_data_objects(pyo.Var, active=True,
+                                                          descend_into=True))
     for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
         amount = _row_miss(con, tol)
         if amount:
             missed[con.name] = amount
-    for var in model.component_data_objects(pyo.Var, descend_into=True):
+        variables.update(identify_variables(con.body, include_fixed=False))
+    for var in variables:  # a deactivated block's own variables only where a row uses them
         if var.value is None:
             continue
         amount = _bound_miss(var, tol)

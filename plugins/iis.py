@@ -360,6 +360,11 @@ class _Subsystem:
                 status = solve(self.work, solver=solver, time_limit=_CHECK_SECONDS).status
             except UnsupportedModelError:
                 continue
+            except SolverError as exc:  # HiGHS's "Solve error" on a row near 1e10: SCIP's turn
+                if solver == "scip":
+                    raise
+                undecided.append(f"{solver}: {exc}")
+                continue
             if status in (Status.INFEASIBLE, Status.OPTIMAL):
                 return solver, status is Status.INFEASIBLE, undecided
             _stop_if_interrupted(status)

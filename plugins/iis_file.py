@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING
 from coplug.plugins.errors import InputError, SolverError
 from coplug.plugins.file_reading import checked_text, highs_read
 from coplug.plugins.files import checked_model_path, highs_refuse_nan, scip_read
+from coplug.plugins.highs_backend import user_interrupt
 from coplug.plugins.highs_rows import RowView
 from coplug.plugins.iis import no_value_meets
 from coplug.plugins.iis_farkas import ray_support, relax_integrality
-from coplug.plugins.interrupts import capture_output
+from coplug.plugins.interrupts import capture_output, sigint_cancels
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.serial import one_solve_at_a_time
 
@@ -84,9 +85,14 @@ def explain_infeasible_file(path: str | Path, time_limit: float | None = None,
         conflict = highs.bound_conflict()
         if conflict:
             return highs.subsystem(conflict, True, ["no value of the column meets its bounds"])
-        if highs.infeasible() is False:
+        seconds = _CHECK_SECONDS if time_limit is None else min(_CHECK_SECONDS, time_limit)
+        verdict = highs.infeasible(seconds)
+        if verdict is False:
             raise InputError(f"{path.name} is feasible (HiGHS found a point): no infeasible "
                              f"subsystem")
+        if verdict is None:
+            raise SolverError(f"neither HiGHS nor SCIP decided within {seconds:g} s whether "
+                              f"{path.name} is feasible; give a longer time_limit")
         notes: list[str] = []
         members = highs.farkas_members(time_limit)
         if members is not None:
@@ -141,6 +147,7 @@ class _Highs:
             self.highs = highspy.Highs()
         status = highs_read(self.highs, path, tee=False)
         self.highs.setOptionValue("output_flag", False)
+        self.highs.HandleUserInterrupt = True  # its interrupt callbacks check cancelSolve's flag
         if status == highspy.HighsStatus.kError:
             raise InputError(f"HiGHS cannot read {path.name} (nonlinear rows, or names its LP "
                              f"reader refuses such as r[1]; an .mps copy may do): load it into "
@@ -196,40 +203,47 @@ class _Highs:
         """Every row and every finite bound of the model."""
         return [(name, None) for name in self.rows] + self.bounds_of(list(self.rows))
 
-    def infeasible(self) -> bool | None:
-        """Run HiGHS on the model as switched now: True when it is infeasible, False when
-        feasible; past 10 s (free integers can make it search for ever) SCIP decides, None
-        when neither does."""
+    def infeasible(self, seconds: float = _CHECK_SECONDS) -> bool | None:
+        """Run HiGHS on the model as switched now, for at most `seconds`: True when it is
+        infeasible, False when feasible; past them (free integers can make it search for
+        ever), or stopped on its numerics ("Solve error" on a row near 1e10), SCIP decides,
+        None when neither does. Ctrl-C stops HiGHS and raises KeyboardInterrupt (HiGHS's
+        stop read as a "Solve error" before)."""
         import highspy
 
+        self.highs.setOptionValue("time_limit", float(seconds))
         self.highs.clearSolver()
-        self.highs.run()
+        cancel, interrupted = user_interrupt(self.highs)
+        with sigint_cancels(cancel):
+            self.highs.run()
+        self.highs.setOptionValue("time_limit", _CHECK_SECONDS)
+        if interrupted():
+            raise KeyboardInterrupt
         status = self.highs.getModelStatus()
         if status in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kModelEmpty):
             return False
         if status == highspy.HighsModelStatus.kInfeasible:
             return True
-        if status == highspy.HighsModelStatus.kTimeLimit:
-            return self._scip_verdict()
-        raise SolverError(f"HiGHS could not decide the subsystem "
-                          f"({self.highs.modelStatusToString(status)})")
+        return self._scip_verdict(seconds)
 
-    def _scip_verdict(self) -> bool | None:
+    def _scip_verdict(self, seconds: float) -> bool | None:
         """SCIP's verdict on the model as switched now (HiGHS's own copy, written out), for
-        a check HiGHS left undecided: SCIP settled such free-integer systems at once."""
+        a check HiGHS left undecided: SCIP settled such free-integer systems, and a row
+        near 1e10 HiGHS stopped on, at once. It goes through `solve_file`, whose exact
+        check of large all-integer rows SCIP's tolerance needs (alone, SCIP took a point 1
+        off a side of 1.1e10 as feasible)."""
         import tempfile
 
-        import pyscipopt
+        from coplug.plugins.files import solve_file
+        from coplug.plugins.results import Status
 
         with tempfile.TemporaryDirectory() as folder:
-            path = str(Path(folder) / "subsystem.mps")
-            self.highs.writeModel(path)
-            scip = pyscipopt.Model()
-            scip.hideOutput()
-            scip.readProblem(path)
-        scip.setParam("limits/time", _CHECK_SECONDS)
-        scip.optimize()
-        return {"infeasible": True, "optimal": False}.get(scip.getStatus())
+            path = Path(folder) / "subsystem.mps"
+            self.highs.writeModel(str(path))
+            result = solve_file(path, solver="scip", time_limit=float(seconds))
+        if result.status is Status.INFEASIBLE:
+            return True
+        return False if result.status in (Status.OPTIMAL, Status.FEASIBLE) else None
 
     def farkas_members(self, time_limit: float | None) -> list[Member] | None:
         """HiGHS's Farkas certificate of the model's LP relaxation as members: the rows with a

@@ -374,3 +374,99 @@ def test_highs_takes_a_quadratic_objective_whose_param_is_zero() -> None:
     with pytest.raises(UnsupportedModelError, match="constraint 'c': it is nonlinear as written"):
         solve(m, solver="highs")
     assert solve(m, solver="scip").objective == pytest.approx(-10.0)
+
+
+def _no_integer_point() -> pyo.ConcreteModel:
+    """One row with no integer point (its left side is a multiple of 1e9, its right side
+    is not): HiGHS stops on it with "Solve error", SCIP decides it at once."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(6), domain=pyo.Integers, bounds=(-10, 10))
+    m.c = pyo.Constraint(expr=2e9 * m.x[0] + 1e9 * m.x[1] - 5e9 * m.x[2] - 1e9 * m.x[5]
+                         == 11000000001)
+    m.o = pyo.Objective(expr=0)
+    return m
+
+
+def test_a_check_highs_stops_on_goes_to_scip(tmp_path) -> None:
+    """HiGHS's "Solve error" on the row ended both explanations with a SolverError."""
+    from coplug.plugins import explain_infeasible, explain_infeasible_file
+
+    found = explain_infeasible(_no_integer_point())
+    assert [con.name for con in found.constraints] == ["c"] and found.irreducible
+    path = tmp_path / "row.mps"
+    _no_integer_point().write(str(path), io_options={"symbolic_solver_labels": True})
+    assert explain_infeasible_file(path).rows == ["c_e_c_"]
+
+
+def test_a_file_whose_feasibility_stays_undecided_is_named_within_the_limit(tmp_path) -> None:
+    """A 4 x 34 market split: the checks took 10 s each whatever the time limit, and the
+    undecided verdict went on as 'infeasible' to a SolverError naming SCIP's own rows."""
+    import random
+    import time
+
+    from coplug.plugins import SolverError, explain_infeasible_file
+
+    rng = random.Random(1)
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(34), domain=pyo.Binary)
+    m.c = pyo.ConstraintList()
+    for _ in range(4):
+        a = [rng.randint(0, 99) for _ in range(34)]
+        m.c.add(sum(a[j] * m.x[j] for j in range(34)) == sum(a) // 2)
+    m.o = pyo.Objective(expr=0)
+    path = tmp_path / "split.mps"
+    m.write(str(path), io_options={"symbolic_solver_labels": True})
+    start = time.perf_counter()
+    with pytest.raises(SolverError, match="decided within 0.5 s whether split.mps is feasible"):
+        explain_infeasible_file(path, time_limit=0.5)
+    assert time.perf_counter() - start < 5.0
+
+
+def test_ctrl_c_in_a_file_check_is_an_interrupt() -> None:
+    """Ctrl-C while HiGHS decided a check read as its "Solve error": a SolverError, exit 2."""
+    import os
+    import signal
+
+    from coplug.plugins.iis_file import _Highs
+
+    cancelled: list[bool] = []
+
+    class PressedDuringRun:
+        HandleUserInterrupt = True
+
+        def setOptionValue(self, name: str, value: object) -> None:
+            pass
+
+        def clearSolver(self) -> None:
+            pass
+
+        def cancelSolve(self) -> None:
+            cancelled.append(True)
+
+        def run(self) -> None:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    checks = _Highs.__new__(_Highs)
+    checks.highs = PressedDuringRun()
+    with pytest.raises(KeyboardInterrupt):
+        checks.infeasible()
+    assert cancelled == [True]
+
+
+def test_infeasibilities_leave_out_a_deactivated_blocks_own_variables() -> None:
+    """A stale 0.5 on an integer of a switched-off block was reported after an optimal
+    solve, whose solver never saw it; one that an active row uses still counts."""
+    from coplug.plugins.feasibility import infeasibilities
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 4))
+    m.cap = pyo.Constraint(expr=m.x <= 3)
+    m.o = pyo.Objective(expr=m.x, sense=pyo.maximize)
+    m.alt = pyo.Block()
+    m.alt.k = pyo.Var(domain=pyo.Integers, bounds=(0, 1))
+    m.alt.k.set_value(0.5, skip_validation=True)
+    m.alt.deactivate()
+    solve(m)
+    assert infeasibilities(m) == {}
+    m.uses = pyo.Constraint(expr=m.alt.k <= 1)
+    assert infeasibilities(m) == {"alt.k": pytest.approx(0.5)}
