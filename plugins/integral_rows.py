@@ -198,8 +198,7 @@ def optimize_checked(scip: Any, params: Mapping[str, Any], optimize: Callable[[]
                  "objective": float(scip.getObjVal()) if scip.getNSols() else None}
     extra = {**cuts, "feastol": tightened, "first_solve": discarded, "runs": 1}
     if misled is not None:
-        discarded.update(time=misled["first_solve"]["time"],
-                         nodes=misled["first_solve"]["nodes"])
+        discarded.update(misled["first_solve"])  # the first run's objective, not this one's
         extra["runs"] = 2
     own = RETRY_PRESOLVE not in params  # else the caller's setting holds for every run
     for k, linear_presolve in enumerate([False, True] if own else [True]):
@@ -237,7 +236,7 @@ def _solved_without_cuts(scip: Any, params: Mapping[str, Any], cuts: Mapping[str
     if scip.getStatus() not in ("optimal", "infeasible", "inforunbd", "unbounded") or \
             "cuts_off" in cuts or any(key in params for key in NO_CUTS):
         return None
-    row = next((row for row in late if _scale(row) >= CUT_COEF), None)
+    row = next((row for row in late if _integer_coefficient(row) >= CUT_COEF), None)
     spent = float(scip.getSolvingTime())
     if row is None or limit - spent <= 0.0:
         return None
@@ -249,6 +248,13 @@ def _solved_without_cuts(scip: Any, params: Mapping[str, Any], cuts: Mapping[str
     scip.setParam("limits/time", limit - spent)
     optimize()
     return {"row": row.name, "first_solve": first}
+
+
+def _integer_coefficient(row: IntegralRow) -> float:
+    """The largest coefficient of an integer variable in `row` (its sides left out)."""
+    if row.integer is None:
+        return max((abs(c) for c in row.coefs), default=0) / row.denominator
+    return _scale(row)
 
 
 def _free_without_solutions(scip: Any) -> None:
