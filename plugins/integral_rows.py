@@ -284,7 +284,7 @@ def cuts_off(scip: Any, rows: Sequence[IntegralRow], params: Mapping[str, Any]
     CUT_COEF or more, unless the caller set those options; what to add to `result.extra`
     (`cuts_off`: that row's name)."""
     row = next((row for row in rows if row.integer is None
-                and max(map(abs, row.coefs), default=0) >= CUT_COEF * row.denominator), None)
+                and _integer_coefficient(row) >= CUT_COEF), None)
     if row is None or any(key in params for key in NO_CUTS):
         return {}
     for key, value in NO_CUTS.items():
