@@ -65,7 +65,7 @@ from coplug.plugins.lazy_rounds import all_lazy, any_lazy, solve_in_rounds
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.mip_duals import declared_duals, mip_warning_quiet, wants_fixed_duals
 from coplug.plugins.mipstart import scip_mip_start
-from coplug.plugins.modeldata import check_model_data
+from coplug.plugins.modeldata import check_model_data, pyomo_logs_quiet
 from coplug.plugins.nonlinear_optimum import check_nonlinear_optimum
 from coplug.plugins.objective_at_point import check_objective_at_point
 from coplug.plugins.priorities import set_scip_priorities, unread_export_suffixes
@@ -568,7 +568,12 @@ def _use_native_objective(opt: Any, model: pyo.Block) -> None:
     objectives = list(model.component_data_objects(pyo.Objective, active=True))
     repn = None
     if objectives:
-        repn = generate_standard_repn(objectives[0].expr, compute_values=True, quadratic=False)
+        try:
+            with pyomo_logs_quiet():
+                repn = generate_standard_repn(objectives[0].expr, compute_values=True,
+                                              quadratic=False)
+        except ValueError:  # `0*x` in a power, x without a value: Pyomo's walk evaluates it
+            return  # the epigraph Pyomo built takes the objective as written
         if not repn.is_linear():
             return
     scip = opt._solver_model

@@ -371,8 +371,16 @@ def build_highs(opt: Any, model: pyo.Block) -> None:
     """Build `model` in Pyomo's contrib `highs` interface `opt`, fixed columns continuous
     (see `fixed_columns_continuous`), rows with huge coefficients divided
     (`coplug.plugins.row_scaling`)."""
-    with quadratic_objective_folded(model):  # built now, so Ctrl-C can reach it in the solve
-        build_instance(opt, model, "HiGHS", _nonlinear_as_written)
+    try:
+        with quadratic_objective_folded(model):  # built now, so Ctrl-C can reach it in a solve
+            build_instance(opt, model, "HiGHS", _nonlinear_as_written)
+    except (UnsupportedModelError, ValueError) as exc:
+        if "uninitialized" not in str(exc):
+            raise
+        raise UnsupportedModelError(  # Pyomo's walk evaluates `0*x` in a power as a constant
+            f"HiGHS cannot take this model as it stands: Pyomo's HiGHS interface evaluates a "
+            f"term like (0*x + 1)**3 and needs a value for its variable ({exc.__cause__ or exc});"
+            " give the variables values first, or use solver='scip'") from None
     check_rows_taken(opt)
     fixed_columns_continuous(opt)
     scale_highs_rows(opt._solver_model)

@@ -131,7 +131,7 @@ def _constraints_plainly_fine(constraints: Sequence[Any], tiny: list[bool] | Non
     uppers: list[float] = []
     numbers: list[Any] = []
     try:
-        with _pyomo_logs_quiet():
+        with pyomo_logs_quiet():
             for con in constraints:
                 lower, body, upper = con.to_bounded_expression()  # what lower, body, upper read
                 lowers.append(_side(lower, -math.inf))
@@ -177,7 +177,7 @@ def _evaluating(where: str, expr: Any = None) -> Iterator[None]:
     so too Pyomo's AttributeError or RuntimeError on a part of `expr` never given a value
     (`_undefined_part`)."""
     try:
-        with _pyomo_logs_quiet():
+        with pyomo_logs_quiet():
             yield
     except CoplugError:
         raise
@@ -215,7 +215,7 @@ def _undefined_part(expr: Any) -> str | None:
 
 
 @contextmanager
-def _pyomo_logs_quiet() -> Iterator[None]:
+def pyomo_logs_quiet() -> Iterator[None]:
     """Swallow what Pyomo logs, at length, before it raises on data it cannot evaluate."""
     with (LoggingIntercept(io.StringIO(), "pyomo.common.numeric_types"),
           LoggingIntercept(io.StringIO(), "pyomo.core")):

@@ -470,3 +470,29 @@ def test_infeasibilities_leave_out_a_deactivated_blocks_own_variables() -> None:
     assert infeasibilities(m) == {}
     m.uses = pyo.Constraint(expr=m.alt.k <= 1)
     assert infeasibilities(m) == {"alt.k": pytest.approx(0.5)}
+
+
+@pytest.mark.parametrize("kind, optimum", [("square", 1.0), ("row", 0.75)])
+def test_a_zero_coefficient_inside_a_power_on_a_fresh_model(kind: str, optimum: float,
+                                                            capfd) -> None:
+    """Pyomo's walk evaluates `0*x` inside a power and needs x's value: SCIP's objective
+    setup raised a raw ValueError on `(0*x)**2 + y`. SCIP now solves it quietly; HiGHS,
+    whose build walks such a row too, says why it cannot."""
+    from coplug.plugins import UnsupportedModelError
+
+    def model() -> pyo.ConcreteModel:
+        m = pyo.ConcreteModel()
+        m.x = pyo.Var(bounds=(0, 1))
+        m.y = pyo.Var(bounds=(0 if kind == "row" else 1, 2))
+        if kind == "square":
+            m.o = pyo.Objective(expr=(0 * m.x) ** 2 + m.y)
+        else:
+            m.c = pyo.Constraint(expr=(0 * m.x + 0.5) ** 2 + m.y >= 1)
+            m.o = pyo.Objective(expr=m.y)
+        return m
+
+    assert solve(model(), solver="scip").objective == pytest.approx(optimum)
+    assert "ERROR" not in capfd.readouterr().err
+    if kind != "square":
+        with pytest.raises(UnsupportedModelError, match="give the variables values first"):
+            solve(model(), solver="highs")
