@@ -640,8 +640,10 @@ def _proven(result: Any) -> None:
 def solve_tsp_rounds(dist: np.ndarray, solver: str = "highs", max_rounds: int = 200
                      ) -> list[int]:
     """Exact TSP by rounds: solve the assignment model, cut every subtour, solve again (at
-    most `max_rounds` solves); the way without a lazy-constraint callback."""
+    most `max_rounds` solves); the way without a lazy-constraint callback. HiGHS runs at no
+    relative gap: at its default 1e-4 it called tours 206 over the optimum optimal."""
     from coplug.plugins.bridge import solve
+    from coplug.plugins.limits import zero_mip_gap
 
     d = check_distances(dist)
     max_rounds = check_count(max_rounds, "max_rounds", 1)
@@ -650,7 +652,7 @@ def solve_tsp_rounds(dist: np.ndarray, solver: str = "highs", max_rounds: int = 
     m.cuts = pyo.ConstraintList()
     for _ in range(max_rounds):
         with stops_on_interrupt():  # a Ctrl-C a solver caught ends the rounds
-            result = solve(m, solver=solver)
+            result = solve(m, solver=solver, **zero_mip_gap(solver, {}))
         _proven(result)
         succ = {i: j for (i, j) in m.A if m.x[i, j].value > 0.5}
         cycles = _cycles(succ, n)

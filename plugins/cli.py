@@ -308,6 +308,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     running out of memory prints one line and exits 2. A command during which a solver
     absorbed Ctrl-C (and that printed what it had) exits 130, as one stopped by it does."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if sys.stderr is None:  # started with `2>&-`: the solvers' log capture flushes stderr
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the life of the command)
     command = next((arg for arg in argv if not arg.startswith("-")), None)
     args = build_parser(command).parse_args(argv)
     before = interrupts_recorded()

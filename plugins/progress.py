@@ -104,8 +104,11 @@ class Progress:
                        "gap": math.inf}
         if self.file is None:
             self._own = _duplicate_stderr()
-        self._bar = tqdm(desc=solver, file=self.file or self._own or sys.stderr, leave=False,
-                         bar_format="{desc}{postfix}")
+        stream = self.file or self._own or sys.stderr
+        if stream is None:  # no stderr at all (pythonw, `2>&-`): no line, the solve goes on
+            self._bar = None
+            return
+        self._bar = tqdm(desc=solver, file=stream, leave=False, bar_format="{desc}{postfix}")
 
 
 def terminal_progress() -> list[Progress]:

@@ -108,7 +108,8 @@ def _missing_diagonal(block: Block) -> np.ndarray | None:
     present = np.zeros((block.n, block.m), dtype=bool)
     present[block.rows, block.cols] = True
     missing = np.argwhere(~present)
-    if len(missing) != block.n or len(set(missing[:, 1].tolist())) != block.n:
+    if len(missing) != block.n or len(set(missing[:, 0].tolist())) != block.n or \
+            len(set(missing[:, 1].tolist())) != block.n:  # a row missing two: no bijection
         return None
     partner = np.empty(block.n, dtype=np.int64)
     partner[missing[:, 0]] = missing[:, 1]
