@@ -612,7 +612,8 @@ def _set_scip_params(scip: Any, time_limit: float | None, params: Mapping[str, A
             current = scip.getParam(key)
             if isinstance(current, float) and isinstance(value, (float, np.floating)) and \
                     abs(value) >= scip.infinity():  # inf, 1e30: SCIP's "no limit"
-                value = _NO_LIMIT.get(key, math.copysign(scip.infinity(), value))
+                value = (_NO_LIMIT.get(key, scip.infinity()) if value > 0
+                         else -scip.infinity())
             _check_scip_param_type(key, value, current)
             with capture_output(capture_fd=True) as said:  # SCIP's C error lines, if any
                 scip.setParam(key, value)

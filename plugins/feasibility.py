@@ -22,7 +22,7 @@ INTEGRALITY_TOL = 1e-6
 def infeasibilities(model: pyo.Block, tol: float = 1e-6) -> dict[str, float]:
     """How far the values loaded in `model` miss each active constraint, and the bounds and
     integrality of each variable a solve sees (those of active blocks, and any an active
-    constraint uses), by the component's name; only misses beyond `tol` relative
+    constraint or objective uses), by the component's name; only misses beyond `tol` relative
     to max(1, |side|) count (integrality: beyond INTEGRALITY_TOL). A constraint whose body
     cannot be evaluated (a variable without a value) or is NaN misses by inf, as does a
     NaN side and a value that is not finite."""
@@ -38,6 +38,8 @@ def infeasibilities(model: pyo.Block, tol: float = 1e-6) -> dict[str, float]:
         if amount:
             missed[con.name] = amount
         variables.update(identify_variables(con.body, include_fixed=False))
+    for obj in model.component_data_objects(pyo.Objective, active=True, descend_into=True):
+        variables.update(identify_variables(obj.expr, include_fixed=False))
     for var in variables:  # a deactivated block's own variables only where a row uses them
         if var.value is None:
             continue

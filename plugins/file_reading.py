@@ -37,9 +37,11 @@ _SECTION_HEAD = re.compile(rb"\n(?:RANGES|BOUNDS|SOS|ENDATA|QUADOBJ|QMATRIX|QSEC
 _HIGHS_IGNORED = re.compile(r"(?:WARNING: )?([^\n]*has duplicate [^\n]*)")
 _SPACED_POWER = re.compile(rb"[ \t]+\^[ \t]*|\^[ \t]+")
 _NEGATIVE_UP = re.compile(rb"\n[ \t]*U[PI][ \t]+\S+[ \t]+\S+[ \t]+-")
-# A BOUNDS line of a type that takes a value with no bound-set name: `TYPE COLUMN VALUE`.
+# A BOUNDS line with no bound-set name: `TYPE COLUMN VALUE`, or `TYPE COLUMN` for the types
+# without a value (a `$` comment may follow).
 _UNNAMED_BOUND = re.compile(
-    rb"^[ \t]*(?:LO|UP|FX|LI|UI)[ \t]+\S+[ \t]+[-+.0-9][^ \t\r\n]*[ \t]*\r?$", re.M)
+    rb"^[ \t]*(?:(?:LO|UP|FX|LI|UI)[ \t]+\S+[ \t]+[-+.0-9][^ \t\r\n]*|(?:MI|PL|FR|BV)[ \t]+\S+)"
+    rb"[ \t]*(?:\$[^\r\n]*)?\r?$", re.M)
 # What each BOUNDS type sets a column's upper bound to (None: the line's value).
 _UPPER_OF = {b"UP": None, b"UI": None, b"FX": None, b"SC": None, b"BV": 1.0,
              b"PL": float("inf"), b"FR": float("inf")}
@@ -123,12 +125,13 @@ def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
     if _NEGATIVE_UP.search(text, bounds):
         _refuse_crossed_bounds(scip, path)
         _refuse_lost_upper(scip, path, text)
-    unnamed = _UNNAMED_BOUND.search(text, bounds)
+    end = _SECTION_HEAD.search(text, bounds + 1)  # QUADOBJ's `UP UP 2` is no bound
+    unnamed = _UNNAMED_BOUND.search(text, bounds, end.start() if end else len(text))
     if unnamed is not None and not _is_lp(path):
         raise InputError(f"{path.name}: the BOUNDS line {unnamed.group(0).strip().decode()!r} "
-                         "has no bound-set name: SCIP's reader takes the column for the name "
-                         "and the value for a column; give the line a name (` UP BND x 5`) "
-                         "or solve with solver='highs'")
+                         "has no bound-set name: SCIP's reader reads its first word as that "
+                         "name and drops the bound; give the line a name (` UP BND x 5`) or "
+                         "solve with solver='highs'")
 
 
 def _refuse_lost_upper(scip: Any, path: Path, text: bytes) -> None:

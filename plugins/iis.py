@@ -360,10 +360,8 @@ class _Subsystem:
                 status = solve(self.work, solver=solver, time_limit=_CHECK_SECONDS).status
             except UnsupportedModelError:
                 continue
-            except SolverError as exc:  # HiGHS's "Solve error" on a row near 1e10: SCIP's turn
-                if solver == "scip":
-                    raise
-                undecided.append(f"{solver}: {exc}")
+            except SolverError as exc:  # HiGHS's "Solve error" on a row near 1e10: SCIP's
+                undecided.append(f"{solver}: {exc}")  # turn; SCIP's own error: undecided
                 continue
             if status in (Status.INFEASIBLE, Status.OPTIMAL):
                 return solver, status is Status.INFEASIBLE, undecided

@@ -131,7 +131,8 @@ def _scip_iis(path: Path, time_limit: float | None, highs: _Highs) -> list[Membe
     scip.setParam("iis/silent", True)
     if time_limit is not None:
         scip.setParam("iis/time", time_limit)
-    rows = [con.name for con in scip.generateIIS().getSubscip().getConss()]
+    rows = [con.name for con in scip.generateIIS().getSubscip().getConss()
+            if con.name in highs.rows]  # not SCIP's own, such as a quadratic objective's row
     return [(name, None) for name in rows] + highs.bounds_of(rows)
 
 

@@ -367,3 +367,23 @@ def test_scip_refuses_a_bounds_line_without_a_set_name(tmp_path: Path) -> None:
     named = _file(tmp_path, "named.mps", text.replace(" LO      ", " LO BND  ").replace(
         " UP      ", " UP BND  "))
     assert solve_file(named, solver="scip").objective == pytest.approx(-5)
+
+
+@pytest.mark.parametrize("line", [" MI           x", " BV           x",
+                                  " UP           x                   2 $ note"])
+def test_scip_refuses_other_bounds_lines_without_a_set_name(tmp_path: Path, line: str) -> None:
+    """` MI x`, ` BV x` and a value followed by a `$` comment: SCIP took x for the set name
+    and dropped the bound ('optimal' 10.5 where HiGHS reads the file as written)."""
+    text = ("NAME T\nROWS\n N  obj\n L  c1\nCOLUMNS\n    x  obj  1  c1  1\n"
+            "RHS\n    RHS  c1  4\nBOUNDS\n" + line + "\nENDATA\n")
+    with pytest.raises(InputError, match="has no bound-set name"):
+        solve_file(_file(tmp_path, "unnamed.mps", text), solver="scip")
+
+
+def test_a_column_named_like_a_bound_type_is_no_unnamed_bound(tmp_path: Path) -> None:
+    """`    UP UP 2` in QUADOBJ (a column named UP) was taken for an unnamed bound line."""
+    text = ("NAME t\nROWS\n N obj\n G c1\nCOLUMNS\n    UP obj -4 c1 1\n    y obj 1 c1 1\n"
+            "RHS\n    RHS c1 1\nBOUNDS\n UP BND UP 10\n UP BND y 10\nQUADOBJ\n    UP UP 2\n"
+            "ENDATA\n")
+    assert solve_file(_file(tmp_path, "q.mps", text), solver="scip").objective == \
+        pytest.approx(-4.0, abs=1e-5)

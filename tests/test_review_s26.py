@@ -547,3 +547,61 @@ def test_progress_and_the_cli_run_without_stderr(monkeypatch, tmp_path) -> None:
     done = subprocess.run(f"{sys.executable} -m coplug.plugins.cli solve {path} 2>&-",
                           shell=True, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "optimal" in done.stdout
+
+
+def test_scip_refuses_a_memory_limit_of_minus_infinity() -> None:
+    from coplug.plugins import InputError
+
+    m = _two_objectives(0.0)
+    m.value.deactivate()
+    with pytest.raises(InputError, match="limits/memory"):
+        solve(m, solver="scip", **{"limits/memory": float("-inf")})
+
+
+def test_infeasibilities_count_a_variable_the_objective_uses() -> None:
+    from coplug.plugins.feasibility import infeasibilities
+
+    m = pyo.ConcreteModel()
+    m.alt = pyo.Block()
+    m.alt.k = pyo.Var(domain=pyo.Integers, bounds=(0, 1))
+    m.alt.k.set_value(0.5, skip_validation=True)
+    m.alt.deactivate()
+    m.o = pyo.Objective(expr=m.alt.k)
+    assert infeasibilities(m) == {"alt.k": pytest.approx(0.5)}
+
+
+def test_a_check_scip_errs_on_keeps_its_member() -> None:
+    """HiGHS stopped on a check with "Solve error" and SCIP with "error in LP solver": the
+    explanation ended with a SolverError instead of keeping the member."""
+    from coplug.plugins import explain_infeasible
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(5))
+    x = m.x
+    x[0].setub(-2)
+    x[1].domain = pyo.Integers
+    x[1].setlb(-3)
+    x[1].setub(4)
+    x[2].setlb(5)
+    x[3].setlb(0)
+    x[3].setub(1)
+    m.c0 = pyo.Constraint(expr=0.5 * x[3] + 3e9 * x[0] - 3e9 * x[2] == 10000000001.0)
+    m.c1 = pyo.Constraint(expr=1e9 * x[0] - 3e9 * x[3] - 2e9 * x[4] + x[2] + 1e9 * x[1]
+                          == 16000000001.0)
+    m.c2 = pyo.Constraint(expr=-3e9 * x[0] + 1e9 * x[4] - 3 * x[1] == 16000000000.0)
+    m.o = pyo.Objective(expr=sum(x.values()))
+    found = explain_infeasible(m, time_limit=5)
+    assert found.constraints or found.bounds
+
+
+def test_a_file_iis_leaves_out_scips_own_rows(tmp_path) -> None:
+    """With a quadratic objective SCIP's subsystem held its objective row 'qmatrix', which
+    is no row of the file: "names rows HiGHS does not read"."""
+    from coplug.plugins import explain_infeasible_file
+
+    m = _no_integer_point()
+    m.d = pyo.Constraint(expr=m.x[3] + m.x[4] <= 5)
+    m.o.set_value(m.x[3] + m.x[4] ** 2)
+    path = tmp_path / "miqp.mps"
+    m.write(str(path), io_options={"symbolic_solver_labels": True})
+    assert explain_infeasible_file(path).rows == ["c_e_c_"]
