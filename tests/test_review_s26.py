@@ -605,3 +605,16 @@ def test_a_file_iis_leaves_out_scips_own_rows(tmp_path) -> None:
     path = tmp_path / "miqp.mps"
     m.write(str(path), io_options={"symbolic_solver_labels": True})
     assert explain_infeasible_file(path).rows == ["c_e_c_"]
+
+
+def test_explain_infeasible_asks_highs_where_scip_leaves_feasibility_open() -> None:
+    """3e9 x0 + 3000000001 x1 >= 6000000002 over binaries: SCIP's answer, refused by the
+    exact row check, left the status `unknown`, and the explanation gave up even at 60 s;
+    HiGHS decides the model at once."""
+    from coplug.plugins import explain_infeasible
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(2), domain=pyo.Binary)
+    m.c = pyo.Constraint(expr=3e9 * m.x[0] + 3000000001 * m.x[1] >= 6000000002)
+    m.o = pyo.Objective(expr=0)
+    assert [con.name for con in explain_infeasible(m).constraints] == ["c"]
