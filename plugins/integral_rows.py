@@ -116,12 +116,26 @@ def integral_rows(scip: Any, feastol: float) -> list[IntegralRow]:
             continue
         variables = scip.getConsVars(cons)
         integer = [var.vtype() in _INTEGER_TYPES for var in variables]
-        if all(integer) and variables:
-            numerators, denominator = exact_coefficients(coefs)
-            rows.append(IntegralRow(cons.name, variables, numerators, lhs, rhs, denominator))
-        elif any(abs(c) >= threshold for c, whole in zip(coefs, integer, strict=True) if whole):
-            rows.append(IntegralRow(cons.name, variables, list(coefs), lhs, rhs, 1, integer))
+        row = judged_row(cons.name, variables, coefs, integer, lhs, rhs, threshold)
+        if row is not None:
+            rows.append(row)
     return rows
+
+
+def judged_row(name: str, variables: Sequence[Any], coefs: Sequence[float],
+               integer: Sequence[bool], lhs: float | None, rhs: float | None,
+               threshold: float) -> IntegralRow | None:
+    """A row for the exact check where the tolerance cannot judge it (`threshold`, STEP /
+    feastol): all-integer with a side or coefficient that large (its coefficients exact),
+    or mixed with an integer variable's coefficient that large (judged by what rounding its
+    integers moves); None for any other row."""
+    if variables and all(integer) and max(abs(lhs or 0.0), abs(rhs or 0.0),
+                                          *map(abs, coefs)) >= threshold:
+        numerators, denominator = exact_coefficients(coefs)
+        return IntegralRow(name, variables, numerators, lhs, rhs, denominator)
+    if any(abs(c) >= threshold for c, whole in zip(coefs, integer, strict=True) if whole):
+        return IntegralRow(name, variables, list(coefs), lhs, rhs, 1, integer)
+    return None
 
 
 def exact_coefficients(coefs: Sequence[float]) -> tuple[list[int], int]:

@@ -34,7 +34,7 @@ from pyscipopt import SCIP_RESULT, Conshdlr, quicksum
 
 from coplug.plugins.base import UserCallbackPlugin, checked_plugin_name, checked_user_function
 from coplug.plugins.errors import InputError
-from coplug.plugins.integral_rows import STEP, IntegralRow, exact_coefficients
+from coplug.plugins.integral_rows import STEP, IntegralRow, judged_row
 from coplug.plugins.linear_terms import linear_terms
 from coplug.plugins.modeldata import SOLVER_INFINITY
 from coplug.plugins.row_scaling import row_scale
@@ -285,23 +285,13 @@ class LazyConstraints(UserCallbackPlugin):
         if scip.getNSols():
             view = SolutionView.of_scip(scip, scip.getBestSol(), self._var_map)
             found.update((key, row) for row, key in self._separated(view))
-        threshold, rows = STEP / feastol, []
-        for row in found.values():
-            sides = [side for side in (row.lower, row.upper) if abs(side) < _INF]
-            integer = [var.is_integer() for var in row.variables]
-            lower = None if row.lower == -_INF else row.lower
-            upper = None if row.upper == _INF else row.upper
-            name = f"{self.name}: {str(row.expr)[:80]}"
-            variables = [to_scip(v) for v in row.variables]
-            if row.variables and all(integer) and \
-                    max(map(abs, [*sides, *row.coefs])) >= threshold:
-                numerators, denominator = exact_coefficients(row.coefs)
-                rows.append(IntegralRow(name, variables, numerators, lower, upper, denominator))
-            elif any(abs(c) >= threshold for c, whole in zip(row.coefs, integer, strict=True)
-                     if whole):  # a mixed row: judged by what rounding its integers moves
-                rows.append(IntegralRow(name, variables, list(row.coefs), lower, upper, 1,
-                                        integer))
-        return rows
+        judged = (judged_row(f"{self.name}: {str(row.expr)[:80]}",
+                             [to_scip(v) for v in row.variables], row.coefs,
+                             [var.is_integer() for var in row.variables],
+                             None if row.lower == -_INF else row.lower,
+                             None if row.upper == _INF else row.upper, STEP / feastol)
+                  for row in found.values())
+        return [row for row in judged if row is not None]
 
     def _read(self, expr: Any) -> tuple[LinearRow, Any]:
         """`linear_row(expr)` and its `_key`, made once per expression object a solve sees
