@@ -111,8 +111,8 @@ def scip_readable(path: Path, text: bytes) -> Iterator[Path]:
 
 def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
     """InputErrors for what SCIP reads other than as written: names past 255 characters, an
-    objective sense it does not know ('Maximise': it read no objective at all) and an
-    objective constant at the solvers' infinity."""
+    objective sense it does not know ('Maximise': it read no objective at all), an
+    objective constant at the solvers' infinity, and BOUNDS lines it misreads."""
     long_word = _long_name(text, _is_lp(path))
     if long_word is not None:
         raise InputError(f"{path.name} has a name of more than {SCIP_NAME_LIMIT} characters "
@@ -121,12 +121,11 @@ def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
                          "it or solve with solver='highs'")
     _check_sense(path, text, scip.getObjectiveSense() == "maximize", "SCIP")
     _check_offset(path, scip.getObjoffset(original=True), "SCIP")
-    bounds = _header_at(text, b"BOUNDS")
-    if _NEGATIVE_UP.search(text, bounds):
+    bounds = _bounds_section(text)
+    if _NEGATIVE_UP.search(bounds):
         _refuse_crossed_bounds(scip, path)
-        _refuse_lost_upper(scip, path, text)
-    end = _SECTION_HEAD.search(text, bounds + 1)  # QUADOBJ's `UP UP 2` is no bound
-    unnamed = _UNNAMED_BOUND.search(text, bounds, end.start() if end else len(text))
+        _refuse_lost_upper(scip, path, bounds)
+    unnamed = _UNNAMED_BOUND.search(bounds)
     if unnamed is not None and not _is_lp(path):
         raise InputError(f"{path.name}: the BOUNDS line {unnamed.group(0).strip().decode()!r} "
                          "has no bound-set name: SCIP's reader reads its first word as that "
@@ -134,11 +133,19 @@ def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
                          "solve with solver='highs'")
 
 
-def _refuse_lost_upper(scip: Any, path: Path, text: bytes) -> None:
+def _bounds_section(text: bytes) -> bytes:
+    """The BOUNDS section of an MPS file's text (from its header line to the next section:
+    QUADOBJ's `UP UP 2`, of a column named UP, is no bound line), empty where none."""
+    start = _header_at(text, b"BOUNDS")
+    end = _SECTION_HEAD.search(text, start + 1)
+    return text[start:end.start() if end else len(text)]
+
+
+def _refuse_lost_upper(scip: Any, path: Path, bounds: bytes) -> None:
     """An InputError where SCIP read a column given a negative UP (or UI) bound with another
     upper bound than the file's lines give it in order: SCIP dropped `UP -3` of an integer
     column that `LO -5` follows, read [-5, inf], and called `max i` unbounded."""
-    uppers = _negative_up_columns(text)
+    uppers = _negative_up_columns(bounds)
     for var in scip.getVars():
         expected = uppers.get(var.name.encode())
         if expected is not None and var.getUbOriginal() != expected:
@@ -148,14 +155,12 @@ def _refuse_lost_upper(scip: Any, path: Path, text: bytes) -> None:
                              "column that a LO bound follows): solve with solver='highs'")
 
 
-def _negative_up_columns(text: bytes) -> dict[str, float]:
-    """The upper bound the BOUNDS lines give, in order, to each column with a negative UP or
-    UI bound (each line `TYPE BOUND_NAME COLUMN [VALUE]`)."""
-    start = _header_at(text, b"BOUNDS")
-    end = _SECTION_HEAD.search(text, start + 1)
+def _negative_up_columns(bounds: bytes) -> dict[bytes, float]:
+    """The upper bound the BOUNDS lines (`bounds`, the section) give, in order, to each
+    column with a negative UP or UI bound (each line `TYPE BOUND_NAME COLUMN [VALUE]`)."""
     uppers: dict[bytes, float] = {}
     negative: set[bytes] = set()
-    for line in text[start:end.start() if end else len(text)].splitlines()[1:]:
+    for line in bounds.splitlines()[1:]:
         words = line.split()
         if len(words) < 3 or words[0] not in _UPPER_OF:
             continue
