@@ -40,7 +40,7 @@ def infeasibilities(model: pyo.Block, tol: float = 1e-6) -> dict[str, float]:
         variables.update(identify_variables(con.body, include_fixed=False))
     for obj in model.component_data_objects(pyo.Objective, active=True, descend_into=True):
         variables.update(identify_variables(obj.expr, include_fixed=False))
-    for var in variables:  # a deactivated block's own variables only where a row uses them
+    for var in variables:  # a deactivated block's own only where a row or objective uses them
         if var.value is None:
             continue
         amount = _bound_miss(var, tol)
