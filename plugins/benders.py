@@ -368,10 +368,12 @@ def _check_subproblem(k: int, sub: Any) -> None:
     links = list(sub.links)
     if not links:
         raise InputError(f"subproblem {k} has no links to the master")
-    for master, copy in links:
-        if not (isinstance(master, VarData) and isinstance(copy, VarData)):
+    for link in links:
+        if not (isinstance(link, (tuple, list)) and len(link) == 2
+                and all(isinstance(var, VarData) for var in link)):
             raise InputError(f"subproblem {k}: links must be (master variable, copy) pairs of "
-                             f"single variables, got ({master!r}, {copy!r})")
+                             f"single variables, got {_named(link)}")
+        master, copy = link
         if not declared_in(copy, sub.model):
             raise InputError(f"subproblem {k}: the copy {copy.name!r} is not a variable of its "
                              "model")
@@ -388,6 +390,13 @@ def _check_subproblem(k: int, sub: Any) -> None:
             raise InputError(f"subproblem {k}: give the estimate {sub.estimate.name!r} a lower "
                              "bound (a bound on the subproblem's optimum, 0 for nonnegative "
                              "costs); without one SCIP calls the master unbounded")
+
+
+def _named(link: Any) -> str:
+    """A link as an error names it: its variables by name (a Var's repr is its address)."""
+    if isinstance(link, (tuple, list)):
+        return "(" + ", ".join(_named(part) for part in link) + ")"
+    return repr(link.name) if isinstance(link, VarData) else repr(link)
 
 
 def _lp_solver(solver: Any) -> str:

@@ -26,6 +26,7 @@ from pyomo.common.collections import ComponentSet
 from pyomo.common.modeling import unique_component_name
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
+from pyomo.util.vars_from_expressions import get_vars_from_components
 from tqdm import tqdm
 
 from coplug.plugins.duals import ADDED_ROWS, dual_request, load_duals
@@ -50,11 +51,22 @@ _OPEN = (Status.UNBOUNDED, Status.INFEASIBLE_OR_UNBOUNDED)
 
 
 class LoadedValues:
-    """A solution view over the values loaded into the Pyomo variables."""
+    """A solution view over the values loaded into the Pyomo variables of a solved `block`:
+    those its active rows and objectives use, and fixed ones, which read as their values.
+    Any other variable is named, as SCIP's view names it: a lazy row over a variable the
+    solve never saw was judged at whatever value it held (-100, outside its bounds) and
+    never added, and HiGHS's rounds came back "optimal" at a point that breaks it."""
+
+    def __init__(self, block: pyo.Block) -> None:
+        self._solved = ComponentSet(get_vars_from_components(
+            block, (pyo.Constraint, pyo.Objective), active=True, include_fixed=False,
+            descend_into=True))
 
     def __getitem__(self, var: VarData) -> float:
         if not isinstance(var, VarData):
             raise InputError(f"a solution is read one variable at a time (m.x[i]), got {var!r}")
+        if var not in self._solved and not var.fixed:
+            raise InputError(f"variable {var.name!r} is not in the solved model")
         if var.value is None:
             raise InputError(f"variable {var.name!r} has no value: is it in the solved model?")
         return float(var.value)
@@ -89,6 +101,7 @@ def solve_in_rounds(model: pyo.Block, lazies: Sequence[LazyConstraints],
     for lazy in lazies:
         lazy.reset()
     before = values_a_solve_may_set(model)  # put back when no round ends with a solution
+    solved = LoadedValues(model)  # the variables of the model as given (the rows use them)
     rows = pyo.ConstraintList()
     model.add_component(unique_component_name(model, "_coplug_lazy_rows"), rows)
     started, rounds, seconds, nodes = time.perf_counter(), 0, 0.0, 0
@@ -109,7 +122,7 @@ def solve_in_rounds(model: pyo.Block, lazies: Sequence[LazyConstraints],
                     if boxed:
                         continue
                 violated = [(lazy, row) for lazy in lazies
-                            for row in lazy.violated_at(LoadedValues(), feasible_le)
+                            for row in lazy.violated_at(solved, feasible_le)
                             ] if result.has_solution else []
                 if boxed and not violated and rounds < MAX_ROUNDS and (
                         result.status is Status.INFEASIBLE

@@ -31,11 +31,11 @@ class OnSolution(UserCallbackPlugin):
 
     ``solution`` is a `SolutionView` (``solution[m.x[i]]``), valid during the call only;
     ``objective`` is the solution's objective value in the model's own sense. Returning
-    True stops the solve (status ``interrupted``, with that solution loaded; HiGHS stops at
-    its next interrupt check and loads its best point by then, which may be better, or
-    ``optimal`` where it had proven that first); anything else goes on, and no solution is
-    handed on after a stop. An exception raised by `callback` stops the solve and comes
-    out of `solve()`.
+    True stops the solve (status ``interrupted``, with that solution loaded; either solver
+    stops at its next interrupt check and loads its best point by then, which may be
+    better, and HiGHS ends ``optimal`` where it had proven that first); anything else goes
+    on, and no solution is handed on after a stop. An exception raised by `callback` stops
+    the solve and comes out of `solve()`.
     A solution that SCIP's tolerance lets miss an all-integer row with large coefficients
     (which `solve` would discard by solving again at a tighter tolerance) is not passed on
     (counted as `skipped`): stopping at it left that infeasible point as the answer.
@@ -52,6 +52,7 @@ class OnSolution(UserCallbackPlugin):
         self._objective: Any = None  # a nonlinear objective's expression (see attach)
         self._last: float | None = None  # the objective of the last solution handed on
         self._maximize = False
+        self._block: Any = None  # the solved block, whose loaded values `finish` hands on
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
         """Include the event handler that catches SCIP's new best solutions."""
@@ -59,6 +60,7 @@ class OnSolution(UserCallbackPlugin):
         self._var_map = var_map
         self._stats = {"calls": 0, "skipped": 0, "stopped": False, "seconds": 0.0}
         self._last, self._maximize = None, maximizes(var_map.block)
+        self._block = var_map.block
         self._rows = misjudged_rows(scip_model)
         self._objective = objective_to_evaluate(var_map)
         try:
@@ -81,6 +83,7 @@ class OnSolution(UserCallbackPlugin):
         self._failure, self._stats = None, {"calls": 0, "skipped": 0, "stopped": False,
                                              "seconds": 0.0}
         self._last, self._maximize = None, maximizes(block)
+        self._block = block
         self._halt, self._clear = False, False
 
         def halt() -> None:
@@ -130,6 +133,8 @@ class OnSolution(UserCallbackPlugin):
 
     def new_best(self) -> None:
         """SCIP found a new best solution: hand it to `callback`, stop if it says so."""
+        if self._stats["stopped"]:  # SCIP finds more before its interrupt check: no more
+            return
         scip = self._scip
         sol = scip.getBestSol()
         if self._rows and violations(self._rows, lambda var: scip.getSolVal(sol, var)):
@@ -149,7 +154,7 @@ class OnSolution(UserCallbackPlugin):
         final = float(result.objective)
         if self._last is not None and not self._beats(final, self._last):
             return
-        self._call(LoadedValues(), final, lambda: None)
+        self._call(LoadedValues(self._block), final, lambda: None)
 
     def _beats(self, objective: float, than: float) -> bool:
         """Whether `objective` is better than `than` beyond round-off."""

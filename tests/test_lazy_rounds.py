@@ -66,6 +66,7 @@ def test_benders_with_a_highs_master_is_the_classic_loop():
 def test_a_stopped_round_whose_point_violates_a_lazy_row_reports_no_solution():
     m = pyo.ConcreteModel()
     m.x = pyo.Var(bounds=(0, 10))
+    m.obj = pyo.Objective(expr=m.x, sense=pyo.maximize)
     m.x.value = 8.0  # what a round stopped by its time limit left loaded
     lazy = LazyConstraints(lambda _s: [m.x <= 5])
 

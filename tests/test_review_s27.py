@@ -1,0 +1,113 @@
+"""Session 27's probes: callbacks reading variables the solve never saw, a stop asked by
+`OnSolution` under SCIP, and malformed Benders links."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+
+from coplug.plugins import InputError, solve
+from coplug.plugins.benders import BendersCuts, Subproblem
+from coplug.plugins.lazy import LazyConstraints
+from coplug.plugins.on_solution import OnSolution
+
+
+def _lazy_model() -> pyo.ConcreteModel:
+    """max x, x integer in [0, 5], and z in [0, 1] used by no row: it holds -100."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Integers, bounds=(0, 5))
+    m.z = pyo.Var(bounds=(0, 1))
+    m.o = pyo.Objective(expr=m.x, sense=pyo.maximize)
+    m.z.value = -100
+    return m
+
+
+@pytest.mark.parametrize("solver", ["highs", "scip"])
+@pytest.mark.parametrize("where", ["unused", "other model"])
+def test_lazy_row_over_an_unsolved_variable_is_named(solver: str, where: str) -> None:
+    """A lazy row over a variable the solve never saw is an InputError for both solvers
+    (HiGHS's rounds judged it at the stale -100 and called x = 5 optimal for x + 3z <= 1)."""
+    m = _lazy_model()
+    other = pyo.ConcreteModel()
+    other.w = pyo.Var(initialize=-100)
+    var = m.z if where == "unused" else other.w
+    lazy = LazyConstraints(lambda solution: [m.x + 3 * var <= 1])
+    with pytest.raises(InputError, match="not in the solved model"):
+        solve(m, solver=solver, plugins=[lazy])
+
+
+@pytest.mark.parametrize("solver", ["highs", "scip"])
+def test_lazy_row_over_a_fixed_variable_reads_its_value(solver: str) -> None:
+    """A fixed variable is no column, yet a lazy row reads it as its value."""
+    m = _lazy_model()
+    m.z.fix(1)
+    result = solve(m, solver=solver, plugins=[LazyConstraints(lambda s: [m.x + 3 * m.z <= 4])])
+    assert result.objective == pytest.approx(1.0) and m.x.value == pytest.approx(1.0)
+
+
+def _mixed_model(seed: int) -> pyo.ConcreteModel:
+    """A small random mixed-integer model on which SCIP finds several best solutions in one
+    heuristic round (seed 76: two before its interrupt check)."""
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(6, 14)), int(rng.integers(2, 5))
+    types = rng.integers(0, 3, n)
+    lower = np.where(types == 0, 0, rng.integers(-3, 1, n))
+    upper = np.where(types == 0, 1, rng.integers(1, 6, n))
+    domain = {0: pyo.Binary, 1: pyo.Integers, 2: pyo.Reals}
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(n), domain=lambda m, i: domain[int(types[i])],
+                  bounds=lambda m, i: (int(lower[i]), int(upper[i])))
+    m.f = pyo.Var(bounds=(0, 10))
+    m.f.fix(3)
+    a, b = rng.integers(-5, 9, (k, n)), rng.integers(5, 20, k)
+    m.c = pyo.Constraint(range(k), rule=lambda m, j: sum(
+        int(a[j, i]) * m.x[i] for i in range(n)) + m.f <= int(b[j]))
+    c, constant = rng.integers(-9, 10, n), float(rng.integers(-50, 50))
+    sense = pyo.maximize if rng.integers(0, 2) else pyo.minimize
+    m.o = pyo.Objective(expr=sum(int(c[i]) * m.x[i] for i in range(n)) + 2 * m.f + constant,
+                        sense=sense)
+    return m
+
+
+@pytest.mark.parametrize("seed", [76, 3, 11])
+def test_scip_hands_on_nothing_after_a_stop(seed: int) -> None:
+    """Returning True at the first solution: one call, status interrupted, and the point
+    loaded is that one or a better one SCIP found before its interrupt check (it handed
+    that one on too)."""
+    m = _mixed_model(seed)
+    handed: list[float] = []
+
+    def first(solution, objective: float) -> bool:
+        handed.append(objective)
+        return True
+
+    result = solve(m, solver="scip", plugins=[OnSolution(first)])
+    assert len(handed) == 1
+    assert result.status.value in ("interrupted", "optimal")
+    better = result.objective >= handed[0] if m.o.sense == pyo.maximize \
+        else result.objective <= handed[0]
+    assert better and result.objective == pytest.approx(pyo.value(m.o))
+
+
+def _benders_parts() -> tuple[pyo.ConcreteModel, pyo.ConcreteModel]:
+    master = pyo.ConcreteModel()
+    master.y = pyo.Var(domain=pyo.Binary)
+    master.t = pyo.Var(bounds=(0, None))
+    sub = pyo.ConcreteModel()
+    sub.x = pyo.Var(bounds=(0, 10))
+    sub.yc = pyo.Var()
+    sub.c = pyo.Constraint(expr=sub.x + 5 * sub.yc >= 4)
+    sub.o = pyo.Objective(expr=sub.x)
+    return master, sub
+
+
+@pytest.mark.parametrize("shape", ["lone", "triple", "flat"])
+def test_benders_links_that_are_not_pairs_are_named(shape: str) -> None:
+    """Links that are not (master, copy) pairs name the link, by its variables' names (a
+    bare tuple unpacking raised "not enough values to unpack")."""
+    master, sub = _benders_parts()
+    links = {"lone": [master.y], "triple": [(master.y, sub.yc, 1.0)],
+             "flat": [master.y, sub.yc]}[shape]
+    with pytest.raises(InputError, match=r"links must be \(master variable, copy\) pairs.*'y'"):
+        BendersCuts([Subproblem(sub, links, master.t)])
