@@ -7,7 +7,7 @@ import numpy as np
 import pyomo.environ as pyo
 import pytest
 
-from coplug.plugins import InputError, solve
+from coplug.plugins import InputError, pareto_front, solve
 from coplug.plugins.benders import BendersCuts, Subproblem
 from coplug.plugins.lazy import LazyConstraints
 from coplug.plugins.on_solution import OnSolution
@@ -111,3 +111,20 @@ def test_benders_links_that_are_not_pairs_are_named(shape: str) -> None:
              "flat": [master.y, sub.yc]}[shape]
     with pytest.raises(InputError, match=r"links must be \(master variable, copy\) pairs.*'y'"):
         BendersCuts([Subproblem(sub, links, master.t)])
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+@pytest.mark.parametrize("scale", [1e7, 1e9])
+def test_front_keeps_a_point_close_in_a_large_first_objective(solver: str, scale: float) -> None:
+    """Two binaries, one of them on: (scale, 5) and (scale + 3.5, 1) are both on the front.
+    A room of 1e-6 of the value (10 at 1e7) took the second point as no worse than the
+    first and dropped the first, front complete."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(2), domain=pyo.Binary)
+    m.one = pyo.Constraint(expr=m.x[0] + m.x[1] == 1)
+    m.f1 = pyo.Objective(expr=scale * m.x[0] + (scale + 3.5) * m.x[1])
+    m.f2 = pyo.Objective(expr=5 * m.x[0] + m.x[1])
+    m.f2.deactivate()
+    front = pareto_front(m, m.f1, m.f2, solver=solver)
+    assert front.complete
+    assert [p.values for p in front.points] == [(scale, 5.0), (scale + 3.5, 1.0)]
