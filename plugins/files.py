@@ -329,7 +329,8 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
         status = Status.FEASIBLE
     bound = _highs_bound(info, status, highs)
     if status is Status.OPTIMAL and beyond_default_gap(
-            info.objective_function_value, bound, int(info.mip_node_count)):
+            info.objective_function_value, bound, int(info.mip_node_count),
+            highs.getObjectiveOffset()[1]):
         status = Status.FEASIBLE
     result = Result(
         status=status,

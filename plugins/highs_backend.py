@@ -69,6 +69,7 @@ T = TypeVar("T")
 # gap the caller set.
 DEFAULT_REL_GAP = 1e-4
 DEFAULT_ABS_GAP = 1e-6
+GAP_ROUNDING = 1e-14  # of the largest value a gap is computed from (see beyond_default_gap)
 # HiGHS's defaults for the limits that end a MIP with its "solution limit" status.
 _DEFAULT_LIMITS = {"mip_max_nodes": 2**31 - 1, "mip_max_leaves": 2**31 - 1,
                    "mip_max_improving_sols": 2**31 - 1}
@@ -507,7 +508,8 @@ def run_highs(opt: Any, model: pyo.Block, *, plugins: list[Any], time_limit: flo
     info = highs.getInfo()
     bound = _bound(results.objective_bound, status, model)
     if status is Status.OPTIMAL and has_solution and beyond_default_gap(
-            results.incumbent_objective, bound, int(getattr(info, "mip_node_count", -1))):
+            results.incumbent_objective, bound, int(getattr(info, "mip_node_count", -1)),
+            highs.getObjectiveOffset()[1]):
         status = Status.FEASIBLE
     result = Result(
         extra={} if mip_start is None else {"warmstart": mip_start},
@@ -931,13 +933,18 @@ def _bound(bound: float | None, status: Status, model: pyo.Block) -> float | Non
     return bound
 
 
-def beyond_default_gap(objective: float | None, bound: float | None, nodes: int) -> bool:
+def beyond_default_gap(objective: float | None, bound: float | None, nodes: int,
+                       offset: float = 0.0) -> bool:
     """Whether a MIP (nodes >= 0; HiGHS reports -1 for an LP) stopped "optimal" with a gap
-    HiGHS's defaults would not have accepted."""
+    HiGHS's defaults would not have accepted, beyond the float rounding of values as large
+    as the objective's `offset` (HiGHS proved 0 with an offset of 8 at a bound of
+    -1.000000001e-6, and an exact 1e-6 took a proven optimum for a feasible point)."""
     if nodes < 0 or objective is None or bound is None:
         return False
     gap = abs(float(objective) - float(bound))
-    return gap > DEFAULT_ABS_GAP and gap > DEFAULT_REL_GAP * abs(float(objective)) * (1 + 1e-9)
+    rounding = GAP_ROUNDING * max(1.0, abs(float(objective)), abs(float(bound)), abs(offset))
+    return gap > DEFAULT_ABS_GAP + rounding and \
+        gap > DEFAULT_REL_GAP * abs(float(objective)) * (1 + 1e-9) + rounding
 
 
 def _load_snapped(opt: Any) -> None:

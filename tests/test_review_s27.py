@@ -128,3 +128,37 @@ def test_front_keeps_a_point_close_in_a_large_first_objective(solver: str, scale
     front = pareto_front(m, m.f1, m.f2, solver=solver)
     assert front.complete
     assert [p.values for p in front.points] == [(scale, 5.0), (scale + 3.5, 1.0)]
+
+
+def _gap_model() -> pyo.ConcreteModel:
+    """A small MIP with an objective constant of 8 that HiGHS proves optimal at 0 with a
+    bound of -1.000000001e-6: its gap of 1e-6 as computed with the offset."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(4), domain=pyo.Binary)
+    m.y = pyo.Var(bounds=(0, 3))
+    m.z = pyo.Var(domain=pyo.NonNegativeIntegers, bounds=(0, 3))
+    m.c = pyo.Constraint(expr=5 * m.x[0] - 5 * m.x[1] - 3 * m.x[3] + 4 * m.y - 5 * m.z >= -8)
+    m.o = pyo.Objective(expr=2 * m.x[1] - m.x[2] + 4 * m.x[3] + 4 * m.y - 3 * m.z + 8)
+    return m
+
+
+def test_highs_optimum_at_the_default_gap_plus_rounding_stays_optimal() -> None:
+    """HiGHS's "optimal" at a gap of 1e-6 plus float rounding is no "feasible" (which made
+    lexicographic and pareto_front with HiGHS end with no point)."""
+    m = _gap_model()
+    result = solve(m, solver="highs")
+    assert result.status.value == "optimal" and result.objective == pytest.approx(0.0)
+    m.o2 = pyo.Objective(expr=m.x[2] + m.z)
+    m.o2.deactivate()
+    fronts = [[p.values for p in pareto_front(m, m.o, m.o2, solver=s, step=1).points]
+              for s in ("highs", "scip")]
+    assert fronts[0] == fronts[1] and len(fronts[0]) == 5
+
+
+def test_a_gap_beyond_rounding_is_still_feasible() -> None:
+    from coplug.plugins.highs_backend import beyond_default_gap
+    assert not beyond_default_gap(0.0, -1.000000001e-6, 5, offset=8.0)
+    assert beyond_default_gap(0.0, -1.01e-6, 5, offset=8.0)
+    assert not beyond_default_gap(0.0, -1.01e-6, 5, offset=1e8)  # rounding of 1e8: 1e-8
+    assert beyond_default_gap(1e6, 1e6 - 101.0, 5)
+    assert not beyond_default_gap(1e6, 1e6 - 99.0, 5)
