@@ -261,6 +261,22 @@ def _constant_result(model: pyo.Block, solver: str) -> Result:
                   has_solution=True)
 
 
+def _finish_unsolved(plugins: list[Any], model: pyo.Block, result: Result) -> None:
+    """Tell `plugins` the outcome of a model HiGHS never sees (`_constant_result`), each
+    attached to an empty HiGHS first: a SolutionPool stayed empty where SCIP's held the one
+    point, and an OnSolution was never called."""
+    if not plugins:
+        return
+    import highspy
+
+    with capture_output(capture_fd=True):  # HiGHS prints its banner on first construction
+        empty = highspy.Highs()
+        empty.setOptionValue("output_flag", False)
+    for plugin in plugins:
+        plugin.attach_highs(empty, {}, model, None)
+    finish_plugins(plugins, result)
+
+
 def highs_options(params: Mapping[str, Any]) -> dict[str, Any]:
     """The caller's HiGHS options, checked up front (Pyomo's interface ignores the status
     HiGHS returns, so a typo would otherwise change nothing without a word) and given the
@@ -351,6 +367,7 @@ def solve_highs(
     duals = dual_request(model, quadratic_ok=True)  # HiGHS gives a convex QP its duals
     if not has_free_variables(model):
         result = _constant_result(model, "highs")
+        _finish_unsolved(plugins, model, result)
         if warmstart:  # nothing to decide: the solver never sees a start
             result.extra["warmstart"] = {"values": 0, "variables": 0, "accepted": False}
         if duals is not None:  # no row has a variable left: every dual is 0

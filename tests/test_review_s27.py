@@ -162,3 +162,23 @@ def test_a_gap_beyond_rounding_is_still_feasible() -> None:
     assert not beyond_default_gap(0.0, -1.01e-6, 5, offset=1e8)  # rounding of 1e8: 1e-8
     assert beyond_default_gap(1e6, 1e6 - 101.0, 5)
     assert not beyond_default_gap(1e6, 1e6 - 99.0, 5)
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_plugins_see_the_one_point_of_an_all_fixed_model(solver: str) -> None:
+    """Every variable fixed: HiGHS never runs, yet the pool holds the point and OnSolution
+    is handed it, as with SCIP (the pool stayed empty and the callback uncalled)."""
+    from coplug.plugins import SolutionPool
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), domain=pyo.Binary)
+    for i in range(3):
+        m.x[i].fix(i % 2)
+    m.c = pyo.Constraint(expr=sum(m.x.values()) <= 2)
+    m.o = pyo.Objective(expr=sum((i + 1) * m.x[i] for i in range(3)))
+    pool, calls = SolutionPool(5), []
+    on = OnSolution(lambda solution, objective: calls.append((objective, solution[m.x[1]])))
+    result = solve(m, solver=solver, plugins=[pool, on])
+    assert result.objective == pytest.approx(2.0)
+    assert [s.objective for s in pool.solutions] == [pytest.approx(2.0)]
+    assert calls == [(pytest.approx(2.0), 1.0)]
