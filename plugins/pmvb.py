@@ -524,19 +524,23 @@ def _tuned_or_default(
         from coplug.learned.pmvb_predictors import checkpoint_metadata
 
         meta = checkpoint_metadata(predictor)
-        check_metadata(meta, Path(predictor).with_suffix(".json"))
+        check_metadata(meta, Path(predictor).with_suffix(".json"), threshold, confidence)
     return tuned_t_q(meta, threshold, confidence)
 
 
-def check_metadata(meta: Any, where: Path) -> None:
-    """A checkpoint's JSON must be an object whose tuned t and q, where present, are numbers
-    in range; the error names the file, since the user never typed these values."""
+def check_metadata(meta: Any, where: Path, threshold: float | None = None,
+                   confidence: float | None = None) -> None:
+    """A checkpoint's JSON must be an object whose tuned t and q, where present and not
+    given by the caller (`threshold`, `confidence`), are numbers in range; the error names
+    the file, since the user never typed these values (a t the caller overrode was refused
+    as the file's)."""
     if not isinstance(meta, Mapping):
         raise InputError(f"PMVB checkpoint metadata {where} must be a JSON object, got "
                          f"{type(meta).__name__}")
     try:
-        check_pmvb_params(meta.get("threshold", DEFAULT_T_Q[0]),
-                          meta.get("confidence", DEFAULT_T_Q[1]))
+        check_pmvb_params(
+            meta.get("threshold", DEFAULT_T_Q[0]) if threshold is None else DEFAULT_T_Q[0],
+            meta.get("confidence", DEFAULT_T_Q[1]) if confidence is None else DEFAULT_T_Q[1])
     except InputError as exc:
         raise InputError(f"PMVB checkpoint metadata {where}: {exc}") from None
 

@@ -13,7 +13,8 @@ from coplug.plugins.results import Result
 LEARNED_KINDS = ("logreg", "gbt", "mlp")
 
 
-def resolve_predictor(predictor: str, family: str | None) -> tuple[Any, dict[str, Any]]:
+def resolve_predictor(predictor: str, family: str | None, threshold: float | None = None,
+                      confidence: float | None = None) -> tuple[Any, dict[str, Any]]:
     """'lp', a learned kind (the family's shipped checkpoint) or a checkpoint path, with its
     training metadata ({} for lp), checked as the Python API checks it; a one-line warning
     on stderr when that metadata names another family than `family`."""
@@ -41,7 +42,7 @@ def resolve_predictor(predictor: str, family: str | None) -> tuple[Any, dict[str
     from coplug.plugins.pmvb import check_metadata, checked_predictor
 
     meta = checkpoint_metadata(path)
-    check_metadata(meta, path.with_suffix(".json"))
+    check_metadata(meta, path.with_suffix(".json"), threshold, confidence)
     mismatch = family_mismatch(meta, family, path)
     if mismatch:
         print(f"coplug pmvb: warning: {mismatch}", file=sys.stderr)
@@ -113,7 +114,8 @@ def _cmd_pmvb(args: argparse.Namespace) -> int:
     size = TRAIN_SIZES[args.family] if args.size is None else args.size
     if isinstance(size, int) and size >= 1:  # the family names any other size itself
         registry.check_size(args.family, size)  # memory, before generating anything
-    predictor, meta = resolve_predictor(args.predictor, args.family)
+    predictor, meta = resolve_predictor(args.predictor, args.family, args.threshold,
+                                        args.confidence)
     t, q = tuned_t_q(meta, args.threshold, args.confidence)
     compare(lambda: build_family(args.family, size, args.seed), predictor, t, q, args.mode,
             args.time_limit, label=f"{args.family} size={size} seed={args.seed}",

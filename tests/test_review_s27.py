@@ -182,3 +182,33 @@ def test_plugins_see_the_one_point_of_an_all_fixed_model(solver: str) -> None:
     assert result.objective == pytest.approx(2.0)
     assert [s.objective for s in pool.solutions] == [pytest.approx(2.0)]
     assert calls == [(pytest.approx(2.0), 1.0)]
+
+
+@pytest.mark.parametrize("given", ["threshold", "confidence"])
+def test_a_checkpoints_tuned_value_the_caller_overrides_is_not_checked(tmp_path, given: str
+                                                                       ) -> None:
+    """A checkpoint whose JSON holds a t (or q) out of range: the caller's own value stands
+    in for it and the other one is read from the file; given neither, the file is named."""
+    import json
+    import shutil
+
+    from coplug.learned.pmvb_predictors import shipped_checkpoint
+    from coplug.plugins.pmvb import PMVBBranching
+    from coplug.plugins.pmvb_cli import resolve_predictor
+
+    source = shipped_checkpoint("mknapsack", "logreg")
+    path = tmp_path / source.name
+    shutil.copy(source, path)
+    meta = json.loads(source.with_suffix(".json").read_text())
+    meta.update(threshold=0.3 if given == "threshold" else 0.92,
+                confidence=1.5 if given == "confidence" else 0.8)
+    path.with_suffix(".json").write_text(json.dumps(meta))
+    own = {"threshold": 0.9} if given == "threshold" else {"confidence": 0.95}
+    rule = PMVBBranching(path, **own)
+    assert (rule.threshold, rule.confidence) == ((0.9, 0.8) if given == "threshold"
+                                                 else (0.92, 0.95))
+    assert resolve_predictor(str(path), "mknapsack", **own)[0] is not None
+    with pytest.raises(InputError, match=r"metadata .*\.json"):
+        PMVBBranching(path)
+    with pytest.raises(InputError, match=r"metadata .*\.json"):
+        resolve_predictor(str(path), "mknapsack")
