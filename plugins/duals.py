@@ -261,12 +261,15 @@ def _certified_reduced_costs(request: DualRequest) -> list[tuple[Any, float]] | 
     lp = request.lp
     form = min_form(lp)
     x = _values(form.variables)
-    gradient = form.costs.copy()
+    gradient, size = form.costs.copy(), np.abs(form.costs)
     for a, b, coef in lp.quadratic:  # the gradient of coef * a * b at the loaded point
-        gradient[form.index[id(a)]] += form.sign * coef * x[form.index[id(b)]]
-        gradient[form.index[id(b)]] += form.sign * coef * x[form.index[id(a)]]
+        for one, other in ((a, b), (b, a)):
+            term = form.sign * coef * x[form.index[id(other)]]
+            gradient[form.index[id(one)]] += term
+            size[form.index[id(one)]] += abs(term)
     found = certify(gradient, x, form.matrix, form.lower, form.upper, form.col_lower,
-                    form.col_upper, form.sign * np.asarray(request.row_duals, dtype=float))
+                    form.col_upper, form.sign * np.asarray(request.row_duals, dtype=float),
+                    gradient_size=size)
     if not found.holds:
         kind, k = found.worst
         where = (f"constraint {lp.rows[k][0].name!r}" if kind == "row"

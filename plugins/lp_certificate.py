@@ -59,17 +59,22 @@ def transposes(matrix: sp.csr_matrix) -> tuple[sp.csr_matrix, sp.csr_matrix]:
 def certify(gradient: np.ndarray, x: np.ndarray, matrix: sp.csr_matrix,
             row_lower: np.ndarray, row_upper: np.ndarray, col_lower: np.ndarray,
             col_upper: np.ndarray, duals: np.ndarray,
-            transposed: tuple[sp.csr_matrix, sp.csr_matrix] | None = None) -> Certificate:
+            transposed: tuple[sp.csr_matrix, sp.csr_matrix] | None = None,
+            gradient_size: np.ndarray | None = None) -> Certificate:
     """The certificate of `x` with row `duals` (minimization form: a dual > 0 prices the
     lower side, < 0 the upper; infinite sides and bounds are +-inf). `transposed` is
-    `transposes(matrix)` when the caller keeps it."""
+    `transposes(matrix)` when the caller keeps it; `gradient_size` the size of the terms
+    that sum to each gradient entry (|c| + |H||x| for a QP; |gradient| by default): a free
+    column's gradient of 1.3e-6 left from terms near 25 is a zero at the solver's
+    tolerance, and read as a price on an infinite bound it made a QP's gap infinite."""
     y = np.where(np.isfinite(duals), duals, np.nan)
     y = np.where(((y > 0) & np.isneginf(row_lower)) | ((y < 0) & np.isposinf(row_upper)), 0.0, y)
     activity = matrix @ x
     matrix_t, abs_t = transposed if transposed is not None else (matrix.T, abs(matrix).T)
     raw = gradient - matrix_t @ y
     terms = abs_t @ np.abs(y)
-    small = np.abs(raw) <= ZERO_TOL * np.maximum(1.0, np.abs(gradient) + terms)
+    size = np.abs(gradient) if gradient_size is None else gradient_size
+    small = np.abs(raw) <= ZERO_TOL * np.maximum(1.0, size + terms)
     on_side = _distance(x, raw, col_lower, col_upper) <= ON_SIDE * np.maximum(1.0, np.abs(x))
     reduced = np.where(small & ~on_side, 0.0, raw)
     row_terms = np.abs(y) * _distance(activity, y, row_lower, row_upper)

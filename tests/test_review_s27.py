@@ -212,3 +212,39 @@ def test_a_checkpoints_tuned_value_the_caller_overrides_is_not_checked(tmp_path,
         PMVBBranching(path)
     with pytest.raises(InputError, match=r"metadata .*\.json"):
         resolve_predictor(str(path), "mknapsack")
+
+
+def _qp_with_free_column() -> pyo.ConcreteModel:
+    """A convex QP whose free x0's gradient, 2 + (x0 + x2 - x3 - 2 x4), sums terms near 25
+    to about 1e-6 at HiGHS's optimum (no row binds x0)."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(5))
+    m.x[1].setlb(2)
+    m.x[1].setub(2)
+    m.x[3].setlb(-5)
+    m.x[3].setub(2)
+    m.x[4].setlb(0)
+    m.x[4].setub(7)
+    x = m.x
+    m.c1 = pyo.Constraint(expr=3 * x[1] + 3 * x[2] + 3 * x[3] + 5 * x[4] == 8)
+    m.c2 = pyo.Constraint(expr=2 * x[0] + 2 <= 13)
+    m.c3 = pyo.Constraint(expr=sum(x.values()) <= 20)
+    m.c4 = pyo.Constraint(expr=sum(x.values()) >= -20)
+    m.o = pyo.Objective(expr=2 * x[0] - 3 * x[1] - 2 * x[2] - x[3] + 2 * x[4]
+                        + 0.5 * (x[0] + x[2] - x[3] - 2 * x[4]) ** 2)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    return m
+
+
+def test_a_qp_optimum_whose_free_gradient_cancels_stays_optimal() -> None:
+    """The certificate counts a gradient entry as zero relative to the terms summing to it
+    (|c| + |H||x|), not to its own size: HiGHS's optimum came back feasible, its duals
+    refused with a gap of inf."""
+    m = _qp_with_free_column()
+    result = solve(m, solver="highs")
+    plain = _qp_with_free_column()
+    plain.del_component(plain.dual)  # SCIP gives no duals of a QP
+    reference = solve(plain, solver="scip")
+    assert result.status.value == "optimal" and result.extra["duals"]["loaded"]
+    assert result.objective == pytest.approx(reference.objective, abs=1e-5)
+    assert m.dual[m.c1] == pytest.approx(-4.0 / 3.0, abs=1e-4)  # d(objective)/d(side of c1)
