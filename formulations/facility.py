@@ -15,7 +15,13 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
-from coplug.formulations.checks import check_count, check_positive, check_seed, numeric_array
+from coplug.formulations.checks import (
+    check_count,
+    check_memory,
+    check_positive,
+    check_seed,
+    numeric_array,
+)
 from coplug.plugins.errors import InputError
 
 
@@ -73,6 +79,9 @@ def random_facility_instance(facilities: int, customers: int, scenarios: int, se
         check_count(value, name, 1)
     if penalty is not None:
         check_positive(penalty, "penalty")
+    check_memory(16.0 * customers * (facilities + scenarios),  # int64 drawn, then float
+                 f"random_facility_instance({facilities}, {customers}, {scenarios})",
+                 "use fewer facilities, customers or scenarios")
     rng = np.random.default_rng(check_seed(seed))
     return FacilityInstance(
         fixed=rng.integers(50, 100, facilities).astype(float),

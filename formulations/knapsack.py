@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -9,13 +10,20 @@ import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
 
-from coplug.formulations.checks import check_count, check_positive, check_seed, read_text_file
+from coplug.formulations.checks import (
+    check_count,
+    check_memory,
+    check_positive,
+    check_seed,
+    read_text_file,
+)
 from coplug.formulations.qubo import QUBO
 from coplug.plugins.errors import InputError
 
 # The safe placement QUBO has about n * C variables and n * C * w nonzeros; past this many
 # nonzeros (about 60 MB while building) knapsack_qubo_safe refuses and points to the MIP.
 SAFE_MAX_NONZEROS = 1_000_000
+_INTEGER = re.compile(r"[-+]?[0-9]+")  # ASCII digits: what knapsack files write
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,9 @@ class KnapsackInstance:
         if x.shape != (self.n,):
             raise InputError(f"a knapsack selection must have length {self.n}, got shape "
                              f"{x.shape}")
+        if self.values.dtype.kind in "iu" and np.isin(x, (0, 1)).all() and \
+                float(np.abs(self.values).max(initial=0)) * self.n >= 2.0**62:
+            return float(sum(int(v) for v in self.values[x == 1]))  # int64 would wrap
         return float(self.values @ x)
 
 
@@ -121,6 +132,7 @@ def random_knapsack(
     if n * (r + (r // 10 if kind == "strongly_correlated" else 0)) >= 2**63:
         raise InputError(f"knapsack n * r = {n} * {r} is too large: the total weight and value "
                          "must fit in 64-bit integers (below 2**63)")
+    check_memory(24.0 * n, f"random_knapsack(n={n})", "use a smaller n")  # 3 int64 arrays
     rng = np.random.default_rng(check_seed(seed))
     weights = rng.integers(1, r + 1, size=n)
     if kind == "uncorrelated":
@@ -238,10 +250,9 @@ def _ints(path: Path, line_no: int, tokens: list[str], widths: tuple[int, ...]) 
     if len(tokens) not in widths:
         want = " or ".join(str(w) for w in widths)
         raise InputError(f"{path}:{line_no}: expected {want} numbers, got {len(tokens)}")
-    try:
-        return [int(t) for t in tokens]
-    except ValueError:
-        raise InputError(f"{path}:{line_no}: not an integer in {' '.join(tokens)!r}") from None
+    if not all(_INTEGER.fullmatch(t) for t in tokens):  # int() takes "1_0" and "١٠" as 10
+        raise InputError(f"{path}:{line_no}: not an integer in {' '.join(tokens)!r}")
+    return [int(t) for t in tokens]
 
 
 def knapsack_qubo_naive(instance: KnapsackInstance) -> QUBO:

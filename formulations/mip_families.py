@@ -26,8 +26,12 @@ def _check_size(size: int, minimum: int, family: str, seed: int) -> int:
     """`size` as an int, refusing non-integers (30.5, "30", None, True) and sizes too small
     for a meaningful instance of `family`, and seeds numpy and networkx would refuse deep
     inside."""
+    from coplug.formulations.registry import check_size
+
     check_seed(seed, f"{family} seed")
-    return check_count(size, f"{family} size", minimum)
+    size = check_count(size, f"{family} size", minimum)
+    check_size(family, size)  # memory, before numpy draws a matrix of it
+    return size
 
 
 def _check_fraction(value: float, name: str) -> float:

@@ -8,12 +8,19 @@ in 3-D.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import pyomo.environ as pyo
 
-from coplug.formulations.checks import check_count, check_positive, check_seed, numeric_array
+from coplug.formulations.checks import (
+    check_count,
+    check_memory,
+    check_positive,
+    check_seed,
+    numeric_array,
+)
 from coplug.formulations.qubo import QUBO, symmetric
 from coplug.plugins.errors import InputError
 
@@ -125,6 +132,8 @@ def random_block_model(
         nz = int(np.clip(round(size ** (1 / 3) / 2), 2, max_depth))
         side = max(2, int(round((size / nz) ** 0.5)))
         shape = (nz, side, side)
+    check_memory(32.0 * math.prod(shape), f"random_block_model({size})",  # 4 float arrays
+                 "use a smaller size")
     grade = np.zeros(shape)
     for _ in range(max(1, int(np.prod(shape[1:])) // 25)):
         centre = [rng.uniform(0.4, 1.0) * shape[0]] + [rng.uniform(0, s) for s in shape[1:]]

@@ -18,6 +18,7 @@ import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
 
+from coplug.formulations.checks import numeric_array
 from coplug.plugins.errors import InputError
 
 
@@ -116,7 +117,7 @@ class QUBO:
 
     def energy(self, z: np.ndarray) -> np.ndarray:
         """f(z) for one point (n,) or a batch (B, n)."""
-        Z = np.atleast_2d(np.asarray(z, dtype=float))
+        Z = np.atleast_2d(numeric_array(z, "a QUBO point"))
         if Z.ndim != 2 or Z.shape[1] != self.n:
             raise InputError(f"energy needs points of length {self.n}, got shape {np.shape(z)}")
         AZ = (self.A @ Z.T).T
@@ -127,7 +128,7 @@ class QUBO:
     def _point(self, z: np.ndarray) -> np.ndarray:
         """One point as a float vector of length n, or an InputError naming its shape (not
         scipy's matmul dimension mismatch)."""
-        z = np.asarray(z, dtype=float)
+        z = numeric_array(z, "a QUBO point")
         if z.shape != (self.n,):
             raise InputError(f"a point must have length {self.n}, got shape {z.shape}")
         return z

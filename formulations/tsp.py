@@ -577,14 +577,18 @@ def subtour_separator(model: pyo.ConcreteModel, tol: float = 1e-6) -> Callable[[
 
     Each set S of cities gets sum of x[i,j] inside S <= |S| - 1, violated exactly when less
     than one unit of flow leaves S. The arcs with x[i,j] > `tol` split the cities into
-    weakly connected groups: when there are several, each group gives a row (an integral
-    solution's groups are its cycles). When there is one, the minimum cut of the support
-    graph weighted by x[i,j] + x[j,i] (networkx's Stoer-Wagner) is below 2 exactly when a
-    fractional solution violates some row, and its smaller side gives it.
+    weakly connected groups: when there are several, each group of two or more gives a row
+    (an integral solution's groups are its cycles; `tol` must lie in [0, 1)). When there is
+    one, the minimum cut of the support graph weighted by x[i,j] + x[j,i] (networkx's
+    Stoer-Wagner) is below 2 exactly when a fractional solution violates some row, and its
+    smaller side gives it.
     """
     import networkx as nx
 
     _check_tsp_model(model)
+    if check_positive(tol, "subtour_separator tol", zero_ok=True) >= 1.0:
+        raise InputError(f"subtour_separator tol must be below 1 (a tour's arcs are 1), got "
+                         f"{tol!r}")
     cities = list(model.N)
     arcs = [(a, model.x[a]) for a in model.A]
 
@@ -601,7 +605,7 @@ def subtour_separator(model: pyo.ConcreteModel, tol: float = 1e-6) -> Callable[[
                 graph.add_edge(i, j, weight=weight + value)
         groups = list(nx.connected_components(graph))
         if len(groups) > 1:
-            return [row(group) for group in groups]
+            return [row(group) for group in groups if len(group) > 1]  # no row for 1 city
         cut, (side, other) = nx.stoer_wagner(graph)
         if cut >= 2.0 - 1e-6:
             return []

@@ -248,3 +248,80 @@ def test_a_qp_optimum_whose_free_gradient_cancels_stays_optimal() -> None:
     assert result.status.value == "optimal" and result.extra["duals"]["loaded"]
     assert result.objective == pytest.approx(reference.objective, abs=1e-5)
     assert m.dual[m.c1] == pytest.approx(-4.0 / 3.0, abs=1e-4)  # d(objective)/d(side of c1)
+
+
+def test_knapsack_value_past_int64_does_not_wrap(tmp_path) -> None:
+    """Two values of 2**62: the packing is worth 2**63, and certify calls its safe-QUBO
+    point feasible (int64 wrapped the value to -2**63 and certify called it infeasible)."""
+    from coplug.formulations.knapsack import knapsack_qubo_safe, load_knapsack
+    from coplug.formulations.qubo_solvers import certify
+
+    path = tmp_path / "k.txt"
+    path.write_text(f"2 2\n{2**62} 1\n{2**62} 1\n")
+    instance = load_knapsack(path)
+    assert instance.value(np.array([1, 1])) == float(2**63)
+    qubo = knapsack_qubo_safe(instance)
+    point = np.zeros(qubo.n)
+    point[qubo.names.index("y0@0")] = point[qubo.names.index("y1@1")] = 1
+    assert certify(qubo, point).feasible
+
+
+@pytest.mark.parametrize("token", ["1_0", "\u0661\u0660", "1.0"])
+def test_knapsack_files_take_ascii_integers_only(tmp_path, token: str) -> None:
+    from coplug.formulations.knapsack import load_knapsack
+
+    path = tmp_path / "k.txt"
+    path.write_text(f"1 {token}\n3 4\n", encoding="utf-8")
+    with pytest.raises(InputError, match="not an integer"):
+        load_knapsack(path)
+
+
+@pytest.mark.parametrize("make", ["knapsack", "block_model", "facility", "setcover"])
+def test_generators_refuse_sizes_beyond_memory_by_name(make: str) -> None:
+    from coplug.formulations import mip_families
+    from coplug.formulations.facility import random_facility_instance
+    from coplug.formulations.knapsack import random_knapsack
+    from coplug.formulations.openpit import random_block_model
+
+    build = {"knapsack": lambda: random_knapsack(10**13),
+             "block_model": lambda: random_block_model(10**13),
+             "facility": lambda: random_facility_instance(10**7, 10**7, 1),
+             "setcover": lambda: mip_families.setcover(10**8)}[make]
+    with pytest.raises(InputError, match="GiB of memory"):
+        build()
+
+
+@pytest.mark.parametrize("method", ["energy", "gradient", "flip_deltas"])
+@pytest.mark.parametrize("point", [["a", "b", "c"], [[0, 1], [1]]])
+def test_qubo_points_that_are_not_numbers_are_named(method: str, point: list) -> None:
+    from coplug.formulations.knapsack import KnapsackInstance, knapsack_qubo_safe
+
+    qubo = knapsack_qubo_safe(KnapsackInstance([1, 2], [1, 1], 1))
+    bad = point if len(point) != 3 else point[:1] * qubo.n
+    with pytest.raises(InputError, match="a QUBO point must be"):
+        getattr(qubo, method)(bad)
+
+
+@pytest.mark.parametrize("tol", [float("nan"), -0.1, 1.0, 5.0, "a"])
+def test_subtour_separator_names_a_bad_tol(tol) -> None:
+    from coplug.formulations.tsp import random_euclidean, subtour_separator, tsp_mip
+
+    model = tsp_mip(random_euclidean(5, seed=0).dist, subtour="none")
+    with pytest.raises(InputError, match="subtour_separator tol"):
+        subtour_separator(model, tol)
+
+
+def test_subtour_separator_gives_no_row_for_a_lone_city() -> None:
+    """A city whose arcs all lie at or below tol is a group of one: no row (`0 <= 0` was
+    True, which the lazy plugin refused as no relational expression)."""
+    from coplug.formulations.tsp import random_euclidean, subtour_separator, tsp_mip
+
+    model = tsp_mip(random_euclidean(4, seed=0).dist, subtour="none")
+    values = {arc: 0.0 for arc in model.A}
+    for i, j in [(0, 1), (1, 0), (2, 3), (3, 2)]:
+        values[i, j] = 0.25  # every city's arcs at 0.25: below tol 0.3
+    from pyomo.common.collections import ComponentMap
+
+    solution = ComponentMap((model.x[arc], value) for arc, value in values.items())
+    rows = subtour_separator(model, tol=0.3)(solution)
+    assert rows == []
