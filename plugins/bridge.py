@@ -147,6 +147,7 @@ def solve(
     warn_unread_suffixes(model, solver.lower())
     if not isinstance(warmstart, bool):
         raise InputError(f"warmstart must be True or False, got {warmstart!r}")
+    tee = checked_tee(tee)
     if warmstart and solver.lower() not in ("scip", "highs"):
         raise InputError(f"warmstart=True needs solver='scip' or 'highs', not {solver!r}")
     start = {"warmstart": True} if warmstart else {}  # other backends take no such keyword
@@ -240,6 +241,15 @@ def check_one_time_limit(solver: str, time_limit: float | None, params: Mapping[
     if time_limit is not None and name in params:
         raise InputError(f"time_limit={time_limit} and the {solver} option {name!r}="
                          f"{params[name]!r} both set a time limit; give one")
+
+
+def checked_tee(tee: Any) -> bool:
+    """`tee` as a bool (numpy's too), else an InputError: HiGHS's Pyomo interface failed
+    deep inside on None or "yes", which SCIP took as truthy."""
+    if not isinstance(tee, (bool, np.bool_)):
+        raise InputError(f"tee must be True or False, got {tee!r} (Pyomo's "
+                         "SolverFactory('coplug_scip') takes a stream or logger as tee)")
+    return bool(tee)
 
 
 def check_model(model: Any) -> None:

@@ -15,6 +15,7 @@ import numpy as np
 from coplug.plugins import bridge
 from coplug.plugins.bridge import (
     _set_scip_params,
+    checked_tee,
     merged_options,
     one_time_limit,
     scip_result,
@@ -88,6 +89,7 @@ def solve_file(
         time_limit, params = one_time_limit(solver, time_limit, params)
         if not isinstance(progress, bool):
             raise InputError(f"progress must be True or False, got {progress!r}")
+        tee = checked_tee(tee)
         line = Progress() if progress else None
         try:
             if solver.lower() == "scip":

@@ -325,3 +325,20 @@ def test_subtour_separator_gives_no_row_for_a_lone_city() -> None:
     solution = ComponentMap((model.x[arc], value) for arc, value in values.items())
     rows = subtour_separator(model, tol=0.3)(solution)
     assert rows == []
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+@pytest.mark.parametrize("tee", [None, "yes", 1])
+def test_tee_that_is_no_bool_is_named(solver: str, tee, tmp_path) -> None:
+    """HiGHS's Pyomo interface failed deep inside on tee=None or "yes"; both solvers and
+    solve_file name it."""
+    from coplug.plugins import solve_file
+
+    m = _lazy_model()
+    with pytest.raises(InputError, match="tee must be True or False"):
+        solve(m, solver=solver, tee=tee)
+    path = tmp_path / "m.lp"
+    path.write_text("maximize\n obj: x\nsubject to\n c: x <= 3\nend\n")
+    with pytest.raises(InputError, match="tee must be True or False"):
+        solve_file(path, solver=solver, tee=tee)
+    assert solve(m, solver=solver, tee=np.bool_(False)).objective == pytest.approx(5.0)
