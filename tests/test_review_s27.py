@@ -342,3 +342,46 @@ def test_tee_that_is_no_bool_is_named(solver: str, tee, tmp_path) -> None:
     with pytest.raises(InputError, match="tee must be True or False"):
         solve_file(path, solver=solver, tee=tee)
     assert solve(m, solver=solver, tee=np.bool_(False)).objective == pytest.approx(5.0)
+
+
+@pytest.mark.parametrize("text", [
+    "(x[0] - 1.0) ** (2.0 + 0.0 * x[0]) - 50.0 * exp(-1000000.0 * (x[0] + 3.0) ** 2)",
+    "sqrt((x[0] - 0.3) ** 2 - 1e-12)",
+    "((x[0] - 0.3) ** 2 - 1e-12) ** 1.5",
+    "exp(710.0 - 1e8 * (x[0] - 0.3) ** 2)",
+    "acos(1.0 + 1e-12 - (x[0] - 0.3) ** 2)",
+])
+def test_bbo_programs_leaving_their_domain_on_the_box_are_rejected(text: str) -> None:
+    """nan or inf in a narrow well the samples miss, or a negative base under a variable
+    exponent (numpy's (-4) ** 2.0 is 16, but the Pyomo model keeps the base >= 0, and
+    certify certified -1e-9 for a minimum of -34), are rejected by interval proof."""
+    from coplug.formulations.bbo import load
+    from coplug.formulations.bbo.grammar import ProgramError
+
+    with pytest.raises(ProgramError, match="non_finite"):
+        load(text, 1)
+
+
+@pytest.mark.parametrize("text", [
+    "sqrt((x[0] - 0.3) ** 2 + 1e-12)",
+    "sum(abs(x) ** [2.0, 6.0]) ** 0.5",
+    "max(x[0], 0.0) ** (1.0 + x[1] / 10.0)",
+    "acos(x[0] / 5.0) + exp(x[1] * 5.0)",
+    "sqrt(x[0] + 5.0) + (5.0 - x[1]) ** 0.5",
+    "sqrt(x[0] / 5.0 + 1.0)",  # bounds rounded outward to -2e-14 at x[0] = -5
+])
+def test_bbo_programs_inside_their_domains_still_load(text: str) -> None:
+    from coplug.formulations.bbo import load
+
+    assert load(text, 2).dim == 2
+
+
+def test_bbo_a_named_matrix_is_refused_by_the_grammar() -> None:
+    """A let holding a matrix parsed, then failed deep in validation, the Pyomo model and
+    the interval bounds (and one LLM reply so written ended an evolve run)."""
+    from coplug.formulations.bbo import load
+    from coplug.formulations.bbo.grammar import ProgramError
+
+    with pytest.raises(ProgramError, match="a matrix cannot be named"):
+        load("a = [[1.0, 0.5], [0.0, 1.0]]\nsum(a @ x)", 2)
+    assert load("sum([[1.0, 0.5], [0.0, 1.0]] @ x)", 2).dim == 2

@@ -165,6 +165,9 @@ class _Reader:
         if name in self.shapes:
             raise ProgramError("unsafe", f"line {stmt.lineno}: {name!r} assigned twice")
         node, shape = self.expr(stmt.value)
+        if shape == MATRIX:  # every backend takes a matrix only as the literal of M @ v
+            raise ProgramError("shape", f"line {stmt.lineno}: a matrix cannot be named; "
+                               "write it where it is used, as [[...], ...] @ v")
         self.shapes[name] = shape
         return name, node
 

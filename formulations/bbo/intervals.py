@@ -81,6 +81,15 @@ def _pow(a: Bounds, b: Bounds, exponent: float | None) -> Bounds:
     return np.where(positive, lo_out, -np.inf), np.where(positive, hi_out, np.inf)
 
 
+def _pow_each(a: Bounds, exponents: tuple[float, ...]) -> Bounds:
+    """a ** [e_1, ..., e_d]: each component by its own constant exponent, as exactly as
+    `_pow` takes one (abs(t) ** [2.0, 6.0] is >= 0, not unbounded below)."""
+    lo, hi = np.broadcast_arrays(a[0], a[1], np.zeros((1, len(exponents))))[:2]
+    parts = [_pow((lo[:, [i]], hi[:, [i]]), (lo[:, [i]], hi[:, [i]]), float(e))
+             for i, e in enumerate(exponents)]
+    return np.hstack([p[0] for p in parts]), np.hstack([p[1] for p in parts])
+
+
 def _monotone(fn: Callable[[np.ndarray], np.ndarray], a: Bounds) -> Bounds:
     return _out(fn(a[0]), fn(a[1]))
 
@@ -208,6 +217,8 @@ class IntervalEvaluator:
             return _mul(a, _reciprocal(b))
         if op == "pow":
             exponent = node.args[1]
+            if exponent.op == "vec":
+                return _pow_each(a, exponent.value)
             return _pow(a, b, float(exponent.value) if exponent.op == "num" else None)
         if op in ("max", "min"):
             fn = np.maximum if op == "max" else np.minimum

@@ -46,7 +46,8 @@ box. Write Python-like lines: optional `name = expression` lines, then one final
 the scalar objective. Allowed: numbers, x (the vector), x[i] (i an integer literal),
 + - * / **, functions {", ".join(sorted(FUNCTIONS))} (elementwise on vectors; sum() and
 prod() reduce a vector to a scalar; max/min take two arguments), pi, vector literals
-[a, b, ...] of length DIM and DIM x DIM matrix literals used as M @ v. Nothing else: no
+[a, b, ...] of length DIM and DIM x DIM matrix literals written inline as [[...], ...] @ v
+(a matrix cannot be named). Nothing else: no
 imports, attributes, loops, lambdas or other names. The objective must be finite on the
 box and small (at most MAXN expression nodes)."""
 

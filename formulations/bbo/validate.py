@@ -2,13 +2,17 @@
 
 A program is accepted only if it is finite with |f| <= MAX_ABS at sample points of its box,
 every constant subexpression is finite, no floor-free denominator changes sign among them,
-and every denominator and log argument
-(a power's base counts as a denominator when its exponent can be negative) is proven away
-from 0 on the whole box by interval bounds. A rejection is a ProgramError.
+and interval bounds prove on the whole box that every denominator (a power's base counts
+as one when its exponent can be negative) keeps away from 0, every log argument above 0,
+every base of sqrt or of a power with a fractional or variable exponent at 0 or above,
+every acos argument within [-1, 1] and every exp argument below EXP_LIMIT. A rejection is
+a ProgramError.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,7 +43,7 @@ def validate(program: Program, n: int = 256, seed: int = 0, max_abs: float = MAX
     _reject_non_finite_constants(program)
     _reject_hidden_non_finite(program, points)
     _reject_sign_changing_denominators(program, points)
-    _reject_zero_touching_guards(program)
+    _reject_guards_outside_domains(program)
 
 
 def _reject_non_finite_constants(program: Program) -> None:
@@ -185,53 +189,120 @@ PROOF_BOXES = 4096
 ZERO_WIDTH = 1e-12
 
 
-def _guards(program: Program) -> list[tuple[Node, bool]]:
-    """(expression, must be positive) pairs that must keep away from 0 on the box: every
-    non-constant denominator (nonzero) and log argument (positive), each once."""
-    found: dict[Node, bool] = {}
+# An exp argument must stay below this on the box: exp(709.79) overflows float64.
+EXP_LIMIT = 709.0
+
+
+# How far, relative to their size, outward-rounded bounds may lie past a domain's closed
+# end that the expression only reaches (sqrt(x[0] + 5.0) at x[0] = -5, acos(x[0] / 5.0)
+# at 5): ten operations' rounding of `intervals.EPS` (1e-14 each).
+DOMAIN_ROUNDING = 1e-13
+
+
+def _rounding(end: np.ndarray) -> np.ndarray:
+    """DOMAIN_ROUNDING of a bound's size (at least 1): of the end that may lie past the
+    domain's, not the other (a bound of 28 made room for -1e-12 in sqrt((x[0] - 0.3) ** 2
+    - 1e-12), nan at 0.3)."""
+    return DOMAIN_ROUNDING * np.maximum(1.0, np.abs(end))
+
+
+@dataclass(frozen=True)
+class _Domain:
+    """What a guard expression must satisfy on the whole box: `open_(lo, hi)` says where
+    interval bounds leave it unproven, `score(values)` how far values keep inside (below 0:
+    outside, and the program is not finite there), and how an error names it."""
+
+    what: str
+    open_: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    score: Callable[[np.ndarray], np.ndarray]
+    outside: str  # how a value outside reads: "a pole", "a log singularity"
+    strict: bool = True  # a score of exactly 0 is outside too
+
+
+_DOMAINS = {
+    "denominator": _Domain("denominator", lambda lo, hi: (lo <= 0.0) & (hi >= 0.0), np.abs,
+                           "a pole"),
+    "log": _Domain("log argument", lambda lo, hi: lo <= 0.0, lambda v: v,
+                   "a log singularity"),
+    "root": _Domain("base", lambda lo, hi: lo < -_rounding(lo), lambda v: v,
+                    "a negative base, where sqrt and a power with a fractional or variable "
+                    "exponent have no real value (and the Pyomo model keeps such a base >= 0)",
+                    strict=False),
+    "acos": _Domain("acos argument",
+                    lambda lo, hi: (lo < -1.0 - _rounding(lo)) | (hi > 1.0 + _rounding(hi)),
+                    lambda v: 1.0 - np.abs(v), "no real value", strict=False),
+    "exp": _Domain("exp argument", lambda lo, hi: hi >= EXP_LIMIT, lambda v: EXP_LIMIT - v,
+                   "an overflow to inf"),
+}
+
+
+def _guards(program: Program) -> list[tuple[Node, _Domain]]:
+    """(expression, domain) pairs each non-constant expression must keep inside on the box:
+    denominators (nonzero), log arguments (positive), the bases of sqrt and of powers whose
+    exponent is fractional or not constant (nonnegative: numpy's nan, and the Pyomo model
+    bounds such a base below by 0, so SCIP searched only part of the box), acos arguments
+    (within [-1, 1]) and exp arguments (below EXP_LIMIT); each once."""
+    found: dict[Node, _Domain] = {}
     for node in program_nodes(program):
         den = _denominator(node, program)
         if den is not None and (den.op != "num" or den.value == 0.0):  # 0.0 ** (x - 1)
-            found.setdefault(den, False)
-        if node.op == "log" and node.args[0].op != "num":
-            found[node.args[0]] = True
+            found.setdefault(den, _DOMAINS["denominator"])
+        arg = node.args[0] if node.args else None
+        if arg is None or arg.op == "num":
+            continue
+        if node.op == "log":
+            found[arg] = _DOMAINS["log"]
+        elif node.op == "sqrt" or node.op == "pow" and _real_power_only(node.args[1]):
+            found.setdefault(arg, _DOMAINS["root"])
+        elif node.op in ("acos", "exp"):
+            found.setdefault(arg, _DOMAINS[node.op])
     return list(found.items())
 
 
-def _reject_zero_touching_guards(program: Program) -> None:
-    """Reject a program with a denominator or log argument that reaches 0 on the box.
+def _real_power_only(exponent: Node) -> bool:
+    """Whether `base ** exponent` has a real value only for a base >= 0: an exponent that
+    is not a whole-number constant (or a vector of them)."""
+    if exponent.op == "vec":
+        return any(float(e) != round(float(e)) for e in exponent.value)
+    return exponent.op != "num" or float(exponent.value) != round(float(exponent.value))
 
-    Sample points miss a pole the function only touches (1 / (x[0] - 0.3) ** 2), so each
-    such expression must be proven away from 0 by interval bounds, splitting the box
-    where they still include 0 (PROOF_BOXES boxes at most). One that cannot be proven is
-    rejected, naming the smallest value seen: the rule is conservative. Expressions using
-    floor are exempt where unproven: near a jump of floor the bounds of adjacent steps
-    merge, so a proof can fail for a denominator that never vanishes.
+
+def _reject_guards_outside_domains(program: Program) -> None:
+    """Reject a program with a guard (`_guards`: a denominator, a log, sqrt, acos or exp
+    argument, a power's base) that leaves its domain on the box.
+
+    Sample points miss a pole the function only touches (1 / (x[0] - 0.3) ** 2), or a nan
+    in a narrow well (sqrt((x[0] - 0.3) ** 2 - 1e-12)), so each such expression must be
+    proven inside by interval bounds, splitting the box where they still leave it open
+    (PROOF_BOXES boxes at most). One that cannot be proven is rejected, naming the value
+    closest to leaving seen: the rule is conservative. Expressions using floor are exempt
+    where unproven: near a jump of floor the bounds of adjacent steps merge, so a proof can
+    fail for a denominator that never vanishes.
     """
     with_floor = _lets_using_floor(program)
     be = Backend("numpy")
-    for guard, positive in _guards(program):
-        failure = _zero_touching(program, guard, positive, be)
+    for guard, domain in _guards(program):
+        failure = _outside(program, guard, domain, be)
         if failure is None or (failure[0] == "unproven" and _uses_floor(guard, with_floor)):
             continue
-        outcome, smallest, where = failure
-        what = "log argument" if positive else "denominator"
+        outcome, value, where = failure
         point = np.round(where, 6).tolist()
-        if outcome == "zero":
-            value = f"reaches {smallest:.3g}" if np.isfinite(smallest) else "is not finite"
-            raise ProgramError("non_finite", f"the {what} {node_text(guard)[:80]} {value} "
-                               f"at x={point} on the box")
-        raise ProgramError("non_finite", f"the {what} {node_text(guard)[:80]} cannot be "
-                           "shown to keep away from 0 on the box (interval bounds include 0; "
-                           f"{'smallest value' if positive else '|value|'} down to "
-                           f"{smallest:.3g} near x={point}), so the program may have "
-                           f"{'a log singularity' if positive else 'a pole'} there")
+        if outcome == "outside":
+            shown = f"reaches {value:.3g}" if np.isfinite(value) else "is not finite"
+            raise ProgramError("non_finite", f"the {domain.what} {node_text(guard)[:80]} "
+                               f"{shown} at x={point} on the box, so the program has "
+                               f"{domain.outside} there")
+        raise ProgramError("non_finite", f"the {domain.what} {node_text(guard)[:80]} cannot "
+                           "be shown to keep inside its domain on the box (interval bounds "
+                           f"leave it open; its value {value:.3g} near x={point} is the "
+                           f"closest seen), so the program may have {domain.outside} there")
 
 
-def _zero_touching(program: Program, guard: Node, positive: bool,
-                   be: Backend) -> tuple[str, float, np.ndarray] | None:
-    """None when interval bounds prove the guard away from 0 (above 0 when `positive`);
-    else ('zero' | 'unproven', smallest value seen, where) from a branch and bound."""
+def _outside(program: Program, guard: Node, domain: _Domain,
+             be: Backend) -> tuple[str, float, np.ndarray] | None:
+    """None when interval bounds prove the guard inside `domain` on the whole box; else
+    ('outside' | 'unproven', the value closest to leaving it, where) from a branch and
+    bound."""
     from coplug.formulations.bbo.intervals import IntervalEvaluator, variables_of
 
     dims = variables_of(program, guard)
@@ -240,31 +311,31 @@ def _zero_touching(program: Program, guard: Node, positive: bool,
     evaluate = closure(guard, be)
     lets = [(name, closure(node, be)) for name, node in program.lets]
     if not dims:  # a constant, (1.0 - 1.0) unfolded: its value decides
-        value = float(np.min(_guard_values(evaluate, lets, lower)))
-        bad = not np.isfinite(value) or (value <= 0.0 if positive else value == 0.0)
-        return ("zero", value, lower[0]) if bad else None
-    best, where, used = np.inf, lower[0], 0
+        values = _guard_values(evaluate, lets, lower)
+        score = float(np.min(domain.score(values)))
+        bad = not np.isfinite(score) or score < 0.0 or domain.strict and score == 0.0
+        return ("outside", float(values.ravel()[0]), lower[0]) if bad else None
+    best, value, where, used = np.inf, np.nan, lower[0], 0
     span = program.upper - program.lower
     while True:
         lo, hi = IntervalEvaluator(program, lower, upper).bounds(guard)
-        open_ = (lo <= 0.0) if positive else (lo <= 0.0) & (hi >= 0.0)
+        open_ = domain.open_(lo, hi)
         keep = np.broadcast_to(open_, (len(lower), open_.shape[-1])).any(axis=1)
         if not keep.any():
             return None
         lower, upper = lower[keep], upper[keep]
         middle = 0.5 * (lower + upper)
         values = _guard_values(evaluate, lets, middle)
-        score = values if positive else np.abs(values)
-        score = np.where(np.isfinite(score), score, -np.inf).min(axis=1)
-        k = int(np.argmin(score))
-        if score[k] < best:
-            best, where = float(score[k]), middle[k]
-        if best <= 0.0:
-            return "zero", best, where
+        scores = np.where(np.isfinite(values), domain.score(values), -np.inf)
+        k, column = np.unravel_index(int(np.argmin(scores)), scores.shape)
+        if scores[k, column] < best:
+            best, value, where = float(scores[k, column]), float(values[k, column]), middle[k]
+        if best < 0.0 or domain.strict and best <= 0.0:
+            return "outside", value, where
         used += len(lower)
         widths = (upper - lower)[:, dims]
         if used > PROOF_BOXES or widths.max() <= ZERO_WIDTH * span:
-            return "unproven", best, where
+            return "unproven", value, where
         lower, upper = _bisect(lower, upper, dims, widths)
 
 
