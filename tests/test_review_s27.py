@@ -385,3 +385,115 @@ def test_bbo_a_named_matrix_is_refused_by_the_grammar() -> None:
     with pytest.raises(ProgramError, match="a matrix cannot be named"):
         load("a = [[1.0, 0.5], [0.0, 1.0]]\nsum(a @ x)", 2)
     assert load("sum([[1.0, 0.5], [0.0, 1.0]] @ x)", 2).dim == 2
+
+
+def _mps(rhs: str = " RHS c1 4\n RHS c2 3\n", bounds: str = " UP BND x 10\n UP BND y 10\n",
+         ranges: str = "", head: str = "") -> str:
+    """max x + y, x <= c1's side, y <= c2's side, with the given sections."""
+    return (f"NAME P\n{head}OBJSENSE\n    MAX\nROWS\n N obj\n L c1\n L c2\nCOLUMNS\n"
+            " x obj 1 c1 1\n y obj 1 c2 1\n"
+            f"RHS\n{rhs}" + (f"RANGES\n{ranges}" if ranges else "") + f"BOUNDS\n{bounds}ENDATA\n")
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+@pytest.mark.parametrize("text, says", [
+    (_mps(rhs=" RHS c1 1D2\n"), "the RHS of 'c1' is '1D2', not a number"),
+    (_mps(rhs=" RHS c1 abc\n"), "the RHS of 'c1' is 'abc', not a number"),
+    (_mps(rhs=" RHS c1 1,5\n"), "the RHS of 'c1' is '1,5', not a number"),
+    (_mps(rhs=" RHS c1 --2\n"), "the RHS of 'c1' is '--2', not a number"),
+    (_mps(ranges=" RNG c1 2.0x\n"), "the RANGES of 'c1' is '2.0x', not a number"),
+    (_mps(bounds=" UP BND x 1d1\n"), "the bound of 'x' is '1d1', not a number"),
+    (_mps(rhs=" RHS c1 4 c2\n"), "is no `\\[set\\] row value"),
+    (_mps(rhs=" R1 c1 4\n R2 c2 3\n"), "a second RHS set \\('R2' after 'R1'\\)"),
+    (_mps(bounds=" UP B1 x 10\n UP B2 y 5\n"), "a second BOUNDS set \\('B2' after 'B1'\\)"),
+    (_mps(ranges=" S1 c1 2\n S2 c2 2\n"), "a second RANGES set"),
+    (_mps(bounds=" XX BND x 10\n"), "'XX' is no BOUNDS type"),
+])
+def test_mps_data_the_readers_take_apart_is_refused(tmp_path, solver: str, text: str,
+                                                     says: str) -> None:
+    """Numbers, fields and sets SCIP's and HiGHS's readers read differently (1D2: 1 and
+    100; a second RHS set: SCIP only the first) are named before either reads them."""
+    from coplug.plugins import solve_file
+
+    path = tmp_path / "p.mps"
+    path.write_text(text)
+    with pytest.raises(InputError, match=says):
+        solve_file(path, solver=solver)
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+@pytest.mark.parametrize("rhs, bounds, ranges, optimum", [
+    (" RHS c1 4\n RHS c2 3\n", " UP BND x 10\n UP BND y 10\n", "", 7.0),
+    (" c1 4 c2 3\n", " UP BND x 10\n UP BND y 10\n", "", 7.0),  # no set name: pairs
+    (" RHS c1 4.5e0 c2 +3.\n", " UP BND x Infinity\n BV BND y\n", "", 5.5),
+    (" RHS c1 4\n RHS c2 3\n RHS obj -2\n", " UP BND x 10\n UP BND y 10\n", "", 9.0),
+    (" RHS c1 4 c2 3\n", " UP BND x 10\n UP BND y 10\n", " RNG c1 2\n", 7.0),
+])
+def test_mps_data_both_readers_take_alike_still_solves(tmp_path, solver: str, rhs: str,
+                                                        bounds: str, ranges: str,
+                                                        optimum: float) -> None:
+    from coplug.plugins import solve_file
+
+    path = tmp_path / "p.mps"
+    path.write_text(_mps(rhs=rhs, bounds=bounds, ranges=ranges))
+    assert solve_file(path, solver=solver).objective == pytest.approx(optimum)
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+@pytest.mark.parametrize("bounds, binaries, says", [
+    (" y <= 10\n", "Binaries\n y\n", "the bound 'y <= 10' of 'y'"),
+    (" -1 <= y <= 1\n", "Binaries\n y\n", "the bound '-1 <= y <= 1' of 'y'"),
+    (" y free\n", "Binaries\n y\n", "the bound 'y free' of 'y'"),
+    (" y = 0.5\n", "Binaries\n y\n", "the bound 'y = 0.5' of 'y'"),
+    ("", "Generals\n y\nBinaries\n y\n", "under both Generals and Binaries"),
+])
+def test_lp_binaries_with_other_bounds_are_refused(tmp_path, solver: str, bounds: str,
+                                                   binaries: str, says: str) -> None:
+    """SCIP's LP reader makes a Binaries column 0/1 whatever its Bounds, HiGHS's keeps the
+    bounds on an integer column: `y <= 10` gave 4 and 4.5."""
+    from coplug.plugins import solve_file
+
+    path = tmp_path / "b.lp"
+    path.write_text("Maximize\n obj: x + y\nSubject To\n c1: x + y <= 4.5\nBounds\n x <= 3\n"
+                    f"{bounds}{binaries}End\n")
+    with pytest.raises(InputError, match=says):
+        solve_file(path, solver=solver)
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+@pytest.mark.parametrize("bounds", ["", " 0 <= y <= 1\n", " y <= 1\n", " y >= 0\n", " 1 >= y\n"])
+def test_lp_binaries_bounded_by_0_and_1_still_solve(tmp_path, solver: str, bounds: str) -> None:
+    from coplug.plugins import solve_file
+
+    path = tmp_path / "b.lp"
+    path.write_text("Maximize\n obj: x + y\nSubject To\n c1: x + y <= 4.5\nBounds\n x <= 3\n"
+                    f"{bounds}Binaries\n y\nEnd\n")
+    assert solve_file(path, solver=solver).objective == pytest.approx(4.0)
+
+
+def test_highs_refuses_an_objname_it_would_ignore(tmp_path) -> None:
+    """OBJNAME picks the second free row: SCIP optimizes it (3), HiGHS ignored OBJNAME and
+    called the first row's optimum (4) optimal."""
+    from coplug.plugins import solve_file
+
+    text = ("NAME P\nOBJSENSE\n    MAX\nOBJNAME\n    o2\nROWS\n N obj\n N o2\n L c1\nCOLUMNS\n"
+            " x obj 1 o2 -1\n x c1 1\nRHS\n RHS c1 4\nBOUNDS\n UP BND x 10\n LO BND x -3\n"
+            "ENDATA\n")
+    path = tmp_path / "o.mps"
+    path.write_text(text)
+    assert solve_file(path, solver="scip").objective == pytest.approx(3.0)
+    with pytest.raises(InputError, match="OBJNAME names 'o2'"):
+        solve_file(path, solver="highs")
+    path.write_text(text.replace("    o2\n", "    obj\n"))
+    assert solve_file(path, solver="highs").objective == pytest.approx(4.0)
+
+
+def test_a_late_objsense_is_no_false_refusal(tmp_path) -> None:
+    """OBJSENSE after BOUNDS: HiGHS reads its MAX, which the sense check (looking before
+    COLUMNS only) called a misreading of a minimizing file."""
+    from coplug.plugins import solve_file
+
+    path = tmp_path / "late.mps"
+    path.write_text("NAME P\nROWS\n N obj\n L c1\nCOLUMNS\n x obj 1 c1 1\nRHS\n RHS c1 3\n"
+                    "BOUNDS\n UP BND x 10\nOBJSENSE\n    MAX\nENDATA\n")
+    assert solve_file(path, solver="highs").objective == pytest.approx(3.0)
