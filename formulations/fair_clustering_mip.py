@@ -201,7 +201,9 @@ def mip_labels(model: pyo.ConcreteModel, check: bool = True) -> np.ndarray:
             if (model.x[i, c].value or 0.0) > 0.5:
                 labels[i] = c
     if (labels < 0).any():
-        raise InputError("the model holds no solution: solve it first")
+        raise InputError("the model holds no solution: solve it first (a solve that found "
+                         "it infeasible, with no fair partition into these clusters, or that "
+                         "stopped before a first point, leaves none)")
     mismatch = objective_mismatch(model, labels) if check else None
     if mismatch is not None:
         warnings.warn(mismatch, UserWarning, stacklevel=2)

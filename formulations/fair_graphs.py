@@ -11,7 +11,13 @@ import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
-from coplug.formulations.checks import check_count, check_memory, check_seed
+from coplug.formulations.checks import (
+    check_count,
+    check_memory,
+    check_positive,
+    check_seed,
+    numeric_array,
+)
 from coplug.formulations.fair_metrics import recode_labels
 from coplug.plugins.errors import InputError
 
@@ -166,9 +172,10 @@ def fair_sbm(
     n_groups, seed = check_count(n_groups, "n_groups", 2), check_seed(seed)
     if n < n_clusters * n_groups:
         raise InputError(f"n={n} is smaller than n_clusters*n_groups={n_clusters * n_groups}")
-    if not 0 < avg_degree < np.inf:
-        raise InputError(f"avg_degree must be a finite number > 0, got {avg_degree!r}")
-    if len(affinity) != 4 or not all(0 <= a < np.inf for a in affinity) or max(affinity) <= 0:
+    avg_degree = check_positive(avg_degree, "avg_degree")
+    rates = numeric_array(affinity, "affinity") if affinity is not None else np.array([])
+    if rates.shape != (4,) or not np.isfinite(rates).all() or (rates < 0).any() or \
+            rates.max() <= 0:
         raise InputError(f"affinity must be 4 finite rates >= 0, not all 0, got {affinity!r}")
     check_memory(sbm_bytes(n, n_clusters * n_groups, avg_degree), f"fair_sbm(n={n})",
                  "use a smaller n or avg_degree (coplug fairsc: --n, --degree)")
@@ -184,7 +191,7 @@ def fair_sbm(
         clusters[members] = rng.permutation(np.arange(members.size) % n_clusters)
     block = clusters * n_groups + groups
     members = [np.flatnonzero(block == b) for b in range(n_clusters * n_groups)]
-    a, b, c, d = affinity
+    a, b, c, d = (float(rate) for rate in rates)
     rate = np.empty((len(members), len(members)))
     for i in range(len(members)):
         for j in range(len(members)):
@@ -323,7 +330,7 @@ REAL_GRAPHS = {
 
 def load_graph(name: str) -> FairGraph:
     """One of the bundled real graphs by name (see REAL_GRAPHS)."""
-    if name not in REAL_GRAPHS:
+    if not isinstance(name, str) or name not in REAL_GRAPHS:
         raise InputError(f"unknown graph {name!r}; the bundled graphs are "
                          f"{', '.join(REAL_GRAPHS)} (a planted SBM is fair_sbm(...), "
                          "--graph sbm on the command line)")

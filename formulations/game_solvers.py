@@ -325,7 +325,9 @@ def barrier_gradient_ascent(
     reached within `max_iter`; the profile can still be a good approximate Nash equilibrium,
     which `certify` measures. The game's variables hold the result. An iterate that is
     non-finite or beyond `divergence_bound` in absolute value raises InputError: a utility
-    that grows without bound on the feasible set has no equilibrium to reach.
+    that grows without bound on the feasible set has no equilibrium to reach; so does one
+    where a utility is not defined (the others' moves can take a player's log argument
+    below 0, where its own steps are all refused).
     """
     _check_ascent_settings(mu, mu_start, mu_decay, tol, max_iter, step, divergence_bound)
     if update not in ("simultaneous", "sequential"):
@@ -357,6 +359,7 @@ def barrier_gradient_ascent(
         else:
             gains = _simultaneous_step(compiled, x, eta, level, damping)
         _check_bounded(compiled, x, iteration, divergence_bound)
+        _check_defined(compiled, x, iteration)
         slack = compiled.slacks(x)
         min_slack = min(min_slack, float(slack.min(initial=np.inf)))
         stationarity = float(np.abs(compiled.pseudo_gradient(x, level)).max(initial=0.0))
@@ -409,17 +412,25 @@ def _check_ascent_settings(mu: Any, mu_start: Any, mu_decay: Any, tol: Any, max_
         raise InputError(f"max_iter must be an integer >= 1, got {max_iter!r}")
 
 
-def _check_defined(compiled: CompiledGame, x: np.ndarray) -> None:
-    """Refuse a start where a utility or its gradient is not finite (log(x - 2) at x = 1):
-    the ascent stood there for all of max_iter, 45 s at the default, and returned it."""
+def _check_defined(compiled: CompiledGame, x: np.ndarray, iteration: int = 0) -> None:
+    """Refuse a profile where a utility or its gradient is not finite (log(x - 2) at x = 1):
+    the ascent stood there for all of max_iter, 45 s at the default, and returned it. At the
+    start (`iteration` 0) the start is named; later, the other players' moves that took a
+    utility outside its domain (log(x - y + 0.01) once y rose past x)."""
     with np.errstate(all="ignore"):
         utilities, gradient = compiled.utilities(x), compiled.own_gradient(x)
     for i, player in enumerate(compiled.players):
         part = compiled.slices[i]
         if not (np.isfinite(utilities[i]) and np.isfinite(gradient[part]).all()):
+            if iteration == 0:
+                raise InputError(f"the utility of player {player!r} (or its gradient) is "
+                                 "not finite at the start profile: start where every "
+                                 "utility is defined")
             raise InputError(f"the utility of player {player!r} (or its gradient) is not "
-                             "finite at the start profile: start where every utility is "
-                             "defined")
+                             f"finite after iteration {iteration}: the players' moves took "
+                             "it outside its domain, which its own steps cannot leave; "
+                             "bound the variables (or add a shared constraint) so that "
+                             "every utility stays defined on the feasible set")
 
 
 def _check_bounded(compiled: CompiledGame, x: np.ndarray, iteration: int, bound: float) -> None:

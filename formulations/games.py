@@ -39,6 +39,9 @@ class Game:
         if not isinstance(name, str) or not name.isidentifier() or (
                 self.model.component(name) is not None):
             raise InputError(f"player name {name!r} must be a new Python identifier")
+        if hasattr(self.model, name):  # Pyomo's own attributes: name, model, clone, ...
+            raise InputError(f"player name {name!r} is an attribute of Pyomo's model; "
+                             "choose another name")
         block = pyo.Block(concrete=True)
         self.model.add_component(name, block)
         self._players.append(name)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pyomo.environ as pyo
 import pytest
@@ -497,3 +499,40 @@ def test_a_late_objsense_is_no_false_refusal(tmp_path) -> None:
     path.write_text("NAME P\nROWS\n N obj\n L c1\nCOLUMNS\n x obj 1 c1 1\nRHS\n RHS c1 3\n"
                     "BOUNDS\n UP BND x 10\nOBJSENSE\n    MAX\nENDATA\n")
     assert solve_file(path, solver="highs").objective == pytest.approx(3.0)
+
+
+def test_the_ascent_names_a_utility_the_others_take_out_of_its_domain() -> None:
+    """b pushes y past x, where a's log(x - y + 0.01) is undefined: a's steps are all refused
+    and the ascent stood still for all of max_iter (72 s at the default) and returned it."""
+    from coplug.formulations.game_solvers import barrier_gradient_ascent
+    from coplug.formulations.games import Game
+
+    game = Game()
+    a, b = game.add_player("a"), game.add_player("b")
+    a.x = pyo.Var(bounds=(0, 10), initialize=0.5)
+    b.y = pyo.Var(bounds=(0, 10), initialize=0.1)
+    a.utility = pyo.Expression(expr=pyo.log(a.x - b.y + 0.01) - 5 * a.x)
+    b.utility = pyo.Expression(expr=3 * b.y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy's log of a negative number
+        with pytest.raises(InputError, match="utility of player 'a'.*after iteration"):
+            barrier_gradient_ascent(game, mu=1e-6, max_iter=3000)
+
+
+@pytest.mark.parametrize("name", ["name", "model", "clone", "component"])
+def test_a_player_named_like_a_pyomo_attribute_is_refused(name: str) -> None:
+    from coplug.formulations.games import Game
+
+    with pytest.raises(InputError, match="attribute of Pyomo's model"):
+        Game().add_player(name)
+
+
+@pytest.mark.parametrize("call", ["degree", "affinity", "graph"])
+def test_fair_graph_arguments_of_the_wrong_type_are_named(call: str) -> None:
+    from coplug.formulations.fair_graphs import fair_sbm, load_graph
+
+    make = {"degree": lambda: fair_sbm(100, 2, avg_degree="30"),
+            "affinity": lambda: fair_sbm(100, 2, affinity=None),
+            "graph": lambda: load_graph(["karate"])}[call]
+    with pytest.raises(InputError):
+        make()
