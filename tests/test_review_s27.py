@@ -536,3 +536,43 @@ def test_fair_graph_arguments_of_the_wrong_type_are_named(call: str) -> None:
             "graph": lambda: load_graph(["karate"])}[call]
     with pytest.raises(InputError):
         make()
+
+
+def test_bbo_public_calls_name_bad_arguments() -> None:
+    """Each was a numpy or Python error from deep inside, or silently took nonsense."""
+    from coplug.formulations.bbo import (
+        as_box_function,
+        feature_distance,
+        load,
+        normalized_features,
+        numpy_evaluator,
+        run_portfolio,
+    )
+    from coplug.formulations.bbo.certify import certify
+
+    program = load("sum((x - [1.0, -2.0]) ** 2)", 2)
+    model = pyo.ConcreteModel()
+    model.x = pyo.Var([0, 1], bounds=(-1, 1), domain=pyo.Integers)
+    model.o = pyo.Objective(expr=model.x[0])
+    continuous = pyo.ConcreteModel()
+    continuous.x = pyo.Var([0, 1], bounds=(-1, 1))
+    continuous.o = pyo.Objective(expr=continuous.x[0])
+    continuous.c = pyo.Constraint(expr=continuous.x[0] >= 0.5)
+    calls = [
+        (lambda: certify(program, time_limit=2, known=[[1.0, 2.0, 3.0]]), "known must be"),
+        (lambda: certify(program, time_limit=2, samples=-1), "samples must be"),
+        (lambda: normalized_features(program, n=-5), "n \\(sample size\\)"),
+        (lambda: normalized_features(program, n=2.5), "n \\(sample size\\)"),
+        (lambda: run_portfolio(as_box_function(program), 10, []), "at least one seed"),
+        (lambda: numpy_evaluator(program)(1.0), "points must have 2 columns"),
+        (lambda: numpy_evaluator(program)(np.zeros((2, 2, 2))), "points must have 2 columns"),
+        (lambda: feature_distance(np.zeros(3), np.zeros(5)), "one length"),
+        (lambda: as_box_function(lambda X: X.sum(1), dim=2, lower=1.0, upper=0.0),
+         "finite lower < upper"),
+        (lambda: as_box_function(model), "must be continuous"),
+        (lambda: as_box_function(continuous), "has constraints"),
+    ]
+    for call, says in calls:
+        with pytest.raises(InputError, match=says):
+            call()
+    assert numpy_evaluator(program)(np.array([1.0, -2.0])) == pytest.approx([0.0])

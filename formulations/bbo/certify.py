@@ -26,8 +26,9 @@ from coplug.formulations.bbo.evaluate import check_points, numpy_evaluator
 from coplug.formulations.bbo.grammar import Program
 from coplug.formulations.bbo.pyomo_model import scip_model, set_point
 from coplug.formulations.bbo.validate import MAX_ABS
+from coplug.formulations.checks import check_count
 from coplug.plugins.bridge import solve
-from coplug.plugins.errors import SolverError, UnsupportedModelError
+from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
 from coplug.plugins.results import Result, Status
 
 
@@ -69,6 +70,8 @@ def certify(program: Program, time_limit: float = 10.0, gap_tol: float = 1e-6,
     carries the reason in `result.extra["error"]`. `start=False` leaves SCIP to find its
     own points instead of starting from the best known or sampled one; `plugins` go to the
     solve (a `Progress` line from the CLI)."""
+    samples = check_count(samples, "samples", 0)
+    known = _known_points(program, known)
     model, obstacle = scip_model(program)
     if obstacle is not None:
         return _failed(obstacle)
@@ -100,6 +103,22 @@ def certify(program: Program, time_limit: float = 10.0, gap_tol: float = 1e-6,
     if reason is not None:
         result.extra.setdefault("error", reason)
     return Certificate(result, x, value, reason is None)
+
+
+def _known_points(program: Program, known: Sequence[np.ndarray]) -> np.ndarray:
+    """`known` as a (k, dim) array of finite points, or an InputError naming its shape."""
+    try:
+        points = np.asarray(known, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError("known must be points: a sequence of arrays of numbers") from None
+    if points.size == 0:
+        return np.empty((0, program.dim))
+    if points.ndim == 1:
+        points = points[None]
+    if points.ndim != 2 or points.shape[1] != program.dim or not np.isfinite(points).all():
+        raise InputError(f"known must be finite points of length {program.dim}, got shape "
+                         f"{points.shape}")
+    return points
 
 
 def _best_point(program: Program, known: Sequence[np.ndarray], samples: int

@@ -107,9 +107,9 @@ def _evaluator(program: Program, lib: str) -> Callable[[Any], Any]:
     dim = program.dim
 
     def evaluate(X: Any) -> Any:
-        if X.ndim == 1:
+        if X.ndim < 2:  # one point (a number, for dim 1)
             X = X.reshape(1, -1)
-        if X.shape[-1] != dim:
+        if X.ndim != 2 or X.shape[-1] != dim:
             raise InputError(f"points must have {dim} columns, got shape {tuple(X.shape)}")
         env: dict[str, Any] = {}
         for name, f in lets:

@@ -27,7 +27,10 @@ from sklearn.preprocessing import PolynomialFeatures
 from coplug.formulations.bbo.evaluate import numpy_evaluator
 from coplug.formulations.bbo.grammar import Program
 from coplug.formulations.bbo.pyomo_model import auxiliary_definitions, update_auxiliaries
+from coplug.formulations.checks import check_count
 from coplug.plugins.errors import InputError
+
+MIN_SAMPLE = 10  # points the features need at least (nearest neighbours, a regression)
 
 FEATURE_NAMES = ("y_skewness", "y_kurtosis", "fdc", "dispersion", "basins", "lin_r2", "quad_r2")
 
@@ -66,6 +69,9 @@ def as_box_function(target: Any, dim: int | None = None, lower: float = -5.0,
     if callable(target):
         if not isinstance(dim, int) or dim < 1:
             raise InputError("a callable target needs dim=<number of variables>")
+        if not (np.isfinite(lower) and np.isfinite(upper) and lower < upper):
+            raise InputError(f"a callable target's box needs finite lower < upper, got "
+                             f"[{lower!r}, {upper!r}]")
         return BoxFunction(_batched(target, dim), dim, np.full(dim, float(lower)),
                            np.full(dim, float(upper)), name or getattr(target, "__name__", "f"))
     raise InputError(f"cannot use {type(target).__name__} as a target: give a program, BBOB "
@@ -101,6 +107,16 @@ def _pyomo_function(model: pyo.Block, name: str) -> BoxFunction:
     unbounded = [v.name for v in variables if v.lb is None or v.ub is None]
     if unbounded:
         raise InputError(f"Pyomo target variables need finite bounds: {', '.join(unbounded[:5])}")
+    discrete = [v.name for v in variables if not v.is_continuous()]
+    if discrete:
+        raise InputError(f"Pyomo target variables must be continuous (a box function takes "
+                         f"any point of its box): {', '.join(discrete[:5])}")
+    definitions = model.component("aux_def")
+    rows = [c.name for c in model.component_data_objects(pyo.Constraint, active=True)
+            if definitions is None or c.parent_component() is not definitions]
+    if rows:
+        raise InputError(f"Pyomo target has constraints ({', '.join(rows[:3])}); a box "
+                         "function is the objective alone over its variables' bounds")
     obj = objectives[0]
     sign = -1.0 if obj.sense == pyo.maximize else 1.0
 
@@ -193,12 +209,16 @@ def normalize(raw: np.ndarray, n: int) -> np.ndarray:
 
 def feature_distance(a: np.ndarray, b: np.ndarray) -> float:
     """Root-mean-square difference of two normalized feature vectors."""
-    return float(np.sqrt(np.mean((np.asarray(a) - np.asarray(b)) ** 2)))
+    first, second = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if first.shape != second.shape or first.ndim != 1:
+        raise InputError(f"feature vectors must be two 1-D arrays of one length, got shapes "
+                         f"{first.shape} and {second.shape}")
+    return float(np.sqrt(np.mean((first - second) ** 2)))
 
 
 def normalized_features(target: Any, n: int | None = None, seed: int = 0,
                         dim: int | None = None) -> np.ndarray:
     """Normalized features of any target (see `as_box_function`)."""
     fn = as_box_function(target, dim=dim)
-    n = n or 50 * fn.dim
+    n = 50 * fn.dim if n is None else check_count(n, "n (sample size)", MIN_SAMPLE)
     return normalize(ela_features(fn, n, seed), n)

@@ -19,6 +19,7 @@ from scipy.optimize import differential_evolution, minimize
 from scipy.stats import mannwhitneyu, rankdata
 
 from coplug.formulations.bbo.features import BoxFunction
+from coplug.formulations.checks import check_count
 from coplug.plugins.errors import InputError
 
 SOLVERS = ("random", "de", "nelder_mead", "lbfgsb", "cmaes", "lipschitz")
@@ -188,6 +189,11 @@ class PortfolioResult:
 def run_portfolio(fn: BoxFunction, budget: int = 200, seeds: Sequence[int] = range(5),
                   solvers: Sequence[str] = SOLVERS) -> PortfolioResult:
     """Run every solver on every seed with the same budget."""
+    check_count(budget, "budget", 1)
+    seeds, solvers = list(seeds), list(solvers)
+    if not seeds or not solvers:
+        raise InputError(f"run_portfolio needs at least one seed and one solver, got "
+                         f"{len(seeds)} seeds and {len(solvers)} solvers")
     values = np.array([[run_solver(s, fn, budget, seed) for seed in seeds] for s in solvers])
     return PortfolioResult(tuple(solvers), values, float(values.min()))
 
