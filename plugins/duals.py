@@ -262,14 +262,17 @@ def _certified_reduced_costs(request: DualRequest) -> list[tuple[Any, float]] | 
     form = min_form(lp)
     x = _values(form.variables)
     gradient, size = form.costs.copy(), np.abs(form.costs)
+    diagonal = np.zeros_like(gradient)
     for a, b, coef in lp.quadratic:  # the gradient of coef * a * b at the loaded point
         for one, other in ((a, b), (b, a)):
             term = form.sign * coef * x[form.index[id(other)]]
             gradient[form.index[id(one)]] += term
             size[form.index[id(one)]] += abs(term)
+        if a is b:
+            diagonal[form.index[id(a)]] += 2.0 * form.sign * coef
     found = certify(gradient, x, form.matrix, form.lower, form.upper, form.col_lower,
                     form.col_upper, form.sign * np.asarray(request.row_duals, dtype=float),
-                    gradient_size=size)
+                    quadratic=(size, diagonal) if lp.quadratic else None)
     if not found.holds:
         kind, k = found.worst
         where = (f"constraint {lp.rows[k][0].name!r}" if kind == "row"

@@ -60,25 +60,35 @@ def certify(gradient: np.ndarray, x: np.ndarray, matrix: sp.csr_matrix,
             row_lower: np.ndarray, row_upper: np.ndarray, col_lower: np.ndarray,
             col_upper: np.ndarray, duals: np.ndarray,
             transposed: tuple[sp.csr_matrix, sp.csr_matrix] | None = None,
-            gradient_size: np.ndarray | None = None) -> Certificate:
+            quadratic: tuple[np.ndarray, np.ndarray] | None = None) -> Certificate:
     """The certificate of `x` with row `duals` (minimization form: a dual > 0 prices the
     lower side, < 0 the upper; infinite sides and bounds are +-inf). `transposed` is
-    `transposes(matrix)` when the caller keeps it; `gradient_size` the size of the terms
-    that sum to each gradient entry (|c| + |H||x| for a QP; |gradient| by default): a free
-    column's gradient of 1.3e-6 left from terms near 25 is a zero at the solver's
-    tolerance, and read as a price on an infinite bound it made a QP's gap infinite."""
+    `transposes(matrix)` when the caller keeps it.
+
+    For a convex QP, `quadratic` is (the size of the terms summing to each gradient entry,
+    |c| + |H||x|; the Hessian's diagonal). A gradient entry within ZERO_TOL of its terms'
+    size, on a column with curvature h > 0, counts as zero with the objective that moving
+    that column alone would still gain, r**2 / (2 h), added to the gap: a free column's
+    gradient of 1.3e-6 left from terms near 25 made HiGHS's optimum's gap infinite, while
+    a gradient of 150 from terms near 3e8 is 11,250 of gap, not a zero."""
     y = np.where(np.isfinite(duals), duals, np.nan)
     y = np.where(((y > 0) & np.isneginf(row_lower)) | ((y < 0) & np.isposinf(row_upper)), 0.0, y)
     activity = matrix @ x
     matrix_t, abs_t = transposed if transposed is not None else (matrix.T, abs(matrix).T)
     raw = gradient - matrix_t @ y
     terms = abs_t @ np.abs(y)
-    size = np.abs(gradient) if gradient_size is None else gradient_size
-    small = np.abs(raw) <= ZERO_TOL * np.maximum(1.0, size + terms)
+    small = np.abs(raw) <= ZERO_TOL * np.maximum(1.0, np.abs(gradient) + terms)
     on_side = _distance(x, raw, col_lower, col_upper) <= ON_SIDE * np.maximum(1.0, np.abs(x))
+    gain = np.zeros_like(raw)
+    if quadratic is not None:  # cancelled terms of a QP's gradient: zeros, with their gain
+        size, curvature = quadratic
+        cancelled = ~small & ~on_side & (curvature > 0) & (
+            np.abs(raw) <= ZERO_TOL * np.maximum(1.0, size + terms))
+        gain = np.where(cancelled, raw**2 / (2.0 * np.where(cancelled, curvature, 1.0)), 0.0)
+        small = small | cancelled
     reduced = np.where(small & ~on_side, 0.0, raw)
     row_terms = np.abs(y) * _distance(activity, y, row_lower, row_upper)
-    col_terms = np.abs(reduced) * _distance(x, reduced, col_lower, col_upper)
+    col_terms = np.abs(reduced) * _distance(x, reduced, col_lower, col_upper) + gain
     row_terms = np.where(np.isnan(row_terms), np.inf, row_terms)
     col_terms = np.where(np.isnan(col_terms), np.inf, col_terms)
     worst_row = int(np.argmax(row_terms)) if len(row_terms) else -1

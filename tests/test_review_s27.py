@@ -446,7 +446,8 @@ def test_mps_data_both_readers_take_alike_still_solves(tmp_path, solver: str, rh
     (" y <= 10\n", "Binaries\n y\n", "the bound 'y <= 10' of 'y'"),
     (" -1 <= y <= 1\n", "Binaries\n y\n", "the bound '-1 <= y <= 1' of 'y'"),
     (" y free\n", "Binaries\n y\n", "the bound 'y free' of 'y'"),
-    (" y = 0.5\n", "Binaries\n y\n", "the bound 'y = 0.5' of 'y'"),
+    (" y = 2\n", "Binaries\n y\n", "the bound 'y = 2' of 'y'"),
+    (" y >= -1\n", "Binaries\n y\n", "the bound 'y >= -1' of 'y'"),
     ("", "Generals\n y\nBinaries\n y\n", "under both Generals and Binaries"),
 ])
 def test_lp_binaries_with_other_bounds_are_refused(tmp_path, solver: str, bounds: str,
@@ -463,14 +464,21 @@ def test_lp_binaries_with_other_bounds_are_refused(tmp_path, solver: str, bounds
 
 
 @pytest.mark.parametrize("solver", ["scip", "highs"])
-@pytest.mark.parametrize("bounds", ["", " 0 <= y <= 1\n", " y <= 1\n", " y >= 0\n", " 1 >= y\n"])
-def test_lp_binaries_bounded_by_0_and_1_still_solve(tmp_path, solver: str, bounds: str) -> None:
+@pytest.mark.parametrize("bounds, optimum", [
+    ("", 4.0), (" 0 <= y <= 1\n", 4.0), (" y <= 1\n", 4.0), (" y >= 0\n", 4.0),
+    (" 1 >= y\n", 4.0), (" 1 <= y <= 1\n", 4.0), (" y = 1\n", 4.0), (" y <= 0\n", 3.0),
+    (" y <= 0.5\n", 3.0),
+])
+def test_lp_binaries_bounded_within_0_and_1_still_solve(tmp_path, solver: str, bounds: str,
+                                                        optimum: float) -> None:
+    """Both readers take a bound within [0, 1] alike (PySCIPOpt writes a fixed binary as
+    `1 <= y <= 1`)."""
     from coplug.plugins import solve_file
 
     path = tmp_path / "b.lp"
     path.write_text("Maximize\n obj: x + y\nSubject To\n c1: x + y <= 4.5\nBounds\n x <= 3\n"
                     f"{bounds}Binaries\n y\nEnd\n")
-    assert solve_file(path, solver=solver).objective == pytest.approx(4.0)
+    assert solve_file(path, solver=solver).objective == pytest.approx(optimum)
 
 
 def test_highs_refuses_an_objname_it_would_ignore(tmp_path) -> None:
@@ -576,3 +584,56 @@ def test_bbo_public_calls_name_bad_arguments() -> None:
         with pytest.raises(InputError, match=says):
             call()
     assert numpy_evaluator(program)(np.array([1.0, -2.0])) == pytest.approx([0.0])
+
+
+def test_a_qp_gradient_cancelled_far_from_its_optimum_is_no_zero() -> None:
+    """min 0.5 x**2 + e x y + e**2 y**2 + c x, optimum (0, Y): at x = 300 the x-gradient is
+    150, a zero next to its terms near 3e8, but moving x alone gains 11,250; a first
+    version of the relative zero test certified the point with a gap of 0."""
+    import scipy.sparse as sp
+
+    from coplug.plugins.lp_certificate import certify
+
+    e = big = 1e4
+    hessian = np.array([[1.0, e], [e, 2 * e * e]])
+    costs = np.array([-e * big, -2 * e * e * big])
+    none, free = np.zeros(0), np.full(2, np.inf)
+
+    def at(shift: float):
+        x = np.array([shift, big - e * shift / (2 * e * e)])
+        quadratic = (np.abs(costs) + np.abs(hessian) @ np.abs(x), hessian.diagonal())
+        return certify(costs + hessian @ x, x, sp.csr_matrix((0, 2)), none, none, -free, free,
+                       none, quadratic=quadratic)
+
+    far, near = at(300.0), at(1e-6)
+    assert not far.holds and far.gap == pytest.approx(0.5 * 150.0**2, rel=1e-6)
+    assert near.holds
+
+
+@pytest.mark.parametrize("name, text, optimum", [
+    ("dollar_row.mps", "NAME t\nROWS\n N obj\n L c$1\nCOLUMNS\n x obj -1 c$1 1\n y obj -2 c$1 1\n"
+     "RHS\n RHS c$1 4\nBOUNDS\n UP BND x 3\nENDATA\n", -8.0),
+    ("dollar_col.mps", "NAME t\nROWS\n N obj\n L c1\nCOLUMNS\n x$1 obj -1 c1 1\n y obj -2 c1 1\n"
+     "RHS\n RHS c1 4\nBOUNDS\n UP BND x$1 3 $ a comment\nENDATA\n", -8.0),
+    ("numeric_col.mps", "NAME t\nROWS\n N obj\n L c1\n G c2\nCOLUMNS\n 7 obj 1 c1 1\n 7 c2 1\n"
+     " y obj -2 c1 1\nRHS\n RHS c1 4\n RHS c2 -5\nBOUNDS\n MI BND 7\n UP BND y 3\nENDATA\n", -11.0),
+])
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_mps_names_holding_dollars_or_digits_still_solve(tmp_path, solver: str, name: str,
+                                                         text: str, optimum: float) -> None:
+    """A `$` inside a name is no comment (only a field starting with `$` is), and `MI BND 7`
+    bounds column 7 of set BND: both readers take these alike."""
+    from coplug.plugins import solve_file
+
+    path = tmp_path / name
+    path.write_text(text)
+    assert solve_file(path, solver=solver).objective == pytest.approx(optimum)
+
+
+@pytest.mark.parametrize("text", ["sum(x ** abs(2.0))", "sum((x - 1.0) ** (1.0 + 1.0))",
+                                  "exp(-(x[0] - 1.0) ** (2.0 ** 2.0)) + x[1] ** 2"])
+def test_bbo_whole_exponents_written_as_expressions_still_load(text: str) -> None:
+    """A constant exponent is folded (the Pyomo model folds it too): abs(2.0) takes any base."""
+    from coplug.formulations.bbo import load
+
+    assert load(text, 2).dim == 2

@@ -122,6 +122,31 @@ def _evaluator(program: Program, lib: str) -> Callable[[Any], Any]:
     return evaluate
 
 
+def constant_value(program: Program, node: Node) -> np.ndarray | None:
+    """`node`'s value where it does not depend on x (through the lets it uses either), else
+    None: an exponent written `abs(2.0)` or `1.0 + 1.0` is the whole number 2, which the
+    Pyomo model folds to a constant and which takes any base."""
+    lets = dict(program.lets)
+    used: set[str] = set()
+    stack = [node]
+    while stack:
+        sub = stack.pop()
+        if sub.op in ("x", "xi"):
+            return None
+        if sub.op == "ref" and sub.value not in used:
+            used.add(sub.value)
+            stack.append(lets[sub.value])
+        stack.extend(sub.args)
+    be = Backend("numpy")
+    point = np.zeros((1, program.dim))
+    env: dict[str, Any] = {}
+    with np.errstate(all="ignore"):
+        for name, let in program.lets:
+            if name in used:
+                env[name] = closure(let, be)(point, env)
+        return np.asarray(closure(node, be)(point, env), dtype=float)
+
+
 def numpy_evaluator(program: Program) -> Callable[[np.ndarray], np.ndarray]:
     """Vectorized numpy evaluator: (n, dim) points -> (n,) values (nan/inf propagate)."""
     inner = _evaluator(program, "numpy")

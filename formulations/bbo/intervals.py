@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from coplug.formulations.bbo.evaluate import constant_value
 from coplug.formulations.bbo.grammar import Node, Program
 
 EPS = 1e-14
@@ -177,6 +178,7 @@ class IntervalEvaluator:
     """Bounds of a program's expressions over a batch of boxes (lets computed once)."""
 
     def __init__(self, program: Program, lower: np.ndarray, upper: np.ndarray) -> None:
+        self.program = program
         self.lets = dict(program.lets)
         self.lower, self.upper = lower, upper
         self.env: dict[str, Bounds] = {}
@@ -217,9 +219,13 @@ class IntervalEvaluator:
             return _mul(a, _reciprocal(b))
         if op == "pow":
             exponent = node.args[1]
-            if exponent.op == "vec":
-                return _pow_each(a, exponent.value)
-            return _pow(a, b, float(exponent.value) if exponent.op == "num" else None)
+            value = (np.asarray(exponent.value, dtype=float) if exponent.op in ("num", "vec")
+                     else constant_value(self.program, exponent))  # abs(2.0) is 2 too
+            if value is None:
+                return _pow(a, b, None)
+            if value.size == 1:
+                return _pow(a, b, float(value.ravel()[0]))
+            return _pow_each(a, tuple(value.ravel()))
         if op in ("max", "min"):
             fn = np.maximum if op == "max" else np.minimum
             return fn(a[0], b[0]), fn(a[1], b[1])

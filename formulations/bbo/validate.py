@@ -22,6 +22,7 @@ from coplug.formulations.bbo.evaluate import (
     Closure,
     check_points,
     closure,
+    constant_value,
     numpy_evaluator,
 )
 from coplug.formulations.bbo.grammar import Node, Program, ProgramError, node_text, parse
@@ -252,19 +253,20 @@ def _guards(program: Program) -> list[tuple[Node, _Domain]]:
             continue
         if node.op == "log":
             found[arg] = _DOMAINS["log"]
-        elif node.op == "sqrt" or node.op == "pow" and _real_power_only(node.args[1]):
+        elif node.op == "sqrt" or node.op == "pow" and _real_power_only(program,
+                                                                         node.args[1]):
             found.setdefault(arg, _DOMAINS["root"])
         elif node.op in ("acos", "exp"):
             found.setdefault(arg, _DOMAINS[node.op])
     return list(found.items())
 
 
-def _real_power_only(exponent: Node) -> bool:
+def _real_power_only(program: Program, exponent: Node) -> bool:
     """Whether `base ** exponent` has a real value only for a base >= 0: an exponent that
-    is not a whole-number constant (or a vector of them)."""
-    if exponent.op == "vec":
-        return any(float(e) != round(float(e)) for e in exponent.value)
-    return exponent.op != "num" or float(exponent.value) != round(float(exponent.value))
+    is not a whole-number constant (or a vector of them; `abs(2.0)` and `1.0 + 1.0` are
+    constants too, which the Pyomo model folds)."""
+    value = constant_value(program, exponent)
+    return value is None or not bool(np.all(value == np.round(value)))
 
 
 def _reject_guards_outside_domains(program: Program) -> None:
