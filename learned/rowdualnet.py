@@ -217,7 +217,7 @@ def _real_float64(a: Any, what: str) -> np.ndarray:
         raise InputError(f"min_trick needs real numbers: {what} has dtype {given.dtype}")
     try:
         return np.asarray(given, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:  # 2**1024 is no float64
         raise InputError(f"min_trick needs real numbers: {what} is not numeric ({exc})"
                          ) from None
 

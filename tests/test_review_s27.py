@@ -637,3 +637,16 @@ def test_bbo_whole_exponents_written_as_expressions_still_load(text: str) -> Non
     from coplug.formulations.bbo import load
 
     assert load(text, 2).dim == 2
+
+
+def test_lap_duals_past_float64_are_named() -> None:
+    from coplug.learned.rowdualnet import min_trick
+    from coplug.plugins.lap import solve_lap
+
+    costs = np.array([[1.0, 2.0], [3.0, 1.0]])
+    with pytest.raises(InputError, match="row_duals must be numeric"):
+        solve_lap(costs, row_duals=[2**1024, 0])
+    with pytest.raises(InputError, match="min_trick needs real numbers"):
+        min_trick(costs, [2**1024, 0])
+    with pytest.raises(InputError, match="min_trick needs real numbers"):
+        min_trick([[2**1024, 1], [1, 1]], [0, 0])

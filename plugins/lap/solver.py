@@ -320,7 +320,7 @@ def _check_duals(row_duals: Any, n: int, what: str = "row_duals") -> np.ndarray 
         raise InputError(f"{what} must be real, got dtype {given.dtype}")
     try:
         u = np.asarray(given, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:  # 2**1024 is no float64
         raise InputError(f"{what} must be numeric: {exc}") from exc
     if u.size == n and sum(side > 1 for side in u.shape) <= 1:
         u = u.reshape(n)  # (n,), (n, 1) or (1, n): one value per row; (5, 10) for 50 rows is not
