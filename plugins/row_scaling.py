@@ -140,8 +140,8 @@ def scale_highs_rows(highs: Any) -> int:
     model = highs.getModel()
     lp = model.lp_
     values = np.asarray(lp.a_matrix_.value_, dtype=float)
-    if not values.size or np.abs(values).max() < SCALE_COEF:
-        return 0  # the common case, decided on one read of the coefficients
+    if not values.size or not np.abs(values).max() >= SCALE_COEF:
+        return 0  # the common case, decided on one read (and a NaN entry, refused later)
     rows = _entry_rows(lp)
     integer = np.array([kind == highspy.HighsVarType.kInteger for kind in lp.integrality_]
                        or [False] * lp.num_col_, dtype=bool)

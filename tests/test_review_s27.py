@@ -650,3 +650,16 @@ def test_lap_duals_past_float64_are_named() -> None:
         min_trick(costs, [2**1024, 0])
     with pytest.raises(InputError, match="min_trick needs real numbers"):
         min_trick([[2**1024, 1], [1, 1]], [0, 0])
+
+
+def test_a_nan_coefficient_reaches_highs_row_scaling_without_a_warning(tmp_path) -> None:
+    """The row check refuses it by name; the division's scan before it warned from numpy."""
+    from coplug.plugins import solve_file
+
+    path = tmp_path / "n.mps"
+    path.write_text("NAME t\nROWS\n N obj\n L c1\nCOLUMNS\n x obj 1 c1 nan\nRHS\n RHS c1 4\n"
+                    "BOUNDS\n UP BND x 3\nENDATA\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(InputError, match="nan"):
+            solve_file(path, solver="highs")
