@@ -69,11 +69,16 @@ class InfeasibleSubsystem:
     # False: made irreducible but for members whose checks no solver decided (kept)
     checked_by: str  # the solver that re-solved the subsystem
     notes: list[str] = field(default_factory=list)
+    fixed: list[VarData] = field(default_factory=list)  # integers fixed at a fraction
 
     def __len__(self) -> int:
-        return len(self.constraints) + len(self.bounds)
+        return len(self.constraints) + len(self.bounds) + len(self.fixed)
 
     def __str__(self) -> str:
+        if self.fixed:
+            return "\n".join([f"{len(self.fixed)} integer variable(s) fixed at a value that "
+                              "is not a whole number, which no point can have:"]
+                             + [f"  {var.name} fixed at {var.value!r}" for var in self.fixed])
         lines = [f"{len(self.constraints)} constraint(s) and {len(self.bounds)} bound(s) that "
                  f"cannot hold together ({self._state()}):"]
         lines += [f"  {con.name}: {con.expr}" for con in self.constraints]
@@ -100,6 +105,12 @@ def explain_infeasible(model: BlockData, time_limit: float | None = None,
         raise InputError(f"check_limit must be an integer >= 0, got {check_limit!r}")
     time_limit = checked_time_limit(time_limit)
     _check_own_variables(model)
+    _refuse_sos(model)
+    fractional = _fixed_at_a_fraction(model)
+    if fractional:
+        return InfeasibleSubsystem([], [], True, "domains", [
+            "an integer variable fixed at a value that is not a whole number: both solvers "
+            "call the model infeasible whatever its constraints"], fixed=fractional)
     conflict = _bound_conflict(model)
     if conflict is not None:
         return InfeasibleSubsystem([], conflict, True, "bounds",
@@ -208,6 +219,18 @@ def _bound_conflict(model: BlockData) -> list[Bound] | None:
     return None
 
 
+def _fixed_at_a_fraction(model: BlockData) -> list[VarData]:
+    """The integer variables the model's active constraints and objective use that are
+    fixed at a value more than the solvers' tolerance from a whole number: `solve` calls
+    such a model infeasible, and one fixed in a row any value meets was explained by that
+    row alone (or, used in the objective only, the model was called feasible)."""
+    return [var for var in get_vars_from_components(
+                model, (pyo.Constraint, pyo.Objective), active=True, include_fixed=True,
+                descend_into=True)
+            if var.fixed and var.is_integer() and var.value is not None
+            and math.isfinite(var.value) and abs(var.value - round(var.value)) > _TOLERANCE]
+
+
 def no_value_meets(lower: float, upper: float, integer: bool) -> bool:
     """Whether finite bounds admit no value: lower above upper, or for an integer no whole
     number between them (at the solvers' tolerance)."""
@@ -244,6 +267,18 @@ def _check_own_variables(model: BlockData) -> None:
             if block is None:
                 raise InputError(f"constraint {con.name!r} uses {var.name!r}, a variable outside "
                                  f"the block {model.name!r}; pass the whole model")
+
+
+def _refuse_sos(model: BlockData) -> None:
+    """An UnsupportedModelError for an active SOS constraint: an IIS's members are rows and
+    bounds (no SOS set can be one), and SCIP's IIS finder failed on such a model with "method
+    cannot be called at this time"."""
+    sos = next(model.component_data_objects(pyo.SOSConstraint, active=True,
+                                            descend_into=True), None)
+    if sos is not None:
+        raise UnsupportedModelError(f"explain_infeasible takes no SOS constraint ({sos.name!r}):"
+                                    " its subsystems are rows and bounds; write the SOS set "
+                                    "with binaries and rows, or deactivate it")
 
 
 def _highs_feasibility(model: BlockData, time_limit: float | None) -> Status | None:

@@ -66,7 +66,7 @@ class FileInfeasibleSubsystem:
         lines = [f"{len(self.rows)} row(s) and {len(self.bounds)} bound(s) that cannot hold "
                  f"together ({state}):"]
         lines += [f"  row {name}" for name in self.rows]
-        lines += [f"  bound {col} {'>=' if side == 'lower' else '<='} {value:g}"
+        lines += [f"  bound {col} {'>=' if side == 'lower' else '<='} {float(value)!r}"
                   for col, side, value in self.bounds]
         lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)

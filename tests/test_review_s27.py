@@ -663,3 +663,46 @@ def test_a_nan_coefficient_reaches_highs_row_scaling_without_a_warning(tmp_path)
         warnings.simplefilter("error", RuntimeWarning)
         with pytest.raises(InputError, match="nan"):
             solve_file(path, solver="highs")
+
+
+def test_explain_infeasible_names_an_integer_fixed_at_a_fraction() -> None:
+    """Both solvers call the model infeasible; the explanation was a row any y meets, or
+    (x in the objective only) "the model is feasible"."""
+    from coplug.plugins import explain_infeasible
+
+    for where in ("row", "objective"):
+        m = pyo.ConcreteModel()
+        m.x = pyo.Var(domain=pyo.Integers, bounds=(0, 3))
+        m.y = pyo.Var(bounds=(0, 3))
+        m.x.fix(0.5)
+        if where == "row":
+            m.d = pyo.Constraint(expr=m.y + m.x >= -5)
+        else:
+            m.c = pyo.Constraint(expr=m.y <= 10)
+            m.o = pyo.Objective(expr=m.x + m.y)
+        assert solve(m).status.value == "infeasible"
+        found = explain_infeasible(m)
+        assert found.fixed == [m.x] and not found.constraints and len(found) == 1
+        assert "x fixed at 0.5" in str(found)
+
+
+def test_explain_infeasible_refuses_sos_by_name() -> None:
+    from coplug.plugins import UnsupportedModelError, explain_infeasible
+
+    m = pyo.ConcreteModel()
+    m.I = pyo.Set(initialize=[1, 2])
+    m.x = pyo.Var(m.I, bounds=(0, 1))
+    m.s = pyo.SOSConstraint(var=m.x, sos=1)
+    m.c = pyo.Constraint(expr=m.x[1] + m.x[2] >= 1.5)
+    with pytest.raises(UnsupportedModelError, match="no SOS constraint \\('s'\\)"):
+        explain_infeasible(m)
+
+
+def test_a_files_crossed_bounds_print_in_full(tmp_path) -> None:
+    from coplug.plugins import explain_infeasible_file
+
+    path = tmp_path / "crossed.lp"
+    path.write_text("Minimize\n obj: x\nSubject To\n c: x + y >= 0\nBounds\n"
+                    " 1000005 <= x <= 1000000\nEnd\n")
+    text = str(explain_infeasible_file(path))
+    assert "x >= 1000005.0" in text and "x <= 1000000.0" in text
