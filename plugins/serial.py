@@ -5,6 +5,8 @@ solve take this lock, and threads take turns. Re-entrant: a callback may solve a
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,8 +18,29 @@ _LOCK = [threading.RLock()]
 def one_solve_at_a_time() -> Iterator[None]:
     """Hold the process's solve lock within the block (a `with` inside the entry point, not
     a decorator: the warnings `solve` gives name the caller's line, one frame up)."""
-    with _LOCK[0]:
+    with _LOCK[0], _streams_present():
         yield
+
+
+@contextmanager
+def _streams_present() -> Iterator[None]:
+    """`sys.stdout` and `sys.stderr` as streams within the block, the missing ones (None
+    under pythonw, or where the process started with the descriptor closed) writing to the
+    null device: Pyomo's output capture flushed None, and HiGHS solves and both solvers'
+    file reads failed with "'NoneType' object has no attribute 'flush'"."""
+    missing = [name for name in ("stdout", "stderr") if getattr(sys, name) is None]
+    if not missing:
+        yield
+        return
+    with open(os.devnull, "w") as sink:
+        for name in missing:
+            setattr(sys, name, sink)
+        try:
+            yield
+        finally:
+            for name in missing:
+                if getattr(sys, name) is sink:
+                    setattr(sys, name, None)
 
 
 def fresh_lock() -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -706,3 +707,25 @@ def test_a_files_crossed_bounds_print_in_full(tmp_path) -> None:
                     " 1000005 <= x <= 1000000\nEnd\n")
     text = str(explain_infeasible_file(path))
     assert "x >= 1000005.0" in text and "x <= 1000000.0" in text
+
+
+def test_solves_run_without_standard_streams(tmp_path) -> None:
+    """With stderr closed (`2>&-`, pythonw) sys.stderr is None: Pyomo's output capture
+    flushed it, and HiGHS solves and both solvers' file reads failed."""
+    import subprocess
+    import sys as system
+
+    path = tmp_path / "m.lp"
+    path.write_text("maximize\n obj: x\nsubject to\n c: x <= 3\nend\n")
+    script = ("import sys, pyomo.environ as pyo\n"
+              "from coplug.plugins import solve, solve_file\n"
+              "assert sys.stderr is None\n"
+              "m = pyo.ConcreteModel(); m.x = pyo.Var(bounds=(0, 3))\n"
+              "m.o = pyo.Objective(expr=m.x, sense=pyo.maximize)\n"
+              "for s in ('highs', 'scip'):\n"
+              f"    print(solve(m, solver=s).objective,\n"
+              f"          solve_file({str(path)!r}, solver=s).objective)\n"
+              "assert sys.stderr is None\n")
+    done = subprocess.run([system.executable, "-c", script], stdout=subprocess.PIPE,
+                          text=True, timeout=120, preexec_fn=lambda: os.close(2))
+    assert done.returncode == 0 and done.stdout.split() == ["3.0"] * 4
