@@ -15,7 +15,7 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from coplug.plugins.argtypes import native_option, seed_int
 from coplug.plugins.errors import CoplugError, InputError
@@ -282,12 +282,23 @@ def print_result(result: Result, as_json: bool = False) -> None:
         print(f"plugin     {name}: {stats}")
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """A parser whose usage errors are one line, `coplug: error: ...`, exit 2, as every
+    other bad input's (argparse printed five lines of usage first)."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("coplug").strip()
+        where = f"{command}: " if command else ""
+        self.exit(2, f"coplug: error: {where}{message} (see {self.prog} --help)\n")
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser: full arguments for `command`, a one-line stub for every other command."""
-    parser = argparse.ArgumentParser(
+    parser = _OneLineParser(
         prog="coplug", description="Solver plugins and safe formulations for Pyomo + SCIP/HiGHS"
     )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                       parser_class=_OneLineParser)
     subparsers.required = True
     if command in COMMANDS:
         importlib.import_module(COMMANDS[command][0]).register(subparsers)

@@ -729,3 +729,20 @@ def test_solves_run_without_standard_streams(tmp_path) -> None:
     done = subprocess.run([system.executable, "-c", script], stdout=subprocess.PIPE,
                           text=True, timeout=120, preexec_fn=lambda: os.close(2))
     assert done.returncode == 0 and done.stdout.split() == ["3.0"] * 4
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["solve", "x.mps", "--option", "foo"], "coplug: error: solve: argument --option"),
+    (["solve", "x.mps", "--solver"], "coplug: error: solve: argument --solver"),
+    (["lap", "--n", "abc"], "coplug: error: lap: argument --n: invalid int value"),
+    (["nosuch"], "coplug: error: argument COMMAND: invalid choice"),
+])
+def test_cli_usage_errors_are_one_line(capsys, argv: list[str], says: str) -> None:
+    """argparse printed five lines of usage before `coplug solve: error: ...`; the README
+    promises one line, `coplug: error: ...`, exit 2, as every other bad input."""
+    from coplug.plugins.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.startswith(says) and len(err.splitlines()) == 1
