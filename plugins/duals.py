@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
+import scipy.sparse as sp
 from pyomo.repn.standard_repn import generate_standard_repn
 
 from coplug.plugins.linear_terms import LinearTerms, linear_terms
@@ -262,17 +263,18 @@ def _certified_reduced_costs(request: DualRequest) -> list[tuple[Any, float]] | 
     form = min_form(lp)
     x = _values(form.variables)
     gradient, size = form.costs.copy(), np.abs(form.costs)
-    diagonal = np.zeros_like(gradient)
+    entries: list[tuple[int, int, float]] = []  # the Hessian, minimization form
     for a, b, coef in lp.quadratic:  # the gradient of coef * a * b at the loaded point
         for one, other in ((a, b), (b, a)):
             term = form.sign * coef * x[form.index[id(other)]]
             gradient[form.index[id(one)]] += term
             size[form.index[id(one)]] += abs(term)
-        if a is b:
-            diagonal[form.index[id(a)]] += 2.0 * form.sign * coef
+            entries.append((form.index[id(one)], form.index[id(other)], form.sign * coef))
+    hessian = sp.csr_matrix(([v for _, _, v in entries], ([i for i, _, _ in entries],
+                             [j for _, j, _ in entries])), shape=(len(x), len(x)))
     found = certify(gradient, x, form.matrix, form.lower, form.upper, form.col_lower,
                     form.col_upper, form.sign * np.asarray(request.row_duals, dtype=float),
-                    quadratic=(size, diagonal) if lp.quadratic else None)
+                    quadratic=(size, hessian) if lp.quadratic else None)
     if not found.holds:
         kind, k = found.worst
         where = (f"constraint {lp.rows[k][0].name!r}" if kind == "row"

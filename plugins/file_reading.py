@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import math
 import os
 import re
 import sys
@@ -71,7 +72,7 @@ _NEXT_HEADER = re.compile(rb"\n[^ \t\r\n*]")
 # BOUNDS types with a value, and those whose value is optional or absent.
 _VALUED_BOUNDS = {b"UP", b"LO", b"FX", b"LI", b"UI"}
 _BARE_BOUNDS = {b"FR", b"MI", b"PL", b"BV", b"SC", b"SI"}
-_VALUELESS_BOUNDS = {b"FR", b"MI", b"PL"}  # `MI BND 7`: column 7 of set BND
+_VALUELESS_BOUNDS = {b"FR", b"MI", b"PL", b"BV"}  # `MI BND 7`: column 7 of set BND
 
 
 def check_mps_data(path: Path, text: bytes) -> None:
@@ -80,6 +81,7 @@ def check_mps_data(path: Path, text: bytes) -> None:
     (` RHS c1 4 c2`: SCIP read 0 for c1, HiGHS 4), and a second RHS, RANGES or BOUNDS set
     (SCIP reads the first set only, HiGHS every set: 40 against 15). COLUMNS values are not
     read here: a Python pass over them cost a third of the readers' own time."""
+    _refuse_dollar_names(path, text)
     for name in (b"RHS", b"RANGES", b"BOUNDS"):
         if _plain_section(name, _section_body(text, name)):
             continue  # the common form, checked in bulk: the lines below name a fault
@@ -107,7 +109,7 @@ def check_mps_data(path: Path, text: bytes) -> None:
 
 _LP_SECTION = re.compile(rb"^[ \t]*(subject[ \t]+to|such[ \t]+that|st|s\.t\.|bounds?|"
                          rb"generals?|gen|integers?|binary|binaries|bin|semi-continuous|"
-                         rb"semis?|sos|end)[ \t]*\r?$", re.M | re.I)
+                         rb"semis?|sos|end)(?=[ \t]|\r?$)", re.M | re.I)  # names may follow
 _LP_TOKEN = re.compile(rb"<=|>=|=<|=>|<|>|=|[^\s<>=]+")
 _LESS = {b"<=", b"=<", b"<"}
 _GREATER = {b">=", b"=>", b">"}
@@ -141,7 +143,8 @@ def check_lp_binaries(path: Path, text: bytes) -> None:
 
 def _lp_sections(text: bytes) -> dict[str, list[bytes]]:
     """An LP file's lines by section ("bounds", "general", "binary"; comments kept), each
-    section's name found by its header line."""
+    section's name found at the start of a line, the rest of that line its first (`Binary
+    y` on one line: both readers take y as listed, and the check missed it)."""
     kinds = {b"bound": "bounds", b"gen": "general", b"integer": "general", b"bin": "binary"}
     found: dict[str, list[bytes]] = {}
     heads = list(_LP_SECTION.finditer(text))
@@ -170,11 +173,32 @@ def _binary_bound_broken(tokens: list[bytes], name: bytes) -> bool:
         values.append(after[1])
     for value in values:
         try:
-            if not 0.0 <= float(value) <= 1.0:
-                return True
+            number = float(value)
         except ValueError:
             return True
+        if not 0.0 <= number <= 1.0 and not math.isinf(number):  # -inf: no bound, to both
+            return True
     return False
+
+
+_DOLLAR_ROW = re.compile(rb"^[ \t]+\S+[ \t]+(\$\S*)", re.M)
+_DOLLAR_COLUMN = re.compile(rb"^[ \t]+(\$\S*)", re.M)
+
+
+def _refuse_dollar_names(path: Path, text: bytes) -> None:
+    """An InputError for a row or column whose name starts with `$`: SCIP's MPS reader
+    takes such a field for a comment, and crashed the process on a row named `$c2` (HiGHS
+    read it)."""
+    if b"$" not in text:
+        return
+    for name, pattern in ((b"ROWS", _DOLLAR_ROW), (b"COLUMNS", _DOLLAR_COLUMN)):
+        body = _section_body(text, name)
+        found = pattern.search(body) if b"$" in body else None
+        if found is not None:
+            raise InputError(f"{path.name}: the {name.decode().lower()[:-1]} name "
+                             f"{found.group(1).decode(errors='replace')!r} starts with $, which "
+                             "SCIP's MPS reader takes for a comment (it crashed on such a "
+                             "row); rename it")
 
 
 def _set_name(name: bytes | None) -> str:

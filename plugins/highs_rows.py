@@ -244,21 +244,13 @@ def lp_certificate(highs: Any) -> Certificate | None:
     sign = -1.0 if lp.sense_ == highspy.ObjSense.kMaximize else 1.0
     x = np.asarray(solution.col_value, dtype=float)
     costs = np.asarray(lp.col_cost_, dtype=float)
-    product, size, diagonal = _hessian_product(model.hessian_, x)
-    return certify(sign * (costs + product), x, _row_matrix(lp),
+    full = (symmetric_hessian(model.hessian_) if int(model.hessian_.dim_)
+            else sp.csc_matrix((len(x), len(x))))
+    return certify(sign * (costs + full @ x), x, _row_matrix(lp),
                    np.asarray(lp.row_lower_, dtype=float), np.asarray(lp.row_upper_, dtype=float),
                    np.asarray(lp.col_lower_, dtype=float), np.asarray(lp.col_upper_, dtype=float),
                    sign * np.asarray(solution.row_dual, dtype=float),
-                   quadratic=(np.abs(costs) + size, sign * diagonal))
-
-
-def _hessian_product(hessian: Any, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """H x for HiGHS's Hessian, |H| |x| (the size of its terms) and H's diagonal; zeros
-    without one."""
-    if int(hessian.dim_) == 0:
-        return np.zeros_like(x), np.zeros_like(x), np.zeros_like(x)
-    full = symmetric_hessian(hessian)
-    return full @ x, abs(full) @ np.abs(x), full.diagonal()
+                   quadratic=(np.abs(costs) + abs(full) @ np.abs(x), sign * full))
 
 
 def symmetric_hessian(hessian: Any) -> sp.csc_matrix:

@@ -17,6 +17,7 @@ a wrong-signed 4e-9 on a row with a side of 1e10, worth 54 in the objective (27%
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,17 +61,20 @@ def certify(gradient: np.ndarray, x: np.ndarray, matrix: sp.csr_matrix,
             row_lower: np.ndarray, row_upper: np.ndarray, col_lower: np.ndarray,
             col_upper: np.ndarray, duals: np.ndarray,
             transposed: tuple[sp.csr_matrix, sp.csr_matrix] | None = None,
-            quadratic: tuple[np.ndarray, np.ndarray] | None = None) -> Certificate:
+            quadratic: tuple[np.ndarray, sp.spmatrix] | None = None) -> Certificate:
     """The certificate of `x` with row `duals` (minimization form: a dual > 0 prices the
     lower side, < 0 the upper; infinite sides and bounds are +-inf). `transposed` is
     `transposes(matrix)` when the caller keeps it.
 
     For a convex QP, `quadratic` is (the size of the terms summing to each gradient entry,
-    |c| + |H||x|; the Hessian's diagonal). A gradient entry within ZERO_TOL of its terms'
-    size, on a column with curvature h > 0, counts as zero with the objective that moving
-    that column alone would still gain, r**2 / (2 h), added to the gap: a free column's
-    gradient of 1.3e-6 left from terms near 25 made HiGHS's optimum's gap infinite, while
-    a gradient of 150 from terms near 3e8 is 11,250 of gap, not a zero."""
+    |c| + |H||x|; the Hessian H, minimization form). Gradient entries within ZERO_TOL of
+    their terms' size on columns free to move downhill count as zeros, with the objective
+    that moving those columns together would still gain, r' H^-1 r / 2 over them, added to
+    the gap: a free column's gradient of 1.3e-6 left from terms near 25 made HiGHS's
+    optimum's gap infinite, while a gradient of 150 from terms near 3e8 is 11,250 of gap,
+    and two coupled columns each with little gain alone had 2e6 together. A column that a
+    finite bound stops keeps its linear term (|r| times the distance: 1e-10 for a column
+    1e-7 from its bound, not r**2 / 2h)."""
     y = np.where(np.isfinite(duals), duals, np.nan)
     y = np.where(((y > 0) & np.isneginf(row_lower)) | ((y < 0) & np.isposinf(row_upper)), 0.0, y)
     activity = matrix @ x
@@ -81,11 +85,14 @@ def certify(gradient: np.ndarray, x: np.ndarray, matrix: sp.csr_matrix,
     on_side = _distance(x, raw, col_lower, col_upper) <= ON_SIDE * np.maximum(1.0, np.abs(x))
     gain = np.zeros_like(raw)
     if quadratic is not None:  # cancelled terms of a QP's gradient: zeros, with their gain
-        size, curvature = quadratic
-        cancelled = ~small & ~on_side & (curvature > 0) & (
+        size, hessian = quadratic
+        cancelled = ~small & ~on_side & np.isinf(_distance(x, raw, col_lower, col_upper)) & (
             np.abs(raw) <= ZERO_TOL * np.maximum(1.0, size + terms))
-        gain = np.where(cancelled, raw**2 / (2.0 * np.where(cancelled, curvature, 1.0)), 0.0)
-        small = small | cancelled
+        together = _joint_gain(hessian, raw, np.flatnonzero(cancelled))
+        if np.isfinite(together):
+            small = small | cancelled
+            if cancelled.any():
+                gain[np.flatnonzero(cancelled)[np.argmax(np.abs(raw[cancelled]))]] = together
     reduced = np.where(small & ~on_side, 0.0, raw)
     row_terms = np.abs(y) * _distance(activity, y, row_lower, row_upper)
     col_terms = np.abs(reduced) * _distance(x, reduced, col_lower, col_upper) + gain
@@ -99,6 +106,29 @@ def certify(gradient: np.ndarray, x: np.ndarray, matrix: sp.csr_matrix,
     scale = max(1.0, float(np.abs(gradient) @ np.abs(x) + terms @ np.abs(x)))
     return Certificate(duals=np.nan_to_num(y), reduced=reduced,
                        gap=float(row_terms.sum() + col_terms.sum()), scale=scale, worst=worst)
+
+
+# Columns past this many cancelled gradient entries are not counted as zeros (their joint
+# gain needs a dense solve of that size): their prices stay, as before the QP rule.
+MAX_CANCELLED = 2000
+
+
+def _joint_gain(hessian: sp.spmatrix, raw: np.ndarray, columns: np.ndarray) -> float:
+    """r' H^-1 r / 2 over `columns` (H restricted to them): what moving those columns
+    together along the Newton step would still gain; inf where r is not in H's range
+    there (a linear direction: no finite gain) or the columns are too many."""
+    if not len(columns):
+        return 0.0
+    if len(columns) > MAX_CANCELLED:
+        return math.inf
+    block = sp.csr_matrix(hessian)[columns][:, columns].toarray()
+    residual = raw[columns]
+    step = np.linalg.lstsq(block, residual, rcond=None)[0]
+    miss = np.abs(block @ step - residual).max()
+    if not miss <= 1e-9 * max(1.0, float(np.abs(residual).max())):
+        return math.inf
+    value = 0.5 * float(residual @ step)
+    return value if value >= 0.0 else math.inf  # not convex there
 
 
 def _distance(value: np.ndarray, price: np.ndarray, lower: np.ndarray,
