@@ -43,6 +43,7 @@ from coplug.plugins.bridge import build_instance, contrib_solver, solve
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
 from coplug.plugins.fast_collector import install_fast_collector
 from coplug.plugins.iis_farkas import farkas_support
+from coplug.plugins.interrupts import generate_iis
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.results import Status
 from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupported_part
@@ -320,7 +321,7 @@ def _scip_iis(model: BlockData, remove_bounds: bool, time_limit: float | None
     limit = min(time_limit or math.inf, _REMOVE_BOUNDS_SECONDS if remove_bounds else math.inf)
     if limit < math.inf:
         scip.setParam("iis/time", limit)
-    sub = scip.generateIIS().getSubscip()
+    sub = generate_iis(scip).getSubscip()
     con_of = {c.name: pyomo for pyomo, c in opt._pyomo_con_to_solver_con_map.items()}
     var_of = {v.name: pyomo for pyomo, v in opt._pyomo_var_to_solver_var_map.items()}
     constraints = [_original(model, work, con_of[c.name]) for c in sub.getConss()

@@ -33,7 +33,7 @@ from coplug.plugins.highs_backend import user_interrupt
 from coplug.plugins.highs_rows import RowView
 from coplug.plugins.iis import no_value_meets
 from coplug.plugins.iis_farkas import ray_support, relax_integrality
-from coplug.plugins.interrupts import capture_output, sigint_cancels
+from coplug.plugins.interrupts import capture_output, generate_iis, sigint_cancels
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.serial import one_solve_at_a_time
 
@@ -131,7 +131,7 @@ def _scip_iis(path: Path, time_limit: float | None, highs: _Highs) -> list[Membe
     scip.setParam("iis/silent", True)
     if time_limit is not None:
         scip.setParam("iis/time", time_limit)
-    rows = [con.name for con in scip.generateIIS().getSubscip().getConss()
+    rows = [con.name for con in generate_iis(scip).getSubscip().getConss()
             if con.name in highs.rows]  # not SCIP's own, such as a quadratic objective's row
     return [(name, None) for name in rows] + highs.bounds_of(rows)
 

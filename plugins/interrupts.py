@@ -10,6 +10,7 @@ KeyboardInterrupt for the demo and the scripts (`exit_on_interrupt`)."""
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import signal
@@ -85,6 +86,22 @@ def capture_output(*args: Any, **kwargs: Any) -> Iterator[Any]:
         if any(line.startswith("KeyboardInterrupt:") for line in str(exc).splitlines()):
             raise KeyboardInterrupt from None
         raise
+
+
+def generate_iis(scip: Any) -> Any:
+    """SCIP's `generateIIS()`, with a Ctrl-C it caught raised as KeyboardInterrupt (and
+    counted): SCIP's IIS finder stops on the signal and answers as if done, and
+    `explain_infeasible` went on filtering and returned. PySCIPOpt tells no interrupt, so
+    SCIP's own message on it ("pressed CTRL-C") is looked for in its output."""
+    from coplug.plugins.serial import one_solve_at_a_time
+
+    log = io.StringIO()
+    with one_solve_at_a_time(), capture_output(log, capture_fd=True):  # the process's streams
+        found = scip.generateIIS()
+    if "pressed CTRL-C" in log.getvalue():
+        record_interrupt()
+        raise KeyboardInterrupt
+    return found
 
 
 @contextmanager

@@ -29,6 +29,7 @@ from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import CoplugError, InputError, UnsupportedModelError
 from coplug.plugins.linear_terms import final_linear_terms, final_parts
 from coplug.plugins.outer_variables import used_outside
+from coplug.plugins.serial import one_solve_at_a_time
 
 # SCIP's default infinity; HiGHS also reads values from 1e20 on as infinite.
 SOLVER_INFINITY = 1e20
@@ -216,8 +217,12 @@ def _undefined_part(expr: Any) -> str | None:
 
 @contextmanager
 def pyomo_logs_quiet() -> Iterator[None]:
-    """Swallow what Pyomo logs, at length, before it raises on data it cannot evaluate."""
-    with (LoggingIntercept(io.StringIO(), "pyomo.common.numeric_types"),
+    """Swallow what Pyomo logs, at length, before it raises on data it cannot evaluate;
+    under the process's solve lock: Pyomo's intercept swaps the shared loggers' handlers,
+    and threads' `solve` data checks at once failed its own assertion and left Pyomo's
+    warnings silenced for the rest of the process."""
+    with (one_solve_at_a_time(),
+          LoggingIntercept(io.StringIO(), "pyomo.common.numeric_types"),
           LoggingIntercept(io.StringIO(), "pyomo.core")):
         yield
 

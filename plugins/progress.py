@@ -73,11 +73,14 @@ class Progress:
         self._stats.update(redraws=self._stats["redraws"] + 1, nodes=int(nodes),
                            incumbent=incumbent if found else None,
                            bound=bound if known else None, gap=gap)
-        self._bar.set_postfix_str(
-            f"{seconds:.1f} s, {int(nodes)} node{'' if int(nodes) == 1 else 's'}, incumbent "
-            f"{f'{incumbent:.10g}' if found else '-'}, bound "
-            f"{f'{bound:.10g}' if known else '-'}, gap "
-            f"{f'{gap:.2%}' if math.isfinite(gap) else '-'}", refresh=True)
+        try:
+            self._bar.set_postfix_str(
+                f"{seconds:.1f} s, {int(nodes)} node{'' if int(nodes) == 1 else 's'}, "
+                f"incumbent {f'{incumbent:.10g}' if found else '-'}, bound "
+                f"{f'{bound:.10g}' if known else '-'}, gap "
+                f"{f'{gap:.2%}' if math.isfinite(gap) else '-'}", refresh=True)
+        except UNWRITABLE:  # stderr closed, a broken pipe, a full disk: no line, go on
+            self._bar = None
 
     def finish(self, result: Any) -> None:
         """Take the line away once the solve is over (the result is printed after)."""
@@ -85,12 +88,13 @@ class Progress:
 
     def close(self) -> None:
         """Remove the line; a solve that raised leaves it to this (or to the next attach)."""
-        if self._bar is not None:
-            self._bar.close()
-            self._bar = None
-        if self._own is not None:
-            self._own.close()
-            self._own = None
+        bar, own, self._bar, self._own = self._bar, self._own, None, None
+        for stream in (bar, own):
+            try:
+                if stream is not None:
+                    stream.close()
+            except UNWRITABLE:
+                pass  # the line could not be taken away where it could not be drawn
 
     def statistics(self) -> dict[str, Any]:
         """Redraws and the last figures shown (None where there was none yet)."""
@@ -108,7 +112,16 @@ class Progress:
         if stream is None:  # no stderr at all (pythonw, `2>&-`): no line, the solve goes on
             self._bar = None
             return
-        self._bar = tqdm(desc=solver, file=stream, leave=False, bar_format="{desc}{postfix}")
+        try:
+            self._bar = tqdm(desc=solver, file=stream, leave=False,
+                             bar_format="{desc}{postfix}")
+        except UNWRITABLE:
+            self._bar = None
+
+
+# What writing the line may raise where stderr cannot take it (closed: ValueError; a pipe
+# whose reader left: BrokenPipeError; /dev/full: OSError): the solve goes on without it.
+UNWRITABLE = (OSError, ValueError)
 
 
 def terminal_progress() -> list[Progress]:

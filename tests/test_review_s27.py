@@ -815,3 +815,89 @@ def test_mps_names_starting_with_a_dollar_are_refused(tmp_path, where: str) -> N
     for solver in ("scip", "highs"):
         with pytest.raises(InputError, match="starts with \\$"):
             solve_file(path, solver=solver)
+
+
+def test_threads_solving_at_once_keep_pyomo_loggers_whole() -> None:
+    """The data check's log intercept ran outside the solve lock: of 32 solves from four
+    threads, about 20 failed Pyomo's own assertion, and its loggers stayed silenced."""
+    import logging
+    import threading
+
+    def model() -> pyo.ConcreteModel:  # rows long enough for the checks to overlap
+        m = pyo.ConcreteModel()
+        m.x = pyo.Var(range(200), domain=pyo.Binary)
+        m.c = pyo.Constraint(range(300), rule=lambda m, r: sum(
+            ((j * r) % 7 + 1) * m.x[j] for j in range(r % 150, r % 150 + 40)) <= 50)
+        m.o = pyo.Objective(expr=sum(m.x[j] for j in range(0, 200, 7)) - 1.0)
+        return m
+
+    failures: list[BaseException] = []
+    objectives: list[float] = []
+
+    def work(solver: str) -> None:
+        try:
+            for _ in range(4):
+                objectives.append(solve(model(), solver=solver).objective)
+        except BaseException as exc:  # the assertion, from Pyomo's intercept
+            failures.append(exc)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in ("scip", "highs") * 2]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures and objectives == [-1.0] * 16
+    for name in ("pyomo.core", "pyomo.common.numeric_types"):
+        logger = logging.getLogger(name)
+        assert logger.propagate and not logger.handlers
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_a_progress_line_on_an_unwritable_stderr_lets_the_solve_go_on(solver: str) -> None:
+    """A closed stderr made the solve raise "I/O operation on closed file" (a broken pipe:
+    BrokenPipeError; /dev/full: OSError) where without the line it was optimal."""
+    import io
+    import sys as system
+
+    from coplug.plugins.progress import Progress
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(30), domain=pyo.Binary)
+    m.c = pyo.Constraint(expr=sum((i % 7 + 3) * m.x[i] for i in range(30)) <= 40)
+    m.o = pyo.Objective(expr=sum((i % 5 + 1) * m.x[i] for i in range(30)), sense=pyo.maximize)
+    closed = io.StringIO()
+    closed.close()
+    result = solve(m, solver=solver, plugins=[Progress(every=0.0, file=closed)])
+    assert result.status.value == "optimal"
+    assert system.stderr is not closed
+
+
+def test_ctrl_c_in_scips_iis_finder_stops_explain_infeasible(tmp_path) -> None:
+    """SCIP's IIS finder caught the signal and answered as if done; the explanation went on
+    and returned (and `coplug solve FILE --explain` exited 0)."""
+    import signal
+    import subprocess
+    import sys as system
+    import time
+
+    script = ("import pyomo.environ as pyo, time, sys\n"
+              "from coplug.formulations.mip_families import build_family\n"
+              "from coplug.plugins import explain_infeasible\n"
+              "m = build_family('mknapsack', 100, seed=0)\n"
+              "obj = next(m.component_data_objects(pyo.Objective, active=True))\n"
+              "m.cut = pyo.Constraint(expr=obj.expr >= 45700)\n"
+              "import coplug.plugins.iis as iis\n"
+              "iis.farkas_support = lambda *a: None  # straight to SCIP's IIS finder\n"
+              "print('START', flush=True)\n"
+              "try:\n"
+              "    explain_infeasible(m)\n"
+              "    print('RETURNED', flush=True)\n"
+              "except KeyboardInterrupt:\n"
+              "    print('INTERRUPTED', flush=True)\n")
+    child = subprocess.Popen([system.executable, "-c", script], stdout=subprocess.PIPE,
+                             text=True)
+    assert child.stdout.readline().strip() == "START"
+    time.sleep(1.5)  # the feasibility solve takes 0.1 s, SCIP's IIS finder seconds
+    child.send_signal(signal.SIGINT)
+    out, _ = child.communicate(timeout=120)
+    assert "INTERRUPTED" in out
