@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -82,13 +84,14 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X: ArrayLike, y: ArrayLike) -> TorchMLPClassifier:
         """Train on features X (n, k) and two-class labels y (n,)."""
         self._check_settings()
-        X, target = _fit_data(self, X, y, "TorchMLPClassifier training labels",
-                              "a probability model needs both classes")
-        _check_features(X, "TorchMLPClassifier training features")
-        seed = _seed(self.random_state, "TorchMLPClassifier")
-        with torch.random.fork_rng(devices=[]):  # seed a copy: the caller's torch RNG stays
-            torch.manual_seed(seed)
-            return self._train(X, target.astype(np.float32))
+        with _unfitted_on_failure(self):
+            X, target = _fit_data(self, X, y, "TorchMLPClassifier training labels",
+                                  "a probability model needs both classes")
+            _check_features(X, "TorchMLPClassifier training features")
+            seed = _seed(self.random_state, "TorchMLPClassifier")
+            with torch.random.fork_rng(devices=[]):  # seed a copy: the caller's RNG stays
+                torch.manual_seed(seed)
+                return self._train(X, target.astype(np.float32))
 
     def _train(self, X: np.ndarray, y: np.ndarray) -> TorchMLPClassifier:
         """Build and train the network on validated data, y the 0/1 class index (seeded)."""
@@ -192,10 +195,12 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
         """Fit and calibrate on features X (n, n_features) and two-class labels y (n,)."""
         self._check_settings()
         seed = _seed(self.random_state, "PMVBPredictor")
-        X, target = _fit_data(self, X, y, "PMVB training labels", "solve more instances")
-        _check_features(X, "PMVB training features", FEATURE_LIMIT, _feature_names(X.shape[1]))
-        with threadpool_limits(limits=1):  # small data: threads only add contention
-            return self._fit(X, target, seed)
+        with _unfitted_on_failure(self):
+            X, target = _fit_data(self, X, y, "PMVB training labels", "solve more instances")
+            _check_features(X, "PMVB training features", FEATURE_LIMIT,
+                            _feature_names(X.shape[1]))
+            with threadpool_limits(limits=1):  # small data: threads only add contention
+                return self._fit(X, target, seed)
 
     def _check_settings(self) -> None:
         """Validate kind, calibration and calibration_share before any data is touched."""
@@ -334,6 +339,20 @@ def _binary_tags(tags: Tags) -> Tags:
     tags.input_tags.sparse = False
     tags.input_tags.allow_nan = False
     return tags
+
+
+@contextmanager
+def _unfitted_on_failure(estimator: BaseEstimator) -> Iterator[None]:
+    """Within the block a failure leaves `estimator` unfitted: every fitted attribute (named
+    with a trailing underscore) removed. A refit on NaN features kept the old model beside
+    the new classes_ and n_features_in_, so it passed check_is_fitted and then refused the
+    data it had been fitted on."""
+    try:
+        yield
+    except BaseException:
+        for name in [n for n in vars(estimator) if n.endswith("_") and not n.startswith("_")]:
+            delattr(estimator, name)
+        raise
 
 
 def _fit_data(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike, what: str,

@@ -901,3 +901,24 @@ def test_ctrl_c_in_scips_iis_finder_stops_explain_infeasible(tmp_path) -> None:
     child.send_signal(signal.SIGINT)
     out, _ = child.communicate(timeout=120)
     assert "INTERRUPTED" in out
+
+
+@pytest.mark.parametrize("kind", ["logreg", "torch"])
+def test_a_failed_refit_leaves_the_predictor_unfitted(kind: str) -> None:
+    """A refit that fails (NaN features) kept the old model beside the new classes_ and
+    n_features_in_: it passed check_is_fitted and refused the data it was fitted on."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    from coplug.learned.pmvb_predictors import PMVBPredictor, TorchMLPClassifier
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 12)), np.arange(40) % 2
+    model = PMVBPredictor(kind="logreg") if kind == "logreg" else TorchMLPClassifier(epochs=5)
+    model.fit(X, y)
+    bad = np.full((6, 3), np.nan)
+    with pytest.raises(InputError):
+        model.fit(bad, np.array([5, 7, 5, 7, 5, 7]))
+    with pytest.raises(NotFittedError):
+        check_is_fitted(model)
+    assert model.fit(X, y).predict_proba(X).shape == (40, 2)
