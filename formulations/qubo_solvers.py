@@ -26,6 +26,7 @@ import torch
 
 from coplug.formulations.checks import check_count, check_memory, check_seed, numeric_array
 from coplug.formulations.qubo import QUBO
+from coplug.plugins.bar import progress_bar
 from coplug.plugins.errors import InputError
 from coplug.plugins.interrupts import record_interrupt
 
@@ -438,9 +439,8 @@ def _run(
     beta1, beta2, eps = 0.9, 0.999, 1e-12
     bar = None
     if progress:
-        from tqdm import tqdm
 
-        bar = tqdm(total=max_iter, desc=f"{qubo.problem} {qubo.form} {method}", unit="it")
+        bar = progress_bar(total=max_iter, desc=f"{qubo.problem} {qubo.form} {method}", unit="it")
         bar.set_postfix_str(f"0/{starts} starts done", refresh=False)
     it = 0
     interrupted = False

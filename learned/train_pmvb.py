@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from coplug.formulations import registry
 from coplug.formulations.mip_families import FAMILIES, TRAIN_SIZES, build_family
@@ -55,6 +54,7 @@ from coplug.learned.pmvb_predictors import (
     checkpoint_name,
     load_predictor,
 )
+from coplug.plugins.bar import progress_bar
 from coplug.plugins.bridge import solve
 from coplug.plugins.errors import CoplugError, InputError
 from coplug.plugins.interrupts import exit_on_interrupt
@@ -87,7 +87,7 @@ def collect(family: str, size: int, seeds: Sequence[int], time_limit: float = 30
     """
     skipped = Counter() if skipped is None else skipped
     samples = []
-    for seed in tqdm(seeds, desc=f"solve {family}", disable=not progress, leave=False):
+    for seed in progress_bar(seeds, desc=f"solve {family}", disable=not progress, leave=False):
         model = build_family(family, size, seed)
         recorder = RootFeatureRecorder()
         result = solve(model, plugins=[recorder], time_limit=time_limit)
@@ -162,7 +162,7 @@ def fit_family(
         raise InputError(_too_few_message(family, size, len(train), len(val), skipped,
                                           time_limit))
     fitted = []
-    for kind in tqdm(kinds, desc=f"fit {family}", disable=not progress, leave=False):
+    for kind in progress_bar(kinds, desc=f"fit {family}", disable=not progress, leave=False):
         predictor = PMVBPredictor(kind=kind, calibration=calibration, random_state=seed).fit(X, y)
         selection = select_t_q(predictor, val)
         meta = {

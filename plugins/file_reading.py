@@ -176,7 +176,7 @@ def _binary_bound_broken(tokens: list[bytes], name: bytes) -> bool:
             number = float(value)
         except ValueError:
             return True
-        if not 0.0 <= number <= 1.0 and not math.isinf(number):  # -inf: no bound, to both
+        if not 0.0 <= number <= 1.0 and number != math.inf:  # HiGHS keeps a -inf lower
             return True
     return False
 

@@ -37,8 +37,8 @@ from pyomo.core.base.constraint import ConstraintData
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
 from pyomo.util.vars_from_expressions import get_vars_from_components
-from tqdm.auto import tqdm
 
+from coplug.plugins.bar import progress_bar
 from coplug.plugins.bridge import build_instance, contrib_solver, solve
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
 from coplug.plugins.fast_collector import install_fast_collector
@@ -436,8 +436,8 @@ class _Subsystem:
         irreducible (every member is needed) unless a check went undecided. A bar on a
         terminal shows the solves."""
         needed = []
-        for member in tqdm(self.members, desc="explain_infeasible", unit="check",
-                           disable=None, leave=False):
+        for member in progress_bar(self.members, desc="explain_infeasible", unit="check",
+                                   disable=None, leave=False):
             self._switch(member, on=False)
             if not self._still_infeasible():
                 self._switch(member, on=True)

@@ -27,8 +27,8 @@ from pyomo.common.modeling import unique_component_name
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
 from pyomo.util.vars_from_expressions import get_vars_from_components
-from tqdm import tqdm
 
+from coplug.plugins.bar import progress_bar
 from coplug.plugins.duals import ADDED_ROWS, dual_request, load_duals
 from coplug.plugins.errors import InputError, SolverError
 from coplug.plugins.lazy import LazyConstraints
@@ -108,8 +108,8 @@ def solve_in_rounds(model: pyo.Block, lazies: Sequence[LazyConstraints],
     boxed: list[tuple[VarData, str, Any]] = []  # the sides in the box now, their bounds
     box_done, box_empty = False, False  # a box since the last added row; it held no point
     try:
-        with tqdm(desc="lazy rounds", unit="round", file=sys.stderr,
-                  disable=not sys.stderr.isatty(), leave=False) as bar:
+        with progress_bar(desc="lazy rounds", unit="round", file=sys.stderr, leave=False,
+                          disable=sys.stderr is None or not sys.stderr.isatty()) as bar:
             while True:
                 left = None if time_limit is None else time_limit - (time.perf_counter()
                                                                      - started)

@@ -449,6 +449,7 @@ def test_mps_data_both_readers_take_alike_still_solves(tmp_path, solver: str, rh
     (" y free\n", "Binaries\n y\n", "the bound 'y free' of 'y'"),
     (" y = 2\n", "Binaries\n y\n", "the bound 'y = 2' of 'y'"),
     (" y >= -1\n", "Binaries\n y\n", "the bound 'y >= -1' of 'y'"),
+    (" -inf <= y <= 1\n", "Binaries\n y\n", "the bound '-inf <= y <= 1' of 'y'"),
     ("", "Generals\n y\nBinaries\n y\n", "under both Generals and Binaries"),
 ])
 def test_lp_binaries_with_other_bounds_are_refused(tmp_path, solver: str, bounds: str,
@@ -789,13 +790,14 @@ def test_lp_binaries_named_on_the_header_line_are_checked(tmp_path, solver: str)
 @pytest.mark.parametrize("solver", ["scip", "highs"])
 @pytest.mark.parametrize("text, optimum", [
     ("Maximize\n obj: x + y\nSubject To\n c1: x + y <= 12.5\nBounds\n x <= 5.5\n"
-     " -inf <= y <= 1\nBinaries\n y\nEnd\n", 6.5),
+     " y <= +inf\nBinaries\n y\nEnd\n", 6.5),
     ("NAME t\nROWS\n N obj\n L c1\nCOLUMNS\n 7 obj -10 c1 1\n x obj -1 c1 1\nRHS\n RHS c1 5\n"
      "BOUNDS\n BV BND 7\n UP BND x 4\nENDATA\n", -14.0),
 ])
 def test_files_both_readers_take_alike_are_not_refused(tmp_path, solver: str, text: str,
                                                        optimum: float) -> None:
-    """A binary's infinite bound is no bound to either reader; `BV BND 7` is column 7."""
+    """A binary's infinite upper bound is no bound to either reader (HiGHS keeps a -inf
+    lower one: refused); `BV BND 7` is column 7."""
     from coplug.plugins import solve_file
 
     path = tmp_path / ("f.lp" if text.startswith("Max") else "f.mps")
@@ -922,3 +924,33 @@ def test_a_failed_refit_leaves_the_predictor_unfitted(kind: str) -> None:
     with pytest.raises(NotFittedError):
         check_is_fitted(model)
     assert model.fit(X, y).predict_proba(X).shape == (40, 2)
+
+
+def test_progress_bars_stand_down_without_stderr() -> None:
+    """With stderr closed, the tqdm bars of explain_infeasible's checks, HiGHS's lazy rounds,
+    a ranking and QUBO minimization failed ("'NoneType' object has no attribute 'write'")."""
+    import subprocess
+    import sys as system
+
+    script = (
+        "import sys, numpy as np, pyomo.environ as pyo\n"
+        "from coplug.plugins import explain_infeasible, solve\n"
+        "from coplug.plugins.lazy import LazyConstraints\n"
+        "from coplug.plugins.lap import ranked_assignments\n"
+        "from coplug.formulations.knapsack import knapsack_qubo_safe, random_knapsack\n"
+        "from coplug.formulations.qubo_solvers import minimize\n"
+        "assert sys.stderr is None\n"
+        "m = pyo.ConcreteModel(); m.x = pyo.Var(range(3), bounds=(0, 1))\n"
+        "m.a = pyo.Constraint(expr=m.x[0] + m.x[1] >= 3); m.b = pyo.Constraint(expr=m.x[2] <= 1)\n"
+        "print(len(explain_infeasible(m)))\n"
+        "n = pyo.ConcreteModel(); n.x = pyo.Var(bounds=(0, 5), domain=pyo.Integers)\n"
+        "n.o = pyo.Objective(expr=n.x, sense=pyo.maximize)\n"
+        "lazy = LazyConstraints(lambda s: [n.x <= 3])\n"
+        "print(solve(n, solver='highs', plugins=[lazy]).objective)\n"
+        "print(len(ranked_assignments(np.arange(16.0).reshape(4, 4), 3, progress=True).costs))\n"
+        "q = knapsack_qubo_safe(random_knapsack(6, seed=1, r=10))\n"
+        "print(len(minimize(q, starts=2, max_iter=20, progress=True).points))\n")
+    done = subprocess.run([system.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                          timeout=300, preexec_fn=lambda: os.close(2))
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.split() == ["3", "3.0", "3", "2"]

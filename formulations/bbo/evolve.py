@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from coplug.formulations.bbo.bbob import bbob_problem
 from coplug.formulations.bbo.export import json_text, program_to_json, pyomo_script
@@ -36,6 +35,7 @@ from coplug.formulations.bbo.portfolio import (
     run_portfolio,
 )
 from coplug.formulations.bbo.proposers import Proposer, Scored, SymbolicProposer
+from coplug.plugins.bar import progress_bar
 from coplug.plugins.errors import InputError
 
 # Smallest value of each integer setting of EvolutionConfig (sample 0: 50 * dim).
@@ -300,8 +300,8 @@ def evolve(config: EvolutionConfig, proposer: Proposer | None = None,
                            [])
         history.append(hypervolume(np.array([c.objectives for c in everyone])))
         done = len(everyone)
-        bar = tqdm(range(1, config.generations + 1), desc="evolve", disable=not progress,
-                   leave=False)
+        bar = progress_bar(range(1, config.generations + 1), desc="evolve",
+                           disable=not progress, leave=False)
         for gen in bar:
             parents = _tournament(population, config.population, rng)
             context = {"targets": {k: v.tolist() for k, v in targets.items()},

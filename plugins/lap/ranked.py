@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from tqdm.auto import tqdm
 
+from coplug.plugins.bar import progress_bar
 from coplug.plugins.errors import InputError, TimeLimitError
 from coplug.plugins.interrupts import record_interrupt
 from coplug.plugins.lap import certify, murty, sparse
@@ -359,7 +359,7 @@ def _enumerate(
     found: list[_Cell] = []
     info = {"solved_cells": 1, "queued_cells": 1, "capped": 0, "fallbacks": 0}
     status = "exhausted"
-    bar = tqdm(total=k, desc=label, unit="sol", disable=not progress)
+    bar = progress_bar(total=k, desc=label, unit="sol", disable=not progress)
     try:
         while queue:
             if found and deadline is not None and time.perf_counter() > deadline:
