@@ -197,8 +197,10 @@ def rescored(family: str, kinds: Sequence[str], out_dir: Path, time_limit: float
              progress: bool = True) -> list[tuple[Path, dict]]:
     """Each of the family's checkpoints in `out_dir` with its JSON metadata, `val_metrics`
     recomputed on the validation seeds the JSON names, without refitting (t and q stay:
-    they were chosen on the same data). Refuses when the validation data no longer match the
-    ones recorded (another SCIP, other optima): the figures would describe other data."""
+    they were chosen on the same data, and the JSON's t/q grid stays as it was computed).
+    Refuses when the validation seeds no longer give the instance and row counts recorded
+    (another SCIP that solves fewer of them): the figures would describe other data. Other
+    optima with the same counts are not detected (the JSON keeps no labels to compare)."""
     paths = {kind: out_dir / checkpoint_name(family, kind) for kind in kinds}
     metas = {kind: rescore_metadata(path.with_suffix(".json")) for kind, path in paths.items()}
     samples: dict[tuple[int, int, int, int], list[Sample]] = {}
