@@ -262,26 +262,26 @@ def _number_bytes() -> Any:
 _NUMBER_BYTES = _number_bytes()
 
 
+def _section_span(text: bytes, name: bytes) -> tuple[int, int]:
+    """Where MPS section `name`'s header line starts and where the section ends (the next
+    line starting in column one, as section headers do); (len, len) without one."""
+    start = _header_at(text, name)
+    found = _NEXT_HEADER.search(text, start + 1) if start < len(text) else None
+    return start + (start < len(text)), found.start() if found else len(text)
+
+
 def _section_body(text: bytes, name: bytes) -> bytes:
     """The data lines of MPS section `name`, its header line left out (empty without one)."""
-    start = _header_at(text, name)
-    if start == len(text):
-        return b""
-    found = _NEXT_HEADER.search(text, start + 1)  # section headers start in column one
-    body = text[start + 1:found.start() if found else len(text)]
-    return body.partition(b"\n")[2]
+    start, stop = _section_span(text, name)
+    return text[start:stop].partition(b"\n")[2]
 
 
 def _section_lines(text: bytes, name: bytes) -> Iterator[tuple[int, list[bytes]]]:
     """(line number, fields) of each data line of MPS section `name` (none without one);
     comment lines (`*`) and `$` comments left out."""
-    start = _header_at(text, name)
-    if start == len(text):
-        return
-    found = _NEXT_HEADER.search(text, start + 1)
-    stop = found.start() if found else len(text)
-    first = text.count(b"\n", 0, start + 1) + 1
-    for k, line in enumerate(text[start + 1:stop].splitlines()[1:]):
+    start, stop = _section_span(text, name)
+    first = text.count(b"\n", 0, start) + 1  # the header's line
+    for k, line in enumerate(text[start:stop].splitlines()[1:]):
         words = line.split()
         comment = next((at for at, word in enumerate(words) if word.startswith(b"$")), None)
         words = words if comment is None else words[:comment]  # `$` starts a comment field
@@ -313,9 +313,8 @@ def _bound_fields(path: Path, number: int, words: list[bytes]
     named = len(words) == 4 or kind in _BARE_BOUNDS and len(words) == 3 and (
         kind in _VALUELESS_BOUNDS or _MPS_NUMBER.fullmatch(words[2]) is None)
     if kind in _VALUED_BOUNDS or kind in _BARE_BOUNDS:
-        fields = words[1:] if named else [None, *words[1:]]
-        return fields[0], [(fields[1], value) for value in fields[2:3]] if len(fields) > 1 \
-            else []
+        bound_set, *rest = words[1:] if named else [None, *words[1:]]
+        return bound_set, [(rest[0], value) for value in rest[1:2]]
     raise InputError(f"{path.name}:{number}: {words[0].decode(errors='replace')!r} is no "
                      "BOUNDS type (UP, LO, FX, FR, MI, PL, BV, LI, UI, SC, SI)")
 
