@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
+from coplug.plugins.serial import one_solve_at_a_time
+
 
 def _in_main_thread() -> bool:
     """Signal handlers can only be set from the main thread."""
@@ -93,8 +95,6 @@ def generate_iis(scip: Any) -> Any:
     counted): SCIP's IIS finder stops on the signal and answers as if done, and
     `explain_infeasible` went on filtering and returned. PySCIPOpt tells no interrupt, so
     SCIP's own message on it ("pressed CTRL-C") is looked for in its output."""
-    from coplug.plugins.serial import one_solve_at_a_time
-
     log = io.StringIO()
     with one_solve_at_a_time(), capture_output(log, capture_fd=True):  # the process's streams
         found = scip.generateIIS()
