@@ -51,6 +51,7 @@ from coplug.plugins.errors import (
     UnsupportedModelError,
 )
 from coplug.plugins.fast_collector import install_fast_collector
+from coplug.plugins.infeasible_check import check_infeasible_verdict
 from coplug.plugins.integral_rows import (
     IntegralRow,
     check_integral_rows,
@@ -437,10 +438,12 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
         result.plugin_stats = plugins_statistics(plugins)  # of the run that decided the status
     epigraph = opt._obj_var.name if opt._obj_var is not None else None
     check_nonlinear_optimum(scip, result, epigraph, var_map.pyomo_name)
+    if not adds_rows(plugins):  # a plugin's rows (lazy ones) are not the model's to check
+        check_infeasible_verdict(model, result)
     if next(model.component_data_objects(pyo.Objective, active=True), None) is None:
         result.objective = result.bound = None  # a feasibility problem has no objective value
     StaleFlagManager.mark_all_as_stale()  # values from an earlier solve are stale
-    if result.has_solution:
+    if result.has_solution and not result.extra.get("infeasible_refuted"):
         _load_scip_solution(scip, var_map)
         flag_fractional(result, pyomo_integers(var_map), "SCIP", "numerics/feastol", params)
         check_objective_at_point(model, result, nonlinear=opt._obj_var is not None)

@@ -954,3 +954,31 @@ def test_progress_bars_stand_down_without_stderr() -> None:
                           timeout=300, preexec_fn=lambda: os.close(2))
     assert done.returncode == 0, done.stdout
     assert done.stdout.split() == ["3", "3.0", "3", "2"]
+
+
+def test_scips_infeasible_on_a_nonlinear_model_is_checked_at_plain_points() -> None:
+    """SCIP called max 1/x over [1e-10, 4] infeasible, and z <= 1/x too; x = 2 (the middle)
+    and (1e-10, 0) (nearest 0) meet every row. A truly infeasible model keeps its verdict."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(1e-10, 4))
+    m.o = pyo.Objective(expr=1 / m.x, sense=pyo.maximize)
+    with pytest.warns(UserWarning, match="SCIP called the model infeasible, but a plain"):
+        result = solve(m, solver="scip", time_limit=10)
+    assert result.status.value == "feasible" and result.bound is None
+    assert result.objective == pytest.approx(1 / m.x.value) and 1e-10 <= m.x.value <= 4
+    n = pyo.ConcreteModel()
+    n.x = pyo.Var(bounds=(1e-10, 4))
+    n.z = pyo.Var(bounds=(-10, 1e12))
+    n.c = pyo.Constraint(expr=n.z <= 1 / n.x)
+    n.o = pyo.Objective(expr=n.z, sense=pyo.maximize)
+    with pytest.warns(UserWarning, match="SCIP called the model infeasible"):
+        found = solve(n, solver="scip", time_limit=10)
+    assert found.status.value in ("feasible", "optimal")
+    assert pyo.value(n.z) <= 1 / pyo.value(n.x)
+    truly = pyo.ConcreteModel()
+    truly.x = pyo.Var(bounds=(0, 1))
+    truly.y = pyo.Var(bounds=(0, 1))
+    truly.c = pyo.Constraint(expr=truly.x * truly.y >= 1.5)
+    truly.o = pyo.Objective(expr=truly.x)
+    assert solve(truly, solver="scip").status.value == "infeasible"
+    assert truly.x.value is None  # the plain points tried are put back
