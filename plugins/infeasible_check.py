@@ -1,4 +1,4 @@
-"""SCIP's "infeasible" on a nonlinear model, checked at two plain points before it is
+"""SCIP's "infeasible" on a nonlinear model, checked at three plain points before it is
 believed.
 
 SCIP called `max 1/x` over x in [1e-10, 4] infeasible (PySCIPOpt alone the same), and so
@@ -6,7 +6,8 @@ the same model with the reciprocal in a row; x = 2 meets every row. Where SCIP s
 infeasible and the model has a nonlinear row or objective, the model is evaluated at the
 values its variables hold, at the middle of their bounds (whole for integers; 0, or a
 finite side, where a bound is missing) and at the value of their bounds nearest 0: a
-point meeting every active row and bound (within FEASTOL, relative to the sides)
+point meeting every active row, bound and integrality (`infeasibilities` within FEASTOL,
+relative to the sides; an integer within 1e-6 of a whole number taken as that number)
 refutes the verdict, and the result becomes `feasible` at that point, with no bound and a
 warning. A point that misses is no evidence either way, and the verdict stands.
 """
@@ -20,8 +21,10 @@ from pyomo.core.base.var import VarData
 from pyomo.util.vars_from_expressions import get_vars_from_components
 
 from coplug.plugins.caller_warning import warn_at_caller
+from coplug.plugins.feasibility import infeasibilities
 from coplug.plugins.outer_variables import put_back
 from coplug.plugins.results import Result, Status
+from coplug.plugins.varmap import snapped
 
 # How far, relative to a side of 1 or more, a refuting point may miss a row: far inside
 # SCIP's own 1e-6, so a model infeasible by a hair (x**2 <= -1e-9) keeps its verdict.
@@ -43,9 +46,9 @@ def check_infeasible_verdict(model: pyo.Block, result: Result) -> None:
         if any(value is None for value in point):
             continue
         for var, value in zip(variables, point, strict=True):
-            var.set_value(value, skip_validation=True)
+            var.set_value(snapped(var, value), skip_validation=True)
         value = _objective_value(model)
-        if _meets_every_row(model, variables) and value is not None:
+        if value is not None and not infeasibilities(model, FEASTOL):
             _refuted(result, value)
             return
     put_back(before)
@@ -79,30 +82,6 @@ def _nearest_zero(var: VarData) -> float:
     if var.is_integer():
         value = math.ceil(value) if value > 0 else math.floor(value) if value < 0 else 0.0
     return float(value)
-
-
-def _meets_every_row(model: pyo.Block, variables: list[VarData]) -> bool:
-    """Whether the values loaded meet every variable's bounds and domain and every active
-    row of `model`, at FEASTOL relative to each side; False where a row cannot be evaluated
-    there (log of a negative, a division by 0)."""
-    for var in variables:
-        value = var.value
-        lower, upper = var.bounds
-        if (lower is not None and value < lower - FEASTOL * max(1.0, abs(lower))) or (
-                upper is not None and value > upper + FEASTOL * max(1.0, abs(upper))) or (
-                var.is_integer() and abs(value - round(value)) > FEASTOL):
-            return False
-    for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
-        try:
-            body = float(pyo.value(con.body))
-            lower, upper = pyo.value(con.lower), pyo.value(con.upper)
-        except (ArithmeticError, ValueError, TypeError):
-            return False
-        if not math.isfinite(body) or (
-                lower is not None and body < lower - FEASTOL * max(1.0, abs(lower))) or (
-                upper is not None and body > upper + FEASTOL * max(1.0, abs(upper))):
-            return False
-    return True
 
 
 def _objective_value(model: pyo.Block) -> float | None:
