@@ -1,11 +1,14 @@
 """Per-variable features for PMVB predictors, read off SCIP's LP at the root.
 
 Each binary variable gets a scale-free vector: objective coefficient (normalised and
-ranked, in SCIP's minimisation form), column statistics over the LP rows (degree, mean
-and extreme normalised coefficients, share of positive entries, share of tight rows, row
-density), the root LP value, its fractionality and the normalised reduced cost. The same
-function runs inside the branching callback and in the training recorder, so training and
-inference see identical features.
+ranked, tied coefficients sharing their mean rank), column statistics over the LP rows
+(degree, mean and extreme normalised coefficients, share of positive entries, share of
+tight rows, row density), the root LP value, its fractionality and the normalised reduced
+cost. Objective and reduced cost are both in SCIP's minimisation form, so a model written
+as max c'x or as min -c'x gets the same features; rows with one side are read in <= form;
+no feature depends on the order of the variables or the scale of a row or the objective.
+The same function runs inside the branching callback and in the training recorder, so
+training and inference see identical features.
 """
 
 from __future__ import annotations
@@ -14,9 +17,14 @@ from typing import Any
 
 import numpy as np
 from pyscipopt import SCIP_EVENTTYPE, SCIP_LPSOLSTAT, SCIP_RESULT, Branchrule, Eventhdlr
+from scipy.stats import rankdata
 
 from coplug.plugins.pmvb import is_binary_var
 from coplug.plugins.varmap import VarMap
+
+# 2: reduced cost in minimisation form, tied objective ranks averaged, >= rows read in
+# <= form, the objective's scale taken from all variables when the binaries have none
+FEATURE_VERSION = 2
 
 FEATURE_NAMES: tuple[str, ...] = (
     "obj_norm",
@@ -41,20 +49,32 @@ def root_features(scip: Any, variables: list[Any]) -> np.ndarray:
     if n == 0:
         return feats
     obj = np.array([v.getObj() for v in variables], dtype=float)
-    scale = max(np.abs(obj).max(), 1e-9)
+    scale = _objective_scale(scip, obj)
     feats[:, 0] = obj / scale
-    feats[:, 1] = np.argsort(np.argsort(obj)) / max(n - 1, 1)
+    feats[:, 1] = (rankdata(obj) - 1.0) / max(n - 1, 1)
     lp = np.clip([v.getLPSol() for v in variables], 0.0, 1.0)
     feats[:, 2] = lp
     feats[:, 3] = lp * (1.0 - lp)
-    feats[:, 4] = [_redcost(scip, v) / scale for v in variables]
+    sense = -1.0 if scip.getObjectiveSense() == "maximize" else 1.0
+    feats[:, 4] = [sense * _redcost(scip, v) / scale for v in variables]
     feats[:, 5:] = _column_stats(scip, variables)
     feats[:, 5] /= max(feats[:, 5].max(), 1e-9)
     return feats
 
 
+def _objective_scale(scip: Any, obj: np.ndarray) -> float:
+    """Largest |objective coefficient| of the binaries, else of any variable (an objective on
+    the other variables alone), else 1: dividing by it keeps the features scale-free."""
+    scale = float(np.abs(obj).max())
+    if scale > 0.0:
+        return scale
+    others = [abs(v.getObj()) for v in scip.getVars(transformed=True)]
+    return max(others, default=0.0) or 1.0
+
+
 def _redcost(scip: Any, var: Any) -> float:
-    """Reduced cost of a column variable, 0 for a loose one or when SCIP has none."""
+    """Reduced cost of a column variable as PySCIPOpt gives it (negated for a maximisation),
+    0 for a loose one or when SCIP has none."""
     if not var.isInLP():
         return 0.0
     try:
@@ -65,7 +85,8 @@ def _redcost(scip: Any, var: Any) -> float:
 
 def _column_stats(scip: Any, variables: list[Any]) -> np.ndarray:
     """Per column: degree, mean/max/min row-scaled coefficient, positive share, tight-row
-    share and mean row density, accumulated in one pass over the LP rows."""
+    share and mean row density, accumulated in one pass over the LP rows (a row with only a
+    left-hand side is read in <= form, so a x >= b and -a x <= -b agree)."""
     index = {v.name: i for i, v in enumerate(variables)}
     n_cols = max(scip.getNLPCols(), 1)
     entries: list[list[tuple[float, bool, float]]] = [[] for _ in variables]
@@ -73,6 +94,8 @@ def _column_stats(scip: Any, variables: list[Any]) -> np.ndarray:
         vals = np.asarray(row.getVals(), dtype=float)
         if vals.size == 0:
             continue
+        if scip.isInfinity(row.getRhs()) and not scip.isInfinity(-row.getLhs()):
+            vals = -vals  # a >= row read as the <= row it is: -a x <= -b
         amax = max(float(np.abs(vals).max()), 1e-9)
         activity = scip.getRowLPActivity(row)
         tight = scip.isFeasEQ(activity, row.getLhs()) or scip.isFeasEQ(activity, row.getRhs())
@@ -138,8 +161,10 @@ class RootFeatureRecorder:
     """coplug plugin: records root features keyed by Pyomo variable (for training data).
 
     Features come from the root LP SCIP branches on; when SCIP closes the root without
-    branching they come from its last optimal root LP, so every solved instance yields
-    data. After the solve, `variables` and `features` hold the rows (empty if no LP).
+    branching they come from its last optimal root LP. An instance solved before any optimal
+    root LP (in presolve, or by a heuristic whose solution stopped the root LP at its
+    objective limit) yields none. After the solve, `variables` and `features` hold the rows
+    (empty then).
     """
 
     name = "pmvb_recorder"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,7 +38,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from coplug.learned.checkpoint_io import atomic_write
-from coplug.learned.pmvb_features import FEATURE_NAMES, root_features
+from coplug.learned.pmvb_features import FEATURE_NAMES, FEATURE_VERSION, root_features
 from coplug.plugins.errors import InputError
 
 KINDS = ("logreg", "gbt", "mlp")
@@ -293,7 +294,25 @@ def load_predictor(path: str | Path) -> PMVBPredictor:
                          f"{type(exc).__name__}: {exc}") from exc
     if not isinstance(obj, PMVBPredictor):
         raise InputError(f"{path} holds a {type(obj).__name__}, not a PMVBPredictor")
+    _warn_if_stale(path)
     return obj
+
+
+def _warn_if_stale(path: Path) -> None:
+    """Warn when train_pmvb's JSON beside the checkpoint says it was trained on an older
+    version of the root features: its predictions are then off (PMVB stays exact)."""
+    try:
+        meta = checkpoint_metadata(path)
+    except InputError:
+        return  # an unreadable JSON is named where its t and q are read
+    if not isinstance(meta, dict) or "features" not in meta:
+        return  # not written by train_pmvb: nothing tells how its features were made
+    version = meta.get("feature_version", 1)
+    if version != FEATURE_VERSION:
+        warnings.warn(f"PMVB checkpoint {path} was trained on root features of version "
+                      f"{version}, this coplug computes version {FEATURE_VERSION}: its "
+                      "probabilities are unreliable (PMVB stays exact); retrain it with "
+                      "python -m coplug.learned.train_pmvb", UserWarning, stacklevel=3)
 
 
 def checkpoint_metadata(path: str | Path) -> dict[str, Any]:

@@ -6,8 +6,9 @@
 Data: seeded instances of the family (seeds seed .. seed+n_train-1 for training, the next
 n_val for validation; the benchmark draws held-out seeds from 100000 on) are solved to
 optimality by SCIP with a recorder plugin that reads the per-variable root features at
-the first branching, or at the last root LP when SCIP closes the root without branching
-(instances solved in presolve, with no LP, are skipped). Labels are the optimal 0/1
+the first branching, or at the last optimal root LP when SCIP closes the root without
+branching (instances solved before any optimal root LP, in presolve or by a heuristic whose
+solution stopped the root LP at its objective limit, are skipped). Labels are the optimal 0/1
 values. Each requested kind (logreg, gbt, mlp) is fitted, calibrated (isotonic by
 default) and written to
 ``models/pmvb_<family>_<kind>.joblib`` (``.pt`` for the MLP) with a JSON of its metadata.
@@ -45,7 +46,7 @@ from coplug.learned.checkpoint_io import (
     strict_json,
     unwritable_reason,
 )
-from coplug.learned.pmvb_features import FEATURE_NAMES, RootFeatureRecorder
+from coplug.learned.pmvb_features import FEATURE_NAMES, FEATURE_VERSION, RootFeatureRecorder
 from coplug.learned.pmvb_predictors import (
     CALIBRATIONS,
     KINDS,
@@ -175,6 +176,7 @@ def fit_family(
             "empirical_hold_rate": selection["chosen"]["hold_rate"],
             "promised_q": selection["chosen"]["q"], "promise_kept": selection["promise_kept"],
             "grid": selection["grid"], "features": list(FEATURE_NAMES),
+            "feature_version": FEATURE_VERSION,
             "seconds": round(time.perf_counter() - start, 1),
         }
         fitted.append((predictor, meta))
@@ -251,8 +253,9 @@ def _too_few_message(family: str, size: int, n_train: int, n_val: int,
         reasons.append(f"{skipped[NOT_OPTIMAL]} not solved to optimality within "
                        f"--time-limit {time_limit:g} s (raise --time-limit or lower --size)")
     if skipped[NO_ROOT_LP]:
-        reasons.append(f"{skipped[NO_ROOT_LP]} solved in presolve, with no root LP to "
-                       "learn from (raise --size)")
+        reasons.append(f"{skipped[NO_ROOT_LP]} solved before any optimal root LP (in "
+                       "presolve, or a heuristic's solution stopped the root LP at its "
+                       "objective limit), with no root features to learn from (raise --size)")
     why = "; ".join(reasons) or "no instances were solved (raise --n-train or --n-val)"
     return (f"only {n_train} training / {n_val} validation {family} instances of size "
             f"{size} are usable (at least 2 / 1 needed): {why}")
