@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,6 +38,7 @@ from threadpoolctl import threadpool_limits
 
 from coplug.learned.checkpoint_io import atomic_write
 from coplug.learned.pmvb_features import FEATURE_NAMES, FEATURE_VERSION, root_features
+from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError
 
 KINDS = ("logreg", "gbt", "mlp")
@@ -305,14 +305,25 @@ def _warn_if_stale(path: Path) -> None:
         meta = checkpoint_metadata(path)
     except InputError:
         return  # an unreadable JSON is named where its t and q are read
-    if not isinstance(meta, dict) or "features" not in meta:
-        return  # not written by train_pmvb: nothing tells how its features were made
+    reason = stale_features(meta)
+    if reason is not None:
+        warn_at_caller(f"PMVB checkpoint {path} {reason}: its probabilities are unreliable "
+                       "(PMVB stays exact); retrain it with python -m coplug.learned.train_pmvb")
+
+
+def stale_features(meta: Any) -> str | None:
+    """Why a train_pmvb JSON's checkpoint was fitted on other root features than this coplug
+    computes (its `feature_version`, missing before version 2), or None when it was not, or
+    when the JSON does not come from train_pmvb (no `features` or `feature_version` key)."""
+    if not isinstance(meta, dict) or not {"features", "feature_version"} & meta.keys():
+        return None
     version = meta.get("feature_version", 1)
+    if isinstance(version, bool) or not isinstance(version, int | float):
+        return f"records feature_version {version!r}, not a version number"
     if version != FEATURE_VERSION:
-        warnings.warn(f"PMVB checkpoint {path} was trained on root features of version "
-                      f"{version}, this coplug computes version {FEATURE_VERSION}: its "
-                      "probabilities are unreliable (PMVB stays exact); retrain it with "
-                      "python -m coplug.learned.train_pmvb", UserWarning, stacklevel=3)
+        return (f"was trained on root features of version {version:g}, this coplug computes "
+                f"version {FEATURE_VERSION}")
+    return None
 
 
 def checkpoint_metadata(path: str | Path) -> dict[str, Any]:

@@ -54,6 +54,7 @@ from coplug.learned.pmvb_predictors import (
     PMVBPredictor,
     checkpoint_name,
     load_predictor,
+    stale_features,
 )
 from coplug.plugins.bar import progress_bar
 from coplug.plugins.bridge import solve
@@ -227,8 +228,9 @@ RESCORE_FIELDS = ("size", "seed", "n_train", "n_val", "val_instances_used", "val
 
 
 def rescore_metadata(path: Path) -> dict:
-    """A checkpoint's JSON for --rescore: an object whose RESCORE_FIELDS are integers >= 0,
-    else an InputError naming the file (a hand-edited or truncated JSON gave a traceback)."""
+    """A checkpoint's JSON for --rescore: an object whose RESCORE_FIELDS are integers >= 0
+    and whose features are this coplug's (`stale_features`), else an InputError naming the
+    file (a hand-edited or truncated JSON gave a traceback)."""
     try:
         meta = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -241,6 +243,9 @@ def rescore_metadata(path: Path) -> dict:
     if bad:
         raise InputError(f"--rescore: {path} needs integers >= 0 for {', '.join(bad)}, got "
                          f"{', '.join(repr(meta.get(key)) for key in bad)}; retrain instead")
+    stale = stale_features(meta)
+    if stale is not None:  # its figures would be computed on features it never saw
+        raise InputError(f"--rescore: {path} {stale}; retrain instead")
     return meta
 
 

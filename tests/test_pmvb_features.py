@@ -162,3 +162,47 @@ def test_features_are_scale_free_without_objective_on_the_binaries() -> None:
         scaled = _features(_paid_elsewhere(factor))
         for name, row in unit.items():
             assert np.allclose(row, scaled[name], atol=1e-7), (factor, name)
+
+
+@pytest.mark.parametrize(("meta", "message"), [
+    ({"features": list(FEATURE_NAMES), "feature_version": "2"}, r"'2', not a version number"),
+    ({"features": list(FEATURE_NAMES), "feature_version": True}, r"True, not a version number"),
+    ({"feature_version": 1}, r"version 1, this coplug computes version 2"),
+])
+def test_a_malformed_or_older_version_is_named(tmp_path: Path, meta: dict, message: str
+                                                ) -> None:
+    """The string "2" was reported as "version 2, this coplug computes version 2"; a JSON
+    with only feature_version 1 loaded quietly."""
+    path = _saved(tmp_path, meta)
+    with pytest.warns(UserWarning, match=message):
+        load_predictor(path)
+
+
+def test_the_warning_points_at_the_callers_line(tmp_path: Path) -> None:
+    """Through PMVBBranching(path) the warning named a line inside coplug."""
+    from coplug.plugins.pmvb import PMVBBranching
+
+    path = _saved(tmp_path, {"features": list(FEATURE_NAMES), "threshold": 0.9})
+    with pytest.warns(UserWarning, match="version 1") as caught:
+        PMVBBranching(path, threshold=0.9, confidence=0.9)
+    assert [w.filename for w in caught] == [__file__]
+
+
+def test_rescore_refuses_a_checkpoint_of_older_features(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """--rescore recomputed an old checkpoint's figures on new features and kept its JSON
+    saying version 1 (t, q and grid from the old data)."""
+    from coplug.learned import train_pmvb
+
+    args = ["--family", "mknapsack", "--n-train", "3", "--n-val", "2", "--size", "22",
+            "--kinds", "logreg", "--quiet", "--out-dir", str(tmp_path)]
+    assert train_pmvb.main(args) == 0
+    meta_path = tmp_path / "pmvb_mknapsack_logreg.json"
+    meta = json.loads(meta_path.read_text())
+    assert meta["feature_version"] == FEATURE_VERSION
+    del meta["feature_version"]
+    meta_path.write_text(json.dumps(meta))
+    assert train_pmvb.main([*args, "--rescore"]) == 2
+    err = capsys.readouterr().err
+    assert "root features of version 1" in err and "retrain instead" in err
+    assert json.loads(meta_path.read_text()) == meta
