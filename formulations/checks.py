@@ -90,6 +90,13 @@ def check_memory(needed: float, what: str, hint: str) -> None:
                          f"has {available / 2**30:.1f} GiB available: {hint}")
 
 
+def require_instance(value: object, cls: type, what: str, hint: str) -> None:
+    """Refuse anything but a `cls` for `what` by name (a list or grid failed on a missing
+    attribute deep inside the builder); `hint` says how to make one."""
+    if not isinstance(value, cls):
+        raise InputError(f"{what} takes a {cls.__name__}, got {type(value).__name__} ({hint})")
+
+
 def _is_int(value: object) -> bool:
     """True for Python and numpy integers, False for bools, floats and anything else."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))

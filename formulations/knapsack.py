@@ -16,6 +16,7 @@ from coplug.formulations.checks import (
     check_positive,
     check_seed,
     read_text_file,
+    require_instance,
 )
 from coplug.formulations.qubo import QUBO
 from coplug.plugins.errors import InputError
@@ -24,6 +25,11 @@ from coplug.plugins.errors import InputError
 # nonzeros (about 60 MB while building) knapsack_qubo_safe refuses and points to the MIP.
 SAFE_MAX_NONZEROS = 1_000_000
 _INTEGER = re.compile(r"[-+]?[0-9]+")  # ASCII digits: what knapsack files write
+
+
+# How to make the instance the builders take, for their type errors.
+KNAPSACK_HINT = ("KnapsackInstance(values, weights, capacity), random_knapsack(n) or "
+                 "load_knapsack(path)")
 
 
 @dataclass(frozen=True)
@@ -149,6 +155,7 @@ def knapsack_mip(instance: KnapsackInstance) -> pyo.ConcreteModel:
     """Exact MIP: maximize sum v_i x_i subject to sum w_i x_i <= C, x binary. Data at or above
     2**53 is refused: solvers read coefficients as float64, which rounds such integers (a
     weight 2**53 + 1 fit a capacity 2**53)."""
+    require_instance(instance, KnapsackInstance, "knapsack_mip", KNAPSACK_HINT)
     _check_float_exact(instance)
     m = pyo.ConcreteModel(name="knapsack")
     m.I = pyo.RangeSet(0, instance.n - 1)
@@ -228,6 +235,7 @@ def load_knapsack(path: str | Path) -> KnapsackInstance:
 def save_knapsack(instance: KnapsackInstance, path: str | Path) -> None:
     """Write an instance in the ``n capacity`` / ``value weight`` layout (integers only, as
     the reader takes; a fractional value is refused, never truncated)."""
+    require_instance(instance, KnapsackInstance, "save_knapsack", KNAPSACK_HINT)
     fractional = np.flatnonzero(np.asarray(instance.values) != np.round(instance.values))
     if fractional.size:
         i = int(fractional[0])
@@ -262,6 +270,7 @@ def knapsack_qubo_naive(instance: KnapsackInstance) -> QUBO:
     relaxation has fractional minimizers, e.g. the LP-like point w'x = C) and its single
     flips change the residual by w_i, so overweight points with small residual are traps.
     """
+    require_instance(instance, KnapsackInstance, "knapsack_qubo_naive", KNAPSACK_HINT)
     n, C = instance.n, int(instance.capacity)
     slack = _slack_coefficients(C)
     a = np.concatenate([instance.weights.astype(float), slack])
@@ -306,6 +315,7 @@ def safe_qubo_size(instance: KnapsackInstance) -> tuple[int, int]:
     (or overflows) what it is meant to refuse. An instance where nothing fits gets the
     one placeholder variable of `knapsack_qubo_safe`.
     """
+    require_instance(instance, KnapsackInstance, "safe_qubo_size", KNAPSACK_HINT)
     C = int(instance.capacity)
     variables, nonzeros = 0, 0
     for w in instance.weights.tolist():
@@ -335,6 +345,7 @@ def knapsack_qubo_safe(
     When no item fits, the empty selection is the only solution and the QUBO is one
     placeholder variable with energy mu * y(1 - y), zero on both binary values.
     """
+    require_instance(instance, KnapsackInstance, "knapsack_qubo_safe", KNAPSACK_HINT)
     C = int(instance.capacity)
     vmax = max(float(instance.values.max()), 1.0)
     delta = vmax if margin is None else check_positive(margin, "margin")
@@ -400,12 +411,13 @@ def knapsack_qubo_safe(
 # A margin is kept only when it is this many float64 ulps of the largest penalty sum a
 # variable's terms reach (P times its row count): smaller ones vanish from the diagonal or
 # drown in the energy's rounding error, and the QUBO is no longer safe.
-MARGIN_ULPS = 2**10
+MARGIN_ULPS = 2**16
 
 
 def smallest_margin(instance: KnapsackInstance) -> float:
     """The smallest margin `knapsack_qubo_safe` keeps: MARGIN_ULPS ulps of P * (largest row
     count of a placement, w_i + 1) with P about max(v_max, 1)."""
+    require_instance(instance, KnapsackInstance, "smallest_margin", KNAPSACK_HINT)
     C = int(instance.capacity)
     fits = instance.weights[instance.weights <= C]
     count = int(fits.max()) + 1 if fits.size else 1

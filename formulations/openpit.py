@@ -20,6 +20,7 @@ from coplug.formulations.checks import (
     check_positive,
     check_seed,
     numeric_array,
+    require_instance,
 )
 from coplug.formulations.qubo import QUBO, symmetric
 from coplug.plugins.errors import InputError
@@ -35,6 +36,11 @@ _PATTERNS = {
         "box": [(a, b) for a in (-1, 0, 1) for b in (-1, 0, 1)],
     },
 }
+
+
+# How to make the model the builders take, for their type errors.
+BLOCK_MODEL_HINT = ("BlockModel(values) with a 2-D or 3-D grid of block values, or "
+                    "random_block_model(...)")
 
 
 @dataclass(frozen=True)
@@ -158,6 +164,7 @@ def _add_ore_body(grade: np.ndarray, centre: list[float], spread: float, peak: f
 
 def openpit_mip(model: BlockModel) -> pyo.ConcreteModel:
     """Exact MIP: maximize sum v_b x_b subject to x_succ <= x_pred on every arc, x binary."""
+    require_instance(model, BlockModel, "openpit_mip", BLOCK_MODEL_HINT)
     m = pyo.ConcreteModel(name="openpit")
     m.B = pyo.RangeSet(0, model.n - 1)
     m.x = pyo.Var(m.B, domain=pyo.Binary)
@@ -199,6 +206,7 @@ def openpit_qubo_naive(model: BlockModel, penalty: float | None = None) -> QUBO:
     Zero diagonal (multilinear) and one uniform P: a mined band whose top row has as many
     unmined predecessors as mined successors is a flat or strict infeasible local minimum.
     """
+    require_instance(model, BlockModel, "openpit_qubo_naive", BLOCK_MODEL_HINT)
     P = (float(np.abs(model.flat_values).max()) + 1.0 if penalty is None
          else check_positive(penalty, "penalty"))
     arcs = model.arcs()
@@ -215,6 +223,7 @@ def openpit_penalties(model: BlockModel) -> np.ndarray:
     2^-20 v+, about a millionth of the largest value) the energy would no longer resolve
     block values, and InputError is raised before any QUBO is built.
     """
+    require_instance(model, BlockModel, "openpit_penalties", BLOCK_MODEL_HINT)
     depth = model.values.shape[0]
     K = model.max_successors()
     vplus = max(float(model.flat_values.max()), 1.0)
@@ -240,6 +249,7 @@ def openpit_qubo_safe(model: BlockModel) -> QUBO:
     (proof in README.md). The penalties grow like (2K)^depth: keep pits shallow (too deep
     a pit for float64 is refused, see `openpit_penalties`).
     """
+    require_instance(model, BlockModel, "openpit_qubo_safe", BLOCK_MODEL_HINT)
     P = openpit_penalties(model)
     arcs = model.arcs()
     depth = model.depth

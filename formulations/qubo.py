@@ -73,10 +73,10 @@ class QUBO:
                                  "got weights and no A")
             self.A = sp.csr_matrix((0, n))
             self.weights = np.zeros(0)
+        self.A = _as_floats(lambda: sp.csr_matrix(self.A, dtype=float), self.A, "A")
         if self.weights is None:
             raise InputError(f"QUBO penalty rows A ({self.A.shape[0]} rows) need weights, "
                              "one per row")
-        self.A = _as_floats(lambda: sp.csr_matrix(self.A, dtype=float), self.A, "A")
         self.weights = _as_floats(lambda: np.asarray(self.weights, dtype=float).reshape(-1),
                                   self.weights, "weights")
         if self.A.shape[1] != n or self.weights.shape != (self.A.shape[0],):

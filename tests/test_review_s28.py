@@ -1,0 +1,62 @@
+"""Session 28 review fixes outside PMVB: the knapsack margin floor that `certify` can see,
+and formulation builders given the wrong kind of instance."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from coplug.formulations import knapsack, openpit
+from coplug.formulations.knapsack import KnapsackInstance, knapsack_qubo_safe, smallest_margin
+from coplug.formulations.qubo import QUBO
+from coplug.formulations.qubo_solvers import certify
+from coplug.plugins import InputError
+
+
+@pytest.mark.parametrize("factor", [1.0, 5.0])
+def test_a_fractional_saddle_at_the_margin_floor_is_no_local_minimizer(factor: float) -> None:
+    """With the floor at 1024 ulps, certify's rounding allowance hid the concave diagonal:
+    a stationary fractional point (energy lower on both sides) was called a local minimum."""
+    inst = KnapsackInstance(values=[1000.0, 1e-10], weights=[1, 1], capacity=2)
+    delta = factor * smallest_margin(inst)
+    qubo = knapsack_qubo_safe(inst, margin=delta)
+    mu = delta / 2
+    z = np.array([1.0, 0.0, 0.0, (mu - 1e-10) / (2 * mu)])  # gradient 0 along the last one
+    step = np.array([0.0, 0.0, 0.0, 0.01])
+    assert qubo.energy(z + step) < qubo.energy(z) and qubo.energy(z - step) < qubo.energy(z)
+    cert = certify(qubo, z)
+    assert not cert.binary and not cert.local_min and not cert.ok
+
+
+@pytest.mark.parametrize("factor", [1.0, 10.0])
+def test_an_item_placed_twice_at_the_margin_floor_is_not_feasible(factor: float) -> None:
+    """Its penalty is exactly the margin, which fell inside certify's zero-penalty allowance."""
+    inst = KnapsackInstance(values=[1000.0], weights=[1], capacity=2)
+    qubo = knapsack_qubo_safe(inst, margin=factor * smallest_margin(inst))
+    both = np.array([1.0, 1.0])  # item 0 on slot 0 and on slot 1
+    assert qubo.energy(both) > qubo.sense * inst.value(qubo.decode(both))
+    cert = certify(qubo, both)
+    assert cert.binary and not cert.feasible and cert.objective is None
+
+
+@pytest.mark.parametrize(("build", "given", "expected"), [
+    (knapsack.knapsack_qubo_safe, [1, 2], "knapsack_qubo_safe takes a KnapsackInstance, got list"),
+    (knapsack.knapsack_qubo_naive, (1, 2), "takes a KnapsackInstance, got tuple"),
+    (knapsack.knapsack_mip, {"values": [1]}, "knapsack_mip takes a KnapsackInstance, got dict"),
+    (knapsack.smallest_margin, None, "takes a KnapsackInstance, got NoneType"),
+    (openpit.openpit_qubo_safe, np.ones((3, 3)), "openpit_qubo_safe takes a BlockModel, got "
+                                                  "ndarray"),
+    (openpit.openpit_mip, np.ones((3, 3)), "openpit_mip takes a BlockModel, got ndarray"),
+    (openpit.openpit_penalties, [[1.0]], "takes a BlockModel, got list"),
+])
+def test_builders_name_the_instance_they_take(build, given, expected: str) -> None:
+    """A list, dict or plain grid failed on a missing attribute deep in the builder."""
+    with pytest.raises(InputError, match=expected):
+        build(given)
+
+
+def test_penalty_rows_as_a_list_without_weights_are_named() -> None:
+    """A as a list of lists read A.shape before converting it (AttributeError)."""
+    with pytest.raises(InputError, match=r"penalty rows A \(1 rows\) need weights"):
+        QUBO(Q=np.zeros((2, 2)), c=[0, 0], constant=0, decode=None, is_feasible=None,
+             objective=None, A=[[1, 1]])
