@@ -7,9 +7,9 @@ tight rows, row density), the root LP value, its fractionality and the normalise
 cost. Objective and reduced cost are both in SCIP's minimisation form, so a model written
 as max c'x or as min -c'x gets the same features; rows with one side are read in <= form
 (an equality or ranged row keeps the direction it is written in); no feature depends on the
-order of the variables or the scale of a row or the objective.
-The same function runs inside the branching callback and in the training recorder, so
-training and inference see identical features.
+order of the variables or the scale of a row or the objective. The same function runs
+inside the branching callback and in the training recorder, so training and inference see
+identical features.
 """
 
 from __future__ import annotations
