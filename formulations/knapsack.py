@@ -19,6 +19,7 @@ from coplug.formulations.checks import (
     require_instance,
 )
 from coplug.formulations.qubo import QUBO
+from coplug.formulations.qubo_solvers import PENALTY_RTOL
 from coplug.plugins.errors import InputError
 
 # The safe placement QUBO has about n * C variables and n * C * w nonzeros; past this many
@@ -412,30 +413,39 @@ def knapsack_qubo_safe(
 # variable's terms reach (P times its row count): smaller ones vanish from the diagonal or
 # drown in the energy's rounding error, and the QUBO is no longer safe.
 MARGIN_ULPS = 2**16
+# ... and this many times certify's zero-penalty allowance (PENALTY_RTOL of a point's
+# magnitude) at a point that decodes to a feasible packing with one placement too many:
+# its penalty is the margin, its magnitude up to about 2 v_max (n + C + 1).
+MARGIN_OVER_ALLOWANCE = 4
 
 
 def smallest_margin(instance: KnapsackInstance) -> float:
     """The smallest margin `knapsack_qubo_safe` keeps: MARGIN_ULPS ulps of P * (largest row
-    count of a placement, w_i + 1) with P about max(v_max, 1)."""
+    count of a placement, w_i + 1) with P about max(v_max, 1), and MARGIN_OVER_ALLOWANCE
+    times what `certify` takes for a zero penalty at a point of up to n + C + 1 placements
+    and slots (past 12 items a margin at the ulps floor was called zero)."""
     require_instance(instance, KnapsackInstance, "smallest_margin", KNAPSACK_HINT)
     C = int(instance.capacity)
     fits = instance.weights[instance.weights <= C]
     count = int(fits.max()) + 1 if fits.size else 1
     vmax = max(float(instance.values.max()), 1.0)
-    return MARGIN_ULPS * float(np.finfo(float).eps) * vmax * count
+    rounding = MARGIN_ULPS * float(np.finfo(float).eps) * vmax * count
+    allowance = PENALTY_RTOL * 2.0 * vmax * (instance.n + C + 1)
+    return max(rounding, MARGIN_OVER_ALLOWANCE * allowance)
 
 
 def _check_margin(
     instance: KnapsackInstance, vmax: float, delta: float, margin: float | None
 ) -> None:
-    """Refuse a margin float64 rounds away next to the penalties (see `smallest_margin`)."""
+    """Refuse a margin float64 rounds away next to the penalties, or `certify` could not
+    tell from zero (see `smallest_margin`)."""
     floor = smallest_margin(instance)
     if delta < floor or not (vmax + delta) - vmax > 0:
         given = "the default margin max(v_max, 1)" if margin is None else f"margin {delta!r}"
         raise InputError(
-            f"{given} is lost to float64 rounding next to penalties of size "
-            f"{floor / (MARGIN_ULPS * float(np.finfo(float).eps)):.3g} (P times a placement's "
-            f"rows): the QUBO would not be safe; use margin >= {floor:.3g}"
+            f"{given} is lost to float64 rounding next to penalties of about "
+            f"{max(vmax, 1.0):.3g} on up to {instance.n + int(instance.capacity) + 1} "
+            f"placements and slots: the QUBO would not be safe; use margin >= {floor:.3g}"
         )
 
 

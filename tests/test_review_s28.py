@@ -39,6 +39,24 @@ def test_an_item_placed_twice_at_the_margin_floor_is_not_feasible(factor: float)
     assert cert.binary and not cert.feasible and cert.objective is None
 
 
+@pytest.mark.parametrize(("n", "factor"), [(13, 1.0), (40, 2.0), (160, 10.0)])
+def test_an_extra_placement_among_many_is_not_feasible(n: int, factor: float) -> None:
+    """certify's zero-penalty allowance grows with the whole point (n + C placements and
+    slots); the floor grew only with one placement's rows, so from 13 items a point placing
+    item 0 twice, decoding to a feasible packing, was called feasible."""
+    values = np.full(n, 1e-6)
+    values[0] = 1000.0
+    inst = KnapsackInstance(values=values, weights=np.ones(n, dtype=int), capacity=n + 1)
+    qubo = knapsack_qubo_safe(inst, margin=factor * smallest_margin(inst))
+    where = {name: k for k, name in enumerate(qubo.names)}
+    z = np.zeros(qubo.n)
+    z[[where[f"y{i}@{i}"] for i in range(n)] + [where[f"y0@{n}"]]] = 1.0
+    assert inst.is_feasible(qubo.decode(z))
+    assert qubo.energy(z) > qubo.sense * inst.value(qubo.decode(z))  # the margin, no more
+    cert = certify(qubo, z)
+    assert cert.binary and not cert.feasible and cert.objective is None
+
+
 @pytest.mark.parametrize(("build", "given", "expected"), [
     (knapsack.knapsack_qubo_safe, [1, 2], "knapsack_qubo_safe takes a KnapsackInstance, got list"),
     (knapsack.knapsack_qubo_naive, (1, 2), "takes a KnapsackInstance, got tuple"),
