@@ -74,6 +74,9 @@ def fair_clustering_mip(
     tolerance: float = 0.0,
 ) -> pyo.ConcreteModel:
     """Build the fair k-clustering MIP; read the partition back with `mip_labels`."""
+    if groups is None:  # validate_fair_graph reads None as plain clustering: no fairness
+        raise InputError("fair_clustering_mip needs groups (one per node): without them "
+                         "every partition is fair")
     if objective not in OBJECTIVES:
         raise InputError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
     if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real) \

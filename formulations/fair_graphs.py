@@ -180,9 +180,10 @@ def fair_sbm(
     check_memory(sbm_bytes(n, n_clusters * n_groups, avg_degree), f"fair_sbm(n={n})",
                  "use a smaller n or avg_degree (coplug fairsc: --n, --degree)")
     rng = np.random.default_rng(seed)
-    share = np.full(n_groups, 1.0 / n_groups) if group_share is None else np.asarray(group_share)
-    if share.size != n_groups or not (np.isfinite(share) & (share > 0)).all():
-        raise InputError(f"group_share must be {n_groups} positive numbers")
+    share = (np.full(n_groups, 1.0 / n_groups) if group_share is None
+             else numeric_array(group_share, "group_share"))
+    if share.shape != (n_groups,) or not (np.isfinite(share) & (share > 0)).all():
+        raise InputError(f"group_share must be {n_groups} positive numbers, got {group_share!r}")
     share = share / share.sum()
     groups = _at_least(rng.choice(n_groups, size=n, p=share), n_groups, n_clusters, rng)
     clusters = np.empty(n, dtype=np.int64)

@@ -78,3 +78,21 @@ def test_penalty_rows_as_a_list_without_weights_are_named() -> None:
     with pytest.raises(InputError, match=r"penalty rows A \(1 rows\) need weights"):
         QUBO(Q=np.zeros((2, 2)), c=[0, 0], constant=0, decode=None, is_feasible=None,
              objective=None, A=[[1, 1]])
+
+
+@pytest.mark.parametrize("share", [("a", "b"), (1, "x"), [[1, 1]], {"a": 1}])
+def test_fair_sbm_names_a_bad_group_share(share: object) -> None:
+    """Strings failed in numpy's isfinite, a 2-D share inside numpy's random generator."""
+    from coplug.formulations.fair_graphs import fair_sbm
+
+    with pytest.raises(InputError, match="group_share must be"):
+        fair_sbm(40, 2, 2, group_share=share, seed=0)
+
+
+def test_the_fair_mip_needs_groups() -> None:
+    """groups=None built a model without fairness rows and solved it as 'optimal'."""
+    from coplug.formulations.fair_clustering_mip import fair_clustering_mip
+
+    ring = np.roll(np.eye(6), 1, axis=1)
+    with pytest.raises(InputError, match="fair_clustering_mip needs groups"):
+        fair_clustering_mip(ring + ring.T, None, 2)
