@@ -21,8 +21,13 @@ from coplug.formulations.checks import (
     check_positive,
     check_seed,
     numeric_array,
+    require_instance,
 )
 from coplug.plugins.errors import InputError
+
+# How to make the instance the builders take, for their type errors.
+FACILITY_HINT = ("FacilityInstance(fixed, capacity, cost, demand) or "
+                 "random_facility_instance(facilities, customers, scenarios)")
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,7 @@ def random_facility_instance(facilities: int, customers: int, scenarios: int, se
 
 def extensive_model(inst: FacilityInstance) -> pyo.ConcreteModel:
     """All scenarios in one MIP: open[j], flow[s, j, i], unmet[s, i]."""
+    require_instance(inst, FacilityInstance, "extensive_model", FACILITY_HINT)
     nf, nc, ns = inst.shape
     m = pyo.ConcreteModel(name="facility_extensive")
     m.open = pyo.Var(range(nf), domain=pyo.Binary)
@@ -120,6 +126,7 @@ def benders_models(inst: FacilityInstance) -> tuple[pyo.ConcreteModel, list]:
     """The master (open[j], estimate[s] at least the least a scenario can cost: 0, or what
     its demand earns at the most negative unit costs) and one `Subproblem` per scenario,
     whose `open` copies are continuous in [0, 1]."""
+    require_instance(inst, FacilityInstance, "benders_models", FACILITY_HINT)
     from coplug.plugins.benders import Subproblem
 
     nf, nc, ns = inst.shape

@@ -30,8 +30,13 @@ from pyomo.core.expr.numeric_expr import Expr_ifExpression
 from pyomo.core.expr.sympy_tools import Pyomo2SympyVisitor, PyomoSympyBimap
 from pyomo.core.expr.visitor import identify_variables, polynomial_degree
 
+from coplug.formulations.checks import require_instance
 from coplug.formulations.games import Game
 from coplug.plugins.errors import InputError, UnsupportedModelError
+
+# How to make the game the solvers take, for their type errors.
+GAME_HINT = ("build one with cournot(...), network_flow(...), resource_allocation(...) or "
+             "example(name)")
 
 
 @dataclass
@@ -118,6 +123,7 @@ class CompiledGame:
 
 def compile_game(game: Game) -> CompiledGame:
     """Translate the Pyomo game into compiled numpy functions (exact derivatives via sympy)."""
+    require_instance(game, Game, "compile_game", GAME_HINT)
     game.validate()
     bimap = PyomoSympyBimap()
     variables, slices, owner = [], [], []
@@ -329,6 +335,7 @@ def barrier_gradient_ascent(
     where a utility is not defined (the others' moves can take a player's log argument
     below 0, where its own steps are all refused).
     """
+    require_instance(game, Game, "barrier_gradient_ascent", GAME_HINT)
     _check_ascent_settings(mu, mu_start, mu_decay, tol, max_iter, step, divergence_bound)
     if update not in ("simultaneous", "sequential"):
         raise InputError(f"update must be 'simultaneous' or 'sequential', got {update!r}")
@@ -601,6 +608,7 @@ def certify(
     constraints, the coupling constraints) is solved to proven optimality; a nonlinear
     utility reaches SCIP as an epigraph constraint. The profile must be feasible to within
     `feasibility_tol` (a number >= 0: NaN would let any profile through)."""
+    require_instance(game, Game, "certify", GAME_HINT)
     if not (_is_number(feasibility_tol) and feasibility_tol >= 0):
         raise InputError(f"feasibility_tol must be a number >= 0, got {feasibility_tol!r}")
     game.validate()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coplug.formulations import knapsack, openpit
+from coplug.formulations import facility, game_solvers, knapsack, openpit
 from coplug.formulations.knapsack import KnapsackInstance, knapsack_qubo_safe, smallest_margin
 from coplug.formulations.qubo import QUBO
 from coplug.formulations.qubo_solvers import certify
@@ -66,6 +66,12 @@ def test_an_extra_placement_among_many_is_not_feasible(n: int, factor: float) ->
                                                   "ndarray"),
     (openpit.openpit_mip, np.ones((3, 3)), "openpit_mip takes a BlockModel, got ndarray"),
     (openpit.openpit_penalties, [[1.0]], "takes a BlockModel, got list"),
+    (facility.extensive_model, {"fixed": [1.0]}, "extensive_model takes a FacilityInstance, "
+                                                 "got dict"),
+    (facility.benders_models, [1, 2], "benders_models takes a FacilityInstance, got list"),
+    (game_solvers.certify, None, "certify takes a Game, got NoneType"),
+    (game_solvers.barrier_gradient_ascent, "cournot", "takes a Game, got str"),
+    (game_solvers.compile_game, 3, "compile_game takes a Game, got int"),
 ])
 def test_builders_name_the_instance_they_take(build, given, expected: str) -> None:
     """A list, dict or plain grid failed on a missing attribute deep in the builder."""
