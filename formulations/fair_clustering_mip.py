@@ -162,6 +162,7 @@ def _add_ratio_cut_objective(
 
 def mip_objective(model: pyo.ConcreteModel, labels: np.ndarray) -> float:
     """The model's objective (ratio cut or cut) of a labelling, computed from the graph."""
+    _require_fair_model(model, "mip_objective")
     adjacency = model.fair_adjacency
     if model.fair_objective == "ratio_cut":
         return ratio_cut(adjacency, labels)
@@ -189,14 +190,23 @@ def objective_mismatch(
             f"{true:.6g} of the partition it returned: do not trust this solve")
 
 
+def _require_fair_model(model: Any, what: str) -> None:
+    """Refuse anything but a model built by fair_clustering_mip, naming what it lacks."""
+    if not isinstance(model, pyo.Block):
+        raise InputError(f"{what} needs a model built by fair_clustering_mip, got "
+                         f"{type(model).__name__}")
+    missing = [name for name in ("N", "C", "x", "fair_adjacency", "fair_objective")
+               if not hasattr(model, name)]
+    if missing:
+        raise InputError(f"{what} needs a model built by fair_clustering_mip; this one has "
+                         f"no {missing[0]!r}")
+
+
 def mip_labels(model: pyo.ConcreteModel, check: bool = True) -> np.ndarray:
     """Cluster label of each node from a solved fair-clustering MIP; with `check`, warns
     (UserWarning) when the model's objective value is below the ratio cut (or cut) of these
     labels (`objective_mismatch`)."""
-    missing = [name for name in ("N", "C", "x") if model.find_component(name) is None]
-    if missing:
-        raise InputError(f"mip_labels needs a model built by fair_clustering_mip; this one has "
-                         f"no {missing[0]!r}")
+    _require_fair_model(model, "mip_labels")
     n = len(model.N)
     labels = np.full(n, -1, dtype=np.int64)
     for i in range(n):

@@ -239,6 +239,7 @@ def tour_length(dist: np.ndarray, tour: list[int] | np.ndarray) -> float:
 def is_tour(tour: list[int] | np.ndarray | None, n: int) -> bool:
     """True when `tour` visits each of the n cities exactly once (whole-number indices: 1.5
     is no city)."""
+    n = check_count(n, "is_tour's n", 0)
     if tour is None:
         return False
     cities = np.asarray(tour)
@@ -712,6 +713,11 @@ def _tour_terms(d: np.ndarray, idx: np.ndarray) -> tuple[list, np.ndarray]:
 def qubo_nonzeros(dist: np.ndarray) -> int:
     """Stored nonzeros of the TSP QUBOs (tour products twice, as Q is symmetric, its diagonal
     and the 2(n-1) one-hot rows), counted from the distances before anything is built."""
+    return _qubo_nonzeros(check_distances(dist))
+
+
+def _qubo_nonzeros(dist: np.ndarray) -> int:
+    """`qubo_nonzeros` of a checked distance matrix."""
     m = dist.shape[0] - 1
     pairs = int(np.count_nonzero(dist[1:, 1:])) - int(np.count_nonzero(np.diag(dist)[1:]))
     return 2 * (m - 1) * pairs + m * m + 2 * m * m
@@ -720,7 +726,7 @@ def qubo_nonzeros(dist: np.ndarray) -> int:
 def _check_size(d: np.ndarray, max_nonzeros: int, builder: str) -> None:
     """Refuse a QUBO over `max_nonzeros` stored nonzeros before allocating it."""
     max_nonzeros = check_count(max_nonzeros, "max_nonzeros", 1)
-    nonzeros = qubo_nonzeros(d)
+    nonzeros = _qubo_nonzeros(d)
     if nonzeros > max_nonzeros:
         n = d.shape[0]
         raise InputError(

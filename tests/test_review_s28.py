@@ -6,7 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coplug.formulations import facility, game_solvers, knapsack, openpit
+from coplug.formulations import (
+    facility,
+    fair_clustering_mip,
+    game_solvers,
+    knapsack,
+    openpit,
+    tsp,
+)
 from coplug.formulations.knapsack import KnapsackInstance, knapsack_qubo_safe, smallest_margin
 from coplug.formulations.qubo import QUBO
 from coplug.formulations.qubo_solvers import certify
@@ -97,8 +104,20 @@ def test_fair_sbm_names_a_bad_group_share(share: object) -> None:
 
 def test_the_fair_mip_needs_groups() -> None:
     """groups=None built a model without fairness rows and solved it as 'optimal'."""
-    from coplug.formulations.fair_clustering_mip import fair_clustering_mip
-
     ring = np.roll(np.eye(6), 1, axis=1)
     with pytest.raises(InputError, match="fair_clustering_mip needs groups"):
-        fair_clustering_mip(ring + ring.T, None, 2)
+        fair_clustering_mip.fair_clustering_mip(ring + ring.T, None, 2)
+
+
+@pytest.mark.parametrize(("call", "expected"), [
+    (lambda: tsp.qubo_nonzeros([[0, 1], [1]]), "distance matrix must be"),
+    (lambda: tsp.is_tour([0, 1, 2], "3"), "is_tour's n must be an integer"),
+    (lambda: fair_clustering_mip.mip_labels(None),
+     "mip_labels needs a model built by fair_clustering_mip, got NoneType"),
+    (lambda: fair_clustering_mip.mip_objective(None, np.zeros(3)),
+     "mip_objective needs a model built by fair_clustering_mip"),
+])
+def test_helpers_name_a_wrong_argument(call, expected: str) -> None:
+    """These failed on a missing attribute or a comparison deep inside."""
+    with pytest.raises(InputError, match=expected):
+        call()
