@@ -1,5 +1,6 @@
 """Session 28 review fixes outside PMVB: the knapsack margin floor that `certify` can see,
-and formulation builders given the wrong kind of instance."""
+formulation builders and helpers given the wrong kind of argument, and the fair-clustering
+generator and MIP."""
 
 from __future__ import annotations
 
