@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
+import scipy.sparse as scipy_sparse
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
 
@@ -42,6 +43,8 @@ NO_GOOD_CACHE = 4096
 # max(1, |side|, |activity|) as SCIP judges (ten times its default): a guard against an
 # LP solution that enforcement hands on after another handler found it infeasible.
 ROW_TOL = 1e-5
+# scipy.optimize.linprog's status for an unbounded LP.
+LINPROG_UNBOUNDED = 3
 
 
 @dataclass
@@ -91,9 +94,10 @@ def _searched(model: pyo.Block, k: int, solver: str, time_limit: float | None,
         warnings.filterwarnings("ignore", message="lazy constraints: the solve stopped")
         result = solve(model, solver=solver, time_limit=time_limit,
                        plugins=[LazyConstraints(search.separate, name="k_best")], **params)
-    if result.status is Status.UNBOUNDED:
-        raise InputError("the model is unbounded: it has no k best solutions")
     solutions = search.ranked()
+    if result.status is Status.UNBOUNDED or (
+            solutions and search.rows.unbounded_at(solutions[0].values, search)):
+        raise InputError("the model is unbounded: it has no k best solutions")
     proven = result.status is Status.INFEASIBLE or (
         search.flat and len(solutions) == k and result.has_solution)
     return solutions, proven, result
@@ -296,6 +300,22 @@ class _Rows:
         return bool(_within(activity, self.lower, self.upper)
                     and _within(values, self.col_lower, self.col_upper))
 
+
+    def unbounded_at(self, values: np.ndarray, search: _Search) -> bool:
+        """Whether the LP left with the binaries fixed as in feasible `values` is unbounded.
+        Then so is the model (every assignment's polyhedron has the same recession cone),
+        which SCIP does not always say once the no-good rows reject its points on a ray."""
+        from scipy.optimize import linprog
+
+        lower, upper = self.col_lower.copy(), self.col_upper.copy()
+        lower[search.binaries] = upper[search.binaries] = values[search.binaries]
+        has_upper, has_lower = np.isfinite(self.upper), np.isfinite(self.lower)
+        a_ub = scipy_sparse.vstack([self.matrix[has_upper], -self.matrix[has_lower]])
+        b_ub = np.concatenate([self.upper[has_upper], -self.lower[has_lower]])
+        costs = -self.costs if search.maximize else self.costs
+        bounds = np.column_stack([lower, upper])
+        outcome = linprog(costs, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")
+        return outcome.status == LINPROG_UNBOUNDED
 
     def on_a_ray(self, values: np.ndarray) -> bool:
         """Whether a variable without a bound sits at the box `solve` puts on an unbounded
