@@ -191,7 +191,7 @@ class CoplugSolver(SolverBase):
         finally:
             timer.stop("solve")
         loader = CoplugSolutionLoader(model, result, _solution_values(model, result),
-                                      _suffix_values(model, before))
+                                      _suffix_values(before, result))
         results = _results(result, model, loader, config, self)
         results.timing_info.timer = timer
         results.timing_info.start_timestamp = started
@@ -336,11 +336,13 @@ def _solution_values(model: BlockData, result: Result) -> ComponentMap:
     return ComponentMap((v, v.value) for v in variables)
 
 
-def _suffix_values(model: BlockData, before: dict[str, Any]) -> dict[str, ComponentMap | None]:
-    """What the solve left in the declared dual/rc Suffixes (None where it certified none)."""
+def _suffix_values(before: dict[str, Any], result: Result) -> dict[str, ComponentMap | None]:
+    """What the solve left in the declared dual/rc Suffixes (None where it certified none;
+    empty where it certified duals of no rows, as for an LP with bounds alone)."""
+    loaded = result.extra.get("duals", {}).get("loaded", False)
     out: dict[str, ComponentMap | None] = {}
     for name, (suffix, _) in before["suffixes"].items():
-        out[name] = ComponentMap(suffix.items()) if len(suffix) else None
+        out[name] = ComponentMap(suffix.items()) if len(suffix) or loaded else None
     return out
 
 

@@ -42,3 +42,34 @@ def test_k_best_with_the_ray_bounded_ranks_the_assignments(solver: str) -> None:
     best = solve(_unbounded_on_rows(z_upper=10), solver="scip")
     assert objectives[0] == pytest.approx(best.objective, abs=1e-6)
 
+
+
+def _lp_with_bounds_alone() -> pyo.ConcreteModel:
+    """An LP whose one row is deactivated, with the dual and rc Suffixes declared."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(1, 9))
+    m.c = pyo.Constraint(expr=m.x >= 2)
+    m.c.deactivate()
+    m.o = pyo.Objective(expr=0.5 * m.x, sense=pyo.maximize)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    m.rc = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    return m
+
+
+@pytest.mark.parametrize("name", ["coplug_highs", "coplug_scip"])
+def test_factory_duals_of_an_lp_without_rows_are_empty_not_missing(name: str) -> None:
+    from pyomo.contrib.solver.common.factory import SolverFactory
+
+    m = _lp_with_bounds_alone()
+    loader = SolverFactory(name).solve(m).solution_loader
+    assert loader.get_duals() == {}  # raised NoDualsError: "the solve gave none"
+    reduced = loader.get_reduced_costs()
+    assert reduced[m.x] == pytest.approx(0.5)  # at its upper bound, maximizing 0.5 x
+
+
+def test_legacy_factory_loads_a_solution_of_an_lp_without_rows() -> None:
+    m = _lp_with_bounds_alone()
+    results = pyo.SolverFactory("coplug_highs").solve(m, load_solutions=False)
+    assert m.x.value is None
+    m.solutions.load_from(results)  # raised NoDualsError
+    assert m.x.value == pytest.approx(9.0)
