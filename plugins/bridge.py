@@ -23,7 +23,6 @@ from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.core.base.block import BlockData
 from pyomo.core.kernel.block import IBlock
 from pyomo.core.staleflag import StaleFlagManager
-from pyomo.repn.standard_repn import generate_standard_repn
 
 from coplug.plugins.base import (
     adds_rows,
@@ -66,11 +65,12 @@ from coplug.plugins.lazy_rounds import all_lazy, any_lazy, solve_in_rounds
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.mip_duals import declared_duals, mip_warning_quiet, wants_fixed_duals
 from coplug.plugins.mipstart import scip_mip_start
-from coplug.plugins.modeldata import check_model_data, pyomo_logs_quiet
+from coplug.plugins.modeldata import check_model_data
 from coplug.plugins.nonlinear_optimum import check_nonlinear_optimum
 from coplug.plugins.objective_at_point import check_objective_at_point
 from coplug.plugins.priorities import set_scip_priorities, unread_export_suffixes
 from coplug.plugins.results import Result, Status
+from coplug.plugins.scip_objective import objective_parts, use_native_objective
 from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupported_part
 from coplug.plugins.serial import one_solve_at_a_time
 from coplug.plugins.varmap import VarMap, snapped
@@ -355,13 +355,13 @@ class BuiltScip:
 
 def build_scip(model: pyo.Block) -> BuiltScip:
     """Build `model` in SCIP via `scip_persistent`, with SCIP's own linear objective (see
-    `_use_native_objective`)."""
+    `coplug.plugins.scip_objective`)."""
     opt = contrib_solver("scip_persistent", "SCIP", "pyscipopt")
     fix_scip_walker()
     install_fast_collector()
     mark_one_shot(opt)
     build_instance(opt, model, "SCIP", unsupported_part)
-    _use_native_objective(opt, model)
+    use_native_objective(opt, model)
     # the PySCIPOpt model; Pyomo keeps no public accessor
     return BuiltScip(opt, opt._solver_model, VarMap(opt._pyomo_var_to_solver_var_map, model))
 
@@ -516,13 +516,15 @@ def _start_pairs(scip: Any, opt: Any, model: pyo.Block, var_map: VarMap,
 
 def _hidden_values(opt: Any, model: pyo.Block) -> list[tuple[Any, float]]:
     """Values of the SCIP variables Pyomo adds behind the model: one fixed variable per
-    mutable Param, and the epigraph variable of a nonlinear objective (its value at the
-    start, when every variable in the objective has one)."""
+    mutable Param, and the epigraph variable of a nonlinear objective (the value at the
+    start of what it bounds, `objective_parts`, when every variable there has one)."""
     hidden = [(v, float(pyo.value(p))) for p, v in opt._pyomo_param_to_solver_param_map.items()]
     if opt._obj_var is not None:
         objective = next(model.component_data_objects(pyo.Objective, active=True))
         try:  # exception=False: Pyomo logs an ERROR for a variable without a value otherwise
-            value = pyo.value(objective.expr, exception=False)
+            parts = objective_parts(objective)
+            bounded = objective.expr if parts is None else parts.epigraph
+            value = pyo.value(bounded, exception=False)
         except (ValueError, TypeError, ZeroDivisionError, OverflowError):
             value = None  # a point outside the domain (log of a negative): a partial start
         if value is not None:
@@ -566,49 +568,6 @@ def _finite_or_inf(value: float, infinity: float) -> float:
     if value <= -infinity:
         return -math.inf
     return float(value)
-
-
-def _use_native_objective(opt: Any, model: pyo.Block) -> None:
-    """Replace Pyomo's epigraph objective variable by SCIP's own linear objective.
-
-    `scip_persistent` always minimizes an auxiliary variable bounded by the objective
-    expression; for a linear objective that hides the objective coefficients from SCIP
-    (and from plugins reading them) and weakens its bounding, so we put them back. Linear
-    means linear once Params and fixed variables take their values (`cost * x` with a
-    mutable Param, `price * q` with `price` fixed): Pyomo's expression walker would turn
-    those into SCIP variables and a bilinear objective SCIP refuses.
-    """
-    objectives = list(model.component_data_objects(pyo.Objective, active=True))
-    repn = None
-    if objectives:
-        try:
-            with pyomo_logs_quiet():
-                repn = generate_standard_repn(objectives[0].expr, compute_values=True,
-                                              quadratic=False)
-        except ValueError:  # `0*x` in a power, x without a value: Pyomo's walk evaluates it
-            return  # the epigraph Pyomo built takes the objective as written
-        if not repn.is_linear():
-            return
-    scip = opt._solver_model
-    if opt._obj_con is None:  # no active objective: Pyomo added no epigraph variable
-        return
-    scip.delCons(opt._obj_con)
-    scip.delVar(opt._obj_var)
-    opt._obj_con = opt._obj_var = None
-    if repn is None:
-        return
-    sense = "maximize" if objectives[0].sense == pyo.maximize else "minimize"
-    to_scip = opt._pyomo_var_to_solver_var_map
-    terms = [(float(coef), to_scip[var]) for coef, var in zip(repn.linear_coefs,
-                                                              repn.linear_vars, strict=True)
-             if coef != 0]
-    if terms:
-        from pyscipopt import quicksum  # SCIP is optional until a SCIP model is built
-
-        scip.setObjective(quicksum(coef * var for coef, var in terms), sense=sense)
-    elif sense == "maximize":
-        scip.setMaximize()
-    scip.addObjoffset(float(repn.constant))
 
 
 # SCIP real limits whose "no limit" lies below its infinity (SCIP_MEM_NOLIMIT, in MB).

@@ -200,7 +200,7 @@ def objective_to_evaluate(var_map: VarMap) -> Any:
     """The solved block's objective expression where SCIP's objective values are not its
     values (`solve(m.b)` solves `m.b`'s, not `m.obj`), else None. A nonlinear objective SCIP
     minimizes as a variable of its own bounding it (a linear one it takes natively, see
-    `bridge._use_native_objective`), which its first solutions leave loose (100000 for a
+    `scip_objective.use_native_objective`), which its first solutions leave loose (100000 for a
     point whose objective is 205.6); a linear one with a coefficient SCIP drops as a zero
     (SOLVER_ZERO) it values without that term (a pool held 9e-8 for a point worth 16)."""
     if var_map.block is None:

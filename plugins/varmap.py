@@ -72,8 +72,10 @@ class VarMap:
 
 
 # Integer values within this of a whole number are loaded as that number: solvers leave
-# 0.9999999999999876 for a chosen item, and int() of it is 0.
-INTEGER_SNAP = 1e-6
+# 0.9999999999999876 for a chosen item, and int() of it is 0; SCIP's aggregated integers
+# drift by their coefficient times its 1e-6 tolerance (1.0000028 from 3 x0 - x3 == -7 at
+# x0 = -1.99999905). The same bound as integral_rows.FRACTIONAL, past which a value is off.
+INTEGER_SNAP = 1e-5
 
 
 def snapped(var: VarData, value: float) -> float:

@@ -73,3 +73,60 @@ def test_legacy_factory_loads_a_solution_of_an_lp_without_rows() -> None:
     assert m.x.value is None
     m.solutions.load_from(results)  # raised NoDualsError
     assert m.x.value == pytest.approx(9.0)
+
+
+def test_scip_unbounded_linear_part_beside_a_bounded_square() -> None:
+    # the linear part sat in Pyomo's epigraph row: SCIP branched on the free epigraph
+    # variable to any time limit ('time_limit', objective -299991 after 5 s)
+    m = _square_beside_a_line((None, None))
+    assert solve(m, solver="scip", time_limit=30).status is Status.UNBOUNDED
+
+
+def _square_beside_a_line(y_bounds: tuple[float | None, float | None]) -> pyo.ConcreteModel:
+    """min 3 y + 2 x**2 + 7 over x in [-1, 1]."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(-1, 1))
+    m.y = pyo.Var(bounds=y_bounds)
+    m.o = pyo.Objective(expr=3 * m.y + 2 * m.x ** 2 + 7)
+    return m
+
+
+def test_scip_nonlinear_objective_start_sets_the_epigraph_of_its_nonlinear_part() -> None:
+    # the epigraph variable bounds 2 x**2 alone now: a start valuing it at the whole
+    # objective (-8) would violate its row and be refused
+    m = _square_beside_a_line((-5, 5))
+    best = solve(m, solver="scip")
+    assert best.status is Status.OPTIMAL and best.objective == pytest.approx(-8, abs=1e-6)
+    again = solve(m, solver="scip", warmstart=True)
+    assert again.extra["warmstart"]["accepted"] is True
+    assert again.objective == pytest.approx(-8, abs=1e-6)
+
+
+def test_scip_keeps_a_linear_term_of_the_nonlinear_part_in_its_row() -> None:
+    # (x - y)**2 + x + z: z's term leaves the epigraph row; with x's out too SCIP ran to its
+    # time limit; inside it SCIP ends at a point the nonlinear checks call unbounded
+    m = pyo.ConcreteModel()
+    m.x, m.y, m.z = pyo.Var(), pyo.Var(), pyo.Var(bounds=(0, 1))
+    m.o = pyo.Objective(expr=(m.x - m.y) ** 2 + m.x + m.z)
+    with pytest.warns(UserWarning, match="unbounded"):
+        assert solve(m, solver="scip", time_limit=60).status is Status.UNBOUNDED
+
+
+def test_scip_integers_off_by_an_aggregated_tolerance_come_back_whole() -> None:
+    # SCIP kept x3 = 3 x0 + 7 at x0 = -1.99999905: x3 = 1.0000028, and snapping x0 alone
+    # broke the row by 2.8e-6
+    weights = [[12, 4, 11, 4, 2], [4, 13, 4, 5, 8], [11, 4, 14, 1, 2], [4, 5, 1, 11, 0],
+               [2, 8, 2, 0, 10]]
+    bounds = [(-3, 2), (-5, 4), (-4, 0), (-3, 6), (2, 10)]
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(5), domain=pyo.Integers, bounds=lambda m, j: bounds[j])
+    x = m.x
+    m.row0 = pyo.Constraint(expr=(-7, 3 * x[0] - x[3], -7))
+    m.row1 = pyo.Constraint(expr=-x[1] - 1.5 * x[3] >= -5)
+    m.o = pyo.Objective(expr=x[0] - x[2] + 2 * x[3] - x[4] - 0.5 * sum(
+        weights[a][b] * x[a] * x[b] for a in range(5) for b in range(5)), sense=pyo.maximize)
+    result = solve(m, solver="scip")
+    assert result.status is Status.OPTIMAL
+    assert all(x[j].value == round(x[j].value) for j in range(5))
+    assert pyo.value(m.row0.body) == -7
+    assert result.objective == pytest.approx(-29, abs=1e-6)
