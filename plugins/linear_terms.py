@@ -17,6 +17,7 @@ import numpy as np
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.numeric_expr import LinearExpression
 from pyomo.core.expr.numvalue import native_numeric_types
+from pyomo.core.expr.visitor import identify_variables
 from pyomo.repn.standard_repn import generate_standard_repn
 
 
@@ -89,6 +90,16 @@ def linear_terms(expr: Any) -> LinearTerms | None:
         return None
     return LinearTerms(list(repn.linear_vars), np.asarray(repn.linear_coefs, dtype=float),
                        float(repn.constant))
+
+
+def dropped_variables(expr: Any, terms: LinearTerms) -> list[VarData]:
+    """The unfixed variables of `expr` that its `terms` leave out (zero coefficients): a
+    solution still gives them values. Free of a walk where `expr` is a `LinearExpression`
+    whose terms all stayed."""
+    if expr.__class__ is LinearExpression and len(expr.linear_vars) == len(terms.variables):
+        return []
+    kept = set(map(id, terms.variables))
+    return [var for var in identify_variables(expr, include_fixed=False) if id(var) not in kept]
 
 
 def value_step(terms: LinearTerms | None) -> float:

@@ -130,3 +130,48 @@ def test_scip_integers_off_by_an_aggregated_tolerance_come_back_whole() -> None:
     assert all(x[j].value == round(x[j].value) for j in range(5))
     assert pyo.value(m.row0.body) == -7
     assert result.objective == pytest.approx(-29, abs=1e-6)
+
+
+def _assignment_with_an_idle_variable(bounds: tuple[float, float],
+                                      domain=pyo.Reals) -> pyo.ConcreteModel:
+    """A 3x3 assignment with z in the objective and a row at coefficient 0 only."""
+    costs = [[4, 1, 3], [2, 0, 5], [3, 2, 2]]
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), range(3), domain=pyo.Binary)
+    m.z = pyo.Var(bounds=bounds, domain=domain)
+    m.o = pyo.Objective(expr=sum(costs[i][j] * m.x[i, j] for i in range(3) for j in range(3))
+                        + 0 * m.z)
+    m.r = pyo.Constraint(range(3), rule=lambda m, i: sum(m.x[i, j] for j in range(3))
+                         + 0 * m.z == 1)
+    m.k = pyo.Constraint(range(3), rule=lambda m, j: sum(m.x[i, j] for i in range(3)) == 1)
+    return m
+
+
+@pytest.mark.parametrize("bounds,domain", [((0, 1), pyo.Reals), ((2.5, 7), pyo.Integers),
+                                           ((-3, -1), pyo.Reals)])
+def test_lap_gives_a_zero_coefficient_variable_a_value(bounds, domain) -> None:
+    # z had no value after an optimal LAP solve: value(m.o) raised, infeasibilities named
+    # every row
+    from coplug.plugins import infeasibilities
+
+    m = _assignment_with_an_idle_variable(bounds, domain)
+    result = solve(m, solver="lap")
+    reference = solve(_assignment_with_an_idle_variable(bounds, domain), solver="scip")
+    assert result.status is Status.OPTIMAL
+    assert pyo.value(m.o) == pytest.approx(reference.objective)
+    assert infeasibilities(m) == {}
+    assert m.z.lb <= m.z.value <= m.z.ub
+
+
+def test_lap_calls_an_idle_variable_without_a_value_infeasible() -> None:
+    m = _assignment_with_an_idle_variable((2.2, 2.7), pyo.Integers)
+    assert solve(m, solver="lap").status is Status.INFEASIBLE
+    reference = _assignment_with_an_idle_variable((2.2, 2.7), pyo.Integers)
+    assert solve(reference, solver="scip").status is Status.INFEASIBLE
+
+
+def test_lap_ranking_holds_the_idle_variable() -> None:
+    m = _assignment_with_an_idle_variable((0.5, 3))
+    ranked = k_best(m, 3, solver="lap")
+    assert [s[m.z] for s in ranked.solutions] == [0.5, 0.5, 0.5]
+    assert ranked.solutions[0].objective == pytest.approx(5.0)

@@ -5,6 +5,7 @@ many == 1 or <= 1 constraints)."""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from coplug.plugins.errors import InputError, TimeLimitError, UnsupportedModelEr
 from coplug.plugins.lap import bipartite, sparse
 from coplug.plugins.lap.duals import assignment_row_duals
 from coplug.plugins.lap.solver import LapSolution, solve_lap
-from coplug.plugins.linear_terms import LinearTerms, linear_terms
+from coplug.plugins.linear_terms import LinearTerms, dropped_variables, linear_terms
 from coplug.plugins.results import Result, Status
 
 _KNOWN_PARAMS = {"warm"}
@@ -60,6 +61,9 @@ class AssignmentStructure:
     units: list[tuple[Any, str, bool, int]] = field(default_factory=list)
     # The linear terms read off each row/column constraint, by id, for `dual_request`.
     terms: dict[int, LinearTerms] = field(default_factory=dict)
+    # Variables of the model's rows or objective with zero coefficients only, and the value
+    # within their bounds they are loaded at (nearest 0).
+    idle: list[tuple[VarData, float]] = field(default_factory=list)
 
     @classmethod
     def infeasible_model(cls, reason: str, maximize: bool) -> AssignmentStructure:
@@ -246,7 +250,44 @@ def detect_assignment(model: pyo.Block, pad_matchings: bool = True) -> Assignmen
     structure = _orient(len(cons), edges, cons, objective_terms, maximize, zero, pad_matchings)
     structure.has_objective = objective is not None
     structure.terms = {id(unit.con): unit.terms for unit in units if unit.terms is not None}
+    try:
+        structure.idle = _idle(constraints, structure, objective, objective_terms)
+    except _Infeasible as exc:
+        return AssignmentStructure.infeasible_model(str(exc), maximize)
     return structure
+
+
+def _idle(constraints: list[Any], structure: AssignmentStructure,
+          objective: pyo.Objective | None, objective_terms: LinearTerms
+          ) -> list[tuple[VarData, float]]:
+    """The variables that only zero coefficients tie to the model (`0 * z` in a row or the
+    objective), each with the value nearest 0 within its bounds, as a solver gives them."""
+    dropped: list[VarData] = []
+    for con in constraints:
+        terms = structure.terms.get(id(con))
+        dropped += (identify_variables(con.body, include_fixed=False) if terms is None
+                    else dropped_variables(con.body, terms))
+    if objective is not None:
+        dropped += dropped_variables(objective.expr, objective_terms)
+    if not dropped:
+        return []
+    kept = set(map(id, chain(structure.variables, structure.zero_vars)))
+    idle = {id(var): var for var in dropped if id(var) not in kept}
+    return [(var, _value_nearest_zero(var)) for var in idle.values()]
+
+
+def _value_nearest_zero(var: VarData) -> float:
+    """The value of `var` nearest 0 within its bounds (a whole one for an integer)."""
+    lower, upper = var.bounds
+    value = 0.0
+    if lower is not None and value < lower:
+        value = math.ceil(lower) if var.is_integer() else float(lower)
+    if upper is not None and value > upper:
+        value = math.floor(upper) if var.is_integer() else float(upper)
+    if (lower is not None and value < lower) or (upper is not None and value > upper):
+        raise _Infeasible(f"variable {var.name!r} has no value within its bounds "
+                          f"{var.bounds}")
+    return float(value)
 
 
 class _Edges(NamedTuple):
@@ -669,3 +710,5 @@ def _load(structure: AssignmentStructure, row_ind: np.ndarray, col_ind: np.ndarr
         var.set_value(1.0 if (r, c) in chosen else 0.0, skip_validation=True)
     for var in structure.zero_vars:
         var.set_value(0.0, skip_validation=True)
+    for var, value in structure.idle:
+        var.set_value(value, skip_validation=True)

@@ -40,10 +40,10 @@ def rank_assignment_model(
                                 time=time.perf_counter() - start,
                                 extra={"reason": structure.infeasible})
     _check_rankable(structure)
-    variables = (*structure.variables, *structure.zero_vars)
+    variables = (*structure.variables, *structure.zero_vars, *(v for v, _ in structure.idle))
     if structure.n_rows == 0:  # fixed variables made every choice: one solution
         solutions = [PoolSolution(_objective(structure, 0.0), variables,
-                                  np.zeros(len(variables)))]
+                                  _values(structure, len(variables)))]
         return solutions, True, _result(structure, solutions, "exhausted", {}, start)
     try:
         ranking = _ranking(structure, k, _time_left(time_limit, start))
@@ -130,12 +130,21 @@ def _pool_solutions(
                                                   structure.cols.tolist(), strict=True))}
     solutions = []
     for assignment in ranking.solutions:
-        values = np.zeros(len(variables))
+        values = _values(structure, len(variables))
         pairs = zip(assignment.row_ind.tolist(), assignment.col_ind.tolist(), strict=True)
         values[[slot[pair] for pair in pairs]] = 1.0
         solutions.append(PoolSolution(_objective(structure, assignment.cost), variables,
                                       values))
     return solutions
+
+
+def _values(structure: AssignmentStructure, size: int) -> np.ndarray:
+    """A solution's values before its pairs are set: 0, the idle variables' last (see
+    `AssignmentStructure.idle`)."""
+    values = np.zeros(size)
+    if structure.idle:
+        values[size - len(structure.idle):] = [value for _, value in structure.idle]
+    return values
 
 
 def _result(structure: AssignmentStructure, solutions: list[PoolSolution], status: str,
