@@ -35,6 +35,7 @@ from fractions import Fraction
 from typing import Any, NamedTuple
 
 from coplug.plugins.caller_warning import warn_at_caller
+from coplug.plugins.objective_scaling import guard_objective_scaling
 from coplug.plugins.results import Result, Status
 from coplug.plugins.row_scaling import scale_rows, unscale_rows
 
@@ -195,6 +196,8 @@ def optimize_checked(scip: Any, params: Mapping[str, Any], optimize: Callable[[]
     scaled = scale_rows(scip)
     if scaled:
         cuts = {**cuts, "scaled_rows": scaled}
+    if guard_objective_scaling(scip, params):
+        cuts = {**cuts, "objective_scaling": "off"}
     limit = float(scip.getParam("limits/time"))
     written = rows
     optimize()

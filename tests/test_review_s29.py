@@ -175,3 +175,49 @@ def test_lap_ranking_holds_the_idle_variable() -> None:
     ranked = k_best(m, 3, solver="lap")
     assert [s[m.z] for s in ranked.solutions] == [0.5, 0.5, 0.5]
     assert ranked.solutions[0].objective == pytest.approx(5.0)
+
+
+_HUNG_SCIP = """
+import pyomo.environ as pyo
+from coplug.plugins import solve
+costs = [[2.0**62, 0.5, 3], [2, 0, 5], [3, 2, 2]]
+m = pyo.ConcreteModel()
+m.x = pyo.Var(range(3), range(3), domain=pyo.Binary)
+m.o = pyo.Objective(expr=sum(costs[i][j] * m.x[i, j] for i in range(3) for j in range(3)))
+m.r = pyo.Constraint(range(3), rule=lambda m, i: sum(m.x[i, j] for j in range(3)) == 1)
+m.k = pyo.Constraint(range(3), rule=lambda m, j: sum(m.x[i, j] for i in range(3)) == 1)
+result = solve(m, solver="scip", time_limit=20)
+print(result.status.value, result.objective, result.extra.get("objective_scaling"))
+"""
+
+
+def test_scip_objective_scaling_that_meets_2_to_the_63_is_turned_off() -> None:
+    # 2**62 beside 0.5: SCIP's objective scaling (by 2) met 2**63 and SCIP never returned,
+    # past its own time limit; run apart so that a regression fails instead of hanging
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _HUNG_SCIP], capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.split() == ["optimal", "4.5", "off"], done.stderr[-2000:]
+
+
+def _priced_assignment(top: float) -> pyo.ConcreteModel:
+    costs = [[top, 1, 3], [2, 0, 5], [3, 2, 2]]
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), range(3), domain=pyo.Binary)
+    m.o = pyo.Objective(expr=sum(costs[i][j] * m.x[i, j] for i in range(3) for j in range(3)))
+    m.r = pyo.Constraint(range(3), rule=lambda m, i: sum(m.x[i, j] for j in range(3)) == 1)
+    m.k = pyo.Constraint(range(3), rule=lambda m, j: sum(m.x[i, j] for i in range(3)) == 1)
+    return m
+
+
+def test_scip_objective_scaling_stays_below_the_risk_and_where_the_caller_set_it() -> None:
+    from coplug.plugins.objective_scaling import SCALE_RISK
+
+    assert solve(_priced_assignment(SCALE_RISK), solver="scip").extra == {
+        "objective_scaling": "off"}
+    assert "objective_scaling" not in solve(_priced_assignment(SCALE_RISK / 2),
+                                            solver="scip").extra
+    kept = solve(_priced_assignment(SCALE_RISK), solver="scip", **{"misc/scaleobj": True})
+    assert kept.status is Status.OPTIMAL and "objective_scaling" not in kept.extra
