@@ -1,4 +1,8 @@
-"""Session 29 review: k_best on an unbounded model with a ray SCIP's search never reports."""
+"""Session 29 review: k_best on a model unbounded along a ray, the factories' duals over no
+rows, SCIP's nonlinear objectives, aggregated integers and objective scaling, LAP's variables
+of zero coefficients, and HiGHS's QP certificates."""
+
+import warnings
 
 import pyomo.environ as pyo
 import pytest
@@ -221,3 +225,39 @@ def test_scip_objective_scaling_stays_below_the_risk_and_where_the_caller_set_it
                                             solver="scip").extra
     kept = solve(_priced_assignment(SCALE_RISK), solver="scip", **{"misc/scaleobj": True})
     assert kept.status is Status.OPTIMAL and "objective_scaling" not in kept.extra
+
+
+def _qp_with_a_loose_dual() -> pyo.ConcreteModel:
+    """A convex QP (0.5 (B.x)**2 plus a linear part) whose HiGHS duals leave x[3], free
+    above, a reduced cost of -2.1e-6 (a probe's seed)."""
+    bounds = [(-6, 6), (-1, 2), (-3, 4), (-1, None), (-5, 1), (-4, 5)]
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(6), bounds=lambda m, j: bounds[j])
+    x = m.x
+    m.r0 = pyo.Constraint(expr=5 * x[0] + 2 * x[1] + 5 * x[4] - 2 >= 2)
+    m.r1 = pyo.Constraint(expr=x[1] - x[3] + 1 <= 2)
+    m.r2 = pyo.Constraint(expr=-x[0] + 0.5 * x[1] + 2 * x[2] - x[3] + 3 * x[4] >= -13)
+    u = x[0] + 2 * x[1] - 2 * x[2] + 2 * x[4] + x[5]
+    m.o = pyo.Objective(expr=2 * x[0] + 4 * x[1] + x[2] - x[3] - 2 * x[4] - 3 * x[5] + 2.5
+                        + 0.5 * u * u)
+    return m
+
+
+def test_highs_qp_optimum_is_certified_by_the_duals_of_its_gradient_lp() -> None:
+    # HiGHS's own duals gave an infinite gap: 'feasible', no bound, for the true optimum
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        highs = solve(_qp_with_a_loose_dual(), solver="highs")
+    scip = solve(_qp_with_a_loose_dual(), solver="scip")
+    assert highs.status is Status.OPTIMAL and "duality_gap" not in highs.extra
+    assert highs.objective == pytest.approx(scip.objective, abs=1e-5)
+    assert highs.bound == pytest.approx(highs.objective)
+
+
+def test_highs_unbounded_qp_called_optimal_stays_refused() -> None:
+    # the gradient LP of HiGHS's point is unbounded: no duals to certify it with
+    m = pyo.ConcreteModel()
+    m.x, m.y = pyo.Var(), pyo.Var()
+    m.o = pyo.Objective(expr=(0.01 * m.x - m.y) ** 2 + 0.01 * m.x)
+    with pytest.warns(UserWarning, match="duality gap"):
+        assert solve(m, solver="highs").status is Status.FEASIBLE
