@@ -72,10 +72,10 @@ class VarMap:
 
 
 # Integer values within this of a whole number are loaded as that number: solvers leave
-# 0.9999999999999876 for a chosen item, and int() of it is 0; SCIP's aggregated integers
-# drift by their coefficient times its 1e-6 tolerance (1.0000028 from 3 x0 - x3 == -7 at
-# x0 = -1.99999905). The same bound as integral_rows.FRACTIONAL, past which a value is off.
-INTEGER_SNAP = 1e-5
+# 0.9999999999999876 for a chosen item, and int() of it is 0. Not further: a row tying the
+# integer to a continuous variable moves by the coefficient times the rounding (at 1e-5,
+# z == 1e5 x broke by 0.28 where SCIP left x at 1.0000028).
+INTEGER_SNAP = 1e-6
 
 
 def snapped(var: VarData, value: float) -> float:
