@@ -149,7 +149,7 @@ class _Search:
         its no-good, and the objective cutoff once k are recorded."""
         values = np.array([solution[v] for v in self.variables], dtype=float)
         assignment = np.round(values[self.binaries])
-        if not self.rows.meets(values) or self.rows.on_a_ray(values):
+        if not self.rows.meets(values) or self.rows.on_a_ray(values, self.variables):
             return []  # the solver decides: another handler rejects it, or it is unbounded
         values[self.binaries] = assignment
         objective = self._objective_at(values)
@@ -317,11 +317,20 @@ class _Rows:
         outcome = linprog(costs, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")
         return outcome.status == LINPROG_UNBOUNDED
 
-    def on_a_ray(self, values: np.ndarray) -> bool:
+    def on_a_ray(self, values: np.ndarray, variables: list[VarData]) -> bool:
         """Whether a variable without a bound sits at the box `solve` puts on an unbounded
-        round with HiGHS (+-BOX): the model is unbounded there, no point to record."""
+        round with HiGHS (+-BOX), that box in place: the model is unbounded there, no point
+        to record. Outside such a round a value past BOX is a point like any other (y =
+        1e10 under y <= 1e10 x0 was dropped, and the optimum with it)."""
         free = ~np.isfinite(self.col_lower) | ~np.isfinite(self.col_upper)
-        return bool(np.any(free & (np.abs(values) >= BOX * (1 - 1e-9))))
+        at_box = np.flatnonzero(free & (np.abs(values) >= BOX * (1 - 1e-9)))
+        return any(_boxed(variables[k], values[k]) for k in at_box.tolist())
+
+
+def _boxed(var: VarData, value: float) -> bool:
+    """Whether `var` now holds the bound of the box (+-BOX) on the side `value` sits at."""
+    bound = var.ub if value > 0 else var.lb
+    return bound is not None and abs(bound) == BOX
 
 
 def _within(values: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> bool:

@@ -241,3 +241,21 @@ def test_highs_unbounded_qp_called_optimal_stays_refused() -> None:
     m.o = pyo.Objective(expr=(0.01 * m.x - m.y) ** 2 + 0.01 * m.x)
     with pytest.warns(UserWarning, match="duality gap"):
         assert solve(m, solver="highs").status is Status.FEASIBLE
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_k_best_keeps_a_point_past_the_rounds_box(solver: str) -> None:
+    # y = 1e10 lies past the +-1e9 box HiGHS's unbounded rounds use, and was taken for a
+    # ray on any solve: SCIP's 3 best came back as [-99998] unproven, HiGHS's as []
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(2), domain=pyo.Binary)
+    m.y = pyo.Var(bounds=(0, None))
+    m.c = pyo.Constraint(expr=m.y <= 1e10 * m.x[0])
+    m.c2 = pyo.Constraint(expr=m.x[0] + m.x[1] >= 1)
+    m.o = pyo.Objective(expr=m.x[0] + m.x[1] - m.y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SCIP's huge row: solved without its cuts
+        found = k_best(m, 3, solver=solver)
+    assert found.proven
+    assert [s.objective for s in found.solutions] == pytest.approx(
+        [-9999999999.0, -9999999998.0, 1.0])
