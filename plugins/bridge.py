@@ -70,7 +70,7 @@ from coplug.plugins.nonlinear_optimum import check_nonlinear_optimum
 from coplug.plugins.objective_at_point import check_objective_at_point
 from coplug.plugins.priorities import set_scip_priorities, unread_export_suffixes
 from coplug.plugins.results import Result, Status
-from coplug.plugins.scip_objective import objective_parts, use_native_objective
+from coplug.plugins.scip_objective import use_native_objective
 from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupported_part
 from coplug.plugins.serial import one_solve_at_a_time
 from coplug.plugins.varmap import VarMap, snapped
@@ -345,12 +345,14 @@ def contrib_solver(factory_name: str, label: str, package: str) -> Any:
 
 @dataclass
 class BuiltScip:
-    """A Pyomo model built in SCIP: Pyomo's interface, the PySCIPOpt model and the variable
-    map plugins see."""
+    """A Pyomo model built in SCIP: Pyomo's interface, the PySCIPOpt model, the variable
+    map plugins see, and the expression SCIP's epigraph variable bounds (None without one,
+    see `coplug.plugins.scip_objective`)."""
 
     opt: Any
     scip: Any
     var_map: VarMap
+    epigraph: Any = None
 
 
 def build_scip(model: pyo.Block) -> BuiltScip:
@@ -361,9 +363,10 @@ def build_scip(model: pyo.Block) -> BuiltScip:
     install_fast_collector()
     mark_one_shot(opt)
     build_instance(opt, model, "SCIP", unsupported_part)
-    use_native_objective(opt, model)
+    epigraph = use_native_objective(opt, model)
     # the PySCIPOpt model; Pyomo keeps no public accessor
-    return BuiltScip(opt, opt._solver_model, VarMap(opt._pyomo_var_to_solver_var_map, model))
+    return BuiltScip(opt, opt._solver_model, VarMap(opt._pyomo_var_to_solver_var_map, model),
+                     epigraph)
 
 
 def _solve_scip(
@@ -419,8 +422,8 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
             raise InputError(f"plugin {plugin!r} has no attach(scip_model, var_map) method")
         plugin.attach(scip, var_map)
     con_names = _pyomo_con_names(opt)
-    start = (scip_mip_start(scip, *_start_pairs(scip, opt, model, var_map), con_names,
-                            plugins) if warmstart else None)
+    start = (scip_mip_start(scip, *_start_pairs(built), con_names, plugins)
+             if warmstart else None)
     scip.hideOutput(quiet=not tee)
     try:
         rows, extra = optimize_checked(scip, params, functools.partial(_optimize, scip),
@@ -501,30 +504,27 @@ def _pyomo_con_names(opt: Any) -> Callable[[str], str]:
     return lambda name: table().get(name, name)
 
 
-def _start_pairs(scip: Any, opt: Any, model: pyo.Block, var_map: VarMap,
-                 ) -> tuple[list[tuple[Any, Any]], list[tuple[Any, float]]]:
+def _start_pairs(built: BuiltScip) -> tuple[list[tuple[Any, Any]], list[tuple[Any, float]]]:
     """The (Pyomo, SCIP) variable pairs of a MIP start and the (SCIP variable, value) pairs
     behind the model (`_hidden_values`). A variable fixed at SCIP's infinity or beyond is in
     no SCIP constraint (its value is folded in) and its SCIP variable is free, so it starts
     at 0 rather than refusing the start for a value SCIP cannot hold."""
+    scip, var_map = built.scip, built.var_map
     beyond = {id(var) for var, _ in var_map.items() if var.fixed and var.value is not None
               and not abs(var.value) < scip.infinity()}
     pairs = [(var, scip_var) for var, scip_var in var_map.items() if id(var) not in beyond]
     free = [(scip_var, 0.0) for var, scip_var in var_map.items() if id(var) in beyond]
-    return pairs, _hidden_values(opt, model) + free
+    return pairs, _hidden_values(built.opt, built.epigraph) + free
 
 
-def _hidden_values(opt: Any, model: pyo.Block) -> list[tuple[Any, float]]:
+def _hidden_values(opt: Any, epigraph: Any) -> list[tuple[Any, float]]:
     """Values of the SCIP variables Pyomo adds behind the model: one fixed variable per
     mutable Param, and the epigraph variable of a nonlinear objective (the value at the
-    start of what it bounds, `objective_parts`, when every variable there has one)."""
+    start of the expression it bounds, `epigraph`, when every variable there has one)."""
     hidden = [(v, float(pyo.value(p))) for p, v in opt._pyomo_param_to_solver_param_map.items()]
-    if opt._obj_var is not None:
-        objective = next(model.component_data_objects(pyo.Objective, active=True))
+    if opt._obj_var is not None and epigraph is not None:
         try:  # exception=False: Pyomo logs an ERROR for a variable without a value otherwise
-            parts = objective_parts(objective)
-            bounded = objective.expr if parts is None else parts.epigraph
-            value = pyo.value(bounded, exception=False)
+            value = pyo.value(epigraph, exception=False)
         except (ValueError, TypeError, ZeroDivisionError, OverflowError):
             value = None  # a point outside the domain (log of a negative): a partial start
         if value is not None:

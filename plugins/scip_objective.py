@@ -12,9 +12,10 @@ from pyomo.repn.standard_repn import generate_standard_repn
 from coplug.plugins.modeldata import pyomo_logs_quiet
 
 
-def use_native_objective(opt: Any, model: pyo.Block) -> None:
+def use_native_objective(opt: Any, model: pyo.Block) -> Any | None:
     """Hand SCIP the objective's linear terms as its own objective, keeping Pyomo's
-    epigraph variable for the nonlinear part (`objective_parts`).
+    epigraph variable for the nonlinear part (`objective_parts`); returns the expression
+    that variable bounds (None where the objective is linear or absent).
 
     `scip_persistent` always minimizes an auxiliary variable bounded by the whole objective
     expression; that hides the objective coefficients from SCIP (and from plugins reading
@@ -24,23 +25,20 @@ def use_native_objective(opt: Any, model: pyo.Block) -> None:
     refuses.
     """
     objectives = list(model.component_data_objects(pyo.Objective, active=True))
-    parts = objective_parts(objectives[0]) if objectives else None
-    if objectives and parts is None:
-        return  # the epigraph Pyomo built takes the objective as written
+    parts = objective_parts(objectives[0]) if objectives else ObjectiveParts([], None, 0.0)
+    if parts is None:
+        return objectives[0].expr  # the epigraph Pyomo built takes the objective as written
     scip = opt._solver_model
     if opt._obj_con is None:  # no active objective: Pyomo added no epigraph variable
-        return
+        return None
     scip.delCons(opt._obj_con)
     opt._obj_con = None
-    if parts is None or parts.epigraph is None:
+    terms = [(coef, opt._pyomo_var_to_solver_var_map[var]) for coef, var in parts.linear]
+    maximize = bool(objectives) and objectives[0].sense == pyo.maximize
+    if parts.epigraph is None:
         scip.delVar(opt._obj_var)
         opt._obj_var = None
-    if parts is None:
-        return
-    maximize = objectives[0].sense == pyo.maximize
-    to_scip = opt._pyomo_var_to_solver_var_map
-    terms = [(coef, to_scip[var]) for coef, var in parts.linear]
-    if parts.epigraph is not None:
+    else:
         bound = opt._expr_visitor.walk_expression(parts.epigraph)
         opt._obj_con = scip.addCons(opt._obj_var <= bound if maximize else opt._obj_var >= bound)
         terms.append((1.0, opt._obj_var))
@@ -52,6 +50,7 @@ def use_native_objective(opt: Any, model: pyo.Block) -> None:
     elif maximize:
         scip.setMaximize()
     scip.addObjoffset(parts.constant)
+    return parts.epigraph
 
 
 class ObjectiveParts(NamedTuple):
