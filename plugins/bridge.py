@@ -70,7 +70,7 @@ from coplug.plugins.nonlinear_optimum import check_nonlinear_optimum
 from coplug.plugins.objective_at_point import check_objective_at_point
 from coplug.plugins.priorities import set_scip_priorities, unread_export_suffixes
 from coplug.plugins.results import Result, Status
-from coplug.plugins.scip_objective import use_native_objective
+from coplug.plugins.scip_objective import expression_value, use_native_objective
 from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupported_part
 from coplug.plugins.serial import one_solve_at_a_time
 from coplug.plugins.varmap import VarMap, snapped
@@ -345,14 +345,12 @@ def contrib_solver(factory_name: str, label: str, package: str) -> Any:
 
 @dataclass
 class BuiltScip:
-    """A Pyomo model built in SCIP: Pyomo's interface, the PySCIPOpt model, the variable
-    map plugins see, and the expression SCIP's epigraph variable bounds (None without one,
-    see `coplug.plugins.scip_objective`)."""
+    """A Pyomo model built in SCIP: Pyomo's interface, the PySCIPOpt model and the variable
+    map plugins see."""
 
     opt: Any
     scip: Any
     var_map: VarMap
-    epigraph: Any = None
 
 
 def build_scip(model: pyo.Block) -> BuiltScip:
@@ -363,10 +361,11 @@ def build_scip(model: pyo.Block) -> BuiltScip:
     install_fast_collector()
     mark_one_shot(opt)
     build_instance(opt, model, "SCIP", unsupported_part)
-    epigraph = use_native_objective(opt, model)
+    bounded = use_native_objective(opt, model)
+    epigraph = None if bounded is None or opt._obj_var is None else (opt._obj_var, bounded)
     # the PySCIPOpt model; Pyomo keeps no public accessor
-    return BuiltScip(opt, opt._solver_model, VarMap(opt._pyomo_var_to_solver_var_map, model),
-                     epigraph)
+    return BuiltScip(opt, opt._solver_model,
+                     VarMap(opt._pyomo_var_to_solver_var_map, model, epigraph))
 
 
 def _solve_scip(
@@ -514,21 +513,18 @@ def _start_pairs(built: BuiltScip) -> tuple[list[tuple[Any, Any]], list[tuple[An
               and not abs(var.value) < scip.infinity()}
     pairs = [(var, scip_var) for var, scip_var in var_map.items() if id(var) not in beyond]
     free = [(scip_var, 0.0) for var, scip_var in var_map.items() if id(var) in beyond]
-    return pairs, _hidden_values(built.opt, built.epigraph) + free
+    return pairs, _hidden_values(built.opt, var_map.epigraph) + free
 
 
-def _hidden_values(opt: Any, epigraph: Any) -> list[tuple[Any, float]]:
+def _hidden_values(opt: Any, epigraph: tuple[Any, Any] | None) -> list[tuple[Any, float]]:
     """Values of the SCIP variables Pyomo adds behind the model: one fixed variable per
     mutable Param, and the epigraph variable of a nonlinear objective (the value at the
-    start of the expression it bounds, `epigraph`, when every variable there has one)."""
+    start of the expression it bounds, when every variable there has one)."""
     hidden = [(v, float(pyo.value(p))) for p, v in opt._pyomo_param_to_solver_param_map.items()]
-    if opt._obj_var is not None and epigraph is not None:
-        try:  # exception=False: Pyomo logs an ERROR for a variable without a value otherwise
-            value = pyo.value(epigraph, exception=False)
-        except (ValueError, TypeError, ZeroDivisionError, OverflowError):
-            value = None  # a point outside the domain (log of a negative): a partial start
+    if epigraph is not None:
+        value = expression_value(epigraph[1])
         if value is not None:
-            hidden.append((opt._obj_var, float(value)))
+            hidden.append((epigraph[0], value))
     return hidden
 
 

@@ -16,6 +16,7 @@ from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
 from tqdm.auto import tqdm
 
 from coplug.plugins.base import checked_plugin_name
+from coplug.plugins.errors import InputError
 from coplug.plugins.results import relative_gap
 from coplug.plugins.varmap import VarMap
 
@@ -45,8 +46,14 @@ class Progress:
     def attach(self, scip_model: Any, var_map: VarMap | None = None) -> None:
         """Include the event handler that redraws the line on SCIP's node and LP events."""
         self._open("scip")
-        scip_model.includeEventhdlr(_ScipEvents(self), f"{self.name}_events",
-                                    "redraws the progress line")
+        try:
+            scip_model.includeEventhdlr(_ScipEvents(self), f"{self.name}_events",
+                                        "redraws the progress line")
+        except Exception as exc:  # PySCIPOpt raises a bare Exception for SCIP's error code
+            self.close()
+            raise InputError(f"SCIP refused the event handler {self.name + '_events'!r} "
+                             f"({exc}); give each Progress of a solve a name of its own, "
+                             "and no other plugin that name") from exc
 
     def attach_highs(self, highs: Any, columns: dict[int, int], block: Any,
                      rejects: Callable[[Any], bool] | None = None) -> None:

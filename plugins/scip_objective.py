@@ -94,3 +94,13 @@ def objective_parts(objective: Any) -> ObjectiveParts | None:
     if repn.constant:
         epigraph = epigraph + float(repn.constant)
     return ObjectiveParts(outside, epigraph, 0.0)
+
+
+def expression_value(expr: Any) -> float | None:
+    """`expr` at its variables' values; None where one has none or the point lies outside
+    its domain (log of a negative)."""
+    try:  # exception=False: Pyomo logs an ERROR for a variable without a value otherwise
+        value = pyo.value(expr, exception=False)
+    except (ValueError, TypeError, ZeroDivisionError, OverflowError):
+        return None
+    return None if value is None else float(value)

@@ -19,9 +19,13 @@ class VarMap:
     original and transformed ones alike, so plugins can speak in Pyomo names.
     """
 
-    def __init__(self, pairs: ComponentMap, block: Any = None) -> None:
+    def __init__(self, pairs: ComponentMap, block: Any = None,
+                 epigraph: tuple[Any, Any] | None = None) -> None:
         self._to_scip = ComponentMap(pairs)
         self.block = block  # the Pyomo block solved (None where the caller did not say)
+        # (SCIP variable, Pyomo expression it bounds) of a nonlinear objective's epigraph,
+        # which a solution built by hand must value (see `coplug.plugins.scip_objective`)
+        self.epigraph = epigraph
 
     @functools.cached_property
     def _by_name(self) -> dict[str, VarData]:

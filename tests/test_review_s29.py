@@ -259,3 +259,64 @@ def test_k_best_keeps_a_point_past_the_rounds_box(solver: str) -> None:
     assert found.proven
     assert [s.objective for s in found.solutions] == pytest.approx(
         [-9999999999.0, -9999999998.0, 1.0])
+
+
+def _quadratic_knapsack() -> pyo.ConcreteModel:
+    """30 items, capacity 61, value less a small square of the count (a nonlinear
+    objective: SCIP holds it by an epigraph variable)."""
+    weights = [3 + (7 * i) % 10 for i in range(30)]
+    values = [5 + (5 * i) % 9 for i in range(30)]
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(30), domain=pyo.Binary)
+    m.cap = pyo.Constraint(expr=sum(weights[i] * m.x[i] for i in range(30)) <= 61)
+    m.o = pyo.Objective(expr=-sum(values[i] * m.x[i] for i in range(30))
+                        + 0.01 * (sum(m.x.values()) - 6.5) ** 2)
+    return m
+
+
+def test_user_heuristic_proposal_is_kept_beside_a_nonlinear_objective() -> None:
+    # the epigraph variable kept the LP's value, so SCIP found every proposal infeasible:
+    # the optimum itself, proposed before SCIP had it, was never kept
+    from coplug.plugins import UserHeuristic
+
+    reference = _quadratic_knapsack()
+    best = solve(reference, solver="scip")
+    chosen = {i: round(reference.x[i].value) for i in range(30)}
+    m = _quadratic_knapsack()
+    heuristic = UserHeuristic(lambda lp: [(m.x[i], chosen[i]) for i in range(30)],
+                              max_calls=1)
+    result = solve(m, solver="scip", plugins=[heuristic], **{"presolving/maxrounds": 0,
+                                                               "separating/maxroundsroot": 0})
+    assert result.objective == pytest.approx(best.objective, abs=1e-6)
+    assert result.plugin_stats["user_heuristic"]["accepted"] == 1
+
+
+def test_user_heuristic_counts_only_proposals_that_improve() -> None:
+    # a feasible point worse than the incumbent is stored by SCIP, not kept: it counted
+    from coplug.plugins import OnSolution, UserHeuristic
+
+    m = _quadratic_knapsack()
+    incumbents, improving = [], []
+
+    def one_item(lp) -> list:
+        """Item 7 alone: feasible, worth about -4.7 (the optimum is -119.7)."""
+        worth = -(5 + (5 * 7) % 9) + 0.01 * (1 - 6.5) ** 2
+        improving.append(not incumbents or worth < incumbents[-1] - 1e-9)
+        return [(m.x[i], int(i == 7)) for i in range(30)]
+
+    result = solve(m, solver="scip", plugins=[
+        OnSolution(lambda solution, objective: incumbents.append(objective)),
+        UserHeuristic(one_item, max_calls=1)])
+    stats = result.plugin_stats["user_heuristic"]
+    assert stats["proposed"] == 1 and improving == [False]  # SCIP had better by then
+    assert stats["accepted"] == 0
+
+
+def test_two_progress_plugins_are_named_not_a_pyscipopt_error() -> None:
+    import io
+
+    from coplug.plugins import Progress
+
+    with pytest.raises(InputError, match="a name of its own"):
+        solve(_quadratic_knapsack(), solver="scip",
+              plugins=[Progress(file=io.StringIO()), Progress(file=io.StringIO())])
