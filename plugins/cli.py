@@ -245,7 +245,8 @@ def stdout_to_stderr(enabled: bool = True) -> Iterator[None]:
     if not enabled:
         yield
         return
-    sys.stdout.flush()
+    if sys.stdout is not None:  # None where the command started with stdout closed (>&-)
+        sys.stdout.flush()
     _flush_c_stdout()
     try:
         saved = os.dup(1)
@@ -257,7 +258,7 @@ def stdout_to_stderr(enabled: bool = True) -> Iterator[None]:
         os.dup2(2, 1)
         yield
     finally:
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # None: closed
             sys.stdout.flush()
         _flush_c_stdout()
         os.dup2(saved, 1)

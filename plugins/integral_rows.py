@@ -96,15 +96,17 @@ ROUNDING_ABS = 1e-3
 ROUNDING_REL = 1e-9
 
 
-def integral_rows(scip: Any, feastol: float) -> list[IntegralRow]:
+def integral_rows(scip: Any, feastol: float, every: bool = False) -> list[IntegralRow]:
     """The linear all-integer rows of a SCIP model (before its solve) that `feastol` cannot
     judge: those with a side or a coefficient of at least STEP / feastol. A large side admits
     an overshoot of STEP or more; a large coefficient `a` makes SCIP's presolve derive a
     bound k / a that its tolerance rounds to the wrong whole number (`2999997 x <= -1` gave
-    x <= -3.3e-7, taken as x <= 0, and x = 0 came back optimal)."""
+    x <= -3.3e-7, taken as x <= 0, and x = 0 came back optimal). With `every` (a caller's
+    tolerance looser than SCIP's default) every row with an integer variable: at 1e-3, SCIP
+    took x = y = 0 for `x - y == 0.0005` and called it optimal."""
     if scip.getNBinVars() + scip.getNIntVars() == 0:  # no row is all-integer: no loop over
         return []  # the rows (0.06 s of reads on 40,000 rows of an LP)
-    threshold, infinity = STEP / feastol, scip.infinity()
+    threshold, infinity = (0.0 if every else STEP / feastol), scip.infinity()
     rows = []
     for cons in scip.getConss():
         if cons.getConshdlrName() != "linear":
@@ -191,7 +193,8 @@ def optimize_checked(scip: Any, params: Mapping[str, Any], optimize: Callable[[]
     tolerance found them."""
     feastol = float(scip.getParam("numerics/feastol"))
     unscale_rows(scip)  # a staged solve's earlier stage divided them
-    rows = integral_rows(scip, feastol)  # as written: read before `scale_rows` divides them
+    loosened = "numerics/feastol" in params and feastol > SCIP_FEASTOL
+    rows = integral_rows(scip, feastol, every=loosened)  # as written: before `scale_rows`
     cuts = cuts_off(scip, rows, params)
     scaled = scale_rows(scip)
     if scaled:
@@ -412,6 +415,8 @@ def flag_violations(result: Result, violated: Mapping[str, float], solver: str, 
     result.extra["violated_rows"] = dict(violated)
 
 
+# SCIP's default numerics/feastol: a caller's looser one has every integer row judged.
+SCIP_FEASTOL = 1e-6
 # An integer variable this far from a whole number was accepted only by a caller's looser
 # feasibility tolerance (HiGHS's and SCIP's defaults, 1e-6, keep them closer).
 FRACTIONAL = 1e-5

@@ -320,3 +320,32 @@ def test_two_progress_plugins_are_named_not_a_pyscipopt_error() -> None:
     with pytest.raises(InputError, match="a name of its own"):
         solve(_quadratic_knapsack(), solver="scip",
               plugins=[Progress(file=io.StringIO()), Progress(file=io.StringIO())])
+
+
+def test_scip_at_a_callers_loose_tolerance_judges_every_integer_row() -> None:
+    # x - y == 0.0005 over binaries has no point; at numerics/feastol 1e-3 SCIP took
+    # x = y = 0 and coplug called it optimal (HiGHS's rows were judged: 'unknown')
+    m = pyo.ConcreteModel()
+    m.x, m.y = pyo.Var(domain=pyo.Binary), pyo.Var(domain=pyo.Binary)
+    m.c1 = pyo.Constraint(expr=m.x - m.y == 0.0005)
+    m.o = pyo.Objective(expr=m.x + m.y)
+    with pytest.warns(UserWarning, match="'c1'"):
+        result = solve(m, solver="scip", **{"numerics/feastol": 1e-3})
+    assert result.status is Status.UNKNOWN
+    assert result.extra["violated_rows"] == {"c1": pytest.approx(0.0005)}
+    assert solve(m, solver="scip").status is Status.INFEASIBLE
+
+
+@pytest.mark.parametrize("argv", [["solve", "knapsack", "--json"],
+                                  ["bbo", "export", "bbob:1"]])
+def test_commands_run_with_stdout_closed(argv: list[str]) -> None:
+    # sys.stdout is None there: --json's flush and export's write raised AttributeError
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "coplug.plugins.cli", *argv],
+                          stderr=subprocess.PIPE, text=True, timeout=120,
+                          preexec_fn=lambda: os.close(1))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr

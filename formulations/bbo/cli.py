@@ -167,8 +167,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
     if args.output is None:
         if args.format not in (None, "py", "json"):
             raise InputError(f"--format {args.format} needs --output FILE")
-        sys.stdout.write(pyomo_script(program) if args.format in (None, "py")
-                         else json_text(program_to_json(program)))
+        print(pyomo_script(program) if args.format in (None, "py")  # a closed stdout:
+              else json_text(program_to_json(program)), end="")  # print writes nothing
         return 0
     print(write_program(program, args.output, args.format))
     return 0
