@@ -217,13 +217,18 @@ def objective_to_evaluate(var_map: VarMap) -> Any:
 def evaluated(expr: Any, view: SolutionView, scip_value: Callable[[], float]) -> float:
     """`expr` at the values `view` reads; SCIP's own objective value where there is no
     expression or it cannot be evaluated there (a point just outside a function's domain)."""
-    if expr is None:
-        return scip_value()
+    value = None if expr is None else value_at(expr, view)
+    return scip_value() if value is None else value
+
+
+def value_at(expr: Any, view: SolutionView) -> float | None:
+    """`expr` at the values `view` reads, substituted (the model's variables keep theirs);
+    None where it cannot be evaluated there (a point just outside a function's domain)."""
     values = {id(v): view[v] for v in identify_variables(expr, include_fixed=False)}
     try:
         return float(pyo.value(replace_expressions(expr, values)))
     except (ArithmeticError, ValueError):
-        return scip_value()
+        return None
 
 
 class _BestSolution(Eventhdlr):

@@ -12,14 +12,13 @@ from typing import Any
 
 import pyomo.environ as pyo
 from pyomo.core.base.var import VarData
-from pyomo.core.expr.visitor import identify_variables
 from pyscipopt import SCIP_HEURTIMING, SCIP_RESULT, Heur
 
 from coplug.plugins.base import UserCallbackPlugin, checked_plugin_name, checked_user_function
 from coplug.plugins.errors import InputError
 from coplug.plugins.lazy import SolutionView
 from coplug.plugins.limits import SCIP_INT_MAX, checked_scip_int
-from coplug.plugins.scip_objective import expression_value
+from coplug.plugins.on_solution import value_at
 from coplug.plugins.varmap import VarMap
 
 # What `propose` returns: a ComponentMap {var: value} (Pyomo variables are not hashable, so
@@ -109,25 +108,13 @@ class UserHeuristic(UserCallbackPlugin):
                                  "the solved model")
             scip.setSolVal(sol, var_map.to_scip(var), _number(var, value))
         if var_map.epigraph is not None:
-            self._value_epigraph(sol, *var_map.epigraph)
+            # a nonlinear objective's epigraph variable takes what it bounds at `sol` (left
+            # at the LP's value, it made every proposal infeasible: none was kept)
+            epigraph_var, bounded = var_map.epigraph
+            value = value_at(bounded, SolutionView.of_scip(scip, sol, var_map))
+            if value is not None:
+                scip.setSolVal(sol, epigraph_var, value)
         return sol
-
-    def _value_epigraph(self, sol: Any, epigraph_var: Any, bounded: Any) -> None:
-        """Give the epigraph variable of a nonlinear objective the value of what it bounds
-        at `sol` (at the LP's bound it made every proposal infeasible: none was kept)."""
-        scip, var_map = self._scip, self._var_map
-        variables = [var for var in identify_variables(bounded, include_fixed=False)
-                     if var in var_map]
-        held = [var.value for var in variables]
-        try:
-            for var in variables:
-                var.set_value(scip.getSolVal(sol, var_map.to_scip(var)), skip_validation=True)
-            value = expression_value(bounded)
-        finally:
-            for var, old in zip(variables, held, strict=True):
-                var.set_value(old, skip_validation=True)
-        if value is not None:
-            scip.setSolVal(sol, epigraph_var, value)
 
 
 def _number(var: VarData, value: Any) -> float:
