@@ -460,12 +460,17 @@ def _check_args(n: int, m: int | None, seed: int, dtype: type, dense: bool = Tru
                      "use a smaller n, or the sparse gated() frame")
 
 
+MAX_NOISE = 1e100
+
+
 def _check_noise(noise: float) -> None:
-    """Noise is a finite non-negative scale (a negative one is not a standard deviation)."""
+    """Noise is a non-negative scale (a negative one is not a standard deviation) of at most
+    MAX_NOISE: past about 1e154 squared distances overflow to inf (and gated()'s neighbour
+    search to a scipy error), far beyond any scale the generators mean."""
     if isinstance(noise, bool) or not isinstance(noise, int | float | np.number) or not (
-        np.isfinite(noise) and noise >= 0
+        0 <= noise <= MAX_NOISE
     ):
-        raise InputError(f"noise must be a finite number >= 0, got {noise!r}")
+        raise InputError(f"noise must be a number in [0, {MAX_NOISE:g}], got {noise!r}")
 
 
 def _by_rows(

@@ -293,10 +293,23 @@ def dense_costs(cost: Any) -> np.ndarray:
         raise InputError(f"cost matrix must be numeric, got dtype {c.dtype}")
     if c.dtype.kind == "c":
         raise InputError("cost matrix must be real, got complex values")
+    if c.dtype.kind == "m":
+        c = _timedelta_counts(c)
     sparse.check_exact_integers(c, "cost matrix")
     if c.dtype != np.float32:
         c = c.astype(np.float64, copy=False)
     return c
+
+
+def _timedelta_counts(c: np.ndarray) -> np.ndarray:
+    """A timedelta64 matrix as int64 counts of its unit, NaT refused by position: cast to
+    float, NaT became -2**63, a cost the finiteness pass cannot see (it was assigned first)."""
+    missing = np.isnat(c)
+    if missing.any():
+        i, j = np.argwhere(missing)[0]
+        raise InputError(f"cost[{i}, {j}] is NaT; a dense cost matrix must be finite "
+                         "(pass a scipy.sparse matrix to forbid pairs)")
+    return c.view(np.int64)
 
 
 def _not_finite(c: np.ndarray) -> InputError:
