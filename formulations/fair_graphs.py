@@ -162,7 +162,13 @@ def fair_sbm(
     group_share: tuple[float, ...] | None = None,
     seed: int = 0,
 ) -> FairGraph:
-    """Sparse SBM of Kleindessner et al. (2019): planted clusters that are fair by construction.
+    """Sparse SBM of Kleindessner et al. (2019): planted clusters as fair as the groups allow.
+
+    Group labels are drawn at random (`group_share`), then each group's members are spread
+    evenly over the clusters, so a cluster's share of a group is off by at most one member:
+    an exactly fair partition exists only where every group's size divides by n_clusters
+    (at n = 24, k = 3 the groups drawn were 10 and 14 and `fair_clustering_mip` at tolerance
+    0 is infeasible; give it a tolerance on small graphs).
 
     `affinity` = relative edge rates (same cluster & group, same cluster only, same group
     only, neither), scaled so the expected degree is `avg_degree`. Edges are drawn block by

@@ -595,6 +595,13 @@ def check_certifier(game: Game, solver: str) -> None:
     check_linear_for_highs(game.model)
 
 
+def _restore(game: Game, values: dict[str, list[float | None]]) -> None:
+    """Put back the variable values a refused profile replaced (None included)."""
+    for player, player_values in values.items():
+        for var, value in zip(game.variables(player), player_values, strict=True):
+            var.set_value(value, skip_validation=True)
+
+
 def certify(
     game: Game,
     profile: Mapping[str, Any] | None = None,
@@ -613,10 +620,12 @@ def certify(
         raise InputError(f"feasibility_tol must be a number >= 0, got {feasibility_tol!r}")
     game.validate()
     check_certifier(game, solver)
+    before = {p: [v.value for v in game.variables(p)] for p in game.players}
     if profile is not None:
         game.set_profile(profile)
     violation, where = max_violation(game)
     if violation > feasibility_tol:
+        _restore(game, before)
         raise InputError(f"profile is infeasible: {where} is violated by {violation:.3g}")
     from coplug.plugins import solve
 

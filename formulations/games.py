@@ -143,26 +143,32 @@ class Game:
 
     def set_profile(self, profile: dict[str, Sequence[float]]) -> None:
         """Load a strategy profile into the Pyomo variables (an InputError names a profile
-        that is no {player: numbers} mapping)."""
+        that is no {player: numbers} mapping, and then nothing is loaded)."""
         if not isinstance(profile, Mapping):
             raise InputError(f"a profile must map each player to its values, got "
                              f"{type(profile).__name__}")
-        for player, values in profile.items():
-            if player not in self._players:
-                raise InputError(f"the profile names {player!r}, not a player "
-                                 f"({', '.join(self._players)})")
-            variables = self.variables(player)
-            try:
-                values = np.asarray(values, dtype=float).ravel()
-            except (TypeError, ValueError):
-                raise InputError(f"the values of player {player!r} must be numbers, got "
-                                 f"{values!r}") from None
-            if values.size != len(variables):
-                raise InputError(
-                    f"player {player!r} has {len(variables)} variables, got {values.size} values"
-                )
+        checked = [self._checked_values(player, values) for player, values in profile.items()]
+        for variables, values in checked:
             for var, value in zip(variables, values, strict=True):
                 var.set_value(float(value), skip_validation=True)
+
+    def _checked_values(self, player: str, values: Sequence[float]) -> tuple[list, np.ndarray]:
+        """A player's variables and the profile's values for them, or the InputError naming
+        what is wrong with them."""
+        if player not in self._players:
+            raise InputError(f"the profile names {player!r}, not a player "
+                             f"({', '.join(self._players)})")
+        variables = self.variables(player)
+        try:
+            values = np.asarray(values, dtype=float).ravel()
+        except (TypeError, ValueError):
+            raise InputError(f"the values of player {player!r} must be numbers, got "
+                             f"{values!r}") from None
+        if values.size != len(variables):
+            raise InputError(
+                f"player {player!r} has {len(variables)} variables, got {values.size} values"
+            )
+        return variables, values
 
     def utilities(self) -> dict[str, float]:
         """Each player's utility at the current profile; InputError naming the player where

@@ -32,3 +32,41 @@ def test_gated_noise_past_overflow_is_named() -> None:
     # a scipy ValueError from inside the neighbour search had been the answer
     with pytest.raises(InputError, match="noise must be a number in"):
         gated(5, noise=1e160)
+
+
+def _two_player_game():
+    """Two players on [0, 4] sharing x + y <= 4, both at 1."""
+    import pyomo.environ as pyo
+
+    from coplug.formulations.games import Game
+
+    game = Game("g")
+    a, b = game.add_player("a"), game.add_player("b")
+    a.x = pyo.Var(bounds=(0, 4), initialize=1.0)
+    b.y = pyo.Var(bounds=(0, 4), initialize=1.0)
+    a.utility = pyo.Expression(expr=-((a.x - 3) ** 2))
+    b.utility = pyo.Expression(expr=-((b.y - 3) ** 2))
+    game.model.shared = pyo.Constraint(expr=a.x + b.y <= 4)
+    return game
+
+
+@pytest.mark.parametrize(
+    ("profile", "message"),
+    [({"a": [5.0], "b": [1.0]}, "profile is infeasible"),
+     ({"a": [3.0], "b": [1.0, 2.0]}, "player 'b' has 1 variables, got 2 values")],
+)
+def test_a_refused_profile_leaves_the_game_as_it_was(profile: dict, message: str) -> None:
+    from coplug.formulations.game_solvers import certify
+
+    game = _two_player_game()
+    with pytest.raises(InputError, match=message):
+        certify(game, profile=profile)
+    # a = 5 (or a = 3, half a profile) had stayed loaded
+    assert {p: v.tolist() for p, v in game.profile().items()} == {"a": [1.0], "b": [1.0]}
+
+
+def test_set_profile_loads_nothing_when_a_later_player_is_wrong() -> None:
+    game = _two_player_game()
+    with pytest.raises(InputError, match="must be numbers"):
+        game.set_profile({"a": [3.0], "b": ["x"]})
+    assert game.profile()["a"].tolist() == [1.0]
