@@ -92,6 +92,10 @@ class QUBO:
             raise InputError(f"QUBO sense must be 1 (minimize) or -1 (maximize), got "
                              f"{self.sense!r}")
         self.sense = int(self.sense)
+        for name in ("decode", "is_feasible", "objective"):
+            if not callable(getattr(self, name)):
+                raise InputError(f"QUBO {name} must be callable, got "
+                                 f"{type(getattr(self, name)).__name__}")
         with np.errstate(over="ignore", invalid="ignore"):
             largest = self.magnitude(np.ones(n))
         if not math.isfinite(largest):
@@ -120,6 +124,7 @@ class QUBO:
         Z = np.atleast_2d(numeric_array(z, "a QUBO point"))
         if Z.ndim != 2 or Z.shape[1] != self.n:
             raise InputError(f"energy needs points of length {self.n}, got shape {np.shape(z)}")
+        _require_finite_point(Z)
         AZ = (self.A @ Z.T).T
         quad = np.einsum("bi,bi->b", Z, (self.Q @ Z.T).T) + (AZ**2) @ self.weights
         out = quad + Z @ self.c + self.constant
@@ -131,6 +136,7 @@ class QUBO:
         z = numeric_array(z, "a QUBO point")
         if z.shape != (self.n,):
             raise InputError(f"a point must have length {self.n}, got shape {z.shape}")
+        _require_finite_point(z)  # NaN > 0.5 is False: decoded as "take nothing"
         return z
 
     def magnitude(self, z: np.ndarray) -> float:
@@ -190,7 +196,12 @@ class QUBO:
         """Read the binary point out of a solved `to_pyomo()` model. A variable in no term
         (an item of value and weight 0) reaches no solver and has no value: it reads as 0,
         which leaves f unchanged."""
-        values = [pyo.value(model.z[i], exception=False) for i in range(self.n)]
+        z = model.component("z") if hasattr(model, "component") else None
+        if not isinstance(z, pyo.Var) or sorted(z.keys()) != list(range(self.n)):
+            size = len(z) if isinstance(z, pyo.Var) else "no"
+            raise InputError(f"from_pyomo needs this QUBO's to_pyomo() model: it has {size} "
+                             f"z variables, this QUBO has {self.n} (z[0..{self.n - 1}])")
+        values = [pyo.value(z[i], exception=False) for i in range(self.n)]
         used = self._used()
         if any(v is None and used[i] for i, v in enumerate(values)):
             raise InputError("the to_pyomo() model has no value for z; solve it first")
@@ -234,6 +245,12 @@ def _is_real(value: Any) -> bool:
     except (ValueError, TypeError):
         return False
     return True
+
+
+def _require_finite_point(z: np.ndarray) -> None:
+    """Refuse a point with NaN or inf: its energy is NaN and its decoding arbitrary."""
+    if not np.isfinite(z).all():
+        raise InputError("a QUBO point must be finite, got NaN or inf entries")
 
 
 def _require_finite(values: np.ndarray, field: str) -> None:

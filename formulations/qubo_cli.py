@@ -170,6 +170,8 @@ def _cmd_qubo(args: argparse.Namespace) -> int:
 
     if args.file and args.size is not None:
         raise InputError("--size cannot be combined with --file: the file fixes the instance")
+    if args.file == "":  # Path("") is the current folder
+        raise InputError(f"--file is empty; give the path of a {args.problem} file")
     if args.file is not None and Path(args.file).is_dir():  # the loaders said "not found"
         raise InputError(f"--file {args.file} is a directory, not a {args.problem} file")
     size = SIZE if args.size is None else args.size

@@ -70,3 +70,52 @@ def test_set_profile_loads_nothing_when_a_later_player_is_wrong() -> None:
     with pytest.raises(InputError, match="must be numbers"):
         game.set_profile({"a": [3.0], "b": ["x"]})
     assert game.profile()["a"].tolist() == [1.0]
+
+
+def _knapsack_qubo(values: list[int], weights: list[int], capacity: int):
+    from coplug.formulations.knapsack import KnapsackInstance, knapsack_qubo_safe
+
+    return knapsack_qubo_safe(KnapsackInstance(values, weights, capacity))
+
+
+def test_from_pyomo_refuses_a_model_of_another_qubo() -> None:
+    import pyomo.environ as pyo
+
+    big, small = _knapsack_qubo([3, 4, 5], [1, 2, 2], 3), _knapsack_qubo([3], [1], 1)
+    # the bigger model's values had been cut to the first one without a word
+    with pytest.raises(InputError, match=f"has {big.n} z variables, this QUBO has 1"):
+        small.from_pyomo(big.to_pyomo())
+    with pytest.raises(InputError, match=f"has 1 z variables, this QUBO has {big.n}"):
+        big.from_pyomo(small.to_pyomo())  # a raw KeyError
+    with pytest.raises(InputError, match="has no z variables"):
+        big.from_pyomo(pyo.ConcreteModel())  # a raw AttributeError
+
+
+def test_a_hand_built_qubo_needs_callables() -> None:
+    import numpy as np
+
+    from coplug.formulations.qubo import QUBO
+
+    # decode=None had run the whole descent and ended in "'NoneType' is not callable"
+    with pytest.raises(InputError, match="QUBO decode must be callable, got NoneType"):
+        QUBO(np.eye(2), np.zeros(2), 0.0, decode=None, is_feasible=bool, objective=sum)
+    with pytest.raises(InputError, match="QUBO objective must be callable, got str"):
+        QUBO(np.eye(2), np.zeros(2), 0.0, decode=list, is_feasible=bool, objective="value")
+
+
+def test_a_nan_point_is_refused_not_read_as_taking_nothing() -> None:
+    import numpy as np
+
+    qubo = _knapsack_qubo([3, 4], [1, 2], 3)
+    point = np.full(qubo.n, np.nan)
+    for method in (qubo.solution_objective, qubo.energy, qubo.gradient):
+        with pytest.raises(InputError, match="a QUBO point must be finite"):
+            method(point)  # solution_objective had said 0.0 (feasible), energy NaN
+
+
+def test_an_empty_qubo_file_argument_is_named(capsys: pytest.CaptureFixture) -> None:
+    from coplug.plugins.cli import main
+
+    assert main(["qubo", "knapsack", "--file", ""]) == 2
+    # it said "--file  is a directory" (Path("") is the current folder)
+    assert "--file is empty" in capsys.readouterr().err
