@@ -2,8 +2,9 @@
 
 Set cover, combinatorial auction, maximum independent set, fixed-charge network flow,
 multi-dimensional knapsack and generalized independent set (GISP). Every builder takes
-`(size, seed)` and returns a `pyo.ConcreteModel` whose binaries live in `model.x` (plus
-`model.y` for the edge binaries of GISP and fixed-charge flow). The generators follow the
+`(size, seed)` and returns a `pyo.ConcreteModel` whose binaries live in `model.x`, except
+fixed-charge flow's, which are its arc binaries `model.y` beside the flows `model.f` (GISP
+has edge binaries `model.y` besides `model.x`). The generators follow the
 classical recipes (Balas-Ho set cover, Chu-Beasley knapsack, Barabasi-Albert graphs with
 clique inequalities, Colombi et al. GISP) in simplified, dependency-free form.
 """
