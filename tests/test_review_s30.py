@@ -119,3 +119,49 @@ def test_an_empty_qubo_file_argument_is_named(capsys: pytest.CaptureFixture) -> 
     assert main(["qubo", "knapsack", "--file", ""]) == 2
     # it said "--file  is a directory" (Path("") is the current folder)
     assert "--file is empty" in capsys.readouterr().err
+
+
+def _two_modes_per_pair(n: int = 8, seed: int = 0):
+    """An assignment in which every (row, column) pair has two binaries (two modes) and a
+    side row makes the LP fractional: the block's pairs are each joined by two variables."""
+    import pyomo.environ as pyo
+
+    rng = np.random.default_rng(seed)
+    cost = rng.integers(1, 100, (2, n, n)).astype(float)
+    weight = rng.integers(1, 20, (2, n, n)).astype(float)
+    keys = [(k, i, j) for k in range(2) for i in range(n) for j in range(n)]
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(keys, domain=pyo.Binary)
+    m.row = pyo.Constraint(range(n), rule=lambda m, r: sum(m.x[k, i, j] for k, i, j in keys
+                                                          if i == r) == 1)
+    m.col = pyo.Constraint(range(n), rule=lambda m, c: sum(m.x[k, i, j] for k, i, j in keys
+                                                          if j == c) == 1)
+    m.side = pyo.Constraint(expr=sum(weight[key] * m.x[key] for key in keys)
+                            <= weight.min(0).sum() / n * 0.9)
+    m.obj = pyo.Objective(expr=sum(cost[key] * m.x[key] for key in keys))
+    return m
+
+
+def test_lap_heuristic_sets_one_variable_per_chosen_pair() -> None:
+    from coplug.plugins import solve
+    from coplug.plugins.lap import LapHeuristic
+
+    heuristic = LapHeuristic()
+    result = solve(_two_modes_per_pair(), plugins=[heuristic], time_limit=60,
+                   **{"presolving/maxrounds": 0})
+    stats = heuristic.statistics()
+    # both binaries of every chosen pair had been set to 1 (two per row): the probing LP was
+    # infeasible on every candidate ('cut_off' 1, 'completed' 0)
+    assert stats["candidates"] >= 1 and stats["completed"] == stats["candidates"]
+    assert result.objective == solve(_two_modes_per_pair(), time_limit=60).objective
+
+
+def test_lap_heuristic_keeps_no_scip_variables_after_the_solve() -> None:
+    from coplug.plugins import solve
+    from coplug.plugins.lap import LapHeuristic
+
+    heuristic = LapHeuristic()
+    solve(_two_modes_per_pair(4), plugins=[heuristic], time_limit=60)
+    # a public `blocks` held the freed model's variables; reading one crashed the interpreter
+    assert not hasattr(heuristic, "blocks") and heuristic._blocks == []
+    assert heuristic.statistics()["blocks"] == 1

@@ -116,6 +116,18 @@ def _missing_diagonal(block: Block) -> np.ndarray | None:
     return partner
 
 
+def _cheapest_per_pair(block: Block, guided: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """Indices of the allowed variables that stand for their (row, column) pair: the one of
+    least guided cost where several variables join the same two rows (summed as one sparse
+    entry, the LAP saw their total, and every parallel variable of a chosen pair was set)."""
+    index = np.flatnonzero(allowed)
+    pair = block.rows[index] * block.m + block.cols[index]
+    order = np.lexsort((guided[index], pair))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = pair[order][1:] != pair[order][:-1]
+    return index[order[first]]
+
+
 def _time_left(scip: Any) -> float | None:
     """Seconds left before SCIP's own time limit (None when it has none), so the heuristic
     never runs SCIP past it."""
@@ -215,16 +227,16 @@ class LapHeuristic:
         self.max_calls = checked_scip_int("LapHeuristic max_calls", max_calls, 1)
         self.freq = checked_scip_int("LapHeuristic freq", freq, 0)
         self.priority = checked_scip_int("LapHeuristic priority", priority, -SCIP_INT_MAX)
-        self.blocks: list[Block] = []
+        self._blocks: list[Block] = []  # hold SCIP variables: valid only during a solve
         self._stats = _fresh_stats()
 
     def attach(self, scip_model: Any, var_map: VarMap | None = None) -> None:
         """Find the assignment blocks and include the heuristic (no-op when there are none);
         counters start from zero for each solve."""
         self._stats = _fresh_stats()
-        self.blocks = find_blocks(scip_model)
-        self._stats["blocks"] = len(self.blocks)
-        if not self.blocks:
+        self._blocks = find_blocks(scip_model)
+        self._stats["blocks"] = len(self._blocks)
+        if not self._blocks:
             return
         _load_kernels()
         try:
@@ -237,6 +249,11 @@ class LapHeuristic:
             raise InputError(f"SCIP refused the LAP heuristic ({exc}); pass one LapHeuristic "
                              "per solve") from exc
 
+    def finish(self, result: Any) -> None:
+        """Drop the blocks once the solve is over: their SCIP variables die with the model
+        (read afterwards, one crashed the interpreter)."""
+        self._blocks = []
+
     def statistics(self) -> dict[str, Any]:
         """Counters: calls, LAP solves, augmentations, candidates (assignments tried), completed
         (their probing LP solved), cut off (probing LP infeasible or no better than the
@@ -246,7 +263,7 @@ class LapHeuristic:
     def new_transformed_problem(self) -> None:
         """Forget the transformed variables of the blocks: SCIP frees them with its
         transformed problem (freeTransform), and the next solve makes new ones."""
-        for block in self.blocks:
+        for block in self._blocks:
             block.tvars = []
 
     def record_error(self, exc: Exception) -> None:
@@ -265,7 +282,7 @@ class LapHeuristic:
         start = time.perf_counter()
         self._stats["calls"] += 1
         found = False
-        for block in self.blocks:
+        for block in self._blocks:
             found |= self._run_block(scip, heur, block)
         self._stats["time"] += time.perf_counter() - start
         return SCIP_RESULT.FOUNDSOL if found else SCIP_RESULT.DIDNOTFIND
@@ -277,11 +294,11 @@ class LapHeuristic:
         lb = np.array([v.getLbLocal() for v in block.tvars])
         ub = np.array([v.getUbLocal() for v in block.tvars])
         x_lp = np.array([v.getLPSol() for v in block.tvars])
-        allowed = ub > 0.5
         scale = float(np.median(np.abs(block.costs))) or 1.0
         guided = block.costs - self.guidance * scale * x_lp - 1e6 * scale * (lb > 0.5)
+        pick = _cheapest_per_pair(block, guided, ub > 0.5)
         cost = sp.csr_matrix(
-            (guided[allowed], (block.rows[allowed], block.cols[allowed])), shape=(block.n, block.m)
+            (guided[pick], (block.rows[pick], block.cols[pick])), shape=(block.n, block.m)
         )
         duals = block.duals if block.duals is not None and block.n <= block.m else None
         t0 = time.perf_counter()
@@ -298,17 +315,20 @@ class LapHeuristic:
         cols = np.empty(block.n, dtype=np.int64)
         cols[solution.row_ind] = solution.col_ind
         if block.partner is not None:
-            true_cost = block.dense(np.where(allowed, block.costs, np.inf))
+            true_cost = np.full((block.n, block.m), np.inf)
+            true_cost[block.rows[pick], block.cols[pick]] = block.costs[pick]
             n_cycles = len(successor_cycles(cols, block.partner))
             if n_cycles > 1:
                 self._stats["patched_cycles"] += n_cycles - 1
                 cols = patch_cycles(cols, true_cost, block.partner)
-        return self._try(scip, heur, block, cols, lb, ub)
+        chosen = np.zeros(len(block.vars), dtype=bool)
+        chosen[pick[cols[block.rows[pick]] == block.cols[pick]]] = True
+        return self._try(scip, heur, block, chosen, lb, ub)
 
-    def _try(self, scip: Any, heur: Any, block: Block, cols: np.ndarray, lb: np.ndarray,
+    def _try(self, scip: Any, heur: Any, block: Block, chosen: np.ndarray, lb: np.ndarray,
              ub: np.ndarray) -> bool:
-        """Fix the block to the assignment in probing, complete by LP, and trySol it."""
-        chosen = cols[block.rows] == block.cols
+        """Fix the block's `chosen` variables to 1 and the rest to 0 in probing, complete by
+        LP, and trySol it."""
         if np.any(chosen & (ub < 0.5)) or np.any(~chosen & (lb > 0.5)):
             return False
         self._stats["candidates"] += 1
