@@ -55,6 +55,15 @@ class Subproblem:
     links: Sequence[tuple[VarData, VarData]]
     estimate: VarData | None = None
 
+    def __post_init__(self) -> None:
+        """Keep the links as a tuple: an iterator (a zip) was used up by the first check,
+        and the next one said the subproblem had no links."""
+        try:
+            object.__setattr__(self, "links", tuple(self.links))
+        except TypeError:
+            raise InputError(f"Subproblem links must be (master variable, copy) pairs, got "
+                             f"{type(self.links).__name__}") from None
+
 
 class _PersistentLP:
     """One HiGHS model of a clone, built once: each master point only moves the link rows'

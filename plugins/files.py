@@ -20,7 +20,12 @@ from coplug.plugins.bridge import (
     one_time_limit,
     scip_result,
 )
-from coplug.plugins.errors import InputError, SolverError, SolverNotAvailableError
+from coplug.plugins.errors import (
+    InputError,
+    SolverError,
+    SolverNotAvailableError,
+    UnsupportedModelError,
+)
 from coplug.plugins.file_reading import (
     check_highs_read,
     check_scip_read,
@@ -250,6 +255,18 @@ def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any
     return result
 
 
+def _refuse_miqp(highs: Any, path: Path) -> None:
+    """A quadratic objective beside integer columns, named as `solve` names it (HiGHS itself
+    stopped with 'Not Set')."""
+    import highspy
+
+    model = highs.getModel()
+    integer = any(kind != highspy.HighsVarType.kContinuous for kind in model.lp_.integrality_)
+    if integer and any(value != 0 for value in model.hessian_.value_):
+        raise UnsupportedModelError(f"HiGHS cannot take {path.name}'s quadratic objective with "
+                                    "integer variables (MIQP); use solver='scip'")
+
+
 def _load_values(result: Result, names: list[str], values: list[float], integers: Any,
                  solver: str, option: str, params: Mapping[str, Any]) -> None:
     """`result.values` by name, integer columns (indices `integers`) within INTEGER_SNAP of
@@ -280,6 +297,7 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     check_highs_read(highs, path, text)
     if highs.getNumCol() == 0:  # HiGHS reads an empty file as a model it calls 'Empty'
         raise InputError(f"{path.name} defines no variables: is it an MPS or LP model?")
+    _refuse_miqp(highs, path)
     if time_limit is not None:
         highs.setOptionValue("time_limit", float(time_limit))
     scaled = scale_highs_rows(highs)  # rows with huge coefficients: see row_scaling

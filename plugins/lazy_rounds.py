@@ -135,6 +135,9 @@ def solve_in_rounds(model: pyo.Block, lazies: Sequence[LazyConstraints],
                     continue
                 if not result.has_solution or not violated:
                     break
+                if result.status is Status.OPTIMAL and time_limit is not None and \
+                        time.perf_counter() - started >= time_limit:
+                    result.status = Status.TIME_LIMIT  # no time is left for another round
                 if result.status is not Status.OPTIMAL or rounds >= MAX_ROUNDS:
                     _unproven(result, len(violated), rounds)
                     break

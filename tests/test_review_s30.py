@@ -165,3 +165,71 @@ def test_lap_heuristic_keeps_no_scip_variables_after_the_solve() -> None:
     # a public `blocks` held the freed model's variables; reading one crashed the interpreter
     assert not hasattr(heuristic, "blocks") and heuristic._blocks == []
     assert heuristic.statistics()["blocks"] == 1
+
+
+def test_lazy_rounds_on_highs_stop_at_the_time_limit() -> None:
+    import time
+    import warnings
+
+    import pyomo.environ as pyo
+
+    from coplug.plugins import LazyConstraints, Status, solve
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 5000))
+    m.obj = pyo.Objective(expr=m.x, sense=pyo.maximize)
+
+    def one_step_down(values):
+        return [m.x <= values[m.x] - 1] if values[m.x] > 1 else []
+
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = solve(m, solver="highs", plugins=[LazyConstraints(one_step_down)],
+                       time_limit=0.5)
+    # each round got max(left, 1e-3) s and answered "optimal": 5000 rounds, status optimal
+    assert result.status is Status.TIME_LIMIT and not result.has_solution
+    assert time.perf_counter() - start < 5 and result.extra["lazy_rounds"] < 5000
+
+
+def test_benders_links_given_as_an_iterator_are_kept() -> None:
+    import pyomo.environ as pyo
+
+    from coplug.plugins import LazyConstraints, solve
+    from coplug.plugins.benders import BendersCuts, Subproblem
+
+    m = pyo.ConcreteModel()
+    m.y = pyo.Var(range(2), domain=pyo.Binary)
+    m.eta = pyo.Var(bounds=(0, None))
+    m.obj = pyo.Objective(expr=m.y[0] + 1.5 * m.y[1] + m.eta)
+    sub = pyo.ConcreteModel()
+    sub.z = pyo.Var(range(2), bounds=(0, 1))
+    sub.f = pyo.Var(domain=pyo.NonNegativeReals)
+    sub.c = pyo.Constraint(expr=sub.f >= 3 - 2 * sub.z[0] - 2 * sub.z[1])
+    sub.obj = pyo.Objective(expr=sub.f)
+    # a zip was used up by the first check: "subproblem 0 has no links to the master"
+    links = zip(m.y.values(), sub.z.values(), strict=True)
+    cuts = BendersCuts([Subproblem(sub, links, m.eta)])
+    result = solve(m, plugins=[LazyConstraints(cuts)])
+    assert result.objective == pytest.approx(2.0)  # y0 = 1, eta = 1 (brute force: 2.0)
+    with pytest.raises(InputError, match="links must be .* pairs, got int"):
+        Subproblem(sub, 3, m.eta)
+
+
+def test_a_miqp_file_on_highs_is_named(tmp_path) -> None:
+    import pyomo.environ as pyo
+
+    from coplug.plugins import UnsupportedModelError, solve, solve_file
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(-5, 5))
+    m.y = pyo.Var(bounds=(-5, 5), domain=pyo.Integers)
+    m.c = pyo.Constraint(expr=m.x + m.y >= 1.3)
+    m.obj = pyo.Objective(expr=(m.x - 0.7) ** 2 + 2 * (m.y + 0.4) ** 2 + m.x * m.y + 3)
+    path = tmp_path / "miqp.lp"
+    m.write(str(path), io_options={"symbolic_solver_labels": True})
+    # HiGHS stopped with "model status 'Not Set'", a SolverError
+    with pytest.raises(UnsupportedModelError, match="MIQP"):
+        solve_file(path, solver="highs")
+    assert solve_file(path, solver="scip").objective == pytest.approx(
+        solve(m, solver="scip").objective, abs=1e-6)
