@@ -286,6 +286,7 @@ def load_tsplib(path: str | Path) -> TSPInstance:
     k = 0
     coords = None
     weights = _Numbers()
+    seen: set[str] = set()
     while k < len(lines):
         raw = lines[k].strip()
         no = k + 1
@@ -296,6 +297,9 @@ def load_tsplib(path: str | Path) -> TSPInstance:
             break
         section = raw.split(":")[0].strip()
         if section.endswith("_SECTION"):
+            if section in seen:  # the second one had replaced the first without a word
+                raise InputError(f"{path}:{no}: a second {section}; a file gives each once")
+            seen.add(section)
             n = _dimension(path, spec, no)
             if section == "NODE_COORD_SECTION":
                 coords, k = _read_coords(path, lines, k, n)

@@ -233,3 +233,15 @@ def test_a_miqp_file_on_highs_is_named(tmp_path) -> None:
         solve_file(path, solver="highs")
     assert solve_file(path, solver="scip").objective == pytest.approx(
         solve(m, solver="scip").objective, abs=1e-6)
+
+
+def test_a_repeated_tsplib_section_is_named(tmp_path) -> None:
+    from coplug.formulations.tsp import load_tsplib
+
+    head = "NAME: t\nTYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\n"
+    path = tmp_path / "twice.tsp"
+    path.write_text(head + "NODE_COORD_SECTION\n1 0 0\n2 1 1\n3 2 2\n"
+                    "NODE_COORD_SECTION\n1 5 5\n2 1 1\n3 2 2\nEOF\n")
+    # the second section had replaced the first: d(0, 1) = 6, not 1
+    with pytest.raises(InputError, match=r"twice.tsp:9: a second NODE_COORD_SECTION"):
+        load_tsplib(path)
