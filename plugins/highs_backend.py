@@ -245,14 +245,20 @@ def has_free_variables(model: pyo.Block) -> bool:
     return next(_free_variables(model), None) is not None
 
 
-def _constant_result(model: pyo.Block, solver: str) -> Result:
+HIGHS_FEASIBILITY_TOL = 1e-7  # HiGHS's default primal_feasibility_tolerance
+
+
+def _constant_result(model: pyo.Block, solver: str, tol: float = HIGHS_FEASIBILITY_TOL
+                     ) -> Result:
     """The answer for a model with nothing left to decide (every variable fixed or absent):
-    its objective value when every constraint holds, else infeasible. HiGHS gets no model."""
+    its objective value when every constraint holds, else infeasible. HiGHS gets no model,
+    so a row is judged as HiGHS judges such a row beside free variables (an empty row, its
+    side moved by the constant): missed by more than `tol`, absolute. A tolerance relative
+    to the body had let `f <= 1e12 - 900` at f = 1e12 through as optimal."""
     for con in model.component_data_objects(pyo.Constraint, active=True):
         body = pyo.value(con.body)
-        slack = 1e-9 * max(1.0, abs(body))
-        if (con.has_lb() and body < pyo.value(con.lower) - slack) or (
-            con.has_ub() and body > pyo.value(con.upper) + slack
+        if (con.has_lb() and body < pyo.value(con.lower) - tol) or (
+            con.has_ub() and body > pyo.value(con.upper) + tol
         ):
             return Result(status=Status.INFEASIBLE, solver=solver)
     objective = next(model.component_data_objects(pyo.Objective, active=True), None)
@@ -366,7 +372,8 @@ def solve_highs(
     params = highs_options(params)
     duals = dual_request(model, quadratic_ok=True)  # HiGHS gives a convex QP its duals
     if not has_free_variables(model):
-        result = _constant_result(model, "highs")
+        tol = params.get("primal_feasibility_tolerance", HIGHS_FEASIBILITY_TOL)
+        result = _constant_result(model, "highs", tol)
         _finish_unsolved(plugins, model, result)
         if warmstart:  # nothing to decide: the solver never sees a start
             result.extra["warmstart"] = {"values": 0, "variables": 0, "accepted": False}

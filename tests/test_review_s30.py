@@ -245,3 +245,22 @@ def test_a_repeated_tsplib_section_is_named(tmp_path) -> None:
     # the second section had replaced the first: d(0, 1) = 6, not 1
     with pytest.raises(InputError, match=r"twice.tsp:9: a second NODE_COORD_SECTION"):
         load_tsplib(path)
+
+
+@pytest.mark.parametrize("free_variable", [False, True])
+def test_highs_judges_a_row_of_fixed_variables_one_way(free_variable: bool) -> None:
+    import pyomo.environ as pyo
+
+    from coplug.plugins import Status, solve
+
+    m = pyo.ConcreteModel()
+    m.f = pyo.Var()
+    m.f.fix(1e12)
+    m.c = pyo.Constraint(expr=m.f <= 1e12 - 900)
+    if free_variable:  # HiGHS itself then judges the row (empty, side moved by 1e12)
+        m.x = pyo.Var(bounds=(0, 1))
+    m.obj = pyo.Objective(expr=m.x if free_variable else m.f)
+    # with no free variable, a tolerance of 1e-9 x 1e12 had called it optimal at 1e12
+    assert solve(m, solver="highs").status is Status.INFEASIBLE
+    m.c.set_value(m.f <= 1e12)
+    assert solve(m, solver="highs").status is Status.OPTIMAL
