@@ -85,11 +85,23 @@ def linear_terms(expr: Any) -> LinearTerms | None:
     terms = final_linear_terms(expr)
     if terms is not None:
         return terms
-    repn = generate_standard_repn(expr, compute_values=True, quadratic=False)
+    try:
+        repn = generate_standard_repn(expr, compute_values=True, quadratic=False)
+    except ValueError as exc:
+        if not needs_a_value(exc, expr):
+            raise
+        return None  # `(0 * x + 2)**2`, x without a value: Pyomo evaluates x to expand it
     if repn.nonlinear_expr is not None:
         return None
     return LinearTerms(list(repn.linear_vars), np.asarray(repn.linear_coefs, dtype=float),
                        float(repn.constant))
+
+
+def needs_a_value(exc: ValueError, expr: Any) -> bool:
+    """Whether Pyomo raised `exc` expanding `expr` for want of the value of one of its unfixed
+    variables (a bad datum, sqrt(p) at p = -4, raises a ValueError too)."""
+    return "No value for uninitialized" in str(exc) and any(
+        var.value is None for var in identify_variables(expr, include_fixed=False))
 
 
 def dropped_variables(expr: Any, terms: LinearTerms) -> list[VarData]:

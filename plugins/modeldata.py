@@ -27,7 +27,7 @@ from pyomo.repn.standard_repn import generate_standard_repn
 
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import CoplugError, InputError, UnsupportedModelError
-from coplug.plugins.linear_terms import final_linear_terms, final_parts
+from coplug.plugins.linear_terms import final_linear_terms, final_parts, needs_a_value
 from coplug.plugins.outer_variables import used_outside
 from coplug.plugins.serial import one_solve_at_a_time
 
@@ -182,8 +182,11 @@ def _evaluating(where: str, expr: Any = None) -> Iterator[None]:
             yield
     except CoplugError:
         raise
-    except (AttributeError, RuntimeError):
+    except (AttributeError, RuntimeError, TypeError) as exc:
         undefined = _undefined_part(expr)
+        if undefined is None and "complex" in str(exc):  # (-4)**0.5 is complex in Python
+            undefined = ("cannot evaluate its data (a complex number: a negative Param or "
+                         "fixed variable to a fractional power?)")
         if undefined is None:
             raise
         raise InputError(f"{where}: {undefined}") from None
@@ -267,6 +270,12 @@ def _check_terms(expr: Any, where: str, tiny: list[bool] | None = None) -> float
             raise
         raise InputError(f"{where}: variable {unset.name!r} is fixed but has no value; give "
                          "it one (var.fix(value)) or unfix it") from None
+    except ValueError as exc:  # `(0 * x + 1)**3`, x without a value: Pyomo evaluates x
+        if not needs_a_value(exc, expr):
+            raise
+        for number in _NumberCollector().walk_expression(expr):
+            _check_number(number, f"{where}: a number in it", huge_ok=True)
+        return math.inf
     linear = np.asarray(repn.linear_coefs, dtype=float)
     _check_linear(repn.constant, linear, repn.linear_vars, where)
     if tiny is not None and any_solver_zero(linear):

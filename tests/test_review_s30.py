@@ -264,3 +264,77 @@ def test_highs_judges_a_row_of_fixed_variables_one_way(free_variable: bool) -> N
     assert solve(m, solver="highs").status is Status.INFEASIBLE
     m.c.set_value(m.f <= 1e12)
     assert solve(m, solver="highs").status is Status.OPTIMAL
+
+
+def _negative_to_a_half(kind: str):
+    import pyomo.environ as pyo
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 10))
+    if kind == "fixed":
+        m.f = pyo.Var()
+        m.f.fix(-4)
+        m.r = pyo.Constraint(expr=m.x + m.f**0.5 <= 3)
+    else:
+        m.p = pyo.Param(mutable=True, initialize=-4)
+        m.r = pyo.Constraint(expr=m.x * m.p**0.5 <= 3)
+    m.obj = pyo.Objective(expr=m.x, sense=pyo.maximize)
+    return m
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+@pytest.mark.parametrize("kind", ["fixed", "param"])
+def test_a_negative_number_to_a_fractional_power_is_named(kind: str, solver: str) -> None:
+    from coplug.plugins import solve
+
+    # Python's (-4)**0.5 is complex: float() raised TypeError, Pyomo's repn AttributeError
+    with pytest.raises(InputError, match="constraint 'r': .*complex number"):
+        solve(_negative_to_a_half(kind), solver=solver)
+
+
+def _zero_times_unvalued_in_a_power(power: int):
+    """`(f x + 2)**power + y <= 12`, f fixed at 0 and x never given a value: linear in y."""
+    import pyomo.environ as pyo
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 4))
+    m.y = pyo.Var(bounds=(0, 20))
+    m.f = pyo.Var()
+    m.f.fix(0)
+    m.c = pyo.Constraint(expr=(m.f * m.x + 2) ** power + m.y <= 12)
+    m.obj = pyo.Objective(expr=m.y, sense=pyo.maximize)
+    return m
+
+
+def test_scip_takes_a_power_of_zero_times_an_unvalued_variable() -> None:
+    import warnings
+
+    import pyomo.environ as pyo
+
+    from coplug.plugins import solve
+
+    # the data check expanded the cube and needed x's value: "cannot evaluate its data"
+    assert solve(_zero_times_unvalued_in_a_power(3), solver="scip").objective == \
+        pytest.approx(4.0, abs=1e-6)
+    m = _zero_times_unvalued_in_a_power(2)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # reading the LP for its duals raised Pyomo's ValueError (no value for x)
+        assert solve(m, solver="scip").objective == pytest.approx(8.0, abs=1e-6)
+
+
+def test_scip_solves_a_product_hidden_in_a_linear_expression() -> None:
+    import pyomo.environ as pyo
+    from pyomo.core.expr.numeric_expr import LinearExpression, MonomialTermExpression
+
+    from coplug.plugins import solve
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 2))
+    m.y = pyo.Var(bounds=(0, 2))
+    m.c = pyo.Constraint(expr=LinearExpression([MonomialTermExpression((2, m.x)), m.x * m.y])
+                         <= 1)
+    m.obj = pyo.Objective(expr=m.x + m.y, sense=pyo.maximize)
+    # refused before, x having no value: max x + y with 2x + xy <= 1 is 2.25 (y = 2, x = 1/4)
+    assert solve(m, solver="scip").objective == pytest.approx(2.25, abs=1e-5)
