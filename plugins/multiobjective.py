@@ -131,27 +131,13 @@ def pareto_front(model: pyo.Block, first: Any, second: Any, solver: str = "scip"
     deadline = _deadline(time_limit)
     variables = _point_variables(model, chain)
     points: list[ParetoPoint] = []
-    status = Status.OPTIMAL
-    complete = False
     with _stages(model, chain) as (activate, keep):
         bound = pyo.ConstraintList()
         model.add_component(unique_component_name(model, "_coplug_pareto_bound"), bound)
         try:
             stage = _stage_solver(model, chain, activate, solver, params, [keep, bound])
-            while len(points) < max_points:
-                lex = _lexicographic(chain, activate, keep, stage, deadline, (0.0, 0.0))
-                if lex.status is not Status.OPTIMAL:
-                    status = lex.status
-                    complete = _front_ended(lex)
-                    break
-                values = (lex.values[0], lex.values[1])
-                if points and _no_worse(chain[0], values[0], points[-1].values[0]):
-                    points.pop()  # round-off kept the last one off its optimum: dominated
-                points.append(ParetoPoint(values, _snapshot(variables, values[0])))
-                bound.clear()
-                if not _add_row(bound, _better_than(chain[1], values[1], gap)):
-                    complete = True  # a constant second objective: nothing beats it
-                    break
+            status, complete = _walk_front(points, chain, activate, keep, bound, stage,
+                                           deadline, gap, variables, max_points)
         finally:
             model.del_component(bound)
     if points:
@@ -159,6 +145,30 @@ def pareto_front(model: pyo.Block, first: Any, second: Any, solver: str = "scip"
     if complete and points:
         status = Status.OPTIMAL
     return ParetoFront(points, complete, status)
+
+
+def _walk_front(points: list[ParetoPoint], chain: list[ObjectiveData], activate: Any,
+                keep: Any, bound: pyo.ConstraintList, stage: Stage, deadline: float | None,
+                gap: float, variables: list[VarData], max_points: int) -> tuple[Status, bool]:
+    """Append the front's points to `points`, each beating the last one's second objective
+    by `gap`; the status and whether the front is complete. Ctrl-C keeps the points found:
+    with SCIP most of the time goes to Python between short stages, where it had raised
+    KeyboardInterrupt and dropped them."""
+    try:
+        while len(points) < max_points:
+            lex = _lexicographic(chain, activate, keep, stage, deadline, (0.0, 0.0))
+            if lex.status is not Status.OPTIMAL:
+                return lex.status, _front_ended(lex)
+            values = (lex.values[0], lex.values[1])
+            if points and _no_worse(chain[0], values[0], points[-1].values[0]):
+                points.pop()  # round-off kept the last one off its optimum: dominated
+            points.append(ParetoPoint(values, _snapshot(variables, values[0])))
+            bound.clear()
+            if not _add_row(bound, _better_than(chain[1], values[1], gap)):
+                return Status.OPTIMAL, True  # a constant second objective: nothing beats it
+    except KeyboardInterrupt:
+        return Status.INTERRUPTED, False
+    return Status.OPTIMAL, False
 
 
 def _no_worse(objective: ObjectiveData, new: float, old: float) -> bool:

@@ -338,3 +338,33 @@ def test_scip_solves_a_product_hidden_in_a_linear_expression() -> None:
     m.obj = pyo.Objective(expr=m.x + m.y, sense=pyo.maximize)
     # refused before, x having no value: max x + y with 2x + xy <= 1 is 2.25 (y = 2, x = 1/4)
     assert solve(m, solver="scip").objective == pytest.approx(2.25, abs=1e-5)
+
+
+def test_ctrl_c_between_pareto_stages_keeps_the_points_found(monkeypatch) -> None:
+    import pyomo.environ as pyo
+
+    from coplug.plugins import Status, multiobjective, pareto_front
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(4), domain=pyo.Binary)
+    m.cap = pyo.Constraint(expr=2 * m.x[0] + 3 * m.x[1] + 4 * m.x[2] + 5 * m.x[3] <= 9)
+    m.value = pyo.Objective(expr=3 * m.x[0] + 4 * m.x[1] + 6 * m.x[2] + 7 * m.x[3],
+                            sense=pyo.maximize)
+    m.count = pyo.Objective(expr=sum(m.x.values()))
+    m.count.deactivate()
+    whole = pareto_front(m, m.value, m.count)
+    assert whole.complete and len(whole.points) >= 3
+    real, calls = multiobjective._lexicographic, []
+
+    def interrupted_third(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:  # Ctrl-C landing in Python between two stages
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(multiobjective, "_lexicographic", interrupted_third)
+    front = pareto_front(m, m.value, m.count)  # had raised KeyboardInterrupt, points lost
+    assert front.status is Status.INTERRUPTED and not front.complete
+    assert [p.values for p in front.points] == [p.values for p in whole.points[:2]]
+    assert pyo.value(m.value) == front.points[-1].values[0]  # the last point is loaded
+    assert not [c for c in m.component_objects() if c.name.startswith("_coplug")]
