@@ -28,6 +28,7 @@ from torch import nn
 
 from coplug.learned.checkpoint_io import atomic_write, atomic_write_text, strict_json
 from coplug.plugins.errors import InputError
+from coplug.plugins.interrupts import sigint_deferred
 from coplug.plugins.lap.solver import dense_costs
 
 K_SMALLEST = 8
@@ -269,9 +270,10 @@ def save(model: RowDualNet, path: str | Path, meta: dict) -> None:
                          f"dicts): {exc}") from None
     blob = {"state_dict": model.state_dict(), "n_features": model.n_features,
             "hidden": model.hidden}
-    atomic_write(path, lambda tmp: torch.save(blob, tmp))
-    text = strict_json({**record, "sha256": file_sha256(path)}, indent=2, sort_keys=True)
-    atomic_write_text(path.with_suffix(".json"), text)
+    with sigint_deferred():  # new weights beside the old sidecar would be refused
+        atomic_write(path, lambda tmp: torch.save(blob, tmp))
+        text = strict_json({**record, "sha256": file_sha256(path)}, indent=2, sort_keys=True)
+        atomic_write_text(path.with_suffix(".json"), text)
 
 
 def file_sha256(path: Path) -> str:

@@ -59,7 +59,7 @@ from coplug.learned.pmvb_predictors import (
 from coplug.plugins.bar import progress_bar
 from coplug.plugins.bridge import solve
 from coplug.plugins.errors import CoplugError, InputError
-from coplug.plugins.interrupts import exit_on_interrupt
+from coplug.plugins.interrupts import exit_on_interrupt, sigint_deferred
 from coplug.plugins.pmvb import hoeffding_hyperplanes
 from coplug.plugins.results import Status
 
@@ -267,13 +267,15 @@ def _too_few_message(family: str, size: int, n_train: int, n_val: int,
 
 
 def write_checkpoints(fitted: Sequence[tuple[PMVBPredictor, dict]], out_dir: Path) -> None:
-    """Write each predictor and its JSON (atomically, strict JSON) and note the path in meta."""
-    for predictor, meta in fitted:
-        path = out_dir / checkpoint_name(meta["family"], meta["kind"])
-        text = strict_json(meta, indent=1)
-        predictor.save(path)
-        atomic_write_text(path.with_suffix(".json"), text)
-        meta["checkpoint"] = str(path)
+    """Write each predictor and its JSON (atomically, strict JSON) and note the path in meta;
+    Ctrl-C waits for the last file, so no kind is left beside an older one's JSON."""
+    with sigint_deferred():
+        for predictor, meta in fitted:
+            path = out_dir / checkpoint_name(meta["family"], meta["kind"])
+            text = strict_json(meta, indent=1)
+            predictor.save(path)
+            atomic_write_text(path.with_suffix(".json"), text)
+            meta["checkpoint"] = str(path)
 
 
 def build_parser() -> argparse.ArgumentParser:

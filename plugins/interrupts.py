@@ -128,6 +128,24 @@ def sigint_cancels(cancel: Callable[[], Any]) -> Iterator[None]:
         raise KeyboardInterrupt  # inside stops_on_interrupt: stop now, whatever HiGHS answered
 
 
+@contextmanager
+def sigint_deferred() -> Iterator[None]:
+    """Ctrl-C within the block is held until the block ends, then raised: files written
+    together (a checkpoint and its JSON, every kind of a family) are written whole."""
+    if not _in_main_thread():
+        yield
+        return
+    saved = signal.getsignal(signal.SIGINT)
+    presses: list[int] = []
+    signal.signal(signal.SIGINT, lambda _signum, _frame: presses.append(1))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, saved if saved is not None else signal.default_int_handler)
+    if presses:
+        raise KeyboardInterrupt
+
+
 def highspy_interrupt() -> Any:
     """HiGHS's model status for a solve stopped by a user interrupt."""
     import highspy

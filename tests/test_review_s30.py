@@ -368,3 +368,50 @@ def test_ctrl_c_between_pareto_stages_keeps_the_points_found(monkeypatch) -> Non
     assert [p.values for p in front.points] == [p.values for p in whole.points[:2]]
     assert pyo.value(m.value) == front.points[-1].values[0]  # the last point is loaded
     assert not [c for c in m.component_objects() if c.name.startswith("_coplug")]
+
+
+def test_ctrl_c_while_saving_rowdualnet_waits_for_both_files(tmp_path, monkeypatch) -> None:
+    import os
+    import signal
+
+    from coplug.learned import rowdualnet
+
+    model = rowdualnet.RowDualNet()
+    path = tmp_path / "net.pt"
+    rowdualnet.save(model, path, {"run": 1})
+    real = rowdualnet.atomic_write
+
+    def pressed_while_writing(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C after the weights, before the JSON
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rowdualnet, "atomic_write", pressed_while_writing)
+    with pytest.raises(KeyboardInterrupt):
+        rowdualnet.save(model, path, {"run": 2})
+    # the new weights had stood beside the old JSON, whose sha256 load() then refused
+    assert '"run": 2' in path.with_suffix(".json").read_text()
+    rowdualnet.load(path)
+
+
+def test_ctrl_c_while_writing_pmvb_checkpoints_waits_for_every_kind(tmp_path) -> None:
+    import os
+    import signal
+
+    from coplug.learned.train_pmvb import write_checkpoints
+
+    class Saved:
+        def __init__(self, press: bool) -> None:
+            self.press = press
+
+        def save(self, path) -> None:
+            path.write_text("weights")
+            if self.press:  # Ctrl-C after the first kind's weights
+                os.kill(os.getpid(), signal.SIGINT)
+
+    fitted = [(Saved(kind == "logreg"), {"family": "setcover", "kind": kind})
+              for kind in ("logreg", "gbt")]
+    with pytest.raises(KeyboardInterrupt):
+        write_checkpoints(fitted, tmp_path)
+    # the second kind, and the first one's JSON, had not been written
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        f"pmvb_setcover_{kind}.{ext}" for kind in ("logreg", "gbt") for ext in ("joblib", "json"))
