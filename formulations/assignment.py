@@ -34,7 +34,7 @@ def geometric(
     """Tracking: n points in the unit square, observed again after a move of `noise`
     times the typical spacing (plus m - n clutter points), shuffled; cost = distance."""
     _check_args(n, m, seed, dtype)
-    _check_noise(noise)
+    _check_noise(noise, dtype)
     rng = np.random.default_rng(seed)
     a = rng.random((n, 2))
     step = noise / np.sqrt(n)
@@ -76,7 +76,7 @@ def low_rank(
     """Low-rank plus noise: C = A B^T / sqrt(rank) + noise, shifted to be non-negative."""
     _check_args(n, m, seed, dtype)
     check_count(rank, "rank", 1)
-    _check_noise(noise)
+    _check_noise(noise, dtype)
     rng = np.random.default_rng(seed)
     a = rng.normal(size=(n, rank))
     b = rng.normal(size=(m or n, rank))
@@ -460,17 +460,20 @@ def _check_args(n: int, m: int | None, seed: int, dtype: type, dense: bool = Tru
                      "use a smaller n, or the sparse gated() frame")
 
 
-MAX_NOISE = 1e100
+MAX_NOISE = {np.dtype(np.float64): 1e100, np.dtype(np.float32): 1e30}
 
 
-def _check_noise(noise: float) -> None:
+def _check_noise(noise: float, dtype: type = np.float64) -> None:
     """Noise is a non-negative scale (a negative one is not a standard deviation) of at most
-    MAX_NOISE: past about 1e154 squared distances overflow to inf (and gated()'s neighbour
-    search to a scipy error), far beyond any scale the generators mean."""
+    MAX_NOISE for the costs' dtype: past about 1e154 squared distances overflow float64 to
+    inf (and gated()'s neighbour search to a scipy error), past about 1e37 the costs
+    overflow float32; far beyond any scale the generators mean."""
+    limit = MAX_NOISE[np.dtype(dtype)]
     if isinstance(noise, bool) or not isinstance(noise, int | float | np.number) or not (
-        0 <= noise <= MAX_NOISE
+        0 <= noise <= limit
     ):
-        raise InputError(f"noise must be a number in [0, {MAX_NOISE:g}], got {noise!r}")
+        raise InputError(f"noise must be a number in [0, {limit:g}] for {np.dtype(dtype)} "
+                         f"costs, got {noise!r}")
 
 
 def _by_rows(

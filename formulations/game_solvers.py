@@ -623,9 +623,18 @@ def certify(
     before = {p: [v.value for v in game.variables(p)] for p in game.players}
     if profile is not None:
         game.set_profile(profile)
+    try:
+        return _certified(game, solver, time_limit, feasibility_tol)
+    except BaseException:  # a refused profile (infeasible, a utility undefined) is not kept
+        _restore(game, before)
+        raise
+
+
+def _certified(game: Game, solver: str, time_limit: float | None,
+               feasibility_tol: float) -> Certificate:
+    """The certificate at the game's current profile (see `certify`)."""
     violation, where = max_violation(game)
     if violation > feasibility_tol:
-        _restore(game, before)
         raise InputError(f"profile is infeasible: {where} is violated by {violation:.3g}")
     from coplug.plugins import solve
 

@@ -197,7 +197,7 @@ class QUBO:
         (an item of value and weight 0) reaches no solver and has no value: it reads as 0,
         which leaves f unchanged."""
         z = model.component("z") if hasattr(model, "component") else None
-        if not isinstance(z, pyo.Var) or sorted(z.keys()) != list(range(self.n)):
+        if not isinstance(z, pyo.Var) or len(z) != self.n or set(z.keys()) != set(range(self.n)):
             size = len(z) if isinstance(z, pyo.Var) else "no"
             raise InputError(f"from_pyomo needs this QUBO's to_pyomo() model: it has {size} "
                              f"z variables, this QUBO has {self.n} (z[0..{self.n - 1}])")

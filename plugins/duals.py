@@ -27,9 +27,8 @@ from typing import Any
 import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
-from pyomo.repn.standard_repn import generate_standard_repn
 
-from coplug.plugins.linear_terms import LinearTerms, linear_terms
+from coplug.plugins.linear_terms import LinearTerms, expanded_repn, linear_terms
 from coplug.plugins.lp_certificate import certify
 from coplug.plugins.modeldata import SOLVER_INFINITY
 from coplug.plugins.results import Result, Status
@@ -132,7 +131,7 @@ def _read_lp(model: pyo.Block, quadratic_ok: bool, known_terms: Mapping[int, Lin
 def _quadratic_terms(expr: Any) -> tuple[LinearTerms | None, list[tuple[Any, Any, float]]]:
     """The linear part and the (x, y, coef) terms of a quadratic objective (None when it is
     not quadratic)."""
-    repn = generate_standard_repn(expr, compute_values=True, quadratic=True)
+    repn = expanded_repn(expr, quadratic=True)
     if repn.nonlinear_expr is not None:
         return None, []
     linear = LinearTerms(list(repn.linear_vars), np.asarray(repn.linear_coefs, dtype=float),

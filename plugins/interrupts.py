@@ -130,8 +130,9 @@ def sigint_cancels(cancel: Callable[[], Any]) -> Iterator[None]:
 
 @contextmanager
 def sigint_deferred() -> Iterator[None]:
-    """Ctrl-C within the block is held until the block ends, then raised: files written
-    together (a checkpoint and its JSON, every kind of a family) are written whole."""
+    """Ctrl-C within the block is held until the block ends, then handed to the handler it
+    would have met (Python's KeyboardInterrupt, an ignored SIGINT, the caller's own): files
+    written together (a checkpoint and its JSON, every kind of a family) are written whole."""
     if not _in_main_thread():
         yield
         return
@@ -142,8 +143,8 @@ def sigint_deferred() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, saved if saved is not None else signal.default_int_handler)
-    if presses:
-        raise KeyboardInterrupt
+        if presses:
+            signal.raise_signal(signal.SIGINT)
 
 
 def highspy_interrupt() -> Any:

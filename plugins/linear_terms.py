@@ -85,23 +85,43 @@ def linear_terms(expr: Any) -> LinearTerms | None:
     terms = final_linear_terms(expr)
     if terms is not None:
         return terms
-    try:
-        repn = generate_standard_repn(expr, compute_values=True, quadratic=False)
-    except ValueError as exc:
-        if not needs_a_value(exc, expr):
-            raise
-        return None  # `(0 * x + 2)**2`, x without a value: Pyomo evaluates x to expand it
+    repn = expanded_repn(expr)
     if repn.nonlinear_expr is not None:
         return None
     return LinearTerms(list(repn.linear_vars), np.asarray(repn.linear_coefs, dtype=float),
                        float(repn.constant))
 
 
-def needs_a_value(exc: ValueError, expr: Any) -> bool:
-    """Whether Pyomo raised `exc` expanding `expr` for want of the value of one of its unfixed
-    variables (a bad datum, sqrt(p) at p = -4, raises a ValueError too)."""
-    return "No value for uninitialized" in str(exc) and any(
-        var.value is None for var in identify_variables(expr, include_fixed=False))
+def expanded_repn(expr: Any, quadratic: bool = False) -> Any:
+    """`generate_standard_repn(expr, compute_values=True)`. Pyomo values a part of `expr`
+    that its variables cannot move (`(0 * x + 1)**3`, `(f x + 2)**2` at f = 0) and needs
+    their values for it; where one has none, the expansion is made at provisional values
+    (0, or the bound nearest it), which the result cannot depend on, and they are unset
+    again. Any other failure (sqrt(p) at p = -4, a ValueError too) is raised as it is."""
+    try:
+        return generate_standard_repn(expr, compute_values=True, quadratic=quadratic)
+    except ValueError as exc:
+        unset = [var for var in identify_variables(expr, include_fixed=False)
+                 if var.value is None]
+        if "No value for uninitialized" not in str(exc) or not unset:
+            raise
+    try:
+        for var in unset:
+            var.set_value(_nearest_zero(var), skip_validation=True)
+        return generate_standard_repn(expr, compute_values=True, quadratic=quadratic)
+    finally:
+        for var in unset:
+            var.set_value(None, skip_validation=True)
+
+
+def _nearest_zero(var: VarData) -> float:
+    """0, or the bound of `var` nearest it."""
+    lower, upper = var.lb, var.ub
+    if lower is not None and lower > 0:
+        return float(lower)
+    if upper is not None and upper < 0:
+        return float(upper)
+    return 0.0
 
 
 def dropped_variables(expr: Any, terms: LinearTerms) -> list[VarData]:

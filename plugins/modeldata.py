@@ -23,11 +23,10 @@ import pyomo.environ as pyo
 from pyomo.common.log import LoggingIntercept
 from pyomo.core.expr.numvalue import native_numeric_types
 from pyomo.core.expr.visitor import StreamBasedExpressionVisitor, identify_variables
-from pyomo.repn.standard_repn import generate_standard_repn
 
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import CoplugError, InputError, UnsupportedModelError
-from coplug.plugins.linear_terms import final_linear_terms, final_parts, needs_a_value
+from coplug.plugins.linear_terms import expanded_repn, final_linear_terms, final_parts
 from coplug.plugins.outer_variables import used_outside
 from coplug.plugins.serial import one_solve_at_a_time
 
@@ -263,19 +262,13 @@ def _check_terms(expr: Any, where: str, tiny: list[bool] | None = None) -> float
             tiny.append(True)
         return float(np.abs(terms.coefs).max()) if terms.coefs.size else 0.0
     try:
-        repn = generate_standard_repn(expr, compute_values=True, quadratic=True)
+        repn = expanded_repn(expr, quadratic=True)
     except TypeError:  # Pyomo adds a fixed variable's value None into the constant
         unset = _fixed_without_value(expr)
         if unset is None:
             raise
         raise InputError(f"{where}: variable {unset.name!r} is fixed but has no value; give "
                          "it one (var.fix(value)) or unfix it") from None
-    except ValueError as exc:  # `(0 * x + 1)**3`, x without a value: Pyomo evaluates x
-        if not needs_a_value(exc, expr):
-            raise
-        for number in _NumberCollector().walk_expression(expr):
-            _check_number(number, f"{where}: a number in it", huge_ok=True)
-        return math.inf
     linear = np.asarray(repn.linear_coefs, dtype=float)
     _check_linear(repn.constant, linear, repn.linear_vars, where)
     if tiny is not None and any_solver_zero(linear):
@@ -304,7 +297,7 @@ def _warn_dropped_terms(parts: Sequence[tuple[str, Any]]) -> None:
     let them move their row or objective by more than DROP_MATTERS."""
     found: list[tuple[str, float, str, float]] = []
     for where, expr in parts:
-        repn = generate_standard_repn(expr, compute_values=True, quadratic=False)
+        repn = expanded_repn(expr)
         noise = ROUNDOFF * max([1.0, *map(abs, repn.linear_coefs)])
         for var, coef in zip(repn.linear_vars, repn.linear_coefs, strict=True):
             if abs(coef) <= noise or abs(coef) > SOLVER_ZERO:

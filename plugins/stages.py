@@ -27,7 +27,6 @@ from pyomo.core.base.constraint import ConstraintData
 from pyomo.core.base.objective import ObjectiveData
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
-from pyomo.repn.standard_repn import generate_standard_repn
 
 from coplug.plugins.bridge import (
     BuiltScip,
@@ -42,6 +41,7 @@ from coplug.plugins.bridge import (
 from coplug.plugins.components import check_components
 from coplug.plugins.errors import UnsupportedModelError
 from coplug.plugins.limits import checked_time_limit
+from coplug.plugins.linear_terms import expanded_repn
 from coplug.plugins.modeldata import check_model_data
 from coplug.plugins.results import Result
 from coplug.plugins.serial import one_solve_at_a_time
@@ -148,7 +148,7 @@ def _terms(repn: Any) -> list[tuple[VarData, float]]:
 
 def _repn(expr: Any) -> Any:
     """The linear standard representation of `expr` at the current values."""
-    return generate_standard_repn(expr, compute_values=True, quadratic=False)
+    return expanded_repn(expr)
 
 
 class _Scip:

@@ -415,3 +415,85 @@ def test_ctrl_c_while_writing_pmvb_checkpoints_waits_for_every_kind(tmp_path) ->
     # the second kind, and the first one's JSON, had not been written
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         f"pmvb_setcover_{kind}.{ext}" for kind in ("logreg", "gbt") for ext in ("joblib", "json"))
+
+
+def test_big_endian_timedelta_costs_are_read_as_numbers() -> None:
+    big_endian = np.array([[1, 256], [256, 1]], dtype=">m8[s]")
+    # read as native ints (a view) the costs were 2**56 and 1: col_ind [1, 0] at 5.6e14
+    solution = solve_lap(big_endian)
+    assert solution.cost == 2 and solution.col_ind.tolist() == [0, 1]
+
+
+def test_from_pyomo_names_a_z_of_other_keys() -> None:
+    import pyomo.environ as pyo
+
+    qubo = _knapsack_qubo([3, 4], [1, 2], 3)
+    m = pyo.ConcreteModel()
+    m.z = pyo.Var(["a", *range(qubo.n - 1)], domain=pyo.Binary)
+    with pytest.raises(InputError, match="this QUBO has"):  # sorting mixed keys: TypeError
+        qubo.from_pyomo(m)
+
+
+def test_a_held_ctrl_c_goes_to_the_handler_it_would_have_met() -> None:
+    import os
+    import signal
+
+    from coplug.plugins.interrupts import sigint_deferred
+
+    saved = signal.getsignal(signal.SIGINT)
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        with sigint_deferred():  # had raised KeyboardInterrupt where SIGINT was ignored
+            os.kill(os.getpid(), signal.SIGINT)
+        presses: list[int] = []
+        signal.signal(signal.SIGINT, lambda _signum, _frame: presses.append(1))
+        with sigint_deferred():  # the caller's own handler had never run
+            os.kill(os.getpid(), signal.SIGINT)
+        assert presses == [1] and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, saved)
+
+
+def test_certify_restores_the_profile_when_a_utility_is_undefined() -> None:
+    import pyomo.environ as pyo
+
+    from coplug.formulations.game_solvers import certify
+
+    game = _two_player_game()
+    game.block("a").del_component("utility")
+    game.block("a").utility = pyo.Expression(expr=pyo.log(game.block("a").x) - game.block("a").x)
+    with pytest.raises(InputError, match="undefined"):
+        certify(game, {"a": [0.0], "b": [2.0]})  # log(0): the profile had stayed loaded
+    assert {p: v.tolist() for p, v in game.profile().items()} == {"a": [1.0], "b": [1.0]}
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_numbers_beside_a_term_that_needs_a_value_are_still_checked(solver: str) -> None:
+    import pyomo.environ as pyo
+
+    from coplug.plugins import solve
+
+    m = _zero_times_unvalued_in_a_power(3)
+    m.z = pyo.Var()
+    m.z.fix(float("nan"))
+    m.d = pyo.Constraint(expr=m.z * m.y + (0 * m.x + 1) ** 3 <= 5)
+    # SCIP had answered optimal 10 with the NaN coefficient
+    with pytest.raises(InputError, match="constraint 'd': the coefficient of 'y' is nan"):
+        solve(m, solver=solver)
+
+
+def test_a_tiny_coefficient_beside_a_term_that_needs_a_value() -> None:
+    import warnings
+
+    import pyomo.environ as pyo
+
+    from coplug.plugins import solve
+
+    m = _zero_times_unvalued_in_a_power(3)
+    m.w = pyo.Var(bounds=(0, 1e12))
+    m.tiny = pyo.Constraint(expr=1e-12 * m.w + m.y <= 100)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = solve(m, solver="scip")  # the dropped-term warning raised a ValueError
+    assert result.objective == pytest.approx(4.0, abs=1e-6)
+    assert any("solvers' zero" in str(w.message) for w in caught)

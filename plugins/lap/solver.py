@@ -309,7 +309,7 @@ def _timedelta_counts(c: np.ndarray) -> np.ndarray:
         i, j = np.argwhere(missing)[0]
         raise InputError(f"cost[{i}, {j}] is NaT; a dense cost matrix must be finite "
                          "(pass a scipy.sparse matrix to forbid pairs)")
-    return c.view(np.int64)
+    return c.astype(np.int64)  # not a view: '>m8' bytes read as native ints were wrong
 
 
 def _not_finite(c: np.ndarray) -> InputError:
