@@ -78,11 +78,14 @@ def exit_on_interrupt(main: Callable[[], int]) -> NoReturn:
 @contextmanager
 def capture_output(*args: Any, **kwargs: Any) -> Iterator[Any]:
     """Pyomo's `capture_output`, except that Ctrl-C stays a KeyboardInterrupt: one that lands
-    while Pyomo restores the streams came out as RuntimeError("KeyboardInterrupt: ...")."""
+    while Pyomo restores the streams came out as RuntimeError("KeyboardInterrupt: ..."). It
+    holds the solve lock: the capture swaps the process's streams, and one outside the lock
+    (a Benders subproblem or a staged HiGHS model built in a thread) deadlocked a HiGHS
+    solve in another."""
     from pyomo.common.tee import capture_output as pyomo_capture_output
 
     try:
-        with pyomo_capture_output(*args, **kwargs) as out:
+        with one_solve_at_a_time(), pyomo_capture_output(*args, **kwargs) as out:
             yield out
     except RuntimeError as exc:
         if any(line.startswith("KeyboardInterrupt:") for line in str(exc).splitlines()):

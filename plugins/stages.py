@@ -116,7 +116,8 @@ def open_stages(model: pyo.Block, solver: Any, chain: Sequence[ObjectiveData],
         check_linear_for_highs(model)  # a nonlinear row named as `solve` names it
         if not has_free_variables(model):
             return None  # `solve` answers a model without free variables itself
-    staged = StagedSolver(model, key, native, tee)
+    with one_solve_at_a_time():  # building captures output: a solve beside it deadlocked
+        staged = StagedSolver(model, key, native, tee)
     return staged if staged.covers(chain) else None
 
 
