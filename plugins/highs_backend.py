@@ -307,7 +307,11 @@ def highs_options(params: Mapping[str, Any]) -> dict[str, Any]:
                              "tolerance and answers wrongly (a bounded knapsack came back "
                              "unbounded); give a finite one")
         typed[key] = _as_highs_type(checker, key, value)
-        if checker.setOptionValue(key, typed[key]) != highspy.HighsStatus.kOk:
+        try:
+            accepted = checker.setOptionValue(key, typed[key]) == highspy.HighsStatus.kOk
+        except TypeError:  # a value of no type HiGHS takes (a dict: `params={...}`)
+            accepted = False
+        if not accepted:
             raise InputError(_refusal(checker, key, value))
     return typed
 

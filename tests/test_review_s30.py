@@ -563,3 +563,16 @@ def test_threads_building_and_searching_beside_solves(tmp_path) -> None:
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           timeout=240)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+def test_a_highs_option_of_no_type_highs_takes_is_named() -> None:
+    import pyomo.environ as pyo
+
+    from coplug.plugins import solve
+
+    m = pyo.ConcreteModel()
+    m.y = pyo.Var(bounds=(0, 1))
+    m.obj = pyo.Objective(expr=m.y)
+    # `params={...}` (options= was meant) raised highspy's TypeError from setOptionValue
+    with pytest.raises(InputError, match="unknown HiGHS option 'params'"):
+        solve(m, solver="highs", params={"primal_feasibility_tolerance": 1e-6})
