@@ -29,6 +29,7 @@ from coplug.formulations.qubo import QUBO
 from coplug.plugins.bar import progress_bar
 from coplug.plugins.errors import InputError
 from coplug.plugins.interrupts import record_interrupt
+from coplug.plugins.serial import warning_filters
 
 METHODS = ("pgd", "adam")
 # A binary point counts as feasible only when its penalty, energy - sense * objective, is
@@ -250,7 +251,7 @@ def _exact_objective(qubo: QUBO, z: np.ndarray) -> float | None:
 def _torch_csr(M: sp.csr_matrix, dtype: torch.dtype, device: str) -> torch.Tensor:
     """A scipy CSR matrix as a torch sparse CSR tensor."""
     M = sp.csr_matrix(M)
-    with warnings.catch_warnings():
+    with warning_filters():
         warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
         return torch.sparse_csr_tensor(
             torch.from_numpy(M.indptr.astype(np.int64)),

@@ -30,6 +30,7 @@ from coplug.learned.checkpoint_io import atomic_write, atomic_write_text, strict
 from coplug.plugins.errors import InputError
 from coplug.plugins.interrupts import sigint_deferred
 from coplug.plugins.lap.solver import dense_costs
+from coplug.plugins.serial import warning_filters
 
 K_SMALLEST = 8
 K_REDUCED = 4
@@ -293,7 +294,7 @@ def load(path: str | Path | None = None) -> RowDualNet:
         raise InputError(f"RowDualNet checkpoint {path} is not a file")
     _check_sha256(path)
     try:
-        with warnings.catch_warnings():  # PyTorch's notice on a foreign pickle's protocol
+        with warning_filters():  # PyTorch's notice on a foreign pickle's protocol
             warnings.filterwarnings("ignore", "Detected pickle protocol", UserWarning)
             blob = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:

@@ -35,7 +35,7 @@ from coplug.plugins.errors import InputError, SolverError
 from coplug.plugins.lp_certificate import certify, transposes
 from coplug.plugins.outer_variables import declared_in
 from coplug.plugins.results import Status
-from coplug.plugins.serial import one_solve_at_a_time
+from coplug.plugins.serial import warning_filters
 
 # A subproblem whose elastic form leaves at most this much slack counts as feasible.
 FEASIBLE_SLACK = 1e-7
@@ -184,7 +184,7 @@ class _Clone:
         m = self.model
         for i, value in enumerate(point):
             m._coplug_at[i] = value
-        with one_solve_at_a_time(), warnings.catch_warnings():  # filters are process-wide
+        with warning_filters():
             warnings.simplefilter("ignore")  # a refusal shows in extra["duals"] below
             result = solve(m, solver=solver)
         if result.status is not Status.OPTIMAL:

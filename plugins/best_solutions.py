@@ -35,7 +35,7 @@ from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.linear_terms import LinearTerms, linear_terms, value_step
 from coplug.plugins.modeldata import SOLVER_INFINITY
 from coplug.plugins.results import Result, Status
-from coplug.plugins.serial import one_solve_at_a_time
+from coplug.plugins.serial import warning_filters
 from coplug.plugins.solution_pool import PoolSolution
 
 # No-good rows kept built (by assignment) before the cache starts afresh.
@@ -89,10 +89,9 @@ def _searched(model: pyo.Block, k: int, solver: str, time_limit: float | None,
     search = _Search(model, k)
     if search.binaries.size == 0:
         return _one_assignment(model, search, solver, time_limit, params)
-    with one_solve_at_a_time(), warnings.catch_warnings():
+    with warning_filters():
         # HiGHS's rounds warn that a round stopped at a point violating lazy rows reports
-        # no solution; here every such point was recorded, and `proven` says the rest (the
-        # filters are the process's: under the lock, so threads do not restore each other's)
+        # no solution; here every such point was recorded, and `proven` says the rest
         warnings.filterwarnings("ignore", message="lazy constraints: the solve stopped")
         result = solve(model, solver=solver, time_limit=time_limit,
                        plugins=[LazyConstraints(search.separate, name="k_best")], **params)

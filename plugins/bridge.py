@@ -72,7 +72,7 @@ from coplug.plugins.priorities import set_scip_priorities, unread_export_suffixe
 from coplug.plugins.results import Result, Status
 from coplug.plugins.scip_objective import expression_value, use_native_objective
 from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupported_part
-from coplug.plugins.serial import one_solve_at_a_time
+from coplug.plugins.serial import one_solve_at_a_time, warning_filters
 from coplug.plugins.varmap import VarMap, snapped
 
 Backend = Callable[..., Result]
@@ -312,7 +312,7 @@ def build_instance(opt: Any, model: pyo.Block, label: str,
 def suffix_notice_quiet() -> Iterator[None]:
     """Hide Pyomo's 'ModelChangeDetector does not detect changes to suffixes' while a model
     is built: `solve` names the Suffixes it leaves alone itself."""
-    with warnings.catch_warnings():
+    with warning_filters():
         warnings.filterwarnings("ignore", message="ModelChangeDetector does not detect changes")
         yield
 

@@ -47,6 +47,7 @@ from coplug.plugins.interrupts import generate_iis
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.results import Status
 from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupported_part
+from coplug.plugins.serial import one_solve_at_a_time
 
 Bound = tuple[VarData, str]  # (variable, "lower" | "upper")
 _INFINITE = 1e20  # SCIP's infinity: a side or bound at or past it is absent
@@ -105,6 +106,13 @@ def explain_infeasible(model: BlockData, time_limit: float | None = None,
     if not isinstance(check_limit, int) or isinstance(check_limit, bool) or check_limit < 0:
         raise InputError(f"check_limit must be an integer >= 0, got {check_limit!r}")
     time_limit = checked_time_limit(time_limit)
+    with one_solve_at_a_time():  # its HiGHS and SCIP builds capture the process's streams
+        return _explained(model, time_limit, check_limit)
+
+
+def _explained(model: BlockData, time_limit: float | None, check_limit: int
+               ) -> InfeasibleSubsystem:
+    """`explain_infeasible` once its arguments are checked."""
     _check_own_variables(model)
     _refuse_sos(model)
     fractional = _fixed_at_a_fraction(model)

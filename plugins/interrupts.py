@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
+from coplug.plugins.errors import CoplugError, InputError
 from coplug.plugins.serial import one_solve_at_a_time
 
 
@@ -65,13 +66,18 @@ def stops_on_interrupt() -> Iterator[None]:
 
 def exit_on_interrupt(main: Callable[[], int]) -> NoReturn:
     """Run a script's `main` under `stops_on_interrupt` and exit with its code; Ctrl-C that
-    the script does not handle itself exits 130 with one line, not a traceback."""
+    the script does not handle itself exits 130 with one line, not a traceback, and so does
+    a coplug error it does not handle (exit 2 for bad input, as argparse's, else 1): a
+    benchmark's size below a family's minimum had ended in the InputError's traceback."""
     try:
         with stops_on_interrupt():
             code = main()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         code = 130
+    except CoplugError as exc:
+        print(f"{os.path.basename(sys.argv[0])}: error: {exc}", file=sys.stderr)
+        code = 2 if isinstance(exc, InputError) else 1
     sys.exit(code)
 
 

@@ -95,9 +95,10 @@ def linear_terms(expr: Any) -> LinearTerms | None:
 def expanded_repn(expr: Any, quadratic: bool = False) -> Any:
     """`generate_standard_repn(expr, compute_values=True)`. Pyomo values a part of `expr`
     that its variables cannot move (`(0 * x + 1)**3`, `(f x + 2)**2` at f = 0) and needs
-    their values for it; where one has none, the expansion is made at provisional values
-    (0, or the bound nearest it), which the result cannot depend on, and they are unset
-    again. Any other failure (sqrt(p) at p = -4, a ValueError too) is raised as it is."""
+    their values for it; where one has none, the expansion is made at provisional values,
+    which the result cannot depend on, and they are unset again. A provisional value the
+    part is undefined at (`0 * log(x - 1)` at x = 0) is passed over for the next one; where
+    none serves, and for any other failure (sqrt(p) at p = -4), Pyomo's error is raised."""
     try:
         return generate_standard_repn(expr, compute_values=True, quadratic=quadratic)
     except ValueError as exc:
@@ -105,23 +106,34 @@ def expanded_repn(expr: Any, quadratic: bool = False) -> Any:
                  if var.value is None]
         if "No value for uninitialized" not in str(exc) or not unset:
             raise
+        needs_values = exc
     try:
-        for var in unset:
-            var.set_value(_nearest_zero(var), skip_validation=True)
-        return generate_standard_repn(expr, compute_values=True, quadratic=quadratic)
+        for guess in PROVISIONAL_VALUES:
+            for var in unset:
+                var.set_value(_within_bounds(var, guess), skip_validation=True)
+            try:
+                return generate_standard_repn(expr, compute_values=True, quadratic=quadratic)
+            except (ValueError, ArithmeticError):
+                continue
+        raise needs_values
     finally:
         for var in unset:
             var.set_value(None, skip_validation=True)
 
 
-def _nearest_zero(var: VarData) -> float:
-    """0, or the bound of `var` nearest it."""
+# Provisional values for `expanded_repn`, each clipped to a variable's bounds: 0 first, then
+# values away from the points where log, 1/x and sqrt of x - 1 or x - 2 are undefined.
+PROVISIONAL_VALUES = (0.0, 2.5, 10.5, -2.5, 1000.5)
+
+
+def _within_bounds(var: VarData, value: float) -> float:
+    """`value` moved into the bounds of `var`."""
     lower, upper = var.lb, var.ub
-    if lower is not None and lower > 0:
+    if lower is not None and value < lower:
         return float(lower)
-    if upper is not None and upper < 0:
+    if upper is not None and value > upper:
         return float(upper)
-    return 0.0
+    return value
 
 
 def dropped_variables(expr: Any, terms: LinearTerms) -> list[VarData]:

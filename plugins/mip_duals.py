@@ -24,6 +24,7 @@ from pyomo.util.vars_from_expressions import get_vars_from_components
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import CoplugError, InputError
 from coplug.plugins.results import Result, Status
+from coplug.plugins.serial import warning_filters
 
 CHOICES = (None, "fixed")
 OF = "the LP with every integer variable fixed at its value in the MIP optimum"
@@ -61,7 +62,7 @@ def wants_fixed_duals(model: BlockData, mip_duals: str | None, solver: str) -> b
 def mip_warning_quiet() -> Iterator[None]:
     """Hide the MIP solve's own 'dual, rc left empty' warning (a MIP has no LP duals, or a row
     is nonlinear before its integers are fixed): the fixed LP decides."""
-    with warnings.catch_warnings():
+    with warning_filters():
         warnings.filterwarnings("ignore", message=_LEFT_EMPTY)
         yield
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -19,6 +20,15 @@ def one_solve_at_a_time() -> Iterator[None]:
     """Hold the process's solve lock within the block (a `with` inside the entry point, not
     a decorator: the warnings `solve` gives name the caller's line, one frame up)."""
     with _LOCK[0], _streams_present():
+        yield
+
+
+@contextmanager
+def warning_filters() -> Iterator[None]:
+    """`warnings.catch_warnings()` under the solve lock: the filter list is the process's, and
+    two threads saving and restoring it in turn left one's temporary "ignore" filter
+    installed for good (k_best from threads silenced the lazy-rounds warning thereafter)."""
+    with one_solve_at_a_time(), warnings.catch_warnings():
         yield
 
 

@@ -503,7 +503,8 @@ _THREADS_SCRIPT = r'''
 import sys, threading, warnings
 from concurrent.futures import ThreadPoolExecutor
 import pyomo.environ as pyo
-from coplug.plugins import k_best, pareto_front, solve
+from coplug.learned import rowdualnet
+from coplug.plugins import explain_infeasible, k_best, pareto_front, solve
 from coplug.plugins.benders import BendersCuts
 from coplug.formulations.facility import benders_models, random_facility_instance
 
@@ -535,6 +536,9 @@ def building():
             m = knapsack(seed)
             m.p = pyo.Objective(expr=m.x[0] + m.x[1], sense=pyo.maximize)
             pareto_front(m, m.o, m.p, solver="highs")
+            m.p.deactivate()
+            m.no = pyo.Constraint(expr=m.x[0] + m.x[1] >= 3)
+            explain_infeasible(m)
     except BaseException as exc:
         errors.append(repr(exc))
 
@@ -544,8 +548,14 @@ building()
 stop.set()
 background.join()
 before = list(warnings.filters)
+def searching_or_loading(seed):
+    if seed % 3 == 2:
+        rowdualnet.load()
+    else:
+        k_best(knapsack(seed), 3, solver=["scip", "highs"][seed % 2])
+
 with ThreadPoolExecutor(4) as pool:
-    list(pool.map(lambda s: k_best(knapsack(s), 3, solver=["scip", "highs"][s % 2]), range(12)))
+    list(pool.map(searching_or_loading, range(12)))
 left = [f for f in warnings.filters if f not in before]
 print("errors", errors, "left", left)
 sys.exit(1 if errors or left else 0)
@@ -558,8 +568,9 @@ def test_threads_building_and_searching_beside_solves(tmp_path) -> None:
 
     script = tmp_path / "threads.py"
     script.write_text(_THREADS_SCRIPT)
-    # a Benders subproblem or a staged HiGHS model built in one thread deadlocked a HiGHS
-    # solve in another; k_best from threads left its "ignore" filters behind
+    # a Benders subproblem, a staged HiGHS model or explain_infeasible's HiGHS model built
+    # in one thread deadlocked a HiGHS solve in another; k_best and RowDualNet's load from
+    # threads left their "ignore" filters behind
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           timeout=240)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
@@ -576,3 +587,38 @@ def test_a_highs_option_of_no_type_highs_takes_is_named() -> None:
     # `params={...}` (options= was meant) raised highspy's TypeError from setOptionValue
     with pytest.raises(InputError, match="unknown HiGHS option 'params'"):
         solve(m, solver="highs", params={"primal_feasibility_tolerance": 1e-6})
+
+
+def test_a_provisional_value_where_the_switched_off_part_is_undefined() -> None:
+    import warnings
+
+    import pyomo.environ as pyo
+
+    from coplug.plugins import solve
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var()
+    m.y = pyo.Var(bounds=(0, 20))
+    m.f = pyo.Var()
+    m.f.fix(0)
+    m.c = pyo.Constraint(expr=(m.f * pyo.log(m.x - 1) + 2) ** 3 + m.y <= 12)
+    m.low = pyo.Constraint(expr=m.x >= 2)
+    m.obj = pyo.Objective(expr=m.y, sense=pyo.maximize)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # expanded at x = 0, log(-1) made the data check call the model unevaluable
+        assert solve(m, solver="scip").objective == pytest.approx(4.0, abs=1e-6)
+
+
+def test_a_script_ending_in_a_coplug_error_exits_2_with_one_line(capsys) -> None:
+    from coplug.plugins.interrupts import exit_on_interrupt
+
+    def main() -> int:
+        raise InputError("setcover size must be an integer >= 5, got 1")
+
+    # benchmarks given a size below a family's minimum ended in the InputError's traceback
+    with pytest.raises(SystemExit) as stop:
+        exit_on_interrupt(main)
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "error: setcover size must be an integer >= 5, got 1")
