@@ -120,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=ints_at_least(1), default=[8, 50, 200],
                         help="items (8,50,200)")
-    parser.add_argument("--exponents", type=ints_at_least(8), default=[10, 11],
+    parser.add_argument("--exponents", type=ints_at_least(8, 18), default=[10, 11],
                         help="weights near 10**e (10,11)")
     parser.add_argument("--seeds", type=int, default=40, help="instances per cell (40)")
     parser.add_argument("--time-limit", type=positive_float, default=60.0,

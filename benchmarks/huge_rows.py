@@ -252,7 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run every case, print the table and the SUMMARY line; 130 when interrupted."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kinds", default=",".join(KINDS), help=f"({','.join(KINDS)})")
-    parser.add_argument("--exponents", type=ints_at_least(1), default=[6, 8, 10],
+    parser.add_argument("--exponents", type=ints_at_least(1, 16), default=[6, 8, 10],
                         help="coefficients near 10**e (6,8,10)")
     parser.add_argument("--seeds", type=int, default=20, help="models per cell (20)")
     args = parser.parse_args(argv)

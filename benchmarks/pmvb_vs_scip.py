@@ -366,6 +366,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [f for f in families if f not in FAMILIES]
     if unknown:
         parser.error(f"unknown families {unknown}; known: {', '.join(FAMILIES)}")
+    if not families:  # it ran nothing and summed "0/0 families"
+        parser.error(f"--families is empty; give some of {', '.join(FAMILIES)}")
     n = 3 if args.quick else args.n_instances
     sizes = parse_sizes(args.size, families, parser)
     predictors = comma_list(args.predictors)

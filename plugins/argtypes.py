@@ -68,9 +68,9 @@ def float_list(text: str) -> list[float]:
     return values
 
 
-def ints_at_least(minimum: int) -> Callable[[str], list[int]]:
-    """A type for a non-empty comma list of integers >= `minimum` (whole floats like 1e3
-    taken)."""
+def ints_at_least(minimum: int, maximum: int | None = None) -> Callable[[str], list[int]]:
+    """A type for a non-empty comma list of integers >= `minimum` (and <= `maximum` where
+    given; whole floats like 1e3 taken)."""
 
     def parse(text: str) -> list[int]:
         try:
@@ -80,6 +80,9 @@ def ints_at_least(minimum: int) -> Callable[[str], list[int]]:
         if not values or min(values) < minimum:
             raise argparse.ArgumentTypeError(f"{text!r}: expected integers of at least "
                                              f"{minimum}")
+        if maximum is not None and max(values) > maximum:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected integers of at most "
+                                             f"{maximum}")
         return values
 
     return parse

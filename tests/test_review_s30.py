@@ -622,3 +622,14 @@ def test_a_script_ending_in_a_coplug_error_exits_2_with_one_line(capsys) -> None
     assert stop.value.code == 2
     assert capsys.readouterr().err.strip().endswith(
         "error: setcover size must be an integer >= 5, got 1")
+
+
+def test_benchmark_arguments_past_what_the_instances_hold_are_refused() -> None:
+    import argparse
+
+    from coplug.plugins.argtypes import ints_at_least
+
+    # exponent 19 ended in numpy's "high is out of bounds for int64" inside cut_guard
+    with pytest.raises(argparse.ArgumentTypeError, match="at most 18"):
+        ints_at_least(8, 18)("10,19")
+    assert ints_at_least(8, 18)("10,18") == [10, 18]
