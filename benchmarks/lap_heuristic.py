@@ -264,8 +264,8 @@ def table(rows: Sequence[Row], families: Sequence[str]) -> tuple[list[str], dict
 
 
 def _ratio(a: float, b: float) -> float:
-    """a / b, nan when b is not positive."""
-    return a / b if b > 0 else float("nan")
+    """a / b; 1 where both are 0 (times that round to nothing tie), nan where only b is."""
+    return a / b if b > 0 else (1.0 if a == 0 else float("nan"))
 
 
 def summary(figures: dict[str, dict], rows: Sequence[Row], wall: float) -> str:

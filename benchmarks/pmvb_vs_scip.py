@@ -101,6 +101,11 @@ class Row:
     branched: int = 0
 
 
+def _ratio(a: float, b: float) -> float:
+    """a / b; 1 where both are 0 (times that round to nothing tie), nan where only b is."""
+    return a / b if b > 0 else (1.0 if a == 0 else float("nan"))
+
+
 def sgm(values: Sequence[float], shift: float) -> float:
     """Shifted geometric mean: exp(mean(log(v + shift))) - shift."""
     arr = np.asarray(values, dtype=float)
@@ -213,7 +218,7 @@ def print_family(family: str, size: int, rows: dict[str, Row]) -> dict[str, floa
         losses = sum(a > 1.05 * b for a, b in zip(row.times, base.times, strict=True))
         held = f"{np.mean(row.held):.2f}" if row.held else "-"
         agreed = f"{sum(a is True for a in row.agree)}/{sum(a is not None for a in row.agree)}"
-        speedups[label] = t0 / t if t > 0 else float("nan")
+        speedups[label] = _ratio(t0, t)
         print(f"{label:22s}{t:10.3f}{speedups[label]:9.2f}{n:11.1f}{n0 / max(n, 1e-9):11.2f}"
               f"{f'{wins}/{losses}':>13s}{row.branched:>10d}{held:>7s}"
               f"{agreed:>10s}")

@@ -633,3 +633,13 @@ def test_benchmark_arguments_past_what_the_instances_hold_are_refused() -> None:
     with pytest.raises(argparse.ArgumentTypeError, match="at most 18"):
         ints_at_least(8, 18)("10,19")
     assert ints_at_least(8, 18)("10,18") == [10, 18]
+
+
+def test_benchmark_ratios_of_two_times_that_round_to_nothing_tie() -> None:
+    from bench_loader import bench
+
+    # the default row's speedup against itself printed nan on tiny runs
+    for name in ("pmvb_vs_scip", "lap_heuristic"):
+        ratio = bench(name)._ratio
+        assert ratio(0.0, 0.0) == 1.0 and ratio(3.0, 2.0) == 1.5
+        assert ratio(1.0, 0.0) != ratio(1.0, 0.0)  # nan: a time against none
