@@ -95,10 +95,6 @@ def epsilon_list(text: str) -> list[float]:
     return values
 
 
-
-
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--eps", type=epsilon_list, default="1e-1,1e-2,1e-3,1e-4",
@@ -141,8 +137,10 @@ def summary(rows: list[dict], names: list[str]) -> str:
             continue
         best = min(r["final_gap"] for r in mine)
         reached = sum(r["reached"] is not None for r in mine)
+        slope = fitted_slope(mine)
+        shown = f"{slope:.2f}" if np.isfinite(slope) else "? (a slope needs 2 targets reached)"
         parts.append(f"{name}: best certified gap {best:.1e}, iterations ~ (1/eps)^"
-                     f"{fitted_slope(mine):.2f} over {reached}/{len(mine)} targets reached "
+                     f"{shown} over {reached}/{len(mine)} targets reached "
                      "(bound: (1/eps)^3)")
     infeasible = sum(not r["feasible"] for r in rows)
     below = all(min((r["final_gap"] for r in rows if r["game"] == n), default=np.inf) < 1e-4

@@ -238,11 +238,13 @@ def tour_length(dist: np.ndarray, tour: list[int] | np.ndarray) -> float:
 
 def is_tour(tour: list[int] | np.ndarray | None, n: int) -> bool:
     """True when `tour` visits each of the n cities exactly once (whole-number indices: 1.5
-    is no city)."""
+    is no city, nor is True)."""
     n = check_count(n, "is_tour's n", 0)
     if tour is None:
         return False
     cities = np.asarray(tour)
+    if isinstance(tour, (list, tuple)) and any(isinstance(c, (bool, np.bool_)) for c in tour):
+        return False
     if cities.dtype.kind not in "iuf" or cities.ndim != 1 or not np.isfinite(cities).all() \
             or (cities != np.round(cities)).any():
         return False
