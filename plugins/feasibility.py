@@ -20,12 +20,13 @@ INTEGRALITY_TOL = 1e-6
 
 
 def infeasibilities(model: pyo.Block, tol: float = 1e-6) -> dict[str, float]:
-    """How far the values loaded in `model` miss each active constraint, and the bounds and
-    integrality of each variable a solve sees (those of active blocks, and any an active
-    constraint or objective uses), by the component's name; only misses beyond `tol` relative
-    to max(1, |side|) count (integrality: beyond INTEGRALITY_TOL). A constraint whose body
-    cannot be evaluated (a variable without a value) or is NaN misses by inf, as does a
-    NaN side and a value that is not finite."""
+    """How far the values loaded in `model` miss each active constraint (SOS constraints
+    included), and the bounds and integrality of each variable a solve sees (those of active
+    blocks, and any an active constraint or objective uses), by the component's name; only
+    misses beyond `tol` relative to max(1, |side|) count (integrality: beyond
+    INTEGRALITY_TOL; an SOS: its members' |values| outside the run it allows). A
+    constraint whose body cannot be evaluated (a variable without a value) or is NaN misses
+    by inf, as does a NaN side and a value that is not finite."""
     if not isinstance(model, BlockData):
         raise InputError(f"infeasibilities() needs a Pyomo model (a Block), got {model!r}")
     if not isinstance(tol, numbers.Real) or isinstance(tol, bool) or not tol >= 0:
@@ -38,6 +39,12 @@ def infeasibilities(model: pyo.Block, tol: float = 1e-6) -> dict[str, float]:
         if amount:
             missed[con.name] = amount
         variables.update(identify_variables(con.body, include_fixed=False))
+    for sos in model.component_data_objects(pyo.SOSConstraint, active=True,
+                                            descend_into=True):
+        amount = _sos_miss(sos, tol)
+        if amount:
+            missed[sos.name] = amount
+        variables.update(var for var, _ in sos.get_items())
     for obj in model.component_data_objects(pyo.Objective, active=True, descend_into=True):
         variables.update(identify_variables(obj.expr, include_fixed=False))
     for var in variables:  # a deactivated block's own only where a row or objective uses them
@@ -59,6 +66,23 @@ def _row_miss(con: pyo.Constraint, tol: float) -> float:
     if math.isnan(body) or any(side is not None and math.isnan(side) for side in (lower, upper)):
         return math.inf
     return max(_below(body, lower, tol), _above(body, upper, tol))
+
+
+def _sos_miss(sos: pyo.SOSConstraint, tol: float) -> float:
+    """How much of the members' total |value| lies outside the best run of `level`
+    neighbours (in weight order) that an SOS of that level allows to be nonzero: 0 when the
+    point meets it within `tol`, inf where a member has no value."""
+    values = [var.value for var, _ in sorted(sos.get_items(), key=lambda item: item[1])]
+    if any(value is None for value in values):
+        return math.inf
+    sizes = [abs(float(value)) for value in values]
+    if not all(math.isfinite(size) for size in sizes):
+        return math.inf
+    window = max(1, int(sos.level))
+    kept = max((sum(sizes[i:i + window]) for i in range(max(1, len(sizes) - window + 1))),
+               default=0.0)
+    miss = sum(sizes) - kept
+    return miss if miss > tol else 0.0
 
 
 def _bound_miss(var: pyo.Var, tol: float) -> float:

@@ -85,6 +85,10 @@ def scip_mip_start(
         scip.addSol(sol, free=True)
         report["accepted"] = None
         return report
+    sos = _sos_violation(scip, sol, con_names)
+    if sos is not None:  # SCIP's SOS check cannot run before the solve: it raised
+        scip.freeSol(sol)
+        return _unused(report, f"it violates {sos}")
     feasible = scip.checkSol(sol, printreason=False, original=True)
     if not feasible:
         var_names = {scip_var.name: var.name for var, scip_var in pairs}
@@ -105,6 +109,21 @@ def _lazy_row(plugins: Iterable[Any]) -> str | None:
             text = str(row.expr)
             text = text if len(text) <= 200 else text[:197] + "..."
             return f"the lazy row {text} of {getattr(plugin, 'name', plugin)!r}"
+    return None
+
+
+def _sos_violation(scip: Any, sol: Any, con_name: Callable[[str], str]) -> str | None:
+    """The first SOS1/SOS2 constraint `sol` violates (members nonzero beyond SCIP's
+    tolerance: more than one, or two that are not neighbours in weight order), if any."""
+    for cons in scip.getConss():
+        kind = cons.getConshdlrName()
+        if kind not in ("SOS1", "SOS2"):
+            continue
+        nonzero = [i for i, var in enumerate(scip.getConsVars(cons))
+                   if not scip.isFeasZero(scip.getSolVal(sol, var))]
+        if len(nonzero) > 1 and (kind == "SOS1" or len(nonzero) > 2
+                                 or nonzero[1] - nonzero[0] != 1):
+            return f"the {kind} constraint {con_name(cons.name)!r} ({len(nonzero)} nonzero)"
     return None
 
 

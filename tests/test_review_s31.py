@@ -1,9 +1,15 @@
 """Session 31 review: each test fails without its fix."""
 from __future__ import annotations
 
+import math
+import warnings
+
+import pyomo.environ as pyo
+import pytest
 from bench_loader import bench
 
 from coplug.formulations.tsp import is_tour
+from coplug.plugins import Status, infeasibilities, solve
 
 
 def test_is_tour_refuses_bools_that_numpy_makes_integers():
@@ -18,3 +24,76 @@ def test_games_summary_names_a_slope_it_cannot_fit():
     line = bench("games_convergence").summary([row], ["cournot"])
     assert "nan" not in line
     assert "(1/eps)^? (a slope needs 2 targets reached)" in line
+
+
+def _sos_model(level: int, weights: dict[int, int] | None = None) -> pyo.ConcreteModel:
+    """max x1 + 2 x2 + 3 x3 over [0, 1]^3, sum <= 2.5, with an SOS over x."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var([1, 2, 3], bounds=(0, 1))
+    m.c = pyo.Constraint(expr=sum(m.x.values()) <= 2.5)
+    m.o = pyo.Objective(expr=m.x[1] + 2 * m.x[2] + 3 * m.x[3], sense=pyo.maximize)
+    m.s = pyo.SOSConstraint(var=m.x, sos=level, weights=weights)
+    return m
+
+
+def _load(m: pyo.ConcreteModel, values: tuple) -> None:
+    for i, value in zip((1, 2, 3), values, strict=True):
+        m.x[i].set_value(value)
+
+
+def test_infeasibilities_checks_sos_constraints_in_weight_order():
+    m = _sos_model(1)
+    _load(m, (1, 1, 1))
+    assert infeasibilities(m) == {"c": 0.5, "s": 2.0}
+    _load(m, (0, 0.5, 0))
+    assert infeasibilities(m) == {}
+    m.s.deactivate()
+    _load(m, (1, 1, 1))
+    assert "s" not in infeasibilities(m)
+    m = _sos_model(2)
+    _load(m, (1, 0, 1))
+    assert infeasibilities(m) == {"s": 1.0}
+    _load(m, (0, 1, 1))
+    assert infeasibilities(m) == {}
+    m = _sos_model(2, weights={1: 1, 2: 3, 3: 2})  # order x1, x3, x2: x1 and x3 neighbours
+    _load(m, (1, 0, 1))
+    assert infeasibilities(m) == {}
+    _load(m, (None, 0, 1))
+    assert infeasibilities(m) == {"c": math.inf, "s": math.inf}
+
+
+def test_nonlinear_sos_model_scip_calls_infeasible_stays_infeasible():
+    m = pyo.ConcreteModel()
+    m.v = pyo.Var(["x", "y"], bounds=(0, 1))
+    m.cx = pyo.Constraint(expr=m.v["x"] >= 0.5)
+    m.cy = pyo.Constraint(expr=m.v["y"] >= 0.5)
+    m.nl = pyo.Constraint(expr=m.v["x"] ** 2 + m.v["y"] ** 2 <= 2)
+    m.s = pyo.SOSConstraint(var=m.v, sos=1)
+    m.o = pyo.Objective(expr=m.v["x"] + m.v["y"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = solve(m, solver="scip")
+    assert result.status is Status.INFEASIBLE
+    assert "infeasible_refuted" not in result.extra
+
+
+@pytest.mark.parametrize(("level", "start", "best"), [
+    (1, (1, 1, 0.5), 3.0),
+    (2, (1, 0, 1), 5.0),
+])
+def test_warm_start_breaking_an_sos_is_refused_by_name(level, start, best):
+    m = _sos_model(level)
+    _load(m, start)
+    with pytest.warns(UserWarning, match=f"SOS{level} constraint 's'"):
+        result = solve(m, solver="scip", warmstart=True)
+    assert result.extra["warmstart"]["accepted"] is False
+    assert result.status is Status.OPTIMAL and result.objective == pytest.approx(best)
+    assert infeasibilities(m) == {}
+
+
+def test_warm_start_meeting_an_sos_is_accepted():
+    m = _sos_model(2)
+    _load(m, (0, 1, 1))
+    result = solve(m, solver="scip", warmstart=True)
+    assert result.extra["warmstart"]["accepted"] is True
+    assert result.objective == pytest.approx(5.0)
