@@ -254,7 +254,10 @@ def _constant_result(model: pyo.Block, solver: str, tol: float = HIGHS_FEASIBILI
     its objective value when every constraint holds, else infeasible. HiGHS gets no model,
     so a row is judged as HiGHS judges such a row beside free variables (an empty row, its
     side moved by the constant): missed by more than `tol`, absolute. A tolerance relative
-    to the body had let `f <= 1e12 - 900` at f = 1e12 through as optimal."""
+    to the body had let `f <= 1e12 - 900` at f = 1e12 through as optimal. An integer fixed
+    off a whole number makes it infeasible, as it does beside free variables."""
+    if _fixed_off_integral(model):
+        return Result(status=Status.INFEASIBLE, solver=solver)
     for con in model.component_data_objects(pyo.Constraint, active=True):
         body = pyo.value(con.body)
         if (con.has_lb() and body < pyo.value(con.lower) - tol) or (
@@ -265,6 +268,17 @@ def _constant_result(model: pyo.Block, solver: str, tol: float = HIGHS_FEASIBILI
     value = None if objective is None else float(pyo.value(objective.expr))
     return Result(status=Status.OPTIMAL, solver=solver, objective=value, bound=value,
                   has_solution=True)
+
+
+def _fixed_off_integral(model: pyo.Block) -> bool:
+    """Whether an integer variable of an active constraint or objective is fixed more than
+    FIXED_INTEGRAL_TOL off a whole number."""
+    for data in model.component_data_objects((pyo.Constraint, pyo.Objective), active=True):
+        for var in identify_variables(data.expr, include_fixed=True):
+            if var.fixed and var.is_integer() and var.value is not None and (
+                    abs(var.value - round(var.value)) > FIXED_INTEGRAL_TOL):
+                return True
+    return False
 
 
 def _finish_unsolved(plugins: list[Any], model: pyo.Block, result: Result) -> None:

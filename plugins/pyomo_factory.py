@@ -154,6 +154,33 @@ class CoplugSolutionLoader(SolutionLoader):
         return f"no {name} values: {info.get('reason', 'the solve gave none')}"
 
 
+class _CertifiedOrNone:
+    """A CoplugSolutionLoader whose duals and reduced costs are empty where the solve
+    certified none, for Pyomo's legacy results (which ask for them unconditionally)."""
+
+    def __init__(self, loader: CoplugSolutionLoader) -> None:
+        self._loader = loader
+
+    def get_vars(self, vars_to_load: Sequence[VarData] | None = None) -> ComponentMap:
+        """The loader's values."""
+        return self._loader.get_vars(vars_to_load)
+
+    def get_duals(self, cons_to_load: Sequence[Any] | None = None) -> dict[Any, float]:
+        """The certified duals, or none."""
+        try:
+            return self._loader.get_duals(cons_to_load)
+        except NoDualsError:
+            return {}
+
+    def get_reduced_costs(self, vars_to_load: Sequence[VarData] | None = None
+                          ) -> ComponentMap:
+        """The certified reduced costs, or none."""
+        try:
+            return self._loader.get_reduced_costs(vars_to_load)
+        except NoReducedCostsError:
+            return ComponentMap()
+
+
 class CoplugSolver(SolverBase):
     """One coplug backend ('scip', 'highs' or 'lap') behind Pyomo's solver interface."""
 
@@ -253,6 +280,29 @@ class LegacyCoplugSolver(LegacySolverWrapper):
         finally:
             self.config.reset()
             self.config.set_value(saved)
+
+    def _solution_handler(self, load_solutions: bool, model: BlockData, results: Results,
+                          legacy_results: Any, legacy_soln: Any) -> Any:
+        """Pyomo's handler; with `load_solutions=False` it reads the duals whenever the model
+        declares `dual`/`rc`, so a solve that certified none (a MIP) gives none there
+        instead of raising NoDualsError, and reduced costs go to their variables (Pyomo's
+        put every one under a variable named 'Rc', so `load_from` loaded none)."""
+        loader = results.solution_loader
+        if load_solutions or not isinstance(loader, CoplugSolutionLoader):
+            return super()._solution_handler(load_solutions, model, results, legacy_results,
+                                             legacy_soln)
+        view = _CertifiedOrNone(loader)
+        results.solution_loader = view
+        try:
+            legacy = super()._solution_handler(load_solutions, model, results, legacy_results,
+                                               legacy_soln)
+        finally:
+            results.solution_loader = loader
+        if "Rc" in legacy_soln.variable:  # Pyomo stores each reduced cost as a variable 'Rc'
+            del legacy_soln.variable["Rc"]
+            for var, value in view.get_reduced_costs().items():
+                legacy_soln.variable[legacy_soln.symbol_map.getSymbol(var)]["Rc"] = value
+        return legacy
 
     def warm_start_capable(self) -> bool:
         """SCIP and HiGHS take MIP starts (`warmstart=True`)."""

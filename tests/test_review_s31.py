@@ -97,3 +97,57 @@ def test_warm_start_meeting_an_sos_is_accepted():
     result = solve(m, solver="scip", warmstart=True)
     assert result.extra["warmstart"]["accepted"] is True
     assert result.objective == pytest.approx(5.0)
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_integer_fixed_off_whole_is_infeasible_with_every_variable_fixed(solver):
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Integers, bounds=(0, 5))
+    m.y = pyo.Var(bounds=(0, 5))
+    m.c = pyo.Constraint(expr=m.x + m.y <= 10)
+    m.o = pyo.Objective(expr=m.x + m.y)
+    m.x.fix(0.5)
+    m.y.fix(1)
+    assert solve(m, solver=solver).status is Status.INFEASIBLE
+    m.x.fix(2)
+    assert solve(m, solver=solver).objective == pytest.approx(3.0)
+
+
+def _declared_suffixes(m: pyo.ConcreteModel) -> pyo.ConcreteModel:
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    m.rc = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    return m
+
+
+@pytest.mark.parametrize("name", ["coplug_scip", "coplug_highs"])
+def test_legacy_results_without_loading_a_mip_that_declares_duals(name):
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(4), domain=pyo.Binary)
+    m.cap = pyo.Constraint(expr=3 * m.x[0] + 4 * m.x[1] + 5 * m.x[2] + 6 * m.x[3] <= 10)
+    m.value = pyo.Objective(expr=4 * m.x[0] + 5 * m.x[1] + 7 * m.x[2] + 8 * m.x[3],
+                            sense=pyo.maximize)
+    _declared_suffixes(m)
+    results = pyo.SolverFactory(name).solve(m, load_solutions=False)
+    assert results.solver.termination_condition == pyo.TerminationCondition.optimal
+    assert all(v.value is None for v in m.x.values())
+    m.solutions.load_from(results)
+    assert pyo.value(m.value) == pytest.approx(13.0)
+    assert not infeasibilities(m)
+
+
+@pytest.mark.parametrize("name", ["coplug_scip", "coplug_highs"])
+def test_legacy_results_without_loading_carry_reduced_costs_per_variable(name):
+    def lp() -> pyo.ConcreteModel:
+        m = pyo.ConcreteModel()
+        m.x = pyo.Var([0, 1], bounds=(0, 4))
+        m.c = pyo.Constraint(expr=m.x[0] + 2 * m.x[1] <= 5)
+        m.o = pyo.Objective(expr=-m.x[0] - 3 * m.x[1])
+        return _declared_suffixes(m)
+
+    loaded = lp()
+    pyo.SolverFactory(name).solve(loaded)
+    later = lp()
+    later.solutions.load_from(pyo.SolverFactory(name).solve(later, load_solutions=False))
+    assert later.rc[later.x[0]] == pytest.approx(loaded.rc[loaded.x[0]]) == pytest.approx(0.5)
+    assert later.rc[later.x[1]] == pytest.approx(loaded.rc[loaded.x[1]])
+    assert later.dual[later.c] == pytest.approx(loaded.dual[loaded.c]) == pytest.approx(-1.5)
