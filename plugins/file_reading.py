@@ -386,6 +386,8 @@ def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
                          f"({long_word[:40].decode(errors='replace')}...): SCIP's "
                          "reader cuts it there and reads the rest as another name; shorten "
                          "it or solve with solver='highs'")
+    if _is_lp(path):
+        _refuse_unknown_sense(path, text)
     _check_sense(path, text, scip.getObjectiveSense() == "maximize", "SCIP")
     _check_offset(path, scip.getObjoffset(original=True), "SCIP")
     bounds = _bounds_section(text)
@@ -398,6 +400,20 @@ def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
                          "has no bound-set name: SCIP's reader reads its first word as that "
                          "name and drops the bound; give the line a name (` UP BND x 5`) or "
                          "solve with solver='highs'")
+
+
+def _refuse_unknown_sense(path: Path, text: bytes) -> None:
+    """An InputError for an LP file opening with a word that is neither an objective sense
+    nor a section (`maxim`): SCIP's reader dropped the objective and solved the rest."""
+    found = _LP_FIRST_WORD.match(text)
+    if found is None:
+        return
+    word = found.group(1).lower()
+    line = text.rfind(b"\n", 0, found.start(1)) + 1
+    if word in _LP_MAXIMIZE or word in _LP_MINIMIZE or _LP_SECTION.match(text, line):
+        return
+    raise InputError(f"{path.name} opens with {word.decode()!r}, no objective sense: "
+                     "SCIP's reader dropped the objective; spell it Maximize or Minimize")
 
 
 def _bounds_section(text: bytes) -> bytes:
@@ -592,11 +608,13 @@ def _refuse_other_objective(path: Path, text: bytes) -> None:
 
 def _refuse_ignored(path: Path, log: str) -> None:
     """An InputError where HiGHS's reader says it ignored part of the model: a repeated
-    entry (SCIP keeps the last, HiGHS the first) or a constant on a row's left side."""
+    entry (HiGHS keeps the first; SCIP adds up a repeated coefficient and applies repeated
+    bounds in order) or a constant on a row's left side."""
     found = _HIGHS_IGNORED.search(log)
     if found is not None:
         raise InputError(f"{path.name}: {found.group(1).strip()} (HiGHS's reader keeps the "
-                         "first entry, SCIP's the last): give each entry once")
+                         "first entry; SCIP's adds up a repeated coefficient and applies "
+                         "repeated bounds in order): give each entry once")
     lines = log.splitlines()
     for k, line in enumerate(lines):
         if "constant is ignored" in line:

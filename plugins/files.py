@@ -246,13 +246,29 @@ def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any
     check_nonlinear_optimum(scip, result)
     check_integral_rows(scip, result, rows)
     if result.has_solution:
-        best, variables = scip.getBestSol(), scip.getVars()
+        best, variables = scip.getBestSol(), _file_variables(scip)
         names = [var.name for var in variables]
         _load_values(result, names, [scip.getSolVal(best, var) for var in variables],
                      [k for k, var in enumerate(variables)
                       if var.vtype() in ("BINARY", "INTEGER")], "SCIP", "numerics/feastol",
                      params)
     return result
+
+
+# The variable and row SCIP's LP and MPS readers add for a quadratic objective.
+_OBJECTIVE_EPIGRAPHS = {"quadobjvar": "quadobj", "qmatrixvar": "qmatrix"}
+
+
+def _file_variables(scip: Any) -> list[Any]:
+    """SCIP's variables less the epigraph variable its reader adds for a quadratic objective
+    (the last of that name, beside its nonlinear row): the file has no such variable."""
+    variables = list(scip.getVars())
+    rows = {cons.name for cons in scip.getConss() if cons.getConshdlrName() == "nonlinear"}
+    for var_name, row_name in _OBJECTIVE_EPIGRAPHS.items():
+        found = [k for k, var in enumerate(variables) if var.name == var_name]
+        if found and row_name in rows:
+            del variables[found[-1]]
+    return variables
 
 
 def _refuse_miqp(highs: Any, path: Path) -> None:

@@ -132,7 +132,7 @@ def linear_row(expr: Any) -> LinearRow:
     else:
         raise InputError(
             f"a lazy constraint must be a relational expression like `sum(...) <= k`, got "
-            f"{expr!r} ({type(expr).__name__})"
+            f"{_shown(expr)} ({type(expr).__name__})"
         )
     terms = linear_terms(body)
     if terms is None:
@@ -451,3 +451,10 @@ class _LazyHandler(Conshdlr):
         both = nlockspos + nlocksneg
         for var in scip.getVars(transformed=False):
             scip.addVarLocksType(var, locktype, both, both)
+
+
+def _shown(expr: Any) -> str:
+    """A Pyomo expression as written (`x[0] + x[1]`, at most 200 characters); anything
+    else by its repr."""
+    text = str(expr) if hasattr(expr, "is_expression_type") else repr(expr)
+    return text if len(text) <= 200 else text[:197] + "..."

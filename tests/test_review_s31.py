@@ -9,7 +9,8 @@ import pytest
 from bench_loader import bench
 
 from coplug.formulations.tsp import is_tour
-from coplug.plugins import Status, infeasibilities, solve
+from coplug.plugins import LazyConstraints, Status, infeasibilities, solve, solve_file
+from coplug.plugins.errors import InputError
 
 
 def test_is_tour_refuses_bools_that_numpy_makes_integers():
@@ -151,3 +152,69 @@ def test_legacy_results_without_loading_carry_reduced_costs_per_variable(name):
     assert later.rc[later.x[0]] == pytest.approx(loaded.rc[loaded.x[0]]) == pytest.approx(0.5)
     assert later.rc[later.x[1]] == pytest.approx(loaded.rc[loaded.x[1]])
     assert later.dual[later.c] == pytest.approx(loaded.dual[loaded.c]) == pytest.approx(-1.5)
+
+
+QP_MPS = """NAME          QP
+ROWS
+ N  obj
+ G  c1
+COLUMNS
+    x         obj       1.0        c1        1.0
+    y         c1        1.0
+RHS
+    rhs       c1        1.5
+BOUNDS
+ UP bnd       x         3
+ UP bnd       y         3
+QUADOBJ
+    x         x         2.0
+    y         y         2.0
+ENDATA
+"""
+
+
+def test_scip_file_values_leave_out_the_readers_objective_variable(tmp_path):
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(-3, 3))
+    m.y = pyo.Var(bounds=(-3, 3))
+    m.c = pyo.Constraint(expr=m.x + m.y >= 1.5)
+    m.o = pyo.Objective(expr=(m.x - 0.2) ** 2 + m.y ** 2)
+    lp = tmp_path / "q.lp"
+    m.write(str(lp), io_options={"symbolic_solver_labels": True})
+    mps = tmp_path / "q.mps"
+    mps.write_text(QP_MPS)
+    for path, names in ((lp, {"x", "y", "ONE_VAR_CONSTANT"}), (mps, {"x", "y"})):
+        scip, highs = solve_file(path, solver="scip"), solve_file(path, solver="highs")
+        assert set(scip.values) == set(highs.values) == names
+        assert scip.objective == pytest.approx(highs.objective, abs=1e-5)
+
+
+def test_highs_duplicate_entry_message_says_what_scip_does(tmp_path):
+    path = tmp_path / "dup.mps"
+    path.write_text("NAME t\nROWS\n N  obj\n G  c1\nCOLUMNS\n    x  obj  1.0  c1  1.0\n"
+                    "    x  c1  5.0\n    y  obj  1.0  c1  1.0\nRHS\n    RHS  c1  2.0\nENDATA\n")
+    with pytest.raises(InputError, match="SCIP's adds up a repeated coefficient"):
+        solve_file(path, solver="highs")
+    assert solve_file(path, solver="scip").objective == pytest.approx(2 / 6)
+
+
+@pytest.mark.parametrize(("opening", "best"), [
+    ("maximum\n obj: x + 3 y\n", 12.0),
+    ("\\ a comment\n  Maximize\n obj: x + 3 y\n", 12.0),
+    ("", 0.0),
+])
+def test_lp_file_opening_word(tmp_path, opening, best):
+    path = tmp_path / "m.lp"
+    path.write_text(f"{opening}Subject To\n c1: x + y >= 2\n c2: x + y <= 4\nEnd\n")
+    assert solve_file(path, solver="scip").objective == pytest.approx(best)
+    path.write_text("maxim\n obj: x + 3 y\nSubject To\n c1: x + y >= 2\nEnd\n")
+    with pytest.raises(InputError, match="opens with 'maxim', no objective sense"):
+        solve_file(path, solver="scip")
+
+
+def test_lazy_row_that_is_no_relation_is_shown_as_written():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(2), domain=pyo.Binary)
+    m.o = pyo.Objective(expr=m.x[0] + m.x[1], sense=pyo.maximize)
+    with pytest.raises(InputError, match=r"got x\[0\] \+ x\[1\] \(LinearExpression\)"):
+        solve(m, plugins=[LazyConstraints(lambda s: [m.x[0] + m.x[1]])])
