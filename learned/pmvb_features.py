@@ -8,9 +8,9 @@ cost. Objective and reduced cost are both in SCIP's minimisation form, so a mode
 as max c'x or as min -c'x gets the same features; rows with one side are read in <= form
 (an equality or ranged row keeps the direction it is written in); no formula depends on the
 order of the variables or the scale of a row or the objective. The features of a given root
-LP are scale-free; SCIP's presolve and root cuts are not, so a row or the objective scaled by
-100 can reach a different root LP (other values, other kept binaries) and so other features.
-The same function runs
+LP are scale-free and order-free; SCIP's presolve and root cuts are neither, so a row or the
+objective scaled by 100, or the variables declared in another order, can reach a different
+root LP (other values, other kept binaries) and so other features. The same function runs
 inside the branching callback and in the training recorder, so training and inference see
 identical features.
 """

@@ -299,6 +299,12 @@ class PMVBBranching:
         self._node_planes = {}
         self._stats.forget_root()
 
+    @property
+    def adds_rows(self) -> bool:
+        """Whether SCIP searches the likely region only (prefix and start mode's step 1), so
+        that its "infeasible" is the region's and its LP not the model's."""
+        return self.only_likely
+
     def statistics(self) -> dict[str, Any]:
         """Counters, the root hyperplanes, and whether the likely child held the optimum."""
         s = self._stats

@@ -25,6 +25,7 @@ class _RegionPlugin:
     """Adds global cardinality constraints over Pyomo variables and an objective limit."""
 
     name = "pmvb_region"
+    adds_rows = True  # SCIP's "infeasible" is the region's (under the limit), not the model's
 
     def __init__(self, constraints: list[tuple[list[Any], str, int]], objlimit: float | None):
         self.constraints = constraints

@@ -8,9 +8,11 @@ import pyomo.environ as pyo
 import pytest
 from bench_loader import bench
 
+from coplug.formulations.mip_families import mknapsack
 from coplug.formulations.tsp import is_tour
 from coplug.plugins import LazyConstraints, Status, infeasibilities, solve, solve_file
 from coplug.plugins.errors import InputError
+from coplug.plugins.pmvb_prefix import solve_pmvb_prefix
 
 
 def test_is_tour_refuses_bools_that_numpy_makes_integers():
@@ -218,3 +220,16 @@ def test_lazy_row_that_is_no_relation_is_shown_as_written():
     m.o = pyo.Objective(expr=m.x[0] + m.x[1], sense=pyo.maximize)
     with pytest.raises(InputError, match=r"got x\[0\] \+ x\[1\] \(LinearExpression\)"):
         solve(m, plugins=[LazyConstraints(lambda s: [m.x[0] + m.x[1]])])
+
+
+def test_pmvb_prefix_proves_optimality_on_a_model_with_a_nonlinear_row():
+    m = mknapsack(20, seed=3)
+    m.nl = pyo.Constraint(expr=m.x[0] * m.x[1] <= 1)  # redundant: SCIP checks the verdicts
+    best = solve(m).objective
+    wrong = {v.name: 0.02 if round(v.value) else 0.98 for v in m.x.values()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = solve_pmvb_prefix(m, predictor=wrong, threshold=0.9, confidence=0.5)
+    assert result.extra["pmvb_prefix"]["step_status"][-1] == "infeasible"
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(best) and result.bound == pytest.approx(best)

@@ -1,5 +1,6 @@
 """LAPMOD-style sparse assignment: CSR costs, missing entries forbidden, heap Dijkstra
-shortest augmenting paths on explicit duals; infeasible patterns are named up front."""
+shortest augmenting paths on explicit duals; a pattern that holds no assignment is named
+(`check_pattern`, a maximum matching) once a solve finds no augmenting path, not up front."""
 
 from __future__ import annotations
 
