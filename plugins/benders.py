@@ -30,6 +30,7 @@ import pyomo.environ as pyo
 from pyomo.core.base.block import BlockData
 from pyomo.core.base.var import VarData
 
+from coplug.plugins.components import unread_component
 from coplug.plugins.duals import LinearProgram, min_form, read_lp
 from coplug.plugins.errors import InputError, SolverError
 from coplug.plugins.lp_certificate import certify, transposes
@@ -154,6 +155,10 @@ class _Clone:
             m._coplug_link = pyo.Constraint(n, rule=lambda m, i: copies[i] == m._coplug_at[i])
         if not isinstance(getattr(m, "dual", None), pyo.Suffix):
             m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+        other = unread_component(m, "highs")  # an SOS, a logical row: no LP's
+        if other is not None:
+            raise InputError(f"subproblem {k} is not an LP: it has {other.name!r} "
+                             f"({other.ctype.__name__}), so its duals give no valid cut")
         lp, reason = read_lp(m)
         if lp is None:
             raise InputError(f"subproblem {k} is not an LP: {reason}")

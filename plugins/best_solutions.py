@@ -27,6 +27,7 @@ from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
 
 from coplug.plugins.bridge import check_block, solve
+from coplug.plugins.components import check_components
 from coplug.plugins.duals import LinearProgram, dual_request, min_form
 from coplug.plugins.errors import InputError, UnsupportedModelError
 from coplug.plugins.lazy import LazyConstraints
@@ -126,6 +127,7 @@ def _ranked_by_lap(model: pyo.Block, k: int, time_limit: float | None,
         raise InputError(f"k_best with solver='lap' takes no solver options, got {sorted(params)}")
     from coplug.plugins.lap.ranked_model import rank_assignment_model  # numba kernels: on use
 
+    check_components(model, "lap")  # an SOS or a logical row the ranking would not see
     dual_request(model, read=False)  # emptied: no ranking gives duals of the point loaded
     return rank_assignment_model(model, k, checked_time_limit(time_limit))
 
@@ -232,13 +234,25 @@ def _flat(objective: LinearTerms | None) -> bool:
 
 
 def _variables(model: pyo.Block) -> tuple[list[VarData], np.ndarray]:
-    """The model's unfixed variables of its active rows and objective, and the positions of
-    the binary ones; any other integer variable is refused (no linear no-good for it)."""
+    """The model's unfixed variables of its active rows, SOS constraints and objective, and
+    the positions of the binary ones; any other integer variable is refused (no linear
+    no-good for it), as is an SOS over variables that are not binary."""
     seen: dict[int, VarData] = {}
     parts = [c.body for c in model.component_data_objects(pyo.Constraint, active=True)]
     parts += [o.expr for o in model.component_data_objects(pyo.Objective, active=True)]
     for expr in parts:
         for var in identify_variables(expr, include_fixed=False):
+            seen.setdefault(id(var), var)
+    for sos in model.component_data_objects(pyo.SOSConstraint, active=True):
+        for var, _ in sos.get_items():
+            if var.fixed:
+                continue
+            if not (var.is_integer() and _zero_one(var)):
+                raise UnsupportedModelError(
+                    f"k_best ranks binary assignments; SOS constraint {sos.name!r} has "
+                    f"{var.name!r}, not binary: SCIP's SOS branching splits one assignment's "
+                    "points across nodes, so a no-good row could cut off its best one "
+                    "(write the SOS with binaries and rows)")
             seen.setdefault(id(var), var)
     variables = list(seen.values())
     for var in variables:

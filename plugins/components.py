@@ -7,7 +7,7 @@ HiGHS used to call a model with a LogicalConstraint or a Disjunction optimal, ig
 from __future__ import annotations
 
 import pyomo.environ as pyo
-from pyomo.core.base.component import ActiveComponent
+from pyomo.core.base.component import ActiveComponent, Component
 
 from coplug.plugins.errors import UnsupportedModelError
 
@@ -34,15 +34,24 @@ def check_components(model: pyo.Block, solver: str) -> None:
     transformation, restricts nothing; backends registered by users are not checked: their
     readable types are unknown)."""
     key = solver.lower()
-    if key not in _READ_ALSO:
-        return
-    readable = _READ_BY_ALL | _READ_ALSO[key]
+    comp = unread_component(model, key)
+    if comp is not None:
+        kind = comp.ctype.__name__
+        raise UnsupportedModelError(
+            f"component {comp.name!r} ({kind}) is not read by solver {key!r}, which "
+            f"would solve the model without it; "
+            f"{_ADVICE.get(kind, 'use a solver that takes it')}"
+        )
+
+
+def unread_component(model: pyo.Block, solver: str) -> Component | None:
+    """The first component with an active entry that `solver` would not read, or None."""
+    readable = _READ_ALSO.get(solver.lower())
+    if readable is None:
+        return None
+    readable = _READ_BY_ALL | readable
     for comp in model.component_objects(active=True, descend_into=True):
         if (issubclass(comp.ctype, ActiveComponent) and comp.ctype not in readable
                 and any(data.active for data in comp.values())):
-            kind = comp.ctype.__name__
-            raise UnsupportedModelError(
-                f"component {comp.name!r} ({kind}) is not read by solver {key!r}, which "
-                f"would solve the model without it; "
-                f"{_ADVICE.get(kind, 'use a solver that takes it')}"
-            )
+            return comp
+    return None

@@ -60,6 +60,7 @@ class DualRequest:
     lp: LinearProgram | None
     reason: str = ""
     row_duals: list[float] = field(default_factory=list)
+    sos: str | None = None  # an active SOS constraint's name: no LP row, so no dual proves it
 
 
 def dual_request(model: pyo.Block, quadratic_ok: bool = False, read: bool = True,
@@ -77,7 +78,8 @@ def dual_request(model: pyo.Block, quadratic_ok: bool = False, read: bool = True
     if not read:
         return DualRequest(suffixes, None, "not read")
     lp, reason = _read_lp(model, quadratic_ok, known_terms or {})
-    return DualRequest(suffixes, lp, reason)
+    sos = next(model.component_data_objects(pyo.SOSConstraint, active=True), None)
+    return DualRequest(suffixes, lp, reason, sos=None if sos is None else sos.name)
 
 
 def other_import_suffixes(model: pyo.Block, fills_duals: bool) -> list[str]:
@@ -281,6 +283,9 @@ def _certified_reduced_costs(request: DualRequest) -> list[tuple[Any, float]] | 
         request.reason = (f"the duals do not prove the point optimal: they leave a duality "
                           f"gap of {found.gap:.3g} ({found.gap / found.scale:.1e} of the "
                           f"objective's scale), most of it at {where}")
+        if request.sos is not None:
+            request.reason += (f"; the SOS constraint {request.sos!r}, which no dual prices, "
+                               "may be what holds the point")
         return None
     huge = np.flatnonzero(np.abs(found.duals) >= SOLVER_INFINITY)
     if huge.size:  # an equality row at a vertex takes any dual: SCIP's placeholder passes

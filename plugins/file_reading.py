@@ -487,7 +487,18 @@ def highs_read(highs: Any, path: Path, tee: bool) -> Any:
     if status != highspy.HighsStatus.kError:
         _refuse_ignored(path, log.getvalue())
         _refuse_dropped_names(highs, path)
+    else:
+        _refuse_unsupported(path, log.getvalue())
     return status
+
+
+def _refuse_unsupported(path: Path, log: str) -> None:
+    """An InputError quoting HiGHS's reader where it names what HiGHS does not support (an
+    SOS section): the callers' own message could only guess."""
+    for line in log.splitlines():
+        if "not supported by HiGHS" in line:
+            said = line.split("ERROR:", 1)[-1].strip()
+            raise InputError(f"HiGHS cannot read {path.name}: {said}")
 
 
 def _write_fd1(text: str) -> None:

@@ -1,17 +1,27 @@
 """Session 31 review: each test fails without its fix."""
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 
+import numpy as np
 import pyomo.environ as pyo
 import pytest
 from bench_loader import bench
 
 from coplug.formulations.mip_families import mknapsack
 from coplug.formulations.tsp import is_tour
-from coplug.plugins import LazyConstraints, Status, infeasibilities, solve, solve_file
-from coplug.plugins.errors import InputError
+from coplug.plugins import (
+    LazyConstraints,
+    Status,
+    infeasibilities,
+    k_best,
+    solve,
+    solve_file,
+)
+from coplug.plugins.benders import BendersCuts, Subproblem
+from coplug.plugins.errors import InputError, UnsupportedModelError
 from coplug.plugins.pmvb_prefix import solve_pmvb_prefix
 
 
@@ -233,3 +243,83 @@ def test_pmvb_prefix_proves_optimality_on_a_model_with_a_nonlinear_row():
     assert result.extra["pmvb_prefix"]["step_status"][-1] == "infeasible"
     assert result.status is Status.OPTIMAL
     assert result.objective == pytest.approx(best) and result.bound == pytest.approx(best)
+
+
+def _sos_continuous_kbest_model() -> pyo.ConcreteModel:
+    """Binaries z and continuous y under one SOS1: SCIP's SOS branching splits a binary
+    assignment's points across nodes."""
+    m = pyo.ConcreteModel()
+    m.z = pyo.Var(range(2), domain=pyo.Binary)
+    m.y = pyo.Var(range(3), bounds=(0, 4))
+    m.c = pyo.Constraint(expr=sum(m.y.values()) <= 4 + 2 * m.z[0])
+    m.o = pyo.Objective(expr=3 * m.z[0] + 2 * m.z[1] + sum(m.y.values()), sense=pyo.maximize)
+    m.s = pyo.SOSConstraint(var=m.y, sos=1)
+    return m
+
+
+def test_k_best_refuses_an_sos_over_variables_that_are_not_binary():
+    with pytest.raises(UnsupportedModelError, match="SOS constraint 's' has 'y\\[0\\]'"):
+        k_best(_sos_continuous_kbest_model(), k=3)
+
+
+def test_k_best_counts_a_binary_only_an_sos_holds():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(2), domain=pyo.Binary)
+    m.b = pyo.Var(domain=pyo.Binary)
+    m.r = pyo.Constraint(expr=m.x[0] + m.x[1] <= 2)
+    m.o = pyo.Objective(expr=3 * m.x[0] + 2 * m.x[1], sense=pyo.maximize)
+    m.s = pyo.SOSConstraint(rule=lambda m: ([m.x[0], m.b], [1, 2]), sos=1)
+    found = k_best(m, k=10)
+    brute = sorted((3 * a + 2 * c for a, c, b in itertools.product((0, 1), repeat=3)
+                    if not (a and b)), reverse=True)
+    assert found.proven and [s.objective for s in found.solutions] == brute
+    assert len({(s[m.x[0]], s[m.x[1]], s[m.b]) for s in found.solutions}) == 6
+
+
+def test_k_best_lap_refuses_components_the_ranking_ignores():
+    cost = np.array([[1, 5, 9], [6, 2, 7], [8, 4, 3]], dtype=float)
+    m = pyo.ConcreteModel()
+    n = range(3)
+    m.x = pyo.Var(n, n, domain=pyo.Binary)
+    m.row = pyo.Constraint(n, rule=lambda m, i: sum(m.x[i, j] for j in n) == 1)
+    m.col = pyo.Constraint(n, rule=lambda m, j: sum(m.x[i, j] for i in n) == 1)
+    m.o = pyo.Objective(expr=sum(cost[i, j] * m.x[i, j] for i in n for j in n))
+    m.s = pyo.SOSConstraint(rule=lambda m: ([m.x[0, 0], m.x[1, 1]], [1, 2]), sos=1)
+    with pytest.raises(UnsupportedModelError, match="'s' \\(SOSConstraint\\)"):
+        k_best(m, k=3, solver="lap")
+    assert [s.objective for s in k_best(m, k=3).solutions] == [12.0, 14.0, 19.0]
+
+
+@pytest.mark.parametrize("solver", ["highs", "scip"])
+def test_benders_refuses_a_subproblem_with_an_sos(solver):
+    master = pyo.ConcreteModel()
+    master.y = pyo.Var(domain=pyo.Integers, bounds=(0, 2))
+    master.est = pyo.Var(bounds=(0, None))
+    master.cost = pyo.Objective(expr=-7 * master.y + master.est)
+    sub = pyo.ConcreteModel()
+    sub.y = pyo.Var(bounds=(0, 2))
+    sub.q = pyo.Var([0, 1], bounds=lambda m, i: (0, [2, 10][i]))
+    sub.dem = pyo.Constraint(expr=sub.q[0] + sub.q[1] >= 2 * sub.y)
+    sub.s = pyo.SOSConstraint(var=sub.q, sos=1)
+    sub.cost = pyo.Objective(expr=sub.q[0] + 3 * sub.q[1])
+    with pytest.raises(InputError, match="subproblem 0 is not an LP: it has 's'"):
+        cuts = BendersCuts([Subproblem(sub, [(master.y, sub.y)], master.est)], solver=solver)
+        solve(master, plugins=[LazyConstraints(cuts)])
+
+
+def test_highs_names_the_sos_section_it_cannot_read(tmp_path):
+    m = _sos_model(1)
+    for suffix in ("mps", "lp"):
+        path = tmp_path / f"sos.{suffix}"
+        m.write(str(path), io_options={"symbolic_solver_labels": True})
+        with pytest.raises(InputError, match="SOS .*not supported by HiGHS"):
+            solve_file(path, solver="highs")
+        assert solve_file(path, solver="scip").objective == pytest.approx(3.0)
+
+
+def test_lp_duals_refusal_names_a_binding_sos():
+    m = _sos_model(1)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    with pytest.warns(UserWarning, match="SOS constraint 's', which no dual prices"):
+        result = solve(m)
+    assert result.objective == pytest.approx(3.0) and len(m.dual) == 0
