@@ -578,8 +578,9 @@ def _set_scip_params(scip: Any, time_limit: float | None, params: Mapping[str, A
         said = None
         try:
             current = scip.getParam(key)
-            if isinstance(current, float) and isinstance(value, (float, np.floating)) and \
-                    abs(value) >= scip.infinity():  # inf, 1e30: SCIP's "no limit"
+            real = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+            if isinstance(current, float) and real and \
+                    abs(value) >= scip.infinity():  # inf, 1e30, 10**21: SCIP's "no limit"
                 value = (_NO_LIMIT.get(key, scip.infinity()) if value > 0
                          else -scip.infinity())
             _check_scip_param_type(key, value, current)

@@ -323,3 +323,40 @@ def test_lp_duals_refusal_names_a_binding_sos():
     with pytest.warns(UserWarning, match="SOS constraint 's', which no dual prices"):
         result = solve(m)
     assert result.objective == pytest.approx(3.0) and len(m.dual) == 0
+
+
+def test_interior_qp_optimum_of_highs_keeps_its_status():
+    rng = np.random.default_rng(5)
+    for k in range(17):
+        n = 6
+        a = rng.normal(size=(n, n))
+        q = a @ a.T * rng.uniform(0.01, 10)
+        if k % 3 == 0:
+            q[:, 0] = 0
+            q[0, :] = 0
+        c = rng.normal(size=n) * 10
+        rows = [(rng.normal(size=n), float(rng.uniform(1, 5))) for _ in range(3)]
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(n))
+    m.rows = pyo.ConstraintList()
+    for coefs, side in rows:
+        m.rows.add(sum(float(v) * m.x[j] for j, v in enumerate(coefs)) <= side)
+    m.o = pyo.Objective(expr=0.5 * sum(float(q[i, j]) * m.x[i] * m.x[j]
+                                       for i in range(n) for j in range(n))
+                        + sum(float(c[i]) * m.x[i] for i in range(n)))
+    best = np.linalg.solve(q, -c)
+    assert all(coefs @ best <= side for coefs, side in rows)
+    optimum = 0.5 * best @ q @ best + c @ best
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = solve(m, solver="highs")
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(optimum, rel=1e-7)
+
+
+@pytest.mark.parametrize("value", [1e21, 10**21])
+def test_scip_real_option_past_infinity_is_no_limit_whatever_its_type(value):
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 3))
+    m.o = pyo.Objective(expr=m.x, sense=pyo.maximize)
+    assert solve(m, **{"limits/memory": value}).objective == pytest.approx(3.0)
