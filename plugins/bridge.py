@@ -73,6 +73,7 @@ from coplug.plugins.results import Result, Status
 from coplug.plugins.scip_objective import expression_value, use_native_objective
 from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupported_part
 from coplug.plugins.serial import one_solve_at_a_time, warning_filters
+from coplug.plugins.stationarity import descent
 from coplug.plugins.varmap import VarMap, snapped
 
 Backend = Callable[..., Result]
@@ -439,7 +440,8 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
         settle_infeasible_or_unbounded(scip, result)
         result.plugin_stats = plugins_statistics(plugins)  # of the run that decided the status
     epigraph = opt._obj_var.name if opt._obj_var is not None else None
-    check_nonlinear_optimum(scip, result, epigraph, var_map.pyomo_name)
+    check_nonlinear_optimum(scip, result, epigraph, var_map.pyomo_name,
+                            lambda: descent(model, lambda var: scip.getVal(var_map.to_scip(var))))
     if not adds_rows(plugins):  # a plugin's rows (lazy ones) are not the model's to check
         check_infeasible_verdict(model, result)
     if next(model.component_data_objects(pyo.Objective, active=True), None) is None:

@@ -102,6 +102,12 @@ def read_lp(model: pyo.Block) -> tuple[LinearProgram | None, str]:
     return _read_lp(model, False, {})
 
 
+def read_qp(model: pyo.Block) -> tuple[LinearProgram | None, str]:
+    """`model` as a continuous QP (quadratic objective, linear rows) or LP, or None and why
+    it is neither."""
+    return _read_lp(model, True, {})
+
+
 def _read_lp(model: pyo.Block, quadratic_ok: bool, known_terms: Mapping[int, LinearTerms]
              ) -> tuple[LinearProgram | None, str]:
     """The model as an LP (a QP with `quadratic_ok`), or None and why it is not one."""
@@ -263,16 +269,7 @@ def _certified_reduced_costs(request: DualRequest) -> list[tuple[Any, float]] | 
     lp = request.lp
     form = min_form(lp)
     x = _values(form.variables)
-    gradient, size = form.costs.copy(), np.abs(form.costs)
-    entries: list[tuple[int, int, float]] = []  # the Hessian, minimization form
-    for a, b, coef in lp.quadratic:  # the gradient of coef * a * b at the loaded point
-        for one, other in ((a, b), (b, a)):
-            term = form.sign * coef * x[form.index[id(other)]]
-            gradient[form.index[id(one)]] += term
-            size[form.index[id(one)]] += abs(term)
-            entries.append((form.index[id(one)], form.index[id(other)], form.sign * coef))
-    hessian = sp.csr_matrix(([v for _, _, v in entries], ([i for i, _, _ in entries],
-                             [j for _, j, _ in entries])), shape=(len(x), len(x)))
+    gradient, size, hessian = qp_gradient(lp, form, x)
     found = certify(gradient, x, form.matrix, form.lower, form.upper, form.col_lower,
                     form.col_upper, form.sign * np.asarray(request.row_duals, dtype=float),
                     quadratic=(size, hessian) if lp.quadratic else None)
@@ -296,6 +293,23 @@ def _certified_reduced_costs(request: DualRequest) -> list[tuple[Any, float]] | 
     request.row_duals = (form.sign * found.duals).tolist()
     return [(var, form.sign * float(cost))
             for var, cost in zip(form.variables, found.reduced, strict=True)]
+
+
+def qp_gradient(lp: LinearProgram, form: MinForm, x: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix]:
+    """The objective's gradient at `x` in minimization form, the size of the terms summing
+    to each entry (|c| + |H||x|) and the Hessian H (an LP's is zero)."""
+    gradient, size = form.costs.copy(), np.abs(form.costs)
+    entries: list[tuple[int, int, float]] = []
+    for a, b, coef in lp.quadratic:  # the gradient of coef * a * b at the point
+        for one, other in ((a, b), (b, a)):
+            term = form.sign * coef * x[form.index[id(other)]]
+            gradient[form.index[id(one)]] += term
+            size[form.index[id(one)]] += abs(term)
+            entries.append((form.index[id(one)], form.index[id(other)], form.sign * coef))
+    hessian = sp.csr_matrix(([v for _, _, v in entries], ([i for i, _, _ in entries],
+                             [j for _, j, _ in entries])), shape=(len(x), len(x)))
+    return gradient, size, hessian
 
 
 @dataclass

@@ -8,7 +8,9 @@ stand-ins for infinity, with a dual bound to match (the same model with x intege
 nonlinear constraint sits at 1e4 or more on a side it has no bound on:
 
 - a value at SCIP's infinity means the model is unbounded;
-- otherwise the model is solved again with each such variable boxed, on its open sides, at
+- otherwise (and also where a first-order check of a continuous QP finds that SCIP's point
+  is no local optimum: SCIP called `min (0.01 x - y)**2 + 0.01 x` optimal at 0) the model
+  is solved again with each such variable boxed, on its open sides, at
   100 times its own size in SCIP's point (at least 1e4; a side past 1e15 stays open). The
   boxed model is a restriction of the model that holds SCIP's point, so a better point in it
   refutes SCIP's optimum; none leaves SCIP's answer as it was. Where it is refuted, a box 100
@@ -51,12 +53,15 @@ class _Free:
 
 
 def check_nonlinear_optimum(scip: Any, result: Result, epigraph: str | None = None,
-                            names: Callable[[str], str] = str) -> None:
+                            names: Callable[[str], str] = str,
+                            descent: Callable[[], str | None] | None = None) -> None:
     """Check SCIP's "optimal" `result` of a model with nonlinear constraints whose variables
     have infinite bounds (module docstring), changing `result` where SCIP is refuted.
     `epigraph` names the variable that carries a nonlinear objective (its value is the
     objective, whose size alone is no sign of trouble); `names` maps SCIP's variable names
-    to the model's, for the warnings."""
+    to the model's, for the warnings. `descent` says how the objective falls from SCIP's
+    point where it is no local optimum (`coplug.plugins.stationarity`), else None: such a
+    point is checked in boxes too, whatever the size of its values."""
     if result.status is not Status.OPTIMAL or not result.has_solution:
         return
     free = _free_nonlinear_vars(scip)
@@ -67,8 +72,14 @@ def check_nonlinear_optimum(scip: Any, result: Result, epigraph: str | None = No
         what = "the objective" if at.var.name == epigraph else names(at.var.name)
         _unbounded(scip, result, f"SCIP's point puts {what} at {at.value:g}, its infinity")
         return
-    if any(_suspect(f) for f in free if f.var.name != epigraph):
-        _box_check(scip, result, [f for f in free if f.var.name != epigraph])
+    own = [f for f in free if f.var.name != epigraph]
+    if any(_suspect(f) for f in own):
+        _box_check(scip, result, own)
+    elif own and descent is not None:
+        falls = descent()
+        if falls is not None:
+            _box_check(scip, result, own)
+            result.extra.setdefault("nonlinear_check", {})["first_order"] = falls
 
 
 def _free_nonlinear_vars(scip: Any) -> list[_Free]:

@@ -23,6 +23,7 @@ from coplug.plugins import (
 from coplug.plugins.benders import BendersCuts, Subproblem
 from coplug.plugins.errors import InputError, UnsupportedModelError
 from coplug.plugins.pmvb_prefix import solve_pmvb_prefix
+from coplug.plugins.stationarity import descent
 
 
 def test_is_tour_refuses_bools_that_numpy_makes_integers():
@@ -360,3 +361,30 @@ def test_scip_real_option_past_infinity_is_no_limit_whatever_its_type(value):
     m.x = pyo.Var(bounds=(0, 3))
     m.o = pyo.Objective(expr=m.x, sense=pyo.maximize)
     assert solve(m, **{"limits/memory": value}).objective == pytest.approx(3.0)
+
+
+def test_scip_optimum_of_an_unbounded_qp_at_a_finite_point_is_refuted():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var()
+    m.y = pyo.Var()
+    m.o = pyo.Objective(expr=(0.01 * m.x - m.y) ** 2 + 0.01 * m.x)
+    with pytest.warns(UserWarning, match="unbounded"):
+        result = solve(m, solver="scip", time_limit=60)
+    assert result.status is Status.UNBOUNDED
+    assert "first_order" in result.extra["nonlinear_check"]
+
+
+def test_first_order_check_leaves_a_constrained_qp_optimum_alone():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3))
+    m.c = pyo.Constraint(expr=m.x[0] + m.x[1] + m.x[2] >= 3)
+    m.e = pyo.Constraint(expr=m.x[0] - m.x[1] == 0.5)
+    m.o = pyo.Objective(expr=sum(v ** 2 for v in m.x.values()) + m.x[2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = solve(m, solver="scip")
+    assert result.status is Status.OPTIMAL and "nonlinear_check" not in result.extra
+    assert result.objective == pytest.approx(solve(m, solver="highs").objective, rel=1e-6)
+    assert descent(m, lambda var: var.value) is None
+    m.x[2].set_value(m.x[2].value + 0.5)  # off the optimum, still feasible: it falls
+    assert descent(m, lambda var: var.value) is not None

@@ -1,0 +1,72 @@
+"""A first-order check of a solver's optimum of a continuous QP (quadratic objective, linear
+rows): at an optimum no direction that keeps the active rows and bounds lowers the
+objective, whether or not the QP is convex. SCIP called `min (0.01 x - y)**2 + 0.01 x` over
+free x, y optimal at x = y = 0, where the gradient is (0.01, 0): its point is no local
+optimum, and the model is unbounded. The check is one LP over the directions d in [-1, 1]^n
+that the active rows and bounds allow, min g'd; it only says where to look
+(`coplug.plugins.nonlinear_optimum` then searches boxes around the point)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyomo.environ as pyo
+import scipy.optimize
+import scipy.sparse as sp
+
+from coplug.plugins.duals import min_form, qp_gradient, read_qp
+
+# A direction lowering the objective faster than this, relative to max(1, the size of the
+# gradient's terms), refutes the point: loose, since SCIP's outer approximation leaves a
+# QP's point about sqrt(1e-6) from the optimum (a constrained QP's fell at 3e-5 of 8); rows
+# and bounds within ACTIVE_TOL (relative to max(1, |side|): SCIP's feasibility tolerance) of
+# a side count as active.
+DESCENT_TOL = 1e-3
+ACTIVE_TOL = 1e-6
+
+
+def descent(model: pyo.Block, value: Callable[[Any], float]) -> str | None:
+    """How the objective of continuous QP `model` falls from the point `value` gives (a
+    value per Pyomo variable), or None: where the point is first-order stationary, and
+    where the model is no continuous QP (a nonlinear row, an integer, no objective)."""
+    if next(model.component_data_objects(pyo.Objective, active=True), None) is None:
+        return None
+    lp, _ = read_qp(model)
+    if lp is None or not lp.quadratic:
+        return None
+    form = min_form(lp)
+    x = np.array([value(var) for var in form.variables], dtype=float)
+    if not np.isfinite(x).all():
+        return None
+    gradient, size, _ = qp_gradient(lp, form, x)
+    fall = _steepest_fall(gradient, x, form)
+    if fall is None or fall >= -DESCENT_TOL * max(1.0, float(size.sum())):
+        return None
+    return (f"the objective falls at rate {-fall:.3g} along a direction the active rows and "
+            "bounds allow, so the point is no local optimum")
+
+
+def _steepest_fall(gradient: np.ndarray, x: np.ndarray, form: Any) -> float | None:
+    """min g'd over d in [-1, 1]^n keeping the active rows and bounds (None where the LP
+    solver fails)."""
+    matrix = sp.csr_matrix(form.matrix)
+    activity = matrix @ x
+    at_lower = _near(activity, form.lower)
+    at_upper = _near(activity, form.upper)
+    rows_le = sp.vstack([matrix[at_upper], -matrix[at_lower]]).tocsr()
+    lower = np.where(_near(x, form.col_lower), 0.0, -1.0)
+    upper = np.where(_near(x, form.col_upper), 0.0, 1.0)
+    found = scipy.optimize.linprog(
+        gradient, A_ub=rows_le if rows_le.shape[0] else None,
+        b_ub=np.zeros(rows_le.shape[0]) if rows_le.shape[0] else None,
+        bounds=np.column_stack([lower, np.maximum(lower, upper)]), method="highs")
+    return float(found.fun) if found.status == 0 else None
+
+
+def _near(values: np.ndarray, sides: np.ndarray) -> np.ndarray:
+    """Where each value lies within ACTIVE_TOL of its (finite) side."""
+    finite = np.isfinite(sides)
+    gap = np.abs(values - np.where(finite, sides, 0.0))
+    return finite & (gap <= ACTIVE_TOL * np.maximum(1.0, np.abs(np.where(finite, sides, 0.0))))
