@@ -58,6 +58,12 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args) -> None:
         pass
 
+    def do_GET(self) -> None:  # where a followed redirect lands
+        server: _Stub = self.server  # type: ignore[assignment]
+        with server.lock:
+            server.requests.append({"path": self.path, "auth": self.headers.get("Authorization")})
+        self.send_error(404)
+
     def do_POST(self) -> None:
         server: _Stub = self.server  # type: ignore[assignment]
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -72,6 +78,17 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "slow":
             time.sleep(0.6)
             kind = "good"
+        if kind == "redirect":  # urllib followed it, with the API key, as a GET
+            self.send_response(302)
+            self.send_header("Location", "/elsewhere/v1/chat/completions")
+            self.end_headers()
+            return
+        if kind == "huge":  # valid chat JSON of 5,000 bytes
+            payload = json.dumps({"choices": [{"message": {"content": "x" * 4900}}]})
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(payload.encode())
+            return
         if kind == "deep":  # valid JSON that json's recursive decoder cannot read
             self.send_response(200)
             self.end_headers()
@@ -181,7 +198,27 @@ def test_failures_after_a_first_answer_are_only_counted(stub: _Stub) -> None:
     assert len(programs) == 1 and proposer.stats["failed_http_error"] == 1
 
 
+@pytest.mark.parametrize("stub", [["good", "redirect"]], indirect=True)
+def test_a_redirect_is_refused_not_followed_with_the_key(stub: _Stub) -> None:
+    config = LLMConfig(base_url=f"http://127.0.0.1:{stub.server_port}/v1", model="m",
+                       api_key="SECRET", timeout=5.0, retries=0)
+    proposer = LLMProposer(2, config)
+    parent = Scored(load("sum(x ** 2)", 2), 0.5, 0.1, "f1", (0.0,) * 7)
+    assert len(proposer.propose([parent], 2, np.random.default_rng(0), {})) == 1
+    assert proposer.stats["failed_http_error"] == 1
+    assert [r["path"] for r in stub.requests] == ["/v1/chat/completions"] * 2
+
+
+@pytest.mark.parametrize("stub", [["good", "huge"]], indirect=True)
+def test_a_reply_past_the_size_cap_is_counted_not_read(stub: _Stub, monkeypatch) -> None:
+    monkeypatch.setattr("coplug.formulations.bbo.llm_proposer.MAX_REPLY_BYTES", 1000)
+    programs, proposer = _two_proposals(stub, timeout=5.0)
+    assert len(programs) == 1 and proposer.stats["failed_bad_response"] == 1
+
+
 def test_extract_program() -> None:
+    for fence in ("```python3\n", "```c++\n", "``` python\n", "```python\r\n"):
+        assert extract_program(f"think\n{fence}sum(x)\n```").strip() == "sum(x)"
     assert extract_program("think\n```python\nsum(x)\n```\nmore") == "sum(x)\n"
     assert extract_program("```\na = 1\n```\n```program\nsum(x)\n```") == "sum(x)\n"
     assert extract_program("sum(x)") == "sum(x)"

@@ -2,14 +2,20 @@
 from __future__ import annotations
 
 import itertools
+import json
 import math
+import time
 import warnings
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
 import pytest
 from bench_loader import bench
 
+from coplug.formulations.bbo import load, to_pyomo
+from coplug.formulations.bbo.certify import certify
+from coplug.formulations.bbo.export import JSON_FORMAT, read_program_json
 from coplug.formulations.mip_families import mknapsack
 from coplug.formulations.tsp import is_tour
 from coplug.plugins import (
@@ -388,3 +394,47 @@ def test_first_order_check_leaves_a_constrained_qp_optimum_alone():
     assert descent(m, lambda var: var.value) is None
     m.x[2].set_value(m.x[2].value + 0.5)  # off the optimum, still feasible: it falls
     assert descent(m, lambda var: var.value) is not None
+
+
+def test_program_of_many_guarded_lines_loads_in_linear_time():
+    text = "".join(f"a{i} = 1.0 / (2.0 + sin(x[{i % 2}] * {i}.0))\n" for i in range(1500))
+    start = time.perf_counter()
+    program = load(text + "a0 + a1\n", 2)
+    assert time.perf_counter() - start < 30  # 1,000 lines took 39 s, 1,500 about 90
+    assert len(program.lets) == 1500
+
+
+def _chain(n: int, line: str) -> str:
+    return "a0 = x[0]\n" + "".join(line.format(i=i, j=i - 1) for i in range(1, n))
+
+
+def test_let_chain_is_bounded_at_any_stack_depth():
+    text = _chain(400, "a{i} = sin(a{j})\n") + "1.0 / (2.0 + a399)\n"
+
+    def deep(k: int) -> Any:
+        return load(text, 2) if k == 0 else deep(k - 1)
+
+    assert deep(300).dim == 2
+
+
+def test_one_use_let_chain_is_certified_not_a_recursion_error():
+    program = load(_chain(300, "a{i} = sin(a{j}) + 0.1 * x[1]\n") + "a299\n", 2)
+    assert to_pyomo(program).component("aux") is not None  # the chain is cut by aux rows
+    cert = certify(program, time_limit=30)
+    assert cert.certified, cert.result.extra.get("error")
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ('{"format": F, "text": "sum(x)", "dim": 2, "lower": -5, "upper": 5, "body": '
+     + "[" * 3000 + "]" * 3000 + "}", "tree node must be an object"),
+    ('{"format": F, "text": "sum(x)", "dim": 2, "lower": -' + "9" * 400 + ', "upper": 5}',
+     "too large for a float"),
+    ('{"format": F, "text": "sum(x)", "dim": 2, "lower": ' + "9" * 5000 + ', "upper": 5}',
+     "a number too long to read"),
+    ('{"format": F, "text": "sum(x)", "dim": ' + "1" + "0" * 30 + ', "lower": -5, "upper": 5}',
+     "dim must be at most"),
+])
+def test_malformed_program_json_is_named(body, message):
+    text = body.replace("F", json.dumps(JSON_FORMAT))
+    with pytest.raises(InputError, match=message):
+        read_program_json(text, "p.json")

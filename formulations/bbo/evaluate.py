@@ -58,8 +58,20 @@ BINOPS: dict[str, Callable[[Any, Any], Any]] = {
 Closure = Callable[[Any, dict[str, Any]], Any]
 
 
-def closure(node: Node, be: Backend) -> Closure:
-    """Compile one node into a closure `(X, env) -> value` (scalars carry shape (n, 1))."""
+def closure(node: Node, be: Backend, memo: dict[int, Closure] | None = None) -> Closure:
+    """Compile one node into a closure `(X, env) -> value` (scalars carry shape (n, 1));
+    `memo` (by node id, for one program's nodes) shares the closures of common subtrees
+    between calls."""
+    if memo is not None:
+        found = memo.get(id(node))
+        if found is None:
+            found = memo[id(node)] = _compiled(node, be, memo)
+        return found
+    return _compiled(node, be, None)
+
+
+def _compiled(node: Node, be: Backend, memo: dict[int, Closure] | None) -> Closure:
+    """`closure` of one node, its children through `memo`."""
     op = node.op
     if op in ("num", "vec", "mat"):
         c = be.const(node.value)
@@ -72,7 +84,7 @@ def closure(node: Node, be: Backend) -> Closure:
     if op == "ref":
         name = node.value
         return lambda X, env: env[name]
-    args = [closure(arg, be) for arg in node.args]
+    args = [closure(arg, be, memo) for arg in node.args]
     if op == "neg":
         (a,) = args
         return lambda X, env: -a(X, env)

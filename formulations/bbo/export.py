@@ -151,7 +151,11 @@ def program_from_json(data: Any) -> Program:
         if not isinstance(data[name], kinds) or isinstance(data[name], bool):
             raise InputError(f"program JSON: field {name!r} must be {what}, "
                              f"got {data[name]!r}")
-    program = load(data["text"], data["dim"], float(data["lower"]), float(data["upper"]))
+    try:
+        lower, upper = float(data["lower"]), float(data["upper"])
+    except OverflowError:
+        raise InputError("program JSON: 'lower' or 'upper' is too large for a float") from None
+    program = load(data["text"], data["dim"], lower, upper)
     if "body" in data:
         lets = data.get("lets", [])
         if not isinstance(lets, list) or not all(
@@ -199,7 +203,13 @@ def read_program_json(text: str, where: str) -> Program:
         raise InputError(f"{where}: not JSON (line {exc.lineno}: {exc.msg})") from None
     except RecursionError:
         raise InputError(f"{where}: JSON nested too deeply for a program") from None
-    return program_from_json(data)
+    except ValueError as exc:  # an integer past Python's digit limit
+        raise InputError(f"{where}: a number too long to read ({exc})") from None
+    try:
+        with _json_depth():
+            return program_from_json(data)
+    except RecursionError:  # a tree nested past any program's, in a field json let through
+        raise InputError(f"{where}: a program tree nested too deeply") from None
 
 
 WRITE_FORMATS = ("py", "json", "nl", "gms", "lp", "bar")

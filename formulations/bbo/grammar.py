@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import math
 import numbers
+import reprlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,10 +54,13 @@ class Node:
     value: Any = None
 
     def walk(self):
-        """Yield this node and all its descendants, depth first."""
-        yield self
-        for arg in self.args:
-            yield from arg.walk()
+        """Yield this node and all its descendants, depth first (without recursion: nested
+        generators made a walk cost its size times its depth)."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.args))
 
     def size(self) -> int:
         """Number of nodes in this subtree."""
@@ -84,11 +88,19 @@ class Program:
         return self.body.size() + sum(node.size() for _, node in self.lets)
 
 
+# The most dimensions a box may have: the finiteness check samples 256 points of it
+# (200 MB at this size; numpy refused 1e30 with its own error).
+MAX_DIM = 100_000
+
+
 def check_box(dim: Any, lower: Any, upper: Any) -> tuple[int, float, float]:
-    """(dim, lower, upper) as (int, float, float), or InputError: dim an integer >= 1 (numpy
-    integers too, bools not), lower < upper finite real numbers with a finite span."""
+    """(dim, lower, upper) as (int, float, float), or InputError: dim an integer in
+    [1, MAX_DIM] (numpy integers too, bools not), lower < upper finite real numbers with a
+    finite span."""
     if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
         raise InputError(f"dim must be a positive integer, got {dim!r}")
+    if dim > MAX_DIM:
+        raise InputError(f"dim must be at most {MAX_DIM}, got {dim}")
     real = all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in (lower, upper))
     if not (real and math.isfinite(lower) and math.isfinite(upper) and lower < upper):
         raise InputError(f"box must satisfy finite lower < upper, got [{lower}, {upper}]")
@@ -383,7 +395,7 @@ def _json_frame(data: Any) -> tuple[str, Any, list, list[Node]]:
     """One JSON tree node checked: (op, value, JSON args, children built so far)."""
     if not isinstance(data, dict) or not isinstance(data.get("op"), str):
         raise InputError(f"program JSON: a tree node must be an object with a string 'op', "
-                         f"got {str(data)[:60]}")
+                         f"got {reprlib.repr(data)[:60]}")
     op, args, value = data["op"], data.get("args", []), data.get("value")
     if not isinstance(args, list):
         raise InputError(f"program JSON: 'args' of a {op!r} node must be a list")

@@ -14,7 +14,8 @@ the program tree, where those evaluate one box at a time.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Container
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -174,14 +175,34 @@ _UNARY: dict[str, Callable[[Bounds], Bounds]] = {
 }
 
 
-class IntervalEvaluator:
-    """Bounds of a program's expressions over a batch of boxes (lets computed once)."""
+@dataclass(frozen=True)
+class LetTable:
+    """A program's lets by name and their definition positions, built once per program
+    (building them per box batch made checking a program of many lines quadratic)."""
 
-    def __init__(self, program: Program, lower: np.ndarray, upper: np.ndarray) -> None:
+    nodes: dict[str, Node]
+    position: dict[str, int]
+
+    @classmethod
+    def of(cls, program: Program) -> LetTable:
+        """The table of `program`'s lets."""
+        return cls(dict(program.lets), {name: k for k, (name, _) in enumerate(program.lets)})
+
+
+class IntervalEvaluator:
+    """Bounds of a program's expressions over a batch of boxes (lets computed once, in
+    definition order: a chain of lets costs no recursion depth); `lets` where the caller
+    keeps its program's table."""
+
+    def __init__(self, program: Program, lower: np.ndarray, upper: np.ndarray,
+                 lets: LetTable | None = None, shared: bool = False) -> None:
         self.program = program
-        self.lets = dict(program.lets)
+        self.lets = LetTable.of(program) if lets is None else lets
         self.lower, self.upper = lower, upper
         self.env: dict[str, Bounds] = {}
+        # `shared`: every node's bounds kept (by id), for many expressions on one box batch
+        # (guards nested around one subtree bounded it once each)
+        self.memo: dict[int, Bounds] | None = {} if shared else None
 
     def bounds(self, node: Node) -> Bounds:
         """Lower and upper bounds of `node` on every box of the batch."""
@@ -189,6 +210,14 @@ class IntervalEvaluator:
             return self._bounds(node)
 
     def _bounds(self, node: Node) -> Bounds:
+        if self.memo is None:
+            return self._computed(node)
+        found = self.memo.get(id(node))
+        if found is None:
+            found = self.memo[id(node)] = self._computed(node)
+        return found
+
+    def _computed(self, node: Node) -> Bounds:
         op = node.op
         if op in ("num", "vec"):
             c = np.atleast_2d(np.asarray(node.value, dtype=float))
@@ -200,7 +229,8 @@ class IntervalEvaluator:
             return self.lower[:, i : i + 1], self.upper[:, i : i + 1]
         if op == "ref":
             if node.value not in self.env:
-                self.env[node.value] = self._bounds(self.lets[node.value])
+                for name in lets_needed(self.lets, node, self.env):
+                    self.env[name] = self._bounds(self.lets.nodes[name])
             return self.env[node.value]
         if op == "matmul":
             return _matmul(np.asarray(node.args[0].value, dtype=float),
@@ -232,9 +262,23 @@ class IntervalEvaluator:
         raise ValueError(f"no interval rule for op {op!r}")
 
 
-def variables_of(program: Program, node: Node) -> list[int]:
+def lets_needed(lets: LetTable, node: Node, known: Container[str] = ()) -> list[str]:
+    """The lets `node` uses, directly or through other lets, less those in `known`, in
+    definition order (each uses only earlier ones), found without recursion."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        sub = stack.pop()
+        if sub.op == "ref" and sub.value not in found and sub.value not in known:
+            found.add(sub.value)
+            stack.append(lets.nodes[sub.value])
+        stack.extend(sub.args)
+    return sorted(found, key=lets.position.__getitem__)
+
+
+def variables_of(program: Program, node: Node, lets: LetTable | None = None) -> list[int]:
     """Indices of the variables an expression depends on (through lets too)."""
-    lets = dict(program.lets)
+    lets = LetTable.of(program) if lets is None else lets
     found: set[int] = set()
     seen: set[str] = set()
     stack = [node]
@@ -246,6 +290,6 @@ def variables_of(program: Program, node: Node) -> list[int]:
             found.add(sub.value)
         elif sub.op == "ref" and sub.value not in seen:
             seen.add(sub.value)
-            stack.append(lets[sub.value])
+            stack.append(lets.nodes[sub.value])
         stack.extend(sub.args)
     return sorted(found)

@@ -198,18 +198,34 @@ class _WatchedHTTPSHandler(urllib.request.HTTPSHandler):
                             context=self._context)
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Refuses redirects: urllib's own handler sent the API key on to the new host (and
+    turned the POST into a GET)."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str,
+                         headers: Any, newurl: str) -> None:
+        raise urllib.error.HTTPError(req.full_url, code, f"redirect to {newurl} refused "
+                                     "(it would carry the API key)", headers, fp)
+
+
+# A chat reply of max_tokens=600 is a few KB; a larger one is refused rather than read (a
+# 1.2 GB reply ran the process out of memory).
+MAX_REPLY_BYTES = 4 * 2**20
+
+
 def post_json(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Any:
     """POST `body` and parse the JSON reply, all within `timeout` seconds (a deadline for the
-    whole request, not per read); transport failures raise OSError or HTTPException, a
-    reply that is not JSON (or nests past Python's recursion limit) ValueError, and one cut
-    off by the deadline TimeoutError."""
+    whole request, not per read); transport failures raise OSError or HTTPException (a
+    redirect: HTTPError), a reply that is not JSON, nests past Python's recursion limit or
+    holds more than MAX_REPLY_BYTES ValueError, and one cut off by the deadline
+    TimeoutError."""
     deadline = _Deadline(timeout)
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
     opener = urllib.request.build_opener(_WatchedHTTPHandler(deadline),
-                                         _WatchedHTTPSHandler(deadline))
+                                         _WatchedHTTPSHandler(deadline), _NoRedirect())
     try:
         with opener.open(request, timeout=timeout) as response:
-            raw = response.read()
+            raw = response.read(MAX_REPLY_BYTES + 1)
     except (OSError, http.client.HTTPException) as exc:
         if deadline.expired and not isinstance(exc, urllib.error.HTTPError):
             raise TimeoutError(f"no complete reply within {timeout:g} s") from None
@@ -218,13 +234,15 @@ def post_json(url: str, body: bytes, headers: dict[str, str], timeout: float) ->
         deadline.cancel()
     if deadline.expired:
         raise TimeoutError(f"no complete reply within {timeout:g} s")
+    if len(raw) > MAX_REPLY_BYTES:
+        raise ValueError(f"the reply holds more than {MAX_REPLY_BYTES} bytes")
     try:
         return json.loads(raw.decode("utf-8", "replace"))
     except RecursionError:  # "[" * 100000: json's decoder recurses per level
         raise ValueError("the reply nests too deeply to parse") from None
 
 
-_FENCE = re.compile(r"```(?:[a-zA-Z]*)\n(.*?)```", re.S)
+_FENCE = re.compile(r"```[ \t]*[\w+#.-]*[ \t]*\r?\n(.*?)```", re.S)
 
 
 @dataclass

@@ -45,6 +45,9 @@ from coplug.plugins.errors import InputError
 # auxiliary variable: copying caps growth at this factor, and keeps the models of programs
 # without runaway sharing as they always were (SCIP certifies them no worse than before).
 COPY_LIMIT = 64
+# A let whose value nests deeper than this once expanded is bound to an auxiliary variable
+# (Pyomo's walkers recurse per level; a single expression may nest grammar.MAX_DEPTH).
+LET_DEPTH = 150
 # Added to a power's base that can reach 0 (exponent >= 1), so that SCIP's exp(y log x) form
 # of x ** y sees x > 0; changes the power far below SCIP's feasibility tolerance.
 POW_BASE_SHIFT = 1e-9
@@ -52,10 +55,13 @@ POW_BASE_SHIFT = 1e-9
 
 @dataclass(frozen=True)
 class _Sized:
-    """An algebra expression with the node count of its tree once every name is expanded."""
+    """An algebra expression with the node count and nesting depth of its tree once every
+    name is expanded (`flat`: a sum, which one more term does not deepen)."""
 
     expr: Any
     size: int
+    depth: int = 1
+    flat: bool = False
 
 
 Scalar = float | _Sized
@@ -69,6 +75,11 @@ def _expr(a: Scalar) -> Any:
 def _size(a: Scalar) -> int:
     """Expanded node count (a float is one node)."""
     return 1 if isinstance(a, float) else a.size
+
+
+def _depth(a: Scalar) -> int:
+    """Expanded nesting depth (a float is none)."""
+    return 0 if isinstance(a, float) else a.depth
 
 
 class Scalarizer:
@@ -97,7 +108,7 @@ class Scalarizer:
             value = self.value(node)
             if self.uses[name] > 1:
                 value = self.share(value)
-            self.refs[name] = self._define(name, value)
+            self.refs[name] = self._define(name, self._shallow(value))
         return _expr(self.value(self.p.body))
 
     def _define(self, name: str, value: Scalar | list[Scalar]) -> Scalar | list[Scalar]:
@@ -105,8 +116,19 @@ class Scalarizer:
         named = self.alg.define(name, [_expr(v) for v in value] if isinstance(value, list)
                                 else _expr(value))
         if isinstance(value, list):
-            return [_Sized(e, _size(v)) for e, v in zip(named, value, strict=True)]
-        return _Sized(named, _size(value))
+            return [_Sized(e, _size(v), 1 + _depth(v)) for e, v in zip(named, value,
+                                                                       strict=True)]
+        return _Sized(named, _size(value), 1 + _depth(value))
+
+    def _shallow(self, value: Any) -> Any:
+        """The value, bound to an auxiliary variable where it nests past LET_DEPTH once its
+        names are expanded: a chain of lines each used once nests without bound, and
+        Pyomo's expression walkers ran out of Python's recursion limit (300 lines)."""
+        if isinstance(value, list):
+            return [self._shallow(item) for item in value]
+        if _depth(value) <= LET_DEPTH:
+            return value
+        return _Sized(self.alg.bind(value.expr), 1)
 
     def share(self, value: Any) -> Any:
         """The value (or list of values) made cheap to use again: one over COPY_LIMIT nodes
@@ -160,7 +182,8 @@ class Scalarizer:
             return [self._elementwise(op, list(items)) for items in zip(*cols, strict=True)]
         if op == "neg":
             a = args[0]
-            return -a if isinstance(a, float) else _Sized(self.alg.neg(a.expr), 1 + a.size)
+            return -a if isinstance(a, float) else _Sized(self.alg.neg(a.expr), 1 + a.size,
+                                                          1 + a.depth)
         if op == "pow" and not isinstance(args[1], float) and _size(args[0]) > 1:
             base = self.alg.bind(_expr(args[0]), exponent=_expr(args[1]))
             return self.binary(op, _Sized(base, 1), args[1])
@@ -189,7 +212,13 @@ class Scalarizer:
         if isinstance(a, float) and isinstance(b, float):
             with np.errstate(all="ignore"):
                 return float(BINOPS[op](np.float64(a), np.float64(b)))
-        return _Sized(self.alg.binary(op, _expr(a), _expr(b)), 1 + _size(a) + _size(b))
+        flat = op in ("add", "sub")
+        if flat and isinstance(a, _Sized) and a.flat:  # one more term of a sum
+            depth = max(a.depth, 1 + _depth(b))
+        else:
+            depth = 1 + max(_depth(a), _depth(b))
+        return _Sized(self.alg.binary(op, _expr(a), _expr(b)), 1 + _size(a) + _size(b),
+                      depth, flat)
 
     def unary(self, op: str, a: Scalar) -> Scalar:
         """`op(a)`, folded to a float when a is one."""
@@ -197,7 +226,7 @@ class Scalarizer:
             fn = {"acos": np.arccos, "abs": np.abs}.get(op, getattr(np, op, None))
             with np.errstate(all="ignore"):
                 return float(fn(a))
-        return _Sized(self.alg.unary(op, a.expr), 1 + a.size)
+        return _Sized(self.alg.unary(op, a.expr), 1 + a.size, 1 + a.depth)
 
 
 def pyomo_abs(a: Any) -> UnaryFunctionExpression:
