@@ -426,7 +426,7 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
              if warmstart else None)
     scip.hideOutput(quiet=not tee)
     try:
-        rows, extra = optimize_checked(scip, params, functools.partial(_optimize, scip),
+        rows, extra = optimize_checked(scip, params, functools.partial(optimize_scip, scip),
                                        functools.partial(_exact_rows, plugins))
     except SolverError:
         raise_plugin_failures(plugins)
@@ -465,7 +465,7 @@ def _exact_rows(plugins: list[Any], feastol: float) -> list[IntegralRow]:
             for row in plugin.exact_rows(feastol)]
 
 
-def _optimize(scip: Any) -> None:
+def optimize_scip(scip: Any) -> None:
     """SCIP's solve, its error codes as SolverError."""
     try:
         scip.optimize()
@@ -485,7 +485,7 @@ def settle_infeasible_or_unbounded(scip: Any, result: Result) -> None:
     scip.freeTransform()
     scip.setObjective(0, sense="minimize", clear=True)
     scip.setParam("limits/time", remaining)
-    _optimize(scip)
+    optimize_scip(scip)
     result.time += float(scip.getSolvingTime())
     result.nodes += int(scip.getNTotalNodes())
     if scip.getNSols() > 0:

@@ -89,6 +89,11 @@ def check_mps_data(path: Path, text: bytes) -> None:
         for number, words in _section_lines(text, name):
             if name == b"BOUNDS":
                 bound_set, values = _bound_fields(path, number, words)
+                if words[0].upper() == b"SC" and not values:
+                    raise InputError(f"{path.name}:{number}: the SC bound of "
+                                     f"{words[-1].decode(errors='replace')!r} has no value "
+                                     "(SCIP's reader fixed the column at 0, HiGHS's refuses "
+                                     "it): give its upper bound")
             else:
                 bound_set, values = _pair_fields(path, number, words, name)
             sets.setdefault(bound_set, number)
@@ -390,6 +395,7 @@ def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
         _refuse_unknown_sense(path, text)
     _check_sense(path, text, scip.getObjectiveSense() == "maximize", "SCIP")
     _check_offset(path, scip.getObjoffset(original=True), "SCIP")
+    _integer_past_binary(scip)
     bounds = _bounds_section(text)
     if _NEGATIVE_UP.search(bounds):
         _refuse_crossed_bounds(scip, path)
@@ -400,6 +406,15 @@ def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
                          "has no bound-set name: SCIP's reader reads its first word as that "
                          "name and drops the bound; give the line a name (` UP BND x 5`) or "
                          "solve with solver='highs'")
+
+
+def _integer_past_binary(scip: Any) -> None:
+    """Make a column SCIP's reader left binary with a bound past [0, 1] the integer column
+    the file declares: a MARKER integer with `UP ... inf` stayed binary with bounds [0, inf],
+    and SCIP stopped with "error in input data"."""
+    for var in scip.getVars():
+        if var.vtype() == "BINARY" and (var.getUbOriginal() > 1 or var.getLbOriginal() < 0):
+            scip.chgVarType(var, "INTEGER")
 
 
 def _refuse_unknown_sense(path: Path, text: bytes) -> None:
@@ -523,6 +538,40 @@ def check_highs_read(highs: Any, path: Path, text: bytes) -> None:
         _refuse_other_objective(path, text)
     _check_sense(path, text, lp.sense_ == highspy.ObjSense.kMaximize, "HiGHS")
     _check_offset(path, lp.offset_, "HiGHS")
+    if not _is_lp(path):
+        _semi_integer_columns(highs, text)
+
+
+def _semi_integer_columns(highs: Any, text: bytes) -> None:
+    """Make the MPS columns HiGHS read as semi-continuous semi-integer where the file
+    declares them integer (an `SC` bound on a MARKER integer column): HiGHS dropped their
+    integrality and answered 2.5 where the optimum is 3."""
+    import highspy
+    import numpy as np
+
+    lp = highs.getLp()
+    semi = [j for j, kind in enumerate(lp.integrality_)
+            if kind == highspy.HighsVarType.kSemiContinuous]
+    if not semi:
+        return
+    integers = _marker_integers(text)
+    fix = [j for j in semi if lp.col_names_[j].encode() in integers]
+    if fix:
+        kinds = np.array([highspy.HighsVarType.kSemiInteger] * len(fix))
+        highs.changeColsIntegrality(len(fix), np.array(fix, dtype=np.int32), kinds)
+
+
+def _marker_integers(text: bytes) -> set[bytes]:
+    """The columns an MPS file's COLUMNS section declares between INTORG and INTEND
+    markers."""
+    names: set[bytes] = set()
+    inside = False
+    for _, words in _section_lines(text, b"COLUMNS"):
+        if len(words) >= 3 and words[1].strip(b"'\"").upper() == b"MARKER":
+            inside = words[2].strip(b"'\"").upper() == b"INTORG"
+        elif inside:
+            names.add(words[0])
+    return names
 
 
 def _header_at(text: bytes, name: bytes) -> int:

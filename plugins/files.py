@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import time
@@ -238,7 +239,7 @@ def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any
     _set_scip_params(scip, time_limit, params)
     if progress is not None:
         progress.attach(scip, None)
-    rows, extra = optimize_checked(scip, params, scip.optimize)
+    rows, extra = optimize_checked(scip, params, functools.partial(bridge.optimize_scip, scip))
     result = scip_result(scip)
     record_first_solve(result, extra)
     if result.status is Status.INFEASIBLE_OR_UNBOUNDED:

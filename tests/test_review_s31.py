@@ -438,3 +438,41 @@ def test_malformed_program_json_is_named(body, message):
     text = body.replace("F", json.dumps(JSON_FORMAT))
     with pytest.raises(InputError, match=message):
         read_program_json(text, "p.json")
+
+
+def _mps(tmp_path, name: str, columns: str, bounds: str, rows: str = " L  c1\n",
+         rhs: str = "    RHS       c1        10.5\n", sense: str = "MAX") -> Any:
+    path = tmp_path / f"{name}.mps"
+    path.write_text(f"NAME          {name}\nOBJSENSE\n    {sense}\nROWS\n N  obj\n{rows}"
+                    f"COLUMNS\n{columns}RHS\n{rhs}BOUNDS\n{bounds}ENDATA\n")
+    return path
+
+
+INTEGER_X = ("    MARKER                 'MARKER'                 'INTORG'\n"
+             "    x         obj       1.0          c1        1.0\n"
+             "    MARKER                 'MARKER'                 'INTEND'\n"
+             "    y         obj       {y}          c1        1.0\n")
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_marker_integer_with_an_infinite_upper_bound(tmp_path, solver):
+    path = _mps(tmp_path, "inf", INTEGER_X.format(y=1.0), " UP BND       x         inf\n")
+    result = solve_file(path, solver=solver)
+    assert result.status is Status.OPTIMAL and result.objective == pytest.approx(10.5)
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_marker_integer_with_an_sc_bound_is_semi_integer(tmp_path, solver):
+    path = _mps(tmp_path, "semi", INTEGER_X.format(y=100.0),
+                " LO BND       x         2\n SC BND       x         10\n",
+                rows=" G  c1\n", rhs="    RHS       c1        2.5\n", sense="MIN")
+    result = solve_file(path, solver=solver)
+    assert result.objective == pytest.approx(3.0) and result.values["x"] == 3.0
+
+
+def test_sc_bound_without_a_value_is_refused(tmp_path):
+    columns = "    x         obj       -1.0          c1        1.0\n"
+    path = _mps(tmp_path, "sc", columns, " SC BND       x\n", sense="MIN")
+    for solver in ("scip", "highs"):
+        with pytest.raises(InputError, match="the SC bound of 'x' has no value"):
+            solve_file(path, solver=solver)
