@@ -568,8 +568,10 @@ def _finite_or_inf(value: float, infinity: float) -> float:
     return float(value)
 
 
-# SCIP real limits whose "no limit" lies below its infinity (SCIP_MEM_NOLIMIT, in MB).
+# SCIP real limits whose "no limit" lies below its infinity (SCIP_MEM_NOLIMIT, in MB), and
+# those switched off by 1e99 on either side (at 1e20 SCIP stopped at once, with no point).
 _NO_LIMIT = {"limits/memory": 8796093022207.0}
+_OFF = {"limits/primal": 1e99, "limits/dual": 1e99}
 
 
 def _set_scip_params(scip: Any, time_limit: float | None, params: Mapping[str, Any]) -> None:
@@ -583,8 +585,8 @@ def _set_scip_params(scip: Any, time_limit: float | None, params: Mapping[str, A
             real = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
             if isinstance(current, float) and real and \
                     abs(value) >= scip.infinity():  # inf, 1e30, 10**21: SCIP's "no limit"
-                value = (_NO_LIMIT.get(key, scip.infinity()) if value > 0
-                         else -scip.infinity())
+                value = _OFF.get(key) or (_NO_LIMIT.get(key, scip.infinity()) if value > 0
+                                          else -scip.infinity())
             _check_scip_param_type(key, value, current)
             with capture_output(capture_fd=True) as said:  # SCIP's C error lines, if any
                 scip.setParam(key, value)

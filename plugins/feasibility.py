@@ -70,14 +70,16 @@ def _row_miss(con: pyo.Constraint, tol: float) -> float:
 
 def _sos_miss(sos: pyo.SOSConstraint, tol: float) -> float:
     """How much of the members' total |value| lies outside the best run of `level`
-    neighbours (in weight order) that an SOS of that level allows to be nonzero: 0 when the
-    point meets it within `tol`, inf where a member has no value."""
+    neighbours (in weight order) that an SOS of that level allows to be nonzero (a member
+    within `tol` of 0 counts as 0): 0 when the point meets it, inf where a member has no
+    value."""
     values = [var.value for var, _ in sorted(sos.get_items(), key=lambda item: item[1])]
     if any(value is None for value in values):
         return math.inf
     sizes = [abs(float(value)) for value in values]
     if not all(math.isfinite(size) for size in sizes):
         return math.inf
+    sizes = [size if size > tol else 0.0 for size in sizes]  # zero within tol, as SCIP's
     window = max(1, int(sos.level))
     kept = max((sum(sizes[i:i + window]) for i in range(max(1, len(sizes) - window + 1))),
                default=0.0)

@@ -30,6 +30,8 @@ _LONG_WORD = re.compile(rb"\S{%d,}" % (SCIP_NAME_LIMIT + 1))
 _LONG_LP_NAME = re.compile(rb"[^\s+\-*/^<>=:\[\]]{%d,}" % (SCIP_NAME_LIMIT + 1))
 _MPS_SENSE = re.compile(rb"^OBJSENSE\b[ \t]*(?:\r?\n[ \t]+)?(\w*)", re.M | re.I)
 _LP_FIRST_WORD = re.compile(rb"\A(?:[ \t]*(?:\\[^\n]*)?\r?\n)*[ \t]*([A-Za-z]+)")
+_SCIP_READER_NAMES = re.compile(rb"(?<![\w.])(quadobjvar|qmatrixvar)(?![\w.])")
+_LP_FIRST_TOKEN = re.compile(rb"\A(?:[ \t]*(?:\\[^\n]*)?\r?\n)*[ \t]*([^\s\\]+)")
 _LP_MAXIMIZE = {b"max", b"maximize", b"maximise", b"maximum"}
 _LP_MINIMIZE = {b"min", b"minimize", b"minimise", b"minimum"}
 _FREE_ROW = re.compile(rb"^[ \t]*N[ \t]+(\S+)[ \t]*\r?$", re.M)
@@ -56,6 +58,10 @@ def checked_text(path: Path) -> bytes:
     text = file_text(path)
     refuse_misnamed(path, text)
     if _is_lp(path):
+        if text.startswith(b"\xef\xbb\xbf"):
+            raise InputError(f"{path.name} starts with a byte-order mark (UTF-8 BOM): SCIP's "
+                             "LP reader then drops the objective, HiGHS's refuses the file; "
+                             "save it without one")
         check_lp_binaries(path, text)
     else:
         check_mps_data(path, text)
@@ -393,6 +399,11 @@ def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
                          "it or solve with solver='highs'")
     if _is_lp(path):
         _refuse_unknown_sense(path, text)
+    own = _SCIP_READER_NAMES.search(text)
+    if own is not None:
+        raise InputError(f"{path.name} names a column {own.group(1).decode()!r}, the name "
+                         "SCIP's reader gives the variable it adds for a quadratic objective "
+                         "(it took one for the other): rename it")
     _check_sense(path, text, scip.getObjectiveSense() == "maximize", "SCIP")
     _check_offset(path, scip.getObjoffset(original=True), "SCIP")
     _integer_past_binary(scip)
@@ -420,15 +431,18 @@ def _integer_past_binary(scip: Any) -> None:
 def _refuse_unknown_sense(path: Path, text: bytes) -> None:
     """An InputError for an LP file opening with a word that is neither an objective sense
     nor a section (`maxim`): SCIP's reader dropped the objective and solved the rest."""
-    found = _LP_FIRST_WORD.match(text)
-    if found is None:
+    found = _LP_FIRST_TOKEN.match(text)
+    if found is None:  # nothing but blank lines and comments
         return
-    word = found.group(1).lower()
+    token = found.group(1)
+    word = re.match(rb"[A-Za-z]*", token).group(0).lower()
     line = text.rfind(b"\n", 0, found.start(1)) + 1
-    if word in _LP_MAXIMIZE or word in _LP_MINIMIZE or _LP_SECTION.match(text, line):
+    if word and (word in _LP_MAXIMIZE or word in _LP_MINIMIZE
+                 or _LP_SECTION.match(text, line)):
         return
-    raise InputError(f"{path.name} opens with {word.decode()!r}, no objective sense: "
-                     "SCIP's reader dropped the objective; spell it Maximize or Minimize")
+    shown = token[:20].decode(errors="replace")
+    raise InputError(f"{path.name} opens with {shown!r}, no objective sense: SCIP's reader "
+                     "dropped the objective; begin with Maximize or Minimize")
 
 
 def _bounds_section(text: bytes) -> bytes:

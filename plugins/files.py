@@ -262,7 +262,8 @@ _OBJECTIVE_EPIGRAPHS = {"quadobjvar": "quadobj", "qmatrixvar": "qmatrix"}
 
 def _file_variables(scip: Any) -> list[Any]:
     """SCIP's variables less the epigraph variable its reader adds for a quadratic objective
-    (the last of that name, beside its nonlinear row): the file has no such variable."""
+    (beside its nonlinear row): the file has no such variable (`check_scip_read` refuses a
+    file that names one)."""
     variables = list(scip.getVars())
     rows = {cons.name for cons in scip.getConss() if cons.getConshdlrName() == "nonlinear"}
     for var_name, row_name in _OBJECTIVE_EPIGRAPHS.items():

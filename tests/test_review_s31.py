@@ -13,9 +13,10 @@ import pyomo.environ as pyo
 import pytest
 from bench_loader import bench
 
-from coplug.formulations.bbo import load, to_pyomo
+from coplug.formulations.bbo import load, numpy_evaluator, pyomo_script, to_pyomo
 from coplug.formulations.bbo.certify import certify
 from coplug.formulations.bbo.export import JSON_FORMAT, read_program_json
+from coplug.formulations.bbo.pyomo_model import pyomo_objective_at
 from coplug.formulations.mip_families import mknapsack
 from coplug.formulations.tsp import is_tour
 from coplug.plugins import (
@@ -476,3 +477,54 @@ def test_sc_bound_without_a_value_is_refused(tmp_path):
     for solver in ("scip", "highs"):
         with pytest.raises(InputError, match="the SC bound of 'x' has no value"):
             solve_file(path, solver=solver)
+
+
+@pytest.mark.parametrize("opening", ["\ufeffMaximize\n obj: x + 2 y\n", "- x - 2 y\n",
+                                     "3 x + 2 y\n"])
+def test_lp_file_opening_with_no_sense_word_is_refused(tmp_path, opening):
+    path = tmp_path / "f.lp"
+    path.write_bytes(f"{opening}Subject To\n c1: x + y <= 4\nEnd\n".encode())
+    with pytest.raises(InputError, match="byte-order mark|no objective sense"):
+        solve_file(path, solver="scip")
+
+
+def test_lp_file_naming_scips_objective_variable_is_refused(tmp_path):
+    path = tmp_path / "q.lp"
+    path.write_text("Minimize\n obj: x + quadobjvar + [ x ^ 2 ] / 2\nSubject To\n"
+                    " c1: x + quadobjvar >= 1.5\nBounds\n -10 <= x <= 10\nEnd\n")
+    with pytest.raises(InputError, match="names a column 'quadobjvar'"):
+        solve_file(path, solver="scip")
+
+
+@pytest.mark.parametrize(("key", "value"), [("limits/primal", math.inf),
+                                            ("limits/primal", 10**21),
+                                            ("limits/dual", -math.inf)])
+def test_scip_primal_and_dual_limits_at_infinity_are_off(key, value):
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Integers, bounds=(0, 2))
+    m.o = pyo.Objective(expr=-m.x)
+    result = solve(m, **{key: value})
+    assert result.status is Status.OPTIMAL and result.objective == -2.0
+
+
+def test_sos_members_within_tolerance_of_zero_count_as_zero():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(4), bounds=(0, 1))
+    m.s = pyo.SOSConstraint(var=m.x, sos=1)
+    for i, value in enumerate((1.0, 5e-7, 5e-7, 5e-7)):
+        m.x[i].set_value(value)
+    assert infeasibilities(m) == {}
+    m.x[3].set_value(2e-6)
+    assert infeasibilities(m) == {"s": pytest.approx(2e-6)}
+
+
+def test_script_export_of_a_long_sum_and_a_deep_line_compiles():
+    rng = np.random.default_rng(1)
+    deep = "-abs(" * 150 + "x[0] - 0.5" + ")" * 150 + "\n"  # 300 parentheses as a script
+    for text, dim in (("sum(sin(x))\n", 300), (deep, 2)):
+        program = load(text, dim, -2.0, 2.0)
+        scope: dict[str, Any] = {"__name__": "exported"}
+        exec(compile(pyomo_script(program), "<script>", "exec"), scope)
+        points = rng.uniform(-2, 2, size=(3, dim))
+        values = [pyomo_objective_at(scope["model"], point) for point in points]
+        assert np.allclose(values, numpy_evaluator(program)(points), rtol=1e-12, atol=1e-12)

@@ -29,15 +29,39 @@ from coplug.formulations.bbo.pyomo_model import (
 from coplug.formulations.bbo.validate import load
 from coplug.plugins.errors import InputError, UnsupportedModelError
 
+# Python's parser takes at most 200 nested parentheses: a text nesting deeper than this is
+# written to a local name first (a sum over 300 dimensions did not compile).
+TEXT_DEPTH = 100
+
 
 class _TextAlgebra:
     """Builds Python source text of Pyomo expressions (for the exported script); the
-    auxiliary variables get the bounds and shifts `to_pyomo` gave them, in the same order."""
+    auxiliary variables get the bounds and shifts `to_pyomo` gave them, in the same order.
+    Sums and products are written flat, `(a + b - c)`, and a text nesting past TEXT_DEPTH
+    parentheses goes to a local name."""
 
     def __init__(self, records: list[tuple[tuple[float | None, float | None], float]]) -> None:
         self.lines: list[str] = []
         self.records = records
         self.aux = 0
+        self.depth: dict[str, int] = {}  # parentheses nesting of each text written
+        self.chain: dict[str, str] = {}  # a flat sum's or product's text: "+" or "*"
+        self.temps = 0
+
+    def _depth(self, a: Any) -> int:
+        """How deep a text nests its parentheses (0 for names and constants)."""
+        return self.depth.get(a, 0) if isinstance(a, str) else 0
+
+    def _kept(self, text: str, depth: int, chain: str | None = None) -> str:
+        """`text`, or a local name it is assigned to where it nests past TEXT_DEPTH."""
+        if depth > TEXT_DEPTH:
+            self.temps += 1
+            self.lines.append(f"_t{self.temps} = {text}")
+            return f"_t{self.temps}"
+        self.depth[text] = depth
+        if chain is not None:
+            self.chain[text] = chain
+        return text
 
     def lit(self, a: Any) -> str:
         """Source text of a float constant or an expression's text; a negative constant is
@@ -71,14 +95,21 @@ class _TextAlgebra:
         return f"m.e_{name}"
 
     def neg(self, a: str) -> str:
-        return f"(-{a})"
+        return self._kept(f"(-{a})", 1 + self._depth(a))
 
     def binary(self, op: str, a: Any, b: Any) -> str:
         sym = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**"}[op]
-        return f"({self.lit(a)} {sym} {self.lit(b)})"
+        chain = {"add": "+", "sub": "+", "mul": "*", "div": "*"}.get(op)
+        left, right = self.lit(a), self.lit(b)
+        if chain is not None and self.chain.get(left) == chain:  # Python reads left to right
+            return self._kept(f"{left[:-1]} {sym} {right})",
+                              max(self._depth(left), 1 + self._depth(right)), chain)
+        return self._kept(f"({left} {sym} {right})",
+                          1 + max(self._depth(left), self._depth(right)), chain)
 
     def unary(self, op: str, a: Any) -> str:
-        return f"_abs({a})" if op == "abs" else f"pyo.{op}({a})"
+        text = f"_abs({a})" if op == "abs" else f"pyo.{op}({a})"
+        return self._kept(text, 1 + self._depth(a))
 
 
 def pyomo_script(program: Program, name: str = "bbo_program") -> str:
