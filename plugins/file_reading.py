@@ -30,6 +30,7 @@ _LONG_WORD = re.compile(rb"\S{%d,}" % (SCIP_NAME_LIMIT + 1))
 _LONG_LP_NAME = re.compile(rb"[^\s+\-*/^<>=:\[\]]{%d,}" % (SCIP_NAME_LIMIT + 1))
 _MPS_SENSE = re.compile(rb"^OBJSENSE\b[ \t]*(?:\r?\n[ \t]+)?(\w*)", re.M | re.I)
 _LP_FIRST_WORD = re.compile(rb"\A(?:[ \t]*(?:\\[^\n]*)?\r?\n)*[ \t]*([A-Za-z]+)")
+_INFINITE_BOUND = re.compile(rb"(?i)[ \t][-+]?inf(?:inity)?[ \t]*\r?$", re.M)
 _SCIP_READER_NAMES = re.compile(rb"(?<![\w.])(quadobjvar|qmatrixvar)(?![\w.])")
 _LP_FIRST_TOKEN = re.compile(rb"\A(?:[ \t]*(?:\\[^\n]*)?\r?\n)*[ \t]*([^\s\\]+)")
 _LP_MAXIMIZE = {b"max", b"maximize", b"maximise", b"maximum"}
@@ -406,8 +407,9 @@ def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
                          "(it took one for the other): rename it")
     _check_sense(path, text, scip.getObjectiveSense() == "maximize", "SCIP")
     _check_offset(path, scip.getObjoffset(original=True), "SCIP")
-    _integer_past_binary(scip)
     bounds = _bounds_section(text)
+    if _INFINITE_BOUND.search(bounds):  # the one case: no pass over every column otherwise
+        _integer_past_binary(scip)
     if _NEGATIVE_UP.search(bounds):
         _refuse_crossed_bounds(scip, path)
         _refuse_lost_upper(scip, path, bounds)

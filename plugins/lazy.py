@@ -132,7 +132,7 @@ def linear_row(expr: Any) -> LinearRow:
     else:
         raise InputError(
             f"a lazy constraint must be a relational expression like `sum(...) <= k`, got "
-            f"{_shown(expr)} ({type(expr).__name__})"
+            f"{shown_expression(expr)} ({type(expr).__name__})"
         )
     terms = linear_terms(body)
     if terms is None:
@@ -453,7 +453,7 @@ class _LazyHandler(Conshdlr):
             scip.addVarLocksType(var, locktype, both, both)
 
 
-def _shown(expr: Any) -> str:
+def shown_expression(expr: Any) -> str:
     """A Pyomo expression as written (`x[0] + x[1]`, at most 200 characters); anything
     else by its repr."""
     text = str(expr) if hasattr(expr, "is_expression_type") else repr(expr)

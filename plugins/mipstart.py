@@ -19,6 +19,7 @@ import numpy as np
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError
 from coplug.plugins.interrupts import capture_output
+from coplug.plugins.lazy import shown_expression
 
 NO_VALUES = ("no variable has a value: warmstart=True passes the values already in the "
              "Pyomo variables (solve once, or set them, first)")
@@ -106,9 +107,8 @@ def _lazy_row(plugins: Iterable[Any]) -> str | None:
     for plugin in plugins:
         row = getattr(plugin, "last_rejected", None)
         if row is not None:
-            text = str(row.expr)
-            text = text if len(text) <= 200 else text[:197] + "..."
-            return f"the lazy row {text} of {getattr(plugin, 'name', plugin)!r}"
+            return (f"the lazy row {shown_expression(row.expr)} of "
+                    f"{getattr(plugin, 'name', plugin)!r}")
     return None
 
 
