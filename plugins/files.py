@@ -41,8 +41,8 @@ from coplug.plugins.highs_backend import (
     highs_options,
     mip_tolerance,
     objective_scale,
+    quadratic_ray,
     solution_limit_status,
-    strictly_convex,
     threads_option,
     user_interrupt,
 )
@@ -357,10 +357,10 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
         raise SolverError(f"HiGHS stopped with an error (model status "
                           f"{highs.modelStatusToString(highs.getModelStatus())!r}); rerun "
                           "with tee=True for its log")
-    if status is Status.UNBOUNDED and strictly_convex(highs):
-        raise SolverError(f"HiGHS called {path.name}, whose quadratic objective is strictly "
-                          "convex, unbounded, which such a model never is; solve it with "
-                          "solver='scip'")
+    if status is Status.UNBOUNDED and not quadratic_ray(highs):
+        raise SolverError(f"HiGHS called {path.name} unbounded, but no direction its rows "
+                          "and bounds allow lowers its convex quadratic objective without "
+                          "bound; solve it with solver='scip'")
     if highs.getModelStatus() == highspy.HighsModelStatus.kSolutionLimit:
         status = solution_limit_status(highs, has_solution)
     if status is Status.UNKNOWN and has_solution:

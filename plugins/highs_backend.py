@@ -41,6 +41,7 @@ from coplug.plugins.highs_rows import (
     lp_certificate,
     misjudged,
     point_violations,
+    row_matrix,
     solution_violations,
     symmetric_hessian,
     tightened_tolerance,
@@ -61,6 +62,7 @@ from coplug.plugins.linear_terms import plainly_linear
 from coplug.plugins.mipstart import highs_mip_start
 from coplug.plugins.results import Result, Status
 from coplug.plugins.row_scaling import highs_row_factors, scale_highs_rows
+from coplug.plugins.stationarity import improving_ray
 from coplug.plugins.varmap import INTEGER_SNAP, snapped
 
 T = TypeVar("T")
@@ -540,10 +542,11 @@ def run_highs(opt: Any, model: pyo.Block, *, plugins: list[Any], time_limit: flo
             f"{highs.modelStatusToString(highs.getModelStatus())!r}); rerun with tee=True "
             "for its log"
         )
-    if status is Status.UNBOUNDED and strictly_convex(highs):
-        raise SolverError("HiGHS called a model with a strictly convex quadratic objective "
-                          "unbounded, which such a model never is (it did so for min x**2 - "
-                          "2e7 x); solve it with solver='scip'")
+    if status is Status.UNBOUNDED and not quadratic_ray(highs):
+        raise SolverError("HiGHS called a model with a convex quadratic objective unbounded, "
+                          "but no direction its rows and bounds allow lowers the objective "
+                          "without bound (it did so for min x**2 - 2e7 x); solve it with "
+                          "solver='scip'")
     StaleFlagManager.mark_all_as_stale()
     if has_solution:
         _load_snapped(opt)
@@ -569,7 +572,10 @@ def run_highs(opt: Any, model: pyo.Block, *, plugins: list[Any], time_limit: flo
     if factors is not None:
         result.extra["scaled_rows"] = int(np.count_nonzero(factors != 1.0))
     result.nodes += checked.get("first_solve", {}).get("nodes", 0)
-    if "duality_gap" in checked:
+    if "duality_gap" in checked and has_solution and _ray(highs) is True:
+        unbounded_qp(result, model)
+        has_solution = False
+    elif "duality_gap" in checked:
         flag_duality_gap(result)
     if has_solution:
         _check_rows(opt, result, rows, view)
@@ -612,6 +618,33 @@ def _solve_checked(opt: Any, model: pyo.Block, time_limit: float | None,
     if scale is not None:
         checked["user_objective_scale"] = scale
     return results, status, checked
+
+
+def quadratic_ray(highs: Any) -> bool:
+    """Whether HiGHS's model can be unbounded as it says: an LP (no Hessian), or a QP with an
+    improving ray (`stationarity.improving_ray`; where that LP fails HiGHS is believed). A
+    strictly convex one never is."""
+    return _ray(highs) is not False
+
+
+def _ray(highs: Any) -> bool | None:
+    """Whether HiGHS's QP has an improving ray (`stationarity.improving_ray`); None for an
+    LP, or where that cannot be said."""
+    import highspy
+
+    model = highs.getModel()
+    if int(model.hessian_.dim_) == 0:
+        return None
+    if strictly_convex(highs):
+        return False
+    lp = model.lp_
+    sign = -1.0 if lp.sense_ == highspy.ObjSense.kMaximize else 1.0
+    return improving_ray(sign * np.asarray(lp.col_cost_, dtype=float),
+                         sign * symmetric_hessian(model.hessian_), row_matrix(lp),
+                         np.asarray(lp.row_lower_, dtype=float),
+                         np.asarray(lp.row_upper_, dtype=float),
+                         np.asarray(lp.col_lower_, dtype=float),
+                         np.asarray(lp.col_upper_, dtype=float))
 
 
 def strictly_convex(highs: Any, largest: int = 3000) -> bool:
@@ -820,6 +853,17 @@ def recheck_lp(highs: Any, params: Mapping[str, Any], time_left: float | None,
             return again, extra
     extra["duality_gap"] = {"gap": found.gap, "relative": found.gap / found.scale}
     return again, extra
+
+
+def unbounded_qp(result: Result, model: pyo.Block) -> None:
+    """Status `unbounded` for a QP HiGHS called optimal at a point its duals do not prove,
+    where an improving ray exists: HiGHS called 17 of 23 random unbounded convex QPs optimal
+    (at some point far out), which `feasible` had left as an answer."""
+    warn_at_caller("HiGHS called the model optimal, but its duals do not prove the point and "
+                   "a direction its rows and bounds allow lowers the quadratic objective "
+                   "without bound: the model is unbounded")
+    result.status, result.objective, result.has_solution = Status.UNBOUNDED, None, False
+    result.bound = _bound(None, Status.UNBOUNDED, model)
 
 
 def flag_duality_gap(result: Result) -> None:

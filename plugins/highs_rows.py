@@ -53,7 +53,7 @@ def _integer_columns(lp: Any) -> np.ndarray:
                     dtype=bool)
 
 
-def _row_matrix(lp: Any) -> Any:
+def row_matrix(lp: Any) -> Any:
     """The constraint matrix as scipy CSR, whichever way HiGHS stores it."""
     import highspy
     from scipy.sparse import csc_matrix, csr_matrix
@@ -101,7 +101,7 @@ class RowView:
     @functools.cached_property
     def matrix(self) -> Any:
         """The constraint matrix as scipy CSR, its rows as written."""
-        matrix = _row_matrix(self.lp)
+        matrix = row_matrix(self.lp)
         return matrix if self.written is None else (sp.diags(self.written) @ matrix).tocsr()
 
     @functools.cached_property
@@ -250,7 +250,7 @@ def lp_certificate(highs: Any) -> Certificate | None:
     quadratic = bool(int(model.hessian_.dim_))
     full = symmetric_hessian(model.hessian_) if quadratic else sp.csc_matrix((len(x), len(x)))
     gradient = costs + full @ x
-    sides = (_row_matrix(lp), np.asarray(lp.row_lower_, dtype=float),
+    sides = (row_matrix(lp), np.asarray(lp.row_lower_, dtype=float),
              np.asarray(lp.row_upper_, dtype=float), np.asarray(lp.col_lower_, dtype=float),
              np.asarray(lp.col_upper_, dtype=float))
     terms = (np.abs(costs) + abs(full) @ np.abs(x), sign * full)

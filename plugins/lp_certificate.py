@@ -24,8 +24,9 @@ import numpy as np
 import scipy.sparse as sp
 
 # A pair certifies optimality when the gap is at most this fraction of the objective's
-# scale (|g|.|x| plus |A'||y|.|x|; for a QP the size of the gradient's terms, |c| + |H||x|,
-# in place of |g|, which vanishes at an interior optimum of an objective of 8.8e3).
+# scale (|g|.|x| plus |A'||y|.|x|; for a QP at least |c'x| + |x'Hx|, since g vanishes at an
+# interior optimum: an objective of -8773 was judged on a scale of 1, while the size of the
+# gradient's terms, |c| + |H||x|, let an ill-conditioned QP 163 off its optimum through).
 GAP_TOL = 1e-6
 # A reduced cost this small relative to the terms that sum to it counts as zero (the
 # solvers' own dual tolerances are 1e-7 absolute) unless its column sits on the bound it
@@ -106,8 +107,10 @@ def certify(gradient: np.ndarray, x: np.ndarray, matrix: sp.csr_matrix,
     row_max = row_terms[worst_row] if worst_row >= 0 else 0.0
     col_max = col_terms[worst_col] if worst_col >= 0 else 0.0
     worst = ("row", worst_row) if row_max >= col_max else ("column", worst_col)
-    size = np.abs(gradient) if quadratic is None else np.maximum(np.abs(gradient), quadratic[0])
-    scale = max(1.0, float(size @ np.abs(x) + terms @ np.abs(x)))  # a QP's gradient cancels
+    scale = max(1.0, float(np.abs(gradient) @ np.abs(x) + terms @ np.abs(x)))
+    if quadratic is not None:  # the gradient vanishes at an interior optimum: the objective's
+        curvature = float(x @ (quadratic[1] @ x))  # own terms, c'x and x'Hx, set the scale
+        scale = max(scale, abs(float(gradient @ x) - curvature) + abs(curvature))
     return Certificate(duals=np.nan_to_num(y), reduced=reduced,
                        gap=float(row_terms.sum() + col_terms.sum()), scale=scale, worst=worst)
 

@@ -18,11 +18,11 @@ import scipy.sparse as sp
 
 from coplug.plugins.duals import min_form, qp_gradient, read_qp
 
-# A direction lowering the objective faster than this, relative to max(1, the size of the
-# gradient's terms), refutes the point: loose, since SCIP's outer approximation leaves a
-# QP's point about sqrt(1e-6) from the optimum (a constrained QP's fell at 3e-5 of 8); rows
-# and bounds within ACTIVE_TOL (relative to max(1, |side|): SCIP's feasibility tolerance) of
-# a side count as active.
+# A direction lowering the objective faster than this, relative to the size of the
+# gradient's terms (no floor: a linear term of 1e-3 fell at 1e-3), refutes the point; loose,
+# since SCIP's outer approximation leaves a QP's point about sqrt(1e-6) from the optimum (a
+# constrained QP's fell at 3e-5 of 8). Rows and bounds within ACTIVE_TOL (relative to
+# max(1, |side|): SCIP's feasibility tolerance) of a side count as active.
 DESCENT_TOL = 1e-3
 ACTIVE_TOL = 1e-6
 
@@ -42,7 +42,7 @@ def descent(model: pyo.Block, value: Callable[[Any], float]) -> str | None:
         return None
     gradient, size, _ = qp_gradient(lp, form, x)
     fall = _steepest_fall(gradient, x, form)
-    if fall is None or fall >= -DESCENT_TOL * max(1.0, float(size.sum())):
+    if fall is None or fall >= -DESCENT_TOL * float(size.sum()) or fall >= 0.0:
         return None
     return (f"the objective falls at rate {-fall:.3g} along a direction the active rows and "
             "bounds allow, so the point is no local optimum")
@@ -70,3 +70,43 @@ def _near(values: np.ndarray, sides: np.ndarray) -> np.ndarray:
     finite = np.isfinite(sides)
     gap = np.abs(values - np.where(finite, sides, 0.0))
     return finite & (gap <= ACTIVE_TOL * np.maximum(1.0, np.abs(np.where(finite, sides, 0.0))))
+
+
+# A ray must lower the objective by more than this share of |c|_1 per unit step, within the
+# null space of H: the eigenvectors whose eigenvalues are within NULL_TOL of the largest in
+# size (rounding leaves a true 0 near 1e-16 of it; a flat-looking 2e-8 still bounds the QP).
+RAY_TOL = 1e-9
+NULL_TOL = 1e-9
+# Past this many columns the null space is not computed (a dense eigendecomposition).
+RAY_COLUMNS = 3000
+
+
+def improving_ray(costs: np.ndarray, hessian: sp.spmatrix, matrix: sp.spmatrix,
+                  row_lower: np.ndarray, row_upper: np.ndarray, col_lower: np.ndarray,
+                  col_upper: np.ndarray) -> bool | None:
+    """Whether the convex QP min c'x + x'Hx/2 over its rows and bounds has a direction d in
+    [-1, 1]^n that its rows and bounds allow for ever (the recession cone) with H d = 0
+    and c'd < 0, along which it falls without bound; None where it cannot say (past
+    RAY_COLUMNS columns, or the LP solver fails). HiGHS called a bounded QP unbounded whose
+    one flat direction a bound blocks."""
+    n = len(costs)
+    if n > RAY_COLUMNS:
+        return None
+    eigenvalues, vectors = np.linalg.eigh(sp.csr_matrix(hessian).toarray())
+    size = float(np.abs(eigenvalues).max()) if n else 0.0
+    curved = vectors[:, np.abs(eigenvalues) > NULL_TOL * size] if size > 0 else vectors[:, :0]
+    if curved.shape[1] == n:
+        return False  # strictly convex: no flat direction at all
+    a = sp.csr_matrix(matrix)
+    rows = sp.vstack([a[np.isfinite(row_upper)], -a[np.isfinite(row_lower)]]).tocsr()
+    lower = np.where(np.isfinite(col_lower), 0.0, -1.0)
+    upper = np.where(np.isfinite(col_upper), 0.0, 1.0)
+    found = scipy.optimize.linprog(
+        costs, A_ub=rows if rows.shape[0] else None,
+        b_ub=np.zeros(rows.shape[0]) if rows.shape[0] else None,
+        A_eq=curved.T if curved.shape[1] else None,
+        b_eq=np.zeros(curved.shape[1]) if curved.shape[1] else None,
+        bounds=np.column_stack([lower, np.maximum(lower, upper)]), method="highs")
+    if found.status != 0:
+        return None
+    return bool(found.fun < -RAY_TOL * max(float(np.abs(costs).sum()), 1e-300))

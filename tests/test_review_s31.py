@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pyomo.environ as pyo
 import pytest
+import scipy.sparse as sp
 from bench_loader import bench
 
 from coplug.formulations.bbo import load, numpy_evaluator, pyomo_script, to_pyomo
@@ -28,9 +29,9 @@ from coplug.plugins import (
     solve_file,
 )
 from coplug.plugins.benders import BendersCuts, Subproblem
-from coplug.plugins.errors import InputError, UnsupportedModelError
+from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
 from coplug.plugins.pmvb_prefix import solve_pmvb_prefix
-from coplug.plugins.stationarity import descent
+from coplug.plugins.stationarity import descent, improving_ray
 
 
 def test_is_tour_refuses_bools_that_numpy_makes_integers():
@@ -528,3 +529,92 @@ def test_script_export_of_a_long_sum_and_a_deep_line_compiles():
         points = rng.uniform(-2, 2, size=(3, dim))
         values = [pyomo_objective_at(scope["model"], point) for point in points]
         assert np.allclose(values, numpy_evaluator(program)(points), rtol=1e-12, atol=1e-12)
+
+
+def test_improving_ray_needs_a_flat_direction_the_bounds_leave_open():
+    def ray(hessian: list[float], upper: float) -> bool | None:
+        return improving_ray(np.array([0.0, -1.0]), sp.diags(hessian), sp.csr_matrix((0, 2)),
+                             np.zeros(0), np.zeros(0), np.full(2, -np.inf),
+                             np.array([np.inf, upper]))
+
+    assert ray([1.0, 0.0], np.inf) is True
+    assert ray([1.0, 0.0], 5.0) is False  # the bound blocks the flat direction
+    assert ray([1.0, 2e-8], np.inf) is False  # curved, however little: bounded
+    assert ray([1.0, 1.0], np.inf) is False
+
+
+SINGULAR_H = [
+    [215.7464466445887, -86.24824744417808, 172.33882784517675, -159.30838643267592,
+     123.9017515727323, 28.344909690877465],
+    [-86.24824744417808, 418.3772763613799, 44.52210967816857, -132.27465022645026,
+     152.90633518260898, 95.7535977001264],
+    [172.33882784517675, 44.52210967816857, 172.78070795355558, -216.17916819678152,
+     171.84616585898343, 56.02586985393745],
+    [-159.30838643267592, -132.27465022645026, -216.17916819678152, 816.2898321516598,
+     -446.8894234452696, -109.29720734210447],
+    [123.9017515727323, 152.90633518260898, 171.84616585898343, -446.8894234452696,
+     284.043651914044, 86.93910619293719],
+    [28.344909690877465, 95.7535977001264, 56.02586985393745, -109.29720734210447,
+     86.93910619293719, 35.49220238547253]]
+
+
+def test_highs_unbounded_on_a_bounded_singular_qp_is_refused():
+    """A probe's random QP: its one flat direction is blocked by bounds; SCIP finds -1215.5."""
+    c = [-3.483221062992647, -1.133162729476088, 10.099503614363064, 13.706796822834308,
+         13.74368502472741, -7.1905612962457095]
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(6))
+    for j, upper in ((2, 4.517439171856051), (3, -4.613115473333783),
+                     (4, -0.12419664520426243), (5, -2.422799233924059)):
+        m.x[j].setub(upper)
+    m.x[5].setlb(-4.793098165512337)
+    m.x[1].fix(-0.8241703337791103)
+    f = 0.5 * sum(SINGULAR_H[i][j] * m.x[i] * m.x[j] for i in range(6) for j in range(6))
+    m.o = pyo.Objective(expr=-(f + sum(c[j] * m.x[j] for j in range(6)) - 5.828573290561745),
+                        sense=pyo.maximize)
+    with pytest.raises(SolverError, match="no direction its rows and bounds allow"):
+        solve(m, solver="highs")
+
+
+def test_highs_unbounded_convex_qp_it_calls_optimal_is_unbounded():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var()
+    m.y = pyo.Var()
+    m.c = pyo.Constraint(expr=m.x - m.y <= 3)
+    m.o = pyo.Objective(expr=(m.x - m.y) ** 2 + 0.5 * m.x + 0.25 * m.y)
+    result = solve(m, solver="highs")
+    assert result.status is Status.UNBOUNDED and result.bound == -math.inf
+
+
+@pytest.mark.parametrize("b", [1e-3, 5e-4])
+def test_first_order_check_sees_small_linear_terms(b):
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var()
+    m.y = pyo.Var()
+    m.o = pyo.Objective(expr=(0.01 * m.x - m.y) ** 2 + b * m.x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert solve(m, solver="scip", time_limit=60).status is Status.UNBOUNDED
+
+
+def test_ill_conditioned_qp_off_its_optimum_is_not_certified():
+    """HiGHS stops 12.4 short of -168032.58 (2e-5 of the objective's terms)."""
+    rng = np.random.default_rng(6)
+    n = int(rng.integers(2, 6))
+    q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    hessian = (q * 10.0 ** rng.uniform(-5, 2, size=n)) @ q.T
+    hessian = (hessian + hessian.T) / 2
+    c = rng.normal(size=n) * 10 ** rng.uniform(-3, 1)
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(n))
+    m.o = pyo.Objective(expr=0.5 * sum(float(hessian[i, j]) * m.x[i] * m.x[j]
+                                       for i in range(n) for j in range(n))
+                        + sum(float(c[i]) * m.x[i] for i in range(n)))
+    best = float(-0.5 * c @ np.linalg.solve(hessian, c))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = solve(m, solver="highs")
+    if result.status is Status.OPTIMAL:
+        assert result.objective == pytest.approx(best, rel=1e-5)
+    else:
+        assert result.status is Status.FEASIBLE and result.objective > best + 1e-6 * abs(best)
