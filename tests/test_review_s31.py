@@ -618,3 +618,30 @@ def test_ill_conditioned_qp_off_its_optimum_is_not_certified():
         assert result.objective == pytest.approx(best, rel=1e-5)
     else:
         assert result.status is Status.FEASIBLE and result.objective > best + 1e-6 * abs(best)
+
+
+def _two_free(expr) -> pyo.ConcreteModel:
+    m = pyo.ConcreteModel()
+    m.x, m.y = pyo.Var(), pyo.Var()
+    m.z = pyo.Var(bounds=(0, 1))
+    m.o = pyo.Objective(expr=expr(m))
+    return m
+
+
+def test_a_curved_direction_however_flat_is_no_ray():
+    """1e4 x**2 + 1e-6 y**2 - y is bounded (-2.5e5 at y = 5e5): 1e-10 of the largest
+    curvature was taken for a flat direction and the model called unbounded."""
+    m = _two_free(lambda m: 1e4 * m.x ** 2 + 1e-6 * m.y ** 2 - m.y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = solve(m, solver="highs")
+    assert result.status is not Status.UNBOUNDED
+    assert result.objective >= -2.5e5 - 1e-3
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_a_ray_is_seen_past_a_large_cost_on_a_column_at_its_bound(solver):
+    m = _two_free(lambda m: (m.x - m.y) ** 2 - 0.1 * m.x - 0.1 * m.y + 1e9 * m.z)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert solve(m, solver=solver, time_limit=60).status is Status.UNBOUNDED
