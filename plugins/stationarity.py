@@ -4,7 +4,9 @@ objective, whether or not the QP is convex. SCIP called `min (0.01 x - y)**2 + 0
 free x, y optimal at x = y = 0, where the gradient is (0.01, 0): its point is no local
 optimum, and the model is unbounded. The check is one LP over the directions d in [-1, 1]^n
 that the active rows and bounds allow, min g'd; it only says where to look
-(`coplug.plugins.nonlinear_optimum` then searches boxes around the point)."""
+(`coplug.plugins.nonlinear_optimum` then searches boxes around the point). `improving_ray`
+is the same kind of fact for a convex QP as a whole: whether a direction of H's null space
+lowers it without bound, which decides HiGHS's "unbounded" (and its unproven "optimal")."""
 
 from __future__ import annotations
 
