@@ -41,9 +41,11 @@ from coplug.plugins.highs_backend import (
     highs_options,
     mip_tolerance,
     objective_scale,
+    qp_ray,
     quadratic_ray,
     solution_limit_status,
     threads_option,
+    unbounded_qp,
     user_interrupt,
 )
 from coplug.plugins.highs_rows import RowView, highs_integral_rows, solution_violations
@@ -380,7 +382,10 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
         has_solution=has_solution,
         extra=extra,
     )
-    if "duality_gap" in extra:
+    if "duality_gap" in extra and has_solution and qp_ray(highs) is True:
+        unbounded_qp(result, highs)
+        has_solution = False
+    elif "duality_gap" in extra:
         flag_duality_gap(result)
     if has_solution:
         _load_values(result, *_highs_columns(highs, view), np.flatnonzero(view.integer).tolist(),

@@ -572,8 +572,8 @@ def run_highs(opt: Any, model: pyo.Block, *, plugins: list[Any], time_limit: flo
     if factors is not None:
         result.extra["scaled_rows"] = int(np.count_nonzero(factors != 1.0))
     result.nodes += checked.get("first_solve", {}).get("nodes", 0)
-    if "duality_gap" in checked and has_solution and _ray(highs) is True:
-        unbounded_qp(result, model)
+    if "duality_gap" in checked and has_solution and qp_ray(highs) is True:
+        unbounded_qp(result, highs)
         has_solution = False
     elif "duality_gap" in checked:
         flag_duality_gap(result)
@@ -624,10 +624,10 @@ def quadratic_ray(highs: Any) -> bool:
     """Whether HiGHS's model can be unbounded as it says: an LP (no Hessian), or a QP with an
     improving ray (`stationarity.improving_ray`; where that LP fails HiGHS is believed). A
     strictly convex one never is."""
-    return _ray(highs) is not False
+    return qp_ray(highs) is not False
 
 
-def _ray(highs: Any) -> bool | None:
+def qp_ray(highs: Any) -> bool | None:
     """Whether HiGHS's QP has an improving ray (`stationarity.improving_ray`); None for an
     LP, or where that cannot be said."""
     import highspy
@@ -855,15 +855,18 @@ def recheck_lp(highs: Any, params: Mapping[str, Any], time_left: float | None,
     return again, extra
 
 
-def unbounded_qp(result: Result, model: pyo.Block) -> None:
+def unbounded_qp(result: Result, highs: Any) -> None:
     """Status `unbounded` for a QP HiGHS called optimal at a point its duals do not prove,
     where an improving ray exists: HiGHS called 17 of 23 random unbounded convex QPs optimal
     (at some point far out), which `feasible` had left as an answer."""
     warn_at_caller("HiGHS called the model optimal, but its duals do not prove the point and "
                    "a direction its rows and bounds allow lowers the quadratic objective "
                    "without bound: the model is unbounded")
+    import highspy
+
     result.status, result.objective, result.has_solution = Status.UNBOUNDED, None, False
-    result.bound = _bound(None, Status.UNBOUNDED, model)
+    maximize = highs.getLp().sense_ == highspy.ObjSense.kMaximize
+    result.bound = math.inf if maximize else -math.inf
 
 
 def flag_duality_gap(result: Result) -> None:

@@ -645,3 +645,13 @@ def test_a_ray_is_seen_past_a_large_cost_on_a_column_at_its_bound(solver):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert solve(m, solver=solver, time_limit=60).status is Status.UNBOUNDED
+
+
+def test_solve_file_highs_turns_an_unproven_qp_optimum_with_a_ray_unbounded(tmp_path):
+    m = _two_free(lambda m: (0.01 * m.x - m.y) ** 2 + 0.01 * m.x + m.z)
+    path = tmp_path / "ray.lp"
+    m.write(str(path), io_options={"symbolic_solver_labels": True})
+    with pytest.warns(UserWarning, match="without bound"):
+        result = solve_file(path, solver="highs")
+    assert result.status is Status.UNBOUNDED and result.bound == -math.inf
+    assert result.values is None
