@@ -547,6 +547,8 @@ def run_highs(opt: Any, model: pyo.Block, *, plugins: list[Any], time_limit: flo
                           "but no direction its rows and bounds allow lowers the objective "
                           "without bound (it did so for min x**2 - 2e7 x); solve it with "
                           "solver='scip'")
+    ray = "duality_gap" in checked and has_solution and qp_ray(highs) is True
+    has_solution = has_solution and not ray  # nothing loaded, as for HiGHS's own unbounded
     StaleFlagManager.mark_all_as_stale()
     if has_solution:
         _load_snapped(opt)
@@ -572,9 +574,8 @@ def run_highs(opt: Any, model: pyo.Block, *, plugins: list[Any], time_limit: flo
     if factors is not None:
         result.extra["scaled_rows"] = int(np.count_nonzero(factors != 1.0))
     result.nodes += checked.get("first_solve", {}).get("nodes", 0)
-    if "duality_gap" in checked and has_solution and qp_ray(highs) is True:
+    if ray:
         unbounded_qp(result, highs)
-        has_solution = False
     elif "duality_gap" in checked:
         flag_duality_gap(result)
     if has_solution:

@@ -584,6 +584,7 @@ def test_highs_unbounded_convex_qp_it_calls_optimal_is_unbounded():
     m.o = pyo.Objective(expr=(m.x - m.y) ** 2 + 0.5 * m.x + 0.25 * m.y)
     result = solve(m, solver="highs")
     assert result.status is Status.UNBOUNDED and result.bound == -math.inf
+    assert m.x.value is None and m.y.value is None  # HiGHS's far point is not loaded
 
 
 @pytest.mark.parametrize("b", [1e-3, 5e-4])
