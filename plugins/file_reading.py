@@ -31,7 +31,10 @@ _LONG_LP_NAME = re.compile(rb"[^\s+\-*/^<>=:\[\]]{%d,}" % (SCIP_NAME_LIMIT + 1))
 _MPS_SENSE = re.compile(rb"^OBJSENSE\b[ \t]*(?:\r?\n[ \t]+)?(\w*)", re.M | re.I)
 _LP_FIRST_WORD = re.compile(rb"\A(?:[ \t]*(?:\\[^\n]*)?\r?\n)*[ \t]*([A-Za-z]+)")
 _INFINITE_BOUND = re.compile(rb"(?i)[ \t][-+]?inf(?:inity)?[ \t]*\r?$", re.M)
-_SCIP_READER_NAMES = re.compile(rb"(?<![\w.])(quadobjvar|qmatrixvar)(?![\w.])")
+# The columns SCIP's LP and MPS readers add for a quadratic objective (its epigraph).
+SCIP_READER_COLUMNS = frozenset({"quadobjvar", "qmatrixvar"})
+_SCIP_READER_NAMES = re.compile(rb"(?<![\w.])(%s)(?![\w.])" % "|".join(
+    sorted(SCIP_READER_COLUMNS)).encode())
 _LP_FIRST_TOKEN = re.compile(rb"\A(?:[ \t]*(?:\\[^\n]*)?\r?\n)*[ \t]*([^\s\\]+)")
 _LP_MAXIMIZE = {b"max", b"maximize", b"maximise", b"maximum"}
 _LP_MINIMIZE = {b"min", b"minimize", b"minimise", b"minimum"}

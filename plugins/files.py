@@ -28,6 +28,7 @@ from coplug.plugins.errors import (
     UnsupportedModelError,
 )
 from coplug.plugins.file_reading import (
+    SCIP_READER_COLUMNS,
     check_highs_read,
     check_scip_read,
     checked_text,
@@ -258,21 +259,10 @@ def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any
     return result
 
 
-# The variable and row SCIP's LP and MPS readers add for a quadratic objective.
-_OBJECTIVE_EPIGRAPHS = {"quadobjvar": "quadobj", "qmatrixvar": "qmatrix"}
-
-
 def _file_variables(scip: Any) -> list[Any]:
-    """SCIP's variables less the epigraph variable its reader adds for a quadratic objective
-    (beside its nonlinear row): the file has no such variable (`check_scip_read` refuses a
-    file that names one)."""
-    variables = list(scip.getVars())
-    rows = {cons.name for cons in scip.getConss() if cons.getConshdlrName() == "nonlinear"}
-    for var_name, row_name in _OBJECTIVE_EPIGRAPHS.items():
-        found = [k for k, var in enumerate(variables) if var.name == var_name]
-        if found and row_name in rows:
-            del variables[found[-1]]
-    return variables
+    """SCIP's variables less the epigraph variable its reader adds for a quadratic objective:
+    the file has no such variable (`check_scip_read` refuses a file naming a column so)."""
+    return [var for var in scip.getVars() if var.name not in SCIP_READER_COLUMNS]
 
 
 def _refuse_miqp(highs: Any, path: Path) -> None:

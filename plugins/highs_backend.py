@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pyomo.environ as pyo
+import scipy.sparse as sp
 from pyomo.common.collections import ComponentMap, ComponentSet
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.core.expr.numeric_expr import MonomialTermExpression
@@ -81,9 +82,6 @@ FIXED_INTEGRAL_TOL = 1e-6
 # Costs from this size on are scaled down to it (`user_objective_scale`) where HiGHS stopped
 # with no answer (`objective_scale`).
 OBJECTIVE_SCALE_FROM = 1e6
-# A Hessian is positive definite where its least eigenvalue is above this share of its
-# largest one in size ((x - y)**2, singular, factored in round-off).
-PD_RTOL = 1e-9
 
 _PYOMO_STATUS = {
     TerminationCondition.convergenceCriteriaSatisfied: Status.OPTIMAL,
@@ -623,8 +621,8 @@ def _solve_checked(opt: Any, model: pyo.Block, time_limit: float | None,
 
 def quadratic_ray(highs: Any) -> bool:
     """Whether HiGHS's model can be unbounded as it says: an LP (no Hessian), or a QP with an
-    improving ray (`stationarity.improving_ray`; where that LP fails HiGHS is believed). A
-    strictly convex one never is."""
+    improving ray (`stationarity.improving_ray`, which finds none in a strictly convex one;
+    where it cannot say, HiGHS is believed)."""
     return qp_ray(highs) is not False
 
 
@@ -636,33 +634,16 @@ def qp_ray(highs: Any) -> bool | None:
     model = highs.getModel()
     if int(model.hessian_.dim_) == 0:
         return None
-    if strictly_convex(highs):
-        return False
     lp = model.lp_
     sign = -1.0 if lp.sense_ == highspy.ObjSense.kMaximize else 1.0
-    return improving_ray(sign * np.asarray(lp.col_cost_, dtype=float),
-                         sign * symmetric_hessian(model.hessian_), row_matrix(lp),
+    hessian = sp.csr_matrix(symmetric_hessian(model.hessian_))
+    hessian.resize((lp.num_col_, lp.num_col_))  # columns past the Hessian's are flat
+    return improving_ray(sign * np.asarray(lp.col_cost_, dtype=float), sign * hessian,
+                         row_matrix(lp),
                          np.asarray(lp.row_lower_, dtype=float),
                          np.asarray(lp.row_upper_, dtype=float),
                          np.asarray(lp.col_lower_, dtype=float),
                          np.asarray(lp.col_upper_, dtype=float))
-
-
-def strictly_convex(highs: Any, largest: int = 3000) -> bool:
-    """Whether HiGHS's model has a positive definite Hessian (negative definite when it
-    maximizes; up to `largest` columns: its eigenvalues are computed densely), so that it is
-    bounded in its direction on any nonempty feasible set."""
-    import highspy
-
-    hessian = highs.getModel().hessian_
-    n = int(hessian.dim_)
-    if n == 0 or n != highs.getNumCol() or n > largest:
-        return False
-    dense = symmetric_hessian(hessian).toarray()
-    if highs.getModel().lp_.sense_ == highspy.ObjSense.kMaximize:
-        dense = -dense  # a maximized concave objective
-    eigen = np.linalg.eigvalsh(dense)
-    return bool(eigen[0] > PD_RTOL * abs(eigen).max())
 
 
 def objective_scale(highs: Any, params: Mapping[str, Any]) -> int | None:
