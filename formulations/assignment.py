@@ -18,7 +18,7 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
 
-from coplug.formulations.checks import check_count, check_memory, check_seed
+from coplug.formulations.checks import check_count, check_flag, check_memory, check_seed
 from coplug.plugins.errors import InputError
 
 
@@ -53,6 +53,8 @@ def gated(n: int, gate: int = 8, seed: int = 0, noise: float = 0.2) -> sp.csr_ma
 
     _check_args(n, None, seed, np.float64, dense=False)
     check_count(gate, "gate", 1)
+    check_memory(n * (64.0 + 48.0 * (min(gate, n) + 1)), f"a gated {n} x {n} frame",
+                 "use a smaller n or gate")
     _check_noise(noise)
     rng = np.random.default_rng(seed)
     tracks = rng.random((n, 2))
@@ -76,6 +78,8 @@ def low_rank(
     """Low-rank plus noise: C = A B^T / sqrt(rank) + noise, shifted to be non-negative."""
     _check_args(n, m, seed, dtype)
     check_count(rank, "rank", 1)
+    check_memory(8.0 * (n + (m or n)) * rank, f"the rank-{rank} factors of the {n} x {m or n} "
+                 "matrix", "use a smaller rank")
     _check_noise(noise, dtype)
     rng = np.random.default_rng(seed)
     a = rng.normal(size=(n, rank))
@@ -101,6 +105,8 @@ def transport(
     m = m or n
     rng = np.random.default_rng(seed)
     k = nodes or int(min(max(64, (n + m) // 4), 3000))
+    check_memory(8.0 * k * k, f"the {k} x {k} road distances of a transport instance",
+                 "use fewer nodes")
     graph = nx.random_geometric_graph(k, radius=np.sqrt(6.0 / k), seed=int(seed))
     graph = graph.subgraph(max(nx.connected_components(graph), key=len)).copy()
     order = list(graph.nodes)
@@ -127,7 +133,7 @@ GENERATORS: dict[str, Callable[..., np.ndarray]] = {
 
 def generate(name: str, n: int, seed: int = 0, **kwargs) -> np.ndarray:
     """Cost matrix from the generator called `name`."""
-    if name not in GENERATORS:
+    if not isinstance(name, str) or name not in GENERATORS:
         raise InputError(f"unknown generator {name!r}; choose one of {', '.join(GENERATORS)}")
     return GENERATORS[name](n, seed=seed, **kwargs)
 
@@ -136,6 +142,7 @@ def load_costs(path: str | Path, square: bool = False) -> np.ndarray | sp.csr_ma
     """Dense costs from .npy, .csv/.txt matrix, or an OR-Library file (assign100.txt to
     assign800.txt, assignp800.txt to assignp5000.txt: names `_ORLIB_NAME` matches); sparse
     costs (stored entries allowed, the rest forbidden) from a scipy.sparse .npz file."""
+    square = check_flag(square, "square")
     path = Path(path)
     if not path.exists():
         raise InputError(f"cost file not found: {path}")
@@ -388,6 +395,10 @@ def _fits(count: int, text: str) -> bool:
 
 def validate_costs(c: np.ndarray, square: bool = False, source: str = "cost matrix") -> np.ndarray:
     """A finite numeric 2-D matrix (square if asked), else InputError naming the defect."""
+    square = check_flag(square, "square")
+    if sp.issparse(c):  # np.asarray made it a 0-d object array: "got shape ()"
+        raise InputError(f"{source}: need a dense 2-D matrix, got a scipy sparse "
+                         f"{c.shape[0]}x{c.shape[1]} matrix (its missing entries are not costs)")
     try:
         c = np.asarray(c)
     except ValueError:  # numpy's "inhomogeneous shape" for ragged rows

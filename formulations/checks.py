@@ -48,13 +48,30 @@ def check_positive(value: object, name: str, zero_ok: bool = False,
     return number
 
 
-def numeric_array(data: object, what: str) -> np.ndarray:
-    """`data` as a float array, or an InputError naming `what` (strings, objects, ragged)."""
+def check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
+    """`value` if it is one of the strings `choices`, else an InputError listing them (an
+    array in its place failed on numpy's "truth value ... is ambiguous", a list on hashing)."""
+    if not isinstance(value, str) or value not in choices:
+        raise InputError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+    return value
+
+
+def check_flag(value: object, name: str) -> bool:
+    """`value` as a bool (numpy's too), else InputError naming it: an array failed on its
+    truth value, and a truthy string such as "no" would have meant True."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def numeric_array(data: object, what: str, booleans: bool = True) -> np.ndarray:
+    """`data` as a float array, or an InputError naming `what` (strings, objects, ragged;
+    booleans too unless `booleans`)."""
     try:
         array = np.asarray(data)
     except ValueError:
         raise InputError(f"{what} must be a rectangular array of numbers") from None
-    if array.dtype.kind not in "biuf":
+    if array.dtype.kind not in ("biuf" if booleans else "iuf"):
         raise InputError(f"{what} must be numeric, got {array.dtype} data")
     return array.astype(float)
 

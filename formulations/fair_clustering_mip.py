@@ -25,6 +25,7 @@ import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
 
+from coplug.formulations.checks import check_choice
 from coplug.formulations.fair_graphs import check_n_clusters, validate_fair_graph
 from coplug.formulations.fair_metrics import ratio_cut
 from coplug.plugins.errors import InputError
@@ -77,8 +78,7 @@ def fair_clustering_mip(
     if groups is None:  # validate_fair_graph reads None as plain clustering: no fairness
         raise InputError("fair_clustering_mip needs groups (one per node): without them "
                          "every partition is fair")
-    if objective not in OBJECTIVES:
-        raise InputError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    check_choice(objective, "objective", OBJECTIVES)
     if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real) \
             or not 0 <= tolerance < 1:
         raise InputError(f"tolerance must be a number in [0, 1), got {tolerance!r}")

@@ -282,20 +282,25 @@ def fair_communities(size: int = 6, p_in: float = 0.8, seed: int = 5) -> FairGra
     a tiny graph whose fair optimum is the planted split, small enough for the exact MIP."""
     if check_count(size, "size", 2) % 2:
         raise InputError(f"size must be an even number >= 2, got {size}")
-    if not (isinstance(p_in, numbers.Real) and 0 <= p_in <= 1):  # NaN fails both
+    real = isinstance(p_in, numbers.Real) and not isinstance(p_in, (bool, np.bool_))
+    if not (real and 0 <= p_in <= 1):  # NaN fails both; True was a probability of 1
         raise InputError(f"p_in must be a probability in [0, 1], got {p_in!r}")
+    check_memory(40.0 * size * (size * p_in + 2), f"fair_communities(size={size})",
+                 "it is a dense graph: use a smaller size or fair_sbm")
     rng = np.random.default_rng(check_seed(seed))
-    graph = nx.Graph()
-    graph.add_nodes_from(range(2 * size))
-    for block in (range(size), range(size, 2 * size)):
-        for i in block:
-            for j in block:
-                if i < j and (j == i + 1 or rng.random() < p_in):
-                    graph.add_edge(i, j)
-    graph.add_edges_from([(0, size), (size // 2, size + size // 2)])
+    ends = [np.array([0, size // 2]), np.array([size, size + size // 2])]  # the two bridges
+    for start in (0, size):
+        for i in range(size - 1):
+            far = np.flatnonzero(rng.random(size - i - 2) < p_in) + i + 2  # j > i + 1
+            tail = np.concatenate([[i + 1], far]) + start
+            ends.append(np.full(tail.size, i + start))
+            ends.append(tail)
+    rows, cols = np.concatenate(ends[0::2]), np.concatenate(ends[1::2])
+    adjacency = sp.csr_matrix((np.ones(2 * rows.size), (np.r_[rows, cols], np.r_[cols, rows])),
+                              shape=(2 * size, 2 * size))
     groups = np.tile(np.repeat([0, 1], size // 2), 2)
     planted = np.repeat([0, 1], size)
-    return FairGraph(as_adjacency(graph), groups, f"fair_communities({2 * size})", planted)
+    return FairGraph(adjacency, groups, f"fair_communities({2 * size})", planted)
 
 
 def karate_club() -> FairGraph:

@@ -30,7 +30,7 @@ from pyomo.core.expr.numeric_expr import Expr_ifExpression
 from pyomo.core.expr.sympy_tools import Pyomo2SympyVisitor, PyomoSympyBimap
 from pyomo.core.expr.visitor import identify_variables, polynomial_degree
 
-from coplug.formulations.checks import require_instance
+from coplug.formulations.checks import check_choice, require_instance
 from coplug.formulations.games import Game
 from coplug.plugins.errors import InputError, UnsupportedModelError
 
@@ -337,8 +337,7 @@ def barrier_gradient_ascent(
     """
     require_instance(game, Game, "barrier_gradient_ascent", GAME_HINT)
     _check_ascent_settings(mu, mu_start, mu_decay, tol, max_iter, step, divergence_bound)
-    if update not in ("simultaneous", "sequential"):
-        raise InputError(f"update must be 'simultaneous' or 'sequential', got {update!r}")
+    check_choice(update, "update", ("simultaneous", "sequential"))
     compiled = compile_game(game)
     x = compiled.vector(start if start is not None else game.profile())
     if not np.isfinite(x).all():
@@ -614,10 +613,12 @@ def certify(
     For each player, the others are fixed and the player's own problem (its utility, its
     constraints, the coupling constraints) is solved to proven optimality; a nonlinear
     utility reaches SCIP as an epigraph constraint. The profile must be feasible to within
-    `feasibility_tol` (a number >= 0: NaN would let any profile through)."""
+    `feasibility_tol` (a finite number >= 0: NaN or inf would let any profile through)."""
     require_instance(game, Game, "certify", GAME_HINT)
-    if not (_is_number(feasibility_tol) and feasibility_tol >= 0):
-        raise InputError(f"feasibility_tol must be a number >= 0, got {feasibility_tol!r}")
+    if not (_is_number(feasibility_tol) and 0 <= feasibility_tol < math.inf):
+        raise InputError(f"feasibility_tol must be a finite number >= 0, got {feasibility_tol!r}")
+    if not isinstance(solver, str):  # solve() names the solvers; an array failed before it
+        raise InputError(f"solver must be a name such as 'scip' or 'highs', got {solver!r}")
     game.validate()
     check_certifier(game, solver)
     before = {p: [v.value for v in game.variables(p)] for p in game.players}

@@ -21,10 +21,13 @@ from pyomo.core.base.constraint import ConstraintData
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
 
-from coplug.formulations.checks import check_count, check_positive
+from coplug.formulations.checks import check_count, check_memory, check_positive
 from coplug.plugins.errors import InputError
 
 UTILITY = "utility"
+# About what one player block of `cournot` takes in memory (measured: ~4 KB), for refusing
+# firm counts past the machine before Pyomo builds them one by one.
+PLAYER_BYTES = 4_000
 
 
 class Game:
@@ -215,9 +218,12 @@ def _require_continuous(variables: list[VarData]) -> None:
 def _firm_costs(costs: float | Sequence[float], n_firms: int) -> np.ndarray:
     """One marginal cost per firm from a number or a sequence of n_firms numbers."""
     try:
-        cost = np.asarray(costs, dtype=float)
+        raw = np.asarray(costs)
+        cost = raw.astype(float)
     except (TypeError, ValueError):
         raise InputError(f"costs must be a number or one number per firm, got {costs!r}") from None
+    if raw.dtype.kind == "b":  # True was a cost of 1
+        raise InputError(f"costs must be numbers, got booleans: {costs!r}")
     if cost.ndim > 1:
         raise InputError(f"costs must be one number or one per firm, got shape {cost.shape}")
     if cost.ndim == 1 and cost.size != n_firms:
@@ -235,6 +241,8 @@ def cournot(
 ) -> Game:
     """Cournot oligopoly: price a - b Q, firm i earns q_i (a - b Q) - c_i q_i, sum q <= capacity."""
     n_firms = check_count(n_firms, "cournot n_firms", 1)
+    check_memory(PLAYER_BYTES * n_firms, f"cournot(n_firms={n_firms})",
+                 "each firm is a Pyomo block; use fewer firms")
     for name, value in (("intercept", intercept), ("slope", slope), ("capacity", capacity)):
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise InputError(f"cournot {name} must be a number, got {value!r}")

@@ -11,6 +11,7 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 
 from coplug.formulations.checks import (
+    check_choice,
     check_count,
     check_memory,
     check_positive,
@@ -54,7 +55,9 @@ class KnapsackInstance:
             )
         if values.size == 0:
             raise InputError("a knapsack instance needs at least one item")
-        capacity = _nonnegative_ints(np.asarray(self.capacity), "capacity")
+        if isinstance(self.capacity, (bool, np.bool_)):  # True was a capacity of 1
+            raise InputError(f"capacity must be a non-negative integer, got {self.capacity!r}")
+        capacity = _nonnegative_ints(self.capacity, "capacity")
         if capacity.ndim != 0:
             raise InputError(f"capacity must be one number, got shape {capacity.shape}")
         object.__setattr__(self, "values", values)
@@ -135,6 +138,7 @@ def random_knapsack(
     """Pisinger-style instance: `uncorrelated` or `strongly_correlated` (v = w + r/10),
     weights (and uncorrelated values) drawn from 1..r."""
     n = check_count(n, "knapsack size n", 1)
+    kind = check_choice(kind, "knapsack kind", ("uncorrelated", "strongly_correlated"))
     r = check_count(r, "knapsack weight range r", 1, 2**62)
     if n * (r + (r // 10 if kind == "strongly_correlated" else 0)) >= 2**63:
         raise InputError(f"knapsack n * r = {n} * {r} is too large: the total weight and value "
@@ -144,10 +148,8 @@ def random_knapsack(
     weights = rng.integers(1, r + 1, size=n)
     if kind == "uncorrelated":
         values = rng.integers(1, r + 1, size=n)
-    elif kind == "strongly_correlated":
-        values = weights + r // 10
     else:
-        raise InputError(f"unknown knapsack kind {kind!r}; use uncorrelated or strongly_correlated")
+        values = weights + r // 10
     capacity = sum(int(w) for w in weights) // 2  # Python ints: an int64 sum could wrap
     return KnapsackInstance(values=values, weights=weights, capacity=capacity)
 

@@ -59,7 +59,7 @@ class BlockModel:
             raise InputError(f"block grid too small: shape {v.shape}")
         if not np.isfinite(v).all():
             raise InputError("block values contain NaN or infinite entries")
-        if not self.pattern:
+        if isinstance(self.pattern, str | None) and not self.pattern:
             object.__setattr__(self, "pattern", "slope" if v.ndim == 2 else "plus")
         if not isinstance(self.pattern, str) or self.pattern not in _PATTERNS[v.ndim]:
             raise InputError(
@@ -128,7 +128,9 @@ def random_block_model(
     """
     size = check_count(size, "block model size", 4)
     max_depth = check_count(max_depth, "max_depth", 1)
-    if dims not in (2, 3):
+    if pattern is not None and not isinstance(pattern, str):  # an array failed on `or`
+        raise InputError(f"pattern must be a name or None, got {pattern!r}")
+    if isinstance(dims, bool) or not isinstance(dims, (int, np.integer)) or dims not in (2, 3):
         raise InputError(f"dims must be 2 or 3, got {dims!r}")
     rng = np.random.default_rng(check_seed(seed))
     if dims == 2:

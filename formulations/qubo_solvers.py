@@ -24,7 +24,14 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from coplug.formulations.checks import check_count, check_memory, check_seed, numeric_array
+from coplug.formulations.checks import (
+    check_choice,
+    check_count,
+    check_flag,
+    check_memory,
+    check_seed,
+    numeric_array,
+)
 from coplug.formulations.qubo import QUBO
 from coplug.plugins.bar import progress_bar
 from coplug.plugins.errors import InputError
@@ -32,6 +39,8 @@ from coplug.plugins.interrupts import record_interrupt
 from coplug.plugins.serial import warning_filters
 
 METHODS = ("pgd", "adam")
+# The most CPU threads `minimize` hands torch (past 2**31 torch overflowed with a raw error).
+MAX_THREADS = 1024
 # A binary point counts as feasible only when its penalty, energy - sense * objective, is
 # zero to this fraction of the size of the energy's terms there (see `_exact_objective`).
 PENALTY_RTOL = 1e-12
@@ -194,11 +203,11 @@ def _check_certify_options(qubo: QUBO, tol: float, scale: np.ndarray | None) -> 
     real = isinstance(tol, (int, float, np.number)) and not isinstance(tol, (bool, np.bool_))
     if not (real and 0 < tol < 0.5):
         raise InputError(f"tol must be a number in (0, 0.5), got {tol!r}")
-    if scale is not None and np.shape(scale) != (qubo.n,):
-        raise InputError(f"scale must have length {qubo.n} (from gradient_scale), got shape "
-                         f"{np.shape(scale)}")
     if scale is not None:
-        values = numeric_array(scale, "scale")
+        values = numeric_array(scale, "scale")  # first: np.shape of a ragged list raised
+        if values.shape != (qubo.n,):
+            raise InputError(f"scale must have length {qubo.n} (from gradient_scale), got "
+                             f"shape {values.shape}")
         if not (np.isfinite(values).all() and (values > 0).all()):
             raise InputError(f"scale must be finite and > 0 (from gradient_scale), got "
                              f"{values[~(np.isfinite(values) & (values > 0))][0].item()!r}")
@@ -356,8 +365,10 @@ def minimize(
     max_iter = check_count(max_iter, "max_iter", 1)
     dense_limit = check_count(dense_limit, "dense_limit", 0)
     kicks = check_count(kicks, "kicks", 0)
+    progress = check_flag(progress, "progress")
+    certify_points = check_flag(certify_points, "certify_points")
     if threads is not None:
-        threads = check_count(threads, "threads", 1)
+        threads = check_count(threads, "threads", 1, MAX_THREADS)
     if device == "cpu":
         _check_memory(qubo.n, starts)
     previous_threads = torch.get_num_threads()
@@ -388,8 +399,7 @@ def _check_arguments(qubo: object, method: str, lr: float, tol: float, device: s
     argument."""
     if not isinstance(qubo, QUBO):
         raise InputError(f"minimize needs a QUBO, got {type(qubo).__name__}")
-    if method not in METHODS:
-        raise InputError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+    check_choice(method, "method", METHODS)
     for name, value in (("lr", lr), ("tol", tol)):
         number = isinstance(value, (int, float, np.number)) and not isinstance(
             value, (bool, np.bool_))

@@ -18,6 +18,7 @@ import numpy as np
 import pyomo.environ as pyo
 
 from coplug.formulations.checks import (
+    check_choice,
     check_count,
     check_memory,
     check_positive,
@@ -110,12 +111,24 @@ def _nint(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return np.floor(out, out=out)
 
 
+def _coordinates(coords: object) -> np.ndarray:
+    """Node coordinates as an n x 2 float array, the TSPLIB distance functions' input, or an
+    InputError naming the shape or the entry that is wrong (a third column was dropped)."""
+    c = numeric_array(coords, "TSP node coordinates", booleans=False)
+    if c.ndim != 2 or c.shape[1] != 2 or c.shape[0] == 0:
+        raise InputError(f"TSP node coordinates must be an n x 2 array (one x, y pair per "
+                         f"node), got shape {c.shape}")
+    bad = np.flatnonzero(~np.isfinite(c).all(axis=1))
+    if bad.size:
+        raise InputError(f"TSP node {bad[0] + 1} has coordinates {tuple(c[bad[0]].tolist())}: "
+                         "they must be finite")
+    _check_matrix_memory(c.shape[0])
+    return c
+
+
 def _deltas(coords: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """x_i - x_j and y_i - y_j for every pair, two n x n arrays; integer coordinates become
-    floats so that the callers can work in place."""
-    c = np.asarray(coords)
-    if c.dtype.kind != "f":
-        c = c.astype(float)
+    """x_i - x_j and y_i - y_j for every pair, two n x n float arrays the callers work in."""
+    c = _coordinates(coords)
     return np.subtract.outer(c[:, 0], c[:, 0]), np.subtract.outer(c[:, 1], c[:, 1])
 
 
@@ -181,6 +194,7 @@ def _refuse_geo_rows(coords: np.ndarray, bad: np.ndarray, why: str) -> None:
 def _geo_radians(coords: np.ndarray) -> np.ndarray:
     """DDD.MM (degrees.minutes) to radians with the spec's PI = 3.141592; degrees are (int) x,
     the TSPLIB FAQ's correction of the nint printed in the 1995 text (published optima use it)."""
+    coords = _coordinates(coords)
     deg = np.trunc(coords)
     minutes = coords - deg
     _refuse_geo_rows(coords, np.round(np.abs(minutes) * 100, 6) >= 60,
@@ -243,6 +257,8 @@ def is_tour(tour: list[int] | np.ndarray | None, n: int) -> bool:
     if tour is None:
         return False
     cities = np.asarray(tour)
+    if cities.size != n:  # before list(range(n)): n = 10**12 took the memory
+        return False
     if isinstance(tour, (list, tuple)) and any(isinstance(c, (bool, np.bool_)) for c in tour):
         return False
     if cities.dtype.kind not in "iuf" or cities.ndim != 1 or not np.isfinite(cities).all() \
@@ -527,8 +543,7 @@ def tsp_mip(dist: np.ndarray, subtour: str = "mtz") -> pyo.ConcreteModel:
     assignment constraints (the relaxation `solve_tsp_lazy` tightens with subtour cuts).
     """
     d = check_distances(dist)
-    if subtour not in ("mtz", "none"):
-        raise InputError(f"unknown subtour elimination {subtour!r}; use 'mtz' or 'none'")
+    check_choice(subtour, "subtour elimination", ("mtz", "none"))
     n = d.shape[0]
     m = pyo.ConcreteModel(name="tsp")
     m.N = pyo.RangeSet(0, n - 1)
@@ -625,7 +640,8 @@ def solve_tsp_lazy(dist: np.ndarray, solver: str = "scip", max_rounds: int = 200
     """Exact TSP by lazy subtour cuts on the assignment model: with SCIP one solve that adds
     them wherever a solution has a subtour (`coplug.plugins.lazy`, fractional LP solutions
     included); with HiGHS, which takes no plugins, `solve_tsp_rounds`."""
-    if solver != "scip":
+    max_rounds = check_count(max_rounds, "max_rounds", 1)  # checked for SCIP too, unused there
+    if not isinstance(solver, str) or solver != "scip":  # solve() names a bad solver
         return solve_tsp_rounds(dist, solver, max_rounds)
     from coplug.plugins.bridge import solve
     from coplug.plugins.lazy import LazyConstraints

@@ -40,6 +40,7 @@ import scipy.sparse.linalg as spla
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans
 
+from coplug.formulations.checks import check_choice
 from coplug.formulations.fair_graphs import check_n_clusters, validate_fair_graph
 from coplug.plugins.errors import InputError
 
@@ -356,13 +357,9 @@ class FairSpectralClustering(ClusterMixin, BaseEstimator):
 
     def fit(self, graph: Any, y: Any = None) -> FairSpectralClustering:
         """Embed the graph by the chosen method, then cluster the embedding with KMeans."""
-        if self.method not in METHODS:
-            raise InputError(f"unknown method {self.method!r}; choose one of {', '.join(METHODS)}")
-        if self.init not in ("spectral", "random"):
-            raise InputError(f"init must be 'spectral' or 'random', got {self.init!r}")
-        if self.laplacian not in ("unnormalized", "normalized"):
-            raise InputError(f"laplacian must be 'unnormalized' or 'normalized', got "
-                             f"{self.laplacian!r}")
+        check_choice(self.method, "method", METHODS)
+        check_choice(self.init, "init", ("spectral", "random"))
+        check_choice(self.laplacian, "laplacian", ("unnormalized", "normalized"))
         self._check_admm_settings()
         check_random_state_param(self.random_state)
         if self.groups is None and self.method in ("riemannian", "nullspace"):

@@ -36,6 +36,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from coplug.formulations.checks import check_choice
 from coplug.learned.checkpoint_io import atomic_write
 from coplug.learned.pmvb_features import FEATURE_NAMES, FEATURE_VERSION, root_features
 from coplug.plugins.caller_warning import warn_at_caller
@@ -205,13 +206,8 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
 
     def _check_settings(self) -> None:
         """Validate kind, calibration and calibration_share before any data is touched."""
-        if self.kind not in KINDS:
-            raise InputError(f"unknown PMVB predictor kind {self.kind!r}; choose one of "
-                             f"{', '.join(KINDS)}")
-        if self.calibration not in CALIBRATIONS:
-            raise InputError(
-                f"unknown calibration {self.calibration!r}; choose one of {CALIBRATIONS}"
-            )
+        check_choice(self.kind, "PMVB predictor kind", KINDS)
+        check_choice(self.calibration, "calibration", CALIBRATIONS)
         share = self.calibration_share
         if isinstance(share, bool) or not isinstance(share, int | float | np.number) \
                 or not 0.0 < float(share) < 1.0:
@@ -350,8 +346,7 @@ def shipped_checkpoint(family: str, kind: str) -> Path:
     """Path of the checkpoint shipped in coplug.models for `family` and `kind`."""
     import coplug.models
 
-    if kind not in KINDS:
-        raise InputError(f"unknown PMVB predictor kind {kind!r}; choose one of {', '.join(KINDS)}")
+    check_choice(kind, "PMVB predictor kind", KINDS)
     folder = Path(coplug.models.__file__).parent
     path = folder / checkpoint_name(family, kind)
     if not path.is_file():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 import pickle
 import re
 import warnings
@@ -287,6 +288,8 @@ def load(path: str | Path | None = None) -> RowDualNet:
     sidecar .json records another sha256 than the file has."""
     if path is None:
         return copy.deepcopy(_shipped())  # a caller's .double() must not reach the next one
+    if not isinstance(path, (str, os.PathLike)):  # Path(3) raised from pathlib
+        raise InputError(f"RowDualNet checkpoint path must be a str or os.PathLike, got {path!r}")
     path = Path(path)
     if not path.exists():
         raise InputError(f"RowDualNet checkpoint not found: {path}")

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import ortho_group
 
-from coplug.formulations.bbo.grammar import Program
+from coplug.formulations.bbo.grammar import MAX_DIM, Program
 from coplug.formulations.bbo.validate import load
+from coplug.formulations.checks import check_memory
 from coplug.plugins.errors import InputError
 
 NAMES = {
@@ -72,6 +73,9 @@ class _Writer:
         return "\n".join([*self.lines, body]) + "\n"
 
     def rot(self) -> np.ndarray:
+        """A random rotation, refused where its d x d matrix and its text cannot fit."""
+        check_memory(40.0 * self.d * self.d, f"a {self.d} x {self.d} BBOB rotation",
+                     "use a smaller dim for the rotated functions")
         return ortho_group.rvs(self.d, random_state=self.rng)
 
     def lam(self, alpha: float) -> np.ndarray:
@@ -344,8 +348,8 @@ def bbob_text(fid: int, dim: int, instance: int = 1) -> tuple[str, np.ndarray, f
     """Program text, x_opt and f_opt of BBOB function `fid` (1..24) at `dim` >= 2."""
     if not _whole(fid) or int(fid) not in _BUILDERS:  # 1.0 and True hashed as ids 1
         raise InputError(f"BBOB function id must be an integer 1..24, got {fid!r}")
-    if not _whole(dim) or dim < 2:
-        raise InputError(f"BBOB programs need an integer dim >= 2, got {dim!r}")
+    if not _whole(dim) or not 2 <= dim <= MAX_DIM:
+        raise InputError(f"BBOB programs need an integer dim in [2, {MAX_DIM}], got {dim!r}")
     if not _whole(instance) or instance < 0:
         raise InputError(f"BBOB instance must be an integer >= 0 (it seeds the rotations and "
                          f"the optimum), got {instance!r}")

@@ -26,7 +26,7 @@ from coplug.formulations.bbo.evaluate import check_points, numpy_evaluator
 from coplug.formulations.bbo.grammar import Program
 from coplug.formulations.bbo.pyomo_model import scip_model, set_point
 from coplug.formulations.bbo.validate import MAX_ABS
-from coplug.formulations.checks import check_count
+from coplug.formulations.checks import check_count, check_flag, check_positive
 from coplug.plugins.bridge import solve
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
 from coplug.plugins.results import Result, Status
@@ -71,6 +71,9 @@ def certify(program: Program, time_limit: float = 10.0, gap_tol: float = 1e-6,
     own points instead of starting from the best known or sampled one; `plugins` go to the
     solve (a `Progress` line from the CLI)."""
     samples = check_count(samples, "samples", 0)
+    gap_tol = check_positive(gap_tol, "gap_tol", zero_ok=True)  # NaN passed every check
+    value_tol = check_positive(value_tol, "value_tol", zero_ok=True)
+    start = check_flag(start, "start")
     known = _known_points(program, known)
     model, obstacle = scip_model(program)
     if obstacle is not None:

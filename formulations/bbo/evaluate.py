@@ -14,6 +14,7 @@ import numpy as np
 from scipy.stats import qmc
 
 from coplug.formulations.bbo.grammar import Node, Program
+from coplug.formulations.checks import check_memory
 from coplug.plugins.errors import InputError
 
 
@@ -48,6 +49,10 @@ class Backend:
             return (np.sum if name == "sum" else np.prod)(v, axis=-1, keepdims=True)
         return (self.m.sum if name == "sum" else self.m.prod)(v, dim=-1, keepdim=True)
 
+
+# n x dim arrays an evaluation holds at once, about (the sample, its scaled copy and the
+# operands of one operator), for refusing sample sizes past the machine's memory.
+SAMPLE_COPIES = 4
 
 # The binary operators; the Pyomo model folds constants and builds expressions with them.
 BINOPS: dict[str, Callable[[Any, Any], Any]] = {
@@ -181,6 +186,8 @@ def torch_evaluator(program: Program) -> Callable[[Any], Any]:
 def check_points(program: Program, n: int = 256, seed: int = 0) -> np.ndarray:
     """Points used for the finiteness check: a Latin hypercube, the center and corners."""
     d = program.dim
+    check_memory(8.0 * SAMPLE_COPIES * (n + 1) * d, f"{n} sample points in {d} dimensions",
+                 "use fewer samples")
     unit = qmc.LatinHypercube(d=d, seed=seed).random(n)
     corners = np.array(np.meshgrid(*[[0.0, 1.0]] * d)).reshape(d, -1).T if d <= 10 else []
     unit = np.vstack([unit, np.full((1, d), 0.5), *([corners] if len(corners) else [])])

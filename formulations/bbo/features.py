@@ -27,7 +27,7 @@ from sklearn.preprocessing import PolynomialFeatures
 from coplug.formulations.bbo.evaluate import numpy_evaluator
 from coplug.formulations.bbo.grammar import Program
 from coplug.formulations.bbo.pyomo_model import auxiliary_definitions, update_auxiliaries
-from coplug.formulations.checks import check_count
+from coplug.formulations.checks import check_count, check_memory, check_seed
 from coplug.plugins.errors import InputError
 
 MIN_SAMPLE = 10  # points the features need at least (nearest neighbours, a regression)
@@ -56,6 +56,8 @@ class BoxFunction:
 def as_box_function(target: Any, dim: int | None = None, lower: float = -5.0,
                     upper: float = 5.0, name: str | None = None) -> BoxFunction:
     """Wrap a Program, BBOBProblem, Pyomo model or callable (needs `dim`) as a BoxFunction."""
+    if name is not None and not isinstance(name, str):  # an array failed on `name or ...`
+        raise InputError(f"name must be a string or None, got {name!r}")
     if isinstance(target, BoxFunction):
         return target
     if hasattr(target, "program") and isinstance(target.program, Program):
@@ -143,8 +145,10 @@ def lhs_unit(dim: int, n: int, seed: int = 0) -> np.ndarray:
 
 def ela_features(fn: BoxFunction, n: int | None = None, seed: int = 0) -> np.ndarray:
     """Raw feature vector (order FEATURE_NAMES) from an LHS sample of n points (50*dim)."""
-    n = n or 50 * fn.dim
-    unit = lhs_unit(fn.dim, n, seed)
+    n = 50 * fn.dim if n is None else check_count(n, "n (sample size)", MIN_SAMPLE)
+    check_memory(4.0 * n * n + 32.0 * n * fn.dim, f"ELA features of {n} sample points",
+                 "use a smaller n (the dispersion feature compares every pair)")
+    unit = lhs_unit(fn.dim, n, check_seed(seed))
     y = fn(fn.scale(unit))
     if not np.all(np.isfinite(y)):
         raise InputError(f"{fn.name}: objective is not finite on the sample")

@@ -19,10 +19,11 @@ from scipy.optimize import differential_evolution, minimize
 from scipy.stats import mannwhitneyu, rankdata
 
 from coplug.formulations.bbo.features import BoxFunction
-from coplug.formulations.checks import check_count
+from coplug.formulations.checks import check_choice, check_count, check_positive, check_seed
 from coplug.plugins.errors import InputError
 
 SOLVERS = ("random", "de", "nelder_mead", "lbfgsb", "cmaes", "lipschitz")
+RANDOM_BATCH = 65_536  # points random search evaluates at once
 
 
 class _Exhausted(Exception):
@@ -64,7 +65,10 @@ class _Budget:
 
 
 def _random_search(b: _Budget, rng: np.random.Generator) -> None:
-    b.batch(b.random(rng, b.budget))
+    """Uniform points in batches of at most RANDOM_BATCH (a budget of 10**12 took the
+    memory in one batch)."""
+    while True:
+        b.batch(b.random(rng, min(b.left, RANDOM_BATCH)))
 
 
 def _differential_evolution(b: _Budget, rng: np.random.Generator) -> None:
@@ -158,12 +162,18 @@ _RUNNERS: dict[str, Callable[[_Budget, np.random.Generator], None]] = {
 }
 
 
+def _listed(values: object, name: str) -> list:
+    """`values` (any iterable but a string) as a list, else an InputError naming it."""
+    if isinstance(values, str | bytes) or not hasattr(values, "__iter__"):
+        raise InputError(f"{name} must be a sequence, got {values!r}")
+    return list(values)
+
+
 def run_solver(name: str, fn: BoxFunction, budget: int, seed: int = 0) -> float:
     """Best value solver `name` finds on `fn` within `budget` evaluations."""
-    if name not in _RUNNERS:
-        raise InputError(f"unknown solver {name!r}; choose from {', '.join(SOLVERS)}")
-    if budget < 2:
-        raise InputError(f"budget must be >= 2 evaluations, got {budget}")
+    check_choice(name, "solver", SOLVERS)
+    check_count(budget, "budget (evaluations)", 2)
+    seed = check_seed(seed)
     b = _Budget(fn, budget)
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -189,8 +199,9 @@ class PortfolioResult:
 def run_portfolio(fn: BoxFunction, budget: int = 200, seeds: Sequence[int] = range(5),
                   solvers: Sequence[str] = SOLVERS) -> PortfolioResult:
     """Run every solver on every seed with the same budget."""
-    check_count(budget, "budget", 1)
-    seeds, solvers = list(seeds), list(solvers)
+    check_count(budget, "budget", 2)
+    seeds = [check_seed(seed) for seed in _listed(seeds, "seeds")]
+    solvers = [check_choice(s, "solver", SOLVERS) for s in _listed(solvers, "solvers")]
     if not seeds or not solvers:
         raise InputError(f"run_portfolio needs at least one seed and one solver, got "
                          f"{len(seeds)} seeds and {len(solvers)} solvers")
@@ -212,8 +223,12 @@ def differentiation(result: PortfolioResult, alpha: float = 0.05,
                     resolution: float = 1e-6) -> Differentiation:
     """Mean over solver pairs of |mean rank difference| / runs, for pairs with MWU p < alpha.
 
-    Values closer than `resolution` times the value range count as ties.
+    Values closer than `resolution` times the value range count as ties. `alpha` lies in
+    (0, 1], `resolution` is a finite number > 0 (NaN made every rank NaN).
     """
+    if check_positive(alpha, "alpha") > 1:
+        raise InputError(f"alpha is a significance level in (0, 1], got {alpha!r}")
+    check_positive(resolution, "resolution")
     v = result.values
     span = float(np.ptp(v[np.isfinite(v)])) if np.isfinite(v).any() else 0.0
     q = np.round((np.where(np.isfinite(v), v, np.nanmax(v[np.isfinite(v)], initial=0) + span + 1)

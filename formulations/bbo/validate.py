@@ -26,6 +26,7 @@ from coplug.formulations.bbo.evaluate import (
     numpy_evaluator,
 )
 from coplug.formulations.bbo.grammar import Node, Program, ProgramError, node_text, parse
+from coplug.formulations.checks import check_positive
 
 if TYPE_CHECKING:
     from coplug.formulations.bbo.intervals import IntervalEvaluator, LetTable
@@ -34,7 +35,9 @@ MAX_ABS = 1e12
 
 
 def validate(program: Program, n: int = 256, seed: int = 0, max_abs: float = MAX_ABS) -> None:
-    """Reject (ProgramError 'non_finite') a program that is not finite and bounded on its box."""
+    """Reject (ProgramError 'non_finite') a program that is not finite and bounded on its box
+    (|f| <= max_abs, a number > 0 that may be inf: NaN turned the bound off)."""
+    check_positive(max_abs, "max_abs", inf_ok=True)
     points = check_points(program, n, seed)
     values = numpy_evaluator(program)(points)
     bad = ~np.isfinite(values)

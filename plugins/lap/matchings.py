@@ -62,6 +62,8 @@ def ranked_matchings(
     time_limit = checked_time_limit(time_limit)
     if not isinstance(maximize, (bool, np.bool_)):
         raise InputError(f"maximize must be True or False, got {maximize!r}")
+    if not isinstance(progress, (bool, np.bool_)):
+        raise InputError(f"progress must be True or False, got {progress!r}")
     c = sparse.as_csr(cost) if is_sparse_enough(cost) else forbidden_as_inf(cost)
     if c.shape[0] == 0 or c.shape[1] == 0:
         raise InputError(f"cost matrix is empty (shape {c.shape[0]}x{c.shape[1]})")

@@ -158,6 +158,8 @@ def ranked_assignments(
     time_limit = checked_time_limit(time_limit)
     if not isinstance(maximize, (bool, np.bool_)):
         raise InputError(f"maximize must be True or False, got {maximize!r}")
+    if not isinstance(progress, (bool, np.bool_)):
+        raise InputError(f"progress must be True or False, got {progress!r}")
     col_map = None
     if is_sparse_enough(cost):
         costs, n_real, transposed, offset, col_map = _sparse_working(cost, bool(maximize))

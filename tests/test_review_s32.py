@@ -1,0 +1,271 @@
+"""Session 32 review: arguments of the formulations, learned models and LAP helpers that
+were taken silently, failed deep inside a library, or ran out of memory, each refused by
+name; and the faster `fair_communities`, checked against the loop it replaced."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from coplug.plugins.errors import InputError
+
+HUGE = 10**12
+
+
+@pytest.fixture(scope="module")
+def program():
+    from coplug.formulations.bbo import load
+
+    return load("z = x - [1.0, -2.0]\nsum(z ** 2) + sin(3 * x[0])", dim=2)
+
+
+@pytest.mark.parametrize("tolerance", ["gap_tol", "value_tol"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -1.0, True, None])
+def test_bbo_certify_refuses_tolerances_that_switch_its_checks_off(program, tolerance, value):
+    from coplug.formulations.bbo.certify import certify
+
+    with pytest.raises(InputError, match=tolerance):
+        certify(program, time_limit=5, samples=16, **{tolerance: value})
+
+
+def test_bbo_certify_refuses_a_start_that_is_no_flag_and_samples_past_memory(program):
+    from coplug.formulations.bbo.certify import certify
+
+    with pytest.raises(InputError, match="start must be True or False"):
+        certify(program, time_limit=5, samples=16, start=np.array([1, 0]))
+    with pytest.raises(InputError, match="memory"):
+        certify(program, time_limit=5, samples=HUGE)
+
+
+@pytest.mark.parametrize("kwargs", [{"alpha": float("nan")}, {"alpha": 5.0}, {"alpha": -1},
+                                    {"alpha": True}, {"resolution": 0.0},
+                                    {"resolution": float("nan")}])
+def test_differentiation_refuses_levels_and_resolutions_that_change_the_score(program,
+                                                                                kwargs):
+    from coplug.formulations.bbo import as_box_function, differentiation, run_portfolio
+
+    result = run_portfolio(as_box_function(program), budget=20, seeds=range(2),
+                           solvers=("random", "lipschitz"))
+    assert differentiation(result, alpha=1.0).pairs == 1
+    with pytest.raises(InputError, match=next(iter(kwargs))):
+        differentiation(result, **kwargs)
+
+
+@pytest.mark.parametrize("max_abs", [float("nan"), None, 0])
+def test_bbo_load_refuses_a_max_abs_that_is_no_bound(max_abs):
+    from coplug.formulations.bbo import load
+    from coplug.formulations.bbo.grammar import ProgramError
+
+    with pytest.raises(ProgramError):
+        load("1e15 + x[0]", dim=1)
+    with pytest.raises(InputError, match="max_abs"):
+        load("1e15 + x[0]", dim=1, max_abs=max_abs)
+    assert load("1e15 + x[0]", dim=1, max_abs=float("inf")).dim == 1
+
+
+@pytest.mark.parametrize("seed", [-1, "abc", 0.5, True])
+def test_bbo_seeds_are_refused_by_name(program, seed):
+    from coplug.formulations.bbo import as_box_function, normalized_features, run_portfolio
+
+    with pytest.raises(InputError, match="seed"):
+        normalized_features(program, seed=seed)
+    with pytest.raises(InputError, match="seed"):
+        run_portfolio(as_box_function(program), budget=20, seeds=(seed, 2),
+                      solvers=("random",))
+
+
+def test_run_portfolio_refuses_solver_lists_that_are_no_names(program):
+    from coplug.formulations.bbo import as_box_function, run_portfolio
+
+    fn = as_box_function(program)
+    with pytest.raises(InputError, match="solver must be one of"):
+        run_portfolio(fn, budget=20, seeds=range(2), solvers=np.array([True, False]))
+    with pytest.raises(InputError, match="seeds must be a sequence"):
+        run_portfolio(fn, budget=20, seeds="abc")
+    with pytest.raises(InputError, match="name must be a string"):
+        as_box_function(program, name=np.array([1, 2]))
+
+
+def test_random_search_in_batches_draws_the_points_one_batch_would(program, monkeypatch):
+    from coplug.formulations.bbo import as_box_function, portfolio
+
+    fn = as_box_function(program)
+    whole = portfolio.run_solver("random", fn, 500, seed=3)
+    monkeypatch.setattr(portfolio, "RANDOM_BATCH", 7)
+    assert portfolio.run_solver("random", fn, 500, seed=3) == whole
+
+
+@pytest.mark.parametrize("call", [
+    lambda: __import__("coplug.formulations.assignment", fromlist=["x"]).low_rank(5, rank=HUGE),
+    lambda: __import__("coplug.formulations.assignment", fromlist=["x"]).gated(HUGE),
+    lambda: __import__("coplug.formulations.assignment", fromlist=["x"]).transport(
+        5, nodes=10**6),
+    lambda: __import__("coplug.formulations.games", fromlist=["x"]).cournot(n_firms=HUGE),
+    lambda: __import__("coplug.formulations.fair_graphs", fromlist=["x"]).fair_communities(
+        10**6),
+], ids=["low_rank", "gated", "transport", "cournot", "fair_communities"])
+def test_sizes_past_memory_are_refused_before_any_work(call):
+    with pytest.raises(InputError, match="memory"):
+        call()
+
+
+def test_features_and_bbob_refuse_sizes_past_their_limits(program):
+    from coplug.formulations.bbo import bbob_problem, normalized_features
+
+    with pytest.raises(InputError, match="memory"):
+        normalized_features(program, n=HUGE)
+    for dim in (10**6, HUGE):
+        with pytest.raises(InputError, match=r"dim in \[2, 100000\]"):
+            bbob_problem(1, dim=dim)
+
+
+def test_is_tour_of_a_huge_n_is_false_without_building_the_city_list():
+    from coplug.formulations.tsp import is_tour
+
+    assert is_tour([0, 1], HUGE) is False
+    assert is_tour(np.array([1, 0, 2]), 3) is True
+
+
+@pytest.mark.parametrize("coords", [np.zeros((2, 3, 4)), [[0, 0, 0], [0, 0, 100.0]], 3.0, [],
+                                    np.array([[True, False]]), [[0.0, np.nan]]])
+@pytest.mark.parametrize("distance", ["euc_2d", "geo", "att", "man_2d"])
+def test_tsplib_distances_refuse_coordinates_that_are_no_xy_pairs(coords, distance):
+    from coplug.formulations import tsp
+
+    with pytest.raises(InputError, match="TSP node"):
+        getattr(tsp, distance)(coords)
+
+
+def test_tsplib_distance_of_a_three_four_five_triangle():
+    import torch
+
+    from coplug.formulations.tsp import euc_2d
+
+    np.testing.assert_array_equal(euc_2d(torch.tensor([[0.0, 0.0], [3.0, 4.0]])),
+                                  [[0.0, 5.0], [5.0, 0.0]])
+
+
+def test_booleans_are_no_capacities_probabilities_or_costs():
+    from coplug.formulations.fair_graphs import fair_communities
+    from coplug.formulations.games import cournot
+    from coplug.formulations.knapsack import KnapsackInstance
+
+    with pytest.raises(InputError, match="capacity"):
+        KnapsackInstance([1, 2], [1, 1], True)
+    with pytest.raises(InputError, match="capacity"):
+        KnapsackInstance([1, 2], [1, 1], [[1, [2]], [3]])
+    assert KnapsackInstance([1, 2], [1, 1], 1).capacity == 1
+    with pytest.raises(InputError, match="p_in"):
+        fair_communities(6, p_in=True)
+    with pytest.raises(InputError, match="costs"):
+        cournot(costs=True)
+    with pytest.raises(InputError, match="costs"):
+        cournot(n_firms=2, costs=[True, False])
+
+
+def _communities_by_loop(size: int, p_in: float, seed: int) -> np.ndarray:
+    """The adjacency `fair_communities` built pair by pair before it drew a row at a time."""
+    rng = np.random.default_rng(seed)
+    a = np.zeros((2 * size, 2 * size))
+    for block in (range(size), range(size, 2 * size)):
+        for i in block:
+            for j in block:
+                if i < j and (j == i + 1 or rng.random() < p_in):
+                    a[i, j] = a[j, i] = 1.0
+    for i, j in ((0, size), (size // 2, size + size // 2)):
+        a[i, j] = a[j, i] = 1.0
+    return a
+
+
+@pytest.mark.parametrize("size,p_in,seed", [(2, 0.8, 5), (6, 0.8, 5), (10, 0.3, 0),
+                                            (30, 1.0, 9), (12, 0.0, 2)])
+def test_fair_communities_draws_the_graph_the_pairwise_loop_drew(size, p_in, seed):
+    from coplug.formulations.fair_graphs import fair_communities
+
+    graph = fair_communities(size, p_in=p_in, seed=seed)
+    assert sp.isspmatrix_csr(graph.adjacency) and graph.adjacency.has_sorted_indices
+    np.testing.assert_array_equal(graph.adjacency.toarray(),
+                                  _communities_by_loop(size, p_in, seed))
+
+
+def test_assignment_model_names_a_sparse_matrix_and_flags_are_checked():
+    from coplug.formulations.assignment import (
+        assignment_model,
+        generate,
+        load_costs,
+        validate_costs,
+    )
+
+    with pytest.raises(InputError, match="scipy sparse 3x3"):
+        assignment_model(sp.csr_matrix(np.arange(1.0, 10.0).reshape(3, 3)))
+    with pytest.raises(InputError, match="square must be True or False"):
+        validate_costs(np.eye(2), square=np.array([True, False]))
+    with pytest.raises(InputError, match="square must be True or False"):
+        load_costs("missing.npy", square="no")
+    with pytest.raises(InputError, match="unknown generator"):
+        generate([], 3)
+
+
+def test_qubo_minimize_refuses_threads_methods_and_flags_that_are_wrong():
+    from coplug.formulations.knapsack import knapsack_qubo_safe, random_knapsack
+    from coplug.formulations.qubo_solvers import certify, minimize
+
+    qubo = knapsack_qubo_safe(random_knapsack(5, r=5))
+    with pytest.raises(InputError, match="threads"):
+        minimize(qubo, starts=2, max_iter=5, threads=HUGE)
+    with pytest.raises(InputError, match="method must be one of"):
+        minimize(qubo, starts=2, max_iter=5, method=np.array(["pgd", "adam"]))
+    for flag in ("progress", "certify_points"):
+        with pytest.raises(InputError, match=f"{flag} must be True or False"):
+            minimize(qubo, starts=2, max_iter=5, **{flag: np.array([1, 0])})
+    with pytest.raises(InputError, match="scale"):
+        certify(qubo, np.zeros(qubo.n), scale=[[1, [2]], [3]])
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda: __import__("coplug.formulations.knapsack", fromlist=["x"]).random_knapsack(
+        5, kind=np.array(["a", "b"])), "knapsack kind"),
+    (lambda: __import__("coplug.formulations.tsp", fromlist=["x"]).tsp_mip(
+        np.ones((3, 3)), subtour=["mtz"]), "subtour elimination"),
+    (lambda: __import__("coplug.formulations.openpit", fromlist=["x"]).random_block_model(
+        20, dims=np.array([2, 3])), "dims"),
+    (lambda: __import__("coplug.formulations.openpit", fromlist=["x"]).random_block_model(
+        20, pattern=np.array(["slope"])), "pattern"),
+    (lambda: __import__("coplug.formulations.openpit", fromlist=["x"]).BlockModel(
+        np.ones((2, 3)), pattern=np.array(["a", "b"])), "pattern"),
+    (lambda: __import__("coplug.learned.pmvb_predictors", fromlist=["x"]).PMVBPredictor(
+        kind=np.array(["gbt"])).fit(np.ones((4, 3)), [0, 1, 0, 1]), "PMVB predictor kind"),
+    (lambda: __import__("coplug.learned.fair_spectral", fromlist=["x"]).FairSpectralClustering(
+        method=["riemannian"]).fit(np.ones((4, 4)) - np.eye(4)), "method"),
+], ids=["knapsack", "tsp_mip", "dims", "pattern", "block_pattern", "pmvb_kind", "fsc_method"])
+def test_options_given_as_arrays_or_lists_are_refused_by_name(call, name):
+    with pytest.raises(InputError, match=name):
+        call()
+
+
+def test_game_certify_refuses_an_infinite_tolerance_and_an_array_solver():
+    from coplug.formulations.game_solvers import certify
+    from coplug.formulations.games import cournot
+
+    game = cournot()
+    with pytest.raises(InputError, match="feasibility_tol must be a finite number"):
+        certify(game, feasibility_tol=float("inf"))
+    with pytest.raises(InputError, match="solver must be a name"):
+        certify(game, solver=np.array([True]))
+
+
+def test_ranked_assignments_refuse_a_progress_that_is_no_flag():
+    from coplug.plugins.lap import ranked_assignments, ranked_matchings
+
+    with pytest.raises(InputError, match="progress must be True or False"):
+        ranked_assignments(np.eye(3), k=2, progress=np.array([1, 0]))
+    with pytest.raises(InputError, match="progress must be True or False"):
+        ranked_matchings(np.eye(3), k=2, progress="no")
+
+
+def test_rowdualnet_load_names_a_path_that_is_no_path():
+    from coplug.learned.rowdualnet import load
+
+    with pytest.raises(InputError, match="checkpoint path must be a str"):
+        load(3)
