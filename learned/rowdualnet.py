@@ -30,6 +30,7 @@ from torch import nn
 from coplug.learned.checkpoint_io import atomic_write, atomic_write_text, strict_json
 from coplug.plugins.errors import InputError
 from coplug.plugins.interrupts import sigint_deferred
+from coplug.plugins.lap.cache_dir import CACHE
 from coplug.plugins.lap.solver import dense_costs
 from coplug.plugins.serial import warning_filters
 
@@ -42,7 +43,7 @@ CHECKPOINT = "rowdualnet.pt"
 MAX_HIDDEN = 4096
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _smallest(row, k, out):
     """The k smallest entries of `row`, ascending, into out[:k] (k <= len(row))."""
     for t in range(k):
@@ -56,7 +57,7 @@ def _smallest(row, k, out):
             out[t] = x
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _raw_features(c, k, kr):
     """Per row: k smallest costs, kr smallest column-reduced costs, mean and std."""
     n, m = c.shape

@@ -269,3 +269,40 @@ def test_rowdualnet_load_names_a_path_that_is_no_path():
 
     with pytest.raises(InputError, match="checkpoint path must be a str"):
         load(3)
+
+
+def test_numba_cache_folder_is_private_and_refuses_a_folder_open_to_others(tmp_path,
+                                                                            monkeypatch):
+    import os
+    import tempfile
+
+    from coplug.plugins.lap import cache_dir
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    own = tmp_path / f"coplug-numba-{os.getuid()}"
+    assert cache_dir.private_temp_folder() == str(own)
+    assert own.stat().st_mode & 0o777 == 0o700
+    own.chmod(0o777)  # as a folder another user could have planted kernels in
+    other = cache_dir.private_temp_folder()
+    assert other != str(own) and os.stat(other).st_mode & 0o777 == 0o700
+    own.rmdir()
+    own.symlink_to(tmp_path)  # a link is no folder of ours either
+    assert cache_dir.private_temp_folder() != str(own)
+
+
+def test_numba_cache_off_where_no_folder_is_writable(monkeypatch):
+    import tempfile
+
+    from numba.core import config
+
+    from coplug.plugins.lap import cache_dir
+
+    def no_temp() -> str:
+        raise FileNotFoundError("No usable temporary directory found")
+
+    monkeypatch.setattr(config, "CACHE_DIR", config.CACHE_DIR)
+    monkeypatch.setattr(cache_dir, "_cacheable", lambda: False)
+    monkeypatch.setattr(tempfile, "gettempdir", no_temp)
+    assert cache_dir.numba_cache() is False
+    monkeypatch.undo()
+    assert cache_dir.numba_cache() is True

@@ -1,9 +1,12 @@
-"""A folder numba can keep compiled kernels in, wherever coplug is installed (found on
-import, before the lap modules decorate their kernels)."""
+"""Where numba keeps the compiled kernels, found on import before the lap modules decorate
+them: beside the sources or in the user's cache (numba's own choice), else a private
+per-user temporary folder, else nowhere (`CACHE` is False and the kernels compile on each
+run, as in a container whose every folder is read-only)."""
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 
 
@@ -12,18 +15,57 @@ def _probe() -> int:
     return 0
 
 
-def ensure_numba_cache_dir() -> None:
-    """Give numba a per-user temporary cache folder when it finds none it can write (a
-    read-only install and no writable home, as in a container): `@njit(cache=True)` then
-    raised "no locator available" at import, so no assignment code could load."""
+def _cacheable() -> bool:
+    """Whether numba finds a folder it can write this module's cache in."""
     from numba import njit
-    from numba.core import config
 
     try:
         njit(cache=True)(_probe)
-    except RuntimeError:
-        user = os.getuid() if hasattr(os, "getuid") else "user"
-        config.CACHE_DIR = os.path.join(tempfile.gettempdir(), f"coplug-numba-{user}")
+    except RuntimeError:  # "no locator available"
+        return False
+    return True
 
 
-ensure_numba_cache_dir()
+def private_temp_folder() -> str:
+    """A temporary folder only this user can write: `coplug-numba-<uid>` when it is this
+    user's own and closed to others, else a fresh one. numba's cache index is a pickle, so
+    a folder another user made first (its name is guessable) would let them run code here.
+    OSError when no temporary folder is usable."""
+    path = os.path.join(tempfile.gettempdir(), f"coplug-numba-{_user()}")
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    if _private(path):
+        return path
+    return tempfile.mkdtemp(prefix="coplug-numba-")
+
+
+def _user() -> str:
+    """The user's id where the platform has one."""
+    return str(os.getuid()) if hasattr(os, "getuid") else "user"
+
+
+def _private(path: str) -> bool:
+    """A real folder (no link) owned by this user that no one else can write."""
+    info = os.lstat(path)
+    owned = not hasattr(os, "getuid") or info.st_uid == os.getuid()
+    return stat.S_ISDIR(info.st_mode) and owned and not info.st_mode & 0o022
+
+
+def numba_cache() -> bool:
+    """Point numba at a private temporary folder where it finds no cache folder of its own
+    (a read-only install with no writable home: `@njit(cache=True)` raised "no locator
+    available" at import); False where even that fails, so the kernels compile uncached."""
+    if _cacheable():
+        return True
+    from numba.core import config
+
+    try:
+        config.CACHE_DIR = private_temp_folder()
+    except OSError:  # no usable temporary folder at all
+        return False
+    return _cacheable()
+
+
+CACHE = numba_cache()

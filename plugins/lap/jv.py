@@ -10,10 +10,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from coplug.plugins.lap.cache_dir import CACHE
+
 INF = np.inf
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def flip_path(path, col4row, row4col, sink, cur):
     """Augment along the shortest path that ends at free column `sink` and starts at row `cur`."""
     j = sink
@@ -27,7 +29,7 @@ def flip_path(path, col4row, row4col, sink, cur):
             break
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def checked_row_reduction(c, u, col4row, row4col):
     """Rectangular JV's start (n_rows < n_cols, v = 0, which spare columns must keep):
     u_i = min_j c_ij, each row matched to its first minimizing column while that one is free.
@@ -84,7 +86,7 @@ def checked_row_reduction(c, u, col4row, row4col):
     return top
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _first_least(l0, j0, l1, j1, l2, j2, l3, j3):
     """(least value, its smallest column) over four lanes' (minimum, first column)."""
     best, col = l0, j0
@@ -94,7 +96,7 @@ def _first_least(l0, j0, l1, j1, l2, j2, l3, j3):
     return best, col
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def augmenting_row_reduction(c, v, col4row, row4col, free_rows, n_free, max_steps):
     """One JV augmenting-row-reduction pass (auction-like) over `free_rows[:n_free]`, at
     most `max_steps` row scans; keeps v feasible for the implicit u_i = min_j c_ij - v_j.
@@ -150,7 +152,7 @@ def augmenting_row_reduction(c, v, col4row, row4col, free_rows, n_free, max_step
     return new_free, rr_cnt
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def row_reduction_passes(c, v, col4row, row4col, passes, max_steps):
     """Up to `passes` augmenting-row-reduction passes over the rows still free, each capped at
     `max_steps` row scans, stopping once none is free; returns the row scans done."""
@@ -166,7 +168,7 @@ def row_reduction_passes(c, v, col4row, row4col, passes, max_steps):
     return scans
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def implicit_row_duals(c, v, col4row, u):
     """u_i = c_i,col4row[i] - v_col4row[i] for assigned rows, min_j (c_ij - v_j) for free ones."""
     n, m = c.shape
@@ -183,7 +185,7 @@ def implicit_row_duals(c, v, col4row, u):
             u[i] = best
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def shortest_augmenting_paths(c, u, v, col4row, row4col, start, max_augs):
     """Augment free rows from row `start` on along Dijkstra shortest paths in reduced costs,
     at most `max_augs` of them, so a caller can check a deadline between chunks.

@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 from coplug.plugins.lap import certify, jv, warmstart
+from coplug.plugins.lap.cache_dir import CACHE
 
 # Dense matrices with at most this many entries take the one-call path. JV's worst case there
 # (n * n * m steps) stays within tens of milliseconds, so a deadline is checked only before
@@ -21,7 +22,7 @@ from coplug.plugins.lap import certify, jv, warmstart
 MAX_ENTRIES = 128 * 128
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def solve(c, u0, warm, arr_passes, min_matched, steps_per_row):
     """Cold (a square: column reduction when it matches `min_matched` of the rows, else zero
     duals and two row-reduction passes; a rectangle: row reduction) or warm (Min-Trick duals

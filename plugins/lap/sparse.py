@@ -9,6 +9,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from coplug.plugins.errors import InputError
+from coplug.plugins.lap.cache_dir import CACHE
 from coplug.plugins.lap.cardinality import maximum_matching
 from coplug.plugins.lap.jv import flip_path
 from coplug.plugins.lap.warmstart import slack
@@ -16,7 +17,7 @@ from coplug.plugins.lap.warmstart import slack
 INF = np.inf
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def heap_push(keys, items, size, key, item):
     """Insert (key, item) into the binary min-heap of `size` entries; returns the new size."""
     k = size
@@ -32,7 +33,7 @@ def heap_push(keys, items, size, key, item):
     return size + 1
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def heap_pop(keys, items, size):
     """Remove the heap minimum; returns (key, item, new size)."""
     key = keys[0]
@@ -56,7 +57,7 @@ def heap_pop(keys, items, size):
     return key, item, size
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def sparse_min_trick(indptr, indices, data, m, u, v):
     """v_j = min over stored entries of column j of (c_ij - u_i); inf for empty columns."""
     n = indptr.shape[0] - 1
@@ -69,7 +70,7 @@ def sparse_min_trick(indptr, indices, data, m, u, v):
                 v[indices[k]] = r
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def sparse_keep_tight(indptr, indices, data, u, v, start, col4row, row4col, rel):
     """Keep the stored edges (i, start[i]) whose reduced cost is within round-off of 0
     (`warmstart.slack` with `rel`) as a partial matching (the rows' duals are then already
@@ -87,7 +88,7 @@ def sparse_keep_tight(indptr, indices, data, u, v, start, col4row, row4col, rel)
                 break
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def sparse_tighten_and_match(indptr, indices, data, u, v, col4row, row4col):
     """Raise each unmatched u_i to its row's minimum reduced cost and greedily keep free
     tight edges."""
@@ -111,7 +112,7 @@ def sparse_tighten_and_match(indptr, indices, data, u, v, col4row, row4col):
             row4col[jfree] = i
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col, start, max_augs):
     """Heap-Dijkstra shortest augmenting paths for free rows from `start` on, at most
     `max_augs` of them (feasible duals needed).
@@ -192,7 +193,7 @@ def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col, start, max_
     return count, n
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def assigned_values(indptr, indices, data, col4row, out):
     """out[i] = the stored cost of pair (i, col4row[i]); inf where it is not stored."""
     for i in range(col4row.size):
@@ -204,7 +205,7 @@ def assigned_values(indptr, indices, data, col4row, out):
                 break
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def is_canonical(indptr, indices, data, m):
     """Whether CSR arrays are valid and canonical with no extra stored tail (indptr from 0,
     non-decreasing, ending at len(indices) == len(data); each row's columns strictly

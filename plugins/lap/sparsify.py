@@ -11,12 +11,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from coplug.plugins.lap.cache_dir import CACHE
 from coplug.plugins.lap.warmstart import slack
 
 INF = np.inf
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _insert(vals, idx, k, x, j):
     """Insert (x, j) into the ascending length-k buffers vals/idx (x < vals[k - 1])."""
     t = k - 1
@@ -28,7 +29,7 @@ def _insert(vals, idx, k, x, j):
     idx[t] = j
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def reduced_cost_pattern(c, u, v, k):
     """CSR (indptr, indices, data) of the entries among each row's and each column's k
     smallest reduced costs c_ij - u_i - v_j, plus (i, i); data are the costs c_ij.
@@ -98,7 +99,7 @@ def reduced_cost_pattern(c, u, v, k):
     return indptr, indices, data
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def price_pattern(c, u, v, indptr, indices, k, rel):
     """Add to the pattern each row's (up to) k most negative reduced costs c_ij - u_i - v_j
     below round-off (`warmstart.slack` with `rel`) among the entries it lacks; returns the
