@@ -21,10 +21,11 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 from pyomo.common.collections import ComponentMap, ComponentSet
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
-from pyomo.core.expr.numeric_expr import MonomialTermExpression
+from pyomo.core.expr.numeric_expr import MonomialTermExpression, ProductExpression, SumExpression
 from pyomo.core.expr.visitor import identify_variables
 from pyomo.core.staleflag import StaleFlagManager
 from pyomo.repn.standard_repn import generate_standard_repn
+from scipy.sparse.csgraph import connected_components
 
 from coplug.plugins.base import (
     finish_plugins,
@@ -158,7 +159,7 @@ def _convex_quadratic(obj: Any) -> bool:
         hessian = -hessian
     if _diagonally_dominant(hessian):
         return True
-    eigenvalues = np.linalg.eigvalsh(hessian)
+    eigenvalues = _eigenvalues(hessian)
     top = float(np.abs(eigenvalues).max())
     if eigenvalues[0] >= -ROUNDOFF_REL * top:
         return True
@@ -174,6 +175,19 @@ def _diagonally_dominant(hessian: np.ndarray) -> bool:
     diagonal = np.diag(hessian)
     others = np.abs(hessian).sum(axis=1) - np.abs(diagonal)
     return bool(np.all(diagonal >= others))
+
+
+def _eigenvalues(hessian: np.ndarray) -> np.ndarray:
+    """The symmetric Hessian's eigenvalues in ascending order, block by block where its
+    variables split into groups no term couples: a grouped objective's blocks are small
+    (eigvalsh of a whole 2,000-variable Hessian of groups of 20 took 1 to 18 s)."""
+    count, labels = connected_components(sp.csr_matrix(hessian != 0), directed=False)
+    if count == 1:
+        return np.linalg.eigvalsh(hessian)
+    order = np.argsort(labels, kind="stable")
+    blocks = np.split(order, np.flatnonzero(np.diff(labels[order])) + 1)
+    return np.sort(np.concatenate([np.linalg.eigvalsh(hessian[np.ix_(block, block)])
+                                   for block in blocks]))
 
 
 def _negligible_curvature(hessian: np.ndarray, top: float, widths: list[float],
@@ -487,8 +501,8 @@ def quadratic_objective_folded(model: pyo.Block) -> Iterator[None]:
         yield
         return
     original = obj.expr
-    folded = generate_standard_repn(original, compute_values=True,
-                                    quadratic=True).to_expression()
+    folded = _flat_quadratic(generate_standard_repn(original, compute_values=True,
+                                                    quadratic=True))
     kept = ComponentSet(identify_variables(folded))
     obj.expr = folded + sum(  # a variable its Params zero out keeps its column (and value)
         MonomialTermExpression((0.0, var))
@@ -497,6 +511,16 @@ def quadratic_objective_folded(model: pyo.Block) -> Iterator[None]:
         yield
     finally:
         obj.expr = original
+
+
+def _flat_quadratic(repn: Any) -> Any:
+    """The quadratic standard form as one flat sum, in the form's own term order
+    (`to_expression` sorted the terms by their names: half of its 1.5 s at 2,000 variables)."""
+    terms = [MonomialTermExpression((coef, var))
+             for coef, var in zip(repn.linear_coefs, repn.linear_vars, strict=True)]
+    terms += [ProductExpression((MonomialTermExpression((coef, a)), b))
+              for coef, (a, b) in zip(repn.quadratic_coefs, repn.quadratic_vars, strict=True)]
+    return SumExpression([repn.constant, *terms])
 
 
 def run_highs(opt: Any, model: pyo.Block, *, plugins: list[Any], time_limit: float | None,

@@ -306,3 +306,58 @@ def test_numba_cache_off_where_no_folder_is_writable(monkeypatch):
     assert cache_dir.numba_cache() is False
     monkeypatch.undo()
     assert cache_dir.numba_cache() is True
+
+
+def test_hessian_eigenvalues_by_blocks_are_the_whole_matrix_eigenvalues():
+    from coplug.plugins.highs_backend import _eigenvalues
+
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        n = int(rng.integers(2, 40))
+        labels = rng.integers(0, 5, size=n)
+        a = rng.normal(size=(n, n))
+        a = (a + a.T) * (labels[:, None] == labels[None, :])  # blocks, rows interleaved
+        np.testing.assert_allclose(_eigenvalues(a), np.linalg.eigvalsh(a), atol=1e-10)
+
+
+def _grouped_qp(n: int, bad_group: int | None):
+    """min sum over groups of 5 of (sum x)^2 on [0, 1]^n, one group's square negated."""
+    import pyomo.environ as pyo
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(n), bounds=(0, 1))
+    m.c = pyo.Constraint(expr=sum(m.x[i] for i in range(n)) >= 2)
+    groups = [sum(m.x[5 * k + t] for t in range(5)) - 1 for k in range(n // 5)]
+    m.o = pyo.Objective(expr=sum((-1 if k == bad_group else 1) * g**2
+                                 for k, g in enumerate(groups)))
+    return m
+
+
+def test_highs_refuses_a_grouped_objective_with_one_concave_group_and_solves_the_convex():
+    from coplug.plugins import solve
+    from coplug.plugins.errors import UnsupportedModelError
+
+    with pytest.raises(UnsupportedModelError, match="non-convex"):
+        solve(_grouped_qp(40, bad_group=3), solver="highs")
+    highs = solve(_grouped_qp(40, None), solver="highs")
+    scip = solve(_grouped_qp(40, None), solver="scip")
+    assert highs.status.value == "optimal" and scip.status.value == "optimal"
+    assert highs.objective == pytest.approx(scip.objective, abs=1e-6)
+
+
+def test_the_objective_handed_to_highs_is_the_same_function():
+    import pyomo.environ as pyo
+    from pyomo.repn.standard_repn import generate_standard_repn
+
+    from coplug.plugins.highs_backend import _flat_quadratic
+
+    m = pyo.ConcreteModel()
+    m.p = pyo.Param(initialize=2.5, mutable=True)
+    m.x = pyo.Var(range(4))
+    expr = m.p * ((m.x[0] - m.x[1]) ** 2 + m.x[2] * m.x[3]) - 3 * m.x[1] + 7
+    flat = _flat_quadratic(generate_standard_repn(expr, compute_values=True, quadratic=True))
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        for i, v in enumerate(rng.normal(size=4)):
+            m.x[i].value = float(v)
+        assert pyo.value(flat) == pytest.approx(pyo.value(expr), rel=1e-12, abs=1e-12)
