@@ -7,9 +7,11 @@ file where a good one was. JSON sidecars go the same way and never contain NaN.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -24,6 +26,27 @@ def _default_mode() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return 0o666 & ~mask
+
+
+def file_sha256(path: Path) -> str:
+    """Hex sha256 of a file's bytes (the checkpoint's fingerprint in its sidecar)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def check_recorded_sha256(path: Path, meta: Any, sidecar: Path, what: str) -> None:
+    """Refuse the checkpoint `path` when its sidecar's `meta` records a sha256 the file does
+    not have: the sidecar then describes another file (sidecars without one pass)."""
+    expected = meta.get("sha256") if isinstance(meta, dict) else None
+    if expected is None:
+        return
+    if not (isinstance(expected, str) and re.fullmatch(r"[0-9a-f]{64}", expected)):
+        raise InputError(f"{what} metadata {sidecar}: sha256 must be 64 lowercase hex digits, "
+                         f"got {expected!r}")
+    actual = file_sha256(path)
+    if actual != expected:
+        raise InputError(f"{what} {path} is not the file {sidecar.name} describes (modified, "
+                         f"corrupted or replaced): its sha256 is {actual}, {sidecar.name} "
+                         f"records {expected}")
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:

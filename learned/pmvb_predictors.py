@@ -37,7 +37,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from coplug.formulations.checks import check_choice
-from coplug.learned.checkpoint_io import atomic_write
+from coplug.learned.checkpoint_io import atomic_write, check_recorded_sha256
 from coplug.learned.pmvb_features import FEATURE_NAMES, FEATURE_VERSION, root_features
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError
@@ -259,7 +259,9 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
         """Write a checkpoint: .pt (torch.save) or .joblib, chosen by the suffix.
 
         Written to a temporary file and renamed over `path`, so an interrupt mid-write
-        leaves the previous checkpoint intact rather than a corrupt one.
+        leaves the previous checkpoint intact rather than a corrupt one. A train_pmvb JSON
+        beside `path` described the checkpoint this one replaces (its t, q and figures): it
+        is removed.
         """
         check_is_fitted(self, "model_")
         path = Path(path)
@@ -271,6 +273,7 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
             raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
         dump = torch.save if path.suffix == ".pt" else joblib.dump
         atomic_write(path, lambda tmp: dump(self, tmp))
+        path.with_suffix(".json").unlink(missing_ok=True)
         return path
 
 
@@ -290,8 +293,22 @@ def load_predictor(path: str | Path) -> PMVBPredictor:
                          f"{type(exc).__name__}: {exc}") from exc
     if not isinstance(obj, PMVBPredictor):
         raise InputError(f"{path} holds a {type(obj).__name__}, not a PMVBPredictor")
+    _refuse_foreign_metadata(path, obj)
     _warn_if_stale(path)
     return obj
+
+
+def _refuse_foreign_metadata(path: Path, predictor: PMVBPredictor) -> None:
+    """An InputError when the JSON beside the checkpoint names another kind or calibration
+    than the predictor has (a JSON written before sha256s were recorded, kept beside other
+    weights): its t, q and figures are not this predictor's."""
+    meta = checkpoint_metadata(path)
+    for key in ("kind", "calibration"):
+        if key in meta and meta[key] != getattr(predictor, key, None):
+            raise InputError(f"{path.with_suffix('.json')} describes a {key} {meta[key]!r} "
+                             f"predictor, {path} holds a {getattr(predictor, key, None)!r} one: "
+                             "retrain, or delete the JSON to use the checkpoint with default "
+                             "t and q")
 
 
 def _warn_if_stale(path: Path) -> None:
@@ -331,9 +348,12 @@ def checkpoint_metadata(path: str | Path) -> dict[str, Any]:
     if not meta_path.is_file():
         return {}
     try:
-        return json.loads(meta_path.read_text())
+        meta = json.loads(meta_path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"PMVB checkpoint metadata {meta_path} is unreadable: {exc}") from exc
+    if Path(path).is_file():  # its t and q are the file's only if it describes that file
+        check_recorded_sha256(Path(path), meta, meta_path, "PMVB checkpoint")
+    return meta
 
 
 def checkpoint_name(family: str, kind: str) -> str:

@@ -9,7 +9,6 @@ duals through the Min-Trick v_j = min_i (c_ij - u_i) inside the solver.
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import os
 import pickle
@@ -27,7 +26,13 @@ import torch
 from numba import njit
 from torch import nn
 
-from coplug.learned.checkpoint_io import atomic_write, atomic_write_text, strict_json
+from coplug.learned.checkpoint_io import (
+    atomic_write,
+    atomic_write_text,
+    check_recorded_sha256,
+    file_sha256,
+    strict_json,
+)
 from coplug.plugins.errors import InputError
 from coplug.plugins.interrupts import sigint_deferred
 from coplug.plugins.lap.cache_dir import CACHE
@@ -279,11 +284,6 @@ def save(model: RowDualNet, path: str | Path, meta: dict) -> None:
         atomic_write_text(path.with_suffix(".json"), text)
 
 
-def file_sha256(path: Path) -> str:
-    """Hex sha256 of a file's bytes (the checkpoint's fingerprint in its sidecar)."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def load(path: str | Path | None = None) -> RowDualNet:
     """Load a checkpoint (default: the one shipped in coplug.models), refusing one whose
     sidecar .json records another sha256 than the file has."""
@@ -328,16 +328,7 @@ def _check_sha256(path: Path) -> None:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"RowDualNet checkpoint metadata {sidecar} is unreadable: {exc}"
                          ) from None
-    expected = meta.get("sha256") if isinstance(meta, dict) else None
-    if expected is None:
-        return  # sidecars written before hashes were recorded
-    if not (isinstance(expected, str) and re.fullmatch(r"[0-9a-f]{64}", expected)):
-        raise InputError(f"RowDualNet checkpoint metadata {sidecar}: sha256 must be 64 "
-                         f"lowercase hex digits, got {expected!r}")
-    actual = file_sha256(path)
-    if actual != expected:
-        raise InputError(f"RowDualNet checkpoint {path} was modified or corrupted: its sha256 "
-                         f"is {actual}, but {sidecar.name} records {expected}")
+    check_recorded_sha256(path, meta, sidecar, "RowDualNet checkpoint")
 
 
 def _model_from_blob(blob: object, path: Path) -> RowDualNet:

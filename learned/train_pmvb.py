@@ -42,6 +42,7 @@ from coplug.formulations import registry
 from coplug.formulations.mip_families import FAMILIES, TRAIN_SIZES, build_family
 from coplug.learned.checkpoint_io import (
     atomic_write_text,
+    file_sha256,
     occupied_reason,
     strict_json,
     unwritable_reason,
@@ -272,9 +273,10 @@ def write_checkpoints(fitted: Sequence[tuple[PMVBPredictor, dict]], out_dir: Pat
     with sigint_deferred():
         for predictor, meta in fitted:
             path = out_dir / checkpoint_name(meta["family"], meta["kind"])
-            text = strict_json(meta, indent=1)
+            strict_json(meta, indent=1)  # refused before the checkpoint is replaced
             predictor.save(path)
-            atomic_write_text(path.with_suffix(".json"), text)
+            meta["sha256"] = file_sha256(path)
+            atomic_write_text(path.with_suffix(".json"), strict_json(meta, indent=1))
             meta["checkpoint"] = str(path)
 
 
@@ -370,6 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.rescore:
         for path, meta in rescores:
+            meta["sha256"] = file_sha256(path)
             atomic_write_text(path.with_suffix(".json"), strict_json(meta, indent=1))
             meta["checkpoint"] = str(path)
         metas = [meta for _, meta in rescores]

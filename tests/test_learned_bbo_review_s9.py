@@ -124,7 +124,7 @@ def test_sidecar_sha256_refuses_a_modified_checkpoint(checkpoint) -> None:
     assert load(path).hidden == 4
     torch.save({**blob, "state_dict": {k: v + 1 for k, v in blob["state_dict"].items()}},
                path)
-    with pytest.raises(InputError, match=rf"{path.name} was modified or corrupted"):
+    with pytest.raises(InputError, match=rf"{path.name} is not the file"):
         load(path)
     sidecar.write_text(json.dumps({"sha256": "abc"}))
     with pytest.raises(InputError, match="sha256 must be 64 lowercase hex digits"):
@@ -141,7 +141,7 @@ def test_shipped_sidecar_records_the_shipped_checkpoints_sha256(tmp_path: Path) 
     data = bytearray(copy.read_bytes())
     data[len(data) // 2] ^= 0xFF
     copy.write_bytes(bytes(data))
-    with pytest.raises(InputError, match="modified or corrupted"):
+    with pytest.raises(InputError, match="modified, corrupted or replaced"):
         load(copy)
 
 

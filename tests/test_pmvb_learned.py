@@ -10,6 +10,7 @@ import pytest
 
 from coplug.formulations.mip_families import FAMILIES, build_family
 from coplug.learned import train_pmvb
+from coplug.learned.checkpoint_io import file_sha256
 from coplug.learned.pmvb_features import FEATURE_NAMES, RootFeatureRecorder
 from coplug.learned.pmvb_predictors import PMVBPredictor, load_predictor, shipped_checkpoint
 from coplug.plugins import InputError, solve
@@ -78,6 +79,7 @@ def test_training_script_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtur
                 "empirical_hold_rate", "promised_q", "grid"):
         assert key in meta
     assert 0.0 <= meta["val_accuracy"] <= 1.0 and meta["train_instances_used"] >= 2
+    assert meta["sha256"] == file_sha256(tmp_path / "pmvb_mknapsack_logreg.joblib")
     predictor = load_predictor(tmp_path / "pmvb_mknapsack_logreg.joblib")
     model = build_family("mknapsack", 22, 500)
     reference = solve(model)

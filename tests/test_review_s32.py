@@ -361,3 +361,85 @@ def test_the_objective_handed_to_highs_is_the_same_function():
         for i, v in enumerate(rng.normal(size=4)):
             m.x[i].value = float(v)
         assert pyo.value(flat) == pytest.approx(pyo.value(expr), rel=1e-12, abs=1e-12)
+
+
+def _copied_checkpoint(tmp_path, family: str, kind: str, json_of: tuple[str, str] | None = None):
+    """A shipped checkpoint copied into tmp_path with the JSON of `json_of` (its own by
+    default)."""
+    import shutil
+
+    from coplug.learned.pmvb_predictors import shipped_checkpoint
+
+    source = shipped_checkpoint(family, kind)
+    target = tmp_path / source.name
+    shutil.copy(source, target)
+    shutil.copy(shipped_checkpoint(*(json_of or (family, kind))).with_suffix(".json"),
+                target.with_suffix(".json"))
+    return target
+
+
+def test_every_shipped_pmvb_json_records_its_checkpoints_sha256():
+    import json
+
+    from coplug.formulations.mip_families import FAMILIES
+    from coplug.learned.checkpoint_io import file_sha256
+    from coplug.learned.pmvb_predictors import KINDS, checkpoint_metadata, shipped_checkpoint
+
+    for family in FAMILIES:
+        for kind in KINDS:
+            path = shipped_checkpoint(family, kind)
+            meta = json.loads(path.with_suffix(".json").read_text())
+            assert meta["sha256"] == file_sha256(path)
+            assert checkpoint_metadata(path)["kind"] == kind
+
+
+def test_a_pmvb_json_of_other_weights_is_refused(tmp_path):
+    from coplug.learned.pmvb_predictors import checkpoint_metadata, load_predictor
+    from coplug.plugins.pmvb import PMVBBranching
+
+    path = _copied_checkpoint(tmp_path, "gisp", "logreg", json_of=("cauction", "logreg"))
+    with pytest.raises(InputError, match="is not the file"):
+        checkpoint_metadata(path)
+    with pytest.raises(InputError, match="is not the file"):
+        PMVBBranching(path)
+    with pytest.raises(InputError, match="is not the file"):
+        load_predictor(path)
+
+
+def test_a_pmvb_json_without_sha256_naming_another_kind_is_refused(tmp_path):
+    import json
+
+    from coplug.learned.pmvb_predictors import load_predictor
+
+    path = _copied_checkpoint(tmp_path, "gisp", "logreg", json_of=("gisp", "gbt"))
+    sidecar = path.with_suffix(".json")
+    meta = json.loads(sidecar.read_text())
+    del meta["sha256"]  # as train_pmvb wrote it before recording hashes
+    sidecar.write_text(json.dumps(meta))
+    with pytest.raises(InputError, match="describes a kind 'gbt' predictor"):
+        load_predictor(path)
+    meta["kind"] = "logreg"
+    sidecar.write_text(json.dumps(meta))
+    assert load_predictor(path).kind == "logreg"
+
+
+def test_saving_over_a_trained_checkpoint_removes_the_json_that_described_it(tmp_path):
+    from coplug.learned.pmvb_features import FEATURE_NAMES
+    from coplug.learned.pmvb_predictors import (
+        PMVBPredictor,
+        checkpoint_metadata,
+        load_predictor,
+    )
+    from coplug.plugins.pmvb import DEFAULT_T_Q, PMVBBranching
+
+    path = _copied_checkpoint(tmp_path, "gisp", "logreg")
+    assert checkpoint_metadata(path)["family"] == "gisp"
+    assert (PMVBBranching(path).threshold, PMVBBranching(path).confidence) != DEFAULT_T_Q
+    features = np.random.default_rng(0).normal(size=(40, len(FEATURE_NAMES)))
+    fresh = PMVBPredictor(kind="gbt", calibration="none")
+    fresh.fit(features, (features[:, 0] > 0).astype(int))
+    fresh.save(path)
+    assert not path.with_suffix(".json").exists() and checkpoint_metadata(path) == {}
+    assert load_predictor(path).kind == "gbt"
+    rule = PMVBBranching(path)
+    assert (rule.threshold, rule.confidence) == DEFAULT_T_Q
