@@ -67,7 +67,7 @@ class InfeasibleSubsystem:
 
     constraints: list[ConstraintData]
     bounds: list[Bound]
-    irreducible: bool | None  # None: more members than check_limit, not made irreducible;
+    irreducible: bool | None  # None: more than check_limit members, not filtered one by one;
     # False: made irreducible but for members whose checks no solver decided (kept)
     checked_by: str  # the solver that re-solved the subsystem
     notes: list[str] = field(default_factory=list)
@@ -203,10 +203,11 @@ def _scip_subsystem(model: BlockData, remove_bounds: bool, time_limit: float | N
 def _filtered(subsystem: _Subsystem, checked_by: str, check_limit: int, notes: list[str]
               ) -> InfeasibleSubsystem:
     """The infeasible `subsystem`, made irreducible by the deletion filter where it has at
-    most `check_limit` members."""
+    most `check_limit` members, or already, where `shrink` ended with it."""
     irreducible = None
-    if len(subsystem.members) <= check_limit:
+    if not subsystem.filtered and len(subsystem.members) <= check_limit:
         subsystem.deletion_filter()
+    if subsystem.filtered or len(subsystem.members) <= check_limit:
         irreducible = not subsystem.undecided
     if subsystem.undecided:
         notes.append(f"some checks stayed undecided (HiGHS and SCIP, {_CHECK_SECONDS:g} s "
@@ -391,6 +392,7 @@ class _Subsystem:
         self.values = {(id(v), side): v.lb if side == "lower" else v.ub
                        for v, side in self.members if side is not None}
         self.undecided = 0  # checks of the filters that no solver decided
+        self.filtered = False  # a pass of one-member chunks ran: the deletion filter
         for var in self.work.component_data_objects(pyo.Var, descend_into=True):
             if not var.fixed:
                 if not var.is_binary():
@@ -454,9 +456,11 @@ class _Subsystem:
 
     def shrink(self, limit: int) -> None:
         """While more than `limit` members remain, drop chunks of them (halving in size)
-        whose absence leaves the rest infeasible: fewer solves than one per member."""
+        whose absence leaves the rest infeasible: fewer solves than one per member. A pass
+        of one-member chunks is the deletion filter itself (`filtered`)."""
         size = len(self.members) // 2
         while size >= 1 and len(self.members) > limit:
+            self.filtered = size == 1
             members, kept = self.members, []
             for start in range(0, len(members), size):
                 chunk = members[start:start + size]

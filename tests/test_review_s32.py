@@ -443,3 +443,44 @@ def test_saving_over_a_trained_checkpoint_removes_the_json_that_described_it(tmp
     assert load_predictor(path).kind == "gbt"
     rule = PMVBBranching(path)
     assert (rule.threshold, rule.confidence) == DEFAULT_T_Q
+
+
+def _chain(k: int, extra: int):
+    """x_{i+1} >= x_i + 1 over k links with x_0 >= 9.5 and x <= 10: every link is needed;
+    `extra` rows that play no part."""
+    import pyomo.environ as pyo
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(k + 1), bounds=(0, 10))
+    m.c = pyo.ConstraintList()
+    for i in range(k):
+        m.c.add(m.x[i + 1] >= m.x[i] + 1)
+    m.c.add(m.x[0] >= 9.5)
+    m.y = pyo.Var(range(extra), bounds=(0, 1))
+    m.d = pyo.ConstraintList()
+    for j in range(extra):
+        m.d.add(m.y[j] <= 1)
+    return m
+
+
+def test_a_subsystem_past_check_limit_filtered_one_by_one_is_irreducible():
+    import pyomo.environ as pyo
+
+    from coplug.plugins import explain_infeasible, solve
+
+    m = _chain(80, 50)
+    found = explain_infeasible(m)
+    assert len(found.constraints) == 81 > 60 and found.irreducible is True
+    members = {id(c) for c in found.constraints}
+    for con in m.component_data_objects(pyo.Constraint):
+        if id(con) not in members:
+            con.deactivate()
+    listed = {(id(var), side) for var, side in found.bounds}
+    for var in m.component_data_objects(pyo.Var):  # the subsystem keeps its listed bounds
+        var.setlb(var.lb if (id(var), "lower") in listed else None)
+        var.setub(var.ub if (id(var), "upper") in listed else None)
+    assert solve(m, solver="highs").status.value == "infeasible"
+    for con in found.constraints[::16]:  # each member is needed
+        con.deactivate()
+        assert solve(m, solver="highs").status.value == "optimal"
+        con.activate()
