@@ -24,6 +24,7 @@ import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as scipy_sparse
 from pyomo.core.base.var import VarData
+from pyomo.core.expr.numeric_expr import LinearExpression
 from pyomo.core.expr.visitor import identify_variables
 
 from coplug.plugins.bridge import check_block, solve
@@ -150,7 +151,7 @@ class _Search:
     def separate(self, solution: Any) -> list[Any]:
         """Record `solution` (when it meets the model) and return the rows that reject it:
         its no-good, and the objective cutoff once k are recorded."""
-        values = np.array([solution[v] for v in self.variables], dtype=float)
+        values = np.array(solution.values_of(self.variables), dtype=float)
         assignment = np.round(values[self.binaries])
         if not self.rows.meets(values) or self.rows.on_a_ray(values, self.variables):
             return []  # the solver decides: another handler rejects it, or it is unbounded
@@ -204,12 +205,14 @@ class _Search:
         return row
 
     def _new_no_good(self, assignment: np.ndarray) -> Any:
-        """The no-good row of `assignment`."""
-        ones = [self.variables[j] for j, a in zip(self.binaries, assignment, strict=True)
-                if a > 0.5]
-        zeros = [self.variables[j] for j, a in zip(self.binaries, assignment, strict=True)
-                 if a <= 0.5]
-        return sum(ones) - sum(zeros) <= len(ones) - 1
+        """The no-good row of `assignment`, sum over ones - sum over zeros <= ones - 1, as
+        one LinearExpression the lazy rows read off its lists (a sum of sums went through
+        Pyomo's standard form at every heuristic solution: 4 ms of a callback at 1,000
+        binaries)."""
+        signs = np.where(assignment > 0.5, 1.0, -1.0)
+        body = LinearExpression(constant=0.0, linear_coefs=signs.tolist(),
+                                linear_vars=[self.variables[j] for j in self.binaries])
+        return body <= float((signs > 0).sum() - 1)
 
     def _cutoff(self, kth: float) -> Any:
         """The row that admits only objectives better than `kth`: by `step` where the
@@ -218,7 +221,8 @@ class _Search:
         if self._cutoff_row is not None and self._cutoff_row[0] == kth:
             return self._cutoff_row[1]
         terms = self.objective
-        expr = sum(float(c) * v for v, c in zip(terms.variables, terms.coefs, strict=True))
+        expr = LinearExpression(constant=0.0, linear_coefs=[float(c) for c in terms.coefs],
+                                linear_vars=list(terms.variables))
         if self.maximize:
             row = expr >= kth - terms.constant + self.step
         else:

@@ -74,6 +74,10 @@ class LoadedValues:
     def __call__(self, var: VarData) -> float:
         return self[var]
 
+    def values_of(self, variables: Sequence[VarData]) -> list[float]:
+        """`[self[v] for v in variables]`, as `SolutionView.values_of`."""
+        return [self[var] for var in variables]
+
 
 def feasible_le(a: float, b: float) -> bool:
     """a <= b within FEASIBILITY, plus ROUNDOFF of the larger size."""

@@ -484,3 +484,48 @@ def test_a_subsystem_past_check_limit_filtered_one_by_one_is_irreducible():
         con.deactivate()
         assert solve(m, solver="highs").status.value == "optimal"
         con.activate()
+
+
+def test_a_lazy_row_with_a_number_side_reads_as_the_row_minus_its_side():
+    import pyomo.environ as pyo
+    from pyomo.core.expr.numeric_expr import LinearExpression
+
+    from coplug.plugins.lazy import linear_row
+    from coplug.plugins.linear_terms import linear_terms
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(6))
+    rng = np.random.default_rng(2)
+    for _ in range(30):
+        coefs = rng.integers(-3, 4, size=6).astype(float).tolist()
+        body = LinearExpression(constant=float(rng.integers(-2, 3)), linear_coefs=coefs,
+                                linear_vars=list(m.x.values()))
+        side = float(rng.normal())
+        for expr, lower, upper in ((body <= side, -np.inf, 0.0), (body == side, 0.0, 0.0)):
+            row = linear_row(expr)
+            terms = linear_terms(body - side)
+            assert row.lower == (lower - terms.constant if lower > -np.inf else -np.inf)
+            assert row.upper == pytest.approx(upper - terms.constant, abs=1e-12)
+            assert {id(v): c for v, c in zip(row.variables, row.coefs, strict=True)} == {
+                id(v): c for v, c in zip(terms.variables, terms.coefs, strict=True)}
+
+
+def test_solution_view_reads_many_values_as_one_at_a_time():
+    import pyomo.environ as pyo
+
+    from coplug.plugins.lazy import SolutionView
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(5))
+    m.f = pyo.Var(initialize=7.0)
+    m.f.fix()
+    m.missing = pyo.Var()
+    reads = []
+    view = SolutionView({id(m.x[i]): i for i in range(5)},
+                        lambda handle: reads.append(handle) or 10.0 * handle)
+    assert view[m.x[3]] == 30.0
+    wanted = [m.x[3], m.x[0], m.f, m.x[4]]
+    assert view.values_of(wanted) == [view[v] for v in wanted] == [30.0, 0.0, 7.0, 40.0]
+    assert reads == [3, 0, 4]  # each handle read once
+    with pytest.raises(InputError, match="not in the solved model"):
+        view.values_of([m.x[1], m.missing])
