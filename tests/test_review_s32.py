@@ -529,3 +529,35 @@ def test_solution_view_reads_many_values_as_one_at_a_time():
     assert reads == [3, 0, 4]  # each handle read once
     with pytest.raises(InputError, match="not in the solved model"):
         view.values_of([m.x[1], m.missing])
+
+
+def test_a_subsystem_check_holds_only_its_rows_variables_named_expressions_params_and_fixed():
+    import pyomo.environ as pyo
+
+    from coplug.plugins import explain_infeasible
+    from coplug.plugins.iis import _Subsystem
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 1))
+    m.y = pyo.Var(bounds=(0, 1))
+    m.z = pyo.Var(initialize=1.0)
+    m.z.fix()
+    m.p = pyo.Param(initialize=2.0, mutable=True)
+    m.e = pyo.Expression(expr=m.x + m.y)
+    m.w = pyo.Var(range(50), bounds=(0, 5))
+    m.free = pyo.Constraint(range(50), rule=lambda m, i: m.w[i] <= 4)
+    m.c = pyo.Constraint(expr=m.e >= m.p + m.z)  # x + y >= 3 with x, y <= 1
+    found = explain_infeasible(m)
+    assert [c.name for c in found.constraints] == ["c"]
+    assert sorted((v.name, side) for v, side in found.bounds) == [("x", "upper"), ("y", "upper")]
+    assert found.irreducible is True
+    check = _Subsystem(m, [m.c], [(m.x, "upper")])
+    assert len(check.work.x) == 3  # x, y and the fixed z: none of the 50 w
+    assert check.originals() == ([m.c], [(m.x, "upper")])
+    assert check.infeasible()[1] is False  # y's bound is not in it
+    m.p = 1.5  # the Param read at its value now: x + y >= 2.5, the same conflict
+    again = explain_infeasible(m)
+    assert [c.name for c in again.constraints] == ["c"] and again.irreducible is True
+    m.p = 1.0  # x + y >= 2 holds at x = y = 1
+    with pytest.raises(InputError, match="feasible"):
+        explain_infeasible(m)
