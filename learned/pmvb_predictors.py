@@ -303,6 +303,8 @@ def _refuse_foreign_metadata(path: Path, predictor: PMVBPredictor) -> None:
     than the predictor has (a JSON written before sha256s were recorded, kept beside other
     weights): its t, q and figures are not this predictor's."""
     meta = checkpoint_metadata(path)
+    if not isinstance(meta, dict):  # named where its t and q are read (`check_metadata`)
+        return
     for key in ("kind", "calibration"):
         if key in meta and meta[key] != getattr(predictor, key, None):
             raise InputError(f"{path.with_suffix('.json')} describes a {key} {meta[key]!r} "

@@ -465,6 +465,7 @@ class _Subsystem:
         irreducible (every member is needed) unless a check went undecided. A bar on a
         terminal shows the solves."""
         needed = []
+        self.undecided = 0  # each member is judged alone now: earlier doubts are settled
         for member in progress_bar(self.members, desc="explain_infeasible", unit="check",
                                    disable=None, leave=False):
             self._switch(member, on=False)
@@ -480,6 +481,8 @@ class _Subsystem:
         size = len(self.members) // 2
         while size >= 1 and len(self.members) > limit:
             self.filtered = size == 1
+            if self.filtered:  # each member is judged alone now: earlier doubts are settled
+                self.undecided = 0
             members, kept = self.members, []
             for start in range(0, len(members), size):
                 chunk = members[start:start + size]

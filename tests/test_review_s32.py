@@ -561,3 +561,49 @@ def test_a_subsystem_check_holds_only_its_rows_variables_named_expressions_param
     m.p = 1.0  # x + y >= 2 holds at x = y = 1
     with pytest.raises(InputError, match="feasible"):
         explain_infeasible(m)
+
+
+@pytest.mark.parametrize("content", ["null", "5", '["kind"]', '"kind"'])
+def test_a_pmvb_json_that_is_no_object_loads_and_is_named_where_t_and_q_are_read(tmp_path,
+                                                                                content):
+    from coplug.learned.pmvb_predictors import load_predictor
+    from coplug.plugins.pmvb import PMVBBranching
+
+    path = _copied_checkpoint(tmp_path, "gisp", "logreg")
+    path.with_suffix(".json").write_text(content)
+    assert load_predictor(path).kind == "logreg"
+    with pytest.raises(InputError, match="must be a JSON object"):
+        PMVBBranching(path)
+
+
+def test_an_undecided_check_before_the_one_by_one_pass_leaves_the_answer_irreducible(
+        monkeypatch):
+    from coplug.plugins import explain_infeasible, iis
+
+    verdict, calls = iis._Subsystem._verdict, []
+
+    def first_chunk_undecided(self):
+        calls.append(len(self.members))
+        if len(calls) == 2:  # a check of shrink's first, largest chunks
+            return "", None, ["forced undecided"]
+        return verdict(self)
+
+    monkeypatch.setattr(iis._Subsystem, "_verdict", first_chunk_undecided)
+    found = explain_infeasible(_chain(100, 10))
+    assert len(found.constraints) == 101 and found.irreducible is True
+    assert not any("undecided" in note for note in found.notes)
+
+
+def test_numba_cache_folder_on_a_platform_without_posix_owners_is_reused(tmp_path,
+                                                                         monkeypatch):
+    import os
+    import tempfile
+
+    from coplug.plugins.lap import cache_dir
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    folder = tmp_path / "coplug-numba-user"
+    folder.mkdir(mode=0o777)
+    folder.chmod(0o777)  # as Windows reports every folder
+    monkeypatch.delattr(os, "getuid")
+    assert cache_dir.private_temp_folder() == str(folder)

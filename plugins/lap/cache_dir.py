@@ -47,10 +47,14 @@ def _user() -> str:
 
 
 def _private(path: str) -> bool:
-    """A real folder (no link) owned by this user that no one else can write."""
+    """A real folder (no link) owned by this user that no one else can write (where the
+    platform has POSIX owners; Windows's temporary folder is the user's own, and reports
+    every folder as mode 0o777)."""
     info = os.lstat(path)
-    owned = not hasattr(os, "getuid") or info.st_uid == os.getuid()
-    return stat.S_ISDIR(info.st_mode) and owned and not info.st_mode & 0o022
+    if not hasattr(os, "getuid"):
+        return stat.S_ISDIR(info.st_mode)
+    return (stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+            and not info.st_mode & 0o022)
 
 
 def numba_cache() -> bool:
