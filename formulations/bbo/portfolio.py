@@ -224,10 +224,11 @@ def differentiation(result: PortfolioResult, alpha: float = 0.05,
     """Mean over solver pairs of |mean rank difference| / runs, for pairs with MWU p < alpha.
 
     Values closer than `resolution` times the value range count as ties. `alpha` lies in
-    (0, 1], `resolution` is a finite number > 0 (NaN made every rank NaN).
+    (0, 1), as for `min_runs_for_significance`; `resolution` is a finite number > 0 (NaN
+    made every rank NaN).
     """
-    if check_positive(alpha, "alpha") > 1:
-        raise InputError(f"alpha is a significance level in (0, 1], got {alpha!r}")
+    if check_positive(alpha, "alpha") >= 1:
+        raise InputError(f"alpha is a significance level in (0, 1), got {alpha!r}")
     check_positive(resolution, "resolution")
     v = result.values
     span = float(np.ptp(v[np.isfinite(v)])) if np.isfinite(v).any() else 0.0
