@@ -608,3 +608,14 @@ def test_numba_cache_folder_on_a_platform_without_posix_owners_is_reused(tmp_pat
     folder.chmod(0o777)  # as Windows reports every folder
     monkeypatch.delattr(os, "getuid")
     assert cache_dir.private_temp_folder() == str(folder)
+
+
+def test_cma_es_in_a_portfolio_leaves_the_global_numpy_stream_as_it_was(program):
+    from coplug.formulations.bbo import as_box_function, run_portfolio
+
+    np.random.seed(0)
+    expected = np.random.rand(3)
+    np.random.seed(0)
+    result = run_portfolio(as_box_function(program), budget=40, seeds=[1], solvers=["cmaes"])
+    assert np.isfinite(result.best_value)
+    np.testing.assert_array_equal(np.random.rand(3), expected)

@@ -96,6 +96,17 @@ def _restarts(method: str) -> Callable[[_Budget, np.random.Generator], None]:
 
 
 def _cmaes(b: _Budget, rng: np.random.Generator) -> None:
+    """CMA-ES restarted until the budget is spent; the caller's global numpy stream is left
+    as it was (cma seeds numpy's global generator with its `seed` option)."""
+    state = np.random.get_state()
+    try:
+        _cma_restarts(b, rng)
+    finally:
+        np.random.set_state(state)
+
+
+def _cma_restarts(b: _Budget, rng: np.random.Generator) -> None:
+    """`_cmaes`'s runs, each from a uniform random point."""
     import cma
 
     span = b.fn.upper - b.fn.lower
