@@ -59,7 +59,7 @@ from coplug.plugins.integral_rows import (
     pyomo_integers,
     record_first_solve,
 )
-from coplug.plugins.interrupts import capture_output, record_interrupt
+from coplug.plugins.interrupts import capture_output, interrupt_kept, record_interrupt
 from coplug.plugins.lazy_duals import lazy_plugins, load_duals_after
 from coplug.plugins.lazy_rounds import all_lazy, any_lazy, solve_in_rounds
 from coplug.plugins.limits import checked_time_limit
@@ -300,7 +300,7 @@ def build_instance(opt: Any, model: pyo.Block, label: str,
     becomes an UnsupportedModelError naming the solver and, where `locate` finds it, the
     constraint or objective at fault."""
     try:
-        with suffix_notice_quiet():
+        with interrupt_kept(), suffix_notice_quiet():  # HiGHS's build captures the streams
             opt.set_instance(model)
     except (ValueError, TypeError, NotImplementedError, KeyError, AttributeError,
             PyomoException) as exc:

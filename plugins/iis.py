@@ -44,7 +44,7 @@ from coplug.plugins.bridge import build_instance, contrib_solver, solve
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
 from coplug.plugins.fast_collector import install_fast_collector
 from coplug.plugins.iis_farkas import farkas_support
-from coplug.plugins.interrupts import generate_iis
+from coplug.plugins.interrupts import generate_iis, stops_on_interrupt
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.results import Status
 from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupported_part
@@ -107,7 +107,9 @@ def explain_infeasible(model: BlockData, time_limit: float | None = None,
     if not isinstance(check_limit, int) or isinstance(check_limit, bool) or check_limit < 0:
         raise InputError(f"check_limit must be an integer >= 0, got {check_limit!r}")
     time_limit = checked_time_limit(time_limit)
-    with one_solve_at_a_time():  # its HiGHS and SCIP builds capture the process's streams
+    # its HiGHS and SCIP builds capture the process's streams; a Ctrl-C a check's solve
+    # absorbed (HiGHS answering anyway) stops the search instead of being dropped
+    with one_solve_at_a_time(), stops_on_interrupt():
         return _explained(model, time_limit, check_limit)
 
 

@@ -90,13 +90,38 @@ def capture_output(*args: Any, **kwargs: Any) -> Iterator[Any]:
     solve in another."""
     from pyomo.common.tee import capture_output as pyomo_capture_output
 
+    with interrupt_kept(), one_solve_at_a_time(), pyomo_capture_output(*args, **kwargs) as out:
+        yield out
+
+
+@contextmanager
+def interrupt_kept() -> Iterator[None]:
+    """Ctrl-C as KeyboardInterrupt where Pyomo's stream capture, restoring the streams, made
+    it RuntimeError("KeyboardInterrupt: ...") (around `capture_output`, and around Pyomo's
+    own captures: its HiGHS interface builds a model inside one), or numba wrapped it in
+    SystemError("... returned a result with an exception set") (a press while a cached
+    kernel loads)."""
     try:
-        with one_solve_at_a_time(), pyomo_capture_output(*args, **kwargs) as out:
-            yield out
+        yield
     except RuntimeError as exc:
         if any(line.startswith("KeyboardInterrupt:") for line in str(exc).splitlines()):
             raise KeyboardInterrupt from None
         raise
+    except SystemError as exc:
+        if _caused_by_interrupt(exc):
+            raise KeyboardInterrupt from None
+        raise
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether a KeyboardInterrupt lies in `exc`'s chain of causes."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def generate_iis(scip: Any) -> Any:

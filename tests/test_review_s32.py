@@ -619,3 +619,72 @@ def test_cma_es_in_a_portfolio_leaves_the_global_numpy_stream_as_it_was(program)
     result = run_portfolio(as_box_function(program), budget=40, seeds=[1], solvers=["cmaes"])
     assert np.isfinite(result.best_value)
     np.testing.assert_array_equal(np.random.rand(3), expected)
+
+
+def _interrupt_chain() -> SystemError:
+    """numba's SystemError around a Ctrl-C, as a press while a cached kernel loads gave."""
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as inner:
+            raise SystemError("<function _numba_unpickle> returned a result with an "
+                              "exception set") from inner
+    except SystemError as outer:
+        return outer
+
+
+def test_interrupt_kept_turns_wrapped_ctrl_c_back_into_keyboard_interrupt():
+    from coplug.plugins.interrupts import interrupt_kept
+
+    for wrapped in (RuntimeError("KeyboardInterrupt: (4: <pyomo.common.tee.TeeStream>)"),
+                    _interrupt_chain()):
+        with pytest.raises(KeyboardInterrupt):
+            with interrupt_kept():
+                raise wrapped
+    for other in (RuntimeError("HiGHS: model error"), SystemError("no interrupt here")):
+        with pytest.raises(type(other)):
+            with interrupt_kept():
+                raise other
+
+
+def test_a_ctrl_c_while_highs_builds_a_model_is_a_keyboard_interrupt():
+    import pyomo.environ as pyo
+
+    from coplug.plugins.bridge import build_instance
+
+    class Building:
+        def set_instance(self, model):
+            raise RuntimeError("KeyboardInterrupt: (4: <pyomo.common.tee.TeeStream>)")
+
+    with pytest.raises(KeyboardInterrupt):
+        build_instance(Building(), pyo.ConcreteModel(), "HiGHS")
+
+
+def test_explain_infeasible_stops_on_a_ctrl_c_a_check_absorbed(monkeypatch):
+    import signal
+
+    from coplug.plugins import explain_infeasible, iis
+    from coplug.plugins.interrupts import sigint_cancels
+
+    real = iis.solve
+
+    def solve_then_press(*args, **kwargs):
+        result = real(*args, **kwargs)
+        with sigint_cancels(lambda: None):  # as HiGHS's solve absorbs a press
+            signal.raise_signal(signal.SIGINT)
+        return result
+
+    monkeypatch.setattr(iis, "solve", solve_then_press)
+    with pytest.raises(KeyboardInterrupt):
+        explain_infeasible(_chain(5, 3))
+
+
+def test_solve_lap_keeps_a_ctrl_c_numba_wrapped_a_keyboard_interrupt(monkeypatch):
+    from coplug.plugins.lap import solve_lap, solver
+
+    def interrupted(*args, **kwargs):
+        raise _interrupt_chain()
+
+    monkeypatch.setattr(solver, "_solve_min", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        solve_lap(np.eye(3))

@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from coplug.plugins.errors import InputError, TimeLimitError
+from coplug.plugins.interrupts import interrupt_kept
 from coplug.plugins.lap import certify, jv, small, sparse, sparsify, warmstart
 from coplug.plugins.limits import checked_time_limit
 
@@ -192,7 +193,8 @@ def solve_lap(
         u0 = _centered(u0)
     _COUNTERS["solves"] += 1
     try:
-        solved = _solve_min(c, u0, arr_passes, deadline, predictor)
+        with interrupt_kept():  # numba wraps a press while a cached kernel loads
+            solved = _solve_min(c, u0, arr_passes, deadline, predictor)
     except _NotFinite:
         raise _not_finite(given) from None
     except _Unassignable:
