@@ -18,7 +18,8 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
 
-from coplug.formulations.checks import check_count, check_flag, check_memory, check_seed
+from coplug.formulations.checks import check_count, check_memory, check_seed
+from coplug.plugins.arguments import check_flag
 from coplug.plugins.errors import InputError
 
 
@@ -422,8 +423,7 @@ def assignment_model(cost: np.ndarray, maximize: bool = False) -> pyo.ConcreteMo
     "no" would flip the sense) and integer costs exact in float64 (the objective's floats)."""
     from coplug.plugins.lap.sparse import check_exact_integers
 
-    if not isinstance(maximize, (bool, np.bool_)):
-        raise InputError(f"maximize must be True or False, got {maximize!r}")
+    maximize = check_flag(maximize, "maximize")
     c = validate_costs(cost)
     check_exact_integers(c.reshape(-1), "cost matrix")
     n, m = c.shape

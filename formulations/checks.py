@@ -56,14 +56,6 @@ def check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
     return value
 
 
-def check_flag(value: object, name: str) -> bool:
-    """`value` as a bool (numpy's too), else InputError naming it: an array failed on its
-    truth value, and a truthy string such as "no" would have meant True."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise InputError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
-
-
 def numeric_array(data: object, what: str, booleans: bool = True) -> np.ndarray:
     """`data` as a float array, or an InputError naming `what` (strings, objects, ragged;
     booleans too unless `booleans`)."""

@@ -27,12 +27,12 @@ import torch
 from coplug.formulations.checks import (
     check_choice,
     check_count,
-    check_flag,
     check_memory,
     check_seed,
     numeric_array,
 )
 from coplug.formulations.qubo import QUBO
+from coplug.plugins.arguments import check_flag
 from coplug.plugins.bar import progress_bar
 from coplug.plugins.errors import InputError
 from coplug.plugins.interrupts import record_interrupt

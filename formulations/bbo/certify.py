@@ -26,7 +26,8 @@ from coplug.formulations.bbo.evaluate import check_points, numpy_evaluator
 from coplug.formulations.bbo.grammar import Program
 from coplug.formulations.bbo.pyomo_model import scip_model, set_point
 from coplug.formulations.bbo.validate import MAX_ABS
-from coplug.formulations.checks import check_count, check_flag, check_positive
+from coplug.formulations.checks import check_count, check_positive
+from coplug.plugins.arguments import check_flag
 from coplug.plugins.bridge import solve
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
 from coplug.plugins.results import Result, Status

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from coplug.plugins.arguments import check_flag
 from coplug.plugins.errors import InputError
 from coplug.plugins.lap import sparse
 from coplug.plugins.lap.cell_costs import matching_costs
@@ -60,10 +61,8 @@ def ranked_matchings(
     start = time.perf_counter()
     k = checked_k(k)
     time_limit = checked_time_limit(time_limit)
-    if not isinstance(maximize, (bool, np.bool_)):
-        raise InputError(f"maximize must be True or False, got {maximize!r}")
-    if not isinstance(progress, (bool, np.bool_)):
-        raise InputError(f"progress must be True or False, got {progress!r}")
+    maximize = check_flag(maximize, "maximize")
+    progress = check_flag(progress, "progress")
     c = sparse.as_csr(cost) if is_sparse_enough(cost) else forbidden_as_inf(cost)
     if c.shape[0] == 0 or c.shape[1] == 0:
         raise InputError(f"cost matrix is empty (shape {c.shape[0]}x{c.shape[1]})")

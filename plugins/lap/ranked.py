@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from coplug.plugins.arguments import check_flag
 from coplug.plugins.bar import progress_bar
 from coplug.plugins.errors import InputError, TimeLimitError
 from coplug.plugins.interrupts import record_interrupt
@@ -156,10 +157,8 @@ def ranked_assignments(
     start = time.perf_counter()
     k = checked_k(k)
     time_limit = checked_time_limit(time_limit)
-    if not isinstance(maximize, (bool, np.bool_)):
-        raise InputError(f"maximize must be True or False, got {maximize!r}")
-    if not isinstance(progress, (bool, np.bool_)):
-        raise InputError(f"progress must be True or False, got {progress!r}")
+    maximize = check_flag(maximize, "maximize")
+    progress = check_flag(progress, "progress")
     col_map = None
     if is_sparse_enough(cost):
         costs, n_real, transposed, offset, col_map = _sparse_working(cost, bool(maximize))

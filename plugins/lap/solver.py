@@ -13,6 +13,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 import scipy.sparse as sp
 
+from coplug.plugins.arguments import check_flag
 from coplug.plugins.errors import InputError, TimeLimitError
 from coplug.plugins.interrupts import interrupt_kept
 from coplug.plugins.lap import certify, jv, small, sparse, sparsify, warmstart
@@ -164,8 +165,7 @@ def solve_lap(
     if n == 0 or m == 0:
         raise InputError(f"cost matrix is empty (shape {n}x{m})")
     u0 = _check_duals(row_duals, n)
-    if not isinstance(maximize, (bool, np.bool_)):
-        raise InputError(f"maximize must be True or False, got {maximize!r}")
+    maximize = check_flag(maximize, "maximize")
     if maximize:
         c = -c
         u0 = None if u0 is None else -u0  # given in the max convention LapSolution returns
