@@ -688,3 +688,38 @@ def test_solve_lap_keeps_a_ctrl_c_numba_wrapped_a_keyboard_interrupt(monkeypatch
     monkeypatch.setattr(solver, "_solve_min", interrupted)
     with pytest.raises(KeyboardInterrupt):
         solve_lap(np.eye(3))
+
+
+def test_highs_is_not_handed_a_mip_row_that_crashed_its_process():
+    import subprocess
+    import sys
+
+    script = (
+        "from coplug.formulations.knapsack import KnapsackInstance, knapsack_mip\n"
+        "from coplug.plugins import solve\n"
+        "from coplug.plugins.errors import UnsupportedModelError\n"
+        "inst = KnapsackInstance(values=[531, 358, 673, 571, 255, 322, 719], weights=[\n"
+        "    127019301004482, 244297668038816, 205070864495145, 162048375111791,\n"
+        "    197167071766357, 277897566869800, 286808703191249], capacity=750154775238820)\n"
+        "try:\n"
+        "    solve(knapsack_mip(inst), solver='highs')\n"
+        "except UnsupportedModelError as exc:\n"
+        "    print('refused:', exc)\n"
+        "print('scip', solve(knapsack_mip(inst), solver='scip').objective)\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-500:]  # -11: HiGHS's segmentation fault
+    assert "refused: constraint 'capacity' has a coefficient of 1.27e+14" in run.stdout
+    assert "scip 2133.0" in run.stdout  # brute force's optimum
+
+
+def test_highs_still_takes_mip_rows_below_that_size_and_lps_above_it():
+    from coplug.formulations.knapsack import knapsack_mip, random_knapsack
+    from coplug.plugins import solve
+
+    small = random_knapsack(7, seed=3)
+    scaled = type(small)(values=small.values, weights=small.weights * 10**11,
+                         capacity=small.capacity * 10**11)
+    assert max(scaled.weights) < 1e14
+    highs, scip = solve(knapsack_mip(scaled), solver="highs"), solve(knapsack_mip(small))
+    assert highs.status.value == "optimal" and highs.objective == pytest.approx(scip.objective)
