@@ -404,8 +404,9 @@ def _results(result: Result, model: BlockData, loader: CoplugSolutionLoader,
     results.termination_condition = _termination(result, config, solver.backend)
     if not result.has_solution:
         results.solution_status = SolutionStatus.noSolution
-    elif result.status is Status.OPTIMAL:
-        results.solution_status = SolutionStatus.optimal
+    elif results.termination_condition is TerminationCondition.convergenceCriteriaSatisfied:
+        results.solution_status = SolutionStatus.optimal  # a stop at the caller's gap too,
+        # as Pyomo's own SCIP and HiGHS interfaces report it
     else:
         results.solution_status = SolutionStatus.feasible
     results.incumbent_objective = result.objective if result.has_solution else None

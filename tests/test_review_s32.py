@@ -723,3 +723,16 @@ def test_highs_still_takes_mip_rows_below_that_size_and_lps_above_it():
     assert max(scaled.weights) < 1e14
     highs, scip = solve(knapsack_mip(scaled), solver="highs"), solve(knapsack_mip(small))
     assert highs.status.value == "optimal" and highs.objective == pytest.approx(scip.objective)
+
+
+def test_a_stop_at_the_callers_gap_is_optimal_for_pyomo_with_highs_too():
+    from pyomo.contrib.solver.common.factory import SolverFactory as NewFactory
+    from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+
+    from coplug.formulations.mip_families import build_family
+
+    results = NewFactory("coplug_highs").solve(build_family("setcover", 250, 3), rel_gap=10.0)
+    out = results.extra_info.coplug
+    assert out["bound"] <= out["objective"] <= 11 * out["bound"]
+    assert results.termination_condition is TerminationCondition.convergenceCriteriaSatisfied
+    assert results.solution_status is SolutionStatus.optimal
