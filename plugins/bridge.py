@@ -69,7 +69,7 @@ from coplug.plugins.modeldata import check_model_data
 from coplug.plugins.nonlinear_optimum import check_nonlinear_optimum
 from coplug.plugins.objective_at_point import check_objective_at_point
 from coplug.plugins.priorities import set_scip_priorities, unread_export_suffixes
-from coplug.plugins.results import Result, Status
+from coplug.plugins.results import OBJECTIVE_LIMIT, Result, Status
 from coplug.plugins.scip_objective import expression_value, use_native_objective
 from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupported_part
 from coplug.plugins.serial import one_solve_at_a_time, warning_filters
@@ -547,6 +547,7 @@ def scip_result(scip: Any, plugins: Iterable[Any] = (), solver: str = "scip") ->
         bound = _finite_or_inf(scip.getDualbound(), scip.infinity())
     if status is Status.UNBOUNDED:
         objective = None
+    stopped = status is not Status.OPTIMAL and scip.getStatus() in ("primallimit", "duallimit")
     return Result(
         status=status,
         solver=solver,
@@ -556,6 +557,7 @@ def scip_result(scip: Any, plugins: Iterable[Any] = (), solver: str = "scip") ->
         time=float(scip.getSolvingTime()),
         has_solution=has_solution and status is not Status.UNBOUNDED,
         plugin_stats=plugins_statistics(plugins),
+        extra={"stopped_at": OBJECTIVE_LIMIT} if stopped else {},
     )
 
 

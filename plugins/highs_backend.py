@@ -62,7 +62,7 @@ from coplug.plugins.interrupts import (
 )
 from coplug.plugins.linear_terms import plainly_linear
 from coplug.plugins.mipstart import highs_mip_start
-from coplug.plugins.results import Result, Status
+from coplug.plugins.results import OBJECTIVE_LIMIT, Result, Status
 from coplug.plugins.row_scaling import highs_row_factors, scale_highs_rows
 from coplug.plugins.stationarity import improving_ray
 from coplug.plugins.varmap import INTEGER_SNAP, snapped
@@ -627,6 +627,9 @@ def run_highs(opt: Any, model: pyo.Block, *, plugins: list[Any], time_limit: flo
     )
     result.plugin_stats = plugins_statistics(plugins)
     result.extra.update(checked)  # `time` already spans both solves
+    if results.termination_condition is TerminationCondition.objectiveLimit and (
+            status is not Status.OPTIMAL):
+        result.extra["stopped_at"] = OBJECTIVE_LIMIT
     factors = highs_row_factors(highs)
     if factors is not None:
         result.extra["scaled_rows"] = int(np.count_nonzero(factors != 1.0))
@@ -1019,6 +1022,9 @@ def _status(results: Any, highs: Any) -> Status:
     model_status = highs.getModelStatus()
     if model_status == highspy.HighsModelStatus.kSolutionLimit:
         return solution_limit_status(highs, results.solution_status != SolutionStatus.noSolution)
+    if results.termination_condition is TerminationCondition.objectiveLimit:  # as SCIP's
+        has_point = results.solution_status != SolutionStatus.noSolution
+        return Status.FEASIBLE if has_point else Status.UNKNOWN
     status = _PYOMO_STATUS.get(results.termination_condition, Status.UNKNOWN)
     if status is Status.UNKNOWN and model_status == highspy_interrupt():
         return Status.INTERRUPTED  # Pyomo does not map HiGHS's kInterrupt

@@ -48,7 +48,7 @@ from coplug.plugins.bridge import available_solvers, check_model, solve
 from coplug.plugins.errors import InputError
 from coplug.plugins.interrupts import capture_output
 from coplug.plugins.outer_variables import put_back, values_a_solve_may_set
-from coplug.plugins.results import Result, Status
+from coplug.plugins.results import OBJECTIVE_LIMIT, Result, Status
 from coplug.plugins.serial import one_solve_at_a_time
 
 _TERMINATION = {
@@ -424,6 +424,8 @@ def _termination(result: Result, config: CoplugConfig, backend: str) -> Terminat
     as in Pyomo's own SCIP and HiGHS interfaces."""
     if result.status is Status.FEASIBLE and _within_gap(result, config, backend):
         return TerminationCondition.convergenceCriteriaSatisfied
+    if result.extra.get("stopped_at") == OBJECTIVE_LIMIT:
+        return TerminationCondition.objectiveLimit
     return _TERMINATION[result.status]
 
 

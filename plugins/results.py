@@ -7,6 +7,11 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
 
+# `result.extra["stopped_at"]` where the solve stopped at an objective limit the caller set
+# (SCIP's limits/primal or limits/dual, HiGHS's objective_target or objective_bound): the
+# status stays `feasible` (or `unknown` without a point), Pyomo's factories say objectiveLimit.
+OBJECTIVE_LIMIT = "objective_limit"
+
 
 class Status(str, Enum):
     """Why a solve stopped; `has_solution` says whether a point was loaded."""

@@ -736,3 +736,28 @@ def test_a_stop_at_the_callers_gap_is_optimal_for_pyomo_with_highs_too():
     assert out["bound"] <= out["objective"] <= 11 * out["bound"]
     assert results.termination_condition is TerminationCondition.convergenceCriteriaSatisfied
     assert results.solution_status is SolutionStatus.optimal
+
+
+@pytest.mark.parametrize("solver,option", [("scip", {"limits/primal": 1e6}),
+                                           ("highs", {"objective_target": 1e6})])
+def test_a_stop_at_the_callers_objective_limit_is_named(solver, option):
+    import pyomo.environ as pyo
+    from pyomo.contrib.solver.common.factory import SolverFactory as NewFactory
+    from pyomo.contrib.solver.common.results import TerminationCondition
+
+    from coplug.formulations.mip_families import build_family
+    from coplug.plugins import solve
+
+    plain = solve(build_family("setcover", 250, 3), solver=solver)
+    assert plain.status.value == "optimal" and "stopped_at" not in plain.extra
+    stopped = solve(build_family("setcover", 250, 3), solver=solver, **option)
+    assert stopped.status.value == "feasible" and stopped.has_solution
+    assert stopped.extra["stopped_at"] == "objective_limit"
+    assert stopped.objective >= plain.objective - 1e-9  # a point, not proven optimal
+    results = NewFactory(f"coplug_{solver}").solve(
+        build_family("setcover", 250, 3), solver_options=option,
+        raise_exception_on_nonoptimal_result=False)
+    assert results.termination_condition is TerminationCondition.objectiveLimit
+    legacy = pyo.SolverFactory(f"coplug_{solver}").solve(
+        build_family("setcover", 250, 3), options=option, load_solutions=False)
+    assert str(legacy.solver.termination_condition) == "minFunctionValue"
