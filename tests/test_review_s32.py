@@ -761,3 +761,104 @@ def test_a_stop_at_the_callers_objective_limit_is_named(solver, option):
     legacy = pyo.SolverFactory(f"coplug_{solver}").solve(
         build_family("setcover", 250, 3), options=option, load_solutions=False)
     assert str(legacy.solver.termination_condition) == "minFunctionValue"
+
+
+_TINY_EVOLUTION = {"dim": 2, "targets": (1, 15), "population": 4, "budget": 24, "seeds": 3,
+                   "sample": 60}
+
+
+def test_an_interrupt_while_programs_are_written_leaves_each_program_once(tmp_path,
+                                                                          monkeypatch):
+    import json
+
+    from coplug.formulations.bbo import evolve as evolution
+
+    dumps, calls = json.dumps, []
+
+    class Dumps:
+        def __getattr__(self, name):
+            return getattr(json, name)
+
+        def dumps(self, obj, *args, **kwargs):
+            if isinstance(obj, dict) and obj.get("generation") == 2:
+                calls.append(1)
+                if len(calls) == 3:  # mid-way through generation 2's rows
+                    raise KeyboardInterrupt
+            return dumps(obj, *args, **kwargs)
+
+    monkeypatch.setattr(evolution, "json", Dumps())
+    config = evolution.EvolutionConfig(**_TINY_EVOLUTION, generations=3, seed=1)
+    with pytest.raises(KeyboardInterrupt):
+        evolution.evolve(config, run_dir=tmp_path / "run", progress=False)
+    ids = [json.loads(line)["id"] for line in
+           (tmp_path / "run" / "programs.jsonl").read_text().splitlines()]
+    assert ids == list(range(len(ids))) and len(ids) >= 8
+
+
+def test_an_interrupted_generation_leaves_no_counts_or_hypervolume_behind(tmp_path):
+    import json
+
+    from coplug.formulations.bbo.evolve import EvolutionConfig, evolve
+    from coplug.formulations.bbo.proposers import SymbolicProposer
+
+    class CutShort(SymbolicProposer):
+        """Proposes as the offline proposer, and is interrupted in its third round."""
+
+        rounds = 0
+
+        def propose(self, parents, n, rng, context=None):
+            children = super().propose(parents, n, rng, context)
+            CutShort.rounds += 1
+            if CutShort.rounds == 3:
+                raise KeyboardInterrupt
+            return children
+
+    config = EvolutionConfig(**_TINY_EVOLUTION, generations=4, seed=1)
+    with pytest.raises(KeyboardInterrupt):
+        evolve(config, CutShort(2), run_dir=tmp_path / "cut", progress=False)
+    clean = EvolutionConfig(**_TINY_EVOLUTION, generations=2, seed=1)
+    evolve(clean, SymbolicProposer(2), run_dir=tmp_path / "clean", progress=False)
+    cut, whole = (json.loads((tmp_path / name / "history.json").read_text())
+                  for name in ("cut", "clean"))
+    assert cut["generations_done"] == whole["generations_done"] == 2
+    assert cut["rejections"] == whole["rejections"]
+    assert cut["hypervolume"] == whole["hypervolume"]
+    assert ((tmp_path / "cut" / "programs.jsonl").read_text()
+            == (tmp_path / "clean" / "programs.jsonl").read_text())
+
+
+def test_evolution_targets_with_one_name_are_refused(tmp_path, capsys):
+    from coplug.formulations.bbo.evolve import EvolutionConfig, target_features
+    from coplug.plugins.cli import main
+
+    config = EvolutionConfig(**_TINY_EVOLUTION, generations=1, seed=1)
+    with pytest.raises(InputError, match="named like a BBOB target"):
+        target_features(config, {"f1_sphere": lambda x: float(np.sum(x ** 2))})
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        assert main(["bbo", "export", f"sum(x ** 2) + {len(folder)}", "--dim", "2",
+                     "--format", "json", "-o", str(tmp_path / folder / "t.json")]) == 0
+    capsys.readouterr()
+    code = main(["bbo", "evolve", "--targets", "1", "--target-program",
+                 str(tmp_path / "a" / "t.json"), "--target-program",
+                 str(tmp_path / "b" / "t.json"), "--population", "2", "--generations", "1",
+                 "--quiet", "--run-dir", str(tmp_path / "run")])
+    assert code == 2 and "another target is named 't'" in capsys.readouterr().err
+
+
+def test_an_evolution_interrupted_before_its_first_generation_says_nothing_was_saved(
+        tmp_path, monkeypatch, capsys):
+    from coplug.formulations.bbo import evolve as evolution
+    from coplug.plugins.cli import main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(evolution, "evolve", interrupted)
+    argv = ["bbo", "evolve", "--targets", "1", "--population", "2", "--generations", "1",
+            "--quiet", "--run-dir", str(tmp_path / "run")]
+    try:
+        assert main(argv) == 130
+    except KeyboardInterrupt:
+        pass
+    assert "nothing was saved" in capsys.readouterr().err

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -213,17 +214,26 @@ def _cmd_evolve(args: argparse.Namespace) -> int:
             raise InputError(f"--target-program {f} is a program in dim {program.dim}, the "
                              f"evolution runs in --dim {args.dim}: give --dim {program.dim} "
                              "or a target of that dim")
+        if Path(f).stem in extra:  # the later one replaced the earlier
+            raise InputError(f"--target-program {f}: another target is named "
+                             f"{Path(f).stem!r} too; give the files distinct names")
         extra[Path(f).stem] = program
     proposer = None
     if args.proposer == "llm":
         llm = LLMConfig.from_env(base_url=args.llm_url, model=args.llm_model,
                                  timeout=args.llm_timeout)
         proposer = LLMProposer(args.dim, llm, max_nodes=args.max_nodes)
+    started = time.time()
     try:
         result = evolve(config, proposer, run_dir=args.run_dir, extra_targets=extra,
                         progress=not args.quiet, overwrite=args.overwrite)
     except KeyboardInterrupt:
-        print(f"run directory {args.run_dir} keeps the finished generations", file=sys.stderr)
+        history = Path(args.run_dir or "") / "history.json"  # this run's, not an earlier one's
+        kept = args.run_dir is not None and history.is_file() and (
+            history.stat().st_mtime >= started - 1)
+        print(f"run directory {args.run_dir} keeps the finished generations" if kept else
+              "interrupted before the first generation finished: nothing was saved",
+              file=sys.stderr)
         raise
     print(f"programs evaluated  {len(result.candidates)}")
     print(f"hypervolume         {result.hypervolume[0]:.4f} -> {result.hypervolume[-1]:.4f}")

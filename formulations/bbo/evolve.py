@@ -130,6 +130,9 @@ def target_features(config: EvolutionConfig,
         problem = bbob_problem(fid, config.dim)
         out[f"f{fid}_{problem.name}"] = _features(as_box_function(problem), config)
     for name, target in (extra or {}).items():
+        if name in out:  # it replaced that target's features
+            raise InputError(f"target {name!r} is named like a BBOB target of the run: "
+                             "rename it")
         fn = as_box_function(target, dim=config.dim, lower=config.lower, upper=config.upper,
                              name=name)
         if fn.dim != config.dim:
@@ -285,21 +288,27 @@ def evolve(config: EvolutionConfig, proposer: Proposer | None = None,
             out.append(cand)
         return out
 
-    def snapshot(population: list[Candidate], finished: bool = False) -> EvolutionResult:
+    def counts() -> dict[str, int]:
+        return dict(proposer.stats) | dict(duplicates)
+
+    def snapshot(population: list[Candidate], finished: bool = False,
+                 tally: dict[str, int] | None = None) -> EvolutionResult:
         result = EvolutionResult(everyone, population, pareto_front(everyone), list(history),
-                                 dict(proposer.stats) | dict(duplicates),
+                                 counts() if tally is None else tally,
                                  {k: v.tolist() for k, v in targets.items()})
         if writer is not None:
             writer.write(result, config, proposer.name, finished)
         return result
 
     population: list[Candidate] = []
-    done = 0  # candidates of the finished generations: an interrupted one is not saved
+    # candidates, hypervolumes and proposal counts of the finished generations: an
+    # interrupted one is not saved
+    done, rounds, tally = 0, 0, counts()
     try:
         population = admit([seeder.random_program(rng) for _ in range(config.population)], 0,
                            [])
         history.append(hypervolume(np.array([c.objectives for c in everyone])))
-        done = len(everyone)
+        done, rounds, tally = len(everyone), len(history), counts()
         bar = progress_bar(range(1, config.generations + 1), desc="evolve",
                            disable=not progress, leave=False)
         for gen in bar:
@@ -311,15 +320,16 @@ def evolve(config: EvolutionConfig, proposer: Proposer | None = None,
             children = admit(programs, gen, [p.id for p in parents])
             population = select(population + children, config.population)
             history.append(hypervolume(np.array([c.objectives for c in everyone])))
-            done = len(everyone)
+            done, rounds, tally = len(everyone), len(history), counts()
             snapshot(population)
             bar.set_postfix(hv=f"{history[-1]:.4f}", front=len(pareto_front(everyone)))
             if callback:
                 callback(gen, population)
     except KeyboardInterrupt:
         del everyone[done:]  # scored programs of the generation the interrupt cut short
+        del history[rounds:]
         if everyone:
-            snapshot(population)
+            snapshot(population, tally=tally)
         raise
     return snapshot(population, finished=True)
 
@@ -350,6 +360,7 @@ class RunWriter:
         self._prepare()
         self.written = -1
         self.front_files: set[Path] = set()
+        self._lines: list[str] = []  # programs.jsonl's lines so far
 
     def _prepare(self) -> None:
         """Prove the directory can be created and written, and refuse entries in the way of
@@ -398,10 +409,11 @@ class RunWriter:
             self._start()
             _replace_text(self.dir / "config.json",
                           json.dumps(asdict(config) | {"proposer": proposer}, indent=1))
-        with open(self.dir / "programs.jsonl", "a" if self.written else "w") as fh:
-            for cand in result.candidates[self.written :]:
-                fh.write(json.dumps(cand.to_json()) + "\n")
-        self.written = len(result.candidates)
+        self._lines += [json.dumps(cand.to_json()) + "\n"
+                        for cand in result.candidates[len(self._lines):]]
+        del self._lines[len(result.candidates):]  # an interrupted generation's, dropped
+        _replace_text(self.dir / "programs.jsonl", "".join(self._lines))  # never appended
+        self.written = len(result.candidates)  # to: an interrupt mid-append doubled rows
         self._write_front(result.front)
         _replace_text(self.dir / "history.json", json.dumps({
             "hypervolume": result.hypervolume, "rejections": result.rejections,
