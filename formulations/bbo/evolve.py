@@ -358,7 +358,7 @@ class RunWriter:
         if not os.access(existing, os.W_OK):
             raise InputError(f"cannot write run directory {run_dir}: {existing} is read-only")
         self._prepare()
-        self.written = -1
+        self.started = False  # the directory is made, an earlier run's files removed
         self.front_files: set[Path] = set()
         self._lines: list[str] = []  # programs.jsonl's lines so far
 
@@ -399,21 +399,21 @@ class RunWriter:
                 path.unlink()
         for path in self.front_dir.glob("program_*.py"):
             path.unlink()
-        self.written = 0
+        self.started = True
 
     def write(self, result: EvolutionResult, config: EvolutionConfig, proposer: str,
               finished: bool) -> None:
         """Programs so far (JSONL, appended), the front (JSON + Pyomo scripts), history;
         the plot once the run is finished."""
-        if self.written < 0:
+        if not self.started:
             self._start()
             _replace_text(self.dir / "config.json",
                           json.dumps(asdict(config) | {"proposer": proposer}, indent=1))
         self._lines += [json.dumps(cand.to_json()) + "\n"
                         for cand in result.candidates[len(self._lines):]]
         del self._lines[len(result.candidates):]  # an interrupted generation's, dropped
-        _replace_text(self.dir / "programs.jsonl", "".join(self._lines))  # never appended
-        self.written = len(result.candidates)  # to: an interrupt mid-append doubled rows
+        # replaced whole, never appended to: an interrupt mid-append doubled rows
+        _replace_text(self.dir / "programs.jsonl", "".join(self._lines))
         self._write_front(result.front)
         _replace_text(self.dir / "history.json", json.dumps({
             "hypervolume": result.hypervolume, "rejections": result.rejections,
