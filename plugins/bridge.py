@@ -533,7 +533,8 @@ def _hidden_values(opt: Any, epigraph: tuple[Any, Any] | None) -> list[tuple[Any
 def scip_result(scip: Any, plugins: Iterable[Any] = (), solver: str = "scip") -> Result:
     """Read status, objective, bound, nodes and time off a solved PySCIPOpt model."""
     has_solution = scip.getNSols() > 0
-    status = _SCIP_STATUS.get(scip.getStatus(), Status.UNKNOWN)
+    native = scip.getStatus()
+    status = _SCIP_STATUS.get(native, Status.UNKNOWN)
     if status is Status.UNKNOWN and has_solution:
         # SCIP can stop without a verdict (a gap limit, or after restarts) with its dual
         # bound already at the incumbent: that is a proof of optimality all the same
@@ -547,7 +548,7 @@ def scip_result(scip: Any, plugins: Iterable[Any] = (), solver: str = "scip") ->
         bound = _finite_or_inf(scip.getDualbound(), scip.infinity())
     if status is Status.UNBOUNDED:
         objective = None
-    stopped = status is not Status.OPTIMAL and scip.getStatus() in ("primallimit", "duallimit")
+    stopped = status is not Status.OPTIMAL and native in ("primallimit", "duallimit")
     return Result(
         status=status,
         solver=solver,
