@@ -99,6 +99,16 @@ def unscale_rows(scip: Any) -> None:
                   None if rhs >= infinity else rhs, 1.0 / factor)
 
 
+def forget_rows(scip: Any, conss: list[Any]) -> None:
+    """Drop rows about to be deleted from `scale_rows`'s factors: SCIP's block memory hands
+    a deleted row's address to the next row added, which `unscale_rows` would then multiply
+    (a staged solve's objective-bound row came back 2**22 times larger)."""
+    scales = _SCALES.get(scip)
+    if scales:
+        for cons in conss:
+            scales.pop(cons.ptr(), None)
+
+
 def _merged_terms(scip: Any, cons: Any) -> list[tuple[Any, float]]:
     """The row's (variable, coefficient) pairs, a variable listed twice (files may) once
     with its coefficients' sum: SCIP's chgCoefLinear keeps one term per variable."""

@@ -44,6 +44,7 @@ from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.linear_terms import expanded_repn
 from coplug.plugins.modeldata import check_model_data
 from coplug.plugins.results import Result
+from coplug.plugins.row_scaling import forget_rows
 from coplug.plugins.serial import one_solve_at_a_time
 
 # `solve` keywords a staged run takes; any other non-native one means the plain path.
@@ -176,6 +177,7 @@ class _Scip:
         from pyscipopt.scip import ExprCons  # SCIP is optional until a SCIP model is built
 
         scip = self.built.scip
+        forget_rows(scip, self._rows)
         for con in self._rows:
             scip.delCons(con)
         self._rows = [scip.addCons(ExprCons(self._sum(terms), lhs=lower, rhs=upper))
