@@ -453,9 +453,9 @@ def _check_args(n: int, m: int | None, seed: int, dtype: type, dense: bool = Tru
     """Arguments every generator takes, checked before numpy sees them (it raises raw
     errors, or a negative seed's long traceback); a `dense` n x m matrix that cannot fit in
     the available memory is refused (numpy's MemoryError or the OOM killer came first)."""
-    check_count(n, "n", 1)
+    n = check_count(n, "n", 1)  # a plain int: numpy integers wrap in the size product below
     if m is not None:
-        check_count(m, "m", 1)
+        m = check_count(m, "m", 1)
     if m is not None and m < n:
         raise InputError(f"need 1 <= n <= m for an assignment instance, got n={n}, m={m}")
     check_seed(seed)

@@ -254,7 +254,7 @@ def cournot(
     if not slope > 0 or not capacity > 0:
         raise InputError("cournot needs n_firms >= 1, slope > 0, capacity > 0 and costs >= 0")
     cost = _firm_costs(costs, n_firms)
-    if not np.isfinite([intercept, slope, capacity, *cost]).all():
+    if not np.isfinite([float(intercept), float(slope), float(capacity), *cost]).all():
         raise InputError("cournot needs finite intercept, slope, capacity and costs")
     if (cost < 0).any():
         raise InputError("cournot needs n_firms >= 1, slope > 0, capacity > 0 and costs >= 0")

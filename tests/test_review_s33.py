@@ -3,9 +3,12 @@ failed before its fix."""
 
 from __future__ import annotations
 
+import numpy as np
 import pyomo.environ as pyo
+import pytest
 
 from coplug.plugins import lexicographic
+from coplug.plugins.errors import InputError
 
 
 def _huge_objective_model() -> pyo.ConcreteModel:
@@ -31,3 +34,22 @@ def test_staged_solve_does_not_rescale_a_row_added_where_a_deleted_one_was():
     for stage in result.results[1:]:
         assert stage.extra.get("scaled_rows") == 1
         assert "cuts_off" not in stage.extra and "first_solve" not in stage.extra
+
+
+@pytest.mark.parametrize("argument", ["slope", "intercept", "capacity"])
+def test_cournot_takes_a_python_int_past_int64_like_its_float(argument):
+    """10**30 and 1e30 are the same number; the int reached numpy as an object array."""
+    from coplug.formulations.games import cournot
+
+    as_int = cournot(n_firms=2, **{argument: 10**30})
+    as_float = cournot(n_firms=2, **{argument: 1e30})
+    assert as_int.players == as_float.players == ["firm0", "firm1"]
+
+
+@pytest.mark.parametrize("sizes", [(np.int64(2**32), np.int64(2**32)), (4, np.uint64(2**63))])
+def test_assignment_memory_guard_does_not_wrap_on_numpy_integer_sizes(sizes):
+    """n * m * 8 in numpy integers wrapped past 2**64, so numpy, not the guard, refused."""
+    from coplug.formulations.assignment import uniform
+
+    with pytest.raises(InputError, match="GiB"):
+        uniform(sizes[0], m=sizes[1])
