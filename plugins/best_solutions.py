@@ -33,9 +33,9 @@ from coplug.plugins.duals import LinearProgram, dual_request, min_form
 from coplug.plugins.errors import InputError, UnsupportedModelError
 from coplug.plugins.lazy import LazyConstraints
 from coplug.plugins.lazy_rounds import BOX
-from coplug.plugins.limits import checked_time_limit
+from coplug.plugins.limits import checked_time_limit, zero_mip_gap
 from coplug.plugins.linear_terms import LinearTerms, linear_terms, value_step
-from coplug.plugins.modeldata import SOLVER_INFINITY
+from coplug.plugins.modeldata import SOLVER_INFINITY, check_model_data
 from coplug.plugins.results import Result, Status
 from coplug.plugins.serial import warning_filters
 from coplug.plugins.solution_pool import PoolSolution
@@ -71,6 +71,7 @@ def k_best(model: pyo.Block, k: int = 10, solver: str = "scip",
     by Murty's method (`coplug.plugins.lap.ranked_assignments`, `ranked_matchings`); its
     result is `optimal` once complete."""
     check_block(model, "k_best()")
+    check_model_data(model, warn_tiny=False)  # named before the rows are read (`solve` warns)
     if "plugins" in params:
         raise InputError("k_best() takes no plugins: its search runs as a plugin of its own")
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
@@ -78,8 +79,9 @@ def k_best(model: pyo.Block, k: int = 10, solver: str = "scip",
     k = int(k)
     if isinstance(solver, str) and solver.lower() == "lap":
         solutions, proven, result = _ranked_by_lap(model, k, time_limit, params)
-    else:
-        solutions, proven, result = _searched(model, k, solver, time_limit, params)
+    else:  # each round's best exactly, as a no-good list needs (`zero_mip_gap`)
+        solutions, proven, result = _searched(model, k, solver, time_limit,
+                                              zero_mip_gap(solver, params))
     if solutions:
         solutions[0].load()
     return KBest(solutions, proven, result)

@@ -57,8 +57,7 @@ def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
         _check_each_constraint(constraints)
     objectives = list(model.component_data_objects(pyo.Objective, active=True))
     for obj in objectives:
-        with _evaluating(f"objective {obj.name!r}", obj.expr):
-            largest = _check_terms(obj.expr, f"objective {obj.name!r}", tiny)
+        largest = check_objective_data(obj, tiny)
         if warn_tiny and 0 < largest < TINY_OBJECTIVE:
             warn_at_caller(f"objective {obj.name!r}: its largest coefficient is {largest:g}, "
                            f"below the solvers' absolute tolerances ({TINY_OBJECTIVE:g}), so "
@@ -67,6 +66,13 @@ def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
         _warn_dropped_terms([(f"constraint {con.name!r}", con.body) for con in constraints]
                             + [(f"objective {obj.name!r}", obj.expr) for obj in objectives])
     _check_variables(model)
+
+
+def check_objective_data(obj: Any, tiny: list[bool] | None = None) -> float:
+    """Raise InputError naming a fixed variable without a value, a Param without one or a
+    non-finite number in objective `obj` (active or not); its largest coefficient's size."""
+    with _evaluating(f"objective {obj.name!r}", obj.expr):
+        return _check_terms(obj.expr, f"objective {obj.name!r}", tiny)
 
 
 def _check_variables(model: pyo.Block) -> None:

@@ -41,6 +41,7 @@ from coplug.plugins.duals import dual_request
 from coplug.plugins.errors import InputError
 from coplug.plugins.limits import checked_time_limit, zero_mip_gap
 from coplug.plugins.linear_terms import linear_terms, value_step
+from coplug.plugins.modeldata import SOLVER_INFINITY, check_objective_data
 from coplug.plugins.outer_variables import used_outside
 from coplug.plugins.results import Result, Status
 from coplug.plugins.solution_pool import PoolSolution
@@ -336,6 +337,8 @@ def _objective_list(model: pyo.Block, objectives: Any, minimum: int) -> list[Obj
         raise InputError("an objective appears twice in the list")
     if len(chain) < minimum:
         raise InputError(f"need at least {minimum} objective(s), got {len(chain)}")
+    for objective in chain:  # named here: the stages read them before any `solve` would
+        check_objective_data(objective)
     return chain
 
 
@@ -379,9 +382,12 @@ def _step(objective: ObjectiveData, step: Any) -> float:
 def _within(objective: ObjectiveData, value: float, tolerances: tuple[float, float]) -> Any:
     """The row that keeps `objective` within the tolerances of `value`."""
     slack = tolerances[0] + tolerances[1] * abs(value)
+    side = value - slack if objective.sense == pyo.maximize else value + slack
+    if not abs(side) < SOLVER_INFINITY and abs(value) < SOLVER_INFINITY:
+        return True  # a band so wide the solvers read its side as infinite (or inf): no row
     if objective.sense == pyo.maximize:
-        return objective.expr >= value - slack
-    return objective.expr <= value + slack
+        return objective.expr >= side
+    return objective.expr <= side
 
 
 def _better_than(objective: ObjectiveData, value: float, step: float) -> Any:
