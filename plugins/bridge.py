@@ -24,6 +24,7 @@ from pyomo.core.base.block import BlockData
 from pyomo.core.kernel.block import IBlock
 from pyomo.core.staleflag import StaleFlagManager
 
+from coplug.plugins.arguments import check_flag
 from coplug.plugins.base import (
     adds_rows,
     finish_plugins,
@@ -101,8 +102,13 @@ _LAZY_BACKENDS: dict[str, str] = {
 
 def register_backend(name: str, backend: Backend) -> None:
     """Make `solve(model, solver=name)` call `backend(model, plugins=..., time_limit=...,
-    params=..., tee=...)`."""
-    _BACKENDS[name] = backend
+    params=..., tee=...)`. Names are case-insensitive, as `solve` reads them."""
+    if not isinstance(name, str) or not name.strip():
+        raise InputError(f"register_backend needs a solver name (a non-empty str), got {name!r}")
+    if not callable(backend):
+        raise InputError(f"register_backend({name!r}, ...) needs a callable backend, "
+                         f"got {backend!r}")
+    _BACKENDS[name.lower()] = backend
 
 
 def available_solvers() -> list[str]:
@@ -147,8 +153,7 @@ def solve(
     check_components(model, solver)
     check_model_data(model, warn_tiny=solver.lower() != "lap")
     warn_unread_suffixes(model, solver.lower())
-    if not isinstance(warmstart, bool):
-        raise InputError(f"warmstart must be True or False, got {warmstart!r}")
+    warmstart = check_flag(warmstart, "warmstart")
     tee = checked_tee(tee)
     if warmstart and solver.lower() not in ("scip", "highs"):
         raise InputError(f"warmstart=True needs solver='scip' or 'highs', not {solver!r}")

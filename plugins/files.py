@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from coplug.plugins import bridge
+from coplug.plugins.arguments import check_flag
 from coplug.plugins.bridge import (
     _set_scip_params,
     checked_tee,
@@ -96,8 +97,7 @@ def solve_file(
         time_limit = checked_time_limit(time_limit)
         params = merged_options(options, params)
         time_limit, params = one_time_limit(solver, time_limit, params)
-        if not isinstance(progress, bool):
-            raise InputError(f"progress must be True or False, got {progress!r}")
+        progress = check_flag(progress, "progress")
         tee = checked_tee(tee)
         line = Progress() if progress else None
         try:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from coplug.plugins.arguments import check_whole
 from coplug.plugins.errors import InputError, SolverError
 from coplug.plugins.file_reading import checked_text, highs_read
 from coplug.plugins.files import checked_model_path, highs_refuse_nan, scip_read
@@ -77,8 +78,7 @@ def explain_infeasible_file(path: str | Path, time_limit: float | None = None,
     """An irreducible infeasible subsystem of the model in `path`, checked by HiGHS;
     InputError when the model is feasible."""
     with one_solve_at_a_time():  # threads take turns (see coplug.plugins.serial)
-        if not isinstance(check_limit, int) or isinstance(check_limit, bool) or check_limit < 0:
-            raise InputError(f"check_limit must be an integer >= 0, got {check_limit!r}")
+        check_limit = check_whole(check_limit, "check_limit")
         time_limit = checked_time_limit(time_limit)
         path = checked_model_path(path)
         highs = _Highs(path)

@@ -33,6 +33,7 @@ from pyomo.core.expr.relational_expr import (
 from pyomo.core.expr.visitor import identify_mutable_parameters, identify_variables
 from pyscipopt import SCIP_RESULT, Conshdlr, quicksum
 
+from coplug.plugins.arguments import check_flag
 from coplug.plugins.base import UserCallbackPlugin, checked_plugin_name, checked_user_function
 from coplug.plugins.errors import InputError
 from coplug.plugins.integral_rows import STEP, IntegralRow, judged_row
@@ -206,10 +207,8 @@ class LazyConstraints(UserCallbackPlugin):
                  fractional: bool = False, name: str = "lazy") -> None:
         self.separate = checked_user_function(
             separate, "LazyConstraints needs a function separate(solution)")
-        if not isinstance(fractional, bool):
-            raise InputError(f"fractional must be True or False, got {fractional!r}")
+        self.fractional = check_flag(fractional, "fractional")
         self.name = checked_plugin_name(name)
-        self.fractional = fractional
         self._var_map: VarMap | None = None
         self._forget()
 

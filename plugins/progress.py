@@ -36,6 +36,9 @@ class Progress:
         from coplug.formulations.checks import check_positive  # imports coplug.plugins
 
         self.every = check_positive(every, "every", zero_ok=True)  # seconds
+        if file is not None and not callable(getattr(file, "write", None)):
+            raise InputError(f"Progress file must be a text stream (with .write), or None for "
+                             f"stderr; got {file!r}")
         self.file = file
         self.name = checked_plugin_name(name)
         self._bar: Any = None
@@ -115,7 +118,7 @@ class Progress:
                        "gap": math.inf}
         if self.file is None:
             self._own = _duplicate_stderr()
-        stream = self.file or self._own or sys.stderr
+        stream = self.file if self.file is not None else self._own or sys.stderr
         if stream is None:  # no stderr at all (pythonw, `2>&-`): no line, the solve goes on
             self._bar = None
             return

@@ -60,6 +60,9 @@ VERDICTS = frozenset({Status.OPTIMAL, Status.INFEASIBLE, Status.UNBOUNDED,
 # Seconds a racer may run past the time limit before it is stopped (it stops itself at the
 # limit; this covers its model build and the trip back).
 GRACE = 30.0
+# The longest single wait for answers (the loop waits again): the selector's timeout
+# overflowed past about 25 days (time_limit=2.2e6 raised OverflowError).
+WAIT_STEP = 3600.0
 # Seconds given, after Ctrl-C, for the racers to hand back what they have.
 INTERRUPT_GRACE = 10.0
 # Seconds the racers get to answer a Ctrl-C before it is passed on to them: one typed at a
@@ -276,7 +279,7 @@ def _read_until_verdict(racers: dict[str, tuple[Any, Connection]], outcomes: dic
         left = None if deadline is None else deadline - time.perf_counter()
         if left is not None and left <= 0:
             return
-        for conn in wait(list(waiting), timeout=left):
+        for conn in wait(list(waiting), timeout=None if left is None else min(left, WAIT_STEP)):
             name = waiting.pop(conn)
             try:
                 outcomes[name] = conn.recv()

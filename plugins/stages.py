@@ -103,7 +103,7 @@ def open_stages(model: pyo.Block, solver: Any, chain: Sequence[ObjectiveData],
     tee = params.get("tee", False)
     native = merged_options(params.get("options"),
                             {k: v for k, v in params.items() if k not in _STAGE_KEYWORDS})
-    if not isinstance(tee, bool):
+    if not isinstance(tee, (bool, np.bool_)):
         return None  # `solve` names the mistake
     for objective in reversed(chain):  # every objective as `solve` would see it
         activate(objective)

@@ -135,3 +135,80 @@ def test_lexicographic_band_past_the_solvers_infinity_is_no_row(solver):
     for rel_tol in (1e300, 1e308):
         loose = lexicographic(m, [m.value, m.cost], solver=solver, rel_tol=rel_tol)
         assert loose.values == [0.0, 0.0] and pyo.value(m.cost) == 0.0
+
+
+def _small_knapsack() -> pyo.ConcreteModel:
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(5), domain=pyo.Binary)
+    m.cap = pyo.Constraint(expr=sum((j + 2) * m.x[j] for j in range(5)) <= 9)
+    m.obj = pyo.Objective(expr=sum((3 + j) * m.x[j] for j in range(5)), sense=pyo.maximize)
+    return m
+
+
+def test_race_takes_a_time_limit_of_months():
+    """The wait for answers overflowed the selector's timeout past about 25 days."""
+    from coplug.plugins import race, solve
+
+    expected = solve(_small_knapsack()).objective
+    result = race(_small_knapsack(), time_limit=1e7)
+    assert result.status.value == "optimal" and result.objective == expected == 12.0
+
+
+def test_flags_take_numpy_bools():
+    """warmstart, LazyConstraints' fractional, the LAP's warm and explain_infeasible's
+    check_limit refused numpy's bool and integers that other arguments take."""
+    from coplug.plugins import LazyConstraints, explain_infeasible, solve
+
+    started = _small_knapsack()
+    for j in range(5):
+        started.x[j].set_value(float(j < 2))
+    assert solve(started, warmstart=np.True_).objective == 12.0
+    assert LazyConstraints(lambda s: [], fractional=np.True_).fractional is True
+    m = _small_knapsack()
+    m.bad = pyo.Constraint(expr=m.x[0] + m.x[1] >= 3)
+    assert explain_infeasible(m, check_limit=np.int64(5)).irreducible
+    with pytest.raises(InputError, match="check_limit"):
+        explain_infeasible(m, check_limit=np.True_)
+
+
+def test_lap_option_warm_takes_a_numpy_bool():
+    from coplug.formulations.assignment import assignment_model, uniform
+    from coplug.plugins import solve
+
+    costs = uniform(6, seed=3)
+    cold = solve(assignment_model(costs), solver="lap").objective
+    assert solve(assignment_model(costs), solver="lap", warm=np.True_).objective == cold
+
+
+def test_progress_refuses_a_file_that_is_not_a_stream():
+    """A path string failed inside tqdm at the first redraw; an array on its truth value."""
+    from coplug.plugins import Progress
+
+    for bad in ("progress.log", np.zeros(2), 0):
+        with pytest.raises(InputError, match="Progress file"):
+            Progress(file=bad)
+
+
+def test_register_backend_checks_its_arguments_and_reads_names_case_insensitively():
+    """A name with capitals was listed but `solve` (which lowercases) never found it; a None
+    name broke `available_solvers()` for every later call."""
+    from coplug.plugins import available_solvers, register_backend, solve
+    from coplug.plugins.bridge import _BACKENDS
+
+    seen = []
+
+    def backend(model, plugins, time_limit, params, tee):
+        seen.append(model)
+        return solve(model, solver="highs")
+
+    register_backend("Session33Test", backend)
+    try:
+        assert "session33test" in available_solvers()
+        assert solve(_small_knapsack(), solver="SESSION33TEST").objective == 12.0
+        assert len(seen) == 1
+    finally:
+        _BACKENDS.pop("session33test", None)
+    for name, value in ((None, backend), ("", backend), ("x", None)):
+        with pytest.raises(InputError, match="register_backend"):
+            register_backend(name, value)
+    assert None not in available_solvers()

@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
 
+from coplug.plugins.arguments import check_flag
 from coplug.plugins.duals import dual_request, load_duals, soplex_duals
 from coplug.plugins.errors import InputError, TimeLimitError, UnsupportedModelError
 from coplug.plugins.lap import bipartite, sparse
@@ -124,9 +125,7 @@ def solve_assignment_model(
     unknown = set(params) - _KNOWN_PARAMS
     if unknown:
         raise InputError(f"unknown lap option(s) {sorted(unknown)}; known: {sorted(_KNOWN_PARAMS)}")
-    warm = params.get("warm", False)
-    if not isinstance(warm, bool):
-        raise InputError(f"lap option warm must be True or False, got {warm!r}")
+    warm = check_flag(params.get("warm", False), "lap option warm")
     start = time.perf_counter()
     try:
         structure = detect_assignment(model)
