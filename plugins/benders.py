@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -214,6 +214,9 @@ class BendersCuts:
     """
 
     def __init__(self, subproblems: Sequence[Subproblem], solver: str = "highs") -> None:
+        if isinstance(subproblems, (str, bytes, Subproblem)) or \
+                not isinstance(subproblems, Iterable):
+            raise InputError(f"BendersCuts needs a list of Subproblem objects, got {subproblems!r}")
         subproblems = list(subproblems)
         if not subproblems:
             raise InputError("BendersCuts needs at least one Subproblem")

@@ -116,7 +116,10 @@ def hoeffding_hyperplanes(
 ) -> Hyperplanes:
     """U, L and the Hoeffding right-hand sides for probabilities `probs` (the PMVB rule)."""
     check_pmvb_params(threshold, confidence)
-    p = np.asarray(probs, dtype=float)
+    try:
+        p = np.asarray(probs, dtype=float)
+    except (TypeError, ValueError):  # text, a dict: numpy's float() message named nothing
+        p = np.full((0, 0), np.nan)
     if p.ndim != 1 or np.isnan(p).any() or (p < 0).any() or (p > 1).any():
         raise InputError("PMVB probabilities must be a 1-D array of numbers in [0, 1]")
     log_term = math.log(1.0 / (1.0 - confidence))
@@ -254,7 +257,7 @@ class PMVBBranching:
     ) -> None:
         resolved = checked_predictor(predictor)
         threshold, confidence = _tuned_or_default(predictor, threshold, confidence)  # checked
-        if mode not in _MODES:
+        if not isinstance(mode, str) or mode not in _MODES:
             raise InputError(f"PMVB mode must be one of {_MODES}, got {mode!r}")
         self.predictor = resolved
         self.threshold = float(threshold)

@@ -212,3 +212,73 @@ def test_register_backend_checks_its_arguments_and_reads_names_case_insensitivel
         with pytest.raises(InputError, match="register_backend"):
             register_backend(name, value)
     assert None not in available_solvers()
+
+
+@pytest.fixture(scope="module")
+def program():
+    from coplug.formulations.bbo import load
+
+    return load("sum((x - 1.0) ** 2)", dim=2)
+
+
+@pytest.mark.parametrize("call", ["numpy_evaluator", "torch_evaluator", "to_pyomo", "certify",
+                                  "validate", "program_to_json", "pyomo_script", "to_text",
+                                  "write_program"])
+def test_bbo_functions_name_a_program_that_is_not_one(call, tmp_path):
+    """Text or a Pyomo model failed on `.dim` (Pyomo's method) deep inside."""
+    import coplug.formulations.bbo as bbo
+    from coplug.formulations.bbo.certify import certify
+    from coplug.formulations.bbo.validate import validate
+
+    function = {"validate": validate, "certify": certify}.get(call) or getattr(bbo, call)
+    extra = (tmp_path / "p.json",) if call == "write_program" else ()
+    for bad in ("sum(x ** 2)", pyo.ConcreteModel()):
+        with pytest.raises(InputError, match=f"{call} needs a Program"):
+            function(bad, *extra)
+
+
+def test_bbo_sample_arguments_are_checked(program):
+    from coplug.formulations.bbo.evaluate import check_points
+    from coplug.formulations.bbo.features import lhs_unit
+    from coplug.formulations.bbo.validate import validate
+
+    for kwargs, name in (({"n": -1}, "n"), ({"n": 10.5}, "n"), ({"seed": -1}, "seed"),
+                         ({"seed": 0.5}, "seed")):
+        with pytest.raises(InputError, match=name):
+            validate(program, **kwargs)
+        with pytest.raises(InputError, match=name):
+            check_points(program, **kwargs)
+    for args, name in (((-1, 10), "dim"), ((2, -1), "n"), ((2, 10, -1), "seed")):
+        with pytest.raises(InputError, match=name):
+            lhs_unit(*args)
+    assert check_points(program, n=np.int64(4)).shape == (4 + 1 + 4, 2)  # + center, corners
+    assert lhs_unit(np.int64(2), 5, seed=np.int64(1)).shape == (5, 2)
+
+
+def test_bbo_certify_write_and_evolve_arguments_are_named(program, tmp_path):
+    from coplug.formulations.bbo import EvolutionConfig, write_program
+    from coplug.formulations.bbo.certify import certify
+
+    with pytest.raises(InputError, match="certify plugins"):
+        certify(program, plugins=None)
+    with pytest.raises(InputError, match="write_program needs a file path"):
+        write_program(program, None)
+    for targets, match in ((None, "list of BBOB ids"), ((1, 25), "1..24"), ((3, 3), "twice"),
+                           ((True,), "1..24")):
+        with pytest.raises(InputError, match=match):
+            EvolutionConfig(targets=targets)
+    assert EvolutionConfig(targets=[np.int64(3), 1]).targets == (3, 1)
+    assert certify(program, samples=0, time_limit=5).certified
+
+
+def test_pmvb_and_benders_arguments_are_named():
+    from coplug.plugins.benders import BendersCuts
+    from coplug.plugins.pmvb import PMVBBranching, hoeffding_hyperplanes
+
+    for bad in ("abc", {"x": 0.9}):
+        with pytest.raises(InputError, match="PMVB probabilities"):
+            hoeffding_hyperplanes(bad)
+    with pytest.raises(InputError, match="PMVB mode"):
+        PMVBBranching("lp", mode=np.array(["branch", "start"]))
+    with pytest.raises(InputError, match="BendersCuts needs a list"):
+        BendersCuts(None)

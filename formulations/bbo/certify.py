@@ -23,7 +23,7 @@ import pyomo.environ as pyo
 from scipy.optimize import minimize
 
 from coplug.formulations.bbo.evaluate import check_points, numpy_evaluator
-from coplug.formulations.bbo.grammar import Program
+from coplug.formulations.bbo.grammar import Program, check_program
 from coplug.formulations.bbo.pyomo_model import scip_model, set_point
 from coplug.formulations.bbo.validate import MAX_ABS
 from coplug.formulations.checks import check_count, check_positive
@@ -71,6 +71,9 @@ def certify(program: Program, time_limit: float = 10.0, gap_tol: float = 1e-6,
     carries the reason in `result.extra["error"]`. `start=False` leaves SCIP to find its
     own points instead of starting from the best known or sampled one; `plugins` go to the
     solve (a `Progress` line from the CLI)."""
+    check_program(program, "certify")
+    if isinstance(plugins, (str, bytes)) or not isinstance(plugins, Sequence):
+        raise InputError(f"certify plugins must be a list of plugin objects, got {plugins!r}")
     samples = check_count(samples, "samples", 0)
     gap_tol = check_positive(gap_tol, "gap_tol", zero_ok=True)  # NaN passed every check
     value_tol = check_positive(value_tol, "value_tol", zero_ok=True)

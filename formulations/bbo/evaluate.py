@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 from scipy.stats import qmc
 
-from coplug.formulations.bbo.grammar import Node, Program
-from coplug.formulations.checks import check_memory
+from coplug.formulations.bbo.grammar import Node, Program, check_program
+from coplug.formulations.checks import check_count, check_memory, check_seed
 from coplug.plugins.errors import InputError
 
 
@@ -166,7 +166,7 @@ def constant_value(program: Program, node: Node) -> np.ndarray | None:
 
 def numpy_evaluator(program: Program) -> Callable[[np.ndarray], np.ndarray]:
     """Vectorized numpy evaluator: (n, dim) points -> (n,) values (nan/inf propagate)."""
-    inner = _evaluator(program, "numpy")
+    inner = _evaluator(check_program(program, "numpy_evaluator"), "numpy")
 
     def evaluate(X: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
@@ -179,13 +179,15 @@ def torch_evaluator(program: Program) -> Callable[[Any], Any]:
     """Vectorized, differentiable torch evaluator on float64 tensors of shape (n, dim)."""
     import torch
 
+    check_program(program, "torch_evaluator")
     inner = _evaluator(program, "torch")
     return lambda X: inner(torch.as_tensor(X, dtype=torch.float64))
 
 
 def check_points(program: Program, n: int = 256, seed: int = 0) -> np.ndarray:
     """Points used for the finiteness check: a Latin hypercube, the center and corners."""
-    d = program.dim
+    d = check_program(program, "check_points").dim
+    n, seed = check_count(n, "n (sample points)", 0), check_seed(seed)
     check_memory(8.0 * SAMPLE_COPIES * (n + 1) * d, f"{n} sample points in {d} dimensions",
                  "use fewer samples")
     unit = qmc.LatinHypercube(d=d, seed=seed).random(n)

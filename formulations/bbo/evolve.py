@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,7 @@ class EvolutionConfig:
             if isinstance(value, bool) or not isinstance(value, int | np.integer) \
                     or value < least:
                 raise InputError(f"need an integer {name} >= {least}, got {value!r}")
+        self.targets = _target_ids(self.targets)
         if not (isinstance(self.seed, (int, np.integer)) and self.seed >= 0):  # for numpy
             raise InputError(f"seed must be a non-negative integer (--seed), got {self.seed!r}")
         need = min_runs_for_significance(self.alpha)
@@ -77,6 +78,20 @@ class EvolutionConfig:
                              f"alpha={self.alpha}, so every differentiation score would be 0; "
                              f"use seeds >= {need}")
         self.sample = self.sample or 50 * self.dim
+
+
+def _target_ids(targets: Any) -> tuple[int, ...]:
+    """BBOB ids 1..24, each once, as a tuple (a None failed on iterating it; an id twice
+    gave two targets one name)."""
+    if isinstance(targets, (str, bytes)) or not isinstance(targets, Iterable):
+        raise InputError(f"targets must be a list of BBOB ids 1..24 (--targets), got {targets!r}")
+    ids = tuple(targets)
+    for fid in ids:
+        if isinstance(fid, bool) or not isinstance(fid, int | np.integer) or not 1 <= fid <= 24:
+            raise InputError(f"targets must be BBOB ids 1..24 (--targets), got {fid!r}")
+    if len(set(ids)) < len(ids):
+        raise InputError(f"targets lists a BBOB id twice: {ids}")
+    return tuple(int(fid) for fid in ids)
 
 
 @dataclass

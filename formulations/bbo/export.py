@@ -15,6 +15,7 @@ from typing import Any
 
 from coplug.formulations.bbo.grammar import (
     Program,
+    check_program,
     node_from_json,
     node_to_json,
     same_tree,
@@ -114,6 +115,7 @@ class _TextAlgebra:
 
 def pyomo_script(program: Program, name: str = "bbo_program") -> str:
     """A standalone Python script that builds the same Pyomo model (`model = build()`)."""
+    check_program(program, "pyomo_script")
     alg = _TextAlgebra(build_pyomo_algebra(program, name, pyomo_abs)[1].records)
     objective = alg.lit(Scalarizer(program, alg).run())
     center = 0.5 * (program.lower + program.upper)
@@ -157,6 +159,7 @@ JSON_FORMAT = "coplug-bbo-program"
 
 def program_to_json(program: Program) -> dict[str, Any]:
     """JSON form: box, dimension, canonical text and the expression trees."""
+    check_program(program, "program_to_json")
     return {
         "format": JSON_FORMAT,
         "version": 1,
@@ -249,6 +252,9 @@ WRITE_FORMATS = ("py", "json", "nl", "gms", "lp", "bar")
 def write_program(program: Program, path: str | Path, fmt: str | None = None) -> Path:
     """Write the program as a Pyomo script (py), JSON form (json) or via `model.write`; the
     format is `fmt`, else the file's suffix."""
+    check_program(program, "write_program")
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError(f"write_program needs a file path, got {path!r}")
     path = Path(path)
     fmt = export_format(path, fmt)
     try:

@@ -140,7 +140,8 @@ def _pyomo_function(model: pyo.Block, name: str) -> BoxFunction:
 
 def lhs_unit(dim: int, n: int, seed: int = 0) -> np.ndarray:
     """A Latin-hypercube sample of n points in [0, 1]^dim."""
-    return qmc.LatinHypercube(d=dim, seed=seed).random(n)
+    dim, n = check_count(dim, "dim", 1), check_count(n, "n (sample points)", 1)
+    return qmc.LatinHypercube(d=dim, seed=check_seed(seed)).random(n)
 
 
 def ela_features(fn: BoxFunction, n: int | None = None, seed: int = 0) -> np.ndarray:

@@ -304,8 +304,18 @@ _SYMBOL = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@", "pow":
 _ATOM = 5
 
 
+def check_program(program: Any, where: str) -> Program:
+    """`program` when it is a Program, else InputError naming `where` and how to make one
+    (a text or a Pyomo model failed deep inside on `.dim`, a method of Pyomo blocks)."""
+    if not isinstance(program, Program):
+        raise InputError(f"{where} needs a Program (coplug.formulations.bbo.load(text, dim) "
+                         f"makes one), got {type(program).__name__}")
+    return program
+
+
 def to_text(program: Program) -> str:
     """Canonical text of a program: one `name = expr` line per let, then the objective."""
+    check_program(program, "to_text")
     lines = [f"{name} = {node_text(node)}" for name, node in program.lets]
     lines.append(node_text(program.body))
     return "\n".join(lines) + "\n"

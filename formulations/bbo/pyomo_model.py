@@ -37,7 +37,7 @@ from pyomo.contrib.fbbt.interval import interval_abs
 from pyomo.core.expr.numeric_expr import UnaryFunctionExpression
 
 from coplug.formulations.bbo.evaluate import BINOPS
-from coplug.formulations.bbo.grammar import Node, Program
+from coplug.formulations.bbo.grammar import Node, Program, check_program
 from coplug.formulations.bbo.validate import program_nodes
 from coplug.plugins.errors import InputError
 
@@ -344,7 +344,7 @@ def _implied_bounds(expr: Any) -> tuple[float | None, float | None]:
 def to_pyomo(program: Program, name: str = "bbo_program") -> pyo.ConcreteModel:
     """Pyomo model: x in [lower, upper]^dim, one Expression per let, auxiliary variables
     for shared subexpressions, minimize the program (evaluate it with `pyomo_objective_at`)."""
-    return build_pyomo(program, name, pyomo_abs)
+    return build_pyomo(check_program(program, "to_pyomo"), name, pyomo_abs)
 
 
 def scip_model(program: Program) -> tuple[pyo.ConcreteModel, str | None]:

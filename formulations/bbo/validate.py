@@ -25,7 +25,14 @@ from coplug.formulations.bbo.evaluate import (
     constant_value,
     numpy_evaluator,
 )
-from coplug.formulations.bbo.grammar import Node, Program, ProgramError, node_text, parse
+from coplug.formulations.bbo.grammar import (
+    Node,
+    Program,
+    ProgramError,
+    check_program,
+    node_text,
+    parse,
+)
 from coplug.formulations.checks import check_positive
 
 if TYPE_CHECKING:
@@ -38,7 +45,7 @@ def validate(program: Program, n: int = 256, seed: int = 0, max_abs: float = MAX
     """Reject (ProgramError 'non_finite') a program that is not finite and bounded on its box
     (|f| <= max_abs, a number > 0 that may be inf: NaN turned the bound off)."""
     check_positive(max_abs, "max_abs", inf_ok=True)
-    points = check_points(program, n, seed)
+    points = check_points(check_program(program, "validate"), n, seed)
     values = numpy_evaluator(program)(points)
     bad = ~np.isfinite(values)
     if bad.any():
