@@ -282,3 +282,13 @@ def test_pmvb_and_benders_arguments_are_named():
         PMVBBranching("lp", mode=np.array(["branch", "start"]))
     with pytest.raises(InputError, match="BendersCuts needs a list"):
         BendersCuts(None)
+
+
+def test_k_best_takes_highs_gap_in_options():
+    """`zero_mip_gap` read only the keywords, so a gap in options= was 'given twice'."""
+    from coplug.plugins import k_best
+
+    keyword = k_best(_knapsack_with_constant(0.0), k=3, solver="highs", mip_rel_gap=0.0)
+    given = k_best(_knapsack_with_constant(0.0), k=3, solver="highs",
+                   options={"mip_rel_gap": 0.0})
+    assert [p.objective for p in given.solutions] == [p.objective for p in keyword.solutions]
