@@ -77,9 +77,20 @@ class UserCallbackPlugin:
         """Keep `exc` (the first one only) and interrupt the solve."""
         if self._failure is None:
             self._failure = exc
+        self.stop_if_failed()
+
+    def stop_if_failed(self) -> bool:
+        """Whether a failure is kept; if so, ask SCIP (again) to stop. SCIP refuses while it
+        starts a solve (its INITSOLVE stage checks the start solutions): the error escaped
+        the callback with PySCIPOpt's traceback and the model could not be freed."""
+        from pyscipopt import SCIP_STAGE
+
         scip = self._scip
-        if scip is not None:
+        if self._failure is None or scip is None:
+            return self._failure is not None
+        if scip.getStage() != SCIP_STAGE.INITSOLVE:  # else the next callback asks again
             scip.interruptSolve()
+        return True
 
     def raise_failure(self) -> None:
         """Re-raise the kept exception, if any, and forget it."""

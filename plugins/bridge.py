@@ -387,6 +387,8 @@ def _solve_scip(
     """Build the model in SCIP, attach plugins, optimize, load back (and fill
     `m.dual`/`m.rc` for an LP that declares them, unless `with_duals` is off)."""
     built = build_scip(model)
+    _set_scip_params(built.scip, time_limit, params)  # named before the Suffixes are emptied
+    _check_plugins(plugins)
     duals = dual_request(model, read=not adds_rows(plugins)) if with_duals else None
     if duals is not None and adds_rows(plugins):
         duals.reason = ADDED_ROWS
@@ -419,12 +421,8 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
     opt, scip, var_map = built.opt, built.scip, built.var_map
     _set_scip_params(scip, time_limit, params)
     set_scip_priorities(scip, model, var_map)
+    _check_plugins(plugins)
     for plugin in plugins:
-        if isinstance(plugin, type):
-            raise InputError(f"plugin {plugin.__name__} is a class; pass an instance "
-                             f"({plugin.__name__}(...))")
-        if not callable(getattr(plugin, "attach", None)):
-            raise InputError(f"plugin {plugin!r} has no attach(scip_model, var_map) method")
         plugin.attach(scip, var_map)
     con_names = _pyomo_con_names(opt)
     start = (scip_mip_start(scip, *_start_pairs(built), con_names, plugins)
@@ -461,6 +459,16 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
     if start is not None:
         result.extra["warmstart"] = start
     return result
+
+
+def _check_plugins(plugins: list[Any]) -> None:
+    """Refuse a plugin class given for an instance, or an object without `attach`."""
+    for plugin in plugins:
+        if isinstance(plugin, type):
+            raise InputError(f"plugin {plugin.__name__} is a class; pass an instance "
+                             f"({plugin.__name__}(...))")
+        if not callable(getattr(plugin, "attach", None)):
+            raise InputError(f"plugin {plugin!r} has no attach(scip_model, var_map) method")
 
 
 def _exact_rows(plugins: list[Any], feastol: float) -> list[IntegralRow]:

@@ -300,7 +300,7 @@ class LazyConstraints(UserCallbackPlugin):
         SCIP's measure, was never added."""
         scip, to_scip = self._scip, self._var_map.to_scip
         found = {_key(row): row for row in self.added_rows}
-        if scip.getNSols():
+        if scip.getNSols() and self._failure is None:  # else `separate` raised: not again
             view = SolutionView.of_scip(scip, scip.getBestSol(), self._var_map)
             found.update((key, row) for row, key in self._separated(view))
         judged = (judged_row(f"{self.name}: {str(row.expr)[:80]}",
@@ -425,6 +425,8 @@ class _LazyHandler(Conshdlr):
         # original constraints only, never the rows added to the transformed problem: here
         # they are judged too, or such a point that misses one became the answer
         original = any(cons.isOriginal() for cons in constraints)
+        if self.owner.stop_if_failed():  # SCIP could not stop yet: no more user calls
+            return {"result": SCIP_RESULT.INFEASIBLE}
         try:
             bad = self.owner.violated(solution, judge_added=original)
         except BaseException as exc:  # the user's (KeyboardInterrupt too): raised after
@@ -438,6 +440,8 @@ class _LazyHandler(Conshdlr):
 
     def _enforce(self, none_found: Any) -> dict[str, Any]:
         """Add the rows the current solution violates; `none_found` when there are none."""
+        if self.owner.stop_if_failed():
+            return {"result": SCIP_RESULT.CUTOFF}
         try:
             bad = self.owner.violated(None)
             self.owner.add(bad)

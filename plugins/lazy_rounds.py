@@ -151,6 +151,9 @@ def solve_in_rounds(model: pyo.Block, lazies: Sequence[LazyConstraints],
                 box_done = False
         if not result.has_solution:
             put_back(before)  # as a solve without a solution leaves them, not a past round's
+    except BaseException:
+        put_back(before)  # `separate` raised (or Ctrl-C there): no unchecked round's point
+        raise
     finally:
         _unbox(boxed)
         model.del_component(rows)

@@ -292,3 +292,76 @@ def test_k_best_takes_highs_gap_in_options():
     given = k_best(_knapsack_with_constant(0.0), k=3, solver="highs",
                    options={"mip_rel_gap": 0.0})
     assert [p.objective for p in given.solutions] == [p.objective for p in keyword.solutions]
+
+
+def _raising_on_call(m: pyo.ConcreteModel, n: int, calls: list[int]):
+    def separate(solution):
+        calls.append(1)
+        if len(calls) == n:
+            raise RuntimeError(f"boom at call {n}")
+        return [m.x[3] + m.x[2] <= 1]
+    return separate
+
+
+def test_highs_lazy_rounds_put_the_values_back_when_separate_raises():
+    """The rounds left round 2's point, which `separate` never accepted, in the model."""
+    from coplug.plugins import LazyConstraints, solve
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(4), domain=pyo.Binary, initialize=0)
+    m.c = pyo.Constraint(expr=sum(m.x.values()) <= 3)
+    m.obj = pyo.Objective(expr=sum((i + 1) * m.x[i] for i in range(4)), sense=pyo.maximize)
+    calls: list[int] = []
+    with pytest.raises(RuntimeError, match="boom at call 2"):
+        solve(m, solver="highs", plugins=[LazyConstraints(_raising_on_call(m, 2, calls))])
+    assert [m.x[i].value for i in range(4)] == [0, 0, 0, 0]
+    assert not hasattr(m, "_coplug_lazy_rows")
+
+
+RAISE_WHILE_SCIP_STARTS = """
+import pyomo.environ as pyo
+from coplug.plugins import LazyConstraints, solve
+m = pyo.ConcreteModel()
+m.x = pyo.Var(range(4), bounds=(0, 10))
+m.c1 = pyo.Constraint(expr=sum(m.x.values()) <= 20)
+m.obj = pyo.Objective(expr=3*m.x[0] + 2*m.x[1] + m.x[2] + 0.5*m.x[3], sense=pyo.maximize)
+calls = []
+def separate(solution):
+    calls.append(1)
+    if len(calls) == 2:
+        raise RuntimeError("boom in separate")
+    return [m.x[0] <= 4]
+try:
+    solve(m, solver="scip", plugins=[LazyConstraints(separate)])
+except RuntimeError as exc:
+    print("raised", exc, "calls", len(calls))
+"""
+
+
+def test_scip_stops_quietly_when_separate_raises_while_it_starts_the_solve():
+    """SCIP refuses interruptSolve in its INITSOLVE stage: PySCIPOpt printed tracebacks,
+    SCIP its ERROR lines, the model could not be freed, and `separate` was called on."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", RAISE_WHILE_SCIP_STARTS], capture_output=True,
+                          text=True, timeout=120)
+    assert done.stdout.strip() == "raised boom in separate calls 2"
+    assert "ERROR" not in done.stderr + done.stdout and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("options", [{"limits/nodes": "x"}, {"no/such/param": 1}])
+def test_a_refused_scip_option_leaves_the_duals_of_the_last_solve(options):
+    """SCIP's path emptied m.dual before naming the option (HiGHS's did not)."""
+    from coplug.plugins import solve
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 4))
+    m.c = pyo.Constraint(expr=m.x <= 3)
+    m.obj = pyo.Objective(expr=2 * m.x, sense=pyo.maximize)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    solve(m, solver="scip")
+    assert m.dual[m.c] == pytest.approx(2.0)
+    with pytest.raises(InputError, match="SCIP parameter"):
+        solve(m, solver="scip", options=options)
+    assert m.dual[m.c] == pytest.approx(2.0)
