@@ -57,3 +57,7 @@ def fresh_lock() -> None:
     """A new, free lock for a forked child: a thread of the parent that was solving at the
     fork held the old one, and nobody in the child would ever release it."""
     _LOCK[0] = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):  # every fork (multiprocessing's default on Linux too)
+    os.register_at_fork(after_in_child=fresh_lock)

@@ -365,3 +365,49 @@ def test_a_refused_scip_option_leaves_the_duals_of_the_last_solve(options):
     with pytest.raises(InputError, match="SCIP parameter"):
         solve(m, solver="scip", options=options)
     assert m.dual[m.c] == pytest.approx(2.0)
+
+
+FORK_WHILE_A_THREAD_SOLVES = """
+import os, sys, threading, time
+import pyomo.environ as pyo
+from coplug.plugins import solve
+from coplug.plugins.serial import one_solve_at_a_time
+holding, release = threading.Event(), threading.Event()
+def hold():
+    with one_solve_at_a_time():
+        holding.set()
+        release.wait()
+threading.Thread(target=hold, daemon=True).start()
+holding.wait()
+pid = os.fork()
+if pid == 0:
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), domain=pyo.Binary)
+    m.c = pyo.Constraint(expr=m.x[0] + m.x[1] + m.x[2] <= 2)
+    m.o = pyo.Objective(expr=m.x[0] + 2 * m.x[1] + 3 * m.x[2], sense=pyo.maximize)
+    os._exit(0 if solve(m, solver="highs").objective == 5.0 else 1)
+for _ in range(300):
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        break
+    time.sleep(0.1)
+else:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    print("child hung")
+    sys.exit(1)
+release.set()
+print("child", os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_child_forked_while_a_thread_solves_can_solve():
+    """The solve lock went through fork held by a thread the child does not have: the
+    child's first solve waited for ever."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", FORK_WHILE_A_THREAD_SOLVES],
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "child 0", done.stderr[-2000:]
