@@ -21,12 +21,15 @@ once called an empty subsystem infeasible, and took 68 s on a 31-row conflict in
 rows that the chunks settle in a few solves. Where no SCIP answer passes the check (its presolve
 removed `2x + 2y == 1` over free integers), the subsystem is filtered out of the whole
 model, in halving chunks past `check_limit`. Bounds no value meets are the answer on their
-own. `time_limit` bounds the feasibility solve and each SCIP IIS pass.
+own. `time_limit` bounds the feasibility solve and each SCIP IIS pass; the filters stop
+where it runs out (each check gets what is left of it, at most `_CHECK_SECONDS`), with the
+subsystem checked infeasible so far (`irreducible` None, a note says so).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,6 +119,7 @@ def explain_infeasible(model: BlockData, time_limit: float | None = None,
 def _explained(model: BlockData, time_limit: float | None, check_limit: int
                ) -> InfeasibleSubsystem:
     """`explain_infeasible` once its arguments are checked."""
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
     _check_own_variables(model)
     _refuse_sos(model)
     fractional = _fixed_at_a_fraction(model)
@@ -144,8 +148,8 @@ def _explained(model: BlockData, time_limit: float | None, check_limit: int
         subsystem, checked_by, infeasible = farkas
         if infeasible:
             if check_limit:
-                subsystem.shrink(check_limit)
-            return _filtered(subsystem, checked_by, check_limit, notes)
+                subsystem.shrink(check_limit, deadline)
+            return _filtered(subsystem, checked_by, check_limit, notes, deadline)
         notes.append(f"HiGHS's Farkas certificate's rows and bounds were feasible for "
                      f"{checked_by}")
     # SCIP's bound removal looped without end on a 6-variable model; kept bounds are quick
@@ -153,14 +157,14 @@ def _explained(model: BlockData, time_limit: float | None, check_limit: int
     kept = _scip_subsystem(model, False, time_limit)
     if kept[2]:  # its bounds often outnumber its rows: drop those not needed in chunks
         if check_limit:
-            kept[0].shrink(check_limit)
-        return _filtered(kept[0], kept[1], check_limit, notes)
+            kept[0].shrink(check_limit, deadline)
+        return _filtered(kept[0], kept[1], check_limit, notes, deadline)
     for remove_bounds in (True, False):
         subsystem, checked_by, infeasible = (_scip_subsystem(model, True, time_limit)
                                              if remove_bounds else kept)
         constraints, bounds = subsystem.originals()
         if infeasible:
-            return _filtered(subsystem, checked_by, check_limit, notes)
+            return _filtered(subsystem, checked_by, check_limit, notes, deadline)
         notes.append(f"SCIP's subsystem with{'' if remove_bounds else 'out'} bound removal "
                      f"({len(constraints)} constraints, {len(bounds)} bounds) was feasible "
                      f"for {checked_by}")
@@ -169,8 +173,8 @@ def _explained(model: BlockData, time_limit: float | None, check_limit: int
     if not infeasible:
         raise SolverError(f"no checked infeasible subsystem: {'; '.join(notes)}")
     notes.append("so the subsystem was filtered out of the whole model")
-    subsystem.shrink(check_limit)
-    return _filtered(subsystem, checked_by, check_limit, notes)
+    subsystem.shrink(check_limit, deadline)
+    return _filtered(subsystem, checked_by, check_limit, notes, deadline)
 
 
 def _farkas_subsystem(model: BlockData, time_limit: float | None
@@ -203,14 +207,18 @@ def _scip_subsystem(model: BlockData, remove_bounds: bool, time_limit: float | N
     return subsystem, *subsystem.infeasible()
 
 
-def _filtered(subsystem: _Subsystem, checked_by: str, check_limit: int, notes: list[str]
-              ) -> InfeasibleSubsystem:
+def _filtered(subsystem: _Subsystem, checked_by: str, check_limit: int, notes: list[str],
+              deadline: float | None) -> InfeasibleSubsystem:
     """The infeasible `subsystem`, made irreducible by the deletion filter where it has at
-    most `check_limit` members, or already, where `shrink` ended with it."""
+    most `check_limit` members, or already, where `shrink` ended with it (neither once the
+    time limit has run out)."""
     irreducible = None
     if not subsystem.filtered and len(subsystem.members) <= check_limit:
-        subsystem.deletion_filter()
-    if subsystem.filtered or len(subsystem.members) <= check_limit:
+        subsystem.deletion_filter(deadline)
+    if subsystem.timed_out:
+        notes.append("the time limit ran out before the filter finished: the subsystem is "
+                     "infeasible, and may keep members it does not need")
+    elif subsystem.filtered or len(subsystem.members) <= check_limit:
         irreducible = not subsystem.undecided
     if subsystem.undecided:
         notes.append(f"some checks stayed undecided (HiGHS and SCIP, {_CHECK_SECONDS:g} s "
@@ -420,6 +428,7 @@ class _Subsystem:
                        for var, side in bounds}
         self.undecided = 0  # checks of the filters that no solver decided
         self.filtered = False  # a pass of one-member chunks ran: the deletion filter
+        self.timed_out = False  # a filter stopped at the time limit
         for copy in self.work.x.values():
             if not copy.fixed:
                 copy.setlb(self.values.get((id(copy), "lower")))
@@ -434,13 +443,13 @@ class _Subsystem:
             raise SolverError(f"no solver decided the subsystem ({'; '.join(undecided)})")
         return solver, verdict
 
-    def _verdict(self) -> tuple[str, bool | None, list[str]]:
-        """`infeasible`'s solves: the solver, its verdict (None: undecided) and why each
-        solver left it undecided."""
+    def _verdict(self, seconds: float = _CHECK_SECONDS) -> tuple[str, bool | None, list[str]]:
+        """`infeasible`'s solves, `seconds` each: the solver, its verdict (None: undecided)
+        and why each solver left it undecided."""
         undecided = []
         for solver in ("highs", "scip"):
             try:
-                status = solve(self.work, solver=solver, time_limit=_CHECK_SECONDS).status
+                status = solve(self.work, solver=solver, time_limit=seconds).status
             except UnsupportedModelError:
                 continue
             except SolverError as exc:  # HiGHS's "Solve error" on a row near 1e10: SCIP's
@@ -454,15 +463,21 @@ class _Subsystem:
             raise SolverError("neither HiGHS nor SCIP takes the subsystem")
         return "", None, undecided
 
-    def _still_infeasible(self) -> bool:
+    def _still_infeasible(self, deadline: float | None) -> bool:
         """Whether the subsystem as switched now is infeasible; undecided counts as not
         (its members stay: the subsystem stays infeasible, `undecided` says it may not be
-        irreducible). Dropping bounds can leave free integers neither solver decides."""
-        verdict = self._verdict()[1]
+        irreducible). Dropping bounds can leave free integers neither solver decides. Past
+        `deadline` nothing is solved and the answer is no (`timed_out`)."""
+        left = _CHECK_SECONDS if deadline is None else min(_CHECK_SECONDS,
+                                                             deadline - time.perf_counter())
+        if left <= 0:
+            self.timed_out = True
+            return False
+        verdict = self._verdict(left)[1]
         self.undecided += verdict is None
         return bool(verdict)
 
-    def deletion_filter(self) -> None:
+    def deletion_filter(self, deadline: float | None) -> None:
         """Drop each member whose absence leaves the rest infeasible: what remains is
         irreducible (every member is needed) unless a check went undecided. A bar on a
         terminal shows the solves."""
@@ -471,17 +486,17 @@ class _Subsystem:
         for member in progress_bar(self.members, desc="explain_infeasible", unit="check",
                                    disable=None, leave=False):
             self._switch(member, on=False)
-            if not self._still_infeasible():
+            if not self._still_infeasible(deadline):
                 self._switch(member, on=True)
                 needed.append(member)
         self.members = needed
 
-    def shrink(self, limit: int) -> None:
+    def shrink(self, limit: int, deadline: float | None) -> None:
         """While more than `limit` members remain, drop chunks of them (halving in size)
         whose absence leaves the rest infeasible: fewer solves than one per member. A pass
         of one-member chunks is the deletion filter itself (`filtered`)."""
         size = len(self.members) // 2
-        while size >= 1 and len(self.members) > limit:
+        while size >= 1 and len(self.members) > limit and not self.timed_out:
             self.filtered = size == 1
             if self.filtered:  # each member is judged alone now: earlier doubts are settled
                 self.undecided = 0
@@ -490,7 +505,7 @@ class _Subsystem:
                 chunk = members[start:start + size]
                 for member in chunk:
                     self._switch(member, on=False)
-                if not self._still_infeasible():
+                if not self._still_infeasible(deadline):
                     for member in chunk:
                         self._switch(member, on=True)
                     kept += chunk

@@ -22,6 +22,7 @@ own, as in `iis`: SCIP's reading rounds such bounds and its IIS finder never see
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -81,6 +82,7 @@ def explain_infeasible_file(path: str | Path, time_limit: float | None = None,
         check_limit = check_whole(check_limit, "check_limit")
         time_limit = checked_time_limit(time_limit)
         path = checked_model_path(path)
+        deadline = None if time_limit is None else time.perf_counter() + time_limit
         highs = _Highs(path)
         conflict = highs.bound_conflict()
         if conflict:
@@ -113,10 +115,14 @@ def explain_infeasible_file(path: str | Path, time_limit: float | None = None,
                     raise SolverError(f"no checked infeasible subsystem: {notes[-1]}, which "
                                       f"HiGHS found feasible too")
         if check_limit and len(members) > check_limit:
-            members = highs.shrink(members, check_limit)
-        if len(members) > check_limit:
+            members = highs.shrink(members, check_limit, deadline)
+        if len(members) <= check_limit and not highs.timed_out:
+            members, decided = highs.deletion_filter(members, deadline)
+        if highs.timed_out:
+            notes.append("the time limit ran out before the filter finished: the subsystem is "
+                         "infeasible, and may keep members it does not need")
+        if highs.timed_out or len(members) > check_limit:
             return highs.subsystem(members, None, notes)
-        members, decided = highs.deletion_filter(members)
         if not decided:
             notes.append("some checks stayed undecided (HiGHS and SCIP, 10 s each); those "
                          "members were kept")
@@ -136,6 +142,13 @@ def _scip_iis(path: Path, time_limit: float | None, highs: _Highs) -> list[Membe
     return [(name, None) for name in rows] + highs.bounds_of(rows)
 
 
+def _check_seconds(deadline: float | None) -> float:
+    """What one filter check may take: `_CHECK_SECONDS`, less where `deadline` is nearer."""
+    if deadline is None:
+        return _CHECK_SECONDS
+    return min(_CHECK_SECONDS, deadline - time.perf_counter())
+
+
 class _Highs:
     """The file's model in HiGHS, with rows and bounds switched on and off for checks."""
 
@@ -149,6 +162,7 @@ class _Highs:
         status = highs_read(self.highs, path, tee=False)
         self.highs.setOptionValue("output_flag", False)
         self.highs.HandleUserInterrupt = True  # its interrupt callbacks check cancelSolve's flag
+        self.timed_out = False  # a filter stopped at the time limit
         if status == highspy.HighsStatus.kError:
             raise InputError(f"HiGHS cannot read {path.name} (nonlinear rows, or names its LP "
                              f"reader refuses such as r[1]; an .mps copy may do): load it into "
@@ -275,15 +289,17 @@ class _Highs:
             for side, value in zip(("lower", "upper"), self.col_bounds[k], strict=True)
             if abs(value) < self.inf]
 
-    def shrink(self, members: list[Member], limit: int) -> list[Member]:
+    def shrink(self, members: list[Member], limit: int, deadline: float | None
+               ) -> list[Member]:
         """While more than `limit` members remain, drop chunks of them (halving in size) whose
-        absence leaves the rest infeasible: fewer checks than one per member."""
+        absence leaves the rest infeasible: fewer checks than one per member. Past
+        `deadline` the rest are kept (`timed_out`)."""
         size = len(members) // 2
-        while size >= 1 and len(members) > limit:
+        while size >= 1 and len(members) > limit and not self.timed_out:
             kept: list[Member] = []
             for start in range(0, len(members), size):
                 self.keep_only(kept + members[start + size:])
-                if not self.infeasible():
+                if not self._still_infeasible(deadline):
                     kept += members[start:start + size]
             members, size = kept, size // 2
         self.keep_only(members)
@@ -303,14 +319,28 @@ class _Highs:
                 continue
             self._col(k, (name, "lower") in kept, (name, "upper") in kept)
 
-    def deletion_filter(self, members: list[Member]) -> tuple[list[Member], bool]:
+    def _still_infeasible(self, deadline: float | None) -> bool:
+        """Whether the model as switched now is infeasible (undecided: no); past `deadline`
+        nothing is solved and the answer is no (`timed_out`)."""
+        left = _check_seconds(deadline)
+        if left <= 0:
+            self.timed_out = True
+            return False
+        return bool(self.infeasible(left))
+
+    def deletion_filter(self, members: list[Member], deadline: float | None
+                        ) -> tuple[list[Member], bool]:
         """Drop each member whose absence leaves the rest infeasible; also whether every
         check was decided (an undecided one keeps its member)."""
         needed, decided = list(members), True
         for member in members:
+            left = _check_seconds(deadline)
+            if left <= 0:
+                self.timed_out = True
+                break
             rest = [m for m in needed if m != member]
             self.keep_only(rest)
-            verdict = self.infeasible()
+            verdict = self.infeasible(left)
             decided = decided and verdict is not None
             if verdict:
                 needed = rest
