@@ -19,6 +19,7 @@ bound minus the player's utility is a verified upper bound on what that player c
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,7 @@ from pyomo.core.expr.visitor import identify_variables, polynomial_degree
 from coplug.formulations.checks import check_choice, require_instance
 from coplug.formulations.games import Game
 from coplug.plugins.errors import InputError, UnsupportedModelError
+from coplug.plugins.limits import checked_time_limit
 
 # How to make the game the solvers take, for their type errors.
 GAME_HINT = ("build one with cournot(...), network_flow(...), resource_allocation(...) or "
@@ -613,12 +615,14 @@ def certify(
     For each player, the others are fixed and the player's own problem (its utility, its
     constraints, the coupling constraints) is solved to proven optimality; a nonlinear
     utility reaches SCIP as an epigraph constraint. The profile must be feasible to within
-    `feasibility_tol` (a finite number >= 0: NaN or inf would let any profile through)."""
+    `feasibility_tol` (a finite number >= 0: NaN or inf would let any profile through).
+    `time_limit` covers all the players' solves together (each gets what is left)."""
     require_instance(game, Game, "certify", GAME_HINT)
     if not (_is_number(feasibility_tol) and 0 <= feasibility_tol < math.inf):
         raise InputError(f"feasibility_tol must be a finite number >= 0, got {feasibility_tol!r}")
     if not isinstance(solver, str):  # solve() names the solvers; an array failed before it
         raise InputError(f"solver must be a name such as 'scip' or 'highs', got {solver!r}")
+    time_limit = checked_time_limit(time_limit)
     game.validate()
     check_certifier(game, solver)
     before = {p: [v.value for v in game.variables(p)] for p in game.players}
@@ -639,6 +643,7 @@ def _certified(game: Game, solver: str, time_limit: float | None,
         raise InputError(f"profile is infeasible: {where} is violated by {violation:.3g}")
     from coplug.plugins import solve
 
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
     here = game.utilities()
     values = game.profile()
     result: dict[str, dict[str, Any]] = {k: {} for k in
@@ -655,7 +660,8 @@ def _certified(game: Game, solver: str, time_limit: float | None,
         block = model.component(player)
         model.best_response = pyo.Objective(expr=block.component("utility"), sense=pyo.maximize)
         params = {"limits/gap": 0.0, "limits/absgap": 1e-10} if solver == "scip" else {}
-        outcome = solve(model, solver=solver, time_limit=time_limit, **params)
+        left = None if deadline is None else max(deadline - time.perf_counter(), MIN_SECONDS)
+        outcome = solve(model, solver=solver, time_limit=left, **params)
         best = outcome.objective if outcome.has_solution else math.nan
         bound = outcome.bound if outcome.bound is not None else math.inf
         status = outcome.status.value
@@ -676,6 +682,9 @@ def _certified(game: Game, solver: str, time_limit: float | None,
 # A best response with a coordinate this large sits at the solver's infinity (SCIP's
 # numerics/hugeval): the player's utility has no maximum, and the gap is infinite.
 HUGE_RESPONSE = 1e15
+# The least time a player's best-response solve gets once `certify`'s time limit is spent:
+# its status then says time_limit for that player (the limit covers all the players).
+MIN_SECONDS = 0.01
 
 
 def _runs_off(block: pyo.Block) -> bool:
