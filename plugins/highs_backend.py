@@ -62,6 +62,7 @@ from coplug.plugins.interrupts import (
 )
 from coplug.plugins.linear_terms import plainly_linear
 from coplug.plugins.mipstart import highs_mip_start
+from coplug.plugins.modeldata import FIXED_INTEGRAL_TOL, fixed_off_whole
 from coplug.plugins.results import OBJECTIVE_LIMIT, Result, Status
 from coplug.plugins.row_scaling import highs_row_factors, scale_highs_rows
 from coplug.plugins.stationarity import improving_ray
@@ -77,9 +78,6 @@ GAP_ROUNDING = 1e-14  # of the largest value a gap is computed from (see beyond_
 # HiGHS's defaults for the limits that end a MIP with its "solution limit" status.
 _DEFAULT_LIMITS = {"mip_max_nodes": 2**31 - 1, "mip_max_leaves": 2**31 - 1,
                    "mip_max_improving_sols": 2**31 - 1}
-# A fixed integer variable this close to an integer is integral (HiGHS's default
-# mip_feasibility_tolerance).
-FIXED_INTEGRAL_TOL = 1e-6
 # Costs from this size on are scaled down to it (`user_objective_scale`) where HiGHS stopped
 # with no answer (`objective_scale`).
 OBJECTIVE_SCALE_FROM = 1e6
@@ -270,7 +268,7 @@ def _constant_result(model: pyo.Block, solver: str, tol: float = HIGHS_FEASIBILI
     side moved by the constant): missed by more than `tol`, absolute. A tolerance relative
     to the body had let `f <= 1e12 - 900` at f = 1e12 through as optimal. An integer fixed
     off a whole number makes it infeasible, as it does beside free variables."""
-    if _fixed_off_integral(model):
+    if fixed_off_whole(model):
         return Result(status=Status.INFEASIBLE, solver=solver)
     for con in model.component_data_objects(pyo.Constraint, active=True):
         body = pyo.value(con.body)
@@ -282,17 +280,6 @@ def _constant_result(model: pyo.Block, solver: str, tol: float = HIGHS_FEASIBILI
     value = None if objective is None else float(pyo.value(objective.expr))
     return Result(status=Status.OPTIMAL, solver=solver, objective=value, bound=value,
                   has_solution=True)
-
-
-def _fixed_off_integral(model: pyo.Block) -> bool:
-    """Whether an integer variable of an active constraint or objective is fixed more than
-    FIXED_INTEGRAL_TOL off a whole number."""
-    for data in model.component_data_objects((pyo.Constraint, pyo.Objective), active=True):
-        for var in identify_variables(data.expr, include_fixed=True):
-            if var.fixed and var.is_integer() and var.value is not None and (
-                    abs(var.value - round(var.value)) > FIXED_INTEGRAL_TOL):
-                return True
-    return False
 
 
 def _finish_unsolved(plugins: list[Any], model: pyo.Block, result: Result) -> None:

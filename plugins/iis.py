@@ -50,6 +50,7 @@ from coplug.plugins.fast_collector import install_fast_collector
 from coplug.plugins.iis_farkas import farkas_support
 from coplug.plugins.interrupts import generate_iis, stops_on_interrupt
 from coplug.plugins.limits import checked_time_limit
+from coplug.plugins.modeldata import fixed_off_whole
 from coplug.plugins.results import Status
 from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupported_part
 from coplug.plugins.serial import one_solve_at_a_time
@@ -245,11 +246,7 @@ def _fixed_at_a_fraction(model: BlockData) -> list[VarData]:
     fixed at a value more than the solvers' tolerance from a whole number: `solve` calls
     such a model infeasible, and one fixed in a row any value meets was explained by that
     row alone (or, used in the objective only, the model was called feasible)."""
-    return [var for var in get_vars_from_components(
-                model, (pyo.Constraint, pyo.Objective), active=True, include_fixed=True,
-                descend_into=True)
-            if var.fixed and var.is_integer() and var.value is not None
-            and math.isfinite(var.value) and abs(var.value - round(var.value)) > _TOLERANCE]
+    return fixed_off_whole(model, _TOLERANCE)
 
 
 def no_value_meets(lower: float, upper: float, integer: bool) -> bool:

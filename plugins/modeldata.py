@@ -23,6 +23,7 @@ import pyomo.environ as pyo
 from pyomo.common.log import LoggingIntercept
 from pyomo.core.expr.numvalue import native_numeric_types
 from pyomo.core.expr.visitor import StreamBasedExpressionVisitor, identify_variables
+from pyomo.util.vars_from_expressions import get_vars_from_components
 
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import CoplugError, InputError, UnsupportedModelError
@@ -30,6 +31,8 @@ from coplug.plugins.linear_terms import expanded_repn, final_linear_terms, final
 from coplug.plugins.outer_variables import used_outside
 from coplug.plugins.serial import one_solve_at_a_time
 
+# How far from a whole number a fixed integer may be (the solvers' integrality tolerance).
+FIXED_INTEGRAL_TOL = 1e-6
 # SCIP's default infinity; HiGHS also reads values from 1e20 on as infinite.
 SOLVER_INFINITY = 1e20
 # An objective whose coefficients are all below this is lost in the solvers' absolute
@@ -66,6 +69,17 @@ def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
         _warn_dropped_terms([(f"constraint {con.name!r}", con.body) for con in constraints]
                             + [(f"objective {obj.name!r}", obj.expr) for obj in objectives])
     _check_variables(model)
+
+
+def fixed_off_whole(model: pyo.Block, tol: float = FIXED_INTEGRAL_TOL) -> list[Any]:
+    """The integer variables the model's active constraints and objective use that are fixed
+    more than `tol` from a whole number: both solvers call such a model infeasible whatever
+    its rows (so must every path that answers for them)."""
+    return [var for var in get_vars_from_components(
+                model, (pyo.Constraint, pyo.Objective), active=True, include_fixed=True,
+                descend_into=True)
+            if var.fixed and var.is_integer() and var.value is not None
+            and math.isfinite(var.value) and abs(var.value - round(var.value)) > tol]
 
 
 def check_objective_data(obj: Any, tiny: list[bool] | None = None) -> float:

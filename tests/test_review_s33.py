@@ -487,3 +487,32 @@ def test_game_certify_time_limit_covers_all_players():
     assert time.perf_counter() - started < 3.5  # 8 x 0.5 s of solving alone before
     assert set(found.statuses.values()) == {"time_limit"}
     assert found.epsilon == np.inf  # unproven players bound nothing
+
+
+def _assignment_with_fixed_integer(value: float) -> pyo.ConcreteModel:
+    costs = [[4.0, 1.0], [2.0, 0.0]]
+    m = pyo.ConcreteModel()
+    m.I = pyo.RangeSet(0, 1)
+    m.x = pyo.Var(m.I, m.I, domain=pyo.Binary)
+    m.r = pyo.Constraint(m.I, rule=lambda m, i: sum(m.x[i, j] for j in m.I) == 1)
+    m.c = pyo.Constraint(m.I, rule=lambda m, j: sum(m.x[i, j] for i in m.I) == 1)
+    m.n = pyo.Var(domain=pyo.Integers)
+    m.n.fix(value)
+    m.obj = pyo.Objective(expr=sum(costs[i][j] * m.x[i, j] for i in m.I for j in m.I)
+                          + 3 * m.n + 7.5)
+    return m
+
+
+def test_lap_path_calls_an_integer_fixed_off_a_whole_number_infeasible_as_the_solvers_do():
+    """solver='lap' answered 'optimal' 15.0 where SCIP and HiGHS say infeasible."""
+    from coplug.plugins import k_best, solve
+
+    for solver in ("scip", "highs", "lap"):
+        assert solve(_assignment_with_fixed_integer(1.5), solver=solver).status.value == \
+            "infeasible"
+        assert solve(_assignment_with_fixed_integer(1.0), solver=solver).objective == 13.5
+    ranked = k_best(_assignment_with_fixed_integer(1.5), k=2, solver="lap")
+    assert ranked.solutions == [] and ranked.result.status.value == "infeasible"
+    results = pyo.SolverFactory("coplug_lap").solve(_assignment_with_fixed_integer(1.5),
+                                                    load_solutions=False)
+    assert str(results.solver.termination_condition) == "infeasible"

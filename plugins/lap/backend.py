@@ -25,6 +25,7 @@ from coplug.plugins.lap import bipartite, sparse
 from coplug.plugins.lap.duals import assignment_row_duals
 from coplug.plugins.lap.solver import LapSolution, solve_lap
 from coplug.plugins.linear_terms import LinearTerms, dropped_variables, linear_terms
+from coplug.plugins.modeldata import fixed_off_whole
 from coplug.plugins.results import Result, Status
 
 _KNOWN_PARAMS = {"warm"}
@@ -253,6 +254,11 @@ def detect_assignment(model: pyo.Block, pad_matchings: bool = True) -> Assignmen
         structure.idle = _idle(constraints, structure, objective, objective_terms)
     except _Infeasible as exc:
         return AssignmentStructure.infeasible_model(str(exc), maximize)
+    off = fixed_off_whole(model)
+    if off:  # as SCIP and HiGHS answer (an objective term alone had it called optimal)
+        return AssignmentStructure.infeasible_model(
+            f"integer variable {off[0].name!r} is fixed at {off[0].value!r}, not a whole "
+            "number", maximize)
     return structure
 
 
