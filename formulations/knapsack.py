@@ -253,7 +253,7 @@ def save_knapsack(instance: KnapsackInstance, path: str | Path) -> None:
                          "64-bit integers (below 2**63), so it could not be read back")
     lines = [f"{instance.n} {instance.capacity}"]
     lines += [f"{int(v)} {int(w)}" for v, w in zip(instance.values, instance.weights, strict=True)]
-    Path(path).write_text("\n".join(lines) + "\n")
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def _ints(path: Path, line_no: int, tokens: list[str], widths: tuple[int, ...]) -> list[int]:

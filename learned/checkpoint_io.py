@@ -89,7 +89,7 @@ def occupied_reason(path: Path) -> str | None:
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
     """Write `text` to `path` atomically (see `atomic_write`)."""
-    return atomic_write(path, lambda tmp: tmp.write_text(text))
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def json_safe(value: Any) -> Any:

@@ -350,7 +350,7 @@ def checkpoint_metadata(path: str | Path) -> dict[str, Any]:
     if not meta_path.is_file():
         return {}
     try:
-        meta = json.loads(meta_path.read_text())
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"PMVB checkpoint metadata {meta_path} is unreadable: {exc}") from exc
     if Path(path).is_file():  # its t and q are the file's only if it describes that file

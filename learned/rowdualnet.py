@@ -324,7 +324,7 @@ def _check_sha256(path: Path) -> None:
     if sidecar == path or not sidecar.is_file():
         return
     try:
-        meta = json.loads(sidecar.read_text())
+        meta = json.loads(sidecar.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"RowDualNet checkpoint metadata {sidecar} is unreadable: {exc}"
                          ) from None

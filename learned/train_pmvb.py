@@ -233,7 +233,7 @@ def rescore_metadata(path: Path) -> dict:
     and whose features are this coplug's (`stale_features`), else an InputError naming the
     file (a hand-edited or truncated JSON gave a traceback)."""
     try:
-        meta = json.loads(path.read_text())
+        meta = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"--rescore: {path} is unreadable: {exc}") from exc
     if not isinstance(meta, dict):

@@ -8,6 +8,7 @@ writes models/rowdualnet.pt plus models/rowdualnet.json describing the run.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -216,8 +217,8 @@ def fit_and_evaluate(args: argparse.Namespace, argv: list[str] | None) -> tuple[
         "loss": "shift-invariant MSE of (u - row_min) / local_scale, targets from cold JV",
         "held_out": report, "held_out_warm": HELD_OUT_WARM,
         "train_seconds": round(time.perf_counter() - start, 1),
-        "command": " ".join(["python -m coplug.learned.train_rowdual",
-                             *(sys.argv[1:] if argv is None else argv)]),
+        "command": "python -m coplug.learned.train_rowdual " + shlex.join(
+            sys.argv[1:] if argv is None else argv),  # quoted: a path with a space reruns
     }
     return model, meta
 

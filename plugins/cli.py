@@ -322,6 +322,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if sys.stderr is None:  # started with `2>&-`: the solvers' log capture flushes stderr
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the life of the command)
+    for stream in (sys.stdout, sys.stderr):  # a name an ASCII locale cannot print: escaped
+        if callable(getattr(stream, "reconfigure", None)):
+            stream.reconfigure(errors="backslashreplace")
     command = next((arg for arg in argv if not arg.startswith("-")), None)
     args = build_parser(command).parse_args(argv)
     before = interrupts_recorded()

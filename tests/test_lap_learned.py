@@ -4,6 +4,7 @@ checkpoint, and the training script end to end on tiny data."""
 from __future__ import annotations
 
 import json
+import shlex
 
 import numpy as np
 import pytest
@@ -59,12 +60,14 @@ def test_shipped_checkpoint_is_small_and_documented() -> None:
 
 
 def test_training_script_end_to_end(tmp_path) -> None:
-    out = tmp_path / "rdn.pt"
-    assert train_rowdual.main(["--quick", "--generators", "uniform", "geometric", "--out",
-                               str(out)]) == 0
+    out = tmp_path / "my runs" / "rdn.pt"  # the recorded command quotes the space
+    argv = ["--quick", "--generators", "uniform", "geometric", "--out", str(out)]
+    assert train_rowdual.main(argv) == 0
     model = load(out)
     meta = json.loads(out.with_suffix(".json").read_text())
     assert meta["generators"] == ["uniform", "geometric"] and meta["instances"] == 8
+    assert shlex.split(meta["command"]) == ["python", "-m", "coplug.learned.train_rowdual",
+                                            *argv]
     c = generate("geometric", 60, seed=5)
     r, k = linear_sum_assignment(c)
     assert solve_lap(c, row_duals=model.predict_duals(c)).cost == pytest.approx(c[r, k].sum())

@@ -516,3 +516,75 @@ def test_lap_path_calls_an_integer_fixed_off_a_whole_number_infeasible_as_the_so
     results = pyo.SolverFactory("coplug_lap").solve(_assignment_with_fixed_integer(1.5),
                                                     load_solutions=False)
     assert str(results.solver.termination_condition) == "infeasible"
+
+
+NON_UTF8_NAME = (b"NAME test\nROWS\n N obj\n L c1\nCOLUMNS\n x\xe9 obj -1 c1 1\n y obj -1 c1 1\n"
+                 b"RHS\n RHS c1 4\nBOUNDS\n UP BND x\xe9 3\nENDATA\n")
+LATIN1_COMMENT = (b"* r\xe9sum\xe9 of the model\nNAME test\nROWS\n N obj\n L c1\nCOLUMNS\n"
+                  b" x obj -1 c1 1\n y obj -2 c1 1\nRHS\n RHS c1 4\nBOUNDS\n UP BND x 3\nENDATA\n")
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_solve_file_names_a_name_that_is_not_utf8(solver, tmp_path):
+    """A Latin-1 column name failed inside PySCIPOpt's and highspy's name decoding; a
+    Latin-1 comment, which neither decodes, still reads."""
+    from coplug.plugins import explain_infeasible_file, solve_file
+
+    path = tmp_path / "latin1.mps"
+    path.write_bytes(NON_UTF8_NAME)
+    with pytest.raises(InputError, match=r"latin1.mps, line 6: byte 0xe9 is not UTF-8"):
+        solve_file(path, solver=solver)
+    with pytest.raises(InputError, match="not UTF-8"):
+        explain_infeasible_file(path)
+    commented = tmp_path / "comment.mps"
+    commented.write_bytes(LATIN1_COMMENT)
+    assert solve_file(commented, solver=solver).objective == -8.0
+
+
+ASCII_LOCALE = {"LC_ALL": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}
+UNDER_ASCII_LOCALE = """
+import json, shutil, sys
+from pathlib import Path
+from coplug.formulations.bbo import load, write_program
+import coplug.models
+from coplug.learned.rowdualnet import load as load_net
+folder = Path(sys.argv[1])
+write_program(load("\\u00e9 = x - 1.0\\nsum(\\u00e9 ** 2)", dim=2), folder / "p.py")
+source = Path(coplug.models.__file__).parent / "rowdualnet.pt"
+shutil.copy(source, folder / "rd.pt")
+meta = json.loads(source.with_suffix(".json").read_text(encoding="utf-8"))
+meta["note"] = "trained by Ren\\u00e9"
+(folder / "rd.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+load_net(folder / "rd.pt")
+print("done")
+"""
+
+
+def test_files_are_utf8_whatever_the_locale(tmp_path):
+    """Under an ASCII locale a program named with an accent failed to export (an empty .py
+    left behind), and a checkpoint's sidecar with an accent was 'unreadable'."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**{k: v for k, v in os.environ.items() if k != "LANG"}, **ASCII_LOCALE}
+    done = subprocess.run([sys.executable, "-c", UNDER_ASCII_LOCALE, str(tmp_path)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "done", done.stderr[-2000:]
+    assert "\u00e9 = " in (tmp_path / "p.py").read_text(encoding="utf-8")
+
+
+def test_cli_prints_names_an_ascii_locale_cannot_show(tmp_path):
+    """`coplug solve --explain` crashed printing a UTF-8 row name to an ASCII stdout."""
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "inf.mps"
+    path.write_bytes(b"NAME t\nROWS\n N obj\n G caf\xc3\xa9\n L lim\nCOLUMNS\n"
+                     b" x obj 1 caf\xc3\xa9 1\n x lim 1\nRHS\n RHS caf\xc3\xa9 5 lim 3\nENDATA\n")
+    env = {**{k: v for k, v in os.environ.items() if k != "LANG"}, **ASCII_LOCALE}
+    done = subprocess.run([sys.executable, "-m", "coplug.plugins.cli", "solve", str(path),
+                           "--explain"], env=env, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert b"row caf\\xe9" in done.stdout and b"row lim" in done.stdout

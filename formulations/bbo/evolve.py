@@ -453,7 +453,7 @@ class RunWriter:
 def _replace_text(path: Path, text: str) -> None:
     """Write a file through a temporary sibling and an atomic rename."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
 
 

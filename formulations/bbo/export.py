@@ -259,9 +259,9 @@ def write_program(program: Program, path: str | Path, fmt: str | None = None) ->
     fmt = export_format(path, fmt)
     try:
         if fmt == "py":
-            path.write_text(pyomo_script(program))
+            path.write_text(pyomo_script(program), encoding="utf-8")
         elif fmt == "json":
-            path.write_text(json_text(program_to_json(program)))
+            path.write_text(json_text(program_to_json(program)), encoding="utf-8")
         else:
             _write_pyomo(program, path, fmt)
     except OSError as exc:
