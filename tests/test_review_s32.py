@@ -583,11 +583,11 @@ def test_an_undecided_check_before_the_one_by_one_pass_leaves_the_answer_irreduc
 
     verdict, calls = iis._Subsystem._verdict, []
 
-    def first_chunk_undecided(self):
+    def first_chunk_undecided(self, *seconds):
         calls.append(len(self.members))
         if len(calls) == 2:  # a check of shrink's first, largest chunks
             return "", None, ["forced undecided"]
-        return verdict(self)
+        return verdict(self, *seconds)
 
     monkeypatch.setattr(iis._Subsystem, "_verdict", first_chunk_undecided)
     found = explain_infeasible(_chain(100, 10))
