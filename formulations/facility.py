@@ -24,14 +24,15 @@ from coplug.formulations.checks import (
     require_instance,
 )
 from coplug.plugins.errors import InputError
+from coplug.plugins.value_equality import ValueEquality
 
 # How to make the instance the builders take, for their type errors.
 FACILITY_HINT = ("FacilityInstance(fixed, capacity, cost, demand) or "
                  "random_facility_instance(facilities, customers, scenarios)")
 
 
-@dataclass(frozen=True)
-class FacilityInstance:
+@dataclass(frozen=True, eq=False)
+class FacilityInstance(ValueEquality):
     """Fixed costs f[j], capacities cap[j], unit costs c[j, i], demands d[s, i] of scenario
     s (each equally likely) and the price of unmet demand (None: none may go unmet)."""
 

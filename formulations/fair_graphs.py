@@ -20,10 +20,11 @@ from coplug.formulations.checks import (
 )
 from coplug.formulations.fair_metrics import recode_labels
 from coplug.plugins.errors import InputError
+from coplug.plugins.value_equality import ValueEquality
 
 
-@dataclass(frozen=True)
-class FairGraph:
+@dataclass(frozen=True, eq=False)
+class FairGraph(ValueEquality):
     """A symmetric sparse adjacency, one group code per node, and an optional planted labelling."""
 
     adjacency: sp.csr_matrix

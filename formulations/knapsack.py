@@ -22,6 +22,7 @@ from coplug.formulations.checks import (
 from coplug.formulations.qubo import QUBO
 from coplug.formulations.qubo_solvers import PENALTY_RTOL
 from coplug.plugins.errors import InputError
+from coplug.plugins.value_equality import ValueEquality
 
 # The safe placement QUBO has about n * C variables and n * C * w nonzeros; past this many
 # nonzeros (about 60 MB while building) knapsack_qubo_safe refuses and points to the MIP.
@@ -34,8 +35,8 @@ KNAPSACK_HINT = ("KnapsackInstance(values, weights, capacity), random_knapsack(n
                  "load_knapsack(path)")
 
 
-@dataclass(frozen=True)
-class KnapsackInstance:
+@dataclass(frozen=True, eq=False)
+class KnapsackInstance(ValueEquality):
     """Item values (finite, >= 0), integer item weights and an integer capacity (>= 0).
 
     Whole-number floats are accepted for weights and capacity and stored as integers.

@@ -24,6 +24,7 @@ from coplug.formulations.checks import (
 )
 from coplug.formulations.qubo import QUBO, symmetric
 from coplug.plugins.errors import InputError
+from coplug.plugins.value_equality import ValueEquality
 
 # The safe QUBO's largest penalty P_0 may be at most this many times v+ (see
 # `openpit_penalties`): ulp(P_0) then stays below 2^-20 v+.
@@ -43,8 +44,8 @@ BLOCK_MODEL_HINT = ("BlockModel(values) with a 2-D or 3-D grid of block values, 
                     "random_block_model(...)")
 
 
-@dataclass(frozen=True)
-class BlockModel:
+@dataclass(frozen=True, eq=False)
+class BlockModel(ValueEquality):
     """Block values on a grid (axis 0 = depth) and a slope pattern (default: "slope" in 2-D,
     "plus" in 3-D) that defines the precedence arcs (pred, succ)."""
 

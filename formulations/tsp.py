@@ -29,6 +29,7 @@ from coplug.formulations.checks import (
 from coplug.formulations.qubo import QUBO, multilinear_pairs, symmetric
 from coplug.plugins.errors import InputError, SolverError
 from coplug.plugins.interrupts import stops_on_interrupt
+from coplug.plugins.value_equality import ValueEquality
 
 # The position QUBOs have (n-1)^2 variables and about 2 n^3 stored nonzeros; past this many
 # (about 100 cities, some 100 MB while building) tsp_qubo_safe and tsp_qubo_naive refuse
@@ -40,8 +41,8 @@ MAX_NONZEROS = 2_000_000
 # the other distance functions need two.
 MATRIX_BYTES_PER_PAIR = 24
 
-@dataclass(frozen=True)
-class TSPInstance:
+@dataclass(frozen=True, eq=False)
+class TSPInstance(ValueEquality):
     """A square non-negative distance matrix (zero diagonal), optional coordinates."""
 
     dist: np.ndarray

@@ -39,6 +39,7 @@ from coplug.plugins.modeldata import SOLVER_INFINITY, check_model_data
 from coplug.plugins.results import Result, Status
 from coplug.plugins.serial import warning_filters
 from coplug.plugins.solution_pool import PoolSolution
+from coplug.plugins.value_equality import ValueEquality
 
 # No-good rows kept built (by assignment) before the cache starts afresh.
 NO_GOOD_CACHE = 4096
@@ -50,8 +51,8 @@ ROW_TOL = 1e-5
 LINPROG_UNBOUNDED = 3
 
 
-@dataclass
-class KBest:
+@dataclass(eq=False)
+class KBest(ValueEquality):
     """The outcome of `k_best`: `solutions` (best first, the first loaded into the model),
     whether they are `proven` the k best (the search finished), and the search's `result`
     (status `infeasible` when it finished: every assignment was cut off)."""

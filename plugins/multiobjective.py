@@ -46,6 +46,7 @@ from coplug.plugins.outer_variables import used_outside
 from coplug.plugins.results import Result, Status
 from coplug.plugins.solution_pool import PoolSolution
 from coplug.plugins.stages import open_stages
+from coplug.plugins.value_equality import ValueEquality
 
 # How far, relative to its value (at least absolutely), a kept objective may give way when
 # its exact value leaves the next stage no point: a point can miss its optimum by the
@@ -59,8 +60,8 @@ ROUNDING_ROOM = 1e-9
 Stage = Callable[[ObjectiveData, float | None, bool], Result]
 
 
-@dataclass
-class Lexicographic:
+@dataclass(eq=False)
+class Lexicographic(ValueEquality):
     """The stages of a lexicographic solve: one `Result` each (fewer when a stage ended
     without an optimum: `status` says why), and each objective's value at the final point
     (empty unless every stage was optimal)."""
@@ -74,8 +75,8 @@ class Lexicographic:
         return self.results[-1].status
 
 
-@dataclass
-class ParetoPoint:
+@dataclass(eq=False)
+class ParetoPoint(ValueEquality):
     """A non-dominated point: the two objective values and the solution reaching them
     (`solution.load()` puts it into the model)."""
 
@@ -83,8 +84,8 @@ class ParetoPoint:
     solution: PoolSolution
 
 
-@dataclass
-class ParetoFront:
+@dataclass(eq=False)
+class ParetoFront(ValueEquality):
     """The points found, best first objective first; `complete` when no other point is left
     (False after `max_points`, a time limit or a stage without an optimum); `status`
     `optimal` when the front has points and ended well, else the stage's that stopped it

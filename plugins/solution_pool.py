@@ -35,6 +35,7 @@ from coplug.plugins.on_solution import (
 )
 from coplug.plugins.outer_variables import used_outside
 from coplug.plugins.results import Result
+from coplug.plugins.value_equality import ValueEquality
 from coplug.plugins.varmap import VarMap, snapped
 
 # Two points are the same solution when every value agrees to this many decimals (HiGHS
@@ -45,8 +46,8 @@ DISTINCT_DECIMALS = 9
 DISTINCT_TOL = 1e-6
 
 
-@dataclass(frozen=True)
-class PoolSolution:
+@dataclass(frozen=True, eq=False)
+class PoolSolution(ValueEquality):
     """One solution of the pool: its objective (in the model's own sense) and its values,
     read by Pyomo variable (`solution[m.x[1]]`); `load()` puts them into the variables."""
 
@@ -72,6 +73,11 @@ class PoolSolution:
             positions = {id(var): k for k, var in enumerate(self.variables)}
             object.__setattr__(self, "_by_id", positions)
         return positions
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The fields without the `_positions` cache: its keys are the ids of this process's
+        variables, which a copy (pickled, deep-copied) does not hold."""
+        return {key: value for key, value in self.__dict__.items() if key != "_by_id"}
 
     def load(self) -> None:
         """Set the Pyomo variables to this solution's values."""

@@ -463,11 +463,14 @@ def test_explain_infeasible_file_stops_filtering_at_the_time_limit(tmp_path):
     assert len(found.rows) == n + 1
 
 
-def test_game_certify_time_limit_covers_all_players():
-    """Each player's best response had the whole limit: 8 players at 0.5 s took over 4 s."""
+def test_game_certify_time_limit_covers_all_players(monkeypatch):
+    """Each player's best response had the whole limit: 8 players at 0.5 s took 4 s of
+    solving. Now no solve's limit reaches past the call's deadline (the last players get
+    MIN_SECONDS)."""
     import time
 
-    from coplug.formulations.game_solvers import certify
+    import coplug.plugins
+    from coplug.formulations.game_solvers import MIN_SECONDS, certify
     from coplug.formulations.games import Game
 
     rng = np.random.default_rng(0)
@@ -482,9 +485,18 @@ def test_game_certify_time_limit_covers_all_players():
         block.utility = pyo.Expression(
             expr=sum(float(q[i, j]) * block.x[i] * block.x[j] for i in range(n) for j in range(n))
             + sum(float(c[i]) * block.x[i] for i in range(n)))
-    started = time.perf_counter()
+    solve, calls = coplug.plugins.solve, []
+
+    def timed_solve(model, **kwargs):
+        calls.append((time.perf_counter(), kwargs["time_limit"]))
+        return solve(model, **kwargs)
+
+    monkeypatch.setattr(coplug.plugins, "solve", timed_solve)
+    deadline = time.perf_counter() + 0.5
     found = certify(game, time_limit=0.5)
-    assert time.perf_counter() - started < 3.5  # 8 x 0.5 s of solving alone before
+    assert len(calls) == 8
+    for called, limit in calls:  # what was left, or MIN_SECONDS once nothing was
+        assert limit <= max(deadline - called, MIN_SECONDS) + 0.1  # + the build before
     assert set(found.statuses.values()) == {"time_limit"}
     assert found.epsilon == np.inf  # unproven players bound nothing
 
@@ -588,3 +600,44 @@ def test_cli_prints_names_an_ascii_locale_cannot_show(tmp_path):
                            "--explain"], env=env, capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert b"row caf\\xe9" in done.stdout and b"row lim" in done.stdout
+
+
+def test_instances_and_results_compare_by_value():
+    """Dataclass `==` on an array field raised 'truth value ... ambiguous'; a PoolSolution's
+    variables built a Pyomo expression."""
+    import copy
+    import pickle
+
+    from coplug.formulations.facility import random_facility_instance
+    from coplug.formulations.knapsack import KnapsackInstance, random_knapsack
+    from coplug.formulations.tsp import random_euclidean
+    from coplug.plugins import k_best
+
+    knapsack = random_knapsack(10, seed=3, r=10)
+    same = KnapsackInstance(knapsack.values.copy(), knapsack.weights.copy(), knapsack.capacity)
+    assert knapsack == same == pickle.loads(pickle.dumps(knapsack))
+    assert knapsack != random_knapsack(10, seed=4, r=10)
+    assert random_euclidean(6, seed=0) == random_euclidean(6, seed=0)
+    assert random_euclidean(6, seed=0) != random_euclidean(6, seed=1)
+    assert random_facility_instance(3, 4, 2, seed=0) == random_facility_instance(3, 4, 2, seed=0)
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(knapsack)
+    ranked = k_best(_small_knapsack(), k=3)
+    assert ranked.solutions[0] == ranked.solutions[0] != ranked.solutions[1]
+    assert ranked == copy.copy(ranked)
+
+
+def test_a_read_pool_solution_reads_after_pickle_and_deepcopy():
+    """Its id -> position cache went along with the old ids: the copy's own variables
+    were 'in no active constraint'."""
+    import copy
+    import pickle
+
+    from coplug.plugins import k_best
+
+    m = _small_knapsack()
+    solution = k_best(m, k=2).solutions[1]
+    expected = [solution[m.x[j]] for j in range(5)]
+    for copied in (pickle.loads(pickle.dumps(solution)), copy.deepcopy(solution)):
+        model = copied.variables[0].parent_block()
+        assert [copied[model.x[j]] for j in range(5)] == expected

@@ -21,6 +21,7 @@ from coplug.formulations.bbo.grammar import MAX_DIM, Program
 from coplug.formulations.bbo.validate import load
 from coplug.formulations.checks import check_memory
 from coplug.plugins.errors import InputError
+from coplug.plugins.value_equality import ValueEquality
 
 NAMES = {
     1: "sphere", 2: "ellipsoid", 3: "rastrigin", 4: "bueche_rastrigin", 5: "linear_slope",
@@ -32,8 +33,8 @@ NAMES = {
 }
 
 
-@dataclass(frozen=True)
-class BBOBProblem:
+@dataclass(frozen=True, eq=False)
+class BBOBProblem(ValueEquality):
     """One BBOB function instance: its program, known optimizer and optimal value."""
 
     fid: int

@@ -31,10 +31,11 @@ from coplug.plugins.arguments import check_flag
 from coplug.plugins.bridge import solve
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
 from coplug.plugins.results import Result, Status
+from coplug.plugins.value_equality import ValueEquality
 
 
-@dataclass(frozen=True)
-class Certificate:
+@dataclass(frozen=True, eq=False)
+class Certificate(ValueEquality):
     """SCIP's answer for one program: result, point, and whether the optimum is certified."""
 
     result: Result

@@ -21,6 +21,7 @@ from scipy.stats import mannwhitneyu, rankdata
 from coplug.formulations.bbo.features import BoxFunction
 from coplug.formulations.checks import check_choice, check_count, check_positive, check_seed
 from coplug.plugins.errors import InputError
+from coplug.plugins.value_equality import ValueEquality
 
 SOLVERS = ("random", "de", "nelder_mead", "lbfgsb", "cmaes", "lipschitz")
 RANDOM_BATCH = 65_536  # points random search evaluates at once
@@ -195,8 +196,8 @@ def run_solver(name: str, fn: BoxFunction, budget: int, seed: int = 0) -> float:
     return b.best
 
 
-@dataclass(frozen=True)
-class PortfolioResult:
+@dataclass(frozen=True, eq=False)
+class PortfolioResult(ValueEquality):
     """Best values found: `values[s, k]` for solver s and seed k, and the overall best."""
 
     solvers: tuple[str, ...]

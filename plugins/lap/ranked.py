@@ -37,6 +37,7 @@ from coplug.plugins.lap import certify, murty, sparse
 from coplug.plugins.lap.cell_costs import CellCosts, DenseCosts, SparseCosts, matching_costs
 from coplug.plugins.lap.solver import common_offset, dense_costs
 from coplug.plugins.limits import checked_time_limit
+from coplug.plugins.value_equality import ValueEquality
 
 INF = np.inf
 # A child's search is never stopped below this many ulps of its costs: path lengths of
@@ -47,8 +48,8 @@ CAP_ROUNDOFF = 64 * float(np.finfo(np.float64).eps)
 SPARSE_SHARE = 0.1
 
 
-@dataclass
-class RankedAssignment:
+@dataclass(eq=False)
+class RankedAssignment(ValueEquality):
     """One assignment `row_ind[k] -> col_ind[k]` (rows in order) and its cost."""
 
     row_ind: np.ndarray
@@ -56,8 +57,8 @@ class RankedAssignment:
     cost: float
 
 
-@dataclass
-class RankedAssignments:
+@dataclass(eq=False)
+class RankedAssignments(ValueEquality):
     """The outcome of `ranked_assignments`: `solutions` best first and their `status`:
     "k_found" (the k best, proven), "exhausted" (every assignment there is, fewer than k),
     "time_limit" or "interrupted" (the best ones found so far, in order, each proven to be

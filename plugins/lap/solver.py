@@ -18,6 +18,7 @@ from coplug.plugins.errors import InputError, TimeLimitError
 from coplug.plugins.interrupts import interrupt_kept
 from coplug.plugins.lap import certify, jv, small, sparse, sparsify, warmstart
 from coplug.plugins.limits import checked_time_limit
+from coplug.plugins.value_equality import ValueEquality
 
 # Augmenting row reduction stalls on degenerate costs (many ties); cap its row scans.
 ARR_STEPS_PER_ROW = 2
@@ -63,8 +64,8 @@ OFFSET_SPREAD_RATIO = 2.0**20
 _COUNTERS = {"solves": 0, "warm_solves": 0, "fallbacks": 0}
 
 
-@dataclass
-class LapSolution:
+@dataclass(eq=False)
+class LapSolution(ValueEquality):
     """Optimal assignment `row_ind[k] -> col_ind[k]`, its cost, optimal duals and work done.
 
     Duals certify optimality: u_i + v_j <= c_ij (>= when maximizing), equality on the
