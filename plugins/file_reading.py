@@ -61,7 +61,6 @@ def checked_text(path: Path) -> bytes:
     LP file's Binaries (`check_lp_binaries`)."""
     text = file_text(path)
     refuse_misnamed(path, text)
-    refuse_non_utf8(path, text)
     if _is_lp(path):
         if text.startswith(b"\xef\xbb\xbf"):
             raise InputError(f"{path.name} starts with a byte-order mark (UTF-8 BOM): SCIP's "
@@ -73,28 +72,19 @@ def checked_text(path: Path) -> bytes:
     return text
 
 
-def refuse_non_utf8(path: Path, text: bytes) -> None:
-    """InputError naming the first line outside a comment that is not UTF-8: both solvers
-    decode names as UTF-8, and a Latin-1 name failed inside PySCIPOpt and highspy."""
+@contextmanager
+def names_in_utf8(path: Path) -> Iterator[None]:
+    """Name a row or column name that is not UTF-8 (InputError): both solvers hand names
+    back as UTF-8, and a Latin-1 one failed inside PySCIPOpt's and highspy's decoding. Only
+    names they decode are refused: a Latin-1 NAME line or comment reads as before."""
     try:
-        text.decode("utf-8")
-        return
-    except UnicodeDecodeError:
-        pass
-    decoded = text.decode("utf-8", errors="surrogateescape")
-    lp = _is_lp(path)
-    for bad in _UNDECODED.finditer(decoded):
-        start = decoded.rfind("\n", 0, bad.start()) + 1
-        before = decoded[start:bad.start()]
-        if (lp and "\\" in before) or (not lp and decoded.startswith("*", start)):
-            continue  # in a comment, which neither solver decodes
-        line = decoded.count("\n", 0, start) + 1
-        raise InputError(f"{path.name}, line {line}: byte "
-                         f"0x{ord(bad.group()) - 0xDC00:02x} is not UTF-8 text, which both "
-                         "solvers read names as; save the file as UTF-8")
+        yield
+    except UnicodeDecodeError as exc:
+        name = bytes(exc.object)[:80] if isinstance(exc.object, (bytes, bytearray)) else b""
+        raise InputError(f"{path.name}: the name {name!r} is not UTF-8 text, which both "
+                         "solvers read names as; save the file as UTF-8") from None
 
 
-_UNDECODED = re.compile("[\udc80-\udcff]")  # bytes `surrogateescape` could not decode
 # A number as MPS files write it (what both readers take alike): no Fortran D exponent
 # (SCIP read 1D2 as 1, HiGHS as 100), no digit groups, no trailing letters (both read
 # `2.0x` as 2 and `abc` as 0).

@@ -34,6 +34,7 @@ from coplug.plugins.file_reading import (
     check_scip_read,
     checked_text,
     highs_read,
+    names_in_utf8,
     scip_readable,
 )
 from coplug.plugins.highs_backend import (
@@ -101,10 +102,11 @@ def solve_file(
         tee = checked_tee(tee)
         line = Progress() if progress else None
         try:
-            if solver.lower() == "scip":
-                return _solve_file_scip(path, time_limit, params, tee, line)
-            if solver.lower() == "highs":
-                return _solve_file_highs(path, time_limit, params, tee, line)
+            with names_in_utf8(path):
+                if solver.lower() == "scip":
+                    return _solve_file_scip(path, time_limit, params, tee, line)
+                if solver.lower() == "highs":
+                    return _solve_file_highs(path, time_limit, params, tee, line)
         finally:
             if line is not None:
                 line.close()

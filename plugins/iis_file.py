@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from coplug.plugins.arguments import check_whole
 from coplug.plugins.errors import InputError, SolverError
-from coplug.plugins.file_reading import checked_text, highs_read
+from coplug.plugins.file_reading import checked_text, highs_read, names_in_utf8
 from coplug.plugins.files import checked_model_path, highs_refuse_nan, scip_read
 from coplug.plugins.highs_backend import user_interrupt
 from coplug.plugins.highs_rows import RowView
@@ -82,51 +82,58 @@ def explain_infeasible_file(path: str | Path, time_limit: float | None = None,
         check_limit = check_whole(check_limit, "check_limit")
         time_limit = checked_time_limit(time_limit)
         path = checked_model_path(path)
-        deadline = None if time_limit is None else time.perf_counter() + time_limit
-        highs = _Highs(path)
-        conflict = highs.bound_conflict()
-        if conflict:
-            return highs.subsystem(conflict, True, ["no value of the column meets its bounds"])
-        seconds = _CHECK_SECONDS if time_limit is None else min(_CHECK_SECONDS, time_limit)
-        verdict = highs.infeasible(seconds)
-        if verdict is False:
-            raise InputError(f"{path.name} is feasible (HiGHS found a point): no infeasible "
-                             f"subsystem")
-        if verdict is None:
-            raise SolverError(f"neither HiGHS nor SCIP decided within {seconds:g} s whether "
-                              f"{path.name} is feasible; give a longer time_limit")
-        notes: list[str] = []
-        members = highs.farkas_members(time_limit)
-        if members is not None:
+        with names_in_utf8(path):
+            return _explained_file(path, time_limit, check_limit)
+
+
+def _explained_file(path: Path, time_limit: float | None, check_limit: int
+                    ) -> FileInfeasibleSubsystem:
+    """`explain_infeasible_file` once its arguments are checked."""
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    highs = _Highs(path)
+    conflict = highs.bound_conflict()
+    if conflict:
+        return highs.subsystem(conflict, True, ["no value of the column meets its bounds"])
+    seconds = _CHECK_SECONDS if time_limit is None else min(_CHECK_SECONDS, time_limit)
+    verdict = highs.infeasible(seconds)
+    if verdict is False:
+        raise InputError(f"{path.name} is feasible (HiGHS found a point): no infeasible "
+                         f"subsystem")
+    if verdict is None:
+        raise SolverError(f"neither HiGHS nor SCIP decided within {seconds:g} s whether "
+                          f"{path.name} is feasible; give a longer time_limit")
+    notes: list[str] = []
+    members = highs.farkas_members(time_limit)
+    if members is not None:
+        highs.keep_only(members)
+        if not highs.infeasible():
+            notes.append(f"HiGHS's Farkas certificate ({len(members)} members) was not "
+                         f"infeasible with integrality kept")
+            members = None
+    if members is None:
+        members = _scip_iis(path, time_limit, highs)
+        highs.keep_only(members)
+        if not highs.infeasible():
+            notes.append(f"SCIP's subsystem ({len(members)} members) was not infeasible "
+                         f"for HiGHS; the whole model was filtered instead")
+            members = highs.all_members()
             highs.keep_only(members)
             if not highs.infeasible():
-                notes.append(f"HiGHS's Farkas certificate ({len(members)} members) was not "
-                             f"infeasible with integrality kept")
-                members = None
-        if members is None:
-            members = _scip_iis(path, time_limit, highs)
-            highs.keep_only(members)
-            if not highs.infeasible():
-                notes.append(f"SCIP's subsystem ({len(members)} members) was not infeasible "
-                             f"for HiGHS; the whole model was filtered instead")
-                members = highs.all_members()
-                highs.keep_only(members)
-                if not highs.infeasible():
-                    raise SolverError(f"no checked infeasible subsystem: {notes[-1]}, which "
-                                      f"HiGHS found feasible too")
-        if check_limit and len(members) > check_limit:
-            members = highs.shrink(members, check_limit, deadline)
-        if len(members) <= check_limit and not highs.timed_out:
-            members, decided = highs.deletion_filter(members, deadline)
-        if highs.timed_out:
-            notes.append("the time limit ran out before the filter finished: the subsystem is "
-                         "infeasible, and may keep members it does not need")
-        if highs.timed_out or len(members) > check_limit:
-            return highs.subsystem(members, None, notes)
-        if not decided:
-            notes.append("some checks stayed undecided (HiGHS and SCIP, 10 s each); those "
-                         "members were kept")
-        return highs.subsystem(members, decided, notes)
+                raise SolverError(f"no checked infeasible subsystem: {notes[-1]}, which "
+                                  f"HiGHS found feasible too")
+    if check_limit and len(members) > check_limit:
+        members = highs.shrink(members, check_limit, deadline)
+    if len(members) <= check_limit and not highs.timed_out:
+        members, decided = highs.deletion_filter(members, deadline)
+    if highs.timed_out:
+        notes.append("the time limit ran out before the filter finished: the subsystem is "
+                     "infeasible, and may keep members it does not need")
+    if highs.timed_out or len(members) > check_limit:
+        return highs.subsystem(members, None, notes)
+    if not decided:
+        notes.append("some checks stayed undecided (HiGHS and SCIP, 10 s each); those "
+                     "members were kept")
+    return highs.subsystem(members, decided, notes)
 
 
 def _scip_iis(path: Path, time_limit: float | None, highs: _Highs) -> list[Member]:

@@ -532,19 +532,19 @@ def test_lap_path_calls_an_integer_fixed_off_a_whole_number_infeasible_as_the_so
 
 NON_UTF8_NAME = (b"NAME test\nROWS\n N obj\n L c1\nCOLUMNS\n x\xe9 obj -1 c1 1\n y obj -1 c1 1\n"
                  b"RHS\n RHS c1 4\nBOUNDS\n UP BND x\xe9 3\nENDATA\n")
-LATIN1_COMMENT = (b"* r\xe9sum\xe9 of the model\nNAME test\nROWS\n N obj\n L c1\nCOLUMNS\n"
+LATIN1_COMMENT = (b"* r\xe9sum\xe9 of the model\nNAME r\xe9sum\xe9\nROWS\n N obj\n L c1\nCOLUMNS\n"
                   b" x obj -1 c1 1\n y obj -2 c1 1\nRHS\n RHS c1 4\nBOUNDS\n UP BND x 3\nENDATA\n")
 
 
 @pytest.mark.parametrize("solver", ["scip", "highs"])
 def test_solve_file_names_a_name_that_is_not_utf8(solver, tmp_path):
     """A Latin-1 column name failed inside PySCIPOpt's and highspy's name decoding; a
-    Latin-1 comment, which neither decodes, still reads."""
+    Latin-1 comment or NAME line, which neither decodes, still reads."""
     from coplug.plugins import explain_infeasible_file, solve_file
 
     path = tmp_path / "latin1.mps"
     path.write_bytes(NON_UTF8_NAME)
-    with pytest.raises(InputError, match=r"latin1.mps, line 6: byte 0xe9 is not UTF-8"):
+    with pytest.raises(InputError, match=r"latin1.mps: the name b'x\\xe9' is not UTF-8"):
         solve_file(path, solver=solver)
     with pytest.raises(InputError, match="not UTF-8"):
         explain_infeasible_file(path)
