@@ -222,6 +222,8 @@ def _firm_costs(costs: float | Sequence[float], n_firms: int) -> np.ndarray:
         cost = raw.astype(float)
     except (TypeError, ValueError):
         raise InputError(f"costs must be a number or one number per firm, got {costs!r}") from None
+    except OverflowError:  # an int past float's range: 10**400
+        raise InputError("cournot needs finite costs, got an integer past float's range") from None
     if raw.dtype.kind == "b":  # True was a cost of 1
         raise InputError(f"costs must be numbers, got booleans: {costs!r}")
     if cost.ndim > 1:
