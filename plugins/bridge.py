@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import math
 import numbers
 import warnings
@@ -462,13 +463,24 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
 
 
 def _check_plugins(plugins: list[Any]) -> None:
-    """Refuse a plugin class given for an instance, or an object without `attach`."""
+    """Refuse a plugin class given for an instance, an object without `attach`, or two
+    plugins of one kind and name (SCIP refuses the second's include, once the solve had
+    begun: the model's duals were gone by then)."""
+    seen: set[tuple[type, str]] = set()
     for plugin in plugins:
         if isinstance(plugin, type):
             raise InputError(f"plugin {plugin.__name__} is a class; pass an instance "
                              f"({plugin.__name__}(...))")
         if not callable(getattr(plugin, "attach", None)):
             raise InputError(f"plugin {plugin!r} has no attach(scip_model, var_map) method")
+        name, kind = getattr(plugin, "name", None), type(plugin)
+        if isinstance(name, str):
+            if (kind, name) in seen:
+                named = "name" in inspect.signature(kind).parameters
+                raise InputError(f"two {kind.__name__} plugins of one solve share the name "
+                                 f"{name!r}; " + ("give each a name of its own" if named else
+                                                  f"pass one {kind.__name__} per solve"))
+            seen.add((kind, name))
 
 
 def _exact_rows(plugins: list[Any], feastol: float) -> list[IntegralRow]:

@@ -652,6 +652,23 @@ def test_a_read_pool_solution_reads_after_pickle_and_deepcopy():
     m = _small_knapsack()
     solution = k_best(m, k=2).solutions[1]
     expected = [solution[m.x[j]] for j in range(5)]
-    for copied in (pickle.loads(pickle.dumps(solution)), copy.deepcopy(solution)):
-        model = copied.variables[0].parent_block()
+    for copied, model in (pickle.loads(pickle.dumps((solution, m))),
+                          copy.deepcopy((solution, m))):  # the model too: variables hold
+        assert model is not m  # their blocks weakly
         assert [copied[model.x[j]] for j in range(5)] == expected
+
+
+def test_two_plugins_of_one_name_are_refused_before_the_duals_are_emptied():
+    """SCIP refused the second include inside the solve, after m.dual had been emptied."""
+    from coplug.plugins import OnSolution, solve
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 4))
+    m.c = pyo.Constraint(expr=m.x <= 3)
+    m.obj = pyo.Objective(expr=2 * m.x, sense=pyo.maximize)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    solve(m, solver="scip")
+    with pytest.raises(InputError, match="share the name 'a'.*a name of its own"):
+        solve(m, solver="scip", plugins=[OnSolution(lambda s: None, name="a"),
+                                         OnSolution(lambda s: None, name="a")])
+    assert m.dual[m.c] == pytest.approx(2.0)
