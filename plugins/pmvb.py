@@ -626,9 +626,11 @@ def _check_fitted(predictor: Any) -> None:
 
 
 def _is_pyomo_binary(var: Any) -> bool:
-    """A Pyomo variable PMVB can branch on: integer with bounds inside [0, 1]."""
+    """A Pyomo variable PMVB can branch on: integer with bounds that, rounded inward, lie
+    inside [0, 1] (as SCIP's side reads it: (-0.5, 1.5) holds only 0 and 1)."""
     lb, ub = var.bounds
-    return var.is_integer() and lb is not None and ub is not None and lb >= 0 and ub <= 1
+    return (var.is_integer() and lb is not None and ub is not None
+            and math.ceil(lb - 1e-9) >= 0 and math.floor(ub + 1e-9) <= 1)
 
 
 def _probability(var: Any, p: Any) -> float:

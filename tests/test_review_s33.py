@@ -672,3 +672,47 @@ def test_two_plugins_of_one_name_are_refused_before_the_duals_are_emptied():
         solve(m, solver="scip", plugins=[OnSolution(lambda s: None, name="a"),
                                          OnSolution(lambda s: None, name="a")])
     assert m.dual[m.c] == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize(("domain", "value", "miss"), [
+    (pyo.RangeSet(0, 10, 2), 3, 1.0), (pyo.RangeSet(0.5, 3.5, 1), 2, 0.5),
+    (pyo.RangeSet(0, 10, 2), 4, None), (pyo.RangeSet(0.5, 3.5, 1), 2.5, None)])
+def test_infeasibilities_names_a_value_off_a_stepped_domain(domain, value, miss):
+    """Only bounds and integrality were checked: 3 in RangeSet(0, 10, 2) passed."""
+    from coplug.plugins import infeasibilities
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=domain)
+    m.c = pyo.Constraint(expr=m.x <= 100)
+    m.x.set_value(value, skip_validation=True)
+    assert infeasibilities(m) == ({} if miss is None else {"x": miss})
+
+
+def test_infeasibilities_names_a_value_outside_a_finite_domain():
+    from coplug.plugins import infeasibilities
+
+    m = pyo.ConcreteModel()
+    m.allowed = pyo.Set(initialize=[1, 3, 7])
+    m.x = pyo.Var(domain=m.allowed)
+    m.c = pyo.Constraint(expr=m.x <= 100)
+    m.x.set_value(2, skip_validation=True)
+    assert infeasibilities(m) == {"x": 1.0}
+    m.x.set_value(7)
+    assert infeasibilities(m) == {}
+
+
+def test_pmvb_takes_given_probabilities_for_an_integer_that_can_only_be_0_or_1():
+    """Bounds (-0.5, 1.5) were refused as 'not a binary' while the lp predictor branched."""
+    from coplug.plugins import solve
+    from coplug.plugins.pmvb import PMVBBranching
+
+    def build():
+        m = pyo.ConcreteModel()
+        m.x = pyo.Var(range(4), domain=pyo.Integers, bounds=(-0.5, 1.5))
+        m.c = pyo.Constraint(expr=sum((j + 2) * m.x[j] for j in range(4)) <= 6)
+        m.o = pyo.Objective(expr=sum((j + 1) * m.x[j] for j in range(4)), sense=pyo.maximize)
+        return m
+
+    probabilities = {"x[0]": 0.95, "x[1]": 0.05, "x[2]": 0.95, "x[3]": 0.05}
+    result = solve(build(), plugins=[PMVBBranching(probabilities)])
+    assert result.objective == solve(build()).objective == 4.0
