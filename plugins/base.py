@@ -50,6 +50,18 @@ def checked_plugin_name(name: Any) -> str:
     return name
 
 
+def solve_free_state(state: dict[str, Any]) -> dict[str, Any]:
+    """A plugin's `__dict__` for pickling and copying, without what ties it to a finished
+    solve: variable maps and SCIP or HiGHS objects become None, weak references are dropped
+    (the class default stands). Used once, a plugin failed to pickle inside PySCIPOpt."""
+    def tied(value: Any) -> bool:
+        module = type(value).__module__ or ""
+        return isinstance(value, VarMap) or module.startswith(("pyscipopt", "highspy"))
+
+    return {key: None if tied(value) else value for key, value in state.items()
+            if not isinstance(value, weakref.ReferenceType)}
+
+
 class UserCallbackPlugin:
     """Base of the plugins that run a user's function inside SCIP's callbacks.
 
@@ -62,6 +74,10 @@ class UserCallbackPlugin:
 
     _failure: BaseException | None = None
     _scip_ref: Callable[[], Any] = staticmethod(lambda: None)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled and copied without the last solve's SCIP model and variable map."""
+        return solve_free_state(self.__dict__)
 
     def bind(self, scip_model: Any) -> None:
         """Hold `scip_model` (weakly) for this solve and forget an earlier failure."""

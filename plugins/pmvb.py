@@ -51,6 +51,7 @@ import numpy as np
 from pyomo.common.collections import ComponentMap
 from pyscipopt import SCIP_RESULT, Branchrule, quicksum
 
+from coplug.plugins.base import solve_free_state
 from coplug.plugins.errors import InputError
 from coplug.plugins.limits import SCIP_INT_MAX, checked_scip_int
 from coplug.plugins.varmap import VarMap
@@ -273,6 +274,10 @@ class PMVBBranching:
         self.root_planes: tuple[list[Any], list[Any], int | None, int | None] | None = None
         self._root_scip: tuple[list[Any], list[Any]] | None = None
         self._node_planes: dict[tuple[int, int], list[_Cardinality]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled and copied without the last solve's SCIP model and variable map."""
+        return solve_free_state(self.__dict__)
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
         """Include the branching rule (highest priority, down to `depth`) into SCIP."""

@@ -716,3 +716,31 @@ def test_pmvb_takes_given_probabilities_for_an_integer_that_can_only_be_0_or_1()
     probabilities = {"x[0]": 0.95, "x[1]": 0.05, "x[2]": 0.95, "x[3]": 0.05}
     result = solve(build(), plugins=[PMVBBranching(probabilities)])
     assert result.objective == solve(build()).objective == 4.0
+
+
+def _ignore(*args):
+    return None
+
+
+def _no_rows(solution):
+    return []
+
+
+def test_plugins_pickle_and_copy_after_a_solve():
+    """After one solve they held the SCIP model and the variable map: pickle and deepcopy
+    failed inside PySCIPOpt ('self.scip_var cannot be converted')."""
+    import copy
+    import pickle
+
+    from coplug.plugins import LazyConstraints, OnSolution, SolutionPool, UserHeuristic, solve
+    from coplug.plugins.pmvb import PMVBBranching
+
+    for plugin in (OnSolution(_ignore), LazyConstraints(_no_rows), SolutionPool(3),
+                   PMVBBranching("lp"), UserHeuristic(_ignore)):
+        expected = solve(_small_knapsack(), plugins=[plugin]).objective
+        for again in (pickle.loads(pickle.dumps(plugin)), copy.deepcopy(plugin)):
+            assert solve(_small_knapsack(), plugins=[again]).objective == expected == 12.0
+    pool = SolutionPool(3)
+    solve(_small_knapsack(), plugins=[pool])
+    kept = pickle.loads(pickle.dumps(pool))
+    assert [s.objective for s in kept.solutions] == [s.objective for s in pool.solutions]
