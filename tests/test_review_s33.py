@@ -364,9 +364,8 @@ def test_scip_stops_quietly_when_separate_raises_while_it_starts_the_solve():
     assert "ERROR" not in done.stderr + done.stdout and "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("options", [{"limits/nodes": "x"}, {"no/such/param": 1}])
-def test_a_refused_scip_option_leaves_the_duals_of_the_last_solve(options):
-    """SCIP's path emptied m.dual before naming the option (HiGHS's did not)."""
+def _lp_with_duals_solved() -> pyo.ConcreteModel:
+    """max 2x, x <= 3 with m.dual declared, solved by SCIP: m.dual[m.c] is 2."""
     from coplug.plugins import solve
 
     m = pyo.ConcreteModel()
@@ -375,6 +374,15 @@ def test_a_refused_scip_option_leaves_the_duals_of_the_last_solve(options):
     m.obj = pyo.Objective(expr=2 * m.x, sense=pyo.maximize)
     m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
     solve(m, solver="scip")
+    return m
+
+
+@pytest.mark.parametrize("options", [{"limits/nodes": "x"}, {"no/such/param": 1}])
+def test_a_refused_scip_option_leaves_the_duals_of_the_last_solve(options):
+    """SCIP's path emptied m.dual before naming the option (HiGHS's did not)."""
+    from coplug.plugins import solve
+
+    m = _lp_with_duals_solved()
     assert m.dual[m.c] == pytest.approx(2.0)
     with pytest.raises(InputError, match="SCIP parameter"):
         solve(m, solver="scip", options=options)
@@ -427,6 +435,16 @@ def test_a_child_forked_while_a_thread_solves_can_solve():
     assert done.stdout.strip() == "child 0", done.stderr[-2000:]
 
 
+def _row_chain(n: int) -> pyo.ConcreteModel:
+    """x[i + 1] >= x[i] + 1 for n rows and x[n] <= n - 1: infeasible, every row needed."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(n + 1), bounds=(0, 10 * n))
+    m.step = pyo.Constraint(range(n), rule=lambda m, i: m.x[i + 1] >= m.x[i] + 1)
+    m.top = pyo.Constraint(expr=m.x[n] <= n - 1)
+    m.o = pyo.Objective(expr=m.x[0])
+    return m
+
+
 def test_explain_infeasible_stops_filtering_at_the_time_limit():
     """Each filter check had 10 s of its own whatever the time limit: a set cover with a
     budget row ran past 300 s at time_limit=5. A chain of 200 rows that all take part needs
@@ -434,21 +452,15 @@ def test_explain_infeasible_stops_filtering_at_the_time_limit():
     infeasible but not irreducible."""
     import time
 
-    from coplug.plugins import explain_infeasible
+    from coplug.plugins import explain_infeasible, solve
 
     n = 200
-    m = pyo.ConcreteModel()
-    m.x = pyo.Var(range(n + 1), bounds=(0, 10 * n))
-    m.step = pyo.Constraint(range(n), rule=lambda m, i: m.x[i + 1] >= m.x[i] + 1)
-    m.top = pyo.Constraint(expr=m.x[n] <= n - 1)
-    m.o = pyo.Objective(expr=m.x[0])
+    m = _row_chain(n)
     started = time.perf_counter()
     found = explain_infeasible(m, time_limit=0.3)
     assert time.perf_counter() - started < 3.0
     assert found.irreducible is None and "time limit ran out" in " ".join(found.notes)
     assert len(found.constraints) == n + 1  # every row is needed: none could be dropped
-    from coplug.plugins import solve
-
     kept = {id(con) for con in found.constraints}
     for con in m.component_data_objects(pyo.Constraint):
         if id(con) not in kept:
@@ -463,11 +475,7 @@ def test_explain_infeasible_file_stops_filtering_at_the_time_limit(tmp_path):
     from coplug.plugins import explain_infeasible_file
 
     n = 600
-    m = pyo.ConcreteModel()
-    m.x = pyo.Var(range(n + 1), bounds=(0, 10 * n))
-    m.step = pyo.Constraint(range(n), rule=lambda m, i: m.x[i + 1] >= m.x[i] + 1)
-    m.top = pyo.Constraint(expr=m.x[n] <= n - 1)
-    m.o = pyo.Objective(expr=m.x[0])
+    m = _row_chain(n)
     path = tmp_path / "chain.mps"
     m.write(str(path), io_options={"symbolic_solver_labels": True})
     started = time.perf_counter()
@@ -662,12 +670,7 @@ def test_two_plugins_of_one_name_are_refused_before_the_duals_are_emptied():
     """SCIP refused the second include inside the solve, after m.dual had been emptied."""
     from coplug.plugins import OnSolution, solve
 
-    m = pyo.ConcreteModel()
-    m.x = pyo.Var(bounds=(0, 4))
-    m.c = pyo.Constraint(expr=m.x <= 3)
-    m.obj = pyo.Objective(expr=2 * m.x, sense=pyo.maximize)
-    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
-    solve(m, solver="scip")
+    m = _lp_with_duals_solved()
     with pytest.raises(InputError, match="share the name 'a'.*a name of its own"):
         solve(m, solver="scip", plugins=[OnSolution(lambda s: None, name="a"),
                                          OnSolution(lambda s: None, name="a")])
