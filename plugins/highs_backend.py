@@ -59,6 +59,7 @@ from coplug.plugins.interrupts import (
     highspy_interrupt,
     pyomo_highs_interrupt_quiet,
     sigint_cancels,
+    sigint_deferred,
 )
 from coplug.plugins.linear_terms import plainly_linear
 from coplug.plugins.mipstart import highs_mip_start
@@ -1082,8 +1083,9 @@ def _load_snapped(opt: Any) -> None:
         var = variables[k]
         if values[k] is not None and not var.fixed:
             values[k] = snapped(var, values[k])
-    for var, value in zip(variables, values, strict=True):
-        var.set_value(value, skip_validation=True)
+    with sigint_deferred():  # the whole point or none (see `bridge._load_scip_solution`)
+        for var, value in zip(variables, values, strict=True):
+            var.set_value(value, skip_validation=True)
     StaleFlagManager.mark_all_as_stale(delayed=True)
 
 

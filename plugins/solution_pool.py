@@ -25,6 +25,7 @@ from pyomo.core.base.var import VarData
 from coplug.plugins.base import UserCallbackPlugin, checked_plugin_name
 from coplug.plugins.errors import InputError
 from coplug.plugins.integral_rows import violations
+from coplug.plugins.interrupts import sigint_deferred
 from coplug.plugins.lazy import SolutionView
 from coplug.plugins.limits import SCIP_INT_MAX
 from coplug.plugins.on_solution import (
@@ -80,9 +81,11 @@ class PoolSolution(ValueEquality):
         return {key: value for key, value in self.__dict__.items() if key != "_by_id"}
 
     def load(self) -> None:
-        """Set the Pyomo variables to this solution's values."""
-        for var, value in zip(self.variables, self.values.tolist(), strict=True):
-            var.set_value(value, skip_validation=True)
+        """Set the Pyomo variables to this solution's values, all of them before a Ctrl-C
+        counts."""
+        with sigint_deferred():
+            for var, value in zip(self.variables, self.values.tolist(), strict=True):
+                var.set_value(value, skip_validation=True)
 
 
 class SolutionPool(UserCallbackPlugin):

@@ -21,6 +21,7 @@ from pyomo.core.expr.visitor import identify_variables
 from coplug.plugins.arguments import check_flag
 from coplug.plugins.duals import dual_request, load_duals, soplex_duals
 from coplug.plugins.errors import InputError, TimeLimitError, UnsupportedModelError
+from coplug.plugins.interrupts import sigint_deferred
 from coplug.plugins.lap import bipartite, sparse
 from coplug.plugins.lap.duals import assignment_row_duals
 from coplug.plugins.lap.solver import LapSolution, solve_lap
@@ -708,12 +709,13 @@ def _one_per_pair(rows: np.ndarray, cols: np.ndarray, costs: np.ndarray, usable:
 
 
 def _load(structure: AssignmentStructure, row_ind: np.ndarray, col_ind: np.ndarray) -> None:
-    """Set x = 1 on the chosen pairs and 0 elsewhere."""
+    """Set x = 1 on the chosen pairs and 0 elsewhere, all of them before a Ctrl-C counts."""
     chosen = set(zip(row_ind.tolist(), col_ind.tolist(), strict=True))
     pairs = zip(structure.rows.tolist(), structure.cols.tolist(), structure.variables, strict=True)
-    for r, c, var in pairs:
-        var.set_value(1.0 if (r, c) in chosen else 0.0, skip_validation=True)
-    for var in structure.zero_vars:
-        var.set_value(0.0, skip_validation=True)
-    for var, value in structure.idle:
-        var.set_value(value, skip_validation=True)
+    with sigint_deferred():
+        for r, c, var in pairs:
+            var.set_value(1.0 if (r, c) in chosen else 0.0, skip_validation=True)
+        for var in structure.zero_vars:
+            var.set_value(0.0, skip_validation=True)
+        for var, value in structure.idle:
+            var.set_value(value, skip_validation=True)
