@@ -15,6 +15,7 @@ from coplug.formulations.game_solvers import (
 )
 from coplug.formulations.games import EXAMPLES, Game, example
 from coplug.plugins.argtypes import positive_float, positive_int
+from coplug.plugins.bar import progress_bar
 
 # Solvers `certify` can use: SCIP for any utility, HiGHS for concave quadratic ones (the
 # lap backend takes assignment models only), checked before the ascent runs.
@@ -44,10 +45,13 @@ def _cmd_game(args: argparse.Namespace) -> int:
 
 def report(game: Game, solver: str = "scip", **ascent: object) -> tuple[AscentResult,
                                                                           Certificate]:
-    """Run, certify and print one game in a few lines."""
+    """Run, certify and print one game in a few lines; on a terminal a bar counts the
+    ascent's iterations (several seconds with nothing shown before at the defaults)."""
     check_certifier(game, solver)
     start = time.perf_counter()
-    result = barrier_gradient_ascent(game, **ascent)
+    with progress_bar(total=ascent.get("max_iter"), desc="barrier ascent",
+                      unit="it", disable=None, leave=False) as bar:
+        result = barrier_gradient_ascent(game, callback=lambda *_: bar.update(), **ascent)
     elapsed = time.perf_counter() - start
     start = time.perf_counter()
     certificate = certify(game, solver=solver)

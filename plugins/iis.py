@@ -493,21 +493,24 @@ class _Subsystem:
         whose absence leaves the rest infeasible: fewer solves than one per member. A pass
         of one-member chunks is the deletion filter itself (`filtered`)."""
         size = len(self.members) // 2
-        while size >= 1 and len(self.members) > limit and not self.timed_out:
-            self.filtered = size == 1
-            if self.filtered:  # each member is judged alone now: earlier doubts are settled
-                self.undecided = 0
-            members, kept = self.members, []
-            for start in range(0, len(members), size):
-                chunk = members[start:start + size]
-                for member in chunk:
-                    self._switch(member, on=False)
-                if not self._still_infeasible(deadline):
+        with progress_bar(desc="explain_infeasible", unit="check", disable=None,
+                          leave=False) as bar:
+            while size >= 1 and len(self.members) > limit and not self.timed_out:
+                self.filtered = size == 1
+                if self.filtered:  # each member is judged alone now: earlier doubts are settled
+                    self.undecided = 0
+                members, kept = self.members, []
+                for start in range(0, len(members), size):
+                    bar.update()
+                    chunk = members[start:start + size]
                     for member in chunk:
-                        self._switch(member, on=True)
-                    kept += chunk
-            self.members = kept
-            size //= 2
+                        self._switch(member, on=False)
+                    if not self._still_infeasible(deadline):
+                        for member in chunk:
+                            self._switch(member, on=True)
+                        kept += chunk
+                self.members = kept
+                size //= 2
 
     def _switch(self, member: tuple[Any, str | None], on: bool) -> None:
         """Put a member in the subsystem or take it out."""

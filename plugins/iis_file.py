@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coplug.plugins.arguments import check_whole
+from coplug.plugins.bar import progress_bar
 from coplug.plugins.errors import InputError, SolverError
 from coplug.plugins.file_reading import checked_text, highs_read, names_in_utf8
 from coplug.plugins.files import checked_model_path, highs_refuse_nan, scip_read
@@ -302,13 +303,16 @@ class _Highs:
         absence leaves the rest infeasible: fewer checks than one per member. Past
         `deadline` the rest are kept (`timed_out`)."""
         size = len(members) // 2
-        while size >= 1 and len(members) > limit and not self.timed_out:
-            kept: list[Member] = []
-            for start in range(0, len(members), size):
-                self.keep_only(kept + members[start + size:])
-                if not self._still_infeasible(deadline):
-                    kept += members[start:start + size]
-            members, size = kept, size // 2
+        with progress_bar(desc="explain_infeasible_file", unit="check", disable=None,
+                          leave=False) as bar:
+            while size >= 1 and len(members) > limit and not self.timed_out:
+                kept: list[Member] = []
+                for start in range(0, len(members), size):
+                    bar.update()
+                    self.keep_only(kept + members[start + size:])
+                    if not self._still_infeasible(deadline):
+                        kept += members[start:start + size]
+                members, size = kept, size // 2
         self.keep_only(members)
         return members
 
@@ -340,7 +344,8 @@ class _Highs:
         """Drop each member whose absence leaves the rest infeasible; also whether every
         check was decided (an undecided one keeps its member)."""
         needed, decided = list(members), True
-        for member in members:
+        for member in progress_bar(members, desc="explain_infeasible_file", unit="check",
+                                   disable=None, leave=False):
             left = _check_seconds(deadline)
             if left <= 0:
                 self.timed_out = True

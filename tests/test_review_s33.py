@@ -794,3 +794,70 @@ def test_a_ctrl_c_while_a_pool_solution_loads_loads_all_of_it_first(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         second.load()
     assert [var.value for var in m.x.values()] == [second[var] for var in m.x.values()]
+
+
+def test_coplug_game_counts_the_ascent_on_a_bar(monkeypatch, capsys):
+    """The ascent ran for seconds with nothing on the terminal (20,000 iterations)."""
+    import coplug.formulations.games_cli as games_cli
+    from coplug.formulations.games import example
+
+    bars = []
+
+    class Bar:
+        def __init__(self, **kwargs):
+            self.kwargs, self.count = kwargs, 0
+            bars.append(self)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def update(self, n=1):
+            self.count += n
+
+    monkeypatch.setattr(games_cli, "progress_bar", Bar)
+    result, _ = games_cli.report(example("resource_allocation"), max_iter=300)
+    assert len(bars) == 1 and bars[0].kwargs["total"] == 300
+    assert bars[0].count == result.iterations == 300
+    assert "300 iterations" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("where", ["model", "file"])
+def test_explain_infeasible_counts_its_halving_checks_on_a_bar(where, monkeypatch, tmp_path):
+    """Only the model's one-by-one filter had a bar: the halving chunks and the whole of
+    explain_infeasible_file showed nothing for minutes."""
+    import coplug.plugins.iis as iis
+    import coplug.plugins.iis_file as iis_file
+    from coplug.plugins import explain_infeasible, explain_infeasible_file
+
+    updates = []
+
+    class Bar:
+        def __init__(self, iterable=None, **kwargs):
+            self.iterable = iterable
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def __iter__(self):
+            for item in self.iterable:
+                updates.append(1)
+                yield item
+
+        def update(self, n=1):
+            updates.append(n)
+
+    monkeypatch.setattr(iis if where == "model" else iis_file, "progress_bar", Bar)
+    m = _row_chain(100)
+    if where == "model":
+        explain_infeasible(m, check_limit=10)
+    else:
+        path = tmp_path / "chain.mps"
+        m.write(str(path), io_options={"symbolic_solver_labels": True})
+        explain_infeasible_file(path, check_limit=10)
+    assert len(updates) >= 100  # halving passes over 101 rows: 2 + 4 + ... checks
