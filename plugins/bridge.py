@@ -427,8 +427,7 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
     opt, scip, var_map = built.opt, built.scip, built.var_map
     _set_scip_params(scip, time_limit, params)
     set_scip_priorities(scip, model, var_map)
-    _check_plugins(plugins)
-    for plugin in plugins:
+    for plugin in plugins:  # checked by `_solve_scip` (stages pass none)
         plugin.attach(scip, var_map)
     con_names = _pyomo_con_names(opt)
     start = (scip_mip_start(scip, *_start_pairs(built), con_names, plugins)

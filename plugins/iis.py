@@ -123,7 +123,10 @@ def _explained(model: BlockData, time_limit: float | None, check_limit: int
     deadline = None if time_limit is None else time.perf_counter() + time_limit
     _check_own_variables(model)
     _refuse_sos(model)
-    fractional = _fixed_at_a_fraction(model)
+    # integers fixed off a whole number: `solve` calls the model infeasible, and one fixed in
+    # a row any value meets was explained by that row alone (or, used in the objective only,
+    # the model was called feasible)
+    fractional = fixed_off_whole(model, _TOLERANCE)
     if fractional:
         return InfeasibleSubsystem([], [], True, "domains", [
             "an integer variable fixed at a value that is not a whole number: both solvers "
@@ -239,14 +242,6 @@ def _bound_conflict(model: BlockData) -> list[Bound] | None:
                                                                       var.is_integer()):
             return [(var, side) for side in ("lower", "upper") if _listed(var, side)]
     return None
-
-
-def _fixed_at_a_fraction(model: BlockData) -> list[VarData]:
-    """The integer variables the model's active constraints and objective use that are
-    fixed at a value more than the solvers' tolerance from a whole number: `solve` calls
-    such a model infeasible, and one fixed in a row any value meets was explained by that
-    row alone (or, used in the objective only, the model was called feasible)."""
-    return fixed_off_whole(model, _TOLERANCE)
 
 
 def no_value_meets(lower: float, upper: float, integer: bool) -> bool:
