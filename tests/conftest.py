@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,11 @@ NUMBA_FOLDERS = ("plugins/lap", "learned")
 
 def pytest_configure(config: pytest.Config) -> None:
     """Clear stale numba caches once per session, in the controller before any worker
-    starts (an xdist worker has `workerinput`)."""
+    starts (an xdist worker has `workerinput`). Ctrl-C raises KeyboardInterrupt in every
+    process of the run: a shell starts a background job (`make test &`) with SIGINT
+    ignored, and the tests that press Ctrl-C themselves then saw nothing happen."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if not hasattr(config, "workerinput"):
         root = Path(__file__).resolve().parents[1]
         for folder in NUMBA_FOLDERS:
