@@ -74,12 +74,19 @@ def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
 def fixed_off_whole(model: pyo.Block, tol: float = FIXED_INTEGRAL_TOL) -> list[Any]:
     """The integer variables the model's active constraints and objective use that are fixed
     more than `tol` from a whole number: both solvers call such a model infeasible whatever
-    its rows (so must every path that answers for them)."""
+    its rows (so must every path that answers for them). A whole model's own variables are
+    looked at first, and its expressions walked only where one of them is such (the walk
+    took 1.2 s of a 4.4 s LAP solve of 490,000 variables)."""
+    def off(var: Any) -> bool:
+        return (var.fixed and var.is_integer() and var.value is not None
+                and math.isfinite(var.value) and abs(var.value - round(var.value)) > tol)
+
+    if model.parent_block() is None and not any(
+            map(off, model.component_data_objects(pyo.Var, descend_into=True))):
+        return []  # a whole model uses its own variables only (`used_outside`)
     return [var for var in get_vars_from_components(
                 model, (pyo.Constraint, pyo.Objective), active=True, include_fixed=True,
-                descend_into=True)
-            if var.fixed and var.is_integer() and var.value is not None
-            and math.isfinite(var.value) and abs(var.value - round(var.value)) > tol]
+                descend_into=True) if off(var)]
 
 
 def check_objective_data(obj: Any, tiny: list[bool] | None = None) -> float:
