@@ -3,20 +3,9 @@ with an InputError that names the argument."""
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from coplug.plugins.errors import InputError
-
-
-def check_whole(value: object, name: str, low: int = 0) -> int:
-    """`value` as an int >= `low` (numpy's integers too; bools and fractions refused), else
-    InputError naming it."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or \
-            value < low:
-        raise InputError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
 
 
 def check_flag(value: object, name: str) -> bool:

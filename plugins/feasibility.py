@@ -117,9 +117,8 @@ def _off_domain(domain: Any, value: float) -> float:
             low, high = min(start, end), max(start, end)
             nearest = min(nearest, max(low - value, value - high, 0.0))
             continue
-        k = round((value - start) / step)
-        count = math.inf if math.isinf(end) else math.floor((end - start) / step + 1e-9)
-        k = min(max(k, 0), count) if count >= 0 else k
+        last = math.inf if math.isinf(end) else math.floor((end - start) / step + 1e-9)
+        k = min(max(round((value - start) / step), 0), last)  # the nearest step in the range
         nearest = min(nearest, abs(value - (start + k * step)))
     return 0.0 if nearest <= INTEGRALITY_TOL else nearest
 

@@ -42,7 +42,6 @@ from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables, replace_expressions
 from pyomo.util.vars_from_expressions import get_vars_from_components
 
-from coplug.plugins.arguments import check_whole
 from coplug.plugins.bar import progress_bar
 from coplug.plugins.bridge import build_instance, contrib_solver, solve
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
@@ -109,7 +108,9 @@ def explain_infeasible(model: BlockData, time_limit: float | None = None,
     InputError when the model is feasible (or is not a Pyomo model)."""
     if not isinstance(model, BlockData):
         raise InputError(f"explain_infeasible() needs a Pyomo model (a Block), got {model!r}")
-    check_limit = check_whole(check_limit, "check_limit")
+    from coplug.formulations.checks import check_count  # imports coplug.plugins
+
+    check_limit = check_count(check_limit, "check_limit", 0)
     time_limit = checked_time_limit(time_limit)
     # its HiGHS and SCIP builds capture the process's streams; a Ctrl-C a check's solve
     # absorbed (HiGHS answering anyway) stops the search instead of being dropped

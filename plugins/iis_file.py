@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from coplug.plugins.arguments import check_whole
 from coplug.plugins.bar import progress_bar
 from coplug.plugins.errors import InputError, SolverError
 from coplug.plugins.file_reading import checked_text, highs_read, names_in_utf8
@@ -80,7 +79,9 @@ def explain_infeasible_file(path: str | Path, time_limit: float | None = None,
     """An irreducible infeasible subsystem of the model in `path`, checked by HiGHS;
     InputError when the model is feasible."""
     with one_solve_at_a_time():  # threads take turns (see coplug.plugins.serial)
-        check_limit = check_whole(check_limit, "check_limit")
+        from coplug.formulations.checks import check_count  # imports coplug.plugins
+
+        check_limit = check_count(check_limit, "check_limit", 0)
         time_limit = checked_time_limit(time_limit)
         path = checked_model_path(path)
         with names_in_utf8(path):
