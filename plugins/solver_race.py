@@ -52,7 +52,6 @@ from coplug.plugins.limits import checked_time_limit, zero_mip_gap
 from coplug.plugins.on_solution import maximizes
 from coplug.plugins.outer_variables import used_outside
 from coplug.plugins.results import Result, Status
-from coplug.plugins.serial import fresh_lock
 
 # Statuses that end the race: nothing a slower solver says can improve on them.
 VERDICTS = frozenset({Status.OPTIMAL, Status.INFEASIBLE, Status.UNBOUNDED,
@@ -186,14 +185,13 @@ def _private_locks() -> None:
     """Give the child its own output-capture locks: Pyomo's `capture_output` lock and tqdm's
     write lock are multiprocessing locks shared across the fork, and a racer stopped while
     it held one (HiGHS's banner is captured at each build) left the parent's next solve
-    waiting on it for good; and a free solve lock (another thread of the parent may have
-    held coplug's at the fork)."""
+    waiting on it for good (coplug's own solve lock is fresh in every forked child:
+    `coplug.plugins.serial`)."""
     import threading
 
     from pyomo.common import dependencies
 
     dependencies.capture_output_lock = threading.Lock()
-    fresh_lock()
     tqdm = sys.modules.get("tqdm")
     if tqdm is not None:
         tqdm.tqdm.set_lock(threading.RLock())
