@@ -29,6 +29,7 @@ from coplug.plugins.arguments import check_flag
 from coplug.plugins.base import (
     adds_rows,
     finish_plugins,
+    plugin_name,
     plugins_statistics,
     raise_plugin_failures,
     stopped_by_plugin,
@@ -167,6 +168,7 @@ def solve(
     params = merged_options(options, params)
     time_limit, params = one_time_limit(solver, time_limit, params)
     plugins = list(plugins)
+    _check_plugins(plugins)
     if solver.lower() == "highs" and any_lazy(plugins) and not all_lazy(plugins):
         raise InputError("LazyConstraints with HiGHS are solved in rounds, with no other "
                          "plugins; use solver='scip' to combine them")
@@ -394,7 +396,7 @@ def _solve_scip(
     `m.dual`/`m.rc` for an LP that declares them, unless `with_duals` is off)."""
     built = build_scip(model)
     _set_scip_params(built.scip, time_limit, params)  # named before the Suffixes are emptied
-    _check_plugins(plugins)
+    _check_attach(plugins)
     duals = dual_request(model, read=not adds_rows(plugins)) if with_duals else None
     if duals is not None and adds_rows(plugins):
         duals.reason = ADDED_ROWS
@@ -467,24 +469,39 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
 
 
 def _check_plugins(plugins: list[Any]) -> None:
-    """Refuse a plugin class given for an instance, an object without `attach`, or two
-    plugins of one kind and name (SCIP refuses the second's include, once the solve had
-    begun: the model's duals were gone by then)."""
-    seen: set[tuple[type, str]] = set()
+    """Refuse a plugin class given for an instance, and two plugins of one solve under one
+    name: `plugin_stats` are kept by name, and SCIP refuses a second include of one kind and
+    name only once the solve has begun (the model's duals were gone by then)."""
+    seen: dict[str, Any] = {}
     for plugin in plugins:
         if isinstance(plugin, type):
             raise InputError(f"plugin {plugin.__name__} is a class; pass an instance "
                              f"({plugin.__name__}(...))")
+        name = plugin_name(plugin)
+        if name in seen:
+            raise InputError(_same_name(seen[name], plugin, name))
+        seen[name] = plugin
+
+
+def _same_name(first: Any, second: Any, name: str) -> str:
+    """Why two plugins of one solve may not share `name`, and what to do instead."""
+    kind = type(second)
+    if first is second:
+        return f"the same {kind.__name__} plugin is listed twice; list it once"
+    named = "name" in inspect.signature(kind).parameters
+    if type(first) is not kind:
+        return (f"the {type(first).__name__} and {kind.__name__} plugins of one solve share "
+                f"the name {name!r} (plugin_stats are kept by name); give each a name of "
+                "its own")
+    return (f"two {kind.__name__} plugins of one solve share the name {name!r}; " +
+            ("give each a name of its own" if named else f"pass one {kind.__name__} per solve"))
+
+
+def _check_attach(plugins: list[Any]) -> None:
+    """Refuse an object SCIP cannot attach (no `attach(scip_model, var_map)`)."""
+    for plugin in plugins:
         if not callable(getattr(plugin, "attach", None)):
             raise InputError(f"plugin {plugin!r} has no attach(scip_model, var_map) method")
-        name, kind = getattr(plugin, "name", None), type(plugin)
-        if isinstance(name, str):
-            if (kind, name) in seen:
-                named = "name" in inspect.signature(kind).parameters
-                raise InputError(f"two {kind.__name__} plugins of one solve share the name "
-                                 f"{name!r}; " + ("give each a name of its own" if named else
-                                                  f"pass one {kind.__name__} per solve"))
-            seen.add((kind, name))
 
 
 def _exact_rows(plugins: list[Any], feastol: float) -> list[IntegralRow]:

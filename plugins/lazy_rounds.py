@@ -98,10 +98,6 @@ def solve_in_rounds(model: pyo.Block, lazies: Sequence[LazyConstraints],
                     run: Callable[[float | None], Result], time_limit: float | None) -> Result:
     """Solve with `run(time_left)` and add violated lazy rows until none is violated; the
     last round's result, with `extra["lazy_rounds"]` and all rounds' time and nodes."""
-    names = [lazy.name for lazy in lazies]
-    if len(set(names)) < len(names):
-        raise InputError(f"two LazyConstraints of one solve share a name ({names}); give "
-                         "each a name of its own (their plugin_stats are kept by name)")
     for lazy in lazies:
         lazy.reset()
     before = values_a_solve_may_set(model)  # put back when no round ends with a solution
