@@ -25,7 +25,7 @@ from coplug.plugins.errors import InputError
 
 def uniform(n: int, seed: int = 0, m: int | None = None, dtype: type = np.float64) -> np.ndarray:
     """Costs i.i.d. uniform on [0, 1)."""
-    _check_args(n, m, seed, dtype)
+    n, m = _check_args(n, m, seed, dtype)
     return np.random.default_rng(seed).random((n, m or n), dtype=dtype)
 
 
@@ -34,7 +34,7 @@ def geometric(
 ) -> np.ndarray:
     """Tracking: n points in the unit square, observed again after a move of `noise`
     times the typical spacing (plus m - n clutter points), shuffled; cost = distance."""
-    _check_args(n, m, seed, dtype)
+    n, m = _check_args(n, m, seed, dtype)
     _check_noise(noise, dtype)
     rng = np.random.default_rng(seed)
     a = rng.random((n, 2))
@@ -52,8 +52,8 @@ def gated(n: int, gate: int = 8, seed: int = 0, noise: float = 0.2) -> sp.csr_ma
     large n."""
     from scipy.spatial import cKDTree
 
-    _check_args(n, None, seed, np.float64, dense=False)
-    check_count(gate, "gate", 1)
+    n, _ = _check_args(n, None, seed, np.float64, dense=False)
+    gate = check_count(gate, "gate", 1)
     check_memory(n * (64.0 + 48.0 * (min(gate, n) + 1)), f"a gated {n} x {n} frame",
                  "use a smaller n or gate")
     _check_noise(noise)
@@ -77,8 +77,8 @@ def low_rank(
     dtype: type = np.float64,
 ) -> np.ndarray:
     """Low-rank plus noise: C = A B^T / sqrt(rank) + noise, shifted to be non-negative."""
-    _check_args(n, m, seed, dtype)
-    check_count(rank, "rank", 1)
+    n, m = _check_args(n, m, seed, dtype)
+    rank = check_count(rank, "rank", 1)
     check_memory(8.0 * (n + (m or n)) * rank, f"the rank-{rank} factors of the {n} x {m or n} "
                  "matrix", "use a smaller rank")
     _check_noise(noise, dtype)
@@ -100,9 +100,9 @@ def transport(
 ) -> np.ndarray:
     """Transport network: sources and sinks placed on a random geometric road graph
     (networkx); cost = access distance + shortest road path + egress distance."""
-    _check_args(n, m, seed, dtype)
+    n, m = _check_args(n, m, seed, dtype)
     if nodes is not None:
-        check_count(nodes, "nodes", 1)
+        nodes = check_count(nodes, "nodes", 1)
     m = m or n
     rng = np.random.default_rng(seed)
     k = nodes or int(min(max(64, (n + m) // 4), 3000))
@@ -449,10 +449,13 @@ def assignment_model(cost: np.ndarray, maximize: bool = False) -> pyo.ConcreteMo
     return model
 
 
-def _check_args(n: int, m: int | None, seed: int, dtype: type, dense: bool = True) -> None:
+def _check_args(n: int, m: int | None, seed: int, dtype: type, dense: bool = True
+                ) -> tuple[int, int | None]:
     """Arguments every generator takes, checked before numpy sees them (it raises raw
-    errors, or a negative seed's long traceback); a `dense` n x m matrix that cannot fit in
-    the available memory is refused (numpy's MemoryError or the OOM killer came first)."""
+    errors, or a negative seed's long traceback), n and m as plain ints (numpy integers
+    wrap, and a uint8 n made `noise / sqrt(n)` a float16); a `dense` n x m matrix that
+    cannot fit in the available memory is refused (numpy's MemoryError or the OOM killer
+    came first)."""
     n = check_count(n, "n", 1)  # a plain int: numpy integers wrap in the size product below
     if m is not None:
         m = check_count(m, "m", 1)
@@ -469,6 +472,7 @@ def _check_args(n: int, m: int | None, seed: int, dtype: type, dense: bool = Tru
     if dense:
         check_memory(n * (m or n) * kind.itemsize, f"a dense {n} x {m or n} {kind} cost matrix",
                      "use a smaller n, or the sparse gated() frame")
+    return n, m
 
 
 MAX_NOISE = {np.dtype(np.float64): 1e100, np.dtype(np.float32): 1e30}

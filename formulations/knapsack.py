@@ -91,9 +91,10 @@ class KnapsackInstance(ValueEquality):
 
 
 def _as_numbers(data: object, field: str) -> np.ndarray:
-    """An array of real numbers (booleans and integers kept exact), or an error naming the field."""
+    """A copy of `data` as real numbers (booleans and integers kept exact; a copy, so the
+    caller's later edits cannot reach a checked instance), or an error naming the field."""
     try:
-        array = np.asarray(data)
+        array = np.array(data)
     except ValueError:  # ragged: [1, [2, 3]]
         raise InputError(f"knapsack {field} must be a flat list of numbers") from None
     too_big = array.dtype.kind == "u" and array.size and array.max() > np.iinfo(np.int64).max

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pyomo.environ as pyo
 import pytest
 
@@ -54,3 +55,30 @@ def test_distinct_names_still_keep_each_plugins_statistics() -> None:
                                                    SolutionPool(4, name="b")])
     assert set(result.plugin_stats) >= {"a", "b"}
     assert result.plugin_stats["a"]["kept"] <= 3 and result.plugin_stats["b"]["kept"] <= 4
+
+
+@pytest.mark.parametrize("kind", [np.uint8, np.int16, np.uint16])
+@pytest.mark.parametrize("generator", ["geometric", "transport", "gated"])
+def test_assignment_generators_read_small_numpy_sizes_as_ints(kind: type, generator: str) -> None:
+    """A uint8 n wrapped in (n + m) // 4 (another road graph) and made noise / sqrt(n) a
+    float16 (costs off by 1e-5)."""
+    from coplug.formulations import assignment
+
+    make = getattr(assignment, generator)
+    plain, small = make(200, seed=7), make(kind(200), seed=7)
+    plain = plain.toarray() if hasattr(plain, "toarray") else plain
+    small = small.toarray() if hasattr(small, "toarray") else small
+    assert np.array_equal(plain, small)
+    if generator == "transport":
+        assert np.array_equal(assignment.transport(100, seed=7, m=200),
+                              assignment.transport(100, seed=7, m=kind(200)))
+
+
+def test_knapsack_instance_keeps_its_own_values() -> None:
+    """A float64 values array was kept by reference: NaN written later got past the checks."""
+    from coplug.formulations.knapsack import KnapsackInstance
+
+    values = np.array([4.0, 5.0, 6.0, 7.0])
+    instance = KnapsackInstance(values, np.array([1, 2, 3, 4]), 5)
+    values[2], values[3] = np.nan, -8.0
+    assert np.array_equal(instance.values, [4.0, 5.0, 6.0, 7.0])
