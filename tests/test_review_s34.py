@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyomo.environ as pyo
 import pytest
 
 from coplug.formulations.mip_families import build_family
-from coplug.plugins import InputError, LazyConstraints, OnSolution, SolutionPool, solve
+from coplug.plugins import (
+    InputError,
+    LazyConstraints,
+    OnSolution,
+    SolutionPool,
+    infeasibilities,
+    solve,
+)
 from coplug.plugins.lap.heuristic import LapHeuristic
 from coplug.plugins.user_heuristic import UserHeuristic
 
@@ -82,3 +91,85 @@ def test_knapsack_instance_keeps_its_own_values() -> None:
     instance = KnapsackInstance(values, np.array([1, 2, 3, 4]), 5)
     values[2], values[3] = np.nan, -8.0
     assert np.array_equal(instance.values, [4.0, 5.0, 6.0, 7.0])
+
+
+def _one_var(domain: Any = pyo.Reals, value: float = 0.0, **kw: Any) -> pyo.ConcreteModel:
+    model = pyo.ConcreteModel()
+    model.x = pyo.Var(domain=domain, initialize=value, **kw)
+    return model
+
+
+def test_infeasibilities_tolerance_is_relative_to_the_side() -> None:
+    """x >= 1e6 at 1e6 - 0.5 lies within 1e-6 * |side|: no miss (the README's rule)."""
+    model = _one_var(value=1e6 - 0.5)
+    model.c = pyo.Constraint(expr=model.x >= 1e6)
+    assert infeasibilities(model) == {}
+    model.x.value = 1e6 - 2.0
+    assert infeasibilities(model) == {"c": pytest.approx(2.0)}
+
+
+def test_infeasibilities_judges_integrality_apart_from_tol() -> None:
+    model = _one_var(pyo.Integers, 2.05)
+    assert infeasibilities(model, tol=0.1) == {"x": pytest.approx(0.05)}
+
+
+def _sos1(values: list[float]) -> pyo.ConcreteModel:
+    model = pyo.ConcreteModel()
+    model.I = pyo.RangeSet(0, len(values) - 1)
+    model.x = pyo.Var(model.I, initialize=dict(enumerate(values)))
+    model.s = pyo.SOSConstraint(var=model.x, sos=1)
+    return model
+
+
+def test_infeasibilities_reads_sos_members_near_zero_and_the_last_window() -> None:
+    assert infeasibilities(_sos1([1.0, 9e-7, 9e-7, 9e-7, 9e-7])) == {}
+    assert infeasibilities(_sos1([0.0, 0.0, 1.0])) == {}
+    assert infeasibilities(_sos1([0.0, 1.0, 1.0])) == {"s": pytest.approx(1.0)}
+
+
+def test_infeasibilities_measures_a_stepped_domain_to_its_nearest_member() -> None:
+    assert infeasibilities(_one_var(pyo.RangeSet(0, 10, 2), 4 + 1e-7)) == {}
+    split = pyo.RangeSet(0, 10, 0) | pyo.RangeSet(21, 31, 2)  # [0, 10] and 21, 23, ..., 31
+    assert infeasibilities(_one_var(split, 18.0)) == {"x": pytest.approx(3.0)}  # 21, not 17
+
+
+def test_min_trick_is_exact_and_steps_below_a_rounded_minimum() -> None:
+    from coplug.learned.rowdualnet import min_trick
+
+    assert min_trick(np.array([[1.0, 2.0], [3.0, 0.5]]), np.zeros(2)).tolist() == [1.0, 0.5]
+    c, u = np.array([[0.5436249914654229]]), np.array([-12.654214710460526])
+    assert (u[:, None] + (c - u[:, None]).min(axis=0) > c).any()  # the raw minimum overshoots
+    assert (u[:, None] + min_trick(c, u)[None, :] <= c).all()
+
+
+class _Bound:
+    """A stand-in for a SCIP variable's local bounds, as `_Cardinality.implies` reads them."""
+
+    def __init__(self, key: int) -> None:
+        self.key = key
+
+    def ptr(self) -> int:
+        return self.key
+
+    def getLbLocal(self) -> float:  # noqa: N802 (PySCIPOpt's name)
+        return 0.0
+
+    def getUbLocal(self) -> float:  # noqa: N802
+        return 1.0
+
+
+def test_pmvb_upper_hyperplane_implies_only_looser_ones() -> None:
+    """sum(abcd) <= 3 does not decide sum(ab) <= 1 (a deeper PMVB node dropped it)."""
+    from coplug.plugins.pmvb import _Cardinality
+
+    a, b, c, d = (_Bound(k) for k in range(4))
+    assert not _Cardinality((a, b, c, d), "<=", 3).implies(_Cardinality((a, b), "<=", 1))
+    assert _Cardinality((a, b, c, d), "<=", 1).implies(_Cardinality((a, b), "<=", 3))
+
+
+def test_rectangular_certificate_caps_spare_column_duals() -> None:
+    """Row 0 assigned to the cost-5 column of [[5, 1]]: the bound must stay 1."""
+    from coplug.plugins.lap import certify
+
+    primal, bound, *_ = certify.dense_gap(np.array([[5.0, 1.0]]), np.array([0]), np.array([1.0]))
+    assert (primal, bound) == (5.0, 1.0)
