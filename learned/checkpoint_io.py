@@ -33,6 +33,18 @@ def file_sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+def read_sidecar(path: Path, what: str) -> Any:
+    """The JSON in the sidecar `path`, or an InputError naming it as `what` when it cannot
+    be read: not UTF-8 or not JSON, an integer past Python's digit limit, or nested past
+    its recursion limit (these came out as raw ValueError and RecursionError)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError included
+        raise InputError(f"{what} {path} is unreadable: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{what} {path} is unreadable: nested too deeply") from None
+
+
 def check_recorded_sha256(path: Path, meta: Any, sidecar: Path, what: str) -> None:
     """Refuse the checkpoint `path` when its sidecar's `meta` records a sha256 the file does
     not have: the sidecar then describes another file (sidecars without one pass)."""

@@ -11,7 +11,6 @@ rule calls at the root; `save`/`load_predictor` write and read checkpoints (.job
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,7 +36,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from coplug.formulations.checks import check_choice
-from coplug.learned.checkpoint_io import atomic_write, check_recorded_sha256
+from coplug.learned.checkpoint_io import atomic_write, check_recorded_sha256, read_sidecar
 from coplug.learned.pmvb_features import FEATURE_NAMES, FEATURE_VERSION, root_features
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError
@@ -286,6 +285,7 @@ def load_predictor(path: str | Path) -> PMVBPredictor:
         raise InputError(f"PMVB checkpoint {path} is a directory, not a checkpoint file")
     if path.suffix not in (".pt", ".joblib"):
         raise InputError(f"checkpoint {path} must end in .joblib or .pt")
+    meta = checkpoint_metadata(path)  # before unpickling: the file must be the one it records
     try:
         obj = torch.load(path, weights_only=False) if path.suffix == ".pt" else joblib.load(path)
     except Exception as exc:  # pickle, zip and EOF errors all mean the same thing here
@@ -293,16 +293,15 @@ def load_predictor(path: str | Path) -> PMVBPredictor:
                          f"{type(exc).__name__}: {exc}") from exc
     if not isinstance(obj, PMVBPredictor):
         raise InputError(f"{path} holds a {type(obj).__name__}, not a PMVBPredictor")
-    _refuse_foreign_metadata(path, obj)
-    _warn_if_stale(path)
+    _refuse_foreign_metadata(path, obj, meta)
+    _warn_if_stale(path, meta)
     return obj
 
 
-def _refuse_foreign_metadata(path: Path, predictor: PMVBPredictor) -> None:
-    """An InputError when the JSON beside the checkpoint names another kind or calibration
-    than the predictor has (a JSON written before sha256s were recorded, kept beside other
-    weights): its t, q and figures are not this predictor's."""
-    meta = checkpoint_metadata(path)
+def _refuse_foreign_metadata(path: Path, predictor: PMVBPredictor, meta: Any) -> None:
+    """An InputError when the JSON beside the checkpoint (`meta`) names another kind or
+    calibration than the predictor has (a JSON written before sha256s were recorded, kept
+    beside other weights): its t, q and figures are not this predictor's."""
     if not isinstance(meta, dict):  # named where its t and q are read (`check_metadata`)
         return
     for key in ("kind", "calibration"):
@@ -313,13 +312,9 @@ def _refuse_foreign_metadata(path: Path, predictor: PMVBPredictor) -> None:
                              "t and q")
 
 
-def _warn_if_stale(path: Path) -> None:
-    """Warn when train_pmvb's JSON beside the checkpoint says it was trained on an older
-    version of the root features: its predictions are then off (PMVB stays exact)."""
-    try:
-        meta = checkpoint_metadata(path)
-    except InputError:
-        return  # an unreadable JSON is named where its t and q are read
+def _warn_if_stale(path: Path, meta: Any) -> None:
+    """Warn when train_pmvb's JSON beside the checkpoint (`meta`) says it was trained on an
+    older version of the root features: its predictions are then off (PMVB stays exact)."""
     reason = stale_features(meta)
     if reason is not None:
         warn_at_caller(f"PMVB checkpoint {path} {reason}: its probabilities are unreliable "
@@ -336,7 +331,8 @@ def stale_features(meta: Any) -> str | None:
     if isinstance(version, bool) or not isinstance(version, int | float):
         return f"records feature_version {version!r}, not a version number"
     if version != FEATURE_VERSION:
-        return (f"was trained on root features of version {version:g}, this coplug computes "
+        shown = version if isinstance(version, int) else f"{version:g}"  # 10**400 has no :g
+        return (f"was trained on root features of version {shown}, this coplug computes "
                 f"version {FEATURE_VERSION}")
     return None
 
@@ -349,10 +345,7 @@ def checkpoint_metadata(path: str | Path) -> dict[str, Any]:
     meta_path = Path(path).with_suffix(".json")
     if not meta_path.is_file():
         return {}
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"PMVB checkpoint metadata {meta_path} is unreadable: {exc}") from exc
+    meta = read_sidecar(meta_path, "PMVB checkpoint metadata")
     if Path(path).is_file():  # its t and q are the file's only if it describes that file
         check_recorded_sha256(Path(path), meta, meta_path, "PMVB checkpoint")
     return meta

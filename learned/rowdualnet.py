@@ -9,7 +9,6 @@ duals through the Min-Trick v_j = min_i (c_ij - u_i) inside the solver.
 from __future__ import annotations
 
 import copy
-import json
 import os
 import pickle
 import re
@@ -31,6 +30,7 @@ from coplug.learned.checkpoint_io import (
     atomic_write_text,
     check_recorded_sha256,
     file_sha256,
+    read_sidecar,
     strict_json,
 )
 from coplug.plugins.errors import InputError
@@ -323,11 +323,7 @@ def _check_sha256(path: Path) -> None:
     sidecar = path.with_suffix(".json")
     if sidecar == path or not sidecar.is_file():
         return
-    try:
-        meta = json.loads(sidecar.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"RowDualNet checkpoint metadata {sidecar} is unreadable: {exc}"
-                         ) from None
+    meta = read_sidecar(sidecar, "RowDualNet checkpoint metadata")
     check_recorded_sha256(path, meta, sidecar, "RowDualNet checkpoint")
 
 

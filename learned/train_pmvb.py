@@ -28,7 +28,6 @@ one, so the hold rate is a lower bound on "the likely child held an optimum".)
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections import Counter
@@ -44,6 +43,7 @@ from coplug.learned.checkpoint_io import (
     atomic_write_text,
     file_sha256,
     occupied_reason,
+    read_sidecar,
     strict_json,
     unwritable_reason,
 )
@@ -232,10 +232,7 @@ def rescore_metadata(path: Path) -> dict:
     """A checkpoint's JSON for --rescore: an object whose RESCORE_FIELDS are integers >= 0
     and whose features are this coplug's (`stale_features`), else an InputError naming the
     file (a hand-edited or truncated JSON gave a traceback)."""
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"--rescore: {path} is unreadable: {exc}") from exc
+    meta = read_sidecar(path, "--rescore:")
     if not isinstance(meta, dict):
         raise InputError(f"--rescore: {path} must hold a JSON object, got "
                          f"{type(meta).__name__}")

@@ -148,10 +148,19 @@ def check_pmvb_params(threshold: float, confidence: float) -> None:
     for name, value in (("threshold t", threshold), ("confidence q", confidence)):
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise InputError(f"PMVB {name} must be a number, got {value!r}")
-    if not 0.5 < float(threshold) <= 1.0:
+    if not 0.5 < _as_float(threshold) <= 1.0:
         raise InputError(f"PMVB threshold t must lie in (0.5, 1], got {threshold}")
-    if not 0.0 < float(confidence) < 1.0:
+    if not 0.0 < _as_float(confidence) < 1.0:
         raise InputError(f"PMVB confidence q must lie in (0, 1), got {confidence}")
+
+
+def _as_float(value: numbers.Real) -> float:
+    """`value` as a float, an integer past float range as an infinity of its sign (float()
+    raised OverflowError on 10**400)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def is_binary_var(var: Any) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -173,3 +174,98 @@ def test_rectangular_certificate_caps_spare_column_duals() -> None:
 
     primal, bound, *_ = certify.dense_gap(np.array([[5.0, 1.0]]), np.array([0]), np.array([1.0]))
     assert (primal, bound) == (5.0, 1.0)
+
+
+class _Marker:
+    """A pickle that writes a file when it is loaded: what a hostile checkpoint would do."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (open, (self.path, "w"))
+
+
+@pytest.mark.parametrize("suffix", [".joblib", ".pt"])
+def test_pmvb_checkpoint_is_checked_against_its_sidecar_before_unpickling(
+        tmp_path: Any, suffix: str) -> None:
+    """load_predictor unpickled the file first, then named its type; the sidecar's sha256
+    would have refused it."""
+    import shutil
+
+    import joblib
+    import torch
+
+    from coplug.learned.pmvb_predictors import load_predictor
+    from coplug.models import __file__ as models_init
+    from coplug.plugins.pmvb import PMVBBranching
+
+    marker = tmp_path / "ran"
+    evil = tmp_path / f"evil{suffix}"
+    if suffix == ".pt":
+        torch.save(_Marker(str(marker)), evil)
+    else:
+        joblib.dump(_Marker(str(marker)), evil)
+    shipped = Path(models_init).parent / "pmvb_mknapsack_logreg.json"
+    shutil.copy(shipped, evil.with_suffix(".json"))
+    for load in (load_predictor, PMVBBranching):
+        with pytest.raises(InputError, match="is not the file evil.json describes"):
+            load(evil)
+        assert not marker.exists()
+
+
+def _sidecar(tmp_path: Any, text: str) -> Any:
+    """A fitted logreg checkpoint under tmp_path with `text` as its JSON sidecar."""
+    import shutil
+
+    from coplug.models import __file__ as models_init
+
+    path = tmp_path / "p.joblib"
+    shutil.copy(Path(models_init).parent / "pmvb_mknapsack_logreg.joblib", path)
+    path.with_suffix(".json").write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("text", ['{"threshold": 1' + "0" * 400 + "}",
+                                  '{"confidence": 1' + "0" * 400 + "}"])
+def test_pmvb_sidecar_numbers_past_float_range_are_named(tmp_path: Any, text: str) -> None:
+    from coplug.plugins.pmvb import PMVBBranching
+
+    with pytest.raises(InputError, match="p.json: PMVB (threshold|confidence)"):
+        PMVBBranching(_sidecar(tmp_path, text))
+
+
+def test_pmvb_threshold_past_float_range_is_named() -> None:
+    from coplug.plugins.pmvb import PMVBBranching
+
+    with pytest.raises(InputError, match="threshold t must lie in"):
+        PMVBBranching("lp", threshold=10**400)
+    with pytest.raises(InputError, match="confidence q must lie in"):
+        PMVBBranching("lp", confidence=-(10**400))
+
+
+def test_pmvb_sidecar_feature_version_past_float_range_warns(tmp_path: Any) -> None:
+    from coplug.learned.pmvb_predictors import load_predictor
+
+    text = '{"features": [], "feature_version": 1' + "0" * 400 + "}"
+    with pytest.warns(UserWarning, match="root features of version 10{400}, this"):
+        load_predictor(_sidecar(tmp_path, text))
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, "1" * 5000])
+def test_unreadable_sidecars_are_named(tmp_path: Any, text: str) -> None:
+    """Deep nesting and overlong integers came out as RecursionError and ValueError."""
+    from coplug.learned.pmvb_predictors import load_predictor
+    from coplug.learned.rowdualnet import load as load_rowdualnet
+
+    with pytest.raises(InputError, match="p.json is unreadable"):
+        load_predictor(_sidecar(tmp_path, text))
+    import shutil
+
+    from coplug.models import __file__ as models_init
+
+    net = tmp_path / "net.pt"
+    shutil.copy(Path(models_init).parent / "rowdualnet.pt", net)
+    net.with_suffix(".json").write_text(text, encoding="utf-8")
+    with pytest.raises(InputError, match="net.json is unreadable"):
+        load_rowdualnet(net)
