@@ -228,17 +228,20 @@ def _orlib_size(size: float) -> int:
 
 
 def _load_npy(path: Path) -> np.ndarray:
-    """The array in a .npy file; an .npz archive under that name is named as such."""
+    """The array in a .npy file; an .npz archive under that name is named as such. The file
+    is mapped first, so a header declaring more data than the file holds is refused before
+    anything is allocated (a 144-byte file asked numpy for 74.5 GiB)."""
     try:
-        loaded = np.load(path, allow_pickle=False)
+        mapped = np.load(path, allow_pickle=False, mmap_mode="r")
     except (ValueError, OSError) as exc:
         raise InputError(f"{path}: not a readable .npy array ({exc})") from exc
-    if isinstance(loaded, np.lib.npyio.NpzFile):
-        names = list(loaded.files)
-        loaded.close()
+    if isinstance(mapped, np.lib.npyio.NpzFile):
+        names = list(mapped.files)
+        mapped.close()
         raise InputError(f"{path}: an .npz archive (arrays {names}), not an .npy array; "
                          "save one matrix with np.save")
-    return loaded
+    check_memory(mapped.nbytes, f"the {mapped.shape} array in {path}", "use a smaller matrix")
+    return np.array(mapped)
 
 
 def _load_npz(path: Path, square: bool) -> sp.csr_matrix:

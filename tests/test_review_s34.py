@@ -269,3 +269,20 @@ def test_unreadable_sidecars_are_named(tmp_path: Any, text: str) -> None:
     net.with_suffix(".json").write_text(text, encoding="utf-8")
     with pytest.raises(InputError, match="net.json is unreadable"):
         load_rowdualnet(net)
+
+
+def test_npy_header_declaring_more_than_the_file_holds_is_refused_unallocated(
+        tmp_path: Any) -> None:
+    """A 144-byte file declaring 100000 x 100000 float64 asked numpy for 74.5 GiB."""
+    from coplug.formulations.assignment import load_costs
+
+    path = tmp_path / "lies.npy"
+    with open(path, "wb") as out:
+        np.lib.format.write_array_header_1_0(
+            out, {"descr": "<f8", "fortran_order": False, "shape": (100_000, 100_000)})
+        out.write(b"\0" * 16)
+    with pytest.raises(InputError, match="lies.npy: not a readable .npy array"):
+        load_costs(path)
+    np.save(tmp_path / "ok.npy", np.asfortranarray([[1.0, 2.0], [3.0, 4.0]]))
+    loaded = load_costs(tmp_path / "ok.npy")
+    assert type(loaded) is np.ndarray and loaded.tolist() == [[1.0, 2.0], [3.0, 4.0]]
