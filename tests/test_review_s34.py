@@ -286,3 +286,24 @@ def test_npy_header_declaring_more_than_the_file_holds_is_refused_unallocated(
     np.save(tmp_path / "ok.npy", np.asfortranarray([[1.0, 2.0], [3.0, 4.0]]))
     loaded = load_costs(tmp_path / "ok.npy")
     assert type(loaded) is np.ndarray and loaded.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+
+
+def test_a_gz_file_unpacking_past_the_memory_budget_is_refused(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 1 MB .mps.gz packing a 1 GiB comment took 2.2 GB before any check."""
+    import gzip
+
+    from coplug.formulations import checks
+    from coplug.plugins import solve_file
+
+    mps = (b"NAME t\nROWS\n N obj\n G c\nCOLUMNS\n x obj 1 c 1\nRHS\n RHS c 1\n"
+           b"BOUNDS\n UP BND x 4\nENDATA\n")
+    path = tmp_path / "bomb.mps.gz"
+    path.write_bytes(gzip.compress(b"* " + b"x" * (40 << 20) + b"\n" + mps))
+    monkeypatch.setattr(checks, "available_memory", lambda: 32 << 20)
+    with pytest.raises(InputError, match=r"bomb.mps.gz unpacks to more than 0.0\d GiB, over "
+                                         r"half the 0.03 GiB of memory available"):
+        solve_file(path)
+    small = tmp_path / "small.mps.gz"
+    small.write_bytes(gzip.compress(mps))
+    assert solve_file(small).objective == pytest.approx(1.0)
