@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol, runtime_checkable
 
 from coplug.plugins.errors import InputError
@@ -130,6 +131,20 @@ def finish_plugins(plugins: Any, result: Any) -> None:
     for plugin in finishing:
         plugin.finish(result)
     result.plugin_stats.update(plugins_statistics(finishing))
+
+
+@contextmanager
+def closed_on_failure(plugins: Any) -> Iterator[None]:
+    """Have each plugin with `close()` release what it holds for a solve (Progress's line
+    and its duplicate of stderr) when the solve raises: `finish` is not called then, and the
+    kept exception's traceback held them until a full garbage collection."""
+    try:
+        yield
+    except BaseException:
+        for plugin in plugins:
+            if callable(getattr(plugin, "close", None)):
+                plugin.close()
+        raise
 
 
 def plugins_statistics(plugins: Any) -> dict[str, dict[str, Any]]:

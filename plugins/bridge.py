@@ -28,6 +28,7 @@ from pyomo.core.staleflag import StaleFlagManager
 from coplug.plugins.arguments import check_flag
 from coplug.plugins.base import (
     adds_rows,
+    closed_on_failure,
     finish_plugins,
     plugin_name,
     plugins_statistics,
@@ -172,7 +173,8 @@ def solve(
     if solver.lower() == "highs" and any_lazy(plugins) and not all_lazy(plugins):
         raise InputError("LazyConstraints with HiGHS are solved in rounds, with no other "
                          "plugins; use solver='scip' to combine them")
-    with one_solve_at_a_time():  # threads take turns (see coplug.plugins.serial)
+    # threads take turns (coplug.plugins.serial); a solve that raises closes its plugins
+    with one_solve_at_a_time(), closed_on_failure(plugins):
         if solver.lower() == "highs" and all_lazy(plugins):
             run = functools.partial(solve_in_rounds, model, plugins, first_round_start(
                 lambda left, **kw: backend(model, plugins=[], time_limit=left, params=params,

@@ -42,6 +42,7 @@ import math
 import numbers
 import time
 import warnings
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,6 +235,7 @@ class _Stats:
     n_candidates: int = 0
     seconds: float = 0.0
     error: str | None = None
+    likely_held: bool | None = None  # recorded at finish, while SCIP's model is there
     root_bound: float | None = None
     children: list[list[dict[str, Any]]] = field(default_factory=list)
 
@@ -255,6 +257,7 @@ class PMVBBranching:
     """
 
     name = "pmvb"
+    _scip_ref: weakref.ReferenceType[Any] | None = None  # also for a copy, which drops it
 
     def __init__(
         self,
@@ -277,7 +280,6 @@ class PMVBBranching:
         self.priority = checked_scip_int("PMVB priority", priority, -SCIP_INT_MAX)
         self.only_likely = False
         self._stats = _Stats()
-        self._scip: Any = None
         self._var_map: VarMap | None = None
         self._probs: ComponentMap | None = None
         self.root_planes: tuple[list[Any], list[Any], int | None, int | None] | None = None
@@ -285,8 +287,9 @@ class PMVBBranching:
         self._node_planes: dict[tuple[int, int], list[_Cardinality]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickled and copied without the last solve's SCIP model and variable map."""
-        return solve_free_state(self.__dict__)
+        """Pickled and copied without the last solve's SCIP model, variable map and SCIP
+        variables (a rule that had branched failed to copy inside PySCIPOpt)."""
+        return {**solve_free_state(self.__dict__), "_root_scip": None, "_node_planes": {}}
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
         """Include the branching rule (highest priority, down to `depth`) into SCIP."""
@@ -295,7 +298,7 @@ class PMVBBranching:
                 f"PMVB mode={self.mode!r} solves several SCIP models: call "
                 f"{_MULTI_MODEL[self.mode]}(model, ...) instead of solve()"
             )
-        self._scip, self._var_map, self._stats = scip_model, var_map, _Stats()
+        self._scip_ref, self._var_map, self._stats = weakref.ref(scip_model), var_map, _Stats()
         self.root_planes = self._root_scip = None
         self._node_planes = {}
         self._probs = _static_probabilities(self.predictor, var_map)
@@ -321,6 +324,16 @@ class PMVBBranching:
         """Whether SCIP searches the likely region only (prefix and start mode's step 1), so
         that its "infeasible" is the region's and its LP not the model's."""
         return self.only_likely
+
+    @property
+    def _scip(self) -> Any:
+        """The SCIP model of the latest solve, held weakly (None once it is gone): a rule
+        kept for its statistics kept every solve's model alive (5 MB each)."""
+        return None if self._scip_ref is None else self._scip_ref()
+
+    def finish(self, result: Any) -> None:
+        """Record whether the likely child held the optimum, while SCIP's model is there."""
+        self._stats.likely_held = self._likely_held()
 
     def statistics(self) -> dict[str, Any]:
         """Counters, the root hyperplanes, and whether the likely child held the optimum."""
@@ -463,9 +476,12 @@ class PMVBBranching:
         )
 
     def _likely_held(self) -> bool | None:
-        """Whether SCIP's best solution lies in the likely child (None before/without one)."""
+        """Whether SCIP's best solution lies in the likely child (None before/without one;
+        once SCIP's model is gone, what `finish` recorded)."""
         scip = self._scip
-        if self._root_scip is None or scip is None or scip.getNSols() == 0:
+        if scip is None:
+            return self._stats.likely_held
+        if self._root_scip is None or scip.getNSols() == 0:
             return None
         best = scip.getBestSol()
         upper, lower = self._root_scip

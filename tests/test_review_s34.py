@@ -307,3 +307,66 @@ def test_a_gz_file_unpacking_past_the_memory_budget_is_refused(
     small = tmp_path / "small.mps.gz"
     small.write_bytes(gzip.compress(mps))
     assert solve_file(small).objective == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_a_solve_that_raises_closes_progress(solver: str) -> None:
+    """Progress kept its line and a duplicate of stderr's descriptor open after a solve that
+    raised, until a full garbage collection (the kept traceback held them)."""
+    import gc
+    import os
+
+    from coplug.plugins import Progress
+
+    def boom(solution: Any, objective: float) -> None:
+        raise RuntimeError("stop")
+
+    progress, opened = Progress(), len(os.listdir("/proc/self/fd"))
+    gc.disable()
+    try:
+        for _ in range(5):
+            with pytest.raises(RuntimeError, match="stop"):
+                solve(_knapsack(), solver=solver, plugins=[OnSolution(boom), Progress()])
+        with pytest.raises(RuntimeError, match="stop"):
+            solve(_knapsack(), solver=solver, plugins=[OnSolution(boom), progress])
+        assert len(os.listdir("/proc/self/fd")) <= opened
+    finally:
+        gc.enable()
+    assert progress._bar is None and progress._own is None
+
+
+def test_a_kept_pmvb_rule_does_not_keep_scip_models_alive() -> None:
+    """PMVBBranching held each solve's SCIP model strongly (about 5 MB a model)."""
+    import gc
+
+    import pyscipopt
+
+    from coplug.plugins.pmvb import PMVBBranching
+
+    def alive() -> int:
+        gc.collect()
+        return sum(isinstance(o, pyscipopt.Model) for o in gc.get_objects())
+
+    before = alive()
+    rules = [PMVBBranching("lp") for _ in range(3)]
+    results = [solve(build_family("mknapsack", 15, seed), plugins=[rule])
+               for seed, rule in enumerate(rules)]
+    assert alive() <= before
+    for rule, result in zip(rules, results, strict=True):
+        assert rule.statistics()["likely_held"] == result.plugin_stats["pmvb"]["likely_held"]
+    assert any(result.plugin_stats["pmvb"]["likely_held"] is not None for result in results)
+
+
+def test_a_pmvb_rule_that_branched_copies_and_solves_again() -> None:
+    """Its SCIP variables (root hyperplanes, deeper nodes' record) failed to copy."""
+    import copy
+
+    from coplug.plugins.pmvb import PMVBBranching
+
+    rule = PMVBBranching("lp", depth=3)
+    solve(build_family("mknapsack", 15, 0), plugins=[rule])
+    assert rule.statistics()["root_branched"]
+    twin = copy.deepcopy(rule)
+    assert twin.statistics()["likely_held"] == rule.statistics()["likely_held"]
+    model = build_family("mknapsack", 15, 0)
+    assert solve(model, plugins=[twin]).objective == pytest.approx(solve(model).objective)
