@@ -370,3 +370,34 @@ def test_a_pmvb_rule_that_branched_copies_and_solves_again() -> None:
     assert twin.statistics()["likely_held"] == rule.statistics()["likely_held"]
     model = build_family("mknapsack", 15, 0)
     assert solve(model, plugins=[twin]).objective == pytest.approx(solve(model).objective)
+
+
+def test_bbo_proof_over_a_wide_box_stays_small() -> None:
+    """A 36-character program at dim 30,000 took 5.7 GB (2,048 boxes of the interval proof)
+    and 34 s at dim 10,000; the proof now splits fewer boxes where they are wide."""
+    import tracemalloc
+
+    from coplug.formulations.bbo import ProgramError, load
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(ProgramError, match="cannot be shown to keep inside"):
+            load("sum(1.0 / (x * x - x * x + 20.0))", 20_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**30
+
+
+def test_bbo_program_whose_lines_do_not_fit_is_rejected(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every vector line is kept at each sample point: 28,000 lines fit the text limit."""
+    import coplug.formulations.bbo.validate as validate
+    from coplug.formulations.bbo import ProgramError, load
+
+    text = "".join(f"a{i} = x + {i}.0\n" for i in range(100)) + "sum(a0)\n"
+    assert load(text, 1000).dim == 1000
+    monkeypatch.setattr(validate, "available_memory", lambda: 100 << 20)
+    with pytest.raises(ProgramError, match=r"its 100 lines \(100 vectors of 1000\) need about "
+                                           r"0.2 GiB at 257 sample points"):
+        load(text, 1000)

@@ -26,6 +26,7 @@ from coplug.formulations.bbo.evaluate import (
     numpy_evaluator,
 )
 from coplug.formulations.bbo.grammar import (
+    VECTOR,
     Node,
     Program,
     ProgramError,
@@ -33,7 +34,7 @@ from coplug.formulations.bbo.grammar import (
     node_text,
     parse,
 )
-from coplug.formulations.checks import check_positive
+from coplug.formulations.checks import available_memory, check_positive
 
 if TYPE_CHECKING:
     from coplug.formulations.bbo.intervals import IntervalEvaluator, LetTable
@@ -46,6 +47,7 @@ def validate(program: Program, n: int = 256, seed: int = 0, max_abs: float = MAX
     (|f| <= max_abs, a number > 0 that may be inf: NaN turned the bound off)."""
     check_positive(max_abs, "max_abs", inf_ok=True)
     points = check_points(check_program(program, "validate"), n, seed)
+    _check_lines_memory(program, len(points))
     values = numpy_evaluator(program)(points)
     bad = ~np.isfinite(values)
     if bad.any():
@@ -58,6 +60,26 @@ def validate(program: Program, n: int = 256, seed: int = 0, max_abs: float = MAX
     _reject_hidden_non_finite(program, points)
     _reject_sign_changing_denominators(program, points)
     _reject_guards_outside_domains(program)
+
+
+def _vector_lets(program: Program, names: Any) -> int:
+    """How many of the lets `names` hold a vector (a let of unknown shape counts as one)."""
+    return sum(program.shapes.get(name, VECTOR) == VECTOR for name in names)
+
+
+def _check_lines_memory(program: Program, rows: int) -> None:
+    """Reject (ProgramError 'too_large') a program whose lines cannot all be held at `rows`
+    points in the memory available: every let is kept while the program is checked, a
+    vector one as rows x dim numbers (2,000 lines of `a = x + 1.0` at dim 1000 took 4 GB,
+    and the text limit allows some 28,000)."""
+    vectors = _vector_lets(program, (name for name, _ in program.lets))
+    needed = 8.0 * rows * (vectors * program.dim + len(program.lets))
+    available = available_memory()
+    if available is not None and needed > available:
+        raise ProgramError("too_large", f"its {len(program.lets)} lines ({vectors} vectors of "
+                           f"{program.dim}) need about {needed / 2**30:.1f} GiB at {rows} "
+                           f"sample points, this machine has {available / 2**30:.1f} GiB "
+                           "available")
 
 
 def _reject_non_finite_constants(program: Program) -> None:
@@ -199,8 +221,12 @@ def _reject_sign_changing_denominators(program: Program, points: np.ndarray) -> 
 
 
 # Boxes the proof that a denominator or log argument keeps away from 0 may split before it
-# gives up, and the relative box width at which a bound still including 0 means a zero.
+# gives up (fewer where a box's arrays are wide, so that a batch of boxes holds about
+# PROOF_NUMBERS numbers per array: 2,048 boxes at dim 30,000 took 5.7 GB), and the relative
+# box width at which a bound still including 0 means a zero.
 PROOF_BOXES = 4096
+PROOF_MIN_BOXES = 8
+PROOF_NUMBERS = 1 << 22
 ZERO_WIDTH = 1e-12
 
 
@@ -351,6 +377,7 @@ def _outside(program: Program, guard: Node, domain: _Domain, be: Backend,
         bad = not np.isfinite(score) or score < 0.0 or domain.strict and score == 0.0
         return ("outside", float(values.ravel()[0]), lower[0]) if bad else None
     best, value, where, used = np.inf, np.nan, lower[0], 0
+    limit = _box_limit(program, [name for name, _ in lets])
     span = program.upper - program.lower
     evaluator = shared.whole_box
     while True:
@@ -370,10 +397,17 @@ def _outside(program: Program, guard: Node, domain: _Domain, be: Backend,
             return "outside", value, where
         used += len(lower)
         widths = (upper - lower)[:, dims]
-        if used > PROOF_BOXES or widths.max() <= ZERO_WIDTH * span:
+        if used > limit or widths.max() <= ZERO_WIDTH * span:
             return "unproven", value, where
         lower, upper = _bisect(lower, upper, dims, widths)
         evaluator = IntervalEvaluator(program, lower, upper, table)
+
+
+def _box_limit(program: Program, lets: list[str]) -> int:
+    """How many boxes a proof over the guard that uses `lets` may split into: PROOF_BOXES,
+    fewer where each box holds its bounds and those of the vector lets as wide arrays."""
+    per_box = program.dim * (1 + _vector_lets(program, lets))
+    return max(PROOF_MIN_BOXES, min(PROOF_BOXES, PROOF_NUMBERS // per_box))
 
 
 def _guard_values(evaluate: Closure, lets: list[tuple[str, Closure]],
