@@ -36,3 +36,26 @@ def test_a_folder_that_cannot_be_written_is_left_alone(tmp_path: Path, monkeypat
 
     monkeypatch.setattr(Path, "mkdir", refuse)
     assert not refresh(tmp_path)
+
+
+def test_a_numba_cache_dir_is_refreshed_too(tmp_path: Path, monkeypatch) -> None:
+    """With NUMBA_CACHE_DIR set, numba kept the kernels there and the suite ran stale ones
+    after a callee's file was edited (only `__pycache__` was cleared)."""
+    from numba.core import config
+    from numba.core.caching import UserProvidedCacheLocator
+
+    source = tmp_path / "lap"
+    source.mkdir()
+    (source / "jv.py").write_text("x = 1\n")
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "numba"))
+    kept = tmp_path / "numba" / UserProvidedCacheLocator.get_suitable_cache_subpath(
+        str(source / "small.py"))
+    kept.mkdir(parents=True)
+    (kept / "small.solve-20.py311.nbi").write_text("compiled")
+    assert refresh(source)
+    assert not (kept / "small.solve-20.py311.nbi").exists()
+    (kept / "small.solve-20.py311.nbi").write_text("compiled again")
+    assert not refresh(source)
+    (source / "jv.py").write_text("x = 3\n")
+    assert refresh(source)
+    assert not (kept / "small.solve-20.py311.nbi").exists()
