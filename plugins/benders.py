@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.base.block import BlockData
+from pyomo.core.base.componentuid import ComponentUID
 from pyomo.core.base.var import VarData
 
 from coplug.plugins.components import unread_component
@@ -128,7 +129,9 @@ class _Clone:
 
     def __init__(self, k: int, sub: Subproblem, elastic: bool, solver: str) -> None:
         model = sub.model
-        names = [copy.getname(fully_qualified=True, relative_to=model) for _, copy in sub.links]
+        # found again by ComponentUID, which keeps each index as it is (names do not: x[None]
+        # and x['None'] share one, and x[' a'] read back as x['a'])
+        uids = [ComponentUID(copy, context=model) for _, copy in sub.links]
         # the clone's components moved into a model of their own: a clone of one block of an
         # indexed block is no model (components added to it stay unconstructed), and a block
         # the user deactivated (a scenario block of a bigger model, kept out of the master's
@@ -139,7 +142,7 @@ class _Clone:
             objectives = list(m.component_data_objects(pyo.Objective, active=True))
             if len(objectives) != 1 or objectives[0].sense != pyo.minimize:
                 raise InputError(f"subproblem {k} needs one minimized objective to estimate")
-        copies = [m.find_component(name) for name in names]
+        copies = [uid.find_component_on(m) for uid in uids]
         n = range(len(copies))
         m._coplug_at = pyo.Param(n, mutable=True, initialize=0.0)
         if elastic:

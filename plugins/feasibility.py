@@ -38,13 +38,13 @@ def infeasibilities(model: pyo.Block, tol: float = 1e-6) -> dict[str, float]:
     for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
         amount = _row_miss(con, tol)
         if amount:
-            missed[con.name] = amount
+            _note(missed, con.name, amount)
         variables.update(identify_variables(con.body, include_fixed=False))
     for sos in model.component_data_objects(pyo.SOSConstraint, active=True,
                                             descend_into=True):
         amount = _sos_miss(sos, tol)
         if amount:
-            missed[sos.name] = amount
+            _note(missed, sos.name, amount)
         variables.update(var for var, _ in sos.get_items())
     for obj in model.component_data_objects(pyo.Objective, active=True, descend_into=True):
         variables.update(identify_variables(obj.expr, include_fixed=False))
@@ -53,8 +53,14 @@ def infeasibilities(model: pyo.Block, tol: float = 1e-6) -> dict[str, float]:
             continue
         amount = _bound_miss(var, tol)
         if amount:
-            missed[var.name] = amount
+            _note(missed, var.name, amount)
     return missed
+
+
+def _note(missed: dict[str, float], name: str, amount: float) -> None:
+    """Record a miss under `name`, keeping the larger of two components that print alike
+    (c[None] and c['None'] share a name: the second's smaller miss had replaced the first's)."""
+    missed[name] = max(missed.get(name, 0.0), amount)
 
 
 def _row_miss(con: pyo.Constraint, tol: float) -> float:

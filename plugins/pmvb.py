@@ -683,19 +683,25 @@ def _static_probabilities(predictor: Any, var_map: VarMap) -> ComponentMap | Non
     """Probabilities given up front, keyed by Pyomo variable (None for lp/learned)."""
     if isinstance(predictor, str) or callable(getattr(predictor, "predict_variables", None)):
         return None
-    by_name = {var.name: var for var in var_map}
+    by_name: dict[str, Any] = {}
+    for var in var_map:
+        by_name.setdefault(var.name, []).append(var)
     items = []
     for key, p in predictor.items():
         if isinstance(key, str) and key not in by_name:
             raise InputError(f"PMVB probability given for {key!r}, not the name of a variable "
                              "of this model's active constraints or objective")
+        if isinstance(key, str) and len(by_name[key]) > 1:
+            raise InputError(f"PMVB probability given for {key!r}, the name of "
+                             f"{len(by_name[key])} variables (x[None] and x['None'] print "
+                             "alike): key the probabilities by variable (a ComponentMap)")
         if not isinstance(key, str) and key not in var_map:
             raise InputError(
                 f"PMVB probability key {getattr(key, 'name', key)!r} is not a scalar "
                 "variable of this model's active constraints or objective (index an "
                 "indexed variable: m.x[i])"
             )
-        items.append((by_name[key] if isinstance(key, str) else key, p))
+        items.append((by_name[key][0] if isinstance(key, str) else key, p))
     probs = ComponentMap()
     for var, p in items:
         if not _is_pyomo_binary(var):

@@ -401,3 +401,62 @@ def test_bbo_program_whose_lines_do_not_fit_is_rejected(
     with pytest.raises(ProgramError, match=r"its 100 lines \(100 vectors of 1000\) need about "
                                            r"0.2 GiB at 257 sample points"):
         load(text, 1000)
+
+
+def _benders_pair(keys: list[Any]) -> tuple[pyo.ConcreteModel, Any]:
+    """A 2-facility master (open costs 8, 60) and a shortage subproblem (10 per unit of
+    demands 1, 5) whose copies are indexed by `keys`: optimum 58 at y = [1, 0]."""
+    from coplug.plugins.benders import BendersCuts, Subproblem
+
+    master = pyo.ConcreteModel()
+    master.y = pyo.Var(range(2), domain=pyo.Binary)
+    master.theta = pyo.Var(bounds=(0, None))
+    master.o = pyo.Objective(expr=8 * master.y[0] + 60 * master.y[1] + master.theta)
+    sub = pyo.ConcreteModel()
+    sub.C = pyo.Set(initialize=keys)
+    sub.c = pyo.Var(sub.C, bounds=(0, 1))
+    sub.s = pyo.Var(sub.C, bounds=(0, None))
+    demand = dict(zip(keys, [1.0, 5.0], strict=True))
+    sub.short = pyo.Constraint(sub.C, rule=lambda s, k: s.s[k] >= demand[k] * (1 - s.c[k]))
+    sub.o = pyo.Objective(expr=10 * sum(sub.s.values()))
+    links = [(master.y[i], sub.c[k]) for i, k in enumerate(keys)]
+    return master, BendersCuts([Subproblem(sub, links, master.theta)])
+
+
+@pytest.mark.parametrize("keys", [[" a", "a"], ["x", "x "], [None, "None"], [" q", "r"]])
+def test_benders_finds_each_copy_by_its_index_not_its_name(keys: list[Any]) -> None:
+    """Copies were found again by name: x[' a'] read back as x['a'] and x[None] as
+    x['None'], both link rows landed on one copy, and 50 or 10 came back 'optimal'."""
+    master, cuts = _benders_pair(keys)
+    result = solve(master, plugins=[LazyConstraints(cuts)])
+    assert result.objective == pytest.approx(58.0)
+    assert [master.y[i].value for i in range(2)] == pytest.approx([1.0, 0.0])
+
+
+def _none_and_text_none() -> pyo.ConcreteModel:
+    model = pyo.ConcreteModel()
+    model.I = pyo.Set(initialize=[None, "None", 1])
+    model.x = pyo.Var(model.I, domain=pyo.Binary)
+    return model
+
+
+def test_pmvb_refuses_a_name_shared_by_two_variables() -> None:
+    """{"x[None]": 0.99} went to x['None'] silently (both print as x[None])."""
+    from coplug.plugins.pmvb import PMVBBranching
+
+    model = _none_and_text_none()
+    model.cap = pyo.Constraint(expr=3 * model.x[None] + 4 * model.x["None"] + model.x[1] <= 5)
+    model.o = pyo.Objective(expr=sum(model.x.values()), sense=pyo.maximize)
+    with pytest.raises(InputError, match=r"'x\[None\]', the name of 2 variables"):
+        solve(model, plugins=[PMVBBranching({"x[None]": 0.99, "x[1]": 0.2})])
+    result = solve(model, plugins=[PMVBBranching({"x[1]": 0.2})])
+    assert result.objective == pytest.approx(2.0)
+
+
+def test_infeasibilities_keeps_the_larger_miss_of_two_alike_names() -> None:
+    """d[None] (z >= 50) and d['None'] (z >= 1) at z = 0: the second's miss replaced the
+    first's."""
+    model = _none_and_text_none()
+    model.z = pyo.Var(initialize=0.0)
+    model.d = pyo.Constraint(model.I, rule=lambda m, i: m.z >= {None: 50, "None": 1, 1: 0}[i])
+    assert infeasibilities(model) == {"d[None]": pytest.approx(50.0)}
