@@ -745,6 +745,8 @@ def _refuse_dropped_names(highs: Any, path: Path) -> None:
     for kind, names, count in (("column", lp.col_names_, lp.num_col_),
                                ("row", lp.row_names_, lp.num_row_)):
         if count and len(names) != count:
+            own = (", or a row named like HiGHS's names for unnamed rows, HiGHS_R1, "
+                   "HiGHS_R2, ..." if kind == "row" else "")
             raise InputError(f"{path.name}: two {kind}s share a name (a {kind}'s entries "
-                             "split apart?), so HiGHS dropped every name: give each "
+                             f"split apart{own}?), so HiGHS dropped every name: give each "
                              f"{kind} one name and keep its entries together")

@@ -460,3 +460,16 @@ def test_infeasibilities_keeps_the_larger_miss_of_two_alike_names() -> None:
     model.z = pyo.Var(initialize=0.0)
     model.d = pyo.Constraint(model.I, rule=lambda m, i: m.z >= {None: 50, "None": 1, 1: 0}[i])
     assert infeasibilities(model) == {"d[None]": pytest.approx(50.0)}
+
+
+def test_a_row_named_like_highs_own_row_names_is_said_so(tmp_path: Any) -> None:
+    """An LP file with a row named HiGHS_R1 and unnamed rows: the message spoke only of a
+    row's entries split apart, which the file does not have."""
+    from coplug.plugins import solve_file
+
+    path = tmp_path / "named.lp"
+    path.write_text("Minimize\n obj: x + y + z\nSubject To\n HiGHS_R1: z >= 1\n x + y >= 10\n"
+                    " x + y <= 4\nBounds\n x <= 20\n y <= 20\n z <= 5\nEnd\n", encoding="utf-8")
+    with pytest.raises(InputError, match="a row named like HiGHS's names for unnamed rows"):
+        solve_file(path, solver="highs")
+    assert solve_file(path, solver="scip").status.value == "infeasible"
