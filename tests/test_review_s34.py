@@ -473,3 +473,46 @@ def test_a_row_named_like_highs_own_row_names_is_said_so(tmp_path: Any) -> None:
     with pytest.raises(InputError, match="a row named like HiGHS's names for unnamed rows"):
         solve_file(path, solver="highs")
     assert solve_file(path, solver="scip").status.value == "infeasible"
+
+
+def test_warm_duals_far_past_the_costs_fall_back_to_an_exact_cold_solve() -> None:
+    """Duals 2e16 on costs 1e15 + 2..8 erased the costs' low digits: 4 above the optimum
+    came back certified (the guard allowed duals up to 16 n max|c|)."""
+    from scipy.optimize import linear_sum_assignment
+
+    from coplug.plugins.lap import solve_lap
+
+    c = np.array([[1e15 + 2, 4.0, 4.0], [1e15 + 7, 8.0, 4.0], [1e15 + 2, 8.0, 5.0]])
+    rows, cols = linear_sum_assignment(c)
+    found = solve_lap(c, row_duals=np.array([-3.73664e15, 2.280556e16, -6.9594e14]))
+    assert int(c[found.row_ind, found.col_ind].sum()) == int(c[rows, cols].sum())
+    assert found.warm and found.fallback
+
+
+def test_lap_certificate_kernels_refuse_what_they_cannot_price() -> None:
+    """What surviving mutants showed unpinned: a column assigned twice, a spare column's
+    positive dual, an edge just off tight kept, duals that swamp the costs, the strict cap."""
+    import scipy.sparse as sp
+
+    from coplug.plugins.lap import certify, warmstart
+
+    primal, bound, *_ = certify.dense_gap(np.array([[0.0, 5.0], [0.0, 5.0]]), np.array([0, 0]),
+                                          np.zeros(2))
+    assert (primal, bound) == (np.inf, -np.inf)
+    s = sp.csr_matrix(np.array([[1.0, 5.0], [1.0, 5.0]]))
+    primal, bound, *_ = certify.sparse_gap(s.indptr.astype(np.int64),
+                                           s.indices.astype(np.int64), s.data, 2,
+                                           np.array([0, 0]), np.zeros(2))
+    assert (primal, bound) == (np.inf, -np.inf)
+    primal, bound, _, reduced, size = certify.dense_gap(np.array([[5.0, 0.0, 0.0]]),
+                                                        np.array([0]), np.zeros(1))
+    assert (primal, bound, reduced) == (5.0, 0.0, 5.0)
+    assert not certify.certified(primal, bound, 5.0, 1, strict=True, reduced=reduced,
+                                 reduced_size=size)
+    c = np.array([[1e3, 1e3 + 1e-5], [1e3 + 1e-5, 1e3]])
+    (_, _, col4row, _), _ = warmstart.warm_state(c, np.zeros(2), np.array([1, 0]))
+    assert col4row.tolist() == [0, 1]
+    for strict in (False, True):
+        assert not certify.certified(0.0, 0.0, 1.0, 1, dual_magnitude=1e12, strict=strict)
+    assert certify.certified(1e-10, 0.0, 1.0, 1)
+    assert not certify.certified(1e-10, 0.0, 1.0, 1, strict=True)
