@@ -516,3 +516,54 @@ def test_lap_certificate_kernels_refuse_what_they_cannot_price() -> None:
         assert not certify.certified(0.0, 0.0, 1.0, 1, dual_magnitude=1e12, strict=strict)
     assert certify.certified(1e-10, 0.0, 1.0, 1)
     assert not certify.certified(1e-10, 0.0, 1.0, 1, strict=True)
+
+
+def _ranged_row_model() -> pyo.ConcreteModel:
+    """Integers near 5e6 at the optimum (51,653,690.9; HiGHS and scipy agree)."""
+    bounds = {0: (None, 3), 1: (0, 3), 2: (None, 3), 3: (-5, 1), 4: (0, None), 5: (None, None)}
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(6), within=pyo.Integers, bounds=lambda m, j: bounds[j])
+    x = m.x
+    m.c1 = pyo.Constraint(expr=-4 * x[2] - 3393 * x[4] >= -16657)
+    m.c2 = pyo.Constraint(expr=pyo.inequality(
+        0, 9892 * x[2] - 8575 * x[4] - 5365.8 * x[5] - 4 * x[0] - 2 * x[3], 8))
+    m.c3 = pyo.Constraint(expr=-5924 * x[0] - 4618.5 * x[4] == 19396)
+    m.obj = pyo.Objective(expr=-9448 * x[0] + 9298.7 * x[1] - 6905.1 * x[3] + 3 * x[4]
+                          - 5 * x[5] + 49)
+    return m
+
+
+def test_scip_optimum_at_large_integer_values_is_checked_row_by_row() -> None:
+    """SCIP's presolve left c2 at 24.4 (sides 0..8) and called 51,651,275.9 optimal: the
+    rows over integers the run put past STEP / feastol are judged exactly, and a run
+    without presolve finds the optimum."""
+    model = _ranged_row_model()
+    result = solve(model)
+    assert result.status.value == "optimal"
+    assert result.objective == pytest.approx(51653690.9, abs=1e-6)
+    assert infeasibilities(model) == {}
+    assert result.objective == pytest.approx(solve(_ranged_row_model(), solver="highs").objective)
+
+
+def test_scip_unbounded_at_a_point_that_misses_a_row_is_not_taken() -> None:
+    """r2 reads x4 - 0.25 x5 - 5 (x0 + x1 + x7) == 8.8 over integers: no solution (HiGHS:
+    infeasible). SCIP said unbounded, its point 4,077 off r2."""
+    bounds = {0: (-3, -2), 1: (None, None), 2: (-7, -7), 3: (0, None), 4: (-9, None),
+              5: (0, None), 6: (-4, -4), 7: (0, None)}
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(8), within=pyo.Integers, bounds=lambda m, j: bounds[j])
+    x = m.x
+    m.r0 = pyo.Constraint(expr=2.6 * x[4] + 1.5 * x[5] + 2.37 * x[6] - 4.55 * x[0] + 5 * x[1]
+                          >= 20)
+    m.r1 = pyo.Constraint(expr=-4 * x[5] + 2.25 * x[0] + 3.15 * x[4] + 3 * x[3] + 2.25 * x[2]
+                          + 3.44 * x[6] + 0.25 * x[7] - 2 * x[1] <= -1)
+    m.r2 = pyo.Constraint(expr=x[4] - 5 * x[7] - 5 * x[0] + 2.7 * x[6] - 0.25 * x[5]
+                          - 3 * x[2] - 5 * x[1] == 19)
+    m.r3 = pyo.Constraint(expr=-2.95 * x[5] - 3.97 * x[3] + 3.01 * x[6] - 5 * x[2]
+                          + 2.1 * x[4] + 3 * x[1] == -7)
+    m.obj = pyo.Objective(expr=-1.5 * x[0] + 0.22 * x[1] + 3.57 * x[2] + 0.25 * x[3]
+                          - 4.05 * x[7], sense=pyo.maximize)
+    assert solve(m, solver="highs").status.value == "infeasible"
+    with pytest.warns(UserWarning, match="the status is 'unknown'"):
+        result = solve(m)
+    assert result.status.value == "unknown" and "violated_rows" in result.extra
