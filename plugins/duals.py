@@ -179,19 +179,21 @@ def prepare_scip(scip: Any) -> None:
     scip.setParam("lp/presolving", False)
 
 
-def soplex_duals(lp: LinearProgram) -> list[float]:
+def soplex_duals(lp: LinearProgram, costs: np.ndarray | None = None) -> list[float]:
     """Row duals (Pyomo's sign) of the LP solved once more by SCIP's LP solver alone: after
     some SCIP solves the final LP is no longer in a solved state and `getDualSolVal` gives
     stale values or 1e99 (4 of 300 probe LPs); optimal duals certify any optimal point.
-    SoPlex's own presolving is off, as in `prepare_scip`."""
+    SoPlex's own presolving is off, as in `prepare_scip`. `costs` (minimization form)
+    replace the objective's, as `gradient_duals` does."""
     from pyscipopt import LP
     from pyscipopt.scip import PY_SCIP_LPPARAM
 
     form = min_form(lp)
+    costs = form.costs if costs is None else costs
     solver = LP("duals", sense="minimize")
     solver.setIntParam(PY_SCIP_LPPARAM.PRESOLVING, 0)  # its duals can be wrong (prepare_scip)
     infinity = solver.infinity()
-    solver.addCols([[] for _ in form.variables], objs=form.costs.tolist(),
+    solver.addCols([[] for _ in form.variables], objs=np.asarray(costs).tolist(),
                    lbs=np.maximum(form.col_lower, -infinity).tolist(),
                    ubs=np.minimum(form.col_upper, infinity).tolist())
     rows = form.matrix
@@ -202,6 +204,15 @@ def soplex_duals(lp: LinearProgram) -> list[float]:
                    rhss=np.minimum(form.upper, infinity).tolist())
     solver.solve()
     return [form.sign * float(y) for y in solver.getDual()] if solver.isOptimal() else []
+
+
+def gradient_duals(lp: LinearProgram) -> list[float]:
+    """Row duals of the LP over `lp`'s rows and bounds with the objective's gradient at the
+    loaded point as costs (`soplex_duals`): a point optimal for a convex QP is optimal for
+    that LP, so they certify it where the QP solver's own are too loose (HiGHS's left a
+    reduced cost of -1.2e-6 on a column with no upper bound: an infinite gap, no duals)."""
+    form = min_form(lp)
+    return soplex_duals(lp, qp_gradient(lp, form, _values(form.variables))[0])
 
 
 NO_PRESOLVE_FAILED = ("SCIP's LP solver failed on the LP without presolving (numerical "

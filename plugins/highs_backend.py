@@ -35,7 +35,7 @@ from coplug.plugins.base import (
 )
 from coplug.plugins.bridge import build_instance, contrib_solver
 from coplug.plugins.caller_warning import warn_at_caller
-from coplug.plugins.duals import DualRequest, dual_request, load_duals
+from coplug.plugins.duals import DualRequest, dual_request, gradient_duals, load_duals
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
 from coplug.plugins.highs_rows import (
     RowView,
@@ -408,7 +408,7 @@ def solve_highs(
     if duals is not None:
         if duals.lp is not None and result.status is Status.OPTIMAL:
             _read_highs_duals(duals, results, opt)
-        load_duals(duals, result)
+        load_duals(duals, result, fallback=gradient_duals)
     return result
 
 

@@ -567,3 +567,26 @@ def test_scip_unbounded_at_a_point_that_misses_a_row_is_not_taken() -> None:
     with pytest.warns(UserWarning, match="the status is 'unknown'"):
         result = solve(m)
     assert result.status.value == "unknown" and "violated_rows" in result.extra
+
+
+def test_highs_qp_duals_fall_back_to_the_gradient_lp() -> None:
+    """HiGHS's QP dual 2.9e-7 on c1 left x[0] (no upper bound) a reduced cost of -1.2e-6:
+    an infinite gap, and m.dual / m.rc stayed empty for a true optimum."""
+    bounds = {0: (0, None), 1: (-4.5, 4.25), 2: (-8, None), 3: (3.5, 15.25), 4: (2, 4),
+              5: (0, None)}
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(6), bounds=lambda m, j: bounds[j])
+    x = m.x
+    m.c1 = pyo.Constraint(expr=3 * x[1] + 4 * x[0] - 4 * x[2] + 2 * x[5] + 3 * x[3] == 12)
+    m.c2 = pyo.Constraint(expr=x[2] >= 8)
+    m.c3 = pyo.Constraint(expr=5 * x[1] - x[3] <= 0)
+    m.c4 = pyo.Constraint(expr=3 * x[5] - 2 * x[2] + 5 * x[3] <= 19)
+    m.obj = pyo.Objective(expr=3 * x[2] - 4 * x[3] - 4 * x[4]
+                          - 0.5 * (-3 * x[5] - 2 * x[2] - 4) ** 2, sense=pyo.maximize)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    m.rc = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    result = solve(m, solver="highs")
+    assert result.objective == pytest.approx(-198.0)
+    assert result.extra["duals"]["loaded"]
+    assert m.dual[m.c2] == pytest.approx(-37.0)
+    assert all(m.dual[c] == pytest.approx(0.0, abs=1e-9) for c in (m.c1, m.c3, m.c4))
