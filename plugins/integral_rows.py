@@ -130,8 +130,10 @@ def large_value_rows(scip: Any, feastol: float) -> list[IntegralRow]:
     feastol or beyond, as exact rows (`judged_row` at threshold 0): with values near 5e6,
     SCIP's presolve left a ranged row 0 <= ... <= 8 (coefficients under 1e4) at 24.4 and
     called the point optimal, 2,415 better than the optimum. Read only when there is such a
-    value (the rows are walked then, not otherwise)."""
-    if scip.getNSols() == 0 or scip.getNBinVars() + scip.getNIntVars() == 0:
+    value (the rows are walked then, not otherwise), and not for an unbounded verdict: its
+    point lies far out on a ray, where float64 misses rows of truly unbounded models."""
+    if scip.getNSols() == 0 or scip.getNBinVars() + scip.getNIntVars() == 0 or \
+            scip.getStatus() in ("unbounded", "inforunbd"):
         return []
     best, large = scip.getBestSol(), STEP / feastol
     if not any(var.vtype() in _INTEGER_TYPES and abs(scip.getSolVal(best, var)) >= large
@@ -426,10 +428,8 @@ def check_integral_rows(scip: Any, result: Result, rows: Sequence[IntegralRow],
                         names: Callable[[str], str] = str) -> None:
     """Refuse to call SCIP's best solution optimal (or feasible) when it violates an
     all-integer row: status `unknown`, the rows (named by `names`) in
-    `result.extra["violated_rows"]`, and a warning. An "unbounded" verdict whose point
-    violates one is refused too (SCIP called an integer model with no solution unbounded,
-    its point 4,077 off a row)."""
-    if not result.has_solution and result.status is not Status.UNBOUNDED:
+    `result.extra["violated_rows"]`, and a warning."""
+    if not result.has_solution:
         return
     violated = {names(name): amount for name, amount in best_violations(scip, rows).items()}
     if not violated:
