@@ -578,3 +578,30 @@ def test_highs_qp_duals_fall_back_to_the_gradient_lp() -> None:
     assert result.extra["duals"]["loaded"]
     assert m.dual[m.c2] == pytest.approx(-37.0)
     assert all(m.dual[c] == pytest.approx(0.0, abs=1e-9) for c in (m.c1, m.c3, m.c4))
+
+
+def test_ranked_assignments_queue_no_child_that_holds_no_assignment() -> None:
+    """A diagonal pattern holds one assignment: its children (bound inf) are not searched."""
+    import scipy.sparse as sp
+
+    from coplug.plugins.lap.ranked import ranked_assignments
+
+    found = ranked_assignments(sp.diags(np.arange(1.0, 41.0)).tocsr(), k=5)
+    assert found.status == "exhausted" and found.costs == [820.0]
+    assert found.info["queued_cells"] == found.info["solved_cells"] == 1
+
+
+def test_cell_and_rectangular_certificates_price_what_they_must() -> None:
+    """A forbidden pair in a cell's assignment, the non-strict tolerance, an unused
+    column's negative dual: unpinned until mutants showed it."""
+    from coplug.plugins.lap import certify, murty
+
+    ok = np.ones(2, np.bool_)
+    forbidden_first = (np.array([0, 1, 1]), np.array([0]))  # pair (0, 0)
+    assert murty.cell_gap(np.array([[1.0, 2.0], [3.0, 1.0]]), np.zeros(2), np.array([0, 1]),
+                          ok, ok, *forbidden_first) == np.inf
+    assert certify.tolerance(1.0, 1) == 1e-9
+    assert not certify.certified(1e-7, 0.0, 1.0, 1)
+    primal, bound, _, reduced, _ = certify.dense_gap(np.array([[1.0, 0.0]]), np.array([0]),
+                                                     np.array([1.0]))
+    assert primal - bound == 1.0 and reduced == 1.0
