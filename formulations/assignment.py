@@ -256,6 +256,8 @@ def _load_npz(path: Path, square: bool) -> sp.csr_matrix:
     except (ValueError, OSError, KeyError, TypeError) as exc:
         raise InputError(f"{path}: not a scipy.sparse .npz matrix (save one with "
                          f"scipy.sparse.save_npz; {exc})") from None
+    except MemoryError:  # a 1,293-byte archive declared 1e10 entries
+        raise InputError(f"{path}: its arrays declare more data than fits in memory") from None
     if loaded.ndim != 2 or min(loaded.shape) == 0:
         raise InputError(f"{path}: need a non-empty 2-D sparse matrix, got shape "
                          f"{loaded.shape}")

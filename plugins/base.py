@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 import weakref
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, Protocol, runtime_checkable
 
 from coplug.plugins.errors import InputError
@@ -135,15 +135,19 @@ def finish_plugins(plugins: Any, result: Any) -> None:
 
 @contextmanager
 def closed_on_failure(plugins: Any) -> Iterator[None]:
-    """Have each plugin with `close()` release what it holds for a solve (Progress's line
-    and its duplicate of stderr) when the solve raises: `finish` is not called then, and the
-    kept exception's traceback held them until a full garbage collection."""
+    """Call each plugin's optional `solve_failed()` when the solve raises, to release what
+    it holds for the solve (Progress's line and its duplicate of stderr): `finish` is not
+    called then, and the kept exception's traceback held them until a full garbage
+    collection. The solve's own error stands: one such call that fails does not replace it
+    nor keep the others from running."""
     try:
         yield
     except BaseException:
         for plugin in plugins:
-            if callable(getattr(plugin, "close", None)):
-                plugin.close()
+            hook = getattr(plugin, "solve_failed", None)
+            if callable(hook):
+                with suppress(Exception):
+                    hook()
         raise
 
 

@@ -30,7 +30,6 @@ from coplug.plugins.base import (
     adds_rows,
     closed_on_failure,
     finish_plugins,
-    plugin_name,
     plugins_statistics,
     raise_plugin_failures,
     stopped_by_plugin,
@@ -471,25 +470,28 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
 
 
 def _check_plugins(plugins: list[Any]) -> None:
-    """Refuse a plugin class given for an instance, and two plugins of one solve under one
-    name: `plugin_stats` are kept by name, and SCIP refuses a second include of one kind and
-    name only once the solve has begun (the model's duals were gone by then)."""
+    """Refuse a plugin class given for an instance, one plugin listed twice, and two plugins
+    of one solve under one declared `name`: `plugin_stats` are kept by name, and SCIP
+    refuses a second include of one kind and name only once the solve has begun (the
+    model's duals were gone by then). Plugins without a `name` of their own may repeat."""
     seen: dict[str, Any] = {}
-    for plugin in plugins:
+    for k, plugin in enumerate(plugins):
         if isinstance(plugin, type):
             raise InputError(f"plugin {plugin.__name__} is a class; pass an instance "
                              f"({plugin.__name__}(...))")
-        name = plugin_name(plugin)
-        if name in seen:
-            raise InputError(_same_name(seen[name], plugin, name))
-        seen[name] = plugin
+        if any(plugin is other for other in plugins[:k]):
+            raise InputError(f"the same {type(plugin).__name__} plugin is listed twice; list "
+                             "it once")
+        name = getattr(plugin, "name", None)
+        if isinstance(name, str):
+            if name in seen:
+                raise InputError(_same_name(seen[name], plugin, name))
+            seen[name] = plugin
 
 
 def _same_name(first: Any, second: Any, name: str) -> str:
     """Why two plugins of one solve may not share `name`, and what to do instead."""
     kind = type(second)
-    if first is second:
-        return f"the same {kind.__name__} plugin is listed twice; list it once"
     named = "name" in inspect.signature(kind).parameters
     if type(first) is not kind:
         return (f"the {type(first).__name__} and {kind.__name__} plugins of one solve share "

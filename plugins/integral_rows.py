@@ -132,15 +132,14 @@ def large_value_rows(scip: Any, feastol: float) -> list[IntegralRow]:
     called the point optimal, 2,415 better than the optimum. Read only when there is such a
     value (the rows are walked then, not otherwise), and not for an unbounded verdict: its
     point lies far out on a ray, where float64 misses rows of truly unbounded models."""
-    if scip.getNSols() == 0 or scip.getNBinVars() + scip.getNIntVars() == 0 or \
-            scip.getStatus() in ("unbounded", "inforunbd"):
-        return []
+    if scip.getNSols() == 0 or scip.getStatus() in ("unbounded", "inforunbd"):
+        return []  # the model's own variables are read below: presolve may leave no integer
     best, large = scip.getBestSol(), STEP / feastol
     if not any(var.vtype() in _INTEGER_TYPES and abs(scip.getSolVal(best, var)) >= large
                for var in scip.getVars()):
         return []
     infinity, rows = scip.infinity(), []
-    for cons in scip.getConss():
+    for cons in scip.getConss(transformed=False):  # presolve may have removed them all
         if cons.getConshdlrName() != "linear":
             continue
         variables = scip.getConsVars(cons)

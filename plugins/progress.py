@@ -96,8 +96,13 @@ class Progress:
         """Take the line away once the solve is over (the result is printed after)."""
         self.close()
 
+    def solve_failed(self) -> None:
+        """Remove the line of a solve that raised (`coplug.plugins.base.closed_on_failure`)."""
+        self.close()
+
     def close(self) -> None:
-        """Remove the line; a solve that raised leaves it to this (or to the next attach)."""
+        """Remove the line (a solve's `finish`, a failed one's `solve_failed`, the next
+        attach)."""
         bar, own, self._bar, self._own = self._bar, self._own, None, None
         for stream in (bar, own):
             try:

@@ -605,3 +605,91 @@ def test_cell_and_rectangular_certificates_price_what_they_must() -> None:
     primal, bound, _, reduced, _ = certify.dense_gap(np.array([[1.0, 0.0]]), np.array([0]),
                                                      np.array([1.0]))
     assert primal - bound == 1.0 and reduced == 1.0
+
+
+class _Counter:
+    """A user's plugin with no `name` of its own (plugin_stats key it by its class)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def attach(self, scip_model: Any, var_map: Any) -> None:
+        self.calls += 1
+
+
+def test_unnamed_user_plugins_may_repeat_but_not_one_object() -> None:
+    """Two instances of a plugin class without a name were refused by the name check."""
+    first, second = _Counter(), _Counter()
+    assert solve(_knapsack(), plugins=[first, second]).status.value == "optimal"
+    assert first.calls == second.calls == 1
+    with pytest.raises(InputError, match="same _Counter plugin is listed twice"):
+        solve(_knapsack(), plugins=[first, first])
+
+
+class _Closing(_Counter):
+    """A user's plugin whose own close() ends its log: not coplug's to call on a failure."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+    def solve_failed(self) -> None:
+        raise OSError("cleanup failed")
+
+
+def test_a_failed_solve_calls_solve_failed_only_and_keeps_its_own_error() -> None:
+    from coplug.plugins import Progress
+
+    def boom(solution: Any, objective: float) -> None:
+        raise RuntimeError("the real error")
+
+    user, progress = _Closing(), Progress()
+    with pytest.raises(RuntimeError, match="the real error"):
+        solve(_knapsack(), plugins=[user, OnSolution(boom), progress])
+    assert not user.closed and progress._bar is None and progress._own is None
+
+
+def test_bbo_guard_over_two_variables_keeps_its_boxes_at_high_dim() -> None:
+    """Its proof needs 2,695 boxes; the box limit by dim alone rejected it past dim 1,557."""
+    from coplug.formulations.bbo import load
+
+    text = "1.0 / (x[0] * x[0] - 2.0 * x[0] * x[1] + x[1] * x[1] + 1.0)"
+    assert load(text, 4000).dim == 4000
+
+
+def test_scip_large_value_rows_are_read_from_the_model_after_presolve() -> None:
+    """Presolve solved the model and left no integer variable and no row in the transformed
+    problem: the check found nothing to judge."""
+    import pyscipopt
+
+    from coplug.plugins.integral_rows import large_value_rows
+
+    scip = pyscipopt.Model()
+    scip.hideOutput()
+    x = scip.addVar("x", vtype="I", lb=0, ub=1e7)
+    y = scip.addVar("y", vtype="I", lb=0, ub=1e7)
+    scip.addCons(x - 2 * y == 1, name="c")
+    scip.addCons(x + y <= 15000000, name="d")
+    scip.setObjective(x + y, "maximize")
+    scip.optimize()
+    assert sorted(row.name for row in large_value_rows(scip, 1e-6)) == ["c", "d"]
+
+
+def test_npz_declaring_more_than_memory_is_named(tmp_path: Any,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import scipy.sparse as sp
+
+    from coplug.formulations.assignment import load_costs
+
+    path = tmp_path / "big.npz"
+    sp.save_npz(path, sp.csr_matrix(np.eye(3)))
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise MemoryError("Unable to allocate 74.5 GiB")
+
+    monkeypatch.setattr(sp, "load_npz", refuse)
+    with pytest.raises(InputError, match="big.npz: its arrays declare more data than fits"):
+        load_costs(path)

@@ -221,12 +221,14 @@ def _reject_sign_changing_denominators(program: Program, points: np.ndarray) -> 
 
 
 # Boxes the proof that a denominator or log argument keeps away from 0 may split before it
-# gives up (fewer where a box's arrays are wide, so that a batch of boxes holds about
-# PROOF_NUMBERS numbers per array: 2,048 boxes at dim 30,000 took 5.7 GB), and the relative
-# box width at which a bound still including 0 means a zero.
+# gives up (fewer where a box's arrays are wide: its bounds, dim numbers each, within
+# PROOF_BOX_NUMBERS per array; and a guard over the whole vector or vector lets, whose every
+# operation makes such arrays, within PROOF_VECTOR_NUMBERS: 2,048 boxes at dim 30,000 took
+# 5.7 GB), and the relative box width at which a bound still including 0 means a zero.
 PROOF_BOXES = 4096
 PROOF_MIN_BOXES = 8
-PROOF_NUMBERS = 1 << 22
+PROOF_BOX_NUMBERS = 1 << 25
+PROOF_VECTOR_NUMBERS = 1 << 22
 ZERO_WIDTH = 1e-12
 
 
@@ -377,7 +379,7 @@ def _outside(program: Program, guard: Node, domain: _Domain, be: Backend,
         bad = not np.isfinite(score) or score < 0.0 or domain.strict and score == 0.0
         return ("outside", float(values.ravel()[0]), lower[0]) if bad else None
     best, value, where, used = np.inf, np.nan, lower[0], 0
-    limit = _box_limit(program, [name for name, _ in lets])
+    limit = _box_limit(program, [name for name, _ in lets], len(dims) == program.dim)
     span = program.upper - program.lower
     evaluator = shared.whole_box
     while True:
@@ -403,11 +405,15 @@ def _outside(program: Program, guard: Node, domain: _Domain, be: Backend,
         evaluator = IntervalEvaluator(program, lower, upper, table)
 
 
-def _box_limit(program: Program, lets: list[str]) -> int:
-    """How many boxes a proof over the guard that uses `lets` may split into: PROOF_BOXES,
-    fewer where each box holds its bounds and those of the vector lets as wide arrays."""
-    per_box = program.dim * (1 + _vector_lets(program, lets))
-    return max(PROOF_MIN_BOXES, min(PROOF_BOXES, PROOF_NUMBERS // per_box))
+def _box_limit(program: Program, lets: list[str], whole: bool) -> int:
+    """How many boxes a proof over the guard that uses `lets` (and the whole vector x, where
+    `whole`) may split into: PROOF_BOXES, fewer where the boxes' bounds or the guard's vector
+    values are wide arrays (a guard over x[0] and x[1] alone keeps 4,096 to dim 8,192)."""
+    vectors = _vector_lets(program, lets) + whole
+    limit = min(PROOF_BOXES, PROOF_BOX_NUMBERS // program.dim)
+    if vectors and program.dim > 1:
+        limit = min(limit, PROOF_VECTOR_NUMBERS // (program.dim * vectors))
+    return max(PROOF_MIN_BOXES, limit)
 
 
 def _guard_values(evaluate: Closure, lets: list[tuple[str, Closure]],
