@@ -134,7 +134,7 @@ def finish_plugins(plugins: Any, result: Any) -> None:
 
 
 @contextmanager
-def closed_on_failure(plugins: Any) -> Iterator[None]:
+def released_on_failure(plugins: Any) -> Iterator[None]:
     """Call each plugin's optional `solve_failed()` when the solve raises, to release what
     it holds for the solve (Progress's line and its duplicate of stderr): `finish` is not
     called then, and the kept exception's traceback held them until a full garbage

@@ -28,10 +28,10 @@ from pyomo.core.staleflag import StaleFlagManager
 from coplug.plugins.arguments import check_flag
 from coplug.plugins.base import (
     adds_rows,
-    closed_on_failure,
     finish_plugins,
     plugins_statistics,
     raise_plugin_failures,
+    released_on_failure,
     stopped_by_plugin,
 )
 from coplug.plugins.caller_warning import warn_at_caller
@@ -172,8 +172,9 @@ def solve(
     if solver.lower() == "highs" and any_lazy(plugins) and not all_lazy(plugins):
         raise InputError("LazyConstraints with HiGHS are solved in rounds, with no other "
                          "plugins; use solver='scip' to combine them")
-    # threads take turns (coplug.plugins.serial); a solve that raises closes its plugins
-    with one_solve_at_a_time(), closed_on_failure(plugins):
+    # threads take turns (coplug.plugins.serial); a solve that raises lets its plugins
+    # release what they hold for it
+    with one_solve_at_a_time(), released_on_failure(plugins):
         if solver.lower() == "highs" and all_lazy(plugins):
             run = functools.partial(solve_in_rounds, model, plugins, first_round_start(
                 lambda left, **kw: backend(model, plugins=[], time_limit=left, params=params,

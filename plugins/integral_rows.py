@@ -111,9 +111,7 @@ def integral_rows(scip: Any, feastol: float, every: bool = False) -> list[Integr
     for cons in scip.getConss():
         if cons.getConshdlrName() != "linear":
             continue
-        lhs, rhs = scip.getLhs(cons), scip.getRhs(cons)
-        lhs = None if lhs <= -infinity else lhs
-        rhs = None if rhs >= infinity else rhs
+        lhs, rhs = _sides(scip, cons, infinity)
         coefs = scip.getConsVals(cons)
         if max(abs(lhs or 0.0), abs(rhs or 0.0), *map(abs, coefs), 0.0) < threshold:
             continue
@@ -123,6 +121,12 @@ def integral_rows(scip: Any, feastol: float, every: bool = False) -> list[Integr
         if row is not None:
             rows.append(row)
     return rows
+
+
+def _sides(scip: Any, cons: Any, infinity: float) -> tuple[float | None, float | None]:
+    """A linear row's (lhs, rhs), an infinite side as None."""
+    lhs, rhs = scip.getLhs(cons), scip.getRhs(cons)
+    return None if lhs <= -infinity else lhs, None if rhs >= infinity else rhs
 
 
 def large_value_rows(scip: Any, feastol: float) -> list[IntegralRow]:
@@ -147,10 +151,8 @@ def large_value_rows(scip: Any, feastol: float) -> list[IntegralRow]:
         if not any(whole and abs(scip.getSolVal(best, var)) >= large
                    for var, whole in zip(variables, integer, strict=True)):
             continue
-        lhs, rhs = scip.getLhs(cons), scip.getRhs(cons)
         row = judged_row(cons.name, variables, scip.getConsVals(cons), integer,
-                         None if lhs <= -infinity else lhs, None if rhs >= infinity else rhs,
-                         0.0)
+                         *_sides(scip, cons, infinity), 0.0)
         if row is not None:
             rows.append(row)
     return rows

@@ -97,7 +97,7 @@ class Progress:
         self.close()
 
     def solve_failed(self) -> None:
-        """Remove the line of a solve that raised (`coplug.plugins.base.closed_on_failure`)."""
+        """Remove the line of a solve that raised (`coplug.plugins.base.released_on_failure`)."""
         self.close()
 
     def close(self) -> None:
