@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import faulthandler
+import os
 import signal
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +18,7 @@ from numba_cache import refresh
 from coplug.formulations.qubo import QUBO
 
 NUMBA_FOLDERS = ("plugins/lap", "learned")
+TEST_TIME_LIMIT_S = float(os.environ.get("COPLUG_TEST_TIME_LIMIT_S", "600"))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -27,6 +32,19 @@ def pytest_configure(config: pytest.Config) -> None:
         root = Path(__file__).resolve().parents[1]
         for folder in NUMBA_FOLDERS:
             refresh(root / folder)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """End the process, with every thread's stack on stderr, when one test runs past
+    TEST_TIME_LIMIT_S: a compiled loop that never ends holds the GIL, so no Python-level
+    timeout can stop it, and CI would stall. Under xdist the worker's crash fails that test
+    by name and a fresh worker runs the rest."""
+    faulthandler.dump_traceback_later(TEST_TIME_LIMIT_S, exit=True, file=sys.__stderr__)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture
