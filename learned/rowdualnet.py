@@ -262,12 +262,16 @@ def save(model: RowDualNet, path: str | Path, meta: dict) -> None:
     leaves a corrupt checkpoint in place of a good one; the JSON never holds NaN. Metadata
     JSON cannot hold is refused before anything is written: new weights beside the old
     sidecar would be refused by its sha256. A `path` ending in .json is refused: the sidecar
-    would overwrite the weights.
+    would overwrite the weights; so is any other suffix but .pt (`--out README.md` had
+    replaced a README with weights, and any sibling .json with the metadata).
     """
     path = Path(path)
     if path.suffix == ".json":
         raise InputError(f"RowDualNet checkpoint {path} may not end in .json (its metadata "
                          "goes to the .json sidecar)")
+    if path.suffix != ".pt":
+        raise InputError(f"RowDualNet checkpoint {path} must end in .pt (a torch checkpoint; "
+                         "its metadata goes to the .json beside it)")
     if not isinstance(meta, Mapping):
         raise InputError(f"RowDualNet metadata must be a dict, got {type(meta).__name__}")
     record = dict(meta)

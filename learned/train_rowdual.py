@@ -175,6 +175,8 @@ def out_problem(out: Path) -> str | None:
         return "the checkpoint may not end in .json (its metadata goes to the .json sidecar)"
     if not out.name or out.name in (".", ".."):  # '.', '' and '/': a folder, not a file
         return f"{str(out) or repr('')} names a folder, not a checkpoint file"
+    if out.suffix != ".pt" and not out.is_dir():  # `--out README.md` wrote over a README
+        return "the checkpoint must end in .pt (a torch checkpoint, its .json beside it)"
     for path in (out, out.with_suffix(".json")):
         if (reason := occupied_reason(path)) is not None:
             return reason

@@ -178,6 +178,8 @@ def test_train_pmvb_out_dir_that_is_a_file_fails_up_front(
     (["--out", "/proc/nope/rdn.pt"], "cannot write"),
     (["--out", "."], "names a folder"),  # no file name: a ValueError traceback before
     (["--out", "/"], "names a folder"),
+    (["--out", "{tmp}/README.md"], "must end in .pt"),  # it replaced a README with weights
+    (["--out", "{tmp}/file"], "must end in .pt"),
 ])
 def test_train_rowdual_rejects_bad_flags_before_training(
         flags: list[str], flag: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
@@ -190,6 +192,16 @@ def test_train_rowdual_rejects_bad_flags_before_training(
         train_rowdual.main(argv)
     err = capsys.readouterr().err
     assert exc.value.code == 2 and flag in err and "Traceback" not in err
+
+
+def test_rowdual_save_writes_only_a_pt_checkpoint(tmp_path: Path) -> None:
+    """save(model, "notes.txt") wrote weights over notes.txt and metadata over notes.json."""
+    (tmp_path / "notes.txt").write_text("my notes")
+    (tmp_path / "notes.json").write_text('{"important": true}')
+    with pytest.raises(InputError, match=r"must end in \.pt"):
+        save(RowDualNet(hidden=4), tmp_path / "notes.txt", {"run": 1})
+    assert (tmp_path / "notes.txt").read_text() == "my notes"
+    assert (tmp_path / "notes.json").read_text() == '{"important": true}'
 
 
 def test_quick_only_fills_sizing_flags_not_given(tmp_path: Path) -> None:

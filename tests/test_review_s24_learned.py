@@ -20,7 +20,7 @@ from coplug.plugins.errors import InputError
 def test_a_checkpoint_is_not_written_over_a_pipe(tmp_path: Path) -> None:
     """A rename over a device or pipe replaced it: as root, --out /dev/null made /dev/null
     a file of weights."""
-    pipe = tmp_path / "pipe"
+    pipe = tmp_path / "pipe.pt"
     os.mkfifo(pipe)
     with pytest.raises(InputError, match="is not a regular file"):
         atomic_write_text(pipe, "x")
