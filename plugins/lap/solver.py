@@ -556,22 +556,28 @@ def _padded(
     square[:n] = c
     v = np.empty(m)
     warmstart.min_trick(c, u0, v)
-    u_full = np.concatenate([u0, np.full(m - n, _dummy_dual(v, n))])
+    u_full = _padded_duals(u0, v)
     return _unpad(n, _solve_dense(square, u_full, arr_passes, deadline))
 
 
-def _dummy_dual(v: np.ndarray, n: int) -> float:
-    """Row dual of the zero-cost dummy rows padding an n-row warm start to a square, from the
-    real rows' Min-Trick column duals `v`: minus the n-th smallest, capped to [0, max].
+def _padded_duals(u0: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Row duals of an n-row warm start padded to a square with zero-cost dummy rows, from
+    the real rows' Min-Trick column duals `v`: each dummy at minus the n-th smallest v, then
+    all centred (`_centered`).
 
     Rectangular duals in `LapSolution`'s convention have v <= 0, 0 on spare columns: the
     dummies then keep the n smallest v for the real rows and are tight on all other columns,
     so a solve's own duals passed back start from its optimum. u0.min() made the dummies
     tight on one column when costs were negative (maximized, or shifted below 0): about
     1000 augmentations instead of 6 at 1000x1999, then a failed certificate and a cold
-    re-solve."""
+    re-solve. The padded square is shift-invariant, so duals shifted by a constant start
+    alike once centred: a dummy dual capped at 0 had doubled the augmentations of duals
+    shifted down, and uncentred duals shifted up past n max|c| fell back to a cold solve."""
+    n = u0.size
     nth = float(np.partition(v, n - 1)[n - 1])
-    return float(np.clip(-nth, 0.0, np.finfo(np.float64).max))
+    big = np.finfo(np.float64).max
+    dummy = float(np.clip(-nth, -big, big))
+    return _centered(np.concatenate([u0, np.full(v.size - n, dummy)]))
 
 
 def _unpad(n: int, solved: _Solved) -> _Solved:
@@ -638,7 +644,7 @@ def _solve_sparse(
         v = np.empty(m)
         sparse.sparse_min_trick(c.indptr.astype(np.int64), c.indices.astype(np.int64), c.data,
                                 m, u0, v)
-        u_full = np.concatenate([u0, np.full(m - n, _dummy_dual(v, n))])
+        u_full = _padded_duals(u0, v)
         return _unpad(n, _solve_sparse(square, u_full, deadline))
     indptr = c.indptr.astype(np.int64)
     indices = c.indices.astype(np.int64)
