@@ -12,6 +12,7 @@ rule calls at the root; `save`/`load_predictor` write and read checkpoints (.job
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -84,8 +85,8 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> TorchMLPClassifier:
         """Train on features X (n, k) and two-class labels y (n,)."""
-        self._check_settings()
-        with _unfitted_on_failure(self):
+        with _unfitted_on_failure(self):  # a bad setting too: the old model must not stay
+            self._check_settings()
             X, target = _fit_data(self, X, y, "TorchMLPClassifier training labels",
                                   "a probability model needs both classes")
             _check_features(X, "TorchMLPClassifier training features")
@@ -194,9 +195,9 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> PMVBPredictor:
         """Fit and calibrate on features X (n, n_features) and two-class labels y (n,)."""
-        self._check_settings()
-        seed = _seed(self.random_state, "PMVBPredictor")
-        with _unfitted_on_failure(self):
+        with _unfitted_on_failure(self):  # a bad setting too: the old model must not stay
+            self._check_settings()
+            seed = _seed(self.random_state, "PMVBPredictor")
             X, target = _fit_data(self, X, y, "PMVB training labels", "solve more instances")
             _check_features(X, "PMVB training features", FEATURE_LIMIT,
                             _feature_names(X.shape[1]))
@@ -444,8 +445,9 @@ def _predict_data(estimator: BaseEstimator, X: ArrayLike, default_width: int) ->
 
 def _one_line(exc: Exception) -> str:
     """scikit-learn's reason in one line, without the whole array its 1-D message prints
-    (its advice on reshaping stays)."""
-    lines = [line.strip() for line in str(exc).splitlines()
+    over many lines (its advice on reshaping stays)."""
+    text = re.sub(r"array=\[[^\]]*\]\.?", "", str(exc))
+    lines = [line.strip() for line in text.splitlines()
              if line.strip() and not line.lstrip().startswith("array=")]
     return " ".join(lines) or type(exc).__name__
 
