@@ -69,3 +69,37 @@ def test_one_dimensional_features_are_named_without_the_array(call: str) -> None
             est.predict_proba(flat)
     assert "1D array" in str(exc.value) and "reshape" in str(exc.value)
     assert len(str(exc.value)) < 400 and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("passes", [10**7, 2**63])
+def test_row_reduction_stops_once_its_passes_stall_on_ties(passes: int) -> None:
+    """Tied costs let augmenting-row-reduction passes trade rows without freeing any:
+    every requested pass ran (10**7: 10**7 + 3 scans), and 2**63 never returned."""
+    c = np.array([[2.0, 2, 0, 0], [2, 2, 0, 0], [2, 1, 0, 2]])
+    found = solve_lap(c, arr_passes=passes)
+    assert found.cost == 1.0
+    assert found.info["row_reduction_scans"] <= 10
+
+
+def test_row_reduction_sees_the_time_limit_between_chunks(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`time_limit` was not checked while row-reduction passes ran (44.7 s against a 1 s
+    limit with arr_passes=10**8 on 200 x 200 costs in 0..2)."""
+    import time
+
+    from coplug.plugins.errors import TimeLimitError
+    from coplug.plugins.lap import jv, solver
+
+    calls = []
+
+    def slow_passes(c, v, col4row, row4col, passes, max_steps):  # never finishes early
+        calls.append(passes)
+        time.sleep(0.05)
+        return 1, False
+
+    monkeypatch.setattr(jv, "row_reduction_passes", slow_passes)
+    c = np.random.default_rng(0).integers(0, 3, (200, 200)).astype(float)
+    start = time.perf_counter()
+    with pytest.raises(TimeLimitError, match="row-reduction passes"):
+        solver.solve_lap(c, arr_passes=10**8, time_limit=0.3)
+    assert time.perf_counter() - start < 2.0 and len(calls) < 40

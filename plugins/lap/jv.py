@@ -155,17 +155,22 @@ def augmenting_row_reduction(c, v, col4row, row4col, free_rows, n_free, max_step
 @njit(cache=CACHE)
 def row_reduction_passes(c, v, col4row, row4col, passes, max_steps):
     """Up to `passes` augmenting-row-reduction passes over the rows still free, each capped at
-    `max_steps` row scans, stopping once none is free; returns the row scans done."""
+    `max_steps` row scans; returns (row scans done, whether it stopped early). It stops once
+    no row is free, a pass ran out of steps, or two passes in a row freed no row: on tied
+    costs passes can trade rows forever, and `arr_passes=2**63` then never returned."""
     free = np.flatnonzero(col4row < 0).astype(np.int64)
     n_free = free.size
     scans = 0
+    stalled = 0
     for _ in range(passes):
-        if n_free <= 0 or c.shape[1] < 2:
-            break
+        if n_free <= 0 or c.shape[1] < 2 or stalled >= 2:
+            return scans, True
+        before = n_free
         n_free, steps = augmenting_row_reduction(c, v, col4row, row4col, free, n_free,
                                                  max_steps)
         scans += steps
-    return scans
+        stalled = stalled + 1 if n_free >= before else 0
+    return scans, n_free <= 0 or stalled >= 2
 
 
 @njit(cache=CACHE)

@@ -60,7 +60,7 @@ def solve(c, u0, warm, arr_passes, min_matched, steps_per_row):
             return col4row, u, v, 0, 0, scale, gap
         reduced = True
     passes = (1 if reduced else 2) if arr_passes < 0 else arr_passes
-    scans = jv.row_reduction_passes(c, v, col4row, row4col, passes, steps_per_row * m)
+    scans, _ = jv.row_reduction_passes(c, v, col4row, row4col, passes, steps_per_row * m)
     if not warm or passes:
         jv.implicit_row_duals(c, v, col4row, u)
     augs, _ = jv.shortest_augmenting_paths(c, u, v, col4row, row4col, 0, n + 1)

@@ -142,7 +142,10 @@ def solve_lap(
     them (`predict_duals` on the min-cost matrix, inference timed in `info`) for dense square
     costs when JV's column reduction leaves more than PREDICT_MIN_FREE of the rows free, on
     PREDICT_MIN_ROWS rows or more (at any size where the reduction matched too few rows);
-    `info["prediction"]` says whether it was used or why not. Past `time_limit` seconds
+    `info["prediction"]` says whether it was used or why not. `arr_passes` caps the
+    augmenting-row-reduction passes before the shortest paths (default: 1 after a column
+    reduction or a warm start, else 2); they stop early once two in a row free no row.
+    Past `time_limit` seconds
     it raises `TimeLimitError` (JV has no certified answer before it finishes); Ctrl-C
     interrupts it between augmentation chunks.
     """
@@ -463,6 +466,29 @@ def _augment_in_chunks(kernel: Callable, args: tuple, n: int, deadline: float | 
     return total
 
 
+def _reduce_rows_in_chunks(c: np.ndarray, v: np.ndarray, col4row: np.ndarray,
+                           row4col: np.ndarray, passes: int, deadline: float | None) -> int:
+    """Augmenting row reduction, at most `passes` passes, in chunks timed like
+    `_augment_in_chunks` so `deadline` and Ctrl-C are seen between them (a caller's
+    `arr_passes` may be 2**63); returns the row scans done."""
+    total, done, chunk = 0, 0, 2
+    while done < passes:
+        step = min(chunk, passes - done)
+        tick = time.perf_counter()
+        scans, finished = jv.row_reduction_passes(c, v, col4row, row4col, step,
+                                                  ARR_STEPS_PER_ROW * c.shape[1])
+        total += scans
+        done += step
+        now = time.perf_counter()
+        if finished or done >= passes:
+            break
+        if deadline is not None and now > deadline:
+            raise TimeLimitError(f"LAP time limit reached after {done} row-reduction passes")
+        if now - tick < CHUNK_SECONDS / 2:
+            chunk *= 2
+    return total
+
+
 def _solve_dense(
     c: np.ndarray, u0: np.ndarray | None, arr_passes: int | None, deadline: float | None,
     reduction: tuple[tuple[np.ndarray, ...], float, bool] | None = None,
@@ -488,7 +514,7 @@ def _solve_dense(
         raise _NotFinite
     snapshot = (u.copy(), v.copy()) if reduced else None  # tightened: feasible everywhere
     passes = (1 if reduced else 2) if arr_passes is None else _int64_passes(arr_passes)
-    scans = jv.row_reduction_passes(c, v, col4row, row4col, passes, ARR_STEPS_PER_ROW * m)
+    scans = _reduce_rows_in_chunks(c, v, col4row, row4col, passes, deadline)
     if u0 is None or passes:
         jv.implicit_row_duals(c, v, col4row, u)
     augs = _augment_in_chunks(jv.shortest_augmenting_paths, (c, u, v, col4row, row4col), n,
