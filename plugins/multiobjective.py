@@ -37,6 +37,7 @@ from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
 
 from coplug.plugins.bridge import check_block, merged_options, one_time_limit, solve
+from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.duals import dual_request
 from coplug.plugins.errors import InputError
 from coplug.plugins.limits import checked_time_limit, zero_mip_gap
@@ -158,10 +159,15 @@ def _walk_front(points: list[ParetoPoint], chain: list[ObjectiveData], activate:
     KeyboardInterrupt and dropped them."""
     try:
         while len(points) < max_points:
+            if deadline is not None and time.perf_counter() >= deadline:
+                return Status.TIME_LIMIT, False  # stages past it got a millisecond each
             lex = _lexicographic(chain, activate, keep, stage, deadline, (0.0, 0.0))
             if lex.status is not Status.OPTIMAL:
                 return lex.status, _front_ended(lex)
             values = (lex.values[0], lex.values[1])
+            if points and _same_point(chain, values, points[-1].values):
+                _warn_step_too_small(chain[1], gap, len(points))
+                return Status.UNKNOWN, False
             if points and _no_worse(chain[0], values[0], points[-1].values[0]):
                 points.pop()  # round-off kept the last one off its optimum: dominated
             points.append(ParetoPoint(values, _snapshot(variables, values[0])))
@@ -171,6 +177,24 @@ def _walk_front(points: list[ParetoPoint], chain: list[ObjectiveData], activate:
     except KeyboardInterrupt:
         return Status.INTERRUPTED, False
     return Status.OPTIMAL, False
+
+
+def _same_point(chain: list[ObjectiveData], values: tuple[float, float],
+                last: tuple[float, float]) -> bool:
+    """Whether a stage came back with the last point's values (no worse in the first
+    objective, no better in the second, within `_no_worse`'s room): a step the solvers'
+    tolerances swallow (1e-9, or 1e-300 that leaves `value - step == value`) let the row
+    hold at the last point, which was popped and appended again forever."""
+    return _no_worse(chain[0], values[0], last[0]) and _no_worse(chain[1], last[1], values[1])
+
+
+def _warn_step_too_small(objective: ObjectiveData, gap: float, found: int) -> None:
+    """Say why a front stopped on a repeated point: its step is below what the solvers
+    resolve there."""
+    warn_at_caller(f"pareto_front stopped after {found} point(s): the stage asking "
+                   f"{objective.name!r} to improve by step={gap!r} returned the last point "
+                   "again (the step is below the solvers' tolerances); give a larger step",
+                   RuntimeWarning)
 
 
 def _no_worse(objective: ObjectiveData, new: float, old: float) -> bool:
@@ -364,9 +388,11 @@ def _tolerances(abs_tol: Any, rel_tol: Any) -> tuple[float, float]:
 
 
 def _step(objective: ObjectiveData, step: Any) -> float:
-    """The least improvement of `objective` between two points of the front."""
+    """The least improvement of `objective` between two points of the front. A given step
+    below the objective's own (its values' greatest common divisor) is raised to it: the
+    same front, and 1e-8 or 1e-300 would be below the solvers' tolerances."""
+    terms = linear_terms(objective.expr)
     if step is None:
-        terms = linear_terms(objective.expr)
         if terms is not None and not len(terms.variables):
             return 1.0  # a constant: one point, whatever the step
         found = value_step(terms)
@@ -377,7 +403,7 @@ def _step(objective: ObjectiveData, step: Any) -> float:
                          "between two points of the front")
     if isinstance(step, bool) or not isinstance(step, numbers.Real) or not 0 < step < math.inf:
         raise InputError(f"step must be a number > 0, got {step!r}")
-    return float(step)
+    return max(float(step), value_step(terms))
 
 
 def _within(objective: ObjectiveData, value: float, tolerances: tuple[float, float]) -> Any:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import numpy as np
+import pyomo.environ as pyo
 import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 
 from coplug.learned.pmvb_predictors import PMVBPredictor, TorchMLPClassifier
+from coplug.plugins import pareto_front
 from coplug.plugins.errors import InputError
 from coplug.plugins.lap import solve_lap
+from coplug.plugins.results import Status
 
 
 @pytest.mark.parametrize("as_sparse", [False, True])
@@ -103,3 +106,52 @@ def test_row_reduction_sees_the_time_limit_between_chunks(
     with pytest.raises(TimeLimitError, match="row-reduction passes"):
         solver.solve_lap(c, arr_passes=10**8, time_limit=0.3)
     assert time.perf_counter() - start < 2.0 and len(calls) < 40
+
+
+def _two_objectives(integer: bool, top: int = 1) -> pyo.ConcreteModel:
+    """min x and min y over x + y >= top: a front of top + 1 whole points (integer) or a
+    continuous one."""
+    m = pyo.ConcreteModel()
+    domain = pyo.Integers if integer else pyo.Reals
+    m.x = pyo.Var(bounds=(0, top), domain=domain)
+    m.y = pyo.Var(bounds=(0, top), domain=domain)
+    m.c = pyo.Constraint(expr=m.x + m.y >= top)
+    m.f1 = pyo.Objective(expr=m.x)
+    m.f2 = pyo.Objective(expr=m.y)
+    m.f2.deactivate()
+    return m
+
+
+@pytest.mark.parametrize("step", [1e-9, 1e-300])
+def test_a_front_step_below_the_solvers_tolerance_stops_with_a_warning(step: float) -> None:
+    """The stage came back with the last point (within the room a solver's round-off is
+    given), which was dropped and appended again forever: max_points and time_limit never
+    came into play."""
+    m = _two_objectives(integer=False)
+    with pytest.warns(RuntimeWarning, match="step=.*below the solvers' tolerances"):
+        front = pareto_front(m, m.f1, m.f2, solver="highs", step=step, max_points=5)
+    assert front.status is Status.UNKNOWN and not front.complete
+    assert [p.values for p in front.points] == [(0.0, 1.0)]
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_a_step_below_a_whole_objectives_own_is_raised_to_it(solver: str) -> None:
+    """y takes whole values: better by 1e-300 means better by 1 (it spun forever before)."""
+    m = _two_objectives(integer=True, top=3)
+    tiny = pareto_front(m, m.f1, m.f2, solver=solver, step=1e-300)
+    whole = pareto_front(m, m.f1, m.f2, solver=solver)
+    assert tiny.complete and [p.values for p in tiny.points] == [p.values for p in whole.points]
+    assert len(whole.points) == 4
+
+
+def test_a_front_stops_at_its_time_limit_between_stages() -> None:
+    """Stages past the deadline got a millisecond each and, on small models, still came
+    back optimal: the front ran on to its end whatever the limit."""
+    import time
+
+    m = _two_objectives(integer=True, top=400)
+    start = time.perf_counter()
+    front = pareto_front(m, m.f1, m.f2, solver="highs", time_limit=0.3)
+    assert front.status is Status.TIME_LIMIT and not front.complete
+    assert 0 < len(front.points) < 401
+    assert time.perf_counter() - start < 3.0
