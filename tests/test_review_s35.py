@@ -155,3 +155,35 @@ def test_a_front_stops_at_its_time_limit_between_stages() -> None:
     assert front.status is Status.TIME_LIMIT and not front.complete
     assert 0 < len(front.points) < 401
     assert time.perf_counter() - start < 3.0
+
+
+def test_bbo_descent_evaluates_in_bounded_batches() -> None:
+    """The descent's steps were one (2 dim) x dim array: 74.5 GiB at dim 100,000."""
+    from coplug.formulations.bbo import certify as cert
+    from coplug.formulations.bbo import load, numpy_evaluator
+
+    program = load("sum(x * x)", dim=3000)
+    f = numpy_evaluator(program)
+    largest = []
+
+    def counted(points: np.ndarray) -> np.ndarray:
+        largest.append(points.size)
+        return f(points)
+
+    start = np.full(3000, 0.75 * program.upper)
+    end = cert._descend(counted, program, start)
+    assert max(largest) <= cert.DESCENT_BATCH_NUMBERS + 3000
+    assert f(end[None])[0] < 1e-6 * f(start[None])[0]  # it still descends to the minimum
+
+
+def test_bbo_descent_is_skipped_where_no_gradient_fits_its_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from coplug.formulations.bbo import certify as cert
+    from coplug.formulations.bbo import load, numpy_evaluator
+
+    program = load("sum(x * x)", dim=50)
+    monkeypatch.setattr(cert, "DESCENT_NUMBERS", 2 * 50 * 50)
+    start = np.full(50, 1.0)
+    assert np.array_equal(cert._descend(numpy_evaluator(program), program, start), start)
+    monkeypatch.setattr(cert, "DESCENT_NUMBERS", 1 << 30)
+    assert not np.array_equal(cert._descend(numpy_evaluator(program), program, start), start)
