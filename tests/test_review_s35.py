@@ -187,3 +187,14 @@ def test_bbo_descent_is_skipped_where_no_gradient_fits_its_budget(
     assert np.array_equal(cert._descend(numpy_evaluator(program), program, start), start)
     monkeypatch.setattr(cert, "DESCENT_NUMBERS", 1 << 30)
     assert not np.array_equal(cert._descend(numpy_evaluator(program), program, start), start)
+
+
+@pytest.mark.parametrize("name, value", [("generations", 2**63), ("seeds", 2**63),
+                                         ("seeds", 10**18)])
+def test_evolution_counts_built_up_front_have_a_maximum(name: str, value: int) -> None:
+    """--generations 2**63 ended in tqdm's OverflowError, --seeds 10**18 in a list of that
+    many seeds (out of memory)."""
+    from coplug.formulations.bbo.evolve import EvolutionConfig
+
+    with pytest.raises(InputError, match=f"{name} must be at most"):
+        EvolutionConfig(**{name: value})

@@ -41,6 +41,9 @@ from coplug.plugins.errors import InputError
 # Smallest value of each integer setting of EvolutionConfig (sample 0: 50 * dim).
 COUNT_MINIMA = {"dim": 2, "population": 2, "generations": 0, "budget": 2, "seeds": 1,
                 "sample": 0, "max_nodes": 1}
+# Counts whose whole range is built up front: generations feed a progress bar's len() (past
+# 2**63 an OverflowError), seeds a list (10**18 of them ran out of memory).
+COUNT_MAXIMA = {"generations": 10**6, "seeds": 10**4}
 
 
 @dataclass
@@ -68,6 +71,8 @@ class EvolutionConfig:
             if isinstance(value, bool) or not isinstance(value, int | np.integer) \
                     or value < least:
                 raise InputError(f"need an integer {name} >= {least}, got {value!r}")
+            if value > COUNT_MAXIMA.get(name, value):
+                raise InputError(f"{name} must be at most {COUNT_MAXIMA[name]:,}, got {value!r}")
         self.targets = _target_ids(self.targets)
         if not (isinstance(self.seed, (int, np.integer)) and self.seed >= 0):  # for numpy
             raise InputError(f"seed must be a non-negative integer (--seed), got {self.seed!r}")
