@@ -327,6 +327,8 @@ def diabetes_knn(n_neighbors: int = 10) -> FairGraph:
     from sklearn.preprocessing import StandardScaler
 
     data = load_diabetes()
+    n_neighbors = check_count(n_neighbors, "diabetes_knn n_neighbors", 1,
+                              data.data.shape[0] - 1)  # scikit-learn's errors otherwise
     sex = data.feature_names.index("sex")
     features = StandardScaler().fit_transform(np.delete(data.data, sex, axis=1))
     knn = kneighbors_graph(features, n_neighbors=n_neighbors, include_self=False)

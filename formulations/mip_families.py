@@ -17,7 +17,7 @@ import networkx as nx
 import numpy as np
 import pyomo.environ as pyo
 
-from coplug.formulations.checks import check_count, check_positive, check_seed
+from coplug.formulations.checks import check_count, check_memory, check_positive, check_seed
 from coplug.plugins.errors import InputError
 
 Builder = Callable[[int, int], pyo.ConcreteModel]
@@ -121,7 +121,10 @@ def _clique_cover(graph: nx.Graph) -> list[list[int]]:
 def indset(size: int, seed: int = 0, affinity: int = 4) -> pyo.ConcreteModel:
     """Maximum independent set on a Barabasi-Albert graph of `size` nodes, clique cover."""
     affinity = check_count(affinity, "indset affinity", 1)
-    size = _check_size(size, affinity + 1, "indset", seed)
+    size = _check_size(size, 2, "indset", seed)
+    if affinity >= size:  # the size's own message named size for a huge affinity
+        raise InputError(f"indset size must be above its affinity (edges from each new "
+                         f"node), got size {size} and affinity {affinity}")
     graph = nx.barabasi_albert_graph(size, affinity, seed=int(seed))
     m = pyo.ConcreteModel(name="indset")
     m.V = pyo.RangeSet(0, size - 1)
@@ -176,8 +179,12 @@ def fcnf(size: int, seed: int = 0, p: float = 0.15) -> pyo.ConcreteModel:
 
 def mknapsack(size: int, seed: int = 0, n_dims: int = 5) -> pyo.ConcreteModel:
     """Multi-dimensional knapsack, `size` items, Chu-Beasley weights and tightness 1/2."""
+    from coplug.formulations.registry import BYTES_PER_TERM
+
     size = _check_size(size, 2, "mknapsack", seed)
     n_dims = check_count(n_dims, "mknapsack n_dims", 1)
+    check_memory(BYTES_PER_TERM * (n_dims + 1) * float(size),  # 2**40 dims: 40 TiB of weights
+                 f"mknapsack with {n_dims} dims of {size} items", "choose fewer n_dims")
     rng = np.random.default_rng(seed)
     weights = rng.integers(1, 1001, (n_dims, size))
     values = weights.sum(axis=0) / n_dims + 500.0 * rng.random(size)

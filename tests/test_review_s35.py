@@ -198,3 +198,30 @@ def test_evolution_counts_built_up_front_have_a_maximum(name: str, value: int) -
 
     with pytest.raises(InputError, match=f"{name} must be at most"):
         EvolutionConfig(**{name: value})
+
+
+@pytest.mark.parametrize("n_dims", [2**40, 10**18])
+def test_mknapsack_dims_past_memory_are_refused_by_name(n_dims: int) -> None:
+    """n_dims had no memory check: numpy's MemoryError (40 TiB) or 'array is too big'."""
+    from coplug.formulations.mip_families import mknapsack
+
+    with pytest.raises(InputError, match="choose fewer n_dims"):
+        mknapsack(20, n_dims=n_dims)
+    assert len(mknapsack(20, n_dims=7).capacity) == 7
+
+
+def test_indset_names_its_affinity_when_it_reaches_the_size() -> None:
+    """A huge affinity read 'indset size must be an integer >= 10**18 + 1, got 10'."""
+    from coplug.formulations.mip_families import indset
+
+    with pytest.raises(InputError, match="above its affinity.*size 10 and affinity"):
+        indset(10, affinity=10**18)
+
+
+@pytest.mark.parametrize("k", [0, -1, 3.0, True, 442])
+def test_diabetes_knn_refuses_a_bad_neighbour_count_by_name(k: object) -> None:
+    """0, -1, 3.0 and 442 went to scikit-learn's own errors, and True was taken as 1."""
+    from coplug.formulations.fair_graphs import diabetes_knn
+
+    with pytest.raises(InputError, match="diabetes_knn n_neighbors"):
+        diabetes_knn(k)
