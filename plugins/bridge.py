@@ -665,15 +665,16 @@ def _scip_reason(text: str) -> str:
 
 def _check_scip_param_type(key: str, value: Any, current: Any) -> None:
     """Refuse a value of the wrong type for the parameter, which SCIP would coerce without a
-    word (limits/nodes=10.7 ran as 10, lp/presolving=5 as True)."""
+    word (limits/nodes=10.7 ran as 10, lp/presolving=5 as True), and NaN, which SCIP's own
+    range check lets through for limits/primal and limits/dual."""
     numeric = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
     if isinstance(current, bool):
         ok, what = isinstance(value, (bool, np.bool_)), "True or False"
     elif isinstance(current, int):
         ok = numeric and math.isfinite(value) and float(value).is_integer()
         what = "an integer (-1 for no limit)" if key.startswith("limits/") else "an integer"
-    elif isinstance(current, float):
-        ok, what = numeric, "a number"
+    elif isinstance(current, float):  # NaN: limits/primal=nan stopped at once, "unknown"
+        ok, what = numeric and not math.isnan(value), "a number (not NaN)"
     else:
         ok, what = isinstance(value, str), "a string"
     if not ok:

@@ -13,14 +13,16 @@ NO_LIMIT_FROM = 1e20
 
 
 def checked_time_limit(time_limit: float | None) -> float | None:
-    """A positive number of seconds, None for no limit (inf, or 1e20 and above, too)."""
+    """A positive number of seconds as a Python float (a numpy float16 kept its type, and
+    `perf_counter() + limit` rounded to inf past 65,504 s of uptime), None for no limit
+    (inf, or 1e20 and above, too)."""
     if time_limit is not None and (
         isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
     ):
         raise InputError(f"time_limit must be a number of seconds, got {time_limit!r}")
     if time_limit is not None and not time_limit > 0:
         raise InputError(f"time_limit must be positive, got {time_limit}")
-    return None if time_limit is None or time_limit >= NO_LIMIT_FROM else time_limit
+    return None if time_limit is None or time_limit >= NO_LIMIT_FROM else float(time_limit)
 
 
 def zero_mip_gap(solver: Any, params: dict[str, Any]) -> dict[str, Any]:

@@ -225,3 +225,42 @@ def test_diabetes_knn_refuses_a_bad_neighbour_count_by_name(k: object) -> None:
 
     with pytest.raises(InputError, match="diabetes_knn n_neighbors"):
         diabetes_knn(k)
+
+
+@pytest.mark.parametrize("limit", [np.float16(0.5), np.float32(0.5)])
+def test_a_numpy_time_limit_becomes_a_python_float(limit: np.floating) -> None:
+    """A float16 limit kept its type: perf_counter() + limit rounded to inf past 65,504 s
+    of uptime (no deadline), and to nan in ranked_assignments' check."""
+    from coplug.plugins.limits import checked_time_limit
+
+    checked = checked_time_limit(limit)
+    assert type(checked) is float and checked == 0.5
+
+
+@pytest.mark.parametrize("key", ["limits/primal", "limits/dual", "limits/gap"])
+def test_a_nan_scip_parameter_is_refused_by_name(key: str) -> None:
+    """limits/primal=nan ended a knapsack solve at once with status unknown; limits/dual=nan
+    was taken and ignored."""
+    from coplug.formulations.mip_families import mknapsack
+    from coplug.plugins import solve
+
+    with pytest.raises(InputError, match=f"{key}.*not NaN"):
+        solve(mknapsack(10), options={key: float("nan")})
+
+
+def test_a_game_step_at_the_float_maximum_still_moves() -> None:
+    """step=1e308 doubled to inf in the Armijo search, and halving inf left it there: 2000
+    iterations at the start point."""
+    from coplug.formulations.game_solvers import barrier_gradient_ascent
+    from coplug.formulations.games import Game
+
+    game = Game("two")
+    a, b = game.add_player("a"), game.add_player("b")
+    a.x = pyo.Var(bounds=(0, 4), initialize=1.0)
+    b.y = pyo.Var(bounds=(0, 4), initialize=1.0)
+    a.utility = pyo.Expression(expr=-(a.x - 3) ** 2)
+    b.utility = pyo.Expression(expr=-(b.y - 3) ** 2)
+    game.model.shared = pyo.Constraint(expr=a.x + b.y <= 4)
+    found = barrier_gradient_ascent(game, step=1e308, max_iter=2000)
+    assert found.converged
+    assert found.profile["a"][0] == pytest.approx(2.0, abs=1e-3)
