@@ -351,7 +351,8 @@ def _model_from_blob(blob: object, path: Path) -> RowDualNet:
         raise InputError(f"RowDualNet checkpoint {path} holds {odd[0]} as {odd[1]}; the "
                          "network's weights are real floating-point tensors")
     try:
-        model = RowDualNet(n_features, hidden).to(_weights_dtype(blob["state_dict"]))
+        with torch.random.fork_rng(devices=[]):  # its throwaway init drew from the caller's
+            model = RowDualNet(n_features, hidden).to(_weights_dtype(blob["state_dict"]))
         model.load_state_dict(blob["state_dict"])
     except (TypeError, ValueError, RuntimeError, AttributeError) as exc:
         said = " ".join(str(exc).split())  # torch's size report spans lines

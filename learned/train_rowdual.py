@@ -52,8 +52,9 @@ def train(
     data: list[tuple[torch.Tensor, torch.Tensor]], epochs: int, hidden: int, seed: int
 ) -> tuple[RowDualNet, float]:
     """Adam on the per-instance shift-invariant loss; returns the model and last epoch loss."""
-    torch.manual_seed(seed)
-    model = RowDualNet(hidden=hidden)
+    with torch.random.fork_rng(devices=[]):  # seed a copy: the caller's generator stays
+        torch.manual_seed(seed)
+        model = RowDualNet(hidden=hidden)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(epochs, 1))
     rng = np.random.default_rng(seed)
@@ -189,12 +190,15 @@ def main(argv: list[str] | None = None) -> int:
     Ctrl-C before the write leaves the old checkpoint untouched and exits 130.
     """
     args = parse_args(argv)
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         model, meta = fit_and_evaluate(args, argv)
     except KeyboardInterrupt:
         print("train_rowdual: interrupted; nothing written", file=sys.stderr)
         return 130
+    finally:  # a caller's torch keeps its threads (main() left it at 1)
+        torch.set_num_threads(threads)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     save(model, args.out, meta)
     print(f"trained on {meta['instances']} instances, loss {meta['final_train_loss']:.4f}; "

@@ -322,9 +322,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if sys.stderr is None:  # started with `2>&-`: the solvers' log capture flushes stderr
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the life of the command)
-    for stream in (sys.stdout, sys.stderr):  # a name an ASCII locale cannot print: escaped
-        if callable(getattr(stream, "reconfigure", None)):
-            stream.reconfigure(errors="backslashreplace")
+    with _escaped_output():
+        return _run(argv)
+
+
+@contextlib.contextmanager
+def _escaped_output() -> Iterator[None]:
+    """Print what an ASCII locale cannot (a name) escaped, not as UnicodeEncodeError; the
+    streams' own error handling comes back afterwards (main() called from a program had
+    left its stdout escaping every later print)."""
+    streams = [(stream, stream.errors) for stream in (sys.stdout, sys.stderr)
+               if callable(getattr(stream, "reconfigure", None))]
+    for stream, _ in streams:
+        stream.reconfigure(errors="backslashreplace")
+    try:
+        yield
+    finally:
+        for stream, errors in streams:
+            with contextlib.suppress(ValueError, OSError):  # a stream closed meanwhile
+                stream.reconfigure(errors=errors)
+
+
+def _run(argv: list[str]) -> int:
+    """Parse `argv` and run its command, each failure as main() says."""
     command = next((arg for arg in argv if not arg.startswith("-")), None)
     args = build_parser(command).parse_args(argv)
     before = interrupts_recorded()

@@ -264,3 +264,86 @@ def test_a_game_step_at_the_float_maximum_still_moves() -> None:
     found = barrier_gradient_ascent(game, step=1e308, max_iter=2000)
     assert found.converged
     assert found.profile["a"][0] == pytest.approx(2.0, abs=1e-3)
+
+
+def test_loading_rowdualnet_leaves_the_callers_torch_generator_alone(tmp_path) -> None:
+    """Building the network before its weights were copied in drew from torch's global
+    generator, so load() moved a caller's seeded stream."""
+    import torch
+
+    from coplug.learned import rowdualnet
+
+    path = tmp_path / "r.pt"
+    rowdualnet.save(rowdualnet.RowDualNet(hidden=4), path, {"run": 1})
+    torch.manual_seed(0)
+    expected = torch.rand(3)
+    torch.manual_seed(0)
+    rowdualnet.load(path)
+    assert torch.equal(torch.rand(3), expected)
+
+
+def test_train_rowdual_gives_back_torch_threads_and_generator(
+        monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """main() left torch at 1 thread, and train() reseeded the global generator."""
+    import torch
+
+    from coplug.learned import train_rowdual
+    from coplug.learned.rowdualnet import N_FEATURES
+
+    data = [(torch.ones(5, N_FEATURES), torch.ones(5))]
+    torch.manual_seed(7)
+    expected = torch.rand(2)
+    torch.manual_seed(7)
+    train_rowdual.train(data, epochs=1, hidden=4, seed=3)
+    assert torch.equal(torch.rand(2), expected)
+
+    threads = torch.get_num_threads()
+
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train_rowdual, "fit_and_evaluate", interrupted)
+    assert train_rowdual.main(["--quick", "--out", str(tmp_path / "q.pt")]) == 130
+    assert torch.get_num_threads() == threads
+
+
+def test_a_race_that_raises_releases_its_pipes_without_the_collector() -> None:
+    """Each failed race kept 4 descriptors open until a full garbage collection."""
+    import gc
+    import os
+
+    from coplug.formulations.mip_families import mknapsack
+    from coplug.plugins import race
+
+    def bad() -> pyo.ConcreteModel:
+        m = mknapsack(10, seed=1)
+        m.c2 = pyo.Constraint(expr=float("nan") * m.x[0] <= 1)
+        return m
+
+    gc.collect()
+    gc.disable()
+    try:
+        before = len(os.listdir("/proc/self/fd"))
+        for _ in range(3):
+            with pytest.raises(InputError):
+                race(bad(), time_limit=5)
+        assert len(os.listdir("/proc/self/fd")) == before
+    finally:
+        gc.enable()
+
+
+def test_the_command_line_gives_back_its_streams_error_handling() -> None:
+    """main() left stdout escaping every later print (errors='backslashreplace')."""
+    import io
+    import sys
+
+    from coplug.plugins.cli import main
+
+    out = io.TextIOWrapper(io.BytesIO(), encoding="ascii", errors="strict")
+    saved, sys.stdout = sys.stdout, out
+    try:
+        with pytest.raises(SystemExit):
+            main(["--help"])
+    finally:
+        sys.stdout = saved
+    assert out.errors == "strict"
