@@ -421,6 +421,10 @@ MARGIN_ULPS = 2**16
 # magnitude) at a point that decodes to a feasible packing with one placement too many:
 # its penalty is the margin, its magnitude up to about 2 v_max (n + C + 1).
 MARGIN_OVER_ALLOWANCE = 4
+# A margin over this many times the largest item value makes penalties whose float64
+# rounding swallows the values themselves (margin 1e20 on values up to 10: one distinct
+# linear term, every start at the empty knapsack).
+MARGIN_LIMIT = 2.0**32
 
 
 def smallest_margin(instance: KnapsackInstance) -> float:
@@ -442,7 +446,8 @@ def _check_margin(
     instance: KnapsackInstance, vmax: float, delta: float, margin: float | None
 ) -> None:
     """Refuse a margin float64 rounds away next to the penalties, or `certify` could not
-    tell from zero (see `smallest_margin`)."""
+    tell from zero (see `smallest_margin`), and one so large that the penalties round the
+    item values away (MARGIN_LIMIT)."""
     floor = smallest_margin(instance)
     if delta < floor or not (vmax + delta) - vmax > 0:
         given = "the default margin max(v_max, 1)" if margin is None else f"margin {delta!r}"
@@ -450,6 +455,12 @@ def _check_margin(
             f"{given} is lost to float64 rounding next to penalties of about "
             f"{max(vmax, 1.0):.3g} on up to {instance.n + int(instance.capacity) + 1} "
             f"placements and slots: the QUBO would not be safe; use margin >= {floor:.3g}"
+        )
+    if delta > MARGIN_LIMIT * max(vmax, 1.0):
+        raise InputError(
+            f"margin {delta!r} is over {MARGIN_LIMIT:.3g} times the largest item value "
+            f"{vmax:.3g}: penalties that large round the item values away in float64 (at "
+            "1e20 every start ended at the empty knapsack); use a smaller margin"
         )
 
 

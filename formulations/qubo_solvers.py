@@ -39,6 +39,8 @@ from coplug.plugins.interrupts import record_interrupt
 from coplug.plugins.serial import warning_filters
 
 METHODS = ("pgd", "adam")
+# Adam's default learning rate (PGD takes a Jacobi-scaled step instead).
+ADAM_LR = 0.3
 # The most CPU threads `minimize` hands torch (past 2**31 torch overflowed with a raw error).
 MAX_THREADS = 1024
 # A binary point counts as feasible only when its penalty, energy - sense * objective, is
@@ -342,7 +344,7 @@ def minimize(
     seed: int = 0,
     max_iter: int = 3000,
     tol: float = 1e-7,
-    lr: float = 0.3,
+    lr: float | None = None,
     device: str = "cpu",
     progress: bool = False,
     certify_points: bool = True,
@@ -357,9 +359,11 @@ def minimize(
     then gets a `Certificate`. `threads` sets torch's CPU threads for the run (one is
     fastest for these many small batched products on a shared machine; None keeps torch's).
     `dense_limit` caps the size at which a nearly dense QUBO is multiplied as a dense matrix
-    (`uses_dense`).
+    (`uses_dense`). `lr` is Adam's learning rate (default ADAM_LR); PGD takes its own
+    Jacobi-scaled step, which keeps every step a descent, and refuses an `lr` it would ignore.
     """
     _check_arguments(qubo, method, lr, tol, device)
+    lr = ADAM_LR if lr is None else lr
     starts = check_count(starts, "starts", 1)
     seed = check_seed(seed)
     max_iter = check_count(max_iter, "max_iter", 1)
@@ -393,14 +397,18 @@ def minimize(
         torch.set_num_threads(previous_threads)
 
 
-def _check_arguments(qubo: object, method: str, lr: float, tol: float, device: str) -> None:
+def _check_arguments(qubo: object, method: str, lr: float | None, tol: float,
+                     device: str) -> None:
     """Refuse a non-QUBO, an unknown method, a non-finite or non-positive lr or tol, and a
     device torch cannot use (or that holds no values: meta), each with a message naming the
     argument."""
     if not isinstance(qubo, QUBO):
         raise InputError(f"minimize needs a QUBO, got {type(qubo).__name__}")
     check_choice(method, "method", METHODS)
-    for name, value in (("lr", lr), ("tol", tol)):
+    if method == "pgd" and lr is not None:
+        raise InputError("lr is Adam's learning rate: method='pgd' takes a Jacobi-scaled step "
+                         "(a descent by construction) and would ignore it; leave lr unset")
+    for name, value in (("lr", ADAM_LR if lr is None else lr), ("tol", tol)):
         number = isinstance(value, (int, float, np.number)) and not isinstance(
             value, (bool, np.bool_))
         if not (number and 0 < value < math.inf):

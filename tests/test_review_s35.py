@@ -347,3 +347,26 @@ def test_the_command_line_gives_back_its_streams_error_handling() -> None:
     finally:
         sys.stdout = saved
     assert out.errors == "strict"
+
+
+def test_pgd_refuses_a_learning_rate_it_would_ignore() -> None:
+    """lr 1e-300, 0.3 and 1e300 gave PGD bit-identical runs: it takes its own step."""
+    from coplug.formulations.knapsack import knapsack_qubo_safe, random_knapsack
+    from coplug.formulations.qubo_solvers import minimize
+
+    qubo = knapsack_qubo_safe(random_knapsack(6, seed=1, r=10))
+    with pytest.raises(InputError, match="lr is Adam's learning rate"):
+        minimize(qubo, method="pgd", lr=0.3, starts=2, max_iter=5)
+    slow = minimize(qubo, method="adam", lr=1e-6, starts=2, max_iter=5, certify_points=False)
+    fast = minimize(qubo, method="adam", starts=2, max_iter=5, certify_points=False)
+    assert not np.array_equal(slow.points, fast.points)  # Adam does take it
+
+
+def test_a_knapsack_margin_that_rounds_the_values_away_is_refused() -> None:
+    """margin=1e20 left one distinct linear term: every start ended at the empty knapsack."""
+    from coplug.formulations.knapsack import knapsack_qubo_safe, random_knapsack
+
+    instance = random_knapsack(6, seed=1, r=10)
+    with pytest.raises(InputError, match="round the item values away"):
+        knapsack_qubo_safe(instance, margin=1e20)
+    assert np.unique(knapsack_qubo_safe(instance, margin=1e6).c).size > 1
