@@ -370,3 +370,15 @@ def test_a_knapsack_margin_that_rounds_the_values_away_is_refused() -> None:
     with pytest.raises(InputError, match="round the item values away"):
         knapsack_qubo_safe(instance, margin=1e20)
     assert np.unique(knapsack_qubo_safe(instance, margin=1e6).c).size > 1
+
+
+@pytest.mark.parametrize("lower, upper", [(0.0, 5e-324), (-1e300, 1e300), (1e15, 1e15 + 0.5)])
+def test_bbo_boxes_the_solvers_cannot_work_in_are_refused(lower: float, upper: float) -> None:
+    """[0, 5e-324] divided by zero inside CMA-ES, [-1e300, 1e300] made the Lipschitz
+    solver's bounds nan (argmin of an empty sequence)."""
+    from coplug.formulations.bbo import as_box_function, load
+
+    with pytest.raises(InputError, match="box"):
+        load("sum(x)", dim=2, lower=lower, upper=upper)
+    with pytest.raises(InputError, match="box"):
+        as_box_function(lambda x: float(np.sum(x)), dim=2, lower=lower, upper=upper)

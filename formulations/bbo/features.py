@@ -25,7 +25,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import PolynomialFeatures
 
 from coplug.formulations.bbo.evaluate import numpy_evaluator
-from coplug.formulations.bbo.grammar import Program
+from coplug.formulations.bbo.grammar import Program, check_box
 from coplug.formulations.bbo.pyomo_model import auxiliary_definitions, update_auxiliaries
 from coplug.formulations.checks import check_count, check_memory, check_seed
 from coplug.plugins.errors import InputError
@@ -74,6 +74,7 @@ def as_box_function(target: Any, dim: int | None = None, lower: float = -5.0,
         if not (np.isfinite(lower) and np.isfinite(upper) and lower < upper):
             raise InputError(f"a callable target's box needs finite lower < upper, got "
                              f"[{lower!r}, {upper!r}]")
+        check_box(dim, lower, upper)  # one the samplers and solvers can work in
         return BoxFunction(_batched(target, dim), dim, np.full(dim, float(lower)),
                            np.full(dim, float(upper)), name or getattr(target, "__name__", "f"))
     raise InputError(f"cannot use {type(target).__name__} as a target: give a program, BBOB "
