@@ -191,6 +191,7 @@ def fair_sbm(
              else numeric_array(group_share, "group_share"))
     if share.shape != (n_groups,) or not (np.isfinite(share) & (share > 0)).all():
         raise InputError(f"group_share must be {n_groups} positive numbers, got {group_share!r}")
+    share = share / share.max()  # relative: (1e308, 1e308) summed to inf first
     share = share / share.sum()
     groups = _at_least(rng.choice(n_groups, size=n, p=share), n_groups, n_clusters, rng)
     clusters = np.empty(n, dtype=np.int64)
@@ -199,7 +200,7 @@ def fair_sbm(
         clusters[members] = rng.permutation(np.arange(members.size) % n_clusters)
     block = clusters * n_groups + groups
     members = [np.flatnonzero(block == b) for b in range(n_clusters * n_groups)]
-    a, b, c, d = (float(rate) for rate in rates)
+    a, b, c, d = (float(rate) for rate in rates / rates.max())  # relative: (1e308, 5, ..)
     rate = np.empty((len(members), len(members)))
     for i in range(len(members)):
         for j in range(len(members)):

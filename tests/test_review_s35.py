@@ -382,3 +382,28 @@ def test_bbo_boxes_the_solvers_cannot_work_in_are_refused(lower: float, upper: f
         load("sum(x)", dim=2, lower=lower, upper=upper)
     with pytest.raises(InputError, match="box"):
         as_box_function(lambda x: float(np.sum(x)), dim=2, lower=lower, upper=upper)
+
+
+@pytest.mark.parametrize("rho", [5e-324, 1e-20, 1e20, 1e300])
+def test_riemannian_rho_out_of_scale_is_refused_by_name(rho: float) -> None:
+    """Huge or tiny rho ended in numpy's LinAlgError or a rank-deficient polar factor that
+    did not mention rho (tiny ones ran without converging)."""
+    from coplug.formulations.fair_graphs import fair_sbm
+    from coplug.learned.fair_spectral import FairSpectralClustering
+
+    graph = fair_sbm(120, n_clusters=3, seed=1)
+    with pytest.raises(InputError, match="rho .* out of scale"):
+        FairSpectralClustering(3, graph.groups, method="riemannian", rho=rho).fit(
+            graph.adjacency)
+
+
+def test_fair_sbm_rates_and_shares_are_relative_at_any_scale() -> None:
+    """(1e308, 5, 1.5, 1) drew no edges (its scale underflowed to 0); shares (1e308, 1e308)
+    summed to inf, numpy's 'probabilities do not sum to 1'."""
+    from coplug.formulations.fair_graphs import fair_sbm
+
+    base = fair_sbm(200, n_clusters=2, seed=3, affinity=(1.0, 5e-308, 0.0, 0.0))
+    huge = fair_sbm(200, n_clusters=2, seed=3, affinity=(1e308, 5.0, 0.0, 0.0))
+    assert huge.adjacency.nnz == pytest.approx(base.adjacency.nnz, rel=0.2)
+    shared = fair_sbm(200, n_clusters=2, seed=3, group_share=(1e308, 1e308))
+    assert np.bincount(shared.groups).min() >= 60  # two groups of about half each
