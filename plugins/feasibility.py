@@ -30,8 +30,9 @@ def infeasibilities(model: pyo.Block, tol: float = 1e-6) -> dict[str, float]:
     by inf, as does a NaN side and a value that is not finite."""
     if not isinstance(model, BlockData):
         raise InputError(f"infeasibilities() needs a Pyomo model (a Block), got {model!r}")
-    if not isinstance(tol, numbers.Real) or isinstance(tol, bool) or not tol >= 0:
-        raise InputError(f"tol must be a number >= 0, got {tol!r}")
+    if not isinstance(tol, numbers.Real) or isinstance(tol, bool) or not 0 <= tol < math.inf:
+        raise InputError(f"tol must be a finite number >= 0 (inf would pass any point), got "
+                         f"{tol!r}")
     missed: dict[str, float] = {}
     variables = ComponentSet(model.component_data_objects(pyo.Var, active=True,
                                                           descend_into=True))

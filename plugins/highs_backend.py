@@ -369,6 +369,9 @@ def _as_highs_type(checker: Any, key: str, value: Any) -> Any:
         return bool(value)
     if kind == highspy.HighsOptionType.kString and isinstance(value, int):
         return str(value)
+    if kind == highspy.HighsOptionType.kDouble and isinstance(value, numbers.Real) and \
+            not isinstance(value, int | float):  # np.longdouble (its item() stays one)
+        return float(value)
     return value
 
 

@@ -407,3 +407,24 @@ def test_fair_sbm_rates_and_shares_are_relative_at_any_scale() -> None:
     assert huge.adjacency.nnz == pytest.approx(base.adjacency.nnz, rel=0.2)
     shared = fair_sbm(200, n_clusters=2, seed=3, group_share=(1e308, 1e308))
     assert np.bincount(shared.groups).min() >= 60  # two groups of about half each
+
+
+def test_infeasibilities_refuses_an_infinite_tolerance() -> None:
+    """tol=inf passed every point."""
+    from coplug.plugins.feasibility import infeasibilities
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(initialize=5.0)
+    m.c = pyo.Constraint(expr=m.x <= 1)
+    assert infeasibilities(m)  # missed by 4
+    with pytest.raises(InputError, match="finite number >= 0"):
+        infeasibilities(m, tol=float("inf"))
+
+
+def test_highs_takes_a_long_double_option() -> None:
+    """np.longdouble(0.1) for mip_rel_gap was refused as out of HiGHS's range."""
+    from coplug.formulations.mip_families import mknapsack
+    from coplug.plugins import solve
+
+    gap = solve(mknapsack(10), solver="highs", options={"mip_rel_gap": np.longdouble(0.1)})
+    assert gap.has_solution and gap.status in (Status.OPTIMAL, Status.FEASIBLE)
