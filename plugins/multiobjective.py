@@ -165,11 +165,13 @@ def _walk_front(points: list[ParetoPoint], chain: list[ObjectiveData], activate:
             if lex.status is not Status.OPTIMAL:
                 return lex.status, _front_ended(lex)
             values = (lex.values[0], lex.values[1])
-            if points and _same_point(chain, values, points[-1].values):
-                _warn_step_too_small(chain[1], gap, len(points))
-                return Status.UNKNOWN, False
             if points and _no_worse(chain[0], values[0], points[-1].values[0]):
-                points.pop()  # round-off kept the last one off its optimum: dominated
+                last = points[-1].values
+                if not _no_worse(chain[1], last[1], values[1]):
+                    points.pop()  # round-off kept the last one off its optimum: dominated
+                elif not _improved(chain[1], values[1], last[1], gap / 2):
+                    _warn_step_too_small(chain[1], gap, len(points))
+                    return Status.UNKNOWN, False
             points.append(ParetoPoint(values, _snapshot(variables, values[0])))
             bound.clear()
             if not _add_row(bound, _better_than(chain[1], values[1], gap)):
@@ -179,13 +181,17 @@ def _walk_front(points: list[ParetoPoint], chain: list[ObjectiveData], activate:
     return Status.OPTIMAL, False
 
 
-def _same_point(chain: list[ObjectiveData], values: tuple[float, float],
-                last: tuple[float, float]) -> bool:
-    """Whether a stage came back with the last point's values (no worse in the first
-    objective, no better in the second, within `_no_worse`'s room): a step the solvers'
-    tolerances swallow (1e-9, or 1e-300 that leaves `value - step == value`) let the row
-    hold at the last point, which was popped and appended again forever."""
-    return _no_worse(chain[0], values[0], last[0]) and _no_worse(chain[1], last[1], values[1])
+def _improved(objective: ObjectiveData, new: float, old: float, amount: float) -> bool:
+    """Whether `new` beats `old` by `amount` or more for `objective`.
+
+    Where the next point lies within `_no_worse`'s room of the last in both objectives (a
+    step below that room: 1 on values near 1e7), it is no round-off miss but a point of
+    its own, kept; unless it did not improve the second objective by half the step at all
+    (a step the solvers' tolerances swallow, or 1e-300 that leaves `value - step ==
+    value`): the last point had been popped and appended again forever."""
+    if objective.sense == pyo.maximize:
+        return new > old and new >= old + amount  # old + 1e-300 == old
+    return new < old and new <= old - amount
 
 
 def _warn_step_too_small(objective: ObjectiveData, gap: float, found: int) -> None:

@@ -428,3 +428,22 @@ def test_highs_takes_a_long_double_option() -> None:
 
     gap = solve(mknapsack(10), solver="highs", options={"mip_rel_gap": np.longdouble(0.1)})
     assert gap.has_solution and gap.status in (Status.OPTIMAL, Status.FEASIBLE)
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_front_points_closer_than_the_round_off_room_are_kept(solver: str) -> None:
+    """Points 5 and 3 apart near 1e7 (a room of 10 and 20) with step=1: the repeated-point
+    stop called the front done at its first point; before it, each point was dropped as a
+    round-off miss of the next and the last alone came back, called complete."""
+    m = pyo.ConcreteModel()
+    m.z = pyo.Var(range(4), domain=pyo.Binary)
+    m.x = pyo.Var(bounds=(0, 1e9))
+    m.y = pyo.Var(bounds=(0, 1e9))
+    m.cx = pyo.Constraint(expr=m.x == 1e7 + 5 * sum(m.z[k] for k in range(4)))
+    m.cy = pyo.Constraint(expr=m.y == 2e7 - 3 * sum(m.z[k] for k in range(4)))
+    m.f1 = pyo.Objective(expr=m.x)
+    m.f2 = pyo.Objective(expr=m.y)
+    m.f2.deactivate()
+    front = pareto_front(m, m.f1, m.f2, solver=solver, step=1.0)
+    assert front.complete and front.status is Status.OPTIMAL
+    assert [p.values for p in front.points] == [(1e7 + 5 * k, 2e7 - 3 * k) for k in range(5)]
