@@ -22,7 +22,13 @@ def checked_time_limit(time_limit: float | None) -> float | None:
         raise InputError(f"time_limit must be a number of seconds, got {time_limit!r}")
     if time_limit is not None and not time_limit > 0:
         raise InputError(f"time_limit must be positive, got {time_limit}")
-    return None if time_limit is None or time_limit >= NO_LIMIT_FROM else float(time_limit)
+    if time_limit is None:
+        return None
+    try:  # before comparing: a float16 overflowed casting 1e20
+        seconds = float(time_limit)
+    except OverflowError:  # 10**400 seconds
+        return None
+    return None if seconds >= NO_LIMIT_FROM else seconds
 
 
 def zero_mip_gap(solver: Any, params: dict[str, Any]) -> dict[str, Any]:

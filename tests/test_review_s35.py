@@ -447,3 +447,24 @@ def test_front_points_closer_than_the_round_off_room_are_kept(solver: str) -> No
     front = pareto_front(m, m.f1, m.f2, solver=solver, step=1.0)
     assert front.complete and front.status is Status.OPTIMAL
     assert [p.values for p in front.points] == [(1e7 + 5 * k, 2e7 - 3 * k) for k in range(5)]
+
+
+def test_a_float16_time_limit_is_compared_without_an_overflow_warning() -> None:
+    """Comparing np.float16(3) with 1e20 cast 1e20 to float16: a RuntimeWarning, an error
+    under -W error."""
+    import warnings
+
+    from coplug.plugins.limits import checked_time_limit
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert checked_time_limit(np.float16(3)) == 3.0
+        assert checked_time_limit(10**400) is None
+
+
+def test_a_tiny_but_well_scaled_bbo_box_is_accepted() -> None:
+    """The box floor was absolute (1e-12): [0, 1e-13] works as [0, 1] does."""
+    from coplug.formulations.bbo import as_box_function, load
+
+    assert load("sum(x)", dim=2, lower=0.0, upper=1e-13).upper == 1e-13
+    as_box_function(lambda x: float(np.sum(x)), dim=2, lower=1e-15, upper=3e-15)

@@ -95,15 +95,17 @@ MAX_DIM = 100_000
 
 # Boxes the samplers and the solver portfolio can work in: bounds within +-BOX_MAX_ABS
 # ([-1e300, 1e300] made the Lipschitz solver's bounds nan), width at least BOX_MIN_WIDTH
-# of the box's size and of 1 ([0, 5e-324] divided by zero inside CMA-ES).
+# of the box's size and BOX_MIN_ABS_WIDTH ([0, 5e-324] divided by zero inside CMA-ES;
+# [0, 1e-13] works as [0, 1] does).
 BOX_MAX_ABS = 1e100
 BOX_MIN_WIDTH = 1e-12
+BOX_MIN_ABS_WIDTH = 1e-100
 
 
 def check_box(dim: Any, lower: Any, upper: Any) -> tuple[int, float, float]:
     """(dim, lower, upper) as (int, float, float), or InputError: dim an integer in
     [1, MAX_DIM] (numpy integers too, bools not), lower < upper finite real numbers within
-    +-BOX_MAX_ABS, at least BOX_MIN_WIDTH of their size apart."""
+    +-BOX_MAX_ABS, at least BOX_MIN_WIDTH of their size and BOX_MIN_ABS_WIDTH apart."""
     if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
         raise InputError(f"dim must be a positive integer, got {dim!r}")
     if dim > MAX_DIM:
@@ -116,9 +118,10 @@ def check_box(dim: Any, lower: Any, upper: Any) -> tuple[int, float, float]:
     if max(abs(lower), abs(upper)) > BOX_MAX_ABS:  # the portfolio's Lipschitz bounds: nan
         raise InputError(f"box [{lower}, {upper}] reaches past +-{BOX_MAX_ABS:g}, where "
                          "squares overflow and the solvers' steps lose meaning")
-    if upper - lower < BOX_MIN_WIDTH * max(1.0, abs(lower), abs(upper)):  # CMA-ES: 1/0
+    if upper - lower < max(BOX_MIN_WIDTH * max(abs(lower), abs(upper)), BOX_MIN_ABS_WIDTH):
         raise InputError(f"box [{lower}, {upper}] is too narrow: its width is below "
-                         f"{BOX_MIN_WIDTH:g} of its size, where points round to its bounds")
+                         f"{BOX_MIN_WIDTH:g} of its size or {BOX_MIN_ABS_WIDTH:g}, where points "
+                         "round to its bounds or squares underflow")
     return int(dim), float(lower), float(upper)
 
 
