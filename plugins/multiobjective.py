@@ -195,12 +195,12 @@ def _improved(objective: ObjectiveData, new: float, old: float, amount: float) -
 
 
 def _warn_step_too_small(objective: ObjectiveData, gap: float, found: int) -> None:
-    """Say why a front stopped on a repeated point: its step is below what the solvers
-    resolve there."""
+    """Say why a front stopped where a stage did not honour its step: the step is below
+    what the solvers resolve there."""
     warn_at_caller(f"pareto_front stopped after {found} point(s): the stage asking "
-                   f"{objective.name!r} to improve by step={gap!r} returned the last point "
-                   "again (the step is below the solvers' tolerances); give a larger step",
-                   RuntimeWarning)
+                   f"{objective.name!r} to improve by step={gap!r} came back with a point "
+                   "not half a step better than the last (the step is below the solvers' "
+                   "tolerances); give a larger step", RuntimeWarning)
 
 
 def _no_worse(objective: ObjectiveData, new: float, old: float) -> bool:
