@@ -71,10 +71,7 @@ def as_box_function(target: Any, dim: int | None = None, lower: float = -5.0,
     if callable(target):
         if not isinstance(dim, int) or dim < 1:
             raise InputError("a callable target needs dim=<number of variables>")
-        if not (np.isfinite(lower) and np.isfinite(upper) and lower < upper):
-            raise InputError(f"a callable target's box needs finite lower < upper, got "
-                             f"[{lower!r}, {upper!r}]")
-        check_box(dim, lower, upper)  # one the samplers and solvers can work in
+        check_box(dim, lower, upper)  # finite lower < upper the samplers and solvers can use
         return BoxFunction(_batched(target, dim), dim, np.full(dim, float(lower)),
                            np.full(dim, float(upper)), name or getattr(target, "__name__", "f"))
     raise InputError(f"cannot use {type(target).__name__} as a target: give a program, BBOB "
