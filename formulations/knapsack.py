@@ -19,7 +19,7 @@ from coplug.formulations.checks import (
     read_text_file,
     require_instance,
 )
-from coplug.formulations.qubo import QUBO
+from coplug.formulations.qubo import PENALTY_LIMIT, QUBO
 from coplug.formulations.qubo_solvers import PENALTY_RTOL
 from coplug.plugins.errors import InputError
 from coplug.plugins.value_equality import ValueEquality
@@ -421,10 +421,6 @@ MARGIN_ULPS = 2**16
 # magnitude) at a point that decodes to a feasible packing with one placement too many:
 # its penalty is the margin, its magnitude up to about 2 v_max (n + C + 1).
 MARGIN_OVER_ALLOWANCE = 4
-# A margin over this many times the largest item value makes penalties whose float64
-# rounding swallows the values themselves (margin 1e20 on values up to 10: one distinct
-# linear term, every start at the empty knapsack).
-MARGIN_LIMIT = 2.0**32
 
 
 def smallest_margin(instance: KnapsackInstance) -> float:
@@ -447,7 +443,8 @@ def _check_margin(
 ) -> None:
     """Refuse a margin float64 rounds away next to the penalties, or `certify` could not
     tell from zero (see `smallest_margin`), and one so large that the penalties round the
-    item values away (MARGIN_LIMIT)."""
+    item values away (PENALTY_LIMIT: margin 1e20 on values up to 10 left one distinct linear
+    term, every start at the empty knapsack)."""
     floor = smallest_margin(instance)
     if delta < floor or not (vmax + delta) - vmax > 0:
         given = "the default margin max(v_max, 1)" if margin is None else f"margin {delta!r}"
@@ -456,9 +453,9 @@ def _check_margin(
             f"{max(vmax, 1.0):.3g} on up to {instance.n + int(instance.capacity) + 1} "
             f"placements and slots: the QUBO would not be safe; use margin >= {floor:.3g}"
         )
-    if delta > MARGIN_LIMIT * max(vmax, 1.0):
+    if delta > PENALTY_LIMIT * max(vmax, 1.0):
         raise InputError(
-            f"margin {delta!r} is over {MARGIN_LIMIT:.3g} times the largest item value "
+            f"margin {delta!r} is over {PENALTY_LIMIT:.3g} times the largest item value "
             f"{vmax:.3g}: penalties that large round the item values away in float64 (at "
             "1e20 every start ended at the empty knapsack); use a smaller margin"
         )

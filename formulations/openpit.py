@@ -22,13 +22,9 @@ from coplug.formulations.checks import (
     numeric_array,
     require_instance,
 )
-from coplug.formulations.qubo import QUBO, symmetric
+from coplug.formulations.qubo import PENALTY_LIMIT, QUBO, symmetric
 from coplug.plugins.errors import InputError
 from coplug.plugins.value_equality import ValueEquality
-
-# The safe QUBO's largest penalty P_0 may be at most this many times v+ (see
-# `openpit_penalties`): ulp(P_0) then stays below 2^-20 v+.
-PENALTY_LIMIT = 2.0**32
 
 _PATTERNS = {
     2: {"slope": [(-1,), (0,), (1,)]},

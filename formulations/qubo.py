@@ -21,6 +21,10 @@ import scipy.sparse as sp
 from coplug.formulations.checks import numeric_array
 from coplug.plugins.errors import InputError
 
+# A safe QUBO's penalties may reach at most this many times its largest value: ulp of the
+# penalty then stays below 2^-20 of that value, so float64 keeps the values beside it.
+PENALTY_LIMIT = 2.0**32
+
 
 @dataclass
 class QUBO:
