@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
 
 from coplug.formulations.checks import check_count, check_memory, check_seed
-from coplug.plugins.arguments import check_flag
+from coplug.plugins.arguments import check_flag, refuse_masked
 from coplug.plugins.errors import InputError
 
 
@@ -405,13 +405,14 @@ def validate_costs(c: np.ndarray, square: bool = False, source: str = "cost matr
     if sp.issparse(c):  # np.asarray made it a 0-d object array: "got shape ()"
         raise InputError(f"{source}: need a dense 2-D matrix, got a scipy sparse "
                          f"{c.shape[0]}x{c.shape[1]} matrix (its missing entries are not costs)")
+    refuse_masked(c, source)
     try:
         c = np.asarray(c)
     except ValueError:  # numpy's "inhomogeneous shape" for ragged rows
         raise InputError(f"{source}: rows of different lengths; need a 2-D matrix") from None
     if c.ndim != 2 or c.size == 0:
         raise InputError(f"{source}: need a non-empty 2-D matrix, got shape {c.shape}")
-    if not np.issubdtype(c.dtype, np.number) or np.issubdtype(c.dtype, np.complexfloating):
+    if c.dtype.kind not in "iuf":  # numpy counts complex and timedelta64 as numbers
         raise InputError(f"{source}: costs must be real numbers, got dtype {c.dtype}")
     if square and c.shape[0] != c.shape[1]:
         raise InputError(f"{source}: need a square matrix, got {c.shape[0]}x{c.shape[1]}")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from coplug.plugins.arguments import refuse_masked
 from coplug.plugins.errors import InputError
 
 SEED_LIMIT = 2**63
@@ -58,7 +59,8 @@ def check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
 
 def numeric_array(data: object, what: str, booleans: bool = True) -> np.ndarray:
     """`data` as a float array, or an InputError naming `what` (strings, objects, ragged;
-    booleans too unless `booleans`)."""
+    booleans too unless `booleans`; masked arrays)."""
+    refuse_masked(data, what)
     try:
         array = np.asarray(data)
     except ValueError:

@@ -19,6 +19,7 @@ from coplug.formulations.checks import (
     numeric_array,
 )
 from coplug.formulations.fair_metrics import recode_labels
+from coplug.plugins.arguments import refuse_masked
 from coplug.plugins.errors import InputError
 from coplug.plugins.value_equality import ValueEquality
 
@@ -49,6 +50,7 @@ def as_adjacency(graph: Any) -> sp.csr_matrix:
             raise InputError("the graph has no nodes")
         _check_edge_weights(graph)
         return sp.csr_matrix(nx.to_scipy_sparse_array(graph, weight="weight", dtype=float))
+    refuse_masked(graph, "adjacency")
     if (sp.issparse(graph) or isinstance(graph, np.ndarray)) and graph.dtype.kind == "c":
         raise InputError("adjacency weights must be real numbers, got a complex matrix")
     try:

@@ -21,6 +21,7 @@ from coplug.formulations.checks import (
 )
 from coplug.formulations.qubo import PENALTY_LIMIT, QUBO
 from coplug.formulations.qubo_solvers import PENALTY_RTOL
+from coplug.plugins.arguments import refuse_masked
 from coplug.plugins.errors import InputError
 from coplug.plugins.value_equality import ValueEquality
 
@@ -93,6 +94,7 @@ class KnapsackInstance(ValueEquality):
 def _as_numbers(data: object, field: str) -> np.ndarray:
     """A copy of `data` as real numbers (booleans and integers kept exact; a copy, so the
     caller's later edits cannot reach a checked instance), or an error naming the field."""
+    refuse_masked(data, f"knapsack {field}")
     try:
         array = np.array(data)
     except ValueError:  # ragged: [1, [2, 3]]

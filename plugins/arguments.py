@@ -14,3 +14,11 @@ def check_flag(value: object, name: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise InputError(f"{name} must be True or False, got {value!r}")
     return bool(value)
+
+
+def refuse_masked(data: object, what: str, hint: str = "") -> None:
+    """InputError for a numpy masked array: `np.asarray` drops its mask, so the masked-out
+    entries would silently count as data."""
+    if isinstance(data, np.ma.MaskedArray):
+        raise InputError(f"{what}: masked arrays are not supported (their masked-out entries "
+                         f"would count as data){hint}")

@@ -15,6 +15,7 @@ from scipy.stats import qmc
 
 from coplug.formulations.bbo.grammar import Node, Program, check_program
 from coplug.formulations.checks import check_count, check_memory, check_seed
+from coplug.plugins.arguments import refuse_masked
 from coplug.plugins.errors import InputError
 
 
@@ -170,9 +171,19 @@ def numpy_evaluator(program: Program) -> Callable[[np.ndarray], np.ndarray]:
 
     def evaluate(X: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
-            return inner(np.asarray(X, dtype=float))
+            return inner(_real_points(X).astype(float))
 
     return evaluate
+
+
+def _real_points(X: Any) -> np.ndarray:
+    """X as an array of real numbers, or an InputError: casting dropped a complex point's
+    imaginary part (with only numpy's ComplexWarning), and a mask would be ignored."""
+    refuse_masked(X, "points")
+    points = np.asarray(X)
+    if points.dtype.kind not in "biuf":
+        raise InputError(f"points must be real numbers, got dtype {points.dtype}")
+    return points
 
 
 def torch_evaluator(program: Program) -> Callable[[Any], Any]:
@@ -181,7 +192,15 @@ def torch_evaluator(program: Program) -> Callable[[Any], Any]:
 
     check_program(program, "torch_evaluator")
     inner = _evaluator(program, "torch")
-    return lambda X: inner(torch.as_tensor(X, dtype=torch.float64))
+
+    def evaluate(X: Any) -> Any:
+        if isinstance(X, torch.Tensor):
+            if X.is_complex():
+                raise InputError(f"points must be real numbers, got dtype {X.dtype}")
+            return inner(X.to(torch.float64))
+        return inner(torch.as_tensor(_real_points(X), dtype=torch.float64))
+
+    return evaluate
 
 
 def check_points(program: Program, n: int = 256, seed: int = 0) -> np.ndarray:

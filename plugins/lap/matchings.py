@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from coplug.plugins.arguments import check_flag
+from coplug.plugins.arguments import check_flag, refuse_masked
 from coplug.plugins.errors import InputError
 from coplug.plugins.lap import sparse
 from coplug.plugins.lap.cell_costs import matching_costs
@@ -133,6 +133,7 @@ def _line_costs(value: Any, size: int, name: str) -> np.ndarray:
     """A scalar or one finite real per line, as a float64 vector of `size`. A single value
     in a list is refused (not broadcast) unless there is one line: it is likely a
     miscount."""
+    refuse_masked(value, name)
     try:
         given = np.asarray(value)
         if given.dtype.kind not in "iuf":

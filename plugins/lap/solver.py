@@ -13,7 +13,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 import scipy.sparse as sp
 
-from coplug.plugins.arguments import check_flag
+from coplug.plugins.arguments import check_flag, refuse_masked
 from coplug.plugins.errors import InputError, TimeLimitError
 from coplug.plugins.interrupts import interrupt_kept
 from coplug.plugins.lap import certify, jv, small, sparse, sparsify, warmstart
@@ -284,9 +284,8 @@ def dense_costs(cost: Any) -> np.ndarray:
     Its entries are checked for NaN and inf by the solve's first pass over the matrix
     (`warmstart.checked_min_trick` or `jv.checked_row_reduction`), not by a pass of its own.
     """
-    if isinstance(cost, np.ma.MaskedArray):
-        raise InputError("masked cost arrays are not supported; pass a scipy.sparse matrix "
-                         "whose stored entries are the allowed pairs")
+    refuse_masked(cost, "cost matrix", "; pass a scipy.sparse matrix whose stored entries "
+                  "are the allowed pairs")
     if cost is None or hasattr(cost, "component_data_objects"):  # a Pyomo model or block
         raise InputError(f"solve_lap takes a cost matrix, got {type(cost).__name__}; solve an "
                          "assignment-structured Pyomo model with solve(model, solver='lap')")
