@@ -18,7 +18,6 @@ ratio cut (or cut); `mip_objective` recomputes that value from the labels.
 from __future__ import annotations
 
 import numbers
-import warnings
 from typing import Any
 
 import numpy as np
@@ -28,6 +27,7 @@ import scipy.sparse as sp
 from coplug.formulations.checks import check_choice
 from coplug.formulations.fair_graphs import check_n_clusters, validate_fair_graph
 from coplug.formulations.fair_metrics import ratio_cut
+from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError
 
 OBJECTIVES = ("ratio_cut", "cut")
@@ -60,10 +60,10 @@ def warn_weight_span(weights: np.ndarray) -> None:
     """UserWarning when the positive edge weights span more than WEIGHT_SPAN_WARN."""
     positive = weights[weights > 0]
     if positive.size and positive.max() > WEIGHT_SPAN_WARN * positive.min():
-        warnings.warn(
+        warn_at_caller(
             f"edge weights span {positive.max() / positive.min():.1e} (largest / smallest): "
             f"past {WEIGHT_SPAN_WARN:.0e} the solvers' tolerances can misjudge the light "
-            "edges and call a worse partition optimal", UserWarning, stacklevel=3,
+            "edges and call a worse partition optimal"
         )
 
 
@@ -219,7 +219,7 @@ def mip_labels(model: pyo.ConcreteModel, check: bool = True) -> np.ndarray:
                          "stopped before a first point, leaves none)")
     mismatch = objective_mismatch(model, labels) if check else None
     if mismatch is not None:
-        warnings.warn(mismatch, UserWarning, stacklevel=2)
+        warn_at_caller(mismatch)
     return labels
 
 

@@ -28,7 +28,6 @@ formulation; its exact counterpart is `coplug.formulations.fair_clustering_mip`.
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +41,7 @@ from sklearn.cluster import KMeans
 
 from coplug.formulations.checks import check_choice
 from coplug.formulations.fair_graphs import check_n_clusters, validate_fair_graph
+from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError
 
 METHODS = ("riemannian", "nullspace", "unnormalized", "normalized")
@@ -302,10 +302,9 @@ def riemannian_admm_embedding(
     x = polar(project(x))
     objective = float(np.sum(x * (lap @ x)))
     if not converged:
-        warnings.warn(
+        warn_at_caller(
             f"{NOT_CONVERGED} in max_iter={max_iter} iterations (objective {objective:.4g}, "
-            f"split residual {residual:.1e}): raise max_iter or use method='nullspace'",
-            UserWarning, stacklevel=2,
+            f"split residual {residual:.1e}): raise max_iter or use method='nullspace'"
         )
     info = {"method": "riemannian", "iterations": iterations, "converged": converged,
             "objective": objective, "residual": residual, "history": history}

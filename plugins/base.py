@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import warnings
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any, Protocol, runtime_checkable
 
+from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError
 from coplug.plugins.varmap import VarMap
 
@@ -181,8 +181,8 @@ def plugin_statistics(plugin: Any) -> dict[str, Any]:
         return dict(stats())
     except Exception as exc:  # a third-party plugin's bug, whatever its type
         error = f"{type(exc).__name__}: {exc}"
-        warnings.warn(f"plugin {plugin_name(plugin)!r}: statistics() failed ({error}); the "
-                      "solve's result is kept", UserWarning, stacklevel=2)
+        warn_at_caller(f"plugin {plugin_name(plugin)!r}: statistics() failed ({error}); the "
+                       "solve's result is kept")
         return {"error": error}
 
 

@@ -1,17 +1,20 @@
-"""Warnings that point at the user's line: the first frame outside coplug, however deep the
-call that raised them (a fixed stacklevel broke whenever a solve path grew a frame)."""
+"""Warnings that point at the user's line: the first frame outside coplug and Pyomo, however
+deep the call that raised them (a fixed stacklevel broke whenever a solve path grew a frame;
+a solve through Pyomo's SolverFactory runs inside Pyomo's own frames)."""
 
 from __future__ import annotations
 
 import sys
 import warnings
 
+_OURS = ("coplug.", "pyomo.")  # modules whose frames a warning skips on its way up
+
 
 def caller_stacklevel() -> int:
     """The `stacklevel` of the first frame, above the function calling this, whose module is
-    not part of coplug."""
+    not part of coplug or Pyomo."""
     level, frame = 1, sys._getframe(1)
-    while frame is not None and frame.f_globals.get("__name__", "").startswith("coplug."):
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(_OURS):
         level += 1
         frame = frame.f_back
     return level

@@ -19,7 +19,6 @@ Suffix never reads as "all duals zero" and a wrong one never reaches the user.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +27,7 @@ import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
 
+from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.linear_terms import LinearTerms, expanded_repn, linear_terms
 from coplug.plugins.lp_certificate import certify
 from coplug.plugins.modeldata import SOLVER_INFINITY
@@ -261,7 +261,7 @@ def load_duals(request: DualRequest, result: Result,
     names = ", ".join(s.name for s in request.suffixes.values())
     if reduced is None:
         result.extra["duals"] = {"loaded": False, "reason": request.reason}
-        warnings.warn(f"{names} left empty: {request.reason}", UserWarning, stacklevel=4)
+        warn_at_caller(f"{names} left empty: {request.reason}")
         return
     if "dual" in request.suffixes:
         for (con, _, _, _), dual in zip(request.lp.rows, request.row_duals, strict=True):

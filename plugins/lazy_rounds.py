@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import sys
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,6 +28,8 @@ from pyomo.core.expr.visitor import identify_variables
 from pyomo.util.vars_from_expressions import get_vars_from_components
 
 from coplug.plugins.bar import progress_bar
+from coplug.plugins.base import plugins_statistics
+from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.duals import ADDED_ROWS, dual_request, load_duals
 from coplug.plugins.errors import InputError, SolverError
 from coplug.plugins.lazy import LazyConstraints
@@ -164,7 +165,7 @@ def solve_in_rounds(model: pyo.Block, lazies: Sequence[LazyConstraints],
         load_duals(duals, result)
     result.time, result.nodes = seconds, nodes
     result.extra["lazy_rounds"] = rounds
-    result.plugin_stats = {lazy.name: lazy.statistics() for lazy in lazies}
+    result.plugin_stats = plugins_statistics(lazies)
     return result
 
 
@@ -203,9 +204,9 @@ def _boxed_stop(result: Result) -> None:
     """A round in the box stopped short (a time or node limit, or MAX_ROUNDS): a point it
     found meets every lazy row and stays a solution, but no bound or verdict is the
     model's."""
-    warnings.warn("lazy constraints: the model without its lazy rows is unbounded and the "
-                  f"solve stopped while solving it within a box of +-{BOX:g}; no bound or "
-                  "verdict of the model", UserWarning, stacklevel=3)
+    warn_at_caller("lazy constraints: the model without its lazy rows is unbounded and the "
+                   f"solve stopped while solving it within a box of +-{BOX:g}; no bound or "
+                   "verdict of the model")
     result.bound = None
     if result.status in (Status.OPTIMAL, Status.INFEASIBLE, *_OPEN):
         result.status = Status.FEASIBLE if result.has_solution else Status.UNKNOWN
@@ -217,8 +218,7 @@ def _unproven(result: Result, violated: int, rounds: int) -> None:
     if rounds >= MAX_ROUNDS and result.status is Status.OPTIMAL:
         raise SolverError(f"lazy constraints: still {violated} violated rows after "
                           f"{rounds} rounds; does `separate` return new rows forever?")
-    warnings.warn(f"lazy constraints: the solve stopped ({result.status.value}) at a point "
-                  f"that violates {violated} lazy rows; no solution is reported",
-                  UserWarning, stacklevel=3)
+    warn_at_caller(f"lazy constraints: the solve stopped ({result.status.value}) at a point "
+                   f"that violates {violated} lazy rows; no solution is reported")
     result.has_solution = False
     result.objective = None

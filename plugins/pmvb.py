@@ -41,7 +41,6 @@ from __future__ import annotations
 import math
 import numbers
 import time
-import warnings
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +52,7 @@ from pyomo.common.collections import ComponentMap
 from pyscipopt import SCIP_RESULT, Branchrule, quicksum
 
 from coplug.plugins.base import solve_free_state
+from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError
 from coplug.plugins.limits import SCIP_INT_MAX, checked_scip_int
 from coplug.plugins.varmap import VarMap
@@ -258,6 +258,7 @@ class PMVBBranching:
 
     name = "pmvb"
     _scip_ref: weakref.ReferenceType[Any] | None = None  # also for a copy, which drops it
+    _failure: BaseException | None = None
 
     def __init__(
         self,
@@ -289,7 +290,8 @@ class PMVBBranching:
     def __getstate__(self) -> dict[str, Any]:
         """Pickled and copied without the last solve's SCIP model, variable map and SCIP
         variables (a rule that had branched failed to copy inside PySCIPOpt)."""
-        return {**solve_free_state(self.__dict__), "_root_scip": None, "_node_planes": {}}
+        return {**solve_free_state(self.__dict__), "_root_scip": None, "_node_planes": {},
+                "_failure": None}
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
         """Include the branching rule (highest priority, down to `depth`) into SCIP."""
@@ -299,6 +301,7 @@ class PMVBBranching:
                 f"{_MULTI_MODEL[self.mode]}(model, ...) instead of solve()"
             )
         self._scip_ref, self._var_map, self._stats = weakref.ref(scip_model), var_map, _Stats()
+        self._failure = None
         self.root_planes = self._root_scip = None
         self._node_planes = {}
         self._probs = _static_probabilities(self.predictor, var_map)
@@ -334,6 +337,13 @@ class PMVBBranching:
     def finish(self, result: Any) -> None:
         """Record whether the likely child held the optimum, while SCIP's model is there."""
         self._stats.likely_held = self._likely_held()
+
+    def raise_failure(self) -> None:
+        """Re-raise what stopped the solve from inside the predictor (a KeyboardInterrupt or
+        SystemExit; its exceptions are recorded as `error` instead), and forget it."""
+        failure, self._failure = self._failure, None
+        if failure is not None:
+            raise failure
 
     def statistics(self) -> dict[str, Any]:
         """Counters, the root hyperplanes, and whether the likely child held the optimum."""
@@ -374,9 +384,14 @@ class PMVBBranching:
             try:
                 variables, probs = self._candidates(scip, free_only=node_depth > 0)
             except Exception as exc:  # a failing predictor must not abort SCIP's search
+                if self._stats.error is None:  # once per solve: it fails alike at each node
+                    warn_at_caller(f"PMVB predictor failed, SCIP branches as usual: {exc}",
+                                   RuntimeWarning)
                 self._stats.error = f"{type(exc).__name__}: {exc}"
-                warnings.warn(f"PMVB predictor failed, SCIP branches as usual: {exc}",
-                              RuntimeWarning, stacklevel=1)
+                return SCIP_RESULT.DIDNOTRUN
+            except BaseException as exc:  # KeyboardInterrupt: raised once SCIP has stopped
+                self._failure = exc  # raised here it became SCIP's "unspecified error"
+                scip.interruptSolve()
                 return SCIP_RESULT.DIDNOTRUN
             planes = hoeffding_hyperplanes(probs, self.threshold, self.confidence)
             inherited = self._path_planes(scip) if node_depth > 0 else []

@@ -3,7 +3,12 @@ raised by the user's own code."""
 
 from __future__ import annotations
 
+import os
+import warnings
+
+import networkx as nx
 import numpy as np
+import pyomo.environ as pyo
 import pytest
 
 from coplug.formulations.assignment import assignment_model
@@ -11,8 +16,10 @@ from coplug.formulations.bbo import load, numpy_evaluator, torch_evaluator
 from coplug.formulations.fair_metrics import ratio_cut
 from coplug.formulations.knapsack import KnapsackInstance
 from coplug.formulations.tsp import TSPInstance, tour_length
+from coplug.plugins import LazyConstraints, solve
 from coplug.plugins.errors import InputError
 from coplug.plugins.lap import ranked_matchings, solve_lap
+from coplug.plugins.pmvb import PMVBBranching
 
 MASKED = np.ma.masked_array([[1.0, 100.0], [100.0, 1.0]], mask=[[1, 0], [0, 1]])
 
@@ -68,3 +75,117 @@ def test_bbo_evaluators_refuse_complex_points() -> None:
         torch_evaluator(program)(torch.as_tensor(points))
     assert torch_evaluator(program)(torch.tensor([[3.0, 4.0]])).item() == 25.0
     assert numpy_evaluator(program)(np.array([[3, 4]], dtype=np.int8))[0] == 25.0
+
+
+def _knapsack() -> pyo.ConcreteModel:
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(4), domain=pyo.Binary)
+    m.cap = pyo.Constraint(expr=3 * m.x[0] + 4 * m.x[1] + 5 * m.x[2] + 6 * m.x[3] <= 10)
+    m.value = pyo.Objective(expr=4 * m.x[0] + 5 * m.x[1] + 7 * m.x[2] + 8 * m.x[3],
+                            sense=pyo.maximize)
+    return m
+
+
+def _ours(record: list[warnings.WarningMessage]) -> list[str]:
+    """The files the recorded warnings name (this test file when they point at the caller)."""
+    assert record, "no warning"
+    return sorted({os.path.abspath(w.filename) for w in record})
+
+
+class _BrokenStatistics(LazyConstraints):
+    def statistics(self) -> dict:
+        raise ValueError("boom")
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_a_failing_statistics_keeps_the_lazy_solve_and_warns_at_the_caller(solver: str) -> None:
+    """HiGHS's lazy rounds called statistics() bare: its ValueError lost the solve's result
+    (SCIP kept it, with a warning that named coplug's base.py)."""
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        result = solve(_knapsack(), solver=solver, plugins=[_BrokenStatistics(lambda s: [])])
+    assert result.objective == pytest.approx(solve(_knapsack(), solver="highs").objective)
+    assert result.plugin_stats["lazy"] == {"error": "ValueError: boom"}
+    assert _ours(record) == [os.path.abspath(__file__)]
+
+
+def test_warnings_through_pyomos_solver_factories_point_at_the_callers_line() -> None:
+    """Through SolverFactory the first frame outside coplug was Pyomo's own wrapper, and the
+    duals' fixed stacklevel named coplug's pyomo_factory.py."""
+    from pyomo.contrib.solver.common.factory import SolverFactory
+
+    def with_dual() -> pyo.ConcreteModel:
+        m = _knapsack()
+        m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+        return m
+
+    tiny = pyo.ConcreteModel()
+    tiny.x = pyo.Var(bounds=(0, 1))
+    tiny.o = pyo.Objective(expr=1e-9 * tiny.x)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        pyo.SolverFactory("coplug_scip").solve(with_dual())
+        SolverFactory("coplug_highs").solve(with_dual())
+        pyo.SolverFactory("coplug_scip").solve(tiny, warmstart=True)
+    assert len(record) >= 4  # two duals left empty, a tiny objective, an unused start
+    assert _ours(record) == [os.path.abspath(__file__)]
+
+
+def test_lazy_round_and_fair_spectral_warnings_point_at_the_caller() -> None:
+    """lazy_rounds' and R-FairSC's fixed stacklevels were a frame short (bridge.py, fit)."""
+    from coplug.formulations.mip_families import mknapsack
+    from coplug.learned.fair_spectral import FairSpectralClustering
+
+    m = mknapsack(30, seed=1)
+    xs = list(m.component_data_objects(pyo.Var))
+
+    def at_most_two(solution):
+        return [sum(xs[:10]) <= 2] if sum(solution[v] for v in xs[:10]) > 2.5 else []
+
+    graph = nx.stochastic_block_model([20, 20, 20], [[0.5, 0.05, 0.05], [0.05, 0.5, 0.05],
+                                                     [0.05, 0.05, 0.5]], seed=1)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        solve(m, solver="highs", plugins=[LazyConstraints(at_most_two)],
+              mip_max_improving_sols=1)
+        FairSpectralClustering(3, [i % 2 for i in range(60)], method="riemannian",
+                               max_iter=2).fit(graph)
+    assert {str(w.message)[:17] for w in record} == {"lazy constraints:", "R-FairSC's ADMM d"}
+    assert _ours(record) == [os.path.abspath(__file__)]
+
+
+class _BrokenPredictor:
+    def __init__(self, error: BaseException) -> None:
+        self.error, self.calls = error, 0
+
+    def predict_variables(self, scip, variables):
+        self.calls += 1
+        raise self.error
+
+
+def test_a_failing_pmvb_predictor_warns_once_at_the_caller() -> None:
+    """It warned at every branching call, each naming coplug's pmvb.py."""
+    from coplug.formulations.mip_families import mknapsack
+
+    predictor = _BrokenPredictor(RuntimeError("predictor broke"))
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        result = solve(mknapsack(40, seed=3), plugins=[PMVBBranching(predictor, depth=50)])
+    truth = solve(mknapsack(40, seed=3), solver="highs")
+    assert result.objective == pytest.approx(truth.objective)
+    assert predictor.calls > 1 and len(record) == 1
+    assert _ours(record) == [os.path.abspath(__file__)]
+    assert result.plugin_stats["pmvb"]["error"] == "RuntimeError: predictor broke"
+
+
+def test_a_keyboard_interrupt_from_a_pmvb_predictor_comes_out_as_itself() -> None:
+    """Raised inside SCIP's callback it became SolverError("SCIP: unspecified error!");
+    the other plugins that run user code re-raise it once SCIP has stopped."""
+    from coplug.formulations.mip_families import mknapsack
+
+    m = mknapsack(30, seed=1)
+    rule = PMVBBranching(_BrokenPredictor(KeyboardInterrupt("user stop")))
+    with pytest.raises(KeyboardInterrupt, match="user stop"):
+        solve(m, plugins=[rule])
+    again = solve(m, plugins=[PMVBBranching("lp")])
+    assert again.objective == pytest.approx(solve(m, solver="highs").objective)

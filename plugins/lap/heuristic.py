@@ -14,7 +14,6 @@ import functools
 import math
 import numbers
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from pyscipopt import SCIP_HEURTIMING, SCIP_LPSOLSTAT, SCIP_RESULT, Heur
 
+from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError, TimeLimitError
 from coplug.plugins.lap import bipartite
 from coplug.plugins.lap.solver import solve_lap
@@ -270,8 +270,8 @@ class LapHeuristic:
         """Keep the first error a call raised; SCIP goes on without the heuristic's answer."""
         if self._stats["error"] is None:
             self._stats["error"] = f"{type(exc).__name__}: {exc}"
-            warnings.warn(f"LapHeuristic failed, SCIP goes on without it: {exc}",
-                          RuntimeWarning, stacklevel=1)
+            warn_at_caller(f"LapHeuristic failed, SCIP goes on without it: {exc}",
+                           RuntimeWarning)
 
     def run(self, scip: Any, heur: Any) -> Any:
         """One heuristic call: every block gives a candidate; returns a SCIP_RESULT."""
