@@ -376,8 +376,8 @@ def barrier_gradient_ascent(
                       "min_slack": float(slack.min(initial=np.inf))})
         if keep_iterates:
             iterates.append(x.copy())
-        if callback is not None:
-            callback(iteration, x, level)
+        if callback is not None:  # a copy: writing into the iterate made it infeasible
+            callback(iteration, x.copy(), level)
         if stationarity <= tol * level / mu:
             if level <= mu:
                 converged = True

@@ -35,7 +35,7 @@ class Game:
 
     def __init__(self, name: str = "game") -> None:
         self.model = pyo.ConcreteModel(name=name)
-        self._players: list[str] = []
+        self._players: dict[str, None] = {}  # in order added; a dict for O(1) lookups
 
     def add_player(self, name: str) -> pyo.Block:
         """A new, empty player block on the model; fill it with Vars, Constraints, `utility`."""
@@ -47,7 +47,7 @@ class Game:
                              "choose another name")
         block = pyo.Block(concrete=True)
         self.model.add_component(name, block)
-        self._players.append(name)
+        self._players[name] = None
         return block
 
     @property
@@ -58,8 +58,14 @@ class Game:
     def block(self, player: str) -> pyo.Block:
         """The block of one player."""
         if player not in self._players:
-            raise InputError(f"unknown player {player!r}; players: {', '.join(self._players)}")
+            raise InputError(f"unknown player {player!r}; players: {self._named()}")
         return self.model.component(player)
+
+    def _named(self, shown: int = 10) -> str:
+        """The players' names for a message, the first `shown` of them."""
+        names = list(self._players)
+        more = f", ... ({len(names)} players)" if len(names) > shown else ""
+        return ", ".join(names[:shown]) + more
 
     def variables(self, player: str) -> list[VarData]:
         """The decision variables of one player (unfixed Vars inside its block)."""
@@ -160,7 +166,7 @@ class Game:
         what is wrong with them."""
         if player not in self._players:
             raise InputError(f"the profile names {player!r}, not a player "
-                             f"({', '.join(self._players)})")
+                             f"({self._named()})")
         variables = self.variables(player)
         try:
             values = np.asarray(values, dtype=float).ravel()

@@ -165,6 +165,12 @@ def stopped_by_plugin(plugins: Any) -> bool:
     return any(getattr(plugin, "stopped_solve", False) for plugin in plugins)
 
 
+def calls_back_after_loading(plugins: Any) -> bool:
+    """Whether a plugin runs user code once the solution is loaded (`OnSolution.finish`),
+    so that a failure there must put back the model's values and duals."""
+    return any(getattr(plugin, "calls_back_after_loading", False) for plugin in plugins)
+
+
 def adds_rows(plugins: Any) -> bool:
     """Whether a plugin adds rows of its own (`adds_rows`), making SCIP's model not Pyomo's."""
     return any(getattr(plugin, "adds_rows", False) for plugin in plugins)

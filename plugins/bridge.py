@@ -28,6 +28,7 @@ from pyomo.core.staleflag import StaleFlagManager
 from coplug.plugins.arguments import check_flag
 from coplug.plugins.base import (
     adds_rows,
+    calls_back_after_loading,
     finish_plugins,
     plugins_statistics,
     raise_plugin_failures,
@@ -76,6 +77,7 @@ from coplug.plugins.mipstart import scip_mip_start
 from coplug.plugins.modeldata import check_model_data
 from coplug.plugins.nonlinear_optimum import check_nonlinear_optimum
 from coplug.plugins.objective_at_point import check_objective_at_point
+from coplug.plugins.outer_variables import restored_on_failure, solve_state
 from coplug.plugins.priorities import set_scip_priorities, unread_export_suffixes
 from coplug.plugins.results import OBJECTIVE_LIMIT, Result, Status
 from coplug.plugins.scip_objective import expression_value, use_native_objective
@@ -173,8 +175,10 @@ def solve(
         raise InputError("LazyConstraints with HiGHS are solved in rounds, with no other "
                          "plugins; use solver='scip' to combine them")
     # threads take turns (coplug.plugins.serial); a solve that raises lets its plugins
-    # release what they hold for it
-    with one_solve_at_a_time(), released_on_failure(plugins):
+    # release what they hold for it, and puts back what it loaded before a plugin's
+    # callback raised after the fact
+    before = solve_state(model) if calls_back_after_loading(plugins) else None
+    with one_solve_at_a_time(), released_on_failure(plugins), restored_on_failure(before):
         if solver.lower() == "highs" and all_lazy(plugins):
             run = functools.partial(solve_in_rounds, model, plugins, first_round_start(
                 lambda left, **kw: backend(model, plugins=[], time_limit=left, params=params,

@@ -41,6 +41,8 @@ class OnSolution(UserCallbackPlugin):
     (counted as `skipped`): stopping at it left that infeasible point as the answer.
     """
 
+    calls_back_after_loading = True  # `finish` may hand on the loaded solution
+
     def __init__(self, callback: Callable[[SolutionView, float], Any],
                  name: str = "on_solution") -> None:
         self.callback = checked_user_function(

@@ -5,6 +5,8 @@ or it silently misses a bound or leaves a value unloaded."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pyomo.environ as pyo
@@ -49,3 +51,38 @@ def put_back(values: list[tuple[VarData, Any]]) -> None:
     """Give each variable the value `values_a_solve_may_set` read."""
     for var, value in values:
         var.set_value(value, skip_validation=True)
+
+
+# The import Suffixes a solve fills (LP duals and reduced costs).
+DUAL_SUFFIXES = ("dual", "rc")
+
+
+def solve_state(model: pyo.Block) -> dict[str, Any]:
+    """Values of the unfixed variables a solve may set (`values_a_solve_may_set`) and the
+    contents of the block's dual/rc Suffixes, for `restore_state`."""
+    suffixes = {s.local_name: s for s in model.component_objects(pyo.Suffix, active=True,
+                                                                 descend_into=False)
+                if s.import_enabled() and s.local_name in DUAL_SUFFIXES}
+    return {"values": values_a_solve_may_set(model),
+            "suffixes": {name: (s, list(s.items())) for name, s in suffixes.items()}}
+
+
+def restore_state(before: dict[str, Any]) -> None:
+    """Put back the variable values and Suffix contents `solve_state` took."""
+    put_back(before["values"])
+    for suffix, items in before["suffixes"].values():
+        suffix.clear()
+        suffix.update(items)
+
+
+@contextmanager
+def restored_on_failure(before: dict[str, Any] | None) -> Iterator[None]:
+    """Put back the state `before` (from `solve_state`; None: nothing) when the body raises:
+    a user's callback that fails once the solution is loaded must leave the model as a
+    failure during the solve does."""
+    try:
+        yield
+    except BaseException:
+        if before is not None:
+            restore_state(before)
+        raise

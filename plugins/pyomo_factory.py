@@ -47,7 +47,7 @@ from pyomo.util.vars_from_expressions import get_vars_from_components
 from coplug.plugins.bridge import available_solvers, check_model, solve
 from coplug.plugins.errors import InputError
 from coplug.plugins.interrupts import capture_output
-from coplug.plugins.outer_variables import put_back, values_a_solve_may_set
+from coplug.plugins.outer_variables import DUAL_SUFFIXES, restore_state, solve_state
 from coplug.plugins.results import OBJECTIVE_LIMIT, Result, Status
 from coplug.plugins.serial import one_solve_at_a_time
 
@@ -66,7 +66,6 @@ _TERMINATION = {
 }
 # Pyomo's gap options by backend: (relative, absolute) native option names.
 _GAP_OPTIONS = {"scip": ("limits/gap", "limits/absgap"), "highs": ("mip_rel_gap", "mip_abs_gap")}
-_DUAL_SUFFIXES = ("dual", "rc")
 
 
 class CoplugConfig(BranchAndBoundConfig):
@@ -125,7 +124,7 @@ class CoplugSolutionLoader(SolutionLoader):
     def load_import_suffixes(self) -> None:
         """Fill `dual`/`rc` with what the solve certified; other import Suffixes stay empty."""
         suffixes = self._collect_and_clear_import_suffixes()
-        for name in _DUAL_SUFFIXES:
+        for name in DUAL_SUFFIXES:
             if name in suffixes and self._suffixes.get(name) is not None:
                 suffixes[name].update(self._suffixes[name].items())
 
@@ -206,14 +205,14 @@ class CoplugSolver(SolverBase):
         config = self.config(value=kwds, preserve_implicit=True)
         if not isinstance(model, BlockData):
             check_model(model)  # names what was passed: an indexed Block, a kernel model, ...
-        before = _snapshot(model)
+        before = solve_state(model)
         timer = config.timer if config.timer is not None else HierarchicalTimer()
         timer.start("solve")
         try:
             result = self._solve_teed(model, config)
         except BaseException:
             if not config.load_solutions:  # values a round loaded before the error go too
-                _restore(model, before)
+                restore_state(before)
             raise
         finally:
             timer.stop("solve")
@@ -228,7 +227,7 @@ class CoplugSolver(SolverBase):
                       results.termination_condition
                       is not TerminationCondition.convergenceCriteriaSatisfied)
         if not keep or nonoptimal:
-            _restore(model, before)
+            restore_state(before)
         if nonoptimal:
             raise NoOptimalSolutionError(f"{self.name}: the solve ended {result.status.value}"
                                          f"{_reason(result)}; set raise_exception_on_nonoptimal"
@@ -356,25 +355,6 @@ def _native_options(backend: str, config: CoplugConfig) -> dict[str, Any]:
         options["threads"] = config.threads
     options.update(config.solver_options.value())
     return options
-
-
-def _snapshot(model: BlockData) -> dict[str, Any]:
-    """Values of the unfixed variables the solve may set (the block's own and those its
-    constraints and objective use, which a block may take from outside) and contents of
-    its dual/rc Suffixes."""
-    suffixes = {s.local_name: s for s in model.component_objects(pyo.Suffix, active=True,
-                                                                 descend_into=False)
-                if s.import_enabled() and s.local_name in _DUAL_SUFFIXES}
-    return {"values": values_a_solve_may_set(model),
-            "suffixes": {name: (s, list(s.items())) for name, s in suffixes.items()}}
-
-
-def _restore(model: BlockData, before: dict[str, Any]) -> None:
-    """Put back the variable values and Suffix contents `_snapshot` took."""
-    put_back(before["values"])
-    for suffix, items in before["suffixes"].values():
-        suffix.clear()
-        suffix.update(items)
 
 
 def _solution_values(model: BlockData, result: Result) -> ComponentMap:

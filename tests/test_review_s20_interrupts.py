@@ -200,6 +200,7 @@ def test_an_interrupted_ranking_stops_the_block(python_sigint) -> None:
     from coplug.plugins.lap.ranked import ranked_assignments
 
     c = generate("uniform", 300, seed=0)
+    ranked_assignments(c, 2)  # its kernels loaded: under load that took past the SIGINT
     before = interrupts_recorded()
     timer = _sigint_after(1.0)
     try:

@@ -189,3 +189,156 @@ def test_a_keyboard_interrupt_from_a_pmvb_predictor_comes_out_as_itself() -> Non
         solve(m, plugins=[rule])
     again = solve(m, plugins=[PMVBBranching("lp")])
     assert again.objective == pytest.approx(solve(m, solver="highs").objective)
+
+
+def _sensor(fail_at: int):
+    """A vectorized function whose `fail_at`-th call raises the caller's own error."""
+    calls = []
+
+    def f(X):
+        calls.append(np.shape(X))
+        if len(calls) == fail_at:
+            raise ValueError("sensor failed")
+        return (np.asarray(X) ** 2).sum(axis=-1)
+
+    return f
+
+
+@pytest.mark.parametrize("solver", ["nelder_mead", "de"])
+def test_a_box_functions_own_error_comes_out_as_itself(solver: str) -> None:
+    """A failed batch was retried row by row: an error on the third call vanished (the run
+    returned a best value), and scipy's differential evolution replaced it with a
+    RuntimeError about map-like callables."""
+    from coplug.formulations.bbo.features import as_box_function
+    from coplug.formulations.bbo.portfolio import run_solver
+
+    with pytest.raises(ValueError, match="sensor failed"):
+        run_solver(solver, as_box_function(_sensor(3), dim=2), 60, seed=0)
+
+
+def test_a_vectorized_functions_error_is_not_replaced_by_a_row_by_row_retry() -> None:
+    from coplug.formulations.bbo.features import as_box_function
+
+    def vectorized(X):
+        if (X[:, 0] > 4.0).any():
+            raise ValueError("x0 past 4")
+        return (X ** 2).sum(axis=1)
+
+    with pytest.raises(ValueError, match="x0 past 4"):  # was IndexError from X[:, 0] on a row
+        as_box_function(vectorized, dim=2)(np.array([[4.5, 0.0], [0.0, 0.0]]))
+
+
+@pytest.mark.parametrize("func, match", [
+    (lambda x: [1.0, 2.0], "returned 2 values for one point"),
+    (lambda x: object(), "returned object for a batch of 3 points"),
+    (lambda x: 1j, "returned complex"),
+])
+def test_a_box_functions_wrong_return_is_named(func, match: str) -> None:
+    """Two values per point or objects failed deep inside numpy; complex lost its imaginary
+    part."""
+    from coplug.formulations.bbo.features import as_box_function
+
+    with pytest.raises(InputError, match=match):
+        as_box_function(func, dim=2)(np.zeros((3, 2)))
+
+
+def test_point_and_batch_functions_both_evaluate_every_batch() -> None:
+    """A function of one point that a 1-point first batch let pass as vectorized (np.sum
+    of the whole batch) is called point by point on the next, larger batch."""
+    from coplug.formulations.bbo.features import as_box_function
+
+    X = np.arange(8.0).reshape(4, 2)
+    want = (X ** 2).sum(axis=1)
+    for func in (lambda x: np.sum(x ** 2), lambda x: x[0] ** 2 + x[1] ** 2,
+                 lambda X: (X ** 2).sum(axis=-1)):
+        f = as_box_function(func, dim=2)
+        assert f(X[:1]) == pytest.approx(want[:1])
+        assert f(X) == pytest.approx(want)
+
+
+def test_evolve_refuses_a_proposers_program_over_another_box() -> None:
+    """A user's proposer had a 3-D program join a 2-D run (and top its front); None failed
+    inside the run."""
+    from collections import Counter
+
+    from coplug.formulations.bbo.evolve import EvolutionConfig, evolve
+
+    config = EvolutionConfig(dim=2, targets=(1,), population=4, generations=1, budget=20,
+                             seeds=4, sample=40)
+
+    class Fixed:
+        name, stats = "fixed", Counter()
+
+        def __init__(self, programs):
+            self.programs = programs
+
+        def propose(self, parents, n, rng, context):
+            return self.programs
+
+    for programs, match in [
+        ([load("sum(x ** 2) + x[2]", dim=3)], r"\[-5, 5\]\^3; this run evolves .*\^2"),
+        ([load("sum(x ** 2)", dim=2, lower=-100.0, upper=100.0)], r"\[-100, 100\]\^2"),
+        (None, "must return a list of Programs, got NoneType"),
+        (["sum(x ** 2)"], "needs a Program"),
+    ]:
+        with pytest.raises(InputError, match=match):
+            evolve(config, proposer=Fixed(programs), progress=False)
+    run = evolve(config, proposer=Fixed([load("sum(x ** 2) + x[1]", dim=2)]), progress=False)
+    assert "sum(x ** 2.0) + x[1]\n" in {c.text for c in run.candidates}
+
+
+def test_on_solution_failing_after_the_fact_leaves_the_model_as_it_was() -> None:
+    """HiGHS hands the loaded solution on once more after the solve; a callback raising
+    there left the new values loaded and the dual Suffix emptied."""
+    from coplug.plugins import OnSolution
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 4))
+    m.y = pyo.Var(bounds=(0, 3))
+    m.c = pyo.Constraint(expr=m.x + m.y <= 5)
+    m.obj = pyo.Objective(expr=m.x + 2 * m.y, sense=pyo.maximize)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    m.x.value = m.y.value = 0
+    m.dual[m.c] = 123.0
+    with pytest.raises(ZeroDivisionError):
+        solve(m, solver="highs", plugins=[OnSolution(lambda s, o: 1 / 0)])
+    assert (m.x.value, m.y.value, dict(m.dual.items())) == (0, 0, {m.c: 123.0})
+    result = solve(m, solver="highs", plugins=[OnSolution(lambda s, o: None)])
+    assert result.objective == pytest.approx(8.0) and m.dual[m.c] == pytest.approx(1.0)
+
+
+def test_game_callbacks_get_a_copy_of_the_iterate() -> None:
+    """The callback was handed the live iterate: one written to drove the ascent past the
+    shared row (min slack -2, the infeasible profile written into the game)."""
+    from coplug.formulations.game_solvers import barrier_gradient_ascent
+    from coplug.formulations.games import Game
+
+    game = Game("two")
+    a, b = game.add_player("a"), game.add_player("b")
+    a.x = pyo.Var(bounds=(0, 4), initialize=1.0)
+    b.y = pyo.Var(bounds=(0, 4), initialize=1.0)
+    a.utility = pyo.Expression(expr=-(a.x - 3) ** 2)
+    b.utility = pyo.Expression(expr=-(b.y - 3) ** 2)
+    game.model.shared = pyo.Constraint(expr=a.x + b.y <= 4)
+    seen = []
+
+    def meddle(iteration, x, level):
+        seen.append(x)
+        x[:] = 3.0
+
+    run = barrier_gradient_ascent(game, mu=1e-4, callback=meddle, max_iter=200)
+    assert run.min_slack > 0 and pyo.value(a.x + b.y) <= 4
+    assert len({id(x) for x in seen}) == len(seen) > 1
+
+
+def test_an_unknown_players_message_names_a_few_players() -> None:
+    """It listed every player (and each lookup scanned them all: quadratic in the count)."""
+    from coplug.formulations.games import Game
+
+    game = Game("many")
+    for i in range(2000):
+        game.add_player(f"p{i}")
+    assert game.players[:3] == ["p0", "p1", "p2"] and len(game.players) == 2000
+    with pytest.raises(InputError, match=r"p9, \.\.\. \(2000 players\)$") as error:
+        game.block("nobody")
+    assert len(str(error.value)) < 200

@@ -27,7 +27,7 @@ from coplug.formulations.bbo.features import (
     feature_distance,
     normalize,
 )
-from coplug.formulations.bbo.grammar import Program, to_text
+from coplug.formulations.bbo.grammar import Program, check_program, to_text
 from coplug.formulations.bbo.portfolio import (
     SOLVERS,
     differentiation,
@@ -337,7 +337,8 @@ def evolve(config: EvolutionConfig, proposer: Proposer | None = None,
                        "feature_names": FEATURE_NAMES}
             programs = proposer.propose([p.scored() for p in parents], config.population, rng,
                                         context)
-            children = admit(programs, gen, [p.id for p in parents])
+            children = admit(_checked_proposals(programs, config, proposer.name), gen,
+                             [p.id for p in parents])
             population = select(population + children, config.population)
             history.append(hypervolume(np.array([c.objectives for c in everyone])))
             done, rounds, tally = len(everyone), len(history), counts()
@@ -352,6 +353,25 @@ def evolve(config: EvolutionConfig, proposer: Proposer | None = None,
             snapshot(population, tally=tally)
         raise
     return snapshot(population, finished=True)
+
+
+def _checked_proposals(programs: Any, config: EvolutionConfig, name: str) -> list[Program]:
+    """A proposer's programs, each over the run's dimension and box, else an InputError
+    naming the first that is not (a user's proposer had a 3-D program join a 2-D run and
+    top its front, and None failed inside the run)."""
+    if isinstance(programs, (str, bytes)) or not isinstance(programs, Iterable):
+        raise InputError(f"proposer {name!r} must return a list of Programs, got "
+                         f"{type(programs).__name__}")
+    programs = list(programs)
+    for program in programs:
+        check_program(program, f"proposer {name!r}'s proposals")
+        if (program.dim, program.lower, program.upper) != (config.dim, config.lower,
+                                                           config.upper):
+            raise InputError(
+                f"proposer {name!r} proposed a program over [{program.lower:g}, "
+                f"{program.upper:g}]^{program.dim}; this run evolves programs over "
+                f"[{config.lower:g}, {config.upper:g}]^{config.dim}: {to_text(program)!r}")
+    return programs
 
 
 RUN_FILES = ("config.json", "programs.jsonl", "pareto_front.json", "pareto_front.png",

@@ -72,25 +72,76 @@ def as_box_function(target: Any, dim: int | None = None, lower: float = -5.0,
         if not isinstance(dim, int) or dim < 1:
             raise InputError("a callable target needs dim=<number of variables>")
         check_box(dim, lower, upper)  # finite lower < upper the samplers and solvers can use
-        return BoxFunction(_batched(target, dim), dim, np.full(dim, float(lower)),
+        return BoxFunction(_Batched(target), dim, np.full(dim, float(lower)),
                            np.full(dim, float(upper)), name or getattr(target, "__name__", "f"))
     raise InputError(f"cannot use {type(target).__name__} as a target: give a program, BBOB "
                      "problem, Pyomo model or callable")
 
 
-def _batched(func: Callable[..., Any], dim: int) -> Callable[[np.ndarray], np.ndarray]:
-    """Call `func` on the whole batch; fall back to row by row if it is not vectorized."""
+class _Batched:
+    """A user's function of one point or of a batch of points, called on whole batches
+    once its first call showed it takes them, else point by point. Decided once: retrying
+    every failed batch point by point had swallowed the function's own errors (a failure
+    on its third call vanished) or replaced them (its ValueError became an IndexError)."""
 
-    def f(X: np.ndarray) -> np.ndarray:
-        try:
-            out = np.asarray(func(X), dtype=float).reshape(-1)
-            if out.shape == (X.shape[0],):
+    def __init__(self, func: Callable[..., Any]) -> None:
+        self.func = func
+        self.vectorized: bool | None = None  # unknown until the first call
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        if self.vectorized is None:
+            return self._first(X)
+        if self.vectorized:
+            out = _batch_values(self.func(X), X.shape[0])
+            if out is not None:
                 return out
-        except (TypeError, ValueError, IndexError):
-            pass
-        return np.array([float(func(row)) for row in X])
+            self.vectorized = False  # one value for many: a 1-point first batch misled us
+        return self._rows(X)
 
-    return f
+    def _first(self, X: np.ndarray) -> np.ndarray:
+        """The first call: the whole batch, or point by point where the batch fails and a
+        single point does not (where both fail, the batch's error is the function's)."""
+        try:
+            out = _batch_values(self.func(X), X.shape[0])
+        except Exception as batch_error:
+            try:
+                first = _point_value(self.func(X[0]))
+            except Exception:
+                raise batch_error from None
+            self.vectorized = False
+            return np.array([first, *self._rows(X[1:])])
+        self.vectorized = out is not None
+        return out if out is not None else self._rows(X)
+
+    def _rows(self, X: np.ndarray) -> np.ndarray:
+        return np.array([_point_value(self.func(row)) for row in X], dtype=float)
+
+
+def _batch_values(value: Any, n: int) -> np.ndarray | None:
+    """One number per point as a float vector, or None when the shape is not (n,) or (n, 1)
+    (a function of one point handed a batch)."""
+    out = _numbers(value, f"the function returned {type(value).__name__} for a batch of {n} points")
+    return out.reshape(-1) if out.size == n and out.ndim <= 2 else None
+
+
+def _point_value(value: Any) -> float:
+    """A single number, or an InputError saying what the function returned for one point."""
+    out = _numbers(value, f"the function returned {type(value).__name__} for one point")
+    if out.size != 1:
+        raise InputError(f"the function returned {out.size} values for one point; it must "
+                         "return one number")
+    return float(out.reshape(-1)[0])
+
+
+def _numbers(value: Any, what: str) -> np.ndarray:
+    """`value` as a float array, or an InputError naming `what` when it holds no numbers."""
+    try:
+        out = np.asarray(value)
+        if out.dtype.kind == "c":  # casting would drop the imaginary part
+            raise TypeError
+        return out.astype(float)
+    except (TypeError, ValueError):
+        raise InputError(f"{what}; it must return real numbers") from None
 
 
 def _pyomo_function(model: pyo.Block, name: str) -> BoxFunction:

@@ -72,12 +72,31 @@ def _random_search(b: _Budget, rng: np.random.Generator) -> None:
         b.batch(b.random(rng, min(b.left, RANDOM_BATCH)))
 
 
+class _Carried(Exception):
+    """The function's own TypeError or ValueError, carried past scipy's differential
+    evolution, which replaces those with a RuntimeError about map-like callables."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 def _differential_evolution(b: _Budget, rng: np.random.Generator) -> None:
     bounds = list(zip(b.fn.lower, b.fn.upper, strict=True))
     popsize = max(4, min(15, b.budget // (10 * b.fn.dim)))
-    differential_evolution(lambda X: b.batch(X.T), bounds, vectorized=True,
-                           updating="deferred", popsize=popsize, maxiter=10**6, tol=0.0,
-                           polish=False, seed=int(rng.integers(2**31)))
+
+    def energies(X: np.ndarray) -> np.ndarray:
+        try:
+            return b.batch(X.T)
+        except (TypeError, ValueError) as exc:
+            raise _Carried(exc) from None
+
+    try:
+        differential_evolution(energies, bounds, vectorized=True, updating="deferred",
+                               popsize=popsize, maxiter=10**6, tol=0.0, polish=False,
+                               seed=int(rng.integers(2**31)))
+    except _Carried as carried:
+        raise carried.error from None
 
 
 def _restarts(method: str) -> Callable[[_Budget, np.random.Generator], None]:
