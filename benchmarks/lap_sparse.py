@@ -3,9 +3,13 @@
 
     python benchmarks/lap_sparse.py                          # about 2 min on 2 cores
     python benchmarks/lap_sparse.py --sizes 1000,100000 --gate 4 --scipy-limit 10
+    python benchmarks/lap_sparse.py --pattern random --gate 10 --sizes 12500,25000,50000
 
 Each size is one seeded frame (`coplug.formulations.assignment.gated`: N tracks, each
-allowed its `--gate` nearest detections and its own, at distance costs). Every method solves
+allowed its `--gate` nearest detections and its own, at distance costs), or with
+`--pattern random` a matrix whose rows each allow `--gate` uniformly random columns and
+their own, at integer costs 1..999 (no geometry: shortest augmenting paths run long). Every
+method solves
 the same CSR (best of 3 runs while a run takes under 1 s); objectives must agree (relative
 1e-9). scipy runs in a forked process stopped after --scipy-limit seconds (its matching
 search can take time exponential in the depth of such layered patterns, scipy issue
@@ -88,9 +92,27 @@ def _limited_scipy(c: sp.csr_matrix, limit: float) -> tuple[float | None, float]
         child.join()
 
 
+def random_pattern(n: int, per_row: int, seed: int) -> sp.csr_matrix:
+    """n x n CSR: each row's `per_row` uniformly random columns (repeats merged) and its
+    own, at seeded integer costs 1..999."""
+    rng = np.random.default_rng(seed)
+    rows = np.r_[np.repeat(np.arange(n), per_row), np.arange(n)]
+    cols = np.r_[rng.integers(0, n, n * per_row), np.arange(n)]
+    costs = rng.integers(1, 1000, rows.size).astype(float)
+    unique, first = np.unique(rows * n + cols, return_index=True)
+    return sp.csr_matrix((costs[first], (unique // n, unique % n)), shape=(n, n))
+
+
+def frame(n: int, args: argparse.Namespace) -> sp.csr_matrix:
+    """The size-n instance of `--pattern`."""
+    if args.pattern == "random":
+        return random_pattern(n, args.gate, args.seed)
+    return gated(n, gate=args.gate, seed=args.seed)
+
+
 def run_row(n: int, args: argparse.Namespace, previous: Row | None) -> Row:
     """Solve one frame with every method (scipy skipped after it was stopped)."""
-    c = gated(n, gate=args.gate, seed=args.seed)
+    c = frame(n, args)
     row = Row(n, c.nnz)
     row.costs["coplug"], row.seconds["coplug"] = best_time(lambda: coplug_cost(c))
     row.costs["lapmod"], row.seconds["lapmod"] = best_time(lambda: lapmod_cost(c))
@@ -141,7 +163,7 @@ def summary(rows: Sequence[Row], wall: float) -> str:
     finished = [r for r in rows if r.seconds.get("scipy") not in (None, math.inf)]
     stopped = [r.n for r in rows if r.seconds.get("scipy") == math.inf]
     scipy_ratios = [r.seconds["scipy"] / r.seconds["coplug"] for r in finished]
-    scipy_part = (f"scipy/coplug {min(scipy_ratios):.1f}-{max(scipy_ratios):.0f}x on "
+    scipy_part = (f"scipy/coplug {min(scipy_ratios):.3g}-{max(scipy_ratios):.4g}x on "
                   f"{len(finished)} sizes" if finished else "scipy finished no size")
     if stopped:
         scipy_part += f", stopped at N={stopped[0]}"
@@ -161,8 +183,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """Command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int_list, default="1000,3000,10000,30000,100000,300000")
+    parser.add_argument("--pattern", choices=("gated", "random"), default="gated",
+                        help="gated tracking frames, or uniformly random pairs per row")
     parser.add_argument("--gate", type=int, default=8,
-                        help="nearest detections each track may take (besides its own)")
+                        help="pairs each row may take besides its own (gated: nearest)")
     parser.add_argument("--scipy-limit", type=positive_float, default=60.0,
                         help="seconds scipy may run before it is stopped")
     parser.add_argument("--seed", type=seed_int, default=0)
@@ -181,8 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     start = time.perf_counter()
     coplug_cost(gated(50, gate=3))  # compile the kernels before the first timed row
     rows, interrupted = run_all(args)
-    print(f"\ngate {args.gate}, seed {args.seed}; wall seconds (scipy stopped after "
-          f"{args.scipy_limit:g} s)")
+    print(f"\n{args.pattern}, gate {args.gate}, seed {args.seed}; wall seconds (scipy "
+          f"stopped after {args.scipy_limit:g} s)")
     print("\n".join(table(rows, args.scipy_limit)))
     if rows:
         print(summary(rows, time.perf_counter() - start))

@@ -470,3 +470,12 @@ def test_huge_rows_divided_highs_is_right_where_undivided_is_not(capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     assert code == 0 and lines[2].startswith("| pack-small a~1e10 | 9 | ")
     assert "highs-undivided 1/9, highs 0/9" in lines[-1]
+
+
+def test_lap_sparse_random_pattern_agrees_with_lapmod_and_scipy(capsys):
+    module = bench("lap_sparse")
+    c = module.random_pattern(50, 3, seed=1)
+    assert c.shape == (50, 50) and (c.diagonal() > 0).all() and c.nnz <= 200
+    assert module.main(["--pattern", "random", "--sizes", "40,80", "--gate", "3"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert "same objective 2/2" in lines[-1] and lines[-6].startswith("random, gate 3")
