@@ -135,7 +135,10 @@ def solve_assignment_model(
         dual_request(model, read=False)  # empties m.dual / m.rc: no stale duals stay
         raise
     request = dual_request(model, known_terms=structure.terms)
-    result, solution = _solve_structure(structure, warm, time_limit, start, tee)
+    # JV's duals from row minima price padded matchings by one shift per component; those
+    # a column reduction ends at may need an LP re-solve (`coplug.plugins.lap.duals`)
+    row_minima = request is not None and structure.dummy_rows.size > 0
+    result, solution = _solve_structure(structure, warm, time_limit, start, tee, row_minima)
     if request is not None:
         if solution is not None and request.lp is not None and result.status is Status.OPTIMAL:
             request.row_duals = assignment_row_duals(structure.units, solution,
@@ -145,8 +148,10 @@ def solve_assignment_model(
 
 
 def _solve_structure(structure: AssignmentStructure, warm: bool, time_limit: float | None,
-                     start: float, tee: bool) -> tuple[Result, LapSolution | None]:
-    """Solve the detected structure by JV and load x; the JV solution too where there is one."""
+                     start: float, tee: bool, row_minima: bool = False
+                     ) -> tuple[Result, LapSolution | None]:
+    """Solve the detected structure by JV and load x; the JV solution too where there is one.
+    `row_minima` starts sparse costs from row minima (`solve_lap(arr_passes=0)`)."""
     if structure.infeasible:
         return Result(status=Status.INFEASIBLE, solver="lap", time=time.perf_counter() - start,
                       extra={"reason": structure.infeasible}), None
@@ -163,7 +168,8 @@ def _solve_structure(structure: AssignmentStructure, warm: bool, time_limit: flo
         remaining = None if time_limit is None else max(time_limit - (time.perf_counter() - start),
                                                         1e-9)
         solution = solve_lap(cost, maximize=structure.maximize, predictor=predictor,
-                             time_limit=remaining)
+                             time_limit=remaining,
+                             arr_passes=0 if row_minima and sp.issparse(cost) else None)
     except TimeLimitError as exc:
         return Result(status=Status.TIME_LIMIT, solver="lap", time=time.perf_counter() - start,
                       extra={"reason": str(exc)}), None

@@ -144,7 +144,8 @@ def solve_lap(
     PREDICT_MIN_ROWS rows or more (at any size where the reduction matched too few rows);
     `info["prediction"]` says whether it was used or why not. `arr_passes` caps the
     augmenting-row-reduction passes before the shortest paths (default: 1 after a column
-    reduction or a warm start, else 2); they stop early once two in a row free no row.
+    reduction or a warm start, else 2; sparse costs: 1 after a cold square column reduction,
+    and 0 starts them from row minima alone); they stop early once two in a row free no row.
     Past `time_limit` seconds
     it raises `TimeLimitError` (JV has no certified answer before it finishes); Ctrl-C
     interrupts it between augmentation chunks.
@@ -367,7 +368,7 @@ def _solve_min(
     if predictor is not None:
         return _solve_predicted(c, predictor, arr_passes, deadline)
     if sp.issparse(c):
-        solved = _solve_sparse(c, u0, deadline)
+        solved = _solve_sparse(c, u0, deadline, arr_passes=arr_passes)
     else:
         solved = _solve_dense(c, u0, arr_passes, deadline)
     return solved._replace(warm=u0 is not None, prediction="none" if u0 is None else "given")
@@ -465,17 +466,17 @@ def _augment_in_chunks(kernel: Callable, args: tuple, n: int, deadline: float | 
     return total
 
 
-def _reduce_rows_in_chunks(c: np.ndarray, v: np.ndarray, col4row: np.ndarray,
-                           row4col: np.ndarray, passes: int, deadline: float | None) -> int:
-    """Augmenting row reduction, at most `passes` passes, in chunks timed like
-    `_augment_in_chunks` so `deadline` and Ctrl-C are seen between them (a caller's
-    `arr_passes` may be 2**63); returns the row scans done."""
+def _reduce_rows_in_chunks(kernel: Callable, args: tuple, m: int, passes: int,
+                           deadline: float | None) -> int:
+    """Augmenting row reduction (`kernel(*args, passes, max_steps)`, dense or sparse, over m
+    columns), at most `passes` passes, in chunks timed like `_augment_in_chunks` so
+    `deadline` and Ctrl-C are seen between them (a caller's `arr_passes` may be 2**63);
+    returns the row scans done."""
     total, done, chunk = 0, 0, 2
     while done < passes:
         step = min(chunk, passes - done)
         tick = time.perf_counter()
-        scans, finished = jv.row_reduction_passes(c, v, col4row, row4col, step,
-                                                  ARR_STEPS_PER_ROW * c.shape[1])
+        scans, finished = kernel(*args, step, ARR_STEPS_PER_ROW * m)
         total += scans
         done += step
         now = time.perf_counter()
@@ -513,7 +514,8 @@ def _solve_dense(
         raise _NotFinite
     snapshot = (u.copy(), v.copy()) if reduced else None  # tightened: feasible everywhere
     passes = (1 if reduced else 2) if arr_passes is None else _int64_passes(arr_passes)
-    scans = _reduce_rows_in_chunks(c, v, col4row, row4col, passes, deadline)
+    scans = _reduce_rows_in_chunks(jv.row_reduction_passes, (c, v, col4row, row4col),
+                                   c.shape[1], passes, deadline)
     if u0 is None or passes:
         jv.implicit_row_duals(c, v, col4row, u)
     augs = _augment_in_chunks(jv.shortest_augmenting_paths, (c, u, v, col4row, row4col), n,
@@ -655,10 +657,12 @@ def _max_abs(c: Any) -> float:
 
 def _solve_sparse(
     c: sp.csr_matrix, u0: np.ndarray | None, deadline: float | None,
-    start: np.ndarray | None = None,
+    start: np.ndarray | None = None, arr_passes: int | None = None,
 ) -> _Solved:
-    """Sparse SAP: cold from row minima or warm from Min-Trick duals, keeping the still-tight
-    edges of the assignment `start` (square only; rectangular: padded)."""
+    """Sparse SAP. Cold and square: JV's column reduction and `arr_passes` (default 1)
+    augmenting-row-reduction passes, as LAPMOD; with `arr_passes=0`, or rectangular, from
+    row minima alone. Warm: from Min-Trick duals, keeping the still-tight edges of the
+    assignment `start` (square only; rectangular: padded). Then shortest augmenting paths."""
     n, m = c.shape
     if u0 is not None and n < m:
         k = m - n
@@ -681,17 +685,27 @@ def _solve_sparse(
     if u0 is not None:
         u[:] = u0
         sparse.sparse_min_trick(indptr, indices, data, m, u, v)
+    passes = 1 if arr_passes is None else _int64_passes(arr_passes)
+    reduce = u0 is None and n == m and passes > 0  # rectangular: spare columns keep v = 0
+    if reduce:  # JV's column reduction, v_j = min_i c_ij
+        sparse.sparse_min_trick(indptr, indices, data, m, u, v)
     scale = float(np.abs(data).max(initial=0.0))
     if start is not None:
         sparse.sparse_keep_tight(indptr, indices, data, u, v, start, col4row, row4col,
                                  warmstart.TIGHT_REL)
     sparse.sparse_tighten_and_match(indptr, indices, data, u, v, col4row, row4col)
+    scans = 0
+    if reduce:  # then augmenting row reduction, as LAPMOD and dense JV do
+        scans = _reduce_rows_in_chunks(sparse.sparse_row_reduction_passes,
+                                       (indptr, indices, data, v, col4row, row4col), m,
+                                       passes, deadline)
+        sparse.sparse_implicit_row_duals(indptr, indices, data, v, col4row, u)
     augs = _augment_in_chunks(
         sparse.sparse_augment, (indptr, indices, data, m, u, v, col4row, row4col), n, deadline
     )
     if augs < 0:
         raise _Unassignable(-1 - augs)
-    return _Solved(col4row, u, v, augs, 0, scale)
+    return _Solved(col4row, u, v, augs, scans, scale)
 
 
 def _certified(c: Any, solved: _Solved) -> bool:

@@ -113,6 +113,109 @@ def sparse_tighten_and_match(indptr, indices, data, u, v, col4row, row4col):
 
 
 @njit(cache=CACHE)
+def sparse_augmenting_row_reduction(indptr, indices, data, v, col4row, row4col, free_rows,
+                                    n_free, max_steps):
+    """`jv.augmenting_row_reduction` over stored entries only: each free row takes its
+    least reduced cost's column, lowering that column's v to the row's second least (a row
+    with one stored entry lowers nothing). Returns (new free count, -1 when the step budget
+    ran out; row scans done)."""
+    m = v.shape[0]
+    current = 0
+    new_free = 0
+    rr_cnt = 0
+    while current < n_free:
+        if rr_cnt >= max_steps:
+            return -1, rr_cnt
+        rr_cnt += 1
+        i = free_rows[current]
+        current += 1
+        j1 = -1
+        v1 = INF
+        j2 = -1
+        v2 = INF
+        for k in range(indptr[i], indptr[i + 1]):
+            j = indices[k]
+            r = data[k] - v[j]
+            if r < v2:
+                if r >= v1:
+                    v2 = r
+                    j2 = j
+                else:
+                    v2 = v1
+                    v1 = r
+                    j2 = j1
+                    j1 = j
+        if j1 < 0:  # no stored entry: the augmentation names the pattern
+            free_rows[new_free] = i
+            new_free += 1
+            continue
+        i0 = row4col[j1]
+        v1_new = v[j1] - (v2 - v1)
+        v1_lowers = j2 >= 0 and v1_new < v[j1]
+        if rr_cnt < current * m:
+            if v1_lowers:
+                v[j1] = v1_new
+            elif i0 >= 0 and j2 >= 0:
+                j1 = j2
+                i0 = row4col[j2]
+            if i0 >= 0:
+                col4row[i0] = -1
+                if v1_lowers:
+                    current -= 1
+                    free_rows[current] = i0
+                else:
+                    free_rows[new_free] = i0
+                    new_free += 1
+        elif i0 >= 0:
+            col4row[i0] = -1
+            free_rows[new_free] = i0
+            new_free += 1
+        col4row[i] = j1
+        row4col[j1] = i
+    return new_free, rr_cnt
+
+
+@njit(cache=CACHE)
+def sparse_row_reduction_passes(indptr, indices, data, v, col4row, row4col, passes,
+                                max_steps):
+    """`jv.row_reduction_passes` on CSR costs: returns (row scans done, whether it stopped
+    early: no row free, or two passes in a row that freed none)."""
+    free = np.flatnonzero(col4row < 0).astype(np.int64)
+    n_free = free.size
+    scans = 0
+    stalled = 0
+    for _ in range(passes):
+        if n_free <= 0 or stalled >= 2:
+            return scans, True
+        before = n_free
+        n_free, steps = sparse_augmenting_row_reduction(indptr, indices, data, v, col4row,
+                                                        row4col, free, n_free, max_steps)
+        scans += steps
+        stalled = stalled + 1 if n_free >= before else 0
+    return scans, n_free <= 0 or stalled >= 2
+
+
+@njit(cache=CACHE)
+def sparse_implicit_row_duals(indptr, indices, data, v, col4row, u):
+    """u_i = c_i,col4row[i] - v_col4row[i] for assigned rows, the least c_ij - v_j over the
+    row's stored entries for free ones."""
+    n = indptr.shape[0] - 1
+    for i in range(n):
+        j = col4row[i]
+        best = INF
+        for k in range(indptr[i], indptr[i + 1]):
+            if j >= 0:
+                if indices[k] == j:
+                    best = data[k] - v[j]
+                    break
+            else:
+                r = data[k] - v[indices[k]]
+                if r < best:
+                    best = r
+        u[i] = best
+
+
+@njit(cache=CACHE)
 def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col, start, max_augs):
     """Heap-Dijkstra shortest augmenting paths for free rows from `start` on, at most
     `max_augs` of them (feasible duals needed).
@@ -141,6 +244,8 @@ def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col, start, max_
         size = 0
         sink = -1
         min_val = 0.0
+        free_best = INF  # the nearest free column reached so far, and its distance
+        free_col = -1
         i = cur
         d_i = 0.0
         while True:
@@ -157,6 +262,15 @@ def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col, start, max_
                     dist[j] = r
                     path[j] = i
                     size = heap_push(keys, items, size, r, j)
+                    if row4col[j] == -1 and r < free_best:
+                        free_best = r
+                        free_col = j
+            if free_best < INF and (size == 0 or free_best <= keys[0]):
+                # a free column at the least distance left ends the search, as JV's scan
+                # does, before assigned columns tied with it are scanned
+                sink = free_col
+                min_val = free_best
+                break
             j = -1
             while size > 0:
                 key, cand, size = heap_pop(keys, items, size)
