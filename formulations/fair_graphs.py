@@ -4,6 +4,7 @@ and the validation every fair-clustering method runs first."""
 from __future__ import annotations
 
 import numbers
+import reprlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,7 +59,7 @@ def as_adjacency(graph: Any) -> sp.csr_matrix:
             return sp.csr_matrix(graph, dtype=float)
         if isinstance(graph, np.ndarray):
             return sp.csr_matrix(graph.astype(float))
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, OverflowError) as exc:
         raise InputError(f"adjacency weights must be real numbers: {exc}") from None
     raise InputError(
         f"graph must be a networkx Graph, a scipy sparse or a numpy adjacency, "
@@ -71,9 +72,9 @@ def _check_edge_weights(graph: nx.Graph) -> None:
     for u, v, weight in graph.edges(data="weight", default=1.0):
         try:
             float(weight)
-        except (ValueError, TypeError):
-            raise InputError(f"edge ({u!r}, {v!r}) has weight {weight!r}: edge weights must "
-                             "be real numbers") from None
+        except (ValueError, TypeError, OverflowError):  # OverflowError: an int past 1e308
+            raise InputError(f"edge ({u!r}, {v!r}) has weight {reprlib.repr(weight)}: edge "
+                             "weights must be real numbers") from None
 
 
 def group_codes(graph: Any, groups: Any, n_groups: int | None = None) -> np.ndarray:
@@ -121,6 +122,9 @@ def check_adjacency(adjacency: sp.csr_matrix) -> sp.csr_matrix:
         raise InputError("adjacency has NaN or infinite weights")
     if (adjacency.data < 0).any():
         raise InputError("adjacency has negative weights")
+    if not np.isfinite(adjacency.data.sum()):  # degrees and cuts would be inf, then NaN
+        raise InputError("adjacency's weights add up past the float range (degrees overflow): "
+                         "divide them by a common factor")
     if abs(adjacency - adjacency.T).max() > 1e-9 * max(1.0, abs(adjacency).max()):
         raise InputError("adjacency is not symmetric: fair clustering needs an undirected graph")
     return adjacency

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -361,16 +362,29 @@ def network_flow(
         )
         block.utility = pyo.Expression(expr=weight * pyo.log(1 + rate) - congestion)
     game.model.links = pyo.ConstraintList()
-    for link, users in sorted(usage.items(), key=lambda item: sorted(item[0])):
-        u, v = sorted(link)
+    for (u, v), users in _links_in_order(usage):
         capacity = float(graph.edges[u, v]["capacity"])
         owners = {r for r, _ in users}
-        if len(owners) == 1:
+        if len(owners) == 1:  # the player's own row, `cap[u, v]` in its block
             block = players[owners.pop()][0]
-            block.add_component(f"cap_{u}_{v}", pyo.Constraint(expr=load[link] <= capacity))
+            if block.component("cap") is None:
+                block.cap = pyo.Constraint(pyo.Any)
+            block.cap[u, v] = load[frozenset((u, v))] <= capacity
         else:
-            game.model.links.add(load[link] <= capacity)
+            game.model.links.add(load[frozenset((u, v))] <= capacity)
     return game
+
+
+def _links_in_order(usage: dict[frozenset, list]) -> list[tuple[tuple[Any, Any], list]]:
+    """Each link as (u, v) with its users, sorted by node labels where they compare, else in
+    the order the paths first met them (labels such as "s" and 1 do not sort)."""
+    pairs = [(tuple(link) if len(link) == 2 else (*link, *link), users)
+             for link, users in usage.items()]
+    try:
+        pairs = [(tuple(sorted(pair)), users) for pair, users in pairs]
+        return sorted(pairs, key=lambda item: item[0])
+    except TypeError:
+        return pairs
 
 
 def _demand_triples(demands: object) -> list[tuple[object, object, object]]:

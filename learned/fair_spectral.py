@@ -224,23 +224,29 @@ def polar(matrix: np.ndarray, rcond: float = 1e-6) -> np.ndarray:
     """The nearest matrix with orthonormal columns (polar factor), via the k x k Gram.
 
     Refuses a (numerically) rank-deficient matrix, whose polar factor is not unique and
-    whose Gram-based formula would blow up the null directions."""
-    values, vectors = np.linalg.eigh(matrix.T @ matrix)
-    if not values.size:
+    whose Gram-based formula would blow up the null directions: singular values below
+    `rcond` times the largest. The factor does not change with the matrix's scale, so the
+    Gram is taken of the matrix divided by its largest entry (weights of 1e4 and more, or
+    near 1e-200, had overflowed or underflowed it)."""
+    if not matrix.size:
         return matrix
-    if not np.isfinite(values).all() or values[0] <= (rcond * max(values[-1], 0.0)) ** 2 \
+    scale = float(np.abs(matrix).max())
+    unit = matrix / scale if 0.0 < scale < np.inf else matrix
+    values, vectors = np.linalg.eigh(unit.T @ unit)
+    if not np.isfinite(values).all() or values[0] <= rcond**2 * max(values[-1], 0.0) \
             or values[-1] <= 0.0:
         raise InputError(
             f"polar factor of a rank-deficient {matrix.shape[0]} x {matrix.shape[1]} matrix "
-            f"(singular values {np.sqrt(max(values[0], 0.0)):.1e} .. "
-            f"{np.sqrt(max(values[-1], 0.0)):.1e}): its columns are not independent"
+            f"(singular values {np.sqrt(max(values[0], 0.0)) * scale:.1e} .. "
+            f"{np.sqrt(max(values[-1], 0.0)) * scale:.1e}): its columns are not independent"
         )
-    return matrix @ ((vectors / np.sqrt(values)) @ vectors.T)
+    return unit @ ((vectors / np.sqrt(values)) @ vectors.T)
 
 
 # rho as a multiple of the Laplacian's largest eigenvalue: outside this span ADMM's steps
-# lose their digits (rho 1e-20: residual 70 after 200 iterations; 1e20: a rank-deficient
-# polar factor, as from about 1e6 lambda_max on; 1e160 or 5e-324: numpy's LinAlgError).
+# lose their digits (rho 1e-20: residual 70 after 200 iterations; 5e-324: numpy's
+# LinAlgError) or barely move (1e10: the first step met the tolerance at the start, objective
+# 50.5 where the optimum is 8.3; 1e4 still moves 0.001 a step).
 RHO_SPAN = (1e-6, 1e4)
 
 

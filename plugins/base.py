@@ -56,6 +56,8 @@ def solve_free_state(state: dict[str, Any]) -> dict[str, Any]:
     solve: variable maps and SCIP or HiGHS objects become None, weak references are dropped
     (the class default stands). Used once, a plugin failed to pickle inside PySCIPOpt."""
     def tied(value: Any) -> bool:
+        if isinstance(value, (list, tuple)):  # rows of SCIP variables, say (OnSolution's)
+            return any(map(tied, value))
         module = type(value).__module__ or ""
         return isinstance(value, VarMap) or module.startswith(("pyscipopt", "highspy"))
 

@@ -179,6 +179,11 @@ class SolutionPool(UserCallbackPlugin):
         if len(self._found) > 4 * self.size:
             self._found = dict(_distinct(self._ranked(), self._integer)[: self.size])
 
+    def solve_failed(self) -> None:
+        """Forget the reader of a solve that raised: it holds that solve's SCIP model (kept,
+        the pool failed to pickle)."""
+        self._read_solver = _nothing
+
     def finish(self, result: Result) -> None:
         """The solve is over and its solution loaded: read what SCIP kept, put the loaded
         solution first and keep the best `size`."""

@@ -397,3 +397,96 @@ def test_sparse_row_reduction_is_exact_on_small_patterns(seed: int) -> None:
         u, v = solution.row_duals, solution.col_duals
         i, j = np.nonzero(allowed)
         assert (costs[i, j] - u[i] - v[j] >= -1e-9).all()
+
+
+def _boom(solution, objective):
+    raise RuntimeError("user callback failed")
+
+
+def _ignore(solution, objective) -> None:
+    return None
+
+
+def test_used_plugins_copy_and_pickle_after_a_failed_solve() -> None:
+    """A solve that raised left LapHeuristic's SCIP variable blocks and SolutionPool's SCIP
+    reader in place (no copy, no pickle); OnSolution kept rows of SCIP variables even after
+    a good solve of a model with a large all-integer row."""
+    import copy
+    import pickle
+
+    from coplug.formulations.tsp import tsp_mip
+    from coplug.plugins import OnSolution, SolutionPool
+    from coplug.plugins.lap.heuristic import LapHeuristic
+
+    points = np.random.default_rng(0).random((9, 2))
+    tsp = tsp_mip(np.linalg.norm(points[:, None] - points[None], axis=2))
+    heuristic, pool = LapHeuristic(), SolutionPool(3)
+    with pytest.raises(RuntimeError, match="user callback failed"):
+        solve(tsp, plugins=[heuristic, OnSolution(_boom)])
+    with pytest.raises(RuntimeError, match="user callback failed"):
+        solve(_knapsack(), plugins=[pool, OnSolution(_boom)])  # no lambda rules to pickle
+    big = pyo.ConcreteModel()
+    big.x = pyo.Var(range(2), domain=pyo.NonNegativeIntegers, bounds=(0, 3))
+    big.c = pyo.Constraint(expr=1000000 * big.x[0] + 1000001 * big.x[1] <= 2000000)
+    big.o = pyo.Objective(expr=big.x[0] + 2 * big.x[1], sense=pyo.maximize)
+    logger = OnSolution(_ignore)
+    assert solve(big, plugins=[logger]).objective == pytest.approx(2.0)
+    for plugin in (heuristic, pool, logger):
+        pickle.loads(pickle.dumps(plugin))
+        copy.deepcopy(plugin)
+    again = solve(tsp, plugins=[heuristic])
+    assert again.objective == pytest.approx(solve(tsp, solver="highs").objective)
+
+
+def test_r_fairsc_takes_heavy_and_light_weights_alike() -> None:
+    """The polar factor's rank test compared a squared singular value with a fourth power:
+    weights of 1e4 and more (traffic counts) were refused as rank-deficient."""
+    from coplug.learned.fair_spectral import FairSpectralClustering, polar
+
+    basis = np.linalg.qr(np.random.default_rng(0).normal(size=(6, 2)))[0]
+    for scale in (1e-200, 1.0, 1e7, 1e200):
+        assert polar(scale * basis) == pytest.approx(basis)
+    with pytest.raises(InputError, match="rank-deficient"):
+        polar(np.outer(np.arange(1.0, 7.0), [1.0, 1.0]))
+    graph = nx.stochastic_block_model([15, 15], [[0.6, 0.05], [0.05, 0.6]], seed=3)
+    groups = [i % 2 for i in range(30)]
+    labels = {}
+    for weight in (1.0, 1e4, 1e6):
+        nx.set_edge_attributes(graph, weight, "weight")
+        labels[weight] = FairSpectralClustering(2, groups, method="riemannian",
+                                                laplacian="unnormalized").fit_predict(graph)
+    assert all((labels[w] == labels[1.0]).all() or (labels[w] != labels[1.0]).all()
+               for w in labels)
+
+
+def test_edge_weights_past_the_float_range_are_named() -> None:
+    """10**400 raised OverflowError; 1e308 on every edge gave a NaN ratio cut and one
+    cluster for two."""
+    graph = nx.Graph([(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3), (2, 3)])
+    graph.edges[0, 1]["weight"] = 10**400
+    with pytest.raises(InputError, match=r"edge \(0, 1\) has weight 1000.*real numbers"):
+        ratio_cut(graph, [0, 0, 0, 1, 1, 1])
+    nx.set_edge_attributes(graph, 1e308, "weight")
+    with pytest.raises(InputError, match="add up past the float range"):
+        ratio_cut(graph, [0, 0, 0, 1, 1, 1])
+    nx.set_edge_attributes(graph, 1e200, "weight")
+    assert ratio_cut(graph, [0, 0, 0, 1, 1, 1]) == pytest.approx(2e200 / 3)
+
+
+def test_network_flow_takes_any_hashable_labels() -> None:
+    """Labels "s" and 1 failed to sort (raw TypeError), and links ("a_b", "c") and ("a",
+    "b_c") both named their row cap_a_b_c (Pyomo refused the second)."""
+    from coplug.formulations.games import network_flow
+
+    mixed = nx.Graph()
+    mixed.add_edge("s", 1, capacity=4.0)
+    mixed.add_edge(1, "t", capacity=4.0)
+    game = network_flow(mixed, demands=[("s", "t", 2.0)], paths_per_player=1)
+    assert {frozenset(k) for k in game.block("source0").cap} == {frozenset(("s", 1)),
+                                                                  frozenset((1, "t"))}
+    clash = nx.Graph()
+    for u, v in [("s", "a_b"), ("a_b", "c"), ("c", "t"), ("s", "a"), ("a", "b_c"),
+                 ("b_c", "t")]:
+        clash.add_edge(u, v, capacity=5.0)
+    game = network_flow(clash, demands=[("s", "t", 2.0)], paths_per_player=2)
+    assert len(game.block("source0").cap) == 6

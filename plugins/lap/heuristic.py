@@ -254,6 +254,11 @@ class LapHeuristic:
         (read afterwards, one crashed the interpreter)."""
         self._blocks = []
 
+    def solve_failed(self) -> None:
+        """Drop the blocks of a solve that raised, as `finish` does (kept, they made the
+        plugin fail to copy or pickle)."""
+        self._blocks = []
+
     def statistics(self) -> dict[str, Any]:
         """Counters: calls, LAP solves, augmentations, candidates (assignments tried), completed
         (their probing LP solved), cut off (probing LP infeasible or no better than the
