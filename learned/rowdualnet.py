@@ -368,13 +368,14 @@ def _model_from_blob(blob: object, path: Path) -> RowDualNet:
 
 
 def _weights_dtype(state: object) -> torch.dtype:
-    """float64 where the checkpoint's weights were saved so (after `.double()`), so such a
-    network loads as it was saved; float32 otherwise."""
-    if isinstance(state, dict):
-        for tensor in state.values():
-            if isinstance(tensor, torch.Tensor) and tensor.dtype == torch.float64:
-                return torch.float64
-    return torch.float32
+    """The floating dtype the checkpoint's weights were saved in (after `.double()`,
+    `.half()`, ...), so the network loads as it was saved and predicts the same; float32
+    where there are none."""
+    if not isinstance(state, dict):
+        return torch.float32
+    dtypes = [t.dtype for t in state.values()
+              if isinstance(t, torch.Tensor) and t.is_floating_point()]
+    return torch.float64 if torch.float64 in dtypes else (dtypes or [torch.float32])[0]
 
 
 def _non_float_weight(state: object) -> tuple[str, str] | None:

@@ -66,6 +66,10 @@ def checked_text(path: Path) -> bytes:
             raise InputError(f"{path.name} starts with a byte-order mark (UTF-8 BOM): SCIP's "
                              "LP reader then drops the objective, HiGHS's refuses the file; "
                              "save it without one")
+        if _LP_CONTENT.search(text) and not _LP_END.search(text):  # empty: no variables
+            raise InputError(f"{path.name} has no End line: an LP file ends with one, and one "
+                             "cut short was solved by SCIP's reader as the smaller model it "
+                             "read (its bounds or integers lost; HiGHS's refuses it)")
         check_lp_binaries(path, text)
     else:
         check_mps_data(path, text)
@@ -138,6 +142,8 @@ def check_mps_data(path: Path, text: bytes) -> None:
 _LP_SECTION = re.compile(rb"^[ \t]*(subject[ \t]+to|such[ \t]+that|st|s\.t\.|bounds?|"
                          rb"generals?|gen|integers?|binary|binaries|bin|semi-continuous|"
                          rb"semis?|sos|end)(?=[ \t]|\r?$)", re.M | re.I)  # names may follow
+_LP_CONTENT = re.compile(rb"^[ \t]*[^\s\\]", re.M)  # a line that is no comment
+_LP_END = re.compile(rb"^[ \t]*end[ \t]*(\\.*)?\r?$", re.M | re.I)  # a comment may follow
 _LP_TOKEN = re.compile(rb"<=|>=|=<|=>|<|>|=|[^\s<>=]+")
 _LESS = {b"<=", b"=<", b"<"}
 _GREATER = {b">=", b"=>", b">"}

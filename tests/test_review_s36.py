@@ -490,3 +490,77 @@ def test_network_flow_takes_any_hashable_labels() -> None:
         clash.add_edge(u, v, capacity=5.0)
     game = network_flow(clash, demands=[("s", "t", 2.0)], paths_per_player=2)
     assert len(game.block("source0").cap) == 6
+
+
+LP_TEXT = """\\\\* small MIP *\\\\
+min
+o: +0.3 x + 3 y - z + 7 w
+s.t.
+c1: + x + y + z + w <= 4.1
+c2: + x - 0.1 y >= -2
+bounds
+ -3 <= x <= 7
+ -3 <= y <= 7
+ -3 <= z <= 7
+ -0.001 <= w <= 0.3
+general
+ x
+ y
+end
+"""
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_an_lp_file_cut_short_is_refused(tmp_path, solver: str) -> None:
+    """SCIP's reader solved what it had read of a file cut inside its bounds and called it
+    optimal (its later bounds and integers lost); HiGHS refused it."""
+    from coplug.plugins import solve_file
+
+    whole = tmp_path / "whole.lp"
+    whole.write_text(LP_TEXT.replace("end\n", "End \\ the last line\n"))
+    assert solve_file(whole, solver=solver).status.value == "optimal"
+    lines = LP_TEXT.splitlines(keepends=True)
+    for cut in (3, 9, len(lines) - 1):
+        path = tmp_path / f"cut{cut}.lp"
+        path.write_text("".join(lines[:cut]))
+        with pytest.raises(InputError, match="has no End line"):
+            solve_file(path, solver=solver)
+
+
+def test_bbo_cli_reads_back_a_json_program_whatever_the_suffix_case(tmp_path) -> None:
+    """`export -o P.JSON` wrote the JSON form, which reading back took for program text."""
+    from coplug.formulations.bbo.cli import read_program
+    from coplug.formulations.bbo.export import write_program
+
+    program = load("sum(x ** 2) + x[0]", dim=2)
+    path = tmp_path / "P.JSON"
+    write_program(program, path)
+    again = read_program(str(path), None)
+    assert again.dim == 2 and again.body == program.body
+
+
+def test_tsplib_keywords_given_twice_are_refused(tmp_path) -> None:
+    """The last one won: EDGE_WEIGHT_TYPE EUC_2D then MAX_2D measured in MAX_2D."""
+    from coplug.formulations.tsp import load_tsplib
+
+    path = tmp_path / "twice.tsp"
+    path.write_text("NAME : t\nTYPE : TSP\nDIMENSION : 3\nEDGE_WEIGHT_TYPE : EUC_2D\n"
+                    "EDGE_WEIGHT_TYPE : MAX_2D\nNODE_COORD_SECTION\n1 0 0\n2 3 4\n3 6 0\nEOF\n")
+    with pytest.raises(InputError, match="a second EDGE_WEIGHT_TYPE"):
+        load_tsplib(path)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64"])
+def test_a_rowdualnet_loads_in_the_dtype_it_was_saved_in(tmp_path, dtype: str) -> None:
+    """float16 and bfloat16 weights came back as float32, their duals 6e-4 off."""
+    import torch
+
+    from coplug.learned import rowdualnet
+
+    net = rowdualnet.load().to(getattr(torch, dtype))
+    path = tmp_path / "net.pt"
+    rowdualnet.save(net, path, {})
+    again = rowdualnet.load(path)
+    c = np.random.default_rng(0).random((40, 40))
+    assert next(again.parameters()).dtype == getattr(torch, dtype)
+    assert np.array_equal(again.predict_duals(c), net.predict_duals(c))

@@ -67,6 +67,12 @@ def _program_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--upper", type=float, default=None, help="box upper bound (default 5)")
 
 
+def _is_json(spec: str) -> bool:
+    """Whether `spec` names a .json program file, in any case (`export -o P.JSON` writes the
+    JSON form, as its format follows the suffix whatever its case)."""
+    return spec.lower().endswith(".json")
+
+
 def read_program(spec: str, dim: int | None, lower: float | None = None,
                  upper: float | None = None):
     """A program from `bbob:FID`, a .json program file, a text file or inline text; a
@@ -85,12 +91,12 @@ def read_program(spec: str, dim: int | None, lower: float | None = None,
     kind = _path_kind(spec)
     if kind == "dir":
         raise InputError(f"program file {spec} is a directory")
-    if spec.endswith(".json") and kind is None:
+    if _is_json(spec) and kind is None:
         raise InputError(f"program file {spec} does not exist")
     if kind == "file":
         path = Path(spec)
         text = _read_text(path)
-        if path.suffix == ".json":
+        if _is_json(spec):
             return _agreeing(read_program_json(text, str(path)), spec, dim, lower, upper)
         spec = text
     elif _looks_like_path(spec):
@@ -209,7 +215,7 @@ def _cmd_evolve(args: argparse.Namespace) -> int:
         raise InputError(f"--target-program {missing[0]}: no such file")
     extra = {}
     for f in args.target_program:  # a .json program brings its dim: compare it to --dim here
-        program = read_program(f, None if f.endswith(".json") else args.dim)
+        program = read_program(f, None if _is_json(f) else args.dim)
         if program.dim != args.dim:
             raise InputError(f"--target-program {f} is a program in dim {program.dim}, the "
                              f"evolution runs in --dim {args.dim}: give --dim {program.dim} "
