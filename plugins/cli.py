@@ -87,8 +87,6 @@ def _wants_progress(args: argparse.Namespace) -> bool:
 
 def _cmd_solve(args: argparse.Namespace) -> int:
     """Solve a file or a named formulation and print the result."""
-    from pathlib import Path
-
     if args.list:
         from coplug.formulations import registry
 
@@ -102,6 +100,48 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         raise InputError("give an .mps/.lp file or a formulation name (coplug solve --list)")
     if args.solution is not None:
         _check_solution_path(args.solution)
+    try:
+        result, explain = _solve_target(args)
+    except Exception as exc:  # the --solution file must not keep an earlier run's values
+        if args.solution is not None:
+            _write_lines(args.solution, [f"# error, no solution: {type(exc).__name__}"])
+        raise
+    if args.solution is not None:
+        write_solution(args.solution, result)
+    result.values = None  # in the --solution file, not in the printed result
+    found, failed = None, None
+    if args.explain and result.status is Status.INFEASIBLE:
+        try:
+            with stdout_to_stderr(args.json):
+                found = explain()
+        except CoplugError as exc:  # the solve stands; say why there is no explanation
+            failed = f"--explain: {exc}"
+        except KeyboardInterrupt:
+            failed = "--explain: interrupted (Ctrl-C)"
+            result.extra["iis"] = {"error": failed}
+            print_result(result, as_json=args.json)
+            return 130
+        result.extra["iis"] = found if failed is None else {"error": failed}
+    elif args.explain:
+        print(f"coplug: --explain: nothing to explain, the solve ended {result.status.value}",
+              file=sys.stderr)
+    elif result.status is Status.INFEASIBLE and not args.json:
+        print("coplug: hint: --explain names rows and bounds that cannot hold together",
+              file=sys.stderr)
+    print_result(result, as_json=args.json)
+    if found is not None and not args.json:
+        print(found["text"])
+    if failed is not None:
+        print(f"coplug: error: {failed}", file=sys.stderr)
+        return 2
+    return 130 if result.status is Status.INTERRUPTED else 0
+
+
+def _solve_target(args: argparse.Namespace) -> tuple[Result, Callable[[], dict[str, Any]]]:
+    """Solve `coplug solve`'s file or named formulation: the result (with its values read
+    back for a formulation) and the --explain function for it."""
+    from pathlib import Path
+
     from coplug.formulations import registry
 
     named = args.target in registry.names()  # a folder called "knapsack" is not the file
@@ -135,35 +175,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         if result.has_solution:
             result.values = {var.name: var.value for var in model.component_data_objects(
                 pyo.Var, descend_into=True) if var.value is not None}
-    if args.solution is not None:
-        write_solution(args.solution, result)
-    result.values = None  # in the --solution file, not in the printed result
-    found, failed = None, None
-    if args.explain and result.status is Status.INFEASIBLE:
-        try:
-            with stdout_to_stderr(args.json):
-                found = explain()
-        except CoplugError as exc:  # the solve stands; say why there is no explanation
-            failed = f"--explain: {exc}"
-        except KeyboardInterrupt:
-            failed = "--explain: interrupted (Ctrl-C)"
-            result.extra["iis"] = {"error": failed}
-            print_result(result, as_json=args.json)
-            return 130
-        result.extra["iis"] = found if failed is None else {"error": failed}
-    elif args.explain:
-        print(f"coplug: --explain: nothing to explain, the solve ended {result.status.value}",
-              file=sys.stderr)
-    elif result.status is Status.INFEASIBLE and not args.json:
-        print("coplug: hint: --explain names rows and bounds that cannot hold together",
-              file=sys.stderr)
-    print_result(result, as_json=args.json)
-    if found is not None and not args.json:
-        print(found["text"])
-    if failed is not None:
-        print(f"coplug: error: {failed}", file=sys.stderr)
-        return 2
-    return 130 if result.status is Status.INTERRUPTED else 0
+    return result, explain
 
 
 def _check_solution_path(text: str) -> None:
@@ -189,6 +201,11 @@ def write_solution(path: str, result: Result) -> None:
     else:
         lines = [f"# status {result.status.value}, objective {result.objective!r}"]
         lines += [f"{name} {value!r}" for name, value in result.values.items()]
+    _write_lines(path, lines)
+
+
+def _write_lines(path: str, lines: list[str]) -> None:
+    """Write `lines` to the --solution file `path`, or an InputError naming it."""
     try:
         with open(path, "w", encoding="utf-8") as out:
             out.write("\n".join(lines) + "\n")

@@ -564,3 +564,17 @@ def test_a_rowdualnet_loads_in_the_dtype_it_was_saved_in(tmp_path, dtype: str) -
     c = np.random.default_rng(0).random((40, 40))
     assert next(again.parameters()).dtype == getattr(torch, dtype)
     assert np.array_equal(again.predict_duals(c), net.predict_duals(c))
+
+
+def test_a_failed_cli_solve_leaves_no_earlier_solution_behind(tmp_path, capsys) -> None:
+    """A solve that raised before its answer kept the previous run's values in --solution."""
+    from coplug.plugins.cli import main
+
+    good, bad, out = tmp_path / "good.lp", tmp_path / "bad.lp", tmp_path / "x.sol"
+    good.write_text(LP_TEXT)
+    bad.write_text(LP_TEXT.replace("end\n", ""))
+    assert main(["solve", str(good), "--solution", str(out)]) == 0
+    assert out.read_text().startswith("# status optimal") and "\nx " in out.read_text()
+    assert main(["solve", str(bad), "--solution", str(out)]) == 2
+    assert out.read_text() == "# error, no solution: InputError\n"
+    assert "has no End line" in capsys.readouterr().err
