@@ -126,30 +126,42 @@ def augmenting_row_reduction(c, v, col4row, row4col, free_rows, n_free, max_step
                     v1 = r
                     j2 = j1
                     j1 = j
-        i0 = row4col[j1]
-        v1_new = v[j1] - (v2 - v1)
-        v1_lowers = v1_new < v[j1]
-        if rr_cnt < current * n:
-            if v1_lowers:
-                v[j1] = v1_new
-            elif i0 >= 0 and j2 >= 0:
-                j1 = j2
-                i0 = row4col[j2]
-            if i0 >= 0:
-                col4row[i0] = -1
-                if v1_lowers:
-                    current -= 1
-                    free_rows[current] = i0
-                else:
-                    free_rows[new_free] = i0
-                    new_free += 1
-        elif i0 >= 0:
-            col4row[i0] = -1
-            free_rows[new_free] = i0
-            new_free += 1
-        col4row[i] = j1
-        row4col[j1] = i
+        current, new_free = arr_take(v, col4row, row4col, free_rows, i, j1, v1, j2, v2,
+                                     rr_cnt < current * n, current, new_free)
     return new_free, rr_cnt
+
+
+@njit(cache=CACHE)
+def arr_take(v, col4row, row4col, free_rows, i, j1, v1, j2, v2, patient, current, new_free):
+    """One augmenting-row-reduction step: free row i takes column j1, its least reduced
+    cost v1 (j2, v2 the second least; j2 = -1 when the row has one entry). While `patient`
+    (JV's step budget) and v1 < v2, v_j1 drops to make v2 tight and the evicted row is
+    scanned next; on a tie i takes j2 instead where j1 is assigned, and an evicted row waits
+    for the next pass. Returns (current, new_free) of the free-row queue."""
+    i0 = row4col[j1]
+    v1_new = v[j1] - (v2 - v1)
+    v1_lowers = j2 >= 0 and v1_new < v[j1]
+    if patient:
+        if v1_lowers:
+            v[j1] = v1_new
+        elif i0 >= 0 and j2 >= 0:
+            j1 = j2
+            i0 = row4col[j2]
+        if i0 >= 0:
+            col4row[i0] = -1
+            if v1_lowers:
+                current -= 1
+                free_rows[current] = i0
+            else:
+                free_rows[new_free] = i0
+                new_free += 1
+    elif i0 >= 0:
+        col4row[i0] = -1
+        free_rows[new_free] = i0
+        new_free += 1
+    col4row[i] = j1
+    row4col[j1] = i
+    return current, new_free
 
 
 @njit(cache=CACHE)

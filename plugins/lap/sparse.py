@@ -11,7 +11,7 @@ from numba import njit
 from coplug.plugins.errors import InputError
 from coplug.plugins.lap.cache_dir import CACHE
 from coplug.plugins.lap.cardinality import maximum_matching
-from coplug.plugins.lap.jv import flip_path
+from coplug.plugins.lap.jv import arr_take, flip_path
 from coplug.plugins.lap.warmstart import slack
 
 INF = np.inf
@@ -149,29 +149,8 @@ def sparse_augmenting_row_reduction(indptr, indices, data, v, col4row, row4col, 
             free_rows[new_free] = i
             new_free += 1
             continue
-        i0 = row4col[j1]
-        v1_new = v[j1] - (v2 - v1)
-        v1_lowers = j2 >= 0 and v1_new < v[j1]
-        if rr_cnt < current * m:
-            if v1_lowers:
-                v[j1] = v1_new
-            elif i0 >= 0 and j2 >= 0:
-                j1 = j2
-                i0 = row4col[j2]
-            if i0 >= 0:
-                col4row[i0] = -1
-                if v1_lowers:
-                    current -= 1
-                    free_rows[current] = i0
-                else:
-                    free_rows[new_free] = i0
-                    new_free += 1
-        elif i0 >= 0:
-            col4row[i0] = -1
-            free_rows[new_free] = i0
-            new_free += 1
-        col4row[i] = j1
-        row4col[j1] = i
+        current, new_free = arr_take(v, col4row, row4col, free_rows, i, j1, v1, j2, v2,
+                                     rr_cnt < current * m, current, new_free)
     return new_free, rr_cnt
 
 
