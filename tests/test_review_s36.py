@@ -578,3 +578,26 @@ def test_a_failed_cli_solve_leaves_no_earlier_solution_behind(tmp_path, capsys) 
     assert main(["solve", str(bad), "--solution", str(out)]) == 2
     assert out.read_text() == "# error, no solution: InputError\n"
     assert "has no End line" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("maximize", [False, True])
+def test_warm_duals_far_out_of_scale_still_come_back_tight(maximize: bool) -> None:
+    """Row duals of 1e20 on costs of 7 lost a column dual to cancellation (0 for 7): the
+    cost and the certificate, which prices columns afresh, were right, the returned column
+    duals were not. Such a start now falls back to a cold solve."""
+    import scipy.sparse as sp
+
+    allowed = np.array([[1, 1, 1, 0, 1, 1, 0], [1, 1, 1, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1, 0],
+                        [0, 1, 1, 1, 1, 0, 1], [0, 1, 1, 1, 1, 1, 0], [0, 1, 1, 0, 0, 1, 0],
+                        [1, 1, 1, 1, 1, 1, 1]], bool)
+    costs = np.where(allowed, -7.0 if maximize else 7.0, 0.0)
+    start = np.array([1e20, 1e20, 1e20, 0, 1e20, 1e20, 0]) * (-1 if maximize else 1)
+    solution = solve_lap(sp.csr_matrix(costs), row_duals=start, maximize=maximize)
+    assert solution.cost == (-49.0 if maximize else 49.0)
+    u, v = solution.row_duals, solution.col_duals
+    assert u.sum() + v.sum() == pytest.approx(solution.cost)
+    tight = costs[solution.row_ind, solution.col_ind] - u[solution.row_ind] - v[solution.col_ind]
+    assert np.abs(tight).max() < 1e-9
+    i, j = np.nonzero(allowed)
+    reduced = costs[i, j] - u[i] - v[j]
+    assert (reduced <= 1e-9).all() if maximize else (reduced >= -1e-9).all()

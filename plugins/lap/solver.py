@@ -738,8 +738,20 @@ def _certified(c: Any, solved: _Solved) -> bool:
     ):
         return False
     scale = assigned if solved.warm and assigned > 0 else solved.scale
+    if solved.warm and not _tight_on_assignment(c, solved, scale):
+        return False
     return certify.certified(primal, bound, scale, n, dual_magnitude, strict=solved.warm,
                              reduced=reduced, reduced_size=size)
+
+
+def _tight_on_assignment(c: Any, solved: _Solved, scale: float) -> bool:
+    """Whether the warm solve's own duals are tight on its assignment, as the ones returned
+    must be: the certificate prices columns afresh from the row duals, and duals started far
+    out of scale (1e20 on costs of 7) lost a column's dual to cancellation (0 for 7) while
+    the row duals and the certificate came out right."""
+    residual = _assigned(c, solved.col4row) - solved.u - solved.v[solved.col4row]
+    return bool(np.abs(residual).max(initial=0.0)
+                <= certify.tolerance(scale, solved.col4row.size))
 
 
 def _few_rose(solved: _Solved, n: int) -> bool:
@@ -783,9 +795,14 @@ def _offset_of(lo: float, hi: float) -> float:
 
 def _cost(c: Any, col4row: np.ndarray) -> float:
     """Sum of the assigned entries c[i, col4row[i]] (float64)."""
+    return float(_assigned(c, col4row).sum())
+
+
+def _assigned(c: Any, col4row: np.ndarray) -> np.ndarray:
+    """The assigned entries c[i, col4row[i]] as float64."""
     values = np.empty(col4row.size)
     if sp.issparse(c):  # scipy's fancy indexing costs more than a small solve
         sparse.assigned_values(c.indptr, c.indices, c.data, col4row, values)
     else:
         values[:] = c[np.arange(col4row.size), col4row]
-    return float(values.sum())
+    return values
