@@ -332,6 +332,7 @@ def network_flow(
         check_positive(data["capacity"], f"capacity of link ({u!r}, {v!r})", inf_ok=True)
     game = Game("network_flow")
     usage: dict[frozenset, list[tuple[int, VarData]]] = {}
+    oriented: dict[frozenset, tuple[Any, Any]] = {}  # each link as the paths first met it
     players = []
     for r, (source, target, weight) in enumerate(demands):
         if source == target:
@@ -351,6 +352,7 @@ def network_flow(
         for p, path in enumerate(paths):
             for u, v in zip(path[:-1], path[1:], strict=True):
                 usage.setdefault(frozenset((u, v)), []).append((r, block.x[p]))
+                oriented.setdefault(frozenset((u, v)), (u, v))
         players.append((block, paths, float(weight)))
     load = {link: sum(x for _, x in users) for link, users in usage.items()}
     for block, paths, weight in players:
@@ -362,7 +364,7 @@ def network_flow(
         )
         block.utility = pyo.Expression(expr=weight * pyo.log(1 + rate) - congestion)
     game.model.links = pyo.ConstraintList()
-    for (u, v), users in _links_in_order(usage):
+    for (u, v), users in _links_in_order(usage, oriented):
         capacity = float(graph.edges[u, v]["capacity"])
         owners = {r for r, _ in users}
         if len(owners) == 1:  # the player's own row, `cap[u, v]` in its block
@@ -375,11 +377,12 @@ def network_flow(
     return game
 
 
-def _links_in_order(usage: dict[frozenset, list]) -> list[tuple[tuple[Any, Any], list]]:
-    """Each link as (u, v) with its users, sorted by node labels where they compare, else in
-    the order the paths first met them (labels such as "s" and 1 do not sort)."""
-    pairs = [(tuple(link) if len(link) == 2 else (*link, *link), users)
-             for link, users in usage.items()]
+def _links_in_order(usage: dict[frozenset, list], oriented: dict[frozenset, tuple[Any, Any]]
+                    ) -> list[tuple[tuple[Any, Any], list]]:
+    """Each link as (u, v) with its users, sorted by node labels where they compare, else as
+    and in the order the paths first met them (labels such as "s" and 1 do not sort; a
+    frozenset's own order changed with the hash seed)."""
+    pairs = [(oriented[link], users) for link, users in usage.items()]
     try:
         pairs = [(tuple(sorted(pair)), users) for pair, users in pairs]
         return sorted(pairs, key=lambda item: item[0])

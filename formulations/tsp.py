@@ -336,6 +336,9 @@ def load_tsplib(path: str | Path) -> TSPInstance:
         if ":" not in raw:
             raise InputError(f"{path}:{no}: expected 'KEY : VALUE', got {raw!r}")
         key, value = (s.strip() for s in raw.split(":", 1))
+        if key.upper() == "COMMENT" and "COMMENT" in spec:  # national instances give two
+            spec["COMMENT"] += "\n" + value
+            continue
         if key.upper() in spec:  # the last one had won, after data the first one shaped
             raise InputError(f"{path}:{no}: a second {key.upper()}; a file gives each once")
         spec[key.upper()] = value

@@ -77,12 +77,15 @@ def restore_state(before: dict[str, Any]) -> None:
 
 @contextmanager
 def restored_on_failure(before: dict[str, Any] | None) -> Iterator[None]:
-    """Put back the state `before` (from `solve_state`; None: nothing) when the body raises:
-    a user's callback that fails once the solution is loaded must leave the model as a
-    failure during the solve does."""
+    """When the body raises, put back the variable values `before` holds (from
+    `solve_state`; None: nothing) and leave its dual/rc Suffixes empty: a user's callback
+    that fails once the solution is loaded must leave the model as a failure during the
+    solve does (no stale duals either)."""
     try:
         yield
     except BaseException:
         if before is not None:
-            restore_state(before)
+            put_back(before["values"])
+            for suffix, _ in before["suffixes"].values():
+                suffix.clear()
         raise

@@ -88,7 +88,7 @@ def test_incremental_certificate_accepts_the_optimum_and_refuses_a_worse_assignm
     free = np.flatnonzero(col4row < 0).astype(np.int64)
     jv.augmenting_row_reduction(c, v, col4row, row4col, free, free.size, 2 * m)
     jv.implicit_row_duals(c, v, col4row, u)
-    jv.shortest_augmenting_paths(c, u, v, col4row, row4col, 0, n + 1)
+    jv.shortest_augmenting_paths(c, u, v, col4row, row4col, 0, n + 1, np.full(1, 2**62))
     primal, bound, *_ = certify.dense_gap_since(c, col4row, u, v, u_snap, np.zeros(m))
     rows, cols = linear_sum_assignment(c)
     assert primal == pytest.approx(c[rows, cols].sum(), rel=1e-12)

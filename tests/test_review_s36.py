@@ -250,7 +250,7 @@ def test_point_and_batch_functions_both_evaluate_every_batch() -> None:
     X = np.arange(8.0).reshape(4, 2)
     want = (X ** 2).sum(axis=1)
     for func in (lambda x: np.sum(x ** 2), lambda x: x[0] ** 2 + x[1] ** 2,
-                 lambda X: (X ** 2).sum(axis=-1)):
+                 lambda X: (X ** 2).sum(axis=-1), lambda x: np.sum(x ** 2, axis=-1).item()):
         f = as_box_function(func, dim=2)
         assert f(X[:1]) == pytest.approx(want[:1])
         assert f(X) == pytest.approx(want)
@@ -276,8 +276,8 @@ def test_evolve_refuses_a_proposers_program_over_another_box() -> None:
             return self.programs
 
     for programs, match in [
-        ([load("sum(x ** 2) + x[2]", dim=3)], r"\[-5, 5\]\^3; this run evolves .*\^2"),
-        ([load("sum(x ** 2)", dim=2, lower=-100.0, upper=100.0)], r"\[-100, 100\]\^2"),
+        ([load("sum(x ** 2) + x[2]", dim=3)], r"\[-5.0, 5.0\]\^3; this run evolves .*\^2"),
+        ([load("sum(x ** 2)", dim=2, lower=-100.0, upper=100.0)], r"\[-100.0, 100.0\]\^2"),
         (None, "must return a list of Programs, got NoneType"),
         (["sum(x ** 2)"], "needs a Program"),
     ]:
@@ -289,7 +289,8 @@ def test_evolve_refuses_a_proposers_program_over_another_box() -> None:
 
 def test_on_solution_failing_after_the_fact_leaves_the_model_as_it_was() -> None:
     """HiGHS hands the loaded solution on once more after the solve; a callback raising
-    there left the new values loaded and the dual Suffix emptied."""
+    there left the new values loaded. Values are put back, and the duals left empty as a
+    failure during the solve leaves them (no stale duals)."""
     from coplug.plugins import OnSolution
 
     m = pyo.ConcreteModel()
@@ -302,7 +303,7 @@ def test_on_solution_failing_after_the_fact_leaves_the_model_as_it_was() -> None
     m.dual[m.c] = 123.0
     with pytest.raises(ZeroDivisionError):
         solve(m, solver="highs", plugins=[OnSolution(lambda s, o: 1 / 0)])
-    assert (m.x.value, m.y.value, dict(m.dual.items())) == (0, 0, {m.c: 123.0})
+    assert (m.x.value, m.y.value, dict(m.dual.items())) == (0, 0, {})
     result = solve(m, solver="highs", plugins=[OnSolution(lambda s, o: None)])
     assert result.objective == pytest.approx(8.0) and m.dual[m.c] == pytest.approx(1.0)
 
@@ -482,8 +483,7 @@ def test_network_flow_takes_any_hashable_labels() -> None:
     mixed.add_edge("s", 1, capacity=4.0)
     mixed.add_edge(1, "t", capacity=4.0)
     game = network_flow(mixed, demands=[("s", "t", 2.0)], paths_per_player=1)
-    assert {frozenset(k) for k in game.block("source0").cap} == {frozenset(("s", 1)),
-                                                                  frozenset((1, "t"))}
+    assert set(game.block("source0").cap) == {("s", 1), (1, "t")}  # as the path runs
     clash = nx.Graph()
     for u, v in [("s", "a_b"), ("a_b", "c"), ("c", "t"), ("s", "a"), ("a", "b_c"),
                  ("b_c", "t")]:
@@ -601,3 +601,74 @@ def test_warm_duals_far_out_of_scale_still_come_back_tight(maximize: bool) -> No
     i, j = np.nonzero(allowed)
     reduced = costs[i, j] - u[i] - v[j]
     assert (reduced <= 1e-9).all() if maximize else (reduced >= -1e-9).all()
+
+
+def test_a_failure_during_the_solve_leaves_no_stale_duals_with_or_without_on_solution() -> None:
+    """With an OnSolution plugin present, a failure during the solve put back the duals of
+    an earlier solve; without it m.dual ended empty."""
+    from coplug.plugins import OnSolution, UserHeuristic
+
+    def broken(lp_solution):
+        raise ValueError("heuristic broke")
+
+    for extra in ([], [OnSolution(_ignore)]):
+        m = pyo.ConcreteModel()
+        m.x = pyo.Var(bounds=(0, 4), domain=pyo.Integers)
+        m.y = pyo.Var(bounds=(0, 3))
+        m.c = pyo.Constraint(expr=m.x + m.y <= 5.5)
+        m.obj = pyo.Objective(expr=m.x + 2 * m.y, sense=pyo.maximize)
+        m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+        m.dual[m.c] = 123.0  # an earlier solve's
+        with pytest.raises(ValueError, match="heuristic broke"):
+            solve(m, plugins=[UserHeuristic(broken), *extra])
+        assert dict(m.dual.items()) == {}
+
+
+def test_tsplib_files_may_give_several_comments(tmp_path) -> None:
+    """The national instances (wi29, dj38, ...) have two COMMENT lines; the repeated-keyword
+    check refused them."""
+    from coplug.formulations.tsp import load_tsplib
+
+    path = tmp_path / "two.tsp"
+    path.write_text("NAME : t\nCOMMENT : one\nCOMMENT : two\nTYPE : TSP\nDIMENSION : 3\n"
+                    "EDGE_WEIGHT_TYPE : EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 3 4\n3 6 0\nEOF\n")
+    assert load_tsplib(path).n == 3
+
+
+def test_network_flow_rows_follow_the_path_where_labels_do_not_sort() -> None:
+    """A frozenset's own order named the row: (1, (5,)) for a path from (5,) to 1, and with
+    string labels it changed with the hash seed."""
+    from coplug.formulations.games import network_flow
+
+    graph = nx.Graph()
+    graph.add_edge((5,), 1, capacity=4.0)
+    graph.add_edge(1, 2.5, capacity=4.0)
+    game = network_flow(graph, demands=[((5,), 2.5, 2.0)], paths_per_player=1)
+    assert set(game.block("source0").cap) == {((5,), 1), (1, 2.5)}
+
+
+def test_augmentations_stop_once_their_work_budget_is_spent() -> None:
+    """Chunks counted in augmentations overshot a time limit: late augmentations cost far
+    more than early ones, and a 0.05 s limit returned a solution after 1.4 s."""
+    from coplug.plugins.errors import TimeLimitError
+    from coplug.plugins.lap import jv, sparse
+
+    c = _random_pattern(20000, 10, seed=0)
+    with pytest.raises(TimeLimitError, match="time limit reached after"):
+        solve_lap(c, arr_passes=0, time_limit=0.05)
+    small = _random_pattern(300, 4, seed=1)
+    n = small.shape[0]
+    indptr, indices = small.indptr.astype(np.int64), small.indices.astype(np.int64)
+    u, v = np.zeros(n), np.zeros(n)
+    col4row, row4col = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
+    sparse.sparse_tighten_and_match(indptr, indices, small.data, u, v, col4row, row4col)
+    free = int((col4row < 0).sum())
+    budget = np.full(1, 1, np.int64)
+    augs, row = sparse.sparse_augment(indptr, indices, small.data, n, u, v, col4row, row4col,
+                                      0, n + 1, budget)
+    assert augs == 1 < free and budget[0] <= 0 and row < n
+    dense = np.random.default_rng(2).random((50, 50))
+    u, v = dense.min(axis=1), np.zeros(50)
+    col4row, row4col = np.full(50, -1, np.int64), np.full(50, -1, np.int64)
+    assert jv.shortest_augmenting_paths(dense, u, v, col4row, row4col, 0, 51,
+                                        np.full(1, 1, np.int64))[0] == 1

@@ -368,9 +368,9 @@ def _checked_proposals(programs: Any, config: EvolutionConfig, name: str) -> lis
         if (program.dim, program.lower, program.upper) != (config.dim, config.lower,
                                                            config.upper):
             raise InputError(
-                f"proposer {name!r} proposed a program over [{program.lower:g}, "
-                f"{program.upper:g}]^{program.dim}; this run evolves programs over "
-                f"[{config.lower:g}, {config.upper:g}]^{config.dim}: {to_text(program)!r}")
+                f"proposer {name!r} proposed a program over [{program.lower!r}, "
+                f"{program.upper!r}]^{program.dim}; this run evolves programs over "
+                f"[{config.lower!r}, {config.upper!r}]^{config.dim}: {to_text(program)!r}")
     return programs
 
 

@@ -86,10 +86,14 @@ class _Batched:
 
     def __init__(self, func: Callable[..., Any]) -> None:
         self.func = func
-        self.vectorized: bool | None = None  # unknown until the first call
+        # None: unknown; "one": took a batch of one point, which a function of one point
+        # does too; True / False: takes batches / one point at a time
+        self.vectorized: bool | str | None = None
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
-        if self.vectorized is None:
+        if X.shape[0] == 0:
+            return np.zeros(0)
+        if self.vectorized is None or (self.vectorized == "one" and X.shape[0] > 1):
             return self._first(X)
         if self.vectorized:
             out = _batch_values(self.func(X), X.shape[0])
@@ -99,8 +103,9 @@ class _Batched:
         return self._rows(X)
 
     def _first(self, X: np.ndarray) -> np.ndarray:
-        """The first call: the whole batch, or point by point where the batch fails and a
-        single point does not (where both fail, the batch's error is the function's)."""
+        """The first call (or the first of several points): the whole batch, or point by point
+        where the batch fails and a single point does not (where both fail, the batch's error
+        is the function's)."""
         try:
             out = _batch_values(self.func(X), X.shape[0])
         except Exception as batch_error:
@@ -110,7 +115,7 @@ class _Batched:
                 raise batch_error from None
             self.vectorized = False
             return np.array([first, *self._rows(X[1:])])
-        self.vectorized = out is not None
+        self.vectorized = (out is not None) if X.shape[0] > 1 or out is None else "one"
         return out if out is not None else self._rows(X)
 
     def _rows(self, X: np.ndarray) -> np.ndarray:

@@ -203,9 +203,11 @@ def implicit_row_duals(c, v, col4row, u):
 
 
 @njit(cache=CACHE)
-def shortest_augmenting_paths(c, u, v, col4row, row4col, start, max_augs):
+def shortest_augmenting_paths(c, u, v, col4row, row4col, start, max_augs, budget):
     """Augment free rows from row `start` on along Dijkstra shortest paths in reduced costs,
-    at most `max_augs` of them, so a caller can check a deadline between chunks.
+    at most `max_augs` of them and none once the work budget `budget[0]` (entries scanned,
+    counted down) is spent, so a caller can check a deadline between chunks (late
+    augmentations cost far more than early ones: a count alone overshot a chunk's time).
 
     Needs feasible duals and tight assigned edges; returns (augmentations, next row to
     look at), or (-1 - i, i) when row i cannot be assigned (only with infinite costs).
@@ -222,9 +224,10 @@ def shortest_augmenting_paths(c, u, v, col4row, row4col, start, max_augs):
     for cur in range(start, n):
         if col4row[cur] >= 0:
             continue
-        if count == max_augs:
+        if count == max_augs or budget[0] <= 0:
             return count, cur
         count += 1
+        budget[0] -= m
         for it in range(m):
             remaining[it] = np.uint64(m - 1 - it)
             shortest[it] = INF
@@ -242,6 +245,7 @@ def shortest_augmenting_paths(c, u, v, col4row, row4col, start, max_augs):
             index = -1
             base = min_val - u[i]
             row = c[i]
+            budget[0] -= num_remaining
             for it in range(num_remaining):
                 jj = remaining[it]
                 r = base + row[jj] - v[jj]

@@ -63,7 +63,8 @@ def solve(c, u0, warm, arr_passes, min_matched, steps_per_row):
     scans, _ = jv.row_reduction_passes(c, v, col4row, row4col, passes, steps_per_row * m)
     if not warm or passes:
         jv.implicit_row_duals(c, v, col4row, u)
-    augs, _ = jv.shortest_augmenting_paths(c, u, v, col4row, row4col, 0, n + 1)
+    augs, _ = jv.shortest_augmenting_paths(c, u, v, col4row, row4col, 0, n + 1,
+                                           np.full(1, np.iinfo(np.int64).max, np.int64))
     if augs < 0:
         return col4row, u, v, augs, scans, scale, gap
     return col4row, u, v, augs, scans, scale, certify.dense_gap(c, col4row, u)

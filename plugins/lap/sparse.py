@@ -195,9 +195,10 @@ def sparse_implicit_row_duals(indptr, indices, data, v, col4row, u):
 
 
 @njit(cache=CACHE)
-def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col, start, max_augs):
+def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col, start, max_augs, budget):
     """Heap-Dijkstra shortest augmenting paths for free rows from `start` on, at most
-    `max_augs` of them (feasible duals needed).
+    `max_augs` of them and none once the work budget `budget[0]` (stored entries scanned,
+    counted down) is spent (feasible duals needed).
 
     Returns (augmentations, next row to look at), or (-1 - i, i) when row i cannot be
     assigned.
@@ -215,7 +216,7 @@ def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col, start, max_
     for cur in range(start, n):
         if col4row[cur] >= 0:
             continue
-        if count == max_augs:
+        if count == max_augs or budget[0] <= 0:
             return count, cur
         count += 1
         n_touched = 0
@@ -229,6 +230,7 @@ def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col, start, max_
         d_i = 0.0
         while True:
             base = d_i - u[i]
+            budget[0] -= indptr[i + 1] - indptr[i] + 1
             for k in range(indptr[i], indptr[i + 1]):
                 j = indices[k]
                 if done[j]:
