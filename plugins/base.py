@@ -170,7 +170,7 @@ def stopped_by_plugin(plugins: Any) -> bool:
 
 def calls_back_after_loading(plugins: Any) -> bool:
     """Whether a plugin runs user code once the solution is loaded (`OnSolution.finish`),
-    so that a failure there must put back the model's values and duals."""
+    so that a failure there must put back the model's values (`restored_on_failure`)."""
     return any(getattr(plugin, "calls_back_after_loading", False) for plugin in plugins)
 
 

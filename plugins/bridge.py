@@ -175,7 +175,7 @@ def solve(
         raise InputError("LazyConstraints with HiGHS are solved in rounds, with no other "
                          "plugins; use solver='scip' to combine them")
     # threads take turns (coplug.plugins.serial); a solve that raises lets its plugins
-    # release what they hold for it, and puts back what it loaded before a plugin's
+    # release what they hold for it, and puts back the values it loaded before a plugin's
     # callback raised after the fact
     before = solve_state(model) if calls_back_after_loading(plugins) else None
     with one_solve_at_a_time(), released_on_failure(plugins), restored_on_failure(before):

@@ -80,9 +80,11 @@ def as_box_function(target: Any, dim: int | None = None, lower: float = -5.0,
 
 class _Batched:
     """A user's function of one point or of a batch of points, called on whole batches
-    once its first call showed it takes them, else point by point. Decided once: retrying
-    every failed batch point by point had swallowed the function's own errors (a failure
-    on its third call vanished) or replaced them (its ValueError became an IndexError)."""
+    once its first call showed it takes them, else point by point (a first call of one
+    point decides only for single points: the first larger batch is tried again). Decided
+    so, not per call: retrying every failed batch point by point had swallowed the
+    function's own errors (a failure on its third call vanished) or replaced them (its
+    ValueError became an IndexError)."""
 
     def __init__(self, func: Callable[..., Any]) -> None:
         self.func = func
