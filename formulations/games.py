@@ -379,9 +379,9 @@ def network_flow(
 
 def _links_in_order(usage: dict[frozenset, list], oriented: dict[frozenset, tuple[Any, Any]]
                     ) -> list[tuple[tuple[Any, Any], list]]:
-    """Each link as (u, v) with its users, sorted by node labels where they compare, else as
-    and in the order the paths first met them (labels such as "s" and 1 do not sort; a
-    frozenset's own order changed with the hash seed)."""
+    """Each link as (u, v) with its users, sorted by node labels where they compare, else
+    oriented and ordered as the paths first met them (labels such as "s" and 1 do not sort;
+    a frozenset's own order changed with the hash seed)."""
     pairs = [(oriented[link], users) for link, users in usage.items()]
     try:
         pairs = [(tuple(sorted(pair)), users) for pair, users in pairs]
