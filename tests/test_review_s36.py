@@ -69,9 +69,9 @@ def test_bbo_evaluators_refuse_complex_points() -> None:
     program = load("sum(x ** 2)", dim=2)
     points = np.array([[3 + 1j, 4]])
     for evaluate in (numpy_evaluator(program), torch_evaluator(program)):
-        with pytest.raises(InputError, match="points must be real numbers"):
+        with pytest.raises(InputError, match="points must be numeric, got .*complex"):
             evaluate(points)
-    with pytest.raises(InputError, match="points must be real numbers"):
+    with pytest.raises(InputError, match="points must be numeric, got .*complex"):
         torch_evaluator(program)(torch.as_tensor(points))
     assert torch_evaluator(program)(torch.tensor([[3.0, 4.0]])).item() == 25.0
     assert numpy_evaluator(program)(np.array([[3, 4]], dtype=np.int8))[0] == 25.0

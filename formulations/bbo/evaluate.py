@@ -14,8 +14,7 @@ import numpy as np
 from scipy.stats import qmc
 
 from coplug.formulations.bbo.grammar import Node, Program, check_program
-from coplug.formulations.checks import check_count, check_memory, check_seed
-from coplug.plugins.arguments import refuse_masked
+from coplug.formulations.checks import check_count, check_memory, check_seed, numeric_array
 from coplug.plugins.errors import InputError
 
 
@@ -171,19 +170,9 @@ def numpy_evaluator(program: Program) -> Callable[[np.ndarray], np.ndarray]:
 
     def evaluate(X: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
-            return inner(_real_points(X).astype(float))
+            return inner(numeric_array(X, "points"))  # complex would lose its imaginary part
 
     return evaluate
-
-
-def _real_points(X: Any) -> np.ndarray:
-    """X as an array of real numbers, or an InputError: casting dropped a complex point's
-    imaginary part (with only numpy's ComplexWarning), and a mask would be ignored."""
-    refuse_masked(X, "points")
-    points = np.asarray(X)
-    if points.dtype.kind not in "biuf":
-        raise InputError(f"points must be real numbers, got dtype {points.dtype}")
-    return points
 
 
 def torch_evaluator(program: Program) -> Callable[[Any], Any]:
@@ -196,9 +185,9 @@ def torch_evaluator(program: Program) -> Callable[[Any], Any]:
     def evaluate(X: Any) -> Any:
         if isinstance(X, torch.Tensor):
             if X.is_complex():
-                raise InputError(f"points must be real numbers, got dtype {X.dtype}")
+                raise InputError(f"points must be numeric, got {X.dtype} data")
             return inner(X.to(torch.float64))
-        return inner(torch.as_tensor(_real_points(X), dtype=torch.float64))
+        return inner(torch.as_tensor(numeric_array(X, "points"), dtype=torch.float64))
 
     return evaluate
 
