@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pyomo.environ as pyo
 import sympy
+from pyomo.common.modeling import unique_component_name
 from pyomo.core.expr.numeric_expr import Expr_ifExpression
 from pyomo.core.expr.sympy_tools import Pyomo2SympyVisitor, PyomoSympyBimap
 from pyomo.core.expr.visitor import identify_variables, polynomial_degree
@@ -303,6 +304,17 @@ class AscentResult:
     iterates: list[np.ndarray] = field(default_factory=list)
 
 
+def _refuse_pinned(game: Game) -> None:
+    """InputError for a free variable whose bounds meet: no profile is strictly feasible,
+    which the barrier method needs (the start was blamed for it)."""
+    for player in game.players:
+        for var in game.variables(player):
+            if var.has_lb() and var.has_ub() and pyo.value(var.lb) >= pyo.value(var.ub):
+                raise InputError(f"{var.name} has lower bound {pyo.value(var.lb)} and upper "
+                                 f"bound {pyo.value(var.ub)}: no profile is strictly feasible "
+                                 f"for the barrier method; fix it ({var.name}.fix(...)) instead")
+
+
 def barrier_gradient_ascent(
     game: Game,
     start: Mapping[str, Any] | None = None,
@@ -340,7 +352,8 @@ def barrier_gradient_ascent(
     require_instance(game, Game, "barrier_gradient_ascent", GAME_HINT)
     _check_ascent_settings(mu, mu_start, mu_decay, tol, max_iter, step, divergence_bound)
     check_choice(update, "update", ("simultaneous", "sequential"))
-    compiled = compile_game(game)
+    compiled = compile_game(game)  # names non-finite bounds and sides first
+    _refuse_pinned(game)
     x = compiled.vector(start if start is not None else game.profile())
     if not np.isfinite(x).all():
         raise InputError("the start profile has missing or non-finite values")
@@ -658,7 +671,9 @@ def _certified(game: Game, solver: str, time_limit: float | None,
             if not any(True for _ in identify_variables(con.body, include_fixed=False)):
                 con.deactivate()
         block = model.component(player)
-        model.best_response = pyo.Objective(expr=block.component("utility"), sense=pyo.maximize)
+        # a name no component of the game has: a row named best_response was replaced
+        model.add_component(unique_component_name(model, "best_response"),
+                            pyo.Objective(expr=block.component("utility"), sense=pyo.maximize))
         params = {"limits/gap": 0.0, "limits/absgap": 1e-10} if solver == "scip" else {}
         left = None if deadline is None else max(deadline - time.perf_counter(), MIN_SECONDS)
         outcome = solve(model, solver=solver, time_limit=left, **params)

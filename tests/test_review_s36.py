@@ -672,3 +672,38 @@ def test_augmentations_stop_once_their_work_budget_is_spent() -> None:
     col4row, row4col = np.full(50, -1, np.int64), np.full(50, -1, np.int64)
     assert jv.shortest_augmenting_paths(dense, u, v, col4row, row4col, 0, 51,
                                         np.full(1, 1, np.int64))[0] == 1
+
+
+def _two_player_game(player: str, row: str) -> object:
+    from coplug.formulations.games import Game
+
+    game = Game("two")
+    a, b = game.add_player(player), game.add_player("b")
+    a.x = pyo.Var(bounds=(0, 4), initialize=2.0)
+    b.y = pyo.Var(bounds=(0, 4), initialize=2.0)
+    a.utility = pyo.Expression(expr=-(a.x - 3) ** 2)
+    b.utility = pyo.Expression(expr=-(b.y - 3) ** 2)
+    game.model.add_component(row, pyo.Constraint(expr=a.x + b.y <= 4))
+    return game
+
+
+@pytest.mark.parametrize(("player", "row"), [("a", "shared"), ("a", "best_response"),
+                                             ("best_response", "shared")])
+def test_certify_keeps_components_named_like_its_objective(player: str, row: str) -> None:
+    """certify added `best_response` to a clone of the model: a row (or player) of that name
+    was replaced, and the equilibrium (2, 2) was certified with gaps of 1."""
+    from coplug.formulations.game_solvers import certify
+
+    gaps = certify(_two_player_game(player, row)).gaps
+    assert max(gaps.values()) < 1e-6
+
+
+def test_a_variable_pinned_by_its_bounds_is_named_not_the_start() -> None:
+    """lower == upper gave "infeasible start: ... has slack 0", although no start is
+    strictly feasible then."""
+    from coplug.formulations.game_solvers import barrier_gradient_ascent
+
+    game = _two_player_game("a", "shared")
+    game.block("a").z = pyo.Var(bounds=(2, 2), initialize=2.0)
+    with pytest.raises(InputError, match=r"a\.z has lower bound 2 and upper bound 2: .*fix it"):
+        barrier_gradient_ascent(game, start={"a": [1.0, 2.0], "b": [1.0]})
