@@ -19,6 +19,7 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 
 from coplug.formulations.checks import numeric_array
+from coplug.plugins.arguments import refuse_masked
 from coplug.plugins.errors import InputError
 
 # A safe QUBO's penalties may reach at most this many times its largest value: ulp of the
@@ -54,6 +55,8 @@ class QUBO:
     def __post_init__(self) -> None:
         if self.Q is None:
             raise InputError("Q must be a square matrix, got None")
+        for name in ("Q", "c", "A", "weights"):
+            refuse_masked(getattr(self, name), f"QUBO {name}")
         self.Q = _as_floats(lambda: sp.csr_matrix(self.Q, dtype=float), self.Q, "Q")
         n = self.Q.shape[0]
         if self.Q.shape != (n, n):

@@ -189,6 +189,9 @@ def _cmd_qubo(args: argparse.Namespace) -> int:
     if report.interrupted:
         print(f"{args.method} interrupted after {report.iterations} iterations: the starts "
               "are certified where they stood")
+    elif report.stats["unfinished"]:
+        print(f"{report.stats['unfinished']} of {args.starts} starts NOT converged within "
+              f"--max-iter {args.max_iter}: certified where they stood")
     best = report.best_objective(case.sense)
     print(f"binary+feasible  {report.fraction_binary_feasible:.1%} of {args.starts} starts")
     print(f"certified local minimizers  {report.fraction_ok:.1%}")

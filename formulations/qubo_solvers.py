@@ -81,7 +81,8 @@ class Certificate:
 class RunReport:
     """Final points of all starts, their certificates and the wall time; `stats` counts the
     starts that ended at a strict binary vertex ("converged"), those accepted at another
-    stationary point once their kicks ran out ("stalled"), and the kicks used.
+    stationary point once their kicks ran out ("stalled"), those `max_iter` (or Ctrl-C) left
+    at neither ("unfinished"), and the kicks used.
     `interrupted` is True when Ctrl-C stopped the run: the points are where the starts stood
     then, each certified as usual (an unfinished start is rarely binary or KKT)."""
 
@@ -422,6 +423,18 @@ def _check_arguments(qubo: object, method: str, lr: float | None, tol: float,
         raise InputError(f"device {device!r} is not usable here: meta tensors hold no values")
 
 
+def _vertex_test(X: torch.Tensor, G: torch.Tensor, D: torch.Tensor, tol: float
+                 ) -> tuple[torch.Tensor, ...]:
+    """Per start: the projected-gradient residual, which coordinates sit at a bound, which
+    of those have zero slope there (with a concave diagonal such a vertex is no minimizer),
+    and whether the point is a strict binary vertex (stationary, binary, no zero slope)."""
+    residual = (X - (X - G / D).clamp(0.0, 1.0)).abs().amax(dim=0)
+    at_bound = (X == 0) | (X == 1)
+    flat = at_bound & ((G / D).abs() <= tol)
+    strict_vertex = (residual <= tol) & at_bound.all(dim=0) & ~flat.any(dim=0)
+    return residual, at_bound, flat, strict_vertex
+
+
 def _run(
     qubo: QUBO,
     method: str,
@@ -468,12 +481,7 @@ def _run(
             for it in range(1, max_iter + 1):
                 if bar is not None:
                     bar.update(1)
-                residual = (X - (X - G / D).clamp(0.0, 1.0)).abs().amax(dim=0)
-                at_bound = (X == 0) | (X == 1)
-                binary = at_bound.all(dim=0)
-                # zero slope at a bound: with a concave diagonal that vertex is no minimizer
-                flat = at_bound & ((G / D).abs() <= tol)
-                strict_vertex = (residual <= tol) & binary & ~flat.any(dim=0)
+                residual, at_bound, flat, strict_vertex = _vertex_test(X, G, D, tol)
                 stalled = (residual <= tol) & ~strict_vertex & ~done
                 if kicks and bool(stalled.any()):
                     # Perturbed descent: at a stationary point its fractional coordinates are
@@ -532,6 +540,8 @@ def _run(
                 X = torch.where(accept[None, :], Y, X)
                 G = torch.where(accept[None, :], GY, G)
                 F = torch.where(accept, FY, F)
+        if not done.all():  # the last step's points, which the loop did not test
+            done |= _vertex_test(X, G, D, tol)[3]
     except KeyboardInterrupt:  # Ctrl-C: keep and certify the points reached so far
         record_interrupt()
         interrupted = True
@@ -552,6 +562,6 @@ def _run(
         method=method,
         stats={"converged": int((done & ~gave_up).sum().item()),
                "stalled": int(gave_up.sum().item()), "starts": starts,
-               "kicks": int(kicked.sum())},
+               "kicks": int(kicked.sum()), "unfinished": int((~done).sum().item())},
         interrupted=interrupted,
     )

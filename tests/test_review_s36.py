@@ -707,3 +707,43 @@ def test_a_variable_pinned_by_its_bounds_is_named_not_the_start() -> None:
     game.block("a").z = pyo.Var(bounds=(2, 2), initialize=2.0)
     with pytest.raises(InputError, match=r"a\.z has lower bound 2 and upper bound 2: .*fix it"):
         barrier_gradient_ascent(game, start={"a": [1.0, 2.0], "b": [1.0]})
+
+
+def test_minimize_counts_the_last_steps_points_and_the_unfinished_ones() -> None:
+    """The step of the last iteration was never tested: at max_iter 7, 14 starts ended at
+    certified strict binary minimizers and `converged` said 0; nothing counted the rest."""
+    from coplug.formulations.qubo_solvers import minimize
+    from coplug.formulations.tsp import random_euclidean, tsp_qubo_safe
+
+    qubo = tsp_qubo_safe(random_euclidean(8, seed=0).dist)
+    for max_iter in (7, 13):
+        report = minimize(qubo, method="pgd", starts=50, seed=0, max_iter=max_iter)
+        strict = sum(c.ok and c.strict for c in report.certificates)
+        stats = report.stats
+        assert stats["converged"] == strict > 0
+        assert stats["converged"] + stats["stalled"] + stats["unfinished"] == 50
+
+
+def test_masked_qubo_data_and_warm_duals_are_refused() -> None:
+    """QUBO(c=masked) used the masked-out 1e6 (energy 1e6 at [0, 1]); masked warm duals
+    were taken at their masked-out values."""
+    import scipy.sparse as sp
+
+    from coplug.formulations.qubo import QUBO
+
+    with pytest.raises(InputError, match="QUBO c: masked arrays are not supported"):
+        QUBO(Q=sp.csr_matrix((2, 2)), c=np.ma.masked_array([1.0, 1e6], mask=[0, 1]),
+             constant=0.0, decode=lambda z: z, is_feasible=lambda x: True,
+             objective=lambda x: 0.0)
+    with pytest.raises(InputError, match="row_duals: masked arrays are not supported"):
+        solve_lap(np.ones((2, 2)), row_duals=np.ma.masked_array([0.0, 5.0], mask=[0, 1]))
+
+
+@pytest.mark.parametrize("value", ["1.5", ["2", "3", "4"], np.array(["2", "3", "4"],
+                                                                   dtype=object)])
+def test_a_box_function_returning_text_is_refused(value) -> None:
+    """Strings were read as numbers ("1.5" gave 1.5 at every point)."""
+    from coplug.formulations.bbo.features import as_box_function
+
+    with pytest.raises(InputError, match="it must return real numbers"):
+        as_box_function(lambda X: value, dim=2)(np.zeros((3, 2)))

@@ -144,7 +144,8 @@ def _numbers(value: Any, what: str) -> np.ndarray:
     """`value` as a float array, or an InputError naming `what` when it holds no numbers."""
     try:
         out = np.asarray(value)
-        if out.dtype.kind == "c":  # casting would drop the imaginary part
+        if out.dtype.kind in "cSU" or (out.dtype.kind == "O" and any(  # "1.5" read as 1.5
+                isinstance(v, (str, bytes)) for v in out.flat)):  # complex lost its imaginary
             raise TypeError
         return out.astype(float)
     except (TypeError, ValueError):

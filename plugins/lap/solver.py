@@ -334,6 +334,7 @@ def _check_duals(row_duals: Any, n: int, what: str = "row_duals") -> np.ndarray 
     """Row duals as a finite float64 vector of length n, or None."""
     if row_duals is None:
         return None
+    refuse_masked(row_duals, what)
     try:
         given = np.asarray(row_duals)
     except (TypeError, ValueError, RuntimeError) as exc:  # e.g. a tensor that requires grad
