@@ -144,8 +144,9 @@ def _numbers(value: Any, what: str) -> np.ndarray:
     """`value` as a float array, or an InputError naming `what` when it holds no numbers."""
     try:
         out = np.asarray(value)
-        if out.dtype.kind in "cSU" or (out.dtype.kind == "O" and any(  # "1.5" read as 1.5
-                isinstance(v, (str, bytes)) for v in out.flat)):  # complex lost its imaginary
+        # complex would lose its imaginary part, and text ("1.5") be read as a number
+        if out.dtype.kind in "cSU" or (out.dtype.kind == "O" and any(
+                isinstance(v, (str, bytes)) for v in out.flat)):
             raise TypeError
         return out.astype(float)
     except (TypeError, ValueError):
