@@ -309,10 +309,17 @@ def _refuse_pinned(game: Game) -> None:
     which the barrier method needs (the start was blamed for it)."""
     for player in game.players:
         for var in game.variables(player):
-            if var.has_lb() and var.has_ub() and pyo.value(var.lb) >= pyo.value(var.ub):
-                raise InputError(f"{var.name} has lower bound {pyo.value(var.lb)} and upper "
-                                 f"bound {pyo.value(var.ub)}: no profile is strictly feasible "
-                                 f"for the barrier method; fix it ({var.name}.fix(...)) instead")
+            if not (var.has_lb() and var.has_ub()):
+                continue
+            lower, upper = pyo.value(var.lb), pyo.value(var.ub)
+            if lower > upper:
+                raise InputError(f"{var.name} has lower bound {lower} above its upper bound "
+                                 f"{upper}: no profile is feasible")
+            if lower == upper:
+                raise InputError(f"{var.name} has lower bound {lower} and upper bound {upper}: "
+                                 "no profile is strictly feasible for the barrier method; fix "
+                                 f"it ({var.name}.fix({lower})) instead, a player keeping at "
+                                 "least one free variable")
 
 
 def barrier_gradient_ascent(

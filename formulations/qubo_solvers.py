@@ -541,7 +541,12 @@ def _run(
                 G = torch.where(accept[None, :], GY, G)
                 F = torch.where(accept, FY, F)
         if not done.all():  # the last step's points, which the loop did not test
-            done |= _vertex_test(X, G, D, tol)[3]
+            residual, _, _, strict_vertex = _vertex_test(X, G, D, tol)
+            stalled = (residual <= tol) & ~strict_vertex & ~done & (kicked >= kicks)
+            gave_up |= stalled
+            done |= strict_vertex | stalled
+            if bar is not None:
+                bar.set_postfix_str(f"{int(done.sum())}/{starts} starts done", refresh=False)
     except KeyboardInterrupt:  # Ctrl-C: keep and certify the points reached so far
         record_interrupt()
         interrupted = True

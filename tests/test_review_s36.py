@@ -747,3 +747,27 @@ def test_a_box_function_returning_text_is_refused(value) -> None:
 
     with pytest.raises(InputError, match="it must return real numbers"):
         as_box_function(lambda X: value, dim=2)(np.zeros((3, 2)))
+
+
+def test_a_start_stalling_on_the_last_step_counts_as_stalled() -> None:
+    """The last step's points were tested for strict vertices only: a start stationary at a
+    zero slope there counted "unfinished" at max_iter 2 and "stalled" at 3."""
+    import scipy.sparse as sp
+
+    from coplug.formulations.qubo import QUBO
+    from coplug.formulations.qubo_solvers import minimize
+
+    qubo = QUBO(Q=sp.csr_matrix([[1.0]]), c=np.zeros(1), constant=0.0, decode=lambda z: z,
+                is_feasible=lambda s: True, objective=lambda s: 0.0)
+    stats = [minimize(qubo, method="pgd", starts=4, seed=0, max_iter=k, kicks=0).stats
+             for k in (2, 3)]
+    assert stats[0] == stats[1] and stats[0]["stalled"] == 4
+
+
+def test_a_game_variable_with_crossed_bounds_is_named() -> None:
+    from coplug.formulations.game_solvers import barrier_gradient_ascent
+
+    game = _two_player_game("a", "shared")
+    game.block("a").z = pyo.Var(bounds=(3, 2), initialize=2.0)
+    with pytest.raises(InputError, match=r"a\.z has lower bound 3 above its upper bound 2"):
+        barrier_gradient_ascent(game, start={"a": [1.0, 2.0], "b": [1.0]})
