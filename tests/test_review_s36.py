@@ -771,3 +771,25 @@ def test_a_game_variable_with_crossed_bounds_is_named() -> None:
     game.block("a").z = pyo.Var(bounds=(3, 2), initialize=2.0)
     with pytest.raises(InputError, match=r"a\.z has lower bound 3 above its upper bound 2"):
         barrier_gradient_ascent(game, start={"a": [1.0, 2.0], "b": [1.0]})
+
+
+@pytest.mark.parametrize("value", [np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0]),
+                                   np.array(["2026-01-01"] * 3, dtype="M8[D]"),
+                                   [10**400] * 3])
+def test_a_box_function_returning_no_plain_numbers_is_named(value) -> None:
+    """A mask was dropped, dates read as day counts, and 10**400 raised a bare OverflowError."""
+    from coplug.formulations.bbo.features import as_box_function
+
+    with pytest.raises(InputError, match="masked arrays|it must return real numbers"):
+        as_box_function(lambda X: value, dim=2)(np.zeros((3, 2)))
+
+
+def test_a_box_function_returning_a_tensor_in_a_graph_is_named() -> None:
+    """A torch tensor that requires grad raised torch's bare RuntimeError."""
+    import torch
+
+    from coplug.formulations.bbo.features import as_box_function
+
+    weight = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    with pytest.raises(InputError, match="it must return real numbers"):
+        as_box_function(lambda X: torch.as_tensor(X) @ weight, dim=2)(np.zeros((3, 2)))

@@ -28,6 +28,7 @@ from coplug.formulations.bbo.evaluate import numpy_evaluator
 from coplug.formulations.bbo.grammar import Program, check_box
 from coplug.formulations.bbo.pyomo_model import auxiliary_definitions, update_auxiliaries
 from coplug.formulations.checks import check_count, check_memory, check_seed
+from coplug.plugins.arguments import refuse_masked
 from coplug.plugins.errors import InputError
 
 MIN_SAMPLE = 10  # points the features need at least (nearest neighbours, a regression)
@@ -142,14 +143,16 @@ def _point_value(value: Any) -> float:
 
 def _numbers(value: Any, what: str) -> np.ndarray:
     """`value` as a float array, or an InputError naming `what` when it holds no numbers."""
+    refuse_masked(value, what)
     try:
         out = np.asarray(value)
-        # complex would lose its imaginary part, and text ("1.5") be read as a number
-        if out.dtype.kind in "cSU" or (out.dtype.kind == "O" and any(
+        # complex would lose its imaginary part, text ("1.5"), dates and records be read as
+        # numbers
+        if out.dtype.kind in "cSUmMV" or (out.dtype.kind == "O" and any(
                 isinstance(v, (str, bytes)) for v in out.flat)):
             raise TypeError
         return out.astype(float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError, RuntimeError):  # 10**400; a tensor in a graph
         raise InputError(f"{what}; it must return real numbers") from None
 
 
