@@ -308,19 +308,27 @@ def test_on_solution_failing_after_the_fact_leaves_the_model_as_it_was() -> None
     assert result.objective == pytest.approx(8.0) and m.dual[m.c] == pytest.approx(1.0)
 
 
+def _two_player_game(player: str = "a", row: str = "shared", start: float = 2.0) -> object:
+    """Players `player` and b, each maximizing -(own - 3)**2 on [0, 4], with the shared row
+    `row`: own + other's <= 4 (equilibrium (2, 2)); both start at `start`."""
+    from coplug.formulations.games import Game
+
+    game = Game("two")
+    a, b = game.add_player(player), game.add_player("b")
+    a.x = pyo.Var(bounds=(0, 4), initialize=start)
+    b.y = pyo.Var(bounds=(0, 4), initialize=start)
+    a.utility = pyo.Expression(expr=-(a.x - 3) ** 2)
+    b.utility = pyo.Expression(expr=-(b.y - 3) ** 2)
+    game.model.add_component(row, pyo.Constraint(expr=a.x + b.y <= 4))
+    return game
+
+
 def test_game_callbacks_get_a_copy_of_the_iterate() -> None:
     """The callback was handed the live iterate: one written to drove the ascent past the
     shared row (min slack -2, the infeasible profile written into the game)."""
     from coplug.formulations.game_solvers import barrier_gradient_ascent
-    from coplug.formulations.games import Game
 
-    game = Game("two")
-    a, b = game.add_player("a"), game.add_player("b")
-    a.x = pyo.Var(bounds=(0, 4), initialize=1.0)
-    b.y = pyo.Var(bounds=(0, 4), initialize=1.0)
-    a.utility = pyo.Expression(expr=-(a.x - 3) ** 2)
-    b.utility = pyo.Expression(expr=-(b.y - 3) ** 2)
-    game.model.shared = pyo.Constraint(expr=a.x + b.y <= 4)
+    game = _two_player_game(start=1.0)  # strictly feasible: the barrier method needs it
     seen = []
 
     def meddle(iteration, x, level):
@@ -328,7 +336,7 @@ def test_game_callbacks_get_a_copy_of_the_iterate() -> None:
         x[:] = 3.0
 
     run = barrier_gradient_ascent(game, mu=1e-4, callback=meddle, max_iter=200)
-    assert run.min_slack > 0 and pyo.value(a.x + b.y) <= 4
+    assert run.min_slack > 0 and pyo.value(game.model.shared.body) <= 4
     assert len({id(x) for x in seen}) == len(seen) > 1
 
 
@@ -672,19 +680,6 @@ def test_augmentations_stop_once_their_work_budget_is_spent() -> None:
     col4row, row4col = np.full(50, -1, np.int64), np.full(50, -1, np.int64)
     assert jv.shortest_augmenting_paths(dense, u, v, col4row, row4col, 0, 51,
                                         np.full(1, 1, np.int64))[0] == 1
-
-
-def _two_player_game(player: str, row: str) -> object:
-    from coplug.formulations.games import Game
-
-    game = Game("two")
-    a, b = game.add_player(player), game.add_player("b")
-    a.x = pyo.Var(bounds=(0, 4), initialize=2.0)
-    b.y = pyo.Var(bounds=(0, 4), initialize=2.0)
-    a.utility = pyo.Expression(expr=-(a.x - 3) ** 2)
-    b.utility = pyo.Expression(expr=-(b.y - 3) ** 2)
-    game.model.add_component(row, pyo.Constraint(expr=a.x + b.y <= 4))
-    return game
 
 
 @pytest.mark.parametrize(("player", "row"), [("a", "shared"), ("a", "best_response"),
