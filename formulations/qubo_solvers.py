@@ -435,6 +435,176 @@ def _vertex_test(X: torch.Tensor, G: torch.Tensor, D: torch.Tensor, tol: float
     return residual, at_bound, flat, strict_vertex
 
 
+@dataclass
+class _Batch:
+    """The starts' points X (n, B), gradients G, energies F, Adam moments m and v, PGD step
+    factors, per-start flags and the iterations begun, updated in place as the run goes."""
+
+    X: torch.Tensor
+    G: torch.Tensor
+    F: torch.Tensor
+    m: torch.Tensor
+    v: torch.Tensor
+    step: torch.Tensor
+    done: torch.Tensor
+    kicked: torch.Tensor
+    gave_up: torch.Tensor
+    iterations: int = 0
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """What stays fixed during a run: the operator, the two gradient scalings (D for PGD and
+    the vertex test, S for Adam), the random generator and the stopping options."""
+
+    op: _Operator
+    D: torch.Tensor
+    S: torch.Tensor
+    gen: torch.Generator
+    method: str
+    tol: float
+    lr: float
+    kicks: int
+
+    def rand(self, like: torch.Tensor) -> torch.Tensor:
+        """Uniform [0,1) numbers shaped like `like`, drawn on the CPU for reproducibility."""
+        return torch.rand(like.shape, generator=self.gen, dtype=like.dtype).to(like.device)
+
+
+# Adam's moment decay rates and denominator guard.
+ADAM_BETA1, ADAM_BETA2, ADAM_EPS = 0.9, 0.999, 1e-12
+
+
+def _settings(qubo: QUBO, method: str, seed: int, tol: float, lr: float, device: str,
+              dense_limit: int, kicks: int) -> tuple[_Settings, np.ndarray]:
+    """The run's fixed parts, and the Hessian row bound D as numpy for the certificates."""
+    dtype = torch.float64
+    op = _Operator(qubo, dtype, device, dense_limit)
+    scale = gradient_scale(qubo)
+    if not np.isfinite(scale).all():
+        raise InputError("QUBO coefficients too large: the Hessian row sums overflow float64")
+    D = torch.as_tensor(scale, dtype=dtype, device=device)[:, None]
+    S = torch.as_tensor(adam_scale(qubo, scale), dtype=dtype, device=device)[:, None]
+    gen = torch.Generator(device="cpu").manual_seed(int(seed))
+    return _Settings(op, D, S, gen, method, tol, lr, kicks), scale
+
+
+def _start(cfg: _Settings, n: int, starts: int) -> _Batch:
+    """`starts` uniform random points of [0,1]^n with their gradients and energies."""
+    dtype, device = cfg.D.dtype, cfg.D.device
+    X = torch.rand((n, starts), generator=cfg.gen, dtype=dtype).to(device)
+    G = cfg.op.grad(X)
+    flags = torch.zeros(starts, dtype=torch.bool, device=device)
+    return _Batch(X=X, G=G, F=cfg.op.energy(X, G), m=torch.zeros_like(X),
+                  v=torch.zeros_like(X), step=torch.ones(starts, dtype=dtype, device=device),
+                  done=flags, kicked=torch.zeros(starts, dtype=torch.int64, device=device),
+                  gave_up=flags.clone())
+
+
+def _kick(cfg: _Settings, b: _Batch, stalled: torch.Tensor, at_bound: torch.Tensor,
+          flat: torch.Tensor) -> torch.Tensor:
+    """Perturb the stalled starts that have kicks left and return the stalled ones left.
+
+    At a stationary point the fractional coordinates are rounded at random (x_i -> 1 with
+    probability x_i) and one zero-slope bound coordinate is pushed inwards (along it alone
+    the energy is concave): a saddle is left, a true minimum found again."""
+    kick = stalled & (b.kicked < cfg.kicks)
+    noise = cfg.rand(b.X) * 0.1
+    frac = ~at_bound & kick[None, :]
+    pick = (flat * noise).argmax(dim=0)
+    inward = torch.zeros_like(flat)
+    inward[pick, torch.arange(b.X.shape[1], device=b.X.device)] = True
+    inward &= flat & kick[None, :]
+    coin = cfg.rand(b.X)
+    X = torch.where(frac, (coin < b.X).to(b.X.dtype), b.X)
+    b.X = torch.where(inward, (X + (1 - 2 * X) * (0.1 + noise)).clamp(0.0, 1.0), X)
+    b.G = cfg.op.grad(b.X)
+    b.F = cfg.op.energy(b.X, b.G)
+    b.m.zero_()
+    b.v.zero_()
+    b.kicked += kick.to(b.kicked.dtype)
+    return stalled & ~kick
+
+
+def _trial(cfg: _Settings, b: _Batch, it: int) -> torch.Tensor:
+    """The next point of every start: a projected PGD or Adam step.
+
+    Random per-coordinate step factors in [1/2, 1] break exact symmetries (twin variables
+    clamped to the same bound would otherwise move in lockstep forever); the scaled step
+    stays below the Jacobi bound, so PGD still descends."""
+    jitter = 0.5 + 0.5 * cfg.rand(b.X)
+    if cfg.method == "pgd":
+        return (b.X - b.step * jitter * b.G / cfg.D).clamp(0.0, 1.0)
+    GS = b.G / cfg.S
+    b.m.mul_(ADAM_BETA1).add_((1 - ADAM_BETA1) * GS)
+    b.v.mul_(ADAM_BETA2).add_((1 - ADAM_BETA2) * GS * GS)
+    mhat = b.m / (1 - ADAM_BETA1**it)
+    vhat = b.v / (1 - ADAM_BETA2**it)
+    return (b.X - cfg.lr * jitter * mhat / (vhat.sqrt() + ADAM_EPS)).clamp(0.0, 1.0)
+
+
+def _descend(cfg: _Settings, b: _Batch, it: int) -> None:
+    """Move the unfinished starts to their trial points (PGD: only where it descends)."""
+    Y = _trial(cfg, b, it)
+    GY = cfg.op.grad(Y)
+    FY = cfg.op.energy(Y, GY)
+    accept = ~b.done
+    if cfg.method == "pgd":
+        # Jacobi step (step = 1) always descends; longer steps are kept only if they
+        # strictly do (accepting ties let two equal-energy vertices swap forever).
+        accept = accept & ((FY < b.F) | (b.step <= 1.0))
+        b.step = torch.where(accept, (b.step * 2).clamp(max=1024.0), (b.step / 4).clamp(min=1.0))
+    b.X = torch.where(accept[None, :], Y, b.X)
+    b.G = torch.where(accept[None, :], GY, b.G)
+    b.F = torch.where(accept, FY, b.F)
+
+
+def _settle(cfg: _Settings, b: _Batch) -> torch.Tensor:
+    """Test the starts at their points, kicking stalled ones, and mark the finished:
+    strict vertices, and stationary points with their kicks spent. Returns the newly done."""
+    residual, at_bound, flat, strict_vertex = _vertex_test(b.X, b.G, cfg.D, cfg.tol)
+    stalled = (residual <= cfg.tol) & ~strict_vertex & ~b.done
+    if cfg.kicks and bool(stalled.any()):
+        stalled = _kick(cfg, b, stalled, at_bound, flat)
+    newly = (strict_vertex | stalled) & ~b.done
+    b.gave_up |= stalled & ~b.done  # stationary, not a strict vertex, kicks used up
+    b.done |= newly
+    return newly
+
+
+def _settle_last(cfg: _Settings, b: _Batch) -> None:
+    """Test the last step's points, which the loop did not, without kicking them."""
+    residual, _, _, strict_vertex = _vertex_test(b.X, b.G, cfg.D, cfg.tol)
+    stalled = (residual <= cfg.tol) & ~strict_vertex & ~b.done & (b.kicked >= cfg.kicks)
+    b.gave_up |= stalled
+    b.done |= strict_vertex | stalled
+
+
+def _show_done(bar: object | None, b: _Batch) -> None:
+    """Put the count of finished starts on the progress bar, if there is one."""
+    if bar is not None:
+        bar.set_postfix_str(f"{int(b.done.sum())}/{b.done.numel()} starts done", refresh=False)
+
+
+def _iterate(cfg: _Settings, b: _Batch, max_iter: int, bar: object | None) -> None:
+    """Settle and descend until every start is done or `max_iter` iterations have begun."""
+    with torch.no_grad():
+        for it in range(1, max_iter + 1):
+            b.iterations = it
+            if bar is not None:
+                bar.update(1)
+            if _settle(cfg, b).any():
+                _show_done(bar, b)
+            if bool(b.done.all()):
+                if bar is not None:
+                    bar.total = it  # finished early: show a full bar
+                return
+            _descend(cfg, b, it)
+    if not b.done.all():
+        _settle_last(cfg, b)
+        _show_done(bar, b)
+
+
 def _run(
     qubo: QUBO,
     method: str,
@@ -449,111 +619,25 @@ def _run(
     dense_limit: int,
     kicks: int,
 ) -> RunReport:
-    """The batched iteration behind `minimize`."""
-    dtype = torch.float64
+    """The batched iteration behind `minimize`; Ctrl-C keeps and certifies the points
+    reached so far."""
     t0 = time.perf_counter()
-    op = _Operator(qubo, dtype, device, dense_limit)
-    scale = gradient_scale(qubo)
-    if not np.isfinite(scale).all():
-        raise InputError("QUBO coefficients too large: the Hessian row sums overflow float64")
-    D = torch.as_tensor(scale, dtype=dtype, device=device)[:, None]
-    S = torch.as_tensor(adam_scale(qubo, scale), dtype=dtype, device=device)[:, None]
-    gen = torch.Generator(device="cpu").manual_seed(int(seed))
-    X = torch.rand((qubo.n, starts), generator=gen, dtype=dtype).to(device)
-    G = op.grad(X)
-    F = op.energy(X, G)
-    done = torch.zeros(starts, dtype=torch.bool, device=device)
-    kicked = torch.zeros(starts, dtype=torch.int64, device=device)
-    gave_up = torch.zeros(starts, dtype=torch.bool, device=device)
-    step = torch.ones(starts, dtype=dtype, device=device)
-    m = torch.zeros_like(X)
-    v = torch.zeros_like(X)
-    beta1, beta2, eps = 0.9, 0.999, 1e-12
+    cfg, scale = _settings(qubo, method, seed, tol, lr, device, dense_limit, kicks)
+    b = _start(cfg, qubo.n, starts)
     bar = None
     if progress:
-
         bar = progress_bar(total=max_iter, desc=f"{qubo.problem} {qubo.form} {method}", unit="it")
-        bar.set_postfix_str(f"0/{starts} starts done", refresh=False)
-    it = 0
+        _show_done(bar, b)
     interrupted = False
     try:
-        with torch.no_grad():
-            for it in range(1, max_iter + 1):
-                if bar is not None:
-                    bar.update(1)
-                residual, at_bound, flat, strict_vertex = _vertex_test(X, G, D, tol)
-                stalled = (residual <= tol) & ~strict_vertex & ~done
-                if kicks and bool(stalled.any()):
-                    # Perturbed descent: at a stationary point its fractional coordinates are
-                    # rounded at random (x_i -> 1 with probability x_i) and one zero-slope bound
-                    # coordinate is pushed inwards; a saddle is left, a true minimum found again.
-                    kick = stalled & (kicked < kicks)
-                    noise = torch.rand(X.shape, generator=gen, dtype=dtype).to(device) * 0.1
-                    frac = ~at_bound & kick[None, :]
-                    # one zero-slope coordinate per start: along it alone the energy is concave
-                    pick = (flat * noise).argmax(dim=0)
-                    inward = torch.zeros_like(flat)
-                    inward[pick, torch.arange(X.shape[1], device=device)] = True
-                    inward &= flat & kick[None, :]
-                    coin = torch.rand(X.shape, generator=gen, dtype=dtype).to(device)
-                    X = torch.where(frac, (coin < X).to(dtype), X)
-                    X = torch.where(inward, (X + (1 - 2 * X) * (0.1 + noise)).clamp(0.0, 1.0), X)
-                    G = op.grad(X)
-                    F = op.energy(X, G)
-                    m.zero_()
-                    v.zero_()
-                    kicked += kick.to(kicked.dtype)
-                    stalled &= ~kick
-                newly = (strict_vertex | stalled) & ~done
-                gave_up |= stalled & ~done  # stationary, not a strict vertex, kicks used up
-                done |= newly
-                if bar is not None and newly.any():
-                    bar.set_postfix_str(f"{int(done.sum())}/{starts} starts done", refresh=False)
-                if bool(done.all()):
-                    if bar is not None:
-                        bar.total = it  # finished early: show a full bar
-                    break
-                active = ~done
-                # random per-coordinate step factors in [1/2, 1] break exact symmetries (twin
-                # variables clamped to the same bound would otherwise move in lockstep forever);
-                # the scaled step stays below the Jacobi bound, so PGD still descends.
-                jitter = 0.5 + 0.5 * torch.rand(X.shape, generator=gen, dtype=dtype).to(device)
-                if method == "pgd":
-                    Y = (X - step * jitter * G / D).clamp(0.0, 1.0)
-                else:
-                    GS = G / S
-                    m.mul_(beta1).add_((1 - beta1) * GS)
-                    v.mul_(beta2).add_((1 - beta2) * GS * GS)
-                    mhat = m / (1 - beta1**it)
-                    vhat = v / (1 - beta2**it)
-                    Y = (X - lr * jitter * mhat / (vhat.sqrt() + eps)).clamp(0.0, 1.0)
-                GY = op.grad(Y)
-                FY = op.energy(Y, GY)
-                accept = active
-                if method == "pgd":
-                    # Jacobi step (step = 1) always descends; longer steps are kept only if they
-                    # strictly do (accepting ties let two equal-energy vertices swap forever).
-                    accept = active & ((FY < F) | (step <= 1.0))
-                    step = torch.where(
-                        accept, (step * 2).clamp(max=1024.0), (step / 4).clamp(min=1.0)
-                    )
-                X = torch.where(accept[None, :], Y, X)
-                G = torch.where(accept[None, :], GY, G)
-                F = torch.where(accept, FY, F)
-        if not done.all():  # the last step's points, which the loop did not test
-            residual, _, _, strict_vertex = _vertex_test(X, G, D, tol)
-            stalled = (residual <= tol) & ~strict_vertex & ~done & (kicked >= kicks)
-            gave_up |= stalled
-            done |= strict_vertex | stalled
-            if bar is not None:
-                bar.set_postfix_str(f"{int(done.sum())}/{starts} starts done", refresh=False)
-    except KeyboardInterrupt:  # Ctrl-C: keep and certify the points reached so far
+        _iterate(cfg, b, max_iter, bar)
+    except KeyboardInterrupt:
         record_interrupt()
         interrupted = True
     finally:
         if bar is not None:
             bar.close()
-    points = X.T.cpu().numpy().copy()
+    points = b.X.T.cpu().numpy().copy()
     if not np.isfinite(points).all():
         raise InputError(f"{method} produced non-finite points; the QUBO is badly scaled")
     seconds = time.perf_counter() - t0
@@ -562,11 +646,11 @@ def _run(
         points=points,
         energies=qubo.energy(points),
         certificates=certs,
-        iterations=it,
+        iterations=b.iterations,
         seconds=seconds,
         method=method,
-        stats={"converged": int((done & ~gave_up).sum().item()),
-               "stalled": int(gave_up.sum().item()), "starts": starts,
-               "kicks": int(kicked.sum()), "unfinished": int((~done).sum().item())},
+        stats={"converged": int((b.done & ~b.gave_up).sum().item()),
+               "stalled": int(b.gave_up.sum().item()), "starts": starts,
+               "kicks": int(b.kicked.sum()), "unfinished": int((~b.done).sum().item())},
         interrupted=interrupted,
     )
