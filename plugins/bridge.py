@@ -656,6 +656,15 @@ def _set_scip_params(scip: Any, time_limit: float | None, params: Mapping[str, A
         except Exception as exc:  # PySCIPOpt raises KeyError or a bare Exception
             raise InputError(f"cannot set SCIP parameter {key!r} to {value!r}: "
                              f"{said and _scip_reason(said.getvalue()) or exc}") from exc
+    _no_restarts_without_presolve(scip, params)
+
+
+def _no_restarts_without_presolve(scip: Any, params: Mapping[str, Any]) -> None:
+    """With presolving off (`presolving/maxrounds` 0) also switch off SCIP's restarts unless
+    the caller set them: a restart then presolves nothing, and SCIP 10 can end one with
+    "invalid SCIP status <0>" (a root restart after a MIP start: an error, no result)."""
+    if scip.getParam("presolving/maxrounds") == 0 and "presolving/maxrestarts" not in params:
+        scip.setParam("presolving/maxrestarts", 0)
 
 
 def _scip_reason(text: str) -> str:
