@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 import torch
-from numba import njit
 from torch import nn
 
 from coplug.learned.checkpoint_io import (
@@ -35,7 +34,7 @@ from coplug.learned.checkpoint_io import (
 )
 from coplug.plugins.errors import InputError
 from coplug.plugins.interrupts import sigint_deferred
-from coplug.plugins.lap.cache_dir import CACHE
+from coplug.plugins.lap.cache_dir import kernel
 from coplug.plugins.lap.solver import dense_costs
 from coplug.plugins.serial import warning_filters
 
@@ -48,7 +47,7 @@ CHECKPOINT = "rowdualnet.pt"
 MAX_HIDDEN = 4096
 
 
-@njit(cache=CACHE)
+@kernel
 def _smallest(row, k, out):
     """The k smallest entries of `row`, ascending, into out[:k] (k <= len(row))."""
     for t in range(k):
@@ -62,7 +61,7 @@ def _smallest(row, k, out):
             out[t] = x
 
 
-@njit(cache=CACHE)
+@kernel
 def _raw_features(c, k, kr):
     """Per row: k smallest costs, kr smallest column-reduced costs, mean and std."""
     n, m = c.shape

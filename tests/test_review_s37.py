@@ -58,3 +58,90 @@ def test_restarts_stay_the_callers_when_set() -> None:
             scip.setParam(key, value)
         _no_restarts_without_presolve(scip, params)
         assert scip.getParam("presolving/maxrestarts") == expected
+
+
+def _tiny_kernel(folder, name: str = "tiny_kernel"):
+    """A fresh dispatcher of a one-line kernel whose source (and so cache) lies in `folder`."""
+    import importlib.util
+
+    path = folder / f"{name}.py"
+    if not path.exists():
+        path.write_text("def plus(x):\n    return x + 1\n")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    from coplug.plugins.lap.cache_dir import kernel
+
+    return kernel(module.plus)
+
+
+@pytest.mark.parametrize("damage", ["truncated index", "empty index", "garbled data"])
+def test_an_unreadable_kernel_cache_file_is_compiled_afresh(tmp_path, monkeypatch, damage):
+    """A truncated or garbled cache file made every call raise UnpicklingError/EOFError until
+    someone deleted it; the kernel now compiles, answers and rewrites its cache."""
+    from numba.core import config
+
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "cache"))
+    assert _tiny_kernel(tmp_path)(1) == 2
+    index = next((tmp_path / "cache").rglob("*.nbi"))
+    data = next((tmp_path / "cache").rglob("*.nbc"))
+    if damage == "truncated index":
+        index.write_bytes(index.read_bytes()[:10])
+    elif damage == "empty index":
+        index.write_bytes(b"")
+    else:
+        data.write_bytes(b"\x00not a pickle" * 10)
+    assert _tiny_kernel(tmp_path)(41) == 42
+    assert _tiny_kernel(tmp_path)(1) == 2  # and the rewritten cache reads back
+
+
+def _no_temp_env(monkeypatch) -> None:
+    """Take away the environment's temporary-folder choices."""
+    for key in ("TMPDIR", "TEMP", "TMP"):
+        monkeypatch.delenv(key, raising=False)
+
+
+def test_kernel_cache_never_lands_in_the_working_directory(tmp_path, monkeypatch):
+    """With no writable temporary folder Python falls back to the working directory; the
+    kernels were then cached in the user's project folder. Now they go uncached."""
+    import tempfile
+
+    from coplug.plugins.lap import cache_dir
+
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    _no_temp_env(monkeypatch)
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(project))
+    with pytest.raises(OSError, match="working directory"):
+        cache_dir.private_temp_folder()
+    assert list(project.iterdir()) == []
+    monkeypatch.setenv("TMPDIR", str(project))  # the user's own choice stands
+    assert cache_dir.private_temp_folder().startswith(str(project))
+
+
+def test_a_shared_kernel_folder_is_passed_over_for_one_reused_across_runs(tmp_path,
+                                                                          monkeypatch):
+    """A `coplug-numba-<uid>` folder open to others made every run create (and leave) a new
+    random folder; the next private name is taken instead, the same on every run."""
+    import os
+    import tempfile
+
+    from coplug.plugins.lap import cache_dir
+
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(tmp_path))
+    shared = tmp_path / f"coplug-numba-{cache_dir._user()}"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    first = cache_dir.private_temp_folder()
+    assert first != str(shared) and cache_dir._private(first)
+    assert cache_dir.private_temp_folder() == first
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([shared.name,
+                                                                 os.path.basename(first)])
+    for k in range(1, cache_dir.PRIVATE_FOLDERS):  # every name taken: no cache, no new folder
+        path = tmp_path / f"{shared.name}-{k}"
+        path.mkdir(exist_ok=True)
+        os.chmod(path, 0o777)
+    with pytest.raises(OSError, match="no private"):
+        cache_dir.private_temp_folder()
+    assert len(list(tmp_path.iterdir())) == cache_dir.PRIVATE_FOLDERS

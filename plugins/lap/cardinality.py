@@ -13,12 +13,11 @@ the rest of the phase.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from coplug.plugins.lap.cache_dir import CACHE
+from coplug.plugins.lap.cache_dir import kernel
 
 
-@njit(cache=CACHE)
+@kernel
 def _greedy(indptr, indices, match_row, match_col):
     """Match each row to its first free column, if any (a cheap start)."""
     for i in range(match_row.size):
@@ -30,7 +29,7 @@ def _greedy(indptr, indices, match_row, match_col):
                 break
 
 
-@njit(cache=CACHE)
+@kernel
 def _layers(indptr, indices, match_row, match_col, dist, queue, dead):
     """Breadth-first layers from the free rows along alternating paths (`dist`, `dead` for
     rows not reached); True when some free column can be reached."""
@@ -59,7 +58,7 @@ def _layers(indptr, indices, match_row, match_col, dist, queue, dead):
     return found
 
 
-@njit(cache=CACHE)
+@kernel
 def _augment_from(s, indptr, indices, match_row, match_col, dist, cursor, stack, via, dead):
     """Depth-first search along the layers from free row `s` to a free column; augments
     and returns True when one is found. A row whose edges are exhausted is marked dead."""
@@ -90,7 +89,7 @@ def _augment_from(s, indptr, indices, match_row, match_col, dist, cursor, stack,
     return False
 
 
-@njit(cache=CACHE)
+@kernel
 def maximum_matching(indptr, indices, m):
     """The column matched to each row (-1: unmatched) in a maximum matching of the CSR
     pattern (`indptr`, `indices`) with `m` columns."""

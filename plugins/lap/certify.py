@@ -15,9 +15,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
-from coplug.plugins.lap.cache_dir import CACHE
+from coplug.plugins.lap.cache_dir import kernel
 from coplug.plugins.lap.warmstart import min_trick, positive_scale
 
 INF = np.inf
@@ -30,7 +29,7 @@ STRICT_ROUNDOFF_ULPS = 1024.0
 STRICT_ROW_ULPS = 8.0
 
 
-@njit(cache=CACHE)
+@kernel
 def _valid_assignment(col4row, m):
     """True when every row has a distinct column in range."""
     used = np.zeros(m, np.bool_)
@@ -42,7 +41,7 @@ def _valid_assignment(col4row, m):
     return True
 
 
-@njit(cache=CACHE)
+@kernel
 def _reduced_gap(c, col4row, u, v):
     """`_assigned_reduced_gap` for a dense matrix."""
     n = c.shape[0]
@@ -52,7 +51,7 @@ def _reduced_gap(c, col4row, u, v):
     return _assigned_reduced_gap(cost, col4row, u, v)
 
 
-@njit(cache=CACHE)
+@kernel
 def _assigned_reduced_gap(cost, col4row, u, v):
     """primal - bound as a sum of non-negative small terms, from the assigned entries
     `cost`: each assigned pair's reduced cost (c_ij - u_i) - v_j, and for spare columns
@@ -79,7 +78,7 @@ def _assigned_reduced_gap(cost, col4row, u, v):
     return reduced, size
 
 
-@njit(cache=CACHE)
+@kernel
 def dense_gap(c, col4row, u):
     """(primal cost, dual bound, max |assigned cost|, summed reduced cost, its terms' size)
     for a dense min-cost matrix with n_rows <= n_cols."""
@@ -102,7 +101,7 @@ def dense_gap(c, col4row, u):
     return primal, bound, assigned, reduced, size
 
 
-@njit(cache=CACHE)
+@kernel
 def dense_gap_since(c, col4row, u, v, u_snap, v_snap):
     """(primal cost, dual bound, max |assigned cost|, summed reduced cost, its terms' size)
     like `dense_gap`, for a matrix (n_rows <= n_cols) on which (u_snap, v_snap) was dual
@@ -142,7 +141,7 @@ def dense_gap_since(c, col4row, u, v, u_snap, v_snap):
     return primal, bound, assigned, reduced, size
 
 
-@njit(cache=CACHE)
+@kernel
 def sparse_gap(indptr, indices, data, m, col4row, u):
     """(primal cost, dual bound, max |assigned cost|, summed reduced cost, its terms' size)
     for CSR costs (missing entries = forbidden), n_rows <= m."""

@@ -8,14 +8,13 @@ partial assignment (-1 = free). Explicit duals let a caller start from any feasi
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from coplug.plugins.lap.cache_dir import CACHE
+from coplug.plugins.lap.cache_dir import kernel
 
 INF = np.inf
 
 
-@njit(cache=CACHE)
+@kernel
 def flip_path(path, col4row, row4col, sink, cur):
     """Augment along the shortest path that ends at free column `sink` and starts at row `cur`."""
     j = sink
@@ -29,7 +28,7 @@ def flip_path(path, col4row, row4col, sink, cur):
             break
 
 
-@njit(cache=CACHE)
+@kernel
 def checked_row_reduction(c, u, col4row, row4col):
     """Rectangular JV's start (n_rows < n_cols, v = 0, which spare columns must keep):
     u_i = min_j c_ij, each row matched to its first minimizing column while that one is free.
@@ -86,7 +85,7 @@ def checked_row_reduction(c, u, col4row, row4col):
     return top
 
 
-@njit(cache=CACHE)
+@kernel
 def _first_least(l0, j0, l1, j1, l2, j2, l3, j3):
     """(least value, its smallest column) over four lanes' (minimum, first column)."""
     best, col = l0, j0
@@ -96,7 +95,7 @@ def _first_least(l0, j0, l1, j1, l2, j2, l3, j3):
     return best, col
 
 
-@njit(cache=CACHE)
+@kernel
 def augmenting_row_reduction(c, v, col4row, row4col, free_rows, n_free, max_steps):
     """One JV augmenting-row-reduction pass (auction-like) over `free_rows[:n_free]`, at
     most `max_steps` row scans; keeps v feasible for the implicit u_i = min_j c_ij - v_j.
@@ -131,7 +130,7 @@ def augmenting_row_reduction(c, v, col4row, row4col, free_rows, n_free, max_step
     return new_free, rr_cnt
 
 
-@njit(cache=CACHE)
+@kernel
 def arr_take(v, col4row, row4col, free_rows, i, j1, v1, j2, v2, patient, current, new_free):
     """One augmenting-row-reduction step: free row i takes column j1, its least reduced
     cost v1 (j2, v2 the second least; j2 = -1 when the row has one entry). While `patient`
@@ -164,7 +163,7 @@ def arr_take(v, col4row, row4col, free_rows, i, j1, v1, j2, v2, patient, current
     return current, new_free
 
 
-@njit(cache=CACHE)
+@kernel
 def row_reduction_passes(c, v, col4row, row4col, passes, max_steps):
     """Up to `passes` augmenting-row-reduction passes over the rows still free, each capped at
     `max_steps` row scans; returns (row scans done, whether it stopped early). It stops once
@@ -185,7 +184,7 @@ def row_reduction_passes(c, v, col4row, row4col, passes, max_steps):
     return scans, n_free <= 0 or stalled >= 2
 
 
-@njit(cache=CACHE)
+@kernel
 def implicit_row_duals(c, v, col4row, u):
     """u_i = c_i,col4row[i] - v_col4row[i] for assigned rows, min_j (c_ij - v_j) for free ones."""
     n, m = c.shape
@@ -202,7 +201,7 @@ def implicit_row_duals(c, v, col4row, u):
             u[i] = best
 
 
-@njit(cache=CACHE)
+@kernel
 def shortest_augmenting_paths(c, u, v, col4row, row4col, start, max_augs, budget):
     """Augment free rows from row `start` on along Dijkstra shortest paths in reduced costs,
     at most `max_augs` of them and none once the work budget `budget[0]` (entries scanned,

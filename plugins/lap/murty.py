@@ -12,16 +12,15 @@ queue's next value and change nothing) and applied to copies only when it is com
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from coplug.plugins.lap.cache_dir import CACHE
+from coplug.plugins.lap.cache_dir import kernel
 from coplug.plugins.lap.jv import flip_path
 
 INF = np.inf
 DONE, EMPTY, CAPPED = 0, 1, 2
 
 
-@njit(cache=CACHE)
+@kernel
 def banned_pairs(banned, fb_row, fb_col, i, cur, freed, value):
     """Set `banned[j] = value` for the columns row `i` may not take in a child cell: the
     parent's forbidden pairs (`fb_row`, `fb_col`) and the child's own (cur, freed)."""
@@ -32,14 +31,14 @@ def banned_pairs(banned, fb_row, fb_col, i, cur, freed, value):
         banned[freed] = value
 
 
-@njit(cache=CACHE)
+@kernel
 def allowed_column(col_ok, col_rank, t, j):
     """Whether child `t` of a cell may use column j: the cell allows it (`col_ok`) and the
     child does not force its row (the children force the pairs ranked before t)."""
     return col_ok[j] and col_rank[j] >= t
 
 
-@njit(cache=CACHE)
+@kernel
 def search(c, u, v, row4col, cur, freed, col_ok, col_rank, t, fb_row, fb_col, cap,
            path, visited_cols, dcol):
     """Dijkstra shortest augmenting path of child `t`, read-only on its parent's optimal
@@ -95,7 +94,7 @@ def search(c, u, v, row4col, cur, freed, col_ok, col_rank, t, fb_row, fb_col, ca
     return DONE, min_val, n_vc
 
 
-@njit(cache=CACHE)
+@kernel
 def apply_path(u, v, col4row, row4col, cur, length, path, visited_cols, dcol, n_vc):
     """Augment along the path a `search` found, on copies of the parent's state where row
     `cur` and the freed column are already free: the duals move by the path's distances
@@ -109,7 +108,7 @@ def apply_path(u, v, col4row, row4col, cur, length, path, visited_cols, dcol, n_
     flip_path(path, col4row, row4col, visited_cols[n_vc - 1], cur)
 
 
-@njit(cache=CACHE)
+@kernel
 def forbidden_pair(fb_ptr, fb_col, i, j):
     """True when pair (i, j) is among the cell's forbidden pairs."""
     for k in range(fb_ptr[i], fb_ptr[i + 1]):
@@ -118,7 +117,7 @@ def forbidden_pair(fb_ptr, fb_col, i, j):
     return False
 
 
-@njit(cache=CACHE)
+@kernel
 def path_bound(leave, enter):
     """What a child's path adds at least: its two distinct non-tight edges, leaving the
     freed row (`leave`: that row's least other reduced cost) and entering the freed column
@@ -128,7 +127,7 @@ def path_bound(leave, enter):
     return max(leave, 0.0) + max(enter, 0.0)
 
 
-@njit(cache=CACHE)
+@kernel
 def child_bounds(c, u, v, rows, cols, row_ok, col_ok, fb_ptr, fb_col, out):
     """Lower bounds on what each child of a solved cell adds to its cost. Child t forbids
     (rows[t], cols[t]) and forces the pairs before it, so its augmenting path leaves
@@ -162,7 +161,7 @@ def child_bounds(c, u, v, rows, cols, row_ok, col_ok, fb_ptr, fb_col, out):
         cok[a] = False
 
 
-@njit(cache=CACHE)
+@kernel
 def _entering(c, u, v, rows, cols, row_ok, fb_ptr, fb_col):
     """For each column cols[t], the smallest reduced cost over the pairs (r, cols[t]) the
     cell allows from rows r that are neither rows[0..t] (forced in child t, or its own
@@ -193,7 +192,7 @@ def _entering(c, u, v, rows, cols, row_ok, fb_ptr, fb_col):
     return enter
 
 
-@njit(cache=CACHE)
+@kernel
 def cell_gap(c, u, col4row, row_ok, col_ok, fb_ptr, fb_col):
     """primal cost minus the cell's weak-duality bound, as the sum of the free pairs'
     reduced costs under Min-Trick column duals over the cell's allowed pairs (feasible by
@@ -221,7 +220,7 @@ def cell_gap(c, u, col4row, row_ok, col_ok, fb_ptr, fb_col):
     return assigned_gap(values, u, v, col4row, row_ok, col_ok, fb_ptr, fb_col)
 
 
-@njit(cache=CACHE)
+@kernel
 def assigned_gap(values, u, v, col4row, row_ok, col_ok, fb_ptr, fb_col):
     """The free rows' assigned reduced costs summed (`values[i]`: row i's assigned cost,
     inf where not allowed) under the column duals `v`; inf when the assignment breaks the

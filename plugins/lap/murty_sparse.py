@@ -10,9 +10,8 @@ Cells are given as in `murty`, and a child's path is applied with `murty.apply_p
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from coplug.plugins.lap.cache_dir import CACHE
+from coplug.plugins.lap.cache_dir import kernel
 from coplug.plugins.lap.murty import (
     CAPPED,
     DONE,
@@ -28,7 +27,7 @@ from coplug.plugins.lap.sparse import assigned_values, heap_pop, heap_push
 INF = np.inf
 
 
-@njit(cache=CACHE)
+@kernel
 def search(indptr, indices, data, u, v, row4col, cur, freed, col_ok, col_rank, t, fb_row,
            fb_col, cap, path, visited_cols, dcol, shortest, final, banned, touched, keys,
            items):
@@ -89,7 +88,7 @@ def search(indptr, indices, data, u, v, row4col, cur, freed, col_ok, col_rank, t
     return outcome, min_val, n_vc
 
 
-@njit(cache=CACHE)
+@kernel
 def child_bounds(indptr, indices, data, cptr, crow, cdata, u, v, rows, cols, row_ok, col_ok,
                  fb_ptr, fb_col, out):
     """`murty.child_bounds` over stored entries: child t's path leaves rows[t] on another
@@ -119,7 +118,7 @@ def child_bounds(indptr, indices, data, cptr, crow, cdata, u, v, rows, cols, row
         cok[a] = False
 
 
-@njit(cache=CACHE)
+@kernel
 def cell_gap(indptr, indices, data, u, col4row, row_ok, col_ok, fb_ptr, fb_col):
     """`murty.cell_gap` over stored entries: the free pairs' reduced costs summed under
     Min-Trick column duals over the cell's allowed pairs; inf when the assignment breaks

@@ -11,10 +11,9 @@ deciding whether a rescan would do.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from coplug.plugins.lap import certify, jv, warmstart
-from coplug.plugins.lap.cache_dir import CACHE
+from coplug.plugins.lap.cache_dir import kernel
 
 # Dense matrices with at most this many entries take the one-call path. JV's worst case there
 # (n * n * m steps) stays within tens of milliseconds, so a deadline is checked only before
@@ -22,7 +21,7 @@ from coplug.plugins.lap.cache_dir import CACHE
 MAX_ENTRIES = 128 * 128
 
 
-@njit(cache=CACHE)
+@kernel
 def solve(c, u0, warm, arr_passes, min_matched, steps_per_row):
     """Cold (a square: column reduction when it matches `min_matched` of the rows, else zero
     duals and two row-reduction passes; a rectangle: row reduction) or warm (Min-Trick duals

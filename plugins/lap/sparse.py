@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
 from coplug.plugins.errors import InputError
-from coplug.plugins.lap.cache_dir import CACHE
+from coplug.plugins.lap.cache_dir import kernel
 from coplug.plugins.lap.cardinality import maximum_matching
 from coplug.plugins.lap.jv import arr_take, flip_path
 from coplug.plugins.lap.warmstart import slack
@@ -17,7 +16,7 @@ from coplug.plugins.lap.warmstart import slack
 INF = np.inf
 
 
-@njit(cache=CACHE)
+@kernel
 def heap_push(keys, items, size, key, item):
     """Insert (key, item) into the binary min-heap of `size` entries; returns the new size."""
     k = size
@@ -33,7 +32,7 @@ def heap_push(keys, items, size, key, item):
     return size + 1
 
 
-@njit(cache=CACHE)
+@kernel
 def heap_pop(keys, items, size):
     """Remove the heap minimum; returns (key, item, new size)."""
     key = keys[0]
@@ -57,7 +56,7 @@ def heap_pop(keys, items, size):
     return key, item, size
 
 
-@njit(cache=CACHE)
+@kernel
 def sparse_min_trick(indptr, indices, data, m, u, v):
     """v_j = min over stored entries of column j of (c_ij - u_i); inf for empty columns."""
     n = indptr.shape[0] - 1
@@ -70,7 +69,7 @@ def sparse_min_trick(indptr, indices, data, m, u, v):
                 v[indices[k]] = r
 
 
-@njit(cache=CACHE)
+@kernel
 def sparse_keep_tight(indptr, indices, data, u, v, start, col4row, row4col, rel):
     """Keep the stored edges (i, start[i]) whose reduced cost is within round-off of 0
     (`warmstart.slack` with `rel`) as a partial matching (the rows' duals are then already
@@ -88,7 +87,7 @@ def sparse_keep_tight(indptr, indices, data, u, v, start, col4row, row4col, rel)
                 break
 
 
-@njit(cache=CACHE)
+@kernel
 def sparse_tighten_and_match(indptr, indices, data, u, v, col4row, row4col):
     """Raise each unmatched u_i to its row's minimum reduced cost and greedily keep free
     tight edges."""
@@ -112,7 +111,7 @@ def sparse_tighten_and_match(indptr, indices, data, u, v, col4row, row4col):
             row4col[jfree] = i
 
 
-@njit(cache=CACHE)
+@kernel
 def sparse_augmenting_row_reduction(indptr, indices, data, v, col4row, row4col, free_rows,
                                     n_free, max_steps):
     """`jv.augmenting_row_reduction` over stored entries only: each free row takes its
@@ -154,7 +153,7 @@ def sparse_augmenting_row_reduction(indptr, indices, data, v, col4row, row4col, 
     return new_free, rr_cnt
 
 
-@njit(cache=CACHE)
+@kernel
 def sparse_row_reduction_passes(indptr, indices, data, v, col4row, row4col, passes,
                                 max_steps):
     """`jv.row_reduction_passes` on CSR costs: returns (row scans done, whether it stopped
@@ -174,7 +173,7 @@ def sparse_row_reduction_passes(indptr, indices, data, v, col4row, row4col, pass
     return scans, n_free <= 0 or stalled >= 2
 
 
-@njit(cache=CACHE)
+@kernel
 def sparse_implicit_row_duals(indptr, indices, data, v, col4row, u):
     """u_i = c_i,col4row[i] - v_col4row[i] for assigned rows, the least c_ij - v_j over the
     row's stored entries for free ones."""
@@ -194,7 +193,7 @@ def sparse_implicit_row_duals(indptr, indices, data, v, col4row, u):
         u[i] = best
 
 
-@njit(cache=CACHE)
+@kernel
 def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col, start, max_augs, budget):
     """Heap-Dijkstra shortest augmenting paths for free rows from `start` on, at most
     `max_augs` of them and none once the work budget `budget[0]` (stored entries scanned,
@@ -288,7 +287,7 @@ def sparse_augment(indptr, indices, data, m, u, v, col4row, row4col, start, max_
     return count, n
 
 
-@njit(cache=CACHE)
+@kernel
 def assigned_values(indptr, indices, data, col4row, out):
     """out[i] = the stored cost of pair (i, col4row[i]); inf where it is not stored."""
     for i in range(col4row.size):
@@ -300,7 +299,7 @@ def assigned_values(indptr, indices, data, col4row, out):
                 break
 
 
-@njit(cache=CACHE)
+@kernel
 def is_canonical(indptr, indices, data, m):
     """Whether CSR arrays are valid and canonical with no extra stored tail (indptr from 0,
     non-decreasing, ending at len(indices) == len(data); each row's columns strictly

@@ -9,15 +9,14 @@ warm start than the duals it started from; the dense solve that follows keeps ex
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from coplug.plugins.lap.cache_dir import CACHE
+from coplug.plugins.lap.cache_dir import kernel
 from coplug.plugins.lap.warmstart import slack
 
 INF = np.inf
 
 
-@njit(cache=CACHE)
+@kernel
 def _insert(vals, idx, k, x, j):
     """Insert (x, j) into the ascending length-k buffers vals/idx (x < vals[k - 1])."""
     t = k - 1
@@ -29,7 +28,7 @@ def _insert(vals, idx, k, x, j):
     idx[t] = j
 
 
-@njit(cache=CACHE)
+@kernel
 def reduced_cost_pattern(c, u, v, k):
     """CSR (indptr, indices, data) of the entries among each row's and each column's k
     smallest reduced costs c_ij - u_i - v_j, plus (i, i); data are the costs c_ij.
@@ -99,7 +98,7 @@ def reduced_cost_pattern(c, u, v, k):
     return indptr, indices, data
 
 
-@njit(cache=CACHE)
+@kernel
 def price_pattern(c, u, v, indptr, indices, k, rel):
     """Add to the pattern each row's (up to) k most negative reduced costs c_ij - u_i - v_j
     below round-off (`warmstart.slack` with `rel`) among the entries it lacks; returns the

@@ -4,9 +4,8 @@ edges seed the matching and only the remaining rows are augmented."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from coplug.plugins.lap.cache_dir import CACHE
+from coplug.plugins.lap.cache_dir import kernel
 
 INF = np.inf
 # An edge of a given start assignment counts as tight up to this many float64 ulps of its own
@@ -17,7 +16,7 @@ KEEP_TIGHT_ULPS = 64
 TIGHT_REL = KEEP_TIGHT_ULPS * float(np.finfo(np.float64).eps)
 
 
-@njit(cache=CACHE)
+@kernel
 def min_trick(c, u, v):
     """Column duals v_j = min_i (c_ij - u_i): u_i + v_j <= c_ij by construction."""
     n, m = c.shape
@@ -31,7 +30,7 @@ def min_trick(c, u, v):
                 v[j] = r
 
 
-@njit(cache=CACHE)
+@kernel
 def checked_min_trick(c, u, v, argmin):
     """`min_trick` that also records each column's minimizing row in `argmin` and returns the
     cost scale max |c_ij|, or NaN when an entry is NaN or infinite: the solve's first pass
@@ -45,7 +44,7 @@ def checked_min_trick(c, u, v, argmin):
     return scale
 
 
-@njit(cache=CACHE)
+@kernel
 def safe_duals(u, scale):
     """Whether row duals keep every reduced cost c_ij - u_i - v_j of costs up to `scale` well
     inside float64 (max |u| + scale <= max/4). Past that the Min-Trick and the tightened
@@ -55,7 +54,7 @@ def safe_duals(u, scale):
     return top + scale <= np.finfo(np.float64).max / 4
 
 
-@njit(cache=CACHE)
+@kernel
 def _checked_pass(c, u, v, argmin):
     """One pass of `checked_min_trick` over the costs. Everything it tracks is per column, so
     the inner loop stays vectorized."""
@@ -82,7 +81,7 @@ def _checked_pass(c, u, v, argmin):
     return top.max() if n * m else 0.0
 
 
-@njit(cache=CACHE)
+@kernel
 def match_argmins(argmin, col4row, row4col):
     """Match each free column to its Min-Trick row when that row is still free: the edge is
     tight by construction (JV's column reduction)."""
@@ -99,13 +98,13 @@ def positive_scale(scale: float) -> float:
     return scale if scale > 0 else 1.0
 
 
-@njit(cache=CACHE)
+@kernel
 def slack(cij, ui, vj, rel):
     """Round-off allowance for the reduced cost cij - ui - vj: `rel` times its terms' size."""
     return rel * (abs(cij) + abs(ui) + abs(vj))
 
 
-@njit(cache=CACHE)
+@kernel
 def keep_tight(c, u, v, start, col4row, row4col, rel):
     """Keep the edges (i, start[i]) whose reduced cost under (u, v) is within round-off of 0
     (`slack` with `rel`: the duals that made `start`) as a partial matching."""
@@ -116,7 +115,7 @@ def keep_tight(c, u, v, start, col4row, row4col, rel):
             row4col[j] = i
 
 
-@njit(cache=CACHE)
+@kernel
 def tighten_and_match(c, u, v, col4row, row4col, start):
     """Raise each unmatched u_i to min_j (c_ij - v_j) and match it to a free tight column:
     start[i] when that one is, else the first (a matched row's edge is tight, so its u_i
