@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     config = args.config
     run_dir = args.run_dir or tempfile.mkdtemp(prefix="eob_")
     start = time.perf_counter()
-    result = evolve(config, run_dir=run_dir)
+    result = evolve(config, run_dir=run_dir, progress=True)
     evo_time = time.perf_counter() - start
 
     print(f"\nEoB offline: dim={config.dim} targets={args.targets} population="

@@ -17,6 +17,7 @@ import pyomo.environ as pyo
 from coplug.formulations import registry
 from coplug.formulations.qubo import QUBO
 from coplug.plugins.argtypes import positive_float, positive_int, seed_int
+from coplug.plugins.bar import on_terminal
 from coplug.plugins.errors import InputError
 from coplug.plugins.results import Result, Status
 
@@ -184,7 +185,7 @@ def _cmd_qubo(args: argparse.Namespace) -> int:
         starts=args.starts,
         seed=args.seed,
         max_iter=args.max_iter,
-        progress=True,
+        progress=on_terminal(),
     )
     if report.interrupted:
         print(f"{args.method} interrupted after {report.iterations} iterations: the starts "

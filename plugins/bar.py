@@ -11,6 +11,12 @@ from typing import Any
 import tqdm
 
 
+def on_terminal() -> bool:
+    """Whether stderr is a terminal, where a command draws its progress lines (in a file or
+    a pipe they are carriage-return redraws, not lines)."""
+    return sys.stderr is not None and sys.stderr.isatty()
+
+
 def progress_bar(*args: Any, **kwargs: Any) -> tqdm.tqdm:
     """`tqdm.tqdm(*args, **kwargs)` (looked up at the call, so a test may stand in for it),
     disabled where its stream (`file`, else stderr) is None."""

@@ -370,12 +370,14 @@ def _run(argv: list[str]) -> int:
             warnings.showwarning = _one_line_warning
             code = int(args.func(args) or 0)
         return 130 if code == 0 and interrupts_recorded() > before else code
-    except BrokenPipeError:  # `coplug ... | head` closed the pipe: stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
     except CoplugError as exc:
         print(f"coplug: error: {exc}", file=sys.stderr)
         return 2
+    except (BrokenPipeError, RuntimeError) as exc:  # a CoplugError is caught above
+        if not _closed_pipe(exc):
+            raise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except KeyboardInterrupt:
         print("coplug: interrupted", file=sys.stderr)
         return 130
@@ -387,6 +389,13 @@ def _run(argv: list[str]) -> int:
         print(f"coplug: error: out of memory ({exc or 'allocation failed'}); "
               "try a smaller size", file=sys.stderr)
         return 2
+
+
+def _closed_pipe(exc: BaseException) -> bool:
+    """Whether `coplug ... | head` closed the pipe (the command then stops quietly): a
+    BrokenPipeError, or the RuntimeError Pyomo's output capture (`--tee` on HiGHS) raises
+    in its place, naming it in its text."""
+    return isinstance(exc, BrokenPipeError) or str(exc).startswith("BrokenPipeError:")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
 from tqdm.auto import tqdm
 
+from coplug.plugins.bar import on_terminal
 from coplug.plugins.base import checked_plugin_name
 from coplug.plugins.errors import InputError
 from coplug.plugins.results import relative_gap
@@ -143,7 +144,7 @@ def terminal_progress() -> list[Progress]:
     """A `Progress` plugin where stderr is a terminal (a command's long solve shows its live
     line, as `coplug solve` does), none where it is a file or a pipe; it keeps no report in
     the result (`reports` False), being a line drawn, not a plugin the caller asked for."""
-    if not sys.stderr.isatty():
+    if not on_terminal():
         return []
     line = Progress()
     line.reports = False

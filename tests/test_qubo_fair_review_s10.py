@@ -265,8 +265,11 @@ def test_ctrl_c_returns_the_points_reached(fake_bar: type[_Bar]) -> None:
 
 
 def test_cli_ctrl_c_prints_what_it_has_and_exits_130(
-    fake_bar: type[_Bar], capsys: pytest.CaptureFixture[str]
+    fake_bar: type[_Bar], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from coplug.formulations import qubo_cli
+
+    monkeypatch.setattr(qubo_cli, "on_terminal", lambda: True)  # the bar is drawn: a terminal
     fake_bar.stop_at = 3
     assert main(["qubo", "knapsack", "--size", "5", "--starts", "4"]) == 130
     out = capsys.readouterr().out

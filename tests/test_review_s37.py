@@ -145,3 +145,89 @@ def test_a_shared_kernel_folder_is_passed_over_for_one_reused_across_runs(tmp_pa
     with pytest.raises(OSError, match="no private"):
         cache_dir.private_temp_folder()
     assert len(list(tmp_path.iterdir())) == cache_dir.PRIVATE_FOLDERS
+
+
+@pytest.mark.parametrize("argv", [
+    ["qubo", "knapsack", "--size", "8", "--starts", "16"],
+    ["lap", "--generator", "uniform", "--n", "50", "--k", "5"],
+    ["bbo", "evolve", "--targets", "1", "--generations", "1", "--population", "4"],
+])
+def test_commands_draw_no_progress_bar_into_a_file(argv, tmp_path, monkeypatch, capfd):
+    """`coplug qubo`, `lap --k` and `bbo evolve` drew tqdm's carriage-return redraws into a
+    redirected stderr; like `coplug solve` they draw only on a terminal."""
+    from coplug.plugins.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    extra = ["--run-dir", str(tmp_path / "run")] if argv[0] == "bbo" else []
+    assert main(argv + extra) == 0
+    assert "\r" not in capfd.readouterr().err
+
+
+def test_qubo_command_draws_its_bar_on_a_terminal(monkeypatch, capfd):
+    """The terminal case still draws (stderr stands in for a terminal here)."""
+    from coplug.formulations import qubo_cli
+    from coplug.plugins.cli import main
+
+    monkeypatch.setattr(qubo_cli, "on_terminal", lambda: True)
+    assert main(["qubo", "knapsack", "--size", "8", "--starts", "16"]) == 0
+    assert "\r" in capfd.readouterr().err
+
+
+def test_evolve_is_quiet_unless_asked(capfd):
+    """`evolve(config)` drew a progress bar by default, unlike the library's other calls."""
+    from coplug.formulations.bbo.evolve import EvolutionConfig, evolve
+
+    config = EvolutionConfig(dim=2, population=4, generations=1, seed=1)
+    evolve(config)
+    assert capfd.readouterr().err == ""
+    evolve(config, progress=True)
+    assert "evolve" in capfd.readouterr().err
+
+
+def test_a_closed_pipe_under_tee_on_highs_exits_quietly():
+    """`coplug solve ... --solver highs --tee | head -0` printed Pyomo's RuntimeError wrapping
+    the BrokenPipeError (exit 1); it exits 141 with nothing on stderr, as on SCIP."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "coplug.plugins.cli", "solve", "knapsack", "--size", "30",
+         "--solver", "highs", "--tee"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert err == ""
+
+
+def test_closed_pipe_is_told_from_other_runtime_errors(monkeypatch, capfd):
+    """Only a closed pipe exits 141: a SolverError (a RuntimeError too) stays an error line
+    and exit 2, another RuntimeError comes out as itself."""
+    from coplug.plugins import cli
+    from coplug.plugins.errors import SolverError
+
+    for exc, code in ((RuntimeError("BrokenPipeError: [Errno 32] Broken pipe"), 141),
+                      (SolverError("SCIP stopped"), 2)):
+        def failing(args, exc=exc):
+            raise exc
+        monkeypatch.setattr(cli, "_cmd_solve", failing)
+        assert cli.main(["solve", "knapsack"]) == code
+    monkeypatch.setattr(cli, "_cmd_solve", lambda args: (_ for _ in ()).throw(
+        RuntimeError("something else")))
+    with pytest.raises(RuntimeError, match="something else"):
+        cli.main(["solve", "knapsack"])
+
+
+def test_estimator_warnings_point_at_the_caller_through_fit_predict():
+    """FairSpectralClustering's warning pointed into scikit-learn's base.py when called
+    through `fit_predict` (the README's way); it names the caller's line."""
+    import warnings
+
+    from coplug.formulations.fair_graphs import fair_sbm
+    from coplug.learned.fair_spectral import FairSpectralClustering
+
+    data = fair_sbm(300, n_clusters=3, seed=1)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        FairSpectralClustering(3, data.groups, method="riemannian",
+                               max_iter=2).fit_predict(data.adjacency)
+    assert seen and {w.filename for w in seen} == {__file__}

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from coplug.plugins.argtypes import positive_int
+from coplug.plugins.bar import on_terminal
 from coplug.plugins.errors import InputError
 from coplug.plugins.results import Status
 
@@ -232,7 +233,7 @@ def _cmd_evolve(args: argparse.Namespace) -> int:
     started = time.time()
     try:
         result = evolve(config, proposer, run_dir=args.run_dir, extra_targets=extra,
-                        progress=not args.quiet, overwrite=args.overwrite)
+                        progress=not args.quiet and on_terminal(), overwrite=args.overwrite)
     except KeyboardInterrupt:
         history = Path(args.run_dir or "") / "history.json"  # this run's, not an earlier one's
         kept = args.run_dir is not None and history.is_file() and (

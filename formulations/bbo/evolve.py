@@ -278,13 +278,14 @@ def pareto_front(candidates: Sequence[Candidate]) -> list[Candidate]:
 
 def evolve(config: EvolutionConfig, proposer: Proposer | None = None,
            run_dir: str | Path | None = None, extra_targets: dict[str, Any] | None = None,
-           progress: bool = True,
+           progress: bool = False,
            callback: Callable[[int, list[Candidate]], None] | None = None,
            overwrite: bool = False) -> EvolutionResult:
     """Run NSGA-II: random initial programs, then `generations` rounds of proposals. The
     run directory is checked first (see `RunWriter`) and written after every proposal
     round (and on an interrupt), so an interrupted run leaves the generations it finished;
-    a run that fails before its first round (a dead LLM endpoint) leaves no directory."""
+    a run that fails before its first round (a dead LLM endpoint) leaves no directory.
+    `progress` draws a bar of the generations on stderr."""
     writer = RunWriter(Path(run_dir), overwrite) if run_dir is not None else None
     rng = np.random.default_rng(config.seed)
     targets = target_features(config, extra_targets)

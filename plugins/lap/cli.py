@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from coplug.plugins.bar import on_terminal
 from coplug.plugins.errors import InputError
 
 # Largest sparse matrix (rows x columns) `--check` copies densely for scipy (400 MB).
@@ -104,13 +105,14 @@ def _ranked(c: Any, args: argparse.Namespace) -> int:
     if args.unmatched_cost is not None and not math.isfinite(args.unmatched_cost):
         raise InputError(f"--unmatched-cost must be finite, got {args.unmatched_cost}; leave "
                          "it out to rank assignments, which match every row or column")
+    progress = not args.json and on_terminal()
     if args.unmatched_cost is None:
         ranking = ranked_assignments(c, args.k, maximize=args.maximize,
-                                     time_limit=args.time_limit, progress=not args.json)
+                                     time_limit=args.time_limit, progress=progress)
     else:
         ranking = ranked_matchings(c, args.k, row_cost=args.unmatched_cost,
                                    col_cost=args.unmatched_cost, maximize=args.maximize,
-                                   time_limit=args.time_limit, progress=not args.json)
+                                   time_limit=args.time_limit, progress=progress)
     report = {"status": ranking.status, "shape": list(c.shape), "k": args.k,
               "found": len(ranking.solutions), "seconds": ranking.info["time"],
               "solved_cells": ranking.info["solved_cells"],
