@@ -259,12 +259,18 @@ def test_maximize_duals_can_be_passed_back() -> None:
     assert again.augmentations < cold.augmentations / 4
 
 
-def test_wide_matrix_is_not_padded_for_a_warm_start() -> None:
+def test_wide_sparse_matrix_is_not_padded_for_a_warm_start() -> None:
+    """Sparse warm starts pad to a square, refused past twice the pattern; dense ones start
+    in the rectangular frame at any width."""
+    import scipy.sparse as sp
+
     c = np.random.default_rng(0).random((3, 400))
-    sol = solve_lap(c, row_duals=np.zeros(3))
     r, k = linear_sum_assignment(c)
+    sol = solve_lap(sp.csr_matrix(c), row_duals=np.zeros(3))
     assert not sol.warm and "too wide" in sol.info["prediction"]
     assert sol.cost == pytest.approx(c[r, k].sum(), rel=1e-12)
+    sol = solve_lap(c, row_duals=np.zeros(3))
+    assert sol.warm and sol.cost == pytest.approx(c[r, k].sum(), rel=1e-12)
 
 
 @pytest.mark.parametrize("scale", [1e-13, 1e-200])

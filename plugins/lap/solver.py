@@ -139,8 +139,9 @@ def solve_lap(
     (duals that end far out of scale with the costs are not trusted: cold re-solve, counted
     in `fallback`).
     They are not used (cold solve, `warm=False`, the reason in `info["prediction"]`) when
-    there are more rows than columns, or when padding to a square would more than double
-    the matrix (dense: over twice as many columns as rows). `predictor` instead supplies
+    there are more rows than columns, or when padding sparse costs to a square would more
+    than double their pattern (dense rectangular costs start unpadded,
+    `warmstart.rectangular_warm_state`). `predictor` instead supplies
     them (`predict_duals` on the min-cost matrix, inference timed in `info`) for dense square
     costs when JV's column reduction leaves more than PREDICT_MIN_FREE of the rows free, on
     PREDICT_MIN_ROWS rows or more (at any size where the reduction matched too few rows);
@@ -255,15 +256,15 @@ def solve_lap(
 def _why_cold(c: Any, transposed: bool, asked: bool) -> str | None:
     """Why given duals or a predictor are not used (None: they are), so `info` can say so.
 
-    Warm starts need n_rows <= n_cols and pad dummy rows up to a square; past twice the
-    matrix's own size that padding costs more memory and time than it can save."""
+    Warm starts need n_rows <= n_cols; sparse ones pad dummy rows up to a square, and past
+    twice the pattern's own size that padding costs more memory and time than it can save
+    (dense ones start in the rectangular frame itself: `warmstart.rectangular_warm_state`)."""
     if not asked:
         return None
     if transposed:
         return "more rows than columns (solved transposed, cold)"
     n, m = c.shape
-    size = c.nnz if sp.issparse(c) else n * m
-    if (m - n) * m > size:
+    if sp.issparse(c) and (m - n) * m > c.nnz:
         return f"{n}x{m} is too wide to pad to a square warm start"
     return None
 
@@ -506,10 +507,10 @@ def _solve_dense(
         u0 is None or n == m
     ):
         return _solve_small(c, u0, arr_passes, deadline)
-    if u0 is not None and n < m:
-        return _padded(c, u0, arr_passes, deadline)
     if u0 is not None:
-        (u, v, col4row, row4col), scale = warmstart.warm_state(c, u0, start)
+        (u, v, col4row, row4col), scale = (
+            warmstart.warm_state(c, u0, start) if n == m
+            else warmstart.rectangular_warm_state(c, u0))
         reduced = True
     else:
         (u, v, col4row, row4col), scale, reduced = reduction or _cold_state(c)
@@ -575,19 +576,6 @@ def _cold_state(c: np.ndarray) -> tuple[tuple[np.ndarray, ...], float, bool]:
         return state, scale, True
     empty = (np.empty(n), np.zeros(m), np.full(n, -1, np.int64), np.full(m, -1, np.int64))
     return empty, scale, False
-
-
-def _padded(
-    c: np.ndarray, u0: np.ndarray, arr_passes: int | None, deadline: float | None
-) -> _Solved:
-    """Warm rectangular solve: pad zero-cost dummy rows so the problem is square."""
-    n, m = c.shape
-    square = np.zeros((m, m), dtype=c.dtype)
-    square[:n] = c
-    v = np.empty(m)
-    warmstart.min_trick(c, u0, v)
-    u_full = _padded_duals(u0, v)
-    return _unpad(n, _solve_dense(square, u_full, arr_passes, deadline))
 
 
 def _padded_duals(u0: np.ndarray, v: np.ndarray) -> np.ndarray:

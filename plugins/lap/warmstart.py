@@ -1,9 +1,13 @@
 """Warm start from predicted row duals: the Min-Trick makes them feasible, then the tight
-edges seed the matching and only the remaining rows are augmented."""
+edges seed the matching and only the remaining rows are augmented. Square costs take the
+Min-Trick as it is; rectangular ones (n_rows < n_cols) cap it at 0, the frame the cold
+rectangular solve works in (`rectangular_warm_state`)."""
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse import csgraph
 
 from coplug.plugins.lap.cache_dir import kernel
 
@@ -165,4 +169,113 @@ def warm_state(
         keep_tight(c, u, v, start, col4row, row4col, TIGHT_REL)
         match_argmins(argmin, col4row, row4col)
         tighten_and_match(c, u, v, col4row, row4col, start)
+    return (u, v, col4row, row4col), float(scale)
+
+
+@kernel
+def negative_tight_edges(c, u, v, rel):
+    """The edges within `slack` (with `rel`) of tight that end in a column with v_j < 0, as
+    CSR arrays (indptr, indices) over the rows: those columns must end assigned."""
+    n, m = c.shape
+    indptr = np.zeros(n + 1, np.int64)
+    for i in range(n):
+        count = 0
+        for j in range(m):
+            if v[j] < 0.0 and c[i, j] - u[i] - v[j] <= slack(c[i, j], u[i], v[j], rel):
+                count += 1
+        indptr[i + 1] = indptr[i] + count
+    indices = np.empty(indptr[n], np.int64)
+    for i in range(n):
+        k = indptr[i]
+        for j in range(m):
+            if v[j] < 0.0 and c[i, j] - u[i] - v[j] <= slack(c[i, j], u[i], v[j], rel):
+                indices[k] = j
+                k += 1
+    return indptr, indices
+
+
+def match_negative_columns(c: np.ndarray, u: np.ndarray, v: np.ndarray, col4row: np.ndarray,
+                           row4col: np.ndarray) -> None:
+    """Match as many columns with v_j < 0 as the tight edges allow (a maximum bipartite
+    matching, Hopcroft-Karp): such columns must end assigned and spare ones need not. A
+    greedy pass left 142 of them free on a solve's own duals (1000 x 1250 low-rank costs:
+    rows tie on two columns), and each free one costs the rows tight on it."""
+    indptr, indices = negative_tight_edges(c, u, v, TIGHT_REL)
+    if indices.size == 0:
+        return
+    graph = sp.csr_matrix((np.ones(indices.size, np.int8), indices, indptr), shape=c.shape)
+    matched = csgraph.maximum_bipartite_matching(graph, perm_type="column")
+    rows = np.flatnonzero(matched >= 0)
+    col4row[rows] = matched[rows]
+    row4col[matched[rows]] = rows
+
+
+@kernel
+def release_negative_free(c, u, v, col4row, row4col):
+    """Give each free column with v_j < 0 the value 0 that a spare column must hold (the
+    rectangular solve moves only assigned columns' duals, and a spare one with v_j < 0
+    breaks complementary slackness). A row that makes infeasible drops its u_i to c_ij and,
+    if assigned, is freed: its column, once free, is released in turn. Returns rows freed."""
+    n, m = c.shape
+    stack = np.empty(m, np.int64)
+    top = 0
+    for j in range(m):
+        if row4col[j] == -1 and v[j] < 0.0:
+            stack[top] = j
+            top += 1
+    freed = 0
+    while top > 0:
+        top -= 1
+        j = stack[top]
+        v[j] = 0.0
+        for i in range(n):
+            if c[i, j] < u[i]:
+                u[i] = c[i, j]
+                k = col4row[i]
+                if k >= 0:
+                    col4row[i] = -1
+                    row4col[k] = -1
+                    freed += 1
+                    if v[k] < 0.0:
+                        stack[top] = k
+                        top += 1
+    return freed
+
+
+def _fix_gauge(c: np.ndarray, u: np.ndarray, v: np.ndarray, scale: float) -> None:
+    """Shift to (u + d, v - d), the same feasible duals, so the n-th least v_j is 0: n
+    columns at or below 0, the rest at or above (then capped). A solve's own duals keep
+    their values, and duals shifted by any constant start alike (row duals raised by 8
+    max|c| made every v_j negative, every spare column one to release). v is priced afresh
+    from the shifted u: shifting both by d rounded 1e15 duals into infeasibility (0.06)."""
+    d = float(np.partition(v, u.size - 1)[u.size - 1])
+    shifted = u + d
+    if d != 0.0 and np.isfinite(d) and safe_duals(shifted, scale):
+        u[:] = shifted
+        min_trick(c, u, v)
+
+
+def rectangular_warm_state(c: np.ndarray, row_duals: np.ndarray
+                           ) -> tuple[tuple[np.ndarray, ...], float]:
+    """`warm_state` for n_rows < n_cols in the cold solve's own frame, without padding to a
+    square: column duals min(0, Min-Trick) (feasible, and a solve's own duals come back as
+    they were), the columns with v_j < 0 matched along tight edges (`match_negative_columns`),
+    free rows tightened and matched, then every free column brought to v_j = 0
+    (`release_negative_free`) and the rows that freed tightened again. Padded with zero-cost
+    rows the start was degenerate: the dummies tied on every column at 0, and a solve's own
+    duals took 2-30x its cold time (uniform and tracking costs)."""
+    n, m = c.shape
+    u = np.array(row_duals, dtype=np.float64)
+    v = np.empty(m, np.float64)
+    col4row = np.full(n, -1, np.int64)
+    row4col = np.full(m, -1, np.int64)
+    scale = checked_min_trick(c, u, v, np.empty(m, np.int64))
+    if not np.isnan(scale):
+        _fix_gauge(c, u, v, scale)
+        np.minimum(v, 0.0, out=v)
+        none = np.full(n, -1, np.int64)
+        match_negative_columns(c, u, v, col4row, row4col)
+        tighten_and_match(c, u, v, col4row, row4col, none)
+        if release_negative_free(c, u, v, col4row, row4col):
+            tighten_and_match(c, u, v, col4row, row4col, none)
     return (u, v, col4row, row4col), float(scale)
