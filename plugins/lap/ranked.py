@@ -152,7 +152,8 @@ def ranked_assignments(
     "interrupted").
 
     The work is about k * N shortest paths of O(N^2) each on an N x N dense working copy (N
-    the longer side), or of O(E log N) on sparse input with E stored entries (at most
+    the longer side, after a wide matrix keeps only the columns the k best need:
+    `_best_columns`), or of O(E log N) on sparse input with E stored entries (at most
     `SPARSE_SHARE` of all pairs); `progress` shows a bar of solutions found.
     """
     start = time.perf_counter()
@@ -165,6 +166,7 @@ def ranked_assignments(
         costs, n_real, transposed, offset, col_map = _sparse_working(cost, bool(maximize))
     else:
         c, n_real, transposed = _working_matrix(cost, bool(maximize))
+        c, col_map = _best_columns(c, k)
         offset = common_offset(c)
         if offset:
             c = c - offset  # exact for such entries; every assignment holds n_real of them
@@ -309,6 +311,25 @@ def forbidden_as_inf(cost: Any) -> np.ndarray:
     if c.shape[0] == 0 or c.shape[1] == 0:
         raise InputError(f"cost matrix is empty (shape {c.shape[0]}x{c.shape[1]})")
     return c
+
+
+def _best_columns(c: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """The columns of a wide min-cost matrix (n rows < m columns) that the k best
+    assignments need, and their numbers (None: all): each row's n + k - 1 cheapest. A row
+    on any other column leaves k of its cheaper ones free for k assignments at least as
+    good, so the k best costs are unchanged (ties may pick others). 50 x 16000 frames were
+    ranked on a 16000 x 16000 copy (18.7 s, 6 GB); they keep at most 50 x 59 columns."""
+    n, m = c.shape
+    keep = n + k - 1
+    if keep >= m:
+        return c, None
+    used = np.zeros(m, dtype=bool)
+    for row in c:
+        used[np.argpartition(row, keep - 1)[:keep]] = True
+    if used.all():
+        return c, None
+    col_map = np.flatnonzero(used)
+    return np.ascontiguousarray(c[:, col_map]), col_map
 
 
 def _padded(c: np.ndarray) -> np.ndarray:
