@@ -268,8 +268,8 @@ def checked_tee(tee: Any) -> bool:
     """`tee` as a bool (numpy's too), else an InputError: HiGHS's Pyomo interface failed
     deep inside on None or "yes", which SCIP took as truthy."""
     if not isinstance(tee, (bool, np.bool_)):
-        raise InputError(f"tee must be True or False, got {tee!r} (Pyomo's "
-                         "SolverFactory('coplug_scip') takes a stream or logger as tee)")
+        raise InputError(f"tee must be True or False, got {tee!r} (a stream or logger as "
+                         "tee goes to Pyomo's SolverFactory('coplug_scip' or 'coplug_highs'))")
     return bool(tee)
 
 
