@@ -27,6 +27,7 @@ import scipy.sparse as sp
 from coplug.formulations.checks import check_choice
 from coplug.formulations.fair_graphs import check_n_clusters, validate_fair_graph
 from coplug.formulations.fair_metrics import ratio_cut
+from coplug.plugins.arguments import check_flag
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError
 
@@ -206,6 +207,7 @@ def mip_labels(model: pyo.ConcreteModel, check: bool = True) -> np.ndarray:
     """Cluster label of each node from a solved fair-clustering MIP; with `check`, warns
     (UserWarning) when the model's objective value is below the ratio cut (or cut) of these
     labels (`objective_mismatch`)."""
+    check = check_flag(check, "check")
     _require_fair_model(model, "mip_labels")
     n = len(model.N)
     labels = np.full(n, -1, dtype=np.int64)

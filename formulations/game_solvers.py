@@ -34,16 +34,18 @@ from pyomo.core.expr.visitor import identify_variables, polynomial_degree
 
 from coplug.formulations.checks import check_choice, require_instance
 from coplug.formulations.games import Game
+from coplug.plugins.arguments import check_flag
 from coplug.plugins.errors import InputError, UnsupportedModelError
 from coplug.plugins.limits import checked_time_limit
+from coplug.plugins.value_equality import ValueEquality
 
 # How to make the game the solvers take, for their type errors.
 GAME_HINT = ("build one with cournot(...), network_flow(...), resource_allocation(...) or "
              "example(name)")
 
 
-@dataclass
-class CompiledGame:
+@dataclass(eq=False)
+class CompiledGame(ValueEquality):
     """Numpy callables for a game: utilities, own-variable gradients, slacks and their Jacobian.
 
     Slack rows are the inequality constraints (s = upper - body or body - lower) followed by
@@ -290,8 +292,8 @@ def _scatter(rows: np.ndarray, cols: np.ndarray, values: Callable[[np.ndarray], 
 DIVERGENCE_BOUND = 1e12
 
 
-@dataclass
-class AscentResult:
+@dataclass(eq=False)
+class AscentResult(ValueEquality):
     """Where the ascent stopped, how many iterations it took, and the smallest slack seen."""
 
     profile: dict[str, np.ndarray]
@@ -359,6 +361,7 @@ def barrier_gradient_ascent(
     require_instance(game, Game, "barrier_gradient_ascent", GAME_HINT)
     _check_ascent_settings(mu, mu_start, mu_decay, tol, max_iter, step, divergence_bound)
     check_choice(update, "update", ("simultaneous", "sequential"))
+    keep_iterates = check_flag(keep_iterates, "keep_iterates")
     compiled = compile_game(game)  # names non-finite bounds and sides first
     _refuse_pinned(game)
     x = compiled.vector(start if start is not None else game.profile())
@@ -555,8 +558,8 @@ def _simultaneous_step(compiled: CompiledGame, x: np.ndarray, eta: np.ndarray,
     return gains
 
 
-@dataclass
-class Certificate:
+@dataclass(eq=False)
+class Certificate(ValueEquality):
     """Per player: utility at the profile, SCIP's best response value and dual bound, and the
     verified gap (bound - utility); `epsilon` is the largest gap."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -292,7 +293,7 @@ def knapsack_qubo_naive(instance: KnapsackInstance) -> QUBO:
         constant=P * C * C,
         A=sp.csr_matrix(a[None, :]),
         weights=np.array([P]),
-        decode=lambda z: np.round(np.asarray(z)[:n]).astype(int),
+        decode=functools.partial(_rounded_prefix, n=n),
         is_feasible=instance.is_feasible,
         objective=instance.value,
         sense=-1,
@@ -394,18 +395,13 @@ def knapsack_qubo_safe(
     Q = sp.diags(-(P / 2) * count - mu).tocsr()
     c = -instance.values[item].astype(float) + mu
 
-    def decode(z: np.ndarray) -> np.ndarray:
-        x = np.zeros(instance.n, dtype=int)
-        x[np.unique(item[np.asarray(z) > 0.5])] = 1
-        return x
-
     qubo = QUBO(
         Q=Q,
         c=c,
         constant=0.0,
         A=A,
         weights=np.full(A.shape[0], P / 2),
-        decode=decode,
+        decode=functools.partial(_placed_items, item=item, n=instance.n),
         names=[f"y{i}@{p}" for i, p in zip(item, start, strict=True)],
         **_safe_fields(instance, delta),
     )
@@ -474,7 +470,7 @@ def _empty_knapsack_qubo(instance: KnapsackInstance, delta: float) -> QUBO:
         Q=sp.csr_matrix(np.array([[-mu]])),
         c=np.array([mu]),
         constant=0.0,
-        decode=lambda z: np.zeros(instance.n, dtype=int),
+        decode=functools.partial(_no_items, n=instance.n),
         names=["empty"],
         **_safe_fields(instance, delta),
     )
@@ -484,3 +480,22 @@ def _safe_fields(instance: KnapsackInstance, delta: float) -> dict:
     """The QUBO fields every safe knapsack form shares: feasibility, value, sense, margin."""
     return {"is_feasible": instance.is_feasible, "objective": instance.value, "sense": -1,
             "margin": delta, "form": "safe", "problem": "knapsack"}
+
+
+# The QUBOs' decoders, module functions bound with functools.partial so a QUBO pickles (a
+# closure made pickle fail: "Can't pickle local object 'knapsack_qubo_safe.<locals>...'").
+def _rounded_prefix(z: np.ndarray, n: int) -> np.ndarray:
+    """The first n coordinates rounded to 0/1 (the item variables before any slack)."""
+    return np.round(np.asarray(z)[:n]).astype(int)
+
+
+def _placed_items(z: np.ndarray, item: np.ndarray, n: int) -> np.ndarray:
+    """The items with a placement variable at 1 (the safe form's y[i, p])."""
+    x = np.zeros(n, dtype=int)
+    x[np.unique(item[np.asarray(z) > 0.5])] = 1
+    return x
+
+
+def _no_items(z: np.ndarray, n: int) -> np.ndarray:
+    """The empty selection: the decoding of a QUBO with no variables to place."""
+    return np.zeros(n, dtype=int)

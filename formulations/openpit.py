@@ -188,7 +188,7 @@ def _qubo(model: BlockModel, weights: np.ndarray, mu: np.ndarray, margin: float,
         Q=Q,
         c=c,
         constant=0.0,
-        decode=lambda z: np.round(np.asarray(z)).astype(int),
+        decode=_rounded,
         is_feasible=model.is_feasible,
         objective=model.value,
         sense=-1,
@@ -260,3 +260,9 @@ def openpit_qubo_safe(model: BlockModel) -> QUBO:
 def registry_model(size: int, seed: int) -> pyo.ConcreteModel:
     """`coplug solve openpit --size N`: closure MIP of a random 2-D block model."""
     return openpit_mip(random_block_model(size, seed=seed))
+
+
+def _rounded(z: np.ndarray) -> np.ndarray:
+    """Every coordinate rounded to 0/1: a pit's decoding (a module function, so a QUBO
+    pickles)."""
+    return np.round(np.asarray(z)).astype(int)

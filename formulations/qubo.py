@@ -21,14 +21,15 @@ import scipy.sparse as sp
 from coplug.formulations.checks import numeric_array
 from coplug.plugins.arguments import refuse_masked
 from coplug.plugins.errors import InputError
+from coplug.plugins.value_equality import ValueEquality
 
 # A safe QUBO's penalties may reach at most this many times its largest value: ulp of the
 # penalty then stays below 2^-20 of that value, so float64 keeps the values beside it.
 PENALTY_LIMIT = 2.0**32
 
 
-@dataclass
-class QUBO:
+@dataclass(eq=False)
+class QUBO(ValueEquality):
     """A quadratic pseudo-Boolean energy with its link back to the original problem.
 
     `sense` is +1 when the problem minimizes its objective (TSP) and -1 when it maximizes
@@ -41,9 +42,11 @@ class QUBO:
     Q: sp.csr_matrix
     c: np.ndarray
     constant: float
-    decode: Callable[[np.ndarray], Any]
-    is_feasible: Callable[[Any], bool]
-    objective: Callable[[Any], float]
+    # The problem's own functions: equal QUBOs built twice hold distinct closures, so `==`
+    # compares the energy's data and labels only.
+    decode: Callable[[np.ndarray], Any] = field(compare=False)
+    is_feasible: Callable[[Any], bool] = field(compare=False)
+    objective: Callable[[Any], float] = field(compare=False)
     sense: int = 1
     A: sp.csr_matrix | None = None
     weights: np.ndarray | None = None

@@ -37,6 +37,7 @@ from coplug.plugins.bar import progress_bar
 from coplug.plugins.errors import InputError
 from coplug.plugins.interrupts import record_interrupt
 from coplug.plugins.serial import warning_filters
+from coplug.plugins.value_equality import ValueEquality
 
 METHODS = ("pgd", "adam")
 # Adam's default learning rate (PGD takes a Jacobi-scaled step instead).
@@ -77,8 +78,8 @@ class Certificate:
         return self.local_min and self.binary and self.feasible
 
 
-@dataclass
-class RunReport:
+@dataclass(eq=False)
+class RunReport(ValueEquality):
     """Final points of all starts, their certificates and the wall time; `stats` counts the
     starts that ended at a strict binary vertex ("converged"), those accepted at another
     stationary point once their kicks ran out ("stalled"), those `max_iter` (or Ctrl-C) left
@@ -117,6 +118,15 @@ class RunReport:
         if not vals:
             return None
         return float(min(vals) if sense > 0 else max(vals))
+
+    def __repr__(self) -> str:
+        """A summary: the points and certificates of 2000 starts made a 236,000-character
+        repr."""
+        best = float(self.energies.min()) if self.energies.size else None
+        return (f"RunReport(method={self.method!r}, starts={len(self.points)}, "
+                f"iterations={self.iterations}, seconds={self.seconds:.3g}, "
+                f"best_energy={best!r}, fraction_ok={self.fraction_ok!r}, "
+                f"stats={self.stats!r}, interrupted={self.interrupted})")
 
 
 def _fraction(flags: list[bool]) -> float | None:

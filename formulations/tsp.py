@@ -7,6 +7,7 @@ position 0, which removes the rotation symmetry and keeps n - 1 one-hot rows and
 
 from __future__ import annotations
 
+import functools
 import math
 from array import array
 from collections.abc import Callable
@@ -647,7 +648,7 @@ def solve_tsp_lazy(dist: np.ndarray, solver: str = "scip", max_rounds: int = 200
     them wherever a solution has a subtour (`coplug.plugins.lazy`, fractional LP solutions
     included); with HiGHS, which takes no plugins, `solve_tsp_rounds`."""
     max_rounds = check_count(max_rounds, "max_rounds", 1)  # checked for SCIP too, unused there
-    if not isinstance(solver, str) or solver != "scip":  # solve() names a bad solver
+    if not isinstance(solver, str) or solver.lower() != "scip":  # solve() names a bad one
         return solve_tsp_rounds(dist, solver, max_rounds)
     from coplug.plugins.bridge import solve
     from coplug.plugins.lazy import LazyConstraints
@@ -680,6 +681,9 @@ def solve_tsp_rounds(dist: np.ndarray, solver: str = "highs", max_rounds: int = 
 
     d = check_distances(dist)
     max_rounds = check_count(max_rounds, "max_rounds", 1)
+    if isinstance(solver, str) and solver.lower() == "lap":
+        raise InputError("the TSP needs a MIP solver ('scip' or 'highs'): its subtour cuts "
+                         "leave the assignment structure solver='lap' reads (round 2 failed)")
     n = d.shape[0]
     m = tsp_mip(d, subtour="none")
     m.cuts = pyo.ConstraintList()
@@ -765,32 +769,28 @@ def _check_size(d: np.ndarray, max_nonzeros: int, builder: str) -> None:
         )
 
 
-def _decoder(n: int, idx: np.ndarray):
-    """Decode x[i, t] into a city order starting at 0 (None unless a permutation matrix)."""
+def _decode_tour(z: np.ndarray, n: int) -> list[int] | None:
+    """Decode x[i, t] into a city order starting at 0 (None unless a permutation matrix);
+    a module function bound with functools.partial, so a QUBO pickles."""
     m = n - 1
-
-    def decode(z: np.ndarray) -> list[int] | None:
-        X = np.asarray(z).reshape(m, m) > 0.5
-        if not ((X.sum(0) == 1).all() and (X.sum(1) == 1).all()):
-            return None
-        return [0] + [int(np.flatnonzero(X[:, t])[0]) + 1 for t in range(m)]
-
-    return decode
+    X = np.asarray(z).reshape(m, m) > 0.5
+    if not ((X.sum(0) == 1).all() and (X.sum(1) == 1).all()):
+        return None
+    return [0] + [int(np.flatnonzero(X[:, t])[0]) + 1 for t in range(m)]
 
 
 def _qubo(d: np.ndarray, Q, c, constant, A, weights, margin: float, form: str) -> QUBO:
     """Wrap TSP QUBO data with its decoder, feasibility test and tour length."""
     n = d.shape[0]
-    m, idx, _ = _positions(n)
     return QUBO(
         Q=Q,
         c=c,
         constant=constant,
         A=A,
         weights=weights,
-        decode=_decoder(n, idx),
-        is_feasible=lambda tour: is_tour(tour, n),
-        objective=lambda tour: tour_length(d, tour),
+        decode=functools.partial(_decode_tour, n=n),
+        is_feasible=functools.partial(is_tour, n=n),
+        objective=functools.partial(tour_length, d),
         sense=1,
         margin=margin,
         form=form,

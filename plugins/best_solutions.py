@@ -27,7 +27,7 @@ from pyomo.core.base.var import VarData
 from pyomo.core.expr.numeric_expr import LinearExpression
 from pyomo.core.expr.visitor import identify_variables
 
-from coplug.plugins.bridge import check_block, merged_options, solve
+from coplug.plugins.bridge import as_solve_arguments, check_block, merged_options, solve
 from coplug.plugins.components import check_components
 from coplug.plugins.duals import LinearProgram, dual_request, min_form
 from coplug.plugins.errors import InputError, UnsupportedModelError
@@ -100,7 +100,8 @@ def _searched(model: pyo.Block, k: int, solver: str, time_limit: float | None,
         # no solution; here every such point was recorded, and `proven` says the rest
         warnings.filterwarnings("ignore", message="lazy constraints: the solve stopped")
         result = solve(model, solver=solver, time_limit=time_limit,
-                       plugins=[LazyConstraints(search.separate, name="k_best")], **params)
+                       plugins=[LazyConstraints(search.separate, name="k_best")],
+                       **as_solve_arguments(params))
     solutions = search.ranked()
     if result.status is Status.UNBOUNDED or (
             solutions and search.rows.unbounded_at(solutions[0].values, search)):
@@ -115,7 +116,7 @@ def _one_assignment(model: pyo.Block, search: _Search, solver: str,
                     ) -> tuple[list[PoolSolution], bool, Result]:
     """Every binary fixed: the one assignment there is, with its best continuous part (a
     no-good row over no binaries would cut off everything)."""
-    result = solve(model, solver=solver, time_limit=time_limit, **params)
+    result = solve(model, solver=solver, time_limit=time_limit, **as_solve_arguments(params))
     if result.status is Status.UNBOUNDED:
         raise InputError("the model is unbounded: it has no k best solutions")
     if not result.has_solution:

@@ -230,6 +230,20 @@ def merged_options(options: Mapping[str, Any] | None, params: dict[str, Any]
     return {**options, **params}
 
 
+# `solve`'s keyword arguments that a wrapper's merged options may carry as they are.
+SOLVE_KEYWORDS = ("plugins", "tee", "warmstart", "mip_duals")
+
+
+def as_solve_arguments(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Merged options (`merged_options`) as keywords for `solve`: its own keywords
+    (SOLVE_KEYWORDS) as they are and every other name as a native option (`options=`), so
+    HiGHS's `solver` reaches HiGHS rather than clash with `solve`'s argument (k_best,
+    lexicographic and pareto_front raised "got multiple values for keyword 'solver'")."""
+    own = {key: value for key, value in params.items() if key in SOLVE_KEYWORDS}
+    native = {key: value for key, value in params.items() if key not in SOLVE_KEYWORDS}
+    return {**own, "options": native} if native else own
+
+
 # Each backend's own name for the time limit `solve`'s `time_limit` sets.
 _NATIVE_TIME_LIMIT = {"scip": "limits/time", "highs": "time_limit"}
 
@@ -252,6 +266,16 @@ def one_time_limit(solver: Any, time_limit: float | None, params: dict[str, Any]
                          f"positive number of seconds, got {value!r}")
     rest = {key: item for key, item in params.items() if key != name}
     return checked_time_limit(float(value)), rest
+
+
+def whole_call_options(solver: Any, time_limit: float | None, params: dict[str, Any]
+                       ) -> tuple[float | None, dict[str, Any]]:
+    """For a call made of several solves (stages, PMVB's steps): its checked `time_limit`
+    (10**400: none) and its keyword `params` with `options=` merged in, a native time limit
+    made the whole call's (`one_time_limit`)."""
+    rest = {key: value for key, value in params.items() if key != "options"}
+    merged = merged_options(params.get("options"), rest)
+    return one_time_limit(solver, checked_time_limit(time_limit), merged)
 
 
 def check_one_time_limit(solver: str, time_limit: float | None, params: Mapping[str, Any]

@@ -53,6 +53,7 @@ from coplug.plugins.modeldata import fixed_off_whole
 from coplug.plugins.results import Status
 from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupported_part
 from coplug.plugins.serial import one_solve_at_a_time
+from coplug.plugins.value_equality import ValueEquality
 
 Bound = tuple[VarData, str]  # (variable, "lower" | "upper")
 _INFINITE = 1e20  # SCIP's infinity: a side or bound at or past it is absent
@@ -66,8 +67,8 @@ _CHECK_SECONDS = 10.0
 _REMOVE_BOUNDS_SECONDS = 60.0
 
 
-@dataclass
-class InfeasibleSubsystem:
+@dataclass(eq=False)
+class InfeasibleSubsystem(ValueEquality):
     """Constraints and variable bounds of the model that cannot hold together."""
 
     constraints: list[ConstraintData]

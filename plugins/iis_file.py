@@ -38,6 +38,7 @@ from coplug.plugins.iis_farkas import ray_support, relax_integrality
 from coplug.plugins.interrupts import capture_output, generate_iis, sigint_cancels
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.serial import one_solve_at_a_time
+from coplug.plugins.value_equality import ValueEquality
 
 if TYPE_CHECKING:
     import highspy
@@ -48,8 +49,8 @@ Member = tuple[str, str | None]  # (row name, None) or (column name, "lower" | "
 _CHECK_SECONDS = 10.0
 
 
-@dataclass
-class FileInfeasibleSubsystem:
+@dataclass(eq=False)
+class FileInfeasibleSubsystem(ValueEquality):
     """Rows and column bounds of the file's model that cannot hold together."""
 
     rows: list[str]

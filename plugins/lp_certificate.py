@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from coplug.plugins.value_equality import ValueEquality
+
 # A pair certifies optimality when the gap is at most this fraction of the objective's
 # scale (|g|.|x| plus |A'||y|.|x|; for a QP at least |c'x| + |x'Hx|, since g vanishes at an
 # interior optimum: an objective of -8773 was judged on a scale of 1, while the size of the
@@ -38,8 +40,8 @@ ZERO_TOL = 1e-6
 ON_SIDE = 1e-9
 
 
-@dataclass
-class Certificate:
+@dataclass(eq=False)
+class Certificate(ValueEquality):
     """The sign-feasible duals, reduced costs and gap of a primal point (minimization form)."""
 
     duals: np.ndarray

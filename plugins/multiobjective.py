@@ -36,7 +36,7 @@ from pyomo.core.base.objective import ObjectiveData
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
 
-from coplug.plugins.bridge import check_block, merged_options, one_time_limit, solve
+from coplug.plugins.bridge import as_solve_arguments, check_block, solve, whole_call_options
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.duals import dual_request
 from coplug.plugins.errors import InputError
@@ -300,7 +300,8 @@ def _stage_solver(model: pyo.Block, chain: list[ObjectiveData], activate: Any, s
     staged = open_stages(model, solver, chain, activate, params)
     if staged is None:
         return lambda objective, left, warmstart: solve(
-            model, solver=solver, time_limit=left, warmstart=warmstart, **params)
+            model, solver=solver, time_limit=left, warmstart=warmstart,
+            **as_solve_arguments(params))
     return lambda objective, left, warmstart: staged.solve(
         objective, [row for rows in extra for row in rows.values()], left, warmstart)
 
@@ -468,8 +469,7 @@ def _whole_call_limit(solver: Any, time_limit: float | None, params: dict[str, A
     if "warmstart" in params:
         raise InputError("warmstart is set by the stages themselves (each starts from the "
                          "point before it); leave it out")
-    rest = {key: value for key, value in params.items() if key != "options"}
-    return one_time_limit(solver, time_limit, merged_options(params.get("options"), rest))
+    return whole_call_options(solver, time_limit, params)
 
 
 def _deadline(time_limit: float | None) -> float | None:

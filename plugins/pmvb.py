@@ -733,3 +733,22 @@ def _predictor_label(predictor: Any) -> str:
     if callable(getattr(predictor, "predict_variables", None)):
         return str(getattr(predictor, "kind", type(predictor).__name__))
     return "given"
+
+
+def steps_options(caller: str, time_limit: float | None, params: dict[str, Any]
+                  ) -> tuple[float | None, dict[str, Any]]:
+    """The checked `time_limit` and SCIP options of a PMVB call made of several SCIP solves
+    (`solve_pmvb_prefix`, `solve_pmvb_start`): `solver` must name SCIP (any case, as in
+    `solve`), and a native `limits/time` (or `options=`) covers the whole call, as
+    `time_limit` does; it gave every step its full limit, and 10**400 seconds raised
+    OverflowError after step 1."""
+    from coplug.plugins.bridge import whole_call_options
+
+    solver = params.get("solver", "scip")
+    if not isinstance(solver, str) or solver.lower() != "scip":
+        raise InputError(f"{caller} runs SCIP (PMVB branches inside it); got "
+                         f"solver={solver!r}")
+    if "plugins" in params:
+        raise InputError(f"{caller} takes no plugins: it runs its own")
+    rest = {key: value for key, value in params.items() if key != "solver"}
+    return whole_call_options("scip", time_limit, rest)

@@ -15,8 +15,7 @@ import pyomo.environ as pyo
 from pyomo.common.collections import ComponentMap
 from pyscipopt import quicksum
 
-from coplug.plugins.errors import InputError
-from coplug.plugins.pmvb import _NO_RESTARTS, PMVBBranching
+from coplug.plugins.pmvb import _NO_RESTARTS, PMVBBranching, steps_options
 from coplug.plugins.results import Result, Status
 from coplug.plugins.varmap import VarMap
 
@@ -63,11 +62,7 @@ def solve_pmvb_prefix(
     """
     from coplug.plugins.bridge import solve
 
-    if params.get("solver", "scip") != "scip":
-        raise InputError(f"solve_pmvb_prefix runs SCIP (PMVB branches inside it); got "
-                         f"solver={params['solver']!r}")
-    if "plugins" in params:
-        raise InputError("solve_pmvb_prefix takes no plugins: it runs its own in each step")
+    time_limit, params = steps_options("solve_pmvb_prefix", time_limit, params)
     start = time.perf_counter()
     rule = PMVBBranching(predictor, threshold, confidence, mode="branch")
     rule.only_likely = True

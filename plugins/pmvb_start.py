@@ -21,7 +21,7 @@ import pyomo.environ as pyo
 
 from coplug.plugins.errors import InputError
 from coplug.plugins.limits import checked_scip_int
-from coplug.plugins.pmvb import _NO_RESTARTS, PMVBBranching, planes_hold
+from coplug.plugins.pmvb import _NO_RESTARTS, PMVBBranching, planes_hold, steps_options
 from coplug.plugins.results import Result, Status
 
 # Step 1: no cutting rounds at the root (its LP alone feeds the predictor) and no restarts
@@ -46,11 +46,7 @@ def solve_pmvb_start(
     together. ``result.extra["pmvb_start"]`` reports step 1."""
     from coplug.plugins.bridge import solve
 
-    if params.get("solver", "scip") != "scip":
-        raise InputError(f"solve_pmvb_start runs SCIP (PMVB branches inside it); got "
-                         f"solver={params['solver']!r}")
-    if "plugins" in params:
-        raise InputError("solve_pmvb_start takes no plugins: it runs its own in step 1")
+    time_limit, params = steps_options("solve_pmvb_start", time_limit, params)
     if "warmstart" in params:
         raise InputError("solve_pmvb_start makes its own warm start; drop warmstart=")
     likely_nodes = checked_scip_int("PMVB likely_nodes", likely_nodes, 1)

@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
 
+from coplug.plugins.value_equality import ValueEquality
+
 # `result.extra["stopped_at"]` where the solve stopped at an objective limit the caller set
 # (SCIP's limits/primal or limits/dual, HiGHS's objective_target or objective_bound): the
 # status stays `feasible` (or `unknown` without a point), Pyomo's factories say objectiveLimit.
@@ -29,8 +31,8 @@ class Status(str, Enum):
     UNKNOWN = "unknown"
 
 
-@dataclass
-class Result:
+@dataclass(eq=False)
+class Result(ValueEquality):
     """Outcome of one solve: status, objective, bound, gap, nodes, time and plugin statistics.
 
     `values` is the solution by variable name where there are no Pyomo variables to load

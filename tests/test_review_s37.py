@@ -7,6 +7,7 @@ import pyomo.environ as pyo
 import pytest
 
 from coplug.plugins import solve
+from coplug.plugins.errors import InputError
 from coplug.plugins.lap import solve_lap
 
 # A 16-binary model on which SCIP 10, with presolving and root cuts off, restarts at the root
@@ -341,3 +342,202 @@ def test_wide_ranking_is_no_longer_quadratic_in_its_width(monkeypatch):
     c = np.random.default_rng(1).random((50, 8000))
     found = ranked.ranked_assignments(c, 10)
     assert found.status == "k_found" and shapes and shapes[0][1] <= 50 * 59
+
+
+def _knapsack_two_objectives() -> pyo.ConcreteModel:
+    """A 4-item knapsack with a second (deactivated) objective, the item count."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(4), domain=pyo.Binary)
+    m.cap = pyo.Constraint(expr=3 * m.x[0] + 4 * m.x[1] + 5 * m.x[2] + 6 * m.x[3] <= 10)
+    m.value = pyo.Objective(expr=4 * m.x[0] + 5 * m.x[1] + 7 * m.x[2] + 8 * m.x[3],
+                            sense=pyo.maximize)
+    m.n = pyo.Objective(expr=sum(m.x.values()))
+    m.n.deactivate()
+    return m
+
+
+@pytest.mark.parametrize("options", [{"solver": "simplex"}, {"time_limit": 5}])
+def test_wrappers_pass_options_named_like_solve_arguments_to_the_solver(options):
+    """k_best, lexicographic and pareto_front raised "got multiple values for keyword
+    argument 'solver'" on HiGHS's own `solver` option (and k_best on `time_limit`); the
+    README says options= takes such names, as solve() does."""
+    from coplug.plugins import k_best, lexicographic, pareto_front
+
+    best = solve(_knapsack_two_objectives(), solver="highs", options=options).objective
+    assert best == pytest.approx(solve(_knapsack_two_objectives()).objective)
+    found = k_best(_knapsack_two_objectives(), k=2, solver="highs", options=options)
+    assert found.proven and found.solutions[0].objective == pytest.approx(best)
+    m = _knapsack_two_objectives()
+    assert lexicographic(m, [m.value], solver="highs", options=options).status.value == "optimal"
+    m = _knapsack_two_objectives()
+    front = pareto_front(m, m.value, m.n, solver="highs", options=options)
+    assert front.points[0].values[0] == pytest.approx(best)
+
+
+def test_pmvb_steps_take_limits_and_solver_names_as_solve_does(monkeypatch):
+    """solve_pmvb_prefix/start gave every step a native `limits/time` in full (4 s for 2),
+    raised OverflowError after step 1 on time_limit=10**400 and refused solver='SCIP'."""
+    from coplug.plugins.pmvb import steps_options
+    from coplug.plugins.pmvb_prefix import solve_pmvb_prefix
+    from coplug.plugins.pmvb_start import solve_pmvb_start
+
+    assert steps_options("f", None, {"limits/time": 2.0, "limits/nodes": 5}) == (
+        2.0, {"limits/nodes": 5})
+    assert steps_options("f", None, {"options": {"limits/time": 3}}) == (3.0, {})
+    assert steps_options("f", 10**400, {"solver": "SCIP"}) == (None, {})
+    with pytest.raises(InputError, match="runs SCIP"):
+        steps_options("f", None, {"solver": "highs"})
+    with pytest.raises(InputError, match="both set a time limit"):
+        steps_options("f", 1.0, {"limits/time": 2.0})
+    best = solve(_restart_model()).objective
+    for call in (solve_pmvb_prefix, solve_pmvb_start):
+        result = call(_restart_model(), "lp", solver="SCIP", time_limit=10**400)
+        assert result.objective == pytest.approx(best)
+
+
+def test_public_flags_refuse_non_booleans(tmp_path):
+    """evolve's progress/overwrite, barrier_gradient_ascent's keep_iterates and mip_labels'
+    check took any truthy object: overwrite="no" rewrote an earlier run's files."""
+    from coplug.formulations.bbo.evolve import EvolutionConfig, evolve
+    from coplug.formulations.fair_clustering_mip import mip_labels
+    from coplug.formulations.game_solvers import barrier_gradient_ascent
+    from coplug.plugins.errors import InputError
+
+    config = EvolutionConfig(dim=2, population=4, generations=1, seed=1)
+    for kwargs in ({"progress": "no"}, {"overwrite": "no", "run_dir": tmp_path}):
+        with pytest.raises(InputError, match="must be True or False"):
+            evolve(config, **kwargs)
+    with pytest.raises(InputError, match="keep_iterates must be True or False"):
+        barrier_gradient_ascent(_two_player_game(), keep_iterates="no")
+    with pytest.raises(InputError, match="check must be True or False"):
+        mip_labels(pyo.ConcreteModel(), check="no")
+
+
+def _two_player_game():
+    """Two players sharing one constraint, each wanting its variable at 3."""
+    from coplug.formulations.games import Game
+
+    g = Game("two")
+    a, b = g.add_player("a"), g.add_player("b")
+    a.x = pyo.Var(bounds=(0, 4), initialize=1.0)
+    b.y = pyo.Var(bounds=(0, 4), initialize=1.0)
+    a.utility = pyo.Expression(expr=-(a.x - 3) ** 2)
+    b.utility = pyo.Expression(expr=-(b.y - 3) ** 2)
+    g.model.shared = pyo.Constraint(expr=a.x + b.y <= 4)
+    return g
+
+
+def test_counts_and_seeds_take_numpy_integers_and_refuse_bools():
+    """as_box_function refused dim=np.int64(2) as if it were missing; EvolutionConfig took
+    seed=True and 2**63, which every other seed refuses."""
+    from coplug.formulations.bbo import as_box_function
+    from coplug.formulations.bbo.evolve import EvolutionConfig
+
+    assert as_box_function(lambda x: (x ** 2).sum(axis=-1), dim=np.int64(2)).dim == 2
+    for seed in (True, 2**63, -1):
+        with pytest.raises(InputError, match="seed"):
+            EvolutionConfig(seed=seed)
+
+
+def test_results_holding_arrays_compare_by_value():
+    """QUBO, RunReport, AscentResult and a game Certificate raised "truth value of an array
+    is ambiguous" on ==; they compare field by field as LapSolution does, a QUBO by its data
+    (two builds hold distinct closures), and a Result whose extra holds an array too."""
+    import copy
+
+    from coplug.formulations.game_solvers import barrier_gradient_ascent, certify
+    from coplug.formulations.knapsack import knapsack_qubo_safe, random_knapsack
+    from coplug.formulations.qubo_solvers import minimize
+    from coplug.plugins.results import Result, Status
+
+    instance = random_knapsack(6, seed=0, r=5)
+    qubo = knapsack_qubo_safe(instance)
+    assert qubo == knapsack_qubo_safe(instance) and qubo != knapsack_qubo_safe(
+        random_knapsack(6, seed=1, r=5))
+    report = minimize(qubo, starts=4, max_iter=20)
+    game = _two_player_game()
+    ascent = barrier_gradient_ascent(game, mu=1e-3, max_iter=200)
+    for value in (report, ascent, certify(game)):
+        assert value == copy.deepcopy(value)
+    result = Result(Status.OPTIMAL, 1.0, extra={"x": np.arange(3.0)})
+    assert result == copy.deepcopy(result)
+
+
+def test_large_results_print_a_summary():
+    """repr of 100 ranked assignments of 300 rows ran to 340,000 characters, of 2000 QUBO
+    starts to 236,000."""
+    from coplug.formulations.knapsack import knapsack_qubo_safe, random_knapsack
+    from coplug.formulations.qubo_solvers import minimize
+    from coplug.plugins.lap import ranked_assignments
+
+    ranking = ranked_assignments(np.random.default_rng(0).random((300, 300)), 100)
+    assert len(repr(ranking)) < 1000 and "100 solutions" in repr(ranking)
+    report = minimize(knapsack_qubo_safe(random_knapsack(6, seed=0, r=5)), starts=2000,
+                      max_iter=5, certify_points=False)
+    assert len(repr(report)) < 1000 and "starts=2000" in repr(report)
+
+
+def test_tsp_solver_names_are_case_blind_and_lap_is_refused(monkeypatch):
+    """solve_tsp_lazy(solver='SCIP') took the round-by-round path; solver='lap' failed in
+    round 2 with "variable 'x[0,7]' is in 3 constraints"."""
+    from coplug.formulations import tsp
+
+    dist = tsp.random_euclidean(7, seed=1).dist
+    best = tsp.tour_length(dist, tsp.solve_tsp_lazy(dist))
+    monkeypatch.setattr(tsp, "solve_tsp_rounds", lambda *a: pytest.fail("took the rounds"))
+    assert tsp.tour_length(dist, tsp.solve_tsp_lazy(dist, solver="SCIP")) == pytest.approx(best)
+    monkeypatch.undo()
+    with pytest.raises(InputError, match="needs a MIP solver"):
+        tsp.solve_tsp_lazy(dist, solver="lap")
+
+
+def test_maximized_wide_transport_duals_passed_back_need_no_fallback():
+    """The negative columns' matching took round-off-tight pairs where exact ones existed;
+    their round-off summed past the warm certificate (a fallback and 283 augmentations
+    where the cold solve took 281). Exact pairs come first: one augmentation."""
+    from coplug.formulations.assignment import generate
+
+    c = generate("transport", 300, seed=1, m=375)
+    cold = solve_lap(c, maximize=True)
+    warm = solve_lap(c, maximize=True, row_duals=cold.row_duals)
+    assert warm.cost == cold.cost and not warm.fallback
+    assert warm.augmentations < cold.augmentations // 10
+
+
+def test_qubos_pickle_with_their_decoders():
+    """Every packaged QUBO failed to pickle ("Can't pickle local object
+    'knapsack_qubo_safe.<locals>.decode'"), so none could go to a process pool; the
+    decoders are module functions now and decode, test and price alike after the trip."""
+    import pickle
+
+    from coplug.formulations.knapsack import (
+        KnapsackInstance,
+        knapsack_qubo_naive,
+        knapsack_qubo_safe,
+        random_knapsack,
+    )
+    from coplug.formulations.openpit import (
+        openpit_qubo_naive,
+        openpit_qubo_safe,
+        random_block_model,
+    )
+    from coplug.formulations.tsp import random_euclidean, tsp_qubo_naive, tsp_qubo_safe
+
+    knapsack, pit = random_knapsack(6, seed=0), random_block_model(30)
+    dist = random_euclidean(5, seed=0).dist
+    empty = KnapsackInstance(values=np.array([3, 4]), weights=np.array([5, 6]), capacity=0)
+    qubos = [knapsack_qubo_safe(knapsack), knapsack_qubo_naive(knapsack),
+             knapsack_qubo_safe(empty), openpit_qubo_safe(pit), openpit_qubo_naive(pit),
+             tsp_qubo_safe(dist), tsp_qubo_naive(dist)]
+    rng = np.random.default_rng(0)
+    for qubo in qubos:
+        again = pickle.loads(pickle.dumps(qubo))
+        assert again == qubo
+        for _ in range(5):
+            z = np.round(rng.random(qubo.n))
+            x, y = qubo.decode(z), again.decode(z)
+            assert (x is None and y is None) or np.array_equal(x, y)
+            if x is not None:
+                assert qubo.is_feasible(x) == again.is_feasible(y)
+                if qubo.is_feasible(x):
+                    assert qubo.objective(x) == again.objective(y)

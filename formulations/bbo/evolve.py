@@ -35,8 +35,11 @@ from coplug.formulations.bbo.portfolio import (
     run_portfolio,
 )
 from coplug.formulations.bbo.proposers import Proposer, Scored, SymbolicProposer
+from coplug.formulations.checks import check_seed
+from coplug.plugins.arguments import check_flag
 from coplug.plugins.bar import progress_bar
 from coplug.plugins.errors import InputError
+from coplug.plugins.value_equality import ValueEquality
 
 # Smallest value of each integer setting of EvolutionConfig (sample 0: 50 * dim).
 COUNT_MINIMA = {"dim": 2, "population": 2, "generations": 0, "budget": 2, "seeds": 1,
@@ -74,8 +77,7 @@ class EvolutionConfig:
             if value > COUNT_MAXIMA.get(name, value):
                 raise InputError(f"{name} must be at most {COUNT_MAXIMA[name]:,}, got {value!r}")
         self.targets = _target_ids(self.targets)
-        if not (isinstance(self.seed, (int, np.integer)) and self.seed >= 0):  # for numpy
-            raise InputError(f"seed must be a non-negative integer (--seed), got {self.seed!r}")
+        check_seed(self.seed)  # numpy and torch take [0, 2**63)
         need = min_runs_for_significance(self.alpha)
         if self.seeds < need:
             raise InputError(f"seeds={self.seeds} is too few: with fewer than {need} runs per "
@@ -99,8 +101,8 @@ def _target_ids(targets: Any) -> tuple[int, ...]:
     return tuple(int(fid) for fid in ids)
 
 
-@dataclass
-class Candidate:
+@dataclass(eq=False)
+class Candidate(ValueEquality):
     """One evaluated program and its scores."""
 
     id: int
@@ -130,8 +132,8 @@ class Candidate:
         return data
 
 
-@dataclass
-class EvolutionResult:
+@dataclass(eq=False)
+class EvolutionResult(ValueEquality):
     """All candidates, the final population, the Pareto front and hypervolume history."""
 
     candidates: list[Candidate]
@@ -286,6 +288,8 @@ def evolve(config: EvolutionConfig, proposer: Proposer | None = None,
     round (and on an interrupt), so an interrupted run leaves the generations it finished;
     a run that fails before its first round (a dead LLM endpoint) leaves no directory.
     `progress` draws a bar of the generations on stderr."""
+    progress = check_flag(progress, "progress")
+    overwrite = check_flag(overwrite, "overwrite")
     writer = RunWriter(Path(run_dir), overwrite) if run_dir is not None else None
     rng = np.random.default_rng(config.seed)
     targets = target_features(config, extra_targets)

@@ -70,8 +70,9 @@ def as_box_function(target: Any, dim: int | None = None, lower: float = -5.0,
     if isinstance(target, pyo.Block):
         return _pyomo_function(target, name or target.name)
     if callable(target):
-        if not isinstance(dim, int) or dim < 1:
+        if dim is None:
             raise InputError("a callable target needs dim=<number of variables>")
+        dim = check_count(dim, "dim", 1)
         check_box(dim, lower, upper)  # finite lower < upper the samplers and solvers can use
         return BoxFunction(_Batched(target), dim, np.full(dim, float(lower)),
                            np.full(dim, float(upper)), name or getattr(target, "__name__", "f"))

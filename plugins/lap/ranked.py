@@ -78,6 +78,14 @@ class RankedAssignments(ValueEquality):
         """The solutions' costs, best first."""
         return [s.cost for s in self.solutions]
 
+    def __repr__(self) -> str:
+        """A summary (100 solutions of 300 rows made a 340,000-character repr): the status,
+        the count and the first costs; `solutions` holds the assignments."""
+        shown = ", ".join(f"{cost:.6g}" for cost in self.costs[:5])
+        more = ", ..." if len(self.solutions) > 5 else ""
+        return (f"RankedAssignments(status={self.status!r}, {len(self.solutions)} solutions, "
+                f"costs=[{shown}{more}], info={self.info!r})")
+
 
 @dataclass
 class _Cell:
