@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pyo
 import pytest
+from test_review_s36 import _two_player_game
 
 from coplug.plugins import solve
 from coplug.plugins.errors import InputError
@@ -408,23 +409,9 @@ def test_public_flags_refuse_non_booleans(tmp_path):
         with pytest.raises(InputError, match="must be True or False"):
             evolve(config, **kwargs)
     with pytest.raises(InputError, match="keep_iterates must be True or False"):
-        barrier_gradient_ascent(_two_player_game(), keep_iterates="no")
+        barrier_gradient_ascent(_two_player_game(start=1.0), keep_iterates="no")
     with pytest.raises(InputError, match="check must be True or False"):
         mip_labels(pyo.ConcreteModel(), check="no")
-
-
-def _two_player_game():
-    """Two players sharing one constraint, each wanting its variable at 3."""
-    from coplug.formulations.games import Game
-
-    g = Game("two")
-    a, b = g.add_player("a"), g.add_player("b")
-    a.x = pyo.Var(bounds=(0, 4), initialize=1.0)
-    b.y = pyo.Var(bounds=(0, 4), initialize=1.0)
-    a.utility = pyo.Expression(expr=-(a.x - 3) ** 2)
-    b.utility = pyo.Expression(expr=-(b.y - 3) ** 2)
-    g.model.shared = pyo.Constraint(expr=a.x + b.y <= 4)
-    return g
 
 
 def test_counts_and_seeds_take_numpy_integers_and_refuse_bools():
@@ -455,7 +442,7 @@ def test_results_holding_arrays_compare_by_value():
     assert qubo == knapsack_qubo_safe(instance) and qubo != knapsack_qubo_safe(
         random_knapsack(6, seed=1, r=5))
     report = minimize(qubo, starts=4, max_iter=20)
-    game = _two_player_game()
+    game = _two_player_game(start=1.0)
     ascent = barrier_gradient_ascent(game, mu=1e-3, max_iter=200)
     for value in (report, ascent, certify(game)):
         assert value == copy.deepcopy(value)
