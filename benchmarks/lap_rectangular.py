@@ -1,9 +1,12 @@
 """Rectangular dense assignment (N rows, more columns: tracks against detections with
 clutter): `solve_lap` cold against scipy's `linear_sum_assignment` and `lap.lapjv` (which
-pads the matrix to a square, `extend_cost=True`).
+pads the matrix to a square, `extend_cost=True`); with --warm also `solve_lap` warm-started
+from the cold solve's own row duals ("warm") and from those duals 1% of the cost range off
+("noisy", normal noise, the same seed), the duals computed before timing.
 
     python benchmarks/lap_rectangular.py                     # about 3 min on 2 cores
     python benchmarks/lap_rectangular.py --sizes 1000 --generators geometric --shapes 1.25
+    python benchmarks/lap_rectangular.py --warm --sizes 1000,2000 --max-seconds 5
 
 One seeded matrix per generator, N and shape (columns = shape x N). Every method solves
 the same matrix (best of 3 runs while a run takes under 1 s); objectives must agree
@@ -31,6 +34,9 @@ from coplug.plugins.lap import solve_lap
 
 GENERATORS = ("uniform", "geometric", "low_rank", "transport")
 METHODS = ("coplug", "scipy", "lapjv")
+WARM = ("warm", "noisy")
+# The noisy duals' standard deviation, as a fraction of max |c|.
+NOISE = 0.01
 REL_TOL = 1e-9
 
 
@@ -43,6 +49,7 @@ class Row:
     m: int
     seconds: dict[str, float | None] = field(default_factory=dict)
     costs: dict[str, float] = field(default_factory=dict)
+    fallbacks: int = 0
 
     def agrees(self) -> bool:
         """Every objective equals coplug's."""
@@ -50,14 +57,21 @@ class Row:
         return all(math.isclose(c, ref, rel_tol=REL_TOL) for c in self.costs.values())
 
 
-def runners(c: np.ndarray) -> dict[str, Callable[[], float]]:
-    """Each method as a call returning its objective."""
+def runners(c: np.ndarray, warm: bool = False, seed: int = 0
+            ) -> dict[str, Callable[[], float]]:
+    """Each method as a call returning its objective (with `warm`, the warm starts too)."""
     def scipy_cost() -> float:
         rows, cols = linear_sum_assignment(c)
         return float(c[rows, cols].sum())
 
-    return {"coplug": lambda: solve_lap(c).cost, "scipy": scipy_cost,
-            "lapjv": lambda: float(lap.lapjv(c, extend_cost=True)[0])}
+    calls = {"coplug": lambda: solve_lap(c).cost, "scipy": scipy_cost,
+             "lapjv": lambda: float(lap.lapjv(c, extend_cost=True)[0])}
+    if warm:
+        own = solve_lap(c).row_duals
+        noise = np.random.default_rng(seed).normal(0.0, NOISE * np.abs(c).max(), own.size)
+        calls["warm"] = lambda: solve_lap(c, row_duals=own)
+        calls["noisy"] = lambda: solve_lap(c, row_duals=own + noise)
+    return calls
 
 
 def run_row(generator: str, n: int, shape: float, args: argparse.Namespace,
@@ -66,24 +80,32 @@ def run_row(generator: str, n: int, shape: float, args: argparse.Namespace,
     m = max(n + 1, round(shape * n))
     c = generate(generator, n, seed=args.seed, m=m)
     row = Row(generator, n, m)
-    for name, run in runners(c).items():
-        if name != "coplug" and predicted(previous, name, n, 3.0) > args.max_seconds:
+    for name, run in runners(c, args.warm, args.seed).items():
+        if name in ("scipy", "lapjv") and predicted(previous, name, n, 3.0) > args.max_seconds:
             row.seconds[name] = None
             continue
-        row.costs[name], row.seconds[name] = best_time(run)
+        value, row.seconds[name] = best_time(run)
+        if name in WARM:
+            row.fallbacks += value.fallback
+            value = value.cost
+        row.costs[name] = value
     return row
 
 
 def table(rows: Sequence[Row]) -> list[str]:
-    """The markdown table: seconds per method and the ratios to coplug."""
-    head = ["generator", "N x M", "coplug", "scipy", "lap.lapjv", "scipy/coplug",
-            "lapjv/coplug", "same objective"]
+    """The markdown table: seconds per method and the ratios to coplug (and the warm
+    starts' seconds and ratios when they ran)."""
+    warm = any("warm" in r.seconds for r in rows)
+    extra = list(WARM) if warm else []
+    head = ["generator", "N x M", "coplug", "scipy", "lap.lapjv", *extra, "scipy/coplug",
+            "lapjv/coplug", *(f"{k}/coplug" for k in extra), "same objective"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for r in rows:
         s = r.seconds
-        ratios = [None if s.get(k) is None else s[k] / s["coplug"] for k in ("scipy", "lapjv")]
+        ratios = [None if s.get(k) is None else s[k] / s["coplug"]
+                  for k in ("scipy", "lapjv", *extra)]
         lines.append("| " + " | ".join([
-            r.generator, f"{r.n} x {r.m}", *(fmt3(s.get(k)) for k in METHODS),
+            r.generator, f"{r.n} x {r.m}", *(fmt3(s.get(k)) for k in (*METHODS, *extra)),
             *(fmt3(x) for x in ratios), "yes" if r.agrees() else "NO"]) + " |")
     return lines
 
@@ -91,10 +113,13 @@ def table(rows: Sequence[Row]) -> list[str]:
 def summary(rows: Sequence[Row], wall: float) -> str:
     """The SUMMARY line."""
     parts = []
-    for name in ("scipy", "lapjv"):
+    warm = any("warm" in r.seconds for r in rows)
+    for name in ("scipy", "lapjv", *(WARM if warm else ())):
         ratios = [r.seconds[name] / r.seconds["coplug"] for r in rows
                   if r.seconds.get(name) is not None]
         parts.append(f"{name}/coplug {span(ratios)}")
+    if warm:
+        parts.append(f"warm fallbacks {sum(r.fallbacks for r in rows)}")
     agreed = sum(r.agrees() for r in rows)
     return (f"SUMMARY lap_rectangular: {'; '.join(parts)}; same objective {agreed}/{len(rows)}; "
             f"{wall:.0f} s wall")
@@ -124,6 +149,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--max-seconds", type=positive_float, default=30.0,
                         help="skip a method predicted to take longer than this")
     parser.add_argument("--seed", type=seed_int, default=0)
+    parser.add_argument("--warm", action="store_true",
+                        help="also time warm starts from the cold solve's own and noisy duals")
     args = parser.parse_args(argv)
     if min(args.shapes) <= 1:
         parser.error(f"--shapes must exceed 1 (more columns than rows), got {min(args.shapes)}")

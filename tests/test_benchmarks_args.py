@@ -426,6 +426,15 @@ def test_lap_rectangular_agrees_with_scipy_and_lapjv_and_skips_past_its_limit(ca
     assert lines[-2].startswith("| uniform | 2000 x 3000 |") and "1 rows)" in lines[-1]
 
 
+def test_lap_rectangular_warm_columns_agree_and_count_fallbacks(capsys):
+    module = bench("lap_rectangular")
+    code = module.main(["--warm", "--sizes", "30,60", "--shapes", "1.5,2", "--generators",
+                        "uniform,transport"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0 and "same objective 8/8" in lines[-1] and "warm fallbacks 0" in lines[-1]
+    assert "| warm | noisy |" in lines[-11] and "noisy/coplug" in lines[-1]
+
+
 def test_iis_large_finds_the_chain_both_ways(capsys):
     code = bench("iis_large").main(["--sizes", "40,80", "--chain", "4"])
     lines = capsys.readouterr().out.strip().splitlines()
