@@ -265,7 +265,7 @@ def one_time_limit(solver: Any, time_limit: float | None, params: dict[str, Any]
         raise InputError(f"the {solver} option {name!r} is a time limit and must be a "
                          f"positive number of seconds, got {value!r}")
     rest = {key: item for key, item in params.items() if key != name}
-    return checked_time_limit(float(value)), rest
+    return checked_time_limit(value), rest
 
 
 def whole_call_options(solver: Any, time_limit: float | None, params: dict[str, Any]

@@ -528,3 +528,16 @@ def test_qubos_pickle_with_their_decoders():
                 assert qubo.is_feasible(x) == again.is_feasible(y)
                 if qubo.is_feasible(x):
                     assert qubo.objective(x) == again.objective(y)
+
+
+def test_a_native_time_limit_past_the_float_range_means_no_limit():
+    """`limits/time` (or HiGHS's `time_limit`) of 10**400 raised a bare OverflowError in
+    float(); time_limit=10**400 already meant no limit."""
+    from coplug.plugins import k_best
+
+    best = solve(_restart_model()).objective
+    assert solve(_restart_model(), **{"limits/time": 10**400}).objective == best
+    assert solve(_restart_model(), solver="highs",
+                 options={"time_limit": 10**400}).objective == pytest.approx(best)
+    assert k_best(_restart_model(), k=1, **{"limits/time": 10**400}).solutions[0].objective \
+        == pytest.approx(best)

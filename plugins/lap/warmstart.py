@@ -250,10 +250,11 @@ def release_negative_free(c, u, v, col4row, row4col):
 
 def _fix_gauge(c: np.ndarray, u: np.ndarray, v: np.ndarray, scale: float) -> None:
     """Shift to (u + d, v - d), the same feasible duals, so the n-th least v_j is 0: n
-    columns at or below 0, the rest at or above (then capped). A solve's own duals keep
-    their values, and duals shifted by any constant start alike (row duals raised by 8
-    max|c| made every v_j negative, every spare column one to release). v is priced afresh
-    from the shifted u: shifting both by d rounded 1e15 duals into infeasibility (0.06)."""
+    columns at or below 0, the rest at or above (then capped). A solve's own duals still
+    start at its optimum (their gauge may move), and duals shifted by any constant start
+    alike (row duals raised by 8 max|c| made every v_j negative, every spare column one to
+    release). v is priced afresh from the shifted u: shifting both by d rounded 1e15 duals
+    into infeasibility (0.06)."""
     d = float(np.partition(v, u.size - 1)[u.size - 1])
     shifted = u + d
     if d != 0.0 and np.isfinite(d) and safe_duals(shifted, scale):
@@ -264,8 +265,8 @@ def _fix_gauge(c: np.ndarray, u: np.ndarray, v: np.ndarray, scale: float) -> Non
 def rectangular_warm_state(c: np.ndarray, row_duals: np.ndarray
                            ) -> tuple[tuple[np.ndarray, ...], float]:
     """`warm_state` for n_rows < n_cols in the cold solve's own frame, without padding to a
-    square: column duals min(0, Min-Trick) (feasible, and a solve's own duals come back as
-    they were), the columns with v_j < 0 matched along tight edges (`match_negative_columns`),
+    square: column duals min(0, Min-Trick) (feasible, and a solve's own duals start at its
+    optimum), the columns with v_j < 0 matched along tight edges (`match_negative_columns`),
     free rows tightened and matched, then every free column brought to v_j = 0
     (`release_negative_free`) and the rows that freed tightened again. Padded with zero-cost
     rows the start was degenerate: the dummies tied on every column at 0, and a solve's own
