@@ -162,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the grid, print the table and the SUMMARY line; 130 when interrupted."""
     args = parse_args(argv)
     start = time.perf_counter()
-    for run in runners(generate("uniform", 20, m=30)).values():  # compile before timing
+    for run in runners(generate("uniform", 20, m=30), args.warm).values():  # compile first
         run()
     rows, interrupted = run_all(args)
     print(f"\nseed {args.seed}; wall seconds on the same matrices (best of 3 under 1 s)")

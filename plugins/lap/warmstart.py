@@ -172,29 +172,30 @@ def warm_state(
 
 
 @kernel
-def negative_tight_edges(c, u, v, rel):
-    """The edges within `slack` (with `rel`) of tight that end in a column with v_j < 0, as
-    CSR arrays (indptr, indices) over the rows, each row's exactly tight ones first: those
-    columns must end assigned, and a matching that takes round-off-tight edges where exact
-    ones exist sums their round-off (maximized transport costs: past the certificate's)."""
-    n, m = c.shape
+def negative_tight_edges(c, u, v, negative, rel):
+    """The edges within `slack` (with `rel`) of tight that end in one of the columns
+    `negative` (those with v_j < 0, which must end assigned), as CSR arrays (indptr, indices)
+    over the rows, each row's exactly tight ones first: a matching that takes
+    round-off-tight edges where exact ones exist sums their round-off (maximized transport
+    costs: past the certificate's). Only those columns are read (at most n - 1 of m)."""
+    n = c.shape[0]
     indptr = np.zeros(n + 1, np.int64)
     for i in range(n):
         count = 0
-        for j in range(m):
-            if v[j] < 0.0 and c[i, j] - u[i] - v[j] <= slack(c[i, j], u[i], v[j], rel):
+        for j in negative:
+            if c[i, j] - u[i] - v[j] <= slack(c[i, j], u[i], v[j], rel):
                 count += 1
         indptr[i + 1] = indptr[i] + count
     indices = np.empty(indptr[n], np.int64)
     for i in range(n):
         k = indptr[i]
-        for j in range(m):
-            if v[j] < 0.0 and c[i, j] - u[i] - v[j] <= 0.0:
+        for j in negative:
+            if c[i, j] - u[i] - v[j] <= 0.0:
                 indices[k] = j
                 k += 1
-        for j in range(m):
+        for j in negative:
             r = c[i, j] - u[i] - v[j]
-            if v[j] < 0.0 and 0.0 < r <= slack(c[i, j], u[i], v[j], rel):
+            if 0.0 < r <= slack(c[i, j], u[i], v[j], rel):
                 indices[k] = j
                 k += 1
     return indptr, indices
@@ -207,7 +208,7 @@ def match_negative_columns(c: np.ndarray, u: np.ndarray, v: np.ndarray, col4row:
     find on 2000 x 4000 transport costs): such columns must end assigned and spare ones
     need not. A greedy pass left 142 of them free on a solve's own duals (1000 x 1250
     low-rank costs: rows tie on two columns), and each free one costs the rows tight on it."""
-    indptr, indices = negative_tight_edges(c, u, v, TIGHT_REL)
+    indptr, indices = negative_tight_edges(c, u, v, np.flatnonzero(v < 0.0), TIGHT_REL)
     if indices.size == 0:
         return
     matched = maximum_matching(indptr, indices, c.shape[1])
@@ -249,15 +250,19 @@ def release_negative_free(c, u, v, col4row, row4col):
 
 
 def _fix_gauge(c: np.ndarray, u: np.ndarray, v: np.ndarray, scale: float) -> None:
-    """Shift to (u + d, v - d), the same feasible duals, so the n-th least v_j is 0: n
-    columns at or below 0, the rest at or above (then capped). A solve's own duals still
-    start at its optimum (their gauge may move), and duals shifted by any constant start
-    alike (row duals raised by 8 max|c| made every v_j negative, every spare column one to
-    release). v is priced afresh from the shifted u: shifting both by d rounded 1e15 duals
-    into infeasibility (0.06)."""
-    d = float(np.partition(v, u.size - 1)[u.size - 1])
+    """Where fewer or more than n columns have v_j <= 0, shift to (u + d, v - d), the same
+    feasible duals, so the n-th least v_j is 0: n columns at or below 0, the rest at or
+    above (then capped). A solve's own duals already are (they keep their values), and duals
+    shifted by any constant start alike (row duals raised by 8 max|c| made every v_j
+    negative, every spare column one to release). v is priced afresh from the shifted u:
+    shifting both by d rounded 1e15 duals into infeasibility (0.06)."""
+    n = u.size
+    lo, hi = np.partition(v, (n - 1, n))[n - 1:n + 1]
+    if lo <= 0.0 <= hi:
+        return
+    d = float(lo)
     shifted = u + d
-    if d != 0.0 and np.isfinite(d) and safe_duals(shifted, scale):
+    if np.isfinite(d) and safe_duals(shifted, scale):
         u[:] = shifted
         min_trick(c, u, v)
 
@@ -265,8 +270,8 @@ def _fix_gauge(c: np.ndarray, u: np.ndarray, v: np.ndarray, scale: float) -> Non
 def rectangular_warm_state(c: np.ndarray, row_duals: np.ndarray
                            ) -> tuple[tuple[np.ndarray, ...], float]:
     """`warm_state` for n_rows < n_cols in the cold solve's own frame, without padding to a
-    square: column duals min(0, Min-Trick) (feasible, and a solve's own duals start at its
-    optimum), the columns with v_j < 0 matched along tight edges (`match_negative_columns`),
+    square: column duals min(0, Min-Trick) (feasible, and a solve's own duals come back as
+    they were), the columns with v_j < 0 matched along tight edges (`match_negative_columns`),
     free rows tightened and matched, then every free column brought to v_j = 0
     (`release_negative_free`) and the rows that freed tightened again. Padded with zero-cost
     rows the start was degenerate: the dummies tied on every column at 0, and a solve's own
