@@ -250,19 +250,16 @@ def release_negative_free(c, u, v, col4row, row4col):
 
 
 def _fix_gauge(c: np.ndarray, u: np.ndarray, v: np.ndarray, scale: float) -> None:
-    """Where fewer or more than n columns have v_j <= 0, shift to (u + d, v - d), the same
-    feasible duals, so the n-th least v_j is 0: n columns at or below 0, the rest at or
-    above (then capped). A solve's own duals already are (they keep their values), and duals
-    shifted by any constant start alike (row duals raised by 8 max|c| made every v_j
-    negative, every spare column one to release). v is priced afresh from the shifted u:
-    shifting both by d rounded 1e15 duals into infeasibility (0.06)."""
-    n = u.size
-    lo, hi = np.partition(v, (n - 1, n))[n - 1:n + 1]
-    if lo <= 0.0 <= hi:
-        return
-    d = float(lo)
+    """Shift to (u + d, v - d), the same feasible duals, so the n-th least v_j is 0: n
+    columns at or below 0, the rest at or above (then capped). A solve's own duals, whose
+    n-th least column dual is already 0, keep their values; duals shifted by any constant
+    start alike (row duals raised by 8 max|c| made every v_j negative, every spare column
+    one to release), and so do duals whose spare columns round to just below 0 (one at
+    -1.8e-15, released to 0, freed 1845 of 2000 rows in cascade). v is priced afresh from
+    the shifted u: shifting both by d rounded 1e15 duals into infeasibility (0.06)."""
+    d = float(np.partition(v, u.size - 1)[u.size - 1])
     shifted = u + d
-    if np.isfinite(d) and safe_duals(shifted, scale):
+    if d != 0.0 and np.isfinite(d) and safe_duals(shifted, scale):
         u[:] = shifted
         min_trick(c, u, v)
 
