@@ -3,8 +3,11 @@ textbook Murty on scipy and against SCIP's `k_best` on the Pyomo assignment mode
 
     python benchmarks/lap_ranked.py                        # about 10 min on 2 cores
     python benchmarks/lap_ranked.py --sizes 20,50 --k 50 --generators geometric
+    python benchmarks/lap_ranked.py --sizes 50 --columns 2000,4000,8000,16000 --k 10 \
+        --generators uniform --methods warm,scipy          # wide frames, N x M
 
-For each generator and size one seeded N x N matrix; every method ranks its k best
+For each generator and size one seeded N x N matrix (N x M for each M of --columns);
+every method ranks its k best
 assignments (best wall time of up to 3 runs while a run takes under 1 s). "scipy" is
 Murty's method as published: every child cell solved from scratch by
 `scipy.optimize.linear_sum_assignment` (forbidden pairs inf, forced rows and columns
@@ -45,6 +48,7 @@ class Row:
 
     generator: str
     n: int
+    m: int = 0
     seconds: dict[str, float | None] = field(default_factory=dict)
     costs: dict[str, list[float]] = field(default_factory=dict)
     cells: int = 0
@@ -85,13 +89,13 @@ def _scipy_cell(c: np.ndarray, forced: dict[int, int],
 
 def run_row(generator: str, n: int, k: int, seed: int, methods: Sequence[str],
             max_seconds: float, scip_max_n: int, previous: Row | None,
-            kind: str = "assignment") -> Row:
-    """Rank the k best assignments (or matchings) of one matrix with every method not
-    predicted too slow."""
-    c = generate(generator, n, seed=seed)
+            kind: str = "assignment", m: int | None = None) -> Row:
+    """Rank the k best assignments (or matchings) of one n x m matrix (square without m)
+    with every method not predicted too slow."""
+    c = generate(generator, n, seed=seed, m=m) if m else generate(generator, n, seed=seed)
     if kind == "matching":
         c = c - np.median(c)  # about half the pairs are worth matching
-    row = Row(generator, n)
+    row = Row(generator, n, c.shape[1])
     for name in methods:
         predicted_s = predicted(previous, name, n, SCALING[name])
         if (name == "scip" and n > scip_max_n) or predicted_s > max_seconds:
@@ -157,7 +161,8 @@ def table(rows: Sequence[Row], methods: Sequence[str], k: int) -> list[str]:
             "searches stopped", f"same {k} costs"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for row in rows:
-        cells = [row.generator, str(row.n), *(fmt3(row.seconds.get(m)) for m in methods),
+        size = str(row.n) if row.m == row.n else f"{row.n} x {row.m}"
+        cells = [row.generator, size, *(fmt3(row.seconds.get(m)) for m in methods),
                  *(fmt3(ratio(row.seconds, m, "warm")) for m in others), str(row.cells),
                  str(row.capped),
                  ("yes" if agrees(row) else "NO") if compared(row) else "-"]
@@ -183,14 +188,16 @@ def summary(rows: Sequence[Row], methods: Sequence[str], wall: float) -> str:
 
 def run_all(args: argparse.Namespace) -> tuple[list[Row], bool]:
     """Every generator and size in order; (rows, interrupted)."""
-    def run(job: tuple[str, int], rows: list[Row]) -> Row:
-        generator, n = job
+    def run(job: tuple[str, int, int | None], rows: list[Row]) -> Row:
+        generator, n, m = job
         previous = rows[-1] if rows and rows[-1].generator == generator else None
         return run_row(generator, n, args.k, args.seed, args.methods, args.max_seconds,
-                       args.scip_max_n, previous, args.kind)
+                       args.scip_max_n, previous, args.kind, m)
 
-    return collect([(g, n) for g in args.generators for n in args.sizes], run, "lap_ranked",
-                   lambda r: f"{r.generator} N={r.n}: " + ", ".join(
+    widths = args.columns or [None]
+    jobs = [(g, n, m) for g in args.generators for n in args.sizes for m in widths]
+    return collect(jobs, run, "lap_ranked",
+                   lambda r: f"{r.generator} N={r.n} M={r.m}: " + ", ".join(
                        f"{m} {fmt3(s)} s" for m, s in r.seconds.items()))
 
 
@@ -209,7 +216,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--kind", choices=("assignment", "matching"), default="assignment",
                         help="rank assignments, or matchings of the costs less their median "
                         "(rows and columns may stay unmatched, at no cost)")
+    parser.add_argument("--columns", type=int_list, default=None,
+                        help="rank N x M matrices for each M (more than every N); square "
+                        "by default")
     args = parser.parse_args(argv)
+    if args.columns and (args.kind == "matching" or min(args.columns) <= max(args.sizes)):
+        parser.error("--columns: each M must exceed every N, for assignments")
     if args.k < 1:
         parser.error(f"--k must be positive, got {args.k}")
     if min(args.sizes) < 2:

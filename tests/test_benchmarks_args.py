@@ -78,6 +78,7 @@ BAD_ARGS = [
     ("lap_ranked", ["--sizes", "1"], "an assignment needs N >= 2"),
     ("lap_ranked", ["--methods", "scipy"], "--methods must include warm"),
     ("lap_ranked", ["--generators", "bogus"], "--generators: unknown 'bogus'"),
+    ("lap_ranked", ["--sizes", "6", "--columns", "5"], "each M must exceed every N"),
     ("lap_ranked_sparse", ["--gate", "0"], "--k and --gate must be positive"),
     ("lap_ranked_sparse", ["--sizes", "1"], "an assignment needs N >= 2"),
     ("lap_ranked_sparse", ["--methods", "dense"], "--methods must include sparse"),
@@ -334,6 +335,15 @@ def test_lap_ranked_runs_small_sizes_and_every_method_agrees(capsys):
     assert lines[-1].startswith("SUMMARY lap_ranked: scipy/warm")
     assert "same costs 4/4 rows compared (of 4); fallbacks 0" in lines[-1]
     assert "scip/warm" in lines[-1] and "2 cells" in lines[-1]
+
+
+def test_lap_ranked_wide_frames_agree_with_textbook_murty(capsys):
+    code = bench("lap_ranked").main(["--sizes", "6,8", "--k", "12", "--generators",
+                                     "uniform,geometric", "--columns", "30,60",
+                                     "--methods", "warm,scipy"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0 and "| uniform | 6 x 30 |" in "\n".join(lines)
+    assert "same costs 8/8 rows compared (of 8); fallbacks 0" in lines[-1]
 
 
 @pytest.mark.parametrize("kind", ["assignment", "matching"])
