@@ -452,13 +452,17 @@ def test_results_holding_arrays_compare_by_value():
 
 def test_large_results_print_a_summary():
     """repr of 100 ranked assignments of 300 rows ran to 340,000 characters, of 2000 QUBO
-    starts to 236,000."""
+    starts to 236,000, of one 300-row LAP solution to 13,000."""
     from coplug.formulations.knapsack import knapsack_qubo_safe, random_knapsack
     from coplug.formulations.qubo_solvers import minimize
     from coplug.plugins.lap import ranked_assignments
 
-    ranking = ranked_assignments(np.random.default_rng(0).random((300, 300)), 100)
+    c = np.random.default_rng(0).random((300, 300))
+    ranking = ranked_assignments(c, 100)
     assert len(repr(ranking)) < 1000 and "100 solutions" in repr(ranking)
+    solution = solve_lap(c)
+    text = repr(solution)
+    assert len(text) < 1000 and "\n" not in text and f"cost={solution.cost!r}" in text
     report = minimize(knapsack_qubo_safe(random_knapsack(6, seed=0, r=5)), starts=2000,
                       max_iter=5, certify_points=False)
     assert len(repr(report)) < 1000 and "starts=2000" in repr(report)

@@ -87,6 +87,21 @@ class LapSolution(ValueEquality):
     time: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        """Fields with the arrays cut to their ends: at N = 300 the full arrays made a
+        13,000-character repr."""
+        arrays = ", ".join(f"{name}={_short(getattr(self, name))}"
+                           for name in ("row_ind", "col_ind", "row_duals", "col_duals"))
+        return (f"LapSolution(cost={self.cost!r}, {arrays}, augmentations="
+                f"{self.augmentations}, warm={self.warm}, fallback={self.fallback}, "
+                f"time={self.time:.3g}, info={self.info!r})")
+
+
+def _short(values: np.ndarray) -> str:
+    """An array as numpy prints it, at most three entries at each end."""
+    return np.array2string(np.asarray(values), threshold=6, edgeitems=3, separator=", ",
+                           max_line_width=10**6)
+
 
 class _Solved(NamedTuple):
     """A finished min-cost solve (n_rows <= n_cols) and what its certificate needs."""
