@@ -25,7 +25,9 @@ EPS = float(np.finfo(np.float64).eps)
 # optimal solves of the four generators at N = 500..8192 show at most 12.
 STRICT_ROUNDOFF_ULPS = 1024.0
 # Summed reduced cost a strict certificate accepts, in units of eps times the summed size of
-# its terms (|c_ij - u_i| + |v_j| per assigned pair).
+# its terms (|c_ij| + |u_i| + |v_j| per assigned pair: c_ij - u_i rounds at the size of c
+# and u, which |c_ij - u_i| understated where they cancel, as under maximize: optimal warm
+# answers on maximized transport costs were refused at 24 units).
 STRICT_ROW_ULPS = 8.0
 
 
@@ -66,7 +68,7 @@ def _assigned_reduced_gap(cost, col4row, u, v):
         used[j] = True
         d = cost[i] - u[i]
         reduced += d - v[j]
-        size += abs(d) + abs(v[j])
+        size += abs(cost[i]) + abs(u[i]) + abs(v[j])  # c - u rounds at |c| + |u|
     if n < m:
         for j in range(m):
             if used[j] and v[j] > 0.0:
