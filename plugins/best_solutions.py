@@ -27,7 +27,7 @@ from pyomo.core.base.var import VarData
 from pyomo.core.expr.numeric_expr import LinearExpression
 from pyomo.core.expr.visitor import identify_variables
 
-from coplug.plugins.bridge import as_solve_arguments, check_block, merged_options, solve
+from coplug.plugins.bridge import as_solve_arguments, check_block, keyword_options, solve
 from coplug.plugins.components import check_components
 from coplug.plugins.duals import LinearProgram, dual_request, min_form
 from coplug.plugins.errors import InputError, UnsupportedModelError
@@ -81,8 +81,7 @@ def k_best(model: pyo.Block, k: int = 10, solver: str = "scip",
     if isinstance(solver, str) and solver.lower() == "lap":
         solutions, proven, result = _ranked_by_lap(model, k, time_limit, params)
     else:  # each round's best exactly, as a no-good list needs (`zero_mip_gap`)
-        rest = {key: value for key, value in params.items() if key != "options"}
-        native = zero_mip_gap(solver, merged_options(params.get("options"), rest))
+        native = zero_mip_gap(solver, keyword_options(params))
         solutions, proven, result = _searched(model, k, solver, time_limit, native)
     if solutions:
         solutions[0].load()

@@ -273,9 +273,13 @@ def whole_call_options(solver: Any, time_limit: float | None, params: dict[str, 
     """For a call made of several solves (stages, PMVB's steps): its checked `time_limit`
     (10**400: none) and its keyword `params` with `options=` merged in, a native time limit
     made the whole call's (`one_time_limit`)."""
+    return one_time_limit(solver, checked_time_limit(time_limit), keyword_options(params))
+
+
+def keyword_options(params: Mapping[str, Any]) -> dict[str, Any]:
+    """A wrapper's keyword `params` with the dict it got as `options=` merged in."""
     rest = {key: value for key, value in params.items() if key != "options"}
-    merged = merged_options(params.get("options"), rest)
-    return one_time_limit(solver, checked_time_limit(time_limit), merged)
+    return merged_options(params.get("options"), rest)
 
 
 def check_one_time_limit(solver: str, time_limit: float | None, params: Mapping[str, Any]
