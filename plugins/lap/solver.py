@@ -594,9 +594,10 @@ def _cold_state(c: np.ndarray) -> tuple[tuple[np.ndarray, ...], float, bool]:
 
 
 def _padded_duals(u0: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Row duals of an n-row warm start padded to a square with zero-cost dummy rows, from
-    the real rows' Min-Trick column duals `v`: each dummy at minus the n-th smallest v, then
-    all centred (`_centered`).
+    """Row duals of an n-row sparse warm start padded to a square with zero-cost dummy rows
+    (dense costs start unpadded: `warmstart.rectangular_warm_state`), from the real rows'
+    Min-Trick column duals `v`: each dummy at minus the n-th smallest v, then all centred
+    (`_centered`).
 
     Rectangular duals in `LapSolution`'s convention have v <= 0, 0 on spare columns: the
     dummies then keep the n smallest v for the real rows and are tight on all other columns,
