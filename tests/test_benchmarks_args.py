@@ -96,6 +96,9 @@ BAD_ARGS = [
     ("lap_sparse_share", ["--k", "0"], "--k must be positive"),
     ("lap_sparse", ["--sizes", "1"], "an assignment needs N >= 2"),
     ("lap_sparse", ["--scipy-limit", "0"], "--scipy-limit"),
+    ("lap_given_duals", ["--noise", "0.1,0"], "--noise: expected a number > 0"),
+    ("lap_given_duals", ["--generators", "bogus"], "--generators: unknown 'bogus'"),
+    ("lap_given_duals", ["--sizes", "1"], "expected integers of at least 2"),
 ]
 
 
@@ -443,6 +446,16 @@ def test_lap_rectangular_warm_columns_agree_and_count_fallbacks(capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     assert code == 0 and "same objective 8/8" in lines[-1] and "warm fallbacks 0" in lines[-1]
     assert "| warm | noisy |" in lines[-11] and "noisy/coplug" in lines[-1]
+
+
+def test_lap_given_duals_sets_bad_duals_aside_and_agrees(capsys):
+    code = bench("lap_given_duals").main(["--sizes", "150,200", "--generators",
+                                          "uniform,low_rank", "--noise", "0.1"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0 and "same objective 4/4" in lines[-1] and "fallbacks 0" in lines[-1]
+    rows = [line for line in lines if line.startswith("| uniform") or line.startswith("| low")]
+    assert [row.endswith("cold) | yes |") for row in rows] == [True, True, False, False]
+    assert "set aside 2/8" in lines[-1]
 
 
 def test_iis_large_finds_the_chain_both_ways(capsys):

@@ -14,7 +14,13 @@ from coplug.formulations.assignment import generate
 from coplug.plugins.errors import InputError, TimeLimitError
 from coplug.plugins.lap import certify
 from coplug.plugins.lap.solver import counters, solve_lap
-from coplug.plugins.lap.warmstart import checked_min_trick, min_trick, warm_state
+from coplug.plugins.lap.warmstart import (
+    checked_min_trick,
+    column_record,
+    column_reduction_state,
+    min_trick,
+    warm_state,
+)
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -77,6 +83,8 @@ def test_warm_from_adversarial_duals_is_exact(c: np.ndarray, maximize: bool, dat
 
 def test_huge_duals_fall_back_to_cold_and_are_counted() -> None:
     c = np.random.default_rng(3).random((40, 40))
+    c[0] -= 1.0  # every column's minimum in row 0: cold JV drops its column reduction, so
+    # no dual bound sets these duals aside before the solve and the certificate must
     before = counters()["fallbacks"]
     u = np.zeros(40)
     u[0] = 1e17  # v_j = min_i (c_ij - u_i) loses every digit of c: certificate must fail
@@ -90,8 +98,10 @@ def test_huge_duals_fall_back_to_cold_and_are_counted() -> None:
 def test_duals_that_swamp_the_costs_are_not_certified() -> None:
     # Found by hypothesis: at 1e15 the 0.0625 cost difference vanishes in c_ij - u_i, so the
     # weak-duality gap reads 0 for the wrong assignment; the certificate must refuse it.
-    c = np.array([[0.0, -0.0625], [0.0, 0.0]])
-    sol = solve_lap(c, row_duals=np.array([1e15, -1e15]))
+    # A third row puts every column minimum in row 0: cold JV drops its column reduction, so
+    # no dual bound sets the duals aside (on the 2 x 2 alone it does: warm=False).
+    c = np.array([[0.0, -0.0625, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    sol = solve_lap(c, row_duals=np.array([1e15, -1e15, 0.0]))
     assert sol.cost == -0.0625
     assert sol.fallback
 
@@ -113,7 +123,7 @@ def test_checked_min_trick_finds_column_minima_scale_and_non_finite(c: np.ndarra
     n, m = c.shape
     u = data.draw(arrays(np.float64, n, elements=st.floats(-1e3, 1e3, allow_nan=False)))
     v, argmin = np.empty(m), np.empty(m, np.int64)
-    scale = checked_min_trick(c, u, v, argmin)
+    scale = checked_min_trick(c, u, v, argmin, column_record(0))
     reduced = c - u[:, None]
     assert scale == np.abs(c).max()
     np.testing.assert_array_equal(v, reduced.min(axis=0))
@@ -121,7 +131,7 @@ def test_checked_min_trick_finds_column_minima_scale_and_non_finite(c: np.ndarra
     bad = c.copy()
     bad[data.draw(st.integers(0, n - 1)), data.draw(st.integers(0, m - 1))] = data.draw(
         st.sampled_from([np.nan, np.inf, -np.inf]))
-    assert np.isnan(checked_min_trick(bad, u, v, argmin))
+    assert np.isnan(checked_min_trick(bad, u, v, argmin, column_record(0)))
 
 
 @SETTINGS
@@ -131,7 +141,7 @@ def test_warm_state_is_a_feasible_tight_partial_matching(c: np.ndarray, data) ->
     col4row and row4col consistent."""
     n = c.shape[0]
     u0 = data.draw(arrays(np.float64, n, elements=st.floats(-1e3, 1e3, allow_nan=False)))
-    (u, v, col4row, row4col), _ = warm_state(c, u0)
+    (u, v, col4row, row4col), _, _ = warm_state(c, u0)
     scale = max(1.0, np.abs(c).max(), np.abs(u0).max())
     slack = c - u[:, None] - v[None, :]
     assert slack.min() >= -1e-12 * scale
@@ -148,7 +158,7 @@ def test_incremental_certificate_bound_is_valid_for_any_final_duals(c: np.ndarra
     the rescanned bound never exceeds the optimum: a wrong assignment cannot be certified."""
     n = c.shape[0]
     duals = arrays(np.float64, n, elements=st.floats(-1e3, 1e3, allow_nan=False))
-    (u_snap, v_snap, _, _), _ = warm_state(c, data.draw(duals))
+    (u_snap, v_snap, _, _), _, _ = warm_state(c, data.draw(duals))
     u, v = data.draw(duals), data.draw(duals)
     rows, cols = linear_sum_assignment(c)
     best = float(c[rows, cols].sum())
@@ -165,7 +175,7 @@ def test_incremental_certificate_bound_is_valid_for_any_final_duals(c: np.ndarra
 def test_incremental_certificate_certifies_optimal_solves(name: str) -> None:
     """A solve's own duals pass the rescanning certificate, with the same gap as a full pass."""
     c = generate(name, 150, seed=5)
-    (u_snap, v_snap, _, _), _ = warm_state(c, np.zeros(150))
+    (u_snap, v_snap, _, _), _ = column_reduction_state(c)
     sol = solve_lap(c)
     primal, bound, *_ = certify.dense_gap_since(c, sol.col_ind, sol.row_duals, sol.col_duals,
                                             u_snap, v_snap)

@@ -94,7 +94,7 @@ def test_refinement_from_adversarial_duals_is_exact(monkeypatch, c: np.ndarray, 
 def test_optimal_start_with_its_duals_leaves_no_row_free() -> None:
     c = generate("uniform", 200, seed=3)
     exact = solve_lap(c)
-    (u, v, col4row, _), _ = warm_state(c, exact.row_duals, exact.col_ind)
+    (u, v, col4row, _), _, _ = warm_state(c, exact.row_duals, exact.col_ind)
     assert np.array_equal(col4row, exact.col_ind)
     assert (u[:, None] + v[None, :] <= c + 1e-12).all()
 
@@ -102,7 +102,7 @@ def test_optimal_start_with_its_duals_leaves_no_row_free() -> None:
 def test_wrong_start_keeps_only_tight_edges_and_feasible_duals() -> None:
     c = generate("low_rank", 120, seed=4)
     start = np.random.default_rng(1).permutation(120)
-    (u, v, col4row, row4col), _ = warm_state(c, np.zeros(120), start)
+    (u, v, col4row, row4col), _, _ = warm_state(c, np.zeros(120), start)
     assert (u[:, None] + v[None, :] <= c + 1e-12).all()
     matched = np.flatnonzero(col4row >= 0)
     assert np.allclose(c[matched, col4row[matched]], u[matched] + v[col4row[matched]])

@@ -510,7 +510,7 @@ def test_lap_certificate_kernels_refuse_what_they_cannot_price() -> None:
     assert not certify.certified(primal, bound, 5.0, 1, strict=True, reduced=reduced,
                                  reduced_size=size)
     c = np.array([[1e3, 1e3 + 1e-5], [1e3 + 1e-5, 1e3]])
-    (_, _, col4row, _), _ = warmstart.warm_state(c, np.zeros(2), np.array([1, 0]))
+    (_, _, col4row, _), _, _ = warmstart.warm_state(c, np.zeros(2), np.array([1, 0]))
     assert col4row.tolist() == [0, 1]
     for strict in (False, True):
         assert not certify.certified(0.0, 0.0, 1.0, 1, dual_magnitude=1e12, strict=strict)

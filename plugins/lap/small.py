@@ -29,7 +29,8 @@ def solve(c, u0, warm, arr_passes, min_matched, steps_per_row):
     takes the default passes.
 
     Returns (col4row, u, v, augmentations, row-reduction scans, max |c_ij| (NaN when an entry
-    is not finite: nothing else is computed), and `certify.dense_gap`'s five figures);
+    is not finite: nothing else is computed), `certify.dense_gap`'s five figures, and whether
+    `u0` was set aside for a cold start: `warmstart.below_column_reduction`);
     augmentations < 0 name a row no column can take, as in `jv.shortest_augmenting_paths`.
     """
     n, m = c.shape
@@ -39,12 +40,24 @@ def solve(c, u0, warm, arr_passes, min_matched, steps_per_row):
     row4col = np.full(m, -1, np.int64)
     gap = (np.inf, -np.inf, 0.0, np.inf, 0.0)
     reduced = False
+    set_aside = False
     if n == m:
         argmin = np.empty(m, np.int64)
-        scale = warmstart.checked_min_trick(c, u, v, argmin)
+        record = warmstart.column_record(m if warm else 0)
+        scale = warmstart.checked_min_trick(c, u, v, argmin, record)
         if np.isnan(scale):
-            return col4row, u, v, 0, 0, scale, gap
+            return col4row, u, v, 0, 0, scale, gap, False
+        low, lowarg, second = record
+        if warm and warmstart.below_column_reduction(u, v, low, lowarg, min_matched):
+            warm = False
+            set_aside = True
+            u[:] = 0.0
+            v[:] = low
+            argmin[:] = lowarg
         warmstart.match_argmins(argmin, col4row, row4col)
+        if warm and warmstart.tight_matching_pays(v, second, col4row,
+                                                  warmstart.TIGHT_MATCH_MIN_FREE):
+            warmstart.match_tight_edges(c, u, v, col4row, row4col, scale)
         warmstart.tighten_and_match(c, u, v, col4row, row4col, np.full(n, -1, np.int64))
         matched = np.count_nonzero(col4row >= 0)
         reduced = warm or matched >= min_matched * n
@@ -56,7 +69,7 @@ def solve(c, u0, warm, arr_passes, min_matched, steps_per_row):
     else:
         scale = jv.checked_row_reduction(c, u, col4row, row4col)
         if np.isnan(scale):
-            return col4row, u, v, 0, 0, scale, gap
+            return col4row, u, v, 0, 0, scale, gap, False
         reduced = True
     passes = (1 if reduced else 2) if arr_passes < 0 else arr_passes
     scans, _ = jv.row_reduction_passes(c, v, col4row, row4col, passes, steps_per_row * m)
@@ -65,5 +78,5 @@ def solve(c, u0, warm, arr_passes, min_matched, steps_per_row):
     augs, _ = jv.shortest_augmenting_paths(c, u, v, col4row, row4col, 0, n + 1,
                                            np.full(1, np.iinfo(np.int64).max, np.int64))
     if augs < 0:
-        return col4row, u, v, augs, scans, scale, gap
-    return col4row, u, v, augs, scans, scale, certify.dense_gap(c, col4row, u)
+        return col4row, u, v, augs, scans, scale, gap, set_aside
+    return col4row, u, v, augs, scans, scale, certify.dense_gap(c, col4row, u), set_aside

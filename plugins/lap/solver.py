@@ -27,10 +27,6 @@ ARR_STEPS_PER_ROW = 2
 CHUNK_SECONDS = 0.2
 # The first augmentation chunk's work (entries scanned): well under a millisecond.
 FIRST_CHUNK_WORK = 1 << 16
-# Cold square solves start from JV's column reduction when it matches at least this share
-# of the rows; below it the column minima pile onto few rows (low-rank costs) and zero duals
-# left to row reduction start better.
-COLUMN_REDUCTION_MIN_MATCHED = 0.5
 # The certificate rescans only the rows and columns whose duals rose since row tightening
 # while that costs at most this share of one full pass (a strided column rescan costs
 # about as much as COLUMN_RESCAN_COST contiguous row rescans).
@@ -42,8 +38,8 @@ COLUMN_RESCAN_COST = 8
 # uniform 23-29%, transport 33-40%, low-rank 100%).
 PREDICT_MIN_FREE = 0.15
 # ... and only from this many rows up, unless the column reduction was dropped (it matched
-# under COLUMN_REDUCTION_MIN_MATCHED of the rows, as on low-rank costs): below it inference
-# and the sparse refinement cost more than cold JV's augmentations (`python
+# under warmstart.COLUMN_REDUCTION_MIN_MATCHED of the rows, as on low-rank costs): below it
+# inference and the sparse refinement cost more than cold JV's augmentations (`python
 # benchmarks/lap_warmstart.py --sizes 256 512 768 1024 --methods scipy cold warm` without this
 # gate: cold/warm 0.17-0.72x on uniform and transport costs at N = 256..768, 1.2-2.8x on
 # low-rank ones at 512 and 768; near break-even at 1024-2048 on uniform and transport).
@@ -61,6 +57,9 @@ PRICING_ROUNDS = 12
 # to a cold solve. At 16, duals 2e16 on costs 1e15 + 2..8 (n = 3) came back 4 above the
 # optimum, certified: the certificate cannot resolve costs finer than those duals' ulps.
 WARM_DUALS_MAX_FACTOR = 1.0
+# Why square row duals were set aside for a cold start (`warmstart.below_column_reduction`).
+DUALS_SET_ASIDE = ("the row duals bound the optimum below JV's column reduction, so a cold "
+                   "start is closer to it")
 # Costs sharing an offset over this many times their spread are solved with the offset
 # subtracted (`common_offset`): JV's duals would resolve them only to ulp(offset).
 OFFSET_SPREAD_RATIO = 2.0**20
@@ -154,7 +153,9 @@ def solve_lap(
     (duals that end far out of scale with the costs are not trusted: cold re-solve, counted
     in `fallback`).
     They are not used (cold solve, `warm=False`, the reason in `info["prediction"]`) when
-    there are more rows than columns, or when padding sparse costs to a square would more
+    there are more rows than columns, when dense square duals bound the optimum below JV's
+    column reduction (sum_j min_i c_ij: a cold start is closer, and such duals took up to
+    150x the cold time), or when padding sparse costs to a square would more
     than double their pattern (dense rectangular costs start unpadded,
     `warmstart.rectangular_warm_state`). `predictor` instead supplies
     them (`predict_duals` on the min-cost matrix, inference timed in `info`) for dense square
@@ -388,9 +389,12 @@ def _solve_min(
         return _solve_predicted(c, predictor, arr_passes, deadline)
     if sp.issparse(c):
         solved = _solve_sparse(c, u0, deadline, arr_passes=arr_passes)
+        solved = solved._replace(warm=u0 is not None)
     else:
         solved = _solve_dense(c, u0, arr_passes, deadline)
-    return solved._replace(warm=u0 is not None, prediction="none" if u0 is None else "given")
+    if u0 is None or not solved.warm:
+        return solved
+    return solved._replace(prediction="given")
 
 
 def _solve_predicted(
@@ -418,13 +422,18 @@ def _solve_predicted(
     inference = time.perf_counter() - tick
     if n != m or not 0 < SPARSIFY_K < n // 4:
         solved = _solve_dense(c, u0, arr_passes, deadline)
-        return solved._replace(warm=True, prediction="used", inference=inference)
+        return _predicted(solved, inference)
     tick = time.perf_counter()
     refined = _refine_sparse(c, u0, SPARSIFY_K, deadline)
     sparse_s = time.perf_counter() - tick
     solved = _solve_dense(c, refined.u, arr_passes, deadline, start=refined.col4row)
-    return solved._replace(warm=True, prediction="used", inference=inference,
-                           sparse_augs=refined.augs, sparse_s=sparse_s)
+    return _predicted(solved, inference)._replace(sparse_augs=refined.augs, sparse_s=sparse_s)
+
+
+def _predicted(solved: _Solved, inference: float) -> _Solved:
+    """A solve started from predicted duals, marked as such unless they were set aside."""
+    solved = solved._replace(inference=inference)
+    return solved._replace(prediction="used") if solved.warm else solved
 
 
 def _why_not_predict(n: int, free: int, reduced: bool) -> str | None:
@@ -523,9 +532,15 @@ def _solve_dense(
     ):
         return _solve_small(c, u0, arr_passes, deadline)
     if u0 is not None:
-        (u, v, col4row, row4col), scale = (
-            warmstart.warm_state(c, u0, start) if n == m
-            else warmstart.rectangular_warm_state(c, u0))
+        if n == m:
+            state, scale, set_aside = warmstart.warm_state(c, u0, start)
+            if set_aside:
+                solved = _solve_dense(c, None, arr_passes, deadline,
+                                      _kept_reduction(state, scale))
+                return solved._replace(prediction=f"skipped: {DUALS_SET_ASIDE}")
+            u, v, col4row, row4col = state
+        else:
+            (u, v, col4row, row4col), scale = warmstart.rectangular_warm_state(c, u0)
         reduced = True
     else:
         (u, v, col4row, row4col), scale, reduced = reduction or _cold_state(c)
@@ -541,7 +556,7 @@ def _solve_dense(
                               deadline)
     if augs < 0:  # dense: the distances overflowed (`_unassigned` tells callers which)
         raise _Unassignable(-1 - augs)
-    return _Solved(col4row, u, v, augs, scans, scale, snapshot)
+    return _Solved(col4row, u, v, augs, scans, scale, snapshot, warm=u0 is not None)
 
 
 def _solve_small(
@@ -553,15 +568,16 @@ def _solve_small(
         raise TimeLimitError("LAP time limit reached before the solve started")
     warm = u0 is not None
     passes = -1 if arr_passes is None else _int64_passes(arr_passes)
-    col4row, u, v, augs, scans, scale, gap = small.solve(
+    col4row, u, v, augs, scans, scale, gap, set_aside = small.solve(
         np.ascontiguousarray(c), u0 if warm else np.zeros(0), warm, passes,
-        COLUMN_REDUCTION_MIN_MATCHED, ARR_STEPS_PER_ROW,
+        warmstart.COLUMN_REDUCTION_MIN_MATCHED, ARR_STEPS_PER_ROW,
     )
     if np.isnan(scale):
         raise _NotFinite
     if augs < 0:
         raise _Unassignable(-1 - augs)
-    return _Solved(col4row, u, v, augs, scans, scale, gap=gap)
+    solved = _Solved(col4row, u, v, augs, scans, scale, gap=gap, warm=warm and not set_aside)
+    return solved._replace(prediction=f"skipped: {DUALS_SET_ASIDE}") if set_aside else solved
 
 
 def _int64_passes(arr_passes: int) -> int:
@@ -586,8 +602,17 @@ def _cold_state(c: np.ndarray) -> tuple[tuple[np.ndarray, ...], float, bool]:
         col4row, row4col = np.full(n, -1, np.int64), np.full(m, -1, np.int64)
         scale = jv.checked_row_reduction(c, u, col4row, row4col)
         return (u, v, col4row, row4col), float(scale), True
-    state, scale = warmstart.warm_state(c, np.zeros(n))
-    if np.isnan(scale) or np.count_nonzero(state[2] >= 0) >= COLUMN_REDUCTION_MIN_MATCHED * n:
+    return _kept_reduction(*warmstart.column_reduction_state(c))
+
+
+def _kept_reduction(state: tuple[np.ndarray, ...], scale: float
+                    ) -> tuple[tuple[np.ndarray, ...], float, bool]:
+    """`_cold_state`'s answer from a square column reduction: kept when it matched
+    COLUMN_REDUCTION_MIN_MATCHED of the rows (or the costs are not finite), else zero duals."""
+    n, m = state[2].size, state[3].size
+    if np.isnan(scale) or np.count_nonzero(state[2] >= 0) >= (
+        warmstart.COLUMN_REDUCTION_MIN_MATCHED * n
+    ):
         return state, scale, True
     empty = (np.empty(n), np.zeros(m), np.full(n, -1, np.int64), np.full(m, -1, np.int64))
     return empty, scale, False
