@@ -9,8 +9,11 @@ low-rank plus noise, and transport-like (shortest-path costs on a sparse road gr
 from __future__ import annotations
 
 import re
+import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from tokenize import TokenError
 
 import networkx as nx
 import numpy as np
@@ -144,7 +147,7 @@ def load_costs(path: str | Path, square: bool = False) -> np.ndarray | sp.csr_ma
     assign800.txt, assignp800.txt to assignp5000.txt: names `_ORLIB_NAME` matches); sparse
     costs (stored entries allowed, the rest forbidden) from a scipy.sparse .npz file."""
     square = check_flag(square, "square")
-    path = Path(path)
+    path = Path(path).expanduser()
     if not path.exists():
         raise InputError(f"cost file not found: {path}")
     if not path.is_file():
@@ -175,7 +178,7 @@ def load_orlib(path: str | Path) -> np.ndarray:
     """OR-Library assignment file: n, then the n x n costs row by row (any line breaks), read
     a block of lines at a time into one float64 buffer (a Python float per cost took 5x the
     matrix's memory)."""
-    path = Path(path)
+    path = Path(path).expanduser()
     text = _read_text(path)
     size: float | None = None
     costs = np.empty(0)
@@ -227,13 +230,20 @@ def _orlib_size(size: float) -> int:
     return int(size) if np.isfinite(size) and size == int(size) and size >= 1 else 0
 
 
+_EMPTY_TAB_CELL = re.compile(r"^ *\t|\t *\t|\t *\r?\n?$")
+_NPY_MAGIC = b"\x93NUMPY"
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
 def _load_npy(path: Path) -> np.ndarray:
     """The array in a .npy file; an .npz archive under that name is named as such. The file
     is mapped first, so a header declaring more data than the file holds is refused before
     anything is allocated (a 144-byte file asked numpy for 74.5 GiB)."""
+    if not _starts_with(path, (_NPY_MAGIC, _ZIP_MAGIC)):  # numpy would offer to unpickle it
+        raise InputError(f"{path}: not an .npy array (no NumPy header; save one with np.save)")
     try:
         mapped = np.load(path, allow_pickle=False, mmap_mode="r")
-    except (ValueError, OSError) as exc:
+    except (ValueError, OSError, EOFError, TokenError, zipfile.BadZipFile) as exc:
         raise InputError(f"{path}: not a readable .npy array ({exc})") from exc
     if isinstance(mapped, np.lib.npyio.NpzFile):
         names = list(mapped.files)
@@ -253,9 +263,10 @@ def _load_npz(path: Path, square: bool) -> sp.csr_matrix:
 
     try:
         loaded = sp.load_npz(path)
-    except (ValueError, OSError, KeyError, TypeError) as exc:
+    except (ValueError, OSError, KeyError, TypeError, EOFError, TokenError,
+            zipfile.BadZipFile, zlib.error) as exc:  # empty, truncated or corrupted ones too
         raise InputError(f"{path}: not a scipy.sparse .npz matrix (save one with "
-                         f"scipy.sparse.save_npz; {exc})") from None
+                         f"scipy.sparse.save_npz; {exc or type(exc).__name__})") from None
     except MemoryError:  # a 1,293-byte archive declared 1e10 entries
         raise InputError(f"{path}: its arrays declare more data than fits in memory") from None
     if loaded.ndim != 2 or min(loaded.shape) == 0:
@@ -264,7 +275,21 @@ def _load_npz(path: Path, square: bool) -> sp.csr_matrix:
     if square and loaded.shape[0] != loaded.shape[1]:
         raise InputError(f"{path}: need a square cost matrix, got {loaded.shape[0]}x"
                          f"{loaded.shape[1]}")
-    return as_csr(loaded)
+    try:
+        return as_csr(loaded)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
+def _starts_with(path: Path, magics: tuple[bytes, ...]) -> bool:
+    """Whether the file begins with one of `magics` (False when it cannot be read: the
+    loader then says why)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(max(map(len, magics)))
+    except OSError:
+        return True
+    return head.startswith(magics)
 
 
 def _read_text(path: Path) -> str:
@@ -294,8 +319,8 @@ def _exact_integers(path: Path, costs: np.ndarray, orlib: bool = False) -> np.nd
     """`costs` read from the text file `path`, after an InputError naming the first integer
     token of its data that float64 rounds (as arrays with such int64 entries are refused).
     The text is read again only where a value reaches 2**53."""
-    if not costs.size or not np.abs(costs).max() >= _EXACT_INTEGERS:
-        return costs
+    if not costs.size or not max(costs.max(), -costs.min()) >= _EXACT_INTEGERS:
+        return costs  # (no |costs| copy: the file's text is still held)
     text = _read_text(path)
     lines = text.splitlines() if orlib else (line for _, line in _data_lines(text))
     for line in lines:
@@ -312,13 +337,19 @@ def _load_csv(path: Path) -> np.ndarray:
     """A comma- or whitespace-separated matrix, errors naming the line: numpy's C reader into
     one float64 matrix (a list of Python float rows took 5-7x its memory; it parses a token
     as float() does, refusing more: non-ASCII digits, underscores), read again line by line
-    where it refuses the file."""
+    where it refuses the file. A tab at a line's start or end, or two in a row, is a
+    spreadsheet's blank cell and is refused: split on whitespace it vanished and the row's
+    later costs moved one column left."""
     text = _read_text(path)
     rows, delimiter = 0, None
-    for _, line in _data_lines(text):
+    for lineno, line in _data_lines(text):
         rows += 1
         if "," in line:
             delimiter = ","
+        elif "\t" in line and _EMPTY_TAB_CELL.search(line):
+            raise InputError(f"{path}:{lineno}: empty cell in {line.rstrip(chr(10) + chr(13))!r}"
+                             " (a tab at the line's start or end, or two tabs in a row); every "
+                             "pair needs a cost")
     if not rows:
         raise InputError(f"{path}: no cost rows found")
     try:
@@ -335,8 +366,12 @@ def _csv_by_lines(path: Path, text: str, rows: int, delimiter: str | None) -> np
     costs: np.ndarray | None = None
     for row, (lineno, line) in enumerate(_data_lines(text)):
         _refuse_underscore(line, f"{path}:{lineno}")
+        cells = line.split(delimiter)
+        if delimiter and any(not cell.strip() for cell in cells):
+            raise InputError(f"{path}:{lineno}: empty cell in {line.rstrip(chr(10) + chr(13))!r}"
+                             "; every pair needs a cost")
         try:
-            values = _floats(line.split(delimiter))
+            values = _floats(cells)
         except ValueError:
             raise InputError(f"{path}:{lineno}: non-numeric entry in {line.strip()!r}") from None
         if costs is None:

@@ -197,7 +197,7 @@ def load_knapsack(path: str | Path) -> KnapsackInstance:
     Two layouts are accepted: ``n capacity`` then n lines ``value weight`` (the usual
     teaching format), or Pisinger's ``n`` then n lines ``id value weight`` then ``capacity``.
     """
-    path = Path(path)
+    path = Path(path).expanduser()
     if not path.is_file():
         raise InputError(f"knapsack file not found: {path}")
     lines = [
@@ -258,7 +258,11 @@ def save_knapsack(instance: KnapsackInstance, path: str | Path) -> None:
                          "64-bit integers (below 2**63), so it could not be read back")
     lines = [f"{instance.n} {instance.capacity}"]
     lines += [f"{int(v)} {int(w)}" for v, w in zip(instance.values, instance.weights, strict=True)]
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path = Path(path).expanduser()
+    try:
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    except OSError as exc:  # a missing folder, a folder by that name, a read-only place
+        raise InputError(f"cannot write knapsack file {path}: {exc.strerror or exc}") from None
 
 
 def _ints(path: Path, line_no: int, tokens: list[str], widths: tuple[int, ...]) -> list[int]:

@@ -298,7 +298,7 @@ def load_tsplib(path: str | Path) -> TSPInstance:
 
     Errors name the file and line: unknown keywords, non-numeric data, short sections.
     """
-    path = Path(path)
+    path = Path(path).expanduser()
     if not path.is_file():
         raise InputError(f"TSPLIB file not found: {path}")
     lines = read_text_file(path, "TSPLIB file").splitlines()

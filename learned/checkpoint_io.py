@@ -70,7 +70,7 @@ def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     names its zip archive's inner folder after the file, so a random temporary name gave
     the same weights other bytes (and another sha256 in a sidecar) on every run.
     """
-    path = Path(path)
+    path = Path(path).expanduser()
     if (reason := occupied_reason(path)) is not None:
         raise InputError(f"cannot write {path}: {reason}")
     try:

@@ -264,9 +264,11 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
         is removed.
         """
         check_is_fitted(self, "model_")
-        path = Path(path)
+        path = Path(path).expanduser()
         if path.suffix not in (".pt", ".joblib"):
             raise InputError(f"checkpoint {path} must end in .joblib or .pt")
+        if path.with_suffix(".json").is_dir():  # removed below: it describes the old file
+            raise InputError(f"cannot write {path}: {path.with_suffix('.json')} is a folder")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:  # a file where a folder should be, a read-only place
@@ -279,7 +281,7 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
 
 def load_predictor(path: str | Path) -> PMVBPredictor:
     """Read a checkpoint written by `PMVBPredictor.save` (a trusted file)."""
-    path = Path(path)
+    path = Path(path).expanduser()
     if not path.exists():
         raise InputError(f"PMVB checkpoint {path} does not exist")
     if not path.is_file():
@@ -341,14 +343,15 @@ def stale_features(meta: Any) -> str | None:
 def checkpoint_metadata(path: str | Path) -> dict[str, Any]:
     """The JSON written next to a checkpoint by train_pmvb (family, sizes, validation
     accuracy, the tuned "threshold" and "confidence"), or {} when there is none."""
-    if not Path(path).name:  # "." or "/": no file name to put a suffix on
+    path = Path(path).expanduser()
+    if not path.name:  # "." or "/": no file name to put a suffix on
         return {}
-    meta_path = Path(path).with_suffix(".json")
+    meta_path = path.with_suffix(".json")
     if not meta_path.is_file():
         return {}
     meta = read_sidecar(meta_path, "PMVB checkpoint metadata")
-    if Path(path).is_file():  # its t and q are the file's only if it describes that file
-        check_recorded_sha256(Path(path), meta, meta_path, "PMVB checkpoint")
+    if path.is_file():  # its t and q are the file's only if it describes that file
+        check_recorded_sha256(path, meta, meta_path, "PMVB checkpoint")
     return meta
 
 

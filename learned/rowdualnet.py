@@ -264,7 +264,7 @@ def save(model: RowDualNet, path: str | Path, meta: dict) -> None:
     would overwrite the weights; so is any other suffix but .pt (`--out README.md` had
     replaced a README with weights, and any sibling .json with the metadata).
     """
-    path = Path(path)
+    path = Path(path).expanduser()
     if path.suffix == ".json":
         raise InputError(f"RowDualNet checkpoint {path} may not end in .json (its metadata "
                          "goes to the .json sidecar)")
@@ -294,7 +294,7 @@ def load(path: str | Path | None = None) -> RowDualNet:
         return copy.deepcopy(_shipped())  # a caller's .double() must not reach the next one
     if not isinstance(path, (str, os.PathLike)):  # Path(3) raised from pathlib
         raise InputError(f"RowDualNet checkpoint path must be a str or os.PathLike, got {path!r}")
-    path = Path(path)
+    path = Path(path).expanduser()
     if not path.exists():
         raise InputError(f"RowDualNet checkpoint not found: {path}")
     if not path.is_file():

@@ -99,7 +99,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     if args.target is None:
         raise InputError("give an .mps/.lp file or a formulation name (coplug solve --list)")
     if args.solution is not None:
-        _check_solution_path(args.solution)
+        _check_solution_path(args.solution, args.target)
     try:
         result, explain = _solve_target(args)
     except Exception as exc:  # the --solution file must not keep an earlier run's values
@@ -178,8 +178,9 @@ def _solve_target(args: argparse.Namespace) -> tuple[Result, Callable[[], dict[s
     return result, explain
 
 
-def _check_solution_path(text: str) -> None:
-    """Refuse, before any solve, a --solution path that cannot be a file to write."""
+def _check_solution_path(text: str, target: str) -> None:
+    """Refuse, before any solve, a --solution path that cannot be a file to write, or that
+    is the model file itself (written over even when the solve fails, it was lost)."""
     from pathlib import Path
 
     path = Path(text)
@@ -187,6 +188,10 @@ def _check_solution_path(text: str) -> None:
         raise InputError(f"--solution: {text!r} is not a file name")
     if not path.parent.is_dir():
         raise InputError(f"--solution: no folder {str(path.parent)!r} to write into")
+    model = Path(target)
+    if path.exists() and model.exists() and path.samefile(model):
+        raise InputError(f"--solution: {text!r} is the model file {target!r}; writing the "
+                         "solution there would replace the model")
 
 
 def write_solution(path: str, result: Result) -> None:

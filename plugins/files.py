@@ -117,7 +117,7 @@ def checked_model_path(path: str | PathLike) -> Path:
     """`path` as an existing .mps/.lp file (or its lower-case .gz), else an InputError."""
     if not isinstance(path, (str, PathLike)):
         raise InputError(f"path must be the name of an .mps or .lp file, got {path!r}")
-    path = Path(path)
+    path = Path(path).expanduser()
     if path.is_dir():
         raise InputError(f"{path} is a directory, not an .mps or .lp file")
     if not path.is_file():

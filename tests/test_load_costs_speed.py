@@ -47,9 +47,17 @@ def _reference(path: Path, square: bool = False) -> np.ndarray:
         data = [(i, line) for i, line in lines
                 if line.strip() and not line.lstrip().startswith("#")]
         delimiter = "," if any("," in line for _, line in data) else None
+        for lineno, line in data:  # a spreadsheet's blank cell between tabs, before all else
+            if "," not in line and re.search(r"^ *\t|\t *\t|\t *$", line):
+                raise InputError(f"{path}:{lineno}: empty cell in {line!r} (a tab at the "
+                                 "line's start or end, or two tabs in a row); every pair "
+                                 "needs a cost")
         rows: list[list[float]] = []
         for lineno, line in data:
             _underscore(path, lineno, line)
+            if delimiter and any(not x.strip() for x in line.split(delimiter)):
+                raise InputError(f"{path}:{lineno}: empty cell in {line!r}; every pair "
+                                 "needs a cost")
             try:
                 rows.append([float(x) for x in line.split(delimiter)])
             except ValueError:
@@ -135,11 +143,12 @@ def _layout(rng: random.Random, lines: list[str]) -> str:
 
 
 def _csv_text(rng: random.Random, rows: int, cols: int) -> str:
-    """A random matrix file: comma- or whitespace-separated, with stray spaces and tabs."""
+    """A random matrix file: comma- or whitespace-separated, with stray spaces and tabs (no
+    tab at a line's start: that is a spreadsheet's blank first cell, refused)."""
     sep = rng.choice([",", ", ", " ", "  ", "\t", " \t "])
     lines = []
     for _ in range(rows):
-        pad = rng.choice(["", " ", "\t", "  "])
+        pad = rng.choice(["", " ", "  "])
         lines.append(pad + sep.join(_token(rng) for _ in range(cols)) + rng.choice(["", " "]))
         if rng.random() < 0.1:
             lines.append(rng.choice(["", "   ", "# a comment, with a comma", "  # x"]))
@@ -204,8 +213,12 @@ _BIG = int(1e300)
     ("c.csv", "1,2\n3\n", ":2: row has 1 entries, the first row has 2"),
     ("c.csv", "1,2\n3,4,5\n", ":2: row has 3 entries, the first row has 2"),
     ("c.csv", "# h, i\n\n1,2\n3,x\n", ":4: non-numeric entry in '3,x'"),
-    ("c.csv", "1,2,\n3,4,\n", ":1: non-numeric entry in '1,2,'"),
-    ("c.csv", "1,,2\n", ":1: non-numeric entry in '1,,2'"),
+    ("c.csv", "1,2,\n3,4,\n", ":1: empty cell in '1,2,'; every pair needs a cost"),
+    ("c.csv", "1,,2\n", ":1: empty cell in '1,,2'; every pair needs a cost"),
+    ("c.txt", "1\t2\n3\t4\n\t5\t6\n", ":3: empty cell in '\\t5\\t6' (a tab at the line's "
+     "start or end, or two tabs in a row); every pair needs a cost"),
+    ("c.txt", "1\t\t3\n", ":1: empty cell in '1\\t\\t3' (a tab at the line's start or end, or "
+     "two tabs in a row); every pair needs a cost"),
     ("c.txt", "1 2\n3 4 # note\n", ":2: non-numeric entry in '3 4 # note'"),
     ("c.csv", "1,nan\r\n3,4\r\n", ": entry (0, 1) is nan; costs must be finite"),
     ("c.csv", "1,2\n-inf,4", ": entry (1, 0) is -inf; costs must be finite"),

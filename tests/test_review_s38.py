@@ -2,12 +2,30 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
-from coplug.formulations.assignment import generate
+from coplug.formulations.assignment import assignment_model, generate, load_costs
+from coplug.formulations.knapsack import KnapsackInstance, save_knapsack
+from coplug.learned.pmvb_predictors import PMVBPredictor, load_predictor
+from coplug.plugins import SolutionPool, solve
+from coplug.plugins.cli import main
+from coplug.plugins.errors import InputError
 from coplug.plugins.lap import solve_lap, warmstart
+
+_LP = """\\ one variable
+minimize
+obj: x
+subject to
+c1: x >= 1
+bounds
+x <= 10
+end
+"""
 
 
 def _optimum(c: np.ndarray, maximize: bool = False) -> float:
@@ -100,3 +118,103 @@ def test_tight_edges_match_the_reduced_costs_exact_ones_first(shape: tuple[int, 
             exact = np.flatnonzero(reduced[i] <= 0)
             near = np.flatnonzero((reduced[i] > 0) & (reduced[i] <= 1e-12))
             np.testing.assert_array_equal(row, np.concatenate([exact, near]))
+
+
+def test_solution_file_may_not_be_the_model_file(tmp_path, monkeypatch, capsys) -> None:
+    """`coplug solve m.lp --solution m.lp` wrote over the model, even when the solve failed."""
+    model = tmp_path / "m.lp"
+    model.write_text(_LP)
+    monkeypatch.chdir(tmp_path)
+    for spelling in ("m.lp", "./m.lp", str(model)):
+        for solver in ("highs", "nonesuch"):
+            assert main(["solve", "m.lp", "--solver", solver, "--solution", spelling]) == 2
+            err = capsys.readouterr().err
+            assert "is the model file" in err and "\n" not in err.strip()
+            assert model.read_text() == _LP
+    assert main(["solve", "m.lp", "--solver", "highs", "--solution", "x.sol"]) == 0
+    assert (tmp_path / "x.sol").read_text().splitlines()[1] == "x 1.0"
+
+
+def _damaged(path, at: int, value: int | None = None) -> bytes:
+    """The file's bytes with the one at `at` flipped (or set to `value`)."""
+    data = bytearray(path.read_bytes())
+    data[at] = data[at] ^ 0xFF if value is None else value
+    return bytes(data)
+
+
+@pytest.mark.parametrize("case", ["empty npy", "empty npz", "zip npy", "broken npz", "csv npy",
+                                  "header npy", "inflate npz", "header npz"])
+def test_empty_truncated_or_misnamed_arrays_are_named(tmp_path, case: str) -> None:
+    """Empty, truncated or damaged arrays raised EOFError, BadZipFile, zlib.error or
+    tokenize.TokenError from numpy; a CSV named .npy got numpy's advice to unpickle it."""
+    np.save(tmp_path / "ok.npy", np.ones((3, 3)))
+    sp.save_npz(tmp_path / "ok.npz", sp.random(50, 50, density=0.5, format="csr",
+                                               random_state=1), compressed=True)
+    data = {"empty npy": b"", "empty npz": b"", "zip npy": b"PK\x03\x04broken",
+            "broken npz": b"PK\x03\x04broken", "csv npy": b"1,2\n3,4\n",
+            "header npy": _damaged(tmp_path / "ok.npy", 20, ord("(")),
+            "inflate npz": _damaged(tmp_path / "ok.npz", 157),
+            "header npz": _damaged(tmp_path / "ok.npz", 1806)}[case]
+    path = tmp_path / f"c.{case[-3:]}"
+    path.write_bytes(data)
+    with pytest.raises(InputError, match=f"^{path}: not a") as caught:
+        load_costs(path)
+    assert "pickle" not in str(caught.value)
+
+
+def test_sparse_archive_content_errors_name_the_file(tmp_path) -> None:
+    path = tmp_path / "c.npz"
+    sp.save_npz(path, sp.coo_matrix(([1.0, 2.0, 3.0], ([0, 0, 1], [0, 0, 1])), shape=(2, 2)),
+                compressed=False)
+    with pytest.raises(InputError, match=f"^{path}: .*more than once"):
+        load_costs(path)
+
+
+def test_tab_blank_cells_are_refused_not_shifted(tmp_path) -> None:
+    """Blank cells of a tab-separated sheet vanished: a 3 x 3 with one blank per row loaded as
+    [[1, 3], [5, 6], [7, 8]] and was solved."""
+    path = tmp_path / "sheet.txt"
+    path.write_text("1\t\t3\n\t5\t6\n7\t8\t\n")
+    with pytest.raises(InputError, match="sheet.txt:1: empty cell"):
+        load_costs(path)
+    path.write_text("1\t2\t3\n4\t5\t6\n7 \t 8\t9\n")
+    np.testing.assert_array_equal(load_costs(path), np.arange(1.0, 10.0).reshape(3, 3))
+
+
+def test_checkpoints_expand_home_and_name_a_folder_in_the_way(tmp_path, monkeypatch) -> None:
+    """`save("~/p.joblib")` made a folder literally named "~" in the working directory."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    rng = np.random.default_rng(0)
+    predictor = PMVBPredictor(kind="logreg").fit(rng.random((40, 3)), rng.integers(0, 2, 40))
+    written = predictor.save("~/p.joblib")
+    assert written == tmp_path / "home" / "p.joblib" and written.is_file()
+    assert not os.listdir(tmp_path / "work")
+    assert isinstance(load_predictor("~/p.joblib"), PMVBPredictor)
+    (tmp_path / "home" / "q.json").mkdir()
+    with pytest.raises(InputError, match="q.json is a folder"):
+        predictor.save("~/q.joblib")
+
+
+def test_knapsack_file_write_errors_are_named(tmp_path) -> None:
+    instance = KnapsackInstance(values=np.array([3, 4]), weights=np.array([2, 3]), capacity=4)
+    for where in (tmp_path / "missing" / "k.txt", tmp_path):
+        with pytest.raises(InputError, match="cannot write knapsack file"):
+            save_knapsack(instance, where)
+
+
+def test_program_file_names_may_hold_spaces(capsys) -> None:
+    assert main(["bbo", "solve", "my prog.txt", "--dim", "2"]) == 2
+    assert "no program file my prog.txt" in capsys.readouterr().err
+
+
+def test_lap_plugin_refusal_names_highs_for_its_plugins() -> None:
+    c = generate("uniform", 4, seed=0)
+    model = assignment_model(c)
+    with pytest.raises(InputError, match="'highs' for the plugins HiGHS runs"):
+        solve(model, solver="lap", plugins=[SolutionPool(3)])
+    pool = SolutionPool(3)
+    result = solve(model, solver="highs", plugins=[pool])
+    assert result.objective == pytest.approx(solve_lap(c).cost) and pool.solutions

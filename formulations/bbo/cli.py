@@ -138,8 +138,10 @@ def _read_text(path: Path) -> str:
 
 def _looks_like_path(spec: str) -> bool:
     """A file name rather than program text: path characters only, ending in a suffix
-    (prog.txt; program text with an attribute is refused anyway)."""
-    return re.fullmatch(r"[\w./~-]*\.[A-Za-z]\w*", spec) is not None
+    (prog.txt; program text with an attribute is refused anyway), or with spaces too when
+    it ends in .txt or .json ("my prog.txt"; no program ends so)."""
+    return (re.fullmatch(r"[\w./~-]*\.[A-Za-z]\w*", spec) is not None
+            or re.fullmatch(r"[\w./~ -]*\.(txt|json)", spec) is not None)
 
 
 def _agreeing(program: Any, spec: str, dim: int | None, lower: float | None,

@@ -255,7 +255,7 @@ def write_program(program: Program, path: str | Path, fmt: str | None = None) ->
     check_program(program, "write_program")
     if not isinstance(path, (str, os.PathLike)):
         raise InputError(f"write_program needs a file path, got {path!r}")
-    path = Path(path)
+    path = Path(path).expanduser()
     fmt = export_format(path, fmt)
     try:
         if fmt == "py":

@@ -123,7 +123,9 @@ def solve_assignment_model(
     row duals with RowDualNet (dense costs). Past `time_limit` seconds the result has status
     TIME_LIMIT and no solution (JV holds no complete assignment before it finishes)."""
     if plugins:
-        raise InputError("solver='lap' takes no plugins; plugins run inside SCIP (solver='scip')")
+        raise InputError("solver='lap' takes no plugins (JV has no callbacks); solve with "
+                         "solver='scip', or 'highs' for the plugins HiGHS runs (SolutionPool, "
+                         "OnSolution, Progress, LazyConstraints)")
     unknown = set(params) - _KNOWN_PARAMS
     if unknown:
         raise InputError(f"unknown lap option(s) {sorted(unknown)}; known: {sorted(_KNOWN_PARAMS)}")
