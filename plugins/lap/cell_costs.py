@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from coplug.plugins.lap import murty, murty_sparse
+from coplug.plugins.lap.cache_dir import kernel
 from coplug.plugins.lap.solver import solve_lap
 from coplug.plugins.lap.sparse import assigned_values, sparse_min_trick
 from coplug.plugins.lap.warmstart import min_trick
@@ -76,13 +77,26 @@ class _PathScratch:
         murty.apply_path(u, v, col4row, row4col, row, length, *self.arrays, self.n_cols)
 
 
+@kernel
+def finite_scale(c):
+    """max |c_ij| over the finite entries (0 when there are none), in one pass: numpy's
+    np.abs(c[np.isfinite(c)]) held a mask and two copies of the N x N working matrix."""
+    top = 0.0
+    for i in range(c.shape[0]):
+        for j in range(c.shape[1]):
+            a = abs(c[i, j])
+            if top < a < INF:
+                top = a
+    return top
+
+
 class DenseCosts:
     """A dense square min-cost matrix; inf marks the pairs not allowed."""
 
     def __init__(self, c: np.ndarray, start_duals: np.ndarray | None = None) -> None:
         self.c = c
         self.size = c.shape[0]
-        self.scale = float(np.abs(c[np.isfinite(c)]).max(initial=0.0))
+        self.scale = float(finite_scale(c))
         self.start_duals = start_duals
         self._path = _PathScratch(self.size)
 
@@ -140,25 +154,24 @@ class DenseCosts:
 
 class SparseCosts:
     """A square min-cost CSR matrix (canonical, finite data); pairs not stored are not
-    allowed. Keeps a CSC copy for the children's column scans."""
+    allowed. Keeps the CSC arrays (int64 indices) for the children's column scans, not
+    scipy's CSC matrix beside them (the pattern was held four times)."""
 
     def __init__(self, csr: sp.csr_matrix, start_duals: np.ndarray | None = None) -> None:
         self.csr = csr
         self.start_duals = start_duals
-        self.csc = csr.tocsc()
-        self.csc.sort_indices()
         self.size = csr.shape[0]
         self.scale = float(np.abs(csr.data).max(initial=0.0))
-        self._rows = (csr.indptr.astype(np.int64), csr.indices.astype(np.int64), csr.data)
-        self._cols = (self.csc.indptr.astype(np.int64), self.csc.indices.astype(np.int64),
-                      self.csc.data)
+        self._rows = (_int64(csr.indptr), _int64(csr.indices), csr.data)
+        self._cols = _csc_arrays(csr)
         self._path = _PathScratch(self.size)
         m, e = self.size, csr.nnz + 1
         self._heap = (np.full(m, INF), np.zeros(m, np.bool_), np.zeros(m, np.bool_),
                       np.empty(m, np.int64), np.empty(e), np.empty(e, np.int64))
 
     def root(self, time_limit: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """`CellCosts.root` by a sparse `solve_lap`."""
+        """`CellCosts.root` by a sparse `solve_lap` (whose certificate and kernels read the
+        CSR's int64 arrays, not another copy)."""
         solution = solve_lap(self.csr, row_duals=self.start_duals, time_limit=time_limit)
         u = np.asarray(solution.row_duals, dtype=np.float64).copy()
         v = np.empty(self.size)
@@ -277,3 +290,16 @@ def _matching_duals(c: np.ndarray | sp.csr_matrix, rows: np.ndarray,
     u = np.minimum(rows, best)
     u = np.where(np.isfinite(u), u, 0.0)
     return np.concatenate([u, np.zeros(m)])
+
+
+def _int64(indices: np.ndarray) -> np.ndarray:
+    """The index array as int64, the kernels' type (no copy when it is already)."""
+    return indices.astype(np.int64, copy=False)
+
+
+def _csc_arrays(csr: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(indptr, indices, data) of `csr` by columns, indices sorted, as the kernels read
+    them."""
+    csc = csr.tocsc()
+    csc.sort_indices()
+    return _int64(csc.indptr), _int64(csc.indices), csc.data

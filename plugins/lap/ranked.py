@@ -173,12 +173,7 @@ def ranked_assignments(
     if is_sparse_enough(cost):
         costs, n_real, transposed, offset, col_map = _sparse_working(cost, bool(maximize))
     else:
-        c, n_real, transposed = _working_matrix(cost, bool(maximize))
-        c, col_map = _best_columns(c, k)
-        offset = common_offset(c)
-        if offset:
-            c = c - offset  # exact for such entries; every assignment holds n_real of them
-        costs = DenseCosts(_padded(c))
+        costs, n_real, transposed, offset, col_map = _dense_working(cost, bool(maximize), k)
     deadline = None if time_limit is None else start + time_limit
     try:
         found, status, info = ranked_cells(costs, n_real, k, deadline, progress)
@@ -229,6 +224,19 @@ def checked_k(k: Any) -> int:
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
         raise InputError(f"k must be a positive integer, got {k!r}")
     return int(k)
+
+
+def _dense_working(
+    cost: Any, maximize: bool, k: int
+) -> tuple[DenseCosts, int, bool, float, np.ndarray | None]:
+    """`_sparse_working` for dense costs: the padded square Murty works on (only it is kept:
+    the unpadded working copy beside it held the matrix twice for the whole ranking)."""
+    c, n_real, transposed = _working_matrix(cost, maximize)
+    c, col_map = _best_columns(c, k)
+    offset = common_offset(c)
+    if offset:
+        c = c - offset  # exact for such entries; every assignment holds n_real of them
+    return DenseCosts(_padded(c)), n_real, transposed, offset, col_map
 
 
 def _working_matrix(cost: Any, maximize: bool) -> tuple[np.ndarray, int, bool]:

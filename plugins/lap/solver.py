@@ -191,10 +191,10 @@ def solve_lap(
         raise InputError(f"cost matrix is empty (shape {n}x{m})")
     u0 = _check_duals(row_duals, n)
     maximize = check_flag(maximize, "maximize")
-    if maximize:
-        c = -c
-        u0 = None if u0 is None else -u0  # given in the max convention LapSolution returns
     transposed = n > m
+    if maximize:  # dense: negated straight into the order the kernels walk (one copy)
+        c = -c if is_sparse else np.negative(c, order="F" if transposed else "C")
+        u0 = None if u0 is None else -u0  # given in the max convention LapSolution returns
     if transposed:
         c = c.T.tocsr() if is_sparse else c.T
         n, m = m, n
