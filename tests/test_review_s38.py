@@ -16,7 +16,7 @@ from coplug.learned.pmvb_predictors import PMVBPredictor, load_predictor
 from coplug.plugins import SolutionPool, solve
 from coplug.plugins.cli import main
 from coplug.plugins.errors import InputError
-from coplug.plugins.lap import ranked_assignments, solve_lap, warmstart
+from coplug.plugins.lap import cell_costs, ranked_assignments, solve_lap, warmstart
 
 _LP = """\\ one variable
 minimize
@@ -245,3 +245,16 @@ def test_dense_ranking_holds_one_padded_working_copy() -> None:
     c = np.random.default_rng(0).random((400, 600))
     assert _peak_ratio(lambda c: ranked_assignments(c, k=3), c) < 3.3
     assert ranked_assignments(c, k=1).solutions[0].cost == pytest.approx(_optimum(c))
+
+
+def test_finite_pattern_is_the_csr_of_the_finite_entries() -> None:
+    rng = np.random.default_rng(2)
+    c = rng.random((7, 9))
+    c[rng.random((7, 9)) < 0.4] = np.inf
+    indptr, indices, data = cell_costs.finite_pattern(c)
+    expected = sp.csr_matrix(np.where(np.isfinite(c), c + 1.0, 0.0))
+    np.testing.assert_array_equal(indptr, expected.indptr)
+    np.testing.assert_array_equal(indices, expected.indices)
+    np.testing.assert_array_equal(data + 1.0, expected.data)
+    indptr, indices, data = cell_costs.finite_pattern(rng.random((3, 4)))
+    assert indptr[-1] == 12 and indices.size == data.size == 0
