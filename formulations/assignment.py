@@ -14,6 +14,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from tokenize import TokenError
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -474,20 +475,28 @@ def assignment_model(cost: np.ndarray, maximize: bool = False) -> pyo.ConcreteMo
     model.I = pyo.RangeSet(0, n - 1)
     model.J = pyo.RangeSet(0, m - 1)
     model.x = pyo.Var(model.I, model.J, domain=pyo.Binary)
-    model.row = pyo.Constraint(model.I, rule=lambda mdl, i: sum(mdl.x[i, j] for j in mdl.J) == 1)
-    if n == m:
-        model.col = pyo.Constraint(
-            model.J, rule=lambda mdl, j: sum(mdl.x[i, j] for i in mdl.I) == 1
-        )
-    else:
-        model.col = pyo.Constraint(
-            model.J, rule=lambda mdl, j: sum(mdl.x[i, j] for i in mdl.I) <= 1
-        )
+    model.row = pyo.Constraint(model.I, rule=_row_once)
+    model.col = pyo.Constraint(model.J, rule=_column_once if n == m else _column_at_most_once)
     model.cost = pyo.Objective(
         expr=sum(float(c[i, j]) * model.x[i, j] for i in model.I for j in model.J),
         sense=pyo.maximize if maximize else pyo.minimize,
     )
     return model
+
+
+def _row_once(mdl: pyo.ConcreteModel, i: int) -> Any:
+    """Row i is assigned exactly once."""
+    return sum(mdl.x[i, j] for j in mdl.J) == 1
+
+
+def _column_once(mdl: pyo.ConcreteModel, j: int) -> Any:
+    """Column j is assigned exactly once (a square matrix)."""
+    return sum(mdl.x[i, j] for i in mdl.I) == 1
+
+
+def _column_at_most_once(mdl: pyo.ConcreteModel, j: int) -> Any:
+    """Column j is assigned at most once (more columns than rows)."""
+    return sum(mdl.x[i, j] for i in mdl.I) <= 1
 
 
 def _check_args(n: int, m: int | None, seed: int, dtype: type, dense: bool = True

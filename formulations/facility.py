@@ -11,6 +11,8 @@ penalty, unmet demand is bought at that price per unit (only optimality cuts).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
@@ -107,13 +109,21 @@ def extensive_model(inst: FacilityInstance) -> pyo.ConcreteModel:
     m.flow = pyo.Var(range(ns), range(nf), range(nc), domain=pyo.NonNegativeReals)
     m.unmet = pyo.Var(range(ns), range(nc), domain=pyo.NonNegativeReals,
                       bounds=(0, 0) if inst.penalty is None else (0, None))
-    m.meet = pyo.Constraint(range(ns), range(nc), rule=lambda m, s, i: sum(
-        m.flow[s, j, i] for j in range(nf)) + m.unmet[s, i] == inst.demand[s, i])
-    m.capacity = pyo.Constraint(range(ns), range(nf), rule=lambda m, s, j: sum(
-        m.flow[s, j, i] for i in range(nc)) <= inst.capacity[j] * m.open[j])
+    m.meet = pyo.Constraint(range(ns), range(nc), rule=partial(_meet, nf, inst.demand))
+    m.capacity = pyo.Constraint(range(ns), range(nf), rule=partial(_capacity, nc, inst.capacity))
     m.cost = pyo.Objective(expr=sum(inst.fixed[j] * m.open[j] for j in range(nf)) + sum(
         _scenario_cost(inst, m.flow, m.unmet, s) for s in range(ns)) / ns)
     return m
+
+
+def _meet(nf: int, demand: np.ndarray, m: pyo.ConcreteModel, s: int, i: int) -> Any:
+    """Scenario s: customer i's demand is served or left unmet."""
+    return sum(m.flow[s, j, i] for j in range(nf)) + m.unmet[s, i] == demand[s, i]
+
+
+def _capacity(nc: int, capacity: np.ndarray, m: pyo.ConcreteModel, s: int, j: int) -> Any:
+    """Scenario s: facility j serves within its capacity, and only when open."""
+    return sum(m.flow[s, j, i] for i in range(nc)) <= capacity[j] * m.open[j]
 
 
 def _scenario_cost(inst: FacilityInstance, flow: pyo.Var, unmet: pyo.Var, s: int):
@@ -121,6 +131,21 @@ def _scenario_cost(inst: FacilityInstance, flow: pyo.Var, unmet: pyo.Var, s: int
     nf, nc, _ = inst.shape
     serve = sum(inst.cost[j, i] * flow[s, j, i] for j in range(nf) for i in range(nc))
     return serve + (inst.penalty or 0.0) * sum(unmet[s, i] for i in range(nc))
+
+
+def _at_least(least: np.ndarray, _m: pyo.ConcreteModel, s: int) -> tuple[float, None]:
+    """Bounds of the master's estimate of scenario s: at least what it can cost."""
+    return float(least[s]), None
+
+
+def _sub_meet(nf: int, demand: np.ndarray, sp: pyo.ConcreteModel, i: int) -> Any:
+    """A scenario subproblem: customer i's demand (this scenario's row) served or unmet."""
+    return sum(sp.flow[j, i] for j in range(nf)) + sp.unmet[i] == demand[i]
+
+
+def _sub_capacity(nc: int, capacity: np.ndarray, sp: pyo.ConcreteModel, j: int) -> Any:
+    """A scenario subproblem: facility j serves within its capacity times its opening."""
+    return sum(sp.flow[j, i] for i in range(nc)) <= capacity[j] * sp.open[j]
 
 
 def benders_models(inst: FacilityInstance) -> tuple[pyo.ConcreteModel, list]:
@@ -134,7 +159,7 @@ def benders_models(inst: FacilityInstance) -> tuple[pyo.ConcreteModel, list]:
     m = pyo.ConcreteModel(name="facility_master")
     m.open = pyo.Var(range(nf), domain=pyo.Binary)
     least = inst.demand @ np.minimum(inst.cost.min(axis=0), 0.0)  # flows into i <= d[s, i]
-    m.estimate = pyo.Var(range(ns), bounds=lambda _m, s: (float(least[s]), None))
+    m.estimate = pyo.Var(range(ns), bounds=partial(_at_least, least))
     m.cost = pyo.Objective(expr=sum(inst.fixed[j] * m.open[j] for j in range(nf))
                            + sum(m.estimate.values()) / ns)
     subs = []
@@ -144,10 +169,8 @@ def benders_models(inst: FacilityInstance) -> tuple[pyo.ConcreteModel, list]:
         sp.flow = pyo.Var(range(nf), range(nc), domain=pyo.NonNegativeReals)
         sp.unmet = pyo.Var(range(nc), domain=pyo.NonNegativeReals,
                            bounds=(0, 0) if inst.penalty is None else (0, None))
-        sp.meet = pyo.Constraint(range(nc), rule=lambda sp, i, s=s: sum(
-            sp.flow[j, i] for j in range(nf)) + sp.unmet[i] == inst.demand[s, i])
-        sp.capacity = pyo.Constraint(range(nf), rule=lambda sp, j: sum(
-            sp.flow[j, i] for i in range(nc)) <= inst.capacity[j] * sp.open[j])
+        sp.meet = pyo.Constraint(range(nc), rule=partial(_sub_meet, nf, inst.demand[s]))
+        sp.capacity = pyo.Constraint(range(nf), rule=partial(_sub_capacity, nc, inst.capacity))
         sp.cost = pyo.Objective(expr=sum(inst.cost[j, i] * sp.flow[j, i] for j in range(nf)
                                          for i in range(nc))
                                 + (inst.penalty or 0.0) * sum(sp.unmet.values()))

@@ -18,6 +18,7 @@ ratio cut (or cut); `mip_objective` recomputes that value from the labels.
 from __future__ import annotations
 
 import numbers
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -98,24 +99,13 @@ def fair_clustering_mip(
     m.E = pyo.RangeSet(0, len(edges) - 1)
     m.S = pyo.RangeSet(0, share.size - 1)
     m.x = pyo.Var(m.N, m.C, domain=pyo.Binary)
-    m.assign = pyo.Constraint(m.N, rule=lambda m, i: sum(m.x[i, c] for c in m.C) == 1)
-    m.nonempty = pyo.Constraint(m.C, rule=lambda m, c: sum(m.x[i, c] for i in m.N) >= 1)
+    m.assign = pyo.Constraint(m.N, rule=_one_cluster)
+    m.nonempty = pyo.Constraint(m.C, rule=_nonempty)
     for i in range(n):
         for c in range(i + 1, k):
             m.x[i, c].fix(0)
-
-    def size(m: pyo.ConcreteModel, c: int) -> Any:
-        return sum(m.x[i, c] for i in m.N)
-
-    def members(m: pyo.ConcreteModel, c: int, s: int) -> Any:
-        return sum(m.x[i, c] for i in np.flatnonzero(codes == s).tolist())
-
-    m.fair_low = pyo.Constraint(
-        m.C, m.S, rule=lambda m, c, s: members(m, c, s) >= (share[s] - tolerance) * size(m, c)
-    )
-    m.fair_high = pyo.Constraint(
-        m.C, m.S, rule=lambda m, c, s: members(m, c, s) <= (share[s] + tolerance) * size(m, c)
-    )
+    m.fair_low = pyo.Constraint(m.C, m.S, rule=partial(_fair_low, codes, share, tolerance))
+    m.fair_high = pyo.Constraint(m.C, m.S, rule=partial(_fair_high, codes, share, tolerance))
     _add_cut_indicators(m, edges)
     if objective == "cut":
         m.objective = pyo.Objective(expr=sum(m.cut[c] for c in m.C) / 2)
@@ -124,16 +114,59 @@ def fair_clustering_mip(
     return m
 
 
+def _one_cluster(m: pyo.ConcreteModel, i: int) -> Any:
+    """Node i lies in exactly one cluster."""
+    return sum(m.x[i, c] for c in m.C) == 1
+
+
+def _nonempty(m: pyo.ConcreteModel, c: int) -> Any:
+    """Cluster c holds some node."""
+    return sum(m.x[i, c] for i in m.N) >= 1
+
+
+def _cluster_size(m: pyo.ConcreteModel, c: int) -> Any:
+    """How many nodes cluster c holds."""
+    return sum(m.x[i, c] for i in m.N)
+
+
+def _members(codes: np.ndarray, m: pyo.ConcreteModel, c: int, s: int) -> Any:
+    """How many nodes of group s cluster c holds."""
+    return sum(m.x[i, c] for i in np.flatnonzero(codes == s).tolist())
+
+
+def _fair_low(codes: np.ndarray, share: np.ndarray, tolerance: float, m: pyo.ConcreteModel,
+              c: int, s: int) -> Any:
+    """Group s's share of cluster c at least its share of all nodes less `tolerance`."""
+    return _members(codes, m, c, s) >= (share[s] - tolerance) * _cluster_size(m, c)
+
+
+def _fair_high(codes: np.ndarray, share: np.ndarray, tolerance: float, m: pyo.ConcreteModel,
+               c: int, s: int) -> Any:
+    """Group s's share of cluster c at most its share of all nodes plus `tolerance`."""
+    return _members(codes, m, c, s) <= (share[s] + tolerance) * _cluster_size(m, c)
+
+
 def _add_cut_indicators(m: pyo.ConcreteModel, edges: list[tuple[int, int, float]]) -> None:
     """y[e, c] >= |x[i, c] - x[j, c]|: edge e = (i, j) leaves cluster c; cut[c] its weight."""
     m.y = pyo.Var(m.E, m.C, domain=pyo.NonNegativeReals)
-    m.cut_out = pyo.Constraint(
-        m.E, m.C, rule=lambda m, e, c: m.y[e, c] >= m.x[edges[e][0], c] - m.x[edges[e][1], c]
-    )
-    m.cut_in = pyo.Constraint(
-        m.E, m.C, rule=lambda m, e, c: m.y[e, c] >= m.x[edges[e][1], c] - m.x[edges[e][0], c]
-    )
-    m.cut = pyo.Expression(m.C, rule=lambda m, c: sum(edges[e][2] * m.y[e, c] for e in m.E))
+    m.cut_out = pyo.Constraint(m.E, m.C, rule=partial(_cut_out, edges))
+    m.cut_in = pyo.Constraint(m.E, m.C, rule=partial(_cut_in, edges))
+    m.cut = pyo.Expression(m.C, rule=partial(_cut_weight, edges))
+
+
+def _cut_out(edges: list[tuple[int, int, float]], m: pyo.ConcreteModel, e: int, c: int) -> Any:
+    """y[e, c] >= x[i, c] - x[j, c] for edge e = (i, j)."""
+    return m.y[e, c] >= m.x[edges[e][0], c] - m.x[edges[e][1], c]
+
+
+def _cut_in(edges: list[tuple[int, int, float]], m: pyo.ConcreteModel, e: int, c: int) -> Any:
+    """y[e, c] >= x[j, c] - x[i, c] for edge e = (i, j)."""
+    return m.y[e, c] >= m.x[edges[e][1], c] - m.x[edges[e][0], c]
+
+
+def _cut_weight(edges: list[tuple[int, int, float]], m: pyo.ConcreteModel, c: int) -> Any:
+    """The weight of the edges leaving cluster c."""
+    return sum(edges[e][2] * m.y[e, c] for e in m.E)
 
 
 def _add_ratio_cut_objective(
@@ -148,17 +181,33 @@ def _add_ratio_cut_objective(
     m.Z = pyo.Set(initialize=sizes, ordered=True)
     m.z = pyo.Var(m.C, m.Z, domain=pyo.Binary)
     m.ys = pyo.Var(m.E, m.C, m.Z, domain=pyo.NonNegativeReals)
-    m.one_size = pyo.Constraint(m.C, rule=lambda m, c: (
-        sum(m.z[c, s] for s in m.Z) == 1) if sizes else pyo.Constraint.Skip)
-    m.size_link = pyo.Constraint(m.C, rule=lambda m, c: (
-        sum(m.x[i, c] for i in m.N) == sum(s * m.z[c, s] for s in m.Z)))
-    m.at_size = pyo.Constraint(m.E, m.C, m.Z, rule=lambda m, e, c, s: (
-        m.ys[e, c, s] >= m.y[e, c] - (1 - m.z[c, s])))
-    m.some_size = pyo.Constraint(m.E, m.C, rule=lambda m, e, c: (
-        sum(m.ys[e, c, s] for s in m.Z) >= m.y[e, c]))
+    m.one_size = pyo.Constraint(m.C, rule=partial(_one_size, sizes))
+    m.size_link = pyo.Constraint(m.C, rule=_size_link)
+    m.at_size = pyo.Constraint(m.E, m.C, m.Z, rule=_at_size)
+    m.some_size = pyo.Constraint(m.E, m.C, rule=_some_size)
     m.objective = pyo.Objective(expr=sum(
         edges[e][2] / s * m.ys[e, c, s] for e in m.E for c in m.C for s in m.Z
     ))
+
+
+def _one_size(sizes: list[int], m: pyo.ConcreteModel, c: int) -> Any:
+    """Cluster c takes exactly one admissible size (no row when none is admissible)."""
+    return (sum(m.z[c, s] for s in m.Z) == 1) if sizes else pyo.Constraint.Skip
+
+
+def _size_link(m: pyo.ConcreteModel, c: int) -> Any:
+    """Cluster c's node count equals its chosen size."""
+    return sum(m.x[i, c] for i in m.N) == sum(s * m.z[c, s] for s in m.Z)
+
+
+def _at_size(m: pyo.ConcreteModel, e: int, c: int, s: int) -> Any:
+    """ys[e, c, s] >= y[e, c] when cluster c has size s."""
+    return m.ys[e, c, s] >= m.y[e, c] - (1 - m.z[c, s])
+
+
+def _some_size(m: pyo.ConcreteModel, e: int, c: int) -> Any:
+    """The size copies of edge e's cut indicator cover it."""
+    return sum(m.ys[e, c, s] for s in m.Z) >= m.y[e, c]
 
 
 def mip_objective(model: pyo.ConcreteModel, labels: np.ndarray) -> float:

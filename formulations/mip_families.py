@@ -12,6 +12,8 @@ clique inequalities, Colombi et al. GISP) in simplified, dependency-free form.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -59,9 +61,7 @@ def setcover(size: int, seed: int = 0, density: float = 0.05) -> pyo.ConcreteMod
     m = pyo.ConcreteModel(name="setcover")
     m.J = pyo.RangeSet(0, n_cols - 1)
     m.x = pyo.Var(m.J, domain=pyo.Binary)
-    m.cover = pyo.Constraint(
-        range(n_rows), rule=lambda m, i: sum(m.x[j] for j in np.flatnonzero(a[i])) >= 1
-    )
+    m.cover = pyo.Constraint(range(n_rows), rule=partial(_cover_row, a))
     m.cost = pyo.Objective(expr=sum(float(cost[j]) * m.x[j] for j in m.J))
     return m
 
@@ -95,8 +95,7 @@ def cauction(size: int, seed: int = 0) -> pyo.ConcreteModel:
         for i in bundle:
             holders[i].append(b)
     m.item = pyo.Constraint(
-        [i for i in range(n_items) if holders[i]],
-        rule=lambda m, i: sum(m.x[b] for b in holders[i]) <= 1,
+        [i for i in range(n_items) if holders[i]], rule=partial(_at_most_one, holders)
     )
     m.revenue = pyo.Objective(
         expr=sum(prices[b] * m.x[b] for b in m.B), sense=pyo.maximize
@@ -130,9 +129,7 @@ def indset(size: int, seed: int = 0, affinity: int = 4) -> pyo.ConcreteModel:
     m.V = pyo.RangeSet(0, size - 1)
     m.x = pyo.Var(m.V, domain=pyo.Binary)
     cliques = _clique_cover(graph)
-    m.clique = pyo.Constraint(
-        range(len(cliques)), rule=lambda m, k: sum(m.x[v] for v in cliques[k]) <= 1
-    )
+    m.clique = pyo.Constraint(range(len(cliques)), rule=partial(_at_most_one, cliques))
     m.size = pyo.Objective(expr=sum(m.x[v] for v in m.V), sense=pyo.maximize)
     return m
 
@@ -164,13 +161,10 @@ def fcnf(size: int, seed: int = 0, p: float = 0.15) -> pyo.ConcreteModel:
     m.A = pyo.Set(initialize=arcs, dimen=2)
     m.f = pyo.Var(m.A, domain=pyo.NonNegativeReals)
     m.y = pyo.Var(m.A, domain=pyo.Binary)
-    m.open = pyo.Constraint(m.A, rule=lambda m, u, v: m.f[u, v] <= cap[u, v] * m.y[u, v])
-    m.balance = pyo.Constraint(
-        range(size),
-        rule=lambda m, n: sum(m.f[n, v] for v in graph.successors(n))
-        - sum(m.f[u, n] for u in graph.predecessors(n))
-        == float(supply[n]),
-    )
+    m.open = pyo.Constraint(m.A, rule=partial(_arc_open, cap))
+    out = [list(graph.successors(n)) for n in range(size)]
+    into = [list(graph.predecessors(n)) for n in range(size)]
+    m.balance = pyo.Constraint(range(size), rule=partial(_flow_balance, out, into, supply))
     m.cost = pyo.Objective(
         expr=sum(var_cost[e] * m.f[e] + fix_cost[e] * m.y[e] for e in arcs)
     )
@@ -192,10 +186,7 @@ def mknapsack(size: int, seed: int = 0, n_dims: int = 5) -> pyo.ConcreteModel:
     m = pyo.ConcreteModel(name="mknapsack")
     m.I = pyo.RangeSet(0, size - 1)
     m.x = pyo.Var(m.I, domain=pyo.Binary)
-    m.capacity = pyo.Constraint(
-        range(n_dims),
-        rule=lambda m, d: sum(float(weights[d, i]) * m.x[i] for i in m.I) <= capacity[d],
-    )
+    m.capacity = pyo.Constraint(range(n_dims), rule=partial(_knapsack_row, weights, capacity))
     m.value = pyo.Objective(
         expr=sum(round(float(values[i]), 2) * m.x[i] for i in m.I), sense=pyo.maximize
     )
@@ -219,16 +210,52 @@ def gisp(size: int, seed: int = 0, p: float = 0.3, alpha: float = 0.25) -> pyo.C
     m.E2 = pyo.Set(initialize=removable, dimen=2)
     m.x = pyo.Var(m.V, domain=pyo.Binary)
     m.y = pyo.Var(m.E2, domain=pyo.Binary)
-    m.hard = pyo.Constraint(
-        pyo.Set(initialize=fixed, dimen=2), rule=lambda m, u, v: m.x[u] + m.x[v] <= 1
-    )
-    m.soft = pyo.Constraint(m.E2, rule=lambda m, u, v: m.x[u] + m.x[v] - m.y[u, v] <= 1)
+    m.hard = pyo.Constraint(pyo.Set(initialize=fixed, dimen=2), rule=_hard_edge)
+    m.soft = pyo.Constraint(m.E2, rule=_soft_edge)
     m.profit = pyo.Objective(
         expr=sum(float(revenue[v]) * m.x[v] for v in m.V)
         - sum(cost[e] * m.y[e] for e in removable),
         sense=pyo.maximize,
     )
     return m
+
+
+def _cover_row(a: np.ndarray, m: pyo.ConcreteModel, i: int) -> Any:
+    """Set cover row i: some column covering it is chosen."""
+    return sum(m.x[j] for j in np.flatnonzero(a[i])) >= 1
+
+
+def _at_most_one(groups: list[list[int]], m: pyo.ConcreteModel, k: int) -> Any:
+    """At most one of the binaries in groups[k] (an item's bids, a clique's nodes)."""
+    return sum(m.x[v] for v in groups[k]) <= 1
+
+
+def _arc_open(cap: dict[tuple[int, int], float], m: pyo.ConcreteModel, u: int, v: int) -> Any:
+    """Flow on arc (u, v) only when it is open, up to its capacity."""
+    return m.f[u, v] <= cap[u, v] * m.y[u, v]
+
+
+def _flow_balance(out: list[list[int]], into: list[list[int]], supply: np.ndarray,
+                  m: pyo.ConcreteModel, n: int) -> Any:
+    """Flow out of node n less flow into it equals its supply."""
+    return (sum(m.f[n, v] for v in out[n]) - sum(m.f[u, n] for u in into[n])
+            == float(supply[n]))
+
+
+def _knapsack_row(weights: np.ndarray, capacity: np.ndarray, m: pyo.ConcreteModel,
+                  d: int) -> Any:
+    """Dimension d's weight of the chosen items within its capacity."""
+    return sum(float(weights[d, i]) * m.x[i] for i in m.I) <= capacity[d]
+
+
+def _hard_edge(m: pyo.ConcreteModel, u: int, v: int) -> Any:
+    """A fixed GISP edge: not both ends chosen."""
+    return m.x[u] + m.x[v] <= 1
+
+
+def _soft_edge(m: pyo.ConcreteModel, u: int, v: int) -> Any:
+    """A removable GISP edge: both ends chosen only when it is removed (y = 1)."""
+    return m.x[u] + m.x[v] - m.y[u, v] <= 1
 
 
 FAMILIES: dict[str, Builder] = {

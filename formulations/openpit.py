@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
@@ -169,10 +170,15 @@ def openpit_mip(model: BlockModel) -> pyo.ConcreteModel:
     m.x = pyo.Var(m.B, domain=pyo.Binary)
     arcs = [(int(p), int(s)) for p, s in model.arcs()]
     m.ARCS = pyo.Set(initialize=arcs, dimen=2)
-    m.precedence = pyo.Constraint(m.ARCS, rule=lambda m, p, s: m.x[s] <= m.x[p])
+    m.precedence = pyo.Constraint(m.ARCS, rule=_precedence)
     v = model.flat_values
     m.value = pyo.Objective(expr=sum(float(v[b]) * m.x[b] for b in m.B), sense=pyo.maximize)
     return m
+
+
+def _precedence(m: pyo.ConcreteModel, p: int, s: int) -> Any:
+    """Block s is mined only when its predecessor p is."""
+    return m.x[s] <= m.x[p]
 
 
 def _qubo(model: BlockModel, weights: np.ndarray, mu: np.ndarray, margin: float, form: str):

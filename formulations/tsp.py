@@ -556,21 +556,32 @@ def tsp_mip(dist: np.ndarray, subtour: str = "mtz") -> pyo.ConcreteModel:
     m.N = pyo.RangeSet(0, n - 1)
     m.A = pyo.Set(initialize=[(i, j) for i in range(n) for j in range(n) if i != j], dimen=2)
     m.x = pyo.Var(m.A, domain=pyo.Binary)
-    m.out_degree = pyo.Constraint(
-        m.N, rule=lambda m, i: sum(m.x[i, j] for j in range(n) if j != i) == 1
-    )
-    m.in_degree = pyo.Constraint(
-        m.N, rule=lambda m, j: sum(m.x[i, j] for i in range(n) if i != j) == 1
-    )
+    m.out_degree = pyo.Constraint(m.N, rule=functools.partial(_out_degree, n))
+    m.in_degree = pyo.Constraint(m.N, rule=functools.partial(_in_degree, n))
     if subtour == "mtz":
         m.U = pyo.RangeSet(1, n - 1)
         m.u = pyo.Var(m.U, bounds=(1, n - 1))
         m.mtz = pyo.Constraint(
             [(i, j) for i in range(1, n) for j in range(1, n) if i != j],
-            rule=lambda m, i, j: m.u[i] - m.u[j] + (n - 1) * m.x[i, j] <= n - 2,
+            rule=functools.partial(_mtz_row, n),
         )
     m.length = pyo.Objective(expr=sum(float(d[i, j]) * m.x[i, j] for i, j in m.A))
     return m
+
+
+def _out_degree(n: int, m: pyo.ConcreteModel, i: int) -> Any:
+    """City i is left exactly once."""
+    return sum(m.x[i, j] for j in range(n) if j != i) == 1
+
+
+def _in_degree(n: int, m: pyo.ConcreteModel, j: int) -> Any:
+    """City j is entered exactly once."""
+    return sum(m.x[i, j] for i in range(n) if i != j) == 1
+
+
+def _mtz_row(n: int, m: pyo.ConcreteModel, i: int, j: int) -> Any:
+    """Miller-Tucker-Zemlin order: arc (i, j) taken puts j after i."""
+    return m.u[i] - m.u[j] + (n - 1) * m.x[i, j] <= n - 2
 
 
 def tour_from_model(model: pyo.ConcreteModel) -> list[int]:
