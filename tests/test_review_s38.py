@@ -37,7 +37,7 @@ def _optimum(c: np.ndarray, maximize: bool = False) -> float:
 @pytest.mark.parametrize("n", [60, 300])  # the one-call small path and the kernel path
 @pytest.mark.parametrize("maximize", [False, True])
 def test_duals_worse_than_column_reduction_start_cold(n: int, maximize: bool) -> None:
-    """Duals 10% of the range off took up to 150x the cold time; they are set aside and the
+    """Duals 10% of the range off took up to 60x the cold time; they are set aside and the
     solve is the cold one, step for step."""
     c = generate("uniform", n, seed=4)
     cold = solve_lap(c, maximize=maximize)

@@ -155,7 +155,7 @@ def solve_lap(
     They are not used (cold solve, `warm=False`, the reason in `info["prediction"]`) when
     there are more rows than columns, when dense square duals bound the optimum below JV's
     column reduction (sum_j min_i c_ij: a cold start is closer, and such duals took up to
-    150x the cold time), or when padding sparse costs to a square would more
+    60x the cold time), or when padding sparse costs to a square would more
     than double their pattern (dense rectangular costs start unpadded,
     `warmstart.rectangular_warm_state`). `predictor` instead supplies
     them (`predict_duals` on the min-cost matrix, inference timed in `info`) for dense square

@@ -244,8 +244,8 @@ def below_column_reduction(u, v, low, lowarg, min_matched):
     solve would: its column reduction is kept (the column minima `low`, in rows `lowarg`,
     fall in `min_matched` of the rows or more) and bounds the optimum higher than they do
     (sum_j min_i c_ij against sum u + sum v, or theirs is not finite). JV's work grows with
-    the gap its start leaves: such duals took up to 150x the cold time (4000 x 4000 uniform
-    costs, duals 10% of the range off: 3391 augmentations against 205). Where the reduction
+    the gap its start leaves: such duals took up to 60x the cold time (4000 x 4000 uniform
+    costs, duals 10% of the range off: 3361 augmentations against 205). Where the reduction
     is dropped (low-rank costs) cold JV starts from zero duals and any warm start is kept."""
     n = u.size
     hit = np.zeros(n, np.bool_)
@@ -263,7 +263,7 @@ def tight_matching_pays(v, second, col4row, share):
     beyond the greedy one (each column's Min-Trick row): a row that match left free is that
     minimum in no column, so each augmenting path starts at a column tight on a second row
     (`second`, its second least reduced cost, within round-off of v_j). From noisy duals
-    such columns are rare and the two passes would buy nothing."""
+    such columns are rare and the extra pass over the costs would buy nothing."""
     n = col4row.size
     free = np.count_nonzero(col4row < 0)
     if free <= share * n:
