@@ -327,7 +327,8 @@ def as_csr(cost: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
     pointer whose length does not match the shape is left to `_check_structure` to name),
     else a copy.
 
-    Dtypes follow the dense rules (real numbers only: no bool, no complex). The stored
+    Dtypes follow the dense rules (real numbers only: no bool, no complex), except that
+    float32 data are held as float64 (the sparse kernels take one type). The stored
     entries of every format are the allowed pairs, explicit zeros included; a DIA matrix
     stores every in-bounds position of its diagonals (as its `nnz` counts them).
     """
