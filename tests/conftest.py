@@ -56,6 +56,17 @@ def predict_any_size(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(solver, "PREDICT_MIN_ROWS", 1)
 
 
+@pytest.fixture
+def duals_reach_the_certificate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep square warm starts whose dual bound lies below JV's column reduction (they are
+    set aside for a cold start since session 38), so tests of the warm certificate can hand
+    it adversarial duals on small matrices (the kernel path: the one-call path is compiled)."""
+    from coplug.plugins.lap import small, warmstart
+
+    monkeypatch.setattr(small, "MAX_ENTRIES", 0)
+    monkeypatch.setattr(warmstart, "below_column_reduction", lambda u, v, low: False)
+
+
 def assignment_model(cost: np.ndarray) -> pyo.ConcreteModel:
     """Square assignment MIP: min sum c_ij x_ij, one per row and one per column."""
     n = cost.shape[0]

@@ -73,6 +73,7 @@ def _square(max_side: int = 16):
 
 
 @pytest.mark.usefixtures("predict_any_size")
+@pytest.mark.usefixtures("duals_reach_the_certificate")
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(_square(), st.data())

@@ -475,6 +475,7 @@ def test_a_row_named_like_highs_own_row_names_is_said_so(tmp_path: Any) -> None:
     assert solve_file(path, solver="scip").status.value == "infeasible"
 
 
+@pytest.mark.usefixtures("duals_reach_the_certificate")
 def test_warm_duals_far_past_the_costs_fall_back_to_an_exact_cold_solve() -> None:
     """Duals 2e16 on costs 1e15 + 2..8 erased the costs' low digits: 4 above the optimum
     came back certified (the guard allowed duals up to 16 n max|c|)."""

@@ -48,17 +48,22 @@ def solve(c, u0, warm, arr_passes, min_matched, steps_per_row):
         if np.isnan(scale):
             return col4row, u, v, 0, 0, scale, gap, False
         low, lowarg, second = record
-        if warm and warmstart.below_column_reduction(u, v, low, lowarg, min_matched):
-            warm = False
-            set_aside = True
-            u[:] = 0.0
-            v[:] = low
-            argmin[:] = lowarg
-        warmstart.match_argmins(argmin, col4row, row4col)
+        if warm and warmstart.below_column_reduction(u, v, low):
+            cold_u, cold_col4row, cold_row4col = np.zeros(n), col4row.copy(), row4col.copy()
+            warmstart.match_argmins(lowarg, cold_col4row, cold_row4col)
+            warmstart.tighten_and_match(c, cold_u, low, cold_col4row, cold_row4col,
+                                        np.full(n, -1, np.int64))
+            if np.count_nonzero(cold_col4row >= 0) >= min_matched * n:  # as cold JV keeps it
+                warm = False
+                set_aside = True
+                u, v, col4row, row4col = cold_u, low, cold_col4row, cold_row4col
+        if not set_aside:
+            warmstart.match_argmins(argmin, col4row, row4col)
         if warm and warmstart.tight_matching_pays(v, second, col4row,
                                                   warmstart.TIGHT_MATCH_MIN_FREE):
             warmstart.match_tight_edges(c, u, v, col4row, row4col, scale)
-        warmstart.tighten_and_match(c, u, v, col4row, row4col, np.full(n, -1, np.int64))
+        if not set_aside:
+            warmstart.tighten_and_match(c, u, v, col4row, row4col, np.full(n, -1, np.int64))
         matched = np.count_nonzero(col4row >= 0)
         reduced = warm or matched >= min_matched * n
         if not reduced:

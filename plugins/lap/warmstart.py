@@ -27,6 +27,12 @@ COLUMN_REDUCTION_MIN_MATCHED = 0.5
 # costs): a solve's own duals left 10-20% of the rows to shortest-path searches along the
 # tight edges, 167 at 2000 x 2000 uniform costs, up to 3.5x the cold solve's time.
 TIGHT_MATCH_MIN_FREE = 0.01
+# ... along edges tight within this many ulps of their terms, under the strict warm
+# certificate's 8 per row: at KEEP_TIGHT_ULPS Hopcroft-Karp took edges 64 ulps off where an
+# exactly tight perfect matching existed, the row duals rose by that slack, and a solve's own
+# duals on costs tied to 5e-14 failed the certificate (54 of 72). Exact edges alone left 412
+# of 2000 rows to augment on transport costs (35 at this tolerance).
+TIGHT_MATCH_REL = 4 * float(np.finfo(np.float64).eps)
 
 
 @kernel
@@ -199,8 +205,10 @@ def warm_state(
     if np.isnan(scale):
         return (u, v, np.full(n, -1, np.int64), np.full(m, -1, np.int64)), float(scale), False
     low, lowarg, second = record
-    if below_column_reduction(u, v, low, lowarg, COLUMN_REDUCTION_MIN_MATCHED):
-        return _reduced(c, np.zeros(n), low, lowarg), float(scale), True
+    if below_column_reduction(u, v, low):
+        cold = _reduced(c, np.zeros(n), low, lowarg)
+        if np.count_nonzero(cold[2] >= 0) >= COLUMN_REDUCTION_MIN_MATCHED * n:
+            return cold, float(scale), True
     if start is None:
         start = np.full(n, -1, np.int64)
     col4row = np.full(n, -1, np.int64)
@@ -239,20 +247,14 @@ def _reduced(c: np.ndarray, u: np.ndarray, v: np.ndarray, argmin: np.ndarray
 
 
 @kernel
-def below_column_reduction(u, v, low, lowarg, min_matched):
-    """Whether feasible square duals (u, v) start JV further from the optimum than a cold
-    solve would: its column reduction is kept (the column minima `low`, in rows `lowarg`,
-    fall in `min_matched` of the rows or more) and bounds the optimum higher than they do
-    (sum_j min_i c_ij against sum u + sum v, or theirs is not finite). JV's work grows with
-    the gap its start leaves: such duals took up to 60x the cold time (4000 x 4000 uniform
-    costs, duals 10% of the range off: 3361 augmentations against 205). Where the reduction
-    is dropped (low-rank costs) cold JV starts from zero duals and any warm start is kept."""
-    n = u.size
-    hit = np.zeros(n, np.bool_)
-    for j in range(lowarg.size):
-        hit[lowarg[j]] = True
-    if np.count_nonzero(hit) < min_matched * n:
-        return False
+def below_column_reduction(u, v, low):
+    """Whether feasible square duals (u, v) bound the optimum below JV's column reduction
+    (sum u + sum v against sum_j min_i c_ij, `low` the column minima), or not finitely: JV's
+    work grows with the gap its start leaves, and such duals took up to 60x the cold time
+    (4000 x 4000 uniform costs, duals 10% of the range off: 3361 augmentations against 205).
+    They are set aside where cold JV keeps its column reduction (it matches
+    COLUMN_REDUCTION_MIN_MATCHED of the rows); where it drops it (low-rank costs) it starts
+    from zero duals, the bound says nothing of its work, and the duals are kept."""
     bound = u.sum() + v.sum()
     return not bound >= low.sum()
 
@@ -315,9 +317,10 @@ def tight_edges(c, u, v, rel, scale):
 
 @kernel
 def match_tight_edges(c, u, v, col4row, row4col, scale):
-    """Replace the partial matching by a maximum matching of the tight edges
-    (`cardinality.maximum_matching`) when that one matches more rows; `scale` is max |c_ij|."""
-    indptr, indices = tight_edges(c, u, v, TIGHT_REL, scale)
+    """Replace the partial matching by a maximum matching of the tight edges, within
+    TIGHT_MATCH_REL (`cardinality.maximum_matching`), when that one matches more rows;
+    `scale` is max |c_ij|."""
+    indptr, indices = tight_edges(c, u, v, TIGHT_MATCH_REL, scale)
     matched = maximum_matching(indptr, indices, c.shape[1])
     if np.count_nonzero(matched >= 0) > np.count_nonzero(col4row >= 0):
         col4row[:] = -1
