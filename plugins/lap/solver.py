@@ -281,7 +281,8 @@ def _why_cold(c: Any, transposed: bool, asked: bool) -> str | None:
         return "more rows than columns (solved transposed, cold)"
     n, m = c.shape
     if sp.issparse(c) and (m - n) * m > c.nnz:
-        return f"{n}x{m} is too wide to pad to a square warm start"
+        return (f"{n}x{m} is too wide: padding it to a square warm start would add "
+                f"{(m - n) * m} entries, more than its {c.nnz} stored pairs")
     return None
 
 
