@@ -196,8 +196,7 @@ class SparseCosts:
                       np.empty(m, np.int64), np.empty(e), np.empty(e, np.int64))
 
     def root(self, time_limit: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """`CellCosts.root` by a sparse `solve_lap` (whose certificate and kernels read the
-        CSR's int64 arrays, not another copy)."""
+        """`CellCosts.root` by a sparse `solve_lap`."""
         solution = solve_lap(self.csr, row_duals=self.start_duals, time_limit=time_limit)
         u = np.asarray(solution.row_duals, dtype=np.float64).copy()
         v = np.empty(self.size)

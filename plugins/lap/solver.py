@@ -535,9 +535,8 @@ def _solve_dense(
     if u0 is not None:
         if n == m:
             state, scale, set_aside = warmstart.warm_state(c, u0, start)
-            if set_aside:
-                solved = _solve_dense(c, None, arr_passes, deadline,
-                                      _kept_reduction(state, scale))
+            if set_aside:  # `state` is a column reduction cold JV keeps
+                solved = _solve_dense(c, None, arr_passes, deadline, (state, scale, True))
                 return solved._replace(prediction=f"skipped: {DUALS_SET_ASIDE}")
             u, v, col4row, row4col = state
         else:
