@@ -17,6 +17,7 @@ from coplug.formulations.bbo.llm_proposer import (
     LLMConfig,
     LLMEndpointError,
     LLMProposer,
+    completions_url,
     extract_program,
 )
 from coplug.formulations.bbo.proposers import Scored
@@ -41,6 +42,12 @@ def _reply(kind: str, k: int) -> tuple[int, str]:
     if kind == "error":
         return 500, "overloaded"
     raise AssertionError(kind)
+
+
+_ERRORS = {"unauthorized": (401, "Incorrect API key provided", {}),
+           "notfound": (404, "The model `stub-x` does not exist", {}),
+           "ratelimit": (429, "Rate limit reached", {"Retry-After": "1"}),
+           "ratelimit_long": (429, "Rate limit reached", {"Retry-After": "3600"})}
 
 
 class _Stub(ThreadingHTTPServer):
@@ -93,6 +100,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(200)
             self.end_headers()
             self.wfile.write(b"[" * 100_000 + b"]" * 100_000)
+            return
+        if kind in _ERRORS:  # an error status with an OpenAI-style error body
+            status, message, headers = _ERRORS[kind]
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(json.dumps({"error": {"message": message}}).encode())
             return
         status, text = _reply(kind, k)
         payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}]})
@@ -230,3 +245,103 @@ def test_a_reply_nested_past_the_recursion_limit_is_counted_as_bad(stub: _Stub) 
     """It ended the run with json's RecursionError and a traceback."""
     programs, proposer = _two_proposals(stub, timeout=5.0)
     assert len(programs) == 1 and proposer.stats["failed_bad_response"] == 1
+
+
+def test_a_fence_before_a_long_run_of_spaces_is_read_in_linear_time() -> None:
+    """The fence regex backtracked quadratically: 32k spaces took 5 s, a 4 MB reply a day."""
+    start = time.perf_counter()
+    assert extract_program("```" + " " * 400_000 + "\nsum(x)\n```") == "sum(x)\n"
+    assert extract_program("```" + " " * 400_000 + "x") == ""  # a fence tagged x, empty
+    assert extract_program("```program\n" + "\t" * 400_000).strip() == ""
+    assert time.perf_counter() - start < 2.0
+
+
+def test_the_program_block_is_taken_over_later_blocks_and_open_fences_count() -> None:
+    reply = "```program\nsum(x ** 2)\n```\nWhy it works:\n```\nbasins\n```"
+    assert extract_program(reply) == "sum(x ** 2)\n"
+    assert extract_program("Here:\n```program\nz = x - 1\nsum(z ** 2)") == "z = x - 1\nsum(z ** 2)"
+    assert extract_program("```sum(abs(x))```") == "sum(abs(x))"
+    assert extract_program("```program\nsum(x)```") == "sum(x)\n"
+
+
+def _proposer(stub: _Stub, **settings) -> LLMProposer:
+    settings = {"timeout": 5.0, "retries": 0, "backoff": 0.01} | settings
+    return LLMProposer(2, LLMConfig(base_url=f"http://127.0.0.1:{stub.server_port}/v1",
+                                    model="stub-x", **settings))
+
+
+_PARENT = [Scored(load("sum(x ** 2)", 2), 0.5, 0.1, "f1", (0.0,) * 7)]
+
+
+@pytest.mark.parametrize("stub", [["good", "unauthorized"]], indirect=True)
+def test_a_refused_key_mid_run_stops_the_run_naming_the_key(stub: _Stub) -> None:
+    """A revoked key was counted as a failure on every later proposal, the run exiting 0."""
+    proposer = _proposer(stub)
+    with pytest.raises(LLMEndpointError, match=r"HTTP 401.*Incorrect API key.*API key"):
+        proposer.propose(_PARENT, 3, np.random.default_rng(0), {})
+    assert len(stub.requests) == 2
+
+
+@pytest.mark.parametrize("stub", [["notfound"]], indirect=True)
+def test_a_missing_model_names_the_model_option_and_the_servers_words(stub: _Stub) -> None:
+    with pytest.raises(LLMEndpointError, match=r"404.*stub-x. does not exist.*--llm-model"):
+        _proposer(stub).propose(_PARENT, 1, np.random.default_rng(0), {})
+
+
+@pytest.mark.parametrize("stub", [["good", "error", "good", "error", "error", "error"]],
+                         indirect=True)
+def test_an_endpoint_failing_proposals_in_a_row_stops_the_run(stub: _Stub) -> None:
+    """After one answer every failure was only counted: a dead endpoint ran for hours."""
+    proposer = _proposer(stub, give_up_after=2)
+    with pytest.raises(LLMEndpointError, match=r"failed 2 proposal\(s\) in a row.*HTTP 500"):
+        proposer.propose(_PARENT, 10, np.random.default_rng(0), {})
+    assert len(stub.requests) == 5 and proposer.stats["failed_http_error"] == 3
+    with pytest.raises(InputError, match="give_up_after"):
+        LLMConfig(base_url="http://127.0.0.1:1/v1", model="m", give_up_after=0)
+
+
+@pytest.mark.parametrize("stub", [["ratelimit", "good"]], indirect=True)
+def test_retry_after_is_waited_for(stub: _Stub) -> None:
+    """429's Retry-After was ignored: the retry came after the 0.5 s backoff."""
+    start = time.perf_counter()
+    programs = _proposer(stub, retries=1).propose(_PARENT, 1, np.random.default_rng(0), {})
+    assert len(programs) == 1 and time.perf_counter() - start >= 0.95
+
+
+@pytest.mark.parametrize("stub", [["ratelimit_long", "good"]], indirect=True)
+def test_a_long_retry_after_is_capped(stub: _Stub, monkeypatch) -> None:
+    monkeypatch.setattr("coplug.formulations.bbo.llm_proposer.MAX_RETRY_AFTER", 0.2)
+    start = time.perf_counter()
+    programs = _proposer(stub, retries=1).propose(_PARENT, 1, np.random.default_rng(0), {})
+    assert len(programs) == 1 and 0.2 <= time.perf_counter() - start < 10.0
+
+
+@pytest.mark.parametrize("stub", [["huge"]], indirect=True)
+def test_an_oversized_first_reply_says_so(stub: _Stub, monkeypatch) -> None:
+    monkeypatch.setattr("coplug.formulations.bbo.llm_proposer.MAX_REPLY_BYTES", 1000)
+    with pytest.raises(LLMEndpointError, match="more than 1000 bytes"):
+        _proposer(stub).propose(_PARENT, 1, np.random.default_rng(0), {})
+
+
+def test_base_urls_with_credentials_fragments_or_queries() -> None:
+    with pytest.raises(InputError, match="password") as info:
+        LLMConfig(base_url="http://user:s3cret@127.0.0.1:8000/v1", model="m")
+    assert "s3cret" not in str(info.value) and "127.0.0.1:8000/v1" in str(info.value)
+    with pytest.raises(InputError, match="fragment"):
+        LLMConfig(base_url="http://127.0.0.1:8000/v1#top", model="m")
+    assert (completions_url("https://h.example/openai/v1/?api-version=2024-06-01")
+            == "https://h.example/openai/v1/chat/completions?api-version=2024-06-01")
+    assert completions_url("http://127.0.0.1:8000") == "http://127.0.0.1:8000/chat/completions"
+
+
+@pytest.mark.parametrize("stub", [["good", "good", "good", "unauthorized"]], indirect=True)
+def test_evolve_command_stopped_mid_run_keeps_finished_generations(stub: _Stub, tmp_path,
+                                                                   capsys) -> None:
+    run = tmp_path / "run"
+    assert main(["bbo", "evolve", "--proposer", "llm", "--llm-url",
+                 f"http://127.0.0.1:{stub.server_port}/v1", "--targets", "1", "--population",
+                 "3", "--generations", "3", "--budget", "30", "--seeds", "3", "--run-dir",
+                 str(run), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "HTTP 401" in err and "keeps the finished generations" in err and "\n" not in err
+    assert json.loads((run / "history.json").read_text())

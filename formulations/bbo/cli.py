@@ -200,10 +200,17 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     return 130 if cert.result.status is Status.INTERRUPTED else 0  # Ctrl-C, as coplug solve
 
 
+def _saved_since(run_dir: str | None, started: float) -> bool:
+    """Whether this run (begun at `started`) wrote its history into `run_dir`, not an
+    earlier run."""
+    history = Path(run_dir or "") / "history.json"
+    return run_dir is not None and history.is_file() and history.stat().st_mtime >= started - 1
+
+
 def _cmd_evolve(args: argparse.Namespace) -> int:
     from coplug.formulations.bbo.bbob import parse_fids
     from coplug.formulations.bbo.evolve import EvolutionConfig, evolve
-    from coplug.formulations.bbo.llm_proposer import LLMConfig, LLMProposer
+    from coplug.formulations.bbo.llm_proposer import LLMConfig, LLMEndpointError, LLMProposer
 
     given = [f"--llm-{name}" for name in ("url", "model", "timeout")
              if getattr(args, f"llm_{name}") is not None]
@@ -237,13 +244,16 @@ def _cmd_evolve(args: argparse.Namespace) -> int:
         result = evolve(config, proposer, run_dir=args.run_dir, extra_targets=extra,
                         progress=not args.quiet and on_terminal(), overwrite=args.overwrite)
     except KeyboardInterrupt:
-        history = Path(args.run_dir or "") / "history.json"  # this run's, not an earlier one's
-        kept = args.run_dir is not None and history.is_file() and (
-            history.stat().st_mtime >= started - 1)
-        print(f"run directory {args.run_dir} keeps the finished generations" if kept else
+        print(f"run directory {args.run_dir} keeps the finished generations"
+              if _saved_since(args.run_dir, started) else
               "interrupted before the first generation finished: nothing was saved",
               file=sys.stderr)
         raise
+    except LLMEndpointError as exc:  # an endpoint that died mid-run: say what is kept
+        if not _saved_since(args.run_dir, started):
+            raise
+        raise LLMEndpointError(f"{exc}; run directory {args.run_dir} keeps the finished "
+                               "generations") from None
     print(f"programs evaluated  {len(result.candidates)}")
     print(f"hypervolume         {result.hypervolume[0]:.4f} -> {result.hypervolume[-1]:.4f}")
     print(f"proposals           {result.rejections}")

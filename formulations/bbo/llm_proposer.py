@@ -4,11 +4,13 @@
 and the target landscape (the reflection step); every reply goes through the same
 validation as other proposals (`proposers.accept`), rejections counted by reason in
 `stats`. Each request runs under one deadline for the whole request. An endpoint that fails
-its very first request raises `LLMEndpointError` naming the URL.
+its very first request, refuses the key or the model (HTTP 401, 403, 404), or fails
+`give_up_after` proposals in a row raises `LLMEndpointError` naming the URL and the cause.
 """
 
 from __future__ import annotations
 
+import email.utils
 import http.client
 import json
 import math
@@ -23,6 +25,7 @@ import urllib.request
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from functools import partial
 from typing import Any
 
@@ -38,7 +41,8 @@ MAX_TIMEOUT = 1e9
 
 
 class LLMEndpointError(CoplugError, ConnectionError):
-    """The LLM endpoint never answered: unreachable, refusing, or not a chat-completions API."""
+    """The LLM endpoint cannot serve the run: unreachable, refusing the key or the model, not
+    a chat-completions API, or failing `give_up_after` proposals in a row."""
 
 
 GRAMMAR_HELP = f"""A benchmark program is a minimized objective over x, a vector of length DIM in a
@@ -64,6 +68,7 @@ class LLMConfig:
     backoff: float = 0.5
     temperature: float = 0.8
     max_tokens: int = 600
+    give_up_after: int = 5
 
     def __post_init__(self) -> None:
         """Reject settings no request could use, naming the option (before any request)."""
@@ -78,6 +83,9 @@ class LLMConfig:
             raise InputError(f"LLM backoff must be a non-negative number, got {self.backoff!r}")
         if not (isinstance(self.max_tokens, int) and self.max_tokens >= 1):
             raise InputError(f"LLM max_tokens must be a positive integer, got {self.max_tokens!r}")
+        if not (isinstance(self.give_up_after, int) and self.give_up_after >= 1):
+            raise InputError(f"LLM give_up_after must be a positive integer, got "
+                             f"{self.give_up_after!r}")
 
     @classmethod
     def from_env(cls, **overrides: Any) -> LLMConfig:
@@ -111,10 +119,25 @@ def _checked_base_url(url: Any) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InputError(f"LLM base URL {url!r} needs an http:// or https:// scheme and a "
                          f"host; {example}")
+    if parts.username is not None or parts.password is not None:  # never echo a password
+        bare = urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+        raise InputError(f"LLM base URL {bare!r} carries a user name or password: give the "
+                         "key in COPLUG_LLM_API_KEY (or OPENAI_API_KEY), not in the URL")
+    if parts.fragment:
+        raise InputError(f"LLM base URL {url!r} has a '#' fragment, which no endpoint "
+                         f"reads; {example}")
     if any(c.isspace() or not c.isprintable() for c in text):
         raise InputError(f"LLM base URL {url!r} contains spaces or control characters; "
                          f"{example}")
     return text
+
+
+def completions_url(base_url: str) -> str:
+    """The chat-completions URL under a base URL, its query kept at the end (an Azure-style
+    `?api-version=` had the path appended after it)."""
+    parts = urllib.parse.urlsplit(base_url)
+    return urllib.parse.urlunsplit(
+        parts._replace(path=parts.path.rstrip("/") + "/chat/completions"))
 
 
 class _Deadline:
@@ -242,7 +265,15 @@ def post_json(url: str, body: bytes, headers: dict[str, str], timeout: float) ->
         raise ValueError("the reply nests too deeply to parse") from None
 
 
-_FENCE = re.compile(r"```[ \t]*[\w+#.-]*[ \t]*\r?\n(.*?)```", re.S)
+_TAG = re.compile(r"[\w+#.-]*")
+
+# Longest wait a Retry-After header is granted before the next try.
+MAX_RETRY_AFTER = 60.0
+
+# HTTP statuses no retry or later request can mend: the key or the model is refused.
+_FATAL = {401: "check the API key (COPLUG_LLM_API_KEY or OPENAI_API_KEY)",
+          403: "check the API key (COPLUG_LLM_API_KEY or OPENAI_API_KEY)",
+          404: "check --llm-url and --llm-model (COPLUG_LLM_BASE_URL, COPLUG_LLM_MODEL)"}
 
 
 @dataclass
@@ -258,6 +289,7 @@ class LLMProposer:
     name: str = "llm"
     stats: Counter = field(default_factory=Counter)
     answered: bool = field(default=False, init=False)
+    failed_in_row: int = field(default=0, init=False)
 
     def propose(self, parents: Sequence[Scored], n: int, rng: np.random.Generator,
                 context: dict[str, Any] | None = None) -> list[Program]:
@@ -302,20 +334,22 @@ class LLMProposer:
                 {"role": "user", "content": "\n".join(lines)}]
 
     def _ask(self, messages: list[dict]) -> str | None:
-        """POST to /chat/completions with retries; None (counted) when every try fails, but
-        LLMEndpointError when the endpoint has never answered, so a wrong or dead URL stops
-        the run at its first request instead of counting failures for hours."""
+        """POST to /chat/completions with retries (waiting as long as a Retry-After asks, up
+        to MAX_RETRY_AFTER); None (counted) when every try fails, but LLMEndpointError when
+        the endpoint has never answered, refuses the key or the model, or has now failed
+        `give_up_after` proposals in a row: a dead endpoint stops the run instead of
+        counting failures for hours."""
         cfg = self.config
         body = json.dumps({"model": cfg.model, "messages": messages,
                            "temperature": cfg.temperature, "max_tokens": cfg.max_tokens}).encode()
         headers = {"Content-Type": "application/json"}
         if cfg.api_key:
             headers["Authorization"] = f"Bearer {cfg.api_key}"
-        url = cfg.base_url.rstrip("/") + "/chat/completions"
-        reason, detail, tries = "http_error", "", 0
+        url = completions_url(cfg.base_url)
+        reason, detail, tries, wait, hint = "http_error", "", 0, 0.0, ""
         for attempt in range(cfg.retries + 1):
             if attempt:
-                time.sleep(cfg.backoff * 2 ** (attempt - 1))
+                time.sleep(max(cfg.backoff * 2 ** (attempt - 1), wait))
             self.stats["requests"] += 1
             tries += 1
             try:
@@ -324,17 +358,25 @@ class LLMProposer:
             except (OSError, http.client.HTTPException, ValueError, KeyError, IndexError,
                     TypeError) as exc:
                 reason, detail, retry = _classify_failure(exc, cfg.timeout)
+                wait = _retry_after(exc)
+                hint = _FATAL.get(getattr(exc, "code", None), "")
                 if not retry:
                     break
                 continue
-            self.answered = True
+            self.answered, self.failed_in_row = True, 0
             return content
         self.stats[f"failed_{reason}"] += 1
+        self.failed_in_row += 1
+        if not hint:
+            hint = ("raise --llm-timeout or check" if reason == "timeout" else "check") + \
+                " --llm-url or COPLUG_LLM_BASE_URL"
         if not self.answered:
-            hint = "raise --llm-timeout or check" if reason == "timeout" else "check"
             raise LLMEndpointError(f"LLM endpoint {url} did not answer the first request "
-                                   f"({detail}; {tries} tries): {hint} --llm-url or "
-                                   "COPLUG_LLM_BASE_URL")
+                                   f"({detail}; {tries} tries): {hint}")
+        if hint in _FATAL.values() or self.failed_in_row >= cfg.give_up_after:
+            raise LLMEndpointError(f"LLM endpoint {url} failed {self.failed_in_row} "
+                                   f"proposal(s) in a row after answering earlier ({detail}; "
+                                   f"{tries} tries for the last): {hint}")
         return None
 
 
@@ -344,10 +386,52 @@ def _reply_text(content: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
+def _retry_after(exc: Exception) -> float:
+    """Seconds an HTTP error's Retry-After header asks to wait (seconds or an HTTP date),
+    capped at MAX_RETRY_AFTER; 0 where it names none."""
+    headers = getattr(exc, "headers", None) if isinstance(exc, urllib.error.HTTPError) else None
+    value = headers.get("Retry-After") if headers is not None else None
+    if not value:
+        return 0.0
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return 0.0
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        seconds = (when - datetime.now(timezone.utc)).total_seconds()
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER) if math.isfinite(seconds) else 0.0
+
+
+def _server_message(exc: urllib.error.HTTPError) -> str:
+    """The error an endpoint put in its reply body ({"error": {"message": ...}} or text),
+    on one line and short; empty when it gave none."""
+    try:
+        raw = exc.read(4096)
+    except (OSError, http.client.HTTPException, AttributeError, ValueError):
+        return ""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else ""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        data = text
+    if isinstance(data, dict):
+        error = data.get("error", data.get("message", data.get("detail", "")))
+        data = error.get("message", "") if isinstance(error, dict) else error
+    words = " ".join(str(data).split())
+    words = "".join(c for c in words if c.isprintable())
+    return words[:200] + ("..." if len(words) > 200 else "")
+
+
 def _classify_failure(exc: Exception, timeout: float) -> tuple[str, str, bool]:
     """(stats reason, readable detail, worth retrying) for one failed request."""
     if isinstance(exc, urllib.error.HTTPError):
-        return "http_error", f"HTTP {exc.code} {exc.reason}", exc.code >= 500 or exc.code == 429
+        said = _server_message(exc)
+        detail = f"HTTP {exc.code} {exc.reason}" + (f": {said}" if said else "")
+        return "http_error", detail, exc.code >= 500 or exc.code == 429
     if isinstance(exc, TimeoutError) or (isinstance(exc, urllib.error.URLError)
                                          and isinstance(exc.reason, TimeoutError)):
         return "timeout", f"no complete reply within {timeout:g} s", True
@@ -364,12 +448,49 @@ def _classify_failure(exc: Exception, timeout: float) -> tuple[str, str, bool]:
         return "http_error", f"broken HTTP reply ({type(exc).__name__}: {exc})", True
     if isinstance(exc, OSError):
         return "http_error", f"connection failed: {exc}", True
+    if isinstance(exc, json.JSONDecodeError):
+        return "bad_response", "the reply is not JSON", False
+    if isinstance(exc, ValueError):  # post_json's own: too large, nested too deeply
+        return "bad_response", str(exc), False
     return "bad_response", "the reply is not chat-completions JSON", False
 
 
+def fenced_blocks(reply: str) -> list[tuple[str, str]]:
+    """(tag, text) of each ``` block in a reply, in order, read line by line: a regex over
+    the reply backtracked quadratically on a fence before a long run of spaces (32k spaces:
+    5 s). A block closes at a line ending in ```; one the reply leaves open (cut off at
+    max_tokens) runs to its end; ```sum(x)``` on one line is a block too."""
+    blocks: list[tuple[str, str]] = []
+    tag: str | None = None  # None: outside a block
+    body: list[str] = []
+    for line in reply.splitlines(keepends=True):
+        text = line.strip()
+        if tag is None:
+            if not text.startswith("```"):
+                continue
+            rest = text[3:].strip()
+            if rest.endswith("```"):
+                blocks.append(("", rest[:-3].strip()))
+            elif _TAG.fullmatch(rest):
+                tag, body = rest.lower(), []
+            else:
+                tag, body = "", [rest + "\n"]
+        elif text.endswith("```"):
+            last = text[:-3].rstrip()
+            blocks.append((tag, "".join(body) + (last + "\n" if last else "")))
+            tag = None
+        else:
+            body.append(line)
+    if tag is not None:
+        blocks.append((tag, "".join(body)))
+    return blocks
+
+
 def extract_program(reply: str) -> str | None:
-    """The program in a chat reply: the last fenced block, else the whole (stripped) reply."""
-    blocks = _FENCE.findall(reply)
-    if blocks:
-        return blocks[-1]
+    """The program in a chat reply: the last ```program block (the tag the prompt asks
+    for), else the last fenced block, else the whole (stripped) reply."""
+    blocks = fenced_blocks(reply)
+    tagged = [text for tag, text in blocks if tag == "program"]
+    if tagged or blocks:
+        return (tagged or [text for _, text in blocks])[-1]
     return reply.strip() or None
