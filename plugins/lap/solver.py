@@ -124,7 +124,7 @@ class _Solved(NamedTuple):
 
 class DualPredictor(Protocol):
     """What `solve_lap(..., predictor=...)` calls: row duals for a dense min-cost matrix with
-    no more rows than columns (e.g. `coplug.learned.rowdualnet.RowDualNet`)."""
+    no more rows than columns, passed read-only (e.g. `coplug.learned.rowdualnet.RowDualNet`)."""
 
     def predict_duals(self, c: np.ndarray) -> np.ndarray: ...
 
@@ -414,7 +414,7 @@ def _solve_predicted(
             solved = _solve_dense(c, None, arr_passes, deadline, reduction)
             return solved._replace(prediction=f"skipped: {why}")
     tick = time.perf_counter()
-    predicted = predictor.predict_duals(c)
+    predicted = predictor.predict_duals(_read_only(c))
     if predicted is None:
         raise InputError(f"predictor {type(predictor).__name__}.predict_duals returned None")
     u0 = _check_duals(predicted, n, "predictor's row duals")
@@ -429,6 +429,15 @@ def _solve_predicted(
     sparse_s = time.perf_counter() - tick
     solved = _solve_dense(c, refined.u, arr_passes, deadline, start=refined.col4row)
     return _predicted(solved, inference)._replace(sparse_augs=refined.augs, sparse_s=sparse_s)
+
+
+def _read_only(c: np.ndarray) -> np.ndarray:
+    """A view of the working matrix (often the caller's own) that a predictor cannot write:
+    one normalising it in place had the solve certify the altered costs (cost 204 for 1205)
+    and changed the caller's array."""
+    view = c.view()
+    view.flags.writeable = False
+    return view
 
 
 def _predicted(solved: _Solved, inference: float) -> _Solved:
