@@ -33,6 +33,7 @@ _LP_FIRST_WORD = re.compile(rb"\A(?:[ \t]*(?:\\[^\n]*)?\r?\n)*[ \t]*([A-Za-z]+)"
 _INFINITE_BOUND = re.compile(rb"(?i)[ \t][-+]?inf(?:inity)?[ \t]*\r?$", re.M)
 # The columns SCIP's LP and MPS readers add for a quadratic objective (its epigraph).
 SCIP_READER_COLUMNS = frozenset({"quadobjvar", "qmatrixvar"})
+_USER_CUTS = re.compile(rb"^[ \t]*user[ \t]*cuts?[ \t]*\r?$", re.M | re.I)
 _SCIP_READER_NAMES = re.compile(rb"(?<![\w.])(%s)(?![\w.])" % "|".join(
     sorted(SCIP_READER_COLUMNS)).encode())
 _LP_FIRST_TOKEN = re.compile(rb"\A(?:[ \t]*(?:\\[^\n]*)?\r?\n)*[ \t]*([^\s\\]+)")
@@ -458,12 +459,44 @@ def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
     if _NEGATIVE_UP.search(bounds):
         _refuse_crossed_bounds(scip, path)
         _refuse_lost_upper(scip, path, bounds)
-    unnamed = _UNNAMED_BOUND.search(bounds)
-    if unnamed is not None and not _is_lp(path):
-        raise InputError(f"{path.name}: the BOUNDS line {unnamed.group(0).strip().decode()!r} "
-                         "has no bound-set name: SCIP's reader reads its first word as that "
-                         "name and drops the bound; give the line a name (` UP BND x 5`) or "
-                         "solve with solver='highs'")
+    if not _is_lp(path):
+        _refuse_value_as_column(scip, path, bounds)
+
+
+def _refuse_value_as_column(scip: Any, path: Path, bounds: bytes) -> None:
+    """An InputError for a BOUNDS line with no bound-set name whose value SCIP's reader took
+    for a column (` LO x -5`: it read x as the set name and made a column '-5', leaving x
+    at [0, inf]; a value such as 5 or .5 it reads as written, so that line is kept)."""
+    lines = _UNNAMED_BOUND.findall(bounds)
+    names = {var.name for var in scip.getVars()} if lines else set()
+    for line in lines:
+        words = line.split()
+        if len(words) >= 3 and words[2].decode(errors="replace") in names:
+            raise InputError(f"{path.name}: the BOUNDS line {line.strip().decode()!r} has no "
+                             "bound-set name: SCIP's reader took its value for a column and "
+                             "dropped the bound; give the line a name (` UP BND x 5`) or "
+                             "solve with solver='highs'")
+
+
+def enforce_user_cuts(scip: Any, path: Path, text: bytes) -> None:
+    """Check and enforce every row of an LP file with a User Cuts section: SCIP's reader
+    gives the row before that header the cuts' flags (neither checked nor enforced), and
+    `c1: x + y <= 10` followed by User Cuts came back 'optimal' 100 at a point breaking
+    it. User cuts must be valid, so enforcing them too keeps the optimum."""
+    if not _is_lp(path) or _USER_CUTS.search(text) is None:
+        return
+    for cons in scip.getConss():
+        scip.setCheck(cons, True)
+        scip.setEnforced(cons, True)
+
+
+def reader_columns(scip: Any) -> set[int]:
+    """The columns (as `Variable.ptr()`) SCIP's readers add that the file does not hold: a
+    quadratic objective's epigraph variable and each indicator row's slack (`indslack_c1`
+    had joined the solution)."""
+    slacks = {scip.getSlackVarIndicator(cons).ptr() for cons in scip.getConss()
+              if cons.getConshdlrName() == "indicator"}
+    return slacks | {var.ptr() for var in scip.getVars() if var.name in SCIP_READER_COLUMNS}
 
 
 def _integer_past_binary(scip: Any) -> None:

@@ -29,12 +29,13 @@ from coplug.plugins.errors import (
     UnsupportedModelError,
 )
 from coplug.plugins.file_reading import (
-    SCIP_READER_COLUMNS,
     check_highs_read,
     check_scip_read,
     checked_text,
+    enforce_user_cuts,
     highs_read,
     names_in_utf8,
+    reader_columns,
     scip_readable,
 )
 from coplug.plugins.highs_backend import (
@@ -151,6 +152,7 @@ def scip_read(path: Path, tee: bool = False) -> Any:
                      if "ERROR: " in line), str(exc))
         raise InputError(f"SCIP cannot read {path.name}: {said}") from exc
     check_scip_read(scip, path, text)
+    enforce_user_cuts(scip, path, text)
     _scip_refuse_nan(scip, path, text)
     return scip
 
@@ -241,6 +243,7 @@ def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any
     scip = scip_read(path, tee)
     if scip.getNVars() == 0:  # SCIP's LP reader takes some garbage as an empty problem
         raise InputError(f"{path.name} defines no variables: is it an MPS or LP model?")
+    added = reader_columns(scip)
     _set_scip_params(scip, time_limit, params)
     if progress is not None:
         progress.attach(scip, None)
@@ -252,7 +255,7 @@ def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any
     check_nonlinear_optimum(scip, result)
     check_integral_rows(scip, result, rows)
     if result.has_solution:
-        best, variables = scip.getBestSol(), _file_variables(scip)
+        best, variables = scip.getBestSol(), _file_variables(scip, added)
         names = [var.name for var in variables]
         _load_values(result, names, [scip.getSolVal(best, var) for var in variables],
                      [k for k, var in enumerate(variables)
@@ -261,10 +264,10 @@ def _solve_file_scip(path: Path, time_limit: float | None, params: dict[str, Any
     return result
 
 
-def _file_variables(scip: Any) -> list[Any]:
-    """SCIP's variables less the epigraph variable its reader adds for a quadratic objective:
-    the file has no such variable (`check_scip_read` refuses a file naming a column so)."""
-    return [var for var in scip.getVars() if var.name not in SCIP_READER_COLUMNS]
+def _file_variables(scip: Any, added: set[int]) -> list[Any]:
+    """SCIP's variables less those its reader `added` (`reader_columns`: the file has no
+    such variable; `check_scip_read` refuses a file naming a column as the epigraph's)."""
+    return [var for var in scip.getVars() if var.ptr() not in added]
 
 
 def _refuse_miqp(highs: Any, path: Path) -> None:

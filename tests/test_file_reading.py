@@ -369,15 +369,24 @@ def test_scip_refuses_a_bounds_line_without_a_set_name(tmp_path: Path) -> None:
     assert solve_file(named, solver="scip").objective == pytest.approx(-5)
 
 
-@pytest.mark.parametrize("line", [" MI           x", " BV           x",
-                                  " UP           x                   2 $ note"])
-def test_scip_refuses_other_bounds_lines_without_a_set_name(tmp_path: Path, line: str) -> None:
-    """` MI x`, ` BV x` and a value followed by a `$` comment: SCIP took x for the set name
-    and dropped the bound ('optimal' 10.5 where HiGHS reads the file as written)."""
-    text = ("NAME T\nROWS\n N  obj\n L  c1\nCOLUMNS\n    x  obj  1  c1  1\n"
-            "RHS\n    RHS  c1  4\nBOUNDS\n" + line + "\nENDATA\n")
-    with pytest.raises(InputError, match="has no bound-set name"):
-        solve_file(_file(tmp_path, "unnamed.mps", text), solver="scip")
+@pytest.mark.parametrize("line", [" MI           x", " BV           x", " UP x 2 $ note",
+                                  " UP           x                   2 $ note", " UP x .5",
+                                  " LO           x                   -5", " UP x 1e1"])
+def test_scip_reads_bounds_lines_without_a_set_name_as_highs_does(tmp_path: Path,
+                                                                   line: str) -> None:
+    """` MI x`, ` BV x`, ` UP x 2 $ note`: SCIP reads these as written, and they were
+    refused (a fixed-format file from the probe); only a value SCIP takes for a column
+    (` LO x -5`, ` UP x 1e1`) is refused, and the file then solves with HiGHS."""
+    text = ("NAME T\nROWS\n N  obj\n G  c1\nCOLUMNS\n    x  obj  -1  c1  1\n"
+            "RHS\n    RHS  c1  -20\nBOUNDS\n" + line + "\nENDATA\n")
+    path = _file(tmp_path, "unnamed.mps", text)
+    highs = solve_file(path, solver="highs")
+    if line.split()[-1] in ("-5", "1e1"):
+        with pytest.raises(InputError, match="took its value for a column"):
+            solve_file(path, solver="scip")
+        return
+    scip = solve_file(path, solver="scip")
+    assert (scip.status, scip.objective) == (highs.status, highs.objective)
 
 
 def test_a_column_named_like_a_bound_type_is_no_unnamed_bound(tmp_path: Path) -> None:

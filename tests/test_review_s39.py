@@ -38,3 +38,36 @@ def test_a_predictor_cannot_write_into_the_cost_matrix(maximize: bool) -> None:
     rows, cols = linear_sum_assignment(original, maximize=maximize)
     assert solved.cost == pytest.approx(original[rows, cols].sum(), rel=1e-12)
     assert np.array_equal(c, original) and c.flags.writeable
+
+
+_USER_CUTS = {
+    "cut.lp": "Maximize\n obj: x + y\nSubject To\n c1: x + y <= 10\nUser Cuts\n u1: x <= 10\n"
+              "Bounds\n x <= 50\n y <= 50\nEnd\n",
+    "lazy_cut.lp": "Maximize\n obj: x + y\nSubject To\n c1: x <= 50\nLazy Constraints\n"
+                   " l1: x + y <= 10\nUser Cuts\n u1: x <= 10\nBounds\n y <= 50\nEnd\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_USER_CUTS))
+def test_rows_before_a_user_cuts_section_are_enforced(tmp_path, name: str) -> None:
+    """SCIP's LP reader gave the row before `User Cuts` the cuts' flags: 'optimal' 100 (and
+    25) at points breaking c1 (l1); the optimum is 10."""
+    from coplug.plugins.files import solve_file
+
+    path = tmp_path / name
+    path.write_text(_USER_CUTS[name])
+    result = solve_file(path, solver="scip")
+    assert result.status.value == "optimal" and result.objective == pytest.approx(10.0)
+    values = result.values
+    assert values["x"] + values["y"] <= 10.0 + 1e-6
+
+
+def test_indicator_slacks_are_not_reported_as_file_columns(tmp_path) -> None:
+    """`indslack_c1`, the slack SCIP adds for an indicator row, joined the solution."""
+    from coplug.plugins.files import solve_file
+
+    path = tmp_path / "ind.lp"
+    path.write_text("Maximize\n obj: x + b\nSubject To\n c1: b = 1 -> x <= 3\n c2: x <= 10\n"
+                    "Binary\n b\nEnd\n")
+    result = solve_file(path, solver="scip")
+    assert result.objective == pytest.approx(10.0) and sorted(result.values) == ["b", "x"]
