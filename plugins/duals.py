@@ -132,7 +132,9 @@ def _read_lp(model: pyo.Block, quadratic_ok: bool, known_terms: Mapping[int, Lin
     lp.variables = _variables(lp)
     for var in lp.variables:
         if not var.is_continuous():
-            return None, f"variable {var.name!r} is integer (a MIP has no LP duals)"
+            return None, (f"variable {var.name!r} is integer (a MIP has no LP duals; with "
+                          "solver='scip' or 'highs', mip_duals='fixed' gives those of its "
+                          "fixed LP)")
     return lp, ""
 
 

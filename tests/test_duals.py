@@ -162,7 +162,9 @@ def test_mip_leaves_suffixes_empty_with_a_reason(solver: str) -> None:
     assert len(m.dual) == 0  # the LP's duals of the earlier solve are gone
     assert result.extra["duals"] == {"loaded": False,
                                      "reason": "variable 'x[a]' is integer (a MIP has no "
-                                               "LP duals)"}
+                                               "LP duals; with solver='scip' or 'highs', "
+                                               "mip_duals='fixed' gives those of its fixed "
+                                               "LP)"}
 
 
 @pytest.mark.parametrize("solver", SOLVERS)

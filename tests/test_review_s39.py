@@ -71,3 +71,17 @@ def test_indicator_slacks_are_not_reported_as_file_columns(tmp_path) -> None:
                     "Binary\n b\nEnd\n")
     result = solve_file(path, solver="scip")
     assert result.objective == pytest.approx(10.0) and sorted(result.values) == ["b", "x"]
+
+
+def test_the_mip_duals_warning_points_to_mip_duals_fixed() -> None:
+    import pyomo.environ as pyo
+
+    from coplug.plugins import solve
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.NonNegativeIntegers, bounds=(0, 5))
+    m.c = pyo.Constraint(expr=2 * m.x <= 7)
+    m.o = pyo.Objective(expr=m.x, sense=pyo.maximize)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    with pytest.warns(UserWarning, match="mip_duals='fixed' gives those of its fixed LP"):
+        assert solve(m, solver="highs").objective == pytest.approx(3.0)
