@@ -635,9 +635,12 @@ def _sides(part: bipartite.Component, cons: list[_Unit]) -> tuple[list[int], lis
     senses_b = {cons[k].sense for k in side_b}
     for side, senses in ((side_a, senses_a), (side_b, senses_b)):
         if len(senses) > 1:
+            first = {}  # each sense's first constraint on this side (not `name`: the other's)
+            for k in sorted(side):
+                first.setdefault(cons[k].sense, cons[k].name)
+            shown = ", ".join(f"{first[sense]!r} is sum(x) {sense} 1" for sense in sorted(first))
             raise UnsupportedModelError(
-                f"constraint {_family(cons, side)} around {name!r} mixes senses "
-                f"({', '.join(sorted(senses))}) on one side; {_TAKES}"
+                f"constraint {_family(cons, side)} mixes senses on one side ({shown}); {_TAKES}"
             )
     (sense_a,), (sense_b,) = senses_a, senses_b
     if sense_a == sense_b == "<=":
