@@ -42,6 +42,8 @@ from pyomo.contrib.solver.common.util import (
 )
 from pyomo.core.base.block import BlockData
 from pyomo.core.base.var import VarData
+from pyomo.opt import SolverStatus as LegacyStatus
+from pyomo.opt import TerminationCondition as LegacyCondition
 from pyomo.util.vars_from_expressions import get_vars_from_components
 
 from coplug.plugins.bridge import available_solvers, check_model, solve
@@ -279,6 +281,24 @@ class LegacyCoplugSolver(LegacySolverWrapper):
         finally:
             self.config.reset()
             self.config.set_value(saved)
+
+    def _map_results(self, model: BlockData, results: Results) -> tuple[Any, Any]:
+        """Pyomo's mapping, except where Pyomo's vocabulary has no word for the stop: a point
+        with no verdict (a solution limit, or SCIP's wrong 'infeasible' overturned) reads
+        ok / `feasible`, and a memory limit aborted / `resourceInterrupt`. Both had read
+        unknown / `unknown`, which `m.solutions.load_from` refuses and GDPopt's subproblem
+        handler raises on."""
+        legacy_results, legacy_soln = super()._map_results(model, results)
+        status = results.extra_info.coplug.get("status")
+        if results.termination_condition is not TerminationCondition.unknown:
+            return legacy_results, legacy_soln
+        if status == Status.FEASIBLE.value:
+            legacy_results.solver.status = LegacyStatus.ok
+            legacy_results.solver.termination_condition = LegacyCondition.feasible
+        elif status == Status.MEMORY_LIMIT.value:
+            legacy_results.solver.status = LegacyStatus.aborted
+            legacy_results.solver.termination_condition = LegacyCondition.resourceInterrupt
+        return legacy_results, legacy_soln
 
     def _solution_handler(self, load_solutions: bool, model: BlockData, results: Results,
                           legacy_results: Any, legacy_soln: Any) -> Any:

@@ -85,3 +85,36 @@ def test_the_mip_duals_warning_points_to_mip_duals_fixed() -> None:
     m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
     with pytest.warns(UserWarning, match="mip_duals='fixed' gives those of its fixed LP"):
         assert solve(m, solver="highs").objective == pytest.approx(3.0)
+
+
+def _knapsack_30():
+    import pyomo.environ as pyo
+
+    rng = np.random.default_rng(1)
+    weights = rng.integers(5, 41, size=30)
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(30), domain=pyo.Binary)
+    m.c = pyo.Constraint(expr=sum(int(weights[i]) * m.x[i] for i in range(30)) <= 200)
+    m.o = pyo.Objective(expr=sum(int(weights[i] + i % 5) * m.x[i] for i in range(30)),
+                        sense=pyo.maximize)
+    return m, weights
+
+
+@pytest.mark.parametrize("name, options", [("coplug_scip", {"limits/solutions": 1}),
+                                           ("coplug_highs", {"mip_max_improving_sols": 1})])
+def test_a_legacy_result_with_a_point_and_no_verdict_loads(name: str, options: dict) -> None:
+    """A solution-limit stop read unknown / unknown in the legacy results, which
+    `m.solutions.load_from` refuses (GDPopt and MindtPy load that way)."""
+    import pyomo.environ as pyo
+    from pyomo.opt import SolverStatus, TerminationCondition
+
+    import coplug.plugins  # noqa: F401 - registers the factories
+
+    m, weights = _knapsack_30()
+    results = pyo.SolverFactory(name).solve(m, load_solutions=False, options=options)
+    assert results.solver.status is SolverStatus.ok
+    assert results.solver.termination_condition is TerminationCondition.feasible
+    m.solutions.load_from(results)
+    assert all(m.x[i].value is not None for i in range(30))  # loaded
+    chosen = [i for i in range(30) if m.x[i].value > 0.5]
+    assert sum(weights[chosen]) <= 200
