@@ -145,8 +145,9 @@ def generate(name: str, n: int, seed: int = 0, **kwargs) -> np.ndarray:
 
 def load_costs(path: str | Path, square: bool = False) -> np.ndarray | sp.csr_matrix:
     """Dense costs from .npy, .csv/.txt matrix, or an OR-Library file (assign100.txt to
-    assign800.txt, assignp800.txt to assignp5000.txt: names `_ORLIB_NAME` matches); sparse
-    costs (stored entries allowed, the rest forbidden) from a scipy.sparse .npz file."""
+    assign800.txt, assignp800.txt to assignp5000.txt: names `_ORLIB_NAME` matches, whose
+    first line holds n alone); sparse costs (stored entries allowed, the rest forbidden)
+    from a scipy.sparse .npz file."""
     square = check_flag(square, "square")
     path = Path(path).expanduser()
     if not path.exists():
@@ -158,7 +159,7 @@ def load_costs(path: str | Path, square: bool = False) -> np.ndarray | sp.csr_ma
         return _load_npz(path, square)
     if suffix == ".npy":
         c = _load_npy(path)
-    elif _ORLIB_NAME.match(path.name) and suffix in (".txt", ""):
+    elif _ORLIB_NAME.match(path.name) and suffix in (".txt", "") and _orlib_header(path):
         c = _exact_integers(path, load_orlib(path), orlib=True)
     elif suffix in (".csv", ".txt"):
         c = _exact_integers(path, _load_csv(path))
@@ -173,6 +174,17 @@ def load_costs(path: str | Path, square: bool = False) -> np.ndarray | sp.csr_ma
 # OR-Library's file names: assign100 ... assign800 and assignp800 ... assignp5000 (any
 # assignp* name too); assignment_costs.txt and the like stay plain matrices.
 _ORLIB_NAME = re.compile(r"assign(p|\d)", re.IGNORECASE)
+
+
+def _orlib_header(path: Path) -> bool:
+    """Whether the file's first non-blank line holds one token, as an OR-Library file's n
+    does: a 5 x 10 matrix named assignproblem.txt was read as n = 7 (its first cost) and
+    the next 49 costs, with no word."""
+    with path.open("rb") as lines:
+        for line in lines:
+            if line.strip():
+                return len(line.split()) == 1
+    return True  # empty: load_orlib names it
 
 
 def load_orlib(path: str | Path) -> np.ndarray:

@@ -118,3 +118,22 @@ def test_a_legacy_result_with_a_point_and_no_verdict_loads(name: str, options: d
     assert all(m.x[i].value is not None for i in range(30))  # loaded
     chosen = [i for i in range(30) if m.x[i].value > 0.5]
     assert sum(weights[chosen]) <= 200
+
+
+@pytest.mark.parametrize("name", ["costs_5x10.txt", "assignproblem.txt", "assign2024.txt"])
+def test_a_matrix_under_an_or_library_name_stays_a_matrix(tmp_path, name: str) -> None:
+    """Its first cost, 7, was taken for n and the next 49 costs read as a 7 x 7 matrix."""
+    from coplug.formulations.assignment import load_costs
+
+    rows = [[7, *range(1, 10)]] + [list(range(1 + r, 11 + r)) for r in range(4)]
+    path = tmp_path / name
+    path.write_text("\n".join(" ".join(map(str, row)) for row in rows) + "\n")
+    assert np.array_equal(load_costs(path), np.array(rows, dtype=float))
+
+
+def test_an_or_library_file_is_still_read_as_one(tmp_path) -> None:
+    from coplug.formulations.assignment import load_costs
+
+    path = tmp_path / "assign3.txt"
+    path.write_text(" 3\n 4 1 3 2 0\n 5 3 2\n 2\n")
+    assert np.array_equal(load_costs(path), [[4, 1, 3], [2, 0, 5], [3, 2, 2]])
