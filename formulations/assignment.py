@@ -180,11 +180,14 @@ def _orlib_header(path: Path) -> bool:
     """Whether the file's first non-blank line holds one token, as an OR-Library file's n
     does: a 5 x 10 matrix named assignproblem.txt was read as n = 7 (its first cost) and
     the next 49 costs, with no word."""
-    with path.open("rb") as lines:
-        for line in lines:
-            if line.strip():
-                return len(line.split()) == 1
-    return True  # empty: load_orlib names it
+    try:
+        with path.open(encoding="utf-8-sig", errors="replace") as lines:  # as _read_text
+            for line in lines:
+                if line.strip():
+                    return len(line.split()) == 1
+    except OSError:
+        pass  # load_orlib names it
+    return True
 
 
 def load_orlib(path: str | Path) -> np.ndarray:
