@@ -351,6 +351,11 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     has_solution = info.primal_solution_status == 2 and status is not Status.UNBOUNDED
     if status is Status.UNKNOWN and not has_solution and \
             highs.getModelStatus() in _highs_errors():
+        if any(value != 0 for value in highs.getModel().hessian_.value_):
+            raise UnsupportedModelError(
+                f"HiGHS stopped on {path.name}'s quadratic objective (model status "
+                f"{highs.modelStatusToString(highs.getModelStatus())!r}): it takes convex "
+                "ones only (minimized, or concave maximized); use solver='scip'")
         raise SolverError(f"HiGHS stopped with an error (model status "
                           f"{highs.modelStatusToString(highs.getModelStatus())!r}); rerun "
                           "with tee=True for its log")

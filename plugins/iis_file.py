@@ -126,12 +126,13 @@ def _explained_file(path: Path, time_limit: float | None, check_limit: int
                                   f"HiGHS found feasible too")
     if check_limit and len(members) > check_limit:
         members = highs.shrink(members, check_limit, deadline)
-    if len(members) <= check_limit and not highs.timed_out:
+    decided = not highs.undecided
+    if len(members) <= check_limit and not highs.timed_out and not highs.filtered:
         members, decided = highs.deletion_filter(members, deadline)
     if highs.timed_out:
         notes.append("the time limit ran out before the filter finished: the subsystem is "
                      "infeasible, and may keep members it does not need")
-    if highs.timed_out or len(members) > check_limit:
+    if highs.timed_out or (len(members) > check_limit and not highs.filtered):
         return highs.subsystem(members, None, notes)
     if not decided:
         notes.append("some checks stayed undecided (HiGHS and SCIP, 10 s each); those "
@@ -196,6 +197,10 @@ class _Highs:
         self.matrix = view.matrix
         self.highs.changeColsCost(lp.num_col_, np.arange(lp.num_col_, dtype=np.int32),
                                   np.zeros(lp.num_col_))
+        if self.highs.getModel().hessian_.dim_:  # feasibility only: a kept nonconvex Hessian
+            self.highs.passHessian(highspy.HighsHessian())  # left every check undecided
+        self.filtered = False  # `shrink` ended with a pass of one-member chunks
+        self.undecided = False  # a check of that pass stayed undecided
         self.highs.setOptionValue("time_limit", _CHECK_SECONDS)
         self.highs.clearSolver()
 
@@ -303,18 +308,22 @@ class _Highs:
                ) -> list[Member]:
         """While more than `limit` members remain, drop chunks of them (halving in size) whose
         absence leaves the rest infeasible: fewer checks than one per member. Past
-        `deadline` the rest are kept (`timed_out`)."""
+        `deadline` the rest are kept (`timed_out`). A finished pass of one-member chunks is
+        a deletion filter: its members are irreducible where its checks were decided
+        (`filtered`, `undecided`; 81 such members had been called too many to check)."""
         size = len(members) // 2
         with progress_bar(desc="explain_infeasible_file", unit="check", disable=None,
                           leave=False) as bar:
             while size >= 1 and len(members) > limit and not self.timed_out:
                 kept: list[Member] = []
+                self.undecided = False
                 for start in range(0, len(members), size):
                     bar.update()
                     self.keep_only(kept + members[start + size:])
                     if not self._still_infeasible(deadline):
                         kept += members[start:start + size]
                 members, size = kept, size // 2
+                self.filtered = size == 0 and not self.timed_out
         self.keep_only(members)
         return members
 
@@ -339,7 +348,9 @@ class _Highs:
         if left <= 0:
             self.timed_out = True
             return False
-        return bool(self.infeasible(left))
+        verdict = self.infeasible(left)
+        self.undecided = self.undecided or verdict is None
+        return bool(verdict)
 
     def deletion_filter(self, members: list[Member], deadline: float | None
                         ) -> tuple[list[Member], bool]:

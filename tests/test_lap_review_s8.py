@@ -140,9 +140,11 @@ def test_only_assignp_files_are_read_as_or_library(tmp_path) -> None:
     path.write_text("3 1 2 5 4\n6 7 8 2 1\n")
     assert load_costs(path).shape == (2, 5)
     orlib = tmp_path / "assignp_bad.txt"
-    orlib.write_text("4 1 3\n2 0 5\n3 2 2\n")
+    orlib.write_text("4\n1 3\n2 0 5\n3 2 2\n")  # n alone on its line: OR-Library's form
     with pytest.raises(InputError, match="OR-Library.*expected 4x4"):
         load_costs(orlib)
+    orlib.write_text("4 1 3\n2 0 5\n3 2 2\n")  # a matrix under that name stays one
+    assert np.array_equal(load_costs(orlib), [[4, 1, 3], [2, 0, 5], [3, 2, 2]])
 
 
 def test_spreadsheet_csv_with_byte_order_mark_and_npz_archives(tmp_path) -> None:

@@ -137,3 +137,47 @@ def test_an_or_library_file_is_still_read_as_one(tmp_path) -> None:
     path = tmp_path / "assign3.txt"
     path.write_text(" 3\n 4 1 3 2 0\n 5 3 2\n 2\n")
     assert np.array_equal(load_costs(path), [[4, 1, 3], [2, 0, 5], [3, 2, 2]])
+
+
+def test_a_subsystem_shrunk_to_one_member_chunks_is_irreducible(tmp_path) -> None:
+    """81 rows each checked one by one were reported 'too large to check' (None)."""
+    from coplug.plugins.iis_file import explain_infeasible_file
+
+    n = 80
+    lines = ["Minimize", " obj: x0", "Subject To", " s: x0 >= 1"]
+    lines += [f" d{k}: x{k} - x{k - 1} >= 1" for k in range(1, n)]
+    lines += [f" e: x{n - 1} <= {n - 1}.5", " spare: x0 + x1 <= 1000", "Bounds"]
+    lines += [f" x{k} free" for k in range(n)] + ["End"]
+    path = tmp_path / "chain.lp"
+    path.write_text("\n".join(lines) + "\n")
+    found = explain_infeasible_file(path, check_limit=60)
+    assert len(found.rows) == n + 1 and "spare" not in found.rows
+    assert found.irreducible is True and "feasible without any one" in str(found)
+
+
+def test_a_quadratic_objective_is_dropped_for_the_feasibility_checks(tmp_path) -> None:
+    """A nonconvex objective kept left every check undecided ('irreducible' False) and
+    SCIP's fallback warned of an unbounded model."""
+    import warnings
+
+    from coplug.plugins.iis_file import explain_infeasible_file
+
+    path = tmp_path / "ncqp.lp"
+    path.write_text("Minimize\n obj: [ - x^2 - y^2 ] / 2\nSubject To\n c1: x + y >= 5\n"
+                    " c2: x + y <= 3\n c3: x - y <= 10\nEnd\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = explain_infeasible_file(path)
+    assert found.rows == ["c1", "c2"] and found.irreducible is True and not found.notes
+
+
+def test_highs_names_a_nonconvex_quadratic_objective_in_a_file(tmp_path) -> None:
+    from coplug.plugins.errors import UnsupportedModelError
+    from coplug.plugins.files import solve_file
+
+    path = tmp_path / "ncqp.lp"
+    path.write_text("Minimize\n obj: [ - x^2 - y^2 ] / 2\nSubject To\n c1: x + y <= 5\n"
+                    "Bounds\n x <= 4\n y <= 4\nEnd\n")
+    with pytest.raises(UnsupportedModelError, match="convex ones only.*solver='scip'"):
+        solve_file(path, solver="highs")
+    assert solve_file(path, solver="scip").objective == pytest.approx(-8.5, abs=1e-6)
