@@ -226,7 +226,7 @@ def load_knapsack(path: str | Path) -> KnapsackInstance:
             raise InputError(f"{path}:{no}: value and weight must fit in 64-bit integers "
                              "(below 2**63)")
     if len(header) == 2:
-        capacity, extra = header[1], lines[n + 1 :]
+        capacity, extra, cap_no = header[1], lines[n + 1 :], head_no
     else:
         if len(lines) < n + 2:
             raise InputError(f"{path}: missing capacity line after the {n} items")
@@ -235,8 +235,8 @@ def load_knapsack(path: str | Path) -> KnapsackInstance:
     if extra:
         raise InputError(f"{path}:{extra[0][0]}: unexpected content after the items")
     if not 0 <= capacity < 2**63:
-        raise InputError(f"{path}: capacity must be a non-negative 64-bit integer, got "
-                         f"{capacity}")
+        raise InputError(f"{path}:{cap_no}: capacity must be a non-negative 64-bit integer, "
+                         f"got {capacity}")
     return KnapsackInstance(values=values, weights=weights, capacity=int(capacity))
 
 

@@ -321,6 +321,7 @@ def load_tsplib(path: str | Path) -> TSPInstance:
                 raise InputError(f"{path}:{no}: a second {section}; a file gives each once")
             seen.add(section)
             n = _dimension(path, spec, no)
+            _refuse_other_weights(path, no, section, spec.get("EDGE_WEIGHT_TYPE", ""))
             if section == "NODE_COORD_SECTION":
                 coords, k = _read_coords(path, lines, k, n)
             elif section == "EDGE_WEIGHT_SECTION":
@@ -366,11 +367,40 @@ def load_tsplib(path: str | Path) -> TSPInstance:
                 f"{path}: EDGE_WEIGHT_FORMAT {fmt or '(missing)'} not supported; "
                 f"use one of {', '.join(_EXPLICIT_FORMATS)}"
             )
-        return TSPInstance(_explicit_matrix(path, weights, n, fmt), name=name, meta=spec)
-    raise InputError(
-        f"{path}: EDGE_WEIGHT_TYPE {ewt or '(missing)'} not supported "
-        f"(use {', '.join(_COORD_TYPES)} or EXPLICIT)"
-    )
+        dist = _explicit_matrix(path, weights, n, fmt)
+        if kind == "TSP":
+            _refuse_asymmetric(path, dist)
+        return TSPInstance(dist, name=name, meta=spec)
+    raise InputError(_unsupported_type(path, ewt))
+
+
+def _unsupported_type(path: Path, ewt: str) -> str:
+    """The refusal of an EDGE_WEIGHT_TYPE this reader does not compute."""
+    return (f"{path}: EDGE_WEIGHT_TYPE {ewt or '(missing)'} not supported "
+            f"(use {', '.join(_COORD_TYPES)} or EXPLICIT)")
+
+
+def _refuse_other_weights(path: Path, no: int, section: str, ewt: str) -> None:
+    """Refuse, at the section's line, data the EDGE_WEIGHT_TYPE given before it does not
+    use or this reader cannot: an EDGE_WEIGHT_SECTION beside coordinates was read and
+    dropped, and EUC_3D coordinates were called malformed 'id x y' lines."""
+    ewt = ewt.strip().upper()
+    if ewt and ewt != "EXPLICIT" and ewt not in _COORD_TYPES:
+        raise InputError(_unsupported_type(path, ewt))
+    if section == "EDGE_WEIGHT_SECTION" and ewt in _COORD_TYPES:
+        raise InputError(f"{path}:{no}: an EDGE_WEIGHT_SECTION beside EDGE_WEIGHT_TYPE {ewt}, "
+                         "whose weights come from the NODE_COORD_SECTION: keep one (EXPLICIT "
+                         "for given weights)")
+
+
+def _refuse_asymmetric(path: Path, dist: np.ndarray) -> None:
+    """Refuse TYPE: TSP (symmetric, by TSPLIB) over an asymmetric matrix, naming a pair: it
+    was solved as an asymmetric TSP without a word."""
+    i, j = np.nonzero(dist != dist.T)
+    if i.size:
+        a, b = int(i[0]), int(j[0])
+        raise InputError(f"{path}: TYPE TSP is symmetric, but the weight from node {a + 1} to "
+                         f"{b + 1} is {dist[a, b]:g} and back {dist[b, a]:g}: give TYPE: ATSP")
 
 
 def _dimension(path: Path, spec: dict[str, str], line_no: int) -> int:
@@ -391,6 +421,7 @@ def _read_coords(path: Path, lines: list[str], k: int, n: int) -> tuple[np.ndarr
     read (a huge DIMENSION over a short section is named, not a MemoryError)."""
     found: dict[int, tuple[float, float]] = {}
     read = 0
+    repeated: tuple[int, int] | None = None  # (line, id) of the first id given twice
     while read < n:
         toks, no = (lines[k].split(), k + 1) if k < len(lines) else (["EOF"], len(lines))
         k += 1
@@ -411,10 +442,13 @@ def _read_coords(path: Path, lines: list[str], k: int, n: int) -> tuple[np.ndarr
             raise InputError(f"{path}:{no}: node id {idx} outside 1..{n}")
         if not (math.isfinite(x) and math.isfinite(y)):
             raise InputError(f"{path}:{no}: coordinates must be finite")
+        if idx - 1 in found and repeated is None:
+            repeated = (no, idx)
         found[idx - 1] = (x, y)
         read += 1
     if len(found) < n:
-        raise InputError(f"{path}: NODE_COORD_SECTION repeats some node ids and misses others")
+        raise InputError(f"{path}:{repeated[0]}: node id {repeated[1]} given a second time "
+                         "(NODE_COORD_SECTION then misses another)")
     _refuse_extra_node(path, lines, k, n)
     return np.array([found[i] for i in range(n)], dtype=float), k
 

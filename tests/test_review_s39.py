@@ -181,3 +181,46 @@ def test_highs_names_a_nonconvex_quadratic_objective_in_a_file(tmp_path) -> None
     with pytest.raises(UnsupportedModelError, match="convex ones only.*solver='scip'"):
         solve_file(path, solver="highs")
     assert solve_file(path, solver="scip").objective == pytest.approx(-8.5, abs=1e-6)
+
+
+_TSP_HEAD = "NAME: x\nTYPE: TSP\n"
+_TSP_FAULTS = {
+    "asym.tsp": (_TSP_HEAD + "DIMENSION: 3\nEDGE_WEIGHT_TYPE: EXPLICIT\nEDGE_WEIGHT_FORMAT: "
+                 "FULL_MATRIX\nEDGE_WEIGHT_SECTION\n0 1 2\n5 0 1\n1 7 0\nEOF\n",
+                 "node 1 to 2 is 1 and back 5: give TYPE: ATSP"),
+    "both.tsp": (_TSP_HEAD + "DIMENSION: 4\nEDGE_WEIGHT_TYPE: EUC_2D\nEDGE_WEIGHT_SECTION\n"
+                 "9 9 9 9 9 9\nNODE_COORD_SECTION\n1 0 0\n2 3 4\n3 0 5\n4 1 1\nEOF\n",
+                 r"both.tsp:5: an EDGE_WEIGHT_SECTION beside EDGE_WEIGHT_TYPE EUC_2D"),
+    "euc3d.tsp": (_TSP_HEAD + "DIMENSION: 4\nEDGE_WEIGHT_TYPE: EUC_3D\nNODE_COORD_SECTION\n"
+                  "1 0 0 0\n2 3 4 0\n3 0 0 5\n4 1 1 1\nEOF\n",
+                  "EDGE_WEIGHT_TYPE EUC_3D not supported"),
+    "dup.tsp": (_TSP_HEAD + "DIMENSION: 4\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n"
+                "1 0 0\n2 3 4\n2 0 5\n4 1 1\nEOF\n", r"dup.tsp:8: node id 2 given a second time"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_TSP_FAULTS))
+def test_tsplib_files_that_contradict_themselves_are_refused(tmp_path, name: str) -> None:
+    """An asymmetric TYPE: TSP was solved as an ATSP, an EDGE_WEIGHT_SECTION beside
+    coordinates dropped; EUC_3D was called a malformed line, a repeated id named nowhere."""
+    from coplug.formulations.tsp import load_tsplib
+    from coplug.plugins.errors import InputError
+
+    text, said = _TSP_FAULTS[name]
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(InputError, match=said):
+        load_tsplib(path)
+    if name == "asym.tsp":  # as an ATSP it reads as written
+        path.write_text(text.replace("TYPE: TSP", "TYPE: ATSP"))
+        assert load_tsplib(path).dist[1, 0] == 5
+
+
+def test_a_knapsack_capacity_refusal_names_its_line(tmp_path) -> None:
+    from coplug.formulations.knapsack import load_knapsack
+    from coplug.plugins.errors import InputError
+
+    path = tmp_path / "k.txt"
+    path.write_text("2\n1 4 3\n2 5 2\n-5\n")
+    with pytest.raises(InputError, match=r"k.txt:4: capacity must be a non-negative"):
+        load_knapsack(path)
