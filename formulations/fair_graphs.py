@@ -86,6 +86,7 @@ def group_codes(graph: Any, groups: Any, n_groups: int | None = None) -> np.ndar
         if missing:
             raise InputError(f"node {missing[0]!r} has no attribute {groups!r}")
         groups = [d[groups] for _, d in graph.nodes(data=True)]
+    refuse_masked(groups, "groups")
     labels = np.asarray(groups)
     if labels.ndim != 1:
         raise InputError(f"groups must be one label per node (1-D), got shape {labels.shape}")

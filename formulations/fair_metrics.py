@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from coplug.plugins.arguments import refuse_masked
 from coplug.plugins.errors import InputError
 
 
@@ -17,6 +18,7 @@ def recode_labels(values: object, field: str, n: int | None = None) -> np.ndarra
     as the groups or clusters they name; NaN (also inside an object array) and a length other
     than `n` are refused.
     """
+    refuse_masked(values, field)
     labels = np.asarray(values)
     if labels.ndim != 1:
         raise InputError(f"{field} must be 1-D (one entry per node), got shape {labels.shape}")

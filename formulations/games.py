@@ -23,6 +23,7 @@ from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
 
 from coplug.formulations.checks import check_count, check_memory, check_positive
+from coplug.plugins.arguments import refuse_masked
 from coplug.plugins.errors import InputError
 
 UTILITY = "utility"
@@ -224,6 +225,7 @@ def _require_continuous(variables: list[VarData]) -> None:
 
 def _firm_costs(costs: float | Sequence[float], n_firms: int) -> np.ndarray:
     """One marginal cost per firm from a number or a sequence of n_firms numbers."""
+    refuse_masked(costs, "cournot costs")
     try:
         raw = np.asarray(costs)
         cost = raw.astype(float)

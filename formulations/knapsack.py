@@ -100,13 +100,31 @@ def _as_numbers(data: object, field: str) -> np.ndarray:
         array = np.array(data)
     except ValueError:  # ragged: [1, [2, 3]]
         raise InputError(f"knapsack {field} must be a flat list of numbers") from None
+    if array.dtype.kind == "O":  # Python numbers held as objects (a pandas object column)
+        array = _from_objects(array, field)
     too_big = array.dtype.kind == "u" and array.size and array.max() > np.iinfo(np.int64).max
-    if too_big or (array.dtype.kind == "O" and all(isinstance(v, int) for v in array.flat)):
+    if too_big:
         raise InputError(f"knapsack {field} must fit in 64-bit integers (|value| < 2**63)")
     if array.dtype.kind in "biu":
         return array.astype(np.int64)
     if array.dtype.kind != "f":
         raise InputError(f"knapsack {field} must be numeric, got {array.dtype} data")
+    return array
+
+
+def _from_objects(array: np.ndarray, field: str) -> np.ndarray:
+    """An object array of integers as int64, of real numbers as float64 (any other object
+    is left for the numeric check to name); integers past int64 are refused, as numpy keeps
+    them as objects (small ones in an object array had been refused as too big)."""
+    values = list(array.flat)
+    if all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+           for v in values):
+        if any(not -(2**63) <= int(v) < 2**63 for v in values):
+            raise InputError(f"knapsack {field} must fit in 64-bit integers (|value| < 2**63)")
+        return array.astype(np.int64)
+    if all(isinstance(v, (int, float, np.integer, np.floating))
+           and not isinstance(v, (bool, np.bool_)) for v in values):
+        return array.astype(np.float64)
     return array
 
 

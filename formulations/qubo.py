@@ -60,7 +60,8 @@ class QUBO(ValueEquality):
             raise InputError("Q must be a square matrix, got None")
         for name in ("Q", "c", "A", "weights"):
             refuse_masked(getattr(self, name), f"QUBO {name}")
-        self.Q = _as_floats(lambda: sp.csr_matrix(self.Q, dtype=float), self.Q, "Q")
+        # copies throughout: the caller's arrays, edited after this check, reached the QUBO
+        self.Q = _as_floats(lambda: sp.csr_matrix(self.Q, dtype=float, copy=True), self.Q, "Q")
         n = self.Q.shape[0]
         if self.Q.shape != (n, n):
             raise InputError(f"Q must be square, got shape {self.Q.shape}")
@@ -69,7 +70,7 @@ class QUBO(ValueEquality):
         _require_finite(self.Q.data, "Q")
         if abs(self.Q - self.Q.T).max() > 1e-9 * max(1.0, abs(self.Q).max()):
             raise InputError("Q must be symmetric")
-        self.c = _as_floats(lambda: np.asarray(self.c, dtype=float).reshape(-1), self.c, "c")
+        self.c = _as_floats(lambda: np.array(self.c, dtype=float).reshape(-1), self.c, "c")
         if self.c.shape != (n,):
             raise InputError(f"c must have length {n}, got {self.c.shape}")
         _require_finite(self.c, "c")
@@ -83,11 +84,11 @@ class QUBO(ValueEquality):
                                  "got weights and no A")
             self.A = sp.csr_matrix((0, n))
             self.weights = np.zeros(0)
-        self.A = _as_floats(lambda: sp.csr_matrix(self.A, dtype=float), self.A, "A")
+        self.A = _as_floats(lambda: sp.csr_matrix(self.A, dtype=float, copy=True), self.A, "A")
         if self.weights is None:
             raise InputError(f"QUBO penalty rows A ({self.A.shape[0]} rows) need weights, "
                              "one per row")
-        self.weights = _as_floats(lambda: np.asarray(self.weights, dtype=float).reshape(-1),
+        self.weights = _as_floats(lambda: np.array(self.weights, dtype=float).reshape(-1),
                                   self.weights, "weights")
         if self.A.shape[1] != n or self.weights.shape != (self.A.shape[0],):
             raise InputError(

@@ -224,3 +224,77 @@ def test_a_knapsack_capacity_refusal_names_its_line(tmp_path) -> None:
     path.write_text("2\n1 4 3\n2 5 2\n-5\n")
     with pytest.raises(InputError, match=r"k.txt:4: capacity must be a non-negative"):
         load_knapsack(path)
+
+
+def test_masked_arrays_are_refused_by_min_trick_cournot_and_fair_groups() -> None:
+    """Each used the values under the mask (min_trick v = -1e9, a cost of 99, a third
+    group 7), where the README says masked arrays are refused wherever numbers come in."""
+    import networkx as nx
+
+    from coplug.formulations.fair_graphs import group_codes
+    from coplug.formulations.fair_metrics import balance
+    from coplug.formulations.games import cournot
+    from coplug.learned.rowdualnet import min_trick
+    from coplug.plugins.errors import InputError
+
+    c = np.ma.masked_array([[-1e9, 2.0], [3.0, 4.0]], mask=[[True, False], [False, False]])
+    with pytest.raises(InputError, match="masked arrays"):
+        min_trick(c, np.zeros(2))
+    with pytest.raises(InputError, match="masked arrays"):
+        min_trick(np.ones((2, 2)), np.ma.masked_array([0.0, 5.0], mask=[False, True]))
+    with pytest.raises(InputError, match="masked arrays"):
+        cournot(3, costs=np.ma.masked_array([1.0, 99.0, 1.0], mask=[False, True, False]))
+    groups = np.ma.masked_array([0, 1, 7, 1], mask=[False, False, True, False])
+    with pytest.raises(InputError, match="groups: masked arrays"):
+        group_codes(nx.path_graph(4), groups)
+    with pytest.raises(InputError, match="groups: masked arrays"):
+        balance(np.array([0, 0, 1, 1]), groups)
+
+
+def test_sparse_costs_in_big_endian_order_are_solved() -> None:
+    """scipy builds a CSR over '>f8' data (as read from a big-endian file), then refused to
+    convert it; index arrays set so reached a numba kernel (TypingError)."""
+    import scipy.sparse as sp
+
+    from coplug.plugins.lap import ranked_assignments
+
+    data = np.array([1.0, 2.0, 3.0, 4.0], dtype=">f8")
+    big = sp.csr_matrix((data, np.array([0, 1, 0, 1]), np.array([0, 2, 4])), shape=(2, 2))
+    assert not big.dtype.isnative
+    assert solve_lap(big).cost == 5.0
+    assert ranked_assignments(big, k=2).costs == [5.0, 5.0]
+    odd = sp.csr_matrix(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    odd.indices, odd.indptr = odd.indices.astype(">i4"), odd.indptr.astype(">i4")
+    assert solve_lap(odd).cost == 5.0
+    assert solve_lap(big.tocsc()).cost == 5.0
+
+
+def test_a_qubo_keeps_its_own_copies_of_the_callers_arrays() -> None:
+    """Edits to the caller's c and Q after construction reached the checked QUBO (energy
+    NaN, Q asymmetric)."""
+    import scipy.sparse as sp
+
+    from coplug.formulations.qubo import QUBO
+
+    q = sp.csr_matrix(np.array([[-1.0, 0.5], [0.5, -1.0]]))
+    c = np.array([0.5, -0.25])
+    qubo = QUBO(Q=q, c=c, constant=0.0, decode=lambda z: z, is_feasible=lambda s: True,
+                objective=lambda s: 0.0)
+    before = qubo.energy(np.array([1.0, 1.0]))
+    q.data[:] = np.nan
+    c[:] = np.nan
+    assert qubo.energy(np.array([1.0, 1.0])) == before and np.isfinite(before)
+
+
+def test_a_knapsack_takes_numbers_held_as_objects() -> None:
+    """Small ints in an object array (a pandas object column) were refused as past 2**63."""
+    from coplug.formulations.knapsack import KnapsackInstance
+    from coplug.plugins.errors import InputError
+
+    made = KnapsackInstance(np.array([1, 2, 7], dtype=object), np.array([1, 1, 1], dtype=object),
+                            2)
+    assert made.values.tolist() == [1, 2, 7] and made.weights.dtype == np.int64
+    with pytest.raises(InputError, match="64-bit"):
+        KnapsackInstance([1, 2, 3], np.array([1, 2**70, 1], dtype=object), 2)
+    with pytest.raises(InputError, match="numeric"):
+        KnapsackInstance([1, 2, 3], np.array([1, "a", 1], dtype=object), 2)

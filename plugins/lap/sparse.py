@@ -332,6 +332,7 @@ def as_csr(cost: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
     entries of every format are the allowed pairs, explicit zeros included; a DIA matrix
     stores every in-bounds position of its diagonals (as its `nnz` counts them).
     """
+    cost = _native_order(cost)
     _check_dtype(cost)
     if cost.ndim != 2:
         raise InputError(f"sparse cost matrix must be 2-D, got shape {cost.shape}")
@@ -407,6 +408,19 @@ def check_exact_integers(values: np.ndarray, what: str) -> None:
         raise InputError(f"{what} holds the integer {x}, which float64 (in which the LAP is "
                          f"solved) rounds to {int(float(x))}; subtract a common offset or "
                          "rescale the costs first")
+
+
+def _native_order(cost: sp.spmatrix | sp.sparray) -> sp.spmatrix | sp.sparray:
+    """A CSR or CSC matrix whose arrays are in the other byte order (big-endian data read
+    from a file: scipy builds such a matrix, then refuses to convert it, and index arrays
+    set so reached a numba kernel) as the same format in the machine's order."""
+    if cost.format not in ("csr", "csc"):
+        return cost  # scipy's other formats refuse such dtypes when built
+    arrays = (cost.data, cost.indices, cost.indptr)
+    if all(a.dtype.isnative for a in arrays):
+        return cost
+    data, indices, indptr = (a.astype(a.dtype.newbyteorder("=")) for a in arrays)
+    return type(cost)((data, indices, indptr), shape=cost.shape)
 
 
 def _stored_csr(cost: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
