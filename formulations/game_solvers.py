@@ -33,8 +33,10 @@ from pyomo.core.expr.sympy_tools import Pyomo2SympyVisitor, PyomoSympyBimap
 from pyomo.core.expr.visitor import identify_variables, polynomial_degree
 
 from coplug.formulations.checks import check_choice, require_instance
+from coplug.formulations.game_curvature import curvature_warnings
 from coplug.formulations.games import Game
 from coplug.plugins.arguments import check_flag
+from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError, UnsupportedModelError
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.value_equality import ValueEquality
@@ -364,6 +366,8 @@ def barrier_gradient_ascent(
     keep_iterates = check_flag(keep_iterates, "keep_iterates")
     compiled = compile_game(game)  # names non-finite bounds and sides first
     _refuse_pinned(game)
+    for message in curvature_warnings(game):
+        warn_at_caller(message)
     x = compiled.vector(start if start is not None else game.profile())
     if not np.isfinite(x).all():
         raise InputError("the start profile has missing or non-finite values")

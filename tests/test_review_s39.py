@@ -298,3 +298,43 @@ def test_a_knapsack_takes_numbers_held_as_objects() -> None:
         KnapsackInstance([1, 2, 3], np.array([1, 2**70, 1], dtype=object), 2)
     with pytest.raises(InputError, match="numeric"):
         KnapsackInstance([1, 2, 3], np.array([1, "a", 1], dtype=object), 2)
+
+
+def _two_player_game(utility_a: str, shared: str | None = None):
+    import pyomo.environ as pyo
+
+    from coplug.formulations.games import Game
+
+    game = Game("g")
+    a, b = game.add_player("a"), game.add_player("b")
+    a.x = pyo.Var(bounds=(-1.5, 1.5), initialize=0.95)
+    b.y = pyo.Var(bounds=(0, 1), initialize=0.35)
+    a.utility = pyo.Expression(expr=eval(utility_a, {"x": a.x, "y": b.y}))
+    b.utility = pyo.Expression(expr=-(b.y - 0.5) ** 2 + 0.1 * a.x * b.y)
+    if shared is not None:
+        game.model.shared = pyo.Constraint(expr=eval(shared, {"x": a.x, "y": b.y}))
+    return game
+
+
+@pytest.mark.parametrize("utility, shared, said", [
+    ("(x - 0.4) ** 2", None, "utility of player 'a' is not concave"),
+    ("-(x - 0.4) ** 2", "x ** 2 + y ** 2 >= 1", "constraint 'shared' is not convex"),
+])
+def test_the_ascent_warns_of_curvature_that_breaks_its_equilibria(utility, shared, said) -> None:
+    """Both ran to converged=True, silently, at points a player could improve by 0.2 and
+    5.9 (certify's gaps)."""
+    from coplug.formulations.game_solvers import barrier_gradient_ascent
+
+    with pytest.warns(UserWarning, match=said):
+        barrier_gradient_ascent(_two_player_game(utility, shared), mu=1e-4, max_iter=200)
+
+
+def test_concave_games_and_convex_shared_rows_run_without_a_curvature_warning() -> None:
+    import warnings
+
+    from coplug.formulations.game_solvers import barrier_gradient_ascent
+
+    game = _two_player_game("-(x - 0.4) ** 2 + x * y - x * x * 0.5", "x ** 2 + y ** 2 <= 4")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        barrier_gradient_ascent(game, mu=1e-4, max_iter=200)

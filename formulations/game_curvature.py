@@ -1,0 +1,88 @@
+"""Curvature checks of a game's quadratic parts: the ascent's stationary points are
+equilibria only where each utility is concave, and each constraint convex, in the player's
+own variables. A utility like (x - 0.4)^2 ran to `converged=True` at a point its player could
+improve by 0.2, without a word; `certify` measures such gaps, the ascent cannot."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+from pyomo.core.expr.visitor import polynomial_degree
+from pyomo.repn.standard_repn import generate_standard_repn
+
+from coplug.formulations.games import Game
+
+# An own-variable Hessian eigenvalue of the wrong sign beyond this share of its largest
+# |entry| (at least 1) is curvature, not round-off.
+CURVATURE_TOL = 1e-9
+
+
+def curvature_warnings(game: Game) -> list[str]:
+    """One message per player utility not concave, and per quadratic constraint not convex,
+    in that player's own variables (parts that are not quadratic are not checked)."""
+    messages = []
+    for player in game.players:
+        own = game.variables(player)
+        curvature = _own_extreme(game.utility(player), own, largest=True)
+        if curvature is not None:
+            messages.append(f"utility of player {player!r} is not concave in its own variables "
+                            f"(own Hessian eigenvalue {curvature:+.3g}): the ascent's "
+                            "stationary points need not be equilibria; certify() measures "
+                            "the gap")
+    for con, player, side, value in _nonconvex_rows(game):
+        messages.append(f"constraint {con.name!r} is not convex in the variables of player "
+                        f"{player!r} ({side} side, own Hessian eigenvalue {value:+.3g}): its "
+                        "feasible set may split, and the ascent stay in one piece; certify() "
+                        "measures the gap")
+    return messages
+
+
+def _nonconvex_rows(game: Game) -> Iterator[tuple[Any, str, str, float]]:
+    """(constraint, player, side, eigenvalue) for each quadratic row whose body curves the
+    wrong way for a side it has: convex needed under an upper side, concave over a lower."""
+    rows = [(con, None) for con in game.coupling_constraints()]
+    rows += [(con, player) for player in game.players for con in game.own_constraints(player)]
+    for con, only in rows:
+        for player in ([only] if only is not None else game.players):
+            own = game.variables(player)
+            if con.has_ub():
+                value = _own_extreme(con.body, own, largest=False)
+                if value is not None:
+                    yield con, player, "upper", value
+            if con.has_lb():
+                value = _own_extreme(con.body, own, largest=True)
+                if value is not None:
+                    yield con, player, "lower", value
+
+
+def _own_extreme(expr: Any, own: Sequence[Any], largest: bool) -> float | None:
+    """The own-variable Hessian's largest eigenvalue where positive (`largest`), else its
+    smallest where negative; None when it has no such curvature or `expr` is not quadratic."""
+    hessian = _own_hessian(expr, own)
+    if hessian is None:
+        return None
+    eigenvalues = np.linalg.eigvalsh(hessian)
+    tolerance = CURVATURE_TOL * max(1.0, float(np.abs(hessian).max()))
+    value = float(eigenvalues[-1] if largest else eigenvalues[0])
+    return value if (value > tolerance if largest else value < -tolerance) else None
+
+
+def _own_hessian(expr: Any, own: Sequence[Any]) -> np.ndarray | None:
+    """The Hessian of a quadratic `expr` in the variables `own` (others held fixed), None
+    when `expr` is not a polynomial of degree 2 or has no quadratic term in them."""
+    if expr is None or polynomial_degree(expr) != 2:
+        return None
+    repn = generate_standard_repn(expr, compute_values=True, quadratic=True)
+    if repn.nonlinear_expr is not None:
+        return None
+    index = {id(var): k for k, var in enumerate(own)}
+    hessian = np.zeros((len(own), len(own)))
+    for (a, b), coef in zip(repn.quadratic_vars, repn.quadratic_coefs, strict=True):
+        i, j = index.get(id(a)), index.get(id(b))
+        if i is None or j is None:
+            continue  # a term with another player's variable is linear in this one's
+        hessian[i, j] += coef
+        hessian[j, i] += coef
+    return hessian if hessian.any() else None
