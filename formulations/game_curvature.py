@@ -25,7 +25,7 @@ def curvature_warnings(game: Game) -> list[str]:
     messages = []
     for player in game.players:
         own = game.variables(player)
-        curvature = _own_extreme(game.utility(player), own, largest=True)
+        curvature = _own_extreme(_quadratic(game.utility(player)), own, largest=True)
         if curvature is not None:
             messages.append(f"utility of player {player!r} is not concave in its own variables "
                             f"(own Hessian eigenvalue {curvature:+.3g}): the ascent's "
@@ -41,26 +41,44 @@ def curvature_warnings(game: Game) -> list[str]:
 
 def _nonconvex_rows(game: Game) -> Iterator[tuple[Any, str, str, float]]:
     """(constraint, player, side, eigenvalue) for each quadratic row whose body curves the
-    wrong way for a side it has: convex needed under an upper side, concave over a lower."""
+    wrong way for a side it has: convex needed under an upper side, concave over a lower.
+    Each row's body is read once (linear rows, the common case, after one degree walk)."""
     rows = [(con, None) for con in game.coupling_constraints()]
     rows += [(con, player) for player in game.players for con in game.own_constraints(player)]
     for con, only in rows:
+        terms = _quadratic(con.body)
+        if terms is None:
+            continue
         for player in ([only] if only is not None else game.players):
             own = game.variables(player)
             if con.has_ub():
-                value = _own_extreme(con.body, own, largest=False)
+                value = _own_extreme(terms, own, largest=False)
                 if value is not None:
                     yield con, player, "upper", value
             if con.has_lb():
-                value = _own_extreme(con.body, own, largest=True)
+                value = _own_extreme(terms, own, largest=True)
                 if value is not None:
                     yield con, player, "lower", value
 
 
-def _own_extreme(expr: Any, own: Sequence[Any], largest: bool) -> float | None:
+Terms = list[tuple[Any, Any, float]]  # (variable, variable, coefficient) of x_a * x_b
+
+
+def _quadratic(expr: Any) -> Terms | None:
+    """The quadratic terms of `expr`, None when it is not a polynomial of degree 2."""
+    if expr is None or polynomial_degree(expr) != 2:
+        return None
+    repn = generate_standard_repn(expr, compute_values=True, quadratic=True)
+    if repn.nonlinear_expr is not None:
+        return None
+    return [(a, b, float(coef))
+            for (a, b), coef in zip(repn.quadratic_vars, repn.quadratic_coefs, strict=True)]
+
+
+def _own_extreme(terms: Terms | None, own: Sequence[Any], largest: bool) -> float | None:
     """The own-variable Hessian's largest eigenvalue where positive (`largest`), else its
-    smallest where negative; None when it has no such curvature or `expr` is not quadratic."""
-    hessian = _own_hessian(expr, own)
+    smallest where negative; None when it has no such curvature or no quadratic terms."""
+    hessian = _own_hessian(terms, own) if terms else None
     if hessian is None:
         return None
     eigenvalues = np.linalg.eigvalsh(hessian)
@@ -69,20 +87,15 @@ def _own_extreme(expr: Any, own: Sequence[Any], largest: bool) -> float | None:
     return value if (value > tolerance if largest else value < -tolerance) else None
 
 
-def _own_hessian(expr: Any, own: Sequence[Any]) -> np.ndarray | None:
-    """The Hessian of a quadratic `expr` in the variables `own` (others held fixed), None
-    when `expr` is not a polynomial of degree 2 or has no quadratic term in them."""
-    if expr is None or polynomial_degree(expr) != 2:
-        return None
-    repn = generate_standard_repn(expr, compute_values=True, quadratic=True)
-    if repn.nonlinear_expr is not None:
-        return None
+def _own_hessian(terms: Terms, own: Sequence[Any]) -> np.ndarray | None:
+    """The Hessian of the quadratic `terms` in the variables `own` (others held fixed: a
+    term with another player's variable is linear in these), None when none is quadratic
+    in them."""
     index = {id(var): k for k, var in enumerate(own)}
     hessian = np.zeros((len(own), len(own)))
-    for (a, b), coef in zip(repn.quadratic_vars, repn.quadratic_coefs, strict=True):
+    for a, b, coef in terms:
         i, j = index.get(id(a)), index.get(id(b))
-        if i is None or j is None:
-            continue  # a term with another player's variable is linear in this one's
-        hessian[i, j] += coef
-        hessian[j, i] += coef
+        if i is not None and j is not None:
+            hessian[i, j] += coef
+            hessian[j, i] += coef
     return hessian if hessian.any() else None

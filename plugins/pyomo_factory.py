@@ -289,9 +289,9 @@ class LegacyCoplugSolver(LegacySolverWrapper):
         unknown / `unknown`, which `m.solutions.load_from` refuses and GDPopt's subproblem
         handler raises on."""
         legacy_results, legacy_soln = super()._map_results(model, results)
-        status = results.extra_info.coplug.get("status")
         if results.termination_condition is not TerminationCondition.unknown:
             return legacy_results, legacy_soln
+        status = (getattr(results.extra_info, "coplug", None) or {}).get("status")
         if status == Status.FEASIBLE.value:
             legacy_results.solver.status = LegacyStatus.ok
             legacy_results.solver.termination_condition = LegacyCondition.feasible
