@@ -183,8 +183,9 @@ def _orlib_header(path: Path) -> bool:
     try:
         with path.open(encoding="utf-8-sig", errors="replace") as lines:  # as _read_text
             for line in lines:
-                if line.strip():
-                    return len(line.split()) == 1
+                if line.strip():  # a comma-separated first row is a matrix's too
+                    return len(line.split()) == 1 and sum(
+                        1 for cell in line.split(",") if cell.strip()) <= 1
     except OSError:
         pass  # load_orlib names it
     return True

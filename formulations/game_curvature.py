@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
-from pyomo.core.expr.visitor import polynomial_degree
+from pyomo.core.expr.visitor import identify_variables, polynomial_degree
 from pyomo.repn.standard_repn import generate_standard_repn
 
 from coplug.formulations.games import Game
@@ -20,8 +20,9 @@ CURVATURE_TOL = 1e-9
 
 
 def curvature_warnings(game: Game) -> list[str]:
-    """One message per player utility not concave, and per quadratic constraint not convex,
-    in that player's own variables (parts that are not quadratic are not checked)."""
+    """One message per player utility not concave, and per constraint not convex, in that
+    player's own variables, read off their quadratic terms (a player owning a variable of
+    another nonlinear part is not checked there)."""
     messages = []
     for player in game.players:
         own = game.variables(player)
@@ -61,24 +62,32 @@ def _nonconvex_rows(game: Game) -> Iterator[tuple[Any, str, str, float]]:
                     yield con, player, "lower", value
 
 
-Terms = list[tuple[Any, Any, float]]  # (variable, variable, coefficient) of x_a * x_b
+# (variable, variable, coefficient) of each x_a * x_b, and the ids of the variables in the
+# rest (not quadratic: no curvature is read for a player owning one of them)
+Terms = tuple[list[tuple[Any, Any, float]], set[int]]
 
 
 def _quadratic(expr: Any) -> Terms | None:
-    """The quadratic terms of `expr`, None when it is not a polynomial of degree 2."""
-    if expr is None or polynomial_degree(expr) != 2:
+    """The quadratic terms of `expr` and the variables of its other nonlinear parts; None
+    when it has no curvature (a constant or linear expression). A log term of another
+    player's variable had switched the check off for a utility convex in its own."""
+    if expr is None or polynomial_degree(expr) in (0, 1):
         return None
     repn = generate_standard_repn(expr, compute_values=True, quadratic=True)
-    if repn.nonlinear_expr is not None:
-        return None
-    return [(a, b, float(coef))
-            for (a, b), coef in zip(repn.quadratic_vars, repn.quadratic_coefs, strict=True)]
+    rest = repn.nonlinear_expr
+    others = {id(v) for v in identify_variables(rest, include_fixed=False)} if rest is not None \
+        else set()
+    return ([(a, b, float(coef))
+             for (a, b), coef in zip(repn.quadratic_vars, repn.quadratic_coefs, strict=True)],
+            others)
 
 
 def _own_extreme(terms: Terms | None, own: Sequence[Any], largest: bool) -> float | None:
     """The own-variable Hessian's largest eigenvalue where positive (`largest`), else its
     smallest where negative; None when it has no such curvature or no quadratic terms."""
-    hessian = _own_hessian(terms, own) if terms else None
+    if terms is None or any(id(var) in terms[1] for var in own):
+        return None
+    hessian = _own_hessian(terms[0], own)
     if hessian is None:
         return None
     eigenvalues = np.linalg.eigvalsh(hessian)
@@ -87,7 +96,7 @@ def _own_extreme(terms: Terms | None, own: Sequence[Any], largest: bool) -> floa
     return value if (value > tolerance if largest else value < -tolerance) else None
 
 
-def _own_hessian(terms: Terms, own: Sequence[Any]) -> np.ndarray | None:
+def _own_hessian(terms: list[tuple[Any, Any, float]], own: Sequence[Any]) -> np.ndarray | None:
     """The Hessian of the quadratic `terms` in the variables `own` (others held fixed: a
     term with another player's variable is linear in these), None when none is quadratic
     in them."""

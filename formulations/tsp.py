@@ -306,6 +306,7 @@ def load_tsplib(path: str | Path) -> TSPInstance:
     k = 0
     coords = None
     weights = _Numbers()
+    weights_line = 0  # where the EDGE_WEIGHT_SECTION starts
     seen: set[str] = set()
     while k < len(lines):
         raw = lines[k].strip()
@@ -325,7 +326,7 @@ def load_tsplib(path: str | Path) -> TSPInstance:
             if section == "NODE_COORD_SECTION":
                 coords, k = _read_coords(path, lines, k, n)
             elif section == "EDGE_WEIGHT_SECTION":
-                weights, k = _read_numbers(path, lines, k)
+                weights, k, weights_line = *_read_numbers(path, lines, k), no
             elif section == "DISPLAY_DATA_SECTION":  # for drawing only
                 _, k = _read_numbers(path, lines, k)
             elif section == "FIXED_EDGES_SECTION":
@@ -345,6 +346,9 @@ def load_tsplib(path: str | Path) -> TSPInstance:
             raise InputError(f"{path}:{no}: a second {key.upper()}; a file gives each once")
         spec[key.upper()] = value
     n = _dimension(path, spec, len(lines))
+    if "EDGE_WEIGHT_SECTION" in seen:  # the type may come after the sections
+        _refuse_other_weights(path, weights_line, "EDGE_WEIGHT_SECTION",
+                              spec.get("EDGE_WEIGHT_TYPE", ""))
     kind = spec.get("TYPE", "TSP").upper()
     if kind not in ("TSP", "ATSP"):
         raise InputError(f"{path}: TYPE {kind} is not a TSP")
@@ -368,7 +372,7 @@ def load_tsplib(path: str | Path) -> TSPInstance:
                 f"use one of {', '.join(_EXPLICIT_FORMATS)}"
             )
         dist = _explicit_matrix(path, weights, n, fmt)
-        if kind == "TSP":
+        if spec.get("TYPE", "").upper() == "TSP":  # a file without TYPE may be either
             _refuse_asymmetric(path, dist)
         return TSPInstance(dist, name=name, meta=spec)
     raise InputError(_unsupported_type(path, ewt))

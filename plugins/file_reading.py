@@ -33,7 +33,8 @@ _LP_FIRST_WORD = re.compile(rb"\A(?:[ \t]*(?:\\[^\n]*)?\r?\n)*[ \t]*([A-Za-z]+)"
 _INFINITE_BOUND = re.compile(rb"(?i)[ \t][-+]?inf(?:inity)?[ \t]*\r?$", re.M)
 # The columns SCIP's LP and MPS readers add for a quadratic objective (its epigraph).
 SCIP_READER_COLUMNS = frozenset({"quadobjvar", "qmatrixvar"})
-_USER_CUTS = re.compile(rb"^[ \t]*user[ \t]*cuts?[ \t]*\r?$", re.M | re.I)
+# A User Cuts header, a comment or the first cut may follow on its line
+_USER_CUTS = re.compile(rb"^[ \t]*user[ \t]*cuts?\b", re.M | re.I)
 _SCIP_READER_NAMES = re.compile(rb"(?<![\w.])(%s)(?![\w.])" % "|".join(
     sorted(SCIP_READER_COLUMNS)).encode())
 _LP_FIRST_TOKEN = re.compile(rb"\A(?:[ \t]*(?:\\[^\n]*)?\r?\n)*[ \t]*([^\s\\]+)")

@@ -101,6 +101,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(b"[" * 100_000 + b"]" * 100_000)
             return
+        if kind == "trickle503":  # an error whose body comes a byte at a time
+            self.send_response(503)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            for _ in range(40):
+                self.wfile.write(b"x")
+                self.wfile.flush()
+                time.sleep(0.25)
+            return
         if kind in _ERRORS:  # an error status with an OpenAI-style error body
             status, message, headers = _ERRORS[kind]
             self.send_response(status)
@@ -251,8 +260,8 @@ def test_a_fence_before_a_long_run_of_spaces_is_read_in_linear_time() -> None:
     """The fence regex backtracked quadratically: 32k spaces took 5 s, a 4 MB reply a day."""
     start = time.perf_counter()
     assert extract_program("```" + " " * 400_000 + "\nsum(x)\n```") == "sum(x)\n"
-    assert extract_program("```" + " " * 400_000 + "x") == ""  # a fence tagged x, empty
-    assert extract_program("```program\n" + "\t" * 400_000).strip() == ""
+    assert extract_program("```" + " " * 400_000 + "x") is None  # a fence tagged x, empty
+    assert extract_program("```program\n" + "\t" * 400_000) is None
     assert time.perf_counter() - start < 2.0
 
 
@@ -345,3 +354,36 @@ def test_evolve_command_stopped_mid_run_keeps_finished_generations(stub: _Stub, 
     err = capsys.readouterr().err.strip()
     assert "HTTP 401" in err and "keeps the finished generations" in err and "\n" not in err
     assert json.loads((run / "history.json").read_text())
+
+
+def test_fences_close_mid_line_and_closed_blocks_win_over_a_cut_off_one() -> None:
+    """Review of the line reader: a block cut off at max_tokens after a complete one, a lone
+    fence at the end, prose after a closing fence, and an inline mention of ```program```
+    had each lost the program the regex found."""
+    done = "```program\nsum(x ** 2)\n```"
+    assert extract_program(done + "\nAlso:\n```program\nsum(abs(") == "sum(x ** 2)\n"
+    assert extract_program(done + "\n```") == "sum(x ** 2)\n"
+    assert extract_program("```program\nsum(x ** 2)\n``` done.") == "sum(x ** 2)\n"
+    assert extract_program("Use a ```program``` block below:\n" + done) == "sum(x ** 2)\n"
+    echo = "Parent 1 was:\n```program\nsum(x)\n```\nNew:\n```python\nsum(x ** 2)\n```"
+    assert extract_program(echo, exclude=["sum(x)\n"]) == "sum(x ** 2)\n"
+    assert extract_program("```program\nsum(abs(") == "sum(abs("  # only a cut-off one
+
+
+@pytest.mark.parametrize("stub", [["trickle503"]], indirect=True)
+def test_an_error_body_is_read_within_the_request_deadline(stub: _Stub) -> None:
+    """The body of an HTTP error was read after the deadline was cancelled: one trickling a
+    byte every 0.25 s held the request about 4 minutes per try."""
+    start = time.perf_counter()
+    with pytest.raises(LLMEndpointError, match="HTTP 503"):
+        _proposer(stub, timeout=1.0).propose(_PARENT, 1, np.random.default_rng(0), {})
+    assert time.perf_counter() - start < 5.0
+
+
+@pytest.mark.parametrize("url", ["http://user:s3cret@127.0.0.1:80800/v1",
+                                 "htps://user:s3cret@127.0.0.1/v1", "user:s3cret@host/v1",
+                                 "http://user:s3cret@[::1/v1"])
+def test_a_refused_base_url_never_shows_its_password(url: str) -> None:
+    with pytest.raises(InputError) as info:
+        LLMConfig(base_url=url, model="m")
+    assert "s3cret" not in str(info.value) and "user" not in str(info.value)

@@ -43,6 +43,8 @@ def test_a_predictor_cannot_write_into_the_cost_matrix(maximize: bool) -> None:
 _USER_CUTS = {
     "cut.lp": "Maximize\n obj: x + y\nSubject To\n c1: x + y <= 10\nUser Cuts\n u1: x <= 10\n"
               "Bounds\n x <= 50\n y <= 50\nEnd\n",
+    "cut_comment.lp": "Maximize\n obj: x + y\nSubject To\n c1: x + y <= 10\n"
+                      "User Cuts \\ valid ones\n u1: x <= 10\nBounds\n x <= 50\n y <= 50\nEnd\n",
     "lazy_cut.lp": "Maximize\n obj: x + y\nSubject To\n c1: x <= 50\nLazy Constraints\n"
                    " l1: x + y <= 10\nUser Cuts\n u1: x <= 10\nBounds\n y <= 50\nEnd\n",
 }
@@ -309,7 +311,7 @@ def _two_player_game(utility_a: str, shared: str | None = None):
     a, b = game.add_player("a"), game.add_player("b")
     a.x = pyo.Var(bounds=(-1.5, 1.5), initialize=0.95)
     b.y = pyo.Var(bounds=(0, 1), initialize=0.35)
-    a.utility = pyo.Expression(expr=eval(utility_a, {"x": a.x, "y": b.y}))
+    a.utility = pyo.Expression(expr=eval(utility_a, {"x": a.x, "y": b.y, "log": pyo.log}))
     b.utility = pyo.Expression(expr=-(b.y - 0.5) ** 2 + 0.1 * a.x * b.y)
     if shared is not None:
         game.model.shared = pyo.Constraint(expr=eval(shared, {"x": a.x, "y": b.y}))
@@ -318,6 +320,7 @@ def _two_player_game(utility_a: str, shared: str | None = None):
 
 @pytest.mark.parametrize("utility, shared, said", [
     ("(x - 0.4) ** 2", None, "utility of player 'a' is not concave"),
+    ("(x - 0.4) ** 2 + log(1 + y)", None, "utility of player 'a' is not concave"),
     ("-(x - 0.4) ** 2", "x ** 2 + y ** 2 >= 1", "constraint 'shared' is not convex"),
 ])
 def test_the_ascent_warns_of_curvature_that_breaks_its_equilibria(utility, shared, said) -> None:
@@ -338,3 +341,28 @@ def test_concave_games_and_convex_shared_rows_run_without_a_curvature_warning() 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         barrier_gradient_ascent(game, mu=1e-4, max_iter=200)
+
+
+def test_tsplib_weights_refused_whatever_the_order_and_a_typeless_matrix_kept(tmp_path) -> None:
+    """Review: an EDGE_WEIGHT_TYPE after the sections let the weights be dropped again, and a
+    file with no TYPE line (which may be either) had its asymmetric matrix refused."""
+    from coplug.formulations.tsp import load_tsplib
+    from coplug.plugins.errors import InputError
+
+    after = tmp_path / "after.tsp"
+    after.write_text("NAME: x\nDIMENSION: 4\nEDGE_WEIGHT_SECTION\n9 9 9 9 9 9\nNODE_COORD_SECTION\n"
+                     "1 0 0\n2 3 4\n3 0 5\n4 1 1\nEDGE_WEIGHT_TYPE: EUC_2D\nEOF\n")
+    with pytest.raises(InputError, match=r"after.tsp:3: an EDGE_WEIGHT_SECTION beside"):
+        load_tsplib(after)
+    typeless = tmp_path / "typeless.tsp"
+    typeless.write_text("NAME: x\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EXPLICIT\nEDGE_WEIGHT_FORMAT: "
+                        "FULL_MATRIX\nEDGE_WEIGHT_SECTION\n0 1 2\n5 0 1\n1 7 0\nEOF\n")
+    assert load_tsplib(typeless).dist[1, 0] == 5
+
+
+def test_a_comma_separated_matrix_under_an_or_library_name_stays_a_matrix(tmp_path) -> None:
+    from coplug.formulations.assignment import load_costs
+
+    path = tmp_path / "assign1_costs.txt"
+    path.write_text("1,2,3\n4,5,6\n7,8,9\n")
+    assert load_costs(path).tolist() == [[1, 2, 3], [4, 5, 6], [7, 8, 9]]

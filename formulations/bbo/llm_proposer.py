@@ -109,8 +109,9 @@ def _checked_base_url(url: Any) -> str:
     request could use (malformed, not http(s), no host, inner spaces) is refused, named."""
     example = "use e.g. http://127.0.0.1:8000/v1 (--llm-url or COPLUG_LLM_BASE_URL)"
     if not isinstance(url, str):
-        raise InputError(f"LLM base URL must be text, got {url!r}; {example}")
+        raise InputError(f"LLM base URL must be text, got {type(url).__name__}; {example}")
     text = url.strip()
+    url = _without_userinfo(text)  # what messages show: never a user name or password
     try:
         parts = urllib.parse.urlsplit(text)
         parts.port  # noqa: B018 - parsing the port raises ValueError on a bad one
@@ -119,9 +120,8 @@ def _checked_base_url(url: Any) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InputError(f"LLM base URL {url!r} needs an http:// or https:// scheme and a "
                          f"host; {example}")
-    if parts.username is not None or parts.password is not None:  # never echo a password
-        bare = urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
-        raise InputError(f"LLM base URL {bare!r} carries a user name or password: give the "
+    if parts.username is not None or parts.password is not None:
+        raise InputError(f"LLM base URL {url!r} carries a user name or password: give the "
                          "key in COPLUG_LLM_API_KEY (or OPENAI_API_KEY), not in the URL")
     if parts.fragment:
         raise InputError(f"LLM base URL {url!r} has a '#' fragment, which no endpoint "
@@ -130,6 +130,14 @@ def _checked_base_url(url: Any) -> str:
         raise InputError(f"LLM base URL {url!r} contains spaces or control characters; "
                          f"{example}")
     return text
+
+
+def _without_userinfo(text: str) -> str:
+    """`text` with the `user:password@` of its authority left out (parsed by hand: the
+    messages that show it are for URLs urlsplit may refuse)."""
+    head, sep, rest = text.partition("//") if "//" in text else ("", "", text)
+    authority, slash, path = rest.partition("/")
+    return head + sep + authority.rpartition("@")[2] + slash + path
 
 
 def completions_url(base_url: str) -> str:
@@ -252,6 +260,8 @@ def post_json(url: str, body: bytes, headers: dict[str, str], timeout: float) ->
     except (OSError, http.client.HTTPException) as exc:
         if deadline.expired and not isinstance(exc, urllib.error.HTTPError):
             raise TimeoutError(f"no complete reply within {timeout:g} s") from None
+        if isinstance(exc, urllib.error.HTTPError):  # its body, while the deadline runs: a
+            exc.said = _error_body(exc)  # trickling one had held a request for ever
         raise
     finally:
         deadline.cancel()
@@ -302,7 +312,8 @@ class LLMProposer:
             reply = self._ask(messages)
             if reply is None:
                 continue
-            text = extract_program(reply)
+            echoes = [to_text(p.program) for p in shown[: self.parents_shown]]
+            text = extract_program(reply, exclude=echoes)
             if text is None:
                 self.stats["rejected_no_program"] += 1
                 continue
@@ -406,14 +417,20 @@ def _retry_after(exc: Exception) -> float:
     return min(max(seconds, 0.0), MAX_RETRY_AFTER) if math.isfinite(seconds) else 0.0
 
 
-def _server_message(exc: urllib.error.HTTPError) -> str:
-    """The error an endpoint put in its reply body ({"error": {"message": ...}} or text),
-    on one line and short; empty when it gave none."""
+def _error_body(exc: urllib.error.HTTPError) -> bytes:
+    """Up to 4 KB of an HTTP error's body (read by `post_json` within the request's
+    deadline), empty when it cannot be read."""
     try:
         raw = exc.read(4096)
     except (OSError, http.client.HTTPException, AttributeError, ValueError):
-        return ""
-    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else ""
+        return b""
+    return raw if isinstance(raw, bytes) else b""
+
+
+def _server_message(exc: urllib.error.HTTPError) -> str:
+    """The error an endpoint put in its reply body ({"error": {"message": ...}} or text),
+    on one line and short; empty when it gave none (or `post_json` did not read it)."""
+    text = getattr(exc, "said", b"").decode("utf-8", "replace")
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):
@@ -455,42 +472,51 @@ def _classify_failure(exc: Exception, timeout: float) -> tuple[str, str, bool]:
     return "bad_response", "the reply is not chat-completions JSON", False
 
 
-def fenced_blocks(reply: str) -> list[tuple[str, str]]:
-    """(tag, text) of each ``` block in a reply, in order, read line by line: a regex over
-    the reply backtracked quadratically on a fence before a long run of spaces (32k spaces:
-    5 s). A block closes at a line ending in ```; one the reply leaves open (cut off at
-    max_tokens) runs to its end; ```sum(x)``` on one line is a block too."""
-    blocks: list[tuple[str, str]] = []
+def fenced_blocks(reply: str) -> list[tuple[str, str, bool]]:
+    """(tag, text, closed) of each ``` block in a reply, in order, read line by line: a regex
+    over the reply backtracked quadratically on a fence before a long run of spaces (32k
+    spaces: 5 s). Inside a block the next ``` closes it, prose after it left out; one the
+    reply leaves open (cut off at max_tokens) runs to its end, `closed` False; ```sum(x)```
+    on one line is a block too."""
+    blocks: list[tuple[str, str, bool]] = []
     tag: str | None = None  # None: outside a block
     body: list[str] = []
     for line in reply.splitlines(keepends=True):
-        text = line.strip()
         if tag is None:
+            text = line.strip()
             if not text.startswith("```"):
                 continue
             rest = text[3:].strip()
-            if rest.endswith("```"):
-                blocks.append(("", rest[:-3].strip()))
+            if "```" in rest:  # opened and closed on this line
+                blocks.append(("", rest[:rest.index("```")].strip(), True))
             elif _TAG.fullmatch(rest):
                 tag, body = rest.lower(), []
             else:
                 tag, body = "", [rest + "\n"]
-        elif text.endswith("```"):
-            last = text[:-3].rstrip()
-            blocks.append((tag, "".join(body) + (last + "\n" if last else "")))
+        elif "```" in line:
+            last = line[:line.index("```")].strip()
+            blocks.append((tag, "".join(body) + (last + "\n" if last else ""), True))
             tag = None
         else:
             body.append(line)
     if tag is not None:
-        blocks.append((tag, "".join(body)))
+        blocks.append((tag, "".join(body), False))
     return blocks
 
 
-def extract_program(reply: str) -> str | None:
-    """The program in a chat reply: the last ```program block (the tag the prompt asks
-    for), else the last fenced block, else the whole (stripped) reply."""
+def extract_program(reply: str, exclude: Sequence[str] = ()) -> str | None:
+    """The program in a chat reply: of its fenced blocks with text that are not `exclude`d
+    (the parents the prompt showed, echoed back), the last closed ```program block (the tag
+    the prompt asks for), else the last closed block, else the last one left open (cut off
+    at max_tokens); with no fenced block at all, the whole (stripped) reply."""
     blocks = fenced_blocks(reply)
-    tagged = [text for tag, text in blocks if tag == "program"]
-    if tagged or blocks:
-        return (tagged or [text for _, text in blocks])[-1]
-    return reply.strip() or None
+    if not blocks:
+        return reply.strip() or None
+    echoed = {text.strip() for text in exclude}
+    usable = [(tag, text, closed) for tag, text, closed in blocks
+              if text.strip() and text.strip() not in echoed]
+    for wanted in ((lambda t, c: t == "program" and c), (lambda t, c: c), (lambda t, c: True)):
+        picked = [text for tag, text, closed in usable if wanted(tag, closed)]
+        if picked:
+            return picked[-1]
+    return None
