@@ -26,7 +26,7 @@ def curvature_warnings(game: Game) -> list[str]:
     messages = []
     for player in game.players:
         own = game.variables(player)
-        curvature = _own_extreme(_quadratic(game.utility(player)), own, largest=True)
+        curvature = _own_curvature(_quadratic(game.utility(player)), own)[1]
         if curvature is not None:
             messages.append(f"utility of player {player!r} is not concave in its own variables "
                             f"(own Hessian eigenvalue {curvature:+.3g}): the ascent's "
@@ -51,15 +51,11 @@ def _nonconvex_rows(game: Game) -> Iterator[tuple[Any, str, str, float]]:
         if terms is None:
             continue
         for player in ([only] if only is not None else game.players):
-            own = game.variables(player)
-            if con.has_ub():
-                value = _own_extreme(terms, own, largest=False)
-                if value is not None:
-                    yield con, player, "upper", value
-            if con.has_lb():
-                value = _own_extreme(terms, own, largest=True)
-                if value is not None:
-                    yield con, player, "lower", value
+            concave, convex = _own_curvature(terms, game.variables(player))
+            if con.has_ub() and concave is not None:
+                yield con, player, "upper", concave
+            if con.has_lb() and convex is not None:
+                yield con, player, "lower", convex
 
 
 # (variable, variable, coefficient) of each x_a * x_b, and the ids of the variables in the
@@ -82,18 +78,21 @@ def _quadratic(expr: Any) -> Terms | None:
             others)
 
 
-def _own_extreme(terms: Terms | None, own: Sequence[Any], largest: bool) -> float | None:
-    """The own-variable Hessian's largest eigenvalue where positive (`largest`), else its
-    smallest where negative; None when it has no such curvature or no quadratic terms."""
+def _own_curvature(terms: Terms | None, own: Sequence[Any]
+                   ) -> tuple[float | None, float | None]:
+    """The own-variable Hessian's smallest eigenvalue where negative and its largest where
+    positive, beyond round-off (one eigvalsh for both sides of a ranged row); (None, None)
+    without quadratic terms in `own`, or where another nonlinear part uses one of them."""
     if terms is None or any(id(var) in terms[1] for var in own):
-        return None
+        return None, None
     hessian = _own_hessian(terms[0], own)
     if hessian is None:
-        return None
+        return None, None
     eigenvalues = np.linalg.eigvalsh(hessian)
     tolerance = CURVATURE_TOL * max(1.0, float(np.abs(hessian).max()))
-    value = float(eigenvalues[-1] if largest else eigenvalues[0])
-    return value if (value > tolerance if largest else value < -tolerance) else None
+    smallest, largest = float(eigenvalues[0]), float(eigenvalues[-1])
+    return (smallest if smallest < -tolerance else None,
+            largest if largest > tolerance else None)
 
 
 def _own_hessian(terms: list[tuple[Any, Any, float]], own: Sequence[Any]) -> np.ndarray | None:
