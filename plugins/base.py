@@ -51,6 +51,25 @@ def checked_plugin_name(name: Any) -> str:
     return name
 
 
+def check_problem_stage(scip_model: Any, plugin: str) -> None:
+    """Refuse, by name, a SCIP model past its problem stage: SCIP includes no plugin once it
+    has transformed or solved the model, and its rows are then the presolved ones."""
+    from pyscipopt import SCIP_STAGE
+
+    if scip_model.getStage() != SCIP_STAGE.PROBLEM:
+        raise InputError(f"{plugin} attaches to a SCIP model before its optimize(): call "
+                         "freeTransform() on a solved model first")
+
+
+def check_var_map(var_map: Any, plugin: str) -> None:
+    """Refuse a missing Pyomo<->SCIP variable map by name: the plugin speaks in the Pyomo
+    model's variables, which only `coplug.plugins.solve` maps (a None failed later, inside
+    SCIP's callbacks)."""
+    if not isinstance(var_map, VarMap):
+        raise InputError(f"{plugin} needs the VarMap of a Pyomo model, got {var_map!r}: pass "
+                         "it to coplug.plugins.solve(model, plugins=[...])")
+
+
 def solve_free_state(state: dict[str, Any]) -> dict[str, Any]:
     """A plugin's `__dict__` for pickling and copying, without what ties it to a finished
     solve: variable maps and SCIP or HiGHS objects become None, weak references are dropped
@@ -83,8 +102,11 @@ class UserCallbackPlugin:
         """Pickled and copied without the last solve's SCIP model and variable map."""
         return solve_free_state(self.__dict__)
 
-    def bind(self, scip_model: Any) -> None:
-        """Hold `scip_model` (weakly) for this solve and forget an earlier failure."""
+    def bind(self, scip_model: Any, var_map: Any) -> None:
+        """Hold `scip_model` (weakly) for this solve and forget an earlier failure; refuse a
+        model past its problem stage or a missing variable map."""
+        check_problem_stage(scip_model, type(self).__name__)
+        check_var_map(var_map, type(self).__name__)
         self._scip_ref = weakref.ref(scip_model)
         self._failure = None
 

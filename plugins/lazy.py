@@ -232,7 +232,7 @@ class LazyConstraints(UserCallbackPlugin):
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
         """Include the lazy-constraint handler and its one constraint into SCIP."""
-        self.bind(scip_model)  # weakly: see UserCallbackPlugin
+        self.bind(scip_model, var_map)  # weakly: see UserCallbackPlugin
         self._var_map = var_map
         self.reset()
         handler = _LazyHandler(self)

@@ -58,7 +58,7 @@ class OnSolution(UserCallbackPlugin):
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
         """Include the event handler that catches SCIP's new best solutions."""
-        self.bind(scip_model)
+        self.bind(scip_model, var_map)
         self._var_map = var_map
         self._stats = {"calls": 0, "skipped": 0, "stopped": False, "seconds": 0.0}
         self._last, self._maximize = None, maximizes(var_map.block)

@@ -51,7 +51,7 @@ import numpy as np
 from pyomo.common.collections import ComponentMap
 from pyscipopt import SCIP_RESULT, Branchrule, quicksum
 
-from coplug.plugins.base import solve_free_state
+from coplug.plugins.base import check_problem_stage, check_var_map, solve_free_state
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError
 from coplug.plugins.limits import SCIP_INT_MAX, checked_scip_int
@@ -300,6 +300,8 @@ class PMVBBranching:
                 f"PMVB mode={self.mode!r} solves several SCIP models: call "
                 f"{_MULTI_MODEL[self.mode]}(model, ...) instead of solve()"
             )
+        check_problem_stage(scip_model, "PMVBBranching")
+        check_var_map(var_map, "PMVBBranching")
         self._scip_ref, self._var_map, self._stats = weakref.ref(scip_model), var_map, _Stats()
         self._failure = None
         self.root_planes = self._root_scip = None

@@ -16,7 +16,7 @@ from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
 from tqdm.auto import tqdm
 
 from coplug.plugins.bar import on_terminal
-from coplug.plugins.base import checked_plugin_name
+from coplug.plugins.base import check_problem_stage, checked_plugin_name
 from coplug.plugins.errors import InputError
 from coplug.plugins.results import relative_gap
 from coplug.plugins.varmap import VarMap
@@ -49,6 +49,7 @@ class Progress:
 
     def attach(self, scip_model: Any, var_map: VarMap | None = None) -> None:
         """Include the event handler that redraws the line on SCIP's node and LP events."""
+        check_problem_stage(scip_model, "Progress")
         self._open("scip")
         try:
             scip_model.includeEventhdlr(_ScipEvents(self), f"{self.name}_events",

@@ -114,7 +114,7 @@ class SolutionPool(UserCallbackPlugin):
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
         """Make SCIP keep at least `size` solutions (at most its int range: a larger size
         overflowed PySCIPOpt's int parameter); read them once the solve is over."""
-        self.bind(scip_model)
+        self.bind(scip_model, var_map)
         self._start([var for var, _ in var_map.items() if not var.fixed], var_map.block)
         keep = min(self.size, SCIP_INT_MAX)
         if int(scip_model.getParam("limits/maxsol")) < keep:

@@ -54,7 +54,7 @@ class UserHeuristic(UserCallbackPlugin):
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
         """Include the heuristic, run after each node's LP at depths that are multiples of
         `freq`."""
-        self.bind(scip_model)
+        self.bind(scip_model, var_map)
         self._var_map = var_map
         self._stats = {"calls": 0, "proposed": 0, "accepted": 0, "seconds": 0.0}
         try:

@@ -14,6 +14,7 @@ import functools
 import math
 import numbers
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 from pyscipopt import SCIP_HEURTIMING, SCIP_LPSOLSTAT, SCIP_RESULT, Heur
 
+from coplug.plugins.base import check_problem_stage, solve_free_state
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError, TimeLimitError
 from coplug.plugins.lap import bipartite
@@ -52,24 +54,25 @@ class Block:
 
 
 def find_blocks(scip: Any, min_size: int = 2) -> list[Block]:
-    """Assignment blocks among the linear set-partitioning constraints of a SCIP model."""
-    by_name = {v.name: v for v in scip.getVars()}
-    unit: list[list[Any]] = []
+    """Assignment blocks among the linear set-partitioning constraints of a SCIP model.
+    Variables are told apart by SCIP's pointer, not their name (SCIP lets two share one)."""
+    by_ptr: dict[int, Any] = {}
+    unit: list[list[int]] = []
     for cons in scip.getConss():
         if cons.getConshdlrName() != "linear":
             continue
         if abs(scip.getRhs(cons) - 1) > 1e-9 or abs(scip.getLhs(cons) - 1) > 1e-9:
             continue
-        vals = scip.getValsLinear(cons)
-        variables = [by_name[name] for name in vals]
-        if all(abs(a - 1) <= 1e-9 for a in vals.values()) and all(
+        variables = scip.getConsVars(cons)
+        if all(abs(a - 1) <= 1e-9 for a in scip.getConsVals(cons)) and all(
             v.vtype() == "BINARY" for v in variables
         ):
-            unit.append(variables)
-    where: dict[str, list[int]] = {}
-    for k, variables in enumerate(unit):
-        for var in variables:
-            where.setdefault(var.name, []).append(k)
+            by_ptr.update((v.ptr(), v) for v in variables)
+            unit.append([v.ptr() for v in variables])
+    where: dict[int, list[int]] = {}
+    for k, ptrs in enumerate(unit):
+        for ptr in ptrs:
+            where.setdefault(ptr, []).append(k)
     linked = [(name, ks) for name, ks in where.items() if len(ks) == 2]
     ends = np.array([ks for _, ks in linked], dtype=np.int64).reshape(-1, 2)
     sign = -1.0 if scip.getObjectiveSense() == "maximize" else 1.0  # LAP costs minimize
@@ -90,7 +93,7 @@ def find_blocks(scip: Any, min_size: int = 2) -> list[Block]:
             r, c = (a, b) if a in row_of else (b, a)
             rows.append(row_of[r])
             cols.append(col_of[c])
-            variables.append(by_name[linked[e][0]])
+            variables.append(by_ptr[linked[e][0]])
         block = Block(
             n=len(row_of), m=len(col_of), rows=np.array(rows), cols=np.array(cols),
             costs=sign * np.array([v.getObj() for v in variables], dtype=float), vars=variables,
@@ -190,22 +193,25 @@ def _fresh_stats() -> dict[str, Any]:
 
 
 class _Heur(Heur):
-    """The PySCIPOpt heuristic object; all logic lives in LapHeuristic."""
+    """The PySCIPOpt heuristic one model includes, with that model's blocks and counters
+    (one LapHeuristic attached to two models had the first probe the second's variables:
+    a segmentation fault); all logic lives in LapHeuristic."""
 
-    def __init__(self, owner: LapHeuristic) -> None:
+    def __init__(self, owner: LapHeuristic, blocks: list[Block], stats: dict[str, Any]) -> None:
         super().__init__()
-        self.owner = owner
+        self.owner, self.blocks, self.stats = owner, blocks, stats
 
     def heurinit(self) -> None:
         """A new transformed problem (each optimize after freeTransform, as coplug's second
         solves of a model do): the previous one's variables are freed."""
-        self.owner.new_transformed_problem()
+        for block in self.blocks:
+            block.tvars = []
 
     def heurexec(self, heurtiming: Any, nodeinfeasible: bool) -> dict[str, Any]:
         try:
             return {"result": self.owner.run(self.model, self)}
         except Exception as exc:  # a failing heuristic must not abort SCIP's search
-            self.owner.record_error(exc)
+            self.owner.record_error(exc, self.stats)
             return {"result": SCIP_RESULT.DIDNOTRUN}
 
 
@@ -227,37 +233,47 @@ class LapHeuristic:
         self.max_calls = checked_scip_int("LapHeuristic max_calls", max_calls, 1)
         self.freq = checked_scip_int("LapHeuristic freq", freq, 0)
         self.priority = checked_scip_int("LapHeuristic priority", priority, -SCIP_INT_MAX)
-        self._blocks: list[Block] = []  # hold SCIP variables: valid only during a solve
         self._stats = _fresh_stats()
+
+    _heur_ref: Any = staticmethod(lambda: None)  # the latest model's _Heur, held weakly
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled and copied without the latest solve's heuristic (it holds SCIP variables)."""
+        return solve_free_state(self.__dict__)
 
     def attach(self, scip_model: Any, var_map: VarMap | None = None) -> None:
         """Find the assignment blocks and include the heuristic (no-op when there are none);
-        counters start from zero for each solve."""
+        counters start from zero for each solve, and `statistics` reads the latest one."""
+        check_problem_stage(scip_model, "LapHeuristic")
+        blocks = find_blocks(scip_model)
         self._stats = _fresh_stats()
-        self._blocks = find_blocks(scip_model)
-        self._stats["blocks"] = len(self._blocks)
-        if not self._blocks:
+        self._stats["blocks"] = len(blocks)
+        self.__dict__.pop("_heur_ref", None)  # the previous model's heuristic: not this one's
+        if not blocks:
             return
         _load_kernels()
+        heur = _Heur(self, blocks, self._stats)
         try:
             scip_model.includeHeur(
-                _Heur(self), self.name, "warm-started JV on assignment blocks", "L",
+                heur, self.name, "warm-started JV on assignment blocks", "L",
                 priority=self.priority, freq=self.freq, freqofs=0, maxdepth=-1,
                 timingmask=SCIP_HEURTIMING.AFTERLPNODE,
             )
         except Exception as exc:  # PySCIPOpt raises a bare Exception for SCIP's error code
             raise InputError(f"SCIP refused the LAP heuristic ({exc}); pass one LapHeuristic "
                              "per solve") from exc
+        self._heur_ref = weakref.ref(heur)
 
     def finish(self, result: Any) -> None:
         """Drop the blocks once the solve is over: their SCIP variables die with the model
         (read afterwards, one crashed the interpreter)."""
-        self._blocks = []
+        heur = self._heur_ref()
+        if heur is not None:
+            heur.blocks = []
 
     def solve_failed(self) -> None:
-        """Drop the blocks of a solve that raised, as `finish` does (kept, they made the
-        plugin fail to copy or pickle)."""
-        self._blocks = []
+        """Drop the blocks of a solve that raised, as `finish` does."""
+        self.finish(None)
 
     def statistics(self) -> dict[str, Any]:
         """Counters: calls, LAP solves, augmentations, candidates (assignments tried), completed
@@ -265,31 +281,26 @@ class LapHeuristic:
         incumbent), accepted solutions, time, and the first error a call hit (None)."""
         return dict(self._stats)
 
-    def new_transformed_problem(self) -> None:
-        """Forget the transformed variables of the blocks: SCIP frees them with its
-        transformed problem (freeTransform), and the next solve makes new ones."""
-        for block in self._blocks:
-            block.tvars = []
-
-    def record_error(self, exc: Exception) -> None:
+    def record_error(self, exc: Exception, stats: dict[str, Any]) -> None:
         """Keep the first error a call raised; SCIP goes on without the heuristic's answer."""
-        if self._stats["error"] is None:
-            self._stats["error"] = f"{type(exc).__name__}: {exc}"
+        if stats["error"] is None:
+            stats["error"] = f"{type(exc).__name__}: {exc}"
             warn_at_caller(f"LapHeuristic failed, SCIP goes on without it: {exc}",
                            RuntimeWarning)
 
     def run(self, scip: Any, heur: Any) -> Any:
-        """One heuristic call: every block gives a candidate; returns a SCIP_RESULT."""
-        if self._stats["calls"] >= self.max_calls:
+        """One heuristic call: every block of `heur`'s model gives a candidate; returns a
+        SCIP_RESULT."""
+        if heur.stats["calls"] >= self.max_calls:
             return SCIP_RESULT.DIDNOTRUN
         if scip.getLPSolstat() != SCIP_LPSOLSTAT.OPTIMAL:
             return SCIP_RESULT.DIDNOTRUN
         start = time.perf_counter()
-        self._stats["calls"] += 1
+        heur.stats["calls"] += 1
         found = False
-        for block in self._blocks:
+        for block in heur.blocks:
             found |= self._run_block(scip, heur, block)
-        self._stats["time"] += time.perf_counter() - start
+        heur.stats["time"] += time.perf_counter() - start
         return SCIP_RESULT.FOUNDSOL if found else SCIP_RESULT.DIDNOTFIND
 
     def _run_block(self, scip: Any, heur: Any, block: Block) -> bool:
@@ -312,10 +323,10 @@ class LapHeuristic:
         except (InputError, TimeLimitError):
             return False
         finally:
-            self._stats["lap_time"] += time.perf_counter() - t0
-        self._stats["lap_solves"] += 1
-        self._stats["warm_solves"] += duals is not None
-        self._stats["augmentations"] += solution.augmentations
+            heur.stats["lap_time"] += time.perf_counter() - t0
+        heur.stats["lap_solves"] += 1
+        heur.stats["warm_solves"] += duals is not None
+        heur.stats["augmentations"] += solution.augmentations
         block.duals = solution.row_duals
         cols = np.empty(block.n, dtype=np.int64)
         cols[solution.row_ind] = solution.col_ind
@@ -324,7 +335,7 @@ class LapHeuristic:
             true_cost[block.rows[pick], block.cols[pick]] = block.costs[pick]
             n_cycles = len(successor_cycles(cols, block.partner))
             if n_cycles > 1:
-                self._stats["patched_cycles"] += n_cycles - 1
+                heur.stats["patched_cycles"] += n_cycles - 1
                 cols = patch_cycles(cols, true_cost, block.partner)
         chosen = np.zeros(len(block.vars), dtype=bool)
         chosen[pick[cols[block.rows[pick]] == block.cols[pick]]] = True
@@ -336,7 +347,7 @@ class LapHeuristic:
         LP, and trySol it."""
         if np.any(chosen & (ub < 0.5)) or np.any(~chosen & (lb > 0.5)):
             return False
-        self._stats["candidates"] += 1
+        heur.stats["candidates"] += 1
         scip.startProbing()
         try:
             for var, one in zip(block.tvars, chosen, strict=True):
@@ -348,19 +359,19 @@ class LapHeuristic:
                     scip.chgVarUbProbing(var, 0.0)
             lperror, cutoff = scip.solveProbingLP()
             if lperror or cutoff or scip.getLPSolstat() != SCIP_LPSOLSTAT.OPTIMAL:
-                self._stats["cut_off"] += 1
+                heur.stats["cut_off"] += 1
                 return False
             values = [(v, v.getLPSol()) for v in scip.getVars(transformed=True)]
         finally:
             scip.endProbing()
-        self._stats["completed"] += 1
+        heur.stats["completed"] += 1
         sol = scip.createSol(heur)
         for var, value in values:
             if var.vtype() != "CONTINUOUS" and abs(value - round(value)) <= 1e-6:
                 value = float(round(value))
             scip.setSolVal(sol, var, value)
         accepted = bool(scip.trySol(sol, printreason=False))
-        self._stats["accepted"] += accepted
+        heur.stats["accepted"] += accepted
         return accepted
 
 
