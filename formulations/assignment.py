@@ -22,7 +22,7 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
 
-from coplug.formulations.checks import check_count, check_memory, check_seed
+from coplug.formulations.checks import check_count, check_memory, check_seed, text_lines
 from coplug.plugins.arguments import check_flag, refuse_masked
 from coplug.plugins.errors import InputError
 
@@ -231,9 +231,9 @@ def _orlib_numbers(path: Path, text: str, start: int, block: str) -> np.ndarray:
             return np.array(block.split(), dtype=np.float64)
         except ValueError:
             pass
-    first = len(text[:start].splitlines()) + 1
+    first = len(text_lines(text[:start])) + 1
     lines = []
-    for lineno, line in enumerate(block.splitlines(), start=first):
+    for lineno, line in enumerate(text_lines(block), start=first):
         _refuse_underscore(line, f"{path}:{lineno}")
         try:
             lines.append(_floats(line.split()))
@@ -339,7 +339,7 @@ def _exact_integers(path: Path, costs: np.ndarray, orlib: bool = False) -> np.nd
     if not costs.size or not max(costs.max(), -costs.min()) >= _EXACT_INTEGERS:
         return costs  # (no |costs| copy: the file's text is still held)
     text = _read_text(path)
-    lines = text.splitlines() if orlib else (line for _, line in _data_lines(text))
+    lines = text_lines(text) if orlib else (line for _, line in _data_lines(text))
     for line in lines:
         for token in re.split(r"[,\s]+", line.strip()):
             if _INTEGER_TOKEN.fullmatch(token) and abs(int(token)) > _EXACT_INTEGERS \
@@ -411,10 +411,10 @@ def _data_lines(text: str) -> Iterator[tuple[int, str]]:
 
 
 def _lines(text: str) -> Iterator[str]:
-    """The lines `text.splitlines()` gives, a block at a time (the list of all lines held a
+    """The lines `text_lines(text)` gives, a block at a time (the list of all lines held a
     second copy of a big file)."""
     for _, block in _blocks(text):
-        yield from block.splitlines()
+        yield from text_lines(block)
 
 
 def _blocks(text: str, size: int = 1 << 16) -> Iterator[tuple[int, str]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from pathlib import Path
 
 import numpy as np
@@ -68,6 +69,20 @@ def numeric_array(data: object, what: str, booleans: bool = True) -> np.ndarray:
     if array.dtype.kind not in ("biuf" if booleans else "iuf"):
         raise InputError(f"{what} must be numeric, got {array.dtype} data")
     return array.astype(float)
+
+
+# str.splitlines' line ends but form feed and vertical tab, which float() reads as spaces
+_LINE_END = re.compile("\r\n|[\n\r\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def text_lines(text: str) -> list[str]:
+    """The lines of `text` as `str.splitlines` gives them, but not broken at form feeds and
+    vertical tabs: float() reads those as spaces, and a 3 x 3 matrix with form feeds
+    between its numbers read as 9 x 1."""
+    lines = _LINE_END.split(text)
+    if lines and not lines[-1]:
+        lines.pop()
+    return lines
 
 
 def read_text_file(path: Path, what: str) -> str:

@@ -19,6 +19,7 @@ from coplug.formulations.checks import (
     check_seed,
     read_text_file,
     require_instance,
+    text_lines,
 )
 from coplug.formulations.qubo import PENALTY_LIMIT, QUBO
 from coplug.formulations.qubo_solvers import PENALTY_RTOL
@@ -220,7 +221,7 @@ def load_knapsack(path: str | Path) -> KnapsackInstance:
         raise InputError(f"knapsack file not found: {path}")
     lines = [
         (k + 1, line.split())
-        for k, line in enumerate(read_text_file(path, "knapsack file").splitlines())
+        for k, line in enumerate(text_lines(read_text_file(path, "knapsack file")))
         if line.strip() and not line.lstrip().startswith("#")
     ]
     if not lines:

@@ -26,6 +26,7 @@ from coplug.formulations.checks import (
     check_seed,
     numeric_array,
     read_text_file,
+    text_lines,
 )
 from coplug.formulations.qubo import QUBO, multilinear_pairs, symmetric
 from coplug.plugins.errors import InputError, SolverError
@@ -301,7 +302,7 @@ def load_tsplib(path: str | Path) -> TSPInstance:
     path = Path(path).expanduser()
     if not path.is_file():
         raise InputError(f"TSPLIB file not found: {path}")
-    lines = read_text_file(path, "TSPLIB file").splitlines()
+    lines = text_lines(read_text_file(path, "TSPLIB file"))
     spec: dict[str, str] = {}
     k = 0
     coords = None
@@ -345,6 +346,8 @@ def load_tsplib(path: str | Path) -> TSPInstance:
         if key.upper() in spec:  # the last one had won, after data the first one shaped
             raise InputError(f"{path}:{no}: a second {key.upper()}; a file gives each once")
         spec[key.upper()] = value
+    if not spec and not seen:
+        raise InputError(f"{path}: no TSPLIB keywords (an empty file?)")
     n = _dimension(path, spec, len(lines))
     if "EDGE_WEIGHT_SECTION" in seen:  # the type may come after the sections
         _refuse_other_weights(path, weights_line, "EDGE_WEIGHT_SECTION",

@@ -1,7 +1,7 @@
 """What an MPS or LP file says, held against what SCIP's or HiGHS's reader made of it.
 
 The two readers differ on files they both accept (a duplicate entry, a constant on a row's
-left, an objective sense spelled one way, a name past 255 characters), and a misread file
+left, an objective sense spelled one way, an MPS name past 255 bytes), and a misread file
 is then solved as if it were the file: these checks turn each known misreading into an
 InputError that names it."""
 
@@ -24,10 +24,13 @@ from coplug.plugins.errors import InputError
 from coplug.plugins.interrupts import capture_output
 from coplug.plugins.modeldata import SOLVER_INFINITY
 
-SCIP_NAME_LIMIT = 255  # SCIP's readers cut a name there and read the rest as a new name
+SCIP_NAME_LIMIT = 255  # SCIP's MPS reader cuts a name there and reads the rest as a new name
+# SCIP's LP reader reads longer names whole, but one of 65,536 bytes or more overran its
+# buffer (glibc: "free(): invalid next size").
+SCIP_LP_NAME_LIMIT = 65535
 _MPS_SECTION = re.compile(rb"^(ROWS|COLUMNS|ENDATA)[ \t]*\r?$", re.M)
 _LONG_WORD = re.compile(rb"\S{%d,}" % (SCIP_NAME_LIMIT + 1))
-_LONG_LP_NAME = re.compile(rb"[^\s+\-*/^<>=:\[\]]{%d,}" % (SCIP_NAME_LIMIT + 1))
+_LONG_LP_NAME = re.compile(rb"[^\s+\-*/^<>=:\[\]]{%d,}" % (SCIP_LP_NAME_LIMIT + 1))
 _MPS_SENSE = re.compile(rb"^OBJSENSE\b[ \t]*(?:\r?\n[ \t]+)?(\w*)", re.M | re.I)
 _LP_FIRST_WORD = re.compile(rb"\A(?:[ \t]*(?:\\[^\n]*)?\r?\n)*[ \t]*([A-Za-z]+)")
 _INFINITE_BOUND = re.compile(rb"(?i)[ \t][-+]?inf(?:inity)?[ \t]*\r?$", re.M)
@@ -44,6 +47,7 @@ _FREE_ROW = re.compile(rb"^[ \t]*N[ \t]+(\S+)[ \t]*\r?$", re.M)
 _SECTION_HEAD = re.compile(rb"\n(?:RANGES|BOUNDS|SOS|ENDATA|QUADOBJ|QMATRIX|QSECTION|QCMATRIX|"
                            rb"INDICATORS)\b")
 _HIGHS_IGNORED = re.compile(r"(?:WARNING: )?([^\n]*has duplicate [^\n]*)")
+_HIGHS_UNDEFINED = re.compile(r'((?:Row|Column) name "[^\n]*" in \w+ section is not defined)')
 _SPACED_POWER = re.compile(rb"[ \t]+\^[ \t]*|\^[ \t]+")
 _NEGATIVE_UP = re.compile(rb"\n[ \t]*U[PI][ \t]+\S+[ \t]+\S+[ \t]+-")
 # A BOUNDS line with no bound-set name: `TYPE COLUMN VALUE`, or `TYPE COLUMN` for the types
@@ -63,11 +67,8 @@ def checked_text(path: Path) -> bytes:
     LP file's Binaries (`check_lp_binaries`)."""
     text = file_text(path)
     refuse_misnamed(path, text)
+    _refuse_encoding(path, text)
     if _is_lp(path):
-        if text.startswith(b"\xef\xbb\xbf"):
-            raise InputError(f"{path.name} starts with a byte-order mark (UTF-8 BOM): SCIP's "
-                             "LP reader then drops the objective, HiGHS's refuses the file; "
-                             "save it without one")
         if _LP_CONTENT.search(text) and not _LP_END.search(text):  # empty: no variables
             raise InputError(f"{path.name} has no End line: an LP file ends with one, and one "
                              "cut short was solved by SCIP's reader as the smaller model it "
@@ -76,6 +77,35 @@ def checked_text(path: Path) -> bytes:
     else:
         check_mps_data(path, text)
     return text
+
+
+def _refuse_encoding(path: Path, text: bytes) -> None:
+    """InputErrors for bytes the readers take other than as text lines: a UTF-8 byte-order
+    mark (SCIP's LP reader dropped the objective, HiGHS's MPS reader the first section: an
+    OBJSENSE MAX minimized), NUL bytes (a UTF-16 file) and lines ended by a bare carriage
+    return (each reader saw one line)."""
+    if text.startswith(b"\xef\xbb\xbf"):
+        raise InputError(f"{path.name} starts with a byte-order mark (UTF-8 BOM), which the "
+                         "readers take for part of its first line (HiGHS's MPS reader then "
+                         "drops that section); save it without one")
+    if b"\0" in text:
+        raise InputError(f"{path.name} holds NUL bytes: UTF-16 or binary, not a text file; "
+                         "save it as UTF-8")
+    if b"\r" in text and b"\n" not in text:
+        raise InputError(f"{path.name} ends its lines with a bare carriage return (classic "
+                         "Mac OS), which the readers do not take for line ends; save it with "
+                         "\\n or \\r\\n line ends")
+
+
+def native_name(path: Path) -> str:
+    """`path` as the solvers' C readers must get it: its bytes on disk as UTF-8 text (in a
+    non-UTF-8 locale Python holds a UTF-8 name with surrogates, which highspy refused with
+    a TypeError); a name that is no UTF-8 is an InputError."""
+    try:
+        return os.fsencode(path).decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"the file name {str(path)!r} is not UTF-8, which the solvers take "
+                         "file names in: rename the file") from None
 
 
 @contextmanager
@@ -435,16 +465,23 @@ def scip_readable(path: Path, text: bytes) -> Iterator[Path]:
         yield copy
 
 
-def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
-    """InputErrors for what SCIP reads other than as written: names past 255 characters, an
-    objective sense it does not know ('Maximise': it read no objective at all), an
-    objective constant at the solvers' infinity, and BOUNDS lines it misreads."""
+def check_scip_names(path: Path, text: bytes) -> None:
+    """An InputError, before SCIP reads the file, for a name past 255 bytes in an MPS file
+    (its reader cuts it) or past 65,535 in an LP file (its reader overran a buffer)."""
     long_word = _long_name(text, _is_lp(path))
     if long_word is not None:
-        raise InputError(f"{path.name} has a name of more than {SCIP_NAME_LIMIT} characters "
-                         f"({long_word[:40].decode(errors='replace')}...): SCIP's "
-                         "reader cuts it there and reads the rest as another name; shorten "
-                         "it or solve with solver='highs'")
+        why = ("LP reader overruns its buffer on one" if _is_lp(path) else
+               "MPS reader cuts it there and reads the rest as another name")
+        limit = SCIP_LP_NAME_LIMIT if _is_lp(path) else SCIP_NAME_LIMIT
+        raise InputError(f"{path.name} has a name of more than {limit:,} bytes "
+                         f"({long_word[:40].decode(errors='ignore')}...): SCIP's {why}; "
+                         "shorten it or solve with solver='highs'")
+
+
+def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
+    """InputErrors for what SCIP reads other than as written: an objective sense it does
+    not know ('Maximise': it read no objective at all), an objective constant at the
+    solvers' infinity, and BOUNDS lines it misreads."""
     if _is_lp(path):
         _refuse_unknown_sense(path, text)
     own = _SCIP_READER_NAMES.search(text)
@@ -591,7 +628,7 @@ def highs_read(highs: Any, path: Path, tee: bool) -> Any:
     highs.setOptionValue("output_flag", True)
     highs.setOptionValue("log_to_console", True)
     with capture_output(log, capture_fd=True):
-        status = highs.readModel(str(path))
+        status = highs.readModel(native_name(path))
     if tee:  # where HiGHS writes its log: descriptor 1 (the CLI's --json points it away)
         _write_fd1(log.getvalue())
     if status != highspy.HighsStatus.kError:
@@ -679,8 +716,9 @@ def _header_at(text: bytes, name: bytes) -> int:
 
 
 def _long_name(text: bytes, lp: bool) -> bytes | None:
-    """The first name longer than SCIP_NAME_LIMIT: a word of an MPS line, a run of an LP
-    line between operators (`x0+x1+...` is many names), comments and MPS's NAME line aside;
+    """The first name longer than SCIP's limit (SCIP_NAME_LIMIT in an MPS file,
+    SCIP_LP_NAME_LIMIT in an LP file): a word of an MPS line, a run of an LP line between
+    operators (`x0+x1+...` is many names), comments and MPS's NAME line aside;
     looked for only in lines that long (their lengths from numpy: a regex over every
     position cost 0.35 s on 18 MB)."""
     import numpy as np
@@ -688,7 +726,8 @@ def _long_name(text: bytes, lp: bool) -> bytes | None:
     ends = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == ord("\n"))
     starts = np.concatenate(([0], ends + 1))
     ends = np.concatenate((ends, [len(text)]))
-    for k in np.flatnonzero(ends - starts > SCIP_NAME_LIMIT):
+    limit = SCIP_LP_NAME_LIMIT if lp else SCIP_NAME_LIMIT
+    for k in np.flatnonzero(ends - starts > limit):
         line = text[int(starts[k]):int(ends[k])]
         if lp:
             line = line.split(b"\\", 1)[0]  # a backslash starts a comment
@@ -764,7 +803,13 @@ def _refuse_other_objective(path: Path, text: bytes) -> None:
 def _refuse_ignored(path: Path, log: str) -> None:
     """An InputError where HiGHS's reader says it ignored part of the model: a repeated
     entry (HiGHS keeps the first; SCIP adds up a repeated coefficient and applies repeated
-    bounds in order) or a constant on a row's left side."""
+    bounds in order), an entry naming a row or column not declared (dropped), or a constant
+    on a row's left side."""
+    undefined = _HIGHS_UNDEFINED.search(log)
+    if undefined is not None:
+        raise InputError(f"{path.name}: {undefined.group(1)} (HiGHS's reader drops the entry, "
+                         "as SCIP's does): declare the row in ROWS, or the column in COLUMNS, "
+                         "under the very name used (the same letters and accents)")
     found = _HIGHS_IGNORED.search(log)
     if found is not None:
         raise InputError(f"{path.name}: {found.group(1).strip()} (HiGHS's reader keeps the "

@@ -30,11 +30,13 @@ from coplug.plugins.errors import (
 )
 from coplug.plugins.file_reading import (
     check_highs_read,
+    check_scip_names,
     check_scip_read,
     checked_text,
     enforce_user_cuts,
     highs_read,
     names_in_utf8,
+    native_name,
     reader_columns,
     scip_readable,
 )
@@ -140,13 +142,14 @@ def scip_read(path: Path, tee: bool = False) -> Any:
     import pyscipopt
 
     text = checked_text(path)
+    check_scip_names(path, text)
     scip = pyscipopt.Model()
     scip.hideOutput(quiet=not tee)
     log = io.StringIO()
     try:  # with tee the reader's messages are the caller's to see
         with contextlib.nullcontext() if tee else capture_output(log, capture_fd=True), \
                 scip_readable(path, text) as readable:
-            scip.readProblem(str(readable))
+            scip.readProblem(native_name(readable))
     except Exception as exc:
         said = next((line.split("ERROR: ", 1)[1].strip() for line in log.getvalue().splitlines()
                      if "ERROR: " in line), str(exc))

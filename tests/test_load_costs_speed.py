@@ -21,7 +21,8 @@ from coplug.plugins.errors import InputError
 def _reference(path: Path, square: bool = False) -> np.ndarray:
     """`load_costs` on a text file as it was: every line, every token through float()."""
     text = path.read_text(encoding="utf-8-sig")
-    lines = list(enumerate(text.splitlines(), start=1))
+    # a form feed or vertical tab separates numbers, as float() reads it, not lines
+    lines = list(enumerate(text.replace("\f", " ").replace("\v", " ").splitlines(), start=1))
     if _is_orlib(path):
         numbers: list[float] = []
         for lineno, line in lines:

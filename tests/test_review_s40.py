@@ -100,3 +100,126 @@ def test_plugins_that_speak_pyomo_refuse_a_missing_variable_map() -> None:
     for plugin in (PMVBBranching("lp"), OnSolution(print)):
         with pytest.raises(InputError, match="needs the VarMap of a Pyomo model, got None"):
             plugin.attach(_raw_assignment(_costs(4)), None)
+
+
+KNAP_MPS = """{first}ROWS
+ N  obj
+ L  cap
+COLUMNS
+    MARKER                 'MARKER'                 'INTORG'
+    x         obj       4.0   cap       3.0
+    y         obj       5.0   {row}       4.0
+    MARKER                 'MARKER'                 'INTEND'
+RHS
+    RHS       cap       5.0
+BOUNDS
+ UP BND       x         1.0
+ UP BND       y         1.0
+ENDATA
+"""
+MAX_FIRST = "OBJSENSE\n    MAX\n"
+NAMED_MAX = "NAME K\n" + MAX_FIRST
+
+
+def _write(tmp_path, name: str, text: str | bytes):
+    from pathlib import Path
+
+    path = Path(tmp_path) / name
+    if isinstance(text, str):
+        text = text.encode()
+    path.write_bytes(text)
+    return path
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_a_byte_order_mark_before_an_mps_file_is_refused(tmp_path, solver: str) -> None:
+    from coplug.plugins.files import solve_file
+
+    plain = KNAP_MPS.format(first=NAMED_MAX, row="cap")
+    assert solve_file(_write(tmp_path, "k.mps", plain), solver=solver).objective == 5.0
+    # HiGHS took the BOM for part of OBJSENSE, dropped the section and minimized: 'optimal' 0
+    bom = b"\xef\xbb\xbf" + KNAP_MPS.format(first=MAX_FIRST, row="cap").encode()
+    with pytest.raises(InputError, match="byte-order mark"):
+        solve_file(_write(tmp_path, "bom.mps", bom), solver=solver)
+
+
+def test_highs_names_a_columns_entry_for_a_row_never_declared(tmp_path) -> None:
+    from coplug.plugins.files import solve_file
+
+    # ROWS has 'cap' (NFC is what counts); HiGHS dropped y's entry and said 'optimal' 9
+    path = _write(tmp_path, "undef.mps", KNAP_MPS.format(first=NAMED_MAX, row="cap2"))
+    with pytest.raises(InputError, match='Row name "cap2" in COLUMNS section is not defined'):
+        solve_file(path, solver="highs")
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_text_files_the_readers_cannot_split_into_lines_are_named(tmp_path, solver) -> None:
+    from coplug.plugins.files import solve_file
+
+    lp = "Maximize\n obj: x + y\nSubject To\n c: x + y <= 3\nEnd\n"
+    assert solve_file(_write(tmp_path, "lf.lp", lp), solver=solver).objective == 3.0
+    cases = {"cr.lp": (lp.replace("\n", "\r").encode(), "bare carriage return"),
+             "utf16.lp": (lp.encode("utf-16"), "NUL bytes"),
+             "utf16.mps": (KNAP_MPS.format(first="NAME K\n", row="cap").encode("utf-16-le"),
+                           "NUL bytes")}
+    for name, (data, said) in cases.items():  # they read "has no End line" or a syntax error
+        with pytest.raises(InputError, match=said):
+            solve_file(_write(tmp_path, name, data), solver=solver)
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_a_file_name_that_is_no_utf8_is_refused_by_name(tmp_path, solver: str) -> None:
+    import os
+
+    from coplug.plugins.files import solve_file
+
+    lp = "Maximize\n obj: x\nSubject To\n c: x <= 3\nEnd\n"
+    latin1 = _write(tmp_path, os.fsdecode(b"caf\xe9.lp"), lp)  # HiGHS: TypeError from pybind
+    with pytest.raises(InputError, match="file name .* is not UTF-8"):
+        solve_file(latin1, solver=solver)
+    assert solve_file(_write(tmp_path, "café.lp", lp), solver=solver).objective == 3.0
+
+
+def test_scip_reads_long_lp_names_whole_and_refuses_those_past_its_buffer(tmp_path) -> None:
+    from coplug.plugins.file_reading import SCIP_LP_NAME_LIMIT
+    from coplug.plugins.files import solve_file
+
+    def lp(name: str) -> str:
+        return (f"Maximize\n obj: {name} + y\nSubject To\n c: {name} + y <= 3\nBounds\n"
+                f" {name} <= 2\n y <= 2\nEnd\n")
+
+    # a 300-character LP name was refused as if SCIP's LP reader cut it at 255, as MPS does
+    result = solve_file(_write(tmp_path, "long.lp", lp("a" * 300)), solver="scip")
+    assert result.objective == 3.0 and result.values["a" * 300] == pytest.approx(2.0)
+    # one of 65,536 bytes overran SCIP's buffer (glibc aborted the process at exit); refused
+    # before SCIP reads it
+    past = _write(tmp_path, "past.lp", lp("a" * (SCIP_LP_NAME_LIMIT + 1)))
+    with pytest.raises(InputError, match="more than 65,535 bytes"):
+        solve_file(past, solver="scip")
+
+
+def test_cost_rows_split_only_at_line_ends(tmp_path) -> None:
+    from coplug.formulations.assignment import load_costs
+
+    rows = ["4\f1\f3", "2\f0\f5", "3\f2\f2"]  # form feeds between the numbers: a 9 x 1 matrix
+    costs = load_costs(_write(tmp_path, "ff.txt", "\n".join(rows) + "\n"))
+    assert costs.shape == (3, 3) and costs[1, 2] == 5.0
+    mac = load_costs(_write(tmp_path, "cr.txt", "\r".join(rows).replace("\f", " ")))
+    assert np.array_equal(mac, costs)
+
+
+def test_an_empty_tsplib_file_says_so(tmp_path) -> None:
+    from coplug.formulations.tsp import load_tsplib
+
+    for text in ("", "  \n\n"):  # said ':0: DIMENSION must come before the data sections'
+        with pytest.raises(InputError, match="no TSPLIB keywords"):
+            load_tsplib(_write(tmp_path, "e.tsp", text))
+
+
+def test_a_bbo_program_file_with_a_byte_order_mark_reads(tmp_path) -> None:
+    from coplug.formulations.bbo.cli import read_program
+
+    plain = read_program(str(_write(tmp_path, "p.txt", "sum(x ** 2)\n")), 2)
+    # refused: 'invalid non-printable character U+FEFF' in line 1
+    marked = read_program(str(_write(tmp_path, "bom.txt", "\ufeffsum(x ** 2)\n")), 2)
+    assert marked == plain

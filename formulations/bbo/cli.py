@@ -127,9 +127,10 @@ def _path_kind(spec: str) -> str | None:
 
 
 def _read_text(path: Path) -> str:
-    """A program file's text, or a one-line InputError (binary, unreadable)."""
+    """A program file's text (a UTF-8 byte-order mark, as Windows editors write, dropped),
+    or a one-line InputError (binary, unreadable)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
         raise InputError(f"program file {path} is not UTF-8 text (byte {error.start})") from None
     except OSError as error:
