@@ -19,6 +19,7 @@ during the solve (see `coplug.plugins.duals`), so `get_duals()` needs an import 
 from __future__ import annotations
 
 import datetime
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -337,8 +338,10 @@ def _importable(backend: str) -> bool:
     return True
 
 
+@functools.cache
 def _backend_version(backend: str) -> tuple[int, ...]:
-    """The solver's version (SCIP's, HiGHS's; coplug's own for 'lap') as a tuple of ints."""
+    """The solver's version (SCIP's, HiGHS's; coplug's own for 'lap') as a tuple of ints,
+    read once per process (SCIP's took a new model, 1.3 ms of every factory solve)."""
     if backend == "highs":
         import highspy
 

@@ -223,3 +223,23 @@ def test_a_bbo_program_file_with_a_byte_order_mark_reads(tmp_path) -> None:
     # refused: 'invalid non-printable character U+FEFF' in line 1
     marked = read_program(str(_write(tmp_path, "bom.txt", "\ufeffsum(x ** 2)\n")), 2)
     assert marked == plain
+
+
+def test_factory_solves_read_the_solver_version_once(monkeypatch) -> None:
+    import pyomo.environ as pyo
+    import pyscipopt
+
+    import coplug.plugins  # noqa: F401  (registers the factories)
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 3), domain=pyo.Integers)
+    m.o = pyo.Objective(expr=m.x, sense=pyo.maximize)
+    solver = pyo.SolverFactory("coplug_scip")
+    solver.solve(m)
+    version = solver.version()
+
+    def no_new_model(*args, **kwargs):  # each solve built a SCIP model to read the version
+        raise AssertionError("version read again")
+
+    monkeypatch.setattr(pyscipopt, "Model", no_new_model)
+    assert solver.version() == version and len(version) == 3
