@@ -98,8 +98,9 @@ def _searched(model: pyo.Block, k: int, solver: str, time_limit: float | None,
         # HiGHS's rounds warn that a round stopped at a point violating lazy rows reports
         # no solution; here every such point was recorded, and `proven` says the rest
         warnings.filterwarnings("ignore", message="lazy constraints: the solve stopped")
-        result = solve(model, solver=solver, time_limit=time_limit,
-                       plugins=[LazyConstraints(search.separate, name="k_best")],
+        lazy = LazyConstraints(search.separate, name="k_best")
+        lazy.records_rejected = True  # a start it rejects is recorded: used, not refused
+        result = solve(model, solver=solver, time_limit=time_limit, plugins=[lazy],
                        **as_solve_arguments(params))
     solutions = search.ranked()
     if result.status is Status.UNBOUNDED or (

@@ -20,6 +20,7 @@ from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError
 from coplug.plugins.interrupts import capture_output
 from coplug.plugins.lazy import shown_expression
+from coplug.plugins.varmap import snapped
 
 NO_VALUES = ("no variable has a value: warmstart=True passes the values already in the "
              "Pyomo variables (solve once, or set them, first)")
@@ -27,7 +28,10 @@ NO_VALUES = ("no variable has a value: warmstart=True passes the values already 
 
 def start_values(pairs: Iterable[tuple[Any, Any]]) -> list[tuple[Any, float]]:
     """(solver variable, value) for each (Pyomo variable, solver variable) whose Pyomo
-    variable holds a value; a value that is not a finite number is named."""
+    variable holds a value, an integer one within INTEGER_SNAP of a whole number rounded to
+    it (as its solution value is loaded: SCIP kept y = 5e-7 under `max 1e7 y + z` and called
+    5 optimal, where the point loaded, y = 0, is worth 0); a value that is not a finite
+    number is named."""
     out = []
     for var, solver_var in pairs:
         value = var.value
@@ -39,7 +43,7 @@ def start_values(pairs: Iterable[tuple[Any, Any]]) -> list[tuple[Any, float]]:
             raise InputError(f"warm start: {var.name} holds {value!r}, not a number") from None
         if not math.isfinite(number):
             raise InputError(f"warm start: {var.name} holds {number}, not a finite number")
-        out.append((solver_var, number))
+        out.append((solver_var, snapped(var, number)))
     return out
 
 
@@ -92,24 +96,30 @@ def scip_mip_start(
         return _unused(report, f"it violates {sos}")
     feasible = scip.checkSol(sol, printreason=False, original=True)
     if not feasible:
+        rejecting = _lazy_rejecting(plugins)
         var_names = {scip_var.name: var.name for var, scip_var in pairs}
-        what = _lazy_row(plugins) or _violation(scip, sol, var_names.get, con_names)
-        reason = f"it violates {what}"
+        what = (_lazy_row(rejecting) if rejecting is not None
+                else _violation(scip, sol, var_names.get, con_names))
         scip.freeSol(sol)
-        return _unused(report, reason)
+        if getattr(rejecting, "records_rejected", False):  # k_best's search kept it
+            report["accepted"], report["recorded_by"] = True, rejecting.name
+            return report
+        return _unused(report, f"it violates {what}")
     report["accepted"] = bool(scip.addSol(sol, free=True))
     return report
 
 
-def _lazy_row(plugins: Iterable[Any]) -> str | None:
-    """The lazy row that rejected the start (`LazyConstraints.last_rejected`), if one did:
-    SCIP's handler list alone does not say which row."""
-    for plugin in plugins:
-        row = getattr(plugin, "last_rejected", None)
-        if row is not None:
-            return (f"the lazy row {shown_expression(row.expr)} of "
-                    f"{getattr(plugin, 'name', plugin)!r}")
-    return None
+def _lazy_rejecting(plugins: Iterable[Any]) -> Any:
+    """The plugin whose lazy row rejected the start (`LazyConstraints.last_rejected`), if
+    one did: SCIP's handler list alone does not say which."""
+    return next((plugin for plugin in plugins
+                 if getattr(plugin, "last_rejected", None) is not None), None)
+
+
+def _lazy_row(plugin: Any) -> str:
+    """The lazy row of `plugin` that rejected the start, as the warning names it."""
+    return (f"the lazy row {shown_expression(plugin.last_rejected.expr)} of "
+            f"{getattr(plugin, 'name', plugin)!r}")
 
 
 def _sos_violation(scip: Any, sol: Any, con_name: Callable[[str], str]) -> str | None:

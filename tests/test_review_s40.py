@@ -243,3 +243,49 @@ def test_factory_solves_read_the_solver_version_once(monkeypatch) -> None:
 
     monkeypatch.setattr(pyscipopt, "Model", no_new_model)
     assert solver.version() == version and len(version) == 3
+
+
+def test_an_integer_start_a_hair_off_a_whole_number_is_rounded_before_scip_sees_it() -> None:
+    import pyomo.environ as pyo
+
+    from coplug.plugins import Status, solve
+
+    def model() -> pyo.ConcreteModel:
+        m = pyo.ConcreteModel()
+        m.y = pyo.Var(domain=pyo.Integers, bounds=(0, 10))
+        m.z = pyo.Var(domain=pyo.Binary)
+        m.c = pyo.Constraint(expr=3 * m.y + m.z <= 1)
+        m.o = pyo.Objective(expr=1e7 * m.y + m.z, sense=pyo.maximize)
+        return m
+
+    optimum = solve(model(), solver="highs").objective
+    for off in (1e-7, 5e-7, 9e-7):
+        m = model()
+        m.y.set_value(off, skip_validation=True)
+        m.z.value = 0
+        # SCIP kept y = off as integral and called 1e7 * off optimal; y = 0 was loaded
+        result = solve(m, solver="scip", warmstart=True)
+        assert result.status is Status.OPTIMAL and result.objective == pytest.approx(optimum)
+        assert pyo.value(m.o) == pytest.approx(result.objective)
+
+
+def test_k_best_counts_a_start_it_recorded_as_used() -> None:
+    import warnings
+
+    import pyomo.environ as pyo
+
+    from coplug.plugins import k_best
+
+    weights, values = [3, 4, 5, 6, 2], [4, 5, 7, 8, 3]
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(5), domain=pyo.Binary)
+    m.cap = pyo.Constraint(expr=sum(w * m.x[i] for i, w in enumerate(weights)) <= 10)
+    m.obj = pyo.Objective(expr=sum(v * m.x[i] for i, v in enumerate(values)),
+                          sense=pyo.maximize)
+    for i, v in enumerate([1, 0, 0, 1, 0]):  # feasible, worth 12
+        m.x[i].value = v
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "warm start not used: it violates the lazy row"
+        best = k_best(m, k=3, solver="scip", warmstart=True)
+    assert best.result.extra["warmstart"]["accepted"] is True
+    assert 12.0 in [s.objective for s in best.solutions]
