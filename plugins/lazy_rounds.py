@@ -98,7 +98,8 @@ def all_lazy(plugins: Sequence[Any]) -> bool:
 def solve_in_rounds(model: pyo.Block, lazies: Sequence[LazyConstraints],
                     run: Callable[[float | None], Result], time_limit: float | None) -> Result:
     """Solve with `run(time_left)` and add violated lazy rows until none is violated; the
-    last round's result, with `extra["lazy_rounds"]` and all rounds' time and nodes."""
+    last round's result, with `extra["lazy_rounds"]`, all rounds' nodes, their wall time
+    as `time` and the solver's share of it as `extra["solver_time"]`."""
     for lazy in lazies:
         lazy.reset()
     before = values_a_solve_may_set(model)  # put back when no round ends with a solution
@@ -163,8 +164,10 @@ def solve_in_rounds(model: pyo.Block, lazies: Sequence[LazyConstraints],
     if duals is not None:
         duals.reason = ADDED_ROWS
         load_duals(duals, result)
-    result.time, result.nodes = seconds, nodes
-    result.extra["lazy_rounds"] = rounds
+    # the rounds' wall time, the user's function's and the rebuilt rows' included (as SCIP's
+    # solve counts them): the solvers' alone said 0.03 s of a solve stopped at 1 s
+    result.time, result.nodes = time.perf_counter() - started, nodes
+    result.extra["lazy_rounds"], result.extra["solver_time"] = rounds, seconds
     result.plugin_stats = plugins_statistics(lazies)
     return result
 

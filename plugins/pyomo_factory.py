@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime
 import functools
 import math
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -204,7 +205,7 @@ class CoplugSolver(SolverBase):
 
     def solve(self, model: BlockData, **kwds: Any) -> Results:
         """Solve `model` with `coplug.plugins.solve` and report in Pyomo's Results."""
-        started = datetime.datetime.now(datetime.timezone.utc)
+        started, clock = datetime.datetime.now(datetime.timezone.utc), time.perf_counter()
         config = self.config(value=kwds, preserve_implicit=True)
         if not isinstance(model, BlockData):
             check_model(model)  # names what was passed: an indexed Block, a kernel model, ...
@@ -224,7 +225,9 @@ class CoplugSolver(SolverBase):
         results = _results(result, model, loader, config, self)
         results.timing_info.timer = timer
         results.timing_info.start_timestamp = started
-        results.timing_info.wall_time = result.time
+        # Pyomo's wall time is the whole call's (the solver's own is `result.time`, 0.25 s
+        # of a 1.3 s call on a 20,000-row LP)
+        results.timing_info.wall_time = time.perf_counter() - clock
         keep = config.load_solutions and result.has_solution
         nonoptimal = (config.raise_exception_on_nonoptimal_result and
                       results.termination_condition

@@ -35,8 +35,11 @@ class Status(str, Enum):
 class Result(ValueEquality):
     """Outcome of one solve: status, objective, bound, gap, nodes, time and plugin statistics.
 
-    `values` is the solution by variable name where there are no Pyomo variables to load
-    it into (`solve_file`); None otherwise, and without a solution."""
+    `time` is the solver's own seconds (SCIP's solving time, HiGHS's run time; for 'lap'
+    from reading the model's assignment structure on; for HiGHS's lazy rounds their wall
+    time; for `race` the race's), not the model's translation; `nodes` counts SCIP's over
+    its restarts. `values` is the solution by variable name where there are no Pyomo
+    variables to load it into (`solve_file`); None otherwise, and without a solution."""
 
     status: Status
     solver: str

@@ -289,3 +289,46 @@ def test_k_best_counts_a_start_it_recorded_as_used() -> None:
         best = k_best(m, k=3, solver="scip", warmstart=True)
     assert best.result.extra["warmstart"]["accepted"] is True
     assert 12.0 in [s.objective for s in best.solutions]
+
+
+def test_lazy_rounds_on_highs_count_the_rows_function_in_their_time() -> None:
+    import time
+
+    import pyomo.environ as pyo
+
+    from coplug.plugins import LazyConstraints, solve
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 10))
+    m.o = pyo.Objective(expr=m.x, sense=pyo.maximize)
+
+    def slow_cut(values):  # three rounds at 0.1 s each in this function
+        time.sleep(0.1)
+        return [m.x <= values[m.x] - 4] if values[m.x] > 3 else []
+
+    result = solve(m, solver="highs", plugins=[LazyConstraints(slow_cut)])
+    assert result.extra["lazy_rounds"] == 3 and m.x.value == pytest.approx(2)
+    # the solver's time alone was the `time` of a solve that spent 0.3 s in slow_cut
+    assert result.time >= 0.3 > result.extra["solver_time"]
+
+
+def test_factory_wall_time_is_the_whole_call(monkeypatch) -> None:
+    import time
+
+    import pyomo.environ as pyo
+    from pyomo.contrib.solver.common.factory import SolverFactory
+
+    import coplug.plugins.pyomo_factory as factory
+
+    real = factory.solve
+
+    def slow_translation(*args, **kwargs):  # work outside the solver's own clock
+        time.sleep(0.2)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(factory, "solve", slow_translation)
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 3))
+    m.o = pyo.Objective(expr=m.x, sense=pyo.maximize)
+    results = SolverFactory("coplug_highs").solve(m)
+    assert results.timing_info.wall_time >= 0.2  # was the solver's 0.001 s
