@@ -95,6 +95,8 @@ BAD_ARGS = [
     ("lap_sparse_share", ["--densities", "x"], "--densities"),
     ("lap_sparse_share", ["--k", "0"], "--k must be positive"),
     ("lap_sparse", ["--sizes", "1"], "an assignment needs N >= 2"),
+    ("lap_matching", ["--per-row", "0"], "--per-row must be positive"),
+    ("lap_matching", ["--sizes", "1"], "a matching needs n >= 2"),
     ("lap_sparse", ["--scipy-limit", "0"], "--scipy-limit"),
     ("lap_given_duals", ["--noise", "0.1,0"], "--noise: expected a number > 0"),
     ("lap_given_duals", ["--generators", "bogus"], "--generators: unknown 'bogus'"),
@@ -377,6 +379,13 @@ def test_lap_sparse_agrees_with_lapmod_and_scipy_and_stops_scipy_at_its_limit(
     lines = capsys.readouterr().out.strip().splitlines()
     assert code == 0 and "stopped at N=30" in lines[-1] and "| > 0.5 |" in lines[-3]
     assert "same objective 2/2" in lines[-1]
+
+
+def test_lap_matching_agrees_across_starts_and_with_scipy(capsys):
+    code = bench("lap_matching").main(["--sizes", "30,80", "--per-row", "3"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0 and "objectives agree on 2/2 sizes" in lines[-1]
+    assert lines[-2].startswith("| 80 | 160 |") and lines[-2].endswith("| yes |")
 
 
 def test_lap_sparse_share_ranks_both_ways_alike(capsys):
