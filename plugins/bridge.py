@@ -41,11 +41,13 @@ from coplug.plugins.duals import (
     ADDED_ROWS,
     NO_PRESOLVE_FAILED,
     dual_request,
+    filled_suffix_names,
     load_duals,
     other_import_suffixes,
     prepare_scip,
     read_scip_duals,
     soplex_duals,
+    unfilled_import_suffixes,
 )
 from coplug.plugins.errors import (
     InputError,
@@ -178,6 +180,7 @@ def solve(
     # release what they hold for it, and puts back the values it loaded before a plugin's
     # callback raised after the fact
     before = solve_state(model) if calls_back_after_loading(plugins) else None
+    empty_unfilled_suffixes(model, solver.lower())
     with one_solve_at_a_time(), released_on_failure(plugins), restored_on_failure(before):
         if solver.lower() == "highs" and all_lazy(plugins):
             run = functools.partial(solve_in_rounds, model, plugins, first_round_start(
@@ -334,11 +337,22 @@ def warn_unread_suffixes(model: pyo.Block, solver: str) -> None:
     if names:
         filled = "only dual and rc, for LPs" if fills_duals else "no duals with this solver"
         warn_at_caller(f"solve() fills no import Suffix {', '.join(names)} ({filled})")
-    names = unread_export_suffixes(model, reads_priority=solver == "scip")
+    own = filled_suffix_names(model) if fills_duals else set()  # an IMPORT_EXPORT dual
+    names = [name for name in unread_export_suffixes(model, reads_priority=solver == "scip")
+             if name not in own]  # holds the last solve's duals: warned at every re-solve
     if names:
         read = "SCIP reads only priority" if solver == "scip" else f"{solver} reads none"
         warn_at_caller(f"solve() does not pass on the export Suffix {', '.join(names)} "
                        f"({read})")
+
+
+def empty_unfilled_suffixes(model: pyo.Block, solver: str) -> None:
+    """Empty the import-only Suffixes `solve` does not fill (`m.slack`, `m.iis`, a
+    sub-block's `dual`), as Pyomo's solvers empty theirs: values left by an earlier solve
+    were read as this one's. Import-export Suffixes hold the caller's values and stay."""
+    for suffix in unfilled_import_suffixes(model, solver in ("scip", "highs", "lap")):
+        if not suffix.export_enabled():
+            suffix.clear()
 
 
 def build_instance(opt: Any, model: pyo.Block, label: str,

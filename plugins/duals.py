@@ -86,9 +86,20 @@ def other_import_suffixes(model: pyo.Block, fills_duals: bool) -> list[str]:
     """Names of the import Suffixes `solve` leaves empty: all of them for a backend that
     gives no duals, else all but `dual` and `rc` on the model itself (as in Pyomo's solvers,
     those on sub-blocks are not filled)."""
-    filled = set(map(id, _import_suffixes(model, descend=False))) if fills_duals else set()
-    return [s.name for s in _import_suffixes(model, descend=True)
-            if not (id(s) in filled and s.local_name in DUAL_SUFFIXES)]
+    return [s.name for s in unfilled_import_suffixes(model, fills_duals)]
+
+
+def unfilled_import_suffixes(model: pyo.Block, fills_duals: bool) -> list[pyo.Suffix]:
+    """The import Suffixes `solve` leaves empty (see `other_import_suffixes`)."""
+    filled = filled_suffix_names(model) if fills_duals else set()
+    return [s for s in _import_suffixes(model, descend=True) if s.name not in filled]
+
+
+def filled_suffix_names(model: pyo.Block) -> set[str]:
+    """Names of the Suffixes a backend with duals fills: the model's own import `dual`
+    and `rc`."""
+    return {s.name for s in _import_suffixes(model, descend=False)
+            if s.local_name in DUAL_SUFFIXES}
 
 
 def _import_suffixes(model: pyo.Block, descend: bool) -> list[pyo.Suffix]:

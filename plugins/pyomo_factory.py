@@ -151,8 +151,12 @@ class CoplugSolutionLoader(SolutionLoader):
     def _why_none(self, name: str) -> str:
         """Why the solve certified no `name` values."""
         if name not in self._suffixes:
+            fixed = (" and pass mip_duals='fixed' (a MIP has no LP duals; those of the LP "
+                     "with its integers fixed at the solution)"
+                     if any(v.is_integer() for v in self._values) else "")
             return (f"coplug computes and certifies duals during the solve: declare "
-                    f"m.{name} = pyo.Suffix(direction=pyo.Suffix.IMPORT) before solving")
+                    f"m.{name} = pyo.Suffix(direction=pyo.Suffix.IMPORT) before solving"
+                    f"{fixed}")
         info = self._result.extra.get("duals", {})
         return f"no {name} values: {info.get('reason', 'the solve gave none')}"
 

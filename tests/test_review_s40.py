@@ -363,3 +363,73 @@ def test_sparse_matchings_start_from_row_minima_and_stay_exact(monkeypatch) -> N
     # JV's column reduction left augmenting paths long on the padding: 25x slower at 10,000
     assert solve(m, solver="lap").objective == pytest.approx(solve(m, solver="highs").objective)
     assert passes == [0]
+
+
+def _lp_with_suffixes():
+    import pyomo.environ as pyo
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 4))
+    m.b = pyo.Block()
+    m.b.c = pyo.Constraint(expr=m.x <= 2)
+    m.o = pyo.Objective(expr=m.x, sense=pyo.maximize)
+    m.slack = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    m.b.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    m.mine = pyo.Suffix(direction=pyo.Suffix.IMPORT_EXPORT)
+    m.slack[m.b.c], m.b.dual[m.b.c], m.mine[m.x] = 42.0, 77.0, 5.0  # from an earlier solve
+    return m
+
+
+@pytest.mark.parametrize("how", ["scip", "highs", "coplug_scip", "coplug_highs"])
+def test_import_suffixes_solve_does_not_fill_are_emptied(how: str) -> None:
+    import warnings
+
+    from pyomo.contrib.solver.common.factory import SolverFactory
+
+    from coplug.plugins import solve
+
+    m = _lp_with_suffixes()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "solve() fills no import Suffix slack, b.dual"
+        if how.startswith("coplug_"):
+            SolverFactory(how).solve(m)
+        else:
+            solve(m, solver=how)
+    # they read 42 and 77 after the solve, as if it had given them
+    assert len(m.slack) == 0 and len(m.b.dual) == 0
+    assert m.mine[m.x] == 5.0  # import-export: the caller's own values stay
+
+
+def test_a_re_solve_with_an_import_export_dual_suffix_does_not_warn() -> None:
+    import warnings
+
+    import pyomo.environ as pyo
+
+    from coplug.plugins import solve
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 4))
+    m.c = pyo.Constraint(expr=2 * m.x <= 2)
+    m.o = pyo.Objective(expr=m.x, sense=pyo.maximize)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT_EXPORT)  # as for Ipopt's warm starts
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "solve() does not pass on the export Suffix dual"
+        for _ in range(2):
+            solve(m, solver="highs")
+    assert m.dual[m.c] == pytest.approx(0.5)
+
+
+def test_no_duals_on_a_mip_point_to_fixed_mip_duals() -> None:
+    import pyomo.environ as pyo
+    from pyomo.contrib.solver.common.factory import SolverFactory
+    from pyomo.contrib.solver.common.util import NoDualsError
+
+    import coplug.plugins  # noqa: F401  (registers the factories)
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 4), domain=pyo.Integers)
+    m.c = pyo.Constraint(expr=2 * m.x <= 3)
+    m.o = pyo.Objective(expr=m.x, sense=pyo.maximize)
+    results = SolverFactory("coplug_highs").solve(m)
+    with pytest.raises(NoDualsError, match="mip_duals='fixed'"):
+        results.solution_loader.get_duals()
