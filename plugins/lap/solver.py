@@ -164,7 +164,8 @@ def solve_lap(
     `info["prediction"]` says whether it was used or why not. `arr_passes` caps the
     augmenting-row-reduction passes before the shortest paths (default: 1 after a column
     reduction or a warm start, else 2; sparse costs: 1 after a cold square column reduction,
-    and 0 starts them from row minima alone); they stop early once two in a row free no row.
+    which a start from row minima replaces where it leaves fewer rows free, and 0 starts them
+    from row minima alone); they stop early once two in a row free no row.
     Past `time_limit` seconds
     it raises `TimeLimitError` (JV has no certified answer before it finishes); Ctrl-C
     interrupts it between augmentation chunks.
@@ -735,6 +736,9 @@ def _solve_sparse(
         sparse.sparse_keep_tight(indptr, indices, data, u, v, start, col4row, row4col,
                                  warmstart.TIGHT_REL)
     sparse.sparse_tighten_and_match(indptr, indices, data, u, v, col4row, row4col)
+    if reduce and arr_passes is None and _row_minima_match_more(indptr, indices, data,
+                                                                  col4row, u, v, row4col):
+        reduce = False  # the row-minima start it left in u, v, col4row and row4col
     scans = 0
     if reduce:  # then augmenting row reduction, as LAPMOD and dense JV do
         scans = _reduce_rows_in_chunks(sparse.sparse_row_reduction_passes,
@@ -747,6 +751,23 @@ def _solve_sparse(
     if augs < 0:
         raise _Unassignable(-1 - augs)
     return _Solved(col4row, u, v, augs, scans, scale)
+
+
+def _row_minima_match_more(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+                           col4row: np.ndarray, u: np.ndarray, v: np.ndarray,
+                           row4col: np.ndarray) -> bool:
+    """Whether starting from row minima (v = 0) leaves fewer rows free than the column
+    reduction in `col4row` did; if so, that start replaces it in place. Each start suits
+    other costs: a constant per row (padded matchings alike) left the column-reduced start
+    10-60x slower, a constant per column the row-minima one 75x (10,000 rows)."""
+    free = int(np.count_nonzero(col4row < 0))
+    u2, v2 = np.zeros_like(u), np.zeros_like(v)
+    col2, row2 = np.full_like(col4row, -1), np.full_like(row4col, -1)
+    sparse.sparse_tighten_and_match(indptr, indices, data, u2, v2, col2, row2)
+    if int(np.count_nonzero(col2 < 0)) >= free:
+        return False
+    u[:], v[:], col4row[:], row4col[:] = u2, v2, col2, row2
+    return True
 
 
 def _certified(c: Any, solved: _Solved) -> bool:
