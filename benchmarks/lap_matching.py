@@ -3,7 +3,7 @@ them: the square assignment on min(c, 0) padded with zero-cost dummies, started 
 minima (the default) or from JV's column reduction, against scipy's
 `min_weight_full_bipartite_matching` on the same padded matrix.
 
-    python benchmarks/lap_matching.py                    # about 1 min on 2 cores
+    python benchmarks/lap_matching.py                    # about 15 s on 2 cores
     python benchmarks/lap_matching.py --sizes 2000,20000 --per-row 20
 
 Each size is one seeded Pyomo model: n rows and n columns, each row allowed `--per-row`
@@ -69,9 +69,10 @@ def matching_model(n: int, per_row: int, seed: int) -> pyo.ConcreteModel:
 
 
 def scipy_cost(c: sp.csr_matrix) -> float:
-    """scipy's sparse LAP; it reads a stored zero as no edge, so every cost is shifted by 1
-    (each full matching pays n of them)."""
-    shifted = sp.csr_matrix((c.data + 1.0, c.indices, c.indptr), shape=c.shape)
+    """scipy's sparse LAP; it reads a stored zero as no edge, so every cost is shifted to 1
+    or more (each full matching pays n shifts; +1 alone made a -1 a dropped zero)."""
+    shift = 1.0 - min(float(c.data.min(initial=0.0)), 0.0)
+    shifted = sp.csr_matrix((c.data + shift, c.indices, c.indptr), shape=c.shape)
     rows, cols = min_weight_full_bipartite_matching(shifted)
     return float(np.asarray(c[rows, cols]).sum())
 

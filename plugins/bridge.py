@@ -41,7 +41,6 @@ from coplug.plugins.duals import (
     ADDED_ROWS,
     NO_PRESOLVE_FAILED,
     dual_request,
-    filled_suffix_names,
     load_duals,
     other_import_suffixes,
     prepare_scip,
@@ -337,9 +336,7 @@ def warn_unread_suffixes(model: pyo.Block, solver: str) -> None:
     if names:
         filled = "only dual and rc, for LPs" if fills_duals else "no duals with this solver"
         warn_at_caller(f"solve() fills no import Suffix {', '.join(names)} ({filled})")
-    own = filled_suffix_names(model) if fills_duals else set()  # an IMPORT_EXPORT dual
-    names = [name for name in unread_export_suffixes(model, reads_priority=solver == "scip")
-             if name not in own]  # holds the last solve's duals: warned at every re-solve
+    names = unread_export_suffixes(model, reads_priority=solver == "scip")
     if names:
         read = "SCIP reads only priority" if solver == "scip" else f"{solver} reads none"
         warn_at_caller(f"solve() does not pass on the export Suffix {', '.join(names)} "
@@ -347,11 +344,12 @@ def warn_unread_suffixes(model: pyo.Block, solver: str) -> None:
 
 
 def empty_unfilled_suffixes(model: pyo.Block, solver: str) -> None:
-    """Empty the import-only Suffixes `solve` does not fill (`m.slack`, `m.iis`, a
-    sub-block's `dual`), as Pyomo's solvers empty theirs: values left by an earlier solve
-    were read as this one's. Import-export Suffixes hold the caller's values and stay."""
+    """Empty the solved block's own import-only Suffixes `solve` does not fill (`m.slack`,
+    `m.iis`), as Pyomo's solvers empty theirs (its sub-blocks' they leave): values left by
+    an earlier solve were read as this one's. Import-export Suffixes hold the caller's
+    values and stay."""
     for suffix in unfilled_import_suffixes(model, solver in ("scip", "highs", "lap")):
-        if not suffix.export_enabled():
+        if suffix.parent_block() is model and not suffix.export_enabled():
             suffix.clear()
 
 

@@ -30,7 +30,8 @@ SCIP_NAME_LIMIT = 255  # SCIP's MPS reader cuts a name there and reads the rest 
 SCIP_LP_NAME_LIMIT = 65535
 _MPS_SECTION = re.compile(rb"^(ROWS|COLUMNS|ENDATA)[ \t]*\r?$", re.M)
 _LONG_WORD = re.compile(rb"\S{%d,}" % (SCIP_NAME_LIMIT + 1))
-_LONG_LP_NAME = re.compile(rb"[^\s+\-*/^<>=:\[\]]{%d,}" % (SCIP_LP_NAME_LIMIT + 1))
+# SCIP's LP reader ends a name at white space and - + : < > = [ ] * ^ only ('/' is a name's)
+_LONG_LP_NAME = re.compile(rb"[^\s+\-*^<>=:\[\]]{%d,}" % (SCIP_LP_NAME_LIMIT + 1))
 _MPS_SENSE = re.compile(rb"^OBJSENSE\b[ \t]*(?:\r?\n[ \t]+)?(\w*)", re.M | re.I)
 _LP_FIRST_WORD = re.compile(rb"\A(?:[ \t]*(?:\\[^\n]*)?\r?\n)*[ \t]*([A-Za-z]+)")
 _INFINITE_BOUND = re.compile(rb"(?i)[ \t][-+]?inf(?:inity)?[ \t]*\r?$", re.M)
@@ -47,6 +48,7 @@ _FREE_ROW = re.compile(rb"^[ \t]*N[ \t]+(\S+)[ \t]*\r?$", re.M)
 _SECTION_HEAD = re.compile(rb"\n(?:RANGES|BOUNDS|SOS|ENDATA|QUADOBJ|QMATRIX|QSECTION|QCMATRIX|"
                            rb"INDICATORS)\b")
 _HIGHS_IGNORED = re.compile(r"(?:WARNING: )?([^\n]*has duplicate [^\n]*)")
+_BARE_CR = re.compile(rb"\r(?!\n)")
 _HIGHS_UNDEFINED = re.compile(r'((?:Row|Column) name "[^\n]*" in \w+ section is not defined)')
 _SPACED_POWER = re.compile(rb"[ \t]+\^[ \t]*|\^[ \t]+")
 _NEGATIVE_UP = re.compile(rb"\n[ \t]*U[PI][ \t]+\S+[ \t]+\S+[ \t]+-")
@@ -91,10 +93,12 @@ def _refuse_encoding(path: Path, text: bytes) -> None:
     if b"\0" in text:
         raise InputError(f"{path.name} holds NUL bytes: UTF-16 or binary, not a text file; "
                          "save it as UTF-8")
-    if b"\r" in text and b"\n" not in text:
-        raise InputError(f"{path.name} ends its lines with a bare carriage return (classic "
-                         "Mac OS), which the readers do not take for line ends; save it with "
-                         "\\n or \\r\\n line ends")
+    bare = _BARE_CR.search(text) if b"\r" in text else None
+    if bare is not None:  # one such line end made both readers drop a bound: -8 for -7
+        line = text.count(b"\n", 0, bare.start()) + 1
+        raise InputError(f"{path.name}: line {line} ends with a bare carriage return (classic "
+                         "Mac OS), which the readers do not take for a line end; save the "
+                         "file with \\n or \\r\\n line ends")
 
 
 def native_name(path: Path) -> str:

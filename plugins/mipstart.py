@@ -26,11 +26,11 @@ NO_VALUES = ("no variable has a value: warmstart=True passes the values already 
              "Pyomo variables (solve once, or set them, first)")
 
 
-def start_values(pairs: Iterable[tuple[Any, Any]]) -> list[tuple[Any, float]]:
+def start_values(pairs: Iterable[tuple[Any, Any]], rounded: bool = False
+                 ) -> list[tuple[Any, float]]:
     """(solver variable, value) for each (Pyomo variable, solver variable) whose Pyomo
-    variable holds a value, an integer one within INTEGER_SNAP of a whole number rounded to
-    it (as its solution value is loaded: SCIP kept y = 5e-7 under `max 1e7 y + z` and called
-    5 optimal, where the point loaded, y = 0, is worth 0); a value that is not a finite
+    variable holds a value, with `rounded` an integer one within INTEGER_SNAP of a whole
+    number rounded to it, as its solution value is loaded; a value that is not a finite
     number is named."""
     out = []
     for var, solver_var in pairs:
@@ -43,7 +43,7 @@ def start_values(pairs: Iterable[tuple[Any, Any]]) -> list[tuple[Any, float]]:
             raise InputError(f"warm start: {var.name} holds {value!r}, not a number") from None
         if not math.isfinite(number):
             raise InputError(f"warm start: {var.name} holds {number}, not a finite number")
-        out.append((solver_var, snapped(var, number)))
+        out.append((solver_var, snapped(var, number) if rounded else number))
     return out
 
 
@@ -69,12 +69,12 @@ def scip_mip_start(
     would ignore it. An unused start (`accepted` False) carries its reason, naming the first
     bound or row an infeasible one violates (`con_names` maps SCIP's row names), and warns.
     """
-    pairs = list(pairs)
-    values = start_values(pairs)
+    pairs, internal = list(pairs), list(internal)
+    values = start_values(pairs, rounded=True)
     report: dict[str, Any] = {"values": len(values), "variables": len(pairs), "accepted": False}
     if not values:
         return _unused(report, NO_VALUES)
-    values += list(internal)
+    values += internal
     n_vars = scip.getNVars(transformed=False)
     if len(values) < n_vars:
         unknown = 1.0 - len(values) / n_vars
@@ -83,9 +83,7 @@ def scip_mip_start(
             return _unused(report, f"{unknown:.0%} of SCIP's variables have no value; SCIP "
                                    f"completes a partial start only up to {limit:.0%}")
     partial = len(values) < n_vars
-    sol = scip.createPartialSol() if partial else scip.createSol()
-    for solver_var, value in values:
-        scip.setSolVal(sol, solver_var, value)
+    sol = _filled(scip, values, partial)
     if partial:
         scip.addSol(sol, free=True)
         report["accepted"] = None
@@ -95,6 +93,8 @@ def scip_mip_start(
         scip.freeSol(sol)
         return _unused(report, f"it violates {sos}")
     feasible = scip.checkSol(sol, printreason=False, original=True)
+    if not feasible and _lazy_rejecting(plugins) is None:
+        sol, feasible = _as_given(scip, sol, values, start_values(pairs) + internal)
     if not feasible:
         rejecting = _lazy_rejecting(plugins)
         var_names = {scip_var.name: var.name for var, scip_var in pairs}
@@ -107,6 +107,30 @@ def scip_mip_start(
         return _unused(report, f"it violates {what}")
     report["accepted"] = bool(scip.addSol(sol, free=True))
     return report
+
+
+def _filled(scip: Any, values: list[tuple[Any, float]], partial: bool = False) -> Any:
+    """A new SCIP solution (partial: for SCIP to complete) holding `values`."""
+    sol = scip.createPartialSol() if partial else scip.createSol()
+    for solver_var, value in values:
+        scip.setSolVal(sol, solver_var, value)
+    return sol
+
+
+def _as_given(scip: Any, sol: Any, rounded: list[tuple[Any, float]],
+              given: list[tuple[Any, float]]) -> tuple[Any, bool]:
+    """The start with its integers rounded (`sol`), unless only the values as given meet
+    the model: (solution, feasible). Rounding keeps SCIP from taking y = 5e-7 as integral
+    (under `max 1e7 y + z` it called 5 optimal where the loaded y = 0 is worth 0), but moves
+    a row tying the integer to continuous variables (`1e7 x - 1e7 z == 0` by 5)."""
+    if [value for _, value in given] == [value for _, value in rounded]:
+        return sol, False
+    original = _filled(scip, given)
+    if not scip.checkSol(original, printreason=False, original=True):
+        scip.freeSol(original)
+        return sol, False
+    scip.freeSol(sol)
+    return original, True
 
 
 def _lazy_rejecting(plugins: Iterable[Any]) -> Any:
