@@ -327,11 +327,15 @@ def check_block(model: Any, caller: str) -> None:
                          "model.create_instance(data) instead")
 
 
+# The backends that fill the model's `dual` and `rc` Suffixes.
+DUAL_BACKENDS = ("scip", "highs", "lap")
+
+
 def warn_unread_suffixes(model: pyo.Block, solver: str) -> None:
     """Say which import Suffixes stay empty (all but `dual` and `rc` where the backend fills
     those: an empty one read as 'all zero' would be wrong) and which export Suffixes go
     unread (all but SCIP's `priority`)."""
-    fills_duals = solver in ("scip", "highs", "lap")
+    fills_duals = solver in DUAL_BACKENDS
     names = other_import_suffixes(model, fills_duals)
     if names:
         filled = "only dual and rc, for LPs" if fills_duals else "no duals with this solver"
@@ -348,7 +352,7 @@ def empty_unfilled_suffixes(model: pyo.Block, solver: str) -> None:
     `m.iis`), as Pyomo's solvers empty theirs (its sub-blocks' they leave): values left by
     an earlier solve were read as this one's. Import-export Suffixes hold the caller's
     values and stay."""
-    for suffix in unfilled_import_suffixes(model, solver in ("scip", "highs", "lap")):
+    for suffix in unfilled_import_suffixes(model, solver in DUAL_BACKENDS):
         if suffix.parent_block() is model and not suffix.export_enabled():
             suffix.clear()
 
