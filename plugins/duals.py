@@ -91,15 +91,9 @@ def other_import_suffixes(model: pyo.Block, fills_duals: bool) -> list[str]:
 
 def unfilled_import_suffixes(model: pyo.Block, fills_duals: bool) -> list[pyo.Suffix]:
     """The import Suffixes `solve` leaves empty (see `other_import_suffixes`)."""
-    filled = filled_suffix_names(model) if fills_duals else set()
-    return [s for s in _import_suffixes(model, descend=True) if s.name not in filled]
-
-
-def filled_suffix_names(model: pyo.Block) -> set[str]:
-    """Names of the Suffixes a backend with duals fills: the model's own import `dual`
-    and `rc`."""
-    return {s.name for s in _import_suffixes(model, descend=False)
-            if s.local_name in DUAL_SUFFIXES}
+    filled = set(map(id, _import_suffixes(model, descend=False))) if fills_duals else set()
+    return [s for s in _import_suffixes(model, descend=True)
+            if not (id(s) in filled and s.local_name in DUAL_SUFFIXES)]
 
 
 def _import_suffixes(model: pyo.Block, descend: bool) -> list[pyo.Suffix]:
