@@ -50,6 +50,14 @@ _SECTION_HEAD = re.compile(rb"\n(?:RANGES|BOUNDS|SOS|ENDATA|QUADOBJ|QMATRIX|QSEC
 _HIGHS_IGNORED = re.compile(r"(?:WARNING: )?([^\n]*has duplicate [^\n]*)")
 _BARE_CR = re.compile(rb"\r(?!\n)")
 _HIGHS_UNDEFINED = re.compile(r'((?:Row|Column) name "[^\n]*" in \w+ section is not defined)')
+_HIGHS_SECTION_IGNORED = re.compile(
+    r"(\w+)\s+section entries contain\s+(\d+) with (row|col) not in (\w+)\s+section: ignored")
+# SCIP's MPS reader says so only at display/verblevel 5 (for COLUMNS entries; RHS and RANGES
+# ones at the default level, which coplug keeps quiet).
+SCIP_VERBLEVEL_FULL = 5
+_SCIP_IGNORED = re.compile(
+    r'^Warning line (\d+): (Column|RHS|Range) "(.*)" for row "(.*)" ignored$', re.M)
+_SCIP_SECTION = {"Column": "COLUMNS", "RHS": "RHS", "Range": "RANGES"}
 _SPACED_POWER = re.compile(rb"[ \t]+\^[ \t]*|\^[ \t]+")
 _NEGATIVE_UP = re.compile(rb"\n[ \t]*U[PI][ \t]+\S+[ \t]+\S+[ \t]+-")
 # A BOUNDS line with no bound-set name: `TYPE COLUMN VALUE`, or `TYPE COLUMN` for the types
@@ -625,21 +633,30 @@ def _refuse_crossed_bounds(scip: Any, path: Path) -> None:
 
 def highs_read(highs: Any, path: Path, tee: bool) -> Any:
     """`highs.readModel(path)` with the reader's log kept (shown with `tee`), and the
-    status; a file read (warnings included) is checked for what HiGHS ignored in it."""
+    status; a file read (warnings included) is checked for what HiGHS ignored in it. The log
+    goes through a file: HiGHS printed raw memory for a line it misread, and captured from
+    the console those bytes stopped the decoding of the warnings after them."""
     import highspy
 
-    log = io.StringIO()
     highs.setOptionValue("output_flag", True)
+    highs.setOptionValue("log_to_console", False)
+    with tempfile.TemporaryDirectory() as folder:
+        kept = Path(folder) / "read.log"
+        highs.setOptionValue("log_file", str(kept))
+        try:
+            with capture_output(io.StringIO(), capture_fd=True):  # anything past its log
+                status = highs.readModel(native_name(path))
+        finally:
+            highs.setOptionValue("log_file", "")
+        log = kept.read_bytes().decode(errors="replace")
     highs.setOptionValue("log_to_console", True)
-    with capture_output(log, capture_fd=True):
-        status = highs.readModel(native_name(path))
     if tee:  # where HiGHS writes its log: descriptor 1 (the CLI's --json points it away)
-        _write_fd1(log.getvalue())
+        write_fd1(log)
     if status != highspy.HighsStatus.kError:
-        _refuse_ignored(path, log.getvalue())
+        _refuse_ignored(path, log)
         _refuse_dropped_names(highs, path)
     else:
-        _refuse_unsupported(path, log.getvalue())
+        _refuse_unsupported(path, log)
     return status
 
 
@@ -652,7 +669,7 @@ def _refuse_unsupported(path: Path, log: str) -> None:
             raise InputError(f"HiGHS cannot read {path.name}: {said}")
 
 
-def _write_fd1(text: str) -> None:
+def write_fd1(text: str) -> None:
     """`text` on file descriptor 1, as HiGHS's own log would be; on sys.stdout without one."""
     sys.stdout.flush()
     try:
@@ -814,6 +831,15 @@ def _refuse_ignored(path: Path, log: str) -> None:
         raise InputError(f"{path.name}: {undefined.group(1)} (HiGHS's reader drops the entry, "
                          "as SCIP's does): declare the row in ROWS, or the column in COLUMNS, "
                          "under the very name used (the same letters and accents)")
+    section = _HIGHS_SECTION_IGNORED.search(log)
+    if section is not None:
+        name, count, kind, declared = section.groups()
+        switched = (", after switching to its fixed-format parser (a line it could not read "
+                    "as free format, such as an entry for a row ROWS does not declare)," if
+                    "fixed format" in log else "")
+        raise InputError(f"{path.name}: HiGHS's reader{switched} ignored {count} {name} "
+                         f"entries whose {'column' if kind == 'col' else kind} is not in "
+                         f"{declared}: declare every row and column under the very name used")
     found = _HIGHS_IGNORED.search(log)
     if found is not None:
         raise InputError(f"{path.name}: {found.group(1).strip()} (HiGHS's reader keeps the "
@@ -825,6 +851,24 @@ def _refuse_ignored(path: Path, log: str) -> None:
             row = lines[k - 1].split("|", 1)[-1].strip() if k else ""
             raise InputError(f"{path.name}: HiGHS ignores a constant on the left of a row "
                              f"({row!r}); move it to the right-hand side")
+
+
+def refuse_scip_ignored(path: Path, text: bytes, log: str) -> None:
+    """An InputError where SCIP's MPS reader dropped a COLUMNS, RHS or RANGES entry for a
+    row ROWS does not declare (it solved the rest: 'optimal' -4 with the row's coefficient
+    gone); entries for free rows past the objective are dropped as MPS says, and kept."""
+    dropped = list(_SCIP_IGNORED.finditer(log))
+    if not dropped:
+        return
+    declared = {words[1].decode(errors="replace") for _, words in _section_lines(text, b"ROWS")
+                if len(words) > 1}
+    for found in dropped:
+        line, kind, _, row = found.groups()
+        if row not in declared:
+            raise InputError(f"{path.name}:{line}: row {row!r} in the {_SCIP_SECTION[kind]} "
+                             "section is not declared in ROWS (SCIP's reader drops the "
+                             "entry): declare the row under the very name used (the same "
+                             "letters and accents)")
 
 
 def _refuse_dropped_names(highs: Any, path: Path) -> None:

@@ -29,6 +29,7 @@ from coplug.plugins.errors import (
     UnsupportedModelError,
 )
 from coplug.plugins.file_reading import (
+    SCIP_VERBLEVEL_FULL,
     check_highs_read,
     check_scip_names,
     check_scip_read,
@@ -38,7 +39,9 @@ from coplug.plugins.file_reading import (
     names_in_utf8,
     native_name,
     reader_columns,
+    refuse_scip_ignored,
     scip_readable,
+    write_fd1,
 )
 from coplug.plugins.highs_backend import (
     beyond_default_gap,
@@ -136,7 +139,6 @@ def checked_model_path(path: str | PathLike) -> Path:
 def scip_read(path: Path, tee: bool = False) -> Any:
     """A PySCIPOpt model read from `path`; a file SCIP cannot read is an InputError quoting
     its reader's first error line ("Syntax error in line 4 (']')"), not SCIP's log."""
-    import contextlib
     import io
 
     import pyscipopt
@@ -144,16 +146,21 @@ def scip_read(path: Path, tee: bool = False) -> Any:
     text = checked_text(path)
     check_scip_names(path, text)
     scip = pyscipopt.Model()
-    scip.hideOutput(quiet=not tee)
+    scip.setIntParam("display/verblevel", SCIP_VERBLEVEL_FULL)  # where it names dropped entries
     log = io.StringIO()
-    try:  # with tee the reader's messages are the caller's to see
-        with contextlib.nullcontext() if tee else capture_output(log, capture_fd=True), \
-                scip_readable(path, text) as readable:
+    try:
+        with capture_output(log, capture_fd=True), scip_readable(path, text) as readable:
             scip.readProblem(native_name(readable))
     except Exception as exc:
         said = next((line.split("ERROR: ", 1)[1].strip() for line in log.getvalue().splitlines()
                      if "ERROR: " in line), str(exc))
         raise InputError(f"SCIP cannot read {path.name}: {said}") from exc
+    finally:
+        if tee:  # the reader's messages are the caller's to see
+            write_fd1(log.getvalue())
+        scip.resetParam("display/verblevel")
+        scip.hideOutput(quiet=not tee)
+    refuse_scip_ignored(path, text, log.getvalue())
     check_scip_read(scip, path, text)
     enforce_user_cuts(scip, path, text)
     _scip_refuse_nan(scip, path, text)

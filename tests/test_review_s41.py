@@ -1,0 +1,76 @@
+"""Session 41 review: what SCIP's MPS reader drops without a word, and the other findings
+of this session's probes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from coplug.plugins.errors import InputError
+from coplug.plugins.files import solve_file
+
+_BASE = """NAME T
+ROWS
+ N obj
+{rows}COLUMNS
+ x obj -1 c1 1
+{column} y obj -1 c1 1
+RHS
+ rhs c1 4{rhs}
+{ranges}BOUNDS
+ UP BND x 10
+ UP BND y 10
+ENDATA
+"""
+
+
+def _mps(tmp_path: Path, rows: str = " L c1\n", column: str = "", rhs: str = "",
+         ranges: str = "") -> Path:
+    path = tmp_path / "m.mps"
+    path.write_text(_BASE.format(rows=rows, column=column, rhs=rhs, ranges=ranges))
+    return path
+
+
+@pytest.mark.parametrize("where, section", [
+    ({"column": " x c2 1\n"}, "COLUMNS"),
+    ({"rhs": " c2 1"}, "RHS"),
+    ({"ranges": "RANGES\n rng c2 3\n"}, "RANGES"),
+])
+def test_scip_refuses_an_entry_for_a_row_rows_does_not_declare(tmp_path, where, section):
+    """SCIP's reader dropped the entry and called the rest 'optimal' -4; HiGHS refuses the
+    same file, and so does SCIP's path now, naming the row and the section."""
+    path = _mps(tmp_path, **where)
+    with pytest.raises(InputError, match=f"row 'c2' in the {section} section is not declared"):
+        solve_file(path, solver="scip")
+    with pytest.raises(InputError, match="not (in|defined)"):
+        solve_file(path, solver="highs")
+
+
+def test_highs_misreading_a_free_format_file_as_fixed_format_is_refused(tmp_path, capfd):
+    """An undeclared row on a three-field COLUMNS line sent HiGHS's reader to its fixed-format
+    parser, which made columns 'bj -1 c1' and '2 1' and printed raw memory; the warnings
+    after those bytes were lost to the console capture, and the file 'solved' to 0 (-4)."""
+    path = _mps(tmp_path, column=" x c2 1\n")
+    with pytest.raises(InputError, match="fixed-format parser.* ignored 1 RHS entries"):
+        solve_file(path, solver="highs")
+    assert "un-decoded" not in capfd.readouterr().err
+
+
+def test_scip_still_drops_entries_for_a_second_free_row_as_mps_says(tmp_path):
+    """A free row past the objective is no constraint: its entries are ignored by both
+    readers, and both agree on the optimum of the rest."""
+    path = _mps(tmp_path, rows=" N obj2\n L c1\n", column=" x obj2 5\n")
+    scip, highs = solve_file(path, solver="scip"), solve_file(path, solver="highs")
+    assert scip.status.value == highs.status.value == "optimal"
+    assert scip.objective == pytest.approx(highs.objective) == pytest.approx(-4.0)
+
+
+def test_declared_rows_read_as_before_and_tee_shows_the_readers_lines(tmp_path, capfd):
+    path = _mps(tmp_path, rows=" L c1\n L c2\n", column=" x c2 1\n", rhs=" c2 1")
+    quiet = solve_file(path, solver="scip")
+    assert quiet.objective == pytest.approx(highs := solve_file(path, solver="highs").objective)
+    assert highs == pytest.approx(-4.0)  # x <= 1 by c2, y <= 3 by c1
+    capfd.readouterr()
+    solve_file(path, solver="scip", tee=True)
+    assert "original problem has 2 variables" in capfd.readouterr().out
