@@ -160,7 +160,7 @@ def scip_read(path: Path, tee: bool = False) -> Any:
             write_fd1(log.getvalue())
         scip.resetParam("display/verblevel")
         scip.hideOutput(quiet=not tee)
-    refuse_scip_ignored(path, text, log.getvalue())
+    refuse_scip_ignored(path, log.getvalue())
     check_scip_read(scip, path, text)
     enforce_user_cuts(scip, path, text)
     _scip_refuse_nan(scip, path, text)

@@ -74,3 +74,24 @@ def test_declared_rows_read_as_before_and_tee_shows_the_readers_lines(tmp_path, 
     capfd.readouterr()
     solve_file(path, solver="scip", tee=True)
     assert "original problem has 2 variables" in capfd.readouterr().out
+
+
+@pytest.mark.parametrize("rows, column, line", [
+    (" L c1\n E\n", "", 5),  # SCIP's reader crashed the process (segmentation fault)
+    (" L c1 x\n", "", 4),  # SCIP read a row 'c1_x' and dropped c1's entries
+    (" L c1\n", " y obj c1 1\n", 7),  # SCIP read another entry; HiGHS switched format
+    (" L c1\n", " y obj -1 c1 1 $ note\n y c1 1 1 $ four\n", 8),  # `$` comments read apart
+])
+def test_rows_and_columns_lines_of_odd_fields_are_refused_before_reading(
+        tmp_path, rows, column, line):
+    path = _mps(tmp_path, rows=rows, column=column)
+    for solver in ("scip", "highs"):
+        with pytest.raises(InputError, match=f"m.mps:{line}: the (ROWS|COLUMNS) line"):
+            solve_file(path, solver=solver)
+
+
+def test_comment_lines_keep_their_fields_out_of_the_count(tmp_path):
+    path = _mps(tmp_path, rows=" L c1\n* a comment of six words here\n",
+                column="* x obj c1\n x c1 0\n")
+    scip, highs = solve_file(path, solver="scip"), solve_file(path, solver="highs")
+    assert scip.objective == pytest.approx(highs.objective) == pytest.approx(-4.0)
