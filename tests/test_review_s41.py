@@ -95,3 +95,58 @@ def test_comment_lines_keep_their_fields_out_of_the_count(tmp_path):
                 column="* x obj c1\n x c1 0\n")
     scip, highs = solve_file(path, solver="scip"), solve_file(path, solver="highs")
     assert scip.objective == pytest.approx(highs.objective) == pytest.approx(-4.0)
+
+
+def _assignment(cost, row_rule, col_rule=None, domain=None):
+    import pyomo.environ as pyo
+
+    n = len(cost)
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(n), range(n), domain=domain or pyo.Binary)
+    m.cost = pyo.Objective(expr=sum(float(cost[i][j]) * m.x[i, j]
+                                    for i in range(n) for j in range(n)))
+    m.row = pyo.Constraint(range(n), rule=lambda m, i: row_rule(
+        sum(m.x[i, j] for j in range(n))))
+    m.col = pyo.Constraint(range(n), rule=lambda m, j: (col_rule or (lambda s: s == 1))(
+        sum(m.x[i, j] for i in range(n))))
+    return m
+
+
+_COST = [[4.0, 1.0, 3.0], [2.0, 0.0, 5.0], [3.0, 2.0, 2.0]]
+
+
+@pytest.mark.parametrize("row_rule", [
+    lambda s: 1e12 * s == 1e12 + 500,  # no whole sum meets it: HiGHS says infeasible
+    lambda s: 1e12 * s <= 1e12 - 500,  # forces every sum to 0
+    lambda s: 2 * s == 2 + 4e-9,
+    lambda s: 1e-12 * s == 1e-12 * (1 + 1e-6),  # the sum itself 1e-6 off 1
+])
+def test_lap_path_refuses_a_scaled_side_off_by_more_than_rounding(row_rule):
+    """The side was divided by the coefficient before the 1e-9 test: at 1e12 a side off by
+    500 passed as 1, and the LAP path called a point missing every row by 500 optimal."""
+    from coplug.plugins import solve
+    from coplug.plugins.errors import UnsupportedModelError
+
+    with pytest.raises(UnsupportedModelError, match="not of the form"):
+        solve(_assignment(_COST, row_rule), solver="lap")
+
+
+@pytest.mark.parametrize("row_rule, reference", [
+    (lambda s: 1e12 * s == 1e12, "highs"),
+    (lambda s: -3e13 * s == -3e13, "highs"),
+    (lambda s: 1e-12 * s == 1e-12, None),  # HiGHS and SCIP drop such coefficients
+    (lambda s: (1, s, float("inf")), "highs"),  # `>= 1`, "no bound" above as elsewhere
+    (lambda s: (1, s, 1e25), "highs"),
+])
+def test_lap_path_reads_scaled_rows_and_infinite_sides(row_rule, reference):
+    from scipy.optimize import linear_sum_assignment
+
+    from coplug.plugins import solve
+
+    rows, cols = linear_sum_assignment(_COST)
+    optimum = sum(_COST[i][j] for i, j in zip(rows, cols, strict=True))
+    lap = solve(_assignment(_COST, row_rule, lambda s: s <= 1), solver="lap")
+    assert lap.status.value == "optimal" and lap.objective == pytest.approx(optimum)
+    if reference is not None:
+        other = solve(_assignment(_COST, row_rule, lambda s: s <= 1), solver=reference)
+        assert other.objective == pytest.approx(lap.objective)

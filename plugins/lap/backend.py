@@ -26,7 +26,7 @@ from coplug.plugins.lap import bipartite, sparse
 from coplug.plugins.lap.duals import assignment_row_duals
 from coplug.plugins.lap.solver import LapSolution, solve_lap
 from coplug.plugins.linear_terms import LinearTerms, dropped_variables, linear_terms
-from coplug.plugins.modeldata import fixed_off_whole
+from coplug.plugins.modeldata import SOLVER_INFINITY, fixed_off_whole
 from coplug.plugins.results import Result, Status
 
 _KNOWN_PARAMS = {"warm"}
@@ -408,8 +408,7 @@ def _unit_constraint(con: Any) -> _Unit | None:
     terms = linear_terms(con.body)
     if terms is None:
         raise UnsupportedModelError(f"constraint {con.name!r} is not a linear sum of variables")
-    lower = None if con.lower is None else pyo.value(con.lower) - terms.constant
-    upper = None if con.upper is None else pyo.value(con.upper) - terms.constant
+    lower, upper = _finite_sides(con, terms.constant)
     if not len(terms.variables):
         if (lower is None or lower <= 1e-9) and (upper is None or upper >= -1e-9):
             return None
@@ -435,14 +434,15 @@ def _unit_constraint(con: Any) -> _Unit | None:
     lower = None if lower is None else lower / a
     upper = None if upper is None else upper / a
     variables = list(terms.variables)
-    if upper is not None and upper < -1e-9:
+    tol = _side_tolerance(a)
+    if upper is not None and upper < -tol:
         for var in variables:
             _check_bounds(var)
         raise _Infeasible(f"constraint {con.name!r} needs sum(x) <= {upper:g} < 0"
                           f"{_fixed_note(con)}")
-    if upper is None and lower is not None and abs(lower - 1) <= 1e-9:
+    if upper is None and lower is not None and abs(lower - 1) <= tol:
         return _Unit(con.name, variables, ">=", 1.0, con, terms)  # see `_sides`
-    rhs = next((r for r in (1.0, 0.0) if upper is not None and abs(upper - r) <= 1e-9), None)
+    rhs = next((r for r in (1.0, 0.0) if upper is not None and abs(upper - r) <= tol), None)
     if rhs is None and upper is None and lower is not None and lower <= 1e-9 and _fixed_note(con):
         raise UnsupportedModelError(
             f"constraint {con.name!r} is already met by its fixed variables{_fixed_note(con)}, "
@@ -452,11 +452,28 @@ def _unit_constraint(con: Any) -> _Unit | None:
         raise UnsupportedModelError(
             f"constraint {con.name!r} is not of the form sum(x) (=|<=) 1{_fixed_note(con)}"
         )
-    if lower is not None and abs(lower - rhs) <= 1e-9:
+    if lower is not None and abs(lower - rhs) <= tol:
         return _Unit(con.name, variables, "==", rhs, con, terms)
     if lower is None or lower <= 0:
         return _Unit(con.name, variables, "<=", rhs, con, terms)
     raise UnsupportedModelError(f"constraint {con.name!r} has lower bound {lower}; need 1 or none")
+
+
+def _finite_sides(con: Any, constant: float) -> tuple[float | None, float | None]:
+    """The constraint's sides less the body's constant; one at or past the solvers' infinity
+    (1e20) is None, "no bound" as on the other paths (`1 <= sum(x) <= inf` had been refused)."""
+    lower = None if con.lower is None else pyo.value(con.lower)
+    upper = None if con.upper is None else pyo.value(con.upper)
+    lower = None if lower is None or lower <= -SOLVER_INFINITY else lower - constant
+    upper = None if upper is None or upper >= SOLVER_INFINITY else upper - constant
+    return lower, upper
+
+
+def _side_tolerance(a: float) -> float:
+    """How far a side divided by the row's coefficient `a` may lie from 1 or 0: 1e-9 of the
+    sum, and 1e-9 of the row's own activity past a few roundings of `a` (at a = 1e12 a side
+    off by 500 had passed as 1, and an infeasible point came back optimal)."""
+    return min(1e-9, max(1e-9 / abs(a), 4 * np.finfo(float).eps))
 
 
 def _fixed_note(con: Any) -> str:
