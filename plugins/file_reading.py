@@ -61,6 +61,9 @@ _SCIP_FREE_ROW = re.compile(r'^Warning line \d+: row "(.*)" for objective functi
                             re.M)
 _SCIP_SECTION = {"Column": "COLUMNS", "RHS": "RHS", "Range": "RANGES"}
 _SPACED_POWER = re.compile(rb"[ \t]+\^[ \t]*|\^[ \t]+")
+# A ROWS (USERCUTS, LAZYCONS) line `type name` indented four blanks or more, `$` comment too
+_INDENTED_ROW = re.compile(rb"^[ \t]{4,}([^\s$]+)[ \t]+([^\s$]+)[ \t]*(?:\$[^\r\n]*)?(\r?)$", re.M)
+_LONG_ROW_TYPE = re.compile(rb"^[ \t]+([^\s$]{2,})[ \t]+[^\s$]", re.M)
 _NEGATIVE_UP = re.compile(rb"\n[ \t]*U[PI][ \t]+\S+[ \t]+\S+[ \t]+-")
 # A BOUNDS line with no bound-set name: `TYPE COLUMN VALUE`, or `TYPE COLUMN` for the types
 # without a value (a `$` comment may follow).
@@ -205,6 +208,14 @@ def _refuse_odd_fields(path: Path, text: bytes) -> None:
                              f"{line.strip().decode(errors='replace')!r} is no {form} (the "
                              "solvers' readers take it apart differently, SCIP's crashed on "
                              "a row without a name; names with spaces are not read alike)")
+    start, stop = _header_at(text, b"ROWS"), _header_at(text, b"COLUMNS")
+    long_type = _LONG_ROW_TYPE.search(text, start, stop) if start < stop else None
+    if long_type is not None:
+        number = text.count(b"\n", 0, long_type.start()) + 1
+        raise InputError(f"{path.name}:{number}: the row type "
+                         f"{long_type.group(1).decode(errors='replace')!r} is no N, E, L or G "
+                         "(SCIP's reader reads its first letter, or crashed on one such as "
+                         "'1e30')")
 
 
 def _odd_line(body: bytes, fields: tuple[int, ...]) -> tuple[int, bytes] | None:
@@ -527,16 +538,32 @@ def declared_maximize(path: Path, text: bytes) -> bool | None:
 
 @contextmanager
 def scip_readable(path: Path, text: bytes) -> Iterator[Path]:
-    """`path`, or for an LP file with `x ^ 2` (Pyomo's LP writer puts spaces around the
-    power) a temporary copy written `x^2`: SCIP's LP reader refuses the spaced form ("sign
-    after value without variable"), so it could not read Pyomo's quadratic LP files."""
-    if not _is_lp(path) or b"^" not in text or _SPACED_POWER.search(text) is None:
+    """`path`, or a temporary copy of the file in a form SCIP reads as written
+    (`_scip_text`)."""
+    rewritten = _scip_text(path, text)
+    if rewritten is None:
         yield path
         return
-    with tempfile.TemporaryDirectory(prefix="coplug-lp-") as folder:
+    with tempfile.TemporaryDirectory(prefix="coplug-read-") as folder:
         copy = Path(folder) / path.name.removesuffix(".gz")
-        copy.write_bytes(_SPACED_POWER.sub(b"^", text))
+        copy.write_bytes(rewritten)
         yield copy
+
+
+def _scip_text(path: Path, text: bytes) -> bytes | None:
+    """The file's text rewritten where SCIP's readers misread it, else None: an LP file's
+    `x ^ 2` (Pyomo's LP writer spaces the power; SCIP's LP reader refused it, "sign after
+    value without variable") as `x^2`, and an MPS row line indented four blanks or more as
+    ` L name` (SCIP's reader took ` L c1` there for a fixed-format field, joined type and
+    name into one and crashed the process)."""
+    if _is_lp(path):
+        if b"^" not in text or _SPACED_POWER.search(text) is None:
+            return None
+        return _SPACED_POWER.sub(b"^", text)
+    start, stop = _header_at(text, b"ROWS"), _header_at(text, b"COLUMNS")
+    if start >= stop or _INDENTED_ROW.search(text, start, stop) is None:
+        return None
+    return text[:start] + _INDENTED_ROW.sub(rb" \1 \2\3", text[start:stop]) + text[stop:]
 
 
 def check_scip_names(path: Path, text: bytes) -> None:

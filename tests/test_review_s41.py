@@ -150,3 +150,25 @@ def test_lap_path_reads_scaled_rows_and_infinite_sides(row_rule, reference):
     if reference is not None:
         other = solve(_assignment(_COST, row_rule, lambda s: s <= 1), solver=reference)
         assert other.objective == pytest.approx(lap.objective)
+
+
+@pytest.mark.parametrize("rows", [
+    "    L c1\n",  # SCIP joined type and name into one fixed-format field: a crash
+    "\t\t\t\tL c1\n",
+    "        L  c1\n",
+    "    N obj2\n    L c1\n",
+])
+def test_scip_reads_rows_indented_four_blanks_or_more_as_highs_does(tmp_path, rows):
+    path = _mps(tmp_path, rows=rows)
+    scip, highs = solve_file(path, solver="scip"), solve_file(path, solver="highs")
+    assert scip.objective == pytest.approx(highs.objective) == pytest.approx(-4.0)
+    assert path.read_text().count(rows.splitlines()[-1]) == 1  # the caller's file is kept
+
+
+@pytest.mark.parametrize("kind", ["1e30", "GG", "Lx"])
+def test_a_row_type_of_more_than_one_letter_is_refused(tmp_path, kind):
+    """SCIP's reader read the first letter ('GG' as G) or, for ' 1e30 c1', crashed."""
+    path = _mps(tmp_path, rows=f" {kind} c1\n")
+    for solver in ("scip", "highs"):
+        with pytest.raises(InputError, match=f"m.mps:4: the row type '{kind}' is no N, E, L"):
+            solve_file(path, solver=solver)
