@@ -88,10 +88,31 @@ def checked_text(path: Path) -> bytes:
             raise InputError(f"{path.name} has no End line: an LP file ends with one, and one "
                              "cut short was solved by SCIP's reader as the smaller model it "
                              "read (its bounds or integers lost; HiGHS's refuses it)")
+        _refuse_early_end(path, text)
         check_lp_binaries(path, text)
     else:
         check_mps_data(path, text)
     return text
+
+
+def _refuse_early_end(path: Path, text: bytes) -> None:
+    """An InputError for a word End (no `End:` row name) with more of the model after it:
+    SCIP's LP reader stops there, wherever on a line it stands (`c2: x - y >= -2 end` lost
+    every later row and bound: 'unbounded' for 2), and HiGHS's reads such files otherwise."""
+    for found in _LP_END_WORD.finditer(text):
+        line_start = text.rfind(b"\n", 0, found.start()) + 1
+        if b"\\" in text[line_start:found.start()]:
+            continue  # in a comment
+        rest = _LP_COMMENT.sub(b"", text[found.end():])
+        if rest.strip():
+            number = text.count(b"\n", 0, found.start()) + 1
+            raise InputError(f"{path.name}:{number}: the word End ends the model for SCIP's "
+                             "LP reader, but more of the model follows it (SCIP's reader "
+                             "drops it, HiGHS's reads the word otherwise): keep End for the "
+                             "last line")
+        return
+
+
 
 
 def _refuse_encoding(path: Path, text: bytes) -> None:
@@ -257,6 +278,10 @@ def _data_lines(body: bytes) -> Iterator[tuple[int, list[bytes]]]:
             yield k, words
 
 
+# The word End as SCIP's LP reader delimits words (white space, + - * ^ < > = : [ ]), not
+# a row name `end:`
+_LP_END_WORD = re.compile(rb"(?i)(?<![^\s+\-*^<>=:\[\]])end(?![^\s+\-*^<>=:\[\]])(?![ \t]*:)")
+_LP_COMMENT = re.compile(rb"\\[^\n]*")
 _LP_SECTION = re.compile(rb"^[ \t]*(subject[ \t]+to|such[ \t]+that|st|s\.t\.|bounds?|"
                          rb"generals?|gen|integers?|binary|binaries|bin|semi-continuous|"
                          rb"semis?|sos|end)(?=[ \t]|\r?$)", re.M | re.I)  # names may follow

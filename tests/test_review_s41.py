@@ -172,3 +172,49 @@ def test_a_row_type_of_more_than_one_letter_is_refused(tmp_path, kind):
     for solver in ("scip", "highs"):
         with pytest.raises(InputError, match=f"m.mps:4: the row type '{kind}' is no N, E, L"):
             solve_file(path, solver=solver)
+
+
+_LP = """\\ a model
+Maximize
+ obj: x + 2 y - 3 z + 0.5 w
+Subject To
+ c1: x + y + z <= 10
+ c2: x - y >= -2
+ c3: - 2 x + 3 z = 4
+Bounds
+ 0 <= x <= 4
+ y <= 3
+ -1 <= z <= 5
+ -2 <= w <= 2
+General
+ y
+End
+"""
+
+
+@pytest.mark.parametrize("old, new, line", [
+    (" c2: x - y >= -2", " c2: x - y >= -2 end", 6),  # SCIP: 'unbounded' for 2
+    ("Subject To", "Subject To End", 4),
+    (" c3: - 2 x", " c3: end - 2 x", 7),  # HiGHS read a column 'end': 14
+    ("General", "General End", 13),
+])
+def test_an_lp_file_with_more_model_after_a_word_end_is_refused(tmp_path, old, new, line):
+    path = tmp_path / "m.lp"
+    path.write_text(_LP.replace(old, new, 1))
+    for solver in ("scip", "highs"):
+        with pytest.raises(InputError, match=f"m.lp:{line}: the word End ends the model"):
+            solve_file(path, solver=solver)
+
+
+@pytest.mark.parametrize("old, new", [
+    (" c3:", " end:"),  # a row named end
+    (" c3: - 2 x", " c3: x_end + end2 - 2 x"),  # columns whose names hold end
+    ("Bounds", "\\\\ the end of the rows\nBounds"),
+    ("End\n", "End\n\\\\ after the end\n\n"),
+])
+def test_end_in_names_comments_and_after_the_last_line_reads_as_before(tmp_path, old, new):
+    path = tmp_path / "m.lp"
+    path.write_text(_LP.replace(old, new, 1))
+    scip, highs = solve_file(path, solver="scip"), solve_file(path, solver="highs")
+    assert scip.status.value == highs.status.value == "optimal"
+    assert scip.objective == pytest.approx(highs.objective)
