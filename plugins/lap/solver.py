@@ -44,6 +44,10 @@ PREDICT_MIN_FREE = 0.15
 # gate: cold/warm 0.17-0.72x on uniform and transport costs at N = 256..768, 1.2-2.8x on
 # low-rank ones at 512 and 768; near break-even at 1024-2048 on uniform and transport).
 PREDICT_MIN_ROWS = 1024
+# A cold square sparse solve tries the row-minima start beside the column reduction from
+# this many rows up (`_row_minima_match_more`); below, the second start cost 9 us of a 35 us
+# solve and the augmentations it could save take less.
+ROW_MINIMA_MIN_ROWS = 256
 # Predicted square warm starts are first refined on the sparse LAP over each row's and
 # column's SPARSIFY_K smallest reduced costs (plus the diagonal, so it is feasible): its
 # optimal duals and assignment then start the dense solve. 0 turns the refinement off.
@@ -377,8 +381,10 @@ def _centered(u0: np.ndarray) -> np.ndarray:
     """Square LAP row duals shifted to median 0: (u - d, v + d) is the same start, and a
     constant offset far above the costs would only erase their low digits. The median is
     one of the duals (np.median averages two, which overflows for duals near the float
-    maximum), and the shift stays finite (`_shifted`)."""
-    return _shifted(u0, float(np.quantile(u0, 0.5, method="lower")))
+    maximum), and the shift stays finite (`_shifted`); found by np.partition (np.quantile
+    took 19 us, most of a small warm solve's cost)."""
+    middle = (u0.size - 1) // 2
+    return _shifted(u0, float(np.partition(u0, middle)[middle]))
 
 
 def _solve_min(
@@ -736,8 +742,8 @@ def _solve_sparse(
         sparse.sparse_keep_tight(indptr, indices, data, u, v, start, col4row, row4col,
                                  warmstart.TIGHT_REL)
     sparse.sparse_tighten_and_match(indptr, indices, data, u, v, col4row, row4col)
-    if reduce and arr_passes is None and _row_minima_match_more(indptr, indices, data,
-                                                                  col4row, u, v, row4col):
+    if reduce and arr_passes is None and n >= ROW_MINIMA_MIN_ROWS and _row_minima_match_more(
+            indptr, indices, data, col4row, u, v, row4col):
         reduce = False  # the row-minima start it left in u, v, col4row and row4col
     scans = 0
     if reduce:  # then augmenting row reduction, as LAPMOD and dense JV do
