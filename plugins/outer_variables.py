@@ -10,9 +10,18 @@ from contextlib import contextmanager
 from typing import Any
 
 import pyomo.environ as pyo
-from pyomo.common.collections import ComponentMap
+from pyomo.common.numeric_types import native_numeric_types
 from pyomo.core.base.var import VarData
+from pyomo.core.expr.numeric_expr import LinearExpression, MonomialTermExpression
+from pyomo.core.expr.relational_expr import (
+    EqualityExpression,
+    InequalityExpression,
+    RangedExpression,
+)
+from pyomo.core.expr.visitor import IdentifyVariableVisitor
 from pyomo.util.vars_from_expressions import get_vars_from_components
+
+_RELATIONAL = (EqualityExpression, InequalityExpression, RangedExpression)
 
 
 def used_outside(block: pyo.Block) -> list[VarData]:
@@ -35,16 +44,52 @@ def declared_in(var: Any, block: pyo.Block) -> bool:
     return False
 
 
-def values_a_solve_may_set(block: pyo.Block) -> list[tuple[VarData, Any]]:
+def values_a_solve_may_set(block: pyo.Block, used: list[VarData] | None = None
+                           ) -> list[tuple[VarData, Any]]:
     """The values in the unfixed variables a solve of `block` may set: its own and those its
     active rows and objectives use from outside it (for `put_back` after a solve whose
-    point must not stay)."""
-    variables = ComponentMap((v, None) for v in block.component_data_objects(
-        pyo.Var, descend_into=True) if not v.fixed)
-    variables.update((v, None) for v in get_vars_from_components(
-        block, (pyo.Constraint, pyo.Objective), active=True, include_fixed=False,
-        descend_into=True))
-    return [(var, var.value) for var in variables]
+    point must not stay); `used`: those rows' variables where the caller read them."""
+    variables = {id(v): v for v in block.component_data_objects(pyo.Var, descend_into=True)
+                 if not v.fixed}
+    for var in used if used is not None else used_variables(block):
+        if not var.fixed:
+            variables.setdefault(id(var), var)
+    return [(var, var.value) for var in variables.values()]
+
+
+def used_variables(block: pyo.Block) -> list[VarData]:
+    """The variables, fixed ones too, of `block`'s active rows and objectives, each once in
+    the order Pyomo's `get_vars_from_components` gives them; a linear sum's terms are read
+    off its arguments (the walk took 27 ms of a 73 ms LAP solve of 14,400 variables)."""
+    visitor = IdentifyVariableVisitor(True, {})
+    seen: dict[int, VarData] = {}
+    for component in block.component_data_objects((pyo.Constraint, pyo.Objective),
+                                                  active=True, descend_into=True):
+        _collect(component.expr, visitor, seen)
+    return list(seen.values())
+
+
+def _collect(expr: Any, visitor: IdentifyVariableVisitor, seen: dict[int, VarData]) -> None:
+    """Add the variables of `expr` to `seen` (by id, first seen first)."""
+    kind = type(expr)
+    if kind in _RELATIONAL:
+        for arg in expr.args:
+            _collect(arg, visitor, seen)
+        return
+    if kind is not LinearExpression:
+        for var in visitor.walk_expression(expr):
+            seen.setdefault(id(var), var)
+        return
+    for arg in expr.args:
+        if type(arg) is MonomialTermExpression:  # (coefficient, variable): no variable in
+            var = arg.args[1]                    # the coefficient, as Pyomo builds them
+            seen.setdefault(id(var), var)
+        elif type(arg) in native_numeric_types:
+            continue
+        elif arg.is_variable_type():
+            seen.setdefault(id(arg), arg)
+        else:
+            _collect(arg, visitor, seen)
 
 
 def put_back(values: list[tuple[VarData, Any]]) -> None:
@@ -59,11 +104,13 @@ DUAL_SUFFIXES = ("dual", "rc")
 
 def solve_state(model: pyo.Block) -> dict[str, Any]:
     """Values of the unfixed variables a solve may set (`values_a_solve_may_set`) and the
-    contents of the block's dual/rc Suffixes, for `restore_state`."""
+    contents of the block's dual/rc Suffixes, for `restore_state`; under "used" the
+    variables of its active rows and objectives, read once for whoever needs them after."""
     suffixes = {s.local_name: s for s in model.component_objects(pyo.Suffix, active=True,
                                                                  descend_into=False)
                 if s.import_enabled() and s.local_name in DUAL_SUFFIXES}
-    return {"values": values_a_solve_may_set(model),
+    used = used_variables(model)
+    return {"values": values_a_solve_may_set(model, used), "used": used,
             "suffixes": {name: (s, list(s.items())) for name, s in suffixes.items()}}
 
 

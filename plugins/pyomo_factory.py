@@ -46,7 +46,6 @@ from pyomo.core.base.block import BlockData
 from pyomo.core.base.var import VarData
 from pyomo.opt import SolverStatus as LegacyStatus
 from pyomo.opt import TerminationCondition as LegacyCondition
-from pyomo.util.vars_from_expressions import get_vars_from_components
 
 from coplug.plugins.bridge import available_solvers, check_model, solve
 from coplug.plugins.errors import InputError
@@ -224,7 +223,7 @@ class CoplugSolver(SolverBase):
             raise
         finally:
             timer.stop("solve")
-        loader = CoplugSolutionLoader(model, result, _solution_values(model, result),
+        loader = CoplugSolutionLoader(model, result, _solution_values(before, result),
                                       _suffix_values(before, result))
         results = _results(result, model, loader, config, self)
         results.timing_info.timer = timer
@@ -387,13 +386,13 @@ def _native_options(backend: str, config: CoplugConfig) -> dict[str, Any]:
     return options
 
 
-def _solution_values(model: BlockData, result: Result) -> ComponentMap:
-    """Each variable of the active constraints and objective at its solved value."""
+def _solution_values(before: dict[str, Any], result: Result) -> ComponentMap:
+    """Each variable of the active constraints and objective (as `solve_state` read them
+    before the solve: a second walk of the model cost as much as a LAP solve) at its solved
+    value."""
     if not result.has_solution:
         return ComponentMap()
-    variables = get_vars_from_components(model, (pyo.Constraint, pyo.Objective), active=True,
-                                         include_fixed=True, descend_into=True)
-    return ComponentMap((v, v.value) for v in variables)
+    return ComponentMap((v, v.value) for v in before["used"])
 
 
 def _suffix_values(before: dict[str, Any], result: Result) -> dict[str, ComponentMap | None]:

@@ -218,3 +218,68 @@ def test_end_in_names_comments_and_after_the_last_line_reads_as_before(tmp_path,
     scip, highs = solve_file(path, solver="scip"), solve_file(path, solver="highs")
     assert scip.status.value == highs.status.value == "optimal"
     assert scip.objective == pytest.approx(highs.objective)
+
+
+def _varied_model():
+    import pyomo.environ as pyo
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(4), bounds=(0, 1))
+    m.y = pyo.Var(range(3))
+    m.p = pyo.Param(mutable=True, initialize=2.0)
+    m.y[2].fix(1.5)
+    m.e = pyo.Expression(expr=m.y[0] * m.y[1] + m.x[3])
+    m.lin = pyo.Constraint(expr=sum(m.x[i] for i in range(3)) == 1)
+    m.mono = pyo.Constraint(expr=m.p * m.x[0] + 3 * m.y[2] - m.x[1] <= 4)
+    m.both = pyo.Constraint(expr=m.x[2] + 1 <= m.y[1])
+    m.rng = pyo.Constraint(expr=(0, m.x[0] + m.y[0] ** 2, 5))
+    m.named = pyo.Constraint(expr=m.e + m.x[1] >= -3)
+    m.off = pyo.Constraint(expr=m.y[0] + m.x[3] <= 9)
+    m.off.deactivate()
+    m.b = pyo.Block()
+    m.b.z = pyo.Var()
+    m.b.c = pyo.Constraint(expr=m.b.z + m.x[2] * m.p + pyo.exp(m.y[1]) >= 0)
+    m.o = pyo.Objective(expr=sum(m.x.values()) + m.e + 7)
+    return m
+
+
+def test_used_variables_are_pyomos_in_pyomos_order_read_faster():
+    import pyomo.environ as pyo
+    from pyomo.util.vars_from_expressions import get_vars_from_components
+
+    from coplug.plugins.outer_variables import used_variables
+
+    m = _varied_model()
+    for block in (m, m.b):
+        expected = list(get_vars_from_components(block, (pyo.Constraint, pyo.Objective),
+                                                 active=True, include_fixed=True,
+                                                 descend_into=True))
+        assert [v.name for v in used_variables(block)] == [v.name for v in expected]
+
+
+def test_the_factory_loader_gives_the_values_of_the_variables_the_solve_saw():
+    import pyomo.environ as pyo
+    from pyomo.contrib.solver.common.factory import SolverFactory
+
+    import coplug.plugins  # noqa: F401  (registers the factories)
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), bounds=(0, 4))
+    m.w = pyo.Var(bounds=(0, 1))  # in a deactivated row only
+    m.y = pyo.Var(bounds=(0, 2))
+    m.y.fix(1.5)
+    m.p = pyo.Param(mutable=True, initialize=2.0)
+    m.e = pyo.Expression(expr=m.x[2] - m.y)
+    m.lin = pyo.Constraint(expr=m.p * m.x[0] + m.x[1] + 3 * m.y <= 8)
+    m.named = pyo.Constraint(expr=m.e >= 0)
+    m.off = pyo.Constraint(expr=m.w >= 1)
+    m.off.deactivate()
+    m.b = pyo.Block()
+    m.b.z = pyo.Var(bounds=(0, 5))
+    m.b.c = pyo.Constraint(expr=m.b.z <= m.x[0] + 1)
+    m.o = pyo.Objective(expr=m.x[0] + 2 * m.x[1] + m.e + m.b.z, sense=pyo.maximize)
+    results = SolverFactory("coplug_highs").solve(m)
+    primals = results.solution_loader.get_vars()
+    assert sorted(v.name for v in primals) == ["b.z", "x[0]", "x[1]", "x[2]", "y"]
+    assert all(primals[v] == pytest.approx(v.value) for v in primals)
+    assert results.incumbent_objective == pytest.approx(pyo.value(m.o))
