@@ -25,6 +25,9 @@ _ADVICE = {
     "Complementarity": "apply TransformationFactory('mpec.simple_nonlinear') first",
     "Arc": "apply TransformationFactory('network.expand_arcs') first",
     "SOSConstraint": "use solver='scip'",
+    "PiecewiseLinearFunction": "apply a MIP transformation such as TransformationFactory("
+                               "'contrib.piecewise.incremental') or "
+                               "'contrib.piecewise.convex_combination' first",
 }
 
 

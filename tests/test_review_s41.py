@@ -283,3 +283,22 @@ def test_the_factory_loader_gives_the_values_of_the_variables_the_solve_saw():
     assert sorted(v.name for v in primals) == ["b.z", "x[0]", "x[1]", "x[2]", "y"]
     assert all(primals[v] == pytest.approx(v.value) for v in primals)
     assert results.incumbent_objective == pytest.approx(pyo.value(m.o))
+
+
+def test_an_untransformed_piecewise_linear_function_names_the_transformations():
+    import pyomo.environ as pyo
+    from pyomo.contrib.piecewise import PiecewiseLinearFunction
+
+    from coplug.plugins import solve
+    from coplug.plugins.errors import UnsupportedModelError
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 4))
+    m.f = PiecewiseLinearFunction(points=[0, 2, 4], function=lambda x: (x - 2) ** 2)
+    m.y = pyo.Var()
+    m.link = pyo.Constraint(expr=m.y >= m.f(m.x))
+    m.o = pyo.Objective(expr=m.y)
+    with pytest.raises(UnsupportedModelError, match="contrib.piecewise.incremental"):
+        solve(m, solver="highs")
+    pyo.TransformationFactory("contrib.piecewise.incremental").apply_to(m)
+    assert solve(m, solver="highs").objective == pytest.approx(0.0)
