@@ -44,6 +44,7 @@ _SCIP_READER_NAMES = re.compile(rb"(?<![\w.])(%s)(?![\w.])" % "|".join(
 _LP_FIRST_TOKEN = re.compile(rb"\A(?:[ \t]*(?:\\[^\n]*)?\r?\n)*[ \t]*([^\s\\]+)")
 _LP_MAXIMIZE = {b"max", b"maximize", b"maximise", b"maximum"}
 _LP_MINIMIZE = {b"min", b"minimize", b"minimise", b"minimum"}
+_SCIP_LP_SENSES = {b"min", b"minimize", b"minimum", b"max", b"maximize", b"maximum"}
 _FREE_ROW = re.compile(rb"^[ \t]*N[ \t]+(\S+)[ \t]*\r?$", re.M)
 _SECTION_HEAD = re.compile(rb"\n(?:RANGES|BOUNDS|SOS|ENDATA|QUADOBJ|QMATRIX|QSECTION|QCMATRIX|"
                            rb"INDICATORS)\b")
@@ -674,19 +675,19 @@ def _integer_past_binary(scip: Any) -> None:
 
 def _refuse_unknown_sense(path: Path, text: bytes) -> None:
     """An InputError for an LP file opening with a word that is neither an objective sense
-    nor a section (`maxim`): SCIP's reader dropped the objective and solved the rest."""
+    SCIP's reader knows nor a section (`maxim`, `minimise`, `Minimize:`): it dropped the
+    objective and solved the rest ('optimal' 0 at x = 100000 for `min x`)."""
     found = _LP_FIRST_TOKEN.match(text)
     if found is None:  # nothing but blank lines and comments
         return
     token = found.group(1)
-    word = re.match(rb"[A-Za-z]*", token).group(0).lower()
     line = text.rfind(b"\n", 0, found.start(1)) + 1
-    if word and (word in _LP_MAXIMIZE or word in _LP_MINIMIZE
-                 or _LP_SECTION.match(text, line)):
+    if token.lower() in _SCIP_LP_SENSES or _LP_SECTION.match(text, line):
         return
     shown = token[:20].decode(errors="replace")
-    raise InputError(f"{path.name} opens with {shown!r}, no objective sense: SCIP's reader "
-                     "dropped the objective; begin with Maximize or Minimize")
+    raise InputError(f"{path.name} opens with {shown!r}, which SCIP's LP reader does not take "
+                     "for an objective sense (it dropped the objective); begin with Maximize "
+                     "or Minimize")
 
 
 def _bounds_section(text: bytes) -> bytes:

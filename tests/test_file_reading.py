@@ -166,7 +166,7 @@ def test_scip_refuses_an_lp_sense_it_does_not_know(tmp_path: Path) -> None:
     """SCIP read 'Maximise' as minimizing 0 (an 'optimal' 0 for the true 6)."""
     text = "{sense}\n obj: x + 2\nSubject To\n c1: x <= 4\nBounds\n x <= 10\nEnd\n"
     path = _file(tmp_path, "maximise.lp", text.format(sense="Maximise"))
-    with pytest.raises(InputError, match="says maximize but SCIP's reader read minimize"):
+    with pytest.raises(InputError, match="'Maximise', which SCIP's LP reader does not take"):
         solve_file(path, solver="scip")
     assert solve_file(path, solver="highs").objective == pytest.approx(6)
     plain = _file(tmp_path, "maximize.lp", "\\ a comment\n" + text.format(sense="Maximize"))

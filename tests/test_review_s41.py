@@ -302,3 +302,19 @@ def test_an_untransformed_piecewise_linear_function_names_the_transformations():
         solve(m, solver="highs")
     pyo.TransformationFactory("contrib.piecewise.incremental").apply_to(m)
     assert solve(m, solver="highs").objective == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("sense", ["minimise", "Minimize:", "Minimize.", "maximise"])
+def test_scip_refuses_an_lp_sense_word_its_reader_does_not_know(tmp_path, sense):
+    """SCIP's reader dropped the objective: 'optimal' 0 at x = 100000 for min x."""
+    path = tmp_path / "m.lp"
+    path.write_text(f"{sense}\n obj: x\nSubject To\n c1: x >= 2\nBounds\n x <= 100000\nEnd\n")
+    with pytest.raises(InputError, match="which SCIP's LP reader does not take for an obj"):
+        solve_file(path, solver="scip")
+
+
+@pytest.mark.parametrize("sense, best", [("MINIMUM", 2.0), ("min", 2.0), ("Maximum", 1e5)])
+def test_scip_reads_the_lp_sense_words_it_knows(tmp_path, sense, best):
+    path = tmp_path / "m.lp"
+    path.write_text(f"{sense}\n obj: x\nSubject To\n c1: x >= 2\nBounds\n x <= 100000\nEnd\n")
+    assert solve_file(path, solver="scip").objective == pytest.approx(best)
