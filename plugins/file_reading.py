@@ -289,8 +289,13 @@ _LP_SECTION = re.compile(rb"^[ \t]*(subject[ \t]+to|such[ \t]+that|st|s\.t\.|bou
 _LP_CONTENT = re.compile(rb"^[ \t]*[^\s\\]", re.M)  # a line that is no comment
 _LP_END = re.compile(rb"^[ \t]*end[ \t]*(\\.*)?\r?$", re.M | re.I)  # a comment may follow
 _LP_TOKEN = re.compile(rb"<=|>=|=<|=>|<|>|=|[^\s<>=]+")
+_LP_VALUE = re.compile(rb"[-+]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|"
+                       rb"[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)")
+# A number at or past 1e20 written out: an exponent of 20 or more, or 21 digits
+_PAST_INFINITY = re.compile(rb"[0-9.][eE]\+?0*(?:[2-9][0-9]|[0-9]{3,})|[0-9]{21}")
 _LESS = {b"<=", b"=<", b"<"}
 _GREATER = {b">=", b"=>", b">"}
+_LP_SENSES = _LESS | _GREATER | {b"="}
 
 
 def check_lp_binaries(path: Path, text: bytes) -> None:
@@ -611,6 +616,7 @@ def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
     solvers' infinity, and BOUNDS lines it misreads."""
     if _is_lp(path):
         _refuse_unknown_sense(path, text)
+        _refuse_stray_bound_words(path, text)
     own = _SCIP_READER_NAMES.search(text)
     if own is not None:
         raise InputError(f"{path.name} names a column {own.group(1).decode()!r}, the name "
@@ -626,6 +632,77 @@ def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
         _refuse_lost_upper(scip, path, bounds)
     if not _is_lp(path):
         _refuse_value_as_column(scip, path, bounds)
+    if _PAST_INFINITY.search(text) is not None:
+        _refuse_infinite_sides(scip, path)
+
+
+def _refuse_stray_bound_words(path: Path, text: bytes) -> None:
+    """An InputError for an LP file's Bounds that are no run of bound statements (`a <= x`,
+    `x <= b`, `a <= x <= b`, `x = v`, `x free`, either direction): SCIP's reader read the
+    number's head of `x <= 1,5` or `1d2` and made a column of the rest, and a column of a
+    misspelt header (`Generales`), dropping what followed ('optimal' 1.5 for an integer
+    x's 1); HiGHS's refuses such files."""
+    tokens = _signed([token for line in _lp_sections(text).get("bounds", [])
+                      for token in _LP_TOKEN.findall(line.split(b"\\", 1)[0])])
+    k = 0
+    while k < len(tokens):
+        step = _bound_statement(tokens, k)
+        if not step:
+            shown = b" ".join(tokens[max(k - 2, 0):k + 3]).decode(errors="replace")
+            raise InputError(f"{path.name}: the Bounds entry near {shown!r} is no bound "
+                             "(`a <= x <= b`, `x >= a`, `x = v`, `x free`): SCIP's reader "
+                             "makes a column of a stray word or of a number's tail (`1,5`, "
+                             "`1d2`); write plain numbers and section names")
+        k += step
+
+
+def _signed(tokens: list[bytes]) -> list[bytes]:
+    """The tokens with a lone sign joined to the number after it (`x >= - 5`)."""
+    out: list[bytes] = []
+    for token in tokens:
+        if out and out[-1] in (b"-", b"+") and _LP_VALUE.fullmatch(token):
+            out[-1] += token
+        else:
+            out.append(token)
+    return out
+
+
+def _bound_statement(tokens: list[bytes], k: int) -> int:
+    """How many tokens from `k` one bound statement takes (0: none starts there)."""
+    def value(at: int) -> bool:
+        return at < len(tokens) and _LP_VALUE.fullmatch(tokens[at]) is not None
+
+    def sense(at: int) -> bool:
+        return at < len(tokens) and tokens[at] in _LP_SENSES
+
+    def name(at: int) -> bool:
+        return at < len(tokens) and not value(at) and not sense(at)
+
+    if value(k) and sense(k + 1) and name(k + 2):
+        return 5 if sense(k + 3) and value(k + 4) else 3
+    if name(k) and k + 1 < len(tokens) and tokens[k + 1].lower() == b"free":
+        return 2
+    if name(k) and sense(k + 1) and value(k + 2):
+        return 3
+    return 0
+
+
+def _refuse_infinite_sides(scip: Any, path: Path) -> None:
+    """An InputError for a bound or row side at or past 1e20 (SCIP's infinity) that no point
+    meets (`x >= 1e25`, `c1: x >= 1e25`): SCIP's reader takes it for infinite, 'optimal'
+    1e20 or 'infeasible' for a feasible model; as a loose side (`x <= 1e30`) it means no
+    bound, as on the Pyomo path."""
+    for var in scip.getVars():
+        if scip.isInfinity(var.getLbOriginal()) or scip.isInfinity(-var.getUbOriginal()):
+            raise InputError(f"{path.name}: a bound of {var.name!r} lies at or past 1e20, "
+                             "where no point meets it (the solvers' infinity: SCIP's reader "
+                             "took it for infinite); rescale the model")
+    for cons in scip.getConss():
+        if cons.getConshdlrName() == "linear" and (
+                scip.isInfinity(scip.getLhs(cons)) or scip.isInfinity(-scip.getRhs(cons))):
+            raise InputError(f"{path.name}: a side of row {cons.name!r} lies at or past 1e20, "
+                             "where no point meets it (the solvers' infinity: SCIP's reader "
+                             "took it for infinite); rescale the model")
 
 
 def _refuse_value_as_column(scip: Any, path: Path, bounds: bytes) -> None:

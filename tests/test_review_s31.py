@@ -229,7 +229,7 @@ def test_lp_file_opening_word(tmp_path, opening, best):
     path.write_text(f"{opening}Subject To\n c1: x + y >= 2\n c2: x + y <= 4\nEnd\n")
     assert solve_file(path, solver="scip").objective == pytest.approx(best)
     path.write_text("maxim\n obj: x + 3 y\nSubject To\n c1: x + y >= 2\nEnd\n")
-    with pytest.raises(InputError, match="opens with 'maxim', which SCIP's LP reader does not take"):
+    with pytest.raises(InputError, match="opens with 'maxim', which SCIP's LP reader does not"):
         solve_file(path, solver="scip")
 
 

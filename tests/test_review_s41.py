@@ -318,3 +318,53 @@ def test_scip_reads_the_lp_sense_words_it_knows(tmp_path, sense, best):
     path = tmp_path / "m.lp"
     path.write_text(f"{sense}\n obj: x\nSubject To\n c1: x >= 2\nBounds\n x <= 100000\nEnd\n")
     assert solve_file(path, solver="scip").objective == pytest.approx(best)
+
+
+_BOUNDED = "Minimize\n obj: - x - y\nSubject To\n c1: x + y <= 10\nBounds\n{bounds}\nEnd\n"
+
+
+@pytest.mark.parametrize("bounds", [
+    " x <= 1,5\n y <= 2",  # SCIP read x <= 1 and a column ',5'
+    " x <= 1d2\n y <= 2",
+    " x <= 4\n y <= 2\nGenerales\n x",  # a column 'Generales': x stayed continuous
+    " FREE x <= 3\n y <= 2",
+    " x <= 3 rhs\n y <= 2",
+])
+def test_scip_refuses_lp_bounds_with_stray_words(tmp_path, bounds):
+    path = tmp_path / "m.lp"
+    path.write_text(_BOUNDED.format(bounds=bounds))
+    with pytest.raises(InputError, match="the Bounds entry near .* is no bound"):
+        solve_file(path, solver="scip")
+
+
+@pytest.mark.parametrize("bounds", [
+    " 0 <= x <= 4\n y <= 2",
+    " -inf <= x <= 4\n y >= -5\n y <= +2.5e0",
+    " x free\n -1e30 <= x\n x <= 4\n y = 2",
+    " x >= -Infinity\n 4 >= x\n 2 >= y >= -1 \\ a comment\n",
+    " x <= 4\n y <= 1e30\n y <= 2",
+])
+def test_plain_lp_bounds_read_alike(tmp_path, bounds):
+    path = tmp_path / "m.lp"
+    path.write_text(_BOUNDED.format(bounds=bounds))
+    scip, highs = solve_file(path, solver="scip"), solve_file(path, solver="highs")
+    assert scip.status.value == highs.status.value == "optimal"
+    assert scip.objective == pytest.approx(highs.objective)
+
+
+def test_scip_reads_bound_statements_sharing_a_line_and_a_spaced_sign(tmp_path):
+    path = tmp_path / "m.lp"
+    path.write_text(_BOUNDED.format(bounds=" -inf <= x <= 4 y >= - 5\n y <= +2.5e0"))
+    assert solve_file(path, solver="scip").objective == pytest.approx(-6.5)
+
+
+@pytest.mark.parametrize("text", [
+    "Minimize\n obj: x\nSubject To\n c1: x + y >= 1\nBounds\n x >= 1e25\nEnd\n",
+    "Minimize\n obj: x\nSubject To\n c1: x >= 1e25\nEnd\n",  # SCIP: 'infeasible'
+    "Maximize\n obj: x\nSubject To\n c1: x <= 5\nBounds\n -1e21 <= x <= -1e21\nEnd\n",
+])
+def test_scip_refuses_a_bound_or_side_past_infinity_that_no_point_meets(tmp_path, text):
+    path = tmp_path / "m.lp"
+    path.write_text(text)
+    with pytest.raises(InputError, match="lies at or past 1e20, where no point meets it"):
+        solve_file(path, solver="scip")
