@@ -22,6 +22,7 @@ import pyomo.environ as pyo
 from pyomo.common.errors import PyomoException
 from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.core.base.block import BlockData
+from pyomo.core.base.var import VarData
 from pyomo.core.kernel.block import IBlock
 from pyomo.core.staleflag import StaleFlagManager
 
@@ -510,7 +511,8 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
     if result.has_solution and not result.extra.get("infeasible_refuted"):
         _load_scip_solution(scip, var_map)
         flag_fractional(result, pyomo_integers(var_map), "SCIP", "numerics/feastol", params)
-        check_objective_at_point(model, result, nonlinear=opt._obj_var is not None)
+        check_objective_at_point(model, result, nonlinear=opt._obj_var is not None,
+                                 raw=functools.partial(_scip_value, scip, var_map))
     check_integral_rows(scip, result, rows, con_names)
     finish_plugins(plugins, result)
     if start is not None:
@@ -736,6 +738,14 @@ def _check_scip_param_type(key: str, value: Any, current: Any) -> None:
         ok, what = isinstance(value, str), "a string"
     if not ok:
         raise InputError(f"SCIP parameter {key!r} takes {what}, got {value!r}")
+
+
+def _scip_value(scip: Any, var_map: VarMap, var: VarData) -> float | None:
+    """SCIP's best solution's value of `var` as SCIP holds it (None: not in SCIP's model)."""
+    try:
+        return scip.getSolVal(scip.getBestSol(), var_map.to_scip(var))
+    except KeyError:
+        return None
 
 
 def _load_scip_solution(scip: Any, var_map: VarMap) -> None:

@@ -10,10 +10,12 @@ reported (module function `check_objective_at_point`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
+from pyomo.core.base.var import VarData
 from pyomo.core.expr.numeric_expr import SumExpression
 
 from coplug.plugins.caller_warning import warn_at_caller
@@ -28,7 +30,8 @@ SUM_ROUNDOFF = 1e-12  # of the sum of |c_i x_i|: a linear objective's float roun
 OBJECTIVE_ATOL = 1e-5  # 10x SCIP's feasibility tolerance on a nonlinear objective's row
 
 
-def check_objective_at_point(model: pyo.Block, result: Result, nonlinear: bool) -> None:
+def check_objective_at_point(model: pyo.Block, result: Result, nonlinear: bool,
+                             raw: Callable[[VarData], float | None] | None = None) -> None:
     """Compare SCIP's objective with the model's objective at the point loaded; where they
     differ by more than OBJECTIVE_RTOL (plus, for a linear one, float rounding of its sum),
     the result takes the point's value and an "optimal" becomes "feasible", with a warning
@@ -36,7 +39,9 @@ def check_objective_at_point(model: pyo.Block, result: Result, nonlinear: bool) 
     makes it no bound). A nonlinear objective reaches SCIP as a variable bounded by it, held
     to a tolerance relative to its terms' size: with terms near 1e18 SCIP called -1e-8 optimal for
     `(x - 1e9)**2 + (y + 2e9)**2 + 5` at a point where it is 5.07; and SCIP drops a linear
-    coefficient of 1e-9 (`y - x / 1e9` was "optimal" 0 at a point where it is 16.2)."""
+    coefficient of 1e-9 (`y - x / 1e9` was "optimal" 0 at a point where it is 16.2).
+    `raw(var)`: SCIP's value of an integer variable before it was made whole (None: not
+    known), so the allowance for that rounding counts what it moved."""
     objective = next(model.component_data_objects(pyo.Objective, active=True), None)
     if objective is None or result.objective is None:
         return
@@ -48,7 +53,7 @@ def check_objective_at_point(model: pyo.Block, result: Result, nonlinear: bool) 
         return
     value = float(value)
     slack = (_nonlinear_slack(objective.expr, value) if nonlinear
-             else OBJECTIVE_RTOL * max(1.0, abs(value)) + _linear_slack(objective.expr))
+             else OBJECTIVE_RTOL * max(1.0, abs(value)) + _linear_slack(objective.expr, raw))
     if abs(value - result.objective) <= slack:
         return
     warn_at_caller(f"SCIP's objective {result.objective:g} is not the objective at its point "
@@ -80,14 +85,26 @@ def _nonlinear_slack(expr: Any, value: float) -> float:
     return OBJECTIVE_RTOL * max(1.0, abs(value), size) + OBJECTIVE_ATOL
 
 
-def _linear_slack(expr: Any) -> float:
+def _linear_slack(expr: Any, raw: Callable[[VarData], float | None] | None = None) -> float:
     """How far a linear objective at the loaded point may lie from SCIP's own value: float
-    rounding of its sum, and the integers made whole (`snapped`, up to INTEGER_SNAP each:
-    1e6 x - 1e6 y at x, y 1e-7 off moves it by 0.2)."""
+    rounding of its sum, and what making the integers whole moved it (`snapped`: 1e6 x -
+    1e6 y at x, y 1e-7 off moves it by 0.2). Counted per variable where `raw` knows SCIP's
+    value, else up to INTEGER_SNAP each: INTEGER_SNAP of every integer's coefficient hid
+    SCIP's 'optimal' 0 at an exact 0/1 point worth 3 under costs of 1e19."""
     terms = linear_terms(expr)
     if terms is None:
         return math.inf
     coefs = np.abs(terms.coefs)
     values = np.abs([var.value or 0.0 for var in terms.variables])
-    integer = np.array([var.is_integer() for var in terms.variables], dtype=bool)
-    return float(SUM_ROUNDOFF * (coefs @ values) + INTEGER_SNAP * coefs[integer].sum())
+    moved = np.array([_moved(var, raw) for var in terms.variables], dtype=float)
+    return float(SUM_ROUNDOFF * (coefs @ values) + coefs @ moved)
+
+
+def _moved(var: VarData, raw: Callable[[VarData], float | None] | None) -> float:
+    """How far loading moved `var` from SCIP's value (0 for a continuous or fixed one)."""
+    if var.fixed or not var.is_integer():
+        return 0.0
+    given = None if raw is None else raw(var)
+    if given is None or not math.isfinite(given):
+        return INTEGER_SNAP
+    return abs(given - (var.value or 0.0))

@@ -368,3 +368,23 @@ def test_scip_refuses_a_bound_or_side_past_infinity_that_no_point_meets(tmp_path
     path.write_text(text)
     with pytest.raises(InputError, match="lies at or past 1e20, where no point meets it"):
         solve_file(path, solver="scip")
+
+
+@pytest.mark.parametrize("big", [1e16, 1e19])
+def test_scip_objective_wrong_at_an_exact_integer_point_is_caught(big):
+    """SCIP called a 2 x 2 assignment 'optimal' 2 (or 0) at the exact 0/1 point worth 3:
+    its own sum lost the small costs beside ones of 1e16; an allowance of 1e-6 of every
+    integer's coefficient (2e10) had hidden it though no value was rounded."""
+    import pyomo.environ as pyo
+
+    from coplug.plugins import solve
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var([0, 1], [0, 1], domain=pyo.Binary)
+    m.r = pyo.Constraint([0, 1], rule=lambda m, i: m.x[i, 0] + m.x[i, 1] == 1)
+    m.c = pyo.Constraint([0, 1], rule=lambda m, j: m.x[0, j] + m.x[1, j] == 1)
+    m.o = pyo.Objective(expr=big * m.x[0, 0] + m.x[0, 1] + 2 * m.x[1, 0] + big * m.x[1, 1])
+    with pytest.warns(UserWarning, match="is not the objective at its point"):
+        result = solve(m, solver="scip")
+    assert result.objective == pytest.approx(pyo.value(m.o)) == pytest.approx(3.0)
+    assert result.status.value == "feasible"
