@@ -35,6 +35,7 @@ from coplug.plugins.serial import one_solve_at_a_time
 FIXED_INTEGRAL_TOL = 1e-6
 # SCIP's default infinity; HiGHS also reads values from 1e20 on as infinite.
 SOLVER_INFINITY = 1e20
+FLOAT_EXACT = 2**53  # every integer up to this is a float64 one
 # An objective whose coefficients are all below this is lost in the solvers' absolute
 # tolerances (HiGHS's MIP gap 1e-6, SCIP's feasibility 1e-6): solved, but with a warning.
 TINY_OBJECTIVE = 1e-6
@@ -107,8 +108,10 @@ def _check_variables(model: pyo.Block) -> None:
             lower, upper = var.bounds
         except ValueError:  # a NaN bound: `_check_variable` names it
             lower = upper = math.nan
-        if not ((lower is None or lower < SOLVER_INFINITY)
-                and (upper is None or upper > -SOLVER_INFINITY)):
+        if not ((lower is None or lower < SOLVER_INFINITY
+                 and (-FLOAT_EXACT <= lower <= FLOAT_EXACT or not _rounds(lower)))
+                and (upper is None or upper > -SOLVER_INFINITY
+                     and (-FLOAT_EXACT <= upper <= FLOAT_EXACT or not _rounds(upper)))):
             _check_variable(var)
             continue
         domain = var.domain
@@ -127,6 +130,8 @@ def _check_variable(var: Any) -> None:
     except ValueError as exc:  # Pyomo refuses a NaN bound when it is read
         raise InputError(f"variable {var.name!r}: {exc}") from None
     for side, value in (("lower", lower), ("upper", upper)):
+        if _rounds(value):
+            raise _inexact_error(f"variable {var.name!r}: its {side} bound", value)
         if value is not None and math.isnan(value):
             raise InputError(f"variable {var.name!r}: its {side} bound is NaN")
         if _unmeetable(value, side):
@@ -174,9 +179,12 @@ def _constraints_plainly_fine(constraints: Sequence[Any], tiny: list[bool] | Non
         return False
     if not tiny and any_solver_zero(values):
         tiny.append(True)  # a constant this small too: `_warn_dropped_terms` sorts it out
+    sides = np.abs(np.array(lowers + uppers))
     return bool((np.abs(values) < SOLVER_INFINITY).all()
                 and (np.array(lowers) < SOLVER_INFINITY).all()
-                and (np.array(uppers) > -SOLVER_INFINITY).all())
+                and (np.array(uppers) > -SOLVER_INFINITY).all()
+                and not _past_exact(values, 0.0)
+                and not _past_exact(sides[sides < SOLVER_INFINITY], 0.0))
 
 
 def _side(value: Any, absent: float) -> float:
@@ -189,6 +197,8 @@ def _side(value: Any, absent: float) -> float:
 def _check_constraint(con: Any) -> None:
     """A constraint's sides (not NaN, not unmeetable) and the numbers in its body."""
     for side, value in (("lower", con.lower), ("upper", con.upper)):
+        if value is not None and _rounds(pyo.value(value)):
+            raise _inexact_error(f"constraint {con.name!r}: its {side} side", pyo.value(value))
         number = _value(value)
         if number is not None and math.isnan(number):
             raise InputError(f"constraint {con.name!r}: its {side} side is NaN")
@@ -273,6 +283,47 @@ def _unmeetable_error(what: str, value: float) -> InputError:
                       "drop the bound); rescale the model")
 
 
+def _past_exact(numbers: np.ndarray, constant: Any) -> bool:
+    """Whether a number lies past 2**53, where an integer given may not be a float64 one."""
+    return bool((np.abs(numbers) > FLOAT_EXACT).any()) or _rounds(constant) or (
+        isinstance(constant, float) and abs(constant) > FLOAT_EXACT)
+
+
+def _rounds(value: Any) -> bool:
+    """Whether `value` is an integer float64 cannot hold (2**60 + 1 became 2**60)."""
+    if type(value) is float or value is None:
+        return False
+    return ((type(value) is int or isinstance(value, np.integer))
+            and not -FLOAT_EXACT <= value <= FLOAT_EXACT and int(float(value)) != value)
+
+
+def _refuse_inexact_integer(expr: Any, where: str) -> None:
+    """An InputError for the first integer in `expr` (a number or a Param's value) that
+    float64 cannot hold; nothing where there is none."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if type(node) in native_numeric_types:
+            value = node
+        elif not hasattr(node, "is_expression_type") or node.is_potentially_variable() \
+                and not node.is_expression_type():
+            continue  # a variable
+        elif node.is_expression_type():
+            stack.extend(node.args)
+            continue
+        else:
+            value = pyo.value(node)  # a Param or a named constant
+        if _rounds(value):
+            raise _inexact_error(f"{where}: the number", value)
+
+
+def _inexact_error(what: str, value: int) -> InputError:
+    """The InputError for an integer the solvers, working in float64, would round."""
+    return InputError(f"{what} {value} is an integer that float64 (in which the solvers "
+                      f"work) rounds to {int(float(value))}: the answer would be for other "
+                      "data than given; subtract a common offset or rescale")
+
+
 def _value(expr: Any) -> float | None:
     """A constraint side as a float (None when absent)."""
     return None if expr is None else float(pyo.value(expr))
@@ -284,6 +335,8 @@ def _check_terms(expr: Any, where: str, tiny: list[bool] | None = None) -> float
     when a linear one is a solver's zero but not 0. Names are built for an offender only."""
     terms = final_linear_terms(expr)
     if terms is not None:
+        if _past_exact(terms.coefs, terms.constant):
+            _refuse_inexact_integer(expr, where)
         _check_linear(terms.constant, terms.coefs, terms.variables, where)
         if tiny is not None and any_solver_zero(terms.coefs):
             tiny.append(True)
@@ -297,6 +350,9 @@ def _check_terms(expr: Any, where: str, tiny: list[bool] | None = None) -> float
         raise InputError(f"{where}: variable {unset.name!r} is fixed but has no value; give "
                          "it one (var.fix(value)) or unfix it") from None
     linear = np.asarray(repn.linear_coefs, dtype=float)
+    if _past_exact(np.asarray(repn.quadratic_coefs, dtype=float), repn.constant) or \
+            _past_exact(linear, 0.0):
+        _refuse_inexact_integer(expr, where)
     _check_linear(repn.constant, linear, repn.linear_vars, where)
     if tiny is not None and any_solver_zero(linear):
         tiny.append(True)

@@ -388,3 +388,68 @@ def test_scip_objective_wrong_at_an_exact_integer_point_is_caught(big):
         result = solve(m, solver="scip")
     assert result.objective == pytest.approx(pyo.value(m.o)) == pytest.approx(3.0)
     assert result.status.value == "feasible"
+
+
+_B = 2**62
+
+
+def _big_assignment(rows_side=None, bound=None):
+    import pyomo.environ as pyo
+
+    cost = [[_B + 1, _B], [_B, _B + 2]]  # best: off the diagonal, 3 below the diagonal
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var([0, 1], [0, 1], domain=pyo.Binary)
+    m.r = pyo.Constraint([0, 1], rule=lambda m, i: m.x[i, 0] + m.x[i, 1] == 1)
+    m.c = pyo.Constraint([0, 1], rule=lambda m, j: m.x[0, j] + m.x[1, j] == 1)
+    m.o = pyo.Objective(expr=sum(cost[i][j] * m.x[i, j] for i in range(2) for j in range(2)))
+    return m
+
+
+@pytest.mark.parametrize("solver", ["lap", "scip", "highs"])
+def test_integers_float64_cannot_hold_are_refused_in_pyomo_data(solver):
+    """solve_lap refused them as an int64 array; in a Pyomo objective they were rounded and
+    the diagonal assignment, 3 above the optimum, came back 'optimal'."""
+    import pyomo.environ as pyo
+
+    from coplug.plugins import solve
+
+    with pytest.raises(InputError, match=r"objective 'o': the number 461168601842738790[56] "
+                                          "is an integer that float64"):
+        solve(_big_assignment(), solver=solver)
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Integers, bounds=(2**60 + 1, 2**60 + 3))  # x came back 2**60
+    m.o = pyo.Objective(expr=m.x)
+    with pytest.raises(InputError, match="variable 'x': its lower bound 1152921504606846977"):
+        solve(m, solver=solver if solver != "lap" else "highs")
+    m.x.setlb(None)
+    m.big = pyo.Param(initialize=2**60 + 1, mutable=True)
+    m.low = pyo.Constraint(expr=m.x >= m.big)
+    with pytest.raises(InputError, match="constraint 'low': its lower side 1152921504606846977"):
+        solve(m, solver=solver if solver != "lap" else "highs")
+
+
+def test_integers_float64_holds_past_two_to_the_53_are_kept():
+    import pyomo.environ as pyo
+
+    from coplug.plugins import solve
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 2**60))
+    m.c = pyo.Constraint(expr=m.x <= 2**55)  # exact in float64
+    m.o = pyo.Objective(expr=2**54 * m.x, sense=pyo.maximize)
+    assert solve(m, solver="highs").objective == pytest.approx(2.0**109)
+
+
+@pytest.mark.parametrize("bounds, side", [((2**60 + 1, None), "lower"),
+                                          ((None, -(2**60) - 1), "upper"),
+                                          ((0, 2**60 + 1), "upper")])
+def test_a_bound_float64_cannot_hold_is_refused_alone(bounds, side):
+    import pyomo.environ as pyo
+
+    from coplug.plugins import solve
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Integers, bounds=bounds)
+    m.o = pyo.Objective(expr=m.x)
+    with pytest.raises(InputError, match=f"variable 'x': its {side} bound"):
+        solve(m, solver="scip")
