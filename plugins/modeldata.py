@@ -218,6 +218,10 @@ def _evaluating(where: str, expr: Any = None) -> Iterator[None]:
             yield
     except CoplugError:
         raise
+    except RecursionError:
+        raise InputError(f"{where}: its expression is nested too deep for Pyomo's readers "
+                         "(Python's recursion limit); build it flat, with sum(...) or "
+                         "quicksum") from None
     except (AttributeError, RuntimeError, TypeError) as exc:
         undefined = _undefined_part(expr)
         if undefined is None and "complex" in str(exc):  # (-4)**0.5 is complex in Python

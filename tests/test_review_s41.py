@@ -453,3 +453,21 @@ def test_a_bound_float64_cannot_hold_is_refused_alone(bounds, side):
     m.o = pyo.Objective(expr=m.x)
     with pytest.raises(InputError, match=f"variable 'x': its {side} bound"):
         solve(m, solver="scip")
+
+
+def test_an_expression_nested_past_the_recursion_limit_is_named():
+    """Pyomo's reader raised a bare RecursionError from deep inside."""
+    import pyomo.environ as pyo
+
+    from coplug.plugins import solve
+
+    m = pyo.ConcreteModel()
+    m.y = pyo.Var(bounds=(0, 10))
+    m.z = pyo.Var(bounds=(0, 10))
+    e = m.y
+    for _ in range(5000):
+        e = (e * 1.0001 - m.z * 1e-4) / 1.00001
+    m.c = pyo.Constraint(expr=e <= 2)
+    m.o = pyo.Objective(expr=m.y + m.z, sense=pyo.maximize)
+    with pytest.raises(InputError, match="constraint 'c': its expression is nested too deep"):
+        solve(m, solver="highs")
