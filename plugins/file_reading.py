@@ -71,9 +71,13 @@ _NEGATIVE_UP = re.compile(rb"\n[ \t]*U[PI][ \t]+\S+[ \t]+\S+[ \t]+-")
 _UNNAMED_BOUND = re.compile(
     rb"^[ \t]*(?:(?:LO|UP|FX|LI|UI)[ \t]+\S+[ \t]+[-+.0-9][^ \t\r\n]*|(?:MI|PL|FR|BV)[ \t]+\S+)"
     rb"[ \t]*(?:\$[^\r\n]*)?\r?$", re.M)
-# What each BOUNDS type sets a column's upper bound to (None: the line's value).
-_UPPER_OF = {b"UP": None, b"UI": None, b"FX": None, b"SC": None, b"BV": 1.0,
-             b"PL": float("inf"), b"FR": float("inf")}
+# What each BOUNDS type sets (lower, upper): "value" the line's value, None untouched.
+_BOUND_EFFECT: dict[bytes, tuple[Any, Any]] = {
+    b"UP": (None, "value"), b"UI": (None, "value"), b"LO": ("value", None),
+    b"LI": ("value", None), b"FX": ("value", "value"), b"FR": (-math.inf, math.inf),
+    b"MI": (-math.inf, None), b"PL": (None, math.inf), b"BV": (0.0, 1.0)}
+_SETS_UPPER = {b"UP", b"UI", b"FX", b"BV"}
+_SETS_LOWER = {b"LO", b"LI", b"MI"}
 
 
 def checked_text(path: Path) -> bytes:
@@ -181,6 +185,10 @@ def check_mps_data(path: Path, text: bytes) -> None:
     read here: a Python pass over them cost a third of the readers' own time."""
     _refuse_dollar_names(path, text)
     _refuse_odd_fields(path, text)
+    _refuse_section_order(path, text)
+    bounds = _bounds_section(text)
+    if _NEGATIVE_UP.search(bounds):
+        _refuse_negative_upper_alone(path, bounds)
     for name in (b"RHS", b"RANGES", b"BOUNDS"):
         if _plain_section(name, _section_body(text, name)):
             continue  # the common form, checked in bulk: the lines below name a fault
@@ -240,6 +248,60 @@ def _refuse_odd_fields(path: Path, text: bytes) -> None:
                          "'1e30')")
 
 
+def _refuse_negative_upper_alone(path: Path, bounds: bytes) -> None:
+    """An InputError for a column given a negative UP (or UI) bound and no lower bound: MPS
+    readers part on its lower bound (CPLEX's -inf; SCIP's and HiGHS's 0, which makes the
+    model infeasible, and SCIP's an integer column binary, "error in input data")."""
+    last_upper: dict[bytes, bytes] = {}  # each column's last UP or UI line
+    lowered: set[bytes] = set()
+    for line in bounds.splitlines()[1:]:
+        words = line.split()
+        if len(words) < 3 or words[0].startswith(b"*"):
+            continue
+        kind = words[0].upper()
+        if kind in (b"UP", b"UI") and len(words) > 3:
+            last_upper[words[2]] = line.strip()
+        elif kind in (b"LO", b"LI", b"MI", b"FR", b"FX", b"BV"):
+            lowered.add(words[2])
+    negative = {column: line for column, line in last_upper.items()
+                if (_float_or_none(line.split()[3]) or 0.0) < 0}
+    alone = next((column for column in negative if column not in lowered), None)
+    if alone is not None:
+        raise InputError(f"{path.name}: the bound {negative[alone].decode(errors='replace')!r} "
+                         "is negative and the column has no lower bound: MPS readers part on "
+                         "it (CPLEX's -inf; SCIP's and HiGHS's 0, [0, UP], which no point "
+                         "meets); give the lower bound (MI for none)")
+
+
+def _refuse_section_order(path: Path, text: bytes) -> None:
+    """An InputError for RANGES before RHS (HiGHS's reader applied the ranges to right-hand
+    sides of 0: 'optimal' 3 for 2 <= x <= 3; SCIP's refuses the order) and for a data line
+    before ROWS other than OBJSENSE's or OBJNAME's (HiGHS's reader ignored it)."""
+    ranges, rhs = _header_at(text, b"RANGES"), _header_at(text, b"RHS")
+    if ranges < rhs < len(text):
+        number = text.count(b"\n", 0, ranges) + 2
+        raise InputError(f"{path.name}:{number}: RANGES comes before RHS (HiGHS's reader "
+                         "applied the ranges to right-hand sides of 0, SCIP's refuses the "
+                         "order): put RHS first")
+    rows = _header_at(text, b"ROWS")
+    head = text[:rows] if rows < len(text) else b""
+    allowed = False  # a data line may follow OBJSENSE or OBJNAME only
+    for number, line in enumerate(head.splitlines(), start=1):
+        words = line.split()
+        if not words or line.startswith(b"*"):
+            continue
+        if not line[:1].isspace():
+            allowed = words[0].upper() in (b"OBJSENSE", b"OBJSENS", b"OBJSEN", b"OBJNAME") \
+                and len(words) == 1
+            continue
+        if not allowed:
+            raise InputError(f"{path.name}:{number}: the line "
+                             f"{line.strip().decode(errors='replace')!r} stands before ROWS "
+                             "outside any section (HiGHS's reader ignored it, SCIP's refuses "
+                             "it): move it to its section")
+        allowed = False
+
+
 def _odd_line(body: bytes, fields: tuple[int, ...]) -> tuple[int, bytes] | None:
     """(index, text) of the first line of `body` whose count of fields is not in `fields`
     (comment lines left out), else None. Counted in numpy: a Python pass over COLUMNS cost
@@ -291,6 +353,10 @@ _LP_END = re.compile(rb"^[ \t]*end[ \t]*(\\.*)?\r?$", re.M | re.I)  # a comment 
 _LP_TOKEN = re.compile(rb"<=|>=|=<|=>|<|>|=|[^\s<>=]+")
 _LP_VALUE = re.compile(rb"[-+]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|"
                        rb"[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)")
+# An MPS bound with a value spelled inf or infinity (LO x inf: a bound no point meets)
+_INFINITE_WORD = re.compile(rb"^[ \t]*(?:FX|LO|LI|UP|UI)[ \t]+\S+[ \t]+\S+[ \t]+[-+]?inf",
+                            re.M | re.I)
+_SIDE_INFINITE_WORD = re.compile(rb"[ \t][-+]?inf(?:inity)?\b", re.I)
 # A number at or past 1e20 written out: an exponent of 20 or more, or 21 digits
 _PAST_INFINITY = re.compile(rb"[0-9.][eE]\+?0*(?:[2-9][0-9]|[0-9]{3,})|[0-9]{21}")
 _LESS = {b"<=", b"=<", b"<"}
@@ -627,13 +693,18 @@ def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
     bounds = _bounds_section(text)
     if _INFINITE_BOUND.search(bounds):  # the one case: no pass over every column otherwise
         _integer_past_binary(scip)
-    if _NEGATIVE_UP.search(bounds):
-        _refuse_crossed_bounds(scip, path)
-        _refuse_lost_upper(scip, path, bounds)
+    _refuse_reset_bounds(scip, path, bounds)
     if not _is_lp(path):
         _refuse_value_as_column(scip, path, bounds)
-    if _PAST_INFINITY.search(text) is not None:
+    if _PAST_INFINITY.search(text) is not None or _INFINITE_WORD.search(bounds) is not None \
+            or not _is_lp(path) and _infinite_side_word(text):
         _refuse_infinite_sides(scip, path)
+
+
+def _infinite_side_word(text: bytes) -> bool:
+    """Whether an MPS file's RHS or RANGES section spells a value as inf or infinity."""
+    return any(_SIDE_INFINITE_WORD.search(_section_body(text, name)) is not None
+               for name in (b"RHS", b"RANGES"))
 
 
 def _refuse_stray_bound_words(path: Path, text: bytes) -> None:
@@ -775,52 +846,69 @@ def _bounds_section(text: bytes) -> bytes:
     return text[start:end.start() if end else len(text)]
 
 
-def _refuse_lost_upper(scip: Any, path: Path, bounds: bytes) -> None:
-    """An InputError where SCIP read a column given a negative UP (or UI) bound with another
-    upper bound than the file's lines give it in order: SCIP dropped `UP -3` of an integer
-    column that `LO -5` follows, read [-5, inf], and called `max i` unbounded."""
-    uppers = _negative_up_columns(bounds)
+def _refuse_reset_bounds(scip: Any, path: Path, bounds: bytes) -> None:
+    """An InputError where SCIP read a column whose BOUNDS lines set a lower bound after an
+    upper one (or hold a BV line) with other bounds than those lines give it in order: it
+    reset the upper bound of a column it held binary (`UP 0` of an integer column, or `BV`)
+    when a LO, LI or MI line followed, and called `max x` 1000 for the file's 0 (a negative
+    `UP` that `LO -5` follows: unbounded)."""
+    expected = _bounds_in_order(bounds)
+    if not expected:
+        return
     for var in scip.getVars():
-        expected = uppers.get(var.name.encode())
-        if expected is not None and var.getUbOriginal() != expected:
-            raise InputError(f"{path.name}: SCIP read column {var.name!r} with the upper bound "
-                             f"{var.getUbOriginal():g} where the BOUNDS lines give it "
-                             f"{expected:g} (SCIP drops a negative UP bound of an integer "
-                             "column that a LO bound follows): solve with solver='highs'")
+        wanted = expected.get(var.name.encode())
+        if wanted is None:
+            continue
+        read = (_as_float(var.getLbOriginal()), _as_float(var.getUbOriginal()))
+        for side, want, got in zip(("lower", "upper"), wanted, read, strict=True):
+            if want is not None and got != want:
+                raise InputError(f"{path.name}: SCIP read column {var.name!r} with the {side} "
+                                 f"bound {got:g} where its BOUNDS lines give it {want:g} in "
+                                 "order (SCIP's reader resets a bound of a column it holds "
+                                 "binary when a LO, LI or MI line follows): solve with "
+                                 "solver='highs', or give each bound once")
 
 
-def _negative_up_columns(bounds: bytes) -> dict[bytes, float]:
-    """The upper bound the BOUNDS lines (`bounds`, the section) give, in order, to each
-    column with a negative UP or UI bound (each line `TYPE BOUND_NAME COLUMN [VALUE]`)."""
-    uppers: dict[bytes, float] = {}
-    negative: set[bytes] = set()
+def _as_float(value: float) -> float:
+    """A bound SCIP read, its infinity (1e20) as inf."""
+    return math.inf if value >= SOLVER_INFINITY else -math.inf if value <= -SOLVER_INFINITY \
+        else value
+
+
+def _bounds_in_order(bounds: bytes) -> dict[bytes, tuple[float | None, float | None]]:
+    """(lower, upper) the BOUNDS lines (`bounds`, the section) give in order to each column
+    SCIP's reader may take otherwise: a lower bound set after an upper one, or a BV line
+    (None: a side no line sets; SC columns left out, their meaning differs by reader)."""
+    sides: dict[bytes, list[float | None]] = {}
+    kinds: dict[bytes, list[bytes]] = {}
     for line in bounds.splitlines()[1:]:
         words = line.split()
-        if len(words) < 3 or words[0] not in _UPPER_OF:
+        if len(words) < 3 or words[0].startswith(b"*"):
             continue
-        upper = _UPPER_OF[words[0]]
-        try:
-            upper = float(words[3]) if upper is None else upper
-        except (IndexError, ValueError):
-            continue  # a line SCIP's reader refuses itself
-        if words[0] in (b"UP", b"UI") and upper < 0:
-            negative.add(words[2])
-        uppers[words[2]] = upper
-    return {column: uppers[column] for column in negative}
+        kind, column = words[0].upper(), words[2]
+        value = _float_or_none(words[3]) if len(words) > 3 else None
+        lower, upper = _BOUND_EFFECT.get(kind, (None, None))
+        side = sides.setdefault(column, [None, None])
+        side[0] = value if lower == "value" else side[0] if lower is None else lower
+        side[1] = value if upper == "value" else side[1] if upper is None else upper
+        kinds.setdefault(column, []).append(kind)
+    return {column: (sides[column][0], sides[column][1]) for column, order in kinds.items()
+            if b"SC" not in order
+            and (b"BV" in order and len(order) > 1 or _lower_after_upper(order))}
 
 
-def _refuse_crossed_bounds(scip: Any, path: Path) -> None:
-    """An InputError where SCIP read a column with crossed bounds (its "error in input data"
-    at the solve): an integer column given only a negative UP bound is binary with bounds
-    [0, UP] to its MPS reader."""
-    for var in scip.getVars():
-        lower, upper = var.getLbOriginal(), var.getUbOriginal()
-        if var.vtype() == "BINARY" and lower == 0 and upper < 0:  # the file's own crossed
-            # bounds on other columns are left to the solve ("infeasible")
-            raise InputError(f"{path.name}: SCIP read column {var.name!r} with bounds "
-                             f"[{lower:g}, {upper:g}] (an integer column with a negative UP "
-                             "bound and no LO is binary to its MPS reader): give it a LO "
-                             "bound")
+def _lower_after_upper(order: list[bytes]) -> bool:
+    """Whether a line setting a lower bound follows one setting an upper bound."""
+    first_upper = next((k for k, kind in enumerate(order) if kind in _SETS_UPPER), None)
+    return first_upper is not None and any(kind in _SETS_LOWER for kind in order[first_upper + 1:])
+
+
+def _float_or_none(word: bytes) -> float | None:
+    """`word` as a number (inf and its spellings too), None where it is none."""
+    try:
+        return float(word)
+    except ValueError:
+        return None
 
 
 def highs_read(highs: Any, path: Path, tee: bool) -> Any:

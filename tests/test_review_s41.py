@@ -471,3 +471,71 @@ def test_an_expression_nested_past_the_recursion_limit_is_named():
     m.o = pyo.Objective(expr=m.y + m.z, sense=pyo.maximize)
     with pytest.raises(InputError, match="constraint 'c': its expression is nested too deep"):
         solve(m, solver="highs")
+
+
+def _mps_bounds(lines: str, integer: bool = False, sense: str = "MAX") -> str:
+    column = (" M1 'MARKER' 'INTORG'\n x obj 1 c1 1\n M2 'MARKER' 'INTEND'\n" if integer
+              else " x obj 1 c1 1\n")
+    return (f"NAME B\nOBJSENSE\n    {sense}\nROWS\n N obj\n L c1\nCOLUMNS\n{column}"
+            f"RHS\n rhs c1 1000\nBOUNDS\n{lines}ENDATA\n")
+
+
+@pytest.mark.parametrize("lines, integer", [
+    (" UP BND x 0\n LO BND x 0\n", True),  # SCIP reset the upper bound: 'optimal' 1000
+    (" BV BND x\n LO BND x -4\n", False),  # SCIP read [-4, inf]
+    (" UP BND x 0\n MI BND x\n", True),
+])
+def test_scip_refuses_bounds_it_reset_when_a_lower_bound_followed(tmp_path, lines, integer):
+    path = tmp_path / "b.mps"
+    path.write_text(_mps_bounds(lines, integer))
+    with pytest.raises(InputError, match="SCIP read column 'x' with the upper bound inf where "
+                                         "its BOUNDS lines give it"):
+        solve_file(path, solver="scip")
+
+
+@pytest.mark.parametrize("lines, integer, best", [
+    (" UP BND x 7\n LO BND x 2\n", True, 7.0),
+    (" LO BND x 2\n UP BND x 7\n", False, 7.0),
+    (" UP BND x 3\n LO BND x -1\n", False, 3.0),
+    (" MI BND x\n UP BND x 9\n", False, 9.0),
+])
+def test_bounds_in_any_order_that_scip_keeps_still_solve(tmp_path, lines, integer, best):
+    path = tmp_path / "b.mps"
+    path.write_text(_mps_bounds(lines, integer))
+    assert solve_file(path, solver="scip").objective == pytest.approx(best)
+    assert solve_file(path, solver="highs").objective == pytest.approx(best)
+
+
+@pytest.mark.parametrize("lines", [" FX BND x -inf\n", " LO BND x Infinity\n",
+                                   " LO BND x inf\n"])
+def test_scip_refuses_an_infinite_bound_spelled_as_a_word(tmp_path, lines):
+    """'optimal' -1e20 for FX -inf: only numbers past 1e20 had been looked for."""
+    path = tmp_path / "b.mps"
+    path.write_text(_mps_bounds(lines, sense="MIN"))
+    with pytest.raises(InputError, match="lies at or past 1e20, where no point meets it"):
+        solve_file(path, solver="scip")
+
+
+def test_a_negative_upper_bound_alone_is_refused_for_both_solvers(tmp_path):
+    """CPLEX reads x <= -2 with no lower bound as (-inf, -2]; SCIP and HiGHS as [0, -2],
+    'infeasible'."""
+    path = tmp_path / "b.mps"
+    path.write_text(_mps_bounds(" UP BND x -2\n"))
+    for solver in ("scip", "highs"):
+        with pytest.raises(InputError, match="is negative and the column has no lower bound"):
+            solve_file(path, solver=solver)
+    path.write_text(_mps_bounds(" MI BND x\n UP BND x -2\n"))
+    assert solve_file(path, solver="scip").objective == pytest.approx(-2.0)
+
+
+def test_ranges_before_rhs_and_data_before_rows_are_refused(tmp_path):
+    path = tmp_path / "r.mps"
+    text = _mps_bounds(" UP BND x 5\n")
+    path.write_text(text.replace("RHS\n rhs c1 1000\n", "RANGES\n rng c1 2\nRHS\n rhs c1 4\n"))
+    for solver in ("scip", "highs"):  # HiGHS applied the range to a side of 0
+        with pytest.raises(InputError, match="RANGES comes before RHS"):
+            solve_file(path, solver=solver)
+    path.write_text(text.replace("ROWS\n", " UP BND x 1\nROWS\n"))
+    for solver in ("scip", "highs"):  # HiGHS ignored the line
+        with pytest.raises(InputError, match="stands before ROWS outside any section"):
+            solve_file(path, solver=solver)
