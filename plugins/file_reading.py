@@ -65,7 +65,7 @@ _SPACED_POWER = re.compile(rb"[ \t]+\^[ \t]*|\^[ \t]+")
 # A ROWS (USERCUTS, LAZYCONS) line `type name` indented four blanks or more, `$` comment too
 _INDENTED_ROW = re.compile(rb"^[ \t]{4,}([^\s$]+)[ \t]+([^\s$]+)[ \t]*(?:\$[^\r\n]*)?(\r?)$", re.M)
 _LONG_ROW_TYPE = re.compile(rb"^[ \t]+([^\s$]{2,})[ \t]+[^\s$]", re.M)
-_NEGATIVE_UP = re.compile(rb"\n[ \t]*U[PI][ \t]+\S+[ \t]+\S+[ \t]+-")
+_NEGATIVE_UP = re.compile(rb"\n[ \t]*U[PI][ \t]+\S+[ \t]+(?:\S+[ \t]+)?-")
 # A BOUNDS line with no bound-set name: `TYPE COLUMN VALUE`, or `TYPE COLUMN` for the types
 # without a value (a `$` comment may follow).
 _UNNAMED_BOUND = re.compile(
@@ -209,9 +209,8 @@ def check_mps_data(path: Path, text: bytes) -> None:
     _refuse_dollar_names(path, text)
     _refuse_odd_fields(path, text)
     _refuse_section_order(path, text)
-    bounds = _bounds_section(text)
-    if _NEGATIVE_UP.search(bounds):
-        _refuse_negative_upper_alone(path, bounds)
+    if _NEGATIVE_UP.search(_bounds_section(text)):
+        _refuse_negative_upper_alone(path, text)
     for name in (b"RHS", b"RANGES", b"BOUNDS"):
         if _plain_section(name, _section_body(text, name)):
             continue  # the common form, checked in bulk: the lines below name a fault
@@ -271,26 +270,24 @@ def _refuse_odd_fields(path: Path, text: bytes) -> None:
                          "'1e30')")
 
 
-def _refuse_negative_upper_alone(path: Path, bounds: bytes) -> None:
+def _refuse_negative_upper_alone(path: Path, text: bytes) -> None:
     """An InputError for a column given a negative UP (or UI) bound and no lower bound: MPS
     readers part on its lower bound (CPLEX's -inf; SCIP's and HiGHS's 0, which makes the
     model infeasible, and SCIP's an integer column binary, "error in input data")."""
-    last_upper: dict[bytes, bytes] = {}  # each column's last UP or UI line
+    last_upper: dict[bytes, tuple[float | None, list[bytes]]] = {}  # each column's last UP/UI
     lowered: set[bytes] = set()
-    for line in bounds.splitlines()[1:]:
-        words = line.split()
-        if len(words) < 3 or words[0].startswith(b"*"):
-            continue
+    for number, words in _section_lines(text, b"BOUNDS"):
         kind = words[0].upper()
-        if kind in (b"UP", b"UI") and len(words) > 3:
-            last_upper[words[2]] = line.strip()
+        _, entries = _bound_fields(path, number, words)
+        column = entries[0][0] if entries else words[-1]
+        if kind in (b"UP", b"UI") and entries:
+            last_upper[column] = (_float_or_none(entries[0][1]), words)
         elif kind in (b"LO", b"LI", b"MI", b"FR", b"FX", b"BV"):
-            lowered.add(words[2])
-    negative = {column: line for column, line in last_upper.items()
-                if (_float_or_none(line.split()[3]) or 0.0) < 0}
-    alone = next((column for column in negative if column not in lowered), None)
+            lowered.add(column)
+    alone = next((words for column, (value, words) in last_upper.items()
+                  if (value or 0.0) < 0 and column not in lowered), None)
     if alone is not None:
-        raise InputError(f"{path.name}: the bound {negative[alone].decode(errors='replace')!r} "
+        raise InputError(f"{path.name}: the bound {b' '.join(alone).decode(errors='replace')!r} "
                          "is negative and the column has no lower bound: MPS readers part on "
                          "it (CPLEX's -inf; SCIP's and HiGHS's 0, [0, UP], which no point "
                          "meets); give the lower bound (MI for none)")
@@ -378,10 +375,29 @@ _LP_VALUE = re.compile(rb"[-+]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+
 # An MPS bound with a value spelled inf or infinity (LO x inf: a bound no point meets)
 _INFINITE_WORD = re.compile(rb"^[ \t]*(?:FX|LO|LI|UP|UI)[ \t]+\S+[ \t]+\S+[ \t]+[-+]?inf",
                             re.M | re.I)
+_LP_EQUALS = rb"(?<![<>])=(?![<>])"
+_LP_INFINITE_SIDE = re.compile(
+    rb"(?:>=|=>|>|%(eq)s)[ \t]*\+?[ \t]*inf|(?:<=|=<|<|%(eq)s)[ \t]*-[ \t]*inf"
+    rb"|(?<![-\w.])\+?[ \t]*inf(?:inity)?[ \t]*(?:<=|=<|<|%(eq)s)"
+    rb"|-[ \t]*inf(?:inity)?[ \t]*(?:>=|=>|>|%(eq)s)" % {b"eq": _LP_EQUALS})
 _SIDE_INFINITE_WORD = re.compile(rb"[ \t][-+]?inf(?:inity)?\b", re.I)
+# BOUNDS lines after which SCIP's reader holds a column binary: BV, and an UP (UI) below 2
+# on an integer column (a sign, 0 or 1 then a point, exponent or the line's end, or .5)
+_BINARY_HELD = re.compile(rb"^[ \t]*BV[ \t]", re.M | re.I)
+_SMALL_UPPER = re.compile(rb"^[ \t]*U[PI][ \t]+\S+[ \t]+(?:\S+[ \t]+)?"
+                          rb"(?:-|\+?[01](?:[.eE]|[ \t]*\r?$)|\+?\.)", re.M | re.I)
 # `_spells_past_infinity`: every digit read as 0, then these spellings looked for
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
-_LONG_EXPONENTS = (b"e00", b"E00", b"e+00", b"E+00", b"0" * 21)
+_LONG_EXPONENTS = (b"e00", b"E00", b"e+00", b"E+00", b"0" * 20)
+# One bound statement a line (`a <= x <= b`, `x >= a`, `a >= x`, `x = v`, `x free`), or a
+# blank or comment line: `_refuse_stray_bound_words` reads other lines token by token.
+_BOUND_VALUE = rb"[-+]?[ \t]*(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|inf(?:inity)?)"
+_BOUND_SENSE = rb"(?:<=|>=|=<|=>|<|>|=)"
+_BOUND_NAME = rb"[^\s<>=:\\0-9.+\-][^\s<>=:\\]*"
+_PLAIN_BOUND_LINE = re.compile(
+    rb"(?i)[ \t]*(?:(?:%(v)s[ \t]*%(s)s[ \t]*%(n)s(?:[ \t]*%(s)s[ \t]*%(v)s)?"
+    rb"|%(n)s[ \t]*%(s)s[ \t]*%(v)s|%(n)s[ \t]+free)[ \t]*)?(?:\\.*)?\r?"
+    % {b"v": _BOUND_VALUE, b"s": _BOUND_SENSE, b"n": _BOUND_NAME})
 _LESS = {b"<=", b"=<", b"<"}
 _GREATER = {b">=", b"=>", b">"}
 _LP_SENSES = _LESS | _GREATER | {b"="}
@@ -715,12 +731,20 @@ def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
     bounds = _bounds_section(text)
     if _INFINITE_BOUND.search(bounds):  # the one case: no pass over every column otherwise
         _integer_past_binary(scip)
-    _refuse_reset_bounds(scip, path, bounds)
+    if _BINARY_HELD.search(bounds) or b"INTORG" in text and _SMALL_UPPER.search(bounds):
+        _refuse_reset_bounds(scip, path, bounds)  # only SCIP's binary columns are reset
     if not _is_lp(path):
         _refuse_value_as_column(scip, path, bounds)
     if _spells_past_infinity(text) or _INFINITE_WORD.search(bounds) is not None \
-            or not _is_lp(path) and _infinite_side_word(text):
+            or (_lp_infinite_side(text) if _is_lp(path) else _infinite_side_word(text)):
         _refuse_infinite_sides(scip, path)
+
+
+def _lp_infinite_side(text: bytes) -> bool:
+    """Whether an LP file may bound something by an infinity no point meets (`x >= +inf`,
+    `c2: x >= +Infinity`, `inf <= x`, `x <= -inf`)."""
+    lower = text.lower()
+    return b"inf" in lower and _LP_INFINITE_SIDE.search(lower) is not None
 
 
 def _infinite_side_word(text: bytes) -> bool:
@@ -735,7 +759,10 @@ def _refuse_stray_bound_words(path: Path, sections: dict[str, list[bytes]]) -> N
     number's head of `x <= 1,5` or `1d2` and made a column of the rest, and a column of a
     misspelt header (`Generales`), dropping what followed ('optimal' 1.5 for an integer
     x's 1); HiGHS's refuses such files."""
-    tokens = _signed([token for line in sections.get("bounds", [])
+    lines = sections.get("bounds", [])
+    if all(map(_PLAIN_BOUND_LINE.fullmatch, lines)):
+        return  # the common form, one statement a line, matched in C
+    tokens = _signed([token for line in lines
                       for token in _LP_TOKEN.findall(line.split(b"\\", 1)[0])])
     k = 0
     while k < len(tokens):
@@ -883,7 +910,7 @@ def _refuse_reset_bounds(scip: Any, path: Path, bounds: bytes) -> None:
             continue
         read = (_as_float(var.getLbOriginal()), _as_float(var.getUbOriginal()))
         for side, want, got in zip(("lower", "upper"), wanted, read, strict=True):
-            if want is not None and got != want:
+            if want is not None and got != _as_float(want):  # 1e30 in the file is inf too
                 raise InputError(f"{path.name}: SCIP read column {var.name!r} with the {side} "
                                  f"bound {got:g} where its BOUNDS lines give it {want:g} in "
                                  "order (SCIP's reader resets a bound of a column it holds "

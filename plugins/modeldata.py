@@ -309,9 +309,12 @@ def _refuse_inexact_integer(expr: Any, where: str) -> None:
         node = stack.pop()
         if type(node) in native_numeric_types:
             value = node
-        elif not hasattr(node, "is_expression_type") or node.is_potentially_variable() \
-                and not node.is_expression_type():
-            continue  # a variable
+        elif not hasattr(node, "is_expression_type"):
+            continue
+        elif node.is_variable_type():
+            if not node.fixed:
+                continue
+            value = node.value  # a fixed variable is a constant to the solvers
         elif node.is_expression_type():
             stack.extend(node.args)
             continue

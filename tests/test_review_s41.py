@@ -539,3 +539,56 @@ def test_ranges_before_rhs_and_data_before_rows_are_refused(tmp_path):
     for solver in ("scip", "highs"):  # HiGHS ignored the line
         with pytest.raises(InputError, match="stands before ROWS outside any section"):
             solve_file(path, solver=solver)
+
+
+@pytest.mark.parametrize("lines, best", [(" UP BND x 1e30\n LO BND x -1\n", 1000.0),
+                                         (" UP BND x 3\n LO BND x -1e30\n", 3.0)])
+def test_bounds_past_1e20_read_as_no_bound_in_the_order_check(tmp_path, lines, best):
+    """The order check compared SCIP's infinity with the file's 1e30 and refused the file."""
+    path = tmp_path / "b.mps"
+    path.write_text(_mps_bounds(lines, integer=True))
+    assert solve_file(path, solver="scip").objective == pytest.approx(best)
+    assert solve_file(path, solver="highs").objective == pytest.approx(best)
+
+
+@pytest.mark.parametrize("text", [
+    "Minimize\n obj: x\nSubject To\n c1: x + y >= 1\nBounds\n x >= +inf\nEnd\n",
+    "Minimize\n obj: x\nSubject To\n c1: x + y >= 1\n c2: x >= +Infinity\nEnd\n",
+    "Minimize\n obj: x\nSubject To\n c1: x + y >= 1\nBounds\n inf <= x\nEnd\n",
+    "Minimize\n obj: x\nSubject To\n c1: x >= 99999999999999999999\nEnd\n",
+    "Minimize\n obj: x\nSubject To\n c1: x >= 10e19\nEnd\n",
+])
+def test_scip_refuses_lp_infinities_no_point_meets_however_spelled(tmp_path, text):
+    path = tmp_path / "m.lp"
+    path.write_text(text)
+    with pytest.raises(InputError, match="lies at or past 1e20, where no point meets it"):
+        solve_file(path, solver="scip")
+
+
+def test_lp_infinities_that_are_no_bound_still_read(tmp_path):
+    path = tmp_path / "m.lp"
+    path.write_text("Maximize\n obj: x + y\nSubject To\n c1: x + y <= 4\nBounds\n"
+                    " -inf <= x <= +inf\n y <= 3\n x >= -Infinity\nEnd\n")
+    assert solve_file(path, solver="scip").objective == pytest.approx(4.0)
+
+
+def test_a_negative_upper_bound_alone_without_a_set_name_is_refused_too(tmp_path):
+    path = tmp_path / "b.mps"
+    path.write_text(_mps_bounds(" UP x -1\n"))
+    with pytest.raises(InputError, match="'UP x -1' is negative and the column has no lower"):
+        solve_file(path, solver="highs")
+
+
+def test_a_fixed_variable_float64_cannot_hold_is_refused():
+    import pyomo.environ as pyo
+
+    from coplug.plugins import solve
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 2**61))
+    m.y = pyo.Var()
+    m.y.fix(2**60 + 1)
+    m.c = pyo.Constraint(expr=m.x + m.y >= 2**60 + 256)  # both solvers: 256 for 255
+    m.o = pyo.Objective(expr=m.x)
+    with pytest.raises(InputError, match="constraint 'c': the number"):
+        solve(m, solver="highs")
