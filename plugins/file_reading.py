@@ -76,6 +76,8 @@ _BOUND_EFFECT: dict[bytes, tuple[Any, Any]] = {
     b"UP": (None, "value"), b"UI": (None, "value"), b"LO": ("value", None),
     b"LI": ("value", None), b"FX": ("value", "value"), b"FR": (-math.inf, math.inf),
     b"MI": (-math.inf, None), b"PL": (None, math.inf), b"BV": (0.0, 1.0)}
+# A BOUNDS line with a set name: its type, column and value (b"" for none)
+_BOUND_LINE = re.compile(rb"^[ \t]*([A-Za-z]{2})[ \t]+\S+[ \t]+(\S+)(?:[ \t]+([^\s$]+))?", re.M)
 _SETS_UPPER = {b"UP", b"UI", b"FX", b"BV"}
 _SETS_LOWER = {b"LO", b"LI", b"MI"}
 
@@ -731,11 +733,14 @@ def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
     bounds = _bounds_section(text)
     if _INFINITE_BOUND.search(bounds):  # the one case: no pass over every column otherwise
         _integer_past_binary(scip)
-    if _BINARY_HELD.search(bounds) or b"INTORG" in text and _SMALL_UPPER.search(bounds):
+    # plain searches first: each regex over a 20 MB file's bounds took 0.1 s
+    lowered = bounds.lower()
+    if b"bv" in lowered and _BINARY_HELD.search(bounds) or b"INTORG" in text and \
+            _SMALL_UPPER.search(bounds):
         _refuse_reset_bounds(scip, path, bounds)  # only SCIP's binary columns are reset
     if not _is_lp(path):
         _refuse_value_as_column(scip, path, bounds)
-    if _spells_past_infinity(text) or _INFINITE_WORD.search(bounds) is not None \
+    if _spells_past_infinity(text) or b"inf" in lowered and _INFINITE_WORD.search(bounds) \
             or (_lp_infinite_side(text) if _is_lp(path) else _infinite_side_word(text)):
         _refuse_infinite_sides(scip, path)
 
@@ -749,8 +754,9 @@ def _lp_infinite_side(text: bytes) -> bool:
 
 def _infinite_side_word(text: bytes) -> bool:
     """Whether an MPS file's RHS or RANGES section spells a value as inf or infinity."""
-    return any(_SIDE_INFINITE_WORD.search(_section_body(text, name)) is not None
-               for name in (b"RHS", b"RANGES"))
+    bodies = (_section_body(text, name) for name in (b"RHS", b"RANGES"))
+    return any(b"inf" in body.lower() and _SIDE_INFINITE_WORD.search(body) is not None
+               for body in bodies)
 
 
 def _refuse_stray_bound_words(path: Path, sections: dict[str, list[bytes]]) -> None:
@@ -927,19 +933,31 @@ def _as_float(value: float) -> float:
 def _bounds_in_order(bounds: bytes) -> dict[bytes, tuple[float | None, float | None]]:
     """(lower, upper) the BOUNDS lines (`bounds`, the section) give in order to each column
     SCIP's reader may take otherwise: a lower bound set after an upper one, or a BV line
-    (None: a side no line sets; SC columns left out, their meaning differs by reader)."""
+    (None: a side no line sets; SC columns left out, their meaning differs by reader). The
+    lines' types and columns are read by one regex, and values only for those columns
+    (reading every line cost 0.9 s on 400,000 lines)."""
+    lines = _BOUND_LINE.findall(bounds)
+    uppered: set[bytes] = set()
+    chosen: set[bytes] = set()
+    for kind, column, _ in lines:
+        kind = kind.upper()
+        if kind in _SETS_LOWER and column in uppered or kind in (b"BV", b"SC"):
+            chosen.add(column)
+        if kind in _SETS_UPPER:
+            uppered.add(column)
+    if not chosen:
+        return {}
     sides: dict[bytes, list[float | None]] = {}
     kinds: dict[bytes, list[bytes]] = {}
-    for line in bounds.splitlines()[1:]:
-        words = line.split()
-        if len(words) < 3 or words[0].startswith(b"*"):
+    for kind, column, value in lines:
+        if column not in chosen:
             continue
-        kind, column = words[0].upper(), words[2]
-        value = _float_or_none(words[3]) if len(words) > 3 else None
+        kind = kind.upper()
         lower, upper = _BOUND_EFFECT.get(kind, (None, None))
+        number = _float_or_none(value) if value else None
         side = sides.setdefault(column, [None, None])
-        side[0] = value if lower == "value" else side[0] if lower is None else lower
-        side[1] = value if upper == "value" else side[1] if upper is None else upper
+        side[0] = number if lower == "value" else side[0] if lower is None else lower
+        side[1] = number if upper == "value" else side[1] if upper is None else upper
         kinds.setdefault(column, []).append(kind)
     return {column: (sides[column][0], sides[column][1]) for column, order in kinds.items()
             if b"SC" not in order
