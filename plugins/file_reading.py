@@ -49,7 +49,7 @@ _FREE_ROW = re.compile(rb"^[ \t]*N[ \t]+(\S+)[ \t]*\r?$", re.M)
 _SECTION_HEAD = re.compile(rb"\n(?:RANGES|BOUNDS|SOS|ENDATA|QUADOBJ|QMATRIX|QSECTION|QCMATRIX|"
                            rb"INDICATORS)\b")
 _HIGHS_IGNORED = re.compile(r"(?:WARNING: )?([^\n]*has duplicate [^\n]*)")
-_BARE_CR = re.compile(rb"\r(?!\n)")
+_BARE_CR = re.compile(rb"\r(?!\n)(?!\Z)")  # one ending the file ends its last line
 _HIGHS_UNDEFINED = re.compile(r'((?:Row|Column) name "[^\n]*" in \w+ section is not defined)')
 _HIGHS_SECTION_IGNORED = re.compile(
     r"(\w+)\s+section entries contain\s+(\d+) with (row|col) not in (\w+)\s+section: ignored")

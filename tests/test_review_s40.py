@@ -160,7 +160,7 @@ def test_text_files_the_readers_cannot_split_into_lines_are_named(tmp_path, solv
     assert solve_file(_write(tmp_path, "lf.lp", lp), solver=solver).objective == 3.0
     cases = {"cr.lp": (lp.replace("\n", "\r").encode(), "bare carriage return"),
              "utf16.lp": (lp.encode("utf-16"), "NUL bytes"),
-             "mixed.lp": (lp.replace("End\n", "End\r").encode(), "line 5 ends with a bare"),
+             "mixed.lp": (lp.replace("<= 3\n", "<= 3\r").encode(), "line 4 ends with a bare"),
              "utf16.mps": (KNAP_MPS.format(first="NAME K\n", row="cap").encode("utf-16-le"),
                            "NUL bytes")}
     for name, (data, said) in cases.items():  # they read "has no End line" or a syntax error

@@ -592,3 +592,12 @@ def test_a_fixed_variable_float64_cannot_hold_is_refused():
     m.o = pyo.Objective(expr=m.x)
     with pytest.raises(InputError, match="constraint 'c': the number"):
         solve(m, solver="highs")
+
+
+def test_a_crlf_file_whose_last_line_ends_in_a_carriage_return_alone_reads(tmp_path):
+    """Its last line was taken for a bare carriage return (classic Mac OS) and refused."""
+    path = tmp_path / "m.mps"
+    path.write_bytes(_mps_bounds(" UP BND x 7\n").rstrip("\n").replace("\n", "\r\n").encode()
+                     + b"\r")
+    for solver in ("scip", "highs"):
+        assert solve_file(path, solver=solver).objective == pytest.approx(7.0)
