@@ -512,7 +512,8 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
         _load_scip_solution(scip, var_map)
         flag_fractional(result, pyomo_integers(var_map), "SCIP", "numerics/feastol", params)
         check_objective_at_point(model, result, nonlinear=opt._obj_var is not None,
-                                 raw=functools.partial(_scip_value, scip, var_map))
+                                 raw=functools.partial(_scip_value, scip, scip.getBestSol(),
+                                                       var_map))
     check_integral_rows(scip, result, rows, con_names)
     finish_plugins(plugins, result)
     if start is not None:
@@ -740,10 +741,10 @@ def _check_scip_param_type(key: str, value: Any, current: Any) -> None:
         raise InputError(f"SCIP parameter {key!r} takes {what}, got {value!r}")
 
 
-def _scip_value(scip: Any, var_map: VarMap, var: VarData) -> float | None:
-    """SCIP's best solution's value of `var` as SCIP holds it (None: not in SCIP's model)."""
+def _scip_value(scip: Any, solution: Any, var_map: VarMap, var: VarData) -> float | None:
+    """`solution`'s value of `var` as SCIP holds it (None: not in SCIP's model)."""
     try:
-        return scip.getSolVal(scip.getBestSol(), var_map.to_scip(var))
+        return scip.getSolVal(solution, var_map.to_scip(var))
     except KeyError:
         return None
 
