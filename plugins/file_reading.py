@@ -129,8 +129,6 @@ def _refuse_early_end(path: Path, text: bytes) -> None:
         return
 
 
-
-
 def _lp_word_edge(text: bytes, at: int) -> bool:
     """Whether a word ends before `at` + 1 in an LP file as SCIP's reader delimits words
     (white space, + - * ^ < > = : [ ], or the file's edge)."""
@@ -139,7 +137,7 @@ def _lp_word_edge(text: bytes, at: int) -> bool:
 
 def _spells_past_infinity(text: bytes) -> bool:
     """Whether the text may write a number at or past 1e20: an exponent of two digits or
-    more, or 21 digits in a row (read with the digits made one, by plain search: a regex
+    more, or 20 digits in a row (read with the digits made one, by plain search: a regex
     took as long as SCIP's read of the file). False triggers only cost a check."""
     digits = text.translate(_DIGITS_AS_ZERO)
     return any(digits.find(spelling) >= 0 for spelling in _LONG_EXPONENTS)
