@@ -331,7 +331,7 @@ def _odd_line(body: bytes, fields: tuple[int, ...]) -> tuple[int, bytes] | None:
     if b"$" in body:  # `$` comments: the plain line reader strips them
         lines = body.splitlines()
         return next(((k, lines[k]) for k, words in _data_lines(body)
-                     if len(words) not in fields), None)
+                     if len(_before_comment(words)) not in fields), None)
     chars = np.frombuffer(body, dtype=np.uint8)
     if chars.size == 0:
         return None
@@ -343,11 +343,18 @@ def _odd_line(body: bytes, fields: tuple[int, ...]) -> tuple[int, bytes] | None:
     counts = np.bincount(np.searchsorted(ends, starts), minlength=ends.size + 1)
     firsts = np.concatenate(([0], ends + 1))[:counts.size]
     comment = chars[np.minimum(firsts, chars.size - 1)] == ord("*")
-    odd = np.flatnonzero(~np.isin(counts, (0, *fields)) & ~comment)
-    if odd.size == 0:
-        return None
-    k = int(odd[0])
-    return k, body[firsts[k]:ends[k] if k < ends.size else len(body)]
+    for k in np.flatnonzero(~np.isin(counts, (0, *fields)) & ~comment).tolist():
+        line = body[firsts[k]:ends[k] if k < ends.size else len(body)]
+        if len(_before_comment(line.split())) not in fields:
+            return k, line
+    return None
+
+
+def _before_comment(words: list[bytes]) -> list[bytes]:
+    """A data line's fields before a trailing comment: a later field opening with `*` or
+    `$` (SCIP's reader reads ` G R1 *note` as ` G R1`)."""
+    return next((words[:at] for at in range(1, len(words)) if words[at][:1] in (b"*", b"$")),
+                words)
 
 
 def _data_lines(body: bytes) -> Iterator[tuple[int, list[bytes]]]:

@@ -601,3 +601,22 @@ def test_a_crlf_file_whose_last_line_ends_in_a_carriage_return_alone_reads(tmp_p
                      + b"\r")
     for solver in ("scip", "highs"):
         assert solve_file(path, solver=solver).objective == pytest.approx(7.0)
+
+
+def test_trailing_comments_on_rows_and_columns_lines_read_as_scip_reads_them(tmp_path):
+    """HiGHS's own test file comment.mps (optimum -4): its ` G  R1 *Comment` ROWS line was
+    refused as three fields, though SCIP reads the file right."""
+    path = tmp_path / "comment.mps"
+    path.write_text(
+        "NAME          Comment\nROWS\n N  COST $Comment\n G  R0\n G  R1 *Comment\n"
+        " G  R2 $Comment\nCOLUMNS\n    C0        R0            1.0        COST       -1.0 $c\n"
+        "    C0        R1           -1.0 $c\n    C0        R2           -1.0 $c\n"
+        "    C1        R0            1.0        COST       -2.0 *c\n"
+        "    C1        R1           -1.0 *c\n    C1        R2           -1.0 *c\nRHS\n"
+        "    DEMANDS   R0            1.0        R1         -2.0 $c\n"
+        "    DEMANDS   R2           -2.0 $c\nRANGES\n    test      R0        1  $c\nBOUNDS\n"
+        " UP SERVINGS  C0            1.0 $c\nENDATA\n")
+    assert solve_file(path, solver="scip").objective == pytest.approx(-4.0)
+    path.write_text(path.read_text().replace(" G  R1 *Comment", " G  R1 x9"))
+    with pytest.raises(InputError, match="the ROWS line 'G  R1 x9' is no `type name`"):
+        solve_file(path, solver="scip")
