@@ -76,8 +76,9 @@ _BOUND_EFFECT: dict[bytes, tuple[Any, Any]] = {
     b"UP": (None, "value"), b"UI": (None, "value"), b"LO": ("value", None),
     b"LI": ("value", None), b"FX": ("value", "value"), b"FR": (-math.inf, math.inf),
     b"MI": (-math.inf, None), b"PL": (None, math.inf), b"BV": (0.0, 1.0)}
-# A BOUNDS line with a set name: its type, column and value (b"" for none)
-_BOUND_LINE = re.compile(rb"^[ \t]*([A-Za-z]{2})[ \t]+\S+[ \t]+(\S+)(?:[ \t]+([^\s$]+))?", re.M)
+# A BOUNDS line's type and up to three fields after it (b"" for none): `_column_and_value`
+_BOUND_LINE = re.compile(rb"^[ \t]*([A-Za-z]{2})[ \t]+([^\s$]+)(?:[ \t]+([^\s$]+))?"
+                         rb"(?:[ \t]+([^\s$]+))?", re.M)
 _SETS_UPPER = {b"UP", b"UI", b"FX", b"BV"}
 _SETS_LOWER = {b"LO", b"LI", b"MI"}
 
@@ -388,11 +389,9 @@ _LP_INFINITE_SIDE = re.compile(
     rb"|(?<![-\w.])\+?[ \t]*inf(?:inity)?[ \t]*(?:<=|=<|<|%(eq)s)"
     rb"|-[ \t]*inf(?:inity)?[ \t]*(?:>=|=>|>|%(eq)s)" % {b"eq": _LP_EQUALS})
 _SIDE_INFINITE_WORD = re.compile(rb"[ \t][-+]?inf(?:inity)?\b", re.I)
-# BOUNDS lines after which SCIP's reader holds a column binary: BV, and an UP (UI) below 2
-# on an integer column (a sign, 0 or 1 then a point, exponent or the line's end, or .5)
+# A BV line: after one SCIP's reader holds a column binary, as it holds integer columns
+# (MARKER ones) with bounds within [0, 1]
 _BINARY_HELD = re.compile(rb"^[ \t]*BV[ \t]", re.M | re.I)
-_SMALL_UPPER = re.compile(rb"^[ \t]*U[PI][ \t]+\S+[ \t]+(?:\S+[ \t]+)?"
-                          rb"(?:-|\+?[01](?:[.eE]|[ \t]*\r?$)|\+?\.)", re.M | re.I)
 # `_spells_past_infinity`: every digit read as 0, then these spellings looked for
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG_EXPONENTS = (b"e00", b"E00", b"e+00", b"E+00", b"0" * 20)
@@ -740,8 +739,7 @@ def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
         _integer_past_binary(scip)
     # plain searches first: each regex over a 20 MB file's bounds took 0.1 s
     lowered = bounds.lower()
-    if b"bv" in lowered and _BINARY_HELD.search(bounds) or b"INTORG" in text and \
-            _SMALL_UPPER.search(bounds):
+    if b"INTORG" in text or b"bv" in lowered and _BINARY_HELD.search(bounds):
         _refuse_reset_bounds(scip, path, bounds)  # only SCIP's binary columns are reset
     if not _is_lp(path):
         _refuse_value_as_column(scip, path, bounds)
@@ -941,11 +939,11 @@ def _bounds_in_order(bounds: bytes) -> dict[bytes, tuple[float | None, float | N
     (None: a side no line sets; SC columns left out, their meaning differs by reader). The
     lines' types and columns are read by one regex, and values only for those columns
     (reading every line cost 0.9 s on 400,000 lines)."""
-    lines = _BOUND_LINE.findall(bounds)
+    lines = [(kind.upper(), *_column_and_value(kind.upper(), fields))
+             for kind, *fields in _BOUND_LINE.findall(bounds)]
     uppered: set[bytes] = set()
     chosen: set[bytes] = set()
     for kind, column, _ in lines:
-        kind = kind.upper()
         if kind in _SETS_LOWER and column in uppered or kind in (b"BV", b"SC"):
             chosen.add(column)
         if kind in _SETS_UPPER:
@@ -957,7 +955,6 @@ def _bounds_in_order(bounds: bytes) -> dict[bytes, tuple[float | None, float | N
     for kind, column, value in lines:
         if column not in chosen:
             continue
-        kind = kind.upper()
         lower, upper = _BOUND_EFFECT.get(kind, (None, None))
         number = _float_or_none(value) if value else None
         side = sides.setdefault(column, [None, None])
@@ -967,6 +964,15 @@ def _bounds_in_order(bounds: bytes) -> dict[bytes, tuple[float | None, float | N
     return {column: (sides[column][0], sides[column][1]) for column, order in kinds.items()
             if b"SC" not in order
             and (b"BV" in order and len(order) > 1 or _lower_after_upper(order))}
+
+
+def _column_and_value(kind: bytes, fields: list[bytes]) -> tuple[bytes, bytes]:
+    """A BOUNDS line's column and value (b"" for none) from the fields after its type, with
+    or without a bound-set name, as `_bound_fields` reads them (` UP x 0` names no set)."""
+    first, second, third = fields
+    if third or kind in _VALUELESS_BOUNDS and second:
+        return second, third
+    return first, second
 
 
 def _lower_after_upper(order: list[bytes]) -> bool:

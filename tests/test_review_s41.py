@@ -620,3 +620,17 @@ def test_trailing_comments_on_rows_and_columns_lines_read_as_scip_reads_them(tmp
     path.write_text(path.read_text().replace(" G  R1 *Comment", " G  R1 x9"))
     with pytest.raises(InputError, match="the ROWS line 'G  R1 x9' is no `type name`"):
         solve_file(path, solver="scip")
+
+
+@pytest.mark.parametrize("lines", [
+    " UP BND x 00\n LO BND x -5\n",  # spellings a bound below 2 had to match to be checked
+    " UP BND x 10e-1\n LO BND x -5\n",
+    " UP BND x 0 $ note\n LO BND x -5\n",
+    " FX BND x 1\n LO BND x -5\n",
+    " UP x 0\n LO x 5\n",  # no bound-set name: its column had been read as '0'
+])
+def test_scip_bound_resets_are_caught_however_the_bound_is_written(tmp_path, lines):
+    path = tmp_path / "b.mps"
+    path.write_text(_mps_bounds(lines, integer=True))
+    with pytest.raises(InputError, match="SCIP read column 'x' with the upper bound inf"):
+        solve_file(path, solver="scip")
