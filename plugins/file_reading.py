@@ -332,7 +332,7 @@ def _odd_line(body: bytes, fields: tuple[int, ...]) -> tuple[int, bytes] | None:
     if b"$" in body:  # `$` comments: the plain line reader strips them
         lines = body.splitlines()
         return next(((k, lines[k]) for k, words in _data_lines(body)
-                     if len(_before_comment(words)) not in fields), None)
+                     if len(words) not in fields), None)
     chars = np.frombuffer(body, dtype=np.uint8)
     if chars.size == 0:
         return None
@@ -359,14 +359,13 @@ def _before_comment(words: list[bytes]) -> list[bytes]:
 
 
 def _data_lines(body: bytes) -> Iterator[tuple[int, list[bytes]]]:
-    """(index, fields) of each line of a section's body that is no comment, `$` comments
-    left out (as `_section_lines` reads them)."""
+    """(index, fields) of each line of a section's body that is no comment, a trailing
+    comment (`$ note`, `* note`: `_before_comment`) left out, as `_section_lines` reads
+    them."""
     for k, line in enumerate(body.splitlines()):
         words = line.split()
-        comment = next((at for at, word in enumerate(words) if word.startswith(b"$")), None)
-        words = words if comment is None else words[:comment]  # `$` starts a comment field
-        if words and not words[0].startswith(b"*"):
-            yield k, words
+        if words and not words[0].startswith((b"*", b"$")):
+            yield k, _before_comment(words)
 
 
 # What SCIP's LP reader ends a word at, as byte values

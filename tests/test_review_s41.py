@@ -634,3 +634,12 @@ def test_scip_bound_resets_are_caught_however_the_bound_is_written(tmp_path, lin
     path.write_text(_mps_bounds(lines, integer=True))
     with pytest.raises(InputError, match="SCIP read column 'x' with the upper bound inf"):
         solve_file(path, solver="scip")
+
+
+def test_a_bounds_line_with_a_trailing_star_comment_reads_as_both_readers_read_it(tmp_path):
+    """Both readers take ` UP BND x 5 * note` as x <= 5; it was refused as "the bound of
+    'BND' is 'x'"."""
+    path = tmp_path / "b.mps"
+    path.write_text(_mps_bounds(" UP BND x 5 * note\n"))
+    for solver in ("scip", "highs"):
+        assert solve_file(path, solver=solver).objective == pytest.approx(5.0)
