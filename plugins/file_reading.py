@@ -727,7 +727,7 @@ def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
     if _is_lp(path):
         _refuse_unknown_sense(path, text)
     own = _SCIP_READER_NAMES.search(text)
-    if own is not None:
+    if own is not None and _quadratic_objective(path, text):
         raise InputError(f"{path.name} names a column {own.group(1).decode()!r}, the name "
                          "SCIP's reader gives the variable it adds for a quadratic objective "
                          "(it took one for the other): rename it")
@@ -858,6 +858,17 @@ def enforce_user_cuts(scip: Any, path: Path, text: bytes) -> None:
     for cons in scip.getConss():
         scip.setCheck(cons, True)
         scip.setEnforced(cons, True)
+
+
+def _quadratic_objective(path: Path, text: bytes) -> bool:
+    """Whether the file gives its objective a quadratic part, for which SCIP's reader adds a
+    column (`quadobjvar`, `qmatrixvar`); a file SCIP wrote from such a model holds that
+    column and its row as its own, and reads back as written."""
+    if _is_lp(path):
+        first = _LP_SECTION.search(text)
+        return b"[" in text[:first.start() if first else len(text)]
+    return any(_header_at(text, name) < len(text) for name in (b"QUADOBJ", b"QMATRIX",
+                                                                b"QSECTION"))
 
 
 def reader_columns(scip: Any) -> set[int]:

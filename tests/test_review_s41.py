@@ -643,3 +643,25 @@ def test_a_bounds_line_with_a_trailing_star_comment_reads_as_both_readers_read_i
     path.write_text(_mps_bounds(" UP BND x 5 * note\n"))
     for solver in ("scip", "highs"):
         assert solve_file(path, solver=solver).objective == pytest.approx(5.0)
+
+
+@pytest.mark.parametrize("suffix", [".lp", ".mps"])
+def test_a_file_scip_wrote_from_a_quadratic_objective_reads_back(tmp_path, suffix):
+    """SCIP writes a quadratic objective as a column `qmatrixvar` and its row; that name was
+    refused as the one its reader gives its own epigraph column, though the file has no
+    quadratic objective left for the reader to add one."""
+    from pyscipopt import Model
+
+    source = tmp_path / "qp.mps"  # min x^2 + 2 y^2 - 3 x, x + y >= 1, y integer
+    source.write_text("NAME QP\nROWS\n N obj\n G c1\nCOLUMNS\n x obj -3 c1 1\n"
+                      " M1 'MARKER' 'INTORG'\n y c1 1\n M2 'MARKER' 'INTEND'\nRHS\n rhs c1 1\n"
+                      "BOUNDS\n LO BND x -5\n UP BND x 5\n LO BND y -5\n UP BND y 5\n"
+                      "QUADOBJ\n x x 2\n y y 4\nENDATA\n")
+    best = solve_file(source, solver="scip").objective
+    m = Model()
+    m.hideOutput()
+    m.readProblem(str(source))
+    written = tmp_path / f"written{suffix}"
+    m.writeProblem(str(written))
+    assert b"qmatrixvar" in written.read_bytes() or b"quadobjvar" in written.read_bytes()
+    assert solve_file(written, solver="scip").objective == pytest.approx(best, abs=1e-6)
