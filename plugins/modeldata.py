@@ -23,12 +23,11 @@ import pyomo.environ as pyo
 from pyomo.common.log import LoggingIntercept
 from pyomo.core.expr.numvalue import native_numeric_types
 from pyomo.core.expr.visitor import StreamBasedExpressionVisitor, identify_variables
-from pyomo.util.vars_from_expressions import get_vars_from_components
 
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import CoplugError, InputError, UnsupportedModelError
 from coplug.plugins.linear_terms import expanded_repn, final_linear_terms, final_parts
-from coplug.plugins.outer_variables import used_outside
+from coplug.plugins.outer_variables import used_outside, used_variables
 from coplug.plugins.serial import one_solve_at_a_time
 
 # How far from a whole number a fixed integer may be (the solvers' integrality tolerance).
@@ -85,9 +84,7 @@ def fixed_off_whole(model: pyo.Block, tol: float = FIXED_INTEGRAL_TOL) -> list[A
     if model.parent_block() is None and not any(
             map(off, model.component_data_objects(pyo.Var, descend_into=True))):
         return []  # a whole model uses its own variables only (`used_outside`)
-    return [var for var in get_vars_from_components(
-                model, (pyo.Constraint, pyo.Objective), active=True, include_fixed=True,
-                descend_into=True) if off(var)]
+    return [var for var in used_variables(model) if off(var)]
 
 
 def check_objective_data(obj: Any, tiny: list[bool] | None = None) -> float:

@@ -19,7 +19,6 @@ from pyomo.core.expr.relational_expr import (
     RangedExpression,
 )
 from pyomo.core.expr.visitor import IdentifyVariableVisitor
-from pyomo.util.vars_from_expressions import get_vars_from_components
 
 _RELATIONAL = (EqualityExpression, InequalityExpression, RangedExpression)
 
@@ -29,9 +28,8 @@ def used_outside(block: pyo.Block) -> list[VarData]:
     outside it, each once (none for a whole model)."""
     if block.parent_block() is None:
         return []
-    used = get_vars_from_components(block, (pyo.Constraint, pyo.Objective),
-                                    include_fixed=False, active=True)
-    return [var for var in used if not declared_in(var, block)]
+    return [var for var in used_variables(block)
+            if not var.fixed and not declared_in(var, block)]
 
 
 def declared_in(var: Any, block: pyo.Block) -> bool:
