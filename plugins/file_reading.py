@@ -283,7 +283,7 @@ def _refuse_negative_upper_alone(path: Path, text: bytes) -> None:
         column = entries[0][0] if entries else words[-1]
         if kind in (b"UP", b"UI") and entries:
             last_upper[column] = (_float_or_none(entries[0][1]), words)
-        elif kind in (b"LO", b"LI", b"MI", b"FR", b"FX", b"BV"):
+        elif _BOUND_EFFECT.get(kind, (None, None))[0] is not None:  # it sets a lower bound
             lowered.add(column)
     alone = next((words for column, (value, words) in last_upper.items()
                   if (value or 0.0) < 0 and column not in lowered), None)
