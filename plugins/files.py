@@ -28,21 +28,7 @@ from coplug.plugins.errors import (
     SolverNotAvailableError,
     UnsupportedModelError,
 )
-from coplug.plugins.file_reading import (
-    SCIP_VERBLEVEL_FULL,
-    check_highs_read,
-    check_scip_names,
-    check_scip_read,
-    checked_text,
-    enforce_user_cuts,
-    highs_read,
-    names_in_utf8,
-    native_name,
-    reader_columns,
-    refuse_scip_ignored,
-    scip_readable,
-    write_fd1,
-)
+from coplug.plugins.file_reading import checked_text, names_in_utf8, native_name, write_fd1
 from coplug.plugins.highs_backend import (
     beyond_default_gap,
     flag_duality_gap,
@@ -57,6 +43,7 @@ from coplug.plugins.highs_backend import (
     unbounded_qp,
     user_interrupt,
 )
+from coplug.plugins.highs_file_read import check_highs_read, highs_read
 from coplug.plugins.highs_rows import RowView, highs_integral_rows, solution_violations
 from coplug.plugins.integral_rows import (
     check_integral_rows,
@@ -72,6 +59,15 @@ from coplug.plugins.nonlinear_optimum import check_nonlinear_optimum
 from coplug.plugins.progress import Progress
 from coplug.plugins.results import Result, Status
 from coplug.plugins.row_scaling import scale_highs_rows
+from coplug.plugins.scip_file_read import (
+    SCIP_VERBLEVEL_FULL,
+    check_scip_names,
+    check_scip_read,
+    enforce_user_cuts,
+    reader_columns,
+    refuse_scip_ignored,
+    scip_readable,
+)
 from coplug.plugins.serial import one_solve_at_a_time
 from coplug.plugins.varmap import snap
 

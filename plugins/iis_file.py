@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING
 
 from coplug.plugins.bar import progress_bar
 from coplug.plugins.errors import InputError, SolverError
-from coplug.plugins.file_reading import checked_text, highs_read, names_in_utf8
+from coplug.plugins.file_reading import checked_text, names_in_utf8
 from coplug.plugins.files import checked_model_path, highs_refuse_nan, scip_read
 from coplug.plugins.highs_backend import user_interrupt
+from coplug.plugins.highs_file_read import highs_read
 from coplug.plugins.highs_rows import RowView
 from coplug.plugins.iis import no_value_meets
 from coplug.plugins.iis_farkas import ray_support, relax_integrality

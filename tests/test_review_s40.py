@@ -182,8 +182,8 @@ def test_a_file_name_that_is_no_utf8_is_refused_by_name(tmp_path, solver: str) -
 
 
 def test_scip_reads_long_lp_names_whole_and_refuses_those_past_its_buffer(tmp_path) -> None:
-    from coplug.plugins.file_reading import SCIP_LP_NAME_LIMIT
     from coplug.plugins.files import solve_file
+    from coplug.plugins.scip_file_read import SCIP_LP_NAME_LIMIT
 
     def lp(name: str) -> str:
         return (f"Maximize\n obj: {name} + y\nSubject To\n c: {name} + y <= 3\nBounds\n"
