@@ -10,7 +10,7 @@ import pyomo.environ as pyo
 import pytest
 
 from coplug.formulations.mip_families import gisp, mknapsack
-from coplug.plugins import InputError, Status, UnsupportedModelError, solve
+from coplug.plugins import InputError, Status, UnsupportedModelError, infeasibilities, solve
 
 
 def _ranged(lower: float, body, upper: float, sense=pyo.minimize) -> pyo.ConcreteModel:
@@ -65,9 +65,11 @@ def test_highs_stopped_by_a_loose_gap_is_feasible_not_optimal() -> None:
 
 
 def test_highs_solution_limit_is_feasible() -> None:
-    result = solve(gisp(40, seed=1), solver="highs", mip_max_improving_sols=1)
+    m = gisp(40, seed=1)
+    result = solve(m, solver="highs", mip_max_improving_sols=1)
     assert result.status in (Status.FEASIBLE, Status.OPTIMAL)
     assert result.has_solution
+    assert infeasibilities(m) == {}  # the point loaded into the model meets every row
 
 
 def test_highs_unbounded_bound_matches_scip() -> None:

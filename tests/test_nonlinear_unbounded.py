@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from fractions import Fraction
 from pathlib import Path
 
 import pyomo.environ as pyo
@@ -186,8 +187,10 @@ def test_values_past_the_box_cap_keep_their_optimum():
 
 
 def test_a_box_check_that_cannot_finish_leaves_the_optimum_in_time():
-    """A nonconvex QP whose free variables rows hold to +-3e5 (optimum 252028740001.512 in
-    0.03 s): boxes sized by the objective (2.5e13) stalled SCIP past any time limit."""
+    """A nonconvex QP whose free variables rows hold to +-3e5 (solved in 0.03 s): boxes
+    sized by the objective (2.5e13) stalled SCIP past any time limit. The optimum is found
+    apart, exactly: the objective is convex in x0 and in x1 (a maximum at their bounds) and
+    concave in x2 (a maximum at its stationary point, clipped to the box)."""
     bound = 3e5
     m = pyo.ConcreteModel()
     m.x = pyo.Var(range(3))
@@ -200,7 +203,29 @@ def test_a_box_check_that_cannot_finish_leaves_the_optimum_in_time():
         - 60.2 * x[0] - 42.8 * x[1] + 7.2 * x[2], sense=pyo.maximize)
     result = _quiet_solve(m, time_limit=60)
     assert result.status is Status.OPTIMAL and result.time < 20
-    assert result.objective == pytest.approx(252028740001.512, rel=1e-9)
+    assert result.objective == pytest.approx(float(_box_qp_optimum(bound)), rel=1e-9)
+
+
+def _box_qp_optimum(bound: float) -> Fraction:
+    """The maximum of the test's QP over the box [-bound, bound]^3, in exact arithmetic."""
+    b = Fraction(bound)
+
+    def value(x0: Fraction, x1: Fraction, x2: Fraction) -> Fraction:
+        c = [Fraction(s) for s in ("0.3", "0.8", "0.3", "0.8", "0.3", "1.2", "-0.9", "-60.2",
+                                   "-42.8", "7.2")]
+        return (c[0] * x0 * x0 + c[1] * x1 * x0 + c[2] * x1 * x1 + c[3] * x1 * x2
+                + c[4] * x2 * x0 + c[5] * x2 * x1 + c[6] * x2 * x2 + c[7] * x0 + c[8] * x1
+                + c[9] * x2)
+
+    best = None
+    for x0 in (-b, b):
+        for x1 in (-b, b):  # d/dx2 = 0.8 x1 + 0.3 x0 + 1.2 x1 - 1.8 x2 + 7.2
+            stationary = (Fraction("2.0") * x1 + Fraction("0.3") * x0 + Fraction("7.2")) \
+                / Fraction("1.8")
+            x2 = min(max(stationary, -b), b)
+            found = value(x0, x1, x2)
+            best = found if best is None or found > best else best
+    return best
 
 
 def test_the_warning_names_the_models_variable():

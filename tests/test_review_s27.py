@@ -541,10 +541,10 @@ def test_a_player_named_like_a_pyomo_attribute_is_refused(name: str) -> None:
 def test_fair_graph_arguments_of_the_wrong_type_are_named(call: str) -> None:
     from coplug.formulations.fair_graphs import fair_sbm, load_graph
 
-    make = {"degree": lambda: fair_sbm(100, 2, avg_degree="30"),
-            "affinity": lambda: fair_sbm(100, 2, affinity=None),
-            "graph": lambda: load_graph(["karate"])}[call]
-    with pytest.raises(InputError):
+    make, named = {"degree": (lambda: fair_sbm(100, 2, avg_degree="30"), "avg_degree"),
+                   "affinity": (lambda: fair_sbm(100, 2, affinity=None), "affinity"),
+                   "graph": (lambda: load_graph(["karate"]), "unknown graph")}[call]
+    with pytest.raises(InputError, match=named):
         make()
 
 

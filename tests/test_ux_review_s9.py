@@ -13,7 +13,7 @@ import pytest
 
 from coplug.formulations.fair_graphs import load_graph
 from coplug.formulations.mip_families import gisp
-from coplug.plugins import InputError, Result, Status, solve
+from coplug.plugins import InputError, Result, Status, infeasibilities, solve
 from coplug.plugins import cli as cli_module
 from coplug.plugins.files import solve_file
 from coplug.plugins.lap import solve_lap
@@ -87,9 +87,14 @@ def test_solve_lap_on_a_pyomo_model_points_to_solve() -> None:
 
 def test_highs_file_stopped_by_a_loose_gap_is_feasible(tmp_path: Path) -> None:
     path = tmp_path / "g.lp"
-    gisp(60, seed=1).write(str(path))
+    m = gisp(60, seed=1)
+    _, symbols = m.write(str(path))
     loose = solve_file(path, solver="highs", mip_rel_gap=0.5)
     if loose.gap is not None and loose.gap > 1e-4:
         assert loose.status is Status.FEASIBLE
+    for name, var in m.solutions.symbol_map[symbols].bySymbol.items():
+        if isinstance(var, pyo.Var._ComponentDataClass):  # the file's point meets the rows
+            var.set_value(loose.values[name])
+    assert infeasibilities(m) == {}
     exact = solve_file(path, solver="highs")
     assert exact.status is Status.OPTIMAL
