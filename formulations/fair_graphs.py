@@ -54,6 +54,8 @@ def as_adjacency(graph: Any) -> sp.csr_matrix:
     refuse_masked(graph, "adjacency")
     if (sp.issparse(graph) or isinstance(graph, np.ndarray)) and graph.dtype.kind == "c":
         raise InputError("adjacency weights must be real numbers, got a complex matrix")
+    if isinstance(graph, np.ndarray) and graph.ndim != 2:  # csr_matrix made (12,) a (1, 12)
+        raise InputError(f"adjacency must be a square 2-D matrix, got shape {graph.shape}")
     try:
         if sp.issparse(graph):
             return sp.csr_matrix(graph, dtype=float)

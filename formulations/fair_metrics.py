@@ -53,7 +53,10 @@ def _codes(labels: np.ndarray, n: int) -> np.ndarray:
 def _contingency(labels: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Node counts per (cluster, group) and the group codes, both recoded from any labels."""
     group_codes = recode_labels(groups, "groups")
-    codes = _codes(labels, group_codes.size)
+    codes = recode_labels(labels, "labels")
+    if codes.size != group_codes.size:  # neither holds the node count: name both lengths
+        raise InputError(f"labels and groups must have one entry per node each, got "
+                         f"{codes.size} labels and {group_codes.size} groups")
     table = np.zeros((int(codes.max()) + 1, int(group_codes.max()) + 1))
     np.add.at(table, (codes, group_codes), 1.0)
     return table, group_codes

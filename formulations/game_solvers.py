@@ -609,8 +609,12 @@ def max_violation(game: Game) -> tuple[float, str]:
 
 
 def check_certifier(game: Game, solver: str) -> None:
-    """Refuse a certifier that cannot take the game before any work: HiGHS takes linear
+    """Refuse a certifier that cannot take the game before any work: the LAP path takes
+    assignment models only (it named the internal 'best_response' objective), HiGHS linear
     constraints and quadratic utilities only (the CLI ran a 5 s ascent first)."""
+    if isinstance(solver, str) and solver.lower() == "lap":
+        raise InputError("certify solves each player's best response, which no assignment "
+                         "model holds: use solver='scip' or solver='highs', not 'lap'")
     if not isinstance(solver, str) or solver.lower() != "highs":
         return
     from coplug.plugins.highs_backend import check_linear_for_highs

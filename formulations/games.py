@@ -254,21 +254,22 @@ def cournot(
     n_firms = check_count(n_firms, "cournot n_firms", 1)
     check_memory(PLAYER_BYTES * n_firms, f"cournot(n_firms={n_firms})",
                  "each firm is a Pyomo block; use fewer firms")
-    for name, value in (("intercept", intercept), ("slope", slope), ("capacity", capacity)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise InputError(f"cournot {name} must be a number, got {value!r}")
-        try:
-            float(value)
-        except OverflowError:  # an int past float's range: 10**400
-            raise InputError(f"cournot needs finite {name}, got an integer of "
-                             f"{len(str(abs(value)))} digits") from None
-    if not slope > 0 or not capacity > 0:
-        raise InputError("cournot needs n_firms >= 1, slope > 0, capacity > 0 and costs >= 0")
+    if isinstance(intercept, bool) or not isinstance(intercept, numbers.Real):
+        raise InputError(f"cournot intercept must be a number, got {intercept!r}")
+    try:
+        finite = math.isfinite(intercept)
+    except OverflowError:  # an int past float's range: 10**400
+        raise InputError(f"cournot intercept must be a finite number, got an integer of "
+                         f"{len(str(abs(intercept)))} digits") from None
+    if not finite:
+        raise InputError(f"cournot intercept must be a finite number, got {intercept!r}")
+    check_positive(slope, "cournot slope")
+    check_positive(capacity, "cournot capacity")
     cost = _firm_costs(costs, n_firms)
-    if not np.isfinite([float(intercept), float(slope), float(capacity), *cost]).all():
-        raise InputError("cournot needs finite intercept, slope, capacity and costs")
-    if (cost < 0).any():
-        raise InputError("cournot needs n_firms >= 1, slope > 0, capacity > 0 and costs >= 0")
+    bad = np.flatnonzero(~np.isfinite(cost) | (cost < 0))
+    if bad.size:
+        raise InputError(f"cournot costs must be finite numbers >= 0, got {float(cost[bad[0]])} "
+                         f"for firm {int(bad[0])}")
     game = Game("cournot")
     firms = [game.add_player(f"firm{i}") for i in range(n_firms)]
     for firm in firms:
@@ -340,7 +341,11 @@ def network_flow(
         if source == target:
             raise InputError(f"demand {r} starts and ends at {source!r}: its rate would use no "
                              "link and grow without limit")
-        if source not in graph or target not in graph or not nx.has_path(graph, source, target):
+        absent = next((node for node in (source, target) if node not in graph), None)
+        if absent is not None:
+            raise InputError(f"demand {r} names node {absent!r}, which the network does not "
+                             "hold")
+        if not nx.has_path(graph, source, target):
             raise InputError(f"demand {r} has no path from {source!r} to {target!r}")
         check_positive(weight, f"weight of demand {r}")
         paths = []

@@ -16,6 +16,7 @@ from coplug.plugins.interrupts import capture_output
 from coplug.plugins.mps_text import SECTION_HEAD, header_at, section_lines
 
 _FREE_ROW = re.compile(rb"^[ \t]*N[ \t]+(\S+)[ \t]*\r?$", re.M)
+_LOG_PLACE = re.compile(r"^\s*--> .*:(\d+):\d+\s*$")  # where a parse error is
 _HIGHS_IGNORED = re.compile(r"(?:WARNING: )?([^\n]*has duplicate [^\n]*)")
 _HIGHS_UNDEFINED = re.compile(r'((?:Row|Column) name "[^\n]*" in \w+ section is not defined)')
 _HIGHS_SECTION_IGNORED = re.compile(
@@ -47,17 +48,23 @@ def highs_read(highs: Any, path: Path, tee: bool) -> Any:
         _refuse_ignored(path, log)
         _refuse_dropped_names(highs, path)
     else:
-        _refuse_unsupported(path, log)
+        _refuse_unread(path, log)
     return status
 
 
-def _refuse_unsupported(path: Path, log: str) -> None:
-    """An InputError quoting HiGHS's reader where it names what HiGHS does not support (an
-    SOS section): the callers' own message could only guess."""
-    for line in log.splitlines():
-        if "not supported by HiGHS" in line:
-            said = line.split("ERROR:", 1)[-1].strip()
-            raise InputError(f"HiGHS cannot read {path.name}: {said}")
+def _refuse_unread(path: Path, log: str) -> None:
+    """An InputError quoting HiGHS's reader where its log says why it could not read the file
+    (what it does not support, such as an SOS section, or a parse error and where): the
+    callers' own message could only guess."""
+    lines = log.splitlines()
+    errors = [k for k, line in enumerate(lines) if line.startswith("ERROR:")]
+    if not errors:
+        return
+    first = next((k for k in errors if "not supported by HiGHS" in lines[k]), errors[0])
+    said = lines[first].split("ERROR:", 1)[1].strip()
+    where = _LOG_PLACE.match(lines[first + 1]) if first + 1 < len(lines) else None
+    at = f" (line {where.group(1)})" if where else ""
+    raise InputError(f"HiGHS cannot read {path.name}{at}: {said}")
 
 
 def check_highs_read(highs: Any, path: Path, text: bytes) -> None:

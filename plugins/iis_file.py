@@ -176,9 +176,8 @@ class _Highs:
         self.highs.HandleUserInterrupt = True  # its interrupt callbacks check cancelSolve's flag
         self.timed_out = False  # a filter stopped at the time limit
         if status == highspy.HighsStatus.kError:
-            raise InputError(f"HiGHS cannot read {path.name} (nonlinear rows, or names its LP "
-                             f"reader refuses such as r[1]; an .mps copy may do): load it into "
-                             f"Pyomo and use coplug.plugins.explain_infeasible")
+            raise InputError(f"HiGHS cannot read {path.name} (rerun solve_file with "
+                             "solver='highs', tee=True for its reader's log)")
         view = RowView(self.highs)  # the objective's misreadings (check_highs_read) do not
         # touch the rows and bounds an IIS is made of
         highs_refuse_nan(self.highs, path, view)  # HiGHS would check a NaN row as read

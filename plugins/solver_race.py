@@ -95,8 +95,11 @@ def race(model: pyo.Block, solvers: Sequence[str] = ("scip", "highs"),
 
 def _checked_solvers(solvers: Any) -> list[str]:
     """The racers' names, each a solver `solve` knows, at least one, each once."""
-    if isinstance(solvers, str) or not isinstance(solvers, Sequence) or not solvers:
+    if isinstance(solvers, str) or not isinstance(solvers, Sequence):
         raise InputError(f"solvers must be a list of solver names, got {solvers!r}")
+    if not solvers:
+        raise InputError("solvers is empty: name at least one solver to race, such as "
+                         "['scip', 'highs']")
     names = [str(name).lower() for name in solvers]
     unknown = [name for name in names if name not in available_solvers() or name == "lap"]
     if unknown:

@@ -60,7 +60,7 @@ def test_integer_variables_are_rejected(domain: object) -> None:
         ({"n_firms": 0}, "n_firms must be an integer >= 1, got 0"),
         ({"n_firms": 2.5}, "n_firms must be an integer >= 1, got 2.5"),
         ({"n_firms": 2, "costs": "a"}, "costs must be a number or one number per firm"),
-        ({"n_firms": 2, "slope": "1"}, "slope must be a number"),
+        ({"n_firms": 2, "slope": "1"}, "slope must be a finite number > 0, got '1'"),
         ({"n_firms": 2, "costs": [1, np.nan]}, "finite"),
         ({"n_firms": 2, "intercept": np.inf}, "finite"),
     ],

@@ -27,7 +27,7 @@ def test_a_bad_profile_to_certify_is_named(profile, message) -> None:
 
 
 def test_game_constructors_name_their_bad_arguments() -> None:
-    with pytest.raises(InputError, match="cournot needs finite intercept"):
+    with pytest.raises(InputError, match="cournot intercept must be a finite number"):
         games.cournot(2, intercept=10**400)
     with pytest.raises(InputError, match="unknown game"):
         games.example(["cournot"])

@@ -291,6 +291,11 @@ class _Reader:
         if not (isinstance(node.value, ast.Name) and node.value.id == "x"):
             raise ProgramError("unsafe", f"line {line}: only x[i] may be indexed")
         index = node.slice
+        negative = isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) \
+            and isinstance(index.operand, ast.Constant) and type(index.operand.value) is int
+        if negative:  # x[-1]: an integer literal, out of range as written
+            raise ProgramError("shape", f"line {line}: x[-{index.operand.value}] is out of "
+                               f"range for dim={self.dim} (indices run 0..{self.dim - 1})")
         if not (isinstance(index, ast.Constant) and type(index.value) is int):
             raise ProgramError("unsafe", f"line {line}: index of x must be an integer literal")
         if not 0 <= index.value < self.dim:

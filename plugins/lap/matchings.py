@@ -145,8 +145,11 @@ def _line_costs(value: Any, size: int, name: str) -> np.ndarray:
                          f"({exc})") from None
     sparse.check_exact_integers(given.reshape(-1), name)
     values = np.broadcast_to(given.astype(np.float64), (size,)).copy()
-    if not np.isfinite(values).all():
-        raise InputError(f"{name} must be finite (a line that must be matched: use "
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        at = f"[{int(bad[0])}]" if given.ndim else ""
+        raise InputError(f"{name}{at} is {float(values[bad[0]])}: leaving a line unmatched "
+                         "costs a finite number (where every line must be matched, use "
                          "ranked_assignments)")
     return values
 

@@ -312,9 +312,13 @@ def dense_costs(cost: Any) -> np.ndarray:
     """
     refuse_masked(cost, "cost matrix", "; pass a scipy.sparse matrix whose stored entries "
                   "are the allowed pairs")
-    if cost is None or hasattr(cost, "component_data_objects"):  # a Pyomo model or block
-        raise InputError(f"solve_lap takes a cost matrix, got {type(cost).__name__}; solve an "
-                         "assignment-structured Pyomo model with solve(model, solver='lap')")
+    if hasattr(cost, "component_data_objects"):  # a Pyomo model or block
+        raise InputError(f"the cost matrix must be an array, got a Pyomo "
+                         f"{type(cost).__name__}; solve an assignment-structured Pyomo model "
+                         "with solve(model, solver='lap')")
+    if cost is None or isinstance(cost, (str, bytes, dict, numbers.Number)):
+        raise InputError(f"the cost matrix must be a 2-D array of numbers, got "
+                         f"{type(cost).__name__} {cost!r:.40}")
     try:
         c = np.asarray(cost)
     except (TypeError, ValueError) as exc:
