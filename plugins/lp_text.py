@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from itertools import repeat
 from pathlib import Path
 
 from coplug.plugins.errors import InputError
@@ -13,9 +14,50 @@ from coplug.plugins.errors import InputError
 # What SCIP's LP reader ends a word at, as byte values
 _LP_DELIMITERS = frozenset(b" \t\r\n\f\v+-*^<>=:[]")
 _LP_COMMENT = re.compile(rb"\\[^\n]*")
-LP_SECTION = re.compile(rb"^[ \t]*(subject[ \t]+to|such[ \t]+that|st|s\.t\.|bounds?|"
-                         rb"generals?|gen|integers?|binary|binaries|bin|semi-continuous|"
-                         rb"semis?|sos|end)(?=[ \t]|\r?$)", re.M | re.I)  # names may follow
+LP_SECTION = re.compile(rb"^[ \t]*(subject[ \t]+to|such[ \t]+that|st\.?|s\.t\.|bounds?|"
+                         rb"generals?|gen|integers?|int|binary|binaries|bin|semi-continuous|"
+                         rb"semis?|sos|lazy[ \t]+constraints|user[ \t]+cuts|end)(?=[ \t]|\r?$)",
+                         re.M | re.I)  # names may follow
+# The section heads whose lines are rows, as `LP_SECTION` finds them (lower case)
+_ROW_HEADS = (b"subject", b"such", b"st", b"s.t.", b"lazy", b"user")
+# Where `LP_SECTION` may match after a line break: a plain scan, then the match (a regex
+# with `^` and re.M took 0.2 s on a 40 MB file)
+_MAYBE_SECTION = re.compile(rb"\n[ \t]*[sSbBgGiIlLuUeE]")
+_LP_SENSE_WORD = re.compile(rb"\A(?:[ \t]*(?:\\[^\n]*)?\r?\n)*[ \t]*(?i:min|max)\w*")
+# Row grammar, as SCIP's LP reader splits tokens (white space and + - : < > = [ ] * ^ end
+# one; a value starts with a digit or a point): a name, a value, one SCIP counts as zero
+_ROW_NAME = rb"[^\s+\-:<>=\[\]*^\\/0-9.][^\s+\-:<>=\[\]*^\\]*"
+_ROW_VALUE = rb"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|(?i:inf(?:inity)?)\b"
+_ZERO = (rb"(?:0+\.?0*|\.0+)(?:[eE][-+]?[0-9]+)?"
+         rb"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE]-0*[1-9][0-9]+")  # below 1e-9
+# A row's `sense [sign] value` and more than a comment, an indicator's `->` or the next
+# row's `name:` after it (SCIP's reader reads `c1: x <= 4 c2: y <= 3` as written; the `>`
+# of `->` is no sense); one
+# pattern for each sense character, as a pattern opening with one character is searched
+# several times faster than one opening with a class
+_AFTER_SIDE = tuple(re.compile(rb"(?<!-)%s=?\s*+(?:[-+]\s*+)?(?>%s)[ \t]*+(?!->|%s[ \t]*:)[^\s\\]"
+                               % (sense, _ROW_VALUE, _ROW_NAME)) for sense in (b"<", b">", b"="))
+# A row's first terms of zero coefficient (SCIP's reader counts none of them) and a name
+# or value after them with no sign between (`c1: 0 y x` read as x); a row opens after a
+# colon or at a line's start (a pattern for each). SCIP's reader refuses other unsigned
+# terms itself.
+_UNSIGNED_AFTER_ZERO = tuple(re.compile(
+    rb"%(o)s\s*+(?:[-+]\s*+)*(?:(?:%(z)s)\s*+)?(?!(?i:inf(?:inity)?|nan)\s)(?>%(n)s)"
+    rb"(?:\s*+(?:[-+]\s*+)+(?:%(z)s)\s*+(?>%(n)s))*\s++(?:%(n)s|[0-9]|\.[0-9])"
+    % {b"o": opening, b"z": _ZERO, b"n": _ROW_NAME}) for opening in (b":", b"\n"))
+# An objective's last term with a number after it and no sign (`obj: x 5`: SCIP's reader
+# made 5 the constant), looked for at its end only
+_UNSIGNED_CONSTANT = re.compile(rb"(?<![^\s+\-:])(?!(?i:inf(?:inity)?|nan)\s)(?>%s)\s++"
+                                rb"(?:[0-9]|\.[0-9])[^\s+\-]*\s*\Z" % _ROW_NAME)
+_SLASH_NAME = re.compile(rb"(?<![^\s+\-:<>=\[\]*^])/(?![0-9])")
+# A number's exponent sign without digits (`1e+ z`), and what it is looked for as first:
+# the text with digits and points as 0, e as e, signs as +, all else a space
+_BARE_EXPONENT = re.compile(rb"(?<![^\s+\-:<>=\[\]*^])(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]"
+                            rb"(?![0-9])")
+_EXPONENT_SHAPES = bytes(
+    ord("0") if chr(c) in "0123456789." else ord("e") if chr(c) in "eE" else
+    ord("+") if chr(c) in "+-" else ord(" ") for c in range(256))
+_HALVED = re.compile(rb"\s*/\s*2(?![0-9.])")
 _LP_CONTENT = re.compile(rb"^[ \t]*[^\s\\]", re.M)  # a line that is no comment
 _LP_END = re.compile(rb"^[ \t]*end[ \t]*(\\.*)?\r?$", re.M | re.I)  # a comment may follow
 _LP_TOKEN = re.compile(rb"<=|>=|=<|=>|<|>|=|[^\s<>=]+")
@@ -42,12 +84,14 @@ _LP_SENSES = _LESS | _GREATER | {b"="}
 
 def check_lp_text(path: Path, text: bytes) -> None:
     """InputErrors for what SCIP's and HiGHS's LP readers take apart in an LP file's text:
-    no End line, an early End, binaries bounded outside [0, 1], stray Bounds words."""
+    no End line, an early End, rows one reader misreads, binaries bounded outside [0, 1],
+    stray Bounds words."""
     if _LP_CONTENT.search(text) and not _LP_END.search(text):  # empty: no variables
         raise InputError(f"{path.name} has no End line: an LP file ends with one, and one "
                          "cut short was solved by SCIP's reader as the smaller model it "
                          "read (its bounds or integers lost; HiGHS's refuses it)")
     _refuse_early_end(path, text)
+    _refuse_misread_rows(path, text)
     sections = _lp_sections(text)
     _check_lp_binaries(path, sections)
     _refuse_stray_bound_words(path, sections)
@@ -76,6 +120,106 @@ def _refuse_early_end(path: Path, text: bytes) -> None:
                              "drops it, HiGHS's reads the word otherwise): keep End for the "
                              "last line")
         return
+
+
+def _refuse_misread_rows(path: Path, text: bytes) -> None:
+    """InputErrors for objective and row text one reader misreads where the other refuses
+    it: more after a row's right-hand side on its line (SCIP's reader starts a new row:
+    `x + y <= 2 z <= 4` read as `x + y <= 2` and `z <= 4`), a term without a sign after
+    zero ones (`0 y x` read as `x`) or after the objective (`obj: x 5`: a constant 5), a
+    name starting with `/`, a lone sign ending the objective (dropped), an exponent sign
+    without digits (HiGHS read `1e+ z` as `1 e + z`) and an objective's quadratic part
+    without `/2` (HiGHS took it unhalved). Each is searched in C (0.3 s on a 40 MB file,
+    which SCIP reads in 1.1 s); a hit in a comment is passed over."""
+    for start, stop, objective in _row_regions(text):
+        for pattern in () if objective else _AFTER_SIDE:  # SCIP refuses a sense there
+            _refuse_pattern(path, text, start, stop, pattern, "more follows a row's "
+                            "right-hand side on its line, where SCIP's LP reader starts a new "
+                            "row (`x + y <= 2 z <= 4` read as `x + y <= 2` and `z <= 4`); "
+                            "write one row a line")
+        for pattern in _UNSIGNED_AFTER_ZERO:
+            _refuse_pattern(path, text, start, stop, pattern, "a term follows another "
+                            "without a sign, which SCIP's LP reader takes after terms of zero "
+                            "coefficient (`0 y x` read as x); put + or - between terms")
+        if text.find(b"/", start, stop) >= 0:
+            _refuse_pattern(path, text, start, stop, _SLASH_NAME, "a name starts with '/', "
+                            "which SCIP's LP reader takes for a column and HiGHS's refuses; "
+                            "rename it")
+        shapes = text[start:stop].translate(_EXPONENT_SHAPES)
+        if any(shapes.find(bare) >= 0 for bare in (b"0e+ ", b"0e+e", b"0e++")) \
+                or shapes.endswith(b"0e+"):
+            _refuse_pattern(path, text, start, stop, _BARE_EXPONENT, "a number has an "
+                            "exponent sign but no exponent digits, which HiGHS's LP reader "
+                            "takes for a column `e` (`1e+ z` read as 1 e + z); write the "
+                            "exponent")
+        if objective:
+            _refuse_objective_tail(path, text, start, stop)
+
+
+def _row_regions(text: bytes) -> list[tuple[int, int, bool]]:
+    """(start, stop, is objective) of the text an LP file's objective and rows stand in: after
+    the objective's sense word up to the first section, and each Subject To, Lazy
+    Constraints and User Cuts section's body."""
+    lines = [0, *(found.start() + 1 for found in _MAYBE_SECTION.finditer(text))]
+    heads = [head for head in map(LP_SECTION.match, repeat(text), lines) if head is not None]
+    stops = [head.start() for head in heads[1:]] + [len(text)] if heads else []
+    regions = [(head.end(), stop, False) for head, stop in zip(heads, stops, strict=True)
+               if head.group(1).lower().startswith(_ROW_HEADS)]
+    sense = _LP_SENSE_WORD.match(text)
+    if sense is not None:
+        regions.append((sense.end(), heads[0].start() if heads else len(text), True))
+    return regions
+
+
+def _refuse_pattern(path: Path, text: bytes, start: int, stop: int, pattern: re.Pattern[bytes],
+                    why: str) -> None:
+    """An InputError quoting the line of the first match of `pattern` in text[start:stop]
+    that stands in no comment, no quadratic part's brackets and after no `]` (`] / 2`)."""
+    for found in pattern.finditer(text, start, stop):
+        at = found.start() + (found.group(0)[:1] in (b":", b"\n"))
+        line_start = text.rfind(b"\n", 0, at) + 1
+        if b"\\" in text[line_start:at] or _in_brackets(text, start, at) \
+                or text[max(start, at - 64):at].rstrip().endswith(b"]"):
+            continue
+        line_end = text.find(b"\n", at)
+        shown = text[line_start:line_end if line_end >= 0 else len(text)].strip()
+        number = text.count(b"\n", 0, at) + 1
+        raise InputError(f"{path.name}:{number}: {shown[:80].decode(errors='replace')!r}: "
+                         f"{why}")
+
+
+def _in_brackets(text: bytes, start: int, at: int) -> bool:
+    """Whether position `at` lies inside a quadratic part's [ ] opened after `start`."""
+    opened = text.rfind(b"[", start, at)
+    return opened >= 0 and text.find(b"]", opened, at) < 0
+
+
+def _refuse_objective_tail(path: Path, text: bytes, start: int, stop: int) -> None:
+    """An InputError for an objective ending in a lone sign (SCIP's reader drops it) or in
+    a number after its last term with no sign (SCIP's reader made it the constant), or
+    holding a quadratic part not closed by `]/2` (HiGHS's reader took it unhalved, SCIP's
+    refuses it). Its end is read past comments from its last 4 kB."""
+    tail = _LP_COMMENT.sub(b"", text[max(start, stop - 4096):stop]).rstrip()
+    number = text.count(b"\n", 0, start) + 1
+    if tail.endswith((b"+", b"-")):
+        raise InputError(f"{path.name}:{number}: the objective ends with a lone sign, which "
+                         "SCIP's LP reader drops (HiGHS's refuses it): finish the term or "
+                         "remove the sign")
+    if _UNSIGNED_CONSTANT.search(tail[-256:]) is not None:
+        raise InputError(f"{path.name}:{number}: the objective ends with a number after its "
+                         "last term and no sign, which SCIP's LP reader takes for a constant "
+                         "(HiGHS's refuses it): put + or - before the constant")
+    closed = text.find(b"]", start, stop)
+    while closed >= 0:
+        line_start = text.rfind(b"\n", 0, closed) + 1
+        if b"\\" not in text[line_start:closed] and _HALVED.match(text, closed + 1) is None:
+            line = text.count(b"\n", 0, closed) + 1
+            raise InputError(f"{path.name}:{line}: the "
+                             "objective's quadratic part [ ... ] is not followed by /2, as "
+                             "the LP format halves it (HiGHS's reader takes it unhalved, "
+                             "SCIP's refuses it): end it with ]/2 and double its "
+                             "coefficients")
+        closed = text.find(b"]", closed + 1, stop)
 
 
 def _lp_word_edge(text: bytes, at: int) -> bool:
@@ -114,7 +258,7 @@ def _lp_sections(text: bytes) -> dict[str, list[bytes]]:
     """An LP file's lines by section ("bounds", "general", "binary"; comments kept), each
     section's name found at the start of a line, the rest of that line its first (`Binary
     y` on one line: both readers take y as listed, and the check missed it)."""
-    kinds = {b"bound": "bounds", b"gen": "general", b"integer": "general", b"bin": "binary"}
+    kinds = {b"bound": "bounds", b"gen": "general", b"int": "general", b"bin": "binary"}
     found: dict[str, list[bytes]] = {}
     heads = list(LP_SECTION.finditer(text))
     if not heads:

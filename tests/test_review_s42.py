@@ -12,7 +12,7 @@ from coplug.formulations.bbo import ProgramError, parse
 from coplug.formulations.fair_metrics import balance, proportion_deviation
 from coplug.formulations.game_solvers import certify
 from coplug.formulations.games import cournot, example, network_flow
-from coplug.plugins import InputError, explain_infeasible_file, race
+from coplug.plugins import InputError, Status, explain_infeasible_file, race
 from coplug.plugins.files import solve_file
 from coplug.plugins.lap import ranked_assignments, ranked_matchings, solve_lap
 
@@ -100,3 +100,83 @@ def test_an_empty_race_says_empty() -> None:
     m.o = pyo.Objective(expr=m.x)
     with pytest.raises(InputError, match="solvers is empty"):
         race(m, solvers=[])
+
+
+BASE_ROWS = (" c1: x + y + 2 z <= 4\n c2: x + 3 y - z <= 3\n c3: 2 x + y <= 5\n")
+
+
+def _lp(tmp_path: Path, objective: str = " obj: 3 x + 4 y + 2 z\n", rows: str = BASE_ROWS,
+        sense: str = "Maximize", name: str = "rows.lp") -> Path:
+    path = tmp_path / name
+    path.write_text(f"{sense}\n{objective}Subject To\n{rows}Bounds\n x <= 3\n y <= 3\n z <= 3\n"
+                    "End\n")
+    return path
+
+
+@pytest.mark.parametrize("objective, rows, message", [
+    # SCIP's reader solved each as another model; HiGHS's refuses each
+    (None, " c1: x + y <= 2 z <= 4\n", "more follows a row's right-hand side"),
+    (None, " c1: x + y + 2 z >= -2 <= 4\n", "more follows a row's right-hand side"),
+    (None, " c1: =< 4 x + y <= 11\n", "more follows a row's right-hand side"),
+    (None, " c1: x + y <= 2 2 z <= 4\n", "more follows a row's right-hand side"),
+    (None, " c1: 0 y x + 2 z <= 4\n", "a term follows another without a sign"),
+    (None, " c1: - 0 y + 0 w x + 2 z <= 4\n", "a term follows another without a sign"),
+    (None, " c1: 1e-30 y x + 2 z <= 4\n", "a term follows another without a sign"),
+    (None, " c1: x + y + /z <= 4\n", "a name starts with '/'"),
+    (" obj: 3 x + 4 y + 2 z 5\n", None, "a number after its last term and no sign"),
+    (" obj: 3 x + 4 y + 2 z\n 5 \\ the constant\n", None, "a number after its last term"),
+    (" obj: 3 x + 4 y + 2 z -\n", None, "ends with a lone sign"),
+    (" obj: 0 y x + 2 z\n", None, "a term follows another without a sign"),
+    # HiGHS's reader solved these as another model; SCIP's refuses them
+    (None, " c1: x + y + 1e+ z <= 4\n", "exponent sign but no exponent digits"),
+    (" obj: 3 x + 4 y + 2 z + [ x ^ 2 ]\n", None, r"not followed by /2"),
+])
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_rows_one_reader_misreads_are_refused(tmp_path: Path, objective, rows, message,
+                                               solver) -> None:
+    rows = rows if rows is None else rows + BASE_ROWS.replace(" c1:", " c0:", 1)
+    path = _lp(tmp_path, **{k: v for k, v in (("objective", objective), ("rows", rows))
+                            if v is not None})
+    with pytest.raises(InputError, match=message):
+        solve_file(path, solver=solver)
+
+
+def test_two_named_rows_on_a_line_read_as_two(tmp_path: Path) -> None:
+    """SCIP's reader reads the next row's `name:` after a right-hand side as written (HiGHS's
+    refuses the line), so the check lets it through."""
+    path = _lp(tmp_path, rows=" c1: x + y + 2 z <= 4 c2: x + 3 y - z <= 3\n c3: 2 x + y <= 5\n")
+    plain = solve_file(_lp(tmp_path, name="plain.lp"), solver="highs")
+    assert solve_file(path, solver="scip").objective == pytest.approx(plain.objective)
+
+
+@pytest.mark.parametrize("objective, rows", [
+    (None, " c1: x + y\n + 2 z\n <=\n 4\n c2: x + 3 y - z <= 3 \\ note: 2 2 z\n"
+           " c3: 2 x + y <= 5\n c4: x + y <= inf\n"),  # rows over lines, comments, inf
+    (" obj: + 3 x + 4 y + 2 z + 0.5\n", None),  # a signed constant
+    (" obj: 3 x + 4 y\n + 2 z\n", None),
+    (" obj: 3 x + 4 y + 2 z + [ - x ^ 2 - 2 x * y ] / 2\n", None),
+    (" obj: 3 x + 4 y + 2 z + [ - x ^ 2 ]/2 \\ halved\n", None),
+])
+def test_rows_both_readers_take_alike_still_solve(tmp_path: Path, objective, rows) -> None:
+    path = _lp(tmp_path, **{k: v for k, v in (("objective", objective), ("rows", rows))
+                            if v is not None})
+    scip, highs = solve_file(path, solver="scip"), solve_file(path, solver="highs")
+    assert scip.status is highs.status is Status.OPTIMAL
+    assert scip.objective == pytest.approx(highs.objective, abs=1e-6)
+
+
+def test_an_indicator_row_scip_writes_is_read_back(tmp_path: Path) -> None:
+    """SCIP's own LP writer puts an indicator's `b = 1 -> row` on one line."""
+    import pyscipopt
+
+    m = pyscipopt.Model()
+    m.hideOutput()
+    b = m.addVar("b", vtype="B")
+    x = m.addVar("x", ub=10)
+    m.addConsIndicator(x <= 3, b, name="ind")
+    m.setObjective(x + 2 * b, "maximize")
+    path = tmp_path / "ind.lp"
+    m.writeProblem(str(path))
+    assert "->" in path.read_text()
+    m.optimize()
+    assert solve_file(path, solver="scip").objective == pytest.approx(m.getObjVal())
