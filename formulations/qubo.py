@@ -103,6 +103,7 @@ class QUBO(ValueEquality):
             raise InputError(f"QUBO sense must be 1 (minimize) or -1 (maximize), got "
                              f"{self.sense!r}")
         self.sense = int(self.sense)
+        self._check_labels(n)
         for name in ("decode", "is_feasible", "objective"):
             if not callable(getattr(self, name)):
                 raise InputError(f"QUBO {name} must be callable, got "
@@ -113,6 +114,24 @@ class QUBO(ValueEquality):
             raise InputError("QUBO energies overflow float64 on [0,1]^n (the sum of the "
                              "absolute values of its terms is infinite): rescale the data "
                              "toward 1")
+
+    def _check_labels(self, n: int) -> None:
+        """Refuse a margin that is no finite number >= 0 (a proven flip size) and names that
+        are not one string per variable (3 names for 2 variables were kept)."""
+        real = isinstance(self.margin, (int, float, np.number)) and not isinstance(
+            self.margin, (bool, np.bool_))
+        if not real or not math.isfinite(self.margin) or self.margin < 0:
+            raise InputError(f"QUBO margin must be a finite number >= 0 (0: no proven flip "
+                             f"size), got {self.margin!r}")
+        self.margin = float(self.margin)
+        if isinstance(self.names, str) or not isinstance(self.names, (list, tuple)):
+            raise InputError(f"QUBO names must be a list of {n} strings, got "
+                             f"{type(self.names).__name__}")
+        if self.names and (len(self.names) != n
+                           or not all(isinstance(name, str) for name in self.names)):
+            raise InputError(f"QUBO names must be one string per variable ({n}), got "
+                             f"{len(self.names)} names")
+        self.names = list(self.names)
 
     @property
     def n(self) -> int:

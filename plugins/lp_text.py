@@ -28,23 +28,24 @@ _LP_SENSE_WORD = re.compile(rb"\A(?:[ \t]*(?:\\[^\n]*)?\r?\n)*[ \t]*(?i:min|max)
 # one; a value starts with a digit or a point): a name, a value, one SCIP counts as zero
 _ROW_NAME = rb"[^\s+\-:<>=\[\]*^\\/0-9.][^\s+\-:<>=\[\]*^\\]*"
 _ROW_VALUE = rb"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|(?i:inf(?:inity)?)\b"
-_ZERO = (rb"(?:0+\.?0*|\.0+)(?:[eE][-+]?[0-9]+)?"
-         rb"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE]-0*[1-9][0-9]+")  # below 1e-9
+_ZERO = rb"(?>(?:0+\.?0*|\.0+)(?:[eE][-+]?[0-9]+)?)(?![0-9.])"
 # A row's `sense [sign] value` and more than a comment, an indicator's `->` or the next
 # row's `name:` after it (SCIP's reader reads `c1: x <= 4 c2: y <= 3` as written; the `>`
-# of `->` is no sense); one
-# pattern for each sense character, as a pattern opening with one character is searched
-# several times faster than one opening with a class
-_AFTER_SIDE = tuple(re.compile(rb"(?<!-)%s=?\s*+(?:[-+]\s*+)?(?>%s)[ \t]*+(?!->|%s[ \t]*:)[^\s\\]"
-                               % (sense, _ROW_VALUE, _ROW_NAME)) for sense in (b"<", b">", b"="))
-# A row's first terms of zero coefficient (SCIP's reader counts none of them) and a name
-# or value after them with no sign between (`c1: 0 y x` read as x); a row opens after a
-# colon or at a line's start (a pattern for each). SCIP's reader refuses other unsigned
-# terms itself.
+# of `->` is no sense). One pattern for each sense character, each opening with it: one
+# opening with a plain character is searched several times faster than one opening with a
+# class or a look-behind.
+_AFTER_SIDE = tuple(re.compile(rb"%s=?\s*+(?:[-+]\s*+)?(?>%s)[ \t]*+(?!->|%s[ \t]*:)[^\s\\]"
+                               % (sense, _ROW_VALUE, _ROW_NAME))
+                    for sense in (b"<", b">(?<!->)", b"="))
+# A term of zero coefficient (SCIP's reader counts none: `c1: 0 y x` read as x) with a
+# name or value after it and no sign between, maybe after more zero terms; opening with
+# the zero's first character, as above (SCIP's reader refuses unsigned terms after terms
+# it counts).
 _UNSIGNED_AFTER_ZERO = tuple(re.compile(
-    rb"%(o)s\s*+(?:[-+]\s*+)*(?:(?:%(z)s)\s*+)?(?!(?i:inf(?:inity)?|nan)\s)(?>%(n)s)"
-    rb"(?:\s*+(?:[-+]\s*+)+(?:%(z)s)\s*+(?>%(n)s))*\s++(?:%(n)s|[0-9]|\.[0-9])"
-    % {b"o": opening, b"z": _ZERO, b"n": _ROW_NAME}) for opening in (b":", b"\n"))
+    rb"%(o)s(?<![^\s+\-:]%(o)s)(?>%(r)s)\s*+(?>%(n)s)(?:\s*+(?:[-+]\s*+)+%(z)s\s*+(?>%(n)s))*"
+    rb"\s++(?:%(n)s|[0-9]|\.[0-9])" % {b"o": first, b"r": rest, b"z": _ZERO, b"n": _ROW_NAME})
+    for first, rest in ((b"0", rb"0*\.?0*(?:[eE][-+]?[0-9]+)?(?![0-9.])"),
+                        (rb"\.", rb"0+(?:[eE][-+]?[0-9]+)?(?![0-9.])")))
 # An objective's last term with a number after it and no sign (`obj: x 5`: SCIP's reader
 # made 5 the constant), looked for at its end only
 _UNSIGNED_CONSTANT = re.compile(rb"(?<![^\s+\-:])(?!(?i:inf(?:inity)?|nan)\s)(?>%s)\s++"
@@ -57,7 +58,7 @@ _BARE_EXPONENT = re.compile(rb"(?<![^\s+\-:<>=\[\]*^])(?:[0-9]+\.?[0-9]*|\.[0-9]
 _EXPONENT_SHAPES = bytes(
     ord("0") if chr(c) in "0123456789." else ord("e") if chr(c) in "eE" else
     ord("+") if chr(c) in "+-" else ord(" ") for c in range(256))
-_HALVED = re.compile(rb"\s*/\s*2(?![0-9.])")
+_HALVED = re.compile(rb"\s*/\s*2(?:\.0*)?(?:[eE][-+]?0+)?(?![0-9.])")  # 2, 2.0, 2e0
 _LP_CONTENT = re.compile(rb"^[ \t]*[^\s\\]", re.M)  # a line that is no comment
 _LP_END = re.compile(rb"^[ \t]*end[ \t]*(\\.*)?\r?$", re.M | re.I)  # a comment may follow
 _LP_TOKEN = re.compile(rb"<=|>=|=<|=>|<|>|=|[^\s<>=]+")
@@ -86,13 +87,15 @@ def check_lp_text(path: Path, text: bytes) -> None:
     """InputErrors for what SCIP's and HiGHS's LP readers take apart in an LP file's text:
     no End line, an early End, rows one reader misreads, binaries bounded outside [0, 1],
     stray Bounds words."""
-    if _LP_CONTENT.search(text) and not _LP_END.search(text):  # empty: no variables
+    ends = _LP_END.search(text, max(0, len(text) - 4096)) or _LP_END.search(text)  # tail first
+    if _LP_CONTENT.search(text) and not ends:  # empty: no variables
         raise InputError(f"{path.name} has no End line: an LP file ends with one, and one "
                          "cut short was solved by SCIP's reader as the smaller model it "
                          "read (its bounds or integers lost; HiGHS's refuses it)")
     _refuse_early_end(path, text)
-    _refuse_misread_rows(path, text)
-    sections = _lp_sections(text)
+    heads = _section_heads(text)
+    _refuse_misread_rows(path, text, heads)
+    sections = _lp_sections(text, heads)
     _check_lp_binaries(path, sections)
     _refuse_stray_bound_words(path, sections)
 
@@ -122,16 +125,17 @@ def _refuse_early_end(path: Path, text: bytes) -> None:
         return
 
 
-def _refuse_misread_rows(path: Path, text: bytes) -> None:
+def _refuse_misread_rows(path: Path, text: bytes, heads: list[re.Match[bytes]]) -> None:
     """InputErrors for objective and row text one reader misreads where the other refuses
     it: more after a row's right-hand side on its line (SCIP's reader starts a new row:
     `x + y <= 2 z <= 4` read as `x + y <= 2` and `z <= 4`), a term without a sign after
     zero ones (`0 y x` read as `x`) or after the objective (`obj: x 5`: a constant 5), a
     name starting with `/`, a lone sign ending the objective (dropped), an exponent sign
     without digits (HiGHS read `1e+ z` as `1 e + z`) and an objective's quadratic part
-    without `/2` (HiGHS took it unhalved). Each is searched in C (0.3 s on a 40 MB file,
-    which SCIP reads in 1.1 s); a hit in a comment is passed over."""
-    for start, stop, objective in _row_regions(text):
+    without `/2` (HiGHS took it unhalved). Each is searched in C (0.3-0.4 s on 25-40 MB
+    files SCIP reads in 0.7-1.1 s); a hit in a comment is passed over. `heads`: the file's
+    section heads (`_section_heads`)."""
+    for start, stop, objective in _row_regions(text, heads):
         for pattern in () if objective else _AFTER_SIDE:  # SCIP refuses a sense there
             _refuse_pattern(path, text, start, stop, pattern, "more follows a row's "
                             "right-hand side on its line, where SCIP's LP reader starts a new "
@@ -145,9 +149,7 @@ def _refuse_misread_rows(path: Path, text: bytes) -> None:
             _refuse_pattern(path, text, start, stop, _SLASH_NAME, "a name starts with '/', "
                             "which SCIP's LP reader takes for a column and HiGHS's refuses; "
                             "rename it")
-        shapes = text[start:stop].translate(_EXPONENT_SHAPES)
-        if any(shapes.find(bare) >= 0 for bare in (b"0e+ ", b"0e+e", b"0e++")) \
-                or shapes.endswith(b"0e+"):
+        if _bare_exponent_may_stand(text, start, stop):
             _refuse_pattern(path, text, start, stop, _BARE_EXPONENT, "a number has an "
                             "exponent sign but no exponent digits, which HiGHS's LP reader "
                             "takes for a column `e` (`1e+ z` read as 1 e + z); write the "
@@ -156,12 +158,26 @@ def _refuse_misread_rows(path: Path, text: bytes) -> None:
             _refuse_objective_tail(path, text, start, stop)
 
 
-def _row_regions(text: bytes) -> list[tuple[int, int, bool]]:
+def _section_heads(text: bytes) -> list[re.Match[bytes]]:
+    """`LP_SECTION`'s match for each section head of an LP file, in order."""
+    lines = [0, *(found.start() + 1 for found in _MAYBE_SECTION.finditer(text))]
+    return [head for head in map(LP_SECTION.match, repeat(text), lines) if head is not None]
+
+
+def _bare_exponent_may_stand(text: bytes, start: int, stop: int) -> bool:
+    """Whether text[start:stop] may hold a number's exponent sign without digits: plain
+    searches for an exponent sign, then the text's shapes (`_EXPONENT_SHAPES`)."""
+    if not any(text.find(sign, start, stop) >= 0 for sign in (b"e+", b"e-", b"E+", b"E-")):
+        return False
+    shapes = text[start:stop].translate(_EXPONENT_SHAPES)
+    return any(shapes.find(bare) >= 0 for bare in (b"0e+ ", b"0e+e", b"0e++")) \
+        or shapes.endswith(b"0e+")
+
+
+def _row_regions(text: bytes, heads: list[re.Match[bytes]]) -> list[tuple[int, int, bool]]:
     """(start, stop, is objective) of the text an LP file's objective and rows stand in: after
     the objective's sense word up to the first section, and each Subject To, Lazy
     Constraints and User Cuts section's body."""
-    lines = [0, *(found.start() + 1 for found in _MAYBE_SECTION.finditer(text))]
-    heads = [head for head in map(LP_SECTION.match, repeat(text), lines) if head is not None]
     stops = [head.start() for head in heads[1:]] + [len(text)] if heads else []
     regions = [(head.end(), stop, False) for head, stop in zip(heads, stops, strict=True)
                if head.group(1).lower().startswith(_ROW_HEADS)]
@@ -254,13 +270,12 @@ def _check_lp_binaries(path: Path, sections: dict[str, list[bytes]]) -> None:
                              "HiGHS's keeps the bound on an integer column; drop one of the two")
 
 
-def _lp_sections(text: bytes) -> dict[str, list[bytes]]:
+def _lp_sections(text: bytes, heads: list[re.Match[bytes]]) -> dict[str, list[bytes]]:
     """An LP file's lines by section ("bounds", "general", "binary"; comments kept), each
-    section's name found at the start of a line, the rest of that line its first (`Binary
-    y` on one line: both readers take y as listed, and the check missed it)."""
+    section's name found at the start of a line (`heads`), the rest of that line its first
+    (`Binary y` on one line: both readers take y as listed, and the check missed it)."""
     kinds = {b"bound": "bounds", b"gen": "general", b"int": "general", b"bin": "binary"}
     found: dict[str, list[bytes]] = {}
-    heads = list(LP_SECTION.finditer(text))
     if not heads:
         return found
     for head, after in zip(heads, [*heads[1:], None], strict=True):

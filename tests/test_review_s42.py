@@ -121,7 +121,7 @@ def _lp(tmp_path: Path, objective: str = " obj: 3 x + 4 y + 2 z\n", rows: str = 
     (None, " c1: x + y <= 2 2 z <= 4\n", "more follows a row's right-hand side"),
     (None, " c1: 0 y x + 2 z <= 4\n", "a term follows another without a sign"),
     (None, " c1: - 0 y + 0 w x + 2 z <= 4\n", "a term follows another without a sign"),
-    (None, " c1: 1e-30 y x + 2 z <= 4\n", "a term follows another without a sign"),
+    (None, " c1: .0 y x + 2 z <= 4\n", "a term follows another without a sign"),
     (None, " c1: x + y + /z <= 4\n", "a name starts with '/'"),
     (" obj: 3 x + 4 y + 2 z 5\n", None, "a number after its last term and no sign"),
     (" obj: 3 x + 4 y + 2 z\n 5 \\ the constant\n", None, "a number after its last term"),
@@ -156,6 +156,8 @@ def test_two_named_rows_on_a_line_read_as_two(tmp_path: Path) -> None:
     (" obj: 3 x + 4 y\n + 2 z\n", None),
     (" obj: 3 x + 4 y + 2 z + [ - x ^ 2 - 2 x * y ] / 2\n", None),
     (" obj: 3 x + 4 y + 2 z + [ - x ^ 2 ]/2 \\ halved\n", None),
+    (" obj: 3 x + 4 y + 2 z + [ - 2 x ^ 2 ] / 2.0\n", None),
+    (None, " c1: x + y + 0.0e0 w + 2 z <= 4\n c2: x + 3 y - z <= 3\n c3: 2 x + y <= 5\n"),
 ])
 def test_rows_both_readers_take_alike_still_solve(tmp_path: Path, objective, rows) -> None:
     path = _lp(tmp_path, **{k: v for k, v in (("objective", objective), ("rows", rows))
@@ -180,3 +182,22 @@ def test_an_indicator_row_scip_writes_is_read_back(tmp_path: Path) -> None:
     assert "->" in path.read_text()
     m.optimize()
     assert solve_file(path, solver="scip").objective == pytest.approx(m.getObjVal())
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"names": ["a", "b", "c"]}, r"one string per variable \(2\), got 3 names"),
+    ({"names": "ab"}, "names must be a list of 2 strings"),
+    ({"margin": -1.0}, "margin must be a finite number >= 0"),
+    ({"margin": float("nan")}, "margin must be a finite number >= 0"),
+])
+def test_a_qubo_labels_its_variables_and_margin_sensibly(kwargs, message) -> None:
+    """Each was kept: 3 names for 2 variables, a negative proven flip size."""
+    from coplug.formulations.qubo import QUBO
+
+    def build(**extra):
+        return QUBO(Q=np.eye(2), c=np.zeros(2), constant=0.0, decode=lambda x: x,
+                    is_feasible=lambda x: True, objective=lambda x: 0.0, **extra)
+
+    with pytest.raises(InputError, match=message):
+        build(**kwargs)
+    assert build(names=["a", "b"], margin=0.5).names == ["a", "b"]
