@@ -386,9 +386,10 @@ def knapsack_qubo_safe(
         raise InputError(
             f"the safe knapsack QUBO would have {variables} variables and {nonzeros} "
             f"nonzeros ({instance.n} items, capacity {C}), over the limit {max_nonzeros} "
-            "(raise it with max_nonzeros=); its size grows with the capacity, so solve the "
-            "exact MIP knapsack_mip(instance) with SCIP or HiGHS instead (from the command "
-            "line: coplug qubo knapsack --file F --form naive)"
+            "(raise it with max_nonzeros=, --max-nonzeros on the command line); its size "
+            "grows with the capacity, so solve the exact MIP knapsack_mip(instance) with SCIP "
+            "or HiGHS instead (from the command line: coplug qubo knapsack --file F --form "
+            "naive)"
         )
     _check_margin(instance, vmax, delta, margin)
     P = vmax + delta

@@ -42,9 +42,13 @@ class Case:
     label: str
 
 
-def make_case(problem: str, size: int, seed: int = 0, path: str | None = None) -> Case:
+def make_case(problem: str, size: int, seed: int = 0, path: str | None = None,
+              max_nonzeros: int | None = None) -> Case:
     """Build a seeded (or loaded) instance of `problem` with its MIP and QUBOs; a generated
-    one too large for this machine's memory is refused first, as `coplug solve` does."""
+    one too large for this machine's memory is refused first, as `coplug solve` does.
+    `max_nonzeros` raises the size limit of the QUBOs that have one (knapsack's safe form,
+    TSP's two; None: their defaults)."""
+    limit = {} if max_nonzeros is None else {"max_nonzeros": max_nonzeros}
     if path is None and problem in PROBLEMS:
         registry.check_size(problem, size)
     if problem == "knapsack":
@@ -60,7 +64,7 @@ def make_case(problem: str, size: int, seed: int = 0, path: str | None = None) -
             inst,
             lambda: ks.knapsack_mip(inst),
             {
-                "safe": lambda: ks.knapsack_qubo_safe(inst),
+                "safe": lambda: ks.knapsack_qubo_safe(inst, **limit),
                 "naive": lambda: ks.knapsack_qubo_naive(inst),
             },
             -1,
@@ -75,8 +79,8 @@ def make_case(problem: str, size: int, seed: int = 0, path: str | None = None) -
             inst,
             lambda: tsp.tsp_mip(inst.dist),
             {
-                "safe": lambda: tsp.tsp_qubo_safe(inst.dist),
-                "naive": lambda: tsp.tsp_qubo_naive(inst.dist),
+                "safe": lambda: tsp.tsp_qubo_safe(inst.dist, **limit),
+                "naive": lambda: tsp.tsp_qubo_naive(inst.dist, **limit),
             },
             1,
             f"tsp {inst.name} n={inst.n}",
@@ -161,6 +165,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--time-limit", type=positive_float, default=None, help="SCIP time limit, seconds"
     )
+    p.add_argument("--max-nonzeros", type=positive_int, default=None,
+                   help="raise the size limit of knapsack's safe QUBO and TSP's QUBOs")
     p.set_defaults(func=_cmd_qubo)
 
 
@@ -176,7 +182,8 @@ def _cmd_qubo(args: argparse.Namespace) -> int:
     if args.file is not None and Path(args.file).is_dir():  # the loaders said "not found"
         raise InputError(f"--file {args.file} is a directory, not a {args.problem} file")
     size = SIZE if args.size is None else args.size
-    case = make_case(args.problem, size, seed=args.seed, path=args.file)
+    case = make_case(args.problem, size, seed=args.seed, path=args.file,
+                     max_nonzeros=args.max_nonzeros)
     qubo = case.qubos[args.form]()
     print(f"{case.label}: {args.form} QUBO with {qubo.n} variables")
     report = minimize(

@@ -816,8 +816,9 @@ def _check_size(d: np.ndarray, max_nonzeros: int, builder: str) -> None:
         raise InputError(
             f"the {builder} QUBO of {n} cities would have {(n - 1) ** 2} variables and "
             f"{nonzeros} nonzeros, over the limit {max_nonzeros} (raise it with "
-            "max_nonzeros=); it grows as n^3, so solve the exact MIP tsp_mip(dist) with SCIP "
-            "instead (from the command line: coplug solve tsp)"
+            "max_nonzeros=, --max-nonzeros on the command line); it grows as n^3, so solve "
+            "the exact MIP tsp_mip(dist) with SCIP instead (from the command line: coplug "
+            "solve tsp)"
         )
 
 

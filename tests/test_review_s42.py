@@ -201,3 +201,17 @@ def test_a_qubo_labels_its_variables_and_margin_sensibly(kwargs, message) -> Non
     with pytest.raises(InputError, match=message):
         build(**kwargs)
     assert build(names=["a", "b"], margin=0.5).names == ["a", "b"]
+
+
+@pytest.mark.parametrize("problem, form", [("knapsack", "safe"), ("tsp", "safe"),
+                                           ("tsp", "naive")])
+def test_the_qubo_command_takes_the_size_limit_its_error_names(problem, form, capsys) -> None:
+    """The size error said "raise it with max_nonzeros=", which `coplug qubo` had no way to
+    pass: --max-nonzeros sets it (a limit of 10 refuses the QUBO; the default builds it)."""
+    from coplug.plugins.cli import main
+
+    args = ["qubo", problem, "--size", "6", "--form", form, "--starts", "2", "--max-iter", "20"]
+    assert main([*args, "--max-nonzeros", "10"]) == 2
+    assert "over the limit 10" in capsys.readouterr().err
+    assert main([*args, "--max-nonzeros", "100000"]) == 0
+    assert "QUBO with" in capsys.readouterr().out
