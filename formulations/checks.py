@@ -45,8 +45,10 @@ def check_positive(value: object, name: str, zero_ok: bool = False,
         number > 0 or (zero_ok and number == 0))
     if not ok:
         bound = ">= 0" if zero_ok else "> 0"
+        shown = (f"an integer of {len(str(abs(value)))} digits" if isinstance(value, int)
+                 and not isinstance(value, bool) and math.isnan(number) else repr(value))
         raise InputError(f"{name} must be a {'' if inf_ok else 'finite '}number {bound}, "
-                         f"got {value!r}")
+                         f"got {shown}")
     return number
 
 

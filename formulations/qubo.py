@@ -10,6 +10,7 @@ point whose penalty vanishes ``energy(z) == sense * objective(decode(z))``.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -116,22 +117,33 @@ class QUBO(ValueEquality):
                              "toward 1")
 
     def _check_labels(self, n: int) -> None:
-        """Refuse a margin that is no finite number >= 0 (a proven flip size) and names that
-        are not one string per variable (3 names for 2 variables were kept)."""
-        real = isinstance(self.margin, (int, float, np.number)) and not isinstance(
+        """Refuse a margin that is no finite real number >= 0 (a proven flip size) and names
+        that are not one string per variable (3 names for 2 variables were kept)."""
+        real = isinstance(self.margin, numbers.Real) and not isinstance(
             self.margin, (bool, np.bool_))
-        if not real or not math.isfinite(self.margin) or self.margin < 0:
+        try:
+            margin = float(self.margin) if real else math.nan
+        except OverflowError:  # an int past float's range
+            margin = math.inf
+        if not math.isfinite(margin) or margin < 0:
+            shown = (f"an integer of {len(str(abs(self.margin)))} digits"
+                     if isinstance(self.margin, int) and math.isinf(margin) else repr(self.margin))
             raise InputError(f"QUBO margin must be a finite number >= 0 (0: no proven flip "
-                             f"size), got {self.margin!r}")
-        self.margin = float(self.margin)
-        if isinstance(self.names, str) or not isinstance(self.names, (list, tuple)):
+                             f"size), got {shown}")
+        self.margin = margin
+        if isinstance(self.names, (str, bytes)) or not isinstance(
+                self.names, (list, tuple, np.ndarray)):
             raise InputError(f"QUBO names must be a list of {n} strings, got "
                              f"{type(self.names).__name__}")
-        if self.names and (len(self.names) != n
-                           or not all(isinstance(name, str) for name in self.names)):
+        names = list(self.names)
+        odd = next((k for k, name in enumerate(names) if not isinstance(name, str)), None)
+        if odd is not None:
+            raise InputError(f"QUBO names must be strings, got {names[odd]!r} "
+                             f"({type(names[odd]).__name__}) at {odd}")
+        if names and len(names) != n:
             raise InputError(f"QUBO names must be one string per variable ({n}), got "
-                             f"{len(self.names)} names")
-        self.names = list(self.names)
+                             f"{len(names)} names")
+        self.names = names
 
     @property
     def n(self) -> int:

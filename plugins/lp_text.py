@@ -1,9 +1,12 @@
 """What an LP file's text says where SCIP's and HiGHS's readers take it apart: a missing
-or early End, Bounds that are no bound statements, binaries bounded outside [0, 1]; and
-the LP section and word helpers the solver-specific checks use."""
+or early End, objective and row text one reader misreads (a second row after a right-hand
+side, unsigned terms, a lone trailing sign, `1e+ z`, an unhalved quadratic objective),
+Bounds that are no bound statements, binaries bounded outside [0, 1]; and the LP section
+and word helpers the solver-specific checks use."""
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from itertools import repeat
@@ -28,7 +31,6 @@ _LP_SENSE_WORD = re.compile(rb"\A(?:[ \t]*(?:\\[^\n]*)?\r?\n)*[ \t]*(?i:min|max)
 # one; a value starts with a digit or a point): a name, a value, one SCIP counts as zero
 _ROW_NAME = rb"[^\s+\-:<>=\[\]*^\\/0-9.][^\s+\-:<>=\[\]*^\\]*"
 _ROW_VALUE = rb"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|(?i:inf(?:inity)?)\b"
-_ZERO = rb"(?>(?:0+\.?0*|\.0+)(?:[eE][-+]?[0-9]+)?)(?![0-9.])"
 # A row's `sense [sign] value` and more than a comment, an indicator's `->` or the next
 # row's `name:` after it (SCIP's reader reads `c1: x <= 4 c2: y <= 3` as written; the `>`
 # of `->` is no sense). One pattern for each sense character, each opening with it: one
@@ -37,13 +39,14 @@ _ZERO = rb"(?>(?:0+\.?0*|\.0+)(?:[eE][-+]?[0-9]+)?)(?![0-9.])"
 _AFTER_SIDE = tuple(re.compile(rb"%s=?\s*+(?:[-+]\s*+)?(?>%s)[ \t]*+(?!->|%s[ \t]*:)[^\s\\]"
                                % (sense, _ROW_VALUE, _ROW_NAME))
                     for sense in (b"<", b">(?<!->)", b"="))
-# A term of zero coefficient (SCIP's reader counts none: `c1: 0 y x` read as x) with a
-# name or value after it and no sign between, maybe after more zero terms; opening with
-# the zero's first character, as above (SCIP's reader refuses unsigned terms after terms
-# it counts).
+# A term of zero coefficient (SCIP's reader counts none: `c1: 0 y x` read as x, `0 y + 0 w
+# x` too) with a name or value after it and no sign between; opening with the zero's first
+# character, as above (SCIP's reader refuses unsigned terms after terms it counts). One
+# term is matched, not the run of them: a run searched from each zero took time growing
+# as its square (16,000 zero terms: 44 s).
 _UNSIGNED_AFTER_ZERO = tuple(re.compile(
-    rb"%(o)s(?<![^\s+\-:]%(o)s)(?>%(r)s)\s*+(?>%(n)s)(?:\s*+(?:[-+]\s*+)+%(z)s\s*+(?>%(n)s))*"
-    rb"\s++(?:%(n)s|[0-9]|\.[0-9])" % {b"o": first, b"r": rest, b"z": _ZERO, b"n": _ROW_NAME})
+    rb"%(o)s(?<![^\s+\-:]%(o)s)(?>%(r)s)\s*+(?>%(n)s)"
+    rb"\s++(?:%(n)s|[0-9]|\.[0-9])" % {b"o": first, b"r": rest, b"n": _ROW_NAME})
     for first, rest in ((b"0", rb"0*\.?0*(?:[eE][-+]?[0-9]+)?(?![0-9.])"),
                         (rb"\.", rb"0+(?:[eE][-+]?[0-9]+)?(?![0-9.])")))
 # An objective's last term with a number after it and no sign (`obj: x 5`: SCIP's reader
@@ -58,7 +61,11 @@ _BARE_EXPONENT = re.compile(rb"(?<![^\s+\-:<>=\[\]*^])(?:[0-9]+\.?[0-9]*|\.[0-9]
 _EXPONENT_SHAPES = bytes(
     ord("0") if chr(c) in "0123456789." else ord("e") if chr(c) in "eE" else
     ord("+") if chr(c) in "+-" else ord(" ") for c in range(256))
-_HALVED = re.compile(rb"\s*/\s*2(?:\.0*)?(?:[eE][-+]?0+)?(?![0-9.])")  # 2, 2.0, 2e0
+_GAP = rb"(?:\s|\\[^\n]*)*+"  # white space and comments
+_HALVED = re.compile(rb"%s/%s2(?:\.0*)?(?:[eE][-+]?0+)?(?![0-9.])" % (_GAP, _GAP))  # 2.0, 2e0
+# A row whose first term is a value before its sense (`c1: 1 <= 3 x <= 10`: a ranged row)
+_VALUE_FIRST = re.compile(rb"[ \t]*(?:[^\s:]+[ \t]*:)?[ \t]*[-+]?[ \t]*(?:%s)[ \t]*[<>=]"
+                          % _ROW_VALUE)
 _LP_CONTENT = re.compile(rb"^[ \t]*[^\s\\]", re.M)  # a line that is no comment
 _LP_END = re.compile(rb"^[ \t]*end[ \t]*(\\.*)?\r?$", re.M | re.I)  # a comment may follow
 _LP_TOKEN = re.compile(rb"<=|>=|=<|=>|<|>|=|[^\s<>=]+")
@@ -190,32 +197,87 @@ def _row_regions(text: bytes, heads: list[re.Match[bytes]]) -> list[tuple[int, i
 def _refuse_pattern(path: Path, text: bytes, start: int, stop: int, pattern: re.Pattern[bytes],
                     why: str) -> None:
     """An InputError quoting the line of the first match of `pattern` in text[start:stop]
-    that stands in no comment, no quadratic part's brackets and after no `]` (`] / 2`)."""
-    for found in pattern.finditer(text, start, stop):
+    that stands in no comment (the search goes on past the comment's line), no quadratic
+    part's brackets and after no `]` (`] / 2`)."""
+    brackets = None  # the region's [ ] spans, read at the first hit
+    comment = _CommentLines(text)
+    at = start
+    while (found := pattern.search(text, at, stop)) is not None:
         at = found.start() + (found.group(0)[:1] in (b":", b"\n"))
-        line_start = text.rfind(b"\n", 0, at) + 1
-        if b"\\" in text[line_start:at] or _in_brackets(text, start, at) \
-                or text[max(start, at - 64):at].rstrip().endswith(b"]"):
+        if comment.before(at):
+            at = comment.line_end + 1
             continue
-        line_end = text.find(b"\n", at)
-        shown = text[line_start:line_end if line_end >= 0 else len(text)].strip()
+        brackets = _bracket_spans(text, start, stop) if brackets is None else brackets
+        if _inside(brackets, at) or _after_bracket(text, start, at):
+            at += 1
+            continue
+        line_start, line_end = comment.line_start, comment.line_end
+        shown = text[line_start:line_end].strip()
+        if pattern in _AFTER_SIDE and _VALUE_FIRST.match(text, line_start) is not None:
+            why = ("a row opens with a value and a sense (`1 <= 3 x <= 10`), which the "
+                   "readers take otherwise or refuse: write a range as two rows")
         number = text.count(b"\n", 0, at) + 1
         raise InputError(f"{path.name}:{number}: {shown[:80].decode(errors='replace')!r}: "
                          f"{why}")
 
 
-def _in_brackets(text: bytes, start: int, at: int) -> bool:
-    """Whether position `at` lies inside a quadratic part's [ ] opened after `start`."""
-    opened = text.rfind(b"[", start, at)
-    return opened >= 0 and text.find(b"]", opened, at) < 0
+class _CommentLines:
+    """Where the line holding a position starts and ends, and whether a comment (`\\`)
+    opens on it before the position; each line is read once however many hits it holds
+    (a 10 MB comment line of many hits was read again for each)."""
+
+    def __init__(self, text: bytes) -> None:
+        self.text = text
+        self.line_start, self.line_end, self.backslash = -1, -1, -1
+
+    def before(self, at: int) -> bool:
+        """Whether `at` stands in a comment."""
+        if not self.line_start <= at <= self.line_end:
+            self.line_start = self.text.rfind(b"\n", 0, at) + 1
+            end = self.text.find(b"\n", at)
+            self.line_end = len(self.text) if end < 0 else end
+            self.backslash = self.text.find(b"\\", self.line_start, self.line_end)
+        return 0 <= self.backslash < at
+
+
+def _bracket_spans(text: bytes, start: int, stop: int) -> list[tuple[int, int]]:
+    """The (open, close) positions of the quadratic parts' [ ] in text[start:stop], brackets
+    in comments left out (an unclosed `[` in a comment hid every later row's fault)."""
+    spans: list[tuple[int, int]] = []
+    comment = _CommentLines(text)
+    opened = text.find(b"[", start, stop)
+    while opened >= 0:
+        if comment.before(opened):
+            opened = text.find(b"[", comment.line_end, stop)
+            continue
+        closed = opened
+        while (closed := text.find(b"]", closed + 1, stop)) >= 0 and comment.before(closed):
+            pass
+        spans.append((opened, stop if closed < 0 else closed))
+        opened = text.find(b"[", spans[-1][1], stop)
+    return spans
+
+
+def _inside(spans: list[tuple[int, int]], at: int) -> bool:
+    """Whether `at` lies inside one of the (open, close) `spans`, sorted."""
+    k = bisect.bisect_right(spans, (at, math.inf)) - 1
+    return k >= 0 and spans[k][0] < at < spans[k][1]
+
+
+def _after_bracket(text: bytes, start: int, at: int) -> bool:
+    """Whether the text before `at`, comments left out, ends with a `]` (`] / 2`)."""
+    window_start = text.rfind(b"\n", start, max(start, at - 256)) + 1 or start
+    return _LP_COMMENT.sub(b"", text[max(start, window_start):at]).rstrip().endswith(b"]")
 
 
 def _refuse_objective_tail(path: Path, text: bytes, start: int, stop: int) -> None:
     """An InputError for an objective ending in a lone sign (SCIP's reader drops it) or in
     a number after its last term with no sign (SCIP's reader made it the constant), or
     holding a quadratic part not closed by `]/2` (HiGHS's reader took it unhalved, SCIP's
-    refuses it). Its end is read past comments from its last 4 kB."""
-    tail = _LP_COMMENT.sub(b"", text[max(start, stop - 4096):stop]).rstrip()
+    refuses it). Its end is read past comments from its last lines (4 kB or more, whole
+    lines: a window opening inside a long comment read the comment as the objective)."""
+    window = text.rfind(b"\n", start, max(start, stop - 4096)) + 1 or start
+    tail = _LP_COMMENT.sub(b"", text[max(start, window):stop]).rstrip()
     number = text.count(b"\n", 0, start) + 1
     if tail.endswith((b"+", b"-")):
         raise InputError(f"{path.name}:{number}: the objective ends with a lone sign, which "

@@ -100,7 +100,7 @@ def test_a_tracking_frame_ranks_hypotheses_with_misses_and_false_alarms() -> Non
     ("kwargs", "message"),
     [
         ({"row_cost": [1.0, 2.0]}, "row_cost must be a number or 3 numbers"),
-        ({"col_cost": np.inf}, "col_cost must be finite"),
+        ({"col_cost": np.inf}, "col_cost is inf"),
         ({"row_cost": "cheap"}, "row_cost must be a number"),
         ({"k": 0}, "k must be a positive integer"),
         ({"maximize": 1}, "maximize must be True or False"),

@@ -215,3 +215,74 @@ def test_the_qubo_command_takes_the_size_limit_its_error_names(problem, form, ca
     assert "over the limit 10" in capsys.readouterr().err
     assert main([*args, "--max-nonzeros", "100000"]) == 0
     assert "QUBO with" in capsys.readouterr().out
+
+
+def test_many_zero_terms_are_checked_in_linear_time(tmp_path: Path) -> None:
+    """An objective of 16,000 `+0 x` terms took 44 s to check (each zero restarted a match
+    over the rest of the row); it is a valid file, solved at once."""
+    import time
+
+    terms = " ".join(f"+0 x{k}" for k in range(16000))
+    path = tmp_path / "zeros.lp"
+    path.write_text(f"Minimize\n obj: {terms} + y\nSubject To\n c1: y >= 1\nEnd\n")
+    started = time.perf_counter()
+    result = solve_file(path, solver="highs")
+    assert result.objective == pytest.approx(1.0)
+    assert time.perf_counter() - started < 10
+
+
+@pytest.mark.parametrize("rows, refused", [
+    (" \\ rows below [draft\n c1: x + y <= 2 z <= 4\n", True),  # an open [ in a comment
+    (" c0: x <= 3 \\ was 0 w\n 0 y x <= 1\n", True),  # a comment's match ran into the row
+    (" c1: x + y <= 4\n", False),
+])
+def test_comments_neither_hide_nor_lend_a_fault(tmp_path: Path, rows: str, refused) -> None:
+    path = _lp(tmp_path, rows=rows + " c9: x + y + z <= 5\n")
+    if refused:
+        with pytest.raises(InputError, match="rows.lp"):
+            solve_file(path, solver="scip")
+    else:
+        assert solve_file(path, solver="scip").status is Status.OPTIMAL
+
+
+@pytest.mark.parametrize("objective", [
+    " obj: - x + [ x ^ 2 ] \\ halved below\n /2\n",  # a comment between ] and /2
+    " obj: - x + [ x ^ 2 ] / 2\n \\" + "-" * 5000 + "\n",  # a long comment line after it
+    " obj: - x + [ x ^ 2 ] / 2\n \\ " + "see page " * 600 + "5\n",
+])
+def test_comments_around_an_objective_end_are_read_as_comments(tmp_path: Path,
+                                                                 objective) -> None:
+    """Each was refused: `/2` after a comment read as missing, a comment line past 4 kB read
+    from its middle as objective text (a lone sign, a constant)."""
+    path = _lp(tmp_path, objective=objective, sense="Minimize")
+    for solver in ("scip", "highs"):
+        assert solve_file(path, solver=solver).objective == pytest.approx(-0.5, abs=1e-6)
+
+
+def test_a_ranged_row_opening_with_a_value_is_named_as_such(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="a row opens with a value and a sense"):
+        solve_file(_lp(tmp_path, rows=" c1: 1 <= 3 x <= 10\n"), solver="scip")
+
+
+@pytest.mark.parametrize("margin, message", [
+    (10**400, "an integer of 401 digits"), (np.complex128(1 + 2j), "complex128"),
+])
+def test_a_qubo_margin_past_reals_is_named(margin, message) -> None:
+    from coplug.formulations.qubo import QUBO
+
+    with pytest.raises(InputError, match=message):
+        QUBO(Q=np.eye(2), c=np.zeros(2), constant=0.0, decode=lambda x: x,
+             is_feasible=lambda x: True, objective=lambda x: 0.0, margin=margin)
+
+
+def test_names_of_other_types_and_huge_integers_are_named() -> None:
+    from coplug.formulations.qubo import QUBO
+
+    with pytest.raises(InputError, match=r"names must be strings, got 1 \(int\) at 0"):
+        QUBO(Q=np.eye(2), c=np.zeros(2), constant=0.0, decode=lambda x: x,
+             is_feasible=lambda x: True, objective=lambda x: 0.0, names=[1, 2])
+    with pytest.raises(InputError, match="slope must be a finite number > 0, got an integer "
+                                         "of 401 digits"):
+        cournot(slope=10**400)
+    with pytest.raises(ProgramError, match="integer literal"):
+        parse("x[-0]", 2)  # x[-0] is x[0] in Python: no literal the grammar reads

@@ -82,7 +82,7 @@ def test_without_a_verdict_the_best_point_wins():
 
 @pytest.mark.parametrize("solvers,fragment", [
     ("scip", "list of solver names"),
-    ([], "list of solver names"),
+    ([], "solvers is empty"),
     (["scip", "scip"], "twice"),
     (["lap"], "among 'scip' and 'highs'"),
     (["gurobi"], "among 'scip' and 'highs'"),

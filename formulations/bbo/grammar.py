@@ -292,7 +292,8 @@ class _Reader:
             raise ProgramError("unsafe", f"line {line}: only x[i] may be indexed")
         index = node.slice
         negative = isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) \
-            and isinstance(index.operand, ast.Constant) and type(index.operand.value) is int
+            and isinstance(index.operand, ast.Constant) and type(index.operand.value) is int \
+            and index.operand.value > 0
         if negative:  # x[-1]: an integer literal, out of range as written
             raise ProgramError("shape", f"line {line}: x[-{index.operand.value}] is out of "
                                f"range for dim={self.dim} (indices run 0..{self.dim - 1})")
