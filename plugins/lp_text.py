@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import math
 import re
+from collections.abc import Iterator
 from itertools import repeat
 from pathlib import Path
 
@@ -93,18 +94,19 @@ _LP_SENSES = _LESS | _GREATER | {b"="}
 def check_lp_text(path: Path, text: bytes) -> None:
     """InputErrors for what SCIP's and HiGHS's LP readers take apart in an LP file's text:
     no End line, an early End, rows one reader misreads, binaries bounded outside [0, 1],
-    stray Bounds words."""
+    stray Bounds words, semi-continuous columns bounded below 0."""
     ends = _LP_END.search(text, max(0, len(text) - 4096)) or _LP_END.search(text)  # tail first
     if _LP_CONTENT.search(text) and not ends:  # empty: no variables
         raise InputError(f"{path.name} has no End line: an LP file ends with one, and one "
                          "cut short was solved by SCIP's reader as the smaller model it "
                          "read (its bounds or integers lost; HiGHS's refuses it)")
     _refuse_early_end(path, text)
-    heads = _section_heads(text)
+    heads = section_heads(text)
     _refuse_misread_rows(path, text, heads)
-    sections = _lp_sections(text, heads)
+    sections = lp_sections(text, heads)
     _check_lp_binaries(path, sections)
     _refuse_stray_bound_words(path, sections)
+    _refuse_negative_semi(path, sections)
 
 
 def _refuse_early_end(path: Path, text: bytes) -> None:
@@ -141,7 +143,7 @@ def _refuse_misread_rows(path: Path, text: bytes, heads: list[re.Match[bytes]]) 
     without digits (HiGHS read `1e+ z` as `1 e + z`) and an objective's quadratic part
     without `/2` (HiGHS took it unhalved). Each is searched in C (0.3-0.4 s on 25-40 MB
     files SCIP reads in 0.7-1.1 s); a hit in a comment is passed over. `heads`: the file's
-    section heads (`_section_heads`)."""
+    section heads (`section_heads`)."""
     for start, stop, objective in _row_regions(text, heads):
         for pattern in () if objective else _AFTER_SIDE:  # SCIP refuses a sense there
             _refuse_pattern(path, text, start, stop, pattern, "more follows a row's "
@@ -165,10 +167,17 @@ def _refuse_misread_rows(path: Path, text: bytes, heads: list[re.Match[bytes]]) 
             _refuse_objective_tail(path, text, start, stop)
 
 
-def _section_heads(text: bytes) -> list[re.Match[bytes]]:
+def section_heads(text: bytes) -> list[re.Match[bytes]]:
     """`LP_SECTION`'s match for each section head of an LP file, in order."""
     lines = [0, *(found.start() + 1 for found in _MAYBE_SECTION.finditer(text))]
     return [head for head in map(LP_SECTION.match, repeat(text), lines) if head is not None]
+
+
+def section_spans(text: bytes, heads: list[re.Match[bytes]]) -> list[tuple[bytes, int, int]]:
+    """(section word in lower case, body start, body stop) of each section `heads` opens."""
+    stops = [head.start() for head in heads[1:]] + [len(text)] if heads else []
+    return [(head.group(1).lower(), head.end(), stop)
+            for head, stop in zip(heads, stops, strict=True)]
 
 
 def _bare_exponent_may_stand(text: bytes, start: int, stop: int) -> bool:
@@ -185,9 +194,8 @@ def _row_regions(text: bytes, heads: list[re.Match[bytes]]) -> list[tuple[int, i
     """(start, stop, is objective) of the text an LP file's objective and rows stand in: after
     the objective's sense word up to the first section, and each Subject To, Lazy
     Constraints and User Cuts section's body."""
-    stops = [head.start() for head in heads[1:]] + [len(text)] if heads else []
-    regions = [(head.end(), stop, False) for head, stop in zip(heads, stops, strict=True)
-               if head.group(1).lower().startswith(_ROW_HEADS)]
+    regions = [(start, stop, False) for word, start, stop in section_spans(text, heads)
+               if word.startswith(_ROW_HEADS)]
     sense = _LP_SENSE_WORD.match(text)
     if sense is not None:
         regions.append((sense.end(), heads[0].start() if heads else len(text), True))
@@ -276,8 +284,7 @@ def _refuse_objective_tail(path: Path, text: bytes, start: int, stop: int) -> No
     holding a quadratic part not closed by `]/2` (HiGHS's reader took it unhalved, SCIP's
     refuses it). Its end is read past comments from its last lines (4 kB or more, whole
     lines: a window opening inside a long comment read the comment as the objective)."""
-    window = text.rfind(b"\n", start, max(start, stop - 4096)) + 1 or start
-    tail = _LP_COMMENT.sub(b"", text[max(start, window):stop]).rstrip()
+    tail = _text_tail(text, start, stop)
     number = text.count(b"\n", 0, start) + 1
     if tail.endswith((b"+", b"-")):
         raise InputError(f"{path.name}:{number}: the objective ends with a lone sign, which "
@@ -300,6 +307,88 @@ def _refuse_objective_tail(path: Path, text: bytes, start: int, stop: int) -> No
         closed = text.find(b"]", closed + 1, stop)
 
 
+def _text_tail(text: bytes, start: int, stop: int) -> bytes:
+    """The last lines of text[start:stop] (4 kB or more, whole lines), comments removed."""
+    window = text.rfind(b"\n", start, max(start, stop - 4096)) + 1 or start
+    return _LP_COMMENT.sub(b"", text[max(start, window):stop]).rstrip()
+
+
+def objective_tail(text: bytes, heads: list[re.Match[bytes]]) -> bytes:
+    """The end of an LP file's objective (`_text_tail`), empty where no sense word opens it."""
+    regions = [(start, stop) for start, stop, objective in _row_regions(text, heads) if objective]
+    return _text_tail(text, *regions[0]) if regions else b""
+
+
+def bound_statements(lines: list[bytes]) -> Iterator[tuple[bytes, float | None, float | None]]:
+    """(column, lower, upper) each statement of Bounds lines sets, in order (None: a side it
+    leaves; a value at or past 1e20 is infinite, as to the solvers); a run of tokens that is
+    no statement is passed over (`_refuse_stray_bound_words` refuses it)."""
+    tokens = _signed([token for line in lines
+                      for token in _LP_TOKEN.findall(line.split(b"\\", 1)[0])])
+    k = 0
+    while k < len(tokens):
+        step = _bound_statement(tokens, k)
+        if step:
+            yield _statement_effect(tokens[k:k + step])
+        k += step or 1
+
+
+def _statement_effect(words: list[bytes]) -> tuple[bytes, float | None, float | None]:
+    """(column, lower, upper) one bound statement sets (`_bound_statement`'s tokens)."""
+    if len(words) == 2:  # x free
+        return words[0], -math.inf, math.inf
+    lower: float | None = None
+    upper: float | None = None
+    if _LP_VALUE.fullmatch(words[0]):  # a sense x [sense b]
+        column, pairs = words[2], [(_flipped(words[1]), words[0])] + (
+            [(words[3], words[4])] if len(words) == 5 else [])
+    else:  # x sense b
+        column, pairs = words[0], [(words[1], words[2])]
+    for sense, value in pairs:
+        number = _solver_number(value)
+        if sense in _LESS or sense == b"=":
+            upper = number
+        if sense in _GREATER or sense == b"=":
+            lower = number
+    return column, lower, upper
+
+
+def _flipped(sense: bytes) -> bytes:
+    """The sense read from the column's side (`a <= x`: x >= a)."""
+    return b">=" if sense in _LESS else b"<=" if sense in _GREATER else sense
+
+
+def _solver_number(word: bytes) -> float:
+    """A bound's value as the solvers take it: 1e20 and past (inf spelt too) infinite."""
+    number = float(word)
+    return math.copysign(math.inf, number) if abs(number) >= 1e20 else number
+
+
+def semi_columns(sections: dict[str, list[bytes]]) -> set[bytes]:
+    """The columns an LP file's Semi-continuous sections list (`lp_sections`)."""
+    return {word for line in sections.get("semi", []) for word in line.split(b"\\", 1)[0].split()}
+
+
+def _refuse_negative_semi(path: Path, sections: dict[str, list[bytes]]) -> None:
+    """An InputError for a semi-continuous column whose last lower bound lies below 0: such
+    a column is 0 or within [lower, upper], lower >= 0; SCIP's reader dropped the
+    declaration ('optimal' -1 where 0 gives 1) and HiGHS's solver stopped with 'Solve
+    error'."""
+    semi = semi_columns(sections)
+    if not semi:
+        return
+    lowers: dict[bytes, float] = {}
+    for column, lower, _ in bound_statements(sections.get("bounds", [])):
+        if column in semi and lower is not None:
+            lowers[column] = lower
+    negative = next((column for column, lower in lowers.items() if lower < 0), None)
+    if negative is not None:
+        raise InputError(f"{path.name}: the semi-continuous column "
+                         f"{negative.decode(errors='replace')!r} has a lower bound below 0 "
+                         "(SCIP's reader drops the declaration, HiGHS's solver fails): a "
+                         "semi-continuous column is 0 or within [lower, upper], lower >= 0")
+
+
 def _lp_word_edge(text: bytes, at: int) -> bool:
     """Whether a word ends before `at` + 1 in an LP file as SCIP's reader delimits words
     (white space, + - * ^ < > = : [ ], or the file's edge)."""
@@ -311,7 +400,7 @@ def _check_lp_binaries(path: Path, sections: dict[str, list[bytes]]) -> None:
     outside [0, 1], or that Generals lists too: SCIP's reader keeps it within [0, 1],
     HiGHS's keeps the bounds on an integer column (`y <= 10`: 4 against 4.5). Bounds within
     [0, 1] both take alike (Pyomo's writer bounds each binary `0 <= x <= 1`); `sections`
-    as `_lp_sections` reads them."""
+    as `lp_sections` reads them."""
     binaries = {word for line in sections.get("binary", []) for word in line.split()}
     if not binaries:
         return
@@ -332,11 +421,12 @@ def _check_lp_binaries(path: Path, sections: dict[str, list[bytes]]) -> None:
                              "HiGHS's keeps the bound on an integer column; drop one of the two")
 
 
-def _lp_sections(text: bytes, heads: list[re.Match[bytes]]) -> dict[str, list[bytes]]:
-    """An LP file's lines by section ("bounds", "general", "binary"; comments kept), each
+def lp_sections(text: bytes, heads: list[re.Match[bytes]]) -> dict[str, list[bytes]]:
+    """An LP file's lines by section ("bounds", "general", "binary", "semi"; comments kept), each
     section's name found at the start of a line (`heads`), the rest of that line its first
     (`Binary y` on one line: both readers take y as listed, and the check missed it)."""
-    kinds = {b"bound": "bounds", b"gen": "general", b"int": "general", b"bin": "binary"}
+    kinds = {b"bound": "bounds", b"gen": "general", b"int": "general", b"bin": "binary",
+             b"semi": "semi"}
     found: dict[str, list[bytes]] = {}
     if not heads:
         return found

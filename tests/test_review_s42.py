@@ -286,3 +286,89 @@ def test_names_of_other_types_and_huge_integers_are_named() -> None:
         cournot(slope=10**400)
     with pytest.raises(ProgramError, match="integer literal"):
         parse("x[-0]", 2)  # x[-0] is x[0] in Python: no literal the grammar reads
+
+
+def _sections_lp(tmp_path: Path, tail: str, objective: str = " obj: 2 x + 3 y\n",
+                 rows: str = " c1: x + y >= 1\n", sense: str = "Minimize") -> Path:
+    path = tmp_path / "sections.lp"
+    path.write_text(f"{sense}\n{objective}Subject To\n{rows}{tail}End\n")
+    return path
+
+
+@pytest.mark.parametrize("tail", [
+    "Bounds\n x <= 4\n y <= 4\nSOS\n s1: S1:: x:1 y:2 :\n",  # a stray colon
+    "Bounds\n x <= 4\n y <= 4\nSOS\n s1: S1:: x:1 y:2 : 5\n",  # a priority
+])
+def test_an_sos_section_scip_crashed_on_is_refused(tmp_path: Path, tail: str) -> None:
+    """SCIP's reader crashed the process (segmentation fault) on these."""
+    with pytest.raises(InputError, match="SOS section is no run of sets"):
+        solve_file(_sections_lp(tmp_path, tail), solver="scip")
+
+
+def test_well_formed_sos_sets_still_solve(tmp_path: Path) -> None:
+    tail = "Bounds\n x <= 4\n y <= 4\nSOS\n s1: S1:: x:1 y:2\n S2 :: x:1.5 y:-2 \\ note\n"
+    result = solve_file(_sections_lp(tmp_path, tail, sense="Maximize",
+                                      objective=" obj: x + y\n"), solver="scip")
+    assert result.objective == pytest.approx(4.0)  # one of x, y nonzero
+
+
+@pytest.mark.parametrize("tail", [
+    "Semi-continuous\n x\nBounds\n 2 <= x <= 4\n",  # bounded after its declaration
+    "Bounds\n 1 <= x <= 4\nSemi-continuous\n x\nBounds\n x >= 2\n",
+])
+def test_a_semi_continuous_column_bounded_after_its_declaration(tmp_path: Path,
+                                                                  tail: str) -> None:
+    """SCIP's reader applied the declaration with the bounds read so far and dropped it:
+    'optimal' 4 (x = 2) where x = 0 gives 3; HiGHS's reads it as written."""
+    path = _sections_lp(tmp_path, tail)
+    with pytest.raises(InputError, match="bounded after its Semi-continuous declaration"):
+        solve_file(path, solver="scip")
+    assert solve_file(path, solver="highs").objective == pytest.approx(3.0)
+    plain = _sections_lp(tmp_path, "Bounds\n 2 <= x <= 4\nSemi-continuous\n x\n")
+    assert solve_file(plain, solver="scip").objective == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_a_semi_continuous_column_below_zero_is_refused(tmp_path: Path, solver: str) -> None:
+    path = _sections_lp(tmp_path, "Bounds\n -5 <= x <= -2\nSemi-continuous\n x\n",
+                        rows=" c1: x + y >= -10\n")
+    with pytest.raises(InputError, match="lower bound below 0"):
+        solve_file(path, solver=solver)
+
+
+@pytest.mark.parametrize("objective, tail, word", [
+    (" obj: 2 x + int\n", "", "int"),  # SCIP dropped int's cost: 2 for 4
+    (" obj: 2 x + 3 y\n", "Generals\n x bin y\n", "bin"),  # SCIP made y binary
+])
+def test_a_column_named_like_a_section_is_refused_for_scip(tmp_path: Path, objective, tail,
+                                                           word) -> None:
+    rows = " c1: x + y >= 1\n c2: x + int <= 3\n c3: x <= 1\n" if "int" in objective else \
+        " c1: x + y >= 1\n"
+    path = _sections_lp(tmp_path, tail, objective=objective, rows=rows, sense="Maximize"
+                        if "int" in objective else "Minimize")
+    with pytest.raises(InputError, match=f"the column '{word}' is named like an LP section"):
+        solve_file(path, solver="scip")
+    assert solve_file(path, solver="highs").status is Status.OPTIMAL
+
+
+@pytest.mark.parametrize("bounds, lower, upper", [
+    (" x >= 2\n x = 0\n", 0.0, 0.0),  # SCIP read [2, 0]: 'infeasible'
+    (" x >= 3\n x >= 0\n", 0.0, 10.0),  # SCIP kept 3
+    (" x <= 3\n x <= +inf\n", 0.0, 10.0),  # SCIP kept 3
+])
+def test_a_later_bound_scip_skips_is_refused(tmp_path: Path, bounds, lower, upper) -> None:
+    """SCIP's reader skips a later lower bound of 0 and upper bound of +inf; HiGHS's takes
+    the last statement, as the format says."""
+    path = _sections_lp(tmp_path, f"Bounds\n{bounds} y <= 10\n", objective=" obj: x - y\n",
+                        rows=" c1: x + y <= 10\n")
+    with pytest.raises(InputError, match="skips a later bound of 0 or \\+inf"):
+        solve_file(path, solver="scip")
+    highs = solve_file(path, solver="highs")
+    assert lower <= highs.values["x"] <= upper
+
+
+def test_bounds_given_twice_alike_still_solve(tmp_path: Path) -> None:
+    path = _sections_lp(tmp_path, "Bounds\n x >= 1\n x <= 5\n 1 <= x <= 5\n y <= 10\n",
+                        objective=" obj: x - y\n", rows=" c1: x + y <= 10\n")
+    assert solve_file(path, solver="scip").objective == pytest.approx(
+        solve_file(path, solver="highs").objective)
