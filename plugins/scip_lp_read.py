@@ -91,9 +91,10 @@ def _refuse_odd_sos(path: Path, text: bytes, heads: list[re.Match[bytes]]) -> No
 
 def _refuse_semi_bounds(path: Path, text: bytes, heads: list[re.Match[bytes]],
                         sections: dict[str, list[bytes]]) -> None:
-    """An InputError for a semi-continuous column bounded in a Bounds section after its
-    declaration: SCIP's reader applied the declaration with the bounds read so far and
-    dropped it ([2, 4] without 0: 'optimal' 4 for 3)."""
+    """An InputError for a semi-continuous column given a lower bound in a Bounds section
+    after its declaration: SCIP's reader applied the declaration with the lower bound read
+    so far and dropped it ([2, 4] without 0: 'optimal' 4 for 3); a later upper bound it
+    reads as written."""
     semi = semi_columns(sections)
     if not semi:
         return
@@ -103,14 +104,14 @@ def _refuse_semi_bounds(path: Path, text: bytes, heads: list[re.Match[bytes]],
         if start < declared or not word.startswith(b"bound"):
             continue
         lines = text[start:stop].splitlines()
-        column = next((column for column, _, _ in bound_statements(lines) if column in semi),
-                      None)
+        column = next((column for column, lower, _ in bound_statements(lines)
+                       if column in semi and lower is not None), None)
         if column is not None:
             raise InputError(f"{path.name}: the semi-continuous column "
-                             f"{column.decode(errors='replace')!r} is bounded after its "
-                             "Semi-continuous declaration, which SCIP's reader applies with "
-                             "the bounds read before it (it dropped the declaration): put "
-                             "the Bounds section first")
+                             f"{column.decode(errors='replace')!r} is given a lower bound "
+                             "after its Semi-continuous declaration, which SCIP's reader "
+                             "applies with the lower bound read before it (it dropped the "
+                             "declaration): put the Bounds section first")
 
 
 def check_scip_lp_bounds(scip: Any, path: Path, text: bytes) -> None:
