@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +137,7 @@ def check_scip_lp_bounds(scip: Any, path: Path, text: bytes) -> None:
         sides = expected.setdefault(column, [None, None])
         sides[0] = sides[0] if lower is None else lower
         sides[1] = sides[1] if upper is None else upper
-    counts = {column: columns.count(column) for column in set(columns)}
+    counts = Counter(columns)
     for var in scip.getVars():
         name = var.name.encode()
         if counts.get(name, 0) < 2 or name in binary:
