@@ -52,7 +52,7 @@ from coplug.plugins.integral_rows import (
     optimize_checked,
     record_first_solve,
 )
-from coplug.plugins.interrupts import capture_output, sigint_cancels
+from coplug.plugins.interrupts import capture_output, capture_to_file, sigint_cancels
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.modeldata import SOLVER_INFINITY
 from coplug.plugins.nonlinear_optimum import check_nonlinear_optimum
@@ -146,8 +146,8 @@ def scip_read(path: Path, tee: bool = False) -> Any:
     scip = pyscipopt.Model()
     scip.setIntParam("display/verblevel", SCIP_VERBLEVEL_FULL)  # where it names dropped entries
     log = io.StringIO()
-    try:
-        with capture_output(log, capture_fd=True), scip_readable(path, text) as readable:
+    try:  # through a file: SCIP's reader held Python's lock printing into a full pipe
+        with capture_to_file() as log, scip_readable(path, text) as readable:
             scip.readProblem(native_name(readable))
     except Exception as exc:
         said = next((line.split("ERROR: ", 1)[1].strip() for line in log.getvalue().splitlines()

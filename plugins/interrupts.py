@@ -10,11 +10,13 @@ KeyboardInterrupt for the demo and the scripts (`exit_on_interrupt`)."""
 
 from __future__ import annotations
 
+import ctypes
 import io
 import logging
 import os
 import signal
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -95,6 +97,42 @@ def capture_output(*args: Any, **kwargs: Any) -> Iterator[Any]:
 
 
 @contextmanager
+def capture_to_file() -> Iterator[io.StringIO]:
+    """File descriptors 1 and 2 sent to a temporary file for the block, its text in the
+    yielded buffer once the block ends. For C code that prints while it holds Python's
+    lock (SCIP's readers and IIS finder): Pyomo's capture sends the output through a pipe
+    that a Python thread empties, and SCIP's reader, printing past the pipe's 64 kB (a
+    warning per column of a 5 MB file), waited on it for good."""
+    said = io.StringIO()
+    with interrupt_kept(), one_solve_at_a_time(), tempfile.TemporaryFile() as sink:
+        _flush_all()
+        saved = os.dup(1), os.dup(2)
+        try:
+            os.dup2(sink.fileno(), 1)
+            os.dup2(sink.fileno(), 2)
+            yield said
+        finally:
+            _flush_all()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+            sink.seek(0)
+            said.write(sink.read().decode(errors="replace"))
+
+
+def _flush_all() -> None:
+    """Flush Python's and the C library's buffered standard streams (C code's output held in
+    stdio's buffer would otherwise reach the stream after it was put back)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError):  # no C library to load (not on Linux or macOS)
+        pass
+
+
+@contextmanager
 def interrupt_kept() -> Iterator[None]:
     """Ctrl-C as KeyboardInterrupt where Pyomo's stream capture, restoring the streams, made
     it RuntimeError("KeyboardInterrupt: ...") (around `capture_output`, and around Pyomo's
@@ -129,8 +167,7 @@ def generate_iis(scip: Any) -> Any:
     counted): SCIP's IIS finder stops on the signal and answers as if done, and
     `explain_infeasible` went on filtering and returned. PySCIPOpt tells no interrupt, so
     SCIP's own message on it ("pressed CTRL-C") is looked for in its output."""
-    log = io.StringIO()
-    with one_solve_at_a_time(), capture_output(log, capture_fd=True):  # the process's streams
+    with capture_to_file() as log:  # the process's streams, through a file (no pipe to fill)
         found = scip.generateIIS()
     if "pressed CTRL-C" in log.getvalue():
         record_interrupt()

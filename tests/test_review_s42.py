@@ -374,3 +374,24 @@ def test_bounds_given_twice_alike_still_solve(tmp_path: Path) -> None:
                         objective=" obj: x - y\n", rows=" c1: x + y <= 10\n")
     assert solve_file(path, solver="scip").objective == pytest.approx(
         solve_file(path, solver="highs").objective)
+
+
+def test_a_file_scip_warns_about_at_length_is_read(tmp_path: Path) -> None:
+    """SCIP's reader printed a warning per integer column with a fractional bound; past
+    64 kB the captured pipe filled while SCIP held Python's lock, and solve_file hung for
+    good (2,000 columns). The output now goes through a file."""
+    import subprocess
+    import sys
+
+    n = 3000
+    path = tmp_path / "frac_int.mps"
+    path.write_text("NAME t\nROWS\n N obj\n L c\nCOLUMNS\n    M1 'MARKER' 'INTORG'\n"
+                    + "".join(f"    x{j} obj -1 c 1\n" for j in range(n))
+                    + "    M2 'MARKER' 'INTEND'\nRHS\n    RHS c 10\nBOUNDS\n"
+                    + "".join(f" UP BND x{j} 2.5\n" for j in range(n)) + "ENDATA\n")
+    code = ("import sys; from coplug.plugins.files import solve_file; "
+            "r = solve_file(sys.argv[1], solver='scip', time_limit=20); print(r.objective)")
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert float(done.stdout.split()[-1]) == pytest.approx(-10.0)
