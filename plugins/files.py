@@ -68,7 +68,7 @@ from coplug.plugins.scip_file_read import (
     refuse_scip_ignored,
     scip_readable,
 )
-from coplug.plugins.scip_lp_read import check_scip_lp_bounds, check_scip_lp_text
+from coplug.plugins.scip_lp_read import check_scip_lp_text
 from coplug.plugins.serial import one_solve_at_a_time
 from coplug.plugins.varmap import snap
 
@@ -160,7 +160,6 @@ def scip_read(path: Path, tee: bool = False) -> Any:
         scip.hideOutput(quiet=not tee)
     refuse_scip_ignored(path, log.getvalue())
     check_scip_read(scip, path, text)
-    check_scip_lp_bounds(scip, path, text)
     enforce_user_cuts(scip, path, text)
     _scip_refuse_nan(scip, path, text)
     return scip

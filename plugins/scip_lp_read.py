@@ -10,7 +10,6 @@ import math
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 from coplug.plugins.errors import InputError
 from coplug.plugins.file_reading import is_lp
@@ -22,7 +21,6 @@ from coplug.plugins.lp_text import (
     section_spans,
     semi_columns,
 )
-from coplug.plugins.modeldata import SOLVER_INFINITY
 
 # The words SCIP's reader opens a section at, wherever they stand (a `:` after one makes it
 # a name); the two-word ones by their first word where the second follows
@@ -34,17 +32,23 @@ _TWO_WORD_SECTIONS = {b"subject": b"to", b"such": b"that", b"lazy": b"constraint
                       b"user": b"cuts"}
 _LAST_WORD = re.compile(rb"(?<![^\s+\-*^<>=:\[\]])([^\s+\-*^<>=:\[\]]+)\s*\Z")
 # An SOS section as SCIP's reader takes it: sets `[name:] S1:: column:weight ...`
-_SOS_VALUE = rb"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
+_SOS_VALUE = rb"[-+]?(?:[0-9]++(?:\.[0-9]*+)?|\.[0-9]++)(?:[eE][-+]?[0-9]++)?+"
+# (possessive throughout: a weight's digits read more than one way made a failing match
+# take time doubling with each member)
 _SOS_BODY = re.compile(rb"\s*(?:(?:[^\s:]+\s*:\s*)?[sS][12]\s*::(?:\s*[^\s:]+\s*:\s*%s)+\s*)*"
                        % _SOS_VALUE)
 _LP_COMMENT = re.compile(rb"\\[^\n]*")
+# A name in Bounds lines (a token that is no value, sense or sign), and the words no column
+_BOUND_NAME = re.compile(rb"(?<![^\s<>=])([^\s<>=:\\0-9.+\-][^\s<>=:\\]*)")
+_BOUND_WORDS = frozenset({b"free", b"inf", b"infinity"})
 
 
 def check_scip_lp_text(path: Path, text: bytes) -> None:
     """InputErrors, before SCIP reads an LP file, for what its reader takes apart from the
     file: a section word ending the objective or inside a Generals, Binaries or
-    Semi-continuous line, an SOS section of other lines than its sets, and a
-    semi-continuous column bounded after its declaration."""
+    Semi-continuous line, an SOS section of other lines than its sets, a semi-continuous
+    column given a lower bound after its declaration, and a column bounded again by a
+    bound of 0 or +inf, which it skips."""
     if not is_lp(path):
         return
     heads = section_heads(text)
@@ -52,6 +56,7 @@ def check_scip_lp_text(path: Path, text: bytes) -> None:
     _refuse_section_words(path, text, heads, sections)
     _refuse_odd_sos(path, text, heads)
     _refuse_semi_bounds(path, text, heads, sections)
+    _refuse_skipped_bounds(path, sections)
 
 
 def _refuse_section_words(path: Path, text: bytes, heads: list[re.Match[bytes]],
@@ -61,16 +66,15 @@ def _refuse_section_words(path: Path, text: bytes, heads: list[re.Match[bytes]],
     or a word of a Generals, Binaries or Semi-continuous line (` x bin z` made z binary);
     HiGHS's reader takes them as columns, and a section's name opens its own line."""
     last = _LAST_WORD.search(objective_tail(text, heads))
-    found = [last.group(1)] if last else []
+    found = [last.group(1)] if last and last.group(1).lower() in _SECTION_WORDS else []
     for kind in ("general", "binary", "semi"):
         words = [word.lower() for line in sections.get(kind, [])
                  for word in line.split(b"\\", 1)[0].split()]
         found += [word for word in words if word in _SECTION_WORDS]
         found += [word for word, after in zip(words, words[1:], strict=False)
                   if _TWO_WORD_SECTIONS.get(word) == after]
-    word = next((word for word in found if word.lower() in _SECTION_WORDS
-                 or word.lower() in _TWO_WORD_SECTIONS), None)
-    if word is not None:
+    if found:
+        word = found[0]
         raise InputError(f"{path.name}: the column {word.decode(errors='replace')!r} is "
                          "named like an LP section, which SCIP's reader opens a section at "
                          "where it stands (it dropped the column's cost or read the next "
@@ -95,7 +99,8 @@ def _refuse_semi_bounds(path: Path, text: bytes, heads: list[re.Match[bytes]],
     """An InputError for a semi-continuous column given a lower bound in a Bounds section
     after its declaration: SCIP's reader applied the declaration with the lower bound read
     so far and dropped it ([2, 4] without 0: 'optimal' 4 for 3); a later upper bound it
-    reads as written."""
+    reads as written, and a later lower bound of 0 it skips (harmless: such a column is
+    continuous from 0)."""
     semi = semi_columns(sections)
     if not semi:
         return
@@ -106,7 +111,7 @@ def _refuse_semi_bounds(path: Path, text: bytes, heads: list[re.Match[bytes]],
             continue
         lines = text[start:stop].splitlines()
         column = next((column for column, lower, _ in bound_statements(lines)
-                       if column in semi and lower is not None), None)
+                       if column in semi and lower is not None and lower > 0), None)
         if column is not None:
             raise InputError(f"{path.name}: the semi-continuous column "
                              f"{column.decode(errors='replace')!r} is given a lower bound "
@@ -115,54 +120,36 @@ def _refuse_semi_bounds(path: Path, text: bytes, heads: list[re.Match[bytes]],
                              "declaration): put the Bounds section first")
 
 
-def check_scip_lp_bounds(scip: Any, path: Path, text: bytes) -> None:
-    """An InputError where SCIP read a column that Bounds statements bound more than once
-    with other bounds than the last statements give it: its reader skips a lower bound of
-    0 and an upper bound of +inf, so `x >= 2` then `x = 0` read as [2, 0] ('infeasible')
-    and `x >= 3` then `x >= 0` as [3, inf]; HiGHS's reader takes the last."""
-    if not is_lp(path):
-        return
-    sections = lp_sections(text, section_heads(text))
+def _refuse_skipped_bounds(path: Path, sections: dict[str, list[bytes]]) -> None:
+    """An InputError for a column several Bounds statements bound that SCIP's reader bounds
+    otherwise than the last statements: it skips a lower bound of 0 and an upper bound of
+    +inf, so `x >= 2` then `x = 0` read as [2, 0] ('infeasible') and `x >= 3` then `x >= 0`
+    as [3, inf] (binaries and semi-continuous columns alike); HiGHS's reader takes the last.
+    Names are counted by one regex first: statements are read only where one repeats."""
     lines = sections.get("bounds", [])
-    if not lines:
-        return
-    statements = list(bound_statements(lines))
-    columns = [column for column, _, _ in statements]
-    if len(set(columns)) == len(columns):
+    names = [name for name in _BOUND_NAME.findall(b"\n".join(lines))
+             if name.lower() not in _BOUND_WORDS]
+    if len(set(names)) == len(names):
         return  # each column bounded once: SCIP's reader takes each as written
-    binary = semi_columns(sections) | {word for line in sections.get("binary", [])
-                                       for word in line.split(b"\\", 1)[0].split()}
-    expected: dict[bytes, list[float | None]] = {}
-    for column, lower, upper in statements:
-        sides = expected.setdefault(column, [None, None])
-        sides[0] = sides[0] if lower is None else lower
-        sides[1] = sides[1] if upper is None else upper
-    counts = Counter(columns)
-    for var in scip.getVars():
-        name = var.name.encode()
-        if counts.get(name, 0) < 2 or name in binary:
+    repeated = {name for name, count in Counter(names).items() if count > 1}
+    last: dict[bytes, list[float]] = {}
+    scip: dict[bytes, list[float]] = {}
+    for column, lower, upper in bound_statements(lines):
+        if column not in repeated:
             continue
-        read = (_as_float(var.getLbOriginal()), _as_float(var.getUbOriginal()))
-        for side, want, got in zip(("lower", "upper"), expected[name], read, strict=True):
-            if want is not None and not _same_bound(want, got, var.vtype()):
-                raise InputError(f"{path.name}: SCIP read column {var.name!r} with the "
-                                 f"{side} bound {got:g} where its last Bounds statement gives "
-                                 f"{want:g} (SCIP's reader skips a later bound of 0 or +inf); "
-                                 "give each column one bound statement, or solve with "
-                                 "solver='highs'")
-
-
-def _as_float(value: float) -> float:
-    """A bound SCIP read, its infinity (1e20) as inf."""
-    return math.inf if value >= SOLVER_INFINITY else -math.inf if value <= -SOLVER_INFINITY \
-        else value
-
-
-def _same_bound(want: float, got: float, vtype: str) -> bool:
-    """Whether SCIP's bound `got` is the statement's `want` (rounded inward on an integer
-    column, as SCIP rounds it)."""
-    if want == got:
-        return True
-    if vtype in ("INTEGER", "IMPLINT") and math.isfinite(want):
-        return got in (math.floor(want), math.ceil(want))
-    return math.isclose(want, got, rel_tol=1e-12, abs_tol=1e-12)
+        wanted = last.setdefault(column, [0.0, math.inf])
+        read = scip.setdefault(column, [0.0, math.inf])
+        if lower is not None:
+            wanted[0] = lower
+            read[0] = read[0] if lower == 0 else lower
+        if upper is not None:
+            wanted[1] = upper
+            read[1] = read[1] if upper == math.inf else upper
+    column = next((column for column in last if last[column] != scip[column]), None)
+    if column is not None:
+        (lower, upper), (got_lower, got_upper) = last[column], scip[column]
+        raise InputError(f"{path.name}: the Bounds statements of "
+                         f"{column.decode(errors='replace')!r} end at [{lower:g}, {upper:g}], "
+                         f"which SCIP's reader reads as [{got_lower:g}, {got_upper:g}] (it "
+                         "skips a later bound of 0 or +inf); give each column one bound "
+                         "statement, or solve with solver='highs'")

@@ -395,3 +395,39 @@ def test_a_file_scip_warns_about_at_length_is_read(tmp_path: Path) -> None:
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-500:]
     assert float(done.stdout.split()[-1]) == pytest.approx(-10.0)
+
+
+@pytest.mark.parametrize("tail", [
+    "Bounds\n x >= 1\n x >= 0\nBinaries\n x\n",  # SCIP kept x at 1
+    "Bounds\n x >= 2\n x >= 0\n x <= 5\nSemi-continuous\n x\n",  # SCIP kept 2: 1.75 for 0.25
+])
+def test_repeated_bounds_of_binaries_and_semi_columns_are_checked(tmp_path: Path,
+                                                                  tail: str) -> None:
+    path = _sections_lp(tmp_path, tail, objective=" obj: x + 0.25 y\n", rows=" c1: x + y >= 1\n")
+    with pytest.raises(InputError, match="skips a later bound of 0 or \\+inf"):
+        solve_file(path, solver="scip")
+    assert solve_file(path, solver="highs").objective == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize("objective, tail", [
+    (" obj: 2 x + user\n", ""),  # `user` opens no section without `cuts` after it
+    (" obj: 2 x + 3 y\n", "Semi-continuous\n x\nBounds\n 0 <= x <= 5\n"),  # a later 0 lower
+])
+def test_what_scip_reads_as_written_is_not_refused(tmp_path: Path, objective, tail) -> None:
+    rows = " c1: x + user >= 1\n" if "user" in objective else " c1: x + y >= 1\n"
+    path = _sections_lp(tmp_path, tail, objective=objective, rows=rows)
+    assert solve_file(path, solver="scip").objective == pytest.approx(
+        solve_file(path, solver="highs").objective)
+
+
+def test_a_long_bad_sos_set_is_refused_at_once(tmp_path: Path) -> None:
+    """Weights read more than one way made the failing match take time doubling with each
+    member (20 members: 67 s)."""
+    import time
+
+    members = " ".join(f"x{k}:{10 * (k + 1)}" for k in range(40))
+    path = _sections_lp(tmp_path, f"SOS\n s1: S1:: {members} 5\n")
+    started = time.perf_counter()
+    with pytest.raises(InputError, match="SOS section is no run of sets"):
+        solve_file(path, solver="scip")
+    assert time.perf_counter() - started < 5
