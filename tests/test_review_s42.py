@@ -431,3 +431,22 @@ def test_a_long_bad_sos_set_is_refused_at_once(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="SOS section is no run of sets"):
         solve_file(path, solver="scip")
     assert time.perf_counter() - started < 5
+
+
+@pytest.mark.parametrize("suffix", [".mps", ".lp"])
+def test_an_indicator_slack_stays_out_of_a_files_values(tmp_path: Path, suffix: str) -> None:
+    """SCIP's readers add a slack column per indicator row; it is looked for only in files
+    that may hold one (an INDICATORS section, an LP `->`), and left out of the values."""
+    import pyscipopt
+
+    m = pyscipopt.Model()
+    m.hideOutput()
+    b = m.addVar("b", vtype="B")
+    x = m.addVar("x", ub=10)
+    m.addConsIndicator(x <= 3, b, name="ind")
+    m.setObjective(x + 2 * b, "maximize")
+    path = tmp_path / f"ind{suffix}"
+    m.writeProblem(str(path))
+    result = solve_file(path, solver="scip")
+    assert set(result.values) == {"b", "x"}
+    assert result.objective == pytest.approx(10.0)
