@@ -450,3 +450,21 @@ def test_an_indicator_slack_stays_out_of_a_files_values(tmp_path: Path, suffix: 
     result = solve_file(path, solver="scip")
     assert set(result.values) == {"b", "x"}
     assert result.objective == pytest.approx(10.0)
+
+
+@pytest.mark.parametrize("rhs, refused", [
+    ("* note\n    RHS c1 4\n* note\n    RHS c2 1D2\n", "not a number as MPS writes one"),
+    ("* note\n    RHS c1 4\n* note\n    RHS2 c2 5\n", "a second RHS set"),
+    ("* note\n    RHS c1 4\n* note\n    RHS c2 5\n", None),
+])
+def test_comment_lines_keep_the_rhs_checks(tmp_path: Path, rhs: str, refused) -> None:
+    """Comment lines are left out before the bulk check (one sent every line the slow way);
+    the faults around them are still found."""
+    path = tmp_path / "c.mps"
+    path.write_text("NAME t\nROWS\n N obj\n L c1\n L c2\nCOLUMNS\n    x obj -1 c1 1\n"
+                    f"    x c2 1\nRHS\n{rhs}ENDATA\n")
+    if refused:
+        with pytest.raises(InputError, match=refused):
+            solve_file(path, solver="highs")
+    else:
+        assert solve_file(path, solver="highs").objective == pytest.approx(-4.0)
