@@ -11,6 +11,7 @@ KeyboardInterrupt for the demo and the scripts (`exit_on_interrupt`)."""
 from __future__ import annotations
 
 import ctypes
+import functools
 import io
 import logging
 import os
@@ -104,21 +105,61 @@ def capture_to_file() -> Iterator[io.StringIO]:
     that a Python thread empties, and SCIP's reader, printing past the pipe's 64 kB (a
     warning per column of a 5 MB file), waited on it for good."""
     said = io.StringIO()
-    with interrupt_kept(), one_solve_at_a_time(), tempfile.TemporaryFile() as sink:
-        _flush_all()
-        saved = os.dup(1), os.dup(2)
+    with interrupt_kept(), one_solve_at_a_time():
+        sink = _sink()
+        saved: list[int] = []
         try:
+            _flush_all()
+            saved.append(os.dup(1))
+            saved.append(os.dup(2))
             os.dup2(sink.fileno(), 1)
             os.dup2(sink.fileno(), 2)
             yield said
         finally:
-            _flush_all()
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            os.close(saved[0])
-            os.close(saved[1])
+            _put_back(saved)
             sink.seek(0)
             said.write(sink.read().decode(errors="replace"))
+
+
+_SINKS: dict[int, Any] = {}  # the process's temporary file for captures, by process id
+
+
+def _sink() -> Any:
+    """This process's temporary file for `capture_to_file`, emptied: one file reused (a
+    Ctrl-C landing while a new one opened or closed leaked its descriptor), one per process
+    (a forked child would share the parent's offset)."""
+    sink = _SINKS.get(os.getpid())
+    if sink is None:
+        sink = _SINKS.setdefault(os.getpid(), tempfile.TemporaryFile())
+    sink.seek(0)
+    sink.truncate()
+    return sink
+
+
+def _put_back(saved: list[int]) -> None:
+    """Flush, point descriptors 1 and 2 back at `saved`'s copies and close those; a Ctrl-C
+    landing on the way is raised once all is back (one left the streams on the deleted
+    temporary file for good)."""
+    steps = [_flush_all, *(functools.partial(os.dup2, fd, target)
+                           for target, fd in zip((1, 2), saved, strict=False)),
+             *(functools.partial(_close_quietly, fd) for fd in saved)]
+    interrupted, done = False, 0
+    while done < len(steps):
+        try:
+            steps[done]()
+            done += 1
+        except KeyboardInterrupt:  # each step may run again: dup2 and close alike
+            interrupted = True
+    if interrupted:
+        raise KeyboardInterrupt
+
+
+def _close_quietly(fd: int) -> None:
+    """Close `fd`, already closed or not (a step run again after an interrupt)."""
+    try:
+        os.close(fd)
+    except OSError:
+        pass
 
 
 def _flush_all() -> None:

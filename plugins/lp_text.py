@@ -20,7 +20,7 @@ _LP_DELIMITERS = frozenset(b" \t\r\n\f\v+-*^<>=:[]")
 _LP_COMMENT = re.compile(rb"\\[^\n]*")
 LP_SECTION = re.compile(rb"^[ \t]*(subject[ \t]+to|such[ \t]+that|st\.?|s\.t\.|bounds?|"
                          rb"generals?|gen|integers?|int|binary|binaries|bin|semi-continuous|"
-                         rb"semis?|sos|lazy[ \t]+constraints|user[ \t]+cuts|end)(?=[ \t]|\r?$)",
+                         rb"semis?|sos|lazy[ \t]+constraints|user[ \t]+cuts|end)(?=[ \t\\]|\r?$)",
                          re.M | re.I)  # names may follow
 # The section heads whose lines are rows, as `LP_SECTION` finds them (lower case)
 _ROW_HEADS = (b"subject", b"such", b"st", b"s.t.", b"lazy", b"user")

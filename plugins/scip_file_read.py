@@ -288,7 +288,7 @@ def _bounds_in_order(bounds: bytes) -> dict[bytes, tuple[float | None, float | N
     """(lower, upper) the BOUNDS lines (`bounds`, the section) give in order to each column
     SCIP's reader may take otherwise: a lower bound set after an upper one, or a BV line
     (None: a side no line sets; SC columns left out, their meaning differs by reader); an
-    upper bound past 1 makes SCIP's column integer, so only one of 1 or less counts (walking
+    upper bound of 2 or more makes SCIP's column integer, so only one below 2 counts (walking
     every such column took 4.5 times SCIP's read). The lines' types and columns are read by
     one regex, and values only for those columns (every line cost 0.9 s on 400,000)."""
     lines = [(kind.upper(), *_column_and_value(kind.upper(), fields))
@@ -319,10 +319,10 @@ def _bounds_in_order(bounds: bytes) -> dict[bytes, tuple[float | None, float | N
 
 
 def _keeps_binary(value: bytes) -> bool:
-    """Whether an upper bound of `value` may leave a column SCIP holds binary (1 or less, or
-    a value that is no number)."""
+    """Whether an upper bound of `value` may leave a column SCIP holds binary (below 2: SCIP
+    took 1.000001 for 1, within its tolerance; or a value that is no number)."""
     number = float_or_none(value) if value else None
-    return number is None or number <= 1
+    return number is None or number < 2
 
 
 def _column_and_value(kind: bytes, fields: list[bytes]) -> tuple[bytes, bytes]:

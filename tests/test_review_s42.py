@@ -468,3 +468,49 @@ def test_comment_lines_keep_the_rhs_checks(tmp_path: Path, rhs: str, refused) ->
             solve_file(path, solver="highs")
     else:
         assert solve_file(path, solver="highs").objective == pytest.approx(-4.0)
+
+
+def test_a_user_cuts_head_with_a_comment_is_a_head(tmp_path: Path) -> None:
+    """`User Cuts\\ note` is a head to SCIP's reader (it gives the row before it the cuts'
+    flags); missed, c1 went unenforced: 'optimal' 100 at a point breaking it."""
+    path = tmp_path / "cuts.lp"
+    path.write_text("Maximize\n obj: x + y\nSubject To\n c1: x + y <= 10\nUser Cuts\\ valid\n"
+                    " u1: x <= 50\nBounds\n x <= 50\n y <= 50\nEnd\n")
+    assert solve_file(path, solver="scip").objective == pytest.approx(10.0)
+
+
+def test_an_upper_bound_scip_takes_for_1_keeps_the_order_check(tmp_path: Path) -> None:
+    """SCIP held a column with `UP 1.0000001` binary (within its tolerance) and reset it
+    when LO followed: 'optimal' -1000 for -1."""
+    path = tmp_path / "b.mps"
+    path.write_text("NAME t\nROWS\n N obj\n L c\nCOLUMNS\n    M1 'MARKER' 'INTORG'\n"
+                    "    x obj -1 c 1\n    M2 'MARKER' 'INTEND'\nRHS\n    RHS c 1000\nBOUNDS\n"
+                    " UP BND x 1.0000001\n LO BND x 0.5\nENDATA\n")
+    with pytest.raises(InputError, match="resets a bound of a column it holds binary"):
+        solve_file(path, solver="scip")
+
+
+def test_streams_come_back_when_ctrl_c_lands_while_they_are_put_back(monkeypatch) -> None:
+    """A Ctrl-C inside the capture's flush left descriptors 1 and 2 on the temporary file
+    for good; now the streams are put back and the interrupt raised after."""
+    import os
+
+    from coplug.plugins import interrupts
+
+    before = os.readlink("/proc/self/fd/1") if os.path.exists("/proc/self/fd/1") else None
+    calls = []
+    real_flush = interrupts._flush_all
+
+    def flush_interrupted() -> None:
+        calls.append(1)
+        if len(calls) == 2:  # the flush on the way back
+            raise KeyboardInterrupt
+        real_flush()
+
+    monkeypatch.setattr(interrupts, "_flush_all", flush_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts.capture_to_file():
+            os.write(1, b"inside\n")
+    if before is not None:
+        assert os.readlink("/proc/self/fd/1") == before
+    assert len(calls) >= 3  # the flush was run again
