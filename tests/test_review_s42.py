@@ -167,8 +167,9 @@ def test_rows_both_readers_take_alike_still_solve(tmp_path: Path, objective, row
     assert scip.objective == pytest.approx(highs.objective, abs=1e-6)
 
 
-def test_an_indicator_row_scip_writes_is_read_back(tmp_path: Path) -> None:
-    """SCIP's own LP writer puts an indicator's `b = 1 -> row` on one line."""
+def _indicator_file(tmp_path: Path, suffix: str) -> tuple[Path, float]:
+    """An indicator model as SCIP's own writer writes it, and its optimum as SCIP finds it
+    on the model built directly."""
     import pyscipopt
 
     m = pyscipopt.Model()
@@ -177,11 +178,17 @@ def test_an_indicator_row_scip_writes_is_read_back(tmp_path: Path) -> None:
     x = m.addVar("x", ub=10)
     m.addConsIndicator(x <= 3, b, name="ind")
     m.setObjective(x + 2 * b, "maximize")
-    path = tmp_path / "ind.lp"
+    path = tmp_path / f"ind{suffix}"
     m.writeProblem(str(path))
-    assert "->" in path.read_text()
     m.optimize()
-    assert solve_file(path, solver="scip").objective == pytest.approx(m.getObjVal())
+    return path, m.getObjVal()
+
+
+def test_an_indicator_row_scip_writes_is_read_back(tmp_path: Path) -> None:
+    """SCIP's own LP writer puts an indicator's `b = 1 -> row` on one line."""
+    path, optimum = _indicator_file(tmp_path, ".lp")
+    assert "->" in path.read_text()
+    assert solve_file(path, solver="scip").objective == pytest.approx(optimum)
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -437,19 +444,10 @@ def test_a_long_bad_sos_set_is_refused_at_once(tmp_path: Path) -> None:
 def test_an_indicator_slack_stays_out_of_a_files_values(tmp_path: Path, suffix: str) -> None:
     """SCIP's readers add a slack column per indicator row; it is looked for only in files
     that may hold one (an INDICATORS section, an LP `->`), and left out of the values."""
-    import pyscipopt
-
-    m = pyscipopt.Model()
-    m.hideOutput()
-    b = m.addVar("b", vtype="B")
-    x = m.addVar("x", ub=10)
-    m.addConsIndicator(x <= 3, b, name="ind")
-    m.setObjective(x + 2 * b, "maximize")
-    path = tmp_path / f"ind{suffix}"
-    m.writeProblem(str(path))
+    path, optimum = _indicator_file(tmp_path, suffix)
     result = solve_file(path, solver="scip")
     assert set(result.values) == {"b", "x"}
-    assert result.objective == pytest.approx(10.0)
+    assert result.objective == pytest.approx(optimum)
 
 
 @pytest.mark.parametrize("rhs, refused", [
