@@ -17,7 +17,7 @@ from coplug.plugins.errors import InputError
 
 # What SCIP's LP reader ends a word at, as byte values
 _LP_DELIMITERS = frozenset(b" \t\r\n\f\v+-*^<>=:[]")
-_LP_COMMENT = re.compile(rb"\\[^\n]*")
+LP_COMMENT = re.compile(rb"\\[^\n]*")
 LP_SECTION = re.compile(rb"^[ \t]*(subject[ \t]+to|such[ \t]+that|st\.?|s\.t\.|bounds?|"
                          rb"generals?|gen|integers?|int|binary|binaries|bin|semi-continuous|"
                          rb"semis?|sos|lazy[ \t]+constraints|user[ \t]+cuts|end)(?=[ \t\\]|\r?$)",
@@ -124,7 +124,7 @@ def _refuse_early_end(path: Path, text: bytes) -> None:
         line_start = text.rfind(b"\n", 0, start) + 1
         if b"\\" in text[line_start:start]:
             continue  # in a comment
-        rest = _LP_COMMENT.sub(b"", text[end:])
+        rest = LP_COMMENT.sub(b"", text[end:])
         if rest.strip():
             number = text.count(b"\n", 0, start) + 1
             raise InputError(f"{path.name}:{number}: the word End ends the model for SCIP's "
@@ -275,7 +275,7 @@ def _inside(spans: list[tuple[int, int]], at: int) -> bool:
 def _after_bracket(text: bytes, start: int, at: int) -> bool:
     """Whether the text before `at`, comments left out, ends with a `]` (`] / 2`)."""
     window_start = text.rfind(b"\n", start, max(start, at - 256)) + 1 or start
-    return _LP_COMMENT.sub(b"", text[max(start, window_start):at]).rstrip().endswith(b"]")
+    return LP_COMMENT.sub(b"", text[max(start, window_start):at]).rstrip().endswith(b"]")
 
 
 def _refuse_objective_tail(path: Path, text: bytes, start: int, stop: int) -> None:
@@ -310,7 +310,7 @@ def _refuse_objective_tail(path: Path, text: bytes, start: int, stop: int) -> No
 def _text_tail(text: bytes, start: int, stop: int) -> bytes:
     """The last lines of text[start:stop] (4 kB or more, whole lines), comments removed."""
     window = text.rfind(b"\n", start, max(start, stop - 4096)) + 1 or start
-    return _LP_COMMENT.sub(b"", text[max(start, window):stop]).rstrip()
+    return LP_COMMENT.sub(b"", text[max(start, window):stop]).rstrip()
 
 
 def objective_tail(text: bytes, heads: list[re.Match[bytes]]) -> bytes:

@@ -14,6 +14,7 @@ from pathlib import Path
 from coplug.plugins.errors import InputError
 from coplug.plugins.file_reading import is_lp
 from coplug.plugins.lp_text import (
+    LP_COMMENT,
     bound_statements,
     lp_sections,
     objective_tail,
@@ -37,7 +38,6 @@ _SOS_VALUE = rb"[-+]?(?:[0-9]++(?:\.[0-9]*+)?|\.[0-9]++)(?:[eE][-+]?[0-9]++)?+"
 # take time doubling with each member)
 _SOS_BODY = re.compile(rb"\s*(?:(?:[^\s:]+\s*:\s*)?[sS][12]\s*::(?:\s*[^\s:]+\s*:\s*%s)+\s*)*"
                        % _SOS_VALUE)
-_LP_COMMENT = re.compile(rb"\\[^\n]*")
 # A name in Bounds lines (a token that is no value, sense or sign), and the words no column
 _BOUND_NAME = re.compile(rb"(?<![^\s<>=])([^\s<>=:\\0-9.+\-][^\s<>=:\\]*)")
 _BOUND_WORDS = frozenset({b"free", b"inf", b"infinity"})
@@ -87,7 +87,7 @@ def _refuse_odd_sos(path: Path, text: bytes, heads: list[re.Match[bytes]]) -> No
     for word, start, stop in section_spans(text, heads):
         if word != b"sos":
             continue
-        body = _LP_COMMENT.sub(b"", text[start:stop])
+        body = LP_COMMENT.sub(b"", text[start:stop])
         if _SOS_BODY.fullmatch(body) is None:
             raise InputError(f"{path.name}: the SOS section is no run of sets `name: S1:: "
                              "x:1 y:2` (a stray ':' or a priority after the weights crashed "
