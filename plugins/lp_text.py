@@ -141,7 +141,7 @@ def _refuse_misread_rows(path: Path, text: bytes, heads: list[re.Match[bytes]]) 
     zero ones (`0 y x` read as `x`) or after the objective (`obj: x 5`: a constant 5), a
     name starting with `/`, a lone sign ending the objective (dropped), an exponent sign
     without digits (HiGHS read `1e+ z` as `1 e + z`) and an objective's quadratic part
-    without `/2` (HiGHS took it unhalved). Each is searched in C (0.3-0.4 s on 25-40 MB
+    without `/2` (HiGHS took it unhalved). Each is searched in C (0.3-0.5 s on 25-40 MB
     files SCIP reads in 0.7-1.1 s); a hit in a comment is passed over. `heads`: the file's
     section heads (`section_heads`)."""
     for start, stop, objective in _row_regions(text, heads):
