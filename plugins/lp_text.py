@@ -14,6 +14,7 @@ from itertools import repeat
 from pathlib import Path
 
 from coplug.plugins.errors import InputError
+from coplug.plugins.modeldata import SOLVER_INFINITY
 
 # What SCIP's LP reader ends a word at, as byte values
 _LP_DELIMITERS = frozenset(b" \t\r\n\f\v+-*^<>=:[]")
@@ -359,14 +360,20 @@ def _flipped(sense: bytes) -> bytes:
 
 
 def _solver_number(word: bytes) -> float:
-    """A bound's value as the solvers take it: 1e20 and past (inf spelt too) infinite."""
+    """A bound's value as the solvers take it: SOLVER_INFINITY (1e20) and past (inf spelt
+    too) infinite."""
     number = float(word)
-    return math.copysign(math.inf, number) if abs(number) >= 1e20 else number
+    return math.copysign(math.inf, number) if abs(number) >= SOLVER_INFINITY else number
+
+
+def section_words(sections: dict[str, list[bytes]], kind: str) -> list[bytes]:
+    """The words of the `kind` section's lines (`lp_sections`), comments left out."""
+    return [word for line in sections.get(kind, []) for word in line.split(b"\\", 1)[0].split()]
 
 
 def semi_columns(sections: dict[str, list[bytes]]) -> set[bytes]:
     """The columns an LP file's Semi-continuous sections list (`lp_sections`)."""
-    return {word for line in sections.get("semi", []) for word in line.split(b"\\", 1)[0].split()}
+    return set(section_words(sections, "semi"))
 
 
 def _refuse_negative_semi(path: Path, sections: dict[str, list[bytes]]) -> None:
@@ -428,14 +435,10 @@ def lp_sections(text: bytes, heads: list[re.Match[bytes]]) -> dict[str, list[byt
     kinds = {b"bound": "bounds", b"gen": "general", b"int": "general", b"bin": "binary",
              b"semi": "semi"}
     found: dict[str, list[bytes]] = {}
-    if not heads:
-        return found
-    for head, after in zip(heads, [*heads[1:], None], strict=True):
-        word = head.group(1).lower()
-        kind = next((name for start, name in kinds.items() if word.startswith(start)), None)
+    for word, start, stop in section_spans(text, heads):
+        kind = next((name for head, name in kinds.items() if word.startswith(head)), None)
         if kind is not None:
-            body = text[head.end():after.start() if after else len(text)]
-            found.setdefault(kind, []).extend(body.splitlines())
+            found.setdefault(kind, []).extend(text[start:stop].splitlines())
     return found
 
 

@@ -20,6 +20,7 @@ from coplug.plugins.lp_text import (
     objective_tail,
     section_heads,
     section_spans,
+    section_words,
     semi_columns,
 )
 
@@ -68,8 +69,7 @@ def _refuse_section_words(path: Path, text: bytes, heads: list[re.Match[bytes]],
     last = _LAST_WORD.search(objective_tail(text, heads))
     found = [last.group(1)] if last and last.group(1).lower() in _SECTION_WORDS else []
     for kind in ("general", "binary", "semi"):
-        words = [word.lower() for line in sections.get(kind, [])
-                 for word in line.split(b"\\", 1)[0].split()]
+        words = [word.lower() for word in section_words(sections, kind)]
         found += [word for word in words if word in _SECTION_WORDS]
         found += [word for word, after in zip(words, words[1:], strict=False)
                   if _TWO_WORD_SECTIONS.get(word) == after]
