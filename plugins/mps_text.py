@@ -88,7 +88,7 @@ def _refuse_odd_fields(path: Path, text: bytes) -> None:
         head = text.find(b"\n", start, stop)
         if head < 0:
             continue
-        odd = _odd_line(text[head + 1:stop], fields)
+        odd = _odd_line(text, head + 1, stop, fields)
         if odd is not None:
             index, line = odd
             number = text.count(b"\n", 0, head + 1) + index + 1
@@ -158,19 +158,47 @@ def _refuse_section_order(path: Path, text: bytes) -> None:
         allowed = False
 
 
-def _odd_line(body: bytes, fields: tuple[int, ...]) -> tuple[int, bytes] | None:
-    """(index, text) of the first line of `body` whose count of fields is not in `fields`
-    (comment lines left out), else None. Counted in numpy: a Python pass over COLUMNS cost
-    40% of SCIP's reading time, this one about 15%."""
+ODD_LINE_CHUNK = 1 << 23  # bytes of whole lines counted at a time (`_odd_line`)
+PLAIN_CHUNK = 1 << 20  # bytes of whole lines whose words are checked at a time
+
+
+def _odd_line(text: bytes, begin: int, end: int,
+              fields: tuple[int, ...]) -> tuple[int, bytes] | None:
+    """(index, text) of the first line of `text[begin:end]` whose count of fields is not in `fields`
+    (comment lines left out), else None. Counted in numpy, a chunk of whole lines at a time:
+    a Python pass over COLUMNS cost 40% of SCIP's reading time, this one about 15%, and the
+    arrays over a whole section had peaked at 3.5 times its size."""
+    if text.find(b"$", begin, end) >= 0:  # `$` comments: the plain line reader strips them
+        lines = text[begin:end].splitlines()
+        return next(((k, lines[k]) for k, words in _data_lines(text[begin:end])
+                     if len(words) not in fields), None)
+    first_line = 0
+    for start, stop in line_chunks(text, begin, end, ODD_LINE_CHUNK):
+        chunk = text[start:stop]
+        odd = _odd_line_in_chunk(chunk, fields)
+        if odd is not None:
+            return first_line + odd[0], odd[1]
+        first_line += chunk.count(b"\n")
+    return None
+
+
+def line_chunks(text: bytes, begin: int, end: int, size: int) -> Iterator[tuple[int, int]]:
+    """Spans of `text[begin:end]` of whole lines, each ending just past the first line end
+    `size` bytes or more after its start (the last at `end`): large sections are checked a
+    chunk at a time, so their arrays and word lists stay small."""
+    start = begin
+    while start < end:
+        stop = min(text.find(b"\n", start + size, end) + 1 or end, end)
+        yield start, stop
+        start = stop
+
+
+def _odd_line_in_chunk(body: bytes, fields: tuple[int, ...]) -> tuple[int, bytes] | None:
+    """`_odd_line` on a body with no `$`, counted as one numpy array: each line's words are
+    the starts of non-blank runs before its line end."""
     import numpy as np
 
-    if b"$" in body:  # `$` comments: the plain line reader strips them
-        lines = body.splitlines()
-        return next(((k, lines[k]) for k, words in _data_lines(body)
-                     if len(words) not in fields), None)
     chars = np.frombuffer(body, dtype=np.uint8)
-    if chars.size == 0:
-        return None
     blank = chars <= ord(" ")  # space, tab, CR, LF
     starts = np.flatnonzero(~blank[1:] & blank[:-1]) + 1
     if not blank[0]:
@@ -232,27 +260,42 @@ def _plain_section(name: bytes, body: bytes) -> bool:
     """Whether an RHS, RANGES or BOUNDS section's data lines (`body`) all take the common
     form, with one set name and plain numbers: `set row value` on every line (or `set row
     value row value`, the last line maybe shorter), `TYPE set column value` on every line;
-    checked on the section's words in bulk (a line at a time took 1.4 s on 750,000 lines,
-    against 3.5 s for HiGHS to read and solve the file)."""
+    checked on the words of a chunk of lines at a time in bulk (a line at a time took 1.4 s
+    on 750,000 lines, against 3.5 s for HiGHS to read and solve the file; a whole section's
+    words at once held about ten times its size)."""
     if b"*" in body:  # comment lines left out in bulk (any one sent every line the slow way)
         body = _COMMENT_LINE.sub(b"", b"\n" + body)[1:]
     if b"$" in body or b"*" in body:  # comments, or names holding them: line by line
         return False
+    sets: set[bytes] = set()
+    for start, stop in line_chunks(body, 0, len(body), PLAIN_CHUNK):
+        chunk_sets = _plain_chunk(name, body[start:stop])
+        if chunk_sets is None:
+            return False
+        sets |= chunk_sets
+        if len(sets) > 1:
+            return False
+    return True
+
+
+def _plain_chunk(name: bytes, body: bytes) -> set[bytes] | None:
+    """The set names of `_plain_section`'s lines `body` (whole lines, the last maybe one
+    pair shorter), or None where they are not in the common form."""
     words = body.split()
     lines = body.count(b"\n") + (not body.endswith(b"\n"))
     if not words:
-        return True
+        return set()
     if name == b"BOUNDS":
         if len(words) != 4 * lines or not set(words[0::4]) <= _VALUED_BOUNDS:
-            return False
+            return None
         sets, values = set(words[1::4]), words[3::4]
     elif len(words) == 3 * lines:
         sets, values = set(words[0::3]), words[2::3]
     elif len(words) in (5 * lines, 5 * lines - 2):
         sets, values = set(words[0::5]), words[2::5] + words[4::5]
     else:
-        return False
-    return len(sets) == 1 and _plain_numbers(values)
+        return None
+    return sets if len(sets) == 1 and _plain_numbers(values) else None
 
 
 def _plain_numbers(values: list[bytes]) -> bool:
