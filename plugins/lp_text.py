@@ -42,15 +42,21 @@ _AFTER_SIDE = tuple(re.compile(rb"%s=?\s*+(?:[-+]\s*+)?(?>%s)[ \t]*+(?!->|%s[ \t
                                % (sense, _ROW_VALUE, _ROW_NAME))
                     for sense in (b"<", b">(?<!->)", b"="))
 # A term of zero coefficient (SCIP's reader counts none: `c1: 0 y x` read as x, `0 y + 0 w
-# x` too) with a name or value after it and no sign between; opening with the zero's first
-# character, as above (SCIP's reader refuses unsigned terms after terms it counts). One
-# term is matched, not the run of them: a run searched from each zero took time growing
-# as its square (16,000 zero terms: 44 s).
+# x` too, and `1e-30 y x`: it counts 1e-9 and less as zero) with a name or value after it
+# and no sign between; opening with the coefficient's first character (a zero, a point) or
+# its exponent's `e-` (9 or more), as above. A tiny coefficient is matched by its form (8
+# zeros after the point, an exponent of -9 or less): a larger one so followed SCIP's reader
+# refuses itself, as HiGHS's refuses all. One term is matched, not the run of them: a run
+# searched from each zero took time growing as its square (16,000 zero terms: 44 s).
+_TINY_EXPONENT = rb"0*+(?:[1-9][0-9]+|9)(?![0-9.])"
 _UNSIGNED_AFTER_ZERO = tuple(re.compile(
-    rb"%(o)s(?<![^\s+\-:]%(o)s)(?>%(r)s)\s*+(?>%(n)s)"
-    rb"\s++(?:%(n)s|[0-9]|\.[0-9])" % {b"o": first, b"r": rest, b"n": _ROW_NAME})
-    for first, rest in ((b"0", rb"0*\.?0*(?:[eE][-+]?[0-9]+)?(?![0-9.])"),
-                        (rb"\.", rb"0+(?:[eE][-+]?[0-9]+)?(?![0-9.])")))
+    rb"%(o)s(?>%(r)s)\s*+(?>%(n)s)\s++(?:%(n)s|[0-9]|\.[0-9])"
+    % {b"o": first, b"r": rest, b"n": _ROW_NAME})
+    for first, rest in (
+        (rb"0(?<![^\s+\-:]0)",
+         rb"0*(?:\.(?:0{8}[0-9]*|0*))?(?:[eE](?:-%s|[-+]?[0-9]+))?(?![0-9.])" % _TINY_EXPONENT),
+        (rb"\.(?<![^\s+\-:]\.)", rb"(?:0{8}[0-9]*|0+)(?:[eE][-+]?[0-9]+)?(?![0-9.])"),
+        (rb"e-(?<=[0-9.]e-)", _TINY_EXPONENT), (rb"E-(?<=[0-9.]E-)", _TINY_EXPONENT)))
 # An objective's last term with a number after it and no sign (`obj: x 5`: SCIP's reader
 # made 5 the constant), looked for at its end only
 _UNSIGNED_CONSTANT = re.compile(rb"(?<![^\s+\-:])(?!(?i:inf(?:inity)?|nan)\s)(?>%s)\s++"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tracemalloc
 from pathlib import Path
 
@@ -80,3 +81,32 @@ def test_checking_a_large_mps_file_holds_little_beside_its_text(
         tracemalloc.stop()
     assert len(text) == size
     assert peak < 1.6 * size, f"peak {peak / size:.1f} times the file"
+
+
+@pytest.mark.parametrize("coefficient", ["1e-30", "1E-10", "9e-9", "0.000000001", ".0000000001",
+                                         "0e-30", "0.0e5"])
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_a_term_after_a_tiny_coefficient_needs_a_sign(tmp_path: Path, coefficient: str,
+                                                     solver: str) -> None:
+    """SCIP's LP reader counts 1e-9 and less as zero and took `1e-30 y x` for x, as it took
+    `0 y x` (HiGHS's refuses the row): 'optimal' 7 from a row it read otherwise."""
+    path = tmp_path / "t.lp"
+    path.write_text(f"Maximize\n obj: x + y\nSubject To\n c1: {coefficient} y x <= 4\n"
+                    " c2: y <= 3\nBounds\n x <= 10\n y <= 10\nEnd\n")
+    with pytest.raises(InputError, match=rf"t.lp:4: 'c1: {re.escape(coefficient)} y x <= 4': "
+                                         "a term follows another without a sign"):
+        solve_file(path, solver=solver)
+
+
+@pytest.mark.parametrize("row, optimum", [
+    ("c1: 1e-05 y + x <= 4", 7 - 3e-5), ("c1: x2e-9 y + x <= 4", 13.0),
+    ("c1: 0.00000001 y + x <= 4", 7 - 3e-8), ("c1: x + 2e-10 y <= 4", 7.0),
+])
+def test_tiny_coefficients_with_their_signs_still_solve(tmp_path: Path, row: str,
+                                                        optimum: float) -> None:
+    """`x2e-9 y` is x2e minus 9 y (both readers read it so: x up to 10)."""
+    path = tmp_path / "t.lp"
+    path.write_text(f"Maximize\n obj: x + y\nSubject To\n {row}\n c2: y <= 3\nBounds\n"
+                    " x <= 10\n y <= 10\n x2e <= 3\nEnd\n")
+    for solver in ("scip", "highs"):
+        assert solve_file(path, solver=solver).objective == pytest.approx(optimum, abs=1e-7)
