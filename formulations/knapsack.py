@@ -378,7 +378,7 @@ def knapsack_qubo_safe(
     """
     require_instance(instance, KnapsackInstance, "knapsack_qubo_safe", KNAPSACK_HINT)
     C = int(instance.capacity)
-    vmax = max(float(instance.values.max()), 1.0)
+    vmax = _placed_value_max(instance)
     delta = vmax if margin is None else check_positive(margin, "margin")
     max_nonzeros = check_count(max_nonzeros, "max_nonzeros", 1)
     variables, nonzeros = safe_qubo_size(instance)
@@ -454,10 +454,18 @@ def smallest_margin(instance: KnapsackInstance) -> float:
     C = int(instance.capacity)
     fits = instance.weights[instance.weights <= C]
     count = int(fits.max()) + 1 if fits.size else 1
-    vmax = max(float(instance.values.max()), 1.0)
+    vmax = _placed_value_max(instance)
     rounding = MARGIN_ULPS * float(np.finfo(float).eps) * vmax * count
     allowance = PENALTY_RTOL * 2.0 * vmax * (instance.n + C + 1)
     return max(rounding, MARGIN_OVER_ALLOWANCE * allowance)
+
+
+def _placed_value_max(instance: KnapsackInstance) -> float:
+    """v+ = max(v_max, 1) over the items that fit (w_i <= C): an item heavier than the
+    capacity has no placement, and its value had set the penalties (a value of 100 next to
+    fitting ones up to 6 sent every Adam start to the empty knapsack)."""
+    fits = instance.values[instance.weights <= int(instance.capacity)]
+    return max(float(fits.max()), 1.0) if fits.size else 1.0
 
 
 def _check_margin(

@@ -110,3 +110,24 @@ def test_tiny_coefficients_with_their_signs_still_solve(tmp_path: Path, row: str
                     " x <= 10\n y <= 10\n x2e <= 3\nEnd\n")
     for solver in ("scip", "highs"):
         assert solve_file(path, solver=solver).objective == pytest.approx(optimum, abs=1e-7)
+
+
+@pytest.mark.parametrize("method", ["adam", "pgd"])
+def test_an_item_heavier_than_the_capacity_leaves_the_safe_qubo_as_it_was(method: str) -> None:
+    """Its value (100 next to fitting ones up to 6) had set the penalties and the diagonal:
+    every Adam start ended at the empty knapsack, 'certified', where SCIP finds 11."""
+    import numpy as np
+
+    from coplug.formulations.knapsack import KnapsackInstance, knapsack_mip, knapsack_qubo_safe
+    from coplug.formulations.qubo_solvers import minimize
+    from coplug.plugins import solve
+
+    heavy = KnapsackInstance(np.array([100.0, 6, 5, 4]), np.array([20, 3, 2, 2]), 6)
+    light = KnapsackInstance(np.array([6.0, 5, 4]), np.array([3, 2, 2]), 6)
+    with_heavy, without = knapsack_qubo_safe(heavy), knapsack_qubo_safe(light)
+    assert with_heavy.margin == without.margin
+    assert np.array_equal(with_heavy.c, without.c)
+    report = minimize(with_heavy, method=method, starts=16, seed=0)
+    optimum = solve(knapsack_mip(heavy), solver="scip").objective
+    assert optimum == pytest.approx(11.0)
+    assert report.best_objective(-1) == pytest.approx(optimum)
