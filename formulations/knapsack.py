@@ -370,7 +370,8 @@ def knapsack_qubo_safe(
     pair counts multilinearised. Feasible packings are exactly the knapsack solutions
     (non-overlapping intervals in [0, C) have total length <= C and conversely). Every
     infeasible binary point has a placement whose removal changes the energy by at most
-    v_max - P = -margin; the diagonal is -mu < 0 with mu = margin / 2 (see README.md).
+    v+ - P = -margin, v+ the largest value a conflict may force out (`_conflict_value_max`;
+    the default margin is v+); the diagonal is -mu < 0 with mu = margin / 2 (README.md).
     The size is pseudo-polynomial (about n * C variables): past `max_nonzeros` stored
     nonzeros (default SAFE_MAX_NONZEROS) it raises InputError before allocating anything.
     When no item fits, the empty selection is the only solution and the QUBO is one
@@ -378,8 +379,9 @@ def knapsack_qubo_safe(
     """
     require_instance(instance, KnapsackInstance, "knapsack_qubo_safe", KNAPSACK_HINT)
     C = int(instance.capacity)
-    vmax = _placed_value_max(instance)
-    delta = vmax if margin is None else check_positive(margin, "margin")
+    vmax = _conflict_value_max(instance)
+    delta = (max(vmax, smallest_margin(instance)) if margin is None
+             else check_positive(margin, "margin"))
     max_nonzeros = check_count(max_nonzeros, "max_nonzeros", 1)
     variables, nonzeros = safe_qubo_size(instance)
     if nonzeros > max_nonzeros:
@@ -461,11 +463,30 @@ def smallest_margin(instance: KnapsackInstance) -> float:
 
 
 def _placed_value_max(instance: KnapsackInstance) -> float:
-    """v+ = max(v_max, 1) over the items that fit (w_i <= C): an item heavier than the
-    capacity has no placement, and its value had set the penalties (a value of 100 next to
-    fitting ones up to 6 sent every Adam start to the empty knapsack)."""
+    """max(v_max, 1) over the items that fit (w_i <= C): the size of a point's terms, which
+    sets `smallest_margin` (an item heavier than the capacity has no placement)."""
     fits = instance.values[instance.weights <= int(instance.capacity)]
     return max(float(fits.max()), 1.0) if fits.size else 1.0
+
+
+def _conflict_value_max(instance: KnapsackInstance) -> float:
+    """v+ = max(v*, 1), v* the largest value C2 may have to drop: an item's with two or
+    more placements (0 < w_i < C: two of them conflict), or the smaller of two items of
+    positive weight that fit (their placements can share a slot; the cheaper one is
+    dropped). An item heavier than the capacity has no placement and one of weight 0 or
+    of weight C alone conflicts with nothing of its own; their values had set the
+    penalties (a value of 100 next to ones up to 6 sent every Adam start to the empty
+    knapsack, or to that item alone)."""
+    C = int(instance.capacity)
+    values, weights = instance.values.astype(float), instance.weights
+    several = values[(weights > 0) & (weights < C)]
+    sized = np.sort(values[(weights > 0) & (weights <= C)])
+    drops = [1.0]
+    if several.size:
+        drops.append(float(several.max()))
+    if sized.size >= 2:
+        drops.append(float(sized[-2]))
+    return max(drops)
 
 
 def _check_margin(

@@ -131,3 +131,69 @@ def test_an_item_heavier_than_the_capacity_leaves_the_safe_qubo_as_it_was(method
     optimum = solve(knapsack_mip(heavy), solver="scip").objective
     assert optimum == pytest.approx(11.0)
     assert report.best_objective(-1) == pytest.approx(optimum)
+
+
+def _knapsack(values: list[float], weights: list[int], capacity: int):
+    import numpy as np
+
+    from coplug.formulations.knapsack import KnapsackInstance
+
+    return KnapsackInstance(np.array(values, dtype=float), np.array(weights), capacity)
+
+
+def _assert_every_infeasible_point_has_a_flip_worth_the_margin(instance) -> None:
+    """C2 on every binary point of the safe QUBO of `instance` (which must allow one)."""
+    import itertools
+
+    import numpy as np
+
+    from coplug.formulations.knapsack import knapsack_qubo_safe
+
+    q = knapsack_qubo_safe(instance)
+    assert q.n <= 14 and (q.diagonal() < 0).all()
+    infeasible = 0
+    for z in map(np.array, itertools.product((0.0, 1.0), repeat=q.n)):
+        x = q.decode(z)
+        if instance.is_feasible(x) and q.energy(z) == pytest.approx(-instance.value(x)):
+            continue
+        infeasible += 1
+        assert q.flip_deltas(z).min() <= -q.margin + 1e-9, z
+    assert infeasible > 0
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_every_infeasible_point_of_the_safe_qubo_has_a_flip_worth_its_margin(seed: int) -> None:
+    """C2 checked on every binary point: the margin now counts only the values a conflict
+    can force out (an item of weight 0, C or more than C conflicts with nothing of its
+    own), so it is checked where such items are worth the most."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    capacity = 3
+    weights = [0, capacity, capacity + 1, *rng.integers(1, capacity, size=2).tolist()]
+    values = rng.integers(1, 200, size=len(weights)).astype(float).tolist()
+    _assert_every_infeasible_point_has_a_flip_worth_the_margin(
+        _knapsack(values, weights, capacity))
+
+
+def test_an_item_placed_twice_is_worth_its_own_value_in_the_margin() -> None:
+    """Weight C - 1 has two placements that conflict: dropping one costs its 100."""
+    _assert_every_infeasible_point_has_a_flip_worth_the_margin(_knapsack([100.0, 5], [2, 1], 3))
+
+
+@pytest.mark.parametrize("weight", [0, 6, 7])
+def test_an_item_without_conflicts_of_its_own_leaves_the_margin(weight: int) -> None:
+    """Weight 0 (one placement, no slot), the whole capacity (one placement) or more (none):
+    however much it is worth, the margin and penalties stay those of the other items."""
+    from coplug.formulations.knapsack import knapsack_qubo_safe
+
+    base = _knapsack([6.0, 5, 4], [3, 2, 2], 6)
+    more = _knapsack([6.0, 5, 4, 1000.0], [3, 2, 2, weight], 6)
+    assert knapsack_qubo_safe(more).margin == knapsack_qubo_safe(base).margin == 6.0
+
+
+def test_two_items_filling_the_capacity_keep_the_cheaper_ones_value() -> None:
+    """Two items of weight C conflict: the cheaper (90) is dropped, so the margin is 90."""
+    from coplug.formulations.knapsack import knapsack_qubo_safe
+
+    assert knapsack_qubo_safe(_knapsack([100.0, 90, 5], [6, 6, 2], 6)).margin == 90.0
