@@ -507,8 +507,9 @@ def _check_margin(
     if delta > PENALTY_LIMIT * max(vmax, 1.0):
         raise InputError(
             f"margin {delta!r} is over {PENALTY_LIMIT:.3g} times the largest item value a "
-            f"conflict can force out, {vmax:.3g}: penalties that large round the item values away in float64 (at "
-            "1e20 every start ended at the empty knapsack); use a smaller margin"
+            f"conflict can force out, {vmax:.3g}: penalties that large round the item "
+            "values away in float64 (at 1e20 every start ended at the empty knapsack); use a "
+            "smaller margin"
         )
 
 
