@@ -222,7 +222,10 @@ def openpit_penalties(model: BlockModel) -> np.ndarray:
     """Level weights P_d (arcs into depth d): P_d = 2 (K P_{d+1} + v+), P_{deepest} = 2 v+.
 
     Removing any mined block with an unmined predecessor at depth d then changes the energy
-    by <= v+ - P_d + K P_{d+1} = -P_d / 2 (K = max successors, v+ = max(max v, 1)).
+    by <= v+ - P_d + K P_{d+1} = -P_d / 2 (K = max successors, v+ = max(max v, 1) over the
+    blocks below the surface: a surface block has no predecessor and is never the one
+    dropped, and its value had set every penalty: a surface block worth 10,000 was left
+    unmined by 10 of 50 PGD ends).
     P_0 grows like (2K)^depth, and energies are float64 sums of terms up to P_0, each known
     to about ulp(P_0) = P_0 * 2^-52. Past P_0 > PENALTY_LIMIT * v+ (2^32, so ulp(P_0) >
     2^-20 v+, about a millionth of the largest value) the energy would no longer resolve
@@ -231,16 +234,17 @@ def openpit_penalties(model: BlockModel) -> np.ndarray:
     require_instance(model, BlockModel, "openpit_penalties", BLOCK_MODEL_HINT)
     depth = model.values.shape[0]
     K = model.max_successors()
-    vplus = max(float(model.flat_values.max()), 1.0)
+    below = model.values[1:]
+    vplus = max(float(below.max()), 1.0) if below.size else 1.0
     levels = [2.0 * vplus]
     for _ in range(depth - 1):
         levels.append(2.0 * (K * levels[-1] + vplus))
     if levels[-1] > PENALTY_LIMIT * vplus:
         raise InputError(
             f"open-pit model of depth {depth} needs the safe-QUBO penalty P_0 = "
-            f"{levels[-1]:.3g}, over {PENALTY_LIMIT:.3g} times the largest block value "
-            f"{vplus:g}: float64 energies could no longer resolve block values; solve the "
-            "exact MIP openpit_mip(model) instead"
+            f"{levels[-1]:.3g}, over {PENALTY_LIMIT:.3g} times the largest value of a "
+            f"block below the surface, {vplus:g}: float64 energies could no longer resolve "
+            "block values; solve the exact MIP openpit_mip(model) instead"
         )
     return np.array(levels[::-1])
 

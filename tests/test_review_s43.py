@@ -197,3 +197,48 @@ def test_two_items_filling_the_capacity_keep_the_cheaper_ones_value() -> None:
     from coplug.formulations.knapsack import knapsack_qubo_safe
 
     assert knapsack_qubo_safe(_knapsack([100.0, 90, 5], [6, 6, 2], 6)).margin == 90.0
+
+
+def _every_vertex_minimizer_is_a_pit(block_model) -> bool:
+    """Lemma 2 on every vertex of the safe open-pit QUBO: no flip lowers the energy there
+    (gradient >= 0 at a 0, <= 0 at a 1) only at feasible pits."""
+    import itertools
+
+    import numpy as np
+
+    from coplug.formulations.openpit import openpit_qubo_safe
+
+    q = openpit_qubo_safe(block_model)
+    vertices = np.array(list(itertools.product((0.0, 1.0), repeat=q.n)))
+    gradients = vertices @ (q.dense_Q() + q.dense_Q().T) + q.c
+    minimizers = (np.where(vertices == 0, gradients, -gradients) >= 0).all(axis=1)
+    return all(block_model.is_feasible(z.astype(int)) for z in vertices[minimizers])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_valuable_surface_block_leaves_the_open_pit_penalties(seed: int) -> None:
+    """The safety argument drops blocks below the surface only; a surface block's value had
+    set every penalty (worth 10,000, it was left unmined by 10 of 50 PGD ends). Checked:
+    the penalties do not move, and every vertex local minimizer is still a pit."""
+    import numpy as np
+
+    from coplug.formulations.openpit import BlockModel, openpit_penalties
+
+    rng = np.random.default_rng(seed)
+    values = np.round(rng.normal(0, 3, size=(3, 4)), 1)
+    rich = values.copy()
+    rich[0, rng.integers(4)] += 10_000
+    assert np.array_equal(openpit_penalties(BlockModel(rich)),
+                          openpit_penalties(BlockModel(values)))
+    assert _every_vertex_minimizer_is_a_pit(BlockModel(rich))
+
+
+def test_a_valuable_block_below_the_surface_still_sets_the_penalties() -> None:
+    """Under costly surface blocks, a block at depth 1 worth 10,000 mined alone is an
+    infeasible point whose only way out is dropping it: its value must set the penalties."""
+    import numpy as np
+
+    from coplug.formulations.openpit import BlockModel
+
+    values = np.array([[-1000.0] * 4, [1.0, 10_000.0, -2.0, 1.0], [-1.0, 2.0, 3.0, -1.0]])
+    assert _every_vertex_minimizer_is_a_pit(BlockModel(values))
