@@ -135,11 +135,15 @@ def _fraction(flags: list[bool]) -> float | None:
 
 
 def gradient_scale(qubo: QUBO) -> np.ndarray:
-    """D_i >= sum_j |H_ij| for H = 2(Q + A'WA): per-coordinate Lipschitz bound."""
+    """D_i >= sum_j |H_ij| for H = 2(Q + A'WA): per-coordinate Lipschitz bound, at least
+    1e-12 of the largest (a coordinate without curvature still takes a finite step; an
+    absolute floor stalled every start of a QUBO whose terms were all below it)."""
     absA = abs(qubo.A)
     row = np.asarray(abs(qubo.Q).sum(axis=1)).reshape(-1)
     pen = absA.T @ (np.abs(qubo.weights) * np.asarray(absA.sum(axis=1)).reshape(-1))
-    return np.maximum(2 * (row + np.asarray(pen).reshape(-1)), 1e-12)
+    bound = 2 * (row + np.asarray(pen).reshape(-1))
+    largest = float(bound.max()) if bound.size else 0.0
+    return np.maximum(bound, 1e-12 * largest if largest > 0 else 1.0)
 
 
 def adam_scale(qubo: QUBO, D: np.ndarray) -> np.ndarray:

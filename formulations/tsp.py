@@ -888,7 +888,7 @@ def tsp_qubo_safe(dist: np.ndarray, max_nonzeros: int = MAX_NONZEROS) -> QUBO:
     _check_size(d, max_nonzeros, "safe")
     n = d.shape[0]
     m, idx, groups = _positions(n)
-    dmax = max(float(d.max()), 1.0)
+    dmax = float(d.max()) or 1.0  # all zero: any scale is safe
     a, b, mu = 6.0 * dmax, 2.0 * dmax, dmax
     (r, cc, v), lin = _tour_terms(d, idx)
     N = m * m

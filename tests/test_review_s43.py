@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import tracemalloc
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from coplug.plugins import InputError, mps_text
@@ -116,8 +118,6 @@ def test_tiny_coefficients_with_their_signs_still_solve(tmp_path: Path, row: str
 def test_an_item_heavier_than_the_capacity_leaves_the_safe_qubo_as_it_was(method: str) -> None:
     """Its value (100 next to fitting ones up to 6) had set the penalties and the diagonal:
     every Adam start ended at the empty knapsack, 'certified', where SCIP finds 11."""
-    import numpy as np
-
     from coplug.formulations.knapsack import KnapsackInstance, knapsack_mip, knapsack_qubo_safe
     from coplug.formulations.qubo_solvers import minimize
     from coplug.plugins import solve
@@ -134,8 +134,6 @@ def test_an_item_heavier_than_the_capacity_leaves_the_safe_qubo_as_it_was(method
 
 
 def _knapsack(values: list[float], weights: list[int], capacity: int):
-    import numpy as np
-
     from coplug.formulations.knapsack import KnapsackInstance
 
     return KnapsackInstance(np.array(values, dtype=float), np.array(weights), capacity)
@@ -143,10 +141,6 @@ def _knapsack(values: list[float], weights: list[int], capacity: int):
 
 def _assert_every_infeasible_point_has_a_flip_worth_the_margin(instance) -> None:
     """C2 on every binary point of the safe QUBO of `instance` (which must allow one)."""
-    import itertools
-
-    import numpy as np
-
     from coplug.formulations.knapsack import knapsack_qubo_safe
 
     q = knapsack_qubo_safe(instance)
@@ -166,8 +160,6 @@ def test_every_infeasible_point_of_the_safe_qubo_has_a_flip_worth_its_margin(see
     """C2 checked on every binary point: the margin now counts only the values a conflict
     can force out (an item of weight 0, C or more than C conflicts with nothing of its
     own), so it is checked where such items are worth the most."""
-    import numpy as np
-
     rng = np.random.default_rng(seed)
     capacity = 3
     weights = [0, capacity, capacity + 1, *rng.integers(1, capacity, size=2).tolist()]
@@ -202,10 +194,6 @@ def test_two_items_filling_the_capacity_keep_the_cheaper_ones_value() -> None:
 def _every_vertex_minimizer_is_a_pit(block_model) -> bool:
     """Lemma 2 on every vertex of the safe open-pit QUBO: no flip lowers the energy there
     (gradient >= 0 at a 0, <= 0 at a 1) only at feasible pits."""
-    import itertools
-
-    import numpy as np
-
     from coplug.formulations.openpit import openpit_qubo_safe
 
     q = openpit_qubo_safe(block_model)
@@ -220,8 +208,6 @@ def test_a_valuable_surface_block_leaves_the_open_pit_penalties(seed: int) -> No
     """The safety argument drops blocks below the surface only; a surface block's value had
     set every penalty (worth 10,000, it was left unmined by 10 of 50 PGD ends). Checked:
     the penalties do not move, and every vertex local minimizer is still a pit."""
-    import numpy as np
-
     from coplug.formulations.openpit import BlockModel, openpit_penalties
 
     rng = np.random.default_rng(seed)
@@ -236,9 +222,27 @@ def test_a_valuable_surface_block_leaves_the_open_pit_penalties(seed: int) -> No
 def test_a_valuable_block_below_the_surface_still_sets_the_penalties() -> None:
     """Under costly surface blocks, a block at depth 1 worth 10,000 mined alone is an
     infeasible point whose only way out is dropping it: its value must set the penalties."""
-    import numpy as np
-
     from coplug.formulations.openpit import BlockModel
 
     values = np.array([[-1000.0] * 4, [1.0, 10_000.0, -2.0, 1.0], [-1.0, 2.0, 3.0, -1.0]])
     assert _every_vertex_minimizer_is_a_pit(BlockModel(values))
+
+
+@pytest.mark.parametrize("method", ["adam", "pgd"])
+def test_the_safe_tsp_qubo_finds_the_same_tours_in_any_unit(method: str) -> None:
+    """Distances under 1 had their penalties floored at 1 (tours at 1/1024 scale no better
+    than random ones), and the solvers' curvature floor of 1e-12 stalled every start below
+    about 1e-22: the same starts now end at the same tours at every scale."""
+    from coplug.formulations.qubo_solvers import minimize
+    from coplug.formulations.tsp import random_euclidean, tour_length, tsp_qubo_safe
+
+    dist = random_euclidean(7, seed=0).dist
+    tours = []
+    for scale in (1.0, 1 / 1024, 1e-40):
+        report = minimize(tsp_qubo_safe(dist * scale), method=method, starts=6, seed=0)
+        assert report.fraction_ok == 1.0
+        lengths = [c.objective / scale for c in report.certificates]
+        assert lengths == pytest.approx([tour_length(dist, t) for t in map(
+            tsp_qubo_safe(dist).decode, report.points)], rel=1e-9)
+        tours.append([tuple(tsp_qubo_safe(dist).decode(z)) for z in report.points])
+    assert tours[0] == tours[1] == tours[2]
