@@ -449,7 +449,7 @@ MARGIN_OVER_ALLOWANCE = 4
 
 def smallest_margin(instance: KnapsackInstance) -> float:
     """The smallest margin `knapsack_qubo_safe` keeps: MARGIN_ULPS ulps of P * (largest row
-    count of a placement, w_i + 1) with P about max(v_max, 1), and MARGIN_OVER_ALLOWANCE
+    count of a placement, w_i + 1) with P about v_max, and MARGIN_OVER_ALLOWANCE
     times what `certify` takes for a zero penalty at a point of up to n + C + 1 placements
     and slots (past 12 items a margin at the ulps floor was called zero)."""
     require_instance(instance, KnapsackInstance, "smallest_margin", KNAPSACK_HINT)
@@ -463,14 +463,16 @@ def smallest_margin(instance: KnapsackInstance) -> float:
 
 
 def _placed_value_max(instance: KnapsackInstance) -> float:
-    """max(v_max, 1) over the items that fit (w_i <= C): the size of a point's terms, which
-    sets `smallest_margin` (an item heavier than the capacity has no placement)."""
+    """v_max over the items that fit (w_i <= C; 1 where none is worth anything): the size
+    of a point's terms, which sets `smallest_margin` (an item heavier than the capacity has
+    no placement)."""
     fits = instance.values[instance.weights <= int(instance.capacity)]
-    return max(float(fits.max()), 1.0) if fits.size else 1.0
+    return (float(fits.max()) if fits.size else 0.0) or 1.0
 
 
 def _conflict_value_max(instance: KnapsackInstance) -> float:
-    """v+ = max(v*, 1), v* the largest value C2 may have to drop: an item's with two or
+    """v+ = v*, the largest value C2 may have to drop (else `_placed_value_max`, as any
+    positive value is safe there, so the form scales with the values): an item's with two or
     more placements (0 < w_i < C: two of them conflict), or the smaller of two items of
     positive weight that fit (their placements can share a slot; the cheaper one is
     dropped). An item heavier than the capacity has no placement and one of weight 0 or
@@ -481,12 +483,12 @@ def _conflict_value_max(instance: KnapsackInstance) -> float:
     values, weights = instance.values.astype(float), instance.weights
     several = values[(weights > 0) & (weights < C)]
     sized = np.sort(values[(weights > 0) & (weights <= C)])
-    drops = [1.0]
+    drops = [0.0]
     if several.size:
         drops.append(float(several.max()))
     if sized.size >= 2:
         drops.append(float(sized[-2]))
-    return max(drops)
+    return max(drops) or _placed_value_max(instance)
 
 
 def _check_margin(
@@ -501,10 +503,10 @@ def _check_margin(
         given = "the default margin max(v_max, 1)" if margin is None else f"margin {delta!r}"
         raise InputError(
             f"{given} is lost to float64 rounding next to penalties of about "
-            f"{max(vmax, 1.0):.3g} on up to {instance.n + int(instance.capacity) + 1} "
+            f"{vmax:.3g} on up to {instance.n + int(instance.capacity) + 1} "
             f"placements and slots: the QUBO would not be safe; use margin >= {floor:.3g}"
         )
-    if delta > PENALTY_LIMIT * max(vmax, 1.0):
+    if delta > PENALTY_LIMIT * vmax:
         raise InputError(
             f"margin {delta!r} is over {PENALTY_LIMIT:.3g} times the largest item value a "
             f"conflict can force out, {vmax:.3g}: penalties that large round the item "

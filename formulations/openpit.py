@@ -222,8 +222,9 @@ def openpit_penalties(model: BlockModel) -> np.ndarray:
     """Level weights P_d (arcs into depth d): P_d = 2 (K P_{d+1} + v+), P_{deepest} = 2 v+.
 
     Removing any mined block with an unmined predecessor at depth d then changes the energy
-    by <= v+ - P_d + K P_{d+1} = -P_d / 2 (K = max successors, v+ = max(max v, 1) over the
-    blocks below the surface: a surface block has no predecessor and is never the one
+    by <= v+ - P_d + K P_{d+1} = -P_d / 2 (K = max successors, v+ = max v over the blocks
+    below the surface, or `_value_scale` where none is worth anything, so the form scales
+    with the values: a surface block has no predecessor and is never the one
     dropped, and its value had set every penalty: a surface block worth 10,000 was left
     unmined by 10 of 50 PGD ends).
     P_0 grows like (2K)^depth, and energies are float64 sums of terms up to P_0, each known
@@ -235,7 +236,7 @@ def openpit_penalties(model: BlockModel) -> np.ndarray:
     depth = model.values.shape[0]
     K = model.max_successors()
     below = model.values[1:]
-    vplus = max(float(below.max()), 1.0) if below.size else 1.0
+    vplus = max(float(below.max()) if below.size else 0.0, 0.0) or _value_scale(model)
     levels = [2.0 * vplus]
     for _ in range(depth - 1):
         levels.append(2.0 * (K * levels[-1] + vplus))
@@ -247,6 +248,13 @@ def openpit_penalties(model: BlockModel) -> np.ndarray:
             "block values; solve the exact MIP openpit_mip(model) instead"
         )
     return np.array(levels[::-1])
+
+
+def _value_scale(model: BlockModel) -> float:
+    """The largest block value's size (1 where every value is 0): v+ where no block below
+    the surface is worth anything, as any positive v+ is safe there and this one scales
+    with the values."""
+    return float(np.abs(model.flat_values).max()) or 1.0
 
 
 def openpit_qubo_safe(model: BlockModel) -> QUBO:

@@ -246,3 +246,37 @@ def test_the_safe_tsp_qubo_finds_the_same_tours_in_any_unit(method: str) -> None
             tsp_qubo_safe(dist).decode, report.points)], rel=1e-9)
         tours.append([tuple(tsp_qubo_safe(dist).decode(z)) for z in report.points])
     assert tours[0] == tours[1] == tours[2]
+
+
+def test_the_safe_knapsack_and_open_pit_qubos_search_alike_in_any_unit() -> None:
+    """v+ was floored at 1: values below 1 ended at the empty knapsack more often."""
+    from coplug.formulations.knapsack import KnapsackInstance, knapsack_qubo_safe, random_knapsack
+    from coplug.formulations.openpit import BlockModel, openpit_qubo_safe, random_block_model
+    from coplug.formulations.qubo_solvers import minimize
+
+    knapsack, pit = random_knapsack(10, seed=3, r=10), random_block_model(60, seed=0)
+    for build in (lambda s: knapsack_qubo_safe(KnapsackInstance(
+                      knapsack.values * s, knapsack.weights, knapsack.capacity)),
+                  lambda s: openpit_qubo_safe(BlockModel(pit.values * s))):
+        found = []
+        for scale in (1.0, 1e-3, 1e-30):
+            report = minimize(build(scale), method="adam", starts=8, seed=0)
+            assert report.fraction_ok == 1.0
+            found.append([c.objective / scale for c in report.certificates])
+        assert found[1] == pytest.approx(found[0]) and found[2] == pytest.approx(found[0])
+
+
+def test_where_no_conflict_is_worth_anything_the_scale_comes_from_the_values() -> None:
+    """Any positive v+ is safe there: the one chosen follows the values' unit."""
+    from coplug.formulations.knapsack import knapsack_qubo_safe
+    from coplug.formulations.openpit import BlockModel, openpit_penalties
+
+    for scale in (1.0, 1e-3):
+        free_only = _knapsack([0.0, 0.0, 5.0 * scale], [1, 2, 0], 3)
+        assert knapsack_qubo_safe(free_only).margin == pytest.approx(5.0 * scale)
+    _assert_every_infeasible_point_has_a_flip_worth_the_margin(
+        _knapsack([0.0, 0.0, 5e-3], [1, 2, 0], 3))
+    waste = np.array([[4.0, 1.0, 2.0], [-1.0, -3.0, -2.0]])
+    assert openpit_penalties(BlockModel(waste * 1e-3)) == pytest.approx(
+        openpit_penalties(BlockModel(waste)) * 1e-3)
+    assert openpit_penalties(BlockModel(waste))[-1] == pytest.approx(2 * 4.0)
