@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 from pyomo.common.collections import ComponentMap
+from pyomo.core.base.var import VarData
 from pyscipopt import SCIP_RESULT, Branchrule, quicksum
 
 from coplug.plugins.base import check_problem_stage, check_var_map, solve_free_state
@@ -705,6 +706,9 @@ def _static_probabilities(predictor: Any, var_map: VarMap) -> ComponentMap | Non
         by_name.setdefault(var.name, []).append(var)
     items = []
     for key, p in predictor.items():
+        known = key in by_name if isinstance(key, str) else key in var_map
+        if not known and _unused_variable(key, var_map.block):
+            continue  # no SCIP column: nothing to branch on, as for a fixed variable
         if isinstance(key, str) and key not in by_name:
             raise InputError(f"PMVB probability given for {key!r}, not the name of a variable "
                              "of this model's active constraints or objective")
@@ -713,11 +717,8 @@ def _static_probabilities(predictor: Any, var_map: VarMap) -> ComponentMap | Non
                              f"{len(by_name[key])} variables (x[None] and x['None'] print "
                              "alike): key the probabilities by variable (a ComponentMap)")
         if not isinstance(key, str) and key not in var_map:
-            raise InputError(
-                f"PMVB probability key {getattr(key, 'name', key)!r} is not a scalar "
-                "variable of this model's active constraints or objective (index an "
-                "indexed variable: m.x[i])"
-            )
+            raise InputError(f"PMVB probability key {getattr(key, 'name', key)!r} is not a "
+                             f"variable of the model solved{_key_hint(key)}")
         items.append((by_name[key][0] if isinstance(key, str) else key, p))
     probs = ComponentMap()
     for var, p in items:
@@ -726,6 +727,33 @@ def _static_probabilities(predictor: Any, var_map: VarMap) -> ComponentMap | Non
                              f"domain {var.domain.name}) is not one")
         probs[var] = _probability(var, p)
     return probs
+
+
+def _key_hint(key: Any) -> str:
+    """Why a probability key is no variable of the model solved, where it can be told."""
+    if getattr(key, "is_indexed", lambda: False)():
+        return " (an indexed variable: key each of its entries, m.x[i])"
+    if isinstance(key, VarData):
+        return " (a variable of another model)"
+    return ""
+
+
+def _unused_variable(key: Any, block: Any) -> bool:
+    """Whether `key` (a variable or its name) is a variable of the solved `block` that no
+    active row or objective uses: a probability over every binary the model declares had
+    refused the solve over one left unused."""
+    if block is None:
+        return False
+    found = block.find_component(key) if isinstance(key, str) else key
+    if not isinstance(found, VarData):
+        return False
+    try:
+        parent = found.parent_block()
+    except AttributeError:  # its model is gone (Pyomo holds components weakly)
+        return False
+    while parent is not None and parent is not block:
+        parent = parent.parent_block()
+    return parent is block
 
 
 def _predictor_label(predictor: Any) -> str:

@@ -85,8 +85,9 @@ def test_bad_probabilities_and_prefix_via_solve_are_rejected() -> None:
         solve(model, plugins=[PMVBBranching("lp", mode="prefix")])
     with pytest.raises(InputError, match="does not exist"):
         PMVBBranching("no/such/checkpoint.joblib")
-    for key in (3, model.x, build_family("mknapsack", 10, 1).x[0]):
-        with pytest.raises(InputError, match="not a scalar variable of this model"):
+    for key, hint in ((3, ""), (model.x, " \\(an indexed variable: key each"),
+                      (build_family("mknapsack", 10, 1).x[0], " \\(a variable of another")):
+        with pytest.raises(InputError, match=f"not a variable of the model solved{hint}"):
             solve(model, plugins=[PMVBBranching(ComponentMap([(key, 0.9)]))])
 
 

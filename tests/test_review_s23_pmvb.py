@@ -37,12 +37,16 @@ def test_the_pmvb_command_refuses_it_too(monkeypatch, capsys):
     assert "of memory" in capsys.readouterr().err
 
 
-def test_a_name_of_no_variable_the_model_uses_is_explained():
+def test_a_name_of_no_variable_the_model_uses_is_passed_over_and_others_explained():
+    """(Session 43: a variable of the model that nothing uses is passed over, as a fixed
+    one; a name of no variable of the model is still refused.)"""
     m = mknapsack(15, seed=1)
     m.unused = pyo.Var(domain=pyo.Binary)
-    with pytest.raises(InputError, match="'unused', not the name of a variable of this "
+    with pytest.raises(InputError, match="'unsused', not the name of a variable of this "
                                          "model's active constraints"):
-        solve(m, plugins=[PMVBBranching({"x[0]": 0.9, "unused": 0.5})])
+        solve(m, plugins=[PMVBBranching({"x[0]": 0.9, "unsused": 0.5})])
+    result = solve(m, plugins=[PMVBBranching({"x[0]": 0.9, "unused": 0.5})])
+    assert result.objective == pytest.approx(solve(mknapsack(15, seed=1)).objective)
 
 
 def test_a_bytes_path_is_named_as_a_path():

@@ -280,3 +280,37 @@ def test_where_no_conflict_is_worth_anything_the_scale_comes_from_the_values() -
     assert openpit_penalties(BlockModel(waste * 1e-3)) == pytest.approx(
         openpit_penalties(BlockModel(waste)) * 1e-3)
     assert openpit_penalties(BlockModel(waste))[-1] == pytest.approx(2 * 4.0)
+
+
+@pytest.mark.parametrize("mode", ["branch", "prefix", "start"])
+@pytest.mark.parametrize("by_name", [False, True])
+def test_pmvb_passes_over_a_probability_of_a_binary_the_solve_does_not_use(mode: str,
+                                                                          by_name: bool) -> None:
+    """Probabilities over every binary a model declares refused the solve over one that no
+    row or objective uses (SCIP has no column for it); it is passed over, as a fixed one."""
+    import pyomo.environ as pyo
+    from pyomo.common.collections import ComponentMap
+
+    from coplug.plugins import solve
+    from coplug.plugins.pmvb import PMVBBranching
+    from coplug.plugins.pmvb_prefix import solve_pmvb_prefix
+    from coplug.plugins.pmvb_start import solve_pmvb_start
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(4), domain=pyo.Binary)
+    m.c = pyo.Constraint(expr=3 * m.x[0] + 4 * m.x[1] + 5 * m.x[2] + 6 * m.x[3] <= 10)
+    m.o = pyo.Objective(expr=4 * m.x[0] + 5 * m.x[1] + 7 * m.x[2] + 8 * m.x[3],
+                        sense=pyo.maximize)
+    m.unused = pyo.Var(domain=pyo.Binary)
+    m.b = pyo.Block()
+    m.b.off = pyo.Var(domain=pyo.Binary)
+    m.b.row = pyo.Constraint(expr=m.b.off <= 0)
+    m.b.deactivate()
+    variables = [*m.x.values(), m.unused, m.b.off]
+    probs = ({v.name: 0.9 for v in variables} if by_name
+             else ComponentMap((v, 0.9) for v in variables))
+    if mode == "branch":
+        result = solve(m, plugins=[PMVBBranching(probs)])
+    else:
+        result = (solve_pmvb_prefix if mode == "prefix" else solve_pmvb_start)(m, probs)
+    assert result.objective == pytest.approx(solve(m, solver="scip").objective) == 13.0
