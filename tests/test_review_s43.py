@@ -314,3 +314,17 @@ def test_pmvb_passes_over_a_probability_of_a_binary_the_solve_does_not_use(mode:
     else:
         result = (solve_pmvb_prefix if mode == "prefix" else solve_pmvb_start)(m, probs)
     assert result.objective == pytest.approx(solve(m, solver="scip").objective) == 13.0
+
+
+@pytest.mark.parametrize("fid, dim", [(15, 120), (21, 100_000), (1, 100_000)])
+def test_a_bbob_program_past_the_text_limit_names_the_dim_that_fits(fid: int, dim: int) -> None:
+    """The limit was met inside the parser ('text has 626127 characters'), after a 5,000-D
+    f15 had built 1.1 GB of text; the dim named loads."""
+    from coplug.formulations.bbo import bbob_problem
+
+    with pytest.raises(InputError, match=rf"BBOB f{fid} at dim {dim} is a .*, over the "
+                                         r"program limit of 500,000 .*use a smaller dim "
+                                         r"\(dim (\d+) fits\)") as caught:
+        bbob_problem(fid, dim=dim)
+    fits = int(re.search(r"\(dim (\d+) fits\)", str(caught.value)).group(1))
+    assert fits < dim and bbob_problem(fid, dim=fits).program.dim == fits

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import ortho_group
 
-from coplug.formulations.bbo.grammar import MAX_DIM, Program
+from coplug.formulations.bbo.grammar import MAX_DIM, MAX_TEXT, Program
 from coplug.formulations.bbo.validate import load
 from coplug.formulations.checks import check_memory
 from coplug.plugins.errors import InputError
@@ -347,6 +347,16 @@ _BUILDERS: dict[int, Callable[[_Writer], tuple[str, np.ndarray]]] = {
 
 def bbob_text(fid: int, dim: int, instance: int = 1) -> tuple[str, np.ndarray, float]:
     """Program text, x_opt and f_opt of BBOB function `fid` (1..24) at `dim` >= 2."""
+    fid, dim, instance = _checked_ids(fid, dim, instance)
+    rng = np.random.default_rng([fid, instance, dim])
+    fopt = _fopt(rng)
+    writer = _Writer(dim, rng)
+    body, xopt = _BUILDERS[fid](writer)
+    return writer.text(f"{body} + {_num(fopt)}"), np.asarray(xopt, dtype=float), fopt
+
+
+def _checked_ids(fid: object, dim: object, instance: object) -> tuple[int, int, int]:
+    """`fid`, `dim` and `instance` as ints, or an InputError naming the one that is wrong."""
     if not _whole(fid) or int(fid) not in _BUILDERS:  # 1.0 and True hashed as ids 1
         raise InputError(f"BBOB function id must be an integer 1..24, got {fid!r}")
     if not _whole(dim) or not 2 <= dim <= MAX_DIM:
@@ -354,12 +364,7 @@ def bbob_text(fid: int, dim: int, instance: int = 1) -> tuple[str, np.ndarray, f
     if not _whole(instance) or instance < 0:
         raise InputError(f"BBOB instance must be an integer >= 0 (it seeds the rotations and "
                          f"the optimum), got {instance!r}")
-    fid, dim, instance = int(fid), int(dim), int(instance)
-    rng = np.random.default_rng([fid, instance, dim])
-    fopt = _fopt(rng)
-    writer = _Writer(dim, rng)
-    body, xopt = _BUILDERS[fid](writer)
-    return writer.text(f"{body} + {_num(fopt)}"), np.asarray(xopt, dtype=float), fopt
+    return int(fid), int(dim), int(instance)
 
 
 def _whole(value: object) -> bool:
@@ -370,9 +375,46 @@ def _whole(value: object) -> bool:
 def bbob_problem(fid: int, dim: int, instance: int = 1) -> BBOBProblem:
     """BBOB function `fid` as a validated program on [-5, 5]^dim with its optimum; exempt
     from the |f| limit for proposals (bent cigar f12 reaches 1.4e12 in 10-D, legitimately)."""
-    text, xopt, fopt = bbob_text(fid, dim, instance)  # checks fid and dim
+    fid, dim, instance = _checked_ids(fid, dim, instance)
+    text, xopt, fopt = _fitting_text(fid, dim, instance)
     return BBOBProblem(int(fid), NAMES[int(fid)], load(text, int(dim), max_abs=math.inf), xopt,
                        fopt)
+
+
+_SEPARABLE = frozenset(range(1, 6))  # BBOB's separable group; the others write dim x dim
+# matrices, at least 5 characters an entry ("0.0, ")
+_MATRIX_CHARS = 4
+
+
+def _fitting_text(fid: int, dim: int, instance: int) -> tuple[str, np.ndarray, float]:
+    """`bbob_text`, or an InputError with the largest dim that fits where the program is
+    over the parser's MAX_TEXT (a 5,000-D f15 had built 1.1 GB of text before the parser
+    refused it, naming no dim)."""
+    bounded = fid in _SEPARABLE or _MATRIX_CHARS * dim * dim <= MAX_TEXT
+    built = bbob_text(fid, dim, instance) if bounded else None
+    if built is None or len(built[0]) > MAX_TEXT:
+        size = f"a program of {len(built[0]):,} characters" if built else "a longer program"
+        growth = ("its vectors grow with dim" if fid in _SEPARABLE
+                  else "its matrices grow as dim squared")
+        raise InputError(f"BBOB f{fid} at dim {dim} is {size}, over the program limit of "
+                         f"{MAX_TEXT:,} ({growth}): use a smaller dim (dim "
+                         f"{_largest_dim(fid, dim, instance)} fits)")
+    return built
+
+
+def _largest_dim(fid: int, dim: int, instance: int) -> int:
+    """A large dim below `dim` whose program text for BBOB `fid` fits MAX_TEXT, found by
+    bisection on the texts themselves (their growth differs by function, and their random
+    digits make lengths near the limit go up and down)."""
+    low = 2  # fits (at most a few hundred characters); high does not
+    high = dim if fid in _SEPARABLE else min(dim, math.isqrt(MAX_TEXT // _MATRIX_CHARS) + 1)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if len(bbob_text(fid, middle, instance)[0]) <= MAX_TEXT:
+            low = middle
+        else:
+            high = middle
+    return low
 
 
 def parse_fids(spec: str) -> list[int]:
