@@ -328,3 +328,17 @@ def test_a_bbob_program_past_the_text_limit_names_the_dim_that_fits(fid: int, di
         bbob_problem(fid, dim=dim)
     fits = int(re.search(r"\(dim (\d+) fits\)", str(caught.value)).group(1))
     assert fits < dim and bbob_problem(fid, dim=fits).program.dim == fits
+
+
+@pytest.mark.parametrize("scale", [1e-13, 1e-15, 1e3])
+def test_landscape_features_of_a_scaled_program_are_the_programs(scale: float) -> None:
+    """The flat test and the basin search's improvement threshold were absolute (1e-12):
+    f scaled by 1e-13 reached 95 basins for f's 2, by 1e-15 the flat vector."""
+    from coplug.formulations.bbo import load
+    from coplug.formulations.bbo.features import as_box_function, ela_features
+
+    text = "sum((x - [1.0, -2.0]) ** 2) + sin(3 * x[0]) + cos(2 * x[1])"
+    base = ela_features(as_box_function(load(text, 2)), n=100)
+    scaled = ela_features(as_box_function(load(f"{scale!r} * ({text}) + 3.0 * {scale!r}", 2)),
+                          n=100)
+    assert scaled == pytest.approx(base, rel=1e-6, abs=1e-9)

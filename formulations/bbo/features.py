@@ -1,6 +1,7 @@
 """Exploratory-landscape-analysis features on a Latin-hypercube sample, and distances.
 
-Features (all invariant to affine rescaling of y): skewness and excess kurtosis of y,
+Features (all invariant to y -> a y + b, a > 0, down to float64 rounding: a large b rounds
+the values, and the basin search stops sooner): skewness and excess kurtosis of y,
 fitness-distance correlation, dispersion of the best 10%, number of basins reached by a
 batched compass local search from every sample point, and R^2 of linear and quadratic
 meta-models. Targets may be programs, BBOB problems, Python callables on
@@ -221,7 +222,7 @@ def ela_features(fn: BoxFunction, n: int | None = None, seed: int = 0) -> np.nda
 def features_from_sample(unit: np.ndarray, y: np.ndarray, basins: int = 1) -> np.ndarray:
     """Features of a sample given in unit-cube coordinates (basin count computed apart)."""
     n = len(y)
-    if np.ptp(y) <= 1e-12 * max(1.0, np.abs(y).max()):
+    if np.ptp(y) <= _rounding(np.abs(y).max()):  # flat: within rounding, at any scale
         return np.array([0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0])
     best = int(np.argmin(y))
     dist = np.linalg.norm(unit - unit[best], axis=1)
@@ -242,6 +243,8 @@ def basin_count(fn: BoxFunction, unit: np.ndarray, y: np.ndarray, iterations: in
     """
     n, d = unit.shape
     pos, val = unit.copy(), np.where(np.isfinite(y), y, np.inf)
+    finite = y[np.isfinite(y)]
+    spread = RELATIVE_STEP * float(np.ptp(finite)) if finite.size else 0.0
     steps = np.full(n, step)
     moves = np.vstack([np.eye(d), -np.eye(d)])
     for _ in range(iterations):
@@ -249,7 +252,7 @@ def basin_count(fn: BoxFunction, unit: np.ndarray, y: np.ndarray, iterations: in
         tv = fn(fn.scale(trial.reshape(-1, d))).reshape(n, 2 * d)
         tv = np.where(np.isfinite(tv), tv, np.inf)
         k = np.argmin(tv, axis=1)
-        better = tv[np.arange(n), k] < val - 1e-12 * np.maximum(1.0, np.abs(val))
+        better = tv[np.arange(n), k] < val - np.maximum(spread, _rounding(np.abs(val)))
         pos[better] = trial[np.arange(n), k][better]
         val[better] = tv[np.arange(n), k][better]
         steps[~better] *= 0.5
@@ -258,6 +261,18 @@ def basin_count(fn: BoxFunction, unit: np.ndarray, y: np.ndarray, iterations: in
     pairs = cKDTree(pos).query_pairs(radius, output_type="ndarray")
     graph = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
     return int(connected_components(graph, directed=False)[0])
+
+
+# An improvement counts in `basin_count` past this share of the sample's range of y (or
+# past rounding): relative to the range, so the basins of a*f + b are those of f (an
+# absolute 1e-12 had made every start its own basin on f scaled by 1e-13).
+RELATIVE_STEP = 1e-12
+ROUNDING_ULPS = 64
+
+
+def _rounding(size: Any) -> Any:
+    """What float64 rounding can move values of this size by (ROUNDING_ULPS ulps)."""
+    return ROUNDING_ULPS * np.finfo(float).eps * size
 
 
 def _r2(unit: np.ndarray, y: np.ndarray, degree: int) -> float:
