@@ -342,3 +342,17 @@ def test_landscape_features_of_a_scaled_program_are_the_programs(scale: float) -
     scaled = ela_features(as_box_function(load(f"{scale!r} * ({text}) + 3.0 * {scale!r}", 2)),
                           n=100)
     assert scaled == pytest.approx(base, rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("text", ["x[0] ** (1.0 + x[1]) - x[0]",
+                                  "y = x[0]\ny ** (1.0 + x[1]) - x[0]",
+                                  "(1.0 * x[0]) ** (1.0 + x[1]) - x[0]"])
+def test_a_bare_variable_base_under_an_exponent_of_at_least_1_is_shifted(text: str) -> None:
+    """A variable as the base (a let of one too) skipped the base shift and was refused for
+    SCIP, while the same power over 1.0 * x[0] solved: all three reach 1/sqrt(27) - 1/sqrt(3)
+    at (1/sqrt(3), 2)."""
+    from coplug.formulations.bbo import load, to_pyomo
+    from coplug.plugins import solve
+
+    result = solve(to_pyomo(load(text, 2, lower=0.0, upper=2.0)), solver="scip")
+    assert result.objective == pytest.approx(27 ** -0.5 - 3 ** -0.5, abs=1e-6)

@@ -184,7 +184,8 @@ class Scalarizer:
             a = args[0]
             return -a if isinstance(a, float) else _Sized(self.alg.neg(a.expr), 1 + a.size,
                                                           1 + a.depth)
-        if op == "pow" and not isinstance(args[1], float) and _size(args[0]) > 1:
+        if op == "pow" and not isinstance(args[1], float) and (
+                _size(args[0]) > 1 or _may_reach_zero(args[0])):
             base = self.alg.bind(_expr(args[0]), exponent=_expr(args[1]))
             return self.binary(op, _Sized(base, 1), args[1])
         if op in ("add", "sub", "mul", "div", "pow"):
@@ -325,6 +326,16 @@ class _BoundsVisitor(ExpressionBoundsVisitor):
     _operator_dispatcher = ExpressionBoundsExitNodeDispatcher(
         {**ExpressionBoundsVisitor._operator_dispatcher,
          UnaryFunctionExpression: _unary_bounds})
+
+
+def _may_reach_zero(base: Any) -> bool:
+    """Whether a power's base (a variable, a let of one) may reach 0 on the box: it then
+    goes through `bind` for its shift under an exponent of at least 1, as larger bases do
+    (`x[0] ** (1 + x[1])` on [0, 2] was refused where `(1.0 * x[0]) ** ...` solved)."""
+    if isinstance(base, float):
+        return False
+    lower = _implied_bounds(_expr(base))[0]
+    return lower is None or lower <= 0.0
 
 
 def _implied_bounds(expr: Any) -> tuple[float | None, float | None]:
