@@ -21,7 +21,7 @@ from coplug.formulations.checks import (
     require_instance,
     text_lines,
 )
-from coplug.formulations.qubo import PENALTY_LIMIT, QUBO
+from coplug.formulations.qubo import PENALTY_LIMIT, QUBO, SMALLEST_SCALE
 from coplug.formulations.qubo_solvers import PENALTY_RTOL
 from coplug.plugins.arguments import refuse_masked
 from coplug.plugins.errors import InputError
@@ -380,8 +380,9 @@ def knapsack_qubo_safe(
     require_instance(instance, KnapsackInstance, "knapsack_qubo_safe", KNAPSACK_HINT)
     C = int(instance.capacity)
     vmax = _conflict_value_max(instance)
-    delta = (max(vmax, smallest_margin(instance)) if margin is None
-             else check_positive(margin, "margin"))
+    if margin is None:  # v+ itself rises to the floor where far larger values set it
+        vmax = max(vmax, smallest_margin(instance))
+    delta = vmax if margin is None else check_positive(margin, "margin")
     max_nonzeros = check_count(max_nonzeros, "max_nonzeros", 1)
     variables, nonzeros = safe_qubo_size(instance)
     if nonzeros > max_nonzeros:
@@ -467,7 +468,7 @@ def _placed_value_max(instance: KnapsackInstance) -> float:
     of a point's terms, which sets `smallest_margin` (an item heavier than the capacity has
     no placement)."""
     fits = instance.values[instance.weights <= int(instance.capacity)]
-    return (float(fits.max()) if fits.size else 0.0) or 1.0
+    return max(float(fits.max()), SMALLEST_SCALE) if fits.size and fits.max() > 0 else 1.0
 
 
 def _conflict_value_max(instance: KnapsackInstance) -> float:
@@ -488,7 +489,7 @@ def _conflict_value_max(instance: KnapsackInstance) -> float:
         drops.append(float(several.max()))
     if sized.size >= 2:
         drops.append(float(sized[-2]))
-    return max(drops) or _placed_value_max(instance)
+    return max(max(drops), SMALLEST_SCALE) if max(drops) > 0 else _placed_value_max(instance)
 
 
 def _check_margin(

@@ -27,6 +27,9 @@ from coplug.plugins.value_equality import ValueEquality
 # A safe QUBO's penalties may reach at most this many times its largest value: ulp of the
 # penalty then stays below 2^-20 of that value, so float64 keeps the values beside it.
 PENALTY_LIMIT = 2.0**32
+# The smallest data scale (v+, d+) the safe forms take: their penalties stay normal floats
+# with full precision (values of 5e-324 made the diagonal round to 0)
+SMALLEST_SCALE = 2.0**-960
 
 
 @dataclass(eq=False)

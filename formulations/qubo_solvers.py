@@ -136,13 +136,15 @@ def _fraction(flags: list[bool]) -> float | None:
 
 def gradient_scale(qubo: QUBO) -> np.ndarray:
     """D_i >= sum_j |H_ij| for H = 2(Q + A'WA): per-coordinate Lipschitz bound, at least
-    1e-12 of the largest (a coordinate without curvature still takes a finite step; an
-    absolute floor stalled every start of a QUBO whose terms were all below it)."""
+    1e-12 of the largest bound or linear term (a coordinate without curvature still takes a
+    finite step; an absolute floor stalled every start of a QUBO whose terms were all below
+    it)."""
     absA = abs(qubo.A)
     row = np.asarray(abs(qubo.Q).sum(axis=1)).reshape(-1)
     pen = absA.T @ (np.abs(qubo.weights) * np.asarray(absA.sum(axis=1)).reshape(-1))
     bound = 2 * (row + np.asarray(pen).reshape(-1))
-    largest = float(bound.max()) if bound.size else 0.0
+    largest = max(float(bound.max()) if bound.size else 0.0,
+                  float(np.abs(qubo.c).max()) if qubo.c.size else 0.0)
     return np.maximum(bound, 1e-12 * largest if largest > 0 else 1.0)
 
 
@@ -265,11 +267,13 @@ def _exact_objective(qubo: QUBO, z: np.ndarray) -> float | None:
     Exactly means zero penalty: energy(z) == sense * objective up to PENALTY_RTOL times the
     sum of the absolute terms of the energy at z (`QUBO.magnitude`), which bounds its float64
     rounding error (a sum of n terms is off by about sqrt(n) ulp of that size, far less).
+    Relative only, as the safe forms scale with their data: a floor of 1 let a knapsack
+    point placing an item of value 1e-13 twice (penalty 2e-13) pass as feasible.
     """
     objective = qubo.solution_objective(z)
     if objective is None:
         return None
-    size = max(1.0, qubo.magnitude(z), abs(objective))
+    size = max(qubo.magnitude(z), abs(objective))
     penalty = float(qubo.energy(z)) - qubo.sense * objective
     return objective if abs(penalty) <= PENALTY_RTOL * size else None
 

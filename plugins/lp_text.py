@@ -45,8 +45,9 @@ _AFTER_SIDE = tuple(re.compile(rb"%s=?\s*+(?:[-+]\s*+)?(?>%s)[ \t]*+(?!->|%s[ \t
 # x` too, and `1e-30 y x`: it counts 1e-9 and less as zero) with a name or value after it
 # and no sign between; opening with the coefficient's first character (a zero, a point) or
 # its exponent's `e-` (9 or more), as above. A tiny coefficient is matched by its form (8
-# zeros after the point, an exponent of -9 or less): a larger one so followed SCIP's reader
-# refuses itself, as HiGHS's refuses all. One term is matched, not the run of them: a run
+# zeros after the point, a fraction with any negative exponent as in 0.1e-8, an exponent of
+# -9 or less): a larger one so followed SCIP's reader refuses itself, as HiGHS's refuses
+# all. One term is matched, not the run of them: a run
 # searched from each zero took time growing as its square (16,000 zero terms: 44 s).
 _TINY_EXPONENT = rb"0*+(?:[1-9][0-9]+|9)(?![0-9.])"
 _UNSIGNED_AFTER_ZERO = tuple(re.compile(
@@ -54,8 +55,10 @@ _UNSIGNED_AFTER_ZERO = tuple(re.compile(
     % {b"o": first, b"r": rest, b"n": _ROW_NAME})
     for first, rest in (
         (rb"0(?<![^\s+\-:]0)",
-         rb"0*(?:\.(?:0{8}[0-9]*|0*))?(?:[eE](?:-%s|[-+]?[0-9]+))?(?![0-9.])" % _TINY_EXPONENT),
-        (rb"\.(?<![^\s+\-:]\.)", rb"(?:0{8}[0-9]*|0+)(?:[eE][-+]?[0-9]+)?(?![0-9.])"),
+         rb"0*(?:\.[0-9]*[eE]-[0-9]+|(?:\.(?:0{8}[0-9]*|0*))?(?:[eE](?:-%s|[-+]?[0-9]+))?)"
+         rb"(?![0-9.])" % _TINY_EXPONENT),
+        (rb"\.(?<![^\s+\-:]\.)",
+         rb"(?:[0-9]+[eE]-[0-9]+|(?:0{8}[0-9]*|0+)(?:[eE][-+]?[0-9]+)?)(?![0-9.])"),
         (rb"e-(?<=[0-9.]e-)", _TINY_EXPONENT), (rb"E-(?<=[0-9.]E-)", _TINY_EXPONENT)))
 # An objective's last term with a number after it and no sign (`obj: x 5`: SCIP's reader
 # made 5 the constant), looked for at its end only

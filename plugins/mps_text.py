@@ -194,8 +194,22 @@ def line_chunks(text: bytes, begin: int, end: int, size: int) -> Iterator[tuple[
 
 
 def _odd_line_in_chunk(body: bytes, fields: tuple[int, ...]) -> tuple[int, bytes] | None:
-    """`_odd_line` on a body with no `$`, counted as one numpy array: each line's words are
-    the starts of non-blank runs before its line end."""
+    """`_odd_line` on a body with no `$`, counted as one numpy array (`_field_counts`)."""
+    import numpy as np
+
+    chars, counts, ends = _field_counts(body)
+    firsts = np.concatenate(([0], ends + 1))[:counts.size]
+    comment = chars[np.minimum(firsts, chars.size - 1)] == ord("*")
+    for k in np.flatnonzero(~np.isin(counts, (0, *fields)) & ~comment).tolist():
+        line = body[firsts[k]:ends[k] if k < ends.size else len(body)]
+        if len(_before_comment(line.split())) not in fields:
+            return k, line
+    return None
+
+
+def _field_counts(body: bytes) -> tuple[Any, Any, Any]:
+    """(bytes, fields on each line, line-end offsets) of a non-empty body, in numpy: a
+    line's fields are the starts of non-blank runs before its line end."""
     import numpy as np
 
     chars = np.frombuffer(body, dtype=np.uint8)
@@ -204,14 +218,7 @@ def _odd_line_in_chunk(body: bytes, fields: tuple[int, ...]) -> tuple[int, bytes
     if not blank[0]:
         starts = np.concatenate(([0], starts))
     ends = np.flatnonzero(chars == ord("\n"))
-    counts = np.bincount(np.searchsorted(ends, starts), minlength=ends.size + 1)
-    firsts = np.concatenate(([0], ends + 1))[:counts.size]
-    comment = chars[np.minimum(firsts, chars.size - 1)] == ord("*")
-    for k in np.flatnonzero(~np.isin(counts, (0, *fields)) & ~comment).tolist():
-        line = body[firsts[k]:ends[k] if k < ends.size else len(body)]
-        if len(_before_comment(line.split())) not in fields:
-            return k, line
-    return None
+    return chars, np.bincount(np.searchsorted(ends, starts), minlength=ends.size + 1), ends
 
 
 def _before_comment(words: list[bytes]) -> list[bytes]:
@@ -280,21 +287,27 @@ def _plain_section(name: bytes, body: bytes) -> bool:
 
 def _plain_chunk(name: bytes, body: bytes) -> set[bytes] | None:
     """The set names of `_plain_section`'s lines `body` (whole lines, the last maybe one
-    pair shorter), or None where they are not in the common form."""
+    pair shorter), or None where they are not in the common form. Each line's fields are
+    counted (`_field_counts`): a count over the whole chunk let a 2-field line and a 4-field
+    one pass as two of 3."""
     words = body.split()
-    lines = body.count(b"\n") + (not body.endswith(b"\n"))
     if not words:
         return set()
+    counts = _field_counts(body)[1]
+    counts = counts[counts > 0]  # blank lines left out
     if name == b"BOUNDS":
-        if len(words) != 4 * lines or not set(words[0::4]) <= _VALUED_BOUNDS:
+        if not (counts == 4).all() or not set(words[0::4]) <= _VALUED_BOUNDS:
             return None
-        sets, values = set(words[1::4]), words[3::4]
-    elif len(words) == 3 * lines:
-        sets, values = set(words[0::3]), words[2::3]
-    elif len(words) in (5 * lines, 5 * lines - 2):
-        sets, values = set(words[0::5]), words[2::5] + words[4::5]
-    else:
-        return None
+        return _one_set(set(words[1::4]), words[3::4])
+    if (counts == 3).all():
+        return _one_set(set(words[0::3]), words[2::3])
+    if (counts[:-1] == 5).all() and counts[-1] in (3, 5):
+        return _one_set(set(words[0::5]), words[2::5] + words[4::5])
+    return None
+
+
+def _one_set(sets: set[bytes], values: list[bytes]) -> set[bytes] | None:
+    """`sets` where it is one set name and `values` are plain numbers, else None."""
     return sets if len(sets) == 1 and _plain_numbers(values) else None
 
 

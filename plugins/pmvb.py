@@ -707,7 +707,7 @@ def _static_probabilities(predictor: Any, var_map: VarMap) -> ComponentMap | Non
     items = []
     for key, p in predictor.items():
         known = key in by_name if isinstance(key, str) else key in var_map
-        if not known and _unused_variable(key, var_map.block):
+        if not known and _unused_variable(key, var_map.block, var_map):
             continue  # no SCIP column: nothing to branch on, as for a fixed variable
         if isinstance(key, str) and key not in by_name:
             raise InputError(f"PMVB probability given for {key!r}, not the name of a variable "
@@ -738,15 +738,18 @@ def _key_hint(key: Any) -> str:
     return ""
 
 
-def _unused_variable(key: Any, block: Any) -> bool:
+def _unused_variable(key: Any, block: Any, var_map: VarMap) -> bool:
     """Whether `key` (a variable or its name) is a variable of the solved `block` that no
-    active row or objective uses: a probability over every binary the model declares had
-    refused the solve over one left unused."""
+    active row or objective uses (none of `var_map`): a probability over every binary the
+    model declares had refused the solve over one left unused."""
     if block is None:
         return False
-    found = block.find_component(key) if isinstance(key, str) else key
-    if not isinstance(found, VarData):
-        return False
+    try:
+        found = block.find_component(key) if isinstance(key, str) else key
+    except (AssertionError, IndexError, KeyError, TypeError, ValueError):
+        return False  # no name Pyomo can read (`x[`, `]`): refused as any unknown name
+    if not isinstance(found, VarData) or found in var_map:
+        return False  # `x[01]` finds the used x[1]: not its name, refused as before
     try:
         parent = found.parent_block()
     except AttributeError:  # its model is gone (Pyomo holds components weakly)

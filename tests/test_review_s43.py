@@ -86,6 +86,7 @@ def test_checking_a_large_mps_file_holds_little_beside_its_text(
 
 
 @pytest.mark.parametrize("coefficient", ["1e-30", "1E-10", "9e-9", "0.000000001", ".0000000001",
+                                         "0.1e-8", ".1e-8", "0.01e-7", "0.0000001e-2",
                                          "0e-30", "0.0e5"])
 @pytest.mark.parametrize("solver", ["scip", "highs"])
 def test_a_term_after_a_tiny_coefficient_needs_a_sign(tmp_path: Path, coefficient: str,
@@ -356,3 +357,75 @@ def test_a_bare_variable_base_under_an_exponent_of_at_least_1_is_shifted(text: s
 
     result = solve(to_pyomo(load(text, 2, lower=0.0, upper=2.0)), solver="scip")
     assert result.objective == pytest.approx(27 ** -0.5 - 3 ** -0.5, abs=1e-6)
+
+
+@pytest.mark.parametrize("key", ["x[01]", "x[ 1]", "x[1.0]", "x[", "]", "", "x[1:2]"])
+def test_pmvb_refuses_a_name_that_is_not_a_variables_own(key: str) -> None:
+    """`x[01]` finds the used x[1] in Pyomo but is not its name (it was passed over in
+    silence, its probability lost); malformed names raised Pyomo's own errors."""
+    import pyomo.environ as pyo
+
+    from coplug.plugins import solve
+    from coplug.plugins.pmvb import PMVBBranching
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), domain=pyo.Binary)
+    m.c = pyo.Constraint(expr=sum(m.x.values()) <= 2)
+    m.o = pyo.Objective(expr=sum(m.x.values()), sense=pyo.maximize)
+    with pytest.raises(InputError, match=f"PMVB probability given for {re.escape(repr(key))}"):
+        solve(m, plugins=[PMVBBranching({key: 0.9})])
+
+
+def test_certify_counts_a_tiny_penalty_as_a_penalty() -> None:
+    """A floor of 1 on certify's zero-penalty allowance let an item of value 1e-13 placed
+    twice (penalty 2e-13) pass as a feasible packing."""
+    from coplug.formulations.knapsack import knapsack_qubo_safe
+    from coplug.formulations.qubo_solvers import certify
+
+    q = knapsack_qubo_safe(_knapsack([1e-13, 1e-13], [1, 1], 2))
+    twice = np.array([1.0 if name.startswith("y0@") else 0.0 for name in q.names])
+    assert q.energy(twice) > -1e-13  # its penalty, 2e-13, outweighs the value
+    assert not certify(q, twice).feasible
+
+
+def test_a_qubo_without_curvature_still_steps_to_a_vertex() -> None:
+    """The curvature floor fell back to 1.0 with no curvature at all: PGD left every start
+    where it began on c = 1e-7 terms, and certify took z = 0.5 for a local minimum."""
+    import scipy.sparse as sp
+
+    from coplug.formulations.qubo import QUBO
+    from coplug.formulations.qubo_solvers import certify, minimize
+
+    q = QUBO(Q=sp.csr_matrix((3, 3)), c=np.array([1e-7, -1e-7, 2e-7]), constant=0.0,
+             decode=np.round, is_feasible=lambda x: True, objective=lambda x: 0.0)
+    assert not certify(q, np.full(3, 0.5)).local_min
+    report = minimize(q, method="pgd", starts=4, seed=0)
+    assert np.array_equal(report.points, np.tile([0.0, 1.0, 0.0], (4, 1)))
+
+
+def test_a_constant_with_rounding_in_its_terms_is_flat() -> None:
+    """(x + 100) ** 2 - x ** 2 - 200 x - 9990 is 10, off by 3.6e-12 in rounding: a flat test
+    at 64 ulps read features and 97 basins out of the noise."""
+    from coplug.formulations.bbo import load
+    from coplug.formulations.bbo.features import as_box_function, ela_features
+
+    text = "(x[0] + 100.0) ** 2 - x[0] ** 2 - 200.0 * x[0] - 9990.0 + 0.0 * x[1]"
+    assert ela_features(as_box_function(load(text, 2)), n=100).tolist() == [0, 0, 0, 1, 1, 1, 1]
+
+
+def test_a_two_field_line_beside_a_four_field_one_is_no_pair_of_plain_lines(
+        tmp_path: Path) -> None:
+    """Counted over a chunk, ` RHS c2` and ` 4 RHS c3 1` made 6 words, two lines of 3, and
+    passed as plain: SCIP solved a file HiGHS refuses."""
+    path = tmp_path / "P.mps"
+    path.write_text(_mps(_COLUMNS, "    RHS c1 4\n    RHS c2\n    4 RHS c3 1\n"))
+    with pytest.raises(InputError, match=r"P.mps:15: the RHS line 'RHS c2' is no"):
+        checked_text(path)
+
+
+def test_values_far_apart_still_get_a_safe_knapsack_qubo() -> None:
+    """A weight-0 item of 1e12 raises the margin's floor (40) past 2**32 times the 1e-9 a
+    conflict can force out: the default margin was refused, telling the user (who passed
+    none) to pass a smaller one; v+ now rises to the floor."""
+    _assert_every_infeasible_point_has_a_flip_worth_the_margin(
+        _knapsack([1e12, 1e-9, 1e-9], [0, 1, 1], 1))

@@ -222,7 +222,7 @@ def ela_features(fn: BoxFunction, n: int | None = None, seed: int = 0) -> np.nda
 def features_from_sample(unit: np.ndarray, y: np.ndarray, basins: int = 1) -> np.ndarray:
     """Features of a sample given in unit-cube coordinates (basin count computed apart)."""
     n = len(y)
-    if np.ptp(y) <= _rounding(np.abs(y).max()):  # flat: within rounding, at any scale
+    if np.ptp(y) <= FLAT_SHARE * np.abs(y).max():  # flat, at any scale (no floor of 1)
         return np.array([0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0])
     best = int(np.argmin(y))
     dist = np.linalg.norm(unit - unit[best], axis=1)
@@ -268,6 +268,10 @@ def basin_count(fn: BoxFunction, unit: np.ndarray, y: np.ndarray, iterations: in
 # absolute 1e-12 had made every start its own basin on f scaled by 1e-13).
 RELATIVE_STEP = 1e-12
 ROUNDING_ULPS = 64
+# A sample is flat where its range of y is at most this share of its largest |y|: what the
+# rounding of a program's intermediate values leaves of a constant (one written as
+# (x + 100) ** 2 - x ** 2 - 200 x - 9990 varies by 3.6e-12 around 10)
+FLAT_SHARE = 1e-12
 
 
 def _rounding(size: Any) -> Any:
