@@ -54,10 +54,10 @@ _UNSIGNED_AFTER_ZERO = tuple(re.compile(
     rb"%(o)s(?>%(r)s)\s*+(?>%(n)s)\s++(?:%(n)s|[0-9]|\.[0-9])"
     % {b"o": first, b"r": rest, b"n": _ROW_NAME})
     for first, rest in (
-        (rb"0(?<![^\s+\-:]0)",
+        (rb"0(?<![^\s+\-:<>=]0)",
          rb"0*(?:\.[0-9]*[eE]-[0-9]+|(?:\.(?:0{8}[0-9]*|0*))?(?:[eE](?:-%s|[-+]?[0-9]+))?)"
          rb"(?![0-9.])" % _TINY_EXPONENT),
-        (rb"\.(?<![^\s+\-:]\.)",
+        (rb"\.(?<![^\s+\-:<>=]\.)",
          rb"(?:[0-9]+[eE]-[0-9]+|(?:0{8}[0-9]*|0+)(?:[eE][-+]?[0-9]+)?)(?![0-9.])"),
         (rb"e-(?<=[0-9.]e-)", _TINY_EXPONENT), (rb"E-(?<=[0-9.]E-)", _TINY_EXPONENT)))
 # An objective's last term with a number after it and no sign (`obj: x 5`: SCIP's reader

@@ -744,12 +744,13 @@ def _unused_variable(key: Any, block: Any, var_map: VarMap) -> bool:
     model declares had refused the solve over one left unused."""
     if block is None:
         return False
-    try:
-        found = block.find_component(key) if isinstance(key, str) else key
+    try:  # names are full names, read from the top model (a sub-block may be solved)
+        found = block.model().find_component(key) if isinstance(key, str) else key
     except (AssertionError, IndexError, KeyError, TypeError, ValueError):
         return False  # no name Pyomo can read (`x[`, `]`): refused as any unknown name
-    if not isinstance(found, VarData) or found in var_map:
-        return False  # `x[01]` finds the used x[1]: not its name, refused as before
+    if not isinstance(found, VarData) or found in var_map or (
+            isinstance(key, str) and found.name != key):
+        return False  # `x[01]` finds x[1] but is not its name: refused as before
     try:
         parent = found.parent_block()
     except AttributeError:  # its model is gone (Pyomo holds components weakly)

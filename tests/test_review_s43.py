@@ -359,7 +359,7 @@ def test_a_bare_variable_base_under_an_exponent_of_at_least_1_is_shifted(text: s
     assert result.objective == pytest.approx(27 ** -0.5 - 3 ** -0.5, abs=1e-6)
 
 
-@pytest.mark.parametrize("key", ["x[01]", "x[ 1]", "x[1.0]", "x[", "]", "", "x[1:2]"])
+@pytest.mark.parametrize("key", ["x[01]", "x[ 1]", "x[1.0]", "x[", "]", "", "x[1:2]", "u[0]"])
 def test_pmvb_refuses_a_name_that_is_not_a_variables_own(key: str) -> None:
     """`x[01]` finds the used x[1] in Pyomo but is not its name (it was passed over in
     silence, its probability lost); malformed names raised Pyomo's own errors."""
@@ -372,8 +372,31 @@ def test_pmvb_refuses_a_name_that_is_not_a_variables_own(key: str) -> None:
     m.x = pyo.Var(range(3), domain=pyo.Binary)
     m.c = pyo.Constraint(expr=sum(m.x.values()) <= 2)
     m.o = pyo.Objective(expr=sum(m.x.values()), sense=pyo.maximize)
+    m.u = pyo.Var([0], domain=pyo.Binary)  # unused: its name is u[0], not u[00]
+    key = "u[00]" if key == "u[0]" else key
     with pytest.raises(InputError, match=f"PMVB probability given for {re.escape(repr(key))}"):
         solve(m, plugins=[PMVBBranching({key: 0.9})])
+
+
+def test_a_sub_block_solved_alone_passes_over_its_unused_variable_by_full_name() -> None:
+    """Names were looked up relative to the solved block, so the variable's own name
+    b.y[3] was refused and the relative y[3] passed over."""
+    import pyomo.environ as pyo
+
+    from coplug.plugins import solve
+    from coplug.plugins.pmvb import PMVBBranching
+
+    m = pyo.ConcreteModel()
+    m.b = pyo.Block()
+    m.b.y = pyo.Var(range(4), domain=pyo.Binary)
+    m.b.c = pyo.Constraint(expr=m.b.y[0] + m.b.y[1] + m.b.y[2] <= 2)
+    m.b.o = pyo.Objective(expr=m.b.y[0] + 2 * m.b.y[1] + 3 * m.b.y[2], sense=pyo.maximize)
+    m.b.y[2].fix(0)
+    for block in (m, m.b):
+        assert solve(block, plugins=[PMVBBranching({"b.y[0]": 0.9, "b.y[3]": 0.9})]
+                     ).objective == pytest.approx(3.0)
+        with pytest.raises(InputError, match="given for 'y\\[3\\]'"):
+            solve(block, plugins=[PMVBBranching({"b.y[0]": 0.9, "y[3]": 0.9})])
 
 
 def test_certify_counts_a_tiny_penalty_as_a_penalty() -> None:
@@ -429,3 +452,15 @@ def test_values_far_apart_still_get_a_safe_knapsack_qubo() -> None:
     none) to pass a smaller one; v+ now rises to the floor."""
     _assert_every_infeasible_point_has_a_flip_worth_the_margin(
         _knapsack([1e12, 1e-9, 1e-9], [0, 1, 1], 1))
+
+
+@pytest.mark.parametrize("after", ["->0.1e-8", "->0", "->.1e-8"])
+def test_a_tiny_coefficient_right_after_an_indicators_arrow_is_seen(tmp_path: Path,
+                                                                     after: str) -> None:
+    """With no space after `->`, the coefficient's look-behind passed over it: SCIP read
+    `b = 1 ->0.1e-8 y x >= 1` as `b = 1 -> x >= 1`."""
+    path = tmp_path / "t.lp"
+    path.write_text(f"Minimize\n obj: x + y\nSubject To\n c1: b = 1 {after} y x >= 1\n"
+                    "Bounds\n x <= 10\n y <= 10\nBinaries\n b\nEnd\n")
+    with pytest.raises(InputError, match="a term follows another without a sign"):
+        checked_text(path)

@@ -270,7 +270,9 @@ RELATIVE_STEP = 1e-12
 ROUNDING_ULPS = 64
 # A sample is flat where its range of y is at most this share of its largest |y|: what the
 # rounding of a program's intermediate values leaves of a constant (one written as
-# (x + 100) ** 2 - x ** 2 - 200 x - 9990 varies by 3.6e-12 around 10)
+# (x + 100) ** 2 - x ** 2 - 200 x - 9990 varies by 3.6e-12 around 10). Relative to y alone,
+# so a*f + b keeps f's features; a constant far below its terms' rounding (the same with
+# - 10000, 0 +- 3.6e-12) cannot be told from a tiny landscape and is read as one.
 FLAT_SHARE = 1e-12
 
 
