@@ -734,7 +734,7 @@ def _key_hint(key: Any) -> str:
     if getattr(key, "is_indexed", lambda: False)():
         return " (an indexed variable: key each of its entries, m.x[i])"
     if isinstance(key, VarData):
-        return " (a variable of another model)"
+        return " (a variable of another model, or outside the block solved)"
     return ""
 
 
