@@ -794,23 +794,27 @@ def _tour_terms(d: np.ndarray, idx: np.ndarray) -> tuple[list, np.ndarray]:
     return [rows, cols, vals], lin
 
 
-def qubo_nonzeros(dist: np.ndarray) -> int:
-    """Stored nonzeros of the TSP QUBOs (tour products twice, as Q is symmetric, its diagonal
-    and the 2(n-1) one-hot rows), counted from the distances before anything is built."""
-    return _qubo_nonzeros(check_distances(dist))
+def qubo_nonzeros(dist: np.ndarray, form: str = "safe") -> int:
+    """Stored nonzeros of the TSP QUBO `form` ("safe" or "naive": tour products twice, as Q
+    is symmetric, the 2(n-1) one-hot rows, and the safe form's diagonal), counted from the
+    distances before anything is built."""
+    if form not in ("safe", "naive"):
+        raise InputError(f"form must be 'safe' or 'naive', got {form!r}")
+    return _qubo_nonzeros(check_distances(dist), form)
 
 
-def _qubo_nonzeros(dist: np.ndarray) -> int:
-    """`qubo_nonzeros` of a checked distance matrix."""
+def _qubo_nonzeros(dist: np.ndarray, form: str) -> int:
+    """`qubo_nonzeros` of a checked distance matrix (the naive form stores no diagonal: its
+    count had included one, and a naive QUBO that fit `max_nonzeros` was refused)."""
     m = dist.shape[0] - 1
     pairs = int(np.count_nonzero(dist[1:, 1:])) - int(np.count_nonzero(np.diag(dist)[1:]))
-    return 2 * (m - 1) * pairs + m * m + 2 * m * m
+    return 2 * (m - 1) * pairs + (m * m if form == "safe" else 0) + 2 * m * m
 
 
 def _check_size(d: np.ndarray, max_nonzeros: int, builder: str) -> None:
     """Refuse a QUBO over `max_nonzeros` stored nonzeros before allocating it."""
     max_nonzeros = check_count(max_nonzeros, "max_nonzeros", 1)
-    nonzeros = _qubo_nonzeros(d)
+    nonzeros = _qubo_nonzeros(d, builder)
     if nonzeros > max_nonzeros:
         n = d.shape[0]
         raise InputError(

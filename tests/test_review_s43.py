@@ -464,3 +464,24 @@ def test_a_tiny_coefficient_right_after_an_indicators_arrow_is_seen(tmp_path: Pa
                     "Bounds\n x <= 10\n y <= 10\nBinaries\n b\nEnd\n")
     with pytest.raises(InputError, match="a term follows another without a sign"):
         checked_text(path)
+
+
+@pytest.mark.parametrize("form", ["safe", "naive"])
+def test_the_tsp_qubo_count_is_each_forms_own(form: str) -> None:
+    """The count held the safe form's diagonal for both: a naive QUBO of 42 stored nonzeros
+    was refused at max_nonzeros=42 ('51 nonzeros')."""
+    from coplug.formulations.tsp import (
+        qubo_nonzeros,
+        random_asymmetric,
+        tsp_qubo_naive,
+        tsp_qubo_safe,
+    )
+
+    build = tsp_qubo_safe if form == "safe" else tsp_qubo_naive
+    for dist in (np.array([[0, 3, 4, 5], [3, 0, 2, 6], [4, 2, 0, 1], [5, 6, 1, 0]], float),
+                 random_asymmetric(6, 2).dist, np.zeros((5, 5))):
+        stored = build(dist).Q.nnz + build(dist).A.nnz
+        assert qubo_nonzeros(dist, form) == stored
+        assert build(dist, max_nonzeros=stored).n == (len(dist) - 1) ** 2
+    with pytest.raises(InputError, match="form must be 'safe' or 'naive'"):
+        qubo_nonzeros(np.zeros((4, 4)), "other")
