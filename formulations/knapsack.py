@@ -21,7 +21,7 @@ from coplug.formulations.checks import (
     require_instance,
     text_lines,
 )
-from coplug.formulations.qubo import PENALTY_LIMIT, QUBO, SMALLEST_SCALE
+from coplug.formulations.qubo import PENALTY_LIMIT, QUBO, data_scale
 from coplug.formulations.qubo_solvers import PENALTY_RTOL
 from coplug.plugins.arguments import refuse_masked
 from coplug.plugins.errors import InputError
@@ -468,7 +468,7 @@ def _placed_value_max(instance: KnapsackInstance) -> float:
     of a point's terms, which sets `smallest_margin` (an item heavier than the capacity has
     no placement)."""
     fits = instance.values[instance.weights <= int(instance.capacity)]
-    return max(float(fits.max()), SMALLEST_SCALE) if fits.size and fits.max() > 0 else 1.0
+    return data_scale(float(fits.max()) if fits.size else 0.0)
 
 
 def _conflict_value_max(instance: KnapsackInstance) -> float:
@@ -489,7 +489,7 @@ def _conflict_value_max(instance: KnapsackInstance) -> float:
         drops.append(float(several.max()))
     if sized.size >= 2:
         drops.append(float(sized[-2]))
-    return max(max(drops), SMALLEST_SCALE) if max(drops) > 0 else _placed_value_max(instance)
+    return data_scale(max(drops), _placed_value_max(instance))
 
 
 def _check_margin(

@@ -23,7 +23,7 @@ from coplug.formulations.checks import (
     numeric_array,
     require_instance,
 )
-from coplug.formulations.qubo import PENALTY_LIMIT, QUBO, SMALLEST_SCALE, symmetric
+from coplug.formulations.qubo import PENALTY_LIMIT, QUBO, data_scale, symmetric
 from coplug.plugins.errors import InputError
 from coplug.plugins.value_equality import ValueEquality
 
@@ -237,7 +237,7 @@ def openpit_penalties(model: BlockModel) -> np.ndarray:
     K = model.max_successors()
     below = model.values[1:]
     top = float(below.max()) if below.size else 0.0
-    vplus = max(top, SMALLEST_SCALE) if top > 0 else _value_scale(model)
+    vplus = data_scale(top, _value_scale(model))
     levels = [2.0 * vplus]
     for _ in range(depth - 1):
         levels.append(2.0 * (K * levels[-1] + vplus))
@@ -255,8 +255,7 @@ def _value_scale(model: BlockModel) -> float:
     """The largest block value's size (1 where every value is 0): v+ where no block below
     the surface is worth anything, as any positive v+ is safe there and this one scales
     with the values."""
-    largest = float(np.abs(model.flat_values).max())
-    return max(largest, SMALLEST_SCALE) if largest > 0 else 1.0
+    return data_scale(float(np.abs(model.flat_values).max()))
 
 
 def openpit_qubo_safe(model: BlockModel) -> QUBO:

@@ -32,6 +32,13 @@ PENALTY_LIMIT = 2.0**32
 SMALLEST_SCALE = 2.0**-960
 
 
+def data_scale(largest: float, otherwise: float = 1.0) -> float:
+    """A safe form's data scale (v+, d+) from its largest relevant value: at least
+    SMALLEST_SCALE, and `otherwise` where nothing is positive (any positive scale is safe
+    there)."""
+    return max(largest, SMALLEST_SCALE) if largest > 0 else otherwise
+
+
 @dataclass(eq=False)
 class QUBO(ValueEquality):
     """A quadratic pseudo-Boolean energy with its link back to the original problem.

@@ -28,7 +28,7 @@ from coplug.formulations.checks import (
     read_text_file,
     text_lines,
 )
-from coplug.formulations.qubo import QUBO, SMALLEST_SCALE, multilinear_pairs, symmetric
+from coplug.formulations.qubo import QUBO, data_scale, multilinear_pairs, symmetric
 from coplug.plugins.errors import InputError, SolverError
 from coplug.plugins.interrupts import stops_on_interrupt
 from coplug.plugins.value_equality import ValueEquality
@@ -892,7 +892,7 @@ def tsp_qubo_safe(dist: np.ndarray, max_nonzeros: int = MAX_NONZEROS) -> QUBO:
     _check_size(d, max_nonzeros, "safe")
     n = d.shape[0]
     m, idx, groups = _positions(n)
-    dmax = max(float(d.max()), SMALLEST_SCALE) if d.max() > 0 else 1.0  # all 0: any is safe
+    dmax = data_scale(float(d.max()))
     a, b, mu = 6.0 * dmax, 2.0 * dmax, dmax
     (r, cc, v), lin = _tour_terms(d, idx)
     N = m * m

@@ -47,8 +47,8 @@ _AFTER_SIDE = tuple(re.compile(rb"%s=?\s*+(?:[-+]\s*+)?(?>%s)[ \t]*+(?!->|%s[ \t
 # its exponent's `e-` (9 or more), as above. A tiny coefficient is matched by its form (8
 # zeros after the point, a fraction with any negative exponent as in 0.1e-8, an exponent of
 # -9 or less): a larger one so followed SCIP's reader refuses itself, as HiGHS's refuses
-# all. One term is matched, not the run of them: a run
-# searched from each zero took time growing as its square (16,000 zero terms: 44 s).
+# all. One term is matched, not the run of them: a run searched from each zero took time
+# growing as its square (16,000 zero terms: 44 s).
 _TINY_EXPONENT = rb"0*+(?:[1-9][0-9]+|9)(?![0-9.])"
 _UNSIGNED_AFTER_ZERO = tuple(re.compile(
     rb"%(o)s(?>%(r)s)\s*+(?>%(n)s)\s++(?:%(n)s|[0-9]|\.[0-9])"

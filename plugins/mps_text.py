@@ -164,13 +164,14 @@ PLAIN_CHUNK = 1 << 20  # bytes of whole lines whose words are checked at a time
 
 def _odd_line(text: bytes, begin: int, end: int,
               fields: tuple[int, ...]) -> tuple[int, bytes] | None:
-    """(index, text) of the first line of `text[begin:end]` whose count of fields is not in `fields`
-    (comment lines left out), else None. Counted in numpy, a chunk of whole lines at a time:
-    a Python pass over COLUMNS cost 40% of SCIP's reading time, this one about 15%, and the
-    arrays over a whole section had peaked at 3.5 times its size."""
+    """(index, text) of the first line of `text[begin:end]` whose count of fields is not
+    in `fields` (comment lines left out), else None. Counted in numpy, a chunk of whole
+    lines at a time: a Python pass over COLUMNS cost 40% of SCIP's reading time, this one
+    about 15%, and the arrays over a whole section had peaked at 3.5 times its size."""
     if text.find(b"$", begin, end) >= 0:  # `$` comments: the plain line reader strips them
-        lines = text[begin:end].splitlines()
-        return next(((k, lines[k]) for k, words in _data_lines(text[begin:end])
+        body = text[begin:end]
+        lines = body.splitlines()
+        return next(((k, lines[k]) for k, words in _data_lines(body)
                      if len(words) not in fields), None)
     first_line = 0
     for start, stop in line_chunks(text, begin, end, ODD_LINE_CHUNK):
