@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from typing import Any, Protocol, runtime_checkable
 
 from coplug.plugins.caller_warning import warn_at_caller
@@ -147,6 +147,18 @@ def raise_plugin_failures(plugins: Any) -> None:
         raise_failure = getattr(plugin, "raise_failure", None)
         if callable(raise_failure):
             raise_failure()
+
+
+@contextmanager
+def plugins_held(plugins: Any) -> Iterator[None]:
+    """Within the block the plugins with `held()` (those handing solutions to the user) hand
+    on none: a run whose points are not the model's."""
+    with ExitStack() as stack:
+        for plugin in plugins:
+            held = getattr(plugin, "held", None)
+            if callable(held):
+                stack.enter_context(held())
+        yield
 
 
 def finish_plugins(plugins: Any, result: Any) -> None:

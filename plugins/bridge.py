@@ -31,6 +31,7 @@ from coplug.plugins.base import (
     adds_rows,
     calls_back_after_loading,
     finish_plugins,
+    plugins_held,
     plugins_statistics,
     raise_plugin_failures,
     released_on_failure,
@@ -498,7 +499,9 @@ def run_scip(built: BuiltScip, model: pyo.Block, *, plugins: list[Any],
         extra["cuts_off"] = con_names(extra["cuts_off"])  # SCIP's c2 is the model's weight[a]
     record_first_solve(result, extra)
     if result.status is Status.INFEASIBLE_OR_UNBOUNDED:
-        settle_infeasible_or_unbounded(scip, result)
+        with plugins_held(plugins):  # its points have objective 0: not the model's
+            settle_infeasible_or_unbounded(scip, result)
+        raise_plugin_failures(plugins)
         result.plugin_stats = plugins_statistics(plugins)  # of the run that decided the status
     epigraph = opt._obj_var.name if opt._obj_var is not None else None
     check_nonlinear_optimum(scip, result, epigraph, var_map.pyomo_name,

@@ -6,7 +6,8 @@ HiGHS's its improving-MIP-solution callback)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,7 @@ class OnSolution(UserCallbackPlugin):
         self._last: float | None = None  # the objective of the last solution handed on
         self._maximize = False
         self._block: Any = None  # the solved block, whose loaded values `finish` hands on
+        self._held = False  # a run whose points are not the model's (see `held`)
 
     def attach(self, scip_model: Any, var_map: VarMap) -> None:
         """Include the event handler that catches SCIP's new best solutions."""
@@ -128,6 +130,17 @@ class OnSolution(UserCallbackPlugin):
         """Whether `callback` stopped this solve (SCIP then reports a user interrupt)."""
         return bool(self._stats.get("stopped"))
 
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Within the block no SCIP solution is handed on: the run that settles 'infeasible
+        or unbounded' solves at a zero objective, and handed `callback` its points with 0
+        as their objective."""
+        self._held = True
+        try:
+            yield
+        finally:
+            self._held = False
+
     def statistics(self) -> dict[str, Any]:
         """Calls of `callback`, solutions skipped (missing an all-integer row), whether it
         stopped the solve, seconds spent in it."""
@@ -135,8 +148,8 @@ class OnSolution(UserCallbackPlugin):
 
     def new_best(self) -> None:
         """SCIP found a new best solution: hand it to `callback`, stop if it says so."""
-        if self._stats["stopped"]:  # SCIP finds more before its interrupt check: no more
-            return
+        if self._stats["stopped"] or self._held:  # a stop: SCIP finds more before its
+            return  # interrupt check, and no more are handed on
         scip = self._scip
         sol = scip.getBestSol()
         if self._rows and violations(self._rows, lambda var: scip.getSolVal(sol, var)):

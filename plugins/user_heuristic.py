@@ -12,7 +12,7 @@ from typing import Any
 
 import pyomo.environ as pyo
 from pyomo.core.base.var import VarData
-from pyscipopt import SCIP_HEURTIMING, SCIP_RESULT, Heur
+from pyscipopt import SCIP_HEURTIMING, SCIP_LPSOLSTAT, SCIP_RESULT, Heur
 
 from coplug.plugins.base import UserCallbackPlugin, checked_plugin_name, checked_user_function
 from coplug.plugins.errors import InputError
@@ -27,9 +27,10 @@ Proposal = Mapping[VarData, float] | Iterable[tuple[VarData, float]] | None
 
 
 class UserHeuristic(UserCallbackPlugin):
-    """Call ``propose(lp_solution)`` after the LP of every `freq`-th depth's nodes; it
-    returns values as ``(pyomo_var, value)`` pairs or a Pyomo ``ComponentMap``, or None for
-    no proposal.
+    """Call ``propose(lp_solution)`` after the LP of every `freq`-th depth's nodes whose LP
+    was solved to optimality (an infeasible node's LP has no solution to give); it returns
+    values as ``(pyomo_var, value)`` pairs or a Pyomo ``ComponentMap``, or None for no
+    proposal.
 
     Variables it leaves out take their value in the LP solution; a fixed Pyomo variable is
     skipped (the solve takes it as its value). SCIP keeps a proposal only if it is feasible
@@ -72,9 +73,12 @@ class UserHeuristic(UserCallbackPlugin):
         return dict(self._stats)
 
     def run(self, heur: Any) -> Any:
-        """One call: ask `propose`, try what it returns; a SCIP_RESULT."""
+        """One call: ask `propose`, try what it returns; a SCIP_RESULT. Not at a node
+        whose LP has no optimal solution: SCIP calls the heuristic there too, with every LP
+        value SCIP_INVALID (1e99), and a solution started from them kept an invalid
+        objective that `trySol` took as the best ever (a bounded model ended "unbounded")."""
         stats, scip = self._stats, self._scip
-        if stats["calls"] >= self.max_calls:
+        if stats["calls"] >= self.max_calls or scip.getLPSolstat() != SCIP_LPSOLSTAT.OPTIMAL:
             return SCIP_RESULT.DIDNOTRUN
         started = time.perf_counter()
         try:
