@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import tempfile
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,23 @@ def check_recorded_sha256(path: Path, meta: Any, sidecar: Path, what: str) -> No
         raise InputError(f"{what} {path} is not the file {sidecar.name} describes (modified, "
                          f"corrupted or replaced): its sha256 is {actual}, {sidecar.name} "
                          f"records {expected}")
+
+
+def check_zip_crc(path: Path, what: str) -> None:
+    """Refuse a torch .pt checkpoint (a zip archive) whose entries fail their CRC: torch.load
+    reads the bytes unchecked, so a flipped weight loaded as another model (no sidecar with
+    a sha256 to catch it). A file that is no zip is left to the loader to name."""
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+        return
+    with archive:
+        try:
+            bad = archive.testzip()
+        except Exception as exc:  # zlib or struct errors inside an entry
+            raise InputError(f"{what} {path} is corrupt: {type(exc).__name__}: {exc}") from None
+    if bad is not None:
+        raise InputError(f"{what} {path} is corrupt: its entry {bad} fails its CRC check")
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:

@@ -37,7 +37,15 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from coplug.formulations.checks import check_choice
-from coplug.learned.checkpoint_io import atomic_write, check_recorded_sha256, read_sidecar
+from coplug.learned.checkpoint_io import (
+    atomic_write,
+    atomic_write_text,
+    check_recorded_sha256,
+    check_zip_crc,
+    file_sha256,
+    read_sidecar,
+    strict_json,
+)
 from coplug.learned.pmvb_features import FEATURE_NAMES, FEATURE_VERSION, root_features
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError
@@ -259,9 +267,11 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
         """Write a checkpoint: .pt (torch.save) or .joblib, chosen by the suffix.
 
         Written to a temporary file and renamed over `path`, so an interrupt mid-write
-        leaves the previous checkpoint intact rather than a corrupt one. A train_pmvb JSON
-        beside `path` described the checkpoint this one replaces (its t, q and figures): it
-        is removed.
+        leaves the previous checkpoint intact rather than a corrupt one. The JSON beside
+        `path` gets the predictor's kind, calibration and the file's sha256, which
+        `load_predictor` checks (a corrupted .joblib loaded, then crashed the interpreter in
+        predict_proba); a train_pmvb JSON there described the checkpoint this one replaces
+        (its t, q and figures) and is overwritten.
         """
         check_is_fitted(self, "model_")
         path = Path(path).expanduser()
@@ -275,7 +285,9 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
             raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
         dump = torch.save if path.suffix == ".pt" else joblib.dump
         atomic_write(path, lambda tmp: dump(self, tmp))
-        path.with_suffix(".json").unlink(missing_ok=True)
+        record = {"kind": self.kind, "calibration": self.calibration,
+                  "sha256": file_sha256(path)}
+        atomic_write_text(path.with_suffix(".json"), strict_json(record, indent=1))
         return path
 
 
@@ -289,6 +301,8 @@ def load_predictor(path: str | Path) -> PMVBPredictor:
     if path.suffix not in (".pt", ".joblib"):
         raise InputError(f"checkpoint {path} must end in .joblib or .pt")
     meta = checkpoint_metadata(path)  # before unpickling: the file must be the one it records
+    if path.suffix == ".pt":
+        check_zip_crc(path, "PMVB checkpoint")
     try:
         obj = torch.load(path, weights_only=False) if path.suffix == ".pt" else joblib.load(path)
     except Exception as exc:  # pickle, zip and EOF errors all mean the same thing here

@@ -28,6 +28,7 @@ from coplug.learned.checkpoint_io import (
     atomic_write,
     atomic_write_text,
     check_recorded_sha256,
+    check_zip_crc,
     file_sha256,
     read_sidecar,
     strict_json,
@@ -302,6 +303,7 @@ def load(path: str | Path | None = None) -> RowDualNet:
     if not path.is_file():
         raise InputError(f"RowDualNet checkpoint {path} is not a file")
     _check_sha256(path)
+    check_zip_crc(path, "RowDualNet checkpoint")
     try:
         with warning_filters():  # PyTorch's notice on a foreign pickle's protocol
             warnings.filterwarnings("ignore", "Detected pickle protocol", UserWarning)

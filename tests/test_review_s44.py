@@ -4,12 +4,15 @@ callbacks during the run that settles SCIP's 'infeasible or unbounded'."""
 from __future__ import annotations
 
 import math
+import struct
 
+import numpy as np
 import pyomo.environ as pyo
 import pytest
 
 from coplug.formulations.mip_families import mknapsack
 from coplug.plugins import OnSolution, UserHeuristic, solve
+from coplug.plugins.errors import InputError
 
 
 def test_user_heuristic_at_infeasible_nodes_keeps_a_bounded_model_bounded() -> None:
@@ -52,3 +55,67 @@ def test_on_solution_gets_no_point_of_the_settling_run() -> None:
     result = solve(m, plugins=[OnSolution(record)])
     assert result.status.value == "unbounded"
     assert all(objective == pytest.approx(at_point) for objective, at_point in calls)
+
+
+def _flip_inside_largest_entry(path) -> None:
+    """Overwrite 8 bytes in the middle of the largest member of the zip archive at `path`
+    (a torch .pt's weights), leaving the archive's structure intact."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        info = max(archive.infolist(), key=lambda item: item.compress_size)
+    data = bytearray(path.read_bytes())
+    name_len, extra_len = struct.unpack("<HH", data[info.header_offset + 26:
+                                                      info.header_offset + 30])
+    start = info.header_offset + 30 + name_len + extra_len + info.compress_size // 2
+    data[start:start + 8] = bytes(b ^ 0x5A for b in data[start:start + 8])
+    path.write_bytes(bytes(data))
+
+
+@pytest.fixture
+def fitted_features():
+    from coplug.learned.pmvb_features import FEATURE_NAMES
+
+    rng = np.random.default_rng(3)
+    features = rng.normal(size=(60, len(FEATURE_NAMES)))
+    return features, (features[:, 0] + 0.3 * features[:, 1] > 0).astype(int)
+
+
+@pytest.mark.parametrize("kind", ["gbt", "logreg", "mlp"])
+def test_a_saved_pmvb_checkpoint_corrupted_on_disk_is_refused(kind, fitted_features, tmp_path):
+    """`save` records the file's sha256 beside it: a corrupted .joblib loaded and crashed
+    the interpreter in predict_proba, or predicted other probabilities."""
+    from coplug.learned.pmvb_predictors import PMVBPredictor, load_predictor
+
+    features, labels = fitted_features
+    predictor = PMVBPredictor(kind=kind, calibration="none").fit(features, labels)
+    path = predictor.save(tmp_path / ("p.pt" if kind == "mlp" else "p.joblib"))
+    assert np.array_equal(load_predictor(path).predict_proba(features),
+                          predictor.predict_proba(features))
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    data[middle:middle + 8] = bytes(b ^ 0x5A for b in data[middle:middle + 8])
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputError, match="sha256"):
+        load_predictor(path)
+
+
+def test_a_pt_checkpoint_without_its_json_is_checked_by_its_crc(fitted_features, tmp_path):
+    """A .pt copied without its JSON: a flipped weight fails the archive's CRC (torch.load
+    does not check it and loaded another model)."""
+    from coplug.learned import rowdualnet
+    from coplug.learned.pmvb_predictors import PMVBPredictor, load_predictor
+
+    features, labels = fitted_features
+    path = PMVBPredictor(kind="mlp", calibration="none").fit(features, labels).save(
+        tmp_path / "p.pt")
+    path.with_suffix(".json").unlink()
+    _flip_inside_largest_entry(path)
+    with pytest.raises(InputError, match="CRC"):
+        load_predictor(path)
+    weights = tmp_path / "rdn.pt"
+    rowdualnet.save(rowdualnet.RowDualNet(hidden=8), weights, {})
+    weights.with_suffix(".json").unlink()
+    _flip_inside_largest_entry(weights)
+    with pytest.raises(InputError, match="CRC"):
+        rowdualnet.load(weights)
