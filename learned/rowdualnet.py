@@ -65,7 +65,9 @@ def _smallest(row, k, out):
 
 @kernel
 def _raw_features(c, k, kr):
-    """Per row: k smallest costs, kr smallest column-reduced costs, mean and std."""
+    """Per row: k smallest costs, kr smallest column-reduced costs, mean and std (summed
+    about the row's first cost: about 0, c + 1e9 lost the std to cancellation); and the
+    largest |cost| (NaN passed over)."""
     n, m = c.shape
     k = min(k, m)
     kr = min(kr, m)
@@ -75,24 +77,33 @@ def _raw_features(c, k, kr):
     std = np.empty(n)
     colmin = np.full(m, np.inf)
     buf = np.empty(m)
+    largest = 0.0
     for i in range(n):
+        shift = np.float64(c[i, 0])  # sums of x - shift: an offset of all costs cancels
         s = 0.0
         s2 = 0.0
         for j in range(m):
             x = np.float64(c[i, j])
-            s += x
-            s2 += x * x
+            d = x - shift
+            s += d
+            s2 += d * d
             if x < colmin[j]:
                 colmin[j] = x
-        mean[i] = s / m
-        std[i] = np.sqrt(max(s2 / m - mean[i] * mean[i], 0.0))
+            if abs(x) > largest:
+                largest = abs(x)
+        mean[i] = shift + s / m
+        std[i] = np.sqrt(max(s2 / m - (s / m) * (s / m), 0.0))
         _smallest(c[i], k, small[i])
     for i in range(n):
         for j in range(m):
             buf[j] = c[i, j] - colmin[j]
         _smallest(buf, kr, reduced[i])
-    return small, reduced, mean, std
+    return small, reduced, mean, std, largest
 
+
+# Costs all below this in size have squares in float64's subnormal range, where the std
+# feature loses its digits: they are scaled up by a power of two first (exact).
+TINY_COSTS = 2.0 ** -450
 
 # Features beyond this (rows whose minima differ by far more than the local scale) are
 # clipped: the float32 network input must stay finite, and such rows are far apart anyway.
@@ -112,13 +123,14 @@ def row_features(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     if c.shape[0] == 0 or c.shape[1] == 0:
         raise InputError(f"row features need a non-empty 2-D cost matrix, got shape {c.shape}")
     n = c.shape[0]
-    small, reduced, mean, std = _raw_features(c, K_SMALLEST, K_REDUCED)
+    small, reduced, mean, std, largest = _raw_features(c, K_SMALLEST, K_REDUCED)
     bad = ~(np.isfinite(mean) & np.isfinite(std) & np.isfinite(small[:, 0]))  # NaN/inf/overflow
-    if bad.any() and np.isfinite(c).all():
-        # finite costs whose squares overflow (|c| > 1e154): the features are scale-free, so
-        # compute them on c / 2^e (exact) and scale minima and scale back; ldexp, since
-        # 2^e itself is inf for costs of 2^1023 and more (their duals came back NaN)
-        exponent = int(np.frexp(np.abs(c).max())[1])
+    if (bad.any() and np.isfinite(c).all()) or 0.0 < largest < TINY_COSTS:
+        # finite costs whose squares overflow (|c| > 1e154) or underflow: the features are
+        # scale-free, so compute them on c / 2^e (exact) and scale minima and scale back;
+        # ldexp, since 2^e itself is inf for costs of 2^1023 and more (their duals came
+        # back NaN)
+        exponent = int(np.frexp(largest)[1])
         feats, s1, scale = row_features(np.ldexp(c, -exponent))
         with np.errstate(over="ignore"):
             return feats, np.ldexp(s1, exponent), float(_finite(np.ldexp(scale, exponent)))

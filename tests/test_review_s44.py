@@ -119,3 +119,20 @@ def test_a_pt_checkpoint_without_its_json_is_checked_by_its_crc(fitted_features,
     _flip_inside_largest_entry(weights)
     with pytest.raises(InputError, match="CRC"):
         rowdualnet.load(weights)
+
+
+@pytest.mark.parametrize(("scale", "offset"), [(1e-200, 0.0), (1e-160, 0.0), (1.0, 1e9),
+                                               (1.0, -1e9)])
+def test_row_features_are_scale_and_shift_free(scale: float, offset: float) -> None:
+    """RowDualNet's features of s c + b are c's: the std feature underflowed for costs below
+    about 1e-160 and lost its digits to cancellation for c + 1e9."""
+    from coplug.learned.rowdualnet import load, row_features
+
+    c = np.random.default_rng(0).random((120, 90)) * 100
+    moved = c * scale + offset
+    base, _, _ = row_features(c)
+    features, _, _ = row_features(moved)
+    assert np.abs(features - base).max() < 1e-3
+    net = load()
+    assert np.allclose((net.predict_duals(moved) - offset) / scale, net.predict_duals(c),
+                       rtol=1e-6, atol=1e-5)
