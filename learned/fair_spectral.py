@@ -41,6 +41,7 @@ from sklearn.cluster import KMeans
 
 from coplug.formulations.checks import check_choice
 from coplug.formulations.fair_graphs import check_n_clusters, validate_fair_graph
+from coplug.learned.fit_state import unfitted_on_failure
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError
 
@@ -371,7 +372,14 @@ class FairSpectralClustering(ClusterMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, graph: Any, y: Any = None) -> FairSpectralClustering:
-        """Embed the graph by the chosen method, then cluster the embedding with KMeans."""
+        """Embed the graph by the chosen method, then cluster the embedding with KMeans; a
+        failure leaves the estimator unfitted (a refused refit kept the old graph's labels_
+        beside an emptied admm_info_)."""
+        with unfitted_on_failure(self):
+            return self._fit(graph)
+
+    def _fit(self, graph: Any) -> FairSpectralClustering:
+        """`fit`'s work, on a graph not yet checked."""
         check_choice(self.method, "method", METHODS)
         check_choice(self.init, "init", ("spectral", "random"))
         check_choice(self.laplacian, "laplacian", ("unnormalized", "normalized"))

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +44,7 @@ from coplug.learned.checkpoint_io import (
     read_sidecar,
     strict_json,
 )
+from coplug.learned.fit_state import unfitted_on_failure
 from coplug.learned.pmvb_features import FEATURE_NAMES, FEATURE_VERSION, root_features
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError
@@ -93,7 +92,7 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> TorchMLPClassifier:
         """Train on features X (n, k) and two-class labels y (n,)."""
-        with _unfitted_on_failure(self):  # a bad setting too: the old model must not stay
+        with unfitted_on_failure(self):  # a bad setting too: the old model must not stay
             self._check_settings()
             X, target = _fit_data(self, X, y, "TorchMLPClassifier training labels",
                                   "a probability model needs both classes")
@@ -203,7 +202,7 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> PMVBPredictor:
         """Fit and calibrate on features X (n, n_features) and two-class labels y (n,)."""
-        with _unfitted_on_failure(self):  # a bad setting too: the old model must not stay
+        with unfitted_on_failure(self):  # a bad setting too: the old model must not stay
             self._check_settings()
             seed = _seed(self.random_state, "PMVBPredictor")
             X, target = _fit_data(self, X, y, "PMVB training labels", "solve more instances")
@@ -397,20 +396,6 @@ def _binary_tags(tags: Tags) -> Tags:
     tags.input_tags.sparse = False
     tags.input_tags.allow_nan = False
     return tags
-
-
-@contextmanager
-def _unfitted_on_failure(estimator: BaseEstimator) -> Iterator[None]:
-    """Within the block a failure leaves `estimator` unfitted: every fitted attribute (named
-    with a trailing underscore) removed. A refit on NaN features kept the old model beside
-    the new classes_ and n_features_in_, so it passed check_is_fitted and then refused the
-    data it had been fitted on."""
-    try:
-        yield
-    except BaseException:
-        for name in [n for n in vars(estimator) if n.endswith("_") and not n.startswith("_")]:
-            delattr(estimator, name)
-        raise
 
 
 def _fit_data(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike, what: str,

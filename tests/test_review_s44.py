@@ -136,3 +136,22 @@ def test_row_features_are_scale_and_shift_free(scale: float, offset: float) -> N
     net = load()
     assert np.allclose((net.predict_duals(moved) - offset) / scale, net.predict_duals(c),
                        rtol=1e-6, atol=1e-5)
+
+
+def test_a_refused_refit_leaves_fair_spectral_clustering_unfitted() -> None:
+    """A refit refused inside the embedding kept the old graph's labels_ and embedding_
+    beside an emptied admm_info_, and passed check_is_fitted."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    from coplug.formulations.fair_graphs import fair_sbm
+    from coplug.learned.fair_spectral import FairSpectralClustering
+
+    old, new = fair_sbm(120, n_clusters=3, seed=1), fair_sbm(90, n_clusters=3, seed=2)
+    estimator = FairSpectralClustering(3, old.groups).fit(old.adjacency)
+    assert estimator.labels_.shape == (120,)
+    with pytest.raises(InputError):
+        estimator.set_params(groups=new.groups, rho=1e-30).fit(new.adjacency)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(estimator)
+    assert estimator.set_params(rho=None).fit(new.adjacency).labels_.shape == (90,)
