@@ -116,7 +116,7 @@ LIMITS = {"--sizes": MAX_SIZE, "--eval-n": MAX_SIZE, "--per-cell": 1_000,
 def build_parser() -> argparse.ArgumentParser:
     """The command line; sizing flags default to None so --quick can tell what was given."""
     p = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0],
+        prog="python -m coplug.learned.train_rowdual", description=__doc__.splitlines()[0],
         epilog="--quick only changes the defaults of the sizing flags (--sizes, --per-cell, "
                f"--epochs, --hidden, --eval-n) to {QUICK}; any of them given explicitly "
                "wins over --quick.",

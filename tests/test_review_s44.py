@@ -155,3 +155,12 @@ def test_a_refused_refit_leaves_fair_spectral_clustering_unfitted() -> None:
     with pytest.raises(NotFittedError):
         check_is_fitted(estimator)
     assert estimator.set_params(rho=None).fit(new.adjacency).labels_.shape == (90,)
+
+
+def test_training_scripts_name_themselves_as_run() -> None:
+    """Their usage lines show the command a user types (train_rowdual showed its file name)."""
+    from coplug.learned import train_pmvb, train_rowdual
+
+    for module in (train_rowdual, train_pmvb):
+        usage = module.build_parser().format_usage()
+        assert usage.startswith(f"usage: python -m {module.__name__} ")
