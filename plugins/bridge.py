@@ -87,6 +87,7 @@ from coplug.plugins.scip_objective import expression_value, use_native_objective
 from coplug.plugins.scip_walker import fix_scip_walker, mark_one_shot, unsupported_part
 from coplug.plugins.serial import one_solve_at_a_time, warning_filters
 from coplug.plugins.stationarity import descent
+from coplug.plugins.unbounded_check import check_unbounded_verdict
 from coplug.plugins.varmap import VarMap, snapped
 
 Backend = Callable[..., Result]
@@ -193,9 +194,9 @@ def solve(
         lazies = lazy_plugins(plugins)
         fixed = wants_fixed_duals(model, mip_duals, solver)
         if not fixed and not (lazies and declared_duals(model)):
-            return run()  # duals, if any, from the solve itself
+            return check_unbounded_verdict(model, run(), solver)  # duals from the solve
         with mip_warning_quiet():  # the duals' own reasons are said once, below
-            result = run()
+            result = check_unbounded_verdict(model, run(), solver)
         left = None if time_limit is None else max(time_limit - result.time, 1e-3)
         load_duals_after(model, result, lazies, fixed, lambda: backend(
             model, plugins=[], time_limit=left, params=params, tee=tee))

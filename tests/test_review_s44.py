@@ -164,3 +164,41 @@ def test_training_scripts_name_themselves_as_run() -> None:
     for module in (train_rowdual, train_pmvb):
         usage = module.build_parser().format_usage()
         assert usage.startswith(f"usage: python -m {module.__name__} ")
+
+
+def _result(status):
+    from coplug.plugins.results import Result
+
+    return Result(status=status, solver="scip")
+
+
+def test_an_unbounded_verdict_on_a_bounded_objective_is_a_solver_error() -> None:
+    """An objective bounded over its variables' bounds cannot be unbounded: SCIP's such
+    verdict (a heuristic's invalid objective, 1e99, taken as its best) is raised."""
+    from coplug.plugins.errors import SolverError
+    from coplug.plugins.results import Status
+    from coplug.plugins.unbounded_check import check_unbounded_verdict
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), domain=pyo.Binary)
+    m.y = pyo.Var(bounds=(-4, 2))
+    m.o = pyo.Objective(expr=3 * m.x[0] - m.x[1] + m.y ** 2 + 7, sense=pyo.maximize)
+    with pytest.raises(SolverError, match="at most 26"):
+        check_unbounded_verdict(m, _result(Status.UNBOUNDED), "scip")
+    optimal = _result(Status.OPTIMAL)
+    assert check_unbounded_verdict(m, optimal, "scip") is optimal
+    m.y.setub(None)  # now y ** 2 grows without bound
+    unbounded = _result(Status.UNBOUNDED)
+    assert check_unbounded_verdict(m, unbounded, "scip") is unbounded
+    m.y.setub(1e25)  # past the solvers' infinity: no evidence
+    assert check_unbounded_verdict(m, unbounded, "highs") is unbounded
+    m.o.sense = pyo.minimize  # bounded below at 6 even with y free
+    m.y.setub(None)
+    with pytest.raises(SolverError, match="HiGHS .* at least 6"):
+        check_unbounded_verdict(m, unbounded, "highs")
+
+
+def test_real_unbounded_models_stay_unbounded() -> None:
+    m = _ray_model()
+    assert solve(m).status.value == "unbounded"
+    assert solve(_ray_model(), solver="highs").status.value == "unbounded"
