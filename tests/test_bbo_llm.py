@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import socket
 import threading
 import time
@@ -76,7 +77,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         with server.lock:
             k = len(server.requests)
-            server.requests.append({"path": self.path, "body": body,
+            server.requests.append({"path": self.path, "body": body, "t": time.monotonic(),
                                     "auth": self.headers.get("Authorization")})
         if k >= MAX_REQUESTS:
             self.send_error(503)
@@ -109,6 +110,12 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"x")
                 self.wfile.flush()
                 time.sleep(0.25)
+            return
+        if kind == "echo_key":  # a 401 quoting the header back, as some servers do
+            self.send_response(401)
+            self.end_headers()
+            said = f"Incorrect API key provided: {self.headers.get('Authorization')}"
+            self.wfile.write(json.dumps({"error": {"message": said}}).encode())
             return
         if kind in _ERRORS:  # an error status with an OpenAI-style error body
             status, message, headers = _ERRORS[kind]
@@ -387,3 +394,64 @@ def test_a_refused_base_url_never_shows_its_password(url: str) -> None:
     with pytest.raises(InputError) as info:
         LLMConfig(base_url=url, model="m")
     assert "s3cret" not in str(info.value) and "user" not in str(info.value)
+
+
+@pytest.mark.parametrize("stub", [["echo_key"]], indirect=True)
+def test_the_api_key_is_never_shown(stub: _Stub) -> None:
+    """A key from a CRLF .env file (trailing \\r) was quoted whole in http.client's refusal,
+    blamed on the URL; a 401 quoting the key back was shown as it came."""
+    with pytest.raises(LLMEndpointError, match="HTTP 401") as info:
+        _proposer(stub, api_key="sk-SECRET123\r\n").propose(_PARENT, 1,
+                                                              np.random.default_rng(0), {})
+    assert "SECRET" not in str(info.value) and "<API key>" in str(info.value)
+    assert stub.requests[0]["auth"] == "Bearer sk-SECRET123"
+    with pytest.raises(InputError, match="non-ASCII") as info:
+        LLMConfig(base_url="http://127.0.0.1:1/v1", model="m", api_key="sk-SECRET\u2019")
+    assert "SECRET" not in str(info.value)
+
+
+@pytest.mark.parametrize("stub", [["good", "ratelimit", "good"]], indirect=True)
+def test_a_retry_after_holds_for_the_next_proposal_too(stub: _Stub) -> None:
+    """The wait a 429 asked for was kept only between tries of one proposal: the next
+    proposal's request went out at once."""
+    _proposer(stub).propose(_PARENT, 3, np.random.default_rng(0), {})
+    times = [request["t"] for request in stub.requests]
+    assert len(times) == 3 and times[2] - times[1] >= 0.95
+
+
+@pytest.mark.parametrize("stub", [["error", "good"]], indirect=True)
+def test_the_backoff_between_tries_is_capped(stub: _Stub, monkeypatch) -> None:
+    """Doubling from `backoff` had no ceiling (days by the 20th try, OverflowError past
+    the 1,000th)."""
+    monkeypatch.setattr("coplug.formulations.bbo.llm_proposer.MAX_RETRY_AFTER", 0.2)
+    start = time.perf_counter()
+    programs = _proposer(stub, retries=1, backoff=1e6).propose(_PARENT, 1,
+                                                               np.random.default_rng(0), {})
+    assert len(programs) == 1 and time.perf_counter() - start < 10.0
+    with pytest.raises(InputError, match="retries"):
+        LLMConfig(base_url="http://127.0.0.1:1/v1", model="m", retries=1100)
+
+
+@pytest.mark.parametrize("setting", [{"temperature": math.nan}, {"temperature": "hot"},
+                                     {"model": None}, {"model": " "}, {"max_tokens": True},
+                                     {"timeout": True}, {"retries": False}])
+def test_settings_no_request_could_use_are_refused(setting: dict) -> None:
+    """NaN went out as the JSON-invalid `NaN`, True as `true` max_tokens."""
+    name = next(iter(setting))
+    with pytest.raises(InputError, match=name):
+        LLMConfig(**({"base_url": "http://127.0.0.1:1/v1", "model": "m"} | setting))
+
+
+@pytest.mark.parametrize("stub", [["good", "unauthorized"]], indirect=True)
+def test_a_refused_key_in_the_first_round_keeps_the_scored_start(stub: _Stub, tmp_path,
+                                                                 capsys) -> None:
+    """A 401 in the first proposal round left no run directory, where Ctrl-C at the same
+    point kept the scored initial population."""
+    run = tmp_path / "run"
+    assert main(["bbo", "evolve", "--proposer", "llm", "--llm-url",
+                 f"http://127.0.0.1:{stub.server_port}/v1", "--targets", "1", "--population",
+                 "3", "--generations", "3", "--budget", "30", "--seeds", "3", "--run-dir",
+                 str(run), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "HTTP 401" in err and "keeps the finished generations" in err
+    assert json.loads((run / "history.json").read_text())["generations_done"] == 0

@@ -285,8 +285,9 @@ def evolve(config: EvolutionConfig, proposer: Proposer | None = None,
            overwrite: bool = False) -> EvolutionResult:
     """Run NSGA-II: random initial programs, then `generations` rounds of proposals. The
     run directory is checked first (see `RunWriter`) and written after every proposal
-    round (and on an interrupt), so an interrupted run leaves the generations it finished;
-    a run that fails before its first round (a dead LLM endpoint) leaves no directory.
+    round (and on an interrupt, or an LLM endpoint that stops the run after answering), so
+    an interrupted run leaves the generations it finished; a run whose endpoint never
+    answered leaves no directory.
     `progress` draws a bar of the generations on stderr."""
     progress = check_flag(progress, "progress")
     overwrite = check_flag(overwrite, "overwrite")
@@ -351,11 +352,14 @@ def evolve(config: EvolutionConfig, proposer: Proposer | None = None,
             bar.set_postfix(hv=f"{history[-1]:.4f}", front=len(pareto_front(everyone)))
             if callback:
                 callback(gen, population)
-    except KeyboardInterrupt:
-        del everyone[done:]  # scored programs of the generation the interrupt cut short
-        del history[rounds:]
-        if everyone:
-            snapshot(population, tally=tally)
+    except (KeyboardInterrupt, ConnectionError) as exc:
+        # Ctrl-C, or an endpoint that answered before and now stops the run (a refused key):
+        # the finished generations are kept; one dead from its first request keeps none
+        if isinstance(exc, KeyboardInterrupt) or getattr(proposer, "answered", False):
+            del everyone[done:]  # scored programs of the generation cut short
+            del history[rounds:]
+            if everyone:
+                snapshot(population, tally=tally)
         raise
     return snapshot(population, finished=True)
 

@@ -73,17 +73,25 @@ class LLMConfig:
     def __post_init__(self) -> None:
         """Reject settings no request could use, naming the option (before any request)."""
         self.base_url = _checked_base_url(self.base_url)
-        if not (isinstance(self.timeout, (int, float))
-                and 0 < self.timeout <= MAX_TIMEOUT):  # past it the request's timer overflows
+        self.api_key = _checked_api_key(self.api_key)
+        if not (isinstance(self.model, str) and self.model.strip()):
+            raise InputError(f"LLM model must be a non-empty name (--llm-model or "
+                             f"COPLUG_LLM_MODEL), got {self.model!r}")
+        if not (_number(self.timeout) and 0 < self.timeout <= MAX_TIMEOUT):
+            # past MAX_TIMEOUT the request's timer overflows
             raise InputError(f"LLM timeout must be a positive number of seconds up to "
                              f"{MAX_TIMEOUT:g} (--llm-timeout), got {self.timeout!r}")
-        if not (isinstance(self.retries, int) and self.retries >= 0):
-            raise InputError(f"LLM retries must be a non-negative integer, got {self.retries!r}")
-        if not (isinstance(self.backoff, (int, float)) and 0 <= self.backoff < math.inf):
+        if not (_integer(self.retries) and 0 <= self.retries <= MAX_RETRIES):
+            raise InputError(f"LLM retries must be an integer from 0 to {MAX_RETRIES}, got "
+                             f"{self.retries!r}")
+        if not (_number(self.backoff) and 0 <= self.backoff < math.inf):
             raise InputError(f"LLM backoff must be a non-negative number, got {self.backoff!r}")
-        if not (isinstance(self.max_tokens, int) and self.max_tokens >= 1):
+        if not (_number(self.temperature) and 0 <= self.temperature < math.inf):
+            raise InputError(f"LLM temperature must be a finite number >= 0, got "
+                             f"{self.temperature!r}")
+        if not (_integer(self.max_tokens) and self.max_tokens >= 1):
             raise InputError(f"LLM max_tokens must be a positive integer, got {self.max_tokens!r}")
-        if not (isinstance(self.give_up_after, int) and self.give_up_after >= 1):
+        if not (_integer(self.give_up_after) and self.give_up_after >= 1):
             raise InputError(f"LLM give_up_after must be a positive integer, got "
                              f"{self.give_up_after!r}")
 
@@ -102,6 +110,30 @@ class LLMConfig:
             raise InputError("LLM proposer needs COPLUG_LLM_BASE_URL (or OPENAI_BASE_URL) or "
                              "--llm-url, e.g. http://127.0.0.1:8000/v1")
         return cls(**values)
+
+
+def _number(value: Any) -> bool:
+    """Whether `value` is a real number and not a bool (True passed as a timeout of 1 s)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _integer(value: Any) -> bool:
+    """Whether `value` is an int and not a bool (True was sent as max_tokens `true`)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _checked_api_key(key: Any) -> str:
+    """The API key without surrounding whitespace (a CRLF .env file leaves a trailing \r);
+    one that no HTTP header can carry is refused without showing it (http.client's refusal
+    quoted the whole key, blamed on the URL)."""
+    if not isinstance(key, str):
+        raise InputError(f"LLM API key must be text, got {type(key).__name__}")
+    key = key.strip()
+    if any(not (33 <= ord(c) <= 126) for c in key):
+        raise InputError("LLM API key (COPLUG_LLM_API_KEY or OPENAI_API_KEY) holds spaces, "
+                         "control or non-ASCII characters, which no HTTP header can carry; "
+                         "copy it again (the key is not shown)")
+    return key
 
 
 def _checked_base_url(url: Any) -> str:
@@ -277,8 +309,12 @@ def post_json(url: str, body: bytes, headers: dict[str, str], timeout: float) ->
 
 _TAG = re.compile(r"[\w+#.-]*")
 
-# Longest wait a Retry-After header is granted before the next try.
+# Longest wait a Retry-After header is granted before the next request, and longest
+# backoff between tries (doubling from `backoff`, it reached days by the 20th try).
 MAX_RETRY_AFTER = 60.0
+
+# The most retries per proposal: 2**(attempt) of a thousand tries overflowed a float.
+MAX_RETRIES = 100
 
 # HTTP statuses no retry or later request can mend: the key or the model is refused.
 _FATAL = {401: "check the API key (COPLUG_LLM_API_KEY or OPENAI_API_KEY)",
@@ -300,6 +336,7 @@ class LLMProposer:
     stats: Counter = field(default_factory=Counter)
     answered: bool = field(default=False, init=False)
     failed_in_row: int = field(default=0, init=False)
+    not_before: float = field(default=0.0, init=False)  # time.monotonic() a Retry-After set
 
     def propose(self, parents: Sequence[Scored], n: int, rng: np.random.Generator,
                 context: dict[str, Any] | None = None) -> list[Program]:
@@ -352,15 +389,17 @@ class LLMProposer:
         counting failures for hours."""
         cfg = self.config
         body = json.dumps({"model": cfg.model, "messages": messages,
-                           "temperature": cfg.temperature, "max_tokens": cfg.max_tokens}).encode()
+                           "temperature": cfg.temperature, "max_tokens": cfg.max_tokens},
+                          allow_nan=False).encode()
         headers = {"Content-Type": "application/json"}
         if cfg.api_key:
             headers["Authorization"] = f"Bearer {cfg.api_key}"
         url = completions_url(cfg.base_url)
         reason, detail, tries, wait, hint = "http_error", "", 0, 0.0, ""
+        time.sleep(max(self.not_before - time.monotonic(), 0.0))  # the last Retry-After
         for attempt in range(cfg.retries + 1):
             if attempt:
-                time.sleep(max(cfg.backoff * 2 ** (attempt - 1), wait))
+                time.sleep(max(min(cfg.backoff * 2.0 ** (attempt - 1), MAX_RETRY_AFTER), wait))
             self.stats["requests"] += 1
             tries += 1
             try:
@@ -369,7 +408,9 @@ class LLMProposer:
             except (OSError, http.client.HTTPException, ValueError, KeyError, IndexError,
                     TypeError) as exc:
                 reason, detail, retry = _classify_failure(exc, cfg.timeout)
+                detail = _redacted(detail, cfg.api_key)
                 wait = _retry_after(exc)
+                self.not_before = time.monotonic() + wait
                 hint = _FATAL.get(getattr(exc, "code", None), "")
                 if not retry:
                     break
@@ -389,6 +430,11 @@ class LLMProposer:
                                    f"proposal(s) in a row after answering earlier ({detail}; "
                                    f"{tries} tries for the last): {hint}")
         return None
+
+
+def _redacted(text: str, key: str) -> str:
+    """`text` with the API key left out (a 401 body quoted it back)."""
+    return text.replace(key, "<API key>") if key else text
 
 
 def _reply_text(content: Any) -> str:
