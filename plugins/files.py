@@ -56,7 +56,7 @@ from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.modeldata import SOLVER_INFINITY
 from coplug.plugins.nonlinear_optimum import check_nonlinear_optimum
 from coplug.plugins.progress import Progress
-from coplug.plugins.results import Result, Status
+from coplug.plugins.results import OBJECTIVE_LIMIT, Result, Status
 from coplug.plugins.row_scaling import scale_highs_rows
 from coplug.plugins.scip_file_read import (
     SCIP_VERBLEVEL_FULL,
@@ -394,6 +394,9 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
         has_solution=has_solution,
         extra=extra,
     )
+    if status is not Status.OPTIMAL and highs.getModelStatus() in (
+            highspy.HighsModelStatus.kObjectiveBound, highspy.HighsModelStatus.kObjectiveTarget):
+        result.extra["stopped_at"] = OBJECTIVE_LIMIT  # as `solve` says it
     if "duality_gap" in extra and has_solution and qp_ray(highs) is True:
         unbounded_qp(result, highs)
         has_solution = False

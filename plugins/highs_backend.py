@@ -78,7 +78,7 @@ DEFAULT_ABS_GAP = 1e-6
 GAP_ROUNDING = 1e-14  # of the largest value a gap is computed from (see beyond_default_gap)
 # HiGHS's defaults for the limits that end a MIP with its "solution limit" status.
 _DEFAULT_LIMITS = {"mip_max_nodes": 2**31 - 1, "mip_max_leaves": 2**31 - 1,
-                   "mip_max_improving_sols": 2**31 - 1}
+                   "mip_max_stall_nodes": 2**31 - 1, "mip_max_improving_sols": 2**31 - 1}
 # Costs from this size on are scaled down to it (`user_objective_scale`) where HiGHS stopped
 # with no answer (`objective_scale`).
 OBJECTIVE_SCALE_FROM = 1e6
@@ -584,8 +584,9 @@ def run_highs(opt: Any, model: pyo.Block, *, plugins: list[Any], time_limit: flo
     )
     if status is Status.UNKNOWN and has_solution:
         status = Status.FEASIBLE
-    if status is Status.UNKNOWN:
-        raise SolverError(
+    if status is Status.UNKNOWN and (
+            results.termination_condition is not TerminationCondition.objectiveLimit):
+        raise SolverError(  # an objective limit the caller set is a status (`stopped_at`)
             "HiGHS stopped with no answer (model status "
             f"{highs.modelStatusToString(highs.getModelStatus())!r}); rerun with tee=True "
             "for its log"
@@ -1031,18 +1032,26 @@ def option_value(highs: Any, name: str) -> Any:
 
 
 def solution_limit_status(highs: Any, has_solution: bool) -> Status:
-    """HiGHS's one "solution limit" stop as SCIP would name it: `node_limit` when a node or
-    leaf limit the caller set was reached, else `feasible` (an improving-solution limit), or
-    `unknown` without a solution."""
+    """HiGHS's one "solution limit" stop as SCIP would name it: `optimal` where the gap is
+    closed by then (HiGHS proves the optimum and stops before it says so: SCIP says
+    optimal), `node_limit` when a node, leaf or stall-node limit the caller set was
+    reached, else `feasible` (an improving-solution limit), or `unknown` without a
+    solution."""
     def option(name: str) -> int:
         return int(option_value(highs, name))
 
     def lowered(name: str) -> bool:
         return option(name) < _DEFAULT_LIMITS[name]
 
-    nodes = int(highs.getInfo().mip_node_count)
+    info = highs.getInfo()
+    nodes = int(info.mip_node_count)
+    if has_solution and math.isfinite(info.mip_dual_bound) and not beyond_default_gap(
+            info.objective_function_value, info.mip_dual_bound, nodes,
+            highs.getObjectiveOffset()[1]):
+        return Status.OPTIMAL
     if (lowered("mip_max_nodes") and nodes >= option("mip_max_nodes")) or (
-            lowered("mip_max_leaves") and not lowered("mip_max_improving_sols")):
+            (lowered("mip_max_leaves") or lowered("mip_max_stall_nodes"))
+            and not lowered("mip_max_improving_sols")):
         return Status.NODE_LIMIT
     return Status.FEASIBLE if has_solution else Status.UNKNOWN
 

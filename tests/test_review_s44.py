@@ -202,3 +202,57 @@ def test_real_unbounded_models_stay_unbounded() -> None:
     m = _ray_model()
     assert solve(m).status.value == "unbounded"
     assert solve(_ray_model(), solver="highs").status.value == "unbounded"
+
+
+def _setcover_relaxed(n: int):
+    """setcover(n, seed=0) with every variable continuous in [0, 1]: an LP."""
+    from coplug.formulations.mip_families import setcover
+
+    m = setcover(n, seed=0)
+    for var in m.component_data_objects(pyo.Var):
+        var.domain = pyo.Reals
+        var.setlb(0)
+        var.setub(1)
+    return m
+
+
+def test_highs_objective_bound_on_an_lp_is_a_status(tmp_path) -> None:
+    """objective_bound stops HiGHS's dual simplex once its objective passes the bound:
+    `solve` raised SolverError ("stopped with no answer"), `solve_file` said unknown with
+    no `stopped_at`."""
+    from coplug.plugins import solve_file
+    from coplug.plugins.results import OBJECTIVE_LIMIT
+
+    m = _setcover_relaxed(200)
+    optimum = solve(m, solver="highs").objective
+    result = solve(m, solver="highs", objective_bound=0.9 * optimum)
+    assert result.status.value == "unknown" and not result.has_solution
+    assert result.extra["stopped_at"] == OBJECTIVE_LIMIT
+    path = tmp_path / "lp.mps"
+    m.write(str(path))
+    from_file = solve_file(path, solver="highs", objective_bound=0.9 * optimum)
+    assert from_file.status.value == "unknown"
+    assert from_file.extra["stopped_at"] == OBJECTIVE_LIMIT
+    target = solve_file(path, solver="highs", objective_bound=1.1 * optimum)
+    assert target.status.value == "optimal" and "stopped_at" not in target.extra
+
+
+def test_a_highs_limit_stop_with_a_closed_gap_is_optimal() -> None:
+    """HiGHS proves setcover(200)'s optimum by node 3 and stops there at mip_max_nodes=3
+    as a "solution limit": it was node_limit (result.optimal False) where SCIP, stopping
+    with its gap closed, says optimal."""
+    from coplug.formulations.mip_families import setcover
+
+    m = setcover(200, seed=0)
+    optimum = solve(m, solver="scip").objective
+    for limit in ({"mip_max_nodes": 3}, {"mip_max_leaves": 2}):
+        result = solve(m, solver="highs", **limit)
+        assert result.status.value == "optimal"
+        assert result.objective == pytest.approx(optimum) == result.bound
+
+
+def test_a_highs_stall_node_limit_is_a_node_limit() -> None:
+    """HiGHS's mip_max_stall_nodes, like SCIP's limits/stallnodes, is a node limit."""
+    m = mknapsack(70, seed=0)
+    result = solve(m, solver="highs", mip_max_stall_nodes=20)
+    assert result.status.value == "node_limit" and result.gap > 1e-4
