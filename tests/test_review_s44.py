@@ -256,3 +256,22 @@ def test_a_highs_stall_node_limit_is_a_node_limit() -> None:
     m = mknapsack(70, seed=0)
     result = solve(m, solver="highs", mip_max_stall_nodes=20)
     assert result.status.value == "node_limit" and result.gap > 1e-4
+
+
+def test_lap_infeasible_reasons_name_the_real_cause() -> None:
+    """A row `== q` with q = 0 (no variable fixed) was blamed on fixed variables, and a
+    constraint with no variables at all was 'violated by its fixed variables'."""
+    m = pyo.ConcreteModel()
+    m.q = pyo.Param(initialize=0, mutable=True)
+    m.x = pyo.Var(range(2), range(2), domain=pyo.Binary)
+    m.r = pyo.Constraint(range(2), rule=lambda m, i: m.x[i, 0] + m.x[i, 1] == m.q)
+    m.c = pyo.Constraint(range(2), rule=lambda m, j: m.x[0, j] + m.x[1, j] == 1)
+    m.o = pyo.Objective(expr=sum(m.x.values()))
+    result = solve(m, solver="lap")
+    assert result.status.value == "infeasible" == solve(m, solver="highs").status.value
+    assert "forced to 0 by 'r[0]', 'r[1]'" in result.extra["reason"]
+    m.q = 1
+    m.bad = pyo.Constraint(rule=lambda m: pyo.Constraint.Infeasible)
+    result = solve(m, solver="lap")
+    assert result.status.value == "infeasible"
+    assert "'bad' has no variables" in result.extra["reason"]

@@ -377,6 +377,7 @@ def _drop_filled(units: list[_Unit]) -> tuple[list[_Unit], list[VarData]]:
     zero = {id(var): var for unit in units if unit.rhs == 0 for var in unit.variables}
     if not zero:
         return units, []
+    forcing = {id(var): unit.name for unit in units if unit.rhs == 0 for var in unit.variables}
     for var in zero.values():
         _check_bounds(var)
     cons = []
@@ -387,8 +388,12 @@ def _drop_filled(units: list[_Unit]) -> tuple[list[_Unit], list[VarData]]:
         if left:
             cons.append(unit._replace(variables=left))
         elif unit.sense in ("==", ">="):
-            raise _Infeasible(f"constraint {unit.name!r} cannot be met: fixed variables force "
-                              "every variable in it to 0")
+            names = sorted({forcing[id(var)] for var in unit.variables})
+            shown = ", ".join(repr(name) for name in names[:3]) + (
+                f" and {len(names) - 3} more" if len(names) > 3 else "")
+            raise _Infeasible(f"constraint {unit.name!r} cannot be met: every variable in it "
+                              f"is forced to 0 by {shown} (a sum of them at most 0, once "
+                              "fixed variables count as constants)")
     return cons, list(zero.values())
 
 
@@ -412,8 +417,11 @@ def _unit_constraint(con: Any) -> _Unit | None:
     if not len(terms.variables):
         if (lower is None or lower <= 1e-9) and (upper is None or upper >= -1e-9):
             return None
-        raise _Infeasible(f"constraint {con.name!r} is violated by its fixed variables"
-                          f"{_fixed_note(con)}")
+        note = _fixed_note(con)
+        raise _Infeasible(f"constraint {con.name!r} is violated by its fixed variables{note}"
+                          if note else f"constraint {con.name!r} has no variables, and its "
+                          f"value {pyo.value(con.body, exception=False)!r} is outside its sides "
+                          f"[{_side(con.lower, -math.inf)}, {_side(con.upper, math.inf)}]")
     coefs = terms.coefs
     a = float(coefs[0])
     if not (a > 0 or a < 0):
@@ -474,6 +482,11 @@ def _side_tolerance(a: float) -> float:
     sum, and 1e-9 of the row's own activity past a few roundings of `a` (at a = 1e12 a side
     off by 500 had passed as 1, and an infeasible point came back optimal)."""
     return min(1e-9, max(1e-9 / abs(a), 4 * np.finfo(float).eps))
+
+
+def _side(side: Any, missing: float) -> float:
+    """A constraint side's value for a message, `missing` (+-inf) where it has none."""
+    return missing if side is None else pyo.value(side)
 
 
 def _fixed_note(con: Any) -> str:
