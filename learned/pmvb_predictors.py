@@ -267,10 +267,11 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
 
         Written to a temporary file and renamed over `path`, so an interrupt mid-write
         leaves the previous checkpoint intact rather than a corrupt one. The JSON beside
-        `path` gets the predictor's kind, calibration and the file's sha256, which
-        `load_predictor` checks (a corrupted .joblib loaded, then crashed the interpreter in
-        predict_proba); a train_pmvb JSON there described the checkpoint this one replaces
-        (its t, q and figures) and is overwritten.
+        `path` gets the file's name, the predictor's kind and calibration and the file's
+        sha256, which `load_predictor` checks (a corrupted .joblib loaded, then crashed the
+        interpreter in predict_proba); a train_pmvb JSON there described the checkpoint
+        this one replaces (its t, q and figures) and is overwritten. A JSON naming another
+        `file` (p.joblib saved beside p.pt) describes that file only.
         """
         check_is_fitted(self, "model_")
         path = Path(path).expanduser()
@@ -284,7 +285,7 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
             raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
         dump = torch.save if path.suffix == ".pt" else joblib.dump
         atomic_write(path, lambda tmp: dump(self, tmp))
-        record = {"kind": self.kind, "calibration": self.calibration,
+        record = {"file": path.name, "kind": self.kind, "calibration": self.calibration,
                   "sha256": file_sha256(path)}
         atomic_write_text(path.with_suffix(".json"), strict_json(record, indent=1))
         return path
@@ -363,6 +364,8 @@ def checkpoint_metadata(path: str | Path) -> dict[str, Any]:
     if not meta_path.is_file():
         return {}
     meta = read_sidecar(meta_path, "PMVB checkpoint metadata")
+    if isinstance(meta, dict) and meta.get("file", path.name) != path.name:
+        return {}  # `save`'s record of a sibling (p.joblib beside p.pt): not this file's
     if path.is_file():  # its t and q are the file's only if it describes that file
         check_recorded_sha256(path, meta, meta_path, "PMVB checkpoint")
     return meta

@@ -37,6 +37,7 @@ from coplug.plugins.highs_backend import (
     objective_scale,
     qp_ray,
     quadratic_ray,
+    refuse_mip_objective_bound,
     solution_limit_status,
     threads_option,
     unbounded_qp,
@@ -334,6 +335,7 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     for key, value in params.items():
         if highs.setOptionValue(key, value) != highspy.HighsStatus.kOk:
             raise InputError(f"cannot set HiGHS option {key!r} to {value!r}")
+    refuse_mip_objective_bound(highs, params)
     rows = highs_integral_rows(highs, mip_tolerance(highs, params), view)
     if progress is not None:
         progress.attach_highs(highs, {}, None)

@@ -556,6 +556,7 @@ def run_highs(opt: Any, model: pyo.Block, *, plugins: list[Any], time_limit: flo
     `plugins` attached, load the point back; the Result and Pyomo's results (for duals)."""
     mip_start = None
     highs = opt._solver_model
+    refuse_mip_objective_bound(highs, params)
     if warmstart:  # persistent: the start set on the built model survives solve()'s update
         columns = opt._pyomo_var_to_solver_var_map  # id(var) -> HiGHS column
         pairs = ((opt._vars[vid][0], col) for vid, col in columns.items())
@@ -1031,6 +1032,22 @@ def option_value(highs: Any, name: str) -> Any:
     return value[1] if isinstance(value, tuple) else value
 
 
+def refuse_mip_objective_bound(highs: Any, params: Mapping[str, Any]) -> None:
+    """Refuse HiGHS's `objective_bound` on a model with integer variables: HiGHS takes it
+    as a cutoff there, and its verdicts are not the model's (at half the optimum it called
+    a point 11% above the optimum optimal, and a feasible maximization infeasible)."""
+    if "objective_bound" not in params:
+        return
+    import highspy
+
+    continuous = highspy.HighsVarType.kContinuous
+    if any(kind != continuous for kind in highs.getLp().integrality_):
+        raise InputError("HiGHS's objective_bound on a model with integer variables cuts off "
+                         "solutions and answers for the cut model, not yours; stop at a good "
+                         "enough point with objective_target, or use solver='scip' with "
+                         "limits/primal or limits/dual")
+
+
 def solution_limit_status(highs: Any, has_solution: bool) -> Status:
     """HiGHS's one "solution limit" stop as SCIP would name it: `optimal` where the gap is
     closed by then (HiGHS proves the optimum and stops before it says so: SCIP says
@@ -1047,7 +1064,9 @@ def solution_limit_status(highs: Any, has_solution: bool) -> Status:
     nodes = int(info.mip_node_count)
     if has_solution and math.isfinite(info.mip_dual_bound) and not beyond_default_gap(
             info.objective_function_value, info.mip_dual_bound, nodes,
-            highs.getObjectiveOffset()[1]):
+            highs.getObjectiveOffset()[1], min(option_value(highs, "mip_rel_gap"),
+                                                DEFAULT_REL_GAP),
+            min(option_value(highs, "mip_abs_gap"), DEFAULT_ABS_GAP)):
         return Status.OPTIMAL
     if (lowered("mip_max_nodes") and nodes >= option("mip_max_nodes")) or (
             (lowered("mip_max_leaves") or lowered("mip_max_stall_nodes"))
@@ -1070,17 +1089,19 @@ def _bound(bound: float | None, status: Status, model: pyo.Block) -> float | Non
 
 
 def beyond_default_gap(objective: float | None, bound: float | None, nodes: int,
-                       offset: float = 0.0) -> bool:
+                       offset: float = 0.0, rel_gap: float = DEFAULT_REL_GAP,
+                       abs_gap: float = DEFAULT_ABS_GAP) -> bool:
     """Whether a MIP (nodes >= 0; HiGHS reports -1 for an LP) stopped "optimal" with a gap
-    HiGHS's defaults would not have accepted, beyond the float rounding of values as large
-    as the objective's `offset` (HiGHS proved 0 with an offset of 8 at a bound of
-    -1.000000001e-6, and an exact 1e-6 took a proven optimum for a feasible point)."""
+    HiGHS's defaults (or the tighter `rel_gap`, `abs_gap` given) would not have accepted,
+    beyond the float rounding of values as large as the objective's `offset` (HiGHS proved
+    0 with an offset of 8 at a bound of -1.000000001e-6, and an exact 1e-6 took a proven
+    optimum for a feasible point)."""
     if nodes < 0 or objective is None or bound is None:
         return False
     gap = abs(float(objective) - float(bound))
     rounding = GAP_ROUNDING * max(1.0, abs(float(objective)), abs(float(bound)), abs(offset))
-    return gap > DEFAULT_ABS_GAP + rounding and \
-        gap > DEFAULT_REL_GAP * abs(float(objective)) * (1 + 1e-9) + rounding
+    return gap > abs_gap + rounding and \
+        gap > rel_gap * abs(float(objective)) * (1 + 1e-9) + rounding
 
 
 def _load_snapped(opt: Any) -> None:

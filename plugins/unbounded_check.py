@@ -10,9 +10,11 @@ heuristic's solution with an invalid objective of 1e99 as the best ever, and end
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pyomo.environ as pyo
 from pyomo.contrib.fbbt.fbbt import compute_bounds_on_expr
+from pyomo.core.expr.visitor import identify_variables
 
 from coplug.plugins.errors import SolverError
 from coplug.plugins.results import Result, Status
@@ -24,13 +26,21 @@ SOLVER_INFINITY = 1e20
 _SOLVER_NAMES = {"scip": "SCIP", "highs": "HiGHS"}
 
 
+def _infinite_to_solvers(var: Any) -> bool:
+    """Whether a bound of `var` lies at or past SOLVER_INFINITY: the solvers read it as
+    none, where Pyomo's interval arithmetic takes it as a number (min 1e-5 x with x >=
+    -1e20 is unbounded to both solvers, bounded at -1e15 to fbbt)."""
+    return any(side is not None and abs(side) >= SOLVER_INFINITY for side in var.bounds)
+
+
 def check_unbounded_verdict(model: pyo.Block, result: Result, solver: str) -> Result:
     """`result`, unless it says unbounded where `model`'s objective is bounded over its
     variables' bounds: then a SolverError naming the bound."""
     if result.status is not Status.UNBOUNDED:
         return result
     objective = next(model.component_data_objects(pyo.Objective, active=True), None)
-    if objective is None:
+    if objective is None or any(_infinite_to_solvers(var) for var in
+                                identify_variables(objective.expr, include_fixed=False)):
         return result
     try:
         lower, upper = compute_bounds_on_expr(objective.expr)

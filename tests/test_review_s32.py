@@ -441,7 +441,7 @@ def test_saving_over_a_trained_checkpoint_replaces_the_json_that_described_it(tm
     fresh.fit(features, (features[:, 0] > 0).astype(int))
     fresh.save(path)
     meta = checkpoint_metadata(path)  # now the new file's: its kind and sha256 only
-    assert meta.keys() == {"kind", "calibration", "sha256"} and meta["kind"] == "gbt"
+    assert meta.keys() == {"file", "kind", "calibration", "sha256"} and meta["kind"] == "gbt"
     assert load_predictor(path).kind == "gbt"
     rule = PMVBBranching(path)
     assert (rule.threshold, rule.confidence) == DEFAULT_T_Q

@@ -275,3 +275,70 @@ def test_lap_infeasible_reasons_name_the_real_cause() -> None:
     result = solve(m, solver="lap")
     assert result.status.value == "infeasible"
     assert "'bad' has no variables" in result.extra["reason"]
+
+
+def test_a_bound_at_the_solvers_infinity_leaves_unbounded_models_unbounded() -> None:
+    """x >= -1e20 is no bound to SCIP or HiGHS: min 1e-5 x + y is unbounded to both, where
+    interval arithmetic puts the objective at -1e15 or above (the first check raised)."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(-1e20, None))
+    m.y = pyo.Var(bounds=(0, None))
+    m.c = pyo.Constraint(expr=m.x + m.y <= 5)
+    m.o = pyo.Objective(expr=1e-5 * m.x + m.y)
+    for solver in ("scip", "highs"):
+        assert solve(m, solver=solver).status.value == "unbounded"
+
+
+def test_a_highs_solution_limit_keeps_the_callers_zero_gap() -> None:
+    """With mip_rel_gap=0 a solution-limit stop 13 above the optimum was called optimal:
+    the closed-gap test used HiGHS's default gaps, which 1e7 in the objective loosens."""
+    rng = np.random.default_rng(1)
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(60), domain=pyo.Binary)
+    m.cov = pyo.ConstraintList()
+    for _ in range(8):
+        w = rng.integers(10, 100, size=60)
+        m.cov.add(sum(int(w[i]) * m.x[i] for i in range(60)) >= int(w.sum()) // 3)
+    c = rng.integers(10, 100, size=60)
+    m.o = pyo.Objective(expr=1e7 + sum(int(c[i]) * m.x[i] for i in range(60)))
+    exact = {"mip_rel_gap": 0, "mip_abs_gap": 0}
+    optimum = solve(m, solver="highs", **exact).objective
+    result = solve(m, solver="highs", mip_max_improving_sols=1, mip_heuristic_effort=0.0,
+                   **exact)
+    assert result.objective >= optimum - 1e-6 and result.objective - result.bound > 1.0
+    assert result.status.value == "feasible"  # a gap of more than 1 is not the caller's 0
+    assert solve(m, solver="highs", mip_max_improving_sols=1,
+                 mip_heuristic_effort=0.0).status.value == "optimal"  # default gaps: closed
+
+
+def test_highs_objective_bound_on_a_mip_is_refused(tmp_path) -> None:
+    """HiGHS takes objective_bound on a MIP as a cutoff: at half the optimum it called a
+    worse point optimal, and a feasible maximization infeasible."""
+    from coplug.plugins import solve_file
+
+    m = mknapsack(20, seed=0)
+    with pytest.raises(InputError, match="objective_bound .* integer variables"):
+        solve(m, solver="highs", objective_bound=1.0)
+    path = tmp_path / "mip.mps"
+    m.write(str(path))
+    with pytest.raises(InputError, match="objective_bound .* integer variables"):
+        solve_file(path, solver="highs", objective_bound=1.0)
+
+
+def test_two_checkpoints_of_one_stem_both_load(fitted_features, tmp_path) -> None:
+    """p.joblib saved after p.pt wrote p.json with its own sha256, and p.pt was refused."""
+    from coplug.learned.pmvb_predictors import PMVBPredictor, load_predictor
+
+    features, labels = fitted_features
+    predictor = PMVBPredictor(kind="logreg", calibration="none").fit(features, labels)
+    predictor.save(tmp_path / "p.pt")
+    predictor.save(tmp_path / "p.joblib")
+    for name in ("p.pt", "p.joblib"):
+        assert np.array_equal(load_predictor(tmp_path / name).predict_proba(features),
+                              predictor.predict_proba(features))
+
+
+def test_no_api_key_is_none() -> None:
+    from coplug.formulations.bbo.llm_proposer import LLMConfig
+
+    assert LLMConfig(base_url="http://127.0.0.1:1/v1", model="m", api_key=None).api_key == ""

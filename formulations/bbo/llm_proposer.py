@@ -126,8 +126,10 @@ def _checked_api_key(key: Any) -> str:
     """The API key without surrounding whitespace (a CRLF .env file leaves a trailing \r);
     one that no HTTP header can carry is refused without showing it (http.client's refusal
     quoted the whole key, blamed on the URL)."""
+    if key is None:  # os.environ.get(...) of an unset key: a local server needs none
+        return ""
     if not isinstance(key, str):
-        raise InputError(f"LLM API key must be text, got {type(key).__name__}")
+        raise InputError(f"LLM API key must be text or None, got {type(key).__name__}")
     key = key.strip()
     if any(not (33 <= ord(c) <= 126) for c in key):
         raise InputError("LLM API key (COPLUG_LLM_API_KEY or OPENAI_API_KEY) holds spaces, "
