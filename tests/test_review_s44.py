@@ -342,3 +342,22 @@ def test_no_api_key_is_none() -> None:
     from coplug.formulations.bbo.llm_proposer import LLMConfig
 
     assert LLMConfig(base_url="http://127.0.0.1:1/v1", model="m", api_key=None).api_key == ""
+
+
+def test_prefix_bound_falls_back_to_the_root_bound_per_region() -> None:
+    """A prefix step whose epigraph misjudged its point reports no bound (inf when
+    maximizing): the combined bound was inf where PMVB's root bound (valid for every
+    region) is finite."""
+    from coplug.plugins.pmvb_prefix import _prefix_bound
+    from coplug.plugins.results import Result, Status
+
+    steps = [Result(status=Status.FEASIBLE, solver="scip", bound=math.inf),
+             Result(status=Status.OPTIMAL, solver="scip", bound=550.0)]
+    assert _prefix_bound(steps, 2, 550.0, True, 559.0) == 559.0
+    steps[0].bound = None
+    assert _prefix_bound(steps, 2, 550.0, True, 559.0) == 559.0
+    steps[0].bound = 555.0  # a region's own tighter bound stands
+    assert _prefix_bound(steps, 2, 550.0, True, 559.0) == 555.0
+    minimizing = [Result(status=Status.FEASIBLE, solver="scip", bound=-math.inf)]
+    assert _prefix_bound(minimizing, 2, 10.0, False, 4.0) == 4.0
+    assert _prefix_bound(minimizing, 1, 10.0, False, None) == -math.inf
