@@ -57,7 +57,7 @@ from coplug.learned.pmvb_predictors import (
     load_predictor,
     stale_features,
 )
-from coplug.plugins.bar import progress_bar
+from coplug.plugins.bar import on_terminal, progress_bar
 from coplug.plugins.bridge import solve
 from coplug.plugins.errors import CoplugError, InputError
 from coplug.plugins.interrupts import exit_on_interrupt, sigint_deferred
@@ -356,11 +356,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.rescore:
             rescores = rescored(args.family, args.kinds, args.out_dir, args.time_limit,
-                                progress=not args.quiet)
+                                progress=not args.quiet and on_terminal())
         else:
             fitted = fit_family(args.family, args.n_train, args.n_val, args.size, args.seed,
                                 args.kinds, args.calibration, args.time_limit,
-                                progress=not args.quiet)
+                                progress=not args.quiet and on_terminal())
     except KeyboardInterrupt:
         print("train_pmvb: interrupted; nothing written", file=sys.stderr)
         return 130

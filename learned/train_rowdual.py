@@ -20,7 +20,7 @@ import coplug.models
 from coplug.formulations.assignment import GENERATORS, generate
 from coplug.learned.checkpoint_io import occupied_reason, unwritable_reason
 from coplug.learned.rowdualnet import MAX_HIDDEN, RowDualNet, row_features, save
-from coplug.plugins.bar import progress_bar
+from coplug.plugins.bar import on_terminal, progress_bar
 from coplug.plugins.interrupts import exit_on_interrupt
 from coplug.plugins.lap.solver import solve_lap
 
@@ -34,7 +34,8 @@ def make_dataset(
     data = []
     cells = [(g, name, n, k) for g, name in enumerate(generators) for n in sizes
              for k in range(per_cell)]
-    for g_index, name, n, k in progress_bar(cells, desc="instances", leave=False):
+    for g_index, name, n, k in progress_bar(cells, desc="instances", leave=False,
+                                            disable=not on_terminal()):
         c = generate(name, n, seed=seed + 1000 * g_index + 37 * n + k)
         u = solve_lap(c).row_duals
         feats, s1, scale = row_features(c)
@@ -59,7 +60,7 @@ def train(
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(epochs, 1))
     rng = np.random.default_rng(seed)
     last = float("nan")
-    for _ in progress_bar(range(epochs), desc="epochs", leave=False):
+    for _ in progress_bar(range(epochs), desc="epochs", leave=False, disable=not on_terminal()):
         total = 0.0
         for idx in rng.permutation(len(data)):
             x, y = data[idx]
@@ -79,7 +80,8 @@ def evaluate(model: RowDualNet, generators: list[str], n: int, seed: int) -> dic
     Warm passes the predicted duals as `row_duals` (HELD_OUT_WARM), measuring the raw
     prediction rather than the full `predictor=` pipeline the benchmark times."""
     report = {}
-    for name in progress_bar(generators, desc="held-out check", leave=False):
+    for name in progress_bar(generators, desc="held-out check", leave=False,
+                             disable=not on_terminal()):
         c = generate(name, n, seed=seed)
         cold = solve_lap(c)
         t0 = time.perf_counter()

@@ -11,6 +11,7 @@ import contextlib
 import ctypes
 import importlib
 import json
+import logging
 import os
 import sys
 import warnings
@@ -102,9 +103,11 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         _check_solution_path(args.solution, args.target)
     try:
         result, explain = _solve_target(args)
-    except Exception as exc:  # the --solution file must not keep an earlier run's values
-        if args.solution is not None:
-            _write_lines(args.solution, [f"# error, no solution: {type(exc).__name__}"])
+    except (Exception, KeyboardInterrupt) as exc:  # the --solution file must not keep an
+        if args.solution is not None:  # earlier run's values (Ctrl-C while building too)
+            _write_lines(args.solution, ["# interrupted, no solution"
+                                         if isinstance(exc, KeyboardInterrupt) else
+                                         f"# error, no solution: {type(exc).__name__}"])
         raise
     if args.solution is not None:
         write_solution(args.solution, result)
@@ -166,7 +169,8 @@ def _solve_target(args: argparse.Namespace) -> tuple[Result, Callable[[], dict[s
         from coplug.plugins.progress import terminal_progress
 
         size = 30 if args.size is None else args.size
-        model = registry.build(args.target, size, seed=args.seed or 0)
+        with stdout_to_stderr(args.json), construction_quiet():
+            model = registry.build(args.target, size, seed=args.seed or 0)
         with stdout_to_stderr(args.json):
             result = solve(model, solver=args.solver, time_limit=args.time_limit, tee=args.tee,
                            options=_options(args.option),
@@ -256,6 +260,22 @@ def _flush_c_stdout() -> None:
     """Flush the C library's stdout buffer (SCIP and HiGHS print through it)."""
     with contextlib.suppress(Exception):
         ctypes.CDLL(None).fflush(None)
+
+
+@contextlib.contextmanager
+def construction_quiet() -> Iterator[None]:
+    """Within the block Pyomo logs no "Constructing component ... failed" (on stdout): the
+    error itself comes out as coplug's one line (a Ctrl-C while building added Pyomo's
+    two lines, and under --json put them on stdout beside the JSON)."""
+    def keep(record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Constructing component")
+
+    logger = logging.getLogger("pyomo.core")
+    logger.addFilter(keep)
+    try:
+        yield
+    finally:
+        logger.removeFilter(keep)
 
 
 @contextlib.contextmanager

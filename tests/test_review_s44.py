@@ -3,6 +3,7 @@ callbacks during the run that settles SCIP's 'infeasible or unbounded'."""
 
 from __future__ import annotations
 
+import logging
 import math
 import struct
 
@@ -361,3 +362,67 @@ def test_prefix_bound_falls_back_to_the_root_bound_per_region() -> None:
     minimizing = [Result(status=Status.FEASIBLE, solver="scip", bound=-math.inf)]
     assert _prefix_bound(minimizing, 2, 10.0, False, 4.0) == 4.0
     assert _prefix_bound(minimizing, 1, 10.0, False, None) == -math.inf
+
+
+def test_ctrl_c_while_building_rewrites_the_solution_file(tmp_path, monkeypatch, capfd) -> None:
+    """A Ctrl-C before the solve (building the model) left --solution holding an earlier
+    run's values, and Pyomo's "Constructing component ... failed" lines on stdout."""
+    from coplug.formulations import registry
+    from coplug.plugins.cli import main
+
+    path = tmp_path / "sol.txt"
+    assert main(["solve", "knapsack", "--size", "8", "--solution", str(path)]) == 0
+    assert "optimal" in path.read_text()
+    capfd.readouterr()
+
+    def interrupted_build(*args, **kwargs):
+        m = pyo.ConcreteModel()
+
+        def rule(m):
+            raise KeyboardInterrupt
+
+        m.c = pyo.Constraint(rule=rule)
+        return m
+
+    monkeypatch.setattr(registry, "build", interrupted_build)
+    records: list[logging.LogRecord] = []
+    collector = logging.Handler()
+    collector.emit = records.append
+    logging.getLogger("pyomo").addHandler(collector)
+    try:
+        code = main(["solve", "knapsack", "--size", "8", "--solution", str(path), "--json"])
+    finally:
+        logging.getLogger("pyomo").removeHandler(collector)
+    assert code == 130 and path.read_text().startswith("# interrupted, no solution")
+    out, err = capfd.readouterr()
+    assert out == "" and err.strip() == "coplug: interrupted"
+    assert not [r for r in records if "Constructing component" in str(r.msg)]
+
+
+def test_training_bars_stay_off_a_pipe(capsys) -> None:
+    """train_rowdual drew tqdm's carriage-return redraws into redirected stderr."""
+    from coplug.learned.train_rowdual import make_dataset
+
+    assert len(make_dataset(["uniform"], [8], 2, seed=0)) == 2
+    assert "\r" not in capsys.readouterr().err
+
+
+def test_a_ctrl_c_while_plotting_leaves_the_run_unfinished(tmp_path, monkeypatch) -> None:
+    """history.json said finished before the plot was drawn: a Ctrl-C between left a
+    finished run without its plot."""
+    import json
+
+    from coplug.formulations.bbo import evolve as evolution
+
+    def interrupted_plot(result, path):
+        path.write_bytes(b"half a png")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(evolution, "plot_front", interrupted_plot)
+    config = evolution.EvolutionConfig(dim=2, targets=(1,), population=3, generations=1,
+                                       budget=30, seeds=3, seed=0)
+    run = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):
+        evolution.evolve(config, run_dir=run)
+    assert json.loads((run / "history.json").read_text())["finished"] is False
+    assert not (run / "pareto_front.png").exists()

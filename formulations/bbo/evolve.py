@@ -464,12 +464,15 @@ class RunWriter:
         # replaced whole, never appended to: an interrupt mid-append doubled rows
         _replace_text(self.dir / "programs.jsonl", "".join(self._lines))
         self._write_front(result.front)
+        if finished:  # before history.json says finished: a Ctrl-C between left no plot
+            plot = self.dir / "pareto_front.png"
+            tmp = plot.with_name(".pareto_front.tmp.png")
+            plot_front(result, tmp)
+            os.replace(tmp, plot)
         _replace_text(self.dir / "history.json", json.dumps({
             "hypervolume": result.hypervolume, "rejections": result.rejections,
             "targets": result.target_features, "feature_names": FEATURE_NAMES,
             "generations_done": len(result.hypervolume) - 1, "finished": finished}, indent=1))
-        if finished:
-            plot_front(result, self.dir / "pareto_front.png")
 
     def _write_front(self, front: list[Candidate]) -> None:
         """pareto_front.json and one Pyomo script per front program (dropped ones removed)."""
