@@ -62,6 +62,33 @@ def check_recorded_sha256(path: Path, meta: Any, sidecar: Path, what: str) -> No
                          f"records {expected}")
 
 
+def fingerprint_path(path: Path) -> Path:
+    """Where `write_fingerprint` keeps a checkpoint's sha256: `<name>.sha256` beside it (one
+    per file, so p.pt and p.joblib do not share it as they share p.json)."""
+    return path.with_name(path.name + ".sha256")
+
+
+def write_fingerprint(path: Path) -> None:
+    """Record the sha256 of the file at `path` beside it, as `sha256sum` writes it."""
+    atomic_write_text(fingerprint_path(path), f"{file_sha256(path)}  {path.name}\n")
+
+
+def check_fingerprint(path: Path, what: str) -> None:
+    """Refuse the checkpoint `path` when its `<name>.sha256` records another sha256 (a file
+    corrupted on disk); no record, no check."""
+    record = fingerprint_path(path)
+    if not record.is_file():
+        return
+    try:
+        expected = record.read_text(encoding="utf-8").split()[0]
+    except (OSError, UnicodeDecodeError, IndexError):
+        raise InputError(f"{what} fingerprint {record} is unreadable") from None
+    actual = file_sha256(path)
+    if actual != expected:
+        raise InputError(f"{what} {path} is corrupted or replaced: its sha256 is {actual}, "
+                         f"{record.name} records {expected}")
+
+
 def check_zip_crc(path: Path, what: str) -> None:
     """Refuse a torch .pt checkpoint (a zip archive) whose entries fail their CRC: torch.load
     reads the bytes unchecked, so a flipped weight loaded as another model (no sidecar with

@@ -37,12 +37,11 @@ from threadpoolctl import threadpool_limits
 from coplug.formulations.checks import check_choice
 from coplug.learned.checkpoint_io import (
     atomic_write,
-    atomic_write_text,
+    check_fingerprint,
     check_recorded_sha256,
     check_zip_crc,
-    file_sha256,
     read_sidecar,
-    strict_json,
+    write_fingerprint,
 )
 from coplug.learned.fit_state import unfitted_on_failure
 from coplug.learned.pmvb_features import FEATURE_NAMES, FEATURE_VERSION, root_features
@@ -266,12 +265,11 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
         """Write a checkpoint: .pt (torch.save) or .joblib, chosen by the suffix.
 
         Written to a temporary file and renamed over `path`, so an interrupt mid-write
-        leaves the previous checkpoint intact rather than a corrupt one. The JSON beside
-        `path` gets the file's name, the predictor's kind and calibration and the file's
-        sha256, which `load_predictor` checks (a corrupted .joblib loaded, then crashed the
-        interpreter in predict_proba); a train_pmvb JSON there described the checkpoint
-        this one replaces (its t, q and figures) and is overwritten. A JSON naming another
-        `file` (p.joblib saved beside p.pt) describes that file only.
+        leaves the previous checkpoint intact rather than a corrupt one. The file's sha256
+        goes beside it as `<name>.sha256`, which `load_predictor` checks (a corrupted
+        .joblib loaded, then crashed the interpreter in predict_proba). A train_pmvb JSON
+        beside `path` described the checkpoint this one replaces (its t, q and figures): it
+        is removed.
         """
         check_is_fitted(self, "model_")
         path = Path(path).expanduser()
@@ -285,9 +283,8 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
             raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
         dump = torch.save if path.suffix == ".pt" else joblib.dump
         atomic_write(path, lambda tmp: dump(self, tmp))
-        record = {"file": path.name, "kind": self.kind, "calibration": self.calibration,
-                  "sha256": file_sha256(path)}
-        atomic_write_text(path.with_suffix(".json"), strict_json(record, indent=1))
+        write_fingerprint(path)
+        path.with_suffix(".json").unlink(missing_ok=True)
         return path
 
 
@@ -301,6 +298,7 @@ def load_predictor(path: str | Path) -> PMVBPredictor:
     if path.suffix not in (".pt", ".joblib"):
         raise InputError(f"checkpoint {path} must end in .joblib or .pt")
     meta = checkpoint_metadata(path)  # before unpickling: the file must be the one it records
+    check_fingerprint(path, "PMVB checkpoint")
     if path.suffix == ".pt":
         check_zip_crc(path, "PMVB checkpoint")
     try:
@@ -364,8 +362,6 @@ def checkpoint_metadata(path: str | Path) -> dict[str, Any]:
     if not meta_path.is_file():
         return {}
     meta = read_sidecar(meta_path, "PMVB checkpoint metadata")
-    if isinstance(meta, dict) and meta.get("file", path.name) != path.name:
-        return {}  # `save`'s record of a sibling (p.joblib beside p.pt): not this file's
     if path.is_file():  # its t and q are the file's only if it describes that file
         check_recorded_sha256(path, meta, meta_path, "PMVB checkpoint")
     return meta

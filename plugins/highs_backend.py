@@ -1036,7 +1036,8 @@ def refuse_mip_objective_bound(highs: Any, params: Mapping[str, Any]) -> None:
     """Refuse HiGHS's `objective_bound` on a model with integer variables: HiGHS takes it
     as a cutoff there, and its verdicts are not the model's (at half the optimum it called
     a point 11% above the optimum optimal, and a feasible maximization infeasible)."""
-    if "objective_bound" not in params:
+    value = params.get("objective_bound")
+    if value is None or not math.isfinite(float(value)):  # HiGHS's default inf: no cutoff
         return
     import highspy
 

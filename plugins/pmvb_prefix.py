@@ -196,10 +196,12 @@ def _prefix_bound(
     """The weakest region bound (a region found infeasible under the objective limit is
     bounded by the incumbent; one never searched by the root's bound), None when unknown.
     The root's bound holds for every region: a region's own weaker or missing bound (a
-    step whose epigraph misjudged its point reports none) gives way to it."""
+    step whose epigraph misjudged its point reports none) gives way to it, unless the
+    incumbent refutes it or there is none (an infeasible model keeps no bound)."""
     bounds = [best if r.status is Status.INFEASIBLE else r.bound for r in steps]
     bounds += [root_bound] * (n_planned - len(steps))
-    if root_bound is not None:
+    if root_bound is not None and best is not None and (
+            root_bound >= best if maximize else root_bound <= best):  # not refuted by best
         tighter = min if maximize else max
         bounds = [root_bound if b is None else tighter(b, root_bound) for b in bounds]
     if any(b is None for b in bounds):

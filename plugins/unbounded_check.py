@@ -10,6 +10,8 @@ heuristic's solution with an invalid objective of 1e99 as the best ever, and end
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pyomo.environ as pyo
@@ -26,11 +28,27 @@ SOLVER_INFINITY = 1e20
 _SOLVER_NAMES = {"scip": "SCIP", "highs": "HiGHS"}
 
 
-def _infinite_to_solvers(var: Any) -> bool:
-    """Whether a bound of `var` lies at or past SOLVER_INFINITY: the solvers read it as
-    none, where Pyomo's interval arithmetic takes it as a number (min 1e-5 x with x >=
-    -1e20 is unbounded to both solvers, bounded at -1e15 to fbbt)."""
-    return any(side is not None and abs(side) >= SOLVER_INFINITY for side in var.bounds)
+@contextmanager
+def solver_bounds(variables: Iterable[Any]) -> Iterator[None]:
+    """Within the block the variables' bounds at or past SOLVER_INFINITY are none, as the
+    solvers read them (min 1e-5 x with x >= -1e20 is unbounded to both, bounded at -1e15 to
+    Pyomo's interval arithmetic); put back after."""
+    changed = []  # (var, its lower and upper bound as given: numbers or Params)
+    for var in variables:
+        lb, ub = var.lb, var.ub
+        low = lb is not None and lb <= -SOLVER_INFINITY
+        high = ub is not None and ub >= SOLVER_INFINITY
+        if low or high:
+            changed.append((var, var.lower, var.upper))
+            if low:
+                var.lower = None
+            if high:
+                var.upper = None
+    try:
+        yield
+    finally:
+        for var, lower, upper in changed:
+            var.lower, var.upper = lower, upper
 
 
 def check_unbounded_verdict(model: pyo.Block, result: Result, solver: str) -> Result:
@@ -39,11 +57,11 @@ def check_unbounded_verdict(model: pyo.Block, result: Result, solver: str) -> Re
     if result.status is not Status.UNBOUNDED:
         return result
     objective = next(model.component_data_objects(pyo.Objective, active=True), None)
-    if objective is None or any(_infinite_to_solvers(var) for var in
-                                identify_variables(objective.expr, include_fixed=False)):
+    if objective is None:
         return result
     try:
-        lower, upper = compute_bounds_on_expr(objective.expr)
+        with solver_bounds(identify_variables(objective.expr, include_fixed=False)):
+            lower, upper = compute_bounds_on_expr(objective.expr)
     except Exception:  # an expression fbbt cannot bound: no evidence either way
         return result
     side = upper if objective.sense == pyo.maximize else lower

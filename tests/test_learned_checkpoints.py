@@ -109,7 +109,7 @@ def test_pmvb_save_is_atomic(suffix: str, dumper: str, monkeypatch: pytest.Monke
         predictor.save(path)
     monkeypatch.undo()
     assert path.read_bytes() == before
-    assert {p.name for p in tmp_path.iterdir()} == {path.name, path.with_suffix(".json").name}
+    assert {p.name for p in tmp_path.iterdir()} == {path.name, path.name + ".sha256"}
     assert np.allclose(load_predictor(path).predict_proba(X), predictor.predict_proba(X))
 
 

@@ -424,7 +424,7 @@ def test_a_pmvb_json_without_sha256_naming_another_kind_is_refused(tmp_path):
     assert load_predictor(path).kind == "logreg"
 
 
-def test_saving_over_a_trained_checkpoint_replaces_the_json_that_described_it(tmp_path):
+def test_saving_over_a_trained_checkpoint_removes_the_json_that_described_it(tmp_path):
     from coplug.learned.pmvb_features import FEATURE_NAMES
     from coplug.learned.pmvb_predictors import (
         PMVBPredictor,
@@ -440,8 +440,7 @@ def test_saving_over_a_trained_checkpoint_replaces_the_json_that_described_it(tm
     fresh = PMVBPredictor(kind="gbt", calibration="none")
     fresh.fit(features, (features[:, 0] > 0).astype(int))
     fresh.save(path)
-    meta = checkpoint_metadata(path)  # now the new file's: its kind and sha256 only
-    assert meta.keys() == {"file", "kind", "calibration", "sha256"} and meta["kind"] == "gbt"
+    assert not path.with_suffix(".json").exists() and checkpoint_metadata(path) == {}
     assert load_predictor(path).kind == "gbt"
     rule = PMVBBranching(path)
     assert (rule.threshold, rule.confidence) == DEFAULT_T_Q

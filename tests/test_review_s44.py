@@ -84,8 +84,9 @@ def fitted_features():
 
 @pytest.mark.parametrize("kind", ["gbt", "logreg", "mlp"])
 def test_a_saved_pmvb_checkpoint_corrupted_on_disk_is_refused(kind, fitted_features, tmp_path):
-    """`save` records the file's sha256 beside it: a corrupted .joblib loaded and crashed
-    the interpreter in predict_proba, or predicted other probabilities."""
+    """`save` records the file's sha256 beside it (p.joblib.sha256): a corrupted .joblib
+    loaded and crashed the interpreter in predict_proba, or predicted other
+    probabilities."""
     from coplug.learned.pmvb_predictors import PMVBPredictor, load_predictor
 
     features, labels = fitted_features
@@ -102,7 +103,7 @@ def test_a_saved_pmvb_checkpoint_corrupted_on_disk_is_refused(kind, fitted_featu
 
 
 def test_a_pt_checkpoint_without_its_json_is_checked_by_its_crc(fitted_features, tmp_path):
-    """A .pt copied without its JSON: a flipped weight fails the archive's CRC (torch.load
+    """A .pt copied without its sha256 record: a flipped weight fails the archive's CRC (torch.load
     does not check it and loaded another model)."""
     from coplug.learned import rowdualnet
     from coplug.learned.pmvb_predictors import PMVBPredictor, load_predictor
@@ -110,7 +111,7 @@ def test_a_pt_checkpoint_without_its_json_is_checked_by_its_crc(fitted_features,
     features, labels = fitted_features
     path = PMVBPredictor(kind="mlp", calibration="none").fit(features, labels).save(
         tmp_path / "p.pt")
-    path.with_suffix(".json").unlink()
+    (tmp_path / "p.pt.sha256").unlink()
     _flip_inside_largest_entry(path)
     with pytest.raises(InputError, match="CRC"):
         load_predictor(path)
@@ -197,6 +198,10 @@ def test_an_unbounded_verdict_on_a_bounded_objective_is_a_solver_error() -> None
     m.y.setub(None)
     with pytest.raises(SolverError, match="HiGHS .* at least 6"):
         check_unbounded_verdict(m, unbounded, "highs")
+    m.y.setub(1e20)  # infinite to the solvers, but on the side that does not matter
+    with pytest.raises(SolverError, match="at least 6"):
+        check_unbounded_verdict(m, unbounded, "highs")
+    assert m.y.ub == 1e20  # put back
 
 
 def test_real_unbounded_models_stay_unbounded() -> None:
@@ -324,10 +329,12 @@ def test_highs_objective_bound_on_a_mip_is_refused(tmp_path) -> None:
     m.write(str(path))
     with pytest.raises(InputError, match="objective_bound .* integer variables"):
         solve_file(path, solver="highs", objective_bound=1.0)
+    assert solve(m, solver="highs", objective_bound=math.inf).status.value == "optimal"
 
 
 def test_two_checkpoints_of_one_stem_both_load(fitted_features, tmp_path) -> None:
-    """p.joblib saved after p.pt wrote p.json with its own sha256, and p.pt was refused."""
+    """Each file keeps its own sha256 record (a shared p.json refused p.pt once p.joblib
+    was saved beside it)."""
     from coplug.learned.pmvb_predictors import PMVBPredictor, load_predictor
 
     features, labels = fitted_features
@@ -359,6 +366,10 @@ def test_prefix_bound_falls_back_to_the_root_bound_per_region() -> None:
     assert _prefix_bound(steps, 2, 550.0, True, 559.0) == 559.0
     steps[0].bound = 555.0  # a region's own tighter bound stands
     assert _prefix_bound(steps, 2, 550.0, True, 559.0) == 555.0
+    steps[0].bound = math.inf  # a root bound the incumbent refutes is no bound
+    assert _prefix_bound(steps, 2, 560.0, True, 559.0) == math.inf
+    infeasible = [Result(status=Status.INFEASIBLE, solver="scip")] * 2
+    assert _prefix_bound(infeasible, 2, None, True, 24.5) is None  # no point: no bound
     minimizing = [Result(status=Status.FEASIBLE, solver="scip", bound=-math.inf)]
     assert _prefix_bound(minimizing, 2, 10.0, False, 4.0) == 4.0
     assert _prefix_bound(minimizing, 1, 10.0, False, None) == -math.inf
@@ -375,28 +386,34 @@ def test_ctrl_c_while_building_rewrites_the_solution_file(tmp_path, monkeypatch,
     assert "optimal" in path.read_text()
     capfd.readouterr()
 
-    def interrupted_build(*args, **kwargs):
-        m = pyo.ConcreteModel()
+    def interrupted_build(indexed):
+        def build(*args, **kwargs):
+            m = pyo.ConcreteModel()
 
-        def rule(m):
-            raise KeyboardInterrupt
+            def rule(m, *index):
+                raise KeyboardInterrupt
 
-        m.c = pyo.Constraint(rule=rule)
-        return m
+            m.c = pyo.Constraint(rule=rule) if indexed is None else indexed(rule)
+            return m
 
-    monkeypatch.setattr(registry, "build", interrupted_build)
-    records: list[logging.LogRecord] = []
-    collector = logging.Handler()
-    collector.emit = records.append
-    logging.getLogger("pyomo").addHandler(collector)
-    try:
-        code = main(["solve", "knapsack", "--size", "8", "--solution", str(path), "--json"])
-    finally:
-        logging.getLogger("pyomo").removeHandler(collector)
-    assert code == 130 and path.read_text().startswith("# interrupted, no solution")
-    out, err = capfd.readouterr()
-    assert out == "" and err.strip() == "coplug: interrupted"
-    assert not [r for r in records if "Constructing component" in str(r.msg)]
+        return build
+
+    # a scalar constraint logs "Constructing component ... failed", an indexed Param
+    # "Rule failed for Param ..."
+    for indexed in (None, lambda rule: pyo.Param([1, 2], initialize=rule)):
+        monkeypatch.setattr(registry, "build", interrupted_build(indexed))
+        records: list[logging.LogRecord] = []
+        collector = logging.Handler()
+        collector.emit = records.append
+        logging.getLogger("pyomo").addHandler(collector)
+        try:
+            code = main(["solve", "knapsack", "--size", "8", "--solution", str(path), "--json"])
+        finally:
+            logging.getLogger("pyomo").removeHandler(collector)
+        assert code == 130 and path.read_text().startswith("# interrupted, no solution")
+        out, err = capfd.readouterr()
+        assert out == "" and err.strip() == "coplug: interrupted"
+        assert not records
 
 
 def test_training_bars_stay_off_a_pipe(capsys) -> None:
@@ -425,4 +442,4 @@ def test_a_ctrl_c_while_plotting_leaves_the_run_unfinished(tmp_path, monkeypatch
     with pytest.raises(KeyboardInterrupt):
         evolution.evolve(config, run_dir=run)
     assert json.loads((run / "history.json").read_text())["finished"] is False
-    assert not (run / "pareto_front.png").exists()
+    assert {p.name for p in run.iterdir()} & {"pareto_front.png", ".pareto_front.tmp.png"} == set()

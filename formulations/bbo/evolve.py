@@ -467,8 +467,11 @@ class RunWriter:
         if finished:  # before history.json says finished: a Ctrl-C between left no plot
             plot = self.dir / "pareto_front.png"
             tmp = plot.with_name(".pareto_front.tmp.png")
-            plot_front(result, tmp)
-            os.replace(tmp, plot)
+            try:
+                plot_front(result, tmp)
+                os.replace(tmp, plot)
+            finally:
+                tmp.unlink(missing_ok=True)
         _replace_text(self.dir / "history.json", json.dumps({
             "hypervolume": result.hypervolume, "rejections": result.rejections,
             "targets": result.target_features, "feature_names": FEATURE_NAMES,
