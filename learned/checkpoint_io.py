@@ -80,13 +80,10 @@ def check_fingerprint(path: Path, what: str) -> None:
     if not record.is_file():
         return
     try:
-        expected = record.read_text(encoding="utf-8").split()[0]
-    except (OSError, UnicodeDecodeError, IndexError):
+        words = record.read_text(encoding="utf-8").split()
+    except (OSError, UnicodeDecodeError):
         raise InputError(f"{what} fingerprint {record} is unreadable") from None
-    actual = file_sha256(path)
-    if actual != expected:
-        raise InputError(f"{what} {path} is corrupted or replaced: its sha256 is {actual}, "
-                         f"{record.name} records {expected}")
+    check_recorded_sha256(path, {"sha256": words[0] if words else ""}, record, what)
 
 
 def check_zip_crc(path: Path, what: str) -> None:

@@ -19,11 +19,8 @@ from pyomo.contrib.fbbt.fbbt import compute_bounds_on_expr
 from pyomo.core.expr.visitor import identify_variables
 
 from coplug.plugins.errors import SolverError
+from coplug.plugins.modeldata import SOLVER_INFINITY  # a bound past it proves nothing
 from coplug.plugins.results import Result, Status
-
-# Objective values from here on are infinite to SCIP and HiGHS: a bound past it proves
-# nothing against their "unbounded".
-SOLVER_INFINITY = 1e20
 
 _SOLVER_NAMES = {"scip": "SCIP", "highs": "HiGHS"}
 
