@@ -241,19 +241,21 @@ def _production_ranging() -> None:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """The `demo` command."""
     p = subparsers.add_parser("demo", help="run the showcase end to end (offline)")
-    p.add_argument("--only", default=None, help="run only sections whose name contains this")
+    p.add_argument("--only", default=None,
+                   help="run only sections whose name contains this (as printed: 'lazy tsp')")
     p.set_defaults(func=_cmd_demo)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     """Run every demo section in order (or those `--only` names), timing each."""
     names = [spec.split(":")[1] for spec in DEMO_SECTIONS]
-    if args.only is not None and not any(args.only in name for name in names):
+    only = None if args.only is None else "_".join(args.only.split())  # "lazy tsp" as shown
+    if only is not None and not any(only in name for name in names):
         shown = ", ".join(name.replace("_section", "") for name in names)
         raise InputError(f"--only {args.only!r} matches no demo section; sections: {shown}")
     for spec in DEMO_SECTIONS:
         module_name, func_name = spec.split(":")
-        if args.only and args.only not in func_name:
+        if only and only not in func_name:
             continue
         print(f"\n== {func_name.replace('_section', '').replace('_', ' ')} ==")
         start = time.perf_counter()

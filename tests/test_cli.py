@@ -46,8 +46,9 @@ def test_demo_knapsack_section_runs() -> None:
 
 
 def test_demo_lazy_tsp_section_runs() -> None:
-    out = _coplug("demo", "--only", "lazy")
+    out = _coplug("demo", "--only", "lazy tsp")  # as its header prints it
     assert out.returncode == 0, out.stderr
+    assert "== lazy tsp ==" in out.stdout and out.stdout.count("\n== ") == 1
     assert "optimal, length" in out.stdout and "subtour rows added" in out.stdout
 
 
