@@ -1037,8 +1037,8 @@ def refuse_mip_objective_bound(highs: Any, params: Mapping[str, Any]) -> None:
     as a cutoff there, and its verdicts are not the model's (at half the optimum it called
     a point 11% above the optimum optimal, and a feasible maximization infeasible)."""
     value = params.get("objective_bound")
-    if value is None or not math.isfinite(float(value)):  # HiGHS's default inf: no cutoff
-        return
+    if value is None or float(value) == math.inf:  # HiGHS's default: no cutoff (-inf cuts
+        return  # off every point: a feasible set cover came back infeasible)
     import highspy
 
     continuous = highspy.HighsVarType.kContinuous

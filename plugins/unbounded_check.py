@@ -32,9 +32,7 @@ def solver_bounds(variables: Iterable[Any]) -> Iterator[None]:
     Pyomo's interval arithmetic); put back after."""
     changed = []  # (var, its lower and upper bound as given: numbers or Params)
     for var in variables:
-        lb, ub = var.lb, var.ub
-        low = lb is not None and lb <= -SOLVER_INFINITY
-        high = ub is not None and ub >= SOLVER_INFINITY
+        low, high = _past_infinity(var)
         if low or high:
             changed.append((var, var.lower, var.upper))
             if low:
@@ -48,6 +46,13 @@ def solver_bounds(variables: Iterable[Any]) -> Iterator[None]:
             var.lower, var.upper = lower, upper
 
 
+def _past_infinity(var: Any) -> tuple[bool, bool]:
+    """Whether `var`'s lower and upper bounds (its domain's included) lie at or past
+    SOLVER_INFINITY."""
+    lb, ub = var.lb, var.ub
+    return lb is not None and lb <= -SOLVER_INFINITY, ub is not None and ub >= SOLVER_INFINITY
+
+
 def check_unbounded_verdict(model: pyo.Block, result: Result, solver: str) -> Result:
     """`result`, unless it says unbounded where `model`'s objective is bounded over its
     variables' bounds: then a SolverError naming the bound."""
@@ -56,8 +61,11 @@ def check_unbounded_verdict(model: pyo.Block, result: Result, solver: str) -> Re
     objective = next(model.component_data_objects(pyo.Objective, active=True), None)
     if objective is None:
         return result
+    variables = list(identify_variables(objective.expr, include_fixed=False))
     try:
-        with solver_bounds(identify_variables(objective.expr, include_fixed=False)):
+        with solver_bounds(variables):
+            if any(any(_past_infinity(var)) for var in variables):
+                return result  # a domain's bound past the solvers' infinity: no evidence
             lower, upper = compute_bounds_on_expr(objective.expr)
     except Exception:  # an expression fbbt cannot bound: no evidence either way
         return result

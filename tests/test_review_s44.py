@@ -293,6 +293,10 @@ def test_a_bound_at_the_solvers_infinity_leaves_unbounded_models_unbounded() -> 
     m.o = pyo.Objective(expr=1e-5 * m.x + m.y)
     for solver in ("scip", "highs"):
         assert solve(m, solver=solver).status.value == "unbounded"
+    m.x.setlb(None)  # the same bound from the variable's domain
+    m.x.domain = pyo.RangeSet(-1e21, 1e30, 0)
+    for solver in ("scip", "highs"):
+        assert solve(m, solver=solver).status.value == "unbounded"
 
 
 def test_a_highs_solution_limit_keeps_the_callers_zero_gap() -> None:
@@ -330,6 +334,8 @@ def test_highs_objective_bound_on_a_mip_is_refused(tmp_path) -> None:
     with pytest.raises(InputError, match="objective_bound .* integer variables"):
         solve_file(path, solver="highs", objective_bound=1.0)
     assert solve(m, solver="highs", objective_bound=math.inf).status.value == "optimal"
+    with pytest.raises(InputError, match="objective_bound"):  # cuts off every point
+        solve(m, solver="highs", objective_bound=-math.inf)
 
 
 def test_two_checkpoints_of_one_stem_both_load(fitted_features, tmp_path) -> None:
