@@ -265,9 +265,9 @@ def _flush_c_stdout() -> None:
 @contextlib.contextmanager
 def construction_quiet() -> Iterator[None]:
     """Within the block Pyomo logs no "Constructing component ... failed" or "Rule failed
-    ..." (on stdout): the
-    error itself comes out as coplug's one line (a Ctrl-C while building added Pyomo's
-    two lines, and under --json put them on stdout beside the JSON)."""
+    ..." (on stdout): the error itself comes out as coplug's one line (a Ctrl-C while
+    building added Pyomo's two lines, and under --json put them on stdout beside the
+    JSON)."""
     def keep(record: logging.LogRecord) -> bool:
         return not str(record.msg).startswith(("Constructing component", "Rule failed"))
 

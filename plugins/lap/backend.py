@@ -374,11 +374,12 @@ def _checked_bounds(variables: list[VarData]) -> np.ndarray:
 def _drop_filled(units: list[_Unit]) -> tuple[list[_Unit], list[VarData]]:
     """Remove the constraints fixed variables fill (rhs 0) and their variables (all 0) from
     every constraint; a constraint left empty is dropped, or infeasible if it is == 1."""
-    zero = {id(var): var for unit in units if unit.rhs == 0 for var in unit.variables}
+    # id(var) -> (var, the name of a constraint forcing it to 0)
+    zero = {id(var): (var, unit.name) for unit in units if unit.rhs == 0
+            for var in unit.variables}
     if not zero:
         return units, []
-    forcing = {id(var): unit.name for unit in units if unit.rhs == 0 for var in unit.variables}
-    for var in zero.values():
+    for var, _ in zero.values():
         _check_bounds(var)
     cons = []
     for unit in units:
@@ -388,13 +389,13 @@ def _drop_filled(units: list[_Unit]) -> tuple[list[_Unit], list[VarData]]:
         if left:
             cons.append(unit._replace(variables=left))
         elif unit.sense in ("==", ">="):
-            names = sorted({forcing[id(var)] for var in unit.variables})
+            names = sorted({zero[id(var)][1] for var in unit.variables})
             shown = ", ".join(repr(name) for name in names[:3]) + (
                 f" and {len(names) - 3} more" if len(names) > 3 else "")
             raise _Infeasible(f"constraint {unit.name!r} cannot be met: every variable in it "
                               f"is forced to 0 by {shown} (a sum of them at most 0, once "
                               "fixed variables count as constants)")
-    return cons, list(zero.values())
+    return cons, [var for var, _ in zero.values()]
 
 
 def _objective(model: pyo.Block) -> tuple[pyo.Objective | None, bool]:
