@@ -478,8 +478,11 @@ def _bound(result: Result, model: BlockData) -> float | None:
 
 
 def _reason(result: Result) -> str:
-    """`: <reason>` where coplug recorded one."""
+    """`: <reason>` where coplug recorded one (or the solve stopped at the caller's
+    objective limit, which the status alone does not say)."""
     reason = result.extra.get("reason")
+    if not reason and result.extra.get("stopped_at") == OBJECTIVE_LIMIT:
+        reason = "stopped at the objective limit set (objective_bound)"
     return f": {reason}" if reason else ""
 
 
