@@ -40,6 +40,7 @@ from coplug.learned.checkpoint_io import (
     check_fingerprint,
     check_recorded_sha256,
     check_zip_crc,
+    file_sha256,
     read_sidecar,
     write_fingerprint,
 )
@@ -269,7 +270,8 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
         goes beside it as `<name>.sha256`, which `load_predictor` checks (a corrupted
         .joblib loaded, then crashed the interpreter in predict_proba). A train_pmvb JSON
         beside `path` described the checkpoint this one replaces (its t, q and figures): it
-        is removed.
+        is removed, unless it records the sha256 of the other checkpoint sharing its stem
+        (p.pt beside p.joblib), whose JSON it is.
         """
         check_is_fitted(self, "model_")
         path = Path(path).expanduser()
@@ -284,8 +286,23 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
         dump = torch.save if path.suffix == ".pt" else joblib.dump
         atomic_write(path, lambda tmp: dump(self, tmp))
         write_fingerprint(path)
-        path.with_suffix(".json").unlink(missing_ok=True)
+        if not _describes_sibling(path):
+            path.with_suffix(".json").unlink(missing_ok=True)
         return path
+
+
+def _describes_sibling(path: Path) -> bool:
+    """Whether the JSON beside `path` records the sha256 of the checkpoint with the other
+    suffix (p.pt for p.joblib): that file's t, q and figures, which saving `path` keeps."""
+    meta_path = path.with_suffix(".json")
+    sibling = path.with_suffix(".joblib" if path.suffix == ".pt" else ".pt")
+    if not (meta_path.is_file() and sibling.is_file()):
+        return False
+    try:
+        meta = read_sidecar(meta_path, "PMVB checkpoint metadata")
+    except InputError:  # unreadable: it describes nothing worth keeping
+        return False
+    return isinstance(meta, dict) and meta.get("sha256") == file_sha256(sibling)
 
 
 def load_predictor(path: str | Path) -> PMVBPredictor:

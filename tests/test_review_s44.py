@@ -450,20 +450,3 @@ def test_a_ctrl_c_while_plotting_leaves_the_run_unfinished(tmp_path, monkeypatch
     assert json.loads((run / "history.json").read_text())["finished"] is False
     assert {p.name for p in run.iterdir()} & {"pareto_front.png", ".pareto_front.tmp.png"} == set()
 
-
-def test_the_factory_error_names_the_objective_limit() -> None:
-    """An LP stopped by `objective_bound` through Pyomo's factory raised "the solve ended
-    unknown" with nothing saying why; the objective limit is named now."""
-    from pyomo.contrib.solver.common.factory import SolverFactory
-    from pyomo.contrib.solver.common.util import NoFeasibleSolutionError, NoOptimalSolutionError
-
-    import coplug.plugins  # noqa: F401  (registers coplug_highs)
-
-    m = _setcover_relaxed(200)
-    optimum = solve(m, solver="highs").objective
-    with pytest.raises(NoFeasibleSolutionError, match="objective limit"):  # legacy factory
-        pyo.SolverFactory("coplug_highs").solve(
-            m, solver_options={"objective_bound": 0.9 * optimum})
-    with pytest.raises(NoOptimalSolutionError, match="objective limit"):
-        SolverFactory("coplug_highs").solve(
-            m, solver_options={"objective_bound": 0.9 * optimum})
