@@ -34,6 +34,7 @@ from pyomo.core.base.var import VarData
 from coplug.plugins.components import unread_component
 from coplug.plugins.duals import LinearProgram, min_form, read_lp
 from coplug.plugins.errors import InputError, SolverError
+from coplug.plugins.highs_interface import new_highs
 from coplug.plugins.lp_certificate import certify, transposes
 from coplug.plugins.outer_variables import declared_in
 from coplug.plugins.results import Status
@@ -75,10 +76,6 @@ class _PersistentLP:
     through `solve` instead."""
 
     def __init__(self, lp: LinearProgram, links: list[Any], copies: list[Any]) -> None:
-        import highspy
-
-        from coplug.plugins.interrupts import capture_output
-
         self.form = form = min_form(lp)
         self.constant = lp.objective.constant if lp.objective is not None else 0.0
         position = {id(con): i for i, (con, _, _, _) in enumerate(lp.rows)}
@@ -86,8 +83,7 @@ class _PersistentLP:
         self.copy_columns = np.array([form.index[id(var)] for var in copies], dtype=np.int64)
         self.copy_values: list[float] = []  # the copies' values at the last optimum
         self.transposed = transposes(form.matrix)
-        with capture_output(capture_fd=True):  # HiGHS prints its banner on construction
-            self.highs = h = highspy.Highs()
+        self.highs = h = new_highs()
         h.silent()
         n = len(form.costs)
         h.addVars(n, form.col_lower, form.col_upper)

@@ -57,6 +57,7 @@ from coplug.plugins.errors import (
     UnsupportedModelError,
 )
 from coplug.plugins.fast_collector import install_fast_collector
+from coplug.plugins.highs_interface import UncapturedHighs
 from coplug.plugins.infeasible_check import check_infeasible_verdict
 from coplug.plugins.integral_rows import (
     IntegralRow,
@@ -403,8 +404,10 @@ def _backend(name: str) -> Backend:
 
 
 def contrib_solver(factory_name: str, label: str, package: str) -> Any:
-    """A Pyomo contrib solver instance, or a one-line error naming what to install."""
-    opt = SolverFactory(factory_name)
+    """A Pyomo contrib solver instance (HiGHS's without the capture of the process's output
+    its own interface does: see `highs_interface`), or a one-line error naming what to
+    install."""
+    opt = UncapturedHighs() if factory_name == "highs" else SolverFactory(factory_name)
     if not opt.available():
         raise SolverNotAvailableError(f"{label} is not available: install {package}")
     return opt

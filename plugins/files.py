@@ -44,6 +44,7 @@ from coplug.plugins.highs_backend import (
     user_interrupt,
 )
 from coplug.plugins.highs_file_read import check_highs_read, highs_read
+from coplug.plugins.highs_interface import new_highs
 from coplug.plugins.highs_rows import RowView, highs_integral_rows, solution_violations
 from coplug.plugins.integral_rows import (
     check_integral_rows,
@@ -52,7 +53,7 @@ from coplug.plugins.integral_rows import (
     optimize_checked,
     record_first_solve,
 )
-from coplug.plugins.interrupts import capture_output, capture_to_file, sigint_cancels
+from coplug.plugins.interrupts import capture_to_file, sigint_cancels
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.modeldata import SOLVER_INFINITY
 from coplug.plugins.nonlinear_optimum import check_nonlinear_optimum
@@ -312,8 +313,7 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     looser gap than HiGHS's default is `feasible`, as on the Pyomo path."""
     import highspy
 
-    with capture_output(capture_fd=True):  # HiGHS prints a banner on construction
-        highs = highspy.Highs()
+    highs = new_highs()
     text = checked_text(path)
     # a warning is a model read all the same: Pyomo writes an integer without upper bound as
     # `UI BOUND x 10E20`, which HiGHS reads as infinite and warns about

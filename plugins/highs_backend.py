@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -37,6 +38,7 @@ from coplug.plugins.bridge import build_instance, contrib_solver
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.duals import DualRequest, dual_request, gradient_duals, load_duals
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
+from coplug.plugins.highs_interface import log_to, new_highs
 from coplug.plugins.highs_rows import (
     RowView,
     highs_integral_rows,
@@ -55,7 +57,6 @@ from coplug.plugins.integral_rows import (
     pyomo_integers,
 )
 from coplug.plugins.interrupts import (
-    capture_output,
     highspy_interrupt,
     pyomo_highs_interrupt_quiet,
     sigint_cancels,
@@ -289,11 +290,8 @@ def _finish_unsolved(plugins: list[Any], model: pyo.Block, result: Result) -> No
     point, and an OnSolution was never called."""
     if not plugins:
         return
-    import highspy
-
-    with capture_output(capture_fd=True):  # HiGHS prints its banner on first construction
-        empty = highspy.Highs()
-        empty.setOptionValue("output_flag", False)
+    empty = new_highs()
+    empty.setOptionValue("output_flag", False)
     for plugin in plugins:
         plugin.attach_highs(empty, {}, model, None)
     finish_plugins(plugins, result)
@@ -309,9 +307,8 @@ def highs_options(params: Mapping[str, Any]) -> dict[str, Any]:
         return {}
     import highspy
 
-    with capture_output(capture_fd=True):  # HiGHS prints its banner on first construction
-        checker = highspy.Highs()
-        checker.setOptionValue("output_flag", False)
+    checker = new_highs()
+    checker.setOptionValue("output_flag", False)
     typed = {}
     for key, value in params.items():
         if isinstance(value, numbers.Real) and math.isnan(value):
@@ -942,8 +939,9 @@ def settle_infeasible_or_unbounded(highs: Any, time_left: float | None, tee: boo
     highs.setOptionValue("output_flag", bool(tee))
     if time_left is not None:
         highs.setOptionValue("time_limit", float(time_left))
-    with _improving_callbacks_off(highs):  # its points are not the model's: objective 0
-        highs.run()
+    shown = [sys.stdout] if tee and not option_value(highs, "log_to_console") else []
+    with _improving_callbacks_off(highs), log_to(highs, shown):  # its points are not the
+        highs.run()  # model's: objective 0
     verdict = highs.getModelStatus()
     highs.changeColsCost(len(columns), columns, costs)
     if verdict == highspy.HighsModelStatus.kOptimal:

@@ -15,12 +15,12 @@ duality-gap check of `coplug.plugins.lp_certificate`.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from coplug.plugins.cached import cached_property
 from coplug.plugins.integral_rows import (
     EXACT_DENOMINATOR,
     FEASTOL_FLOOR,
@@ -76,17 +76,17 @@ class RowView:
     def __init__(self, highs: Any) -> None:
         self.highs = highs
 
-    @functools.cached_property
+    @cached_property
     def lp(self) -> Any:
         """HiGHS's copy of its LP."""
         return self.highs.getLp()
 
-    @functools.cached_property
+    @cached_property
     def integer(self) -> np.ndarray:
         """The integer-column mask (empty for an LP)."""
         return _integer_columns(self.lp)
 
-    @functools.cached_property
+    @cached_property
     def written(self) -> np.ndarray | None:
         """What each row is multiplied by to read it as written (`scale_highs_rows` divided
         some by powers of two: exact), None where none was."""
@@ -98,13 +98,13 @@ class RowView:
         written[:divided] = 1.0 / factors[:divided]
         return written
 
-    @functools.cached_property
+    @cached_property
     def matrix(self) -> Any:
         """The constraint matrix as scipy CSR, its rows as written."""
         matrix = row_matrix(self.lp)
         return matrix if self.written is None else (sp.diags(self.written) @ matrix).tocsr()
 
-    @functools.cached_property
+    @cached_property
     def sides(self) -> tuple[np.ndarray, np.ndarray]:
         """The rows' lower and upper sides as written (+-inf where absent)."""
         lower, upper = np.asarray(self.lp.row_lower_), np.asarray(self.lp.row_upper_)
@@ -112,7 +112,7 @@ class RowView:
             return lower, upper
         return lower * self.written, upper * self.written
 
-    @functools.cached_property
+    @cached_property
     def big_integer_coefficient(self) -> np.ndarray:
         """Which rows give an integer variable a coefficient of MIXED_COEF or more (where a
         value its tolerance takes as whole moves the row by more than STEP)."""
@@ -121,7 +121,7 @@ class RowView:
         on_integers = abs(self.matrix).multiply(self.integer.astype(float)[None, :]).tocsr()
         return np.asarray(on_integers.max(axis=1).todense()).ravel() >= MIXED_COEF
 
-    @functools.cached_property
+    @cached_property
     def touches_integers(self) -> np.ndarray:
         """Which rows have an integer variable."""
         return (abs(self.matrix) @ self.integer.astype(float)) > 0

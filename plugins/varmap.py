@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
 from typing import Any
 
 from pyomo.common.collections import ComponentMap
 from pyomo.core.base.var import VarData
+
+from coplug.plugins.cached import cached_property
 
 _TRANSFORMED_PREFIX = "t_"
 
@@ -27,13 +28,13 @@ class VarMap:
         # which a solution built by hand must value (see `coplug.plugins.scip_objective`)
         self.epigraph = epigraph
 
-    @functools.cached_property
+    @cached_property
     def _by_name(self) -> dict[str, VarData]:
         """SCIP name -> Pyomo variable, built on the first `to_pyomo` (reading every SCIP
         name took 0.03 s of each solve of a 45,000-variable model; most solves never ask)."""
         return {scip_var.name: pyo for pyo, scip_var in self._to_scip.items()}
 
-    @functools.cached_property
+    @cached_property
     def by_id(self) -> dict[int, object]:
         """id(Pyomo variable) -> SCIP variable, for callbacks that read thousands of values
         per call (a ComponentMap lookup costs several times a dict's)."""

@@ -3,6 +3,7 @@ with its fix undone."""
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pyomo.environ as pyo
@@ -61,3 +62,117 @@ def test_saving_a_joblib_keeps_the_json_of_the_pt_beside_it(tmp_path) -> None:
     (tmp_path / "p.json").write_text(json.dumps({"threshold": 0.7}))  # no record: goes
     predictor.save(tmp_path / "p.joblib")
     assert not (tmp_path / "p.json").exists()
+
+
+def _knapsack(n: int = 25):
+    """A 0/1 knapsack on which HiGHS finds several improving solutions."""
+    import random
+
+    r = random.Random(3)
+    w = [r.randint(100, 200) for _ in range(n)]
+    v = [x + r.randint(0, 30) for x in w]
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(n), domain=pyo.Binary)
+    m.c = pyo.Constraint(expr=sum(w[i] * m.x[i] for i in range(n)) <= sum(w) // 2)
+    m.o = pyo.Objective(expr=sum(v[i] * m.x[i] for i in range(n)), sense=pyo.maximize)
+    return m
+
+
+@pytest.mark.parametrize("tee", [False, True])
+def test_a_highs_solve_leaves_the_process_streams_alone(tee, capsys) -> None:
+    """Pyomo's HiGHS interface swapped sys.stdout and descriptors 1 and 2 for the whole
+    process while it ran: other threads' prints vanished or raised "I/O operation on closed
+    file", and a callback's prints were dropped. The streams stay; the log goes to them."""
+    import os
+
+    from coplug.plugins import OnSolution
+
+    stdout, fd1 = sys.stdout, os.fstat(1)
+    seen = []
+
+    def report(values, objective) -> None:
+        seen.append((sys.stdout is stdout, os.path.samestat(os.fstat(1), fd1)))
+        print(f"found {objective:g}")
+
+    result = solve(_knapsack(), solver="highs", tee=tee, plugins=[OnSolution(report)])
+    assert result.status.value == "optimal" and seen
+    assert all(same for pair in seen for same in pair)
+    out = capsys.readouterr().out
+    assert out.count("found ") == len(seen)
+    assert ("Presolving model" in out) is tee  # HiGHS's log, through sys.stdout
+
+
+def test_highs_settle_run_logs_with_tee(capsys) -> None:
+    """The run that settles HiGHS's "infeasible or unbounded" logs to the same stream as
+    the solve (its log went to the console HiGHS no longer writes to)."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.NonNegativeIntegers)
+    m.y = pyo.Var(domain=pyo.NonNegativeIntegers)
+    m.c = pyo.Constraint(expr=m.x - m.y <= 3)
+    m.o = pyo.Objective(expr=m.x + m.y, sense=pyo.maximize)
+    assert solve(m, solver="highs", tee=True).status.value == "unbounded"
+    assert capsys.readouterr().out.count("Solution status") == 2  # the solve's and the settle's
+
+
+def test_a_fork_during_a_cached_property_does_not_wait_for_good() -> None:
+    """Python 3.10-3.11's functools.cached_property holds one lock per method across all
+    instances while computing: a racer forked meanwhile by another thread's solve
+    (`race` beside a HiGHS solve, whose row checks use it) waited on it for good."""
+    import os
+    import threading
+    import time
+
+    from coplug.plugins.cached import cached_property
+
+    inside, release = threading.Event(), threading.Event()
+
+    class Slow:
+        @cached_property
+        def value(self) -> int:
+            """Blocks the first instance until released."""
+            if not inside.is_set():
+                inside.set()
+                release.wait(30)
+            return 7
+
+    thread = threading.Thread(target=lambda: Slow().value)
+    thread.start()
+    try:
+        assert inside.wait(10)
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if Slow().value == 7 else 1)
+        deadline = time.monotonic() + 10
+        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if done[0] == 0:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        assert done[0] == pid and os.waitstatus_to_exitcode(done[1]) == 0
+    finally:
+        release.set()
+        thread.join()
+
+
+def test_no_functools_cached_property_in_coplug() -> None:
+    """Every cached property of the package is the lock-free one (see the test above)."""
+    import functools
+    import importlib
+    import inspect
+    import pkgutil
+
+    import coplug.formulations
+    import coplug.learned
+    import coplug.plugins
+
+    found, modules = [], 0
+    for package in (coplug.plugins, coplug.formulations, coplug.learned):
+        for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            if info.name.endswith("__main__"):
+                continue
+            module = importlib.import_module(info.name)
+            modules += 1
+            for _, cls in inspect.getmembers(module, inspect.isclass):
+                found += [f"{cls.__module__}.{cls.__name__}.{name}" for name, attr in
+                          vars(cls).items() if isinstance(attr, functools.cached_property)]
+    assert modules > 100 and not found

@@ -1,0 +1,98 @@
+"""Pyomo's contrib HiGHS interface without its process-wide output capture.
+
+Pyomo's interface builds and runs HiGHS inside `capture_output(capture_fd=True)`, which
+swaps `sys.stdout`, `sys.stderr` and file descriptors 1 and 2 for the whole process: while
+a solve ran, other threads' prints vanished or raised "I/O operation on closed file",
+user callbacks' prints were dropped, and processes forked meanwhile (`race`) held the
+capture's pipe open. Here HiGHS writes its log through its logging callback to the
+streams the solve tees to, and nothing else's output is touched.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+from pyomo.common.errors import ApplicationError
+from pyomo.contrib.solver.solvers.highs import Highs
+
+from coplug.plugins.interrupts import capture_output
+
+_first_built = threading.Lock()
+_banner_kept = False
+
+
+def new_highs() -> Any:
+    """A `highspy.Highs` that logs to no console. HiGHS prints its banner at the first
+    construction in a process, so only that one is built under a capture."""
+    import highspy
+
+    global _banner_kept
+    with _first_built:
+        if not _banner_kept:
+            with capture_output(capture_fd=True):
+                highs = highspy.Highs()
+            _banner_kept = True
+        else:
+            highs = highspy.Highs()
+    highs.setOptionValue("log_to_console", False)
+    return highs
+
+
+@contextmanager
+def log_to(highs: Any, streams: Sequence[TextIO]) -> Iterator[None]:
+    """Send HiGHS's log to `streams` while in the block (nowhere when there are none)."""
+    if not streams:
+        yield
+        return
+
+    def write(event: Any) -> None:
+        for stream in streams:
+            stream.write(event.message)
+
+    highs.cbLogging.subscribe(write)
+    try:
+        yield
+    finally:
+        highs.cbLogging.unsubscribe(write)
+        for stream in streams:
+            stream.flush()
+
+
+class UncapturedHighs(Highs):
+    """Pyomo's `Highs` with its log sent through HiGHS's logging callback (see the module)."""
+
+    def set_instance(self, model: Any) -> None:
+        """Build `model` in a new HiGHS, as Pyomo's `set_instance` does, uncaptured."""
+        if self._last_results_object is not None:
+            self._last_results_object.solution_loader.invalidate()
+        if not self.available():
+            raise ApplicationError(f"Solver {type(self).__qualname__} is not available "
+                                   f"({self.available()}).")
+        self._reinit()
+        self._model = model
+        self._solver_model = new_highs()
+        with log_to(self._solver_model, self._active_config.tee):
+            self.add_block(model)
+            if self._objective is None:
+                self.set_objective(None)
+
+    def _solve(self) -> Any:
+        """Set the run's options and run HiGHS, its log to the config's tee streams."""
+        config = self._active_config
+        highs = self._solver_model
+        highs.setOptionValue("log_to_console", False)
+        generic = {"threads": config.threads, "time_limit": config.time_limit,
+                   "mip_rel_gap": config.rel_gap, "mip_abs_gap": config.abs_gap}
+        for key, value in {**{k: v for k, v in generic.items() if v is not None},
+                           **config.solver_options}.items():
+            highs.setOptionValue(key, value)
+        with log_to(highs, config.tee):
+            config.timer.start("optimize")
+            highs.HandleKeyboardInterrupt = True
+            highs.run()
+            config.timer.stop("optimize")
+        return self._postsolve(io.StringIO())
