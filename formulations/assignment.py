@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
 
 from coplug.formulations.checks import check_count, check_memory, check_seed, text_lines
-from coplug.plugins.arguments import check_flag, refuse_masked
+from coplug.plugins.arguments import check_exact_integers, check_flag, detached, refuse_masked
 from coplug.plugins.errors import InputError
 
 
@@ -459,7 +459,7 @@ def validate_costs(c: np.ndarray, square: bool = False, source: str = "cost matr
                          f"{c.shape[0]}x{c.shape[1]} matrix (its missing entries are not costs)")
     refuse_masked(c, source)
     try:
-        c = np.asarray(c)
+        c = np.asarray(detached(c))
     except ValueError:  # numpy's "inhomogeneous shape" for ragged rows
         raise InputError(f"{source}: rows of different lengths; need a 2-D matrix") from None
     if c.ndim != 2 or c.size == 0:
@@ -479,7 +479,6 @@ def assignment_model(cost: np.ndarray, maximize: bool = False) -> pyo.ConcreteMo
     """Pyomo model: x[i,j] binary, one per row (== 1), one per column (== 1, or <= 1 when
     there are more columns than rows), linear objective. `maximize` must be a bool (a truthy
     "no" would flip the sense) and integer costs exact in float64 (the objective's floats)."""
-    from coplug.plugins.lap.sparse import check_exact_integers
 
     maximize = check_flag(maximize, "maximize")
     c = validate_costs(cost)

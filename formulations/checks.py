@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from coplug.plugins.arguments import refuse_masked
+from coplug.plugins.arguments import check_exact_integers, detached, refuse_masked
 from coplug.plugins.errors import InputError
 
 SEED_LIMIT = 2**63
@@ -62,14 +62,16 @@ def check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
 
 def numeric_array(data: object, what: str, booleans: bool = True) -> np.ndarray:
     """`data` as a float array, or an InputError naming `what` (strings, objects, ragged;
-    booleans too unless `booleans`; masked arrays)."""
+    booleans too unless `booleans`; masked arrays; integers float64 would round); a torch
+    tensor is read as its values."""
     refuse_masked(data, what)
     try:
-        array = np.asarray(data)
+        array = np.asarray(detached(data))
     except ValueError:
         raise InputError(f"{what} must be a rectangular array of numbers") from None
     if array.dtype.kind not in ("biuf" if booleans else "iuf"):
         raise InputError(f"{what} must be numeric, got {array.dtype} data")
+    check_exact_integers(array.reshape(-1), what)  # 2**53 + 1 became 2**53 with no word
     return array.astype(float)
 
 

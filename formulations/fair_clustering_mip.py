@@ -27,7 +27,7 @@ import scipy.sparse as sp
 
 from coplug.formulations.checks import check_choice
 from coplug.formulations.fair_graphs import check_n_clusters, validate_fair_graph
-from coplug.formulations.fair_metrics import ratio_cut
+from coplug.formulations.fair_metrics import ratio_cut, recode_labels
 from coplug.plugins.arguments import check_flag
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError
@@ -216,7 +216,8 @@ def mip_objective(model: pyo.ConcreteModel, labels: np.ndarray) -> float:
     adjacency = model.fair_adjacency
     if model.fair_objective == "ratio_cut":
         return ratio_cut(adjacency, labels)
-    different = labels[:, None] != labels[None, :]
+    codes = recode_labels(labels, "labels", adjacency.shape[0])  # as ratio_cut checks them
+    different = codes[:, None] != codes[None, :]
     return float(sp.triu(adjacency, k=1).multiply(different).sum())
 
 

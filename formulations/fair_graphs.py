@@ -152,8 +152,10 @@ def validate_fair_graph(
     degree = np.asarray(adjacency.sum(axis=1)).ravel() - adjacency.diagonal()
     isolated = np.flatnonzero(degree <= 0)
     if isolated.size:
+        first = int(isolated[0])  # a networkx graph's nodes by name, in G.nodes order
+        name = list(graph.nodes)[first] if isinstance(graph, nx.Graph) else first
         raise InputError(
-            f"graph has {isolated.size} isolated node(s), e.g. node {int(isolated[0])}: "
+            f"graph has {isolated.size} isolated node(s), e.g. node {name!r}: "
             "remove them or connect them"
         )
     if n_clusters is not None:

@@ -35,7 +35,7 @@ from pyomo.core.expr.visitor import identify_variables, polynomial_degree
 from coplug.formulations.checks import check_choice, require_instance
 from coplug.formulations.game_curvature import curvature_warnings
 from coplug.formulations.games import Game
-from coplug.plugins.arguments import check_flag
+from coplug.plugins.arguments import check_flag, detached
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError, UnsupportedModelError
 from coplug.plugins.limits import checked_time_limit
@@ -113,7 +113,7 @@ class CompiledGame(ValueEquality):
         parts = []
         for player, part in zip(self.players, self.slices, strict=True):
             try:
-                values = np.asarray(profile[player], dtype=float).ravel()
+                values = np.asarray(detached(profile[player]), dtype=float).ravel()
             except (TypeError, ValueError):
                 raise InputError(f"the start values of player {player!r} must be numbers, "
                                  f"got {profile[player]!r}") from None

@@ -23,7 +23,7 @@ from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
 
 from coplug.formulations.checks import check_count, check_memory, check_positive
-from coplug.plugins.arguments import refuse_masked
+from coplug.plugins.arguments import detached, refuse_masked
 from coplug.plugins.errors import InputError
 
 UTILITY = "utility"
@@ -227,7 +227,7 @@ def _firm_costs(costs: float | Sequence[float], n_firms: int) -> np.ndarray:
     """One marginal cost per firm from a number or a sequence of n_firms numbers."""
     refuse_masked(costs, "cournot costs")
     try:
-        raw = np.asarray(costs)
+        raw = np.asarray(detached(costs))
         cost = raw.astype(float)
     except (TypeError, ValueError):
         raise InputError(f"costs must be a number or one number per firm, got {costs!r}") from None

@@ -23,7 +23,7 @@ from coplug.formulations.checks import (
 )
 from coplug.formulations.qubo import PENALTY_LIMIT, QUBO, data_scale
 from coplug.formulations.qubo_solvers import PENALTY_RTOL
-from coplug.plugins.arguments import refuse_masked
+from coplug.plugins.arguments import detached, refuse_masked
 from coplug.plugins.errors import InputError
 from coplug.plugins.value_equality import ValueEquality
 
@@ -98,7 +98,7 @@ def _as_numbers(data: object, field: str) -> np.ndarray:
     caller's later edits cannot reach a checked instance), or an error naming the field."""
     refuse_masked(data, f"knapsack {field}")
     try:
-        array = np.array(data)
+        array = np.array(detached(data))
     except ValueError:  # ragged: [1, [2, 3]]
         raise InputError(f"knapsack {field} must be a flat list of numbers") from None
     if array.dtype.kind == "O":  # Python numbers held as objects (a pandas object column)

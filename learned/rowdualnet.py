@@ -33,7 +33,7 @@ from coplug.learned.checkpoint_io import (
     read_sidecar,
     strict_json,
 )
-from coplug.plugins.arguments import refuse_masked
+from coplug.plugins.arguments import detached, refuse_masked
 from coplug.plugins.errors import InputError
 from coplug.plugins.interrupts import sigint_deferred
 from coplug.plugins.lap.cache_dir import kernel
@@ -235,7 +235,7 @@ def _real_float64(a: Any, what: str) -> np.ndarray:
     """`a` as a float64 array, refusing complex values (their imaginary parts would be
     dropped), text and anything else that is not a number, naming `what`."""
     refuse_masked(a, f"min_trick's {what}")
-    given = np.asarray(a)
+    given = np.asarray(detached(a))
     if given.dtype.kind not in "biufO":  # complex, text, dates, ...
         raise InputError(f"min_trick needs real numbers: {what} has dtype {given.dtype}")
     try:

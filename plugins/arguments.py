@@ -22,3 +22,34 @@ def refuse_masked(data: object, what: str, hint: str = "") -> None:
     if isinstance(data, np.ma.MaskedArray):
         raise InputError(f"{what}: masked arrays are not supported (their masked-out entries "
                          f"would count as data){hint}")
+
+
+def detached(data: object) -> object:
+    """A torch tensor's values as a numpy array (numpy refused a tensor that requires grad
+    or lives on a GPU with torch's own error, naming no argument); else `data` as given
+    (a dtype numpy lacks, bfloat16, as a CPU tensor: the caller names it)."""
+    if type(data).__module__.split(".")[0] != "torch" or not hasattr(data, "detach"):
+        return data
+    tensor = data.detach().cpu()
+    try:
+        return tensor.numpy()
+    except TypeError:
+        return tensor
+
+
+def check_exact_integers(values: np.ndarray, what: str) -> None:
+    """Refuse integers float64 cannot represent (2**63 - 1 and 2**63 - 4 both become 2**63):
+    the solves work in float64, so the answer would be right for other data than given. Only
+    entries beyond 2**53 in magnitude can round, so only they are checked."""
+    if values.dtype.kind not in "iu" or values.size == 0:
+        return
+    big = values[(values > 2**53) | (values < -(2**53))] if values.dtype.itemsize > 4 else ()
+    if len(big) == 0:
+        return
+    with np.errstate(invalid="ignore"):  # 2**63 cast back to int64 is out of range: inexact
+        inexact = big[big.astype(np.float64).astype(values.dtype) != big]
+    if inexact.size:
+        x = inexact[0]
+        raise InputError(f"{what} holds the integer {x}, which float64 (in which it is "
+                         f"solved) rounds to {int(float(x))}; subtract a common offset or "
+                         "rescale the data first")

@@ -176,3 +176,78 @@ def test_no_functools_cached_property_in_coplug() -> None:
                 found += [f"{cls.__module__}.{cls.__name__}.{name}" for name, attr in
                           vars(cls).items() if isinstance(attr, functools.cached_property)]
     assert modules > 100 and not found
+
+
+def test_the_cut_objective_checks_its_labels() -> None:
+    """`mip_objective` on an objective="cut" model took one label for 8 nodes as cut 0 (so
+    `objective_mismatch` passed any reported value) and a column of labels as cut 48 for
+    a true 7; the ratio-cut branch refused both, as both now do."""
+    from coplug.formulations import fair_clustering_mip as fcm
+    from coplug.formulations import fair_graphs, fair_metrics
+    from coplug.plugins.errors import InputError
+
+    graph = fair_graphs.fair_communities(4)
+    model = fcm.fair_clustering_mip(graph.adjacency, graph.groups, 2, objective="cut")
+    alternating = np.arange(8) % 2
+    assert fcm.mip_objective(model, alternating) == pytest.approx(
+        fair_metrics.cut_weight(graph.adjacency, alternating))
+    assert fcm.mip_objective(model, list(alternating)) == fcm.mip_objective(model, alternating)
+    for bad in (np.array([0]), alternating.reshape(8, 1), [0, 1, 0]):
+        with pytest.raises(InputError, match="labels"):
+            fcm.mip_objective(model, bad)
+        with pytest.raises(InputError, match="labels"):
+            fcm.objective_mismatch(model, bad, reported=0.0)
+
+
+def test_integers_float64_would_round_are_refused() -> None:
+    """TSP distances past 2**53 were rounded with no word: both TSP solvers returned the
+    tour 1 longer than the optimum, and `tour_length` a length neither tour has. An
+    integer float64 holds exactly still passes."""
+    from coplug.formulations import openpit, tsp
+    from coplug.plugins.errors import InputError
+
+    big = 2**53
+    d = np.zeros((3, 3), dtype=np.int64)
+    d[0, 1] = d[1, 2] = d[2, 0] = big + 1
+    d[0, 2], d[2, 1], d[1, 0] = big + 2, big, big
+    for call in (lambda: tsp.solve_tsp_lazy(d), lambda: tsp.tour_length(d, [0, 1, 2]),
+                 lambda: openpit.BlockModel(np.array([[big + 1, 0]]))):
+        with pytest.raises(InputError, match="rounds to 9007199254740992"):
+            call()
+    exact = d.copy()
+    exact[exact == big + 1] = big + 2  # even: float64 holds it
+    assert tsp.tour_length(exact, [0, 2, 1]) == pytest.approx(3 * big + 2, rel=1e-15)
+
+
+def test_tensors_that_require_grad_are_read_as_their_values() -> None:
+    """numpy refuses a tensor that requires grad ("Can't call numpy() on Tensor that
+    requires grad"), which came out of these entry points naming no argument."""
+    import torch
+
+    from coplug.formulations import assignment, games, knapsack
+    from coplug.learned.rowdualnet import load, min_trick
+    from coplug.plugins.lap import solve_lap
+
+    c = np.random.default_rng(0).uniform(size=(6, 6))
+    grad = torch.tensor(c, requires_grad=True)
+    assert solve_lap(grad).cost == pytest.approx(solve_lap(c).cost)
+    assert np.array_equal(min_trick(grad, np.zeros(6)), min_trick(c, np.zeros(6)))
+    assert np.array_equal(load().predict_duals(grad), load().predict_duals(c))
+    assert pyo.value(solve(assignment.assignment_model(grad)).objective) == pytest.approx(
+        solve_lap(c).cost)
+    values = torch.tensor([3.0, 4.0, 5.0], requires_grad=True)
+    assert knapsack.KnapsackInstance(values, [1, 2, 3], 3).values.tolist() == [3, 4, 5]
+    assert games.cournot(2, costs=torch.tensor([1.0, 2.0], requires_grad=True)) is not None
+
+
+def test_an_isolated_node_of_a_networkx_graph_is_named() -> None:
+    """The error named the isolated node's position ("node 12") for a node called 'iso'."""
+    import networkx as nx
+
+    from coplug.formulations.fair_graphs import validate_fair_graph
+    from coplug.plugins.errors import InputError
+
+    graph = nx.complete_graph(["a", "b", "c", "d"])
+    graph.add_node("iso")
+    with pytest.raises(InputError, match="node 'iso'"):
+        validate_fair_graph(graph, None)

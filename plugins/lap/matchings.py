@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from coplug.plugins.arguments import check_flag, refuse_masked
+from coplug.plugins.arguments import check_exact_integers, check_flag, refuse_masked
 from coplug.plugins.errors import InputError
 from coplug.plugins.lap import sparse
 from coplug.plugins.lap.cell_costs import matching_costs
@@ -143,7 +143,7 @@ def _line_costs(value: Any, size: int, name: str) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise InputError(f"{name} must be a number or {size} numbers, got {value!r} "
                          f"({exc})") from None
-    sparse.check_exact_integers(given.reshape(-1), name)
+    check_exact_integers(given.reshape(-1), name)
     values = np.broadcast_to(given.astype(np.float64), (size,)).copy()
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:

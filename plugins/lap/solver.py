@@ -13,7 +13,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 import scipy.sparse as sp
 
-from coplug.plugins.arguments import check_flag, refuse_masked
+from coplug.plugins.arguments import check_exact_integers, check_flag, detached, refuse_masked
 from coplug.plugins.errors import InputError, TimeLimitError
 from coplug.plugins.interrupts import interrupt_kept
 from coplug.plugins.lap import certify, jv, small, sparse, sparsify, warmstart
@@ -320,7 +320,7 @@ def dense_costs(cost: Any) -> np.ndarray:
         raise InputError(f"the cost matrix must be a 2-D array of numbers, got "
                          f"{type(cost).__name__} {cost!r:.40}")
     try:
-        c = np.asarray(cost)
+        c = np.asarray(detached(cost))
     except (TypeError, ValueError) as exc:
         raise InputError(f"cost matrix is not numeric: {exc}") from exc
     if c.ndim != 2:
@@ -331,7 +331,7 @@ def dense_costs(cost: Any) -> np.ndarray:
         raise InputError("cost matrix must be real, got complex values")
     if c.dtype.kind == "m":
         c = _timedelta_counts(c)
-    sparse.check_exact_integers(c, "cost matrix")
+    check_exact_integers(c, "cost matrix")
     if c.dtype != np.float32:
         c = c.astype(np.float64, copy=False)
     return c

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from coplug.plugins.arguments import check_exact_integers
 from coplug.plugins.errors import InputError
 from coplug.plugins.lap.cache_dir import kernel
 from coplug.plugins.lap.cardinality import maximum_matching
@@ -390,24 +391,6 @@ def _check_structure(cost: sp.spmatrix | sp.sparray) -> None:
             rebuilt.check_format(full_check=True)
     except ValueError as exc:
         raise InputError(f"sparse cost matrix has invalid index arrays: {exc}") from None
-
-
-def check_exact_integers(values: np.ndarray, what: str) -> None:
-    """Refuse integer costs float64 cannot represent (2**63 - 1 and 2**63 - 4 both become
-    2**63): every kernel works in float64, so the assignment would be optimal for other costs
-    than given. Only entries beyond 2**53 in magnitude can round, so only they are checked."""
-    if values.dtype.kind not in "iu" or values.size == 0:
-        return
-    big = values[(values > 2**53) | (values < -(2**53))] if values.dtype.itemsize > 4 else ()
-    if len(big) == 0:
-        return
-    with np.errstate(invalid="ignore"):  # 2**63 cast back to int64 is out of range: inexact
-        inexact = big[big.astype(np.float64).astype(values.dtype) != big]
-    if inexact.size:
-        x = inexact[0]
-        raise InputError(f"{what} holds the integer {x}, which float64 (in which the LAP is "
-                         f"solved) rounds to {int(float(x))}; subtract a common offset or "
-                         "rescale the costs first")
 
 
 def _native_order(cost: sp.spmatrix | sp.sparray) -> sp.spmatrix | sp.sparray:
