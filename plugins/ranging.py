@@ -20,9 +20,10 @@ the model's own `Var` and `Constraint` data objects (`ComponentMap`s):
   ``(-inf, activity]`` for a lower one, the objective constant across it. A row with no
   finite side has no entry.
 - ``bound[var]``: the same for the variable's bounds, with slope ``reduced_cost[var]``:
-  the active bound of a variable at one (``"both"`` for lb == ub), else the upper bound
-  ``[value, +inf)`` or the lower bound ``(-inf, value]`` of a variable strictly between
-  them; a variable without a finite bound has no entry.
+  the active bound of a nonbasic variable (``"both"`` for lb == ub), else the upper bound
+  ``[value, +inf)`` or the lower bound ``(-inf, value]`` of a basic one, also where a
+  degenerate basis holds it at a bound (read ``side[var]``, not the bound it sits at); a
+  variable without a finite bound has no entry.
 - ``dual[con]`` and ``reduced_cost[var]``: the certified duals in Pyomo's sign (the
   derivative of the optimal objective with respect to the side or bound, in the model's
   own sense), as `solve` loads into ``m.dual`` / ``m.rc``; no Suffix is filled here.
