@@ -13,9 +13,11 @@ from pyomo.core.expr.visitor import identify_variables, polynomial_degree
 from pyomo.repn.standard_repn import generate_standard_repn
 
 from coplug.formulations.games import Game
+from coplug.plugins.modeldata import SOLVER_INFINITY
 
 # An own-variable Hessian eigenvalue of the wrong sign beyond this share of its largest
-# |entry| (at least 1) is curvature, not round-off.
+# |entry| (at least 1) is curvature, not round-off; the Hessian is taken in variables scaled
+# to their boxes, so 1e-10 x^2 over x in [0, 1e7] (worth 1e4) counts.
 CURVATURE_TOL = 1e-9
 
 
@@ -88,11 +90,28 @@ def _own_curvature(terms: Terms | None, own: Sequence[Any]
     hessian = _own_hessian(terms[0], own)
     if hessian is None:
         return None, None
+    spans = _spans(own)
+    with np.errstate(over="ignore"):
+        weighted = hessian * np.outer(spans, spans)
+    scaled = np.linalg.eigvalsh(weighted if np.isfinite(weighted).all() else hessian)
+    tolerance = CURVATURE_TOL * max(1.0, float(np.abs(scaled).max()))
     eigenvalues = np.linalg.eigvalsh(hessian)
-    tolerance = CURVATURE_TOL * max(1.0, float(np.abs(hessian).max()))
     smallest, largest = float(eigenvalues[0]), float(eigenvalues[-1])
-    return (smallest if smallest < -tolerance else None,
-            largest if largest > tolerance else None)
+    return (smallest if scaled[0] < -tolerance else None,
+            largest if scaled[-1] > tolerance else None)
+
+
+def _spans(own: Sequence[Any]) -> np.ndarray:
+    """Each variable's box width (1 where a bound is missing, or past 1e20 as the solvers
+    read it): a curvature's effect on the utility grows with the square of the range its
+    variable moves over. The eigenvalues of the Hessian so scaled have the signs of its own
+    (Sylvester's law of inertia)."""
+    spans = np.ones(len(own))
+    for k, var in enumerate(own):
+        lower, upper = var.lb, var.ub
+        if lower is not None and upper is not None and 0 < upper - lower < SOLVER_INFINITY:
+            spans[k] = float(upper - lower)
+    return spans
 
 
 def _own_hessian(terms: list[tuple[Any, Any, float]], own: Sequence[Any]) -> np.ndarray | None:

@@ -498,7 +498,8 @@ def _own_step(compiled: CompiledGame, x: np.ndarray, i: int, gradient: np.ndarra
         return 0.0, eta
     current = compiled.barrier_utility(x, mu, i)
     noise = 64 * np.finfo(float).eps * max(1.0, abs(current))
-    size = min(eta * 2.0, np.finfo(float).max)  # step=1e308 doubled to inf and stayed there
+    size = min(float(eta) * 2.0, np.finfo(float).max)  # 1e308 doubled: inf (a numpy float
+    # warned of the overflow), kept finite
     for _ in range(80):
         trial = x.copy()
         trial[part] += size * gradient

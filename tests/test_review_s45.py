@@ -251,3 +251,44 @@ def test_an_isolated_node_of_a_networkx_graph_is_named() -> None:
     graph.add_node("iso")
     with pytest.raises(InputError, match="node 'iso'"):
         validate_fair_graph(graph, None)
+
+
+def _one_player(utility, bounds=(0, 1e7)):
+    """A one-player game with x in `bounds` and utility(x)."""
+    from coplug.formulations.games import Game
+
+    game = Game("s")
+    block = game.add_player("a")
+    block.x = pyo.Var(bounds=bounds, initialize=1.0)
+    block.utility = pyo.Expression(expr=utility(block.x))
+    return game, block
+
+
+def test_small_curvature_over_a_wide_box_is_named() -> None:
+    """1e-10 x^2 - 1e-4 x over [0, 1e7] is convex (best response 1e7, worth 9000) and the
+    ascent stopped `converged` near 0 with no warning: the round-off floor was absolute."""
+    from coplug.formulations.game_curvature import curvature_warnings
+    from coplug.formulations.game_solvers import certify
+
+    game, block = _one_player(lambda x: 1e-10 * x**2 - 1e-4 * x)
+    assert any("not concave" in m for m in curvature_warnings(game))
+    block.x.set_value(0.0)
+    assert certify(game).gaps["a"] == pytest.approx(9000, rel=1e-6)  # the truth it names
+    block.row = pyo.Constraint(expr=1e-10 * block.x**2 >= 1)
+    assert any("row" in m and "lower side" in m for m in curvature_warnings(game))
+    tiny, _ = _one_player(lambda x: (0.1 * x**2 + 0.2 * x**2 - 0.3 * x**2) - x, (0, 1))
+    assert curvature_warnings(tiny) == []  # 5.6e-17 x^2 over [0, 1]: round-off
+    huge, _ = _one_player(lambda x: 1e300 * x**2, (0, 1e10))  # the scaled Hessian overflows
+    assert any("not concave" in m for m in curvature_warnings(huge))
+
+
+def test_the_ascent_step_doubling_to_float_max_does_not_warn() -> None:
+    """Accepted steps double eta; a numpy float doubling past 1.8e308 warned of overflow."""
+    import warnings
+
+    from coplug.formulations.game_solvers import barrier_gradient_ascent
+    from coplug.formulations.games import cournot
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        barrier_gradient_ascent(cournot(3, 10, 1, 1.0, 5), mu=1e-15, max_iter=1200)
