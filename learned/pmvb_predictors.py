@@ -286,23 +286,23 @@ class PMVBPredictor(ClassifierMixin, BaseEstimator):
         dump = torch.save if path.suffix == ".pt" else joblib.dump
         atomic_write(path, lambda tmp: dump(self, tmp))
         write_fingerprint(path)
-        if not _describes_sibling(path):
-            path.with_suffix(".json").unlink(missing_ok=True)
+        meta_path = path.with_suffix(".json")
+        try:
+            meta = read_sidecar(meta_path, "") if meta_path.is_file() else None
+        except InputError:  # unreadable: it describes nothing worth keeping
+            meta = None
+        if not _describes_sibling(path, meta):
+            meta_path.unlink(missing_ok=True)
         return path
 
 
-def _describes_sibling(path: Path) -> bool:
-    """Whether the JSON beside `path` records the sha256 of the checkpoint with the other
-    suffix (p.pt for p.joblib): that file's t, q and figures, which saving `path` keeps."""
-    meta_path = path.with_suffix(".json")
+def _describes_sibling(path: Path, meta: Any) -> bool:
+    """Whether the JSON `meta` beside `path` records the sha256 of the checkpoint with the
+    other suffix (p.pt for p.joblib): it holds that file's t, q and figures, not `path`'s,
+    so saving `path` keeps it and loading `path` reads the defaults."""
     sibling = path.with_suffix(".joblib" if path.suffix == ".pt" else ".pt")
-    if not (meta_path.is_file() and sibling.is_file()):
-        return False
-    try:
-        meta = read_sidecar(meta_path, "PMVB checkpoint metadata")
-    except InputError:  # unreadable: it describes nothing worth keeping
-        return False
-    return isinstance(meta, dict) and meta.get("sha256") == file_sha256(sibling)
+    recorded = meta.get("sha256") if isinstance(meta, dict) else None
+    return isinstance(recorded, str) and sibling.is_file() and recorded == file_sha256(sibling)
 
 
 def load_predictor(path: str | Path) -> PMVBPredictor:
@@ -379,6 +379,8 @@ def checkpoint_metadata(path: str | Path) -> dict[str, Any]:
     if not meta_path.is_file():
         return {}
     meta = read_sidecar(meta_path, "PMVB checkpoint metadata")
+    if path.is_file() and _describes_sibling(path, meta):  # p.pt's, beside p.joblib
+        return {}
     if path.is_file():  # its t and q are the file's only if it describes that file
         check_recorded_sha256(path, meta, meta_path, "PMVB checkpoint")
     return meta

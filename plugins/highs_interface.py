@@ -11,31 +11,31 @@ streams the solve tees to, and nothing else's output is touched.
 from __future__ import annotations
 
 import io
-import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, TextIO
 
 from pyomo.common.errors import ApplicationError
 from pyomo.contrib.solver.solvers.highs import Highs
 
 from coplug.plugins.interrupts import capture_output
+from coplug.plugins.serial import one_solve_at_a_time
 
-_first_built = threading.Lock()
-_banner_kept = False
+_banner_kept = [False]
 
 
 def new_highs() -> Any:
     """A `highspy.Highs` that logs to no console. HiGHS prints its banner at the first
-    construction in a process, so only that one is built under a capture."""
+    construction in a process, so only that one is built under a capture (and under the
+    solve lock, the one lock the capture takes: a lock of its own, taken in the other
+    order by a solve building its model, deadlocked two threads)."""
     import highspy
 
-    global _banner_kept
-    with _first_built:
-        if not _banner_kept:
+    with one_solve_at_a_time():
+        if not _banner_kept[0]:
             with capture_output(capture_fd=True):
                 highs = highspy.Highs()
-            _banner_kept = True
+            _banner_kept[0] = True
         else:
             highs = highspy.Highs()
     highs.setOptionValue("log_to_console", False)
@@ -43,23 +43,30 @@ def new_highs() -> Any:
 
 
 @contextmanager
-def log_to(highs: Any, streams: Sequence[TextIO]) -> Iterator[None]:
-    """Send HiGHS's log to `streams` while in the block (nowhere when there are none)."""
-    if not streams:
+def log_to(highs: Any, streams: Sequence[TextIO | None]) -> Iterator[None]:
+    """Send HiGHS's log to `streams` while in the block (nowhere when there are none). A
+    stream that fails to take a line gets no more: the log must not stop the solve (an
+    OSError from a broken stdout came out of `solve`)."""
+    live = [stream for stream in streams if stream is not None]
+    if not live:
         yield
         return
 
     def write(event: Any) -> None:
-        for stream in streams:
-            stream.write(event.message)
+        for stream in list(live):
+            try:
+                stream.write(event.message)
+            except Exception:  # any failure of the caller's stream
+                live.remove(stream)
 
     highs.cbLogging.subscribe(write)
     try:
         yield
     finally:
         highs.cbLogging.unsubscribe(write)
-        for stream in streams:
-            stream.flush()
+        for stream in live:
+            with suppress(Exception):
+                stream.flush()
 
 
 class UncapturedHighs(Highs):

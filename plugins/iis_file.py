@@ -33,10 +33,11 @@ from coplug.plugins.file_reading import checked_text, names_in_utf8
 from coplug.plugins.files import checked_model_path, highs_refuse_nan, scip_read
 from coplug.plugins.highs_backend import user_interrupt
 from coplug.plugins.highs_file_read import highs_read
+from coplug.plugins.highs_interface import new_highs
 from coplug.plugins.highs_rows import RowView
 from coplug.plugins.iis import no_value_meets
 from coplug.plugins.iis_farkas import ray_support, relax_integrality
-from coplug.plugins.interrupts import capture_output, generate_iis, sigint_cancels
+from coplug.plugins.interrupts import generate_iis, sigint_cancels
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.serial import one_solve_at_a_time
 from coplug.plugins.value_equality import ValueEquality
@@ -169,8 +170,7 @@ class _Highs:
         import numpy as np
 
         checked_text(path)
-        with capture_output(capture_fd=True):  # HiGHS prints its banner on construction
-            self.highs = highspy.Highs()
+        self.highs = new_highs()
         status = highs_read(self.highs, path, tee=False)
         self.highs.setOptionValue("output_flag", False)
         self.highs.HandleUserInterrupt = True  # its interrupt callbacks check cancelSolve's flag

@@ -9,8 +9,8 @@ the solver's own feasibility tolerance.
 
 from __future__ import annotations
 
-import contextlib
 import math
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -18,7 +18,7 @@ import numpy as np
 
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError
-from coplug.plugins.interrupts import capture_output
+from coplug.plugins.highs_interface import log_to
 from coplug.plugins.lazy import shown_expression
 from coplug.plugins.varmap import snapped
 
@@ -188,8 +188,9 @@ def highs_mip_start(highs: Any, pairs: Iterable[tuple[Any, int]], tee: bool = Fa
                     ) -> dict[str, Any]:
     """Set the values as HiGHS's starting solution (sparse: HiGHS completes missing ones).
 
-    HiGHS reports its verdict only in its log (``tee=True``), so `accepted` is None; without
-    `tee` its "assessUserColValues" warnings on a fractional start stay off the console.
+    HiGHS reports its verdict only in its log (``tee=True``: sent to `sys.stdout`, as the
+    solve's), so `accepted` is None; without `tee` its "assessUserColValues" warnings on a
+    fractional start are not shown.
     """
     values = start_values(pairs)
     report: dict[str, Any] = {"values": len(values), "variables": highs.getNumCol(),
@@ -198,6 +199,6 @@ def highs_mip_start(highs: Any, pairs: Iterable[tuple[Any, int]], tee: bool = Fa
         return _unused(report, NO_VALUES)
     index = np.array([col for col, _ in values], dtype=np.int32)
     value = np.array([v for _, v in values], dtype=np.float64)
-    with contextlib.nullcontext() if tee else capture_output(capture_fd=True):
+    with log_to(highs, [sys.stdout] if tee else []):
         highs.setSolution(len(values), index, value)
     return report

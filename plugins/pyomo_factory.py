@@ -250,17 +250,20 @@ class CoplugSolver(SolverBase):
     def _solve_teed(self, model: BlockData, config: CoplugConfig) -> Result:
         """`coplug.plugins.solve` with the solver's log sent to the streams in `config.tee`
         (Pyomo's `tee=stream`), as Pyomo's own interfaces send it."""
+        streams = [stream for stream in config.tee if stream is not None]  # tee=True where
+        # the process has no stdout (closed, pythonw): Pyomo's TeeStream failed on None
+
         def run() -> Result:
             return solve(model, solver=self.backend, plugins=config.plugins,
-                         time_limit=config.time_limit, tee=bool(config.tee),
+                         time_limit=config.time_limit, tee=bool(streams),
                          warmstart=config.warmstart, mip_duals=config.mip_duals,
                          options=_native_options(self.backend, config))
 
-        if not config.tee:
+        if not streams:
             return run()
         # the solve lock before Pyomo's capture lock, in the order `solve` takes them: the
         # other order let two threads each hold one and wait for the other for good
-        with one_solve_at_a_time(), capture_output(TeeStream(*config.tee), capture_fd=True):
+        with one_solve_at_a_time(), capture_output(TeeStream(*streams), capture_fd=True):
             return run()
 
 
@@ -482,7 +485,7 @@ def _reason(result: Result) -> str:
     objective limit, which the status alone does not say)."""
     reason = result.extra.get("reason")
     if not reason and result.extra.get("stopped_at") == OBJECTIVE_LIMIT:
-        reason = "stopped at the objective limit set (objective_bound)"
+        reason = "stopped at the objective limit the caller set"
     return f": {reason}" if reason else ""
 
 

@@ -210,10 +210,9 @@ def _build(form: MinForm, time_limit: float | None) -> Any:
     `benders._PersistentLP` builds it; HiGHS prints a banner on construction)."""
     import highspy
 
-    from coplug.plugins.interrupts import capture_output
+    from coplug.plugins.highs_interface import new_highs
 
-    with capture_output(capture_fd=True):
-        h = highspy.Highs()
+    h = new_highs()
     h.silent()
     h.setOptionValue("solver", "simplex")  # ranging needs a simplex basis
     if time_limit is not None:

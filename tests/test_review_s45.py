@@ -48,7 +48,11 @@ def test_saving_a_joblib_keeps_the_json_of_the_pt_beside_it(tmp_path) -> None:
     goes."""
     from coplug.learned.checkpoint_io import file_sha256
     from coplug.learned.pmvb_features import FEATURE_NAMES
-    from coplug.learned.pmvb_predictors import PMVBPredictor, checkpoint_metadata
+    from coplug.learned.pmvb_predictors import (
+        PMVBPredictor,
+        checkpoint_metadata,
+        load_predictor,
+    )
 
     rng = np.random.default_rng(3)
     features = rng.normal(size=(60, len(FEATURE_NAMES)))
@@ -57,8 +61,11 @@ def test_saving_a_joblib_keeps_the_json_of_the_pt_beside_it(tmp_path) -> None:
     pt = predictor.save(tmp_path / "p.pt")
     meta = {"threshold": 0.7, "confidence": 0.9, "sha256": file_sha256(pt)}
     (tmp_path / "p.json").write_text(json.dumps(meta))
-    predictor.save(tmp_path / "p.joblib")
+    joblib = predictor.save(tmp_path / "p.joblib")
     assert checkpoint_metadata(pt)["threshold"] == 0.7
+    assert checkpoint_metadata(joblib) == {}  # p.pt's JSON: not the new file's, no refusal
+    assert np.array_equal(load_predictor(joblib).predict_proba(features),
+                          predictor.predict_proba(features))
     (tmp_path / "p.json").write_text(json.dumps({"threshold": 0.7}))  # no record: goes
     predictor.save(tmp_path / "p.joblib")
     assert not (tmp_path / "p.json").exists()
@@ -292,3 +299,86 @@ def test_the_ascent_step_doubling_to_float_max_does_not_warn() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         barrier_gradient_ascent(cournot(3, 10, 1, 1.0, 5), mu=1e-15, max_iter=1200)
+
+
+def test_building_a_first_highs_beside_a_solve_does_not_deadlock() -> None:
+    """`new_highs` took a lock of its own, then the solve lock (for the banner's capture);
+    a solve holds the solve lock and builds its HiGHS: two threads waited for good."""
+    import threading
+
+    from coplug.plugins import highs_interface
+    from coplug.plugins.serial import one_solve_at_a_time
+
+    highs_interface._banner_kept[0] = False  # as at the process's first construction
+    holding = threading.Event()
+    built = []
+
+    def solving() -> None:
+        with one_solve_at_a_time():
+            holding.set()
+            threading.Event().wait(0.3)  # the other thread asks for its HiGHS meanwhile
+            built.append(highs_interface.new_highs())
+
+    def building() -> None:
+        holding.wait(10)
+        built.append(highs_interface.new_highs())
+
+    threads = [threading.Thread(target=solving, daemon=True),
+               threading.Thread(target=building, daemon=True)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert not any(thread.is_alive() for thread in threads) and len(built) == 2
+
+
+def test_a_failing_tee_stream_does_not_stop_the_solve(monkeypatch) -> None:
+    """HiGHS's log goes through a callback: a stdout whose write raised made the OSError
+    come out of `solve` (Pyomo's capture had reported it and gone on)."""
+    class Broken:
+        def write(self, text: str) -> int:
+            raise OSError("broken pipe")
+
+        def flush(self) -> None:
+            raise OSError("broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", Broken())
+    result = solve(_knapsack(), solver="highs", tee=True)
+    monkeypatch.undo()
+    assert result.status.value == "optimal"
+
+
+def test_a_fractional_highs_start_is_judged_in_the_tee_log(capsys) -> None:
+    """HiGHS gives its verdict on a MIP start only in its log: with tee=True it was lost
+    once HiGHS logged to no console."""
+    m = _knapsack(8)
+    for var in m.x.values():
+        var.set_value(0.5)
+    assert solve(m, solver="highs", tee=True, warmstart=True).status.value == "optimal"
+    assert "assessUserColValues" in capsys.readouterr().out
+    solve(m, solver="highs", warmstart=True)
+    assert capsys.readouterr().out == ""
+
+
+def test_factory_tee_without_a_stdout() -> None:
+    """tee=True in a process whose stdout is closed (Python's sys.stdout is None): Pyomo's
+    TeeStream wrote an error block to stderr per line it could not write."""
+    import os
+    import subprocess
+    import textwrap
+
+    script = textwrap.dedent("""
+        import pyomo.environ as pyo
+        from pyomo.contrib.solver.common.factory import SolverFactory
+        import coplug.plugins
+        m = pyo.ConcreteModel()
+        m.x = pyo.Var(range(4), domain=pyo.Binary)
+        m.c = pyo.Constraint(expr=sum(m.x[i] * (i + 1) for i in range(4)) <= 5)
+        m.o = pyo.Objective(expr=sum(m.x[i] * (i + 2) for i in range(4)), sense=pyo.maximize)
+        results = SolverFactory("coplug_highs").solve(m, tee=True)
+        assert results.incumbent_objective == 7, results.incumbent_objective
+    """)
+    done = subprocess.run([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True,
+                          timeout=120, preexec_fn=lambda: os.close(1))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Error writing" not in done.stderr
