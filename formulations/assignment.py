@@ -458,8 +458,9 @@ def validate_costs(c: np.ndarray, square: bool = False, source: str = "cost matr
         raise InputError(f"{source}: need a dense 2-D matrix, got a scipy sparse "
                          f"{c.shape[0]}x{c.shape[1]} matrix (its missing entries are not costs)")
     refuse_masked(c, source)
+    c = detached(c, source)
     try:
-        c = np.asarray(detached(c))
+        c = np.asarray(c)
     except ValueError:  # numpy's "inhomogeneous shape" for ragged rows
         raise InputError(f"{source}: rows of different lengths; need a 2-D matrix") from None
     if c.ndim != 2 or c.size == 0:

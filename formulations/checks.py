@@ -65,8 +65,9 @@ def numeric_array(data: object, what: str, booleans: bool = True) -> np.ndarray:
     booleans too unless `booleans`; masked arrays; integers float64 would round); a torch
     tensor is read as its values."""
     refuse_masked(data, what)
+    data = detached(data, what)
     try:
-        array = np.asarray(detached(data))
+        array = np.asarray(data)
     except ValueError:
         raise InputError(f"{what} must be a rectangular array of numbers") from None
     if array.dtype.kind not in ("biuf" if booleans else "iuf"):

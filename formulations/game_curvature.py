@@ -5,6 +5,7 @@ improve by 0.2, without a word; `certify` measures such gaps, the ascent cannot.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -15,9 +16,8 @@ from pyomo.repn.standard_repn import generate_standard_repn
 from coplug.formulations.games import Game
 from coplug.plugins.modeldata import SOLVER_INFINITY
 
-# An own-variable Hessian eigenvalue of the wrong sign beyond this share of its largest
-# |entry| (at least 1) is curvature, not round-off; the Hessian is taken in variables scaled
-# to their boxes, so 1e-10 x^2 over x in [0, 1e7] (worth 1e4) counts.
+# An own-variable Hessian eigenvalue of the wrong sign beyond this share of the largest term
+# is curvature, not round-off (see `_own_curvature`).
 CURVATURE_TOL = 1e-9
 
 
@@ -60,9 +60,10 @@ def _nonconvex_rows(game: Game) -> Iterator[tuple[Any, str, str, float]]:
                 yield con, player, "lower", convex
 
 
-# (variable, variable, coefficient) of each x_a * x_b, and the ids of the variables in the
-# rest (not quadratic: no curvature is read for a player owning one of them)
-Terms = tuple[list[tuple[Any, Any, float]], set[int]]
+# (variable, variable, coefficient) of each x_a * x_b, the ids of the variables in the rest
+# (not quadratic: no curvature is read for a player owning one of them), and id(variable)
+# -> coefficient of the linear terms
+Terms = tuple[list[tuple[Any, Any, float]], set[int], dict[int, float]]
 
 
 def _quadratic(expr: Any) -> Terms | None:
@@ -75,30 +76,44 @@ def _quadratic(expr: Any) -> Terms | None:
     rest = repn.nonlinear_expr
     others = {id(v) for v in identify_variables(rest, include_fixed=False)} if rest is not None \
         else set()
+    linear = {id(var): float(coef)
+              for var, coef in zip(repn.linear_vars, repn.linear_coefs, strict=True)}
     return ([(a, b, float(coef))
              for (a, b), coef in zip(repn.quadratic_vars, repn.quadratic_coefs, strict=True)],
-            others)
+            others, linear)
 
 
 def _own_curvature(terms: Terms | None, own: Sequence[Any]
                    ) -> tuple[float | None, float | None]:
     """The own-variable Hessian's smallest eigenvalue where negative and its largest where
     positive, beyond round-off (one eigvalsh for both sides of a ranged row); (None, None)
-    without quadratic terms in `own`, or where another nonlinear part uses one of them."""
+    without quadratic terms in `own`, or where another nonlinear part uses one of them.
+
+    A wrong sign counts when it does in the Hessian as written (beyond CURVATURE_TOL of its
+    largest entry, at least 1), or in the variables scaled to their boxes (beyond
+    CURVATURE_TOL of the largest scaled quadratic or linear term): 1e-10 x^2 over
+    [0, 1e7] is worth 1e4 there, and the round-off of 0.1 + 0.2 - 0.3 in front of x^2 stays
+    below the linear term's size over the same box.
+    """
     if terms is None or any(id(var) in terms[1] for var in own):
         return None, None
     hessian = _own_hessian(terms[0], own)
     if hessian is None:
         return None, None
-    spans = _spans(own)
-    with np.errstate(over="ignore"):
-        weighted = hessian * np.outer(spans, spans)
-    scaled = np.linalg.eigvalsh(weighted if np.isfinite(weighted).all() else hessian)
-    tolerance = CURVATURE_TOL * max(1.0, float(np.abs(scaled).max()))
     eigenvalues = np.linalg.eigvalsh(hessian)
+    plain = CURVATURE_TOL * max(1.0, float(np.abs(hessian).max()))
+    spans = _spans(own)
+    with np.errstate(over="ignore", invalid="ignore"):
+        weighted = hessian * np.outer(spans, spans)
+        linear = np.array([abs(terms[2].get(id(var), 0.0)) for var in own]) * spans
+    if np.isfinite(weighted).all() and np.isfinite(linear).all():
+        scaled = np.linalg.eigvalsh(weighted)
+        boxed = CURVATURE_TOL * max(float(np.abs(weighted).max()), float(linear.max()))
+    else:  # past float's range: the plain test alone
+        scaled, boxed = np.zeros(2), math.inf
     smallest, largest = float(eigenvalues[0]), float(eigenvalues[-1])
-    return (smallest if scaled[0] < -tolerance else None,
-            largest if scaled[-1] > tolerance else None)
+    return (smallest if smallest < -plain or scaled[0] < -boxed else None,
+            largest if largest > plain or scaled[-1] > boxed else None)
 
 
 def _spans(own: Sequence[Any]) -> np.ndarray:

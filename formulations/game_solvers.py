@@ -112,8 +112,9 @@ class CompiledGame(ValueEquality):
             raise InputError(f"the start profile has no values for player {missing[0]!r}")
         parts = []
         for player, part in zip(self.players, self.slices, strict=True):
+            given = detached(profile[player], f"the start values of player {player!r}")
             try:
-                values = np.asarray(detached(profile[player]), dtype=float).ravel()
+                values = np.asarray(given, dtype=float).ravel()
             except (TypeError, ValueError):
                 raise InputError(f"the start values of player {player!r} must be numbers, "
                                  f"got {profile[player]!r}") from None

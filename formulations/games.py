@@ -226,8 +226,9 @@ def _require_continuous(variables: list[VarData]) -> None:
 def _firm_costs(costs: float | Sequence[float], n_firms: int) -> np.ndarray:
     """One marginal cost per firm from a number or a sequence of n_firms numbers."""
     refuse_masked(costs, "cournot costs")
+    costs = detached(costs, "cournot costs")
     try:
-        raw = np.asarray(detached(costs))
+        raw = np.asarray(costs)
         cost = raw.astype(float)
     except (TypeError, ValueError):
         raise InputError(f"costs must be a number or one number per firm, got {costs!r}") from None

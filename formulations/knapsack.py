@@ -97,8 +97,9 @@ def _as_numbers(data: object, field: str) -> np.ndarray:
     """A copy of `data` as real numbers (booleans and integers kept exact; a copy, so the
     caller's later edits cannot reach a checked instance), or an error naming the field."""
     refuse_masked(data, f"knapsack {field}")
+    data = detached(data, f"knapsack {field}")
     try:
-        array = np.array(detached(data))
+        array = np.array(data)
     except ValueError:  # ragged: [1, [2, 3]]
         raise InputError(f"knapsack {field} must be a flat list of numbers") from None
     if array.dtype.kind == "O":  # Python numbers held as objects (a pandas object column)

@@ -302,7 +302,12 @@ def _describes_sibling(path: Path, meta: Any) -> bool:
     so saving `path` keeps it and loading `path` reads the defaults."""
     sibling = path.with_suffix(".joblib" if path.suffix == ".pt" else ".pt")
     recorded = meta.get("sha256") if isinstance(meta, dict) else None
-    return isinstance(recorded, str) and sibling.is_file() and recorded == file_sha256(sibling)
+    if not (isinstance(recorded, str) and sibling.is_file()):
+        return False
+    try:
+        return recorded == file_sha256(sibling)
+    except OSError:  # unreadable: it cannot be shown to own the JSON
+        return False
 
 
 def load_predictor(path: str | Path) -> PMVBPredictor:

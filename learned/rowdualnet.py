@@ -235,7 +235,7 @@ def _real_float64(a: Any, what: str) -> np.ndarray:
     """`a` as a float64 array, refusing complex values (their imaginary parts would be
     dropped), text and anything else that is not a number, naming `what`."""
     refuse_masked(a, f"min_trick's {what}")
-    given = np.asarray(detached(a))
+    given = np.asarray(detached(a, f"min_trick's {what}"))
     if given.dtype.kind not in "biufO":  # complex, text, dates, ...
         raise InputError(f"min_trick needs real numbers: {what} has dtype {given.dtype}")
     try:

@@ -24,17 +24,22 @@ def refuse_masked(data: object, what: str, hint: str = "") -> None:
                          f"would count as data){hint}")
 
 
-def detached(data: object) -> object:
+def detached(data: object, what: str) -> object:
     """A torch tensor's values as a numpy array (numpy refused a tensor that requires grad
-    or lives on a GPU with torch's own error, naming no argument); else `data` as given
-    (a dtype numpy lacks, bfloat16, as a CPU tensor: the caller names it)."""
+    or lives on a GPU with torch's own error, naming no argument; bfloat16 is read as
+    float32), or an InputError naming `what` for one numpy cannot hold (sparse, complex
+    views); anything else as given."""
     if type(data).__module__.split(".")[0] != "torch" or not hasattr(data, "detach"):
         return data
     tensor = data.detach().cpu()
     try:
-        return tensor.numpy()
-    except TypeError:
-        return tensor
+        if str(tensor.dtype) == "torch.bfloat16":  # no numpy dtype; float32 holds it
+            tensor = tensor.float()
+        return tensor.resolve_conj().resolve_neg().numpy()
+    except (TypeError, RuntimeError) as exc:
+        raise InputError(f"{what}: a torch tensor of dtype {tensor.dtype} and layout "
+                         f"{tensor.layout} has no numpy form ({exc}); pass a dense real "
+                         "tensor or array") from None
 
 
 def check_exact_integers(values: np.ndarray, what: str) -> None:

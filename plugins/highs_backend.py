@@ -38,7 +38,7 @@ from coplug.plugins.bridge import build_instance, contrib_solver
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.duals import DualRequest, dual_request, gradient_duals, load_duals
 from coplug.plugins.errors import InputError, SolverError, UnsupportedModelError
-from coplug.plugins.highs_interface import log_to, new_highs
+from coplug.plugins.highs_interface import log_to, new_highs, option_value
 from coplug.plugins.highs_rows import (
     RowView,
     highs_integral_rows,
@@ -1022,12 +1022,6 @@ def _status(results: Any, highs: Any) -> Status:
     if model_status == highspy.HighsModelStatus.kMemoryLimit:
         return Status.MEMORY_LIMIT
     return status
-
-
-def option_value(highs: Any, name: str) -> Any:
-    """HiGHS's option `name` (highspy 1.16 returns (status, value), earlier ones the value)."""
-    value = highs.getOptionValue(name)
-    return value[1] if isinstance(value, tuple) else value
 
 
 def refuse_mip_objective_bound(highs: Any, params: Mapping[str, Any]) -> None:

@@ -16,6 +16,7 @@ from contextlib import contextmanager, suppress
 from typing import Any, TextIO
 
 from pyomo.common.errors import ApplicationError
+from pyomo.common.tee import TeeStream
 from pyomo.contrib.solver.solvers.highs import Highs
 
 from coplug.plugins.interrupts import capture_output
@@ -97,9 +98,28 @@ class UncapturedHighs(Highs):
         for key, value in {**{k: v for k, v in generic.items() if v is not None},
                            **config.solver_options}.items():
             highs.setOptionValue(key, value)
-        with log_to(highs, config.tee):
+        with log_to(highs, config.tee), _printing_solver(highs, config.tee):
             config.timer.start("optimize")
             highs.HandleKeyboardInterrupt = True
             highs.run()
             config.timer.stop("optimize")
         return self._postsolve(io.StringIO())
+
+
+def option_value(highs: Any, name: str) -> Any:
+    """HiGHS's option `name` (highspy 1.16 returns (status, value), earlier ones the value)."""
+    value = highs.getOptionValue(name)
+    return value[1] if isinstance(value, tuple) else value
+
+
+@contextmanager
+def _printing_solver(highs: Any, streams: Sequence[TextIO | None]) -> Iterator[None]:
+    """The process's output captured (to `streams`) while HiGHS's PDLP solver runs: it
+    prints its progress to descriptor 1 itself, past HiGHS's log (20 lines on stdout with
+    tee=False); the other solvers log only through the callback."""
+    if option_value(highs, "solver") != "pdlp":
+        yield
+        return
+    live = [stream for stream in streams if stream is not None]
+    with capture_output(TeeStream(*live) if live else io.StringIO(), capture_fd=True):
+        yield

@@ -283,8 +283,13 @@ def test_small_curvature_over_a_wide_box_is_named() -> None:
     assert certify(game).gaps["a"] == pytest.approx(9000, rel=1e-6)  # the truth it names
     block.row = pyo.Constraint(expr=1e-10 * block.x**2 >= 1)
     assert any("row" in m and "lower side" in m for m in curvature_warnings(game))
-    tiny, _ = _one_player(lambda x: (0.1 * x**2 + 0.2 * x**2 - 0.3 * x**2) - x, (0, 1))
-    assert curvature_warnings(tiny) == []  # 5.6e-17 x^2 over [0, 1]: round-off
+    for box in ((0, 1), (0, 1e5)):  # 5.6e-17 x^2 beside x: round-off, on a wide box too
+        tiny, _ = _one_player(lambda x: (0.1 * x**2 + 0.2 * x**2 - 0.3 * x**2) - x, box)
+        assert curvature_warnings(tiny) == []
+    mixed, block = _one_player(lambda x: -x**2)  # x in [0, 1e7] must not hide y in [0, 1]
+    block.y = pyo.Var(bounds=(0, 1), initialize=0.0)
+    block.utility.set_value(-block.x**2 + block.y**2)
+    assert any("eigenvalue +2" in m for m in curvature_warnings(mixed))
     huge, _ = _one_player(lambda x: 1e300 * x**2, (0, 1e10))  # the scaled Hessian overflows
     assert any("not concave" in m for m in curvature_warnings(huge))
 
@@ -355,7 +360,11 @@ def test_a_fractional_highs_start_is_judged_in_the_tee_log(capsys) -> None:
     for var in m.x.values():
         var.set_value(0.5)
     assert solve(m, solver="highs", tee=True, warmstart=True).status.value == "optimal"
-    assert "assessUserColValues" in capsys.readouterr().out
+    from coplug.plugins.highs_interface import UncapturedHighs
+
+    verdict = ("assessUserColValues" if UncapturedHighs().version() >= (1, 16)
+               else "User-supplied values")  # as HiGHS 1.14-1.15 word it, in the run's log
+    assert verdict in capsys.readouterr().out
     solve(m, solver="highs", warmstart=True)
     assert capsys.readouterr().out == ""
 
@@ -382,3 +391,58 @@ def test_factory_tee_without_a_stdout() -> None:
                           timeout=120, preexec_fn=lambda: os.close(1))
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Error writing" not in done.stderr
+
+
+def test_pdlp_prints_nothing_without_tee(capfd) -> None:
+    """HiGHS's PDLP solver prints its progress to descriptor 1 itself, past HiGHS's log:
+    20 lines came out with tee=False once the solve ran uncaptured."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), bounds=(0, 10))
+    m.c = pyo.Constraint(expr=m.x[0] + 2 * m.x[1] + 3 * m.x[2] <= 12)
+    m.o = pyo.Objective(expr=sum(m.x.values()), sense=pyo.maximize)
+    result = solve(m, solver="highs", options={"solver": "pdlp"})
+    assert result.objective == pytest.approx(11, rel=1e-4)
+    assert capfd.readouterr().out == ""
+
+
+def test_tensors_numpy_cannot_hold_are_named() -> None:
+    """bfloat16 is read as float32; a sparse tensor is refused naming the argument (numpy's
+    TypeError had been turned into "rows of different lengths")."""
+    import torch
+
+    from coplug.formulations.assignment import validate_costs
+    from coplug.formulations.checks import numeric_array
+    from coplug.plugins.errors import InputError
+
+    dense = torch.tensor([[1.0, 2.0], [3.0, 4.5]])
+    assert numeric_array(dense.to(torch.bfloat16), "weights").tolist() == [[1, 2], [3, 4.5]]
+    for call in (lambda: numeric_array(dense.to_sparse(), "weights"),
+                 lambda: validate_costs(dense.to_sparse())):
+        with pytest.raises(InputError, match="(weights|cost matrix): a torch tensor .*sparse"):
+            call()
+
+
+def test_an_unreadable_sibling_checkpoint_owns_no_json(tmp_path, monkeypatch) -> None:
+    """Reading p.pt to see whether p.json is its JSON raised PermissionError out of loading
+    (and saving) p.joblib, whose own JSON it is."""
+    from coplug.learned import pmvb_predictors
+    from coplug.learned.pmvb_features import FEATURE_NAMES
+
+    rng = np.random.default_rng(3)
+    features = rng.normal(size=(60, len(FEATURE_NAMES)))
+    predictor = pmvb_predictors.PMVBPredictor(kind="logreg", calibration="none").fit(
+        features, (features[:, 0] > 0).astype(int))
+    joblib = predictor.save(tmp_path / "p.joblib")
+    (tmp_path / "p.pt").write_bytes(b"other weights")
+    meta = {"threshold": 0.7, "sha256": pmvb_predictors.file_sha256(joblib)}
+    (tmp_path / "p.json").write_text(json.dumps(meta))
+    real = pmvb_predictors.file_sha256
+
+    def unreadable(path):
+        if path.suffix == ".pt":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(pmvb_predictors, "file_sha256", unreadable)
+    assert pmvb_predictors.checkpoint_metadata(joblib)["threshold"] == 0.7
+    assert pmvb_predictors.load_predictor(joblib) is not None

@@ -319,8 +319,9 @@ def dense_costs(cost: Any) -> np.ndarray:
     if cost is None or isinstance(cost, (str, bytes, dict, numbers.Number)):
         raise InputError(f"the cost matrix must be a 2-D array of numbers, got "
                          f"{type(cost).__name__} {cost!r:.40}")
+    cost = detached(cost, "cost matrix")
     try:
-        c = np.asarray(detached(cost))
+        c = np.asarray(cost)
     except (TypeError, ValueError) as exc:
         raise InputError(f"cost matrix is not numeric: {exc}") from exc
     if c.ndim != 2:
