@@ -88,3 +88,15 @@ def plain_qubo(Q: np.ndarray, c: np.ndarray) -> QUBO:
     """A bare QUBO over z itself (every point feasible, objective 0) for certificate tests."""
     return QUBO(Q=sp.csr_matrix(Q), c=c, constant=0.0, decode=lambda z: z,
                 is_feasible=lambda x: True, objective=lambda x: 0.0)
+
+
+def setcover_relaxed(n: int) -> pyo.ConcreteModel:
+    """setcover(n, seed=0) with every variable continuous in [0, 1]: an LP."""
+    from coplug.formulations.mip_families import setcover
+
+    m = setcover(n, seed=0)
+    for var in m.component_data_objects(pyo.Var):
+        var.domain = pyo.Reals
+        var.setlb(0)
+        var.setub(1)
+    return m

@@ -10,6 +10,7 @@ import struct
 import numpy as np
 import pyomo.environ as pyo
 import pytest
+from conftest import setcover_relaxed
 
 from coplug.formulations.mip_families import mknapsack
 from coplug.plugins import OnSolution, UserHeuristic, solve
@@ -210,18 +211,6 @@ def test_real_unbounded_models_stay_unbounded() -> None:
     assert solve(_ray_model(), solver="highs").status.value == "unbounded"
 
 
-def _setcover_relaxed(n: int):
-    """setcover(n, seed=0) with every variable continuous in [0, 1]: an LP."""
-    from coplug.formulations.mip_families import setcover
-
-    m = setcover(n, seed=0)
-    for var in m.component_data_objects(pyo.Var):
-        var.domain = pyo.Reals
-        var.setlb(0)
-        var.setub(1)
-    return m
-
-
 def test_highs_objective_bound_on_an_lp_is_a_status(tmp_path) -> None:
     """objective_bound stops HiGHS's dual simplex once its objective passes the bound:
     `solve` raised SolverError ("stopped with no answer"), `solve_file` said unknown with
@@ -229,7 +218,7 @@ def test_highs_objective_bound_on_an_lp_is_a_status(tmp_path) -> None:
     from coplug.plugins import solve_file
     from coplug.plugins.results import OBJECTIVE_LIMIT
 
-    m = _setcover_relaxed(200)
+    m = setcover_relaxed(200)
     optimum = solve(m, solver="highs").objective
     result = solve(m, solver="highs", objective_bound=0.9 * optimum)
     assert result.status.value == "unknown" and not result.has_solution

@@ -8,20 +8,9 @@ import sys
 import numpy as np
 import pyomo.environ as pyo
 import pytest
+from conftest import setcover_relaxed
 
 from coplug.plugins import solve
-
-
-def _setcover_relaxed(n: int):
-    """setcover(n, seed=0) with every variable continuous in [0, 1]: an LP."""
-    from coplug.formulations.mip_families import setcover
-
-    m = setcover(n, seed=0)
-    for var in m.component_data_objects(pyo.Var):
-        var.domain = pyo.Reals
-        var.setlb(0)
-        var.setub(1)
-    return m
 
 
 def test_the_factory_error_names_the_objective_limit() -> None:
@@ -32,7 +21,7 @@ def test_the_factory_error_names_the_objective_limit() -> None:
 
     import coplug.plugins  # noqa: F401  (registers coplug_highs)
 
-    m = _setcover_relaxed(200)
+    m = setcover_relaxed(200)
     optimum = solve(m, solver="highs").objective
     with pytest.raises(NoFeasibleSolutionError, match="objective limit"):  # legacy factory
         pyo.SolverFactory("coplug_highs").solve(
