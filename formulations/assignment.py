@@ -480,7 +480,6 @@ def assignment_model(cost: np.ndarray, maximize: bool = False) -> pyo.ConcreteMo
     """Pyomo model: x[i,j] binary, one per row (== 1), one per column (== 1, or <= 1 when
     there are more columns than rows), linear objective. `maximize` must be a bool (a truthy
     "no" would flip the sense) and integer costs exact in float64 (the objective's floats)."""
-
     maximize = check_flag(maximize, "maximize")
     c = validate_costs(cost)
     check_exact_integers(c.reshape(-1), "cost matrix")

@@ -940,8 +940,9 @@ def settle_infeasible_or_unbounded(highs: Any, time_left: float | None, tee: boo
     if time_left is not None:
         highs.setOptionValue("time_limit", float(time_left))
     shown = [sys.stdout] if tee and not option_value(highs, "log_to_console") else []
-    with _improving_callbacks_off(highs), log_to(highs, shown):  # its points are not the
-        highs.run()  # model's: objective 0
+    # no improving-solution callbacks: this run's points are not the model's (objective 0)
+    with _improving_callbacks_off(highs), log_to(highs, shown):
+        highs.run()
     verdict = highs.getModelStatus()
     highs.changeColsCost(len(columns), columns, costs)
     if verdict == highspy.HighsModelStatus.kOptimal:

@@ -250,8 +250,9 @@ class CoplugSolver(SolverBase):
     def _solve_teed(self, model: BlockData, config: CoplugConfig) -> Result:
         """`coplug.plugins.solve` with the solver's log sent to the streams in `config.tee`
         (Pyomo's `tee=stream`), as Pyomo's own interfaces send it."""
-        streams = [stream for stream in config.tee if stream is not None]  # tee=True where
-        # the process has no stdout (closed, pythonw): Pyomo's TeeStream failed on None
+        # tee=True where the process has no stdout (closed, pythonw) holds None: Pyomo's
+        # TeeStream failed writing to it
+        streams = [stream for stream in config.tee if stream is not None]
 
         def run() -> Result:
             return solve(model, solver=self.backend, plugins=config.plugins,

@@ -207,7 +207,7 @@ def _solve(form: MinForm, rows: list[Any], time_limit: float | None) -> _Optimum
 
 def _build(form: MinForm, time_limit: float | None) -> Any:
     """A silent HiGHS model of the minimization form, solved once by simplex (as
-    `benders._PersistentLP` builds it; HiGHS prints a banner on construction)."""
+    `benders._PersistentLP` builds it)."""
     import highspy
 
     from coplug.plugins.highs_interface import new_highs
