@@ -19,6 +19,9 @@ from coplug.plugins.modeldata import SOLVER_INFINITY
 # An own-variable Hessian eigenvalue of the wrong sign beyond this share of the largest term
 # is curvature, not round-off (see `_own_curvature`).
 CURVATURE_TOL = 1e-9
+# A Hessian entry below this share of the expression's largest coefficient may be what
+# cancelling terms leave (0.1 + 0.2 - 0.3 = 5.6e-17): not scaled up to its box.
+ROUND_OFF = 1e-12
 
 
 def curvature_warnings(game: Game) -> list[str]:
@@ -92,8 +95,9 @@ def _own_curvature(terms: Terms | None, own: Sequence[Any]
     A wrong sign counts when it does in the Hessian as written (beyond CURVATURE_TOL of its
     largest entry, at least 1), or in the variables scaled to their boxes (beyond
     CURVATURE_TOL of the largest scaled quadratic or linear term): 1e-10 x^2 over
-    [0, 1e7] is worth 1e4 there, and the round-off of 0.1 + 0.2 - 0.3 in front of x^2 stays
-    below the linear term's size over the same box.
+    [0, 1e7] is worth 1e4 there. The scaled test leaves out entries below ROUND_OFF of the
+    expression's largest coefficient: the 5.6e-17 that 0.1 + 0.2 - 0.3 leaves in front of
+    x^2 beside -x had grown past any tolerance on a box of 1e7.
     """
     if terms is None or any(id(var) in terms[1] for var in own):
         return None, None
@@ -103,8 +107,9 @@ def _own_curvature(terms: Terms | None, own: Sequence[Any]
     eigenvalues = np.linalg.eigvalsh(hessian)
     plain = CURVATURE_TOL * max(1.0, float(np.abs(hessian).max()))
     spans = _spans(own)
+    written = np.where(np.abs(hessian) > ROUND_OFF * _coefficient_scale(terms), hessian, 0.0)
     with np.errstate(over="ignore", invalid="ignore"):
-        weighted = hessian * np.outer(spans, spans)
+        weighted = written * np.outer(spans, spans)
         linear = np.array([abs(terms[2].get(id(var), 0.0)) for var in own]) * spans
     if np.isfinite(weighted).all() and np.isfinite(linear).all():
         scaled = np.linalg.eigvalsh(weighted)
@@ -114,6 +119,13 @@ def _own_curvature(terms: Terms | None, own: Sequence[Any]
     smallest, largest = float(eigenvalues[0]), float(eigenvalues[-1])
     return (smallest if smallest < -plain or scaled[0] < -boxed else None,
             largest if largest > plain or scaled[-1] > boxed else None)
+
+
+def _coefficient_scale(terms: Terms) -> float:
+    """The largest |coefficient| of the expression's linear and quadratic terms, other
+    players' included: the size its own coefficients' round-off is relative to."""
+    quadratic = [abs(coef) for _, _, coef in terms[0]]
+    return max([*quadratic, *map(abs, terms[2].values()), 0.0])
 
 
 def _spans(own: Sequence[Any]) -> np.ndarray:

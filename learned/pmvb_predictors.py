@@ -384,9 +384,9 @@ def checkpoint_metadata(path: str | Path) -> dict[str, Any]:
     if not meta_path.is_file():
         return {}
     meta = read_sidecar(meta_path, "PMVB checkpoint metadata")
+    if _describes_sibling(path, meta):  # p.pt's, beside p.joblib (there or not)
+        return {}
     if path.is_file():  # its t and q are the file's only if it describes that file
-        if _describes_sibling(path, meta):  # p.pt's, beside p.joblib
-            return {}
         check_recorded_sha256(path, meta, meta_path, "PMVB checkpoint")
     return meta
 

@@ -28,18 +28,18 @@ def detached(data: object, what: str) -> object:
     """A torch tensor's values as a numpy array (numpy refused a tensor that requires grad
     or lives on a GPU with torch's own error, naming no argument; bfloat16 is read as
     float32), or an InputError naming `what` for one numpy cannot hold (sparse, complex
-    views); anything else as given."""
+    views, no data); anything else as given."""
     if type(data).__module__.split(".")[0] != "torch" or not hasattr(data, "detach"):
         return data
-    tensor = data.detach().cpu()
     try:
+        tensor = data.detach().cpu()  # a tensor on the meta device has no data to copy
         if str(tensor.dtype) == "torch.bfloat16":  # no numpy dtype; float32 holds it
             tensor = tensor.float()
         return tensor.resolve_conj().resolve_neg().numpy()
-    except (TypeError, RuntimeError) as exc:
-        raise InputError(f"{what}: a torch tensor of dtype {tensor.dtype} and layout "
-                         f"{tensor.layout} has no numpy form ({exc}); pass a dense real "
-                         "tensor or array") from None
+    except (TypeError, RuntimeError) as exc:  # NotImplementedError included (meta)
+        raise InputError(f"{what}: a torch tensor of dtype {data.dtype} and layout "
+                         f"{data.layout} on {data.device} has no numpy form ({exc}); pass a "
+                         "dense real tensor or array") from None
 
 
 def check_exact_integers(values: np.ndarray, what: str) -> None:

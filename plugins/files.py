@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 import time
 from collections.abc import Mapping
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -44,7 +45,7 @@ from coplug.plugins.highs_backend import (
     user_interrupt,
 )
 from coplug.plugins.highs_file_read import check_highs_read, highs_read
-from coplug.plugins.highs_interface import new_highs
+from coplug.plugins.highs_interface import new_highs, printing_solver
 from coplug.plugins.highs_rows import RowView, highs_integral_rows, solution_violations
 from coplug.plugins.integral_rows import (
     check_integral_rows,
@@ -342,8 +343,9 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     start = time.perf_counter()
     highs.HandleUserInterrupt = True  # its interrupt callbacks check cancelSolve's flag
     cancel, interrupted = user_interrupt(highs)
+    shown = [sys.stdout] if tee else []
     with threads_option(params):
-        with sigint_cancels(cancel):
+        with sigint_cancels(cancel), printing_solver(highs, shown):
             highs.run()
             scale = objective_scale(highs, params)
             if scale is not None and not interrupted():  # no answer on huge costs: scaled
@@ -353,7 +355,7 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
                 highs.run()
         _, status, extra = guard_verdict(
             highs, rows, params, time_limit, tee, start, None,
-            lambda left, options: _rerun(highs, left, options),
+            lambda left, options: _rerun(highs, left, options, shown),
             lambda _: _HIGHS_STATUS.get(highs.modelStatusToString(highs.getModelStatus()),
                                         Status.UNKNOWN), view, interrupted)
     if scale is not None:
@@ -434,13 +436,15 @@ def _highs_errors() -> tuple[Any, ...]:
             status.kSolveError, status.kPostsolveError)
 
 
-def _rerun(highs: Any, time_left: float | None, options: Mapping[str, float]) -> None:
-    """Run HiGHS again with `options` set, within `time_left` (Ctrl-C cancels it)."""
+def _rerun(highs: Any, time_left: float | None, options: Mapping[str, float],
+           shown: list[TextIO]) -> None:
+    """Run HiGHS again with `options` set, within `time_left` (Ctrl-C cancels it; PDLP's
+    own prints go to `shown`)."""
     for key, value in options.items():
         highs.setOptionValue(key, value)
     if time_left is not None:
         highs.setOptionValue("time_limit", float(time_left))
-    with sigint_cancels(highs.cancelSolve):
+    with sigint_cancels(highs.cancelSolve), printing_solver(highs, shown):
         highs.run()
 
 

@@ -98,7 +98,7 @@ class UncapturedHighs(Highs):
         for key, value in {**{k: v for k, v in generic.items() if v is not None},
                            **config.solver_options}.items():
             highs.setOptionValue(key, value)
-        with log_to(highs, config.tee), _printing_solver(highs, config.tee):
+        with log_to(highs, config.tee), printing_solver(highs, config.tee):
             config.timer.start("optimize")
             highs.HandleKeyboardInterrupt = True
             highs.run()
@@ -113,7 +113,7 @@ def option_value(highs: Any, name: str) -> Any:
 
 
 @contextmanager
-def _printing_solver(highs: Any, streams: Sequence[TextIO | None]) -> Iterator[None]:
+def printing_solver(highs: Any, streams: Sequence[TextIO | None]) -> Iterator[None]:
     """The process's output captured (to `streams`) while HiGHS's PDLP solver runs: it
     prints its progress to descriptor 1 itself, past HiGHS's log (20 lines on stdout with
     tee=False); the other solvers log only through the callback."""

@@ -53,6 +53,10 @@ def test_saving_a_joblib_keeps_the_json_of_the_pt_beside_it(tmp_path) -> None:
     joblib = predictor.save(tmp_path / "p.joblib")
     assert checkpoint_metadata(pt)["threshold"] == 0.7
     assert checkpoint_metadata(joblib) == {}  # p.pt's JSON: not the new file's, no refusal
+    assert checkpoint_metadata(tmp_path / "q.joblib") == {}
+    (tmp_path / "q.json").write_text(json.dumps(meta))  # q.joblib absent, q.pt is p.pt
+    (tmp_path / "q.pt").write_bytes(pt.read_bytes())
+    assert checkpoint_metadata(tmp_path / "q.joblib") == {}
     assert np.array_equal(load_predictor(joblib).predict_proba(features),
                           predictor.predict_proba(features))
     (tmp_path / "p.json").write_text(json.dumps({"threshold": 0.7}))  # no record: goes
@@ -272,9 +276,15 @@ def test_small_curvature_over_a_wide_box_is_named() -> None:
     assert certify(game).gaps["a"] == pytest.approx(9000, rel=1e-6)  # the truth it names
     block.row = pyo.Constraint(expr=1e-10 * block.x**2 >= 1)
     assert any("row" in m and "lower side" in m for m in curvature_warnings(game))
-    for box in ((0, 1), (0, 1e5)):  # 5.6e-17 x^2 beside x: round-off, on a wide box too
+    for box in ((0, 1), (0, 1e5), (0, 1e8)):  # 5.6e-17 x^2 beside x: round-off, any box
         tiny, _ = _one_player(lambda x: (0.1 * x**2 + 0.2 * x**2 - 0.3 * x**2) - x, box)
         assert curvature_warnings(tiny) == []
+    revenue, block = _one_player(lambda x: 0.1 * x**2)  # x (0.5 - 0.3 x - 0.3 y) + 0.3 x^2
+    block.y = pyo.Var(bounds=(0, 1), initialize=0.0)
+    block.y.fix()  # another player's, as far as x's curvature goes
+    block.utility.set_value(block.x * (0.5 - 0.3 * block.x - 0.3 * block.y)
+                            + 0.1 * block.x**2 + 0.2 * block.x**2)
+    assert curvature_warnings(revenue) == []
     mixed, block = _one_player(lambda x: -x**2)  # x in [0, 1e7] must not hide y in [0, 1]
     block.y = pyo.Var(bounds=(0, 1), initialize=0.0)
     block.utility.set_value(-block.x**2 + block.y**2)
@@ -382,7 +392,7 @@ def test_factory_tee_without_a_stdout() -> None:
     assert "Error writing" not in done.stderr
 
 
-def test_pdlp_prints_nothing_without_tee(capfd) -> None:
+def test_pdlp_prints_nothing_without_tee(capfd, tmp_path) -> None:
     """HiGHS's PDLP solver prints its progress to descriptor 1 itself, past HiGHS's log:
     20 lines came out with tee=False once the solve ran uncaptured."""
     m = pyo.ConcreteModel()
@@ -391,6 +401,12 @@ def test_pdlp_prints_nothing_without_tee(capfd) -> None:
     m.o = pyo.Objective(expr=sum(m.x.values()), sense=pyo.maximize)
     result = solve(m, solver="highs", options={"solver": "pdlp"})
     assert result.objective == pytest.approx(11, rel=1e-4)
+    assert capfd.readouterr().out == ""
+    from coplug.plugins import solve_file
+
+    path = tmp_path / "lp.mps"
+    m.write(str(path))
+    assert solve_file(path, solver="highs", options={"solver": "pdlp"}).status.value == "optimal"
     assert capfd.readouterr().out == ""
 
 
@@ -404,6 +420,8 @@ def test_tensors_numpy_cannot_hold_are_named() -> None:
     from coplug.plugins.errors import InputError
 
     dense = torch.tensor([[1.0, 2.0], [3.0, 4.5]])
+    with pytest.raises(InputError, match="weights: .* on meta"):
+        numeric_array(torch.empty(2, 2, device="meta"), "weights")
     assert numeric_array(dense.to(torch.bfloat16), "weights").tolist() == [[1, 2], [3, 4.5]]
     for call in (lambda: numeric_array(dense.to_sparse(), "weights"),
                  lambda: validate_costs(dense.to_sparse())):
