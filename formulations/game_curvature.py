@@ -96,8 +96,8 @@ def _own_curvature(terms: Terms | None, own: Sequence[Any]
     largest entry, at least 1), or in the variables scaled to their boxes (beyond
     CURVATURE_TOL of the largest scaled quadratic or linear term): 1e-10 x^2 over
     [0, 1e7] is worth 1e4 there. The scaled test leaves out entries below ROUND_OFF of the
-    expression's largest coefficient: the 5.6e-17 that 0.1 + 0.2 - 0.3 leaves in front of
-    x^2 beside -x had grown past any tolerance on a box of 1e7.
+    largest coefficient of a term in `own`: the 5.6e-17 that 0.1 + 0.2 - 0.3 leaves in
+    front of x^2 beside -x had grown past any tolerance on a box of 1e7.
     """
     if terms is None or any(id(var) in terms[1] for var in own):
         return None, None
@@ -107,7 +107,8 @@ def _own_curvature(terms: Terms | None, own: Sequence[Any]
     eigenvalues = np.linalg.eigvalsh(hessian)
     plain = CURVATURE_TOL * max(1.0, float(np.abs(hessian).max()))
     spans = _spans(own)
-    written = np.where(np.abs(hessian) > ROUND_OFF * _coefficient_scale(terms), hessian, 0.0)
+    written = np.where(np.abs(hessian) > ROUND_OFF * _coefficient_scale(terms, own), hessian,
+                       0.0)
     with np.errstate(over="ignore", invalid="ignore"):
         weighted = written * np.outer(spans, spans)
         linear = np.array([abs(terms[2].get(id(var), 0.0)) for var in own]) * spans
@@ -121,11 +122,14 @@ def _own_curvature(terms: Terms | None, own: Sequence[Any]
             largest if largest > plain or scaled[-1] > boxed else None)
 
 
-def _coefficient_scale(terms: Terms) -> float:
-    """The largest |coefficient| of the expression's linear and quadratic terms, other
-    players' included: the size its own coefficients' round-off is relative to."""
-    quadratic = [abs(coef) for _, _, coef in terms[0]]
-    return max([*quadratic, *map(abs, terms[2].values()), 0.0])
+def _coefficient_scale(terms: Terms, own: Sequence[Any]) -> float:
+    """The largest |coefficient| of the expression's terms in `own` variables (linear, and
+    quadratic with one or both in `own`): the size their round-off is relative to (another
+    player's large term had hidden 1e-10 x^2 on a wide box)."""
+    ids = {id(var) for var in own}
+    quadratic = [abs(coef) for a, b, coef in terms[0] if id(a) in ids or id(b) in ids]
+    linear = [abs(coef) for key, coef in terms[2].items() if key in ids]
+    return max([*quadratic, *linear, 0.0])
 
 
 def _spans(own: Sequence[Any]) -> np.ndarray:

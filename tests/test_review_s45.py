@@ -272,6 +272,12 @@ def test_small_curvature_over_a_wide_box_is_named() -> None:
 
     game, block = _one_player(lambda x: 1e-10 * x**2 - 1e-4 * x)
     assert any("not concave" in m for m in curvature_warnings(game))
+    pair, first = _one_player(lambda x: 1e-10 * x**2 - 1e-4 * x)
+    other = pair.add_player("b")  # another player's large term sets no round-off scale
+    other.y = pyo.Var(bounds=(0, 1), initialize=0.5)
+    other.utility = pyo.Expression(expr=-other.y**2)
+    first.utility.set_value(1e-10 * first.x**2 - 1e-4 * first.x + 1e3 * other.y)
+    assert any("player 'a' is not concave" in m for m in curvature_warnings(pair))
     block.x.set_value(0.0)
     assert certify(game).gaps["a"] == pytest.approx(9000, rel=1e-6)  # the truth it names
     block.row = pyo.Constraint(expr=1e-10 * block.x**2 >= 1)
