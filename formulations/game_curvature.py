@@ -5,11 +5,12 @@ improve by 0.2, without a word; `certify` measures such gaps, the ascent cannot.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from pyomo.core.expr.numeric_expr import SumExpression
 from pyomo.core.expr.visitor import identify_variables, polynomial_degree
 from pyomo.repn.standard_repn import generate_standard_repn
 
@@ -19,8 +20,8 @@ from coplug.plugins.modeldata import SOLVER_INFINITY
 # An own-variable Hessian eigenvalue of the wrong sign beyond this share of the largest term
 # is curvature, not round-off (see `_own_curvature`).
 CURVATURE_TOL = 1e-9
-# A Hessian entry below this share of the expression's largest coefficient may be what
-# cancelling terms leave (0.1 + 0.2 - 0.3 = 5.6e-17): not scaled up to its box.
+# A Hessian entry below this share of its terms' |coefficient|s before they cancelled is
+# what round-off left (0.1 + 0.2 - 0.3 = 5.6e-17): not scaled up to its box.
 ROUND_OFF = 1e-12
 
 
@@ -63,10 +64,16 @@ def _nonconvex_rows(game: Game) -> Iterator[tuple[Any, str, str, float]]:
                 yield con, player, "lower", convex
 
 
-# (variable, variable, coefficient) of each x_a * x_b, the ids of the variables in the rest
-# (not quadratic: no curvature is read for a player owning one of them), and id(variable)
-# -> coefficient of the linear terms
-Terms = tuple[list[tuple[Any, Any, float]], set[int], dict[int, float]]
+@dataclass
+class Terms:
+    """An expression's quadratic terms (variable, variable, coefficient), the ids of the
+    variables of its other nonlinear parts (no curvature is read for a player owning one),
+    its linear coefficients by id(variable), and the expression itself."""
+
+    quadratic: list[tuple[Any, Any, float]]
+    others: set[int]
+    linear: dict[int, float]
+    expr: Any
 
 
 def _quadratic(expr: Any) -> Terms | None:
@@ -81,9 +88,9 @@ def _quadratic(expr: Any) -> Terms | None:
         else set()
     linear = {id(var): float(coef)
               for var, coef in zip(repn.linear_vars, repn.linear_coefs, strict=True)}
-    return ([(a, b, float(coef))
-             for (a, b), coef in zip(repn.quadratic_vars, repn.quadratic_coefs, strict=True)],
-            others, linear)
+    return Terms([(a, b, float(coef))
+                  for (a, b), coef in zip(repn.quadratic_vars, repn.quadratic_coefs,
+                                          strict=True)], others, linear, expr)
 
 
 def _own_curvature(terms: Terms | None, own: Sequence[Any]
@@ -95,41 +102,68 @@ def _own_curvature(terms: Terms | None, own: Sequence[Any]
     A wrong sign counts when it does in the Hessian as written (beyond CURVATURE_TOL of its
     largest entry, at least 1), or in the variables scaled to their boxes (beyond
     CURVATURE_TOL of the largest scaled quadratic or linear term): 1e-10 x^2 over
-    [0, 1e7] is worth 1e4 there. The scaled test leaves out entries below ROUND_OFF of the
-    largest coefficient of a term in `own`: the 5.6e-17 that 0.1 + 0.2 - 0.3 leaves in
-    front of x^2 beside -x had grown past any tolerance on a box of 1e7.
+    [0, 1e7] is worth 1e4 there. Before a sign is taken from the scaled test alone, entries
+    left by cancelling terms (see `_cancelled`) are set to zero: the 5.6e-17 that
+    0.1 + 0.2 - 0.3 leaves in front of x^2 had grown past any tolerance on a box of 1e7.
     """
-    if terms is None or any(id(var) in terms[1] for var in own):
+    if terms is None or any(id(var) in terms.others for var in own):
         return None, None
-    hessian = _own_hessian(terms[0], own)
+    hessian = _own_hessian(terms.quadratic, own)
     if hessian is None:
         return None, None
     eigenvalues = np.linalg.eigvalsh(hessian)
     plain = CURVATURE_TOL * max(1.0, float(np.abs(hessian).max()))
-    spans = _spans(own)
-    written = np.where(np.abs(hessian) > ROUND_OFF * _coefficient_scale(terms, own), hessian,
-                       0.0)
-    with np.errstate(over="ignore", invalid="ignore"):
-        weighted = written * np.outer(spans, spans)
-        linear = np.array([abs(terms[2].get(id(var), 0.0)) for var in own]) * spans
-    if np.isfinite(weighted).all() and np.isfinite(linear).all():
-        scaled = np.linalg.eigvalsh(weighted)
-        boxed = CURVATURE_TOL * max(float(np.abs(weighted).max()), float(linear.max()))
-    else:  # past float's range: the plain test alone
-        scaled, boxed = np.zeros(2), math.inf
     smallest, largest = float(eigenvalues[0]), float(eigenvalues[-1])
-    return (smallest if smallest < -plain or scaled[0] < -boxed else None,
-            largest if largest > plain or scaled[-1] > boxed else None)
+    concave, convex = smallest < -plain, largest > plain
+    if not (concave and convex):
+        low, high = _boxed_signs(hessian, terms, own)
+        if (low and not concave) or (high and not convex):
+            low, high = _boxed_signs(_cancelled(hessian, terms.expr, own), terms, own)
+        concave, convex = concave or low, convex or high
+    return smallest if concave else None, largest if convex else None
 
 
-def _coefficient_scale(terms: Terms, own: Sequence[Any]) -> float:
-    """The largest |coefficient| of the expression's terms in `own` variables (linear, and
-    quadratic with one or both in `own`): the size their round-off is relative to (another
-    player's large term had hidden 1e-10 x^2 on a wide box)."""
-    ids = {id(var) for var in own}
-    quadratic = [abs(coef) for a, b, coef in terms[0] if id(a) in ids or id(b) in ids]
-    linear = [abs(coef) for key, coef in terms[2].items() if key in ids]
-    return max([*quadratic, *linear, 0.0])
+def _boxed_signs(hessian: np.ndarray, terms: Terms, own: Sequence[Any]) -> tuple[bool, bool]:
+    """Whether `hessian`, in the variables scaled to their boxes, has a negative and a
+    positive eigenvalue beyond CURVATURE_TOL of the largest scaled quadratic or linear
+    term (past float's range: neither, the plain test alone decides)."""
+    spans = _spans(own)
+    with np.errstate(over="ignore", invalid="ignore"):
+        weighted = hessian * np.outer(spans, spans)
+        linear = np.array([abs(terms.linear.get(id(var), 0.0)) for var in own]) * spans
+    if not (np.isfinite(weighted).all() and np.isfinite(linear).all()) or not weighted.any():
+        return False, False
+    scaled = np.linalg.eigvalsh(weighted)
+    tolerance = CURVATURE_TOL * max(float(np.abs(weighted).max()), float(linear.max()))
+    return bool(scaled[0] < -tolerance), bool(scaled[-1] > tolerance)
+
+
+def _cancelled(hessian: np.ndarray, expr: Any, own: Sequence[Any]) -> np.ndarray:
+    """`hessian` with each entry at or below ROUND_OFF of the sum of |coefficient|s its
+    terms had before they cancelled set to 0. Pyomo's standard form keeps only the sum
+    (0.1 + 0.2 - 0.3 = 5.6e-17 in front of x^2), whose size alone cannot tell round-off
+    from a small coefficient; the summands of `expr` are read one by one for theirs."""
+    index = {id(var): k for k, var in enumerate(own)}
+    magnitude = np.zeros_like(hessian)
+    for part in _summands(expr):
+        repn = generate_standard_repn(part, compute_values=True, quadratic=True)
+        for (a, b), coef in zip(repn.quadratic_vars, repn.quadratic_coefs, strict=True):
+            _add_term(magnitude, index, a, b, abs(float(coef)))
+    return np.where(np.abs(hessian) > ROUND_OFF * magnitude, hessian, 0.0)
+
+
+def _summands(expr: Any) -> Iterator[Any]:
+    """The terms of `expr` as a sum, named expressions and nested sums opened (plain
+    numbers left out: they hold no quadratic term)."""
+    if not hasattr(expr, "is_named_expression_type"):
+        return
+    if expr.is_named_expression_type():
+        yield from _summands(expr.expr)
+    elif isinstance(expr, SumExpression):
+        for arg in expr.args:
+            yield from _summands(arg)
+    else:
+        yield expr
 
 
 def _spans(own: Sequence[Any]) -> np.ndarray:
@@ -152,8 +186,14 @@ def _own_hessian(terms: list[tuple[Any, Any, float]], own: Sequence[Any]) -> np.
     index = {id(var): k for k, var in enumerate(own)}
     hessian = np.zeros((len(own), len(own)))
     for a, b, coef in terms:
-        i, j = index.get(id(a)), index.get(id(b))
-        if i is not None and j is not None:
-            hessian[i, j] += coef
-            hessian[j, i] += coef
+        _add_term(hessian, index, a, b, coef)
     return hessian if hessian.any() else None
+
+
+def _add_term(hessian: np.ndarray, index: dict[int, int], a: Any, b: Any, coef: float) -> None:
+    """Add the Hessian of coef * a * b in the variables `index` numbers (nothing when a or b
+    is not one of them: the term is linear there)."""
+    i, j = index.get(id(a)), index.get(id(b))
+    if i is not None and j is not None:
+        hessian[i, j] += coef
+        hessian[j, i] += coef

@@ -272,6 +272,11 @@ def test_small_curvature_over_a_wide_box_is_named() -> None:
 
     game, block = _one_player(lambda x: 1e-10 * x**2 - 1e-4 * x)
     assert any("not concave" in m for m in curvature_warnings(game))
+    for extra in (lambda b: 1e3 * b.z, lambda b: 200 * b.x * b.z):  # z in [0, 1e-9]: its big
+        wide, block2 = _one_player(lambda x: 1e-10 * x**2 - 1e-3 * x)  # coefficient is no
+        block2.z = pyo.Var(bounds=(0, 1e-9), initialize=0.0)  # round-off scale for x^2
+        block2.utility.set_value(block2.utility.expr + extra(block2))
+        assert any("not concave" in m for m in curvature_warnings(wide))
     pair, first = _one_player(lambda x: 1e-10 * x**2 - 1e-4 * x)
     other = pair.add_player("b")  # another player's large term sets no round-off scale
     other.y = pyo.Var(bounds=(0, 1), initialize=0.5)
@@ -282,9 +287,11 @@ def test_small_curvature_over_a_wide_box_is_named() -> None:
     assert certify(game).gaps["a"] == pytest.approx(9000, rel=1e-6)  # the truth it names
     block.row = pyo.Constraint(expr=1e-10 * block.x**2 >= 1)
     assert any("row" in m and "lower side" in m for m in curvature_warnings(game))
-    for box in ((0, 1), (0, 1e5), (0, 1e8)):  # 5.6e-17 x^2 beside x: round-off, any box
-        tiny, _ = _one_player(lambda x: (0.1 * x**2 + 0.2 * x**2 - 0.3 * x**2) - x, box)
-        assert curvature_warnings(tiny) == []
+    for box in ((0, 1), (0, 1e5), (0, 1e8)):  # 5.6e-17 x^2 beside x: round-off, any box,
+        for slope in (1.0, 1e-6):  # beside a small linear term too
+            tiny, _ = _one_player(
+                lambda x, a=slope: (0.1 * x**2 + 0.2 * x**2 - 0.3 * x**2) - a * x, box)
+            assert curvature_warnings(tiny) == []
     revenue, block = _one_player(lambda x: 0.1 * x**2)  # x (0.5 - 0.3 x - 0.3 y) + 0.3 x^2
     block.y = pyo.Var(bounds=(0, 1), initialize=0.0)
     block.y.fix()  # another player's, as far as x's curvature goes
