@@ -10,7 +10,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from pyomo.core.expr.numeric_expr import SumExpression
+import pyomo.environ as pyo
+from pyomo.core.expr.numeric_expr import (
+    DivisionExpression,
+    NegationExpression,
+    PowExpression,
+    ProductExpression,
+    SumExpression,
+)
 from pyomo.core.expr.visitor import identify_variables, polynomial_degree
 from pyomo.repn.standard_repn import generate_standard_repn
 
@@ -139,31 +146,76 @@ def _boxed_signs(hessian: np.ndarray, terms: Terms, own: Sequence[Any]) -> tuple
 
 
 def _cancelled(hessian: np.ndarray, expr: Any, own: Sequence[Any]) -> np.ndarray:
-    """`hessian` with each entry at or below ROUND_OFF of the sum of |coefficient|s its
-    terms had before they cancelled set to 0. Pyomo's standard form keeps only the sum
-    (0.1 + 0.2 - 0.3 = 5.6e-17 in front of x^2), whose size alone cannot tell round-off
-    from a small coefficient; the summands of `expr` are read one by one for theirs."""
+    """`hessian` with each entry at or below ROUND_OFF of the size its terms had before
+    they cancelled set to 0. Pyomo's standard form keeps only their sum (0.1 + 0.2 - 0.3 =
+    5.6e-17 in front of x^2), whose size alone cannot tell round-off from a small
+    coefficient; `_sizes` reads the sizes off the expression. Where it cannot (a nonlinear
+    part), the entries stay."""
+    sizes = _sizes(expr)
+    if sizes is None:
+        return hessian
     index = {id(var): k for k, var in enumerate(own)}
+    variables = {id(var): var for var in own}
     magnitude = np.zeros_like(hessian)
-    for part in _summands(expr):
-        repn = generate_standard_repn(part, compute_values=True, quadratic=True)
-        for (a, b), coef in zip(repn.quadratic_vars, repn.quadratic_coefs, strict=True):
-            _add_term(magnitude, index, a, b, abs(float(coef)))
+    for key, size in sizes.items():
+        if len(key) == 2 and key[0] in variables and key[1] in variables:
+            _add_term(magnitude, index, variables[key[0]], variables[key[1]], size)
     return np.where(np.abs(hessian) > ROUND_OFF * magnitude, hessian, 0.0)
 
 
-def _summands(expr: Any) -> Iterator[Any]:
-    """The terms of `expr` as a sum, named expressions and nested sums opened (plain
-    numbers left out: they hold no quadratic term)."""
-    if not hasattr(expr, "is_named_expression_type"):
-        return
+# a polynomial of degree <= 2 as {(): constant, (id,): coefficient, (id, id): coefficient}
+Sizes = dict[tuple[int, ...], float]
+
+
+def _sizes(expr: Any) -> Sizes | None:
+    """The polynomial `expr` with every coefficient replaced by the sum of the sizes of the
+    terms that make it up, before any cancels: |a + b| -> |a| + |b|, |a b| -> |a| |b|, and so
+    on through negations, divisions by constants and squares; None for anything else."""
+    if not hasattr(expr, "is_potentially_variable") or not expr.is_potentially_variable() \
+            or expr.is_fixed():
+        constant = pyo.value(expr, exception=False)
+        return None if constant is None else {(): abs(float(constant))}
     if expr.is_named_expression_type():
-        yield from _summands(expr.expr)
-    elif isinstance(expr, SumExpression):
-        for arg in expr.args:
-            yield from _summands(arg)
-    else:
-        yield expr
+        return _sizes(expr.expr)
+    if expr.is_variable_type():
+        return {(id(expr),): 1.0}
+    parts = [_sizes(arg) for arg in getattr(expr, "args", ())]
+    if any(part is None for part in parts):
+        return None
+    if isinstance(expr, SumExpression):
+        return _plus(parts)
+    if isinstance(expr, NegationExpression):
+        return parts[0]
+    if isinstance(expr, ProductExpression):
+        return _times(parts[0], parts[1])
+    if isinstance(expr, DivisionExpression) and list(parts[1]) == [()] and parts[1][()] > 0:
+        return {key: size / parts[1][()] for key, size in parts[0].items()}
+    if isinstance(expr, PowExpression) and parts[1] in ({(): 1.0}, {(): 2.0}):
+        return parts[0] if parts[1][()] == 1.0 else _times(parts[0], parts[0])
+    return None
+
+
+def _plus(parts: list[Sizes]) -> Sizes:
+    """The sum of polynomials of sizes."""
+    total: Sizes = {}
+    for part in parts:
+        for key, size in part.items():
+            total[key] = total.get(key, 0.0) + size
+    return total
+
+
+def _times(a: Sizes | None, b: Sizes | None) -> Sizes | None:
+    """The product of two polynomials of sizes; None past degree 2."""
+    if a is None or b is None:
+        return None
+    product: Sizes = {}
+    for key_a, size_a in a.items():
+        for key_b, size_b in b.items():
+            key = tuple(sorted(key_a + key_b))
+            if len(key) > 2:
+                return None
+            product[key] = product.get(key, 0.0) + size_a * size_b
+    return product
 
 
 def _spans(own: Sequence[Any]) -> np.ndarray:

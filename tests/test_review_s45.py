@@ -292,6 +292,15 @@ def test_small_curvature_over_a_wide_box_is_named() -> None:
             tiny, _ = _one_player(
                 lambda x, a=slope: (0.1 * x**2 + 0.2 * x**2 - 0.3 * x**2) - a * x, box)
             assert curvature_warnings(tiny) == []
+    def cancelled(x):
+        """0.1 x^2 + 0.2 x^2 - 0.3 x^2: 5.6e-17 x^2 as Pyomo sums it."""
+        return 0.1 * x**2 + 0.2 * x**2 - 0.3 * x**2
+
+    for form in (lambda x: 2 * cancelled(x) - x, lambda x: x * (0.1 * x + 0.2 * x - 0.3 * x) - x,
+                 lambda x: -cancelled(x) / 3 - x):  # cancelling inside a product or quotient
+        inside, block3 = _one_player(form, (0, 1e7))
+        block3.row = pyo.Constraint(expr=block3.x <= 5 + 2 * cancelled(block3.x))
+        assert curvature_warnings(inside) == []
     revenue, block = _one_player(lambda x: 0.1 * x**2)  # x (0.5 - 0.3 x - 0.3 y) + 0.3 x^2
     block.y = pyo.Var(bounds=(0, 1), initialize=0.0)
     block.y.fix()  # another player's, as far as x's curvature goes
