@@ -155,11 +155,10 @@ def _cancelled(hessian: np.ndarray, expr: Any, own: Sequence[Any]) -> np.ndarray
     if sizes is None:
         return hessian
     index = {id(var): k for k, var in enumerate(own)}
-    variables = {id(var): var for var in own}
     magnitude = np.zeros_like(hessian)
     for key, size in sizes.items():
-        if len(key) == 2 and key[0] in variables and key[1] in variables:
-            _add_term(magnitude, index, variables[key[0]], variables[key[1]], size)
+        if len(key) == 2:
+            _add_term(magnitude, index, key[0], key[1], size)
     return np.where(np.abs(hessian) > ROUND_OFF * magnitude, hessian, 0.0)
 
 
@@ -238,14 +237,15 @@ def _own_hessian(terms: list[tuple[Any, Any, float]], own: Sequence[Any]) -> np.
     index = {id(var): k for k, var in enumerate(own)}
     hessian = np.zeros((len(own), len(own)))
     for a, b, coef in terms:
-        _add_term(hessian, index, a, b, coef)
+        _add_term(hessian, index, id(a), id(b), coef)
     return hessian if hessian.any() else None
 
 
-def _add_term(hessian: np.ndarray, index: dict[int, int], a: Any, b: Any, coef: float) -> None:
-    """Add the Hessian of coef * a * b in the variables `index` numbers (nothing when a or b
-    is not one of them: the term is linear there)."""
-    i, j = index.get(id(a)), index.get(id(b))
+def _add_term(hessian: np.ndarray, index: dict[int, int], a: int, b: int, coef: float) -> None:
+    """Add the Hessian of coef * a * b, for the variables of ids `a` and `b`, in the
+    variables `index` numbers by id (nothing when a or b is not one of them: the term is
+    linear there)."""
+    i, j = index.get(a), index.get(b)
     if i is not None and j is not None:
         hessian[i, j] += coef
         hessian[j, i] += coef
