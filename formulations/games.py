@@ -18,6 +18,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 import pyomo.environ as pyo
+from numpy.typing import ArrayLike
 from pyomo.core.base.constraint import ConstraintData
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
@@ -152,7 +153,7 @@ class Game:
             for p in self._players
         }
 
-    def set_profile(self, profile: dict[str, Sequence[float]]) -> None:
+    def set_profile(self, profile: Mapping[str, ArrayLike]) -> None:
         """Load a strategy profile into the Pyomo variables (an InputError names a profile
         that is no {player: numbers} mapping, and then nothing is loaded)."""
         if not isinstance(profile, Mapping):

@@ -194,7 +194,7 @@ class QUBO(ValueEquality):
     def magnitude(self, z: np.ndarray) -> float:
         """Sum of the absolute values of the energy's terms at one point: the scale of the
         float64 rounding error in `energy(z)` (large cancelling penalties make it large)."""
-        a = np.abs(np.asarray(z, dtype=float))
+        a = np.abs(self._point(z))
         pen = np.abs(self.weights) @ (abs(self.A) @ a) ** 2
         return float(a @ (abs(self.Q) @ a) + np.abs(self.c) @ a + abs(self.constant) + pen)
 

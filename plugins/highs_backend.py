@@ -13,7 +13,7 @@ import math
 import numbers
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -639,7 +639,7 @@ def run_highs(opt: Any, model: pyo.Block, *, plugins: list[Any], time_limit: flo
 
 def _solve_checked(opt: Any, model: pyo.Block, time_limit: float | None,
                    params: Mapping[str, Any], tee: bool, start: float, view: RowView,
-                   rows: list[IntegralRow], plugins: list[Any] = (),
+                   rows: list[IntegralRow], plugins: Sequence[Any] = (),
                    ) -> tuple[Any, Status, dict[str, Any]]:
     """Solve through Pyomo and guard the verdict (`guard_verdict`) of the model with the
     large all-integer rows `rows`. A solve again (its first answer discarded) lets `plugins`

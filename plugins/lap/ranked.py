@@ -258,7 +258,7 @@ def _working_matrix(cost: Any, maximize: bool) -> tuple[np.ndarray, int, bool]:
 
 def _sparse_working(
     cost: Any, maximize: bool
-) -> tuple[SparseCosts, int, bool, float, np.ndarray | None]:
+) -> tuple[SparseCosts | DenseCosts, int, bool, float, np.ndarray | None]:
     """The sparse min-cost costs Murty works on (the short side first; a rectangular matrix
     as matchings whose rows must all be matched and whose columns may stay free at no
     cost, empty columns left out), its number of real rows, whether the caller's matrix
