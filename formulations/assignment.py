@@ -182,7 +182,7 @@ def _orlib_header(path: Path) -> bool:
     the next 49 costs, with no word."""
     try:
         with path.open(encoding="utf-8-sig", errors="replace") as lines:  # as _read_text
-            for line in lines:
+            for line in (part for read in lines for part in text_lines(read)):  # U+2028 too
                 if line.strip():  # a comma-separated first row is a matrix's too
                     return len(line.split()) == 1 and sum(
                         1 for cell in line.split(",") if cell.strip()) <= 1
@@ -260,7 +260,8 @@ def _load_npy(path: Path) -> np.ndarray:
         raise InputError(f"{path}: not an .npy array (no NumPy header; save one with np.save)")
     try:
         mapped = np.load(path, allow_pickle=False, mmap_mode="r")
-    except (ValueError, OSError, EOFError, TokenError, zipfile.BadZipFile) as exc:
+    except (ValueError, OSError, EOFError, TokenError, zipfile.BadZipFile, OverflowError,
+            SyntaxError, TypeError) as exc:  # the last three: shape 2**64, descr ',i4', True
         raise InputError(f"{path}: not a readable .npy array ({exc})") from exc
     if isinstance(mapped, np.lib.npyio.NpzFile):
         names = list(mapped.files)
@@ -280,8 +281,9 @@ def _load_npz(path: Path, square: bool) -> sp.csr_matrix:
 
     try:
         loaded = sp.load_npz(path)
-    except (ValueError, OSError, KeyError, TypeError, EOFError, TokenError,
-            zipfile.BadZipFile, zlib.error) as exc:  # empty, truncated or corrupted ones too
+    except (ValueError, OSError, KeyError, TypeError, EOFError, TokenError, OverflowError,
+            SyntaxError, NotImplementedError, AttributeError, zipfile.BadZipFile,
+            zlib.error) as exc:  # empty, truncated, corrupted, of format lil or format 3
         raise InputError(f"{path}: not a scipy.sparse .npz matrix (save one with "
                          f"scipy.sparse.save_npz; {exc or type(exc).__name__})") from None
     except MemoryError:  # a 1,293-byte archive declared 1e10 entries
@@ -292,10 +294,29 @@ def _load_npz(path: Path, square: bool) -> sp.csr_matrix:
     if square and loaded.shape[0] != loaded.shape[1]:
         raise InputError(f"{path}: need a square cost matrix, got {loaded.shape[0]}x"
                          f"{loaded.shape[1]}")
+    _refuse_converted_indices(path, loaded)
     try:
         return as_csr(loaded)
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from None
+
+
+_INDEX_ARRAYS = {"csr": ("indices", "indptr"), "csc": ("indices", "indptr"),
+                 "bsr": ("indices", "indptr"), "coo": ("row", "col"), "dia": ("offsets",)}
+
+
+def _refuse_converted_indices(path: Path, loaded: sp.spmatrix) -> None:
+    """An InputError where scipy read an index array of the archive as other numbers than it
+    stores: it casts float indices (column 1.5 read as 1) and wraps int64 ones into int32
+    (DIA offset 2**32 read as the main diagonal)."""
+    with np.load(path, allow_pickle=False) as raw:
+        for key in _INDEX_ARRAYS.get(loaded.format, ()):
+            stored = raw[key] if key in raw.files else None
+            if stored is not None and (stored.dtype.kind not in "iu" or not np.array_equal(
+                    stored, getattr(loaded, key))):
+                raise InputError(f"{path}: its {key!r} array ({stored.dtype}) holds other "
+                                 "numbers than scipy reads from it: index arrays must hold "
+                                 "integers within the matrix's shape")
 
 
 def _starts_with(path: Path, magics: tuple[bytes, ...]) -> bool:

@@ -23,7 +23,7 @@ from coplug.formulations.checks import (
 )
 from coplug.formulations.qubo import PENALTY_LIMIT, QUBO, data_scale
 from coplug.formulations.qubo_solvers import PENALTY_RTOL
-from coplug.plugins.arguments import detached, refuse_masked
+from coplug.plugins.arguments import check_exact_integers, detached, refuse_masked
 from coplug.plugins.errors import InputError
 from coplug.plugins.value_equality import ValueEquality
 
@@ -211,6 +211,14 @@ def _check_float_exact(instance: KnapsackInstance) -> None:
                              "coefficients would round it; scale the instance down")
 
 
+def _check_exact_integers(instance: KnapsackInstance) -> None:
+    """Refuse integer values, weights or a capacity float64 rounds: the QUBO forms are
+    solved in float64, and values 2**53 + 1 and 2**53 gave two placements one coefficient."""
+    for name, data in (("values", instance.values), ("weights", instance.weights),
+                       ("capacity", np.asarray([instance.capacity]))):
+        check_exact_integers(np.asarray(data), f"knapsack {name}")
+
+
 def load_knapsack(path: str | Path) -> KnapsackInstance:
     """Read a classic knapsack text file; errors name the offending line.
 
@@ -303,6 +311,7 @@ def knapsack_qubo_naive(instance: KnapsackInstance) -> QUBO:
     flips change the residual by w_i, so overweight points with small residual are traps.
     """
     require_instance(instance, KnapsackInstance, "knapsack_qubo_naive", KNAPSACK_HINT)
+    _check_exact_integers(instance)
     n, C = instance.n, int(instance.capacity)
     slack = _slack_coefficients(C)
     a = np.concatenate([instance.weights.astype(float), slack])
@@ -379,6 +388,7 @@ def knapsack_qubo_safe(
     placeholder variable with energy mu * y(1 - y), zero on both binary values.
     """
     require_instance(instance, KnapsackInstance, "knapsack_qubo_safe", KNAPSACK_HINT)
+    _check_exact_integers(instance)
     C = int(instance.capacity)
     vmax = _conflict_value_max(instance)
     if margin is None:  # v+ itself rises to the floor where far larger values set it

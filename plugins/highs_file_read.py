@@ -17,27 +17,30 @@ from coplug.plugins.mps_text import SECTION_HEAD, header_at, section_lines
 
 _FREE_ROW = re.compile(rb"^[ \t]*N[ \t]+(\S+)[ \t]*\r?$", re.M)
 _LOG_PLACE = re.compile(r"^\s*--> .*:(\d+):\d+\s*$")  # where a parse error is
+_EMPTY_LINE = re.compile(rb"^(?=\r?\n)", re.M)
 _HIGHS_IGNORED = re.compile(r"(?:WARNING: )?([^\n]*has duplicate [^\n]*)")
 _HIGHS_UNDEFINED = re.compile(r'((?:Row|Column) name "[^\n]*" in \w+ section is not defined)')
 _HIGHS_SECTION_IGNORED = re.compile(
     r"(\w+)\s+section entries contain\s+(\d+) with (row|col) not in (\w+)\s+section: ignored")
 
 
-def highs_read(highs: Any, path: Path, tee: bool) -> Any:
-    """`highs.readModel(path)` with the reader's log kept (shown with `tee`), and the
-    status; a file read (warnings included) is checked for what HiGHS ignored in it. The log
-    goes through a file: HiGHS printed raw memory for a line it misread, and captured from
-    the console those bytes stopped the decoding of the warnings after them."""
+def highs_read(highs: Any, path: Path, text: bytes, tee: bool) -> Any:
+    """`highs.readModel(path)` (its text `text`) with the reader's log kept (shown with
+    `tee`), and the status; a file read (warnings included) is checked for what HiGHS
+    ignored in it. The log goes through a file: HiGHS printed raw memory for a line it
+    misread, and captured from the console those bytes stopped the decoding of the warnings
+    after them."""
     import highspy
 
     highs.setOptionValue("output_flag", True)
     highs.setOptionValue("log_to_console", False)
     with tempfile.TemporaryDirectory() as folder:
         kept = Path(folder) / "read.log"
+        readable = _without_empty_lines(path, text, Path(folder))
         highs.setOptionValue("log_file", str(kept))
         try:
             with capture_output(io.StringIO(), capture_fd=True):  # anything past its log
-                status = highs.readModel(native_name(path))
+                status = highs.readModel(native_name(readable))
         finally:
             highs.setOptionValue("log_file", "")
         log = kept.read_bytes().decode(errors="replace")
@@ -50,6 +53,19 @@ def highs_read(highs: Any, path: Path, tee: bool) -> Any:
     else:
         _refuse_unread(path, log)
     return status
+
+
+def _without_empty_lines(path: Path, text: bytes, folder: Path) -> Path:
+    """`path`, or for an MPS file with empty lines a copy in `folder` with each made a
+    comment line (same line numbers): HiGHS's fixed-format reader, which takes over when
+    the free one fails (a COLUMNS entry for an undeclared row), never returned from a
+    96-byte file with one empty line."""
+    if is_lp(path) or (b"\n\n" not in text and b"\n\r\n" not in text
+                       and not text.startswith((b"\n", b"\r\n"))):
+        return path
+    copy = folder / "model.mps"
+    copy.write_bytes(_EMPTY_LINE.sub(b"*", text))
+    return copy
 
 
 def _refuse_unread(path: Path, log: str) -> None:

@@ -169,9 +169,9 @@ class _Highs:
         import highspy
         import numpy as np
 
-        checked_text(path)
+        text = checked_text(path)
         self.highs = new_highs()
-        status = highs_read(self.highs, path, tee=False)
+        status = highs_read(self.highs, path, text, tee=False)
         self.highs.setOptionValue("output_flag", False)
         self.highs.HandleUserInterrupt = True  # its interrupt callbacks check cancelSolve's flag
         self.timed_out = False  # a filter stopped at the time limit

@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
-from coplug.formulations.knapsack import knapsack_qubo_safe, random_knapsack
+from coplug.formulations.assignment import load_costs
+from coplug.formulations.knapsack import (
+    KnapsackInstance,
+    knapsack_qubo_naive,
+    knapsack_qubo_safe,
+    random_knapsack,
+)
+from coplug.plugins import Status, solve_file
 from coplug.plugins.errors import InputError
+
+_UNDECLARED = ("NAME T\nROWS\n N obj\n L c1\nCOLUMNS\n x obj 1 c1 1\n y zz 1\n\nRHS\n"
+               " rhs c1 4\nENDATA\n")
 
 
 @pytest.mark.parametrize("shape", ["long", "short", "batch"])
@@ -18,3 +34,120 @@ def test_qubo_magnitude_names_a_wrong_point(shape: str) -> None:
     with pytest.raises(InputError, match=f"length {q.n}"):
         q.magnitude(z)
     assert q.magnitude(np.ones(q.n)) > 0
+
+
+@pytest.mark.parametrize("call", ["solve_file", "explain_infeasible_file"])
+def test_highs_reads_an_mps_file_with_an_empty_line(tmp_path: Path, call: str) -> None:
+    """HiGHS's fixed-format reader (taking over at a COLUMNS entry for an undeclared row)
+    never returned from a file with an empty line; the read is now refused by name. Run in
+    a child process so that a regression fails in a minute instead of hanging."""
+    path = tmp_path / "typo.mps"
+    path.write_text(_UNDECLARED)
+    solver = ", solver='highs'" if call == "solve_file" else ""
+    code = ("import sys; from coplug.plugins import InputError, solve_file, "
+            "explain_infeasible_file\n"
+            "try:\n"
+            f"    {call}(sys.argv[1]{solver})\n"
+            "except InputError as exc:\n"
+            "    print('refused:', exc)\n")
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "refused: typo.mps" in done.stdout and "not in ROWS" in done.stdout
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_empty_lines_are_read_as_before(tmp_path: Path, packed: bool) -> None:
+    """Empty lines HiGHS reads through a copy (comment lines in their place) give the same
+    model and line numbers: both solvers agree, .gz too."""
+    text = ("NAME T\nROWS\n N obj\n G c1\n\nCOLUMNS\n x obj 1 c1 1\n\n y obj 2 c1 1\n"
+            "RHS\n rhs c1 3\nBOUNDS\n UP bnd x 2\nENDATA\n\n")
+    path = tmp_path / ("m.mps.gz" if packed else "m.mps")
+    path.write_bytes(gzip.compress(text.encode()) if packed else text.encode())
+    results = [solve_file(path, solver=s) for s in ("highs", "scip")]
+    assert [r.status for r in results] == [Status.OPTIMAL] * 2
+    assert results[0].objective == pytest.approx(4.0) == results[1].objective
+    assert results[0].values == pytest.approx({"x": 2.0, "y": 1.0})
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_a_control_byte_in_an_rhs_line_is_named(tmp_path: Path, solver: str) -> None:
+    """A control byte between two RHS fields counted as a blank but not split on: max() of
+    an empty list before; now the line by line reading names it."""
+    path = tmp_path / "ctrl.mps"
+    path.write_bytes(b"NAME T\nROWS\n N obj\n L c1\nCOLUMNS\n x obj 1 c1 1\nRHS\n rhs\x16c1 5\n"
+                     b"ENDATA\n")
+    with pytest.raises(InputError, match="ctrl.mps"):
+        solve_file(path, solver=solver)
+
+
+def _npy(tmp_path: Path, header: bytes) -> Path:
+    """A version-1 .npy file with `header` (padded) and 16 bytes of data."""
+    header = header + b" " * (63 - len(header) % 64) + b"\n"
+    path = tmp_path / "c.npy"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header
+                     + bytes(16))
+    return path
+
+
+@pytest.mark.parametrize("header", [
+    b"{'descr': '<f8', 'fortran_order': False, 'shape': (18446744073709551616, 2), }",
+    b"{'descr': ',i4', 'fortran_order': False, 'shape': (2, 2), }",
+    b"{'descr': '<f8', 'fortran_order': False, 'shape': (True, 2), }",
+])
+def test_a_crafted_npy_header_is_named(tmp_path: Path, header: bytes) -> None:
+    """OverflowError, SyntaxError and TypeError from numpy's header parse before."""
+    with pytest.raises(InputError, match="not a readable .npy array"):
+        load_costs(_npy(tmp_path, header))
+
+
+def test_npz_archives_scipy_cannot_read_are_named(tmp_path: Path) -> None:
+    """A lil archive (NotImplementedError) and a numeric format (AttributeError) before."""
+    for k, fmt in enumerate([np.array("lil"), np.array(3)]):
+        path = tmp_path / f"m{k}.npz"
+        np.savez(path, format=fmt, shape=np.array([2, 2]))
+        with pytest.raises(InputError, match="not a scipy.sparse .npz matrix"):
+            load_costs(path)
+
+
+@pytest.mark.parametrize("arrays", [
+    {"format": np.array("dia"), "data": np.array([[1.0, 2.0]]), "offsets": np.array([2**32])},
+    {"format": np.array("csr"), "data": np.array([1.0, 2.0]), "indices": np.array([0.0, 1.5]),
+     "indptr": np.array([0, 1, 2])},
+    {"format": np.array("coo"), "data": np.array([1.0, 2.0]), "row": np.array([0.0, 1.0]),
+     "col": np.array([1, 0])},
+])
+def test_npz_index_arrays_scipy_converts_are_refused(tmp_path: Path, arrays: dict) -> None:
+    """scipy wrapped a DIA offset 2**32 to the main diagonal and cast column 1.5 to 1: the
+    archive was read as another matrix with no word."""
+    path = tmp_path / "m.npz"
+    np.savez(path, shape=np.array([2, 2]), **arrays)
+    with pytest.raises(InputError, match="holds other numbers than scipy reads"):
+        load_costs(path)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "dia", "bsr"])
+def test_npz_files_scipy_wrote_still_load(tmp_path: Path, fmt: str) -> None:
+    """What save_npz writes passes the index check, every format."""
+    dense = np.array([[1.0, 2.0], [3.0, 4.0]])
+    path = tmp_path / f"m_{fmt}.npz"
+    sp.save_npz(path, sp.csr_matrix(dense).asformat(fmt))
+    assert np.array_equal(load_costs(path).toarray(), dense)
+
+
+def test_orlib_lines_ended_by_a_line_separator(tmp_path: Path) -> None:
+    """U+2028 ends a line for the readers but not for the OR-Library header test: the file
+    was read as a 5 x 1 matrix."""
+    path = tmp_path / "assign2.txt"
+    path.write_text("2\u20281\u20282\u20283\u20284\n", encoding="utf-8")
+    assert np.array_equal(load_costs(path), [[1.0, 2.0], [3.0, 4.0]])
+
+
+@pytest.mark.parametrize("build", [knapsack_qubo_safe, knapsack_qubo_naive])
+def test_knapsack_qubos_refuse_integers_float64_rounds(build) -> None:
+    """Values 2**53 + 1 and 2**53 gave the safe QUBO's two placements one coefficient, and
+    its best objective 2**53 for an optimum 2**53 + 1; floats and even integers stay."""
+    with pytest.raises(InputError, match="9007199254740993"):
+        build(KnapsackInstance([2**53 + 1, 2**53], [1, 1], 1))
+    assert build(KnapsackInstance([2**53 + 2, 2**53], [1, 1], 1)).n > 0
+    assert build(KnapsackInstance([1e20, 2.5], [1, 1], 1)).n > 0
