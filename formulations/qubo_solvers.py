@@ -95,6 +95,7 @@ class RunReport(ValueEquality):
     method: str
     stats: dict = field(default_factory=dict)
     interrupted: bool = False
+    sense: int = 1  # the QUBO's: 1 its objective is minimized, -1 maximized
 
     @property
     def fraction_ok(self) -> float | None:
@@ -112,12 +113,16 @@ class RunReport(ValueEquality):
         """
         return _fraction([c.binary and c.feasible for c in self.certificates])
 
-    def best_objective(self, sense: int) -> float | None:
-        """Best problem objective over feasible binary end points (None if there is none)."""
+    def best_objective(self, sense: int | None = None) -> float | None:
+        """Best problem objective over feasible binary end points (None if there is none),
+        in the QUBO's own sense; a `sense` given (1 or pyo.minimize, -1 or pyo.maximize) must
+        be that one: the other gave the worst value found, with no word."""
+        if sense is not None:
+            _check_sense(sense, self.sense)
         vals = [c.objective for c in self.certificates if c.binary and c.feasible]
         if not vals:
             return None
-        return float(min(vals) if sense > 0 else max(vals))
+        return float(min(vals) if self.sense > 0 else max(vals))
 
     def __repr__(self) -> str:
         """A summary: the points and certificates of 2000 starts made a 236,000-character
@@ -127,6 +132,17 @@ class RunReport(ValueEquality):
                 f"iterations={self.iterations}, seconds={self.seconds:.3g}, "
                 f"best_energy={best!r}, fraction_ok={self.fraction_ok!r}, "
                 f"stats={self.stats!r}, interrupted={self.interrupted})")
+
+
+def _check_sense(sense: object, own: int) -> None:
+    """An InputError for a sense that is not 1 or -1, or not the QUBO's own `own`."""
+    if isinstance(sense, bool) or not isinstance(sense, (int, np.integer)) or int(sense) not in (
+            1, -1):
+        raise InputError(f"sense must be 1 (minimize) or -1 (maximize), got {sense!r}")
+    if int(sense) != own:
+        raise InputError(f"this QUBO's objective is {'minimized' if own > 0 else 'maximized'} "
+                         f"(sense {own}); best_objective({int(sense)}) would give the worst "
+                         "value found: call best_objective() for the best")
 
 
 def _fraction(flags: list[bool]) -> float | None:
@@ -671,4 +687,5 @@ def _run(
                "stalled": int(b.gave_up.sum().item()), "starts": starts,
                "kicks": int(b.kicked.sum()), "unfinished": int((~b.done).sum().item())},
         interrupted=interrupted,
+        sense=qubo.sense,
     )

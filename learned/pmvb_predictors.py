@@ -310,11 +310,24 @@ def _describes_sibling(path: Path, meta: Any) -> bool:
         return False
 
 
+def _kind_hint(path: Path) -> str:
+    """What a missing checkpoint named like a predictor kind or the data-free mode meant
+    (`PMVBBranching("logreg")` read as a file name)."""
+    name = str(path).strip().lower()
+    if name in KINDS:
+        return (f": {name!r} is a predictor kind, not a file; pass the checkpoint shipped for "
+                f"a family, coplug.learned.pmvb_predictors.shipped_checkpoint(family, {name!r}), "
+                "or a checkpoint path")
+    if name == "lp":
+        return ": the data-free mode is spelled 'lp'"
+    return ""
+
+
 def load_predictor(path: str | Path) -> PMVBPredictor:
     """Read a checkpoint written by `PMVBPredictor.save` (a trusted file)."""
     path = Path(path).expanduser()
     if not path.exists():
-        raise InputError(f"PMVB checkpoint {path} does not exist")
+        raise InputError(f"PMVB checkpoint {path} does not exist{_kind_hint(path)}")
     if not path.is_file():
         raise InputError(f"PMVB checkpoint {path} is a directory, not a checkpoint file")
     if path.suffix not in (".pt", ".joblib"):

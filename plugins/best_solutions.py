@@ -27,7 +27,13 @@ from pyomo.core.base.var import VarData
 from pyomo.core.expr.numeric_expr import LinearExpression
 from pyomo.core.expr.visitor import identify_variables
 
-from coplug.plugins.bridge import as_solve_arguments, check_block, keyword_options, solve
+from coplug.plugins.bridge import (
+    as_solve_arguments,
+    check_block,
+    keyword_options,
+    refuse_sibling_keywords,
+    solve,
+)
 from coplug.plugins.components import check_components
 from coplug.plugins.duals import LinearProgram, dual_request, min_form
 from coplug.plugins.errors import InputError, UnsupportedModelError
@@ -75,6 +81,8 @@ def k_best(model: pyo.Block, k: int = 10, solver: str = "scip",
     check_model_data(model, warn_tiny=False)  # named before the rows are read (`solve` warns)
     if "plugins" in params:
         raise InputError("k_best() takes no plugins: its search runs as a plugin of its own")
+    refuse_sibling_keywords(params, "k_best", {"progress": "its search draws no progress "
+                                                            "line"})
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
         raise InputError(f"k must be a whole number >= 1, got {k!r}")
     k = int(k)

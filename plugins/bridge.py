@@ -172,6 +172,7 @@ def solve(
     if warmstart and solver.lower() not in ("scip", "highs"):
         raise InputError(f"warmstart=True needs solver='scip' or 'highs', not {solver!r}")
     start = {"warmstart": True} if warmstart else {}  # other backends take no such keyword
+    refuse_sibling_keywords(params, "solve", SOLVE_SIBLINGS)
     params = merged_options(options, params)
     time_limit, params = one_time_limit(solver, time_limit, params)
     plugins = list(plugins)
@@ -219,6 +220,21 @@ def first_round_start(run: Callable[..., Result], start: dict[str, Any]
         return result
 
     return round_run
+
+
+# Keywords of sibling entry points `solve` does not take, with what it takes instead.
+SOLVE_SIBLINGS = {"progress": "pass plugins=[Progress()] for a live progress line"}
+
+
+def refuse_sibling_keywords(params: Mapping[str, Any], name: str,
+                            siblings: Mapping[str, str]) -> None:
+    """An InputError for a keyword a sibling entry point takes and `name` does not (`solve`'s
+    `progress`, `solve_file`'s `plugins`), before the solver is asked for a parameter of
+    that name ("cannot set SCIP parameter 'progress'")."""
+    for key in params:
+        if key in siblings:
+            raise InputError(f"{name}() takes no {key}= argument: {siblings[key]} (a native "
+                             f"option of that name goes in options=)")
 
 
 def merged_options(options: Mapping[str, Any] | None, params: dict[str, Any]

@@ -20,6 +20,7 @@ from coplug.plugins.bridge import (
     checked_tee,
     merged_options,
     one_time_limit,
+    refuse_sibling_keywords,
     scip_result,
 )
 from coplug.plugins.errors import (
@@ -88,6 +89,14 @@ _HIGHS_STATUS = {
 }
 
 
+# `solve`'s keywords for Pyomo models that `solve_file` does not take, and why.
+_FILE_SIBLINGS = {
+    "plugins": "plugins work on Pyomo models (solve); progress=True draws the Progress line",
+    "warmstart": "a file carries no start values; solve the Pyomo model with solve()",
+    "mip_duals": "fixed-model duals are for Pyomo models (solve)",
+}
+
+
 def solve_file(
     path: str | Path, solver: str = "scip", time_limit: float | None = None, tee: bool = False,
     options: Mapping[str, Any] | None = None, progress: bool = False, **params: Any,
@@ -100,6 +109,7 @@ def solve_file(
             raise InputError(f"solver must be 'scip' or 'highs', got {solver!r}")
         path = checked_model_path(path)
         time_limit = checked_time_limit(time_limit)
+        refuse_sibling_keywords(params, "solve_file", _FILE_SIBLINGS)
         params = merged_options(options, params)
         time_limit, params = one_time_limit(solver, time_limit, params)
         progress = check_flag(progress, "progress")

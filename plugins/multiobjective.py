@@ -36,7 +36,14 @@ from pyomo.core.base.objective import ObjectiveData
 from pyomo.core.base.var import VarData
 from pyomo.core.expr.visitor import identify_variables
 
-from coplug.plugins.bridge import as_solve_arguments, check_block, solve, whole_call_options
+from coplug.plugins.bridge import (
+    SOLVE_SIBLINGS,
+    as_solve_arguments,
+    check_block,
+    refuse_sibling_keywords,
+    solve,
+    whole_call_options,
+)
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.duals import dual_request
 from coplug.plugins.errors import InputError
@@ -104,6 +111,7 @@ def lexicographic(model: pyo.Block, objectives: Sequence[Any], solver: str = "sc
     optimum while the next ones are optimized; `time_limit` covers all stages, `params` go
     to every `solve`."""
     check_block(model, "lexicographic()")
+    refuse_sibling_keywords(params, "lexicographic", SOLVE_SIBLINGS)
     chain = _objective_list(model, objectives, minimum=1)
     tolerances = _tolerances(abs_tol, rel_tol)
     time_limit, params = _whole_call_limit(solver, time_limit, params)
@@ -120,6 +128,7 @@ def pareto_front(model: pyo.Block, first: Any, second: Any, solver: str = "scip"
     lexicographic optimum with `second` better than the point before by `step` or more
     (default: the objective's own step, when it has one); the last one is loaded."""
     check_block(model, "pareto_front()")
+    refuse_sibling_keywords(params, "pareto_front", SOLVE_SIBLINGS)
     chain = _objective_list(model, [first, second], minimum=2)
     if len(chain) != 2:  # an indexed Objective stood for its members: three or more
         raise InputError("pareto_front() takes two objectives, one each for first and "

@@ -151,3 +151,75 @@ def test_knapsack_qubos_refuse_integers_float64_rounds(build) -> None:
         build(KnapsackInstance([2**53 + 1, 2**53], [1, 1], 1))
     assert build(KnapsackInstance([2**53 + 2, 2**53], [1, 1], 1)).n > 0
     assert build(KnapsackInstance([1e20, 2.5], [1, 1], 1)).n > 0
+
+
+def test_best_objective_takes_the_qubos_own_sense() -> None:
+    """`best_objective(1)` on a maximized QUBO gave the worst value found, 0 and False the
+    best, "max" a TypeError: now the QUBO's own sense by default, any other refused."""
+    import pyomo.environ as pyo
+
+    from coplug.formulations.qubo_solvers import minimize
+
+    qubo = knapsack_qubo_safe(random_knapsack(8, seed=5, r=10))
+    report = minimize(qubo, method="pgd", starts=32, seed=0)
+    found = [c.objective for c in report.certificates if c.binary and c.feasible]
+    assert len(set(found)) > 1  # a worst and a best to tell apart
+    assert report.best_objective() == max(found) == report.best_objective(pyo.maximize)
+    assert report.best_objective(-1) == max(found)
+    with pytest.raises(InputError, match="maximized"):
+        report.best_objective(1)
+    for bad in (0, False, "max", 1.5, 2):
+        with pytest.raises(InputError, match="sense must be 1"):
+            report.best_objective(bad)
+
+
+def _binary_model():
+    """max x0 + 2 x1 subject to x0 + x1 <= 1, binaries."""
+    import pyomo.environ as pyo
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var([0, 1], domain=pyo.Binary)
+    m.c = pyo.Constraint(expr=m.x[0] + m.x[1] <= 1)
+    m.o = pyo.Objective(expr=m.x[0] + 2 * m.x[1], sense=pyo.maximize)
+    m.o2 = pyo.Objective(expr=m.x[0])
+    m.o2.deactivate()
+    return m
+
+
+@pytest.mark.parametrize("call", ["solve", "k_best", "lexicographic", "pareto_front"])
+def test_a_siblings_progress_keyword_is_named(call: str) -> None:
+    """`progress=True`, which solve_file takes, reached SCIP as a parameter ("cannot set
+    SCIP parameter 'progress'")."""
+    from coplug.plugins import k_best, lexicographic, pareto_front, solve
+
+    m = _binary_model()
+    run = {"solve": lambda: solve(m, progress=True),
+           "k_best": lambda: k_best(m, progress=True),
+           "lexicographic": lambda: lexicographic(m, [m.o, m.o2], progress=True),
+           "pareto_front": lambda: pareto_front(m, m.o, m.o2, progress=True)}[call]
+    with pytest.raises(InputError, match=rf"{call}\(\) takes no progress= argument"):
+        run()
+
+
+@pytest.mark.parametrize("keyword", ["plugins", "warmstart", "mip_duals"])
+def test_solve_file_names_solves_own_keywords(tmp_path: Path, keyword: str) -> None:
+    """solve's keywords reached the solver as parameters of solve_file ("cannot set SCIP
+    parameter 'plugins'")."""
+    from coplug.plugins import Progress
+
+    path = tmp_path / "m.mps"
+    _binary_model().write(str(path), io_options={"symbolic_solver_labels": True})
+    value = {"plugins": [Progress()], "warmstart": True, "mip_duals": "fixed"}[keyword]
+    with pytest.raises(InputError, match=rf"solve_file\(\) takes no {keyword}= argument"):
+        solve_file(path, **{keyword: value})
+    assert solve_file(path).objective == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("name", ["logreg", "GBT", "LP"])
+def test_pmvb_predictor_kind_names_get_a_hint(name: str) -> None:
+    """`PMVBBranching("logreg")` said only "checkpoint logreg does not exist"."""
+    from coplug.plugins.pmvb import PMVBBranching
+
+    hint = "data-free mode is spelled 'lp'" if name == "LP" else "shipped_checkpoint"
+    with pytest.raises(InputError, match=hint):
+        PMVBBranching(name)
