@@ -8,6 +8,7 @@ low-rank plus noise, and transport-like (shortest-path costs on a sparse road gr
 
 from __future__ import annotations
 
+import functools
 import re
 import zipfile
 import zlib
@@ -493,46 +494,98 @@ def validate_costs(c: np.ndarray, square: bool = False, source: str = "cost matr
     bad = ~np.isfinite(c)
     if bad.any():
         i, j = np.argwhere(bad)[0]
-        raise InputError(f"{source}: entry ({i}, {j}) is {c[i, j]}; costs must be finite")
+        raise InputError(f"{source}: entry ({i}, {j}) is {c[i, j]}; costs must be finite "
+                         "(forbid a pair by leaving it out of a scipy.sparse matrix)")
     return c
 
 
-def assignment_model(cost: np.ndarray, maximize: bool = False) -> pyo.ConcreteModel:
-    """Pyomo model: x[i,j] binary, one per row (== 1), one per column (== 1, or <= 1 when
-    there are more columns than rows), linear objective. `maximize` must be a bool (a truthy
-    "no" would flip the sense) and integer costs exact in float64 (the objective's floats)."""
+def assignment_model(cost: Any, maximize: bool = False) -> pyo.ConcreteModel:
+    """Pyomo model: x[i,j] binary, linear objective, each line of the shorter side assigned
+    once (== 1) and each of the longer side at most once (<= 1; all == 1 when square).
+    A scipy.sparse `cost` allows its stored pairs alone (x over them: a missing pair is
+    forbidden, as `solve_lap` reads one); a line of the shorter side with no pair is refused
+    (no assignment exists). `maximize` must be a bool (a truthy "no" would flip the sense)
+    and integer costs exact in float64 (the objective's floats)."""
     maximize = check_flag(maximize, "maximize")
-    c = validate_costs(cost)
-    check_exact_integers(c.reshape(-1), "cost matrix")
-    n, m = c.shape
-    if n > m:
-        raise InputError(f"need rows <= columns for an assignment model, got {n}x{m}")
-    model = pyo.ConcreteModel(name="assignment")
-    model.I = pyo.RangeSet(0, n - 1)
-    model.J = pyo.RangeSet(0, m - 1)
-    model.x = pyo.Var(model.I, model.J, domain=pyo.Binary)
-    model.row = pyo.Constraint(model.I, rule=_row_once)
-    model.col = pyo.Constraint(model.J, rule=_column_once if n == m else _column_at_most_once)
-    model.cost = pyo.Objective(
-        expr=sum(float(c[i, j]) * model.x[i, j] for i in model.I for j in model.J),
-        sense=pyo.maximize if maximize else pyo.minimize,
-    )
+    if sp.issparse(cost):
+        model = _sparse_assignment_model(cost)
+    else:
+        c = validate_costs(cost)
+        check_exact_integers(c.reshape(-1), "cost matrix")
+        model = _assignment_lines(*c.shape)
+        model.x = pyo.Var(model.I, model.J, domain=pyo.Binary)
+        model.cost = pyo.Objective(expr=sum(
+            float(c[i, j]) * model.x[i, j] for i in model.I for j in model.J))
+        _once_each(model, {i: list(model.J) for i in model.I},
+                   {j: list(model.I) for j in model.J})
+    model.cost.sense = pyo.maximize if maximize else pyo.minimize
     return model
 
 
-def _row_once(mdl: pyo.ConcreteModel, i: int) -> Any:
-    """Row i is assigned exactly once."""
-    return sum(mdl.x[i, j] for j in mdl.J) == 1
+def _assignment_lines(n: int, m: int) -> pyo.ConcreteModel:
+    """An empty assignment model with its row and column sets."""
+    model = pyo.ConcreteModel(name="assignment")
+    model.I = pyo.RangeSet(0, n - 1)
+    model.J = pyo.RangeSet(0, m - 1)
+    return model
 
 
-def _column_once(mdl: pyo.ConcreteModel, j: int) -> Any:
-    """Column j is assigned exactly once (a square matrix)."""
-    return sum(mdl.x[i, j] for i in mdl.I) == 1
+def _sparse_assignment_model(cost: Any) -> pyo.ConcreteModel:
+    """`assignment_model` over the stored pairs of a scipy.sparse matrix (canonical CSR as
+    `solve_lap` reads it: finite, no repeated pair)."""
+    from coplug.plugins.lap.sparse import as_csr
+
+    csr = as_csr(cost)  # integers float64 rounds refused there too
+    n, m = csr.shape
+    if n == 0 or m == 0:
+        raise InputError(f"cost matrix: need a non-empty 2-D matrix, got shape {csr.shape}")
+    rows = np.repeat(np.arange(n), np.diff(csr.indptr))
+    pairs = list(zip(rows.tolist(), csr.indices.tolist(), strict=True))
+    model = _assignment_lines(n, m)
+    model.P = pyo.Set(initialize=pairs, dimen=2, ordered=True)
+    model.x = pyo.Var(model.P, domain=pyo.Binary)
+    model.cost = pyo.Objective(expr=sum(
+        float(v) * model.x[p] for p, v in zip(pairs, csr.data.tolist(), strict=True)))
+    by_row: dict[int, list[int]] = {i: [] for i in range(n)}
+    by_col: dict[int, list[int]] = {j: [] for j in range(m)}
+    for i, j in pairs:
+        by_row[i].append(j)
+        by_col[j].append(i)
+    _once_each(model, by_row, by_col)
+    return model
 
 
-def _column_at_most_once(mdl: pyo.ConcreteModel, j: int) -> Any:
-    """Column j is assigned at most once (more columns than rows)."""
-    return sum(mdl.x[i, j] for i in mdl.I) <= 1
+def _once_each(model: pyo.ConcreteModel, by_row: dict[int, list[int]],
+               by_col: dict[int, list[int]]) -> None:
+    """model.row and model.col: the lines of the shorter side (rows when square) == 1, the
+    others <= 1 (those with no pair left out); a line that must be assigned and has no pair
+    is refused by name."""
+    rows_once = len(by_row) <= len(by_col)
+    cols_once = len(by_col) <= len(by_row)
+    for name, lines, once in (("row", by_row, rows_once), ("column", by_col, cols_once)):
+        empty = next((k for k, others in lines.items() if not others), None)
+        if once and empty is not None:
+            raise InputError(f"cost matrix: {name} {empty} has no allowed pair, so no "
+                             "assignment exists")
+    model.row = pyo.Constraint(model.I, rule=functools.partial(_row, by_row, rows_once))
+    model.col = pyo.Constraint(model.J, rule=functools.partial(_column, by_col, cols_once))
+
+
+def _row(by_row: dict[int, list[int]], once: bool, mdl: pyo.ConcreteModel, i: int) -> Any:
+    """Row i's constraint (a partial, not a lambda: the model pickles)."""
+    return _line([mdl.x[i, j] for j in by_row[i]], once)
+
+
+def _column(by_col: dict[int, list[int]], once: bool, mdl: pyo.ConcreteModel, j: int) -> Any:
+    """Column j's constraint."""
+    return _line([mdl.x[i, j] for i in by_col[j]], once)
+
+
+def _line(terms: list[Any], once: bool) -> Any:
+    """One row's or column's constraint: assigned once, or at most once (none: skipped)."""
+    if not terms:
+        return pyo.Constraint.Skip
+    return sum(terms) == 1 if once else sum(terms) <= 1
 
 
 def _check_args(n: int, m: int | None, seed: int, dtype: type, dense: bool = True

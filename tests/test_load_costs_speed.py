@@ -17,6 +17,8 @@ from coplug.formulations import assignment
 from coplug.formulations.assignment import load_costs, validate_costs
 from coplug.plugins.errors import InputError
 
+_FORBID = " (forbid a pair by leaving it out of a scipy.sparse matrix)"
+
 
 def _reference(path: Path, square: bool = False) -> np.ndarray:
     """`load_costs` on a text file as it was: every line, every token through float()."""
@@ -221,9 +223,9 @@ _BIG = int(1e300)
     ("c.txt", "1\t\t3\n", ":1: empty cell in '1\\t\\t3' (a tab at the line's start or end, or "
      "two tabs in a row); every pair needs a cost"),
     ("c.txt", "1 2\n3 4 # note\n", ":2: non-numeric entry in '3 4 # note'"),
-    ("c.csv", "1,nan\r\n3,4\r\n", ": entry (0, 1) is nan; costs must be finite"),
-    ("c.csv", "1,2\n-inf,4", ": entry (1, 0) is -inf; costs must be finite"),
-    ("c.csv", "1,1e999\n3,4\n", ": entry (0, 1) is inf; costs must be finite"),
+    ("c.csv", "1,nan\r\n3,4\r\n", ": entry (0, 1) is nan; costs must be finite" + _FORBID),
+    ("c.csv", "1,2\n-inf,4", ": entry (1, 0) is -inf; costs must be finite" + _FORBID),
+    ("c.csv", "1,1e999\n3,4\n", ": entry (0, 1) is inf; costs must be finite" + _FORBID),
     ("c.csv", "", ": no cost rows found"),
     ("c.csv", "# only a comment\n \n\t\n", ": no cost rows found"),
     ("c.csv", "1,2\n3,4_0\n", ":2: '3,4_0' holds an underscore, which cost files do not use "
@@ -242,7 +244,7 @@ _BIG = int(1e300)
     ("assign2.txt", "2\n1 2\n3 x\n4_0\n", ":3: not a number: 'x'"),
     ("assign2.txt", "2\n1 2\n3 4_0\nx\n", ":3: '3 4_0' holds an underscore, which cost files "
      "do not use in numbers"),
-    ("assign2.txt", "2\n1 nan\n3 4\n", ": entry (0, 1) is nan; costs must be finite"),
+    ("assign2.txt", "2\n1 nan\n3 4\n", ": entry (0, 1) is nan; costs must be finite" + _FORBID),
 ])
 def test_bad_files_keep_their_messages(tmp_path: Path, name: str, text: str,
                                        message: str) -> None:

@@ -192,14 +192,13 @@ def test_fair_communities_draws_the_graph_the_pairwise_loop_drew(size, p_in, see
 
 def test_assignment_model_names_a_sparse_matrix_and_flags_are_checked():
     from coplug.formulations.assignment import (
-        assignment_model,
         generate,
         load_costs,
         validate_costs,
     )
 
     with pytest.raises(InputError, match="scipy sparse 3x3"):
-        assignment_model(sp.csr_matrix(np.arange(1.0, 10.0).reshape(3, 3)))
+        validate_costs(sp.csr_matrix(np.arange(1.0, 10.0).reshape(3, 3)))
     with pytest.raises(InputError, match="square must be True or False"):
         validate_costs(np.eye(2), square=np.array([True, False]))
     with pytest.raises(InputError, match="square must be True or False"):

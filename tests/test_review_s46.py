@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from coplug.formulations.assignment import load_costs
+from coplug.formulations.assignment import assignment_model, load_costs
 from coplug.formulations.knapsack import (
     KnapsackInstance,
     knapsack_qubo_naive,
@@ -223,3 +223,54 @@ def test_pmvb_predictor_kind_names_get_a_hint(name: str) -> None:
     hint = "data-free mode is spelled 'lp'" if name == "LP" else "shipped_checkpoint"
     with pytest.raises(InputError, match=hint):
         PMVBBranching(name)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5), (5, 3), (1, 4), (4, 1)])
+@pytest.mark.parametrize("seed", range(4))
+def test_assignment_model_takes_sparse_and_tall_costs(shape: tuple[int, int],
+                                                      seed: int) -> None:
+    """`assignment_model` refused sparse costs (pairs left out: forbidden) and tall
+    matrices, which solve_lap and the ranked solvers take; its optimum now equals
+    solve_lap's on both forms, through the LAP path and SCIP alike."""
+    from coplug.plugins import solve
+    from coplug.plugins.lap import solve_lap
+
+    rng = np.random.default_rng(seed)
+    dense = rng.integers(-9, 20, size=shape).astype(float)
+    keep = rng.random(shape) < 0.75
+    keep[np.arange(min(shape)), np.arange(min(shape))] = True  # an assignment exists
+    sparse = sp.csr_matrix((dense[keep], np.nonzero(keep)), shape=shape)
+    for cost, maximize in ((dense, False), (sparse, False), (sparse, True)):
+        model = assignment_model(cost, maximize=maximize)
+        assert len(model.x) == (keep.sum() if sp.issparse(cost) else dense.size)
+        best = solve_lap(cost, maximize=maximize).cost
+        for solver in ("lap", "scip"):
+            result = solve(model, solver=solver)
+            assert result.status == Status.OPTIMAL
+            assert result.objective == pytest.approx(best)
+        chosen = [p for p in model.x if model.x[p].value > 0.5]
+        assert len(chosen) == min(shape)
+        assert len({i for i, _ in chosen}) == len({j for _, j in chosen}) == min(shape)
+
+
+def test_assignment_model_names_a_line_with_no_pair() -> None:
+    """A row that must be assigned and has no allowed pair is refused by name; a column
+    of the longer side with none is left free; a Hall violation solves as infeasible."""
+    from coplug.plugins import solve
+
+    with pytest.raises(InputError, match="row 1 has no allowed pair"):
+        assignment_model(sp.csr_matrix(([1.0], ([0], [0])), shape=(2, 3)))
+    with pytest.raises(InputError, match="column 2 has no allowed pair"):
+        assignment_model(sp.csr_matrix(([1.0, 2.0, 3.0], ([0, 1, 2], [0, 1, 0])),
+                                       shape=(3, 3)))
+    free = assignment_model(sp.csr_matrix(([1.0, 2.0], ([0, 1], [0, 1])), shape=(2, 3)))
+    assert solve(free, solver="lap").objective == pytest.approx(3.0)
+    import pickle
+
+    copy = pickle.loads(pickle.dumps(free))  # rules that pickle: no lambdas
+    assert solve(copy, solver="scip").objective == pytest.approx(3.0)
+    hall = sp.csr_matrix(([1.0, 2.0, 3.0, 4.0], ([0, 1, 2, 2], [0, 0, 1, 2])), shape=(3, 3))
+    for solver in ("lap", "scip", "highs"):
+        assert solve(assignment_model(hall), solver=solver).status == Status.INFEASIBLE
+    with pytest.raises(InputError, match="leaving it out of a scipy.sparse matrix"):
+        assignment_model(np.array([[1.0, np.inf], [2.0, 3.0]]))
