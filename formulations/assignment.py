@@ -303,21 +303,40 @@ def _load_npz(path: Path, square: bool) -> sp.csr_matrix:
 
 
 _INDEX_ARRAYS = {"csr": ("indices", "indptr"), "csc": ("indices", "indptr"),
-                 "bsr": ("indices", "indptr"), "coo": ("row", "col"), "dia": ("offsets",)}
+                 "bsr": ("indices", "indptr"), "coo": ("coords", "row", "col"),
+                 "dia": ("offsets",)}
 
 
 def _refuse_converted_indices(path: Path, loaded: sp.spmatrix) -> None:
     """An InputError where scipy read an index array of the archive as other numbers than it
     stores: it casts float indices (column 1.5 read as 1) and wraps int64 ones into int32
-    (DIA offset 2**32 read as the main diagonal)."""
+    (DIA offset 2**32 read as the main diagonal). Entries past the index pointer's end,
+    which scipy drops, are not compared."""
     with np.load(path, allow_pickle=False) as raw:
         for key in _INDEX_ARRAYS.get(loaded.format, ()):
             stored = raw[key] if key in raw.files else None
-            if stored is not None and (stored.dtype.kind not in "iu" or not np.array_equal(
-                    stored, getattr(loaded, key))):
+            if stored is not None and not _read_as_stored(stored, _read_back(loaded, key)):
                 raise InputError(f"{path}: its {key!r} array ({stored.dtype}) holds other "
                                  "numbers than scipy reads from it: index arrays must hold "
                                  "integers within the matrix's shape")
+
+
+def _read_back(loaded: sp.spmatrix, key: str) -> np.ndarray:
+    """The index array `key` as scipy read it into `loaded` (a COO's `coords` as one array,
+    one row per axis)."""
+    if key == "coords":
+        return np.asarray(loaded.coords if hasattr(loaded, "coords") else
+                          (loaded.row, loaded.col))
+    return np.asarray(getattr(loaded, key))
+
+
+def _read_as_stored(stored: np.ndarray, read: np.ndarray) -> bool:
+    """Whether integer `stored` holds `read`'s numbers (in its first entries where scipy
+    trimmed it)."""
+    if stored.dtype.kind not in "iu" or stored.ndim != read.ndim or \
+            stored.shape[:-1] != read.shape[:-1] or stored.shape[-1] < read.shape[-1]:
+        return False
+    return bool(np.array_equal(stored[..., :read.shape[-1]], read))
 
 
 def _starts_with(path: Path, magics: tuple[bytes, ...]) -> bool:

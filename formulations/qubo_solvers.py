@@ -85,7 +85,8 @@ class RunReport(ValueEquality):
     stationary point once their kicks ran out ("stalled"), those `max_iter` (or Ctrl-C) left
     at neither ("unfinished"), and the kicks used.
     `interrupted` is True when Ctrl-C stopped the run: the points are where the starts stood
-    then, each certified as usual (an unfinished start is rarely binary or KKT)."""
+    then, each certified as usual (an unfinished start is rarely binary or KKT). `sense` is
+    the QUBO's (1: its objective minimized, -1: maximized), which `best_objective` ranks by."""
 
     points: np.ndarray
     energies: np.ndarray
@@ -95,7 +96,7 @@ class RunReport(ValueEquality):
     method: str
     stats: dict = field(default_factory=dict)
     interrupted: bool = False
-    sense: int = 1  # the QUBO's: 1 its objective is minimized, -1 maximized
+    sense: int | None = None  # the QUBO's (1 minimized, -1 maximized); None: not recorded
 
     @property
     def fraction_ok(self) -> float | None:
@@ -115,14 +116,14 @@ class RunReport(ValueEquality):
 
     def best_objective(self, sense: int | None = None) -> float | None:
         """Best problem objective over feasible binary end points (None if there is none),
-        in the QUBO's own sense; a `sense` given (1 or pyo.minimize, -1 or pyo.maximize) must
-        be that one: the other gave the worst value found, with no word."""
-        if sense is not None:
-            _check_sense(sense, self.sense)
+        in the QUBO's own sense (`minimize` records it); a `sense` given (1 or pyo.minimize,
+        -1 or pyo.maximize) must be that one: the other gave the worst value found, with no
+        word. A report that records no sense (built by hand) needs it given."""
+        own = _checked_sense(sense, self.sense)
         vals = [c.objective for c in self.certificates if c.binary and c.feasible]
         if not vals:
             return None
-        return float(min(vals) if self.sense > 0 else max(vals))
+        return float(min(vals) if own > 0 else max(vals))
 
     def __repr__(self) -> str:
         """A summary: the points and certificates of 2000 starts made a 236,000-character
@@ -131,18 +132,26 @@ class RunReport(ValueEquality):
         return (f"RunReport(method={self.method!r}, starts={len(self.points)}, "
                 f"iterations={self.iterations}, seconds={self.seconds:.3g}, "
                 f"best_energy={best!r}, fraction_ok={self.fraction_ok!r}, "
-                f"stats={self.stats!r}, interrupted={self.interrupted})")
+                f"stats={self.stats!r}, interrupted={self.interrupted}, "
+                f"sense={self.sense!r})")
 
 
-def _check_sense(sense: object, own: int) -> None:
-    """An InputError for a sense that is not 1 or -1, or not the QUBO's own `own`."""
+def _checked_sense(sense: object, own: int | None) -> int:
+    """The sense to rank by: `own` (the QUBO's, when recorded) or `sense`, which must be 1 or
+    -1 and agree with `own`; else an InputError."""
+    if sense is None:
+        if own is None:
+            raise InputError("this report records no QUBO sense (it was not made by "
+                             "minimize): call best_objective(qubo.sense)")
+        return own
     if isinstance(sense, bool) or not isinstance(sense, (int, np.integer)) or int(sense) not in (
             1, -1):
         raise InputError(f"sense must be 1 (minimize) or -1 (maximize), got {sense!r}")
-    if int(sense) != own:
+    if own is not None and int(sense) != own:
         raise InputError(f"this QUBO's objective is {'minimized' if own > 0 else 'maximized'} "
                          f"(sense {own}); best_objective({int(sense)}) would give the worst "
                          "value found: call best_objective() for the best")
+    return int(sense)
 
 
 def _fraction(flags: list[bool]) -> float | None:

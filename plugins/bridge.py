@@ -223,7 +223,8 @@ def first_round_start(run: Callable[..., Result], start: dict[str, Any]
 
 
 # Keywords of sibling entry points `solve` does not take, with what it takes instead.
-SOLVE_SIBLINGS = {"progress": "pass plugins=[Progress()] for a live progress line"}
+SOLVE_SIBLINGS = {"progress": "pass plugins=[Progress()] for a live progress line (solver "
+                              "'scip' or 'highs')"}
 
 
 def refuse_sibling_keywords(params: Mapping[str, Any], name: str,

@@ -29,6 +29,12 @@ _LP_FIRST_WORD = re.compile(rb"\A(?:[ \t]*(?:\\[^\n]*)?\r?\n)*[ \t]*([A-Za-z]+)"
 _LP_MAXIMIZE = {b"max", b"maximize", b"maximise", b"maximum"}
 _LP_MINIMIZE = {b"min", b"minimize", b"minimise", b"minimum"}
 _BARE_CR = re.compile(rb"\r(?!\n)(?!\Z)")  # one ending the file ends its last line
+# Bytes a model's text holds: printable ASCII, tab, line ends, vertical tab and form feed
+# (blanks to both readers), and UTF-8's; the rest are control bytes (`_refuse_control`).
+_TEXT_BYTES = bytes(range(32, 127)) + b"\t\n\r\x0b\x0c" + bytes(range(128, 256))
+_CONTROL_BYTE = re.compile(rb"[\x01-\x08\x0e-\x1f\x7f]")
+_MPS_END = re.compile(rb"^ENDATA", re.M)
+_CONTROL_CHUNK = 1 << 16
 
 
 def checked_text(path: Path) -> bytes:
@@ -58,12 +64,30 @@ def _refuse_encoding(path: Path, text: bytes) -> None:
     if b"\0" in text:
         raise InputError(f"{path.name} holds NUL bytes: UTF-16 or binary, not a text file; "
                          "save it as UTF-8")
+    _refuse_control(path, text)
     bare = _BARE_CR.search(text) if b"\r" in text else None
     if bare is not None:  # one such line end made both readers drop a bound: -8 for -7
         line = text.count(b"\n", 0, bare.start()) + 1
         raise InputError(f"{path.name}: line {line} ends with a bare carriage return (classic "
                          "Mac OS), which the readers do not take for a line end; save the "
                          "file with \\n or \\r\\n line ends")
+
+
+def _refuse_control(path: Path, text: bytes) -> None:
+    """An InputError for a control byte in the model (one after an MPS file's ENDATA, such
+    as a DOS end-of-file mark, is read by neither): the readers split fields on different
+    bytes, and `UP bnd\x1fx 2` lost its bound in SCIP (HiGHS refused the line)."""
+    chunks = range(0, len(text), _CONTROL_CHUNK)  # translate holds a buffer of its input's size
+    if not any(text[k:k + _CONTROL_CHUNK].translate(None, _TEXT_BYTES) for k in chunks):
+        return  # the common case, checked in C
+    found = _CONTROL_BYTE.search(text)
+    end = None if is_lp(path) else _MPS_END.search(text)
+    if found is None or (end is not None and found.start() > end.start()):
+        return
+    line = text.count(b"\n", 0, found.start()) + 1
+    raise InputError(f"{path.name}: line {line} holds the control byte {found.group()!r}, "
+                     "which the solvers' readers take apart differently (a blank to one, part "
+                     "of a name to the other): remove it")
 
 
 def native_name(path: Path) -> str:

@@ -63,7 +63,7 @@ def _without_empty_lines(path: Path, text: bytes, folder: Path) -> Path:
     if is_lp(path) or (b"\n\n" not in text and b"\n\r\n" not in text
                        and not text.startswith((b"\n", b"\r\n"))):
         return path
-    copy = folder / "model.mps"
+    copy = folder / (path.name[:-3] if path.name.endswith(".gz") else path.name)
     copy.write_bytes(_EMPTY_LINE.sub(b"*", text))
     return copy
 

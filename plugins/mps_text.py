@@ -296,8 +296,6 @@ def _plain_chunk(name: bytes, body: bytes) -> set[bytes] | None:
         return set()
     counts = _field_counts(body)[1]
     counts = counts[counts > 0]  # blank lines left out
-    if counts.sum() != len(words):  # a control byte: a blank to the count, not to split()
-        return None
     if name == b"BOUNDS":
         if not (counts == 4).all() or not set(words[0::4]) <= _VALUED_BOUNDS:
             return None

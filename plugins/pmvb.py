@@ -776,8 +776,9 @@ def steps_options(caller: str, time_limit: float | None, params: dict[str, Any]
     `solve`), and a native `limits/time` (or `options=`) covers the whole call, as
     `time_limit` does; it gave every step its full limit, and 10**400 seconds raised
     OverflowError after step 1."""
-    from coplug.plugins.bridge import whole_call_options
+    from coplug.plugins.bridge import refuse_sibling_keywords, whole_call_options
 
+    refuse_sibling_keywords(params, caller, {"progress": "its steps draw no progress line"})
     solver = params.get("solver", "scip")
     if not isinstance(solver, str) or solver.lower() != "scip":
         raise InputError(f"{caller} runs SCIP (PMVB branches inside it); got "

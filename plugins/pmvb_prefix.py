@@ -60,13 +60,14 @@ def solve_pmvb_prefix(
     the status is interrupted, with the best solution so far. A model without an active
     objective stops at the first step that finds a solution (any solution is optimal).
     """
-    from coplug.plugins.bridge import solve
+    from coplug.plugins.bridge import as_solve_arguments, solve
 
     time_limit, params = steps_options("solve_pmvb_prefix", time_limit, params)
     start = time.perf_counter()
     rule = PMVBBranching(predictor, threshold, confidence, mode="branch")
     rule.only_likely = True
-    first = solve(model, plugins=[rule], time_limit=time_limit, **{**params, **_NO_RESTARTS})
+    first = solve(model, plugins=[rule], time_limit=time_limit,
+                  **as_solve_arguments({**params, **_NO_RESTARTS}))
     steps = [first]
     maximize, feasibility = _is_maximize(model), not _has_objective(model)
     best_obj, best_x = _snapshot(model, first)
@@ -84,7 +85,8 @@ def solve_pmvb_prefix(
         left = None if time_limit is None else time_limit - (time.perf_counter() - start)
         if _stop_before_next(steps[-1], feasibility and best_x is not None, left):
             break
-        result = solve(model, plugins=[_RegionPlugin(region, best_obj)], time_limit=left, **params)
+        result = solve(model, plugins=[_RegionPlugin(region, best_obj)], time_limit=left,
+                       **as_solve_arguments(params))
         steps.append(result)
         obj, x = _snapshot(model, result)
         if x is not None and (best_x is None or _improves(obj, best_obj, maximize)):

@@ -44,7 +44,7 @@ def solve_pmvb_start(
     best solution. Times and nodes are summed over both steps; `params` apply to both
     (step 1 overrides root cuts, restarts and the node limit); `time_limit` to both
     together. ``result.extra["pmvb_start"]`` reports step 1."""
-    from coplug.plugins.bridge import solve
+    from coplug.plugins.bridge import as_solve_arguments, solve
 
     time_limit, params = steps_options("solve_pmvb_start", time_limit, params)
     if "warmstart" in params:
@@ -57,14 +57,16 @@ def solve_pmvb_start(
     rule = PMVBBranching(predictor, threshold, confidence, mode="branch")
     rule.only_likely = True
     step1 = solve(model, plugins=[rule], time_limit=time_limit,
-                  **{**params, **_LIKELY_SETTINGS, "limits/nodes": likely_nodes})
+                  **as_solve_arguments({**params, **_LIKELY_SETTINGS,
+                                        "limits/nodes": likely_nodes}))
     report = _step1_report(rule, step1)
     if rule.root_planes is None and step1.status in _FINAL:
         return _with_report(step1, step1, report, rule)
     left = None if time_limit is None else time_limit - (time.perf_counter() - start)
     if step1.status is Status.INTERRUPTED or (left is not None and left <= 0):
         return _with_report(_cut_short(step1, rule), step1, report, rule)
-    step2 = solve(model, time_limit=left, warmstart=step1.has_solution, **params)
+    step2 = solve(model, time_limit=left, warmstart=step1.has_solution,
+                  **as_solve_arguments(params))
     report["start_accepted"] = step2.extra.get("warmstart", {}).get("accepted")
     return _with_report(step2, step1, report, rule)
 

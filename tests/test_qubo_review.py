@@ -44,7 +44,7 @@ def test_positive_penalty_point_is_not_feasible() -> None:
     assert cert.binary and not cert.feasible and cert.objective is None
     once = certify(q, np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0]))
     assert once.feasible and once.objective == 5.0
-    report = RunReport(np.zeros((1, q.n)), np.zeros(1), [cert], 1, 0.0, "pgd", sense=q.sense)
+    report = RunReport(np.zeros((1, q.n)), np.zeros(1), [cert], 1, 0.0, "pgd")
     assert report.fraction_binary_feasible == 0.0 and report.best_objective(-1) is None
 
 

@@ -1,4 +1,5 @@
-"""Session 46 review fixes: each test failed before its fix."""
+"""Session 46 review fixes: each test failed before its fix, but for those a docstring calls
+a guard."""
 
 from __future__ import annotations
 
@@ -58,8 +59,9 @@ def test_highs_reads_an_mps_file_with_an_empty_line(tmp_path: Path, call: str) -
 
 @pytest.mark.parametrize("packed", [False, True])
 def test_empty_lines_are_read_as_before(tmp_path: Path, packed: bool) -> None:
-    """Empty lines HiGHS reads through a copy (comment lines in their place) give the same
-    model and line numbers: both solvers agree, .gz too."""
+    """A file with empty lines, which HiGHS now reads through a copy (comment lines in their
+    place), gives the same optimum on both solvers, .gz too (a guard for that copy, not a
+    fault found)."""
     text = ("NAME T\nROWS\n N obj\n G c1\n\nCOLUMNS\n x obj 1 c1 1\n\n y obj 2 c1 1\n"
             "RHS\n rhs c1 3\nBOUNDS\n UP bnd x 2\nENDATA\n\n")
     path = tmp_path / ("m.mps.gz" if packed else "m.mps")
@@ -71,14 +73,20 @@ def test_empty_lines_are_read_as_before(tmp_path: Path, packed: bool) -> None:
 
 
 @pytest.mark.parametrize("solver", ["scip", "highs"])
-def test_a_control_byte_in_an_rhs_line_is_named(tmp_path: Path, solver: str) -> None:
-    """A control byte between two RHS fields counted as a blank but not split on: max() of
-    an empty list before; now the line by line reading names it."""
+@pytest.mark.parametrize("line", [b" rhs\x16c1 5", b" UP bnd\x1fx 2"])
+def test_a_control_byte_in_a_model_is_named(tmp_path: Path, solver: str, line: bytes) -> None:
+    """A control byte between two RHS fields raised max() of an empty list; in a BOUNDS line
+    SCIP dropped the bound (optimum 5 for 2). One after ENDATA (a DOS end-of-file mark) is
+    read by neither and stays allowed."""
+    head = b"NAME T\nROWS\n N obj\n L c1\nCOLUMNS\n x obj -1 c1 1\nRHS\n rhs c1 5\n"
     path = tmp_path / "ctrl.mps"
-    path.write_bytes(b"NAME T\nROWS\n N obj\n L c1\nCOLUMNS\n x obj 1 c1 1\nRHS\n rhs\x16c1 5\n"
-                     b"ENDATA\n")
-    with pytest.raises(InputError, match="ctrl.mps"):
+    section = b"" if line.startswith(b" rhs") else b"BOUNDS\n"
+    path.write_bytes(head + section + line + b"\nENDATA\n")
+    number = 9 if not section else 10
+    with pytest.raises(InputError, match=f"ctrl.mps: line {number} holds the control byte"):
         solve_file(path, solver=solver)
+    path.write_bytes(head + b"ENDATA\n\x1a")
+    assert solve_file(path, solver=solver).objective == pytest.approx(-5.0)
 
 
 def _npy(tmp_path: Path, header: bytes) -> Path:
@@ -116,6 +124,8 @@ def test_npz_archives_scipy_cannot_read_are_named(tmp_path: Path) -> None:
      "indptr": np.array([0, 1, 2])},
     {"format": np.array("coo"), "data": np.array([1.0, 2.0]), "row": np.array([0.0, 1.0]),
      "col": np.array([1, 0])},
+    {"format": np.array("coo"), "data": np.array([1.0, 2.0]),
+     "coords": np.array([[0.0, 1.0], [1.5, 0.0]])},
 ])
 def test_npz_index_arrays_scipy_converts_are_refused(tmp_path: Path, arrays: dict) -> None:
     """scipy wrapped a DIA offset 2**32 to the main diagonal and cast column 1.5 to 1: the
@@ -128,11 +138,22 @@ def test_npz_index_arrays_scipy_converts_are_refused(tmp_path: Path, arrays: dic
 
 @pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "dia", "bsr"])
 def test_npz_files_scipy_wrote_still_load(tmp_path: Path, fmt: str) -> None:
-    """What save_npz writes passes the index check, every format."""
+    """What save_npz writes passes the index check, every format (a guard for the check
+    above, not a fault found)."""
     dense = np.array([[1.0, 2.0], [3.0, 4.0]])
     path = tmp_path / f"m_{fmt}.npz"
     sp.save_npz(path, sp.csr_matrix(dense).asformat(fmt))
     assert np.array_equal(load_costs(path).toarray(), dense)
+
+
+def test_npz_index_arrays_with_room_past_the_pointer_load(tmp_path: Path) -> None:
+    """A CSR archive whose indices and data run past indptr[-1] (scipy drops the rest) is
+    no converted index array: it loaded before the check and still does."""
+    path = tmp_path / "room.npz"
+    np.savez(path, format=np.array("csr"), shape=np.array([2, 2]),
+             data=np.array([1.0, 2.0, 9.0]), indices=np.array([0, 1, 1], dtype=np.int32),
+             indptr=np.array([0, 1, 2], dtype=np.int32))
+    assert np.array_equal(load_costs(path).toarray(), [[1.0, 0.0], [0.0, 2.0]])
 
 
 def test_orlib_lines_ended_by_a_line_separator(tmp_path: Path) -> None:
@@ -158,7 +179,7 @@ def test_best_objective_takes_the_qubos_own_sense() -> None:
     best, "max" a TypeError: now the QUBO's own sense by default, any other refused."""
     import pyomo.environ as pyo
 
-    from coplug.formulations.qubo_solvers import minimize
+    from coplug.formulations.qubo_solvers import RunReport, minimize
 
     qubo = knapsack_qubo_safe(random_knapsack(8, seed=5, r=10))
     report = minimize(qubo, method="pgd", starts=32, seed=0)
@@ -171,6 +192,10 @@ def test_best_objective_takes_the_qubos_own_sense() -> None:
     for bad in (0, False, "max", 1.5, 2):
         with pytest.raises(InputError, match="sense must be 1"):
             report.best_objective(bad)
+    by_hand = RunReport(report.points, report.energies, report.certificates, 1, 0.0, "pgd")
+    assert by_hand.best_objective(-1) == max(found)  # as before: no sense recorded
+    with pytest.raises(InputError, match="records no QUBO sense"):
+        by_hand.best_objective()  # a default of 1 gave the worst value
 
 
 def _binary_model():
