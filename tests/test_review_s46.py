@@ -299,3 +299,18 @@ def test_assignment_model_names_a_line_with_no_pair() -> None:
         assert solve(assignment_model(hall), solver=solver).status == Status.INFEASIBLE
     with pytest.raises(InputError, match="leaving it out of a scipy.sparse matrix"):
         assignment_model(np.array([[1.0, np.inf], [2.0, 3.0]]))
+
+
+@pytest.mark.parametrize("call", ["solve_pmvb_prefix", "solve_pmvb_start"])
+def test_pmvb_steps_name_progress_and_pass_options_as_options(call: str) -> None:
+    """The PMVB steps' `progress=` is named for the call; a native option in options= reaches
+    SCIP as one (solve() refused it as its own keyword, naming solve())."""
+    from coplug.plugins import pmvb_prefix, pmvb_start
+
+    run = getattr(pmvb_prefix if call.endswith("prefix") else pmvb_start, call)
+    m = _binary_model()
+    with pytest.raises(InputError, match=rf"{call}\(\) takes no progress= argument"):
+        run(m, progress=True)
+    with pytest.raises(InputError, match="SCIP parameter 'progress'"):
+        run(m, options={"progress": 1})
+    assert run(m, options={"limits/nodes": 100}).objective == pytest.approx(2.0)
