@@ -94,6 +94,8 @@ def check_zip_crc(path: Path, what: str) -> None:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError):
         return
+    except NotImplementedError as exc:  # a header byte changed: "zip file version 25.0"
+        raise InputError(f"{what} {path} is corrupt: {exc}") from None
     with archive:
         try:
             bad = archive.testzip()

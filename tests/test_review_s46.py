@@ -314,3 +314,19 @@ def test_pmvb_steps_name_progress_and_pass_options_as_options(call: str) -> None
     with pytest.raises(InputError, match="SCIP parameter 'progress'"):
         run(m, options={"progress": 1})
     assert run(m, options={"limits/nodes": 100}).objective == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("name", ["rowdualnet.pt", "pmvb_gisp_mlp.pt"])
+def test_a_checkpoint_with_a_bad_zip_version_is_named(tmp_path: Path, name: str) -> None:
+    """One byte of the zip's central directory raised zipfile's NotImplementedError ("zip
+    file version 25.0") through both loaders and `coplug pmvb --predictor`."""
+    import coplug.models
+    from coplug.learned.pmvb_predictors import load_predictor
+    from coplug.learned.rowdualnet import load
+
+    data = bytearray((Path(coplug.models.__file__).parent / name).read_bytes())
+    data[data.index(b"PK\x01\x02") + 6] = 250  # the extract version: 25.0
+    path = tmp_path / name
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputError, match="is corrupt: zip file version 25.0"):
+        (load if name.startswith("rowdual") else load_predictor)(path)
