@@ -39,6 +39,7 @@ from coplug.plugins.highs_backend import (
     objective_scale,
     qp_ray,
     quadratic_ray,
+    read_hessian_convex,
     refuse_mip_objective_bound,
     solution_limit_status,
     threads_option,
@@ -307,6 +308,18 @@ def _refuse_miqp(highs: Any, path: Path) -> None:
                                     "integer variables (MIQP); use solver='scip'")
 
 
+def _refuse_nonconvex(highs: Any, path: Path) -> None:
+    """A quadratic objective HiGHS cannot optimize (non-convex in its sense), named as
+    `solve` names it: HiGHS answered "optimal" at a saddle point."""
+    import highspy
+
+    if not read_hessian_convex(highs):
+        sense = "maximize" if highs.getModel().lp_.sense_ == highspy.ObjSense.kMaximize \
+            else "minimize"
+        raise UnsupportedModelError(f"HiGHS cannot {sense} {path.name}'s non-convex "
+                                    "quadratic objective; use solver='scip'")
+
+
 def _load_values(result: Result, names: list[str], values: list[float], integers: Any,
                  solver: str, option: str, params: Mapping[str, Any]) -> None:
     """`result.values` by name, integer columns (indices `integers`) within INTEGER_SNAP of
@@ -337,6 +350,7 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     if highs.getNumCol() == 0:  # HiGHS reads an empty file as a model it calls 'Empty'
         raise InputError(f"{path.name} defines no variables: is it an MPS or LP model?")
     _refuse_miqp(highs, path)
+    _refuse_nonconvex(highs, path)
     if time_limit is not None:
         highs.setOptionValue("time_limit", float(time_limit))
     scaled = scale_highs_rows(highs)  # rows with huge coefficients: see row_scaling

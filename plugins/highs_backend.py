@@ -168,6 +168,29 @@ def _convex_quadratic(obj: Any) -> bool:
     return _negligible_curvature(hessian, top, [_width(var) for var in index], repn)
 
 
+def read_hessian_convex(highs: Any) -> bool:
+    """Whether the quadratic objective HiGHS holds (read from a file) is convex in its sense,
+    PSD to minimize and NSD to maximize, short of negative curvature below NONCONVEX_REL of
+    its largest (past CONVEXITY_CHECK_MAX_VARS columns, not checked): HiGHS returned a
+    saddle point as optimal for an indefinite one with a zero diagonal."""
+    import highspy
+
+    model = highs.getModel()
+    q = model.hessian_
+    if q.dim_ == 0 or not any(q.value_) or q.dim_ > CONVEXITY_CHECK_MAX_VARS:
+        return True
+    stored = sp.csc_matrix((np.asarray(q.value_, dtype=float), np.asarray(q.index_),
+                            np.asarray(q.start_)), shape=(q.dim_, q.dim_)).toarray()
+    hessian = stored if q.format_ == highspy.HessianFormat.kSquare else (
+        stored + stored.T - np.diag(np.diag(stored)))  # the lower triangle, as HiGHS keeps it
+    if model.lp_.sense_ == highspy.ObjSense.kMaximize:
+        hessian = -hessian
+    if _diagonally_dominant(hessian):
+        return True
+    eigenvalues = _eigenvalues(hessian)
+    return bool(eigenvalues[0] >= -NONCONVEX_REL * max(1.0, float(np.abs(eigenvalues).max())))
+
+
 def _diagonally_dominant(hessian: np.ndarray) -> bool:
     """Whether each diagonal entry is at least the sum of the other |entries| in its row:
     then no eigenvalue is negative (Gershgorin's discs), with no eigenvalues computed

@@ -330,3 +330,33 @@ def test_a_checkpoint_with_a_bad_zip_version_is_named(tmp_path: Path, name: str)
     path.write_bytes(bytes(data))
     with pytest.raises(InputError, match="is corrupt: zip file version 25.0"):
         (load if name.startswith("rowdual") else load_predictor)(path)
+
+
+@pytest.mark.parametrize("text, sense", [
+    ("min\n z + [ 4 x * z ]/2\nst\n c0: 4 z + 3 x <= 2\nbounds\n -6 <= x <= 6\n z <= 30\nend\n",
+     "minimize"),
+    ("max\n obj: x + [ x^2 ] / 2\nst\n c1: x <= 3\nbounds\n -4 <= x <= 3\nend\n", "maximize"),
+    ("min\n obj: x + y + [ 2 x * y + 5 y^2 ] / 2\nst\n c1: x + y <= 3\nbounds\n -1 <= x <= 1\n"
+     " -1 <= y <= 1\nend\n", "minimize"),  # its stored lower triangle alone: dominant
+])
+def test_highs_refuses_a_files_nonconvex_quadratic(tmp_path: Path, text: str,
+                                                   sense: str) -> None:
+    """HiGHS returned "optimal" 0 at a saddle point of an indefinite objective with a zero
+    diagonal (SCIP: -55); solve() refused such an objective, solve_file did not."""
+    from coplug.plugins import UnsupportedModelError
+
+    path = tmp_path / "q.lp"
+    path.write_text(text)
+    with pytest.raises(UnsupportedModelError, match=f"cannot {sense} q.lp's non-convex"):
+        solve_file(path, solver="highs")
+    assert solve_file(path, solver="scip").status == Status.OPTIMAL
+
+
+def test_highs_still_solves_a_files_convex_quadratic(tmp_path: Path) -> None:
+    """A convex objective with off-diagonal terms (not diagonally dominant) stays HiGHS's:
+    the same optimum as SCIP (a guard for the check above)."""
+    path = tmp_path / "c.lp"
+    path.write_text("min\n obj: - x - y + [ 2 x^2 + 3 x * y + 2 y^2 ] / 2\nst\n"
+                    " c1: x + y <= 3\nend\n")
+    results = [solve_file(path, solver=s) for s in ("highs", "scip")]
+    assert results[0].objective == pytest.approx(results[1].objective, abs=1e-6)
