@@ -72,6 +72,15 @@ _BARE_EXPONENT = re.compile(rb"(?<![^\s+\-:<>=\[\]*^])(?:[0-9]+\.?[0-9]*|\.[0-9]
 _EXPONENT_SHAPES = bytes(
     ord("0") if chr(c) in "0123456789." else ord("e") if chr(c) in "eE" else
     ord("+") if chr(c) in "+-" else ord(" ") for c in range(256))
+# A number ending in a point glued to a name (`3.y`: SCIP's reader took the column `.y`,
+# HiGHS's 3 y; `3.e2` is a number to both), and what it is looked for as first: the text
+# with digits as 0, the point as itself, characters a name may open with as a, all else a
+# space
+_POINT_NAME = re.compile(rb"(?<![^\s+\-:<>=\[\]*^])[0-9]+\.[A-DF-Za-df-z_!\"#$%&()/,;?@`'{}|~]")
+_POINT_SHAPES = bytes(
+    ord("0") if chr(c).isdigit() and c < 128 else ord(".") if c == ord(".") else
+    ord("a") if re.fullmatch(rb"[A-DF-Za-df-z_!\"#$%&()/,;?@`'{}|~]", bytes([c])) else ord(" ")
+    for c in range(256))
 _GAP = rb"(?:\s|\\[^\n]*)*+"  # white space and comments
 _HALVED = re.compile(rb"%s/%s2(?:\.0*)?(?:[eE][-+]?0+)?(?![0-9.])" % (_GAP, _GAP))  # 2.0, 2e0
 # A row whose first term is a value before its sense (`c1: 1 <= 3 x <= 10`: a ranged row)
@@ -173,6 +182,11 @@ def _refuse_misread_rows(path: Path, text: bytes, heads: list[re.Match[bytes]]) 
                             "exponent sign but no exponent digits, which HiGHS's LP reader "
                             "takes for a column `e` (`1e+ z` read as 1 e + z); write the "
                             "exponent")
+        if text[start:stop].translate(_POINT_SHAPES).find(b"0.a") >= 0:
+            _refuse_pattern(path, text, start, stop, _POINT_NAME, "a number ending in a point "
+                            "is glued to a name, which SCIP's LP reader takes for a column "
+                            "named from the point on (`3.y` read as `.y`) and HiGHS's for 3 y; "
+                            "put a space after the number")
         if objective:
             _refuse_objective_tail(path, text, start, stop)
 

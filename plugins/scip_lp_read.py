@@ -33,6 +33,7 @@ _SECTION_WORDS = frozenset({
 _TWO_WORD_SECTIONS = {b"subject": b"to", b"such": b"that", b"lazy": b"constraints",
                       b"user": b"cuts"}
 _LAST_WORD = re.compile(rb"(?<![^\s+\-*^<>=:\[\]])([^\s+\-*^<>=:\[\]]+)\s*\Z")
+_LEADING_NUMBER = re.compile(rb"\A(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 # An SOS section as SCIP's reader takes it: sets `[name:] S1:: column:weight ...`
 _SOS_VALUE = rb"[-+]?(?:[0-9]++(?:\.[0-9]*+)?|\.[0-9]++)(?:[eE][-+]?[0-9]++)?+"
 # (possessive throughout: a weight's digits read more than one way made a failing match
@@ -67,7 +68,8 @@ def _refuse_section_words(path: Path, text: bytes, heads: list[re.Match[bytes]],
     or a word of a Generals, Binaries or Semi-continuous line (` x bin z` made z binary);
     HiGHS's reader takes them as columns, and a section's name opens its own line."""
     last = _LAST_WORD.search(objective_tail(text, heads))
-    found = [last.group(1)] if last and last.group(1).lower() in _SECTION_WORDS else []
+    name = _LEADING_NUMBER.sub(b"", last.group(1)) if last else b""  # `2int`: 2 int to both
+    found = [name] if name.lower() in _SECTION_WORDS else []
     for kind in ("general", "binary", "semi"):
         words = [word.lower() for word in section_words(sections, kind)]
         found += [word for word in words if word in _SECTION_WORDS]

@@ -360,3 +360,35 @@ def test_highs_still_solves_a_files_convex_quadratic(tmp_path: Path) -> None:
                     " c1: x + y <= 3\nend\n")
     results = [solve_file(path, solver=s) for s in ("highs", "scip")]
     assert results[0].objective == pytest.approx(results[1].objective, abs=1e-6)
+
+
+@pytest.mark.parametrize("term", ["3.y", "2.x", "4._x"])
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_a_number_ending_in_a_point_glued_to_a_name_is_named(tmp_path: Path, term: str,
+                                                             solver: str) -> None:
+    """SCIP's LP reader took `3.y` for a column `.y` (objective 0), HiGHS's for 3 y (6)."""
+    path = tmp_path / "p.lp"
+    path.write_text(f"max\n obj: {term}\nst\n c1: y + x + _x <= 2\nend\n")
+    with pytest.raises(InputError, match=r"p.lp:2: .*a number ending in a point is glued"):
+        solve_file(path, solver=solver)
+
+
+@pytest.mark.parametrize("term", ["2.5y", "3.e2 y", "x1.y", "2. y"])
+def test_numbers_and_names_both_readers_agree_on_still_solve(tmp_path: Path,
+                                                            term: str) -> None:
+    """An exponent after the point, a point inside a name, a space: read alike (a guard)."""
+    path = tmp_path / "p.lp"
+    path.write_text(f"max\n obj: {term}\nst\n c1: y + x1.y <= 2\nend\n")
+    results = [solve_file(path, solver=s) for s in ("scip", "highs")]
+    assert results[0].objective == pytest.approx(results[1].objective)
+
+
+@pytest.mark.parametrize("term", ["2int", "+1Gen", "3.5bin"])
+def test_a_section_word_glued_to_its_coefficient_is_named(tmp_path: Path, term: str) -> None:
+    """`obj: x + 2int`: SCIP's reader ended the objective at `int` (objective 3 for 1); only
+    the spaced `2 int` was refused."""
+    path = tmp_path / "g.lp"
+    path.write_text(f"min\n obj: x + {term}\nst\n c1: x >= 1\nend\n")
+    with pytest.raises(InputError, match="named like an LP section"):
+        solve_file(path, solver="scip")
+    assert solve_file(path, solver="highs").objective == pytest.approx(1.0)
