@@ -165,7 +165,7 @@ def solve(
         raise InputError(f"plugins must be a list of plugin objects, got {plugins!r}")
     backend = _backend(solver)
     check_components(model, solver)
-    check_model_data(model, warn_tiny=solver.lower() != "lap")
+    check_model_data(model, warn_tiny=solver.lower() != "lap", scip=solver.lower() == "scip")
     warn_unread_suffixes(model, solver.lower())
     warmstart = check_flag(warmstart, "warmstart")
     tee = checked_tee(tee)

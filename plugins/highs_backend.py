@@ -177,10 +177,15 @@ def read_hessian_convex(highs: Any) -> bool:
 
     model = highs.getModel()
     q = model.hessian_
-    if q.dim_ == 0 or not any(q.value_) or q.dim_ > CONVEXITY_CHECK_MAX_VARS:
+    if q.dim_ == 0 or not any(q.value_):
         return True
     stored = sp.csc_matrix((np.asarray(q.value_, dtype=float), np.asarray(q.index_),
-                            np.asarray(q.start_)), shape=(q.dim_, q.dim_)).toarray()
+                            np.asarray(q.start_)), shape=(q.dim_, q.dim_))
+    stored.eliminate_zeros()
+    used = np.unique(stored.nonzero())  # the columns of quadratic terms, as solve() counts
+    if used.size > CONVEXITY_CHECK_MAX_VARS:
+        return True
+    stored = stored[np.ix_(used, used)].toarray()
     hessian = stored if q.format_ == highspy.HessianFormat.kSquare else (
         stored + stored.T - np.diag(np.diag(stored)))  # the lower triangle, as HiGHS keeps it
     if model.lp_.sense_ == highspy.ObjSense.kMaximize:

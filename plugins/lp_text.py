@@ -72,15 +72,14 @@ _BARE_EXPONENT = re.compile(rb"(?<![^\s+\-:<>=\[\]*^])(?:[0-9]+\.?[0-9]*|\.[0-9]
 _EXPONENT_SHAPES = bytes(
     ord("0") if chr(c) in "0123456789." else ord("e") if chr(c) in "eE" else
     ord("+") if chr(c) in "+-" else ord(" ") for c in range(256))
-# A number ending in a point glued to a name (`3.y`: SCIP's reader took the column `.y`,
-# HiGHS's 3 y; `3.e2` is a number to both), and what it is looked for as first: the text
-# with digits as 0, the point as itself, characters a name may open with as a, all else a
-# space
-_POINT_NAME = re.compile(rb"(?<![^\s+\-:<>=\[\]*^])[0-9]+\.[A-DF-Za-df-z_!\"#$%&()/,;?@`'{}|~]")
+# A number ending in a point glued to what follows (`3.y`, `3.+y`, `3..y`: SCIP's reader
+# took a column named from the point on, HiGHS's 3 and the rest; `3.e2` is a number to
+# both), and what it is looked for as first: the text with digits as 0, points as
+# themselves, what may follow the point so as a, all else a space
+_POINT_NAME = re.compile(rb"(?<![^\s+\-:<>=\[\]*^])[0-9]+\.[^\s0-9eE<>=:]")
 _POINT_SHAPES = bytes(
-    ord("0") if chr(c).isdigit() and c < 128 else ord(".") if c == ord(".") else
-    ord("a") if re.fullmatch(rb"[A-DF-Za-df-z_!\"#$%&()/,;?@`'{}|~]", bytes([c])) else ord(" ")
-    for c in range(256))
+    ord("0") if chr(c) in "0123456789" else ord(".") if chr(c) == "." else
+    ord(" ") if chr(c) in " \t\r\n\x0b\x0ceE<>=:" else ord("a") for c in range(256))
 _GAP = rb"(?:\s|\\[^\n]*)*+"  # white space and comments
 _HALVED = re.compile(rb"%s/%s2(?:\.0*)?(?:[eE][-+]?0+)?(?![0-9.])" % (_GAP, _GAP))  # 2.0, 2e0
 # A row whose first term is a value before its sense (`c1: 1 <= 3 x <= 10`: a ranged row)
@@ -182,11 +181,13 @@ def _refuse_misread_rows(path: Path, text: bytes, heads: list[re.Match[bytes]]) 
                             "exponent sign but no exponent digits, which HiGHS's LP reader "
                             "takes for a column `e` (`1e+ z` read as 1 e + z); write the "
                             "exponent")
-        if text[start:stop].translate(_POINT_SHAPES).find(b"0.a") >= 0:
+        shapes = text[start:stop].translate(_POINT_SHAPES)
+        if shapes.find(b"0.a") >= 0 or shapes.find(b"0..") >= 0:
             _refuse_pattern(path, text, start, stop, _POINT_NAME, "a number ending in a point "
-                            "is glued to a name, which SCIP's LP reader takes for a column "
-                            "named from the point on (`3.y` read as `.y`) and HiGHS's for 3 y; "
-                            "put a space after the number")
+                            "is glued to what follows, which SCIP's LP reader takes for a "
+                            "column named from the point on (`3.y` read as `.y`, `3.+y` as "
+                            "`.`) and HiGHS's for 3 and the rest; put a space after the "
+                            "number", skip_brackets=False)
         if objective:
             _refuse_objective_tail(path, text, start, stop)
 
@@ -227,10 +228,10 @@ def _row_regions(text: bytes, heads: list[re.Match[bytes]]) -> list[tuple[int, i
 
 
 def _refuse_pattern(path: Path, text: bytes, start: int, stop: int, pattern: re.Pattern[bytes],
-                    why: str) -> None:
+                    why: str, skip_brackets: bool = True) -> None:
     """An InputError quoting the line of the first match of `pattern` in text[start:stop]
-    that stands in no comment (the search goes on past the comment's line), no quadratic
-    part's brackets and after no `]` (`] / 2`)."""
+    that stands in no comment (the search goes on past the comment's line) and, with
+    `skip_brackets`, in no quadratic part's brackets and after no `]` (`] / 2`)."""
     brackets = None  # the region's [ ] spans, read at the first hit
     comment = _CommentLines(text)
     at = start
@@ -239,8 +240,9 @@ def _refuse_pattern(path: Path, text: bytes, start: int, stop: int, pattern: re.
         if comment.before(at):
             at = comment.line_end + 1
             continue
-        brackets = _bracket_spans(text, start, stop) if brackets is None else brackets
-        if _inside(brackets, at) or _after_bracket(text, start, at):
+        if skip_brackets:
+            brackets = _bracket_spans(text, start, stop) if brackets is None else brackets
+        if skip_brackets and (_inside(brackets, at) or _after_bracket(text, start, at)):
             at += 1
             continue
         line_start, line_end = comment.line_start, comment.line_end

@@ -154,7 +154,7 @@ def test_two_named_rows_on_a_line_read_as_two(tmp_path: Path) -> None:
            " c3: 2 x + y <= 5\n c4: x + y <= inf\n"),  # rows over lines, comments, inf
     (" obj: + 3 x + 4 y + 2 z + 0.5\n", None),  # a signed constant
     (" obj: 3 x + 4 y\n + 2 z\n", None),
-    (" obj: 3 x + 4 y + 2 z + [ - x ^ 2 - 2 x * y ] / 2\n", None),
+    (" obj: 3 x + 4 y + 2 z + [ - x ^ 2 - 2 x * y - 2 y ^ 2 ] / 2\n", None),  # concave
     (" obj: 3 x + 4 y + 2 z + [ - x ^ 2 ]/2 \\ halved\n", None),
     (" obj: 3 x + 4 y + 2 z + [ - 2 x ^ 2 ] / 2.0\n", None),
     (None, " c1: x + y + 0.0e0 w + 2 z <= 4\n c2: x + 3 y - z <= 3\n c3: 2 x + y <= 5\n"),

@@ -362,13 +362,17 @@ def test_highs_still_solves_a_files_convex_quadratic(tmp_path: Path) -> None:
     assert results[0].objective == pytest.approx(results[1].objective, abs=1e-6)
 
 
-@pytest.mark.parametrize("term", ["3.y", "2.x", "4._x"])
+@pytest.mark.parametrize("term", ["3.y", "2.x", "4._x", "3.+y", "3.-y", "3..y", "3.\u00e9",
+                                  "- y + [ 3.y^2 ] / 2"])
 @pytest.mark.parametrize("solver", ["scip", "highs"])
 def test_a_number_ending_in_a_point_glued_to_a_name_is_named(tmp_path: Path, term: str,
                                                              solver: str) -> None:
-    """SCIP's LP reader took `3.y` for a column `.y` (objective 0), HiGHS's for 3 y (6)."""
+    """SCIP's LP reader took `3.y` for a column `.y` (objective 0), HiGHS's for 3 y (6); so
+    with a sign, a point or any other byte after the point, and inside the brackets of a
+    quadratic part."""
     path = tmp_path / "p.lp"
-    path.write_text(f"max\n obj: {term}\nst\n c1: y + x + _x <= 2\nend\n")
+    path.write_text(f"max\n obj: {term}\nst\n c1: y + x + _x + \u00e9 <= 2\nend\n",
+                    encoding="utf-8")
     with pytest.raises(InputError, match=r"p.lp:2: .*a number ending in a point is glued"):
         solve_file(path, solver=solver)
 
@@ -392,3 +396,38 @@ def test_a_section_word_glued_to_its_coefficient_is_named(tmp_path: Path, term: 
     with pytest.raises(InputError, match="named like an LP section"):
         solve_file(path, solver="scip")
     assert solve_file(path, solver="highs").objective == pytest.approx(1.0)
+
+
+def test_a_nonconvex_quadratic_beside_many_columns_is_checked(tmp_path: Path) -> None:
+    """The check skipped Hessians over more than 2,000 columns counting every column of the
+    file: 2,001 unused columns let HiGHS's saddle point through as optimal."""
+    from coplug.plugins import UnsupportedModelError
+
+    unused = " ".join(f"+ 0 w{k}" for k in range(2001))
+    path = tmp_path / "wide.lp"
+    path.write_text(f"min\n obj: z {unused} + [ 4 x * z ]/2\nst\n c0: 4 z + 3 x <= 2\n"
+                    "bounds\n -6 <= x <= 6\n z <= 30\nend\n")
+    with pytest.raises(UnsupportedModelError, match="non-convex quadratic objective"):
+        solve_file(path, solver="highs")
+
+
+@pytest.mark.parametrize("bound", [1e18, -1e16, 2.0**60])
+def test_scip_refuses_finite_bounds_past_its_hugeval(bound: float) -> None:
+    """min -5.2 x with x <= 9 and x <= 1e18: SCIP (plain PySCIPOpt too) said 'optimal' 0;
+    HiGHS, and SCIP with the bound dropped, give -46.8."""
+    import pyomo.environ as pyo
+
+    from coplug.plugins import solve
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(min(0.0, bound), max(bound, 0.0)) if bound > 0 else (bound, None))
+    m.c = pyo.Constraint(expr=m.x <= 9)
+    m.o = pyo.Objective(expr=-5.2 * m.x)
+    with pytest.raises(InputError, match="past SCIP's numerics/hugeval"):
+        solve(m, solver="scip")
+    assert solve(m, solver="highs").objective == pytest.approx(-46.8)
+    m.x.setub(None if bound > 0 else m.x.ub)
+    m.x.setlb(0 if bound > 0 else None)
+    assert solve(m, solver="scip").objective == pytest.approx(-46.8)
+    m.x.setub(1e15)  # at hugeval itself: solved
+    assert solve(m, solver="scip").objective == pytest.approx(-46.8)
