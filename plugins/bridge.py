@@ -78,7 +78,7 @@ from coplug.plugins.lazy_rounds import all_lazy, any_lazy, solve_in_rounds
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.mip_duals import declared_duals, mip_warning_quiet, wants_fixed_duals
 from coplug.plugins.mipstart import scip_mip_start
-from coplug.plugins.modeldata import check_model_data
+from coplug.plugins.modeldata import SCIP_HUGE, SOLVER_INFINITY, check_model_data
 from coplug.plugins.nonlinear_optimum import check_nonlinear_optimum
 from coplug.plugins.objective_at_point import check_objective_at_point
 from coplug.plugins.outer_variables import restored_on_failure, solve_state
@@ -165,7 +165,7 @@ def solve(
         raise InputError(f"plugins must be a list of plugin objects, got {plugins!r}")
     backend = _backend(solver)
     check_components(model, solver)
-    check_model_data(model, warn_tiny=solver.lower() != "lap", scip=solver.lower() == "scip")
+    check_model_data(model, warn_tiny=solver.lower() != "lap")
     warn_unread_suffixes(model, solver.lower())
     warmstart = check_flag(warmstart, "warmstart")
     tee = checked_tee(tee)
@@ -450,9 +450,26 @@ def build_scip(model: pyo.Block) -> BuiltScip:
     build_instance(opt, model, "SCIP", unsupported_part)
     bounded = use_native_objective(opt, model)
     epigraph = None if bounded is None or opt._obj_var is None else (opt._obj_var, bounded)
+    var_map = VarMap(opt._pyomo_var_to_solver_var_map, model, epigraph)
+    refuse_huge_bounds(var_map)
     # the PySCIPOpt model; Pyomo keeps no public accessor
-    return BuiltScip(opt, opt._solver_model,
-                     VarMap(opt._pyomo_var_to_solver_var_map, model, epigraph))
+    return BuiltScip(opt, opt._solver_model, var_map)
+
+
+def refuse_huge_bounds(var_map: VarMap) -> None:
+    """An InputError for a column built in SCIP with a finite bound past SCIP_HUGE, short of
+    the solvers' infinity: SCIP's own answer to min -5.2 x with x <= 9 and x <= 1e18 was
+    "optimal" 0 (plain PySCIPOpt too). Only columns SCIP gets are read (a fixed variable's
+    are its value; an unused one is not built)."""
+    for var, column in var_map.items():
+        bounds = (("lower", column.getLbOriginal()), ("upper", column.getUbOriginal()))
+        for side, value in bounds:
+            if SCIP_HUGE < abs(value) < SOLVER_INFINITY:
+                raise InputError(f"variable {var.name!r}: its {side} bound {value:g} lies past "
+                                 f"SCIP's numerics/hugeval ({SCIP_HUGE:g}), where SCIP's answers "
+                                 "go wrong (min -5.2 x with x <= 9 and x <= 1e18 came back "
+                                 "'optimal' 0); give no bound (None) where none is meant, or "
+                                 "solve with solver='highs'")
 
 
 def _solve_scip(

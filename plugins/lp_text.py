@@ -72,14 +72,14 @@ _BARE_EXPONENT = re.compile(rb"(?<![^\s+\-:<>=\[\]*^])(?:[0-9]+\.?[0-9]*|\.[0-9]
 _EXPONENT_SHAPES = bytes(
     ord("0") if chr(c) in "0123456789." else ord("e") if chr(c) in "eE" else
     ord("+") if chr(c) in "+-" else ord(" ") for c in range(256))
-# A number ending in a point glued to what follows (`3.y`, `3.+y`, `3..y`: SCIP's reader
+# A number ending in a point glued to what follows (`3.y`, `3.+y`, `2.>=`: SCIP's reader
 # took a column named from the point on, HiGHS's 3 and the rest; `3.e2` is a number to
 # both), and what it is looked for as first: the text with digits as 0, points as
 # themselves, what may follow the point so as a, all else a space
-_POINT_NAME = re.compile(rb"(?<![^\s+\-:<>=\[\]*^])[0-9]+\.[^\s0-9eE<>=:]")
+_POINT_NAME = re.compile(rb"(?<![^\s+\-:<>=\[\]*^])[0-9]+\.[^\s0-9eE]")
 _POINT_SHAPES = bytes(
     ord("0") if chr(c) in "0123456789" else ord(".") if chr(c) == "." else
-    ord(" ") if chr(c) in " \t\r\n\x0b\x0ceE<>=:" else ord("a") for c in range(256))
+    ord(" ") if chr(c) in " \t\r\n\x0b\x0ceE" else ord("a") for c in range(256))
 _GAP = rb"(?:\s|\\[^\n]*)*+"  # white space and comments
 _HALVED = re.compile(rb"%s/%s2(?:\.0*)?(?:[eE][-+]?0+)?(?![0-9.])" % (_GAP, _GAP))  # 2.0, 2e0
 # A row whose first term is a value before its sense (`c1: 1 <= 3 x <= 10`: a ranged row)

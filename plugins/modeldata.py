@@ -50,12 +50,11 @@ DROP_MATTERS = 1e-6
 ROUNDOFF = 1e-14
 
 
-def check_model_data(model: pyo.Block, warn_tiny: bool = True, scip: bool = False) -> None:
+def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
     """Raise InputError naming a variable fixed without a value that an active constraint or
     objective uses, or the first non-finite or huge number in an active constraint, the
-    active objective or a variable bound (for `scip`, also a finite bound past SCIP_HUGE);
-    warn about an objective too small for absolute tolerances when `warn_tiny` (not for the
-    LAP path, whose tolerances are relative)."""
+    active objective or a variable bound; warn about an objective too small for absolute
+    tolerances when `warn_tiny` (not for the LAP path, whose tolerances are relative)."""
     constraints = list(model.component_data_objects(pyo.Constraint, active=True))
     tiny: list[bool] = []
     if not _constraints_plainly_fine(constraints, tiny):
@@ -70,7 +69,7 @@ def check_model_data(model: pyo.Block, warn_tiny: bool = True, scip: bool = Fals
     if tiny:
         _warn_dropped_terms([(f"constraint {con.name!r}", con.body) for con in constraints]
                             + [(f"objective {obj.name!r}", obj.expr) for obj in objectives])
-    _check_variables(model, SCIP_HUGE if scip else None)
+    _check_variables(model)
 
 
 def fixed_off_whole(model: pyo.Block, tol: float = FIXED_INTEGRAL_TOL) -> list[Any]:
@@ -96,11 +95,10 @@ def check_objective_data(obj: Any, tiny: list[bool] | None = None) -> float:
         return _check_terms(obj.expr, f"objective {obj.name!r}", tiny)
 
 
-def _check_variables(model: pyo.Block, huge: float | None = None) -> None:
+def _check_variables(model: pyo.Block) -> None:
     """`_check_variable` on each variable that is not plainly fine: bounds compared inline
     (None, or below 1e20 / above -1e20, NaN failing both) and the domain judged once per
-    domain object (half the time of checking each of 45,000 variables in full); with
-    `huge`, a finite bound past it is refused (`_refuse_huge_bound`)."""
+    domain object (half the time of checking each of 45,000 variables in full)."""
     verdicts: dict[tuple[type, int], tuple[Any, bool]] = {}
     for var in [*model.component_data_objects(pyo.Var, descend_into=True),
                 *used_outside(model)]:
@@ -108,8 +106,6 @@ def _check_variables(model: pyo.Block, huge: float | None = None) -> None:
             lower, upper = var.bounds
         except ValueError:  # a NaN bound: `_check_variable` names it
             lower = upper = math.nan
-        if huge is not None:
-            _refuse_huge_bound(var, lower, upper, huge)
         if not ((lower is None or lower < SOLVER_INFINITY
                  and (-FLOAT_EXACT <= lower <= FLOAT_EXACT or not _rounds(lower)))
                 and (upper is None or upper > -SOLVER_INFINITY
@@ -123,21 +119,6 @@ def _check_variables(model: pyo.Block, huge: float | None = None) -> None:
             verdicts[var.__class__, id(domain)] = known
         if not known[1]:
             _check_variable(var)
-
-
-def _refuse_huge_bound(var: Any, lower: Any, upper: Any, huge: float) -> None:
-    """An InputError for a finite bound past `huge` (SCIP's numerics/hugeval), short of the
-    solvers' infinity: SCIP's own answer to min -5.2 x with x <= 9 and x <= 1e18 was
-    "optimal" 0 (plain PySCIPOpt too). The variable's other faults are named first (an
-    integer bound float64 rounds)."""
-    for side, value in (("lower", lower), ("upper", upper)):
-        if value is not None and huge < abs(value) < SOLVER_INFINITY:
-            _check_variable(var)
-            raise InputError(f"variable {var.name!r}: its {side} bound {value:g} lies past "
-                             f"SCIP's numerics/hugeval ({huge:g}), where SCIP's answers go "
-                             "wrong (min -5.2 x with x <= 9 and x <= 1e18 came back 'optimal' "
-                             "0); give no bound (None) where none is meant, or solve with "
-                             "solver='highs'")
 
 
 def _check_variable(var: Any) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from coplug.plugins.errors import InputError
 from coplug.plugins.file_reading import check_offset, check_sense, is_lp
 from coplug.plugins.lp_text import LP_SECTION, lp_infinite_side, section_heads, section_spans
-from coplug.plugins.modeldata import SOLVER_INFINITY
+from coplug.plugins.modeldata import SCIP_HUGE, SOLVER_INFINITY
 from coplug.plugins.mps_text import (
     BOUND_EFFECT,
     VALUELESS_BOUNDS,
@@ -125,6 +125,33 @@ def check_scip_names(path: Path, text: bytes) -> None:
                          "shorten it or solve with solver='highs'")
 
 
+# A number of 1e15 or more short of 1e20 as a file writes it (an exponent of 15 to 19, or
+# 16 digits in a row): the quick test before `_refuse_huge_bounds` reads every column
+_HUGE_NUMBER = re.compile(rb"[eE]\+?0*1[5-9](?![0-9])|[0-9]{16}")
+
+
+def _refuse_huge_bounds(scip: Any, path: Path, text: bytes) -> None:
+    """An InputError for a column bound past SCIP_HUGE (SCIP's numerics/hugeval) short of
+    1e20, as on the Pyomo path (`bridge.refuse_huge_bounds`): SCIP answered "optimal" 0
+    for min -5.2 x with x <= 9 and x <= 1e18. Read only where the file's bounds spell such
+    a number."""
+    if is_lp(path):
+        bounds = b"".join(text[start:stop] for word, start, stop in
+                          section_spans(text, section_heads(text)) if word.startswith(b"bound"))
+    else:
+        bounds = bounds_section(text)
+    if _HUGE_NUMBER.search(bounds) is None:
+        return
+    for var in scip.getVars():
+        for side, value in (("lower", var.getLbOriginal()), ("upper", var.getUbOriginal())):
+            if SCIP_HUGE < abs(value) < SOLVER_INFINITY:
+                raise InputError(f"{path.name}: the {side} bound {value:g} of {var.name!r} lies "
+                                 f"past SCIP's numerics/hugeval ({SCIP_HUGE:g}), where SCIP's "
+                                 "answers go wrong (min -5.2 x with x <= 9 and x <= 1e18 came "
+                                 "back 'optimal' 0); give no bound where none is meant, or "
+                                 "solve with solver='highs'")
+
+
 def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
     """InputErrors for what SCIP reads other than as written: an objective sense it does
     not know ('Maximise': it read no objective at all), an objective constant at the
@@ -138,6 +165,7 @@ def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
                          "(it took one for the other): rename it")
     check_sense(path, text, scip.getObjectiveSense() == "maximize", "SCIP")
     check_offset(path, scip.getObjoffset(original=True), "SCIP")
+    _refuse_huge_bounds(scip, path, text)
     bounds = bounds_section(text)
     if _INFINITE_BOUND.search(bounds):  # the one case: no pass over every column otherwise
         _integer_past_binary(scip)

@@ -7,6 +7,7 @@ import gzip
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -431,3 +432,66 @@ def test_scip_refuses_finite_bounds_past_its_hugeval(bound: float) -> None:
     assert solve(m, solver="scip").objective == pytest.approx(-46.8)
     m.x.setub(1e15)  # at hugeval itself: solved
     assert solve(m, solver="scip").objective == pytest.approx(-46.8)
+
+
+def _huge_bound_model(**extra: Any):
+    """min -5.2 x, x <= 9, 0 <= x <= 1e18 (and `extra` components)."""
+    import pyomo.environ as pyo
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 1e18))
+    m.c = pyo.Constraint(expr=m.x <= 9)
+    m.o = pyo.Objective(expr=-5.2 * m.x)
+    for name, component in extra.items():
+        setattr(m, name, component)
+    return m
+
+
+def test_every_scip_path_refuses_a_bound_past_hugeval(tmp_path: Path) -> None:
+    """lexicographic and pareto_front build SCIP themselves, and files reach SCIP's reader:
+    both answered 'optimal' 0 for -46.8 after the check on solve() alone."""
+    import pyomo.environ as pyo
+
+    from coplug.plugins import lexicographic, pareto_front
+
+    m = _huge_bound_model()
+    m.o2 = pyo.Objective(expr=m.x)
+    m.o2.deactivate()
+    for run in (lambda: lexicographic(m, [m.o], solver="scip"),
+                lambda: pareto_front(m, m.o, m.o2, solver="scip", step=1)):
+        with pytest.raises(InputError, match="past SCIP's numerics/hugeval"):
+            run()
+    for suffix in (".lp", ".mps"):
+        path = tmp_path / f"huge{suffix}"
+        m.write(str(path), io_options={"symbolic_solver_labels": True})
+        with pytest.raises(InputError, match=f"huge{suffix}: the upper bound 1e\\+18"):
+            solve_file(path, solver="scip")
+        assert solve_file(path, solver="highs").objective == pytest.approx(-46.8)
+
+
+def test_bounds_scip_never_gets_are_not_refused() -> None:
+    """An unused variable, a fixed one and one of a deactivated block keep their huge
+    bounds from SCIP: no refusal (the first check read every variable of the model)."""
+    import pyomo.environ as pyo
+
+    from coplug.plugins import solve
+
+    m = _huge_bound_model(unused=pyo.Var(bounds=(0, 1e18)))
+    m.x.setub(None)
+    m.fixed = pyo.Var(bounds=(0, 1e18))
+    m.fixed.fix(3)
+    m.c2 = pyo.Constraint(expr=m.x + m.fixed <= 12)
+    m.b = pyo.Block()
+    m.b.y = pyo.Var(bounds=(0, 1e18))
+    m.b.r = pyo.Constraint(expr=m.b.y <= 1)
+    m.b.deactivate()
+    assert solve(m, solver="scip").objective == pytest.approx(-46.8)
+
+
+@pytest.mark.parametrize("row", ["c: x + 2.>= 3", "c: x + 2.= 3"])
+def test_a_number_ending_in_a_point_glued_to_a_sense_is_named(tmp_path: Path, row: str) -> None:
+    """SCIP's reader made a column `.` of `2.>=` ('optimal' 0 for 1)."""
+    path = tmp_path / "s.lp"
+    path.write_text(f"min\n obj: x\nst\n {row}\nend\n")
+    with pytest.raises(InputError, match="glued to what follows"):
+        solve_file(path, solver="scip")

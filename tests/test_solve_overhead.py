@@ -43,7 +43,7 @@ def _one_by_one(model: pyo.Block) -> None:
     constraints = list(model.component_data_objects(pyo.Constraint, active=True))
     original = modeldata._constraints_plainly_fine, modeldata._check_variables
     modeldata._constraints_plainly_fine = lambda _constraints, _tiny=None: False
-    modeldata._check_variables = lambda m, _huge=None: [
+    modeldata._check_variables = lambda m: [
         modeldata._check_variable(v) for v in m.component_data_objects(pyo.Var)]
     try:
         modeldata.check_model_data(model)
