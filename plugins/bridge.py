@@ -78,7 +78,7 @@ from coplug.plugins.lazy_rounds import all_lazy, any_lazy, solve_in_rounds
 from coplug.plugins.limits import checked_time_limit
 from coplug.plugins.mip_duals import declared_duals, mip_warning_quiet, wants_fixed_duals
 from coplug.plugins.mipstart import scip_mip_start
-from coplug.plugins.modeldata import SCIP_HUGE, SOLVER_INFINITY, check_model_data
+from coplug.plugins.modeldata import HUGE_BOUND_WHY, check_model_data, huge_scip_bound
 from coplug.plugins.nonlinear_optimum import check_nonlinear_optimum
 from coplug.plugins.objective_at_point import check_objective_at_point
 from coplug.plugins.outer_variables import restored_on_failure, solve_state
@@ -457,19 +457,14 @@ def build_scip(model: pyo.Block) -> BuiltScip:
 
 
 def refuse_huge_bounds(var_map: VarMap) -> None:
-    """An InputError for a column built in SCIP with a finite bound past SCIP_HUGE, short of
-    the solvers' infinity: SCIP's own answer to min -5.2 x with x <= 9 and x <= 1e18 was
-    "optimal" 0 (plain PySCIPOpt too). Only columns SCIP gets are read (a fixed variable's
-    are its value; an unused one is not built)."""
+    """An InputError for a column built in SCIP with a finite bound past SCIP_HUGE
+    (`huge_scip_bound`). Only columns SCIP gets are read (a fixed variable's bounds are its
+    value; an unused one is not built)."""
     for var, column in var_map.items():
-        bounds = (("lower", column.getLbOriginal()), ("upper", column.getUbOriginal()))
-        for side, value in bounds:
-            if SCIP_HUGE < abs(value) < SOLVER_INFINITY:
-                raise InputError(f"variable {var.name!r}: its {side} bound {value:g} lies past "
-                                 f"SCIP's numerics/hugeval ({SCIP_HUGE:g}), where SCIP's answers "
-                                 "go wrong (min -5.2 x with x <= 9 and x <= 1e18 came back "
-                                 "'optimal' 0); give no bound (None) where none is meant, or "
-                                 "solve with solver='highs'")
+        found = huge_scip_bound(column)
+        if found is not None:
+            raise InputError(f"variable {var.name!r}: its {found[0]} bound {found[1]:g} "
+                             f"{HUGE_BOUND_WHY}")
 
 
 def _solve_scip(

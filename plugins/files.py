@@ -342,7 +342,7 @@ def _solve_file_highs(path: Path, time_limit: float | None, params: dict[str, An
     # a warning is a model read all the same: Pyomo writes an integer without upper bound as
     # `UI BOUND x 10E20`, which HiGHS reads as infinite and warns about
     if highs_read(highs, path, text, tee) not in (highspy.HighsStatus.kOk,
-                                            highspy.HighsStatus.kWarning):
+                                                  highspy.HighsStatus.kWarning):
         raise InputError(f"HiGHS cannot read {path.name} (rerun with tee=True for its log)")
     if not tee:  # the console only: a `log_file` the caller names still gets the log
         highs.setOptionValue("log_to_console", False)

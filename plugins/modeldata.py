@@ -36,6 +36,10 @@ FIXED_INTEGRAL_TOL = 1e-6
 SOLVER_INFINITY = 1e20
 FLOAT_EXACT = 2**53  # every integer up to this is a float64 one
 SCIP_HUGE = 1e15  # SCIP's numerics/hugeval: finite bounds past it are refused for SCIP
+HUGE_BOUND_WHY = (f"lies past SCIP's numerics/hugeval ({SCIP_HUGE:g}), where SCIP's answers go "
+                  "wrong (min -5.2 x with x <= 9 and x <= 1e18 came back 'optimal' 0, plain "
+                  "PySCIPOpt too); give no bound where none is meant, or solve with "
+                  "solver='highs'")
 # An objective whose coefficients are all below this is lost in the solvers' absolute
 # tolerances (HiGHS's MIP gap 1e-6, SCIP's feasibility 1e-6): solved, but with a warning.
 TINY_OBJECTIVE = 1e-6
@@ -70,6 +74,15 @@ def check_model_data(model: pyo.Block, warn_tiny: bool = True) -> None:
         _warn_dropped_terms([(f"constraint {con.name!r}", con.body) for con in constraints]
                             + [(f"objective {obj.name!r}", obj.expr) for obj in objectives])
     _check_variables(model)
+
+
+def huge_scip_bound(column: Any) -> tuple[str, float] | None:
+    """The side and value of a SCIP column's finite bound past SCIP_HUGE, short of the
+    solvers' infinity, or None (HUGE_BOUND_WHY says why such a bound is refused)."""
+    for side, value in (("lower", column.getLbOriginal()), ("upper", column.getUbOriginal())):
+        if SCIP_HUGE < abs(value) < SOLVER_INFINITY:
+            return side, value
+    return None
 
 
 def fixed_off_whole(model: pyo.Block, tol: float = FIXED_INTEGRAL_TOL) -> list[Any]:

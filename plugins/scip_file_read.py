@@ -16,7 +16,7 @@ from typing import Any
 from coplug.plugins.errors import InputError
 from coplug.plugins.file_reading import check_offset, check_sense, is_lp
 from coplug.plugins.lp_text import LP_SECTION, lp_infinite_side, section_heads, section_spans
-from coplug.plugins.modeldata import SCIP_HUGE, SOLVER_INFINITY
+from coplug.plugins.modeldata import HUGE_BOUND_WHY, SOLVER_INFINITY, huge_scip_bound
 from coplug.plugins.mps_text import (
     BOUND_EFFECT,
     VALUELESS_BOUNDS,
@@ -131,10 +131,9 @@ _HUGE_NUMBER = re.compile(rb"[eE]\+?0*1[5-9](?![0-9])|[0-9]{16}")
 
 
 def _refuse_huge_bounds(scip: Any, path: Path, text: bytes) -> None:
-    """An InputError for a column bound past SCIP_HUGE (SCIP's numerics/hugeval) short of
-    1e20, as on the Pyomo path (`bridge.refuse_huge_bounds`): SCIP answered "optimal" 0
-    for min -5.2 x with x <= 9 and x <= 1e18. Read only where the file's bounds spell such
-    a number."""
+    """An InputError for a column bound past SCIP's numerics/hugeval short of 1e20
+    (`huge_scip_bound`), as on the Pyomo path (`bridge.refuse_huge_bounds`); the columns
+    are read only where the file's bounds spell such a number."""
     if is_lp(path):
         bounds = b"".join(text[start:stop] for word, start, stop in
                           section_spans(text, section_heads(text)) if word.startswith(b"bound"))
@@ -143,13 +142,10 @@ def _refuse_huge_bounds(scip: Any, path: Path, text: bytes) -> None:
     if _HUGE_NUMBER.search(bounds) is None:
         return
     for var in scip.getVars():
-        for side, value in (("lower", var.getLbOriginal()), ("upper", var.getUbOriginal())):
-            if SCIP_HUGE < abs(value) < SOLVER_INFINITY:
-                raise InputError(f"{path.name}: the {side} bound {value:g} of {var.name!r} lies "
-                                 f"past SCIP's numerics/hugeval ({SCIP_HUGE:g}), where SCIP's "
-                                 "answers go wrong (min -5.2 x with x <= 9 and x <= 1e18 came "
-                                 "back 'optimal' 0); give no bound where none is meant, or "
-                                 "solve with solver='highs'")
+        found = huge_scip_bound(var)
+        if found is not None:
+            raise InputError(f"{path.name}: the {found[0]} bound {found[1]:g} of {var.name!r} "
+                             f"{HUGE_BOUND_WHY}")
 
 
 def check_scip_read(scip: Any, path: Path, text: bytes) -> None:
