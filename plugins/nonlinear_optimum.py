@@ -64,6 +64,8 @@ def check_nonlinear_optimum(scip: Any, result: Result, epigraph: str | None = No
     point is checked in boxes too, whatever the size of its values."""
     if result.status is not Status.OPTIMAL or not result.has_solution:
         return
+    if _point_at_infinity(scip, result, names):
+        return
     free = _free_nonlinear_vars(scip)
     infinite = sorted((f for f in free if abs(f.value) >= AT_INFINITY * scip.infinity()),
                       key=lambda f: f.var.name == epigraph)  # a model's variable first
@@ -80,6 +82,23 @@ def check_nonlinear_optimum(scip: Any, result: Result, epigraph: str | None = No
         if falls is not None:
             _box_check(scip, result, own)
             result.extra.setdefault("nonlinear_check", {})["first_order"] = falls
+
+
+def _point_at_infinity(scip: Any, result: Result, names: Callable[[str], str]) -> bool:
+    """Where SCIP's optimum lies past BOX_CAP, whether its point puts a variable at SCIP's
+    infinity on a side it has no bound on (then `result` is made unbounded): SCIP called an
+    unbounded linear MIP "optimal" 3.4e18 at k = 6.2e19, where HiGHS said unbounded."""
+    if result.objective is None or not abs(float(result.objective)) >= BOX_CAP:
+        return False
+    far = AT_INFINITY * scip.infinity()
+    for var in scip.getVars(transformed=False):
+        value = float(scip.getVal(var))
+        if abs(value) >= far and scip.isInfinity(
+                var.getUbOriginal() if value > 0 else -var.getLbOriginal()):
+            _unbounded(scip, result, f"SCIP's point puts {names(var.name)} at {value:g}, its "
+                       "infinity")
+            return True
+    return False
 
 
 def _free_nonlinear_vars(scip: Any) -> list[_Free]:
@@ -205,5 +224,5 @@ def _unbounded(scip: Any, result: Result, why: str) -> None:
     maximize = scip.getObjectiveSense() == "maximize"
     result.status, result.objective, result.has_solution = Status.UNBOUNDED, None, False
     result.bound = math.inf if maximize else -math.inf
-    warn_at_caller(f"{why}: the model is unbounded (SCIP does not detect unbounded nonlinear "
-                   "models)")
+    warn_at_caller(f"{why}: the model is unbounded (SCIP took a point at its infinity, or "
+                   "near it, for an optimum)")

@@ -495,3 +495,34 @@ def test_a_number_ending_in_a_point_glued_to_a_sense_is_named(tmp_path: Path, ro
     path.write_text(f"min\n obj: x\nst\n {row}\nend\n")
     with pytest.raises(InputError, match="glued to what follows"):
         solve_file(path, solver="scip")
+
+
+def _unbounded_mip():
+    """max y + s, 18 y - 10 s - k <= 600, 0.6 y - k <= -5.69, s <= 9, k, y >= 0 integers:
+    unbounded (y grows with k = 18 y)."""
+    import pyomo.environ as pyo
+
+    m = pyo.ConcreteModel()
+    m.y = pyo.Var(domain=pyo.NonNegativeIntegers)
+    m.k = pyo.Var(domain=pyo.NonNegativeIntegers)
+    m.s = pyo.Var(bounds=(None, 9))
+    m.r1 = pyo.Constraint(expr=18 * m.y - 10 * m.s - m.k <= 600)
+    m.c1 = pyo.Constraint(expr=-m.k + 0.6 * m.y <= -5.69)
+    m.o = pyo.Objective(expr=m.y + m.s, sense=pyo.maximize)
+    return m
+
+
+def test_scips_linear_optimum_at_its_infinity_is_unbounded(tmp_path: Path) -> None:
+    """SCIP called this unbounded MIP "optimal" 3.4e18 at k = 6.2e19 (HiGHS: unbounded); the
+    rule for nonlinear models' points at SCIP's infinity now reads linear ones too."""
+    from coplug.plugins import solve
+
+    m = _unbounded_mip()
+    with pytest.warns(UserWarning, match="at its infinity"):
+        result = solve(m, solver="scip")
+    assert result.status == Status.UNBOUNDED and result.objective is None
+    assert solve(_unbounded_mip(), solver="highs").status == Status.UNBOUNDED
+    path = tmp_path / "unb.lp"
+    m.write(str(path), io_options={"symbolic_solver_labels": True})
+    with pytest.warns(UserWarning, match="at its infinity"):
+        assert solve_file(path, solver="scip").status == Status.UNBOUNDED
