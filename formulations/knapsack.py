@@ -200,10 +200,15 @@ def knapsack_mip(instance: KnapsackInstance) -> pyo.ConcreteModel:
 FLOAT_EXACT = 2**53
 
 
+def _numbers(instance: KnapsackInstance) -> tuple[tuple[str, np.ndarray], ...]:
+    """The instance's values, weights and capacity by name, each as an array."""
+    return (("values", instance.values), ("weights", instance.weights),
+            ("capacity", np.asarray([instance.capacity])))
+
+
 def _check_float_exact(instance: KnapsackInstance) -> None:
     """Refuse values, weights or a capacity float64 cannot hold exactly."""
-    for name, data in (("values", instance.values), ("weights", instance.weights),
-                       ("capacity", np.asarray([instance.capacity]))):
+    for name, data in _numbers(instance):
         big = np.flatnonzero(np.abs(np.asarray(data, dtype=object)) >= FLOAT_EXACT)
         if big.size:
             where = "" if name == "capacity" else f"[{int(big[0])}]"
@@ -214,8 +219,7 @@ def _check_float_exact(instance: KnapsackInstance) -> None:
 def _check_exact_integers(instance: KnapsackInstance) -> None:
     """Refuse integer values, weights or a capacity float64 rounds: the QUBO forms are
     solved in float64, and values 2**53 + 1 and 2**53 gave two placements one coefficient."""
-    for name, data in (("values", instance.values), ("weights", instance.weights),
-                       ("capacity", np.asarray([instance.capacity]))):
+    for name, data in _numbers(instance):
         check_exact_integers(np.asarray(data), f"knapsack {name}")
 
 

@@ -79,10 +79,9 @@ def k_best(model: pyo.Block, k: int = 10, solver: str = "scip",
     result is `optimal` once complete."""
     check_block(model, "k_best()")
     check_model_data(model, warn_tiny=False)  # named before the rows are read (`solve` warns)
-    if "plugins" in params:
-        raise InputError("k_best() takes no plugins: its search runs as a plugin of its own")
-    refuse_sibling_keywords(params, "k_best", {"progress": "its search draws no progress "
-                                                            "line"})
+    refuse_sibling_keywords(params, "k_best", {
+        "plugins": "its search runs as a plugin of its own",
+        "progress": "its search draws no progress line"})
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
         raise InputError(f"k must be a whole number >= 1, got {k!r}")
     k = int(k)

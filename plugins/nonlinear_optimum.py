@@ -19,6 +19,9 @@ nonlinear constraint sits at 1e4 or more on a side it has no bound on:
   solved on copies of the model, from SCIP's point; a model whose copy lacks constraints
   (a Python plugin's: lazy rows) is not checked.
 
+A linear model's "optimal" past BOX_CAP at a point with a variable at SCIP's infinity on an
+open side is unbounded too (an unbounded MIP came back "optimal" 3.4e18 at k = 6.2e19).
+
 Each box solve gets at most CHECK_SECONDS or ten times SCIP's own time, whichever is more,
 within the caller's time limit. `result.extra["nonlinear_check"]` records the boxes.
 """

@@ -778,12 +778,11 @@ def steps_options(caller: str, time_limit: float | None, params: dict[str, Any]
     OverflowError after step 1."""
     from coplug.plugins.bridge import refuse_sibling_keywords, whole_call_options
 
-    refuse_sibling_keywords(params, caller, {"progress": "its steps draw no progress line"})
+    refuse_sibling_keywords(params, caller, {"plugins": "it runs its own",
+                                             "progress": "its steps draw no progress line"})
     solver = params.get("solver", "scip")
     if not isinstance(solver, str) or solver.lower() != "scip":
         raise InputError(f"{caller} runs SCIP (PMVB branches inside it); got "
                          f"solver={solver!r}")
-    if "plugins" in params:
-        raise InputError(f"{caller} takes no plugins: it runs its own")
     rest = {key: value for key, value in params.items() if key != "solver"}
     return whole_call_options("scip", time_limit, rest)
