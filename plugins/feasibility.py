@@ -14,6 +14,7 @@ from pyomo.common.collections import ComponentSet
 from pyomo.core.base.block import BlockData
 from pyomo.core.expr.visitor import identify_variables
 
+from coplug.plugins.components import check_checkable
 from coplug.plugins.errors import InputError
 
 # Integer values within this of a whole number count as integral (the solvers' own default).
@@ -27,12 +28,14 @@ def infeasibilities(model: pyo.Block, tol: float = 1e-6) -> dict[str, float]:
     misses beyond `tol` relative to max(1, |side|) count (integrality: beyond
     INTEGRALITY_TOL; an SOS: its members' |values| outside the run it allows). A
     constraint whose body cannot be evaluated (a variable without a value) or is NaN misses
-    by inf, as does a NaN side and a value that is not finite."""
+    by inf, as does a NaN side and a value that is not finite. A component it cannot check
+    (a raw disjunction, a logical constraint) is refused by name."""
     if not isinstance(model, BlockData):
         raise InputError(f"infeasibilities() needs a Pyomo model (a Block), got {model!r}")
     if not isinstance(tol, numbers.Real) or isinstance(tol, bool) or not 0 <= tol < math.inf:
         raise InputError(f"tol must be a finite number >= 0 (inf would pass any point), got "
                          f"{tol!r}")
+    check_checkable(model)
     missed: dict[str, float] = {}
     variables = ComponentSet(model.component_data_objects(pyo.Var, active=True,
                                                           descend_into=True))

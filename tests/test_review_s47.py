@@ -1,0 +1,89 @@
+"""Session 47 review fixes: each test failed before its fix, but for those a docstring calls
+a guard."""
+
+from __future__ import annotations
+
+import re
+
+import pyomo.environ as pyo
+import pytest
+from pyomo.dae import ContinuousSet, DerivativeVar
+from pyomo.gdp import Disjunction
+from pyomo.mpec import Complementarity, complements
+
+from coplug.plugins import UnsupportedModelError, infeasibilities, solve
+
+
+def _disjunction() -> pyo.ConcreteModel:
+    """x = 5 against x <= 2 or x >= 8: meets neither side."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 10), initialize=5)
+    m.d = Disjunction(expr=[[m.x <= 2], [m.x >= 8]])
+    return m
+
+
+def _logical() -> pyo.ConcreteModel:
+    """Y1 and Y2 at True, False: the conjunction fails."""
+    m = pyo.ConcreteModel()
+    m.Y = pyo.BooleanVar([1, 2])
+    m.lc = pyo.LogicalConstraint(expr=m.Y[1].land(m.Y[2]))
+    m.Y[1].value, m.Y[2].value = True, False
+    return m
+
+
+def _complementarity() -> pyo.ConcreteModel:
+    """x = y = 1 against x >= 0 complementing y >= 0: x * y must be 0."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, 5), initialize=1)
+    m.y = pyo.Var(bounds=(0, 5), initialize=1)
+    m.cc = Complementarity(expr=complements(m.x >= 0, m.y >= 0))
+    return m
+
+
+@pytest.mark.parametrize("build, name", [(_disjunction, "'d' (Disjunction)"),
+                                         (_logical, "'lc' (LogicalConstraint)"),
+                                         (_complementarity, "'cc' (Complementarity)")])
+def test_infeasibilities_refuses_what_it_cannot_check(build, name: str) -> None:
+    """A point that breaks a raw disjunction, logical constraint or complementarity was
+    called feasible ({}): such components are refused by name, as `solve` does."""
+    with pytest.raises(UnsupportedModelError, match=re.escape(name) + r" is not checked by "
+                                                    r"infeasibilities\(\).*first"):
+        infeasibilities(build())
+
+
+def test_infeasibilities_checks_a_transformed_disjunction() -> None:
+    """After gdp.bigm the disjunction is rows and binaries: the point is judged (guard)."""
+    m = _disjunction()
+    pyo.TransformationFactory("gdp.bigm").apply_to(m)
+    m.d.disjuncts[0].binary_indicator_var.value = 1
+    m.d.disjuncts[1].binary_indicator_var.value = 0
+    assert infeasibilities(m)
+    m.x.value = 1
+    assert not infeasibilities(m)
+
+
+def _ode() -> pyo.ConcreteModel:
+    """max x(1) with dx/dt = 1, x(0) = 0 on [0, 1]: x(1) = 1 once discretized."""
+    m = pyo.ConcreteModel()
+    m.t = ContinuousSet(bounds=(0, 1))
+    m.x = pyo.Var(m.t, bounds=(0, 10))
+    m.dx = DerivativeVar(m.x, wrt=m.t)
+    m.ode = pyo.Constraint(m.t, rule=lambda m, t: m.dx[t] == 1 if t > 0 else pyo.Constraint.Skip)
+    m.init = pyo.Constraint(expr=m.x[0] == 0)
+    m.o = pyo.Objective(expr=m.x[1], sense=pyo.maximize)
+    return m
+
+
+@pytest.mark.parametrize("solver", ["scip", "highs"])
+def test_an_undiscretized_derivative_is_refused(solver: str) -> None:
+    """Both solvers read a raw DerivativeVar as a free variable and called x(1) = 10
+    optimal: it is refused, naming the dae transformations; discretized it solves to 1."""
+    with pytest.raises(UnsupportedModelError, match=r"'dx' \(DerivativeVar, not discretized\)"
+                                                    r".*dae\.finite_difference"):
+        solve(_ode(), solver=solver)
+    with pytest.raises(UnsupportedModelError, match="'dx'"):
+        infeasibilities(_ode())
+    m = _ode()
+    pyo.TransformationFactory("dae.finite_difference").apply_to(m, nfe=4)
+    assert solve(m, solver=solver).objective == pytest.approx(1.0)
+    assert not infeasibilities(m)
