@@ -91,9 +91,12 @@ def _collect(expr: Any, visitor: IdentifyVariableVisitor, seen: dict[int, VarDat
 
 
 def put_back(values: list[tuple[VarData, Any]]) -> None:
-    """Give each variable the value `values_a_solve_may_set` read."""
+    """Give each variable the value `values_a_solve_may_set` read, marked stale: no solve
+    set it, as Pyomo's own solvers mark a value they leave (set_value had marked an earlier
+    solve's point fresh after an infeasible one)."""
     for var, value in values:
         var.set_value(value, skip_validation=True)
+        var.stale = True
 
 
 # The import Suffixes a solve fills (LP duals and reduced costs).

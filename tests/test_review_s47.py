@@ -87,3 +87,51 @@ def test_an_undiscretized_derivative_is_refused(solver: str) -> None:
     pyo.TransformationFactory("dae.finite_difference").apply_to(m, nfe=4)
     assert solve(m, solver=solver).objective == pytest.approx(1.0)
     assert not infeasibilities(m)
+
+
+def _three_binaries(infeasible: bool) -> pyo.ConcreteModel:
+    """max x0 + x1 + x2 over binaries, at most 2 of them (at least 3 too: infeasible)."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), domain=pyo.Binary)
+    m.c = pyo.Constraint(expr=sum(m.x.values()) <= 2)
+    m.o = pyo.Objective(expr=sum(m.x.values()), sense=pyo.maximize)
+    if infeasible:
+        m.bad = pyo.Constraint(expr=sum(m.x.values()) >= 3)
+    return m
+
+
+@pytest.mark.parametrize("factory", ["legacy", "new"])
+@pytest.mark.parametrize("infeasible", [True, False])
+def test_factory_leaves_values_it_did_not_load_stale(factory: str, infeasible: bool) -> None:
+    """The factories put an earlier point back fresh (stale False) after an infeasible
+    solve or with load_solutions=False, where Pyomo's own solvers mark it stale: an old
+    point read as this solve's."""
+    from pyomo.contrib.solver.common.factory import SolverFactory as NewFactory
+    m = _three_binaries(infeasible)
+    for var in m.x.values():
+        var.set_value(0)
+    assert not any(var.stale for var in m.x.values())
+    if factory == "legacy":
+        pyo.SolverFactory("coplug_highs").solve(m, load_solutions=False)
+    else:
+        NewFactory("coplug_highs").solve(m, load_solutions=False,
+                                         raise_exception_on_nonoptimal_result=False)
+    assert [var.value for var in m.x.values()] == [0, 0, 0]
+    assert all(var.stale for var in m.x.values())
+
+
+def test_a_failed_callback_leaves_the_put_back_point_stale() -> None:
+    """An OnSolution callback that raises puts the earlier values back: stale ones stay
+    stale (they had come back fresh)."""
+    from coplug.plugins import OnSolution
+
+    def boom(*_: object) -> None:
+        raise RuntimeError("boom")
+
+    m = _three_binaries(True)
+    solve(m)
+    assert all(var.stale for var in m.x.values())
+    m.bad.deactivate()
+    with pytest.raises(RuntimeError, match="boom"):
+        solve(m, plugins=[OnSolution(boom)])
+    assert all(var.stale for var in m.x.values())
