@@ -13,6 +13,7 @@ import gzip
 import os
 import re
 import sys
+import tempfile
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -99,6 +100,21 @@ def native_name(path: Path) -> str:
     except UnicodeDecodeError:
         raise InputError(f"the file name {str(path)!r} is not UTF-8, which the solvers take "
                          "file names in: rename the file") from None
+
+
+@contextmanager
+def solver_temp_folder(prefix: str = "coplug-") -> Iterator[Path]:
+    """A temporary folder for files the solvers' C code opens (a copy to read, a log),
+    removed after; a temporary folder whose name is no UTF-8 (TMPDIR in Latin-1) is an
+    InputError naming TMPDIR, where highspy had raised a TypeError on the log's name."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as folder:
+        try:
+            os.fsencode(folder).decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(f"the temporary folder {folder!r} is not UTF-8, which the "
+                             "solvers take file names in: set TMPDIR to another folder"
+                             ) from None
+        yield Path(folder)
 
 
 @contextmanager

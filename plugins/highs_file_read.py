@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import io
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from coplug.plugins.errors import InputError
-from coplug.plugins.file_reading import check_offset, check_sense, is_lp, native_name, write_fd1
+from coplug.plugins.file_reading import (
+    check_offset,
+    check_sense,
+    is_lp,
+    native_name,
+    solver_temp_folder,
+    write_fd1,
+)
 from coplug.plugins.interrupts import capture_output
 from coplug.plugins.mps_text import SECTION_HEAD, header_at, section_lines
 
@@ -34,10 +40,10 @@ def highs_read(highs: Any, path: Path, text: bytes, tee: bool) -> Any:
 
     highs.setOptionValue("output_flag", True)
     highs.setOptionValue("log_to_console", False)
-    with tempfile.TemporaryDirectory() as folder:
-        kept = Path(folder) / "read.log"
-        readable = _without_empty_lines(path, text, Path(folder))
-        highs.setOptionValue("log_file", str(kept))
+    with solver_temp_folder() as folder:
+        kept = folder / "read.log"
+        readable = _without_empty_lines(path, text, folder)
+        highs.setOptionValue("log_file", native_name(kept))
         try:
             with capture_output(io.StringIO(), capture_fd=True):  # anything past its log
                 status = highs.readModel(native_name(readable))

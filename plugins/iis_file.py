@@ -262,14 +262,13 @@ class _Highs:
         near 1e10 HiGHS stopped on, at once. It goes through `solve_file`, whose exact
         check of large all-integer rows SCIP's tolerance needs (alone, SCIP took a point 1
         off a side of 1.1e10 as feasible)."""
-        import tempfile
-
+        from coplug.plugins.file_reading import native_name, solver_temp_folder
         from coplug.plugins.files import solve_file
         from coplug.plugins.results import Status
 
-        with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / "subsystem.mps"
-            self.highs.writeModel(str(path))
+        with solver_temp_folder() as folder:
+            path = folder / "subsystem.mps"
+            self.highs.writeModel(native_name(path))
             result = solve_file(path, solver="scip", time_limit=float(seconds))
         if result.status is Status.INFEASIBLE:
             return True

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import math
 import re
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from coplug.plugins.errors import InputError
-from coplug.plugins.file_reading import check_offset, check_sense, is_lp
+from coplug.plugins.file_reading import check_offset, check_sense, is_lp, solver_temp_folder
 from coplug.plugins.lp_text import LP_SECTION, lp_infinite_side, section_heads, section_spans
 from coplug.plugins.modeldata import HUGE_BOUND_WHY, SOLVER_INFINITY, huge_scip_bound
 from coplug.plugins.mps_text import (
@@ -90,8 +89,8 @@ def scip_readable(path: Path, text: bytes) -> Iterator[Path]:
     if rewritten is None:
         yield path
         return
-    with tempfile.TemporaryDirectory(prefix="coplug-read-") as folder:
-        copy = Path(folder) / path.name.removesuffix(".gz")
+    with solver_temp_folder("coplug-read-") as folder:
+        copy = folder / path.name.removesuffix(".gz")
         copy.write_bytes(rewritten)
         yield copy
 

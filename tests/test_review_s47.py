@@ -135,3 +135,48 @@ def test_a_failed_callback_leaves_the_put_back_point_stale() -> None:
     with pytest.raises(RuntimeError, match="boom"):
         solve(m, plugins=[OnSolution(boom)])
     assert all(var.stale for var in m.x.values())
+
+
+_PLAIN_LP = "Minimize\n obj: x + y\nSubject To\n c1: x + y >= 3\nEnd\n"
+
+
+def test_a_temporary_folder_not_in_utf8_is_named(tmp_path, monkeypatch) -> None:
+    """TMPDIR in Latin-1: HiGHS's read log path raised highspy's TypeError; now the
+    folder is named with what to do."""
+    import os
+    import tempfile
+
+    from coplug.plugins import solve_file
+    from coplug.plugins.errors import InputError
+
+    folder = os.fsencode(tmp_path) + b"/x\xe9"
+    os.mkdir(folder)
+    model = tmp_path / "plain.lp"
+    model.write_text(_PLAIN_LP)
+    monkeypatch.setattr(tempfile, "tempdir", os.fsdecode(folder))
+    with pytest.raises(InputError, match="temporary folder .* is not UTF-8.*TMPDIR"):
+        solve_file(model, solver="highs")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert solve_file(model, solver="highs").objective == pytest.approx(3.0)
+
+
+def test_highs_reads_files_with_a_non_ascii_temporary_folder_in_an_ascii_locale(
+        tmp_path) -> None:
+    """Under LC_ALL=C (no UTF-8 mode) a TMPDIR such as 'tmp ö' reached highspy as a
+    name with surrogates (TypeError): every HiGHS file solve failed."""
+    import os
+    import subprocess
+    import sys
+
+    folder = tmp_path / "tmp ö"
+    folder.mkdir()
+    model = tmp_path / "plain.lp"
+    model.write_text(_PLAIN_LP)
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0",
+           "TMPDIR": str(folder)}
+    code = ("import sys; from coplug.plugins import solve_file; "
+            "print(solve_file(sys.argv[1], solver='highs').objective)")
+    out = subprocess.run([sys.executable, "-c", code, str(model)], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert float(out.stdout.split()[-1]) == pytest.approx(3.0)
