@@ -213,11 +213,39 @@ def write_solution(path: str, result: Result) -> None:
     _write_lines(path, lines)
 
 
+# --solution names for the process's own output streams, written through Python's.
+_STANDARD_STREAMS = {f"{prefix}{number}": stream
+                     for number, stream in (("1", "stdout"), ("2", "stderr"))
+                     for prefix in ("/dev/fd/", "/proc/self/fd/")} | {
+    "/dev/stdout": "stdout", "/dev/stderr": "stderr"}
+
+
 def _write_lines(path: str, lines: list[str]) -> None:
-    """Write `lines` to the --solution file `path`, or an InputError naming it."""
+    """Write `lines` to the --solution file `path` whole, through a rename (two runs ending
+    at once had left one's header over the other's values), or in place where `path` is a
+    device, a pipe or a path under /dev or /proc (a rename had replaced the link
+    /dev/stdout, or the file the shell sends output to), and through Python's own stream for
+    /dev/stdout and /dev/stderr; a link's target is written, the link kept. An InputError
+    naming it."""
+    from coplug.learned.checkpoint_io import atomic_write_text
+
+    text = "\n".join(lines) + "\n"
+    given = os.path.expanduser(path)
+    stream = _STANDARD_STREAMS.get(given)
+    if stream is not None:  # Python's own stream: a second handle wrote over its output
+        getattr(sys, stream).write(text)
+        getattr(sys, stream).flush()
+        return
     try:
-        with open(path, "w", encoding="utf-8") as out:
-            out.write("\n".join(lines) + "\n")
+        if given.startswith(("/dev/", "/proc/")) or (
+                os.path.exists(given) and not os.path.isfile(given)
+                and not os.path.isdir(given)):
+            with open(given, "w", encoding="utf-8") as out:
+                out.write(text)
+        else:
+            atomic_write_text(os.path.realpath(given), text)
+    except InputError as exc:
+        raise InputError(f"--solution: {exc}") from None
     except OSError as exc:
         raise InputError(f"--solution: cannot write {path} ({exc.strerror})") from exc
 

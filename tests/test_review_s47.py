@@ -180,3 +180,54 @@ def test_highs_reads_files_with_a_non_ascii_temporary_folder_in_an_ascii_locale(
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert float(out.stdout.split()[-1]) == pytest.approx(3.0)
+
+
+def test_the_solution_file_is_replaced_whole(tmp_path, monkeypatch) -> None:
+    """--solution wrote in place (truncate, then write): two runs ending at once left one
+    run's header over the other's values, and a failing write left half a file. It goes
+    through a rename now: a write that fails leaves the earlier file and no stray one."""
+    import errno
+    from pathlib import Path
+
+    from coplug.plugins.cli import _write_lines
+    from coplug.plugins.errors import InputError
+
+    out = tmp_path / "x.sol"
+    _write_lines(str(out), ["# status optimal, objective 1.0", "x 1.0"])
+    real = Path.write_text
+
+    def half_then_full(self: Path, text: str, **kwargs: object) -> int:
+        real(self, text[: len(text) // 2], **kwargs)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", half_then_full)
+    with pytest.raises(InputError, match=r"--solution: cannot write .*No space left"):
+        _write_lines(str(out), ["# status optimal, objective 2.0", "y 1.0"])
+    assert out.read_text() == "# status optimal, objective 1.0\nx 1.0\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.sol"]
+
+
+def test_the_solution_goes_through_links_and_to_stdout_in_place(tmp_path) -> None:
+    """A link keeps being a link (its target is written), and `--solution /dev/stdout`
+    with output sent to a file writes into that output (a rename had replaced the file, or
+    as root /dev/stdout itself)."""
+    import os
+    import subprocess
+    import sys
+
+    from coplug.plugins.cli import _write_lines
+
+    real, link = tmp_path / "real.sol", tmp_path / "link.sol"
+    real.write_text("old\n")
+    link.symlink_to(real)
+    _write_lines(str(link), ["# status optimal, objective 3.0"])
+    assert link.is_symlink() and real.read_text() == "# status optimal, objective 3.0\n"
+    out = tmp_path / "out.txt"
+    with open(out, "w") as sink:
+        done = subprocess.run([sys.executable, "-m", "coplug.plugins.cli", "solve", "knapsack",
+                               "--size", "6", "--solution", "/dev/stdout"], stdout=sink,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    text = out.read_text()
+    assert text.startswith("# status optimal") and "\nstatus     optimal\n" in text
+    assert os.path.islink("/dev/stdout")
