@@ -231,3 +231,40 @@ def test_the_solution_goes_through_links_and_to_stdout_in_place(tmp_path) -> Non
     text = out.read_text()
     assert text.startswith("# status optimal") and "\nstatus     optimal\n" in text
     assert os.path.islink("/dev/stdout")
+
+
+def test_two_runs_on_one_run_directory_do_not_mix(tmp_path) -> None:
+    """Two evolve runs started on one new directory both passed its check, both reported
+    it, and its front mixed their files: the second is refused while the first holds it,
+    and after it, finding the first's files; with overwrite it replaces them whole."""
+    import json
+
+    from coplug.formulations.bbo.evolve import EvolutionConfig, RunWriter, evolve
+    from coplug.plugins.errors import InputError
+
+    tiny = dict(population=4, generations=2, budget=20, seeds=3)
+    first, second = EvolutionConfig(**tiny, seed=1, targets=(1,)), EvolutionConfig(
+        **tiny, seed=2, targets=(3,))
+    run_dir = tmp_path / "runs" / "x"
+    a, b = RunWriter(run_dir), RunWriter(run_dir)  # both checked before either writes
+    a.write(evolve(first), first, "symbolic", finished=False)
+    with pytest.raises(InputError, match="being written by another run"):
+        b.write(evolve(second), second, "symbolic", finished=False)
+    a.release()
+    with pytest.raises(InputError, match="another run wrote there since"):
+        b.write(evolve(second), second, "symbolic", finished=False)
+    assert json.loads((run_dir / "config.json").read_text())["targets"] == [1]
+
+    refused: list[str] = []
+
+    def overwriting_run(gen: int, _: object) -> None:
+        if gen == 1:
+            with pytest.raises(InputError, match="being written by another run") as info:
+                evolve(second, run_dir=run_dir, overwrite=True)
+            refused.append(str(info.value))
+
+    evolve(first, run_dir=run_dir, overwrite=True, callback=overwriting_run)
+    assert refused
+    assert json.loads((run_dir / "history.json").read_text())["finished"]
+    evolve(second, run_dir=run_dir, overwrite=True)
+    assert json.loads((run_dir / "config.json").read_text())["targets"] == [3]

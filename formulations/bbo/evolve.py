@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -17,6 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+try:
+    import fcntl
+except ImportError:  # Windows: runs on one directory are not kept apart
+    fcntl = None  # type: ignore[assignment]
 
 from coplug.formulations.bbo.bbob import bbob_problem
 from coplug.formulations.bbo.export import json_text, program_to_json, pyomo_script
@@ -352,6 +358,7 @@ def evolve(config: EvolutionConfig, proposer: Proposer | None = None,
             bar.set_postfix(hv=f"{history[-1]:.4f}", front=len(pareto_front(everyone)))
             if callback:
                 callback(gen, population)
+        return snapshot(population, finished=True)
     except (KeyboardInterrupt, ConnectionError) as exc:
         # Ctrl-C, or an endpoint that answered before and now stops the run (a refused key):
         # the finished generations are kept; one dead from its first request keeps none
@@ -361,7 +368,9 @@ def evolve(config: EvolutionConfig, proposer: Proposer | None = None,
             if everyone:
                 snapshot(population, tally=tally)
         raise
-    return snapshot(population, finished=True)
+    finally:  # the directory's lock, taken at the first write
+        if writer is not None:
+            writer.release()
 
 
 def _checked_proposals(programs: Any, config: EvolutionConfig, name: str) -> list[Program]:
@@ -393,11 +402,14 @@ class RunWriter:
     A path that is a file (or lies under one) or cannot be created is refused; so is a
     non-empty directory unless `overwrite`, which removes an earlier run's files (RUN_FILES
     and front/program_*.py; other files stay) at the first write. Each file is replaced
-    atomically, so an interrupt never leaves half of one.
+    atomically, so an interrupt never leaves half of one. From its first write to `release`
+    the run holds a lock on the directory: a second run on it is refused then (two runs
+    started together had both passed the check and mixed their files).
     """
 
     def __init__(self, run_dir: Path, overwrite: bool = False) -> None:
-        self.dir, self.front_dir = run_dir, run_dir / "front"
+        self.dir, self.front_dir, self.overwrite = run_dir, run_dir / "front", overwrite
+        self._unlock: weakref.finalize | None = None  # closes the locked descriptor, once
         existing = next(p for p in (run_dir, *run_dir.absolute().parents) if p.exists())
         if not existing.is_dir():
             raise InputError(f"run directory {run_dir}: {existing} is a file; name a directory")
@@ -442,6 +454,7 @@ class RunWriter:
         except OSError as exc:
             raise InputError(f"cannot create run directory {self.dir}: "
                              f"{exc.strerror or exc}") from None
+        self._claim()
         for name in RUN_FILES:
             path = self.dir / name
             if path.is_file():
@@ -449,6 +462,31 @@ class RunWriter:
         for path in self.front_dir.glob("program_*.py"):
             path.unlink()
         self.started = True
+
+    def _claim(self) -> None:
+        """Lock the directory for this run (released by `release` or at exit), refusing it
+        where another run holds it or, without `overwrite`, wrote there since the check."""
+        if fcntl is None:
+            return
+        lock = os.open(self.dir, os.O_RDONLY)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(lock)
+            raise InputError(f"run directory {self.dir} is being written by another run; "
+                             "name another one") from None
+        self._unlock = weakref.finalize(self, os.close, lock)
+        others = [p.name for p in self.dir.iterdir() if p != self.front_dir]
+        if not self.overwrite and (others or any(self.front_dir.iterdir())):
+            self.release()
+            raise InputError(f"run directory {self.dir} is not empty: another run wrote "
+                             f"there since this one started ({sorted(others)[:3]}); name a "
+                             "new or empty one")
+
+    def release(self) -> None:
+        """Let other runs have the directory (at the end of the run)."""
+        if self._unlock is not None:
+            self._unlock()
 
     def write(self, result: EvolutionResult, config: EvolutionConfig, proposer: str,
               finished: bool) -> None:
