@@ -37,9 +37,11 @@ def file_sha256(path: Path) -> str:
 def read_sidecar(path: Path, what: str) -> Any:
     """The JSON in the sidecar `path`, or an InputError naming it as `what` when it cannot
     be read: not UTF-8 or not JSON, an integer past Python's digit limit, or nested past
-    its recursion limit (these came out as raw ValueError and RecursionError)."""
+    its recursion limit (these came out as raw ValueError and RecursionError). A UTF-8
+    byte-order mark, which a Windows editor adds on saving, is read past, as in the other
+    text inputs."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError included
         raise InputError(f"{what} {path} is unreadable: {exc}") from None
     except RecursionError:

@@ -268,3 +268,21 @@ def test_two_runs_on_one_run_directory_do_not_mix(tmp_path) -> None:
     assert json.loads((run_dir / "history.json").read_text())["finished"]
     evolve(second, run_dir=run_dir, overwrite=True)
     assert json.loads((run_dir / "config.json").read_text())["targets"] == [3]
+
+
+def test_a_sidecar_saved_with_a_byte_order_mark_reads(tmp_path) -> None:
+    """A checkpoint's JSON saved by a Windows editor (UTF-8 with a byte-order mark) was
+    refused ('Unexpected UTF-8 BOM'), where every other text input reads past it."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    import coplug.models
+    from coplug.learned.rowdualnet import load
+
+    models = Path(coplug.models.__file__).parent
+    copy = tmp_path / "rowdualnet.pt"
+    shutil.copy(models / "rowdualnet.pt", copy)
+    text = (models / "rowdualnet.json").read_text(encoding="utf-8")
+    copy.with_suffix(".json").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert load(copy).hidden == json.loads(text)["hidden"]
