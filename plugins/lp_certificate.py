@@ -35,8 +35,13 @@ GAP_TOL = 1e-6
 # prices (within ON_SIDE, relative), where any such price is complementary: with costs
 # near 1e9, a reduced cost of 500 at a column's lower bound is real (raising the bound to 1
 # costs 500) and was loaded as 0. Small duals are kept: with rows scaled apart, a dual of
-# 1e-5 on a row of coefficients near 1e7 carries a reduced cost of 70.
+# 1e-5 on a row of coefficients near 1e7 carries a reduced cost of 70. On a column the
+# objective is linear in, such a zero still counts what the column could gain, |r| times
+# its distance to the bound its sign selects, unless r is round-off (NOISE_TOL of its
+# terms, with no floor of 1): a cost of 5e-8 on an unbounded column, priced 0 by SCIP's
+# duals, had certified an optimum 5e4 short.
 ZERO_TOL = 1e-6
+NOISE_TOL = 1e-9
 ON_SIDE = 1e-9
 
 
@@ -88,6 +93,12 @@ def certify(gradient: np.ndarray, x: np.ndarray, matrix: sp.csr_matrix,
     small = np.abs(raw) <= ZERO_TOL * np.maximum(1.0, np.abs(gradient) + terms)
     on_side = _distance(x, raw, col_lower, col_upper) <= ON_SIDE * np.maximum(1.0, np.abs(x))
     gain = np.zeros_like(raw)
+    linear = _uncurved(quadratic[1], len(raw)) if quadratic is not None else True
+    if np.any(linear):  # small reduced costs of linear columns: what those could gain
+        kept = (linear & small & ~on_side
+                & (np.abs(raw) > NOISE_TOL * (np.abs(gradient) + terms)))
+        gain[kept] = np.abs(raw[kept]) * _distance(x[kept], raw[kept], col_lower[kept],
+                                                   col_upper[kept])
     if quadratic is not None:  # cancelled terms of a QP's gradient: zeros, with their gain
         size, hessian = quadratic
         cancelled = ~small & ~on_side & (
@@ -138,6 +149,12 @@ def _joint_gain(hessian: sp.spmatrix, raw: np.ndarray, columns: np.ndarray) -> f
         return math.inf
     value = 0.5 * float(residual @ step)
     return value if value >= 0.0 else math.inf  # not convex there
+
+
+def _uncurved(hessian: sp.spmatrix, size: int) -> np.ndarray:
+    """Whether each column is absent from the Hessian (the objective linear in it)."""
+    return np.asarray(abs(sp.csr_matrix(hessian, shape=(size, size))).sum(axis=1)
+                      ).ravel() == 0
 
 
 def _distance(value: np.ndarray, price: np.ndarray, lower: np.ndarray,

@@ -286,3 +286,56 @@ def test_a_sidecar_saved_with_a_byte_order_mark_reads(tmp_path) -> None:
     text = (models / "rowdualnet.json").read_text(encoding="utf-8")
     copy.with_suffix(".json").write_bytes(b"\xef\xbb\xbf" + text.encode())
     assert load(copy).hidden == json.loads(text)["hidden"]
+
+
+def _tiny_cost_lp() -> pyo.ConcreteModel:
+    """max -x0 + 5e-8 x1, x0 + x1 >= 1, x1 - x2 <= 5, x >= 0, x2 <= 1e12: the optimum is
+    5e-8 (1e12 + 5) = 50000.00000025, far out along x1."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), domain=pyo.NonNegativeReals)
+    m.x[2].setub(1e12)
+    m.c = pyo.Constraint(expr=m.x[0] + m.x[1] >= 1)
+    m.d = pyo.Constraint(expr=m.x[1] - m.x[2] <= 5)
+    m.o = pyo.Objective(expr=-m.x[0] + 5e-8 * m.x[1], sense=pyo.maximize)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    return m
+
+
+def test_a_tiny_reduced_cost_on_a_long_column_is_no_zero() -> None:
+    """SCIP (presolve off for duals) answered 5e-8 with zero duals, and the certificate
+    called them a proof: the reduced cost 5e-8 counted as zero, on a column 1e12 from its
+    bound. The duals are withheld now, naming the gap; HiGHS's answer is certified."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from coplug.plugins.lp_certificate import certify
+
+    matrix = sp.csr_matrix(np.array([[1.0, 1.0, 0.0], [0.0, -1.0, 1.0]]))
+    inf = np.inf
+    found = certify(np.array([1.0, -5e-8, 0.0]), np.array([0.0, 1.0, 0.0]), matrix,
+                    np.array([1.0, -5.0]), np.array([inf, inf]), np.zeros(3),
+                    np.array([inf, inf, 1e12]), np.zeros(2))
+    assert not found.holds and found.worst[0] == "column"
+    with pytest.warns(UserWarning, match="do not prove the point optimal"):
+        result = solve(_tiny_cost_lp(), solver="scip")
+    assert result.extra["duals"]["loaded"] is False
+    m = _tiny_cost_lp()
+    assert solve(m, solver="highs").objective == pytest.approx(50000.00000025, rel=1e-9)
+    assert m.dual[m.c] == pytest.approx(0.0, abs=1e-15) and m.dual[m.d] == pytest.approx(5e-8)
+
+
+def test_round_off_reduced_costs_on_free_columns_still_certify() -> None:
+    """A reduced cost at round-off (1e-16 of its terms) on a free column stays a zero
+    (guard: counted, its infinite distance made every such optimum uncertified)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from coplug.plugins.lp_certificate import certify
+
+    inf = np.inf
+    matrix = sp.csr_matrix(np.array([[1.0, 1.0], [1.0, -1.0]]))
+    duals = np.array([0.1 + 0.2, 0.3])  # 0.30000000000000004: c1 - y1 - y2 is 5.6e-17
+    found = certify(np.array([0.6, 0.0]), np.array([1.0, 1.0]), matrix,
+                    np.array([2.0, 0.0]), np.array([2.0, 0.0]), np.full(2, -inf),
+                    np.full(2, inf), duals)
+    assert found.reduced[0] == 0.0 and found.holds
