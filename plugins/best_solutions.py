@@ -53,8 +53,8 @@ NO_GOOD_CACHE = 4096
 # max(1, |side|, |activity|) as SCIP judges (ten times its default): a guard against an
 # LP solution that enforcement hands on after another handler found it infeasible.
 ROW_TOL = 1e-5
-# scipy.optimize.linprog's status for an unbounded LP.
-LINPROG_UNBOUNDED = 3
+# scipy.optimize.linprog's statuses for an infeasible and an unbounded LP.
+LINPROG_INFEASIBLE, LINPROG_UNBOUNDED = 2, 3
 
 
 @dataclass(eq=False)
@@ -168,8 +168,15 @@ class _Search:
         if not self.rows.meets(values) or self.rows.on_a_ray(values, self.variables):
             return []  # the solver decides: another handler rejects it, or it is unbounded
         values[self.binaries] = assignment
-        objective = self._objective_at(values)
         key = assignment.astype(np.int8).tobytes()
+        if not self.rows.meets(values):  # a binary 5e-7 off 0 had met a big-M row 1e9 * y
+            completed = self.rows.best_completion(values, self)
+            if completed is False:
+                return [self._no_good(key, assignment)]  # no point has this assignment
+            if completed is True or not self.rows.meets(completed):
+                return []
+            values = completed
+        objective = self._objective_at(values)
         if self.flat and len(self.found) >= self.k and key not in self.found:
             return []  # k points where all tie (no objective): let the solver stop at this one
         known = self.found.get(key)
@@ -336,6 +343,19 @@ class _Rows:
         """Whether the LP left with the binaries fixed as in feasible `values` is unbounded.
         Then so is the model (every assignment's polyhedron has the same recession cone),
         which SCIP does not always say once the no-good rows reject its points on a ray."""
+        return self._fixed_lp(values, search).status == LINPROG_UNBOUNDED
+
+    def best_completion(self, values: np.ndarray, search: _Search) -> np.ndarray | bool:
+        """The best point with the binaries as in `values` (scipy's HiGHS on the LP left);
+        False where that LP is infeasible, True where it has no optimum for another reason
+        (unbounded: the solver's to say)."""
+        outcome = self._fixed_lp(values, search)
+        if outcome.status == 0:
+            return np.asarray(outcome.x, dtype=float) + 0.0
+        return outcome.status != LINPROG_INFEASIBLE
+
+    def _fixed_lp(self, values: np.ndarray, search: _Search) -> Any:
+        """scipy's linprog outcome for the model with its binaries fixed as in `values`."""
         from scipy.optimize import linprog
 
         lower, upper = self.col_lower.copy(), self.col_upper.copy()
@@ -345,8 +365,7 @@ class _Rows:
         b_ub = np.concatenate([self.upper[has_upper], -self.lower[has_lower]])
         costs = -self.costs if search.maximize else self.costs
         bounds = np.column_stack([lower, upper])
-        outcome = linprog(costs, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")
-        return outcome.status == LINPROG_UNBOUNDED
+        return linprog(costs, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")
 
     def on_a_ray(self, values: np.ndarray, variables: list[VarData]) -> bool:
         """Whether a variable without a bound sits at the box `solve` puts on an unbounded

@@ -339,3 +339,41 @@ def test_round_off_reduced_costs_on_free_columns_still_certify() -> None:
                     np.array([2.0, 0.0]), np.array([2.0, 0.0]), np.full(2, -inf),
                     np.full(2, inf), duals)
     assert found.reduced[0] == 0.0 and found.holds
+
+
+def test_k_best_completes_a_point_whose_binaries_round_off_a_big_m_row() -> None:
+    """max x - 2s + z - 1000y, x <= 1e9 y, x - s <= 50: SCIP met y = 5e-7 with x = 50
+    (within its integrality tolerance), and k_best recorded it at y = 0, infeasible, as
+    the proven best 51. The assignment's best point is computed instead: 1, 0, -949, -950
+    (by enumeration of y and z)."""
+    from coplug.plugins import k_best
+
+    m = pyo.ConcreteModel()
+    m.x, m.s = pyo.Var(bounds=(0, None)), pyo.Var(bounds=(0, None))
+    m.y, m.z = pyo.Var(domain=pyo.Binary), pyo.Var(domain=pyo.Binary)
+    m.arc = pyo.Constraint(expr=m.x <= 1e9 * m.y)
+    m.cap = pyo.Constraint(expr=m.x - m.s <= 50)
+    m.o = pyo.Objective(expr=m.x - 2 * m.s + m.z - 1000 * m.y, sense=pyo.maximize)
+    found = k_best(m, k=4, solver="scip")
+    assert found.proven
+    assert [s.objective for s in found.solutions] == pytest.approx([1, 0, -949, -950])
+    for solution in found.solutions:
+        solution.load()
+        assert not infeasibilities(m)
+
+
+def test_k_best_drops_an_assignment_whose_rounding_leaves_no_point() -> None:
+    """max 2z - 1000y, x <= 1e9 y, x >= 50 z: SCIP met y = 5e-8, z = 1, x = 50 (within its
+    integrality tolerance), recorded as the proven best 2; y = 0 with z = 1 admits no x.
+    By enumeration: 0 (y = z = 0), -998, -1000."""
+    from coplug.plugins import k_best
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(bounds=(0, None))
+    m.y, m.z = pyo.Var(domain=pyo.Binary), pyo.Var(domain=pyo.Binary)
+    m.arc = pyo.Constraint(expr=m.x <= 1e9 * m.y)
+    m.need = pyo.Constraint(expr=m.x >= 50 * m.z)
+    m.o = pyo.Objective(expr=2 * m.z - 1000 * m.y, sense=pyo.maximize)
+    found = k_best(m, k=4, solver="scip")
+    assert found.proven
+    assert [s.objective for s in found.solutions] == pytest.approx([0, -998, -1000])
