@@ -60,6 +60,16 @@ def check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
     return value
 
 
+def plain_array(data: object, what: str) -> np.ndarray:
+    """`data` as a numpy array of any dtype, or an InputError naming `what` (ragged data, a
+    masked array, whose masked entries np.asarray would use); a torch tensor's values."""
+    refuse_masked(data, what)
+    try:
+        return np.asarray(detached(data, what))
+    except ValueError:
+        raise InputError(f"{what} must be a rectangular array") from None
+
+
 def numeric_array(data: object, what: str, booleans: bool = True) -> np.ndarray:
     """`data` as a float array, or an InputError naming `what` (strings, objects, ragged;
     booleans too unless `booleans`; masked arrays; integers float64 would round); a torch

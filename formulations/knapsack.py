@@ -17,6 +17,7 @@ from coplug.formulations.checks import (
     check_memory,
     check_positive,
     check_seed,
+    plain_array,
     read_text_file,
     require_instance,
     text_lines,
@@ -76,14 +77,14 @@ class KnapsackInstance(ValueEquality):
     def is_feasible(self, x: np.ndarray) -> bool:
         """True when a 0/1 vector of length n fits the capacity (False for any other shape,
         as `BlockModel.is_feasible`)."""
-        x = np.asarray(x)
+        x = plain_array(x, "a knapsack selection")
         if x.shape != (self.n,) or not np.isin(x, (0, 1)).all():
             return False
         return sum(int(w) for w in self.weights[x == 1]) <= self.capacity  # exact: no wrap
 
     def value(self, x: np.ndarray) -> float:
         """Total value of a selection (a vector of length n, else InputError)."""
-        x = np.asarray(x)
+        x = plain_array(x, "a knapsack selection")
         if x.shape != (self.n,):
             raise InputError(f"a knapsack selection must have length {self.n}, got shape "
                              f"{x.shape}")

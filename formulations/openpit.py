@@ -21,6 +21,7 @@ from coplug.formulations.checks import (
     check_positive,
     check_seed,
     numeric_array,
+    plain_array,
     require_instance,
 )
 from coplug.formulations.qubo import PENALTY_LIMIT, QUBO, data_scale, symmetric
@@ -102,7 +103,7 @@ class BlockModel(ValueEquality):
 
     def is_feasible(self, x: np.ndarray) -> bool:
         """True when the 0/1 selection is closed under the precedences (a valid pit)."""
-        x = np.asarray(x)
+        x = plain_array(x, "a pit")
         if x.shape != (self.n,) or not np.isin(x, (0, 1)).all():
             return False
         a = self.arcs()
@@ -110,7 +111,7 @@ class BlockModel(ValueEquality):
 
     def value(self, x: np.ndarray) -> float:
         """Total value of a pit (a vector of length n, else InputError)."""
-        x = np.asarray(x, dtype=float)
+        x = numeric_array(x, "a pit")
         if x.shape != (self.n,):
             raise InputError(f"a pit must have length {self.n}, got shape {x.shape}")
         return float(self.flat_values @ x)

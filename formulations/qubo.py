@@ -19,8 +19,8 @@ import numpy as np
 import pyomo.environ as pyo
 import scipy.sparse as sp
 
-from coplug.formulations.checks import numeric_array
-from coplug.plugins.arguments import refuse_masked
+from coplug.formulations.checks import numeric_array, plain_array
+from coplug.plugins.arguments import check_exact_integers, detached, refuse_masked
 from coplug.plugins.errors import InputError
 from coplug.plugins.value_equality import ValueEquality
 
@@ -70,7 +70,7 @@ class QUBO(ValueEquality):
         if self.Q is None:
             raise InputError("Q must be a square matrix, got None")
         for name in ("Q", "c", "A", "weights"):
-            refuse_masked(getattr(self, name), f"QUBO {name}")
+            setattr(self, name, _plain_field(getattr(self, name), name))
         # copies throughout: the caller's arrays, edited after this check, reached the QUBO
         self.Q = _as_floats(lambda: sp.csr_matrix(self.Q, dtype=float, copy=True), self.Q, "Q")
         n = self.Q.shape[0]
@@ -204,8 +204,16 @@ class QUBO(ValueEquality):
         return 2 * (self.Q @ z) + 2 * (self.A.T @ (self.weights * (self.A @ z))) + self.c
 
     def hessian_block(self, idx: np.ndarray) -> np.ndarray:
-        """The Hessian 2(Q + A'WA) restricted to coordinates `idx` (dense)."""
-        idx = np.asarray(idx, dtype=int)
+        """The Hessian 2(Q + A'WA) restricted to coordinates `idx` (dense); a boolean mask
+        of length n selects its True coordinates (read as indices it gave 1, 0, 1)."""
+        idx = plain_array(idx, "hessian_block's coordinates")
+        if idx.dtype.kind == "b" and idx.shape == (self.n,):
+            idx = np.flatnonzero(idx)
+        if idx.size == 0 or (idx.dtype.kind == "f" and np.all(idx == np.round(idx))):
+            idx = idx.astype(int)  # [] reads as float64; whole floats are coordinates
+        if idx.dtype.kind not in "iu":
+            raise InputError(f"hessian_block needs whole-number coordinates or a boolean mask "
+                             f"of length {self.n}, got {idx.tolist()}")
         if idx.ndim != 1 or idx.size and not (0 <= idx.min() and idx.max() < self.n):
             raise InputError(f"hessian_block needs coordinates in 0..{self.n - 1}, got "
                              f"{idx.tolist()}")
@@ -265,6 +273,20 @@ class QUBO(ValueEquality):
         touched = np.asarray(q.sum(axis=0)).ravel() + np.asarray(q.sum(axis=1)).ravel()
         rows = np.asarray(abs(sp.csr_matrix(self.A)).sum(axis=0)).ravel()
         return (touched != 0) | (np.asarray(self.c) != 0) | (rows != 0)
+
+
+def _plain_field(data: Any, field: str) -> Any:
+    """A QUBO field as numpy or scipy converts it: a tensor's values (one that requires
+    grad raised torch's error), a DOK matrix as COO (it has no data array to check); a
+    masked array or an integer float64 rounds (2**62 + 1) is an InputError."""
+    refuse_masked(data, f"QUBO {field}")
+    data = detached(data, f"QUBO {field}")
+    if sp.issparse(data) and not hasattr(data, "data"):
+        data = data.tocoo()
+    values = data.data if sp.issparse(data) else data
+    if isinstance(values, np.ndarray):
+        check_exact_integers(values.reshape(-1), f"QUBO {field}")
+    return data
 
 
 def _as_floats(convert: Callable[[], Any], data: Any, field: str) -> Any:

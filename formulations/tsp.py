@@ -25,6 +25,7 @@ from coplug.formulations.checks import (
     check_positive,
     check_seed,
     numeric_array,
+    plain_array,
     read_text_file,
     text_lines,
 )
@@ -241,7 +242,7 @@ def tour_length(dist: np.ndarray, tour: list[int] | np.ndarray) -> float:
     """Length of the closed tour visiting `tour` in order; a city that is not a whole number
     in 0..n-1 is an InputError (numpy would truncate 1.7 to 1 and wrap -1 to n - 1)."""
     d = numeric_array(dist, "tour_length's distance matrix")  # float64: float16 sums overflowed
-    t = np.asarray(tour)
+    t = plain_array(tour, "tour_length's tour")
     if d.ndim != 2 or d.shape[0] != d.shape[1] or t.ndim != 1 or t.size == 0:
         raise InputError(f"tour_length needs a square matrix and a non-empty 1-D tour, got "
                          f"shapes {d.shape} and {t.shape}")

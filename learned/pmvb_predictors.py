@@ -46,6 +46,7 @@ from coplug.learned.checkpoint_io import (
 )
 from coplug.learned.fit_state import unfitted_on_failure
 from coplug.learned.pmvb_features import FEATURE_NAMES, FEATURE_VERSION, root_features
+from coplug.plugins.arguments import detached, refuse_masked
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError
 
@@ -442,6 +443,7 @@ def _fit_data(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike, what: str,
     as InputError, a ValueError); NaN and huge features are left to `_check_features`.
     """
     owner = type(estimator).__name__
+    X, y = _unwrapped(X, f"{owner} X"), _unwrapped(y, f"{owner} y")
     try:
         X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=False)
         check_classification_targets(y)
@@ -468,6 +470,7 @@ def _predict_data(estimator: BaseEstimator, X: ArrayLike, default_width: int) ->
     owner = type(estimator).__name__
     width = getattr(estimator, "n_features_in_", default_width)
     prefix = f"{owner} was fitted on {width} features, so X must have shape (n, {width})"
+    X = _unwrapped(X, f"{owner} X")
     try:
         X = validate_data(estimator, X, reset=False, dtype=np.float64, ensure_all_finite=False,
                           ensure_min_samples=0)
@@ -479,6 +482,13 @@ def _predict_data(estimator: BaseEstimator, X: ArrayLike, default_width: int) ->
         raise InputError(f"{prefix}: X has {X.shape[1]} features, but {owner} is expecting "
                          f"{width} features as input")
     return X
+
+
+def _unwrapped(data: ArrayLike, what: str) -> ArrayLike:
+    """A torch tensor's values (one that requires grad raised torch's error), anything else
+    as given; a masked array is an InputError (scikit-learn used its masked entries)."""
+    refuse_masked(data, what)
+    return detached(data, what)
 
 
 def _one_line(exc: Exception) -> str:

@@ -33,7 +33,7 @@ from coplug.learned.checkpoint_io import (
     read_sidecar,
     strict_json,
 )
-from coplug.plugins.arguments import detached, refuse_masked
+from coplug.plugins.arguments import check_exact_integers, detached, refuse_masked
 from coplug.plugins.errors import InputError
 from coplug.plugins.interrupts import sigint_deferred
 from coplug.plugins.lap.cache_dir import kernel
@@ -239,10 +239,19 @@ def _real_float64(a: Any, what: str) -> np.ndarray:
     if given.dtype.kind not in "biufO":  # complex, text, dates, ...
         raise InputError(f"min_trick needs real numbers: {what} has dtype {given.dtype}")
     try:
-        return np.asarray(given, dtype=np.float64)
+        floats = np.asarray(given, dtype=np.float64)
     except (TypeError, ValueError, OverflowError) as exc:  # 2**1024 is no float64
         raise InputError(f"min_trick needs real numbers: {what} is not numeric ({exc})"
                          ) from None
+    check_exact_integers(given.reshape(-1), f"min_trick's {what}")
+    if given.dtype.kind == "O":  # Fraction(1, 10) became 0.1 > 1/10: u + v > c
+        pairs = zip(given.flat, floats.flat, strict=True)
+        inexact = next((v for v, f in pairs if f != v and f == f), None)  # NaN: refused after
+        if inexact is not None:
+            raise InputError(f"min_trick's {what} holds {inexact!r}, which float64 rounds "
+                             f"to {float(inexact)!r}: the duals' u + v <= c would not hold "
+                             "for the value given; pass float64 data")
+    return floats
 
 
 def _require_finite(a: np.ndarray, what: str) -> None:

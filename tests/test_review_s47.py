@@ -377,3 +377,144 @@ def test_k_best_drops_an_assignment_whose_rounding_leaves_no_point() -> None:
     found = k_best(m, k=4, solver="scip")
     assert found.proven
     assert [s.objective for s in found.solutions] == pytest.approx([0, -998, -1000])
+
+
+def _small_qubo(**fields: object):
+    """A 3-variable QUBO with the given fields (Q and c by default plain floats)."""
+    import numpy as np
+
+    from coplug.formulations.qubo import QUBO
+
+    parts = {"Q": np.array([[1.0, 0.5, 0.0], [0.5, 2.0, 0.0], [0.0, 0.0, 3.0]]),
+             "c": np.array([1.0, -1.0, 0.5])} | fields
+    return QUBO(**parts, constant=0.0, decode=lambda z: z, is_feasible=lambda s: True,
+                objective=lambda s: 0.0)
+
+
+def test_qubo_takes_dok_matrices_and_tensors_that_require_grad() -> None:
+    """A DOK matrix raised AttributeError ('no attribute data'), a tensor that requires
+    grad torch's own RuntimeError: both are read as their values now."""
+    import numpy as np
+    import scipy.sparse as sp
+    import torch
+
+    plain = _small_qubo()
+    for q in (sp.dok_matrix(plain.Q), sp.dok_array(plain.Q)):
+        assert np.allclose(_small_qubo(Q=q).Q.toarray(), plain.Q.toarray())
+    graded = _small_qubo(Q=torch.tensor(plain.Q.toarray(), requires_grad=True),
+                         c=torch.tensor(plain.c, requires_grad=True))
+    z = np.array([1.0, 0.0, 1.0])
+    assert graded.energy(z) == plain.energy(z)
+
+
+def test_qubo_refuses_integers_float64_rounds() -> None:
+    """An int64 entry 2**62 + 1 became 2**62 with no word."""
+    import numpy as np
+
+    from coplug.plugins.errors import InputError
+
+    q = np.diag(np.array([2**62 + 1, 1, 1], dtype=np.int64))
+    with pytest.raises(InputError, match="QUBO Q holds the integer 4611686018427387905"):
+        _small_qubo(Q=q)
+
+
+@pytest.mark.parametrize("idx, expected", [([True, False, True], [0, 2]),
+                                           ([0.0, 2.0], [0, 2]), ([], [])])
+def test_hessian_block_reads_masks_as_masks(idx: list, expected: list) -> None:
+    """A boolean mask read as indices 1, 0, 1; whole floats and [] stay coordinates."""
+    import numpy as np
+
+    q = _small_qubo()
+    full = q.hessian_block(np.arange(3))
+    got = q.hessian_block(np.array(idx) if idx else [])
+    assert np.array_equal(got, full[np.ix_(expected, expected)])
+
+
+@pytest.mark.parametrize("idx", [[0.9, 2.7], [True, False]])
+def test_hessian_block_refuses_fractions_and_short_masks(idx: list) -> None:
+    """[0.9, 2.7] was truncated to 0, 2; a mask of the wrong length read as indices."""
+    import numpy as np
+
+    from coplug.plugins.errors import InputError
+
+    with pytest.raises(InputError, match="hessian_block needs whole-number coordinates"):
+        _small_qubo().hessian_block(np.array(idx))
+
+
+def test_selections_and_tours_refuse_masked_arrays() -> None:
+    """A masked item counted in a knapsack's value and feasibility, a masked block in a
+    pit's value, a masked city in a tour's length."""
+    import numpy as np
+
+    from coplug.formulations.knapsack import random_knapsack
+    from coplug.formulations.openpit import random_block_model
+    from coplug.formulations.tsp import tour_length
+    from coplug.plugins.errors import InputError
+
+    inst = random_knapsack(3, seed=1)
+    x = np.ma.array([1, 0, 1], mask=[False, False, True])
+    for call in (inst.value, inst.is_feasible):
+        with pytest.raises(InputError, match="knapsack selection: masked arrays"):
+            call(x)
+    pit = random_block_model(12, seed=0)
+    with pytest.raises(InputError, match="a pit: masked arrays"):
+        pit.value(np.ma.array(np.ones(pit.n), mask=np.eye(1, pit.n, 0, dtype=bool)[0]))
+    with pytest.raises(InputError, match="tour: masked arrays"):
+        tour_length(np.ones((3, 3)), np.ma.array([0, 1, 2], mask=[0, 1, 0]))
+    assert inst.value(np.array([1, 0, 1])) == float(inst.values[0] + inst.values[2])
+
+
+def test_pmvb_predictors_refuse_masked_and_read_tensors_that_require_grad() -> None:
+    """A masked X or y was used with its hidden entries; a tensor that requires grad
+    raised torch's own error."""
+    import numpy as np
+    import torch
+
+    from coplug.learned.pmvb_predictors import PMVBPredictor
+    from coplug.plugins.errors import InputError
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    model = PMVBPredictor("logreg", calibration="none")
+    with pytest.raises(InputError, match="PMVBPredictor y: masked arrays"):
+        model.fit(X, np.ma.array(y, mask=np.ones(40, bool)))
+    model.fit(torch.tensor(X, requires_grad=True), y)
+    with pytest.raises(InputError, match="PMVBPredictor X: masked arrays"):
+        model.predict_proba(np.ma.array(X[:2], mask=np.zeros((2, 3), bool)))
+    assert np.allclose(model.predict_proba(torch.tensor(X[:5], requires_grad=True)),
+                       model.predict_proba(X[:5]))
+
+
+def test_ranked_matchings_reads_line_costs_that_require_grad() -> None:
+    """row_cost as a tensor that requires grad raised torch's own error."""
+    import numpy as np
+    import torch
+
+    from coplug.plugins.lap import ranked_matchings
+
+    costs = np.array([[4.0, 1.0], [2.0, 3.0]])
+    plain = ranked_matchings(costs, 2, row_cost=np.array([5.0, 5.0]))
+    graded = ranked_matchings(costs, 2, row_cost=torch.tensor([5.0, 5.0], requires_grad=True))
+    assert [m.cost for m in graded.solutions] == [m.cost for m in plain.solutions]
+
+
+@pytest.mark.parametrize("cost", ["int", "fraction"])
+def test_min_trick_refuses_costs_float64_rounds(cost: str) -> None:
+    """2**62 + 1023 gave v = 2**62 + 1024 > c, Fraction(1, 10) v = 0.1 > 1/10: the
+    guarantee u + v <= c failed for the costs given."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    from coplug.learned.rowdualnet import min_trick
+    from coplug.plugins.errors import InputError
+
+    if cost == "int":
+        c = np.array([[2**62 + 1023, 0], [0, 1]], dtype=np.int64)
+    else:
+        c = np.array([[Fraction(1, 10), Fraction(1)], [Fraction(2), Fraction(3)]],
+                     dtype=object)
+    with pytest.raises(InputError, match="min_trick's .* float64"):
+        min_trick(c, np.zeros(2))
+    assert np.all(min_trick(np.array([[0.5, 1.0], [2.0, 3.0]]), np.zeros(2)) <= [0.5, 1.0])

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from coplug.plugins.arguments import check_exact_integers, check_flag, refuse_masked
+from coplug.plugins.arguments import check_exact_integers, check_flag, detached, refuse_masked
 from coplug.plugins.errors import InputError
 from coplug.plugins.lap import sparse
 from coplug.plugins.lap.cell_costs import matching_costs
@@ -135,7 +135,7 @@ def _line_costs(value: Any, size: int, name: str) -> np.ndarray:
     miscount."""
     refuse_masked(value, name)
     try:
-        given = np.asarray(value)
+        given = np.asarray(detached(value, name))
         if given.dtype.kind not in "iuf":
             raise TypeError(f"dtype {given.dtype}")
         if given.ndim != 0 and given.shape != (size,):
