@@ -359,7 +359,8 @@ def warn_unread_suffixes(model: pyo.Block, solver: str) -> None:
     fills_duals = solver in DUAL_BACKENDS
     names = other_import_suffixes(model, fills_duals)
     if names:
-        filled = "only dual and rc, for LPs" if fills_duals else "no duals with this solver"
+        filled = ("only dual and rc on the solved block itself, for LPs" if fills_duals
+                  else "no duals with this solver")
         warn_at_caller(f"solve() fills no import Suffix {', '.join(names)} ({filled})")
     names = unread_export_suffixes(model, reads_priority=solver == "scip")
     if names:

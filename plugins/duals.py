@@ -84,8 +84,8 @@ def dual_request(model: pyo.Block, quadratic_ok: bool = False, read: bool = True
 
 def other_import_suffixes(model: pyo.Block, fills_duals: bool) -> list[str]:
     """Names of the import Suffixes `solve` leaves empty: all of them for a backend that
-    gives no duals, else all but `dual` and `rc` on the model itself (as in Pyomo's solvers,
-    those on sub-blocks are not filled)."""
+    gives no duals, else all but `dual` and `rc` on the model itself (those on sub-blocks
+    are not filled, as in Pyomo's appsi solvers)."""
     return [s.name for s in unfilled_import_suffixes(model, fills_duals)]
 
 

@@ -125,7 +125,15 @@ class CoplugSolutionLoader(SolutionLoader):
         return ComponentMap(self._subset("rc", vars_to_load, NoReducedCostsError))
 
     def load_import_suffixes(self) -> None:
-        """Fill `dual`/`rc` with what the solve certified; other import Suffixes stay empty."""
+        """Fill `dual`/`rc` with what the solve certified; other import Suffixes stay empty.
+        A model's own `dual`/`rc` declared after the solve is NoDualsError or
+        NoReducedCostsError, as `get_duals` says (it was emptied, and stayed empty in
+        silence: coplug certifies duals during the solve)."""
+        for name, error in (("dual", NoDualsError), ("rc", NoReducedCostsError)):
+            suffix = self._pyomo_model.component(name)
+            if (name not in self._suffixes and isinstance(suffix, pyo.Suffix)
+                    and suffix.active and suffix.import_enabled()):
+                raise error(self._why_none(name))
         suffixes = self._collect_and_clear_import_suffixes()
         for name in DUAL_SUFFIXES:
             if name in suffixes and self._suffixes.get(name) is not None:
@@ -381,11 +389,11 @@ def _native_options(backend: str, config: CoplugConfig) -> dict[str, Any]:
             raise InputError(f"coplug_{backend} takes no gap options: it always solves to "
                              f"optimality")
         options[name] = value
-    if config.threads is not None:
-        if backend != "highs":
-            raise InputError(f"coplug_{backend} runs on one thread; threads={config.threads} "
-                             f"is for coplug_highs")
+    if config.threads is not None and backend == "highs":
         options["threads"] = config.threads
+    elif config.threads is not None and config.threads != 1:  # one thread is what it runs on
+        raise InputError(f"coplug_{backend} runs on one thread; threads={config.threads} "
+                         f"is for coplug_highs")
     options.update(config.solver_options.value())
     return options
 

@@ -200,7 +200,8 @@ def test_model_warnings_come_once() -> None:
 
     _, result, caught = solved(build, "highs")
     assert result.extra["duals"]["loaded"]
-    assert messages(caught) == ["solve() fills no import Suffix slack (only dual and rc, for LPs)"]
+    assert messages(caught) == ["solve() fills no import Suffix slack (only dual and rc on the "
+                                "solved block itself, for LPs)"]
 
 
 def test_the_mip_point_is_put_back_over_another_lp_optimum() -> None:

@@ -518,3 +518,47 @@ def test_min_trick_refuses_costs_float64_rounds(cost: str) -> None:
     with pytest.raises(InputError, match="min_trick's .* float64"):
         min_trick(c, np.zeros(2))
     assert np.all(min_trick(np.array([[0.5, 1.0], [2.0, 3.0]]), np.zeros(2)) <= [0.5, 1.0])
+
+
+def _two_row_lp() -> pyo.ConcreteModel:
+    """min 2x + 3y, x + 2y >= 4, 3x + y >= 6, x, y >= 0: duals 1.4 and 0.2."""
+    m = pyo.ConcreteModel()
+    m.x, m.y = pyo.Var(within=pyo.NonNegativeReals), pyo.Var(within=pyo.NonNegativeReals)
+    m.c1 = pyo.Constraint(expr=m.x + 2 * m.y >= 4)
+    m.c2 = pyo.Constraint(expr=3 * m.x + m.y >= 6)
+    m.o = pyo.Objective(expr=2 * m.x + 3 * m.y)
+    return m
+
+
+@pytest.mark.parametrize("name", ["coplug_highs", "coplug_scip"])
+def test_a_dual_suffix_declared_after_the_solve_is_named(name: str) -> None:
+    """load_solution() emptied a dual Suffix declared after the solve and left it empty in
+    silence (Pyomo's own highs fills it): coplug certifies duals during the solve, so it
+    says so, as get_duals does; declared before, it is filled."""
+    from pyomo.contrib.solver.common.factory import SolverFactory
+    from pyomo.contrib.solver.common.util import NoDualsError
+
+    m = _two_row_lp()
+    results = SolverFactory(name).solve(m, load_solutions=False)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    with pytest.raises(NoDualsError, match="declare m.dual .* before solving"):
+        results.solution_loader.load_solution()
+    m = _two_row_lp()
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    results = SolverFactory(name).solve(m, load_solutions=False)
+    results.solution_loader.load_solution()
+    assert m.dual[m.c1] == pytest.approx(1.4) and m.dual[m.c2] == pytest.approx(0.2)
+
+
+def test_one_thread_is_accepted_where_one_thread_is_run() -> None:
+    """threads=1 to coplug_scip was refused ('runs on one thread; threads=1 is for
+    coplug_highs'); more threads still are."""
+    from pyomo.contrib.solver.common.factory import SolverFactory
+
+    from coplug.plugins.errors import InputError
+
+    m = _two_row_lp()
+    assert SolverFactory("coplug_scip").solve(m, threads=1).incumbent_objective == \
+        pytest.approx(2 * 1.6 + 3 * 1.2)
+    with pytest.raises(InputError, match="threads=2 is for coplug_highs"):
+        SolverFactory("coplug_scip").solve(_two_row_lp(), threads=2)
