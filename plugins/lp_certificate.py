@@ -38,10 +38,13 @@ GAP_TOL = 1e-6
 # 1e-5 on a row of coefficients near 1e7 carries a reduced cost of 70. On a column the
 # objective is linear in, such a zero still counts what the column could gain, |r| times
 # its distance to the bound its sign selects, unless r is round-off (NOISE_TOL of its
-# terms, with no floor of 1): a cost of 5e-8 on an unbounded column, priced 0 by SCIP's
-# duals, had certified an optimum 5e4 short.
+# terms, with no floor of 1): a cost of 5e-8 on a column 1e12 from its bound, priced 0 by
+# SCIP's duals, had certified an optimum 5e4 short. Towards no bound, where any r makes the
+# gap infinite, only an r that is not cancellation counts (OPEN_TOL of its terms): SCIP's
+# duals on ill-conditioned rows leave free columns residuals of 1e-6 of their terms.
 ZERO_TOL = 1e-6
 NOISE_TOL = 1e-9
+OPEN_TOL = 1e-3
 ON_SIDE = 1e-9
 
 
@@ -95,10 +98,10 @@ def certify(gradient: np.ndarray, x: np.ndarray, matrix: sp.csr_matrix,
     gain = np.zeros_like(raw)
     linear = _uncurved(quadratic[1], len(raw)) if quadratic is not None else True
     if np.any(linear):  # small reduced costs of linear columns: what those could gain
-        kept = (linear & small & ~on_side
-                & (np.abs(raw) > NOISE_TOL * (np.abs(gradient) + terms)))
-        gain[kept] = np.abs(raw[kept]) * _distance(x[kept], raw[kept], col_lower[kept],
-                                                   col_upper[kept])
+        distance = _distance(x, raw, col_lower, col_upper)
+        floor = np.where(np.isinf(distance), OPEN_TOL, NOISE_TOL)
+        kept = linear & small & ~on_side & (np.abs(raw) > floor * (np.abs(gradient) + terms))
+        gain[kept] = np.abs(raw[kept]) * distance[kept]
     if quadratic is not None:  # cancelled terms of a QP's gradient: zeros, with their gain
         size, hessian = quadratic
         cancelled = ~small & ~on_side & (

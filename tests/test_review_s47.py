@@ -562,3 +562,26 @@ def test_one_thread_is_accepted_where_one_thread_is_run() -> None:
         pytest.approx(2 * 1.6 + 3 * 1.2)
     with pytest.raises(InputError, match="threads=2 is for coplug_highs"):
         SolverFactory("coplug_scip").solve(_two_row_lp(), threads=2)
+
+
+def test_ill_conditioned_free_columns_keep_their_duals() -> None:
+    """Hilbert rows (7 x 7) over free columns: SCIP's duals leave the free columns residuals
+    near 1e-6 of their terms, which the first version of the small-cost gain counted with
+    an infinite distance, withholding duals of a correct optimum."""
+    import numpy as np
+
+    n = 7
+    hilbert = 1.0 / (np.arange(n)[:, None] + np.arange(n)[None, :] + 1)
+    b, c = hilbert @ np.ones(n), hilbert.T @ np.ones(n)
+    m = pyo.ConcreteModel()
+    m.I = pyo.RangeSet(0, n - 1)
+    m.x = pyo.Var(m.I)
+    m.r = pyo.Constraint(m.I, rule=lambda m, i: sum(hilbert[i, j] * m.x[j]
+                                                    for j in range(n)) >= b[i])
+    m.o = pyo.Objective(expr=sum(c[j] * m.x[j] for j in range(n)))
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    result = solve(m, solver="scip")
+    assert result.objective == pytest.approx(float(c.sum()), rel=1e-7)
+    assert result.extra["duals"]["loaded"]
+    y = np.array([m.dual[m.r[i]] for i in range(n)])
+    assert np.all(y >= -1e-9) and np.allclose(hilbert.T @ y, c, atol=1e-5)
