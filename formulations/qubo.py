@@ -283,9 +283,11 @@ def _plain_field(data: Any, field: str) -> Any:
     data = detached(data, f"QUBO {field}")
     if sp.issparse(data) and not hasattr(data, "data"):
         data = data.tocoo()
-    values = data.data if sp.issparse(data) else data
-    if isinstance(values, np.ndarray):
-        check_exact_integers(values.reshape(-1), f"QUBO {field}")
+    try:
+        values = np.asarray(data.data if sp.issparse(data) else data).view(np.ndarray)
+    except (ValueError, TypeError):
+        return data  # ragged or no numbers: the float conversion names it
+    check_exact_integers(values.reshape(-1), f"QUBO {field}")
     return data
 
 

@@ -107,14 +107,16 @@ def check_zip_crc(path: Path, what: str) -> None:
         raise InputError(f"{what} {path} is corrupt: its entry {bad} fails its CRC check")
 
 
-def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
+def atomic_write(path: str | Path, write: Callable[[Path], object],
+                 mode: int | None = None) -> Path:
     """Call `write(tmp)` on a temporary file in `path`'s folder, then rename it over `path`.
 
     The temporary file (and its folder) is removed if `write` raises (KeyboardInterrupt
     included), so the previous file at `path`, if any, stays intact and no stray file is
     left behind. It bears `path`'s own name, inside a fresh hidden folder: `torch.save`
     names its zip archive's inner folder after the file, so a random temporary name gave
-    the same weights other bytes (and another sha256 in a sidecar) on every run.
+    the same weights other bytes (and another sha256 in a sidecar) on every run. `mode`:
+    the file's permissions (default: those `open(path, "w")` would give a new file).
     """
     path = Path(path).expanduser()
     if (reason := occupied_reason(path)) is not None:
@@ -127,7 +129,7 @@ def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     tmp = folder / path.name
     try:
         write(tmp)
-        os.chmod(tmp, _default_mode())
+        os.chmod(tmp, _default_mode() if mode is None else mode)
         os.replace(tmp, path)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -145,9 +147,9 @@ def occupied_reason(path: Path) -> str | None:
     return None
 
 
-def atomic_write_text(path: str | Path, text: str) -> Path:
+def atomic_write_text(path: str | Path, text: str, mode: int | None = None) -> Path:
     """Write `text` to `path` atomically (see `atomic_write`)."""
-    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"), mode)
 
 
 def json_safe(value: Any) -> Any:

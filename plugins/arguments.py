@@ -3,6 +3,8 @@ with an InputError that names the argument."""
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from coplug.plugins.errors import InputError
@@ -45,7 +47,15 @@ def detached(data: object, what: str) -> object:
 def check_exact_integers(values: np.ndarray, what: str) -> None:
     """Refuse integers float64 cannot represent (2**63 - 1 and 2**63 - 4 both become 2**63):
     the solves work in float64, so the answer would be right for other data than given. Only
-    entries beyond 2**53 in magnitude can round, so only they are checked."""
+    entries beyond 2**53 in magnitude can round, so only they are checked (in an object
+    array, the Python integers among its entries)."""
+    if values.dtype.kind == "O":
+        big = next((v for v in values.reshape(-1) if _rounds_in_float64(v)), None)
+        if big is not None:
+            raise InputError(f"{what} holds the integer {big}, which float64 (in which it is "
+                             "solved) cannot hold exactly; subtract a common offset or "
+                             "rescale the data first")
+        return
     if values.dtype.kind not in "iu" or values.size == 0:
         return
     big = values[(values > 2**53) | (values < -(2**53))] if values.dtype.itemsize > 4 else ()
@@ -58,3 +68,15 @@ def check_exact_integers(values: np.ndarray, what: str) -> None:
         raise InputError(f"{what} holds the integer {x}, which float64 (in which it is "
                          f"solved) rounds to {int(float(x))}; subtract a common offset or "
                          "rescale the data first")
+
+
+def _rounds_in_float64(value: object) -> bool:
+    """Whether `value` is an integer (not a bool) float64 does not hold exactly."""
+    if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
+        return False
+    if -(2**53) <= value <= 2**53:
+        return False
+    try:
+        return float(value) != value
+    except OverflowError:
+        return True

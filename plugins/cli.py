@@ -13,6 +13,7 @@ import importlib
 import json
 import logging
 import os
+import stat
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -192,6 +193,9 @@ def _check_solution_path(text: str, target: str) -> None:
         raise InputError(f"--solution: {text!r} is not a file name")
     if not path.parent.is_dir():
         raise InputError(f"--solution: no folder {str(path.parent)!r} to write into")
+    writable = os.access(path, os.W_OK) if path.exists() else os.access(path.parent, os.W_OK)
+    if not writable:
+        raise InputError(f"--solution: {text!r} cannot be written (permission denied)")
     model = Path(target)
     if path.exists() and model.exists() and path.samefile(model):
         raise InputError(f"--solution: {text!r} is the model file {target!r}; writing the "
@@ -225,8 +229,9 @@ def _write_lines(path: str, lines: list[str]) -> None:
     at once had left one's header over the other's values), or in place where `path` is a
     device, a pipe or a path under /dev or /proc (a rename had replaced the link
     /dev/stdout, or the file the shell sends output to), and through Python's own stream for
-    /dev/stdout and /dev/stderr; a link's target is written, the link kept. An InputError
-    naming it."""
+    /dev/stdout and /dev/stderr; a link's target is written, the link kept, and a file
+    keeps its permissions (a private 0600 file had become 0644). A writable file in a
+    folder one may not write is written in place. An InputError naming it."""
     from coplug.learned.checkpoint_io import atomic_write_text
 
     text = "\n".join(lines) + "\n"
@@ -236,14 +241,17 @@ def _write_lines(path: str, lines: list[str]) -> None:
         getattr(sys, stream).write(text)
         getattr(sys, stream).flush()
         return
+    target = os.path.realpath(given)
+    existing = os.path.isfile(target)
     try:
         if given.startswith(("/dev/", "/proc/")) or (
-                os.path.exists(given) and not os.path.isfile(given)
-                and not os.path.isdir(given)):
+                os.path.exists(given) and not existing and not os.path.isdir(given)) or (
+                existing and not os.access(os.path.dirname(target), os.W_OK)):
             with open(given, "w", encoding="utf-8") as out:
                 out.write(text)
         else:
-            atomic_write_text(os.path.realpath(given), text)
+            mode = stat.S_IMODE(os.stat(target).st_mode) if existing else None
+            atomic_write_text(target, text, mode)
     except InputError as exc:
         raise InputError(f"--solution: {exc}") from None
     except OSError as exc:

@@ -407,15 +407,20 @@ def test_qubo_takes_dok_matrices_and_tensors_that_require_grad() -> None:
     assert graded.energy(z) == plain.energy(z)
 
 
-def test_qubo_refuses_integers_float64_rounds() -> None:
-    """An int64 entry 2**62 + 1 became 2**62 with no word."""
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.asmatrix
+@pytest.mark.parametrize("form", ["int64", "matrix", "list", "object"])
+def test_qubo_refuses_integers_float64_rounds(form: str) -> None:
+    """An entry 2**62 + 1 became 2**62 with no word (as an np.matrix a raw TypeError; in a
+    list or object array no word either, after the first fix)."""
     import numpy as np
 
     from coplug.plugins.errors import InputError
 
     q = np.diag(np.array([2**62 + 1, 1, 1], dtype=np.int64))
+    given = {"int64": q, "matrix": np.asmatrix(q), "list": q.tolist(),
+             "object": np.array(q.tolist(), dtype=object)}[form]
     with pytest.raises(InputError, match="QUBO Q holds the integer 4611686018427387905"):
-        _small_qubo(Q=q)
+        _small_qubo(Q=given)
 
 
 @pytest.mark.parametrize("idx, expected", [([True, False, True], [0, 2]),
@@ -585,3 +590,36 @@ def test_ill_conditioned_free_columns_keep_their_duals() -> None:
     assert result.extra["duals"]["loaded"]
     y = np.array([m.dual[m.r[i]] for i in range(n)])
     assert np.all(y >= -1e-9) and np.allclose(hilbert.T @ y, c, atol=1e-5)
+
+
+def test_the_solution_file_keeps_its_permissions(tmp_path) -> None:
+    """Through the rename a private 0600 solution file had become 0644."""
+    import os
+    import stat
+
+    from coplug.plugins.cli import _write_lines
+
+    out = tmp_path / "x.sol"
+    out.write_text("old\n")
+    os.chmod(out, 0o600)
+    _write_lines(str(out), ["# status optimal, objective 1.0"])
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert out.read_text() == "# status optimal, objective 1.0\n"
+
+
+def test_a_run_directory_without_locks_still_takes_runs(tmp_path, monkeypatch) -> None:
+    """On NFS flock on a folder fails with EBADF, which read as 'being written by another
+    run': every run there was refused. Only a lock another holds refuses now."""
+    import errno
+
+    import coplug.formulations.bbo.evolve as evolve_module
+    from coplug.formulations.bbo.evolve import EvolutionConfig, evolve
+
+    def no_locks(fd: int, operation: int) -> None:
+        raise OSError(errno.EBADF, "Bad file descriptor")
+
+    monkeypatch.setattr(evolve_module.fcntl, "flock", no_locks)
+    config = EvolutionConfig(population=4, generations=1, budget=20, seeds=3, seed=1,
+                             targets=(1,))
+    evolve(config, run_dir=tmp_path / "run")
+    assert (tmp_path / "run" / "history.json").is_file()

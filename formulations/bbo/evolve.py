@@ -8,6 +8,7 @@ scripts, PNG plot) and the hypervolume per generation, rewritten after each gene
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import weakref
@@ -466,13 +467,15 @@ class RunWriter:
     def _claim(self) -> None:
         """Lock the directory for this run (released by `release` or at exit), refusing it
         where another run holds it or, without `overwrite`, wrote there since the check."""
-        if fcntl is None:
+        if fcntl is None or self._unlock is not None:  # held already: a retried start
             return
         lock = os.open(self.dir, os.O_RDONLY)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except OSError as exc:
             os.close(lock)
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                return  # no locks there (NFS refuses one on a folder): runs are not kept apart
             raise InputError(f"run directory {self.dir} is being written by another run; "
                              "name another one") from None
         self._unlock = weakref.finalize(self, os.close, lock)
