@@ -2,9 +2,11 @@
 
 Binary x[i, c] puts node i in cluster c; every cluster holds each group within `tolerance`
 of its graph-wide share; the objective is the cut or the ratio cut sum_c cut(C_c)/|C_c|.
+One binary z[c, s] per cluster and admissible size s (a size at which some cluster can be
+fair) picks the cluster's size, and the fairness rows bound each group's members by the
+whole numbers that size allows, so no row tolerance can admit an unfair cluster.
 
-The ratio cut is made linear edge by edge: one binary z[c, s] per cluster and admissible size
-s (a size at which some cluster can be fair), and ys[e, c, s] >= y[e, c] - (1 - z[c, s]), edge
+The ratio cut is made linear edge by edge: ys[e, c, s] >= y[e, c] - (1 - z[c, s]), edge
 e's cut indicator counted at the cluster's size with weight w_e / s. A big-M on the whole cut
 (t_c >= cut_c/s - M (1 - z[c, s]), M the total weight) let the integrality tolerance
 (z = 1 - 1e-6) hide about 1e-6 M of cut: with edges of weight 1e6 both solvers called a
@@ -47,15 +49,22 @@ def fair_sizes(counts: np.ndarray, n_clusters: int, tolerance: float) -> list[in
     counts[g] / n: some integer m_g in [0, counts[g]] with |m_g - share_g s| <= tolerance s
     and sum_g m_g = s. Sizes above n - n_clusters + 1 cannot occur (the others are nonempty)."""
     n = int(counts.sum())
-    share = counts / n
     sizes = []
     for s in range(1, n - n_clusters + 2):
-        slack = 1e-9 * s
-        low = np.maximum(np.ceil((share - tolerance) * s - slack), 0)
-        high = np.minimum(np.floor((share + tolerance) * s + slack), counts)
+        low, high = group_bounds(counts, tolerance, s)
         if (low <= high).all() and low.sum() <= s <= high.sum():
             sizes.append(s)
     return sizes
+
+
+def group_bounds(counts: np.ndarray, tolerance: float, size: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The fewest and most members of each group a cluster of `size` nodes may hold within
+    `tolerance` of the group's share (whole numbers, rounded with 1e-9 of slack)."""
+    share, slack = counts / counts.sum(), 1e-9 * size
+    low = np.maximum(np.ceil((share - tolerance) * size - slack), 0)
+    high = np.minimum(np.floor((share + tolerance) * size + slack), counts)
+    return low, high
 
 
 def warn_weight_span(weights: np.ndarray) -> None:
@@ -86,7 +95,6 @@ def fair_clustering_mip(
         raise InputError(f"tolerance must be a number in [0, 1), got {tolerance!r}")
     adjacency, codes = validate_fair_graph(graph, groups, check_n_clusters(n_clusters))
     n, k = adjacency.shape[0], int(n_clusters)
-    share = np.bincount(codes) / n
     upper = sp.triu(adjacency, k=1).tocoo()
     edges = list(zip(upper.row.tolist(), upper.col.tolist(), upper.data.tolist(), strict=True))
     warn_weight_span(upper.data)
@@ -97,21 +105,34 @@ def fair_clustering_mip(
     m.N = pyo.RangeSet(0, n - 1)
     m.C = pyo.RangeSet(0, k - 1)
     m.E = pyo.RangeSet(0, len(edges) - 1)
-    m.S = pyo.RangeSet(0, share.size - 1)
+    m.S = pyo.RangeSet(0, int(codes.max()))
     m.x = pyo.Var(m.N, m.C, domain=pyo.Binary)
     m.assign = pyo.Constraint(m.N, rule=_one_cluster)
     m.nonempty = pyo.Constraint(m.C, rule=_nonempty)
     for i in range(n):
         for c in range(i + 1, k):
             m.x[i, c].fix(0)
-    m.fair_low = pyo.Constraint(m.C, m.S, rule=partial(_fair_low, codes, share, tolerance))
-    m.fair_high = pyo.Constraint(m.C, m.S, rule=partial(_fair_high, codes, share, tolerance))
+    counts = np.bincount(codes)
+    sizes = fair_sizes(counts, k, tolerance)
+    _add_sizes(m, sizes)
+    bounds = {size: group_bounds(counts, tolerance, size) for size in sizes}
+    m.fair_low = pyo.Constraint(m.C, m.S, rule=partial(_fair_low, codes, bounds))
+    m.fair_high = pyo.Constraint(m.C, m.S, rule=partial(_fair_high, codes, bounds))
     _add_cut_indicators(m, edges)
     if objective == "cut":
         m.objective = pyo.Objective(expr=sum(m.cut[c] for c in m.C) / 2)
     else:
-        _add_ratio_cut_objective(m, edges, fair_sizes(np.bincount(codes), k, tolerance))
+        _add_ratio_cut_objective(m, edges)
     return m
+
+
+def _add_sizes(m: pyo.ConcreteModel, sizes: list[int]) -> None:
+    """z[c, s] picks cluster c's size among the admissible `sizes` (with none admissible,
+    size_link empties every cluster: infeasible)."""
+    m.Z = pyo.Set(initialize=sizes, ordered=True)
+    m.z = pyo.Var(m.C, m.Z, domain=pyo.Binary)
+    m.one_size = pyo.Constraint(m.C, rule=partial(_one_size, sizes))
+    m.size_link = pyo.Constraint(m.C, rule=_size_link)
 
 
 def _one_cluster(m: pyo.ConcreteModel, i: int) -> Any:
@@ -124,26 +145,23 @@ def _nonempty(m: pyo.ConcreteModel, c: int) -> Any:
     return sum(m.x[i, c] for i in m.N) >= 1
 
 
-def _cluster_size(m: pyo.ConcreteModel, c: int) -> Any:
-    """How many nodes cluster c holds."""
-    return sum(m.x[i, c] for i in m.N)
-
-
 def _members(codes: np.ndarray, m: pyo.ConcreteModel, c: int, s: int) -> Any:
     """How many nodes of group s cluster c holds."""
     return sum(m.x[i, c] for i in np.flatnonzero(codes == s).tolist())
 
 
-def _fair_low(codes: np.ndarray, share: np.ndarray, tolerance: float, m: pyo.ConcreteModel,
-              c: int, s: int) -> Any:
-    """Group s's share of cluster c at least its share of all nodes less `tolerance`."""
-    return _members(codes, m, c, s) >= (share[s] - tolerance) * _cluster_size(m, c)
+def _fair_low(codes: np.ndarray, bounds: dict[int, tuple[np.ndarray, np.ndarray]],
+              m: pyo.ConcreteModel, c: int, g: int) -> Any:
+    """Group g's members in cluster c at least the fewest its chosen size allows. Whole
+    numbers on both sides: `members >= (share - tol) * size` let the solvers' row tolerance
+    pass a cluster 1e-7 past a tolerance of 0.25 - 1e-7, at another optimum."""
+    return _members(codes, m, c, g) >= sum(int(bounds[s][0][g]) * m.z[c, s] for s in m.Z)
 
 
-def _fair_high(codes: np.ndarray, share: np.ndarray, tolerance: float, m: pyo.ConcreteModel,
-               c: int, s: int) -> Any:
-    """Group s's share of cluster c at most its share of all nodes plus `tolerance`."""
-    return _members(codes, m, c, s) <= (share[s] + tolerance) * _cluster_size(m, c)
+def _fair_high(codes: np.ndarray, bounds: dict[int, tuple[np.ndarray, np.ndarray]],
+               m: pyo.ConcreteModel, c: int, g: int) -> Any:
+    """Group g's members in cluster c at most the most its chosen size allows."""
+    return _members(codes, m, c, g) <= sum(int(bounds[s][1][g]) * m.z[c, s] for s in m.Z)
 
 
 def _add_cut_indicators(m: pyo.ConcreteModel, edges: list[tuple[int, int, float]]) -> None:
@@ -169,20 +187,15 @@ def _cut_weight(edges: list[tuple[int, int, float]], m: pyo.ConcreteModel, c: in
     return sum(edges[e][2] * m.y[e, c] for e in m.E)
 
 
-def _add_ratio_cut_objective(
-    m: pyo.ConcreteModel, edges: list[tuple[int, int, float]], sizes: list[int]
-) -> None:
+def _add_ratio_cut_objective(m: pyo.ConcreteModel, edges: list[tuple[int, int, float]]
+                             ) -> None:
     """Objective sum_c cut(C_c)/|C_c|: z[c, s] picks cluster c's size among the admissible
     `sizes`, and ys[e, c, s] >= y[e, c] - (1 - z[c, s]) counts edge e's cut indicator at that
     size, weighted w_e / s. The only big-M is 1, on a 0/1 indicator, so the integrality
     tolerance (z = 1 - 1e-6) drops at most 1e-6 of each cut edge's own weight: a relative
     error, not one of the total weight. sum_s ys[e, c, s] >= y[e, c] is valid and tightens
-    the LP. With no admissible size, size_link empties every cluster: infeasible."""
-    m.Z = pyo.Set(initialize=sizes, ordered=True)
-    m.z = pyo.Var(m.C, m.Z, domain=pyo.Binary)
+    the LP."""
     m.ys = pyo.Var(m.E, m.C, m.Z, domain=pyo.NonNegativeReals)
-    m.one_size = pyo.Constraint(m.C, rule=partial(_one_size, sizes))
-    m.size_link = pyo.Constraint(m.C, rule=_size_link)
     m.at_size = pyo.Constraint(m.E, m.C, m.Z, rule=_at_size)
     m.some_size = pyo.Constraint(m.E, m.C, rule=_some_size)
     m.objective = pyo.Objective(expr=sum(

@@ -623,3 +623,36 @@ def test_a_run_directory_without_locks_still_takes_runs(tmp_path, monkeypatch) -
                              targets=(1,))
     evolve(config, run_dir=tmp_path / "run")
     assert (tmp_path / "run" / "history.json").is_file()
+
+
+@pytest.mark.parametrize("solver, tolerance", [("scip", 0.25 - 1e-7), ("highs", 0.25 - 1e-8),
+                                               ("scip", 0.25)])
+@pytest.mark.parametrize("objective", ["ratio_cut", "cut"])
+def test_fair_clustering_meets_a_tolerance_just_below_a_share(solver: str, tolerance: float,
+                                                             objective: str) -> None:
+    """Two K4s joined by an edge, the halves 3:1 in groups (deviation 0.25): at a tolerance
+    1e-7 below 0.25 the solvers' row tolerance passed the halves as fair ('optimal' ratio
+    cut 0.5); the best fair partition is checked against brute force over every split."""
+    import itertools
+
+    import networkx as nx
+    import numpy as np
+
+    from coplug.formulations.fair_clustering_mip import (
+        fair_clustering_mip,
+        mip_labels,
+        mip_objective,
+    )
+    from coplug.formulations.fair_metrics import proportion_deviation
+
+    graph = nx.disjoint_union(nx.complete_graph(4), nx.complete_graph(4))
+    graph.add_edge(0, 4)
+    groups = np.array([0, 0, 0, 1, 1, 1, 1, 0])
+    m = fair_clustering_mip(graph, groups, 2, objective=objective, tolerance=tolerance)
+    solve(m, solver=solver)
+    labels = mip_labels(m)
+    assert proportion_deviation(labels, groups) <= tolerance
+    best = min(mip_objective(m, np.array(split)) for split in itertools.product((0, 1), repeat=8)
+               if 0 < sum(split) < 8
+               and proportion_deviation(np.array(split), groups) <= tolerance)
+    assert mip_objective(m, labels) == pytest.approx(best)
