@@ -20,7 +20,7 @@ from coplug.formulations.checks import (
     numeric_array,
 )
 from coplug.formulations.fair_metrics import recode_labels
-from coplug.plugins.arguments import refuse_masked
+from coplug.plugins.arguments import finite_real, refuse_masked
 from coplug.plugins.errors import InputError
 from coplug.plugins.value_equality import ValueEquality
 
@@ -107,9 +107,8 @@ def group_codes(graph: Any, groups: Any, n_groups: int | None = None) -> np.ndar
 def check_n_clusters(n_clusters: Any) -> int:
     """n_clusters as an int, refusing None, bools, NaN, infinities and non-integers."""
     number = isinstance(n_clusters, int | float | np.integer | np.floating) \
-        and not isinstance(n_clusters, bool)
-    if not (number and np.isfinite(n_clusters) and int(n_clusters) == n_clusters
-            and n_clusters >= 1):
+        and finite_real(n_clusters)
+    if not (number and int(n_clusters) == n_clusters and n_clusters >= 1):
         raise InputError(f"n_clusters must be a positive integer, got {n_clusters!r}")
     return int(n_clusters)
 
@@ -128,7 +127,8 @@ def check_adjacency(adjacency: sp.csr_matrix) -> sp.csr_matrix:
     if not np.isfinite(adjacency.data.sum()):  # degrees and cuts would be inf, then NaN
         raise InputError("adjacency's weights add up past the float range (degrees overflow): "
                          "divide them by a common factor")
-    if abs(adjacency - adjacency.T).max() > 1e-9 * max(1.0, abs(adjacency).max()):
+    if abs(adjacency - adjacency.T).max() > 1e-9 * abs(adjacency).max():  # relative only:
+        # with a floor of 1, a fully directed graph of weights 1e-9 passed as undirected
         raise InputError("adjacency is not symmetric: fair clustering needs an undirected graph")
     return adjacency
 

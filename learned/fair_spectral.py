@@ -42,6 +42,7 @@ from sklearn.cluster import KMeans
 from coplug.formulations.checks import check_choice
 from coplug.formulations.fair_graphs import check_n_clusters, validate_fair_graph
 from coplug.learned.fit_state import unfitted_on_failure
+from coplug.plugins.arguments import finite_real
 from coplug.plugins.caller_warning import warn_at_caller
 from coplug.plugins.errors import InputError
 
@@ -404,16 +405,15 @@ class FairSpectralClustering(ClusterMixin, BaseEstimator):
         or -1 would run every iteration) and n_init < 1 here, not deep inside the ADMM loop
         or KMeans."""
         rho = self.rho
-        number = isinstance(rho, int | float | np.number) and not isinstance(rho, bool)
-        if rho is not None and not (number and np.isfinite(rho) and rho > 0):
+        number = isinstance(rho, int | float | np.number) and finite_real(rho)
+        if rho is not None and not (number and rho > 0):
             raise InputError(f"rho must be a finite number > 0 (or None for 0.5 lambda_max), "
                              f"got {rho!r}")
         if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, int | np.integer) \
                 or self.max_iter < 1:
             raise InputError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
         tol = self.tol
-        if not (isinstance(tol, int | float | np.number) and not isinstance(tol, bool)
-                and np.isfinite(tol) and tol > 0):
+        if not (isinstance(tol, int | float | np.number) and finite_real(tol) and tol > 0):
             raise InputError(f"tol must be a finite number > 0, got {tol!r}")
         n_init = self.n_init
         integer = isinstance(n_init, int | np.integer) and not isinstance(n_init, bool)

@@ -3,6 +3,7 @@ with an InputError that names the argument."""
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -80,3 +81,14 @@ def _rounds_in_float64(value: object) -> bool:
         return float(value) != value
     except OverflowError:
         return True
+
+
+def finite_real(value: object) -> bool:
+    """Whether `value` is a real number (not a bool) with a finite float64 value: an int
+    past float range, such as 10**400, is not (np.isfinite raised TypeError on it)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False

@@ -656,3 +656,36 @@ def test_fair_clustering_meets_a_tolerance_just_below_a_share(solver: str, toler
                if 0 < sum(split) < 8
                and proportion_deviation(np.array(split), groups) <= tolerance)
     assert mip_objective(m, labels) == pytest.approx(best)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-9, 1e-12])
+def test_a_directed_adjacency_is_refused_at_any_scale(scale: float) -> None:
+    """Weights of 1e-9 passed the symmetry check (its tolerance had a floor of 1), and the
+    spectral methods clustered a directed graph as undirected."""
+    import numpy as np
+
+    from coplug.learned.fair_spectral import FairSpectralClustering
+    from coplug.plugins.errors import InputError
+
+    a = np.triu(np.ones((6, 6)), k=1) * scale
+    with pytest.raises(InputError, match="not symmetric"):
+        FairSpectralClustering(2, [0, 1] * 3).fit(a)
+    sym = (a + a.T) * (1 + 1e-13)
+    FairSpectralClustering(2, [0, 1] * 3).fit(sym)
+
+
+@pytest.mark.parametrize("argument", ["n_clusters", "tol", "rho"])
+def test_integers_past_float_range_are_named(argument: str) -> None:
+    """10**400 as n_clusters, tol or rho raised numpy's TypeError from isfinite."""
+    import networkx as nx
+
+    from coplug.formulations.fair_clustering_mip import fair_clustering_mip
+    from coplug.learned.fair_spectral import FairSpectralClustering
+    from coplug.plugins.errors import InputError
+
+    a, groups = nx.to_numpy_array(nx.cycle_graph(6)), [0, 1] * 3
+    with pytest.raises(InputError, match=f"{argument} must be"):
+        if argument == "n_clusters":
+            fair_clustering_mip(a, groups, 10**400)
+        else:
+            FairSpectralClustering(2, groups, **{argument: 10**400}).fit(a)
