@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pyomo.environ as pyo
+
 from coplug.formulations.bbo.grammar import (
     Program,
     check_program,
@@ -41,9 +43,11 @@ class _TextAlgebra:
     Sums and products are written flat, `(a + b - c)`, and a text nesting past TEXT_DEPTH
     parentheses goes to a local name."""
 
-    def __init__(self, records: list[tuple[tuple[float | None, float | None], float]]) -> None:
+    def __init__(self, records: list[tuple[tuple[float | None, float | None], float]],
+                 zero_reaching: list[bool] | None = None) -> None:
         self.lines: list[str] = []
         self.records = records
+        self.zero_reaching = iter(zero_reaching or [])
         self.aux = 0
         self.depth: dict[str, int] = {}  # parentheses nesting of each text written
         self.chain: dict[str, str] = {}  # a flat sum's or product's text: "+" or "*"
@@ -76,6 +80,11 @@ class _TextAlgebra:
 
     def var(self, i: int) -> str:
         return f"m.x[{i}]"
+
+    def may_reach_zero(self, base: Any) -> bool:
+        """What the Pyomo model's algebra answered for this base (text has no bounds to
+        read: guessing True bound a variable the model had not, past `records`)."""
+        return next(self.zero_reaching)
 
     def bind(self, value: Any, exponent: Any = None) -> str:
         """Emit the next auxiliary variable with its defining constraint; return its name."""
@@ -116,7 +125,8 @@ class _TextAlgebra:
 def pyomo_script(program: Program, name: str = "bbo_program") -> str:
     """A standalone Python script that builds the same Pyomo model (`model = build()`)."""
     check_program(program, "pyomo_script")
-    alg = _TextAlgebra(build_pyomo_algebra(program, name, pyomo_abs)[1].records)
+    built = build_pyomo_algebra(program, name, pyomo_abs)[1]
+    alg = _TextAlgebra(built.records, built.zero_reaching)
     objective = alg.lit(Scalarizer(program, alg).run())
     center = 0.5 * (program.lower + program.upper)
     source = "\n".join(f"# {line}" for line in to_text(program).splitlines()[:50])
@@ -289,11 +299,17 @@ def export_format(path: Path, fmt: str | None = None) -> str:
 _SIDECARS = (".row", ".col")
 
 
+def _exp_log_power(base: Any, exponent: Any) -> Any:
+    """base ** exponent as exp(exponent log base), for BARON: Pyomo's BARON writer turned
+    x ** y into exp(x log y), x[1] ** x[0] in effect."""
+    return pyo.exp(exponent * pyo.log(base))
+
+
 def _write_pyomo(program: Program, path: Path, fmt: str) -> None:
     """`model.write` in one of Pyomo's formats (|a| as Pyomo's AbsExpression, which the
     writers know; BARON's writes it as (a^2)^0.5); a construct it cannot write is named.
     Written to a hidden sibling and renamed, so a failed write leaves no truncated file."""
-    model = build_pyomo(program, "bbo_program", abs)
+    model = build_pyomo(program, "bbo_program", abs, _exp_log_power if fmt == "bar" else None)
     partial = path.with_name(f".{path.stem}.partial.{fmt}")  # Pyomo reads the format off it
     sidecars = [(partial.with_suffix(s), path.with_suffix(s)) for s in _SIDECARS]
     partial.touch()  # an unwritable place is named here, not inside Pyomo's writer

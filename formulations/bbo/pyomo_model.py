@@ -185,7 +185,7 @@ class Scalarizer:
             return -a if isinstance(a, float) else _Sized(self.alg.neg(a.expr), 1 + a.size,
                                                           1 + a.depth)
         if op == "pow" and not isinstance(args[1], float) and (
-                _size(args[0]) > 1 or _may_reach_zero(args[0])):
+                _size(args[0]) > 1 or self.alg.may_reach_zero(args[0])):
             base = self.alg.bind(_expr(args[0]), exponent=_expr(args[1]))
             return self.binary(op, _Sized(base, 1), args[1])
         if op in ("add", "sub", "mul", "div", "pow"):
@@ -244,15 +244,24 @@ class _PyomoAlgebra:
     """Builds Pyomo expressions on a model with an indexed variable `x`; `abs_fn` makes
     |a| (`pyomo_abs` for SCIP, Python's abs for the file writers)."""
 
-    def __init__(self, model: pyo.ConcreteModel, abs_fn: Callable[[Any], Any]) -> None:
+    def __init__(self, model: pyo.ConcreteModel, abs_fn: Callable[[Any], Any],
+                 pow_fn: Callable[[Any, Any], Any] | None = None) -> None:
         self.m = model
         self.fns = _PYO_FN | {"abs": abs_fn}
+        self.pow_fn = pow_fn  # writes base ** exponent where the exponent is no constant
+        self.zero_reaching: list[bool] = []  # `may_reach_zero`'s answers, in order
         self.records: list[tuple[tuple[float | None, float | None], float]] = []
         self.zero_bases: list[str] = []
         self.bound_values: dict[int, Any] = {}
 
     def var(self, i: int) -> Any:
         return self.m.x[i]
+
+    def may_reach_zero(self, base: Any) -> bool:
+        """`_may_reach_zero`, its answer kept for the script's text algebra to replay."""
+        answer = _may_reach_zero(base)
+        self.zero_reaching.append(answer)
+        return answer
 
     def bind(self, value: Any, exponent: Any = None) -> Any:
         """A new auxiliary variable aux[k] with the defining constraint aux[k] == value,
@@ -296,6 +305,10 @@ class _PyomoAlgebra:
     def binary(self, op: str, a: Any, b: Any) -> Any:
         if op == "pow" and not isinstance(b, float):
             self._note_zero_base(a, b)
+        if op == "mul" and (_is_zero(a) or _is_zero(b)):  # the operands are finite here
+            return 0.0  # a named expression 3 (x + 0 |x|) lost its 3 in Pyomo's .nl writer
+        if op == "pow" and self.pow_fn is not None and not isinstance(b, float):
+            return self.pow_fn(a, b)
         return BINOPS[op](a, b)
 
     def unary(self, op: str, a: Any) -> Any:
@@ -370,19 +383,27 @@ def scip_model(program: Program) -> tuple[pyo.ConcreteModel, str | None]:
                f"{algebra.zero_bases[0]}")
 
 
-def build_pyomo(program: Program, name: str, abs_fn: Callable[[Any], Any]) -> pyo.ConcreteModel:
-    """The model of `to_pyomo`, with |a| written by `abs_fn`."""
-    return build_pyomo_algebra(program, name, abs_fn)[0]
+def _is_zero(value: Any) -> bool:
+    """Whether `value` is the number 0 (not an expression)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == 0
 
 
-def build_pyomo_algebra(program: Program, name: str, abs_fn: Callable[[Any], Any]
+def build_pyomo(program: Program, name: str, abs_fn: Callable[[Any], Any],
+                pow_fn: Callable[[Any, Any], Any] | None = None) -> pyo.ConcreteModel:
+    """The model of `to_pyomo`, with |a| written by `abs_fn` (and a power whose exponent is
+    no constant by `pow_fn`, where given)."""
+    return build_pyomo_algebra(program, name, abs_fn, pow_fn)[0]
+
+
+def build_pyomo_algebra(program: Program, name: str, abs_fn: Callable[[Any], Any],
+                        pow_fn: Callable[[Any, Any], Any] | None = None
                         ) -> tuple[pyo.ConcreteModel, _PyomoAlgebra]:
     """The model and the algebra that built it (its records and zero-reaching power bases)."""
     m = pyo.ConcreteModel(name=name)
     m.I = pyo.RangeSet(0, program.dim - 1)
     center = 0.5 * (program.lower + program.upper)
     m.x = pyo.Var(m.I, bounds=(program.lower, program.upper), initialize=center)
-    algebra = _PyomoAlgebra(m, abs_fn)
+    algebra = _PyomoAlgebra(m, abs_fn, pow_fn)
     objective = Scalarizer(program, algebra).run()
     m.obj = pyo.Objective(expr=objective, sense=pyo.minimize)
     return m, algebra
