@@ -749,3 +749,22 @@ def test_scripts_of_powers_with_variable_exponents(tmp_path, text: str, dim: int
     set_point(model, point)
     expected = float(numpy_evaluator(program)(point[None, :])[0])
     assert pyo.value(model.obj) == pytest.approx(expected, rel=1e-9)
+
+
+def test_a_program_at_its_domain_edge_is_certified_and_named() -> None:
+    """sqrt(x / 49 - 1) on [49, 60]: numpy gives 0 at x = 49, Pyomo (x * (1 / 49)) a
+    domain error, which came raw out of `coplug bbo solve` through its start point; the
+    start is dropped, and the Pyomo form's failure is named."""
+    import numpy as np
+
+    from coplug.formulations.bbo import load, to_pyomo
+    from coplug.formulations.bbo.certify import certify
+    from coplug.formulations.bbo.pyomo_model import pyomo_objective_at
+    from coplug.plugins.errors import InputError
+
+    program = load("sqrt(x[0] / 49.0 - 1.0) ** (x[0] / 40.0)", 1, 49.0, 60.0)
+    found = certify(program, time_limit=30)
+    assert found.certified and found.objective == pytest.approx(0.0, abs=1e-6)
+    with pytest.raises(InputError, match="cannot be evaluated at this point"):
+        pyomo_objective_at(to_pyomo(load("sqrt(x[0] / 49.0 - 1.0)", 1, 49.0, 60.0)),
+                           np.array([49.0]))

@@ -85,7 +85,10 @@ def certify(program: Program, time_limit: float = 10.0, gap_tol: float = 1e-6,
         return _failed(obstacle)
     point = _best_point(program, known, samples) if start else None
     if point is not None:
-        set_point(model, point)
+        try:
+            set_point(model, point)
+        except InputError:  # the start is a hint: one the model cannot evaluate is dropped
+            point = None
     try:
         result = solve(model, solver="scip", time_limit=time_limit, warmstart=point is not None,
                        plugins=list(plugins))

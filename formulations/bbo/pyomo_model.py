@@ -19,6 +19,7 @@ program whose value this moves at its sample points).
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import Counter
 from collections.abc import Callable
@@ -419,9 +420,30 @@ def auxiliary_definitions(model: pyo.Block) -> list[tuple[Any, Any]]:
 
 
 def update_auxiliaries(model: pyo.Block) -> None:
-    """Set every auxiliary variable to its defining value at the current x (one pass)."""
+    """Set every auxiliary variable to its defining value at the current x (one pass); one
+    Pyomo cannot evaluate there is an InputError naming it (math's domain error had come
+    raw from a program numpy evaluates: Pyomo writes x / 49 as x * (1 / 49), a hair below
+    1 at x = 49 under a square root of x / 49 - 1)."""
     for var, expr in auxiliary_definitions(model):
-        var.set_value(float(pyo.value(expr)), skip_validation=True)
+        try:
+            value = _quiet_value(expr)
+        except (ValueError, ArithmeticError) as exc:
+            raise InputError(f"the Pyomo form cannot be evaluated at this point: {var.name} "
+                             f"({exc}; Pyomo's arithmetic rounds apart from numpy's at the "
+                             "edge of a function's domain)") from None
+        var.set_value(value, skip_validation=True)
+
+
+def _quiet_value(expr: Any) -> float:
+    """pyo.value(expr) as a float, without the ERROR line Pyomo logs before re-raising a
+    failed evaluation (the caller names the failure)."""
+    logger = logging.getLogger("pyomo.common.numeric_types")
+    was = logger.disabled
+    logger.disabled = True
+    try:
+        return float(pyo.value(expr))
+    finally:
+        logger.disabled = was
 
 
 def set_point(model: pyo.ConcreteModel, point: np.ndarray) -> None:
@@ -442,4 +464,9 @@ def set_point(model: pyo.ConcreteModel, point: np.ndarray) -> None:
 def pyomo_objective_at(model: pyo.ConcreteModel, point: np.ndarray) -> float:
     """Objective value of an emitted model at one point (sets x and the auxiliaries)."""
     set_point(model, point)
-    return float(pyo.value(model.obj))
+    try:
+        return _quiet_value(model.obj)
+    except (ValueError, ArithmeticError) as exc:
+        raise InputError(f"the Pyomo form cannot be evaluated at this point ({exc}; Pyomo's "
+                         "arithmetic rounds apart from numpy's at the edge of a function's "
+                         "domain)") from None
