@@ -94,11 +94,11 @@ def certify(gradient: np.ndarray, x: np.ndarray, matrix: sp.csr_matrix,
     raw = gradient - matrix_t @ y
     terms = abs_t @ np.abs(y)
     small = np.abs(raw) <= ZERO_TOL * np.maximum(1.0, np.abs(gradient) + terms)
-    on_side = _distance(x, raw, col_lower, col_upper) <= ON_SIDE * np.maximum(1.0, np.abs(x))
+    distance = _distance(x, raw, col_lower, col_upper)
+    on_side = distance <= ON_SIDE * np.maximum(1.0, np.abs(x))
     gain = np.zeros_like(raw)
     linear = _uncurved(quadratic[1], len(raw)) if quadratic is not None else True
     if np.any(linear):  # small reduced costs of linear columns: what those could gain
-        distance = _distance(x, raw, col_lower, col_upper)
         floor = np.where(np.isinf(distance), OPEN_TOL, NOISE_TOL)
         kept = linear & small & ~on_side & (np.abs(raw) > floor * (np.abs(gradient) + terms))
         gain[kept] = np.abs(raw[kept]) * distance[kept]
