@@ -425,23 +425,21 @@ def update_auxiliaries(model: pyo.Block) -> None:
     raw from a program numpy evaluates: Pyomo writes x / 49 as x * (1 / 49), a hair below
     1 at x = 49 under a square root of x / 49 - 1)."""
     for var, expr in auxiliary_definitions(model):
-        try:
-            value = _quiet_value(expr)
-        except (ValueError, ArithmeticError) as exc:
-            raise InputError(f"the Pyomo form cannot be evaluated at this point: {var.name} "
-                             f"({exc}; Pyomo's arithmetic rounds apart from numpy's at the "
-                             "edge of a function's domain)") from None
-        var.set_value(value, skip_validation=True)
+        var.set_value(_value_here(expr, var.name), skip_validation=True)
 
 
-def _quiet_value(expr: Any) -> float:
-    """pyo.value(expr) as a float, without the ERROR line Pyomo logs before re-raising a
-    failed evaluation (the caller names the failure)."""
+def _value_here(expr: Any, name: str) -> float:
+    """pyo.value(expr) as a float, or an InputError naming `name` where Pyomo cannot
+    evaluate it (without the ERROR line Pyomo logs before re-raising)."""
     logger = logging.getLogger("pyomo.common.numeric_types")
     was = logger.disabled
     logger.disabled = True
     try:
         return float(pyo.value(expr))
+    except (ValueError, ArithmeticError) as exc:
+        raise InputError(f"the Pyomo form cannot be evaluated at this point: {name} ({exc}; "
+                         "Pyomo's arithmetic rounds apart from numpy's at the edge of a "
+                         "function's domain)") from None
     finally:
         logger.disabled = was
 
@@ -464,9 +462,4 @@ def set_point(model: pyo.ConcreteModel, point: np.ndarray) -> None:
 def pyomo_objective_at(model: pyo.ConcreteModel, point: np.ndarray) -> float:
     """Objective value of an emitted model at one point (sets x and the auxiliaries)."""
     set_point(model, point)
-    try:
-        return _quiet_value(model.obj)
-    except (ValueError, ArithmeticError) as exc:
-        raise InputError(f"the Pyomo form cannot be evaluated at this point ({exc}; Pyomo's "
-                         "arithmetic rounds apart from numpy's at the edge of a function's "
-                         "domain)") from None
+    return _value_here(model.obj, "the objective")
