@@ -285,6 +285,8 @@ def _plain_field(data: Any, field: str) -> Any:
         data = data.tocoo()
     try:
         values = np.asarray(data.data if sp.issparse(data) else data).view(np.ndarray)
+        if isinstance(data, list | tuple) and values.dtype.kind == "f":  # ints and floats
+            values = np.array(data, dtype=object)  # mixed: numpy had made them floats
     except (ValueError, TypeError):
         return data  # ragged or no numbers: the float conversion names it
     check_exact_integers(values.reshape(-1), f"QUBO {field}")

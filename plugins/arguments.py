@@ -77,8 +77,9 @@ def _rounds_in_float64(value: object) -> bool:
         return False
     if -(2**53) <= value <= 2**53:
         return False
+    exact = int(value)  # numpy's integers compare with floats in float64: convert first
     try:
-        return float(value) != value
+        return int(float(exact)) != exact
     except OverflowError:
         return True
 

@@ -408,7 +408,8 @@ def test_qubo_takes_dok_matrices_and_tensors_that_require_grad() -> None:
 
 
 @pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.asmatrix
-@pytest.mark.parametrize("form", ["int64", "matrix", "list", "object"])
+@pytest.mark.parametrize("form", ["int64", "matrix", "list", "object", "numpy_objects",
+                                  "mixed_list"])
 def test_qubo_refuses_integers_float64_rounds(form: str) -> None:
     """An entry 2**62 + 1 became 2**62 with no word (as an np.matrix a raw TypeError; in a
     list or object array no word either, after the first fix)."""
@@ -417,8 +418,12 @@ def test_qubo_refuses_integers_float64_rounds(form: str) -> None:
     from coplug.plugins.errors import InputError
 
     q = np.diag(np.array([2**62 + 1, 1, 1], dtype=np.int64))
+    mixed = q.tolist()
+    mixed[0][1] = mixed[1][0] = 0.5
     given = {"int64": q, "matrix": np.asmatrix(q), "list": q.tolist(),
-             "object": np.array(q.tolist(), dtype=object)}[form]
+             "object": np.array(q.tolist(), dtype=object),
+             "numpy_objects": np.array([[np.int64(v) for v in row] for row in q], dtype=object),
+             "mixed_list": mixed}[form]
     with pytest.raises(InputError, match="QUBO Q holds the integer 4611686018427387905"):
         _small_qubo(Q=given)
 
@@ -768,3 +773,21 @@ def test_a_program_at_its_domain_edge_is_certified_and_named() -> None:
     with pytest.raises(InputError, match="cannot be evaluated at this point"):
         pyomo_objective_at(to_pyomo(load("sqrt(x[0] / 49.0 - 1.0)", 1, 49.0, 60.0)),
                            np.array([49.0]))
+
+
+def test_a_refused_start_of_a_run_directory_stays_refused(tmp_path) -> None:
+    """After a start refused for another run's files, a retry on the same writer passed
+    (its released lock read as held) and deleted that run's history."""
+    from coplug.formulations.bbo.evolve import EvolutionConfig, RunWriter, evolve
+    from coplug.plugins.errors import InputError
+
+    config = EvolutionConfig(population=4, generations=1, budget=20, seeds=3, seed=1,
+                             targets=(1,))
+    run_dir = tmp_path / "run"
+    late = RunWriter(run_dir)
+    evolve(config, run_dir=run_dir)
+    result = evolve(config)
+    for _ in range(2):
+        with pytest.raises(InputError, match="another run wrote there"):
+            late.write(result, config, "symbolic", finished=False)
+    assert (run_dir / "history.json").is_file()

@@ -490,6 +490,7 @@ class RunWriter:
         """Let other runs have the directory (at the end of the run)."""
         if self._unlock is not None:
             self._unlock()
+            self._unlock = None
 
     def write(self, result: EvolutionResult, config: EvolutionConfig, proposer: str,
               finished: bool) -> None:
